@@ -1,0 +1,93 @@
+import type { Logger } from "pino";
+import type { ChatMessage, Model, ToolCall } from "../llm/model.js";
+import type { StoredMessage } from "../store/conversations.js";
+import { planBatches } from "../tools/batching.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { ToolContext } from "../tools/tool.js";
+
+export interface LoopDeps {
+  model: Model;
+  registry: ToolRegistry;
+  maxIterations: number;
+  log: Logger;
+  /** Called after every tool call, for the audit log. */
+  onToolResult?: (call: ToolCall, result: string, durationMs: number) => void;
+}
+
+export interface LoopInput {
+  system: string;
+  history: ChatMessage[];
+  user: ChatMessage;
+  toolContext: ToolContext;
+}
+
+export interface LoopResult {
+  /** The assistant and tool messages this turn produced, to be stored after the user's message. */
+  produced: StoredMessage[];
+  reply: string;
+}
+
+const LIMIT_NOTE =
+  "You have used all tool calls allowed for this turn. Answer the user now with what you have, and say what is left undone.";
+
+/**
+ * One turn: call the model, run the tools it asks for (batched per the design's rule), feed the
+ * results back, and repeat until it answers in plain text or the iteration limit is reached.
+ */
+export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<LoopResult> {
+  const { model, registry } = deps;
+  const { signal } = input.toolContext;
+  const messages: ChatMessage[] = [{ role: "system", content: input.system }, ...input.history, input.user];
+  const produced: StoredMessage[] = [];
+  const tools = registry.toSchemas();
+
+  for (let iteration = 0; iteration < deps.maxIterations; iteration++) {
+    const reply = await model.complete({ messages, tools, signal });
+    if (reply.toolCalls.length === 0) {
+      produced.push({ role: "assistant", content: reply.content });
+      return { produced, reply: reply.content };
+    }
+    const calls = reply.toolCalls.map((call, i) => ({ ...call, id: call.id || `call_${iteration}_${i}` }));
+    const assistant: StoredMessage = { role: "assistant", content: reply.content || null, toolCalls: calls };
+    produced.push(assistant);
+    messages.push(toAssistantMessage(assistant.content, calls));
+
+    const results = await runToolCalls(deps, calls, input.toolContext);
+    calls.forEach((call, i) => {
+      produced.push({ role: "tool", content: results[i], toolCallId: call.id });
+      messages.push({ role: "tool", tool_call_id: call.id, content: results[i] });
+    });
+    signal.throwIfAborted();
+  }
+
+  deps.log.info({ session: input.toolContext.sessionKey }, "iteration limit reached");
+  const final = await model.complete({ messages: [...messages, { role: "system", content: LIMIT_NOTE }], signal });
+  produced.push({ role: "assistant", content: final.content });
+  return { produced, reply: final.content };
+}
+
+/** Runs one reply's tool calls batch by batch; results come back in the order of the calls. */
+async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext): Promise<string[]> {
+  const results: string[] = new Array(calls.length);
+  for (const batch of planBatches(calls, (call) => deps.registry.isReadOnly(call.name))) {
+    ctx.signal.throwIfAborted();
+    await Promise.all(
+      batch.map(async (index) => {
+        const call = calls[index];
+        const started = performance.now();
+        results[index] = await deps.registry.execute(call.name, call.arguments, ctx);
+        deps.onToolResult?.(call, results[index], performance.now() - started);
+      }),
+    );
+  }
+  return results;
+}
+
+
+function toAssistantMessage(content: string | null, calls: ToolCall[]): ChatMessage {
+  return {
+    role: "assistant",
+    content,
+    tool_calls: calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
+  };
+}

@@ -1,0 +1,95 @@
+import { AsyncQueue } from "./async-queue.js";
+import type { ActivityEvent, ChannelName, InboundMessage, OutboundMessage } from "./types.js";
+
+/**
+ * Durable bookkeeping behind the bus (implemented by the store). The bus stays in-memory and
+ * ignorant of SQLite; the journal is what makes a crash lose no accepted message and resend
+ * no delivered reply.
+ */
+export interface BusJournal {
+  /** Records an inbound message; false when its id was seen before (a platform replay). */
+  acceptInbound(msg: InboundMessage): boolean;
+  /** Records an outbound message as pending and returns its outbox id. */
+  recordOutbound(msg: OutboundMessage): number;
+  markOutboundSent(id: number): void;
+  /** Outbound messages recorded but never delivered (the process died first). */
+  pendingOutbound(channel: ChannelName): Array<{ id: number; msg: OutboundMessage }>;
+}
+
+export type OutboundHandler = (msg: OutboundMessage) => Promise<void>;
+export type ActivityHandler = (event: ActivityEvent) => void;
+
+export interface BusOptions {
+  journal?: BusJournal;
+  onDeliveryError?: (err: unknown, msg: OutboundMessage) => void;
+}
+
+/** The in-process bus: channels publish inbound messages and render the outbound ones for their channel. */
+export class MessageBus {
+  readonly inbound = new AsyncQueue<InboundMessage>();
+  private readonly outboundHandlers = new Map<ChannelName, OutboundHandler>();
+  private readonly activityHandlers = new Map<ChannelName, Set<ActivityHandler>>();
+
+  constructor(private readonly options: BusOptions = {}) {}
+
+  /** Accepts a message for the agent; returns false for a replay that was already accepted. */
+  publishInbound(msg: InboundMessage): boolean {
+    if (this.options.journal && !this.options.journal.acceptInbound(msg)) return false;
+    this.inbound.push(msg);
+    return true;
+  }
+
+  /** Re-queues a message accepted earlier (recovery after a restart) without journaling it again. */
+  requeueInbound(msg: InboundMessage): void {
+    this.inbound.push(msg);
+  }
+
+  /**
+   * Hands a message to its channel and resolves once the channel has sent it. Without a
+   * subscriber the message stays pending in the journal and goes out when the channel starts.
+   */
+  async publishOutbound(msg: OutboundMessage): Promise<void> {
+    const id = this.options.journal?.recordOutbound(msg);
+    await this.deliver(msg, id);
+  }
+
+  /** One handler per channel; pending messages from before a restart are delivered first. */
+  subscribeOutbound(channel: ChannelName, handler: OutboundHandler): Promise<void> {
+    this.outboundHandlers.set(channel, handler);
+    const pending = this.options.journal?.pendingOutbound(channel) ?? [];
+    return pending.reduce<Promise<void>>(
+      (chain, { id, msg }) => chain.then(() => this.deliver(msg, id)),
+      Promise.resolve(),
+    );
+  }
+
+  unsubscribeOutbound(channel: ChannelName): void {
+    this.outboundHandlers.delete(channel);
+  }
+
+  publishActivity(event: ActivityEvent): void {
+    for (const handler of this.activityHandlers.get(event.channel) ?? []) handler(event);
+  }
+
+  onActivity(channel: ChannelName, handler: ActivityHandler): () => void {
+    const set = this.activityHandlers.get(channel) ?? new Set();
+    set.add(handler);
+    this.activityHandlers.set(channel, set);
+    return () => set.delete(handler);
+  }
+
+  close(): void {
+    this.inbound.close();
+  }
+
+  private async deliver(msg: OutboundMessage, id: number | undefined): Promise<void> {
+    const handler = this.outboundHandlers.get(msg.channel);
+    if (!handler) return;
+    try {
+      await handler(msg);
+      if (id !== undefined) this.options.journal?.markOutboundSent(id);
+    } catch (err) {
+      this.options.onDeliveryError?.(err, msg);
+    }
+  }
+}

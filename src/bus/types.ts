@@ -1,0 +1,59 @@
+/** The message contracts every channel and the agent share (names fixed by design.md). */
+
+export type ChannelName = "telegram" | "discord" | "console" | "system";
+
+export interface InboundMessage {
+  /** Unique per platform message; the inbox uses it to drop replays. */
+  id: string;
+  channel: ChannelName;
+  chatId: string;
+  senderId: string;
+  senderName: string;
+  text: string;
+  /** Local file paths of downloaded attachments. */
+  media: string[];
+  replyToId?: string;
+  isGroup: boolean;
+  mentionsBot: boolean;
+  /** Epoch milliseconds. */
+  receivedAt: number;
+  /** `channel:chatId`, plus `:thread:ID` for threads/topics, or the session a system message is addressed to. */
+  sessionKey: string;
+  /** Extra facts about the message that only some producers set (for example a scheduled job's id). */
+  meta?: Record<string, string>;
+}
+
+export type OutboundKind = "reply" | "progress" | "notice";
+
+export interface OutboundMessage {
+  channel: ChannelName;
+  chatId: string;
+  text: string;
+  replyToId?: string;
+  media?: string[];
+  kind: OutboundKind;
+  /** The thread/topic inside chatId, when the conversation lives in one. */
+  threadId?: string;
+}
+
+/** A turn started or ended for a chat; channels use it for typing indicators. */
+export interface ActivityEvent {
+  channel: ChannelName;
+  chatId: string;
+  threadId?: string;
+  sessionKey: string;
+  busy: boolean;
+}
+
+export function sessionKeyOf(channel: ChannelName, chatId: string, threadId?: string): string {
+  return threadId ? `${channel}:${chatId}:thread:${threadId}` : `${channel}:${chatId}`;
+}
+
+/** Where a session key points: the inverse of sessionKeyOf. */
+export function parseSessionKey(
+  key: string,
+): { channel: ChannelName; chatId: string; threadId?: string } | undefined {
+  const m = /^(telegram|discord|console|system):(.+?)(?::thread:(.+))?$/.exec(key);
+  if (!m) return undefined;
+  return { channel: m[1] as ChannelName, chatId: m[2], threadId: m[3] };
+}

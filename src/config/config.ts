@@ -1,0 +1,133 @@
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { Ajv } from "ajv";
+import { type FileConfig, fileSchema } from "./file-schema.js";
+
+/** A configuration problem, worded as one sentence that names the variable. */
+export class ConfigError extends Error {}
+
+export type Env = Record<string, string | undefined>;
+
+export interface Config extends FileConfig {
+  openai: { apiKey: string; baseUrl: string; model: string };
+  telegramToken?: string;
+  telegramApiRoot: string;
+  telegramAllowFrom: string[];
+  discordToken?: string;
+  discordApiUrl: string;
+  discordAllowFrom: string[];
+  home: string;
+  workspace: string;
+  configFile: string;
+  sandbox: "bwrap" | "none";
+  timezone: string;
+  logLevel: string;
+}
+
+export const DEFAULT_MODEL = "gpt-4.1-mini";
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+export interface LoadOptions {
+  /** Commands that never call the model (onboard, doctor, cron, pairing) don't need the key. */
+  requireApiKey?: boolean;
+}
+
+/**
+ * Reads configuration from the environment and the optional JSON file. Throws ConfigError
+ * with one sentence for the first problem found. Reading `.env` is the caller's job.
+ */
+export function loadConfig(env: Env, options: LoadOptions = {}): Config {
+  const apiKey = env.OPENAI_API_KEY?.trim() ?? "";
+  if (options.requireApiKey !== false && !apiKey) {
+    throw new ConfigError(
+      "OPENAI_API_KEY is not set: put your model endpoint's key in .env or the environment (any non-empty value for a local endpoint).",
+    );
+  }
+  const home = resolve(expandHome(env.PINCER_HOME || join(homedir(), ".pincer")));
+  const configFile = resolve(expandHome(env.PINCER_CONFIG || join(home, "config.json")));
+  const sandbox = env.PINCER_SANDBOX || "bwrap";
+  if (sandbox !== "bwrap" && sandbox !== "none") {
+    throw new ConfigError(`PINCER_SANDBOX must be "bwrap" or "none", not "${sandbox}".`);
+  }
+  const timezone = env.PINCER_TIMEZONE || Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (!isValidTimeZone(timezone)) {
+    throw new ConfigError(`PINCER_TIMEZONE "${timezone}" is not an IANA time zone such as Europe/Berlin.`);
+  }
+  const logLevel = env.LOG_LEVEL || "info";
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, not "${logLevel}".`);
+  }
+  return {
+    ...readConfigFile(configFile, Boolean(env.PINCER_CONFIG)),
+    openai: {
+      apiKey,
+      baseUrl: url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1"),
+      model: env.PINCER_MODEL || DEFAULT_MODEL,
+    },
+    telegramToken: env.TELEGRAM_BOT_TOKEN?.trim() || undefined,
+    telegramApiRoot: url(env, "TELEGRAM_API_ROOT", "https://api.telegram.org"),
+    telegramAllowFrom: list(env.TELEGRAM_ALLOW_FROM),
+    discordToken: env.DISCORD_BOT_TOKEN?.trim() || undefined,
+    discordApiUrl: url(env, "DISCORD_API_URL", "https://discord.com/api"),
+    discordAllowFrom: list(env.DISCORD_ALLOW_FROM),
+    home,
+    workspace: resolve(expandHome(env.PINCER_WORKSPACE || join(home, "workspace"))),
+    configFile,
+    sandbox,
+    timezone,
+    logLevel,
+  };
+}
+
+function readConfigFile(path: string, explicit: boolean): FileConfig {
+  let data: unknown = {};
+  if (existsSync(path)) {
+    try {
+      data = JSON.parse(readFileSync(path, "utf8"));
+    } catch (err) {
+      throw new ConfigError(`PINCER_CONFIG file ${path} is not valid JSON: ${(err as Error).message}.`);
+    }
+  } else if (explicit) {
+    throw new ConfigError(`PINCER_CONFIG points to ${path}, which does not exist.`);
+  }
+  const validate = new Ajv({ useDefaults: true, allErrors: false, strict: false }).compile<FileConfig>(fileSchema);
+  if (!validate(data)) {
+    const e = validate.errors?.[0];
+    const where = e?.instancePath ? e.instancePath.slice(1).replaceAll("/", ".") : "the top level";
+    const extra = e?.keyword === "additionalProperties" ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : "";
+    throw new ConfigError(`PINCER_CONFIG file ${path}: ${where} ${e?.message ?? "is invalid"}${extra}.`);
+  }
+  return data;
+}
+
+function url(env: Env, name: string, fallback: string): string {
+  const value = env[name]?.trim() || fallback;
+  try {
+    const parsed = new URL(value);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not http");
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, not "${value}".`);
+  }
+  return value.replace(/\/+$/, "");
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function expandHome(path: string): string {
+  return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
+}
+
+export function isValidTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

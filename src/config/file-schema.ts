@@ -1,0 +1,103 @@
+/**
+ * The JSON Schema of the optional config file (PINCER_CONFIG). Every property has a default,
+ * applied by ajv, so the rest of pincer reads a complete object. README "Configuration" lists them.
+ */
+export const fileSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    agent: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        maxIterations: { type: "integer", minimum: 1, maximum: 500, default: 40 },
+        maxConcurrentTurns: { type: "integer", minimum: 1, maximum: 256, default: 8 },
+        contextTokens: { type: "integer", minimum: 1000, default: 32000 },
+        toolTimeoutSeconds: { type: "integer", minimum: 1, default: 300 },
+        modelTimeoutSeconds: { type: "integer", minimum: 1, default: 120 },
+        modelRetries: { type: "integer", minimum: 0, maximum: 10, default: 2 },
+        stream: { type: "boolean", default: false },
+        temperature: { type: "number", minimum: 0, maximum: 2 },
+      },
+    },
+    exec: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        network: { type: "boolean", default: false },
+        timeoutSeconds: { type: "integer", minimum: 1, default: 60 },
+        maxTimeoutSeconds: { type: "integer", minimum: 1, default: 600 },
+        envAllowlist: { type: "array", items: { type: "string" }, default: [] },
+        denyPatterns: { type: "array", items: { type: "string" }, default: [] },
+        allowPatterns: { type: "array", items: { type: "string" }, default: [] },
+        restrictToWorkspace: { type: "boolean", default: true },
+        maxOutputChars: { type: "integer", minimum: 100, default: 10000 },
+      },
+    },
+    telegram: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        allowedGroups: { type: "array", items: { type: "string" }, default: [] },
+        webhookUrl: { type: "string" },
+        webhookSecret: { type: "string" },
+        webhookPort: { type: "integer", minimum: 1, maximum: 65535, default: 8443 },
+      },
+    },
+    discord: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        allowedChannels: { type: "array", items: { type: "string" }, default: [] },
+        allowBots: { type: "boolean", default: false },
+      },
+    },
+    cron: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        minEverySeconds: { type: "integer", minimum: 1, default: 60 },
+      },
+    },
+    media: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        maxBytes: { type: "integer", minimum: 1, default: 20 * 1024 * 1024 },
+      },
+    },
+  },
+} as const;
+
+export interface FileConfig {
+  agent: {
+    maxIterations: number;
+    maxConcurrentTurns: number;
+    contextTokens: number;
+    toolTimeoutSeconds: number;
+    modelTimeoutSeconds: number;
+    modelRetries: number;
+    stream: boolean;
+    temperature?: number;
+  };
+  exec: {
+    network: boolean;
+    timeoutSeconds: number;
+    maxTimeoutSeconds: number;
+    envAllowlist: string[];
+    denyPatterns: string[];
+    allowPatterns: string[];
+    restrictToWorkspace: boolean;
+    maxOutputChars: number;
+  };
+  telegram: { allowedGroups: string[]; webhookUrl?: string; webhookSecret?: string; webhookPort: number };
+  discord: { allowedChannels: string[]; allowBots: boolean };
+  cron: { minEverySeconds: number };
+  media: { maxBytes: number };
+}

@@ -1,0 +1,113 @@
+import OpenAI from "openai";
+import type { ToolSchema } from "../tools/registry.js";
+
+export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface ModelReply {
+  content: string;
+  toolCalls: ToolCall[];
+}
+
+export interface ModelRequest {
+  messages: ChatMessage[];
+  tools?: ToolSchema[];
+  signal?: AbortSignal;
+}
+
+/** The one thing the agent needs from a model endpoint. */
+export interface Model {
+  complete(request: ModelRequest): Promise<ModelReply>;
+}
+
+/** The model endpoint failed (HTTP error, timeout, refused key); `message` is fit for the user. */
+export class ModelError extends Error {}
+
+export interface ModelOptions {
+  apiKey: string;
+  baseUrl: string;
+  model: string;
+  timeoutSeconds: number;
+  retries: number;
+  stream: boolean;
+  temperature?: number;
+}
+
+/** An OpenAI-compatible chat-completions model; streaming is optional because some servers only do one. */
+export function createOpenAIModel(options: ModelOptions): Model {
+  const client = new OpenAI({
+    apiKey: options.apiKey,
+    baseURL: options.baseUrl,
+    timeout: options.timeoutSeconds * 1000,
+    maxRetries: options.retries,
+  });
+  const base = { model: options.model, temperature: options.temperature };
+
+  return {
+    async complete({ messages, tools, signal }) {
+      const withTools = tools && tools.length > 0 ? { tools, tool_choice: "auto" as const } : {};
+      try {
+        if (!options.stream) {
+          const response = await client.chat.completions.create({ ...base, messages, ...withTools }, { signal });
+          const message = response.choices[0]?.message;
+          if (!message) throw new ModelError("the model returned no choices");
+          return {
+            content: message.content ?? "",
+            toolCalls: (message.tool_calls ?? []).flatMap((call) =>
+              call.type === "function"
+                ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }]
+                : [],
+            ),
+          };
+        }
+        const stream = await client.chat.completions.create(
+          { ...base, messages, ...withTools, stream: true },
+          { signal },
+        );
+        return await collectStream(stream);
+      } catch (err) {
+        throw toModelError(err, signal);
+      }
+    },
+  };
+}
+
+/** Streamed tool calls arrive in pieces keyed by index; glue them back together. */
+async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): Promise<ModelReply> {
+  let content = "";
+  const calls: ToolCall[] = [];
+  for await (const chunk of stream) {
+    const delta = chunk.choices[0]?.delta;
+    if (!delta) continue;
+    content += delta.content ?? "";
+    for (const piece of delta.tool_calls ?? []) {
+      const call = (calls[piece.index] ??= { id: "", name: "", arguments: "" });
+      call.id ||= piece.id ?? "";
+      call.name += piece.function?.name ?? "";
+      call.arguments += piece.function?.arguments ?? "";
+    }
+  }
+  return { content, toolCalls: calls.filter(Boolean) };
+}
+
+function toModelError(err: unknown, signal?: AbortSignal): Error {
+  if (err instanceof ModelError) return err;
+  if (signal?.aborted) return signal.reason instanceof Error ? signal.reason : new Error("aborted");
+  if (err instanceof OpenAI.APIConnectionTimeoutError) return new ModelError("the model did not answer in time");
+  if (err instanceof OpenAI.APIConnectionError) return new ModelError("the model endpoint could not be reached");
+  if (err instanceof OpenAI.AuthenticationError) return new ModelError("the model endpoint refused the API key (401)");
+  if (err instanceof OpenAI.RateLimitError) return new ModelError("the model endpoint is rate-limiting us (429)");
+  if (err instanceof OpenAI.APIError) {
+    return new ModelError(`the model endpoint answered ${err.status ?? "with an error"}: ${shorten(err.message)}`);
+  }
+  return new ModelError(`the model call failed: ${shorten((err as Error)?.message ?? String(err))}`);
+}
+
+function shorten(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

@@ -1,0 +1,122 @@
+import type { Database } from "./database.js";
+
+export type StoredRole = "user" | "assistant" | "tool";
+
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One message of a conversation as the model sees it. */
+export interface StoredMessage {
+  role: StoredRole;
+  content: string | null;
+  toolCalls?: ToolCallRecord[];
+  toolCallId?: string;
+  createdAt?: number;
+}
+
+/** A rough token count (about four characters a token) that is cheap and never underestimates much. */
+export function estimateTokens(message: StoredMessage): number {
+  const chars =
+    (message.content?.length ?? 0) +
+    (message.toolCalls?.reduce((n, c) => n + c.name.length + c.arguments.length + 16, 0) ?? 0);
+  return Math.ceil(chars / 4) + 4;
+}
+
+/**
+ * Conversations and their messages. A session key has one open conversation at a time;
+ * `/new` archives it and the next message starts another.
+ */
+export class ConversationStore {
+  constructor(private readonly db: Database) {}
+
+  /** The id of the session's open conversation, created on first use. */
+  openConversation(sessionKey: string): number {
+    const row = this.db
+      .prepare(
+        "SELECT id FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1",
+      )
+      .pluck()
+      .get(sessionKey) as number | undefined;
+    if (row !== undefined) return row;
+    return Number(
+      this.db.prepare("INSERT INTO conversations (session_key, created_at) VALUES (?, ?)").run(sessionKey, Date.now())
+        .lastInsertRowid,
+    );
+  }
+
+  /** Starts a fresh conversation for the session (the old one stays in the database). */
+  archive(sessionKey: string): void {
+    this.db
+      .prepare("UPDATE conversations SET archived_at = ? WHERE session_key = ? AND archived_at IS NULL")
+      .run(Date.now(), sessionKey);
+  }
+
+  append(sessionKey: string, messages: StoredMessage[]): void {
+    const conversationId = this.openConversation(sessionKey);
+    const insert = this.db.prepare(
+      "INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    );
+    this.db.transaction(() => {
+      for (const m of messages) {
+        insert.run(
+          conversationId,
+          m.role,
+          m.content,
+          m.toolCalls?.length ? JSON.stringify(m.toolCalls) : null,
+          m.toolCallId ?? null,
+          estimateTokens(m),
+          m.createdAt ?? Date.now(),
+        );
+      }
+    })();
+  }
+
+  /**
+   * The newest messages of the open conversation that fit in `tokenBudget`, oldest first.
+   * Walks the tail backwards through the index and stops at the budget, so the cost depends
+   * on the budget, not on the length of the conversation.
+   */
+  recent(sessionKey: string, tokenBudget: number): StoredMessage[] {
+    const conversationId = this.openConversation(sessionKey);
+    const rows = this.db
+      .prepare(
+        "SELECT role, content, tool_calls, tool_call_id, tokens, created_at FROM messages WHERE conversation_id = ? ORDER BY id DESC",
+      )
+      .iterate(conversationId) as IterableIterator<{
+      role: StoredRole;
+      content: string | null;
+      tool_calls: string | null;
+      tool_call_id: string | null;
+      tokens: number;
+      created_at: number;
+    }>;
+    const picked: StoredMessage[] = [];
+    let used = 0;
+    for (const row of rows) {
+      if (used + row.tokens > tokenBudget) break;
+      used += row.tokens;
+      picked.push({
+        role: row.role,
+        content: row.content,
+        toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls) as ToolCallRecord[]) : undefined,
+        toolCallId: row.tool_call_id ?? undefined,
+        createdAt: row.created_at,
+      });
+    }
+    if (typeof rows.return === "function") rows.return();
+    picked.reverse();
+    // A cut through a tool exchange would leave tool results without their call: start at a user message.
+    const firstUser = picked.findIndex((m) => m.role === "user");
+    return firstUser === -1 ? [] : picked.slice(firstUser);
+  }
+
+  count(sessionKey: string): number {
+    return this.db
+      .prepare("SELECT count(*) FROM messages WHERE conversation_id = ?")
+      .pluck()
+      .get(this.openConversation(sessionKey)) as number;
+  }
+}

@@ -1,0 +1,32 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { type Migration, migrations as allMigrations } from "./migrations.js";
+
+export type Database = BetterSqlite3.Database;
+
+/** Opens (creating if needed) pincer's one SQLite file in WAL mode and applies pending migrations. */
+export function openDatabase(path: string, migrations: Migration[] = allMigrations): Database {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new BetterSqlite3(path);
+  db.pragma("journal_mode = WAL");
+  // NORMAL is durable across process crashes in WAL mode; only a power loss can drop the last commits.
+  db.pragma("synchronous = NORMAL");
+  db.pragma("foreign_keys = ON");
+  db.pragma("busy_timeout = 5000");
+  migrate(db, migrations);
+  return db;
+}
+
+function migrate(db: Database, migrations: Migration[]): void {
+  db.exec("CREATE TABLE IF NOT EXISTS migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
+  const applied = new Set(db.prepare("SELECT id FROM migrations").pluck().all() as string[]);
+  const record = db.prepare("INSERT INTO migrations (id, applied_at) VALUES (?, ?)");
+  for (const migration of migrations) {
+    if (applied.has(migration.id)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      record.run(migration.id, Date.now());
+    })();
+  }
+}

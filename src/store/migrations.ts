@@ -1,0 +1,64 @@
+/**
+ * Schema changes, applied once each in this order and recorded by id. Never edit an applied
+ * migration: add a new one. Each part of pincer appends its own (ids are unique names).
+ */
+export interface Migration {
+  id: string;
+  sql: string;
+}
+
+export const migrations: Migration[] = [
+  {
+    id: "001-core",
+    sql: `
+      CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        archived_at INTEGER
+      );
+      CREATE INDEX conversations_by_session ON conversations (session_key, archived_at);
+
+      CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations (id),
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+        content TEXT,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        tokens INTEGER NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX messages_by_conversation ON messages (conversation_id, id);
+
+      CREATE TABLE inbox (
+        id TEXT PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
+        received_at INTEGER NOT NULL
+      );
+      CREATE INDEX inbox_pending ON inbox (status, received_at);
+
+      CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY,
+        channel TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent')),
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX outbox_pending ON outbox (channel, status, id);
+
+      CREATE TABLE tool_audit (
+        id INTEGER PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        result TEXT NOT NULL,
+        ok INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+    `,
+  },
+];

@@ -1,0 +1,114 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { distance } from "fastest-levenshtein";
+import type { Tool, ToolContext } from "./tool.js";
+import { ToolError } from "./tool.js";
+
+/** The OpenAI function-calling shape of a tool. */
+export interface ToolSchema {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+interface Entry {
+  tool: Tool;
+  validate: ValidateFunction;
+}
+
+/** Holds the tools offered to the model and runs one call, turning every failure into `Error: …`. */
+export class ToolRegistry {
+  private readonly entries = new Map<string, Entry>();
+  private readonly ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+
+  constructor(private readonly defaultTimeoutSeconds = 120) {}
+
+  register(tool: Tool): this {
+    if (this.entries.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
+    // biome-ignore lint/suspicious/noExplicitAny: tools narrow their own argument types after validation.
+    this.entries.set(tool.name, { tool: tool as Tool<any>, validate: this.ajv.compile(tool.parameters) });
+    return this;
+  }
+
+  get(name: string): Tool | undefined {
+    return this.entries.get(name)?.tool;
+  }
+
+  get names(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** Only read-only tools may share a batch; unknown names run alone. */
+  isReadOnly(name: string): boolean {
+    const tool = this.get(name);
+    return Boolean(tool?.readOnly && !tool.exclusive);
+  }
+
+  toSchemas(): ToolSchema[] {
+    return [...this.entries.values()].map(({ tool }) => ({
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
+    }));
+  }
+
+  /** Runs one call from the model. Never throws: failures come back as `Error: …` text. */
+  async execute(name: string, rawArgs: string, ctx: ToolContext): Promise<string> {
+    const entry = this.entries.get(name);
+    if (!entry) return `Error: unknown tool "${name}".${this.suggest(name)}`;
+
+    let args: unknown;
+    try {
+      args = rawArgs.trim() === "" ? {} : JSON.parse(rawArgs);
+    } catch (err) {
+      return `Error: the arguments for ${name} are not valid JSON (${(err as Error).message}).`;
+    }
+    if (!entry.validate(args)) {
+      return `Error: invalid arguments for ${name}: ${formatAjvErrors(entry.validate.errors)}.`;
+    }
+
+    const seconds = entry.tool.timeoutSeconds ?? this.defaultTimeoutSeconds;
+    const timeout = AbortSignal.timeout(seconds * 1000);
+    const signal = AbortSignal.any([ctx.signal, timeout]);
+    try {
+      const result = await raceAbort(entry.tool.execute(args as Record<string, unknown>, { ...ctx, signal }), signal);
+      return result;
+    } catch (err) {
+      if (timeout.aborted) return `Error: ${name} timed out after ${seconds} s.`;
+      if (ctx.signal.aborted) return `Error: ${name} was cancelled.`;
+      if (err instanceof ToolError) return `Error: ${err.message}`;
+      ctx.log.warn({ err, tool: name }, "tool failed");
+      return `Error: ${name} failed: ${(err as Error)?.message ?? String(err)}`;
+    }
+  }
+
+  private suggest(name: string): string {
+    const close = this.names
+      .map((candidate) => ({ candidate, d: distance(name.toLowerCase(), candidate) }))
+      .filter(({ d }) => d <= Math.max(2, Math.floor(name.length / 3)))
+      .sort((a, b) => a.d - b.d)
+      .slice(0, 3)
+      .map(({ candidate }) => candidate);
+    const available = close.length > 0 ? close : this.names;
+    return ` ${close.length > 0 ? "Did you mean" : "Available tools"}: ${available.join(", ")}?`;
+  }
+}
+
+function formatAjvErrors(errors: ErrorObject[] | null | undefined): string {
+  return (errors ?? [])
+    .map((e) => {
+      const where = e.instancePath ? e.instancePath.slice(1).replaceAll("/", ".") : "arguments";
+      if (e.keyword === "additionalProperties") {
+        return `${where} has an unexpected property "${(e.params as { additionalProperty: string }).additionalProperty}"`;
+      }
+      return `${where} ${e.message}`;
+    })
+    .join("; ");
+}
+
+/** Tools that ignore their signal must not hold the turn past the timeout. */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}

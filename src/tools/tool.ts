@@ -1,0 +1,43 @@
+import type { Logger } from "pino";
+import type { MessageBus } from "../bus/bus.js";
+import type { InboundMessage } from "../bus/types.js";
+
+/** A JSON Schema object describing a tool's arguments (always `type: "object"` at the root). */
+export interface ToolParameters {
+  type: "object";
+  properties: Record<string, unknown>;
+  required?: string[];
+  additionalProperties?: boolean;
+}
+
+/** Everything a tool may touch during one call; passed in, never imported. */
+export interface ToolContext {
+  /** The conversation the call belongs to. */
+  sessionKey: string;
+  /** The message that started this turn (its channel, chat and thread are where answers go). */
+  inbound: InboundMessage;
+  workspace: string;
+  /** Aborted by /stop, by the tool timeout, or when pincer shuts down. */
+  signal: AbortSignal;
+  bus: MessageBus;
+  log: Logger;
+}
+
+/**
+ * A tool the model can call. `readOnly` tools may run concurrently with each other;
+ * `exclusive` tools (and every tool that is not read-only) run alone.
+ */
+export interface Tool<Args = Record<string, unknown>> {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: ToolParameters;
+  readonly readOnly?: boolean;
+  readonly exclusive?: boolean;
+  /** Seconds before the registry gives up on the call; the global default applies when absent. */
+  readonly timeoutSeconds?: number;
+  /** Returns the text the model sees. Throwing is fine: the registry turns it into `Error: …`. */
+  execute(args: Args, ctx: ToolContext): Promise<string>;
+}
+
+/** A tool's failure that should reach the model verbatim, without a stack trace. */
+export class ToolError extends Error {}
