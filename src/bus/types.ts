@@ -57,3 +57,8 @@ export function parseSessionKey(
   if (!m) return undefined;
   return { channel: m[1] as ChannelName, chatId: m[2], threadId: m[3] };
 }
+
+/** The channel a message's answers go to (a system message answers in the conversation it is addressed to). */
+export function replyTargetChannel(msg: InboundMessage): ChannelName {
+  return parseSessionKey(msg.sessionKey)?.channel ?? msg.channel;
+}

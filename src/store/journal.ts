@@ -50,7 +50,7 @@ export class SqliteJournal implements BusJournal {
   }
 }
 
-/** Platform ids are only unique per channel. */
+/** Platform message ids are only unique per chat (Telegram) or per channel. */
 function inboxId(msg: InboundMessage): string {
-  return `${msg.channel}:${msg.id}`;
+  return `${msg.channel}:${msg.chatId}:${msg.id}`;
 }

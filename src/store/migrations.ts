@@ -61,4 +61,27 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    id: "010-pairing",
+    sql: `
+      CREATE TABLE pairing_requests (
+        channel TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        user_name TEXT NOT NULL,
+        code TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (channel, user_id)
+      );
+      CREATE UNIQUE INDEX pairing_by_code ON pairing_requests (channel, code);
+
+      CREATE TABLE approved_users (
+        channel TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        user_name TEXT NOT NULL,
+        approved_at INTEGER NOT NULL,
+        PRIMARY KEY (channel, user_id)
+      );
+    `,
+  },
 ];

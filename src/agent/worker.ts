@@ -1,0 +1,241 @@
+import type { Logger } from "pino";
+import type { MessageBus } from "../bus/bus.js";
+import { type InboundMessage, type OutboundMessage, parseSessionKey } from "../bus/types.js";
+import { type Model, ModelError } from "../llm/model.js";
+import { recordToolCall } from "../store/audit.js";
+import { type ConversationStore, estimateTokens, type StoredMessage } from "../store/conversations.js";
+import type { Database } from "../store/database.js";
+import type { SqliteJournal } from "../store/journal.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import { helpText, parseCommand } from "./commands.js";
+import { buildSystemPrompt, toChatMessage, userContent } from "./context.js";
+import { runAgentLoop } from "./loop.js";
+import type { Skill } from "./skills.js";
+
+export interface WorkerDeps {
+  bus: MessageBus;
+  db: Database;
+  journal: SqliteJournal;
+  conversations: ConversationStore;
+  model: Model;
+  registry: ToolRegistry;
+  log: Logger;
+  settings: {
+    model: string;
+    workspace: string;
+    timezone: string;
+    maxIterations: number;
+    maxConcurrentTurns: number;
+    contextTokens: number;
+  };
+  skills: () => Skill[];
+  now?: () => Date;
+  /** Called once a message's turn is over and its reply handed to the channel. */
+  onTurnFinished?: (msg: InboundMessage) => void;
+}
+
+/** One conversation's queue: its messages run strictly one after another. */
+interface Lane {
+  key: string;
+  queue: InboundMessage[];
+  running?: AbortController;
+}
+
+/**
+ * Runs turns: per conversation strictly in order, across conversations in parallel up to
+ * `maxConcurrentTurns`. Messages that arrive during a turn wait in their lane; none is dropped.
+ */
+export class AgentWorker {
+  private readonly lanes = new Map<string, Lane>();
+  /** Lanes with work that wait for a free slot under the global cap, in arrival order. */
+  private readonly waiting: Lane[] = [];
+  private readonly turns = new Set<Promise<void>>();
+  private readonly shutdown = new AbortController();
+  private active = 0;
+  private readonly startedAt = Date.now();
+
+  constructor(private readonly deps: WorkerDeps) {}
+
+  /** Consumes the bus until it closes. */
+  async run(): Promise<void> {
+    for await (const msg of this.deps.bus.inbound) this.accept(msg);
+  }
+
+  /** Cancels running turns (their messages stay pending in the inbox and run after a restart). */
+  async stop(): Promise<void> {
+    this.shutdown.abort(new Error("pincer is shutting down"));
+    await Promise.allSettled([...this.turns]);
+  }
+
+  /** Turns running now, and messages waiting behind them. */
+  get load(): { running: number; queued: number } {
+    let queued = 0;
+    for (const lane of this.lanes.values()) queued += lane.queue.length;
+    return { running: this.active, queued };
+  }
+
+  private accept(msg: InboundMessage): void {
+    const lane = this.lane(msg.sessionKey);
+    const command = msg.channel === "system" ? undefined : parseCommand(msg.text);
+    // Answered at once, even while a turn runs: that is the point of /stop and /status.
+    if (command === "stop" || command === "status" || command === "help") {
+      void this.answerCommand(command, lane, msg);
+      return;
+    }
+    lane.queue.push(msg);
+    this.schedule(lane);
+  }
+
+  private lane(key: string): Lane {
+    let lane = this.lanes.get(key);
+    if (!lane) {
+      lane = { key, queue: [] };
+      this.lanes.set(key, lane);
+    }
+    return lane;
+  }
+
+  private schedule(lane: Lane): void {
+    if (lane.running || lane.queue.length === 0) return;
+    if (this.active >= this.deps.settings.maxConcurrentTurns) {
+      if (!this.waiting.includes(lane)) this.waiting.push(lane);
+      return;
+    }
+    const msg = lane.queue.shift() as InboundMessage;
+    const controller = new AbortController();
+    lane.running = controller;
+    this.active++;
+    const turn = this.runTurn(msg, controller.signal).finally(() => {
+      lane.running = undefined;
+      this.active--;
+      this.turns.delete(turn);
+      if (this.shutdown.signal.aborted) return;
+      this.schedule(lane);
+      while (this.active < this.deps.settings.maxConcurrentTurns && this.waiting.length > 0) {
+        this.schedule(this.waiting.shift() as Lane);
+      }
+      if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
+    });
+    this.turns.add(turn);
+  }
+
+  private async runTurn(msg: InboundMessage, stopSignal: AbortSignal): Promise<void> {
+    const { deps } = this;
+    const target = replyTarget(msg);
+    const activity = { ...target, sessionKey: msg.sessionKey };
+    deps.bus.publishActivity({ ...activity, busy: true });
+    const signal = AbortSignal.any([stopSignal, this.shutdown.signal]);
+    const user: StoredMessage = { role: "user", content: userContent(msg), createdAt: msg.receivedAt };
+    try {
+      if (msg.channel !== "system" && parseCommand(msg.text) === "new") {
+        deps.conversations.archive(msg.sessionKey);
+        return await this.finish(msg, [], notice(target, "Started a new conversation. Long-term memory is kept."));
+      }
+      const system = buildSystemPrompt({
+        workspace: deps.settings.workspace,
+        skills: deps.skills(),
+        timezone: deps.settings.timezone,
+        now: deps.now?.() ?? new Date(),
+        inbound: msg,
+      });
+      const result = await runAgentLoop(
+        {
+          model: deps.model,
+          registry: deps.registry,
+          maxIterations: deps.settings.maxIterations,
+          log: deps.log,
+          onToolResult: (call, text, durationMs) =>
+            recordToolCall(deps.db, {
+              sessionKey: msg.sessionKey,
+              tool: call.name,
+              arguments: call.arguments,
+              result: text,
+              durationMs,
+            }),
+        },
+        {
+          system,
+          history: deps.conversations.recent(msg.sessionKey, this.historyBudget(system, user)).map(toChatMessage),
+          user: toChatMessage(user),
+          toolContext: {
+            sessionKey: msg.sessionKey,
+            inbound: msg,
+            workspace: deps.settings.workspace,
+            signal,
+            bus: deps.bus,
+            log: deps.log.child({ session: msg.sessionKey }),
+          },
+        },
+      );
+      const replyToId = msg.channel === "system" ? undefined : msg.id;
+      const reply = result.reply.trim() ? { ...target, kind: "reply" as const, text: result.reply, replyToId } : undefined;
+      await this.finish(msg, [user, ...result.produced], reply);
+    } catch (err) {
+      // Shutting down: leave the message pending in the inbox so it runs again after the restart.
+      if (this.shutdown.signal.aborted) return;
+      if (stopSignal.aborted) return await this.finish(msg, [user], notice(target, "Stopped."));
+      if (err instanceof ModelError) {
+        deps.log.warn({ session: msg.sessionKey, err: err.message }, "model call failed");
+        return await this.finish(msg, [user], notice(target, `Sorry, ${err.message}. Please try again in a moment.`));
+      }
+      deps.log.error({ err, session: msg.sessionKey }, "turn failed");
+      await this.finish(msg, [user], notice(target, "Sorry, something went wrong on my side. Please try again."));
+    } finally {
+      deps.bus.publishActivity({ ...activity, busy: false });
+    }
+  }
+
+  /** Stores the turn, marks the message done and records the reply in one transaction, then sends it. */
+  private async finish(msg: InboundMessage, messages: StoredMessage[], out: OutboundMessage | undefined): Promise<void> {
+    const { deps } = this;
+    let delivery: Promise<void> = Promise.resolve();
+    deps.db.transaction(() => {
+      if (messages.length > 0) deps.conversations.append(msg.sessionKey, messages);
+      deps.journal.completeInbound(msg);
+      if (out) delivery = deps.bus.publishOutbound(out);
+    })();
+    await delivery;
+    deps.onTurnFinished?.(msg);
+  }
+
+  private async answerCommand(command: "stop" | "status" | "help", lane: Lane, msg: InboundMessage): Promise<void> {
+    const target = replyTarget(msg);
+    let text = helpText();
+    if (command === "stop") {
+      text = lane.running ? "Stopping the running turn." : "Nothing is running.";
+      lane.running?.abort(new Error("stopped by /stop"));
+    } else if (command === "status") {
+      const { running, queued } = this.load;
+      text = [
+        `Model: ${this.deps.settings.model}`,
+        `Conversation: ${msg.sessionKey}, ${this.deps.conversations.count(msg.sessionKey)} stored messages`,
+        `This chat: ${lane.running ? "busy" : "idle"}, ${lane.queue.length} waiting`,
+        `All chats: ${running} running, ${queued} waiting`,
+        `Up for ${formatDuration(Date.now() - this.startedAt)}`,
+      ].join("\n");
+    }
+    await this.finish(msg, [], notice(target, text));
+  }
+
+  private historyBudget(system: string, user: StoredMessage): number {
+    const total = this.deps.settings.contextTokens;
+    const reserveForAnswer = Math.min(4096, Math.floor(total / 4));
+    const tools = Math.ceil(JSON.stringify(this.deps.registry.toSchemas()).length / 4);
+    return Math.max(0, total - reserveForAnswer - tools - Math.ceil(system.length / 4) - estimateTokens(user));
+  }
+}
+
+/** Where a message's answers go: the conversation its session key names (system messages included). */
+export function replyTarget(msg: InboundMessage): Pick<OutboundMessage, "channel" | "chatId" | "threadId"> {
+  const parsed = parseSessionKey(msg.sessionKey);
+  return parsed ?? { channel: msg.channel, chatId: msg.chatId };
+}
+
+function notice(target: Pick<OutboundMessage, "channel" | "chatId" | "threadId">, text: string): OutboundMessage {
+  return { ...target, kind: "notice", text };
+}
+
+function formatDuration(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}

@@ -1,0 +1,113 @@
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { listSkills } from "./agent/skills.js";
+import { AgentWorker } from "./agent/worker.js";
+import { PairingStore } from "./access/pairing.js";
+import { MessageBus } from "./bus/bus.js";
+import type { Channel } from "./bus/channel.js";
+import { replyTargetChannel } from "./bus/types.js";
+import type { Config } from "./config/config.js";
+import { createOpenAIModel, type Model } from "./llm/model.js";
+import { databasePath, packageRoot } from "./paths.js";
+import { ensureHome } from "./setup/ensure-home.js";
+import { ConversationStore } from "./store/conversations.js";
+import { type Database, openDatabase } from "./store/database.js";
+import { SqliteJournal } from "./store/journal.js";
+import { createTools } from "./tools/index.js";
+import { ToolRegistry } from "./tools/registry.js";
+
+export interface AppOptions {
+  log: Logger;
+  /** A model other than the configured OpenAI-compatible endpoint (benchmarks). */
+  model?: Model;
+  now?: () => Date;
+}
+
+/** Everything one pincer process shares, wired once: the composition root of the daemon. */
+export interface App {
+  config: Config;
+  log: Logger;
+  db: Database;
+  bus: MessageBus;
+  journal: SqliteJournal;
+  conversations: ConversationStore;
+  pairing: PairingStore;
+  registry: ToolRegistry;
+  worker: AgentWorker;
+  /** Starts the channels, re-queues unfinished messages addressed to them, and runs turns. */
+  start(channels: Channel[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function createApp(config: Config, options: AppOptions): App {
+  const { log } = options;
+  ensureHome(config);
+  const db = openDatabase(databasePath(config.home));
+  const journal = new SqliteJournal(db);
+  const bus = new MessageBus({
+    journal,
+    onDeliveryError: (err, msg) => log.error({ err, channel: msg.channel, chatId: msg.chatId }, "could not deliver a reply"),
+  });
+  const conversations = new ConversationStore(db);
+  const registry = new ToolRegistry(config.agent.toolTimeoutSeconds);
+  for (const tool of createTools({ config, db, log })) registry.register(tool);
+  const skillDirs = [join(packageRoot(), "skills"), join(config.workspace, "skills")];
+  const worker = new AgentWorker({
+    bus,
+    db,
+    journal,
+    conversations,
+    registry,
+    log,
+    model:
+      options.model ??
+      createOpenAIModel({
+        ...config.openai,
+        timeoutSeconds: config.agent.modelTimeoutSeconds,
+        retries: config.agent.modelRetries,
+        stream: config.agent.stream,
+        temperature: config.agent.temperature,
+      }),
+    settings: {
+      model: config.openai.model,
+      workspace: config.workspace,
+      timezone: config.timezone,
+      maxIterations: config.agent.maxIterations,
+      maxConcurrentTurns: config.agent.maxConcurrentTurns,
+      contextTokens: config.agent.contextTokens,
+    },
+    skills: () => listSkills(skillDirs),
+    now: options.now,
+  });
+
+  let running: Channel[] = [];
+  let workerDone: Promise<void> = Promise.resolve();
+
+  return {
+    config,
+    log,
+    db,
+    bus,
+    journal,
+    conversations,
+    pairing: new PairingStore(db),
+    registry,
+    worker,
+    async start(channels) {
+      running = channels;
+      for (const channel of channels) await channel.start();
+      const served = new Set(channels.map((c) => c.name));
+      const pending = journal.pendingInbound().filter((msg) => served.has(replyTargetChannel(msg)));
+      if (pending.length > 0) log.info({ count: pending.length }, "resuming messages from before the restart");
+      for (const msg of pending) bus.requeueInbound(msg);
+      workerDone = worker.run();
+    },
+    async stop() {
+      await Promise.allSettled(running.map((c) => c.stop()));
+      await worker.stop();
+      bus.close();
+      await workerDone;
+      db.close();
+    },
+  };
+}

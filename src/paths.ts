@@ -1,0 +1,22 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The folder holding package.json, whether running from src/ (tests) or dist/src/ (installed). */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "package.json"))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error("package.json not found above src/");
+    dir = parent;
+  }
+  return dir;
+}
+
+export function databasePath(home: string): string {
+  return join(home, "pincer.db");
+}
+
+export function mediaDir(home: string): string {
+  return join(home, "media");
+}

@@ -1,0 +1,203 @@
+import { Cron } from "croner";
+
+/**
+ * When a job runs. `at` is one instant; `every` repeats a fixed period counted from `anchor`
+ * (so runs stay on a grid instead of drifting by however late each run was); `cron` is a
+ * 5- or 6-field expression read as wall-clock time in `tz`.
+ */
+export type Schedule =
+  | { kind: "at"; at: number }
+  | { kind: "every"; everySeconds: number; anchor: number }
+  | { kind: "cron"; expr: string; tz: string };
+
+/** A schedule the user got wrong, worded for the model. */
+export class ScheduleError extends Error {}
+
+/**
+ * The first run strictly after `from`, or null when there is none (a one-shot whose time has
+ * passed). Pure: the same schedule and instant always give the same answer.
+ */
+export function nextRun(schedule: Schedule, from: Date): Date | null {
+  const t = from.getTime();
+  switch (schedule.kind) {
+    case "at":
+      return schedule.at > t ? new Date(schedule.at) : null;
+    case "every": {
+      const period = schedule.everySeconds * 1000;
+      if (t < schedule.anchor) return new Date(schedule.anchor);
+      const slots = Math.floor((t - schedule.anchor) / period) + 1;
+      return new Date(schedule.anchor + slots * period);
+    }
+    case "cron": {
+      // croner answers in wall-clock steps; the loop guards the one promise we rely on (strictly
+      // later than `from`), which a wall-clock library can bend around a DST change.
+      const cron = compileCron(schedule.expr, schedule.tz);
+      let next = cron.nextRun(from);
+      for (let i = 0; next && next.getTime() <= t && i < 5; i++) next = cron.nextRun(new Date(next.getTime() + 1000));
+      return next && next.getTime() > t ? next : null;
+    }
+  }
+}
+
+/** Checks a cron expression (5 or 6 fields, optional seconds first) and returns croner's reading of it. */
+export function compileCron(expr: string, tz: string): Cron {
+  const fields = expr.trim().split(/\s+/);
+  const nickname = fields.length === 1 && fields[0].startsWith("@");
+  if (!nickname && fields.length !== 5 && fields.length !== 6) {
+    throw new ScheduleError(
+      `cron_expr "${expr}" has ${fields.length} field${fields.length === 1 ? "" : "s"}; use 5 (minute hour day month weekday) or 6 (second first).`,
+    );
+  }
+  try {
+    return new Cron(expr.trim(), { timezone: tz, paused: true });
+  } catch (err) {
+    throw new ScheduleError(`cron_expr "${expr}" is not valid: ${(err as Error).message.replace(/^CronPattern: /, "")}.`);
+  }
+}
+
+/** The shortest gap between the next few runs: how often a recurring schedule really fires. */
+export function shortestInterval(schedule: Schedule, from: Date, samples = 6): number | null {
+  if (schedule.kind === "at") return null;
+  if (schedule.kind === "every") return schedule.everySeconds * 1000;
+  let shortest: number | null = null;
+  let previous = nextRun(schedule, from);
+  for (let i = 0; previous && i < samples; i++) {
+    const next = nextRun(schedule, previous);
+    if (!next) break;
+    const gap = next.getTime() - previous.getTime();
+    shortest = shortest === null ? gap : Math.min(shortest, gap);
+    previous = next;
+  }
+  return shortest;
+}
+
+const ISO_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/**
+ * Reads an ISO 8601 date-time. With an offset (`Z`, `+02:00`) it is that instant; without one it
+ * is wall-clock time in `tz`. A date alone means midnight. A wall time skipped by a DST change
+ * moves forward by the gap; one that happens twice means the first (as Temporal's "compatible").
+ */
+export function parseIsoInZone(text: string, tz: string): number {
+  const m = ISO_DATE_TIME.exec(text.trim());
+  if (!m) {
+    throw new ScheduleError(`at "${text}" is not an ISO 8601 date-time such as 2025-06-01T09:30 or 2025-06-01T09:30:00+02:00.`);
+  }
+  const [, y, mo, d, h = "0", mi = "0", s = "0", ms = "0", offset] = m;
+  const wall = { year: +y, month: +mo, day: +d, hour: +h, minute: +mi, second: +s, ms: +ms.padEnd(3, "0") };
+  if (!isRealWallTime(wall)) throw new ScheduleError(`at "${text}" is not a real date and time.`);
+  const asUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second, wall.ms);
+  if (offset) return asUtc - offsetMinutes(offset) * 60_000;
+  return wallTimeToInstant(asUtc, tz);
+}
+
+interface WallTime {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+  ms: number;
+}
+
+function isRealWallTime(w: WallTime): boolean {
+  const date = new Date(Date.UTC(w.year, w.month - 1, w.day));
+  return (
+    date.getUTCMonth() === w.month - 1 &&
+    date.getUTCDate() === w.day &&
+    w.hour < 24 &&
+    w.minute < 60 &&
+    w.second < 60
+  );
+}
+
+function offsetMinutes(offset: string): number {
+  if (offset.toUpperCase() === "Z") return 0;
+  const digits = offset.slice(1).replace(":", "");
+  const minutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || "0");
+  return offset.startsWith("-") ? -minutes : minutes;
+}
+
+/** `wallAsUtc` is the wall-clock reading encoded as if it were UTC; returns the real instant in `tz`. */
+function wallTimeToInstant(wallAsUtc: number, tz: string): number {
+  const day = 24 * 3600_000;
+  const before = zoneOffsetMs(tz, wallAsUtc - day);
+  const after = zoneOffsetMs(tz, wallAsUtc + day);
+  const candidates = [wallAsUtc - before, wallAsUtc - after].filter(
+    (instant) => instant + zoneOffsetMs(tz, instant) === wallAsUtc,
+  );
+  if (candidates.length > 0) return Math.min(...candidates);
+  // Skipped by a spring-forward gap: the offset from before the change lands after the gap.
+  return wallAsUtc - before;
+}
+
+/** How far `tz` is ahead of UTC at `instant`, in milliseconds. */
+export function zoneOffsetMs(tz: string, instant: number): number {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone: tz,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  }).formatToParts(new Date(instant));
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  const wall = Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second"));
+  return wall - Math.floor(instant / 1000) * 1000;
+}
+
+/** An absolute time as a person in `tz` reads it, with the offset so the model can't misread it. */
+export function formatInZone(instant: number, tz: string): string {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone: tz,
+    hourCycle: "h23",
+    weekday: "short",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  }).formatToParts(new Date(instant));
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
+  const offset = zoneOffsetMs(tz, instant) / 60_000;
+  const sign = offset < 0 ? "-" : "+";
+  const abs = Math.abs(offset);
+  const utc = `UTC${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
+  const seconds = get("second") === "00" ? "" : `:${get("second")}`;
+  return `${get("weekday")} ${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}${seconds} ${tz} (${utc})`;
+}
+
+/** A one-line description of how often a job runs, for lists and confirmations. */
+export function describeSchedule(schedule: Schedule, tz: string): string {
+  switch (schedule.kind) {
+    case "at":
+      return `once at ${formatInZone(schedule.at, tz)}`;
+    case "every":
+      return `every ${formatSeconds(schedule.everySeconds)}`;
+    case "cron":
+      return `cron "${schedule.expr}" (${schedule.tz})`;
+  }
+}
+
+export function formatSeconds(total: number): string {
+  const units: Array<[number, string]> = [
+    [86400, "d"],
+    [3600, "h"],
+    [60, "min"],
+    [1, "s"],
+  ];
+  const parts: string[] = [];
+  let rest = total;
+  for (const [size, label] of units) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)} ${label}`);
+      rest %= size;
+    }
+  }
+  return parts.join(" ") || "0 s";
+}

@@ -1,0 +1,134 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** What the fake model answers to one chat-completions request. */
+export interface FakeReply {
+  content?: string;
+  toolCalls?: Array<{ name: string; arguments: unknown; id?: string }>;
+  /** Answer with this HTTP status and an OpenAI-style error body instead. */
+  status?: number;
+  delayMs?: number;
+}
+
+export interface ChatRequest {
+  model: string;
+  stream?: boolean;
+  messages: Array<{ role: string; content?: unknown; tool_calls?: unknown[]; tool_call_id?: string }>;
+  tools?: Array<{ function: { name: string } }>;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface FakeOpenAI {
+  /** Base URL including /v1, for OPENAI_BASE_URL. */
+  url: string;
+  /** Replies used in order, one per request. */
+  enqueue(...replies: FakeReply[]): void;
+  /** Answers requests when the queue is empty (default: content "ok"). */
+  respond(fn: (request: ChatRequest) => FakeReply | Promise<FakeReply>): void;
+  requests: ChatRequest[];
+  close(): Promise<void>;
+}
+
+/** A scripted OpenAI-compatible server on 127.0.0.1, speaking plain and streamed chat completions. */
+export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+  const queue: FakeReply[] = [];
+  const requests: ChatRequest[] = [];
+  let responder: (request: ChatRequest) => FakeReply | Promise<FakeReply> = () => ({ content: "ok" });
+  let counter = 0;
+
+  const server = createServer(async (req, res) => {
+    if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
+      return sendJson(res, 404, { error: { message: `no route ${req.method} ${req.url}` } });
+    }
+    const request = { ...(JSON.parse(await readBody(req)) as ChatRequest), headers: req.headers };
+    requests.push(request);
+    const reply = queue.shift() ?? (await responder(request));
+    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    if (reply.status && reply.status >= 400) {
+      return sendJson(res, reply.status, { error: { message: `fake error ${reply.status}`, type: "server_error" } });
+    }
+    const id = `chatcmpl-${++counter}`;
+    const toolCalls = (reply.toolCalls ?? []).map((call, index) => ({
+      index,
+      id: call.id ?? `call_${counter}_${index}`,
+      type: "function" as const,
+      function: {
+        name: call.name,
+        arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+      },
+    }));
+    if (request.stream) return streamReply(res, id, request.model, reply.content ?? "", toolCalls);
+    sendJson(res, 200, {
+      id,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+      choices: [
+        {
+          index: 0,
+          finish_reason: toolCalls.length ? "tool_calls" : "stop",
+          message: {
+            role: "assistant",
+            content: reply.content ?? (toolCalls.length ? null : ""),
+            ...(toolCalls.length ? { tool_calls: toolCalls.map(({ index: _i, ...call }) => call) } : {}),
+          },
+        },
+      ],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    enqueue: (...replies) => queue.push(...replies),
+    respond: (fn) => {
+      responder = fn;
+    },
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Sends the reply as server-sent events, splitting content and tool-call arguments into small pieces. */
+function streamReply(
+  res: ServerResponse,
+  id: string,
+  model: string,
+  content: string,
+  toolCalls: Array<{ index: number; id: string; type: "function"; function: { name: string; arguments: string } }>,
+): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const chunk = (delta: object, finish: string | null = null) =>
+    res.write(
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 0, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+    );
+  chunk({ role: "assistant", content: "" });
+  for (const piece of content.match(/[\s\S]{1,5}/g) ?? []) chunk({ content: piece });
+  for (const call of toolCalls) {
+    chunk({ tool_calls: [{ index: call.index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] });
+    for (const piece of call.function.arguments.match(/[\s\S]{1,4}/g) ?? []) {
+      chunk({ tool_calls: [{ index: call.index, function: { arguments: piece } }] });
+    }
+  }
+  chunk({}, toolCalls.length ? "tool_calls" : "stop");
+  res.end("data: [DONE]\n\n");
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
