@@ -93,7 +93,9 @@ describe("nextRun for fixed periods and one-shots", () => {
 
 describe("parseIsoInZone", () => {
   it("reads a time without offset as wall-clock time in the zone", () => {
-    expect(new Date(parseIsoInZone("2025-07-01T09:00", "Europe/Berlin")).toISOString()).toBe("2025-07-01T07:00:00.000Z");
+    expect(new Date(parseIsoInZone("2025-07-01T09:00", "Europe/Berlin")).toISOString()).toBe(
+      "2025-07-01T07:00:00.000Z",
+    );
     expect(new Date(parseIsoInZone("2025-01-01T09:00:00", "Europe/Berlin")).toISOString()).toBe(
       "2025-01-01T08:00:00.000Z",
     );
@@ -107,13 +109,19 @@ describe("parseIsoInZone", () => {
     expect(new Date(parseIsoInZone("2025-07-01T09:00:00+02:00", "Asia/Tokyo")).toISOString()).toBe(
       "2025-07-01T07:00:00.000Z",
     );
-    expect(new Date(parseIsoInZone("2025-07-01T09:00:00Z", "Asia/Tokyo")).toISOString()).toBe("2025-07-01T09:00:00.000Z");
+    expect(new Date(parseIsoInZone("2025-07-01T09:00:00Z", "Asia/Tokyo")).toISOString()).toBe(
+      "2025-07-01T09:00:00.000Z",
+    );
     expect(new Date(parseIsoInZone("2025-07-01T09:00-0530", "UTC")).toISOString()).toBe("2025-07-01T14:30:00.000Z");
   });
 
   it("moves a wall time skipped by DST forward and takes the first of a repeated one", () => {
-    expect(new Date(parseIsoInZone("2025-03-30T02:30", "Europe/Berlin")).toISOString()).toBe("2025-03-30T01:30:00.000Z");
-    expect(new Date(parseIsoInZone("2025-10-26T02:30", "Europe/Berlin")).toISOString()).toBe("2025-10-26T00:30:00.000Z");
+    expect(new Date(parseIsoInZone("2025-03-30T02:30", "Europe/Berlin")).toISOString()).toBe(
+      "2025-03-30T01:30:00.000Z",
+    );
+    expect(new Date(parseIsoInZone("2025-10-26T02:30", "Europe/Berlin")).toISOString()).toBe(
+      "2025-10-26T00:30:00.000Z",
+    );
   });
 
   it("rejects what is not an ISO date-time or not a real date", () => {

@@ -51,7 +51,9 @@ export function compileCron(expr: string, tz: string): Cron {
   try {
     return new Cron(expr.trim(), { timezone: tz, paused: true });
   } catch (err) {
-    throw new ScheduleError(`cron_expr "${expr}" is not valid: ${(err as Error).message.replace(/^CronPattern: /, "")}.`);
+    throw new ScheduleError(
+      `cron_expr "${expr}" is not valid: ${(err as Error).message.replace(/^CronPattern: /, "")}.`,
+    );
   }
 }
 
@@ -82,7 +84,9 @@ const ISO_DATE_TIME =
 export function parseIsoInZone(text: string, tz: string): number {
   const m = ISO_DATE_TIME.exec(text.trim());
   if (!m) {
-    throw new ScheduleError(`at "${text}" is not an ISO 8601 date-time such as 2025-06-01T09:30 or 2025-06-01T09:30:00+02:00.`);
+    throw new ScheduleError(
+      `at "${text}" is not an ISO 8601 date-time such as 2025-06-01T09:30 or 2025-06-01T09:30:00+02:00.`,
+    );
   }
   const [, y, mo, d, h = "0", mi = "0", s = "0", ms = "0", offset] = m;
   const wall = { year: +y, month: +mo, day: +d, hour: +h, minute: +mi, second: +s, ms: +ms.padEnd(3, "0") };
@@ -105,11 +109,7 @@ interface WallTime {
 function isRealWallTime(w: WallTime): boolean {
   const date = new Date(Date.UTC(w.year, w.month - 1, w.day));
   return (
-    date.getUTCMonth() === w.month - 1 &&
-    date.getUTCDate() === w.day &&
-    w.hour < 24 &&
-    w.minute < 60 &&
-    w.second < 60
+    date.getUTCMonth() === w.month - 1 && date.getUTCDate() === w.day && w.hour < 24 && w.minute < 60 && w.second < 60
   );
 }
 
