@@ -84,4 +84,31 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    id: "020-cron",
+    sql: `
+      CREATE TABLE cron_jobs (
+        id TEXT PRIMARY KEY,
+        name TEXT,
+        message TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('at', 'every', 'cron')),
+        at_ms INTEGER,
+        every_seconds INTEGER,
+        anchor_ms INTEGER,
+        cron_expr TEXT,
+        tz TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        thread_id TEXT,
+        session_key TEXT NOT NULL,
+        is_group INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        next_run_at INTEGER NOT NULL,
+        last_run_at INTEGER,
+        last_delivery_id TEXT
+      );
+      CREATE INDEX cron_jobs_due ON cron_jobs (next_run_at);
+      CREATE INDEX cron_jobs_by_session ON cron_jobs (session_key);
+    `,
+  },
 ];
