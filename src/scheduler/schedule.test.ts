@@ -54,7 +54,7 @@ describe("nextRun for cron expressions", () => {
     let from = at("2025-10-25T23:00:00Z");
     for (let i = 0; i < 20; i++) {
       const next = nextRun(quarter, from);
-      expect(next && next.getTime()).toBeGreaterThan(from.getTime());
+      expect(next?.getTime()).toBeGreaterThan(from.getTime());
       from = next ?? from;
     }
   });

@@ -1,0 +1,54 @@
+import type { InboundMessage } from "../bus/types.js";
+import type { CronJob } from "./job-store.js";
+import { describeSchedule, formatInZone, formatSeconds } from "./schedule.js";
+
+/** A run is "late" when it fires this long after its time (pincer was down or the machine slept). */
+export const LATE_AFTER_MS = 60_000;
+
+/** The same job and scheduled time always give the same id, so the inbox drops a second copy. */
+export function deliveryId(jobId: string, scheduledAt: number): string {
+  return `cron:${jobId}:${scheduledAt}`;
+}
+
+/** Marks an inbound message as a scheduled run (the cron tool refuses to schedule from inside one). */
+export function isScheduledRun(msg: InboundMessage): boolean {
+  return msg.channel === "system" && msg.meta?.kind === "cron";
+}
+
+/**
+ * The inbound system message for one run of a job, addressed to the conversation the job was
+ * created in. Its text tells the model this is the reminder itself, due now, so that it
+ * delivers it instead of scheduling it again.
+ */
+export function runMessage(job: CronJob, scheduledAt: number, now: number): InboundMessage {
+  const id = deliveryId(job.id, scheduledAt);
+  const label = job.name ? `"${job.name}" (job ${job.id})` : `job ${job.id}`;
+  const recurring = job.schedule.kind !== "at";
+  const lines = [
+    `Scheduled ${recurring ? "job" : "reminder"} ${label} is due now: ${describeSchedule(job.schedule, job.tz)}.`,
+    `What the user asked for when they set it up: ${job.message}`,
+    "Deliver it now in your reply to the user: remind them, or do the task and give them the result. " +
+      `Do not schedule it again${recurring ? "; it repeats by itself" : ""}.`,
+  ];
+  const lateBy = now - scheduledAt;
+  if (lateBy > LATE_AFTER_MS) {
+    lines.push(
+      `This comes late: it was due at ${formatInZone(scheduledAt, job.tz)}, ${formatSeconds(Math.round(lateBy / 1000))} ago, ` +
+        "while pincer was not running. Tell the user it is late.",
+    );
+  }
+  return {
+    id,
+    channel: "system",
+    chatId: job.origin.chatId,
+    senderId: "cron",
+    senderName: "scheduler",
+    text: lines.join("\n"),
+    media: [],
+    isGroup: job.origin.isGroup,
+    mentionsBot: true,
+    receivedAt: now,
+    sessionKey: job.origin.sessionKey,
+    meta: { kind: "cron", jobId: job.id, runId: id, scheduledAt: String(scheduledAt) },
+  };
+}

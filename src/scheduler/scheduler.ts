@@ -1,0 +1,128 @@
+import type { Logger } from "pino";
+import type { MessageBus } from "../bus/bus.js";
+import { deliveryId, runMessage } from "./delivery.js";
+import type { CronJob, JobStore } from "./job-store.js";
+import { nextRun } from "./schedule.js";
+
+/** Timer functions, passed in so tests can drive time by hand. */
+export interface Timers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+export interface SchedulerDeps {
+  /** Must share its database connection with the bus's journal: a run is published in the job's transaction. */
+  store: JobStore;
+  bus: MessageBus;
+  log: Logger;
+  now?: () => number;
+  timers?: Timers;
+  /** The longest the timer sleeps, so a wall-clock jump or a job added by another process is noticed. */
+  maxSleepMs?: number;
+}
+
+/** After a failed run attempt, the job waits this long instead of being retried in a tight loop. */
+const RETRY_AFTER_MS = 60_000;
+
+const realTimers: Timers = {
+  set(fn, ms) {
+    const handle = setTimeout(fn, ms);
+    // The scheduler alone must not keep a process (a CLI command, a test) alive.
+    handle.unref();
+    return handle;
+  },
+  clear(handle) {
+    clearTimeout(handle as NodeJS.Timeout);
+  },
+};
+
+/**
+ * Fires due cron jobs into the bus. One timer sleeps until the earliest job (capped); each run
+ * enters the bus as an inbound system message in the same SQLite transaction that advances or
+ * removes the job, so a crash either leaves the job due (it fires after the restart) or leaves
+ * the run in the inbox (the restart re-runs it) — never neither, and never both.
+ */
+export class Scheduler {
+  private readonly now: () => number;
+  private readonly timers: Timers;
+  private readonly maxSleepMs: number;
+  private handle: unknown;
+  private running = false;
+
+  constructor(private readonly deps: SchedulerDeps) {
+    this.now = deps.now ?? Date.now;
+    this.timers = deps.timers ?? realTimers;
+    this.maxSleepMs = deps.maxSleepMs ?? 60_000;
+  }
+
+  /** Fires what came due while pincer was down (once per job), then keeps time. */
+  start(): void {
+    this.running = true;
+    this.tick();
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.handle !== undefined) this.timers.clear(this.handle);
+    this.handle = undefined;
+  }
+
+  /** Re-reads the jobs and re-arms the timer: call after adding or removing a job. */
+  wake(): void {
+    if (this.running) this.tick();
+  }
+
+  /** Fires every due job now; returns how many runs entered the bus. */
+  runDue(): number {
+    const now = this.now();
+    let published = 0;
+    for (const job of this.deps.store.due(now)) {
+      try {
+        if (this.fire(job, now)) published++;
+      } catch (err) {
+        this.deps.log.error({ err, jobId: job.id }, "could not run a scheduled job; retrying later");
+        this.deps.store.advance(job.id, now + RETRY_AFTER_MS);
+      }
+    }
+    return published;
+  }
+
+  private tick(): void {
+    if (this.handle !== undefined) this.timers.clear(this.handle);
+    this.handle = undefined;
+    this.runDue();
+    if (!this.running) return;
+    const earliest = this.deps.store.earliestNextRun();
+    const wait =
+      earliest === undefined ? this.maxSleepMs : Math.max(0, Math.min(earliest - this.now(), this.maxSleepMs));
+    this.handle = this.timers.set(() => this.tick(), wait);
+  }
+
+  /** One run of one job, all or nothing. Returns false when nothing was published. */
+  private fire(due: CronJob, now: number): boolean {
+    const { store, bus, log } = this.deps;
+    return store.db.transaction((): boolean => {
+      // Re-read inside the transaction: another process may have removed or advanced the job.
+      const job = store.get(due.id);
+      if (!job || job.nextRunAt !== due.nextRunAt) return false;
+      const scheduledAt = job.nextRunAt;
+      const recurring = job.schedule.kind !== "at";
+      const following = recurring ? nextRun(job.schedule, new Date(Math.max(now, scheduledAt))) : null;
+
+      if (recurring && job.lastDeliveryId && store.isDeliveryPending(job.origin.sessionKey, job.lastDeliveryId)) {
+        // The previous run has not finished its turn: this slot is folded into it, never run beside it.
+        log.info({ jobId: job.id, scheduledAt }, "previous run still pending; skipping this slot");
+        if (following) store.advance(job.id, following.getTime());
+        else store.remove(job.id);
+        return false;
+      }
+
+      const id = deliveryId(job.id, scheduledAt);
+      if (following) store.advance(job.id, following.getTime(), { at: now, deliveryId: id });
+      else store.remove(job.id);
+      const accepted = bus.publishInbound(runMessage(job, scheduledAt, now));
+      log.info({ jobId: job.id, scheduledAt, lateMs: now - scheduledAt, replay: !accepted }, "scheduled job fired");
+      return accepted;
+    })();
+  }
+}
