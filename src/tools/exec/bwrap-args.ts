@@ -1,0 +1,139 @@
+import { isAbsolute, relative } from "node:path";
+
+/** How a system path exists on the host; the host is described as data so the argument list stays pure. */
+export type HostEntry = { type: "dir" } | { type: "file" } | { type: "symlink"; target: string };
+export type HostLayout = Record<string, HostEntry | undefined>;
+
+/**
+ * What the sandbox may see of the host, read-only. Everything else (home directories, /opt, /srv,
+ * PINCER_HOME with its database, config and .env) is simply never mounted.
+ */
+export const SYSTEM_PATHS = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/etc/alternatives",
+  "/etc/ssl",
+  "/etc/ca-certificates",
+  "/etc/pki",
+  "/etc/resolv.conf",
+  "/etc/hosts",
+  "/etc/nsswitch.conf",
+  "/etc/localtime",
+  "/etc/ld.so.cache",
+  "/etc/ld.so.conf",
+  "/etc/ld.so.conf.d",
+  "/etc/mime.types",
+  // Without a passwd entry for the uid, git, ssh and pip fail in confusing ways; it holds no secrets.
+  "/etc/passwd",
+  "/etc/group",
+] as const;
+
+/** Top-level merged-/usr links (/bin -> usr/bin) are recreated as links rather than bound. */
+const TOP_LEVEL_LINKS = new Set(["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]);
+
+export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** pincer's own credentials never enter a sandbox, even when someone lists them in exec.envAllowlist. */
+export const NEVER_PASSED = new Set(["OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN"]);
+
+export interface SandboxSpec {
+  /** Real path of the workspace: mounted read-write and used as HOME. */
+  workspace: string;
+  /** Real path of the working directory, inside the workspace. */
+  workingDir: string;
+  /** Real path of the media folder, mounted read-only when present. */
+  media?: string;
+  /** Real paths that must stay invisible even if they sit inside a mounted folder (PINCER_HOME). */
+  hidden: string[];
+  network: boolean;
+  env: Record<string, string>;
+}
+
+export function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+function depth(path: string): number {
+  return path.split("/").filter(Boolean).length;
+}
+
+/**
+ * The bubblewrap argument list (everything before the command) for one exec call. Later mounts
+ * stack on earlier ones, so the order is: system, fresh /proc /dev /tmp, workspace and media,
+ * then empty tmpfs over hidden folders, then re-mounts of what lives inside a hidden folder.
+ */
+export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: string[]): string[] {
+  if (!isInside(spec.workspace, spec.workingDir)) {
+    throw new Error(`working directory ${spec.workingDir} is outside the workspace ${spec.workspace}`);
+  }
+  if (spec.hidden.includes(spec.workspace)) {
+    throw new Error(
+      `the workspace ${spec.workspace} is PINCER_HOME itself; point PINCER_WORKSPACE to a folder of its own`,
+    );
+  }
+
+  const args: string[] = [];
+  const visibleSources: string[] = [];
+  for (const path of SYSTEM_PATHS) {
+    const entry = host[path];
+    if (!entry) continue;
+    if (entry.type === "symlink" && TOP_LEVEL_LINKS.has(path)) {
+      args.push("--symlink", entry.target, path);
+    } else {
+      args.push("--ro-bind", path, path);
+      visibleSources.push(path);
+    }
+  }
+  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+
+  const userMounts = [
+    { path: spec.workspace, flag: "--bind" },
+    ...(spec.media ? [{ path: spec.media, flag: "--ro-bind" }] : []),
+  ].sort((a, b) => depth(a.path) - depth(b.path));
+  for (const mount of userMounts) {
+    args.push(mount.flag, mount.path, mount.path);
+    visibleSources.push(mount.path);
+  }
+
+  for (const hidden of spec.hidden) {
+    const exposed = visibleSources.some((source) => isInside(source, hidden));
+    if (!exposed) continue;
+    args.push("--tmpfs", hidden);
+    for (const mount of userMounts) {
+      if (mount.path !== hidden && isInside(hidden, mount.path)) args.push(mount.flag, mount.path, mount.path);
+    }
+  }
+
+  args.push("--remount-ro", "/");
+  args.push("--unshare-all");
+  if (spec.network) args.push("--share-net");
+  args.push("--new-session", "--die-with-parent", "--cap-drop", "ALL", "--clearenv");
+  for (const [name, value] of Object.entries(spec.env)) args.push("--setenv", name, value);
+  args.push("--chdir", spec.workingDir, "--", ...command);
+  return args;
+}
+
+/** HOME, PATH, LANG, TERM and the names the user allowlisted that are set on the host; nothing else. */
+export function sandboxEnv(
+  hostEnv: Record<string, string | undefined>,
+  workspace: string,
+  allowlist: readonly string[],
+): Record<string, string> {
+  const env: Record<string, string> = {
+    HOME: workspace,
+    PATH: SANDBOX_PATH,
+    LANG: hostEnv.LANG || "C.UTF-8",
+    TERM: "dumb",
+  };
+  for (const name of allowlist) {
+    const value = hostEnv[name];
+    if (value !== undefined && !NEVER_PASSED.has(name) && !(name in env)) env[name] = value;
+  }
+  return env;
+}

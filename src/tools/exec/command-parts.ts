@@ -1,0 +1,144 @@
+/**
+ * Splits a shell command into the simple commands it would run: parts chained with `;`, `&&`,
+ * `||`, `|`, `&` or newlines, and the commands inside subshells, backticks and `$(…)`. It is a
+ * tokenizer for a filter, not a shell parser: when in doubt it yields more parts, which makes
+ * an allowlist stricter, never looser.
+ */
+export function commandParts(command: string): string[] {
+  const parts: string[] = [];
+  collect(command, parts);
+  return parts.map(normalizePart).filter((part) => part !== "");
+}
+
+function collect(text: string, parts: string[]): void {
+  let current = "";
+  const flush = () => {
+    if (current.trim() !== "") parts.push(current.trim());
+    current = "";
+  };
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === "\\") {
+      current += text.slice(i, i + 2);
+      i += 2;
+    } else if (c === "'") {
+      const end = closing(text, i + 1, "'");
+      current += text.slice(i, end + 1);
+      i = end + 1;
+    } else if (c === '"') {
+      const end = doubleQuoteEnd(text, i + 1, parts);
+      current += text.slice(i, end + 1);
+      i = end + 1;
+    } else if (c === "`") {
+      const end = backtickEnd(text, i + 1);
+      collect(text.slice(i + 1, end), parts);
+      current += text.slice(i, end + 1);
+      i = end + 1;
+    } else if (c === "$" && text[i + 1] === "(") {
+      const end = matchingParen(text, i + 1);
+      // $((…)) is arithmetic, not a command; anything else in $(…) runs.
+      if (text[i + 2] !== "(") collect(text.slice(i + 2, end), parts);
+      current += text.slice(i, end + 1);
+      i = end + 1;
+    } else if (c === "(") {
+      const end = matchingParen(text, i);
+      collect(text.slice(i + 1, end), parts);
+      i = end + 1;
+    } else if (c === "&" && (text[i - 1] === ">" || text[i - 1] === "<" || text[i + 1] === ">")) {
+      current += c; // 2>&1, &> file: a redirection, not a separator
+      i++;
+    } else if (c === ";" || c === "&" || c === "|" || c === "\n") {
+      flush();
+      i++;
+    } else if ((c === "{" || c === "}") && isWordOnItsOwn(text, i)) {
+      flush();
+      i++;
+    } else if (c === "#" && (i === 0 || /\s/.test(text[i - 1]))) {
+      i = text.indexOf("\n", i) === -1 ? text.length : text.indexOf("\n", i); // a comment
+    } else {
+      current += c;
+      i++;
+    }
+  }
+  flush();
+}
+
+/** Index of the closing quote, or the end of the text when it is missing. */
+function closing(text: string, from: number, quote: string): number {
+  const end = text.indexOf(quote, from);
+  return end === -1 ? text.length : end;
+}
+
+/** Inside double quotes `$(…)` and backticks still run, so their commands are collected too. */
+function doubleQuoteEnd(text: string, from: number, parts: string[]): number {
+  let i = from;
+  while (i < text.length && text[i] !== '"') {
+    if (text[i] === "\\") i += 2;
+    else if (text[i] === "`") {
+      const end = backtickEnd(text, i + 1);
+      collect(text.slice(i + 1, end), parts);
+      i = end + 1;
+    } else if (text[i] === "$" && text[i + 1] === "(") {
+      const end = matchingParen(text, i + 1);
+      if (text[i + 2] !== "(") collect(text.slice(i + 2, end), parts);
+      i = end + 1;
+    } else i++;
+  }
+  return i;
+}
+
+function backtickEnd(text: string, from: number): number {
+  let i = from;
+  while (i < text.length && text[i] !== "`") i += text[i] === "\\" ? 2 : 1;
+  return i;
+}
+
+/** Index of the `)` that closes the `(` at `open`, skipping quoted text. */
+function matchingParen(text: string, open: number): number {
+  let depth = 0;
+  let i = open;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === "\\") i += 2;
+    else if (c === "'") i = closing(text, i + 1, "'") + 1;
+    else if (c === '"') i = doubleQuoteEndPlain(text, i + 1) + 1;
+    else {
+      if (c === "(") depth++;
+      if (c === ")" && --depth === 0) return i;
+      i++;
+    }
+  }
+  return text.length;
+}
+
+function doubleQuoteEndPlain(text: string, from: number): number {
+  let i = from;
+  while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
+  return i;
+}
+
+function isWordOnItsOwn(text: string, i: number): boolean {
+  const before = i === 0 ? " " : text[i - 1];
+  const after = i + 1 >= text.length ? " " : text[i + 1];
+  return /[\s;&|]/.test(before) && /[\s;&|]/.test(after);
+}
+
+const KEYWORD_ONLY = /^(?:then|else|do|done|fi|esac|in)$/;
+const LEADING_KEYWORD = /^(?:if|then|else|elif|do|while|until|!|time)\s+/;
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|[^\s'"]*)\s*/;
+
+/**
+ * Reduces a part to the command it runs: shell keywords and leading `VAR=value` assignments go
+ * (what they contain in `$(…)` was collected separately); a `for … in …` header runs nothing.
+ */
+export function normalizePart(part: string): string {
+  let text = part.trim();
+  for (;;) {
+    const before = text;
+    text = text.replace(LEADING_KEYWORD, "").replace(ASSIGNMENT, "").trim();
+    if (text === before) break;
+  }
+  if (KEYWORD_ONLY.test(text) || /^for\s+\w+(\s+in\b|$)/.test(text) || /^case\s/.test(text)) return "";
+  return text;
+}

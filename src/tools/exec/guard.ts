@@ -1,0 +1,145 @@
+import { commandParts } from "./command-parts.js";
+
+/**
+ * The guard is a cheap first filter in front of the sandbox: it stops the obvious accidents and
+ * tells the model why. It is not the security boundary (a determined command can always be
+ * spelled so that no regex sees it); bubblewrap is.
+ */
+export interface GuardPolicy {
+  /** Extra patterns (exec.denyPatterns), matched case-insensitively against the whole command. */
+  denyPatterns: RegExp[];
+  /** When non-empty (exec.allowPatterns), every part of a chained command must match one. */
+  allowPatterns: RegExp[];
+  restrictToWorkspace: boolean;
+  workspace: string;
+  media: string;
+}
+
+export type GuardVerdict = { allowed: true } | { allowed: false; reason: string };
+
+interface DenyRule {
+  pattern: RegExp;
+  reason: string;
+  /** "part" rules look at each simple command after `sudo`, assignments and keywords are stripped. */
+  scope: "command" | "part";
+}
+
+const BLOCK_DEVICE = String.raw`\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|loop\d|disk\d|mapper\/)`;
+
+const DEFAULT_DENY: DenyRule[] = [
+  {
+    pattern: /\brm\s+(?:[^;&|\n]*\s)?(?:-[a-z]*r[a-z]*|--recursive)\b/i,
+    reason: "recursive rm (rm -r / -rf) is blocked; delete files one by one, by name",
+    scope: "command",
+  },
+  {
+    pattern: /\b(?:mkfs(?:\.\w+)?|mke2fs|mkswap|wipefs|diskpart)\b/i,
+    reason: "formatting or partitioning disks is blocked",
+    scope: "command",
+  },
+  { pattern: /^format(?:\.com|\.exe)?\b/i, reason: "formatting disks is blocked", scope: "part" },
+  {
+    pattern: /\bdd\b[^;&|\n]*\bof=\/dev\/(?!null\b|zero\b|stdout\b|stderr\b)/i,
+    reason: "dd to a device is blocked",
+    scope: "command",
+  },
+  {
+    pattern: new RegExp(String.raw`(?:>\s*|\btee\s+(?:-\w+\s+)*)${BLOCK_DEVICE}`, "i"),
+    reason: "writing to a block device is blocked",
+    scope: "command",
+  },
+  {
+    pattern: /^(?:shutdown|reboot|poweroff|halt|(?:tel)?init\s+[06]|systemctl\s+(?:poweroff|reboot|halt|kexec))\b/i,
+    reason: "shutting down or rebooting the machine is blocked",
+    scope: "part",
+  },
+  {
+    pattern: /([\w:.]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&/,
+    reason: "this looks like a fork bomb",
+    scope: "command",
+  },
+];
+
+/** Prefixes that do not change which program runs, removed before "part" rules look. */
+const WRAPPERS = /^(?:(?:sudo|doas|exec|nohup|command|nice|env|timeout\s+\S+)\s+(?:-\S+\s+)*)+/i;
+
+/** Absolute paths that are fine anywhere: the sandbox's own /tmp and devices, and system programs. */
+const HARMLESS_ABSOLUTE = [
+  /^\/dev\/(?:null|zero|stdin|stdout|stderr|u?random|tty|fd\/\d+)$/,
+  /^\/tmp(?:\/|$)/,
+  /^\/(?:usr|bin|sbin|lib|lib32|lib64|libx32)(?:\/|$)/,
+  /^\/proc\/self(?:\/|$)/,
+];
+
+const PATH_END = String.raw`(?=$|[\s/'"\`;&|<>()])`;
+const PARENT_DIR = new RegExp(String.raw`(?:^|[\s/=:'"(<>|;&])\.\.${PATH_END}`);
+const TILDE = /(?:^|[\s=:'"(<>|;&])~(?=$|[\s/'"`;&|<>()]|[a-z_])/i;
+// A path starts a word, follows = or a redirection, or is glued to a short option (-C/etc).
+const ABSOLUTE = /(?:^|[\s='"`(<>|;&,]|\s-[A-Za-z])(\/[^\s'"`;&|<>(),]*)/g;
+
+export function checkCommand(command: string, policy: GuardPolicy): GuardVerdict {
+  const parts = commandParts(command);
+  for (const rule of DEFAULT_DENY) {
+    const hit =
+      rule.scope === "command"
+        ? rule.pattern.test(command)
+        : parts.some((part) => rule.pattern.test(stripWrappers(part)));
+    if (hit) return deny(rule.reason);
+  }
+  for (const pattern of policy.denyPatterns) {
+    if (pattern.test(command)) return deny(`the command matches the configured deny pattern /${pattern.source}/`);
+  }
+  if (policy.allowPatterns.length > 0) {
+    const stray = parts.find((part) => !policy.allowPatterns.some((pattern) => pattern.test(part)));
+    if (stray !== undefined) return deny(`"${shorten(stray)}" is not in the configured allowlist (exec.allowPatterns)`);
+  }
+  if (policy.restrictToWorkspace) return checkPaths(command, policy);
+  return { allowed: true };
+}
+
+function checkPaths(command: string, policy: GuardPolicy): GuardVerdict {
+  if (PARENT_DIR.test(command)) return deny("paths with .. are not allowed; stay inside the workspace");
+  if (TILDE.test(command)) {
+    return deny("~ is not allowed; HOME is the workspace, so use relative paths");
+  }
+  // Paths inside the workspace and media folder are fine; blank them out before looking for others.
+  let rest = command;
+  for (const root of [policy.workspace, policy.media]) {
+    rest = rest.replace(new RegExp(`${escapeRegExp(root)}${PATH_END}`, "g"), "WORKSPACE");
+  }
+  for (const match of rest.matchAll(ABSOLUTE)) {
+    const path = match[1];
+    if (!HARMLESS_ABSOLUTE.some((ok) => ok.test(path))) {
+      return deny(`${path} is outside the workspace; use paths relative to the workspace (${policy.workspace})`);
+    }
+  }
+  return { allowed: true };
+}
+
+/** Compiles exec.denyPatterns / exec.allowPatterns, naming the entry that is not a valid regex. */
+export function compilePatterns(patterns: readonly string[], setting: string): RegExp[] {
+  return patterns.map((source, i) => {
+    try {
+      return new RegExp(source, "i");
+    } catch (err) {
+      throw new Error(`${setting}[${i}] is not a valid regular expression: ${(err as Error).message}`);
+    }
+  });
+}
+
+function stripWrappers(part: string): string {
+  // /sbin/reboot runs reboot: compare program names, not paths.
+  return part.replace(WRAPPERS, "").replace(/^\S*\//, "");
+}
+
+function deny(reason: string): GuardVerdict {
+  return { allowed: false, reason };
+}
+
+function shorten(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
