@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { PairingStore } from "./access/pairing.js";
 import { listSkills } from "./agent/skills.js";
 import { AgentWorker } from "./agent/worker.js";
-import { PairingStore } from "./access/pairing.js";
 import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
 import { replyTargetChannel } from "./bus/types.js";
@@ -46,7 +46,8 @@ export function createApp(config: Config, options: AppOptions): App {
   const journal = new SqliteJournal(db);
   const bus = new MessageBus({
     journal,
-    onDeliveryError: (err, msg) => log.error({ err, channel: msg.channel, chatId: msg.chatId }, "could not deliver a reply"),
+    onDeliveryError: (err, msg) =>
+      log.error({ err, channel: msg.channel, chatId: msg.chatId }, "could not deliver a reply"),
   });
   const conversations = new ConversationStore(db);
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds);

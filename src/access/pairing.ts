@@ -36,7 +36,10 @@ export class PairingStore {
   }
 
   isApproved(channel: string, userId: string): boolean {
-    return this.db.prepare("SELECT 1 FROM approved_users WHERE channel = ? AND user_id = ?").get(channel, userId) !== undefined;
+    return (
+      this.db.prepare("SELECT 1 FROM approved_users WHERE channel = ? AND user_id = ?").get(channel, userId) !==
+      undefined
+    );
   }
 
   /**
@@ -46,9 +49,14 @@ export class PairingStore {
   request(channel: string, userId: string, userName: string): PairingRequest | undefined {
     const now = this.now();
     this.db.prepare("DELETE FROM pairing_requests WHERE expires_at <= ?").run(now);
-    const existing = this.db.prepare("SELECT 1 FROM pairing_requests WHERE channel = ? AND user_id = ?").get(channel, userId);
+    const existing = this.db
+      .prepare("SELECT 1 FROM pairing_requests WHERE channel = ? AND user_id = ?")
+      .get(channel, userId);
     if (existing) return undefined;
-    const open = this.db.prepare("SELECT count(*) FROM pairing_requests WHERE channel = ?").pluck().get(channel) as number;
+    const open = this.db
+      .prepare("SELECT count(*) FROM pairing_requests WHERE channel = ?")
+      .pluck()
+      .get(channel) as number;
     if (open >= this.maxPending) return undefined;
     const request = { channel, userId, userName, code: newCode(), expiresAt: now + this.ttlMs };
     this.db

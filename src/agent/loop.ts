@@ -83,11 +83,14 @@ async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext)
   return results;
 }
 
-
 function toAssistantMessage(content: string | null, calls: ToolCall[]): ChatMessage {
   return {
     role: "assistant",
     content,
-    tool_calls: calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
+    tool_calls: calls.map((c) => ({
+      id: c.id,
+      type: "function" as const,
+      function: { name: c.name, arguments: c.arguments },
+    })),
   };
 }

@@ -168,7 +168,9 @@ export class AgentWorker {
         },
       );
       const replyToId = msg.channel === "system" ? undefined : msg.id;
-      const reply = result.reply.trim() ? { ...target, kind: "reply" as const, text: result.reply, replyToId } : undefined;
+      const reply = result.reply.trim()
+        ? { ...target, kind: "reply" as const, text: result.reply, replyToId }
+        : undefined;
       await this.finish(msg, [user, ...result.produced], reply);
     } catch (err) {
       // Shutting down: leave the message pending in the inbox so it runs again after the restart.
@@ -186,7 +188,11 @@ export class AgentWorker {
   }
 
   /** Stores the turn, marks the message done and records the reply in one transaction, then sends it. */
-  private async finish(msg: InboundMessage, messages: StoredMessage[], out: OutboundMessage | undefined): Promise<void> {
+  private async finish(
+    msg: InboundMessage,
+    messages: StoredMessage[],
+    out: OutboundMessage | undefined,
+  ): Promise<void> {
     const { deps } = this;
     let delivery: Promise<void> = Promise.resolve();
     deps.db.transaction(() => {

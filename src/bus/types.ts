@@ -50,9 +50,7 @@ export function sessionKeyOf(channel: ChannelName, chatId: string, threadId?: st
 }
 
 /** Where a session key points: the inverse of sessionKeyOf. */
-export function parseSessionKey(
-  key: string,
-): { channel: ChannelName; chatId: string; threadId?: string } | undefined {
+export function parseSessionKey(key: string): { channel: ChannelName; chatId: string; threadId?: string } | undefined {
   const m = /^(telegram|discord|console|system):(.+?)(?::thread:(.+))?$/.exec(key);
   if (!m) return undefined;
   return { channel: m[1] as ChannelName, chatId: m[2], threadId: m[3] };

@@ -95,7 +95,10 @@ function readConfigFile(path: string, explicit: boolean): FileConfig {
   if (!validate(data)) {
     const e = validate.errors?.[0];
     const where = e?.instancePath ? e.instancePath.slice(1).replaceAll("/", ".") : "the top level";
-    const extra = e?.keyword === "additionalProperties" ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : "";
+    const extra =
+      e?.keyword === "additionalProperties"
+        ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"`
+        : "";
     throw new ConfigError(`PINCER_CONFIG file ${path}: ${where} ${e?.message ?? "is invalid"}${extra}.`);
   }
   return data;

@@ -86,7 +86,8 @@ async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatC
     if (!delta) continue;
     content += delta.content ?? "";
     for (const piece of delta.tool_calls ?? []) {
-      const call = (calls[piece.index] ??= { id: "", name: "", arguments: "" });
+      calls[piece.index] ??= { id: "", name: "", arguments: "" };
+      const call = calls[piece.index];
       call.id ||= piece.id ?? "";
       call.name += piece.function?.name ?? "";
       call.arguments += piece.function?.arguments ?? "";

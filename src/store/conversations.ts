@@ -35,9 +35,7 @@ export class ConversationStore {
   /** The id of the session's open conversation, created on first use. */
   openConversation(sessionKey: string): number {
     const row = this.db
-      .prepare(
-        "SELECT id FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1",
-      )
+      .prepare("SELECT id FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1")
       .pluck()
       .get(sessionKey) as number | undefined;
     if (row !== undefined) return row;

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { type Migration, migrations as allMigrations } from "./migrations.js";
+import { migrations as allMigrations, type Migration } from "./migrations.js";
 
 export type Database = BetterSqlite3.Database;
 

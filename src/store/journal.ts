@@ -20,7 +20,10 @@ export class SqliteJournal implements BusJournal {
   /** Messages accepted but never finished, oldest first: the turns to run again after a restart. */
   pendingInbound(): InboundMessage[] {
     return (
-      this.db.prepare("SELECT payload FROM inbox WHERE status = 'pending' ORDER BY received_at, rowid").pluck().all() as string[]
+      this.db
+        .prepare("SELECT payload FROM inbox WHERE status = 'pending' ORDER BY received_at, rowid")
+        .pluck()
+        .all() as string[]
     ).map((payload) => JSON.parse(payload) as InboundMessage);
   }
 

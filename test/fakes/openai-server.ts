@@ -113,7 +113,11 @@ function streamReply(
   chunk({ role: "assistant", content: "" });
   for (const piece of content.match(/[\s\S]{1,5}/g) ?? []) chunk({ content: piece });
   for (const call of toolCalls) {
-    chunk({ tool_calls: [{ index: call.index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] });
+    chunk({
+      tool_calls: [
+        { index: call.index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } },
+      ],
+    });
     for (const piece of call.function.arguments.match(/[\s\S]{1,4}/g) ?? []) {
       chunk({ tool_calls: [{ index: call.index, function: { arguments: piece } }] });
     }

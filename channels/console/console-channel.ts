@@ -1,0 +1,70 @@
+import { randomUUID } from "node:crypto";
+import { parseCommand } from "../../src/agent/commands.js";
+import type { MessageBus } from "../../src/bus/bus.js";
+import type { Channel } from "../../src/bus/channel.js";
+import { type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
+
+export interface ConsoleDeps {
+  bus: MessageBus;
+  /** The terminal conversation's chat id; `pincer chat` and `pincer agent` share "local" by default. */
+  chatId?: string;
+  senderName?: string;
+  /** Renders what the agent says. */
+  write: (msg: OutboundMessage) => void;
+  /** Told when a turn starts (true) and ends (false). */
+  onBusy?: (busy: boolean) => void;
+}
+
+export interface ConsoleChannel extends Channel {
+  /** Publishes one line the user typed; resolves when its turn has ended. */
+  send(text: string): Promise<void>;
+}
+
+/** The terminal as a channel: the same bus contract as Telegram and Discord, minus the network. */
+export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
+  const chatId = deps.chatId ?? "local";
+  const sessionKey = sessionKeyOf("console", chatId);
+  // Turns end with an activity event; /stop, /status and /help are answered without a turn.
+  const turnEnded: Array<() => void> = [];
+  const commandAnswered: Array<() => void> = [];
+  let unsubscribeActivity = () => {};
+
+  return {
+    name: "console",
+    async start() {
+      unsubscribeActivity = deps.bus.onActivity("console", (event) => {
+        if (event.chatId !== chatId) return;
+        deps.onBusy?.(event.busy);
+        if (!event.busy) turnEnded.shift()?.();
+      });
+      await deps.bus.subscribeOutbound("console", async (msg) => {
+        if (msg.chatId !== chatId) return;
+        deps.write(msg);
+        if (msg.kind === "notice") commandAnswered.shift()?.();
+      });
+    },
+    async stop() {
+      unsubscribeActivity();
+      deps.bus.unsubscribeOutbound("console");
+    },
+    send(text) {
+      const command = parseCommand(text);
+      const instant = command === "stop" || command === "status" || command === "help";
+      const ended = new Promise<void>((resolve) => (instant ? commandAnswered : turnEnded).push(resolve));
+      deps.bus.publishInbound({
+        id: randomUUID(),
+        channel: "console",
+        chatId,
+        senderId: "console",
+        senderName: deps.senderName ?? "you",
+        text,
+        media: [],
+        isGroup: false,
+        mentionsBot: true,
+        receivedAt: Date.now(),
+        sessionKey,
+      });
+      return ended;
+    },
+  };
+}

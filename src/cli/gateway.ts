@@ -1,0 +1,35 @@
+import type { Logger } from "pino";
+import { createApp } from "../app.js";
+import type { Channel } from "../bus/channel.js";
+import type { Config } from "../config/config.js";
+import { onShutdown } from "./load.js";
+
+/** `pincer gateway`: the daemon. Runs every configured channel and idles happily with none. */
+export async function runGateway(config: Config, log: Logger): Promise<void> {
+  const app = createApp(config, { log });
+  const channels: Channel[] = [];
+  if (config.telegramToken) {
+    const { createTelegramChannel } = await import("../../channels/telegram/index.js");
+    channels.push(
+      createTelegramChannel({ config, bus: app.bus, pairing: app.pairing, log: log.child({ channel: "telegram" }) }),
+    );
+  } else {
+    log.info("telegram is off: TELEGRAM_BOT_TOKEN is not set");
+  }
+  if (config.discordToken) {
+    const { createDiscordChannel } = await import("../../channels/discord/index.js");
+    channels.push(
+      createDiscordChannel({ config, bus: app.bus, pairing: app.pairing, log: log.child({ channel: "discord" }) }),
+    );
+  } else {
+    log.info("discord is off: DISCORD_BOT_TOKEN is not set");
+  }
+  if (channels.length === 0) log.warn("no channel is configured; pincer idles until one is (see .env.example)");
+  if (config.sandbox === "none") log.warn("PINCER_SANDBOX=none: shell commands run without the bubblewrap sandbox");
+  onShutdown(() => app.stop(), log);
+  await app.start(channels);
+  log.info(
+    { channels: channels.map((c) => c.name), model: config.openai.model, home: config.home },
+    "pincer is running",
+  );
+}

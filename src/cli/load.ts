@@ -1,0 +1,41 @@
+import type { Logger } from "pino";
+import { type Config, ConfigError, type LoadOptions, loadConfig } from "../config/config.js";
+import { createLogger } from "../log.js";
+import { loadEnvFile } from "./env-file.js";
+
+/**
+ * Reads `.env` and the configuration for a command. A configuration problem ends the process
+ * with its one-sentence message on stderr and exit code 1, never a stack trace.
+ */
+export function loadOrExit(options: LoadOptions = {}): { config: Config; log: Logger } {
+  try {
+    loadEnvFile();
+    const config = loadConfig(process.env, options);
+    return { config, log: createLogger(config.logLevel) };
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`pincer: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+/** Stops the app once on SIGINT/SIGTERM, so systemd's stop and Ctrl-C leave nothing half-done. */
+export function onShutdown(stop: () => Promise<void>, log: Logger): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", () => handler("SIGINT"));
+  process.once("SIGTERM", () => handler("SIGTERM"));
+}

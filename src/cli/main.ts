@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+import { Command } from "commander";
+import { runAgentOnce } from "./agent.js";
+import { runChat } from "./chat.js";
+import { formatChecks, runDoctor } from "./doctor.js";
+import { runGateway } from "./gateway.js";
+import { loadOrExit } from "./load.js";
+import { runOnboard } from "./onboard.js";
+import { pairingApprove, pairingList } from "./pairing.js";
+import { statusText } from "./status.js";
+
+const program = new Command("pincer")
+  .description(
+    "A small, self-hosted chat-bot daemon: Telegram and Discord, an OpenAI-compatible model, sandboxed tools.",
+  )
+  .showHelpAfterError();
+
+program
+  .command("gateway")
+  .description("run the daemon: every configured channel, the agent, the scheduler")
+  .action(async () => {
+    const { config, log } = loadOrExit();
+    await runGateway(config, log);
+  });
+
+program
+  .command("chat")
+  .description("talk to the agent in the terminal")
+  .option("-s, --session <id>", "terminal conversation to continue", "local")
+  .action(async (options: { session: string }) => {
+    const { config, log } = loadOrExit();
+    await runChat(config, log, options.session);
+  });
+
+program
+  .command("agent")
+  .description("run one turn and print the reply")
+  .requiredOption("-m, --message <text>", "what to say to the agent")
+  .option("-s, --session <id>", "terminal conversation to continue", "local")
+  .action(async (options: { message: string; session: string }) => {
+    const { config, log } = loadOrExit();
+    await runAgentOnce(config, log, options.message, options.session);
+  });
+
+program
+  .command("onboard")
+  .description("create PINCER_HOME, the workspace and .env (overwrites nothing)")
+  .action(() => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    console.log(runOnboard(config).join("\n"));
+  });
+
+program
+  .command("doctor")
+  .description("check the configuration, the model endpoint, the sandbox and the channels")
+  .action(async () => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    const checks = await runDoctor(config);
+    console.log(formatChecks(checks));
+    if (checks.some((c) => c.status === "fail")) process.exitCode = 1;
+  });
+
+program
+  .command("status")
+  .description("show what is stored and waiting")
+  .action(() => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    console.log(statusText(config));
+  });
+
+const pairing = program.command("pairing").description("approve strangers who asked for access");
+pairing
+  .command("list")
+  .description("pending codes and approved users")
+  .action(() => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    console.log(pairingList(config));
+  });
+pairing
+  .command("approve <channel> <code>")
+  .description("approve the user behind a pairing code (channel: telegram or discord)")
+  .action((channel: string, code: string) => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    const result = pairingApprove(config, channel, code);
+    console.log(result.text);
+    if (!result.ok) process.exitCode = 1;
+  });
+
+await program.parseAsync();

@@ -1,0 +1,30 @@
+import { copyFileSync, existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Config } from "../config/config.js";
+import { packageRoot } from "../paths.js";
+import { ensureHome } from "../setup/ensure-home.js";
+
+/** `pincer onboard`: creates PINCER_HOME, the workspace and a `.env`, overwriting nothing. */
+export function runOnboard(config: Config, envPath = resolve(".env")): string[] {
+  const lines: string[] = [];
+  const created = ensureHome(config);
+  lines.push(`PINCER_HOME: ${config.home}`);
+  lines.push(
+    `workspace:   ${config.workspace}${created.length ? ` (${created.length} files from the template)` : " (kept as it is)"}`,
+  );
+  if (existsSync(envPath)) {
+    lines.push(`.env:        ${envPath} exists, left alone`);
+  } else {
+    copyFileSync(join(packageRoot(), ".env.example"), envPath);
+    lines.push(`.env:        ${envPath} created from .env.example`);
+  }
+  lines.push(
+    "",
+    "Next:",
+    `  1. Put OPENAI_API_KEY (and OPENAI_BASE_URL for another endpoint) in ${envPath}.`,
+    "  2. Add TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN (see the README).",
+    "  3. Edit SOUL.md and USER.md in the workspace to make pincer yours.",
+    "  4. Run `pincer doctor`, then `npm start` (or `pincer gateway`).",
+  );
+  return lines;
+}

@@ -1,0 +1,77 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+const home = mkdtempSync(join(tmpdir(), "pincer-config-"));
+const base = { OPENAI_API_KEY: "k", PINCER_HOME: home, PINCER_TIMEZONE: "Europe/Berlin" };
+
+function errorOf(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadConfig", () => {
+  it("fills every default", () => {
+    const config = loadConfig(base);
+    expect(config.openai.baseUrl).toBe("https://api.openai.com/v1");
+    expect(config.workspace).toBe(join(home, "workspace"));
+    expect(config.sandbox).toBe("bwrap");
+    expect(config.agent.maxIterations).toBe(40);
+    expect(config.agent.maxConcurrentTurns).toBe(8);
+    expect(config.exec.timeoutSeconds).toBe(60);
+    expect(config.telegramAllowFrom).toEqual([]);
+  });
+
+  it("reads lists, URLs and the config file", () => {
+    const file = join(home, "custom.json");
+    writeFileSync(file, JSON.stringify({ agent: { maxIterations: 5 }, exec: { network: true } }));
+    const config = loadConfig({
+      ...base,
+      PINCER_CONFIG: file,
+      TELEGRAM_ALLOW_FROM: " 1, 2 ,,3",
+      OPENAI_BASE_URL: "http://127.0.0.1:11434/v1/",
+    });
+    expect(config.telegramAllowFrom).toEqual(["1", "2", "3"]);
+    expect(config.openai.baseUrl).toBe("http://127.0.0.1:11434/v1");
+    expect(config.agent.maxIterations).toBe(5);
+    expect(config.agent.maxConcurrentTurns).toBe(8);
+    expect(config.exec.network).toBe(true);
+  });
+
+  it.each([
+    [{ OPENAI_API_KEY: "" }, /^OPENAI_API_KEY is not set/],
+    [{ OPENAI_BASE_URL: "not a url" }, /^OPENAI_BASE_URL must be an http\(s\) URL/],
+    [{ TELEGRAM_API_ROOT: "ftp://x" }, /^TELEGRAM_API_ROOT must be an http\(s\) URL/],
+    [{ PINCER_SANDBOX: "docker" }, /^PINCER_SANDBOX must be "bwrap" or "none"/],
+    [{ PINCER_TIMEZONE: "Mars/Olympus" }, /^PINCER_TIMEZONE "Mars\/Olympus" is not an IANA time zone/],
+    [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL must be one of/],
+    [{ PINCER_CONFIG: "/nonexistent/pincer.json" }, /^PINCER_CONFIG points to \/nonexistent\/pincer.json/],
+  ])("rejects %j with one sentence naming the variable", (env, message) => {
+    const text = errorOf({ ...base, ...env });
+    expect(text).toMatch(message);
+    expect(text.split("\n")).toHaveLength(1);
+  });
+
+  it("names the bad setting inside the config file", () => {
+    const file = join(home, "bad.json");
+    writeFileSync(file, JSON.stringify({ agent: { maxIterations: "many" } }));
+    expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(
+      /^PINCER_CONFIG file .*bad.json: agent.maxIterations must be integer/,
+    );
+    writeFileSync(file, JSON.stringify({ agnet: {} }));
+    expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/must NOT have additional properties "agnet"/);
+    writeFileSync(file, "{ nope");
+    expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/is not valid JSON/);
+  });
+
+  it("lets commands that never call the model run without a key", () => {
+    expect(loadConfig({ ...base, OPENAI_API_KEY: "" }, { requireApiKey: false }).openai.apiKey).toBe("");
+  });
+});

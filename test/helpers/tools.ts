@@ -1,0 +1,37 @@
+import type { Tool } from "../../src/tools/tool.js";
+
+export interface Span {
+  name: string;
+  start: number;
+  end: number;
+}
+
+/** A tool that sleeps and records when it ran, to prove overlap or exclusivity with timestamps. */
+export function sleepyTool(
+  name: string,
+  flags: { readOnly?: boolean; exclusive?: boolean },
+  spans: Span[],
+  ms = 150,
+): Tool {
+  return {
+    name,
+    description: `sleeps ${ms} ms and echoes its input`,
+    parameters: {
+      type: "object",
+      properties: { value: { type: "string" } },
+      required: ["value"],
+      additionalProperties: false,
+    },
+    ...flags,
+    async execute(args) {
+      const start = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      spans.push({ name: `${name}:${String(args.value)}`, start, end: performance.now() });
+      return `${name} got ${String(args.value)}`;
+    },
+  };
+}
+
+export function overlaps(a: Span, b: Span): boolean {
+  return a.start < b.end && b.start < a.end;
+}
