@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/config.js";
+import { JobStore } from "../scheduler/job-store.js";
 import type { Database } from "../store/database.js";
+import { createCronTool } from "./cron-tool.js";
 import type { Tool } from "./tool.js";
 
 /** What tool factories may close over; per-call facts come through ToolContext instead. */
@@ -8,9 +10,18 @@ export interface ToolDeps {
   config: Config;
   db: Database;
   log: Logger;
+  /** Re-arms the cron scheduler's timer when the cron tool adds or removes a job. */
+  scheduler?: { wake(): void };
 }
 
 /** Every tool offered to the model. A tool is listed here only once it works. */
-export function createTools(_deps: ToolDeps): Tool[] {
-  return [];
+export function createTools(deps: ToolDeps): Tool[] {
+  return [
+    createCronTool({
+      store: new JobStore(deps.db),
+      timezone: deps.config.timezone,
+      minEverySeconds: deps.config.cron.minEverySeconds,
+      wake: () => deps.scheduler?.wake(),
+    }),
+  ];
 }
