@@ -1,0 +1,163 @@
+import { Lexer, type Token, type Tokens } from "marked";
+
+/**
+ * Model markdown → the HTML subset Telegram's Bot API accepts (parse_mode "HTML").
+ *
+ * Telegram knows b, i, s, u, code, pre, a, blockquote and nothing else: headings become bold
+ * lines, lists become bullet lines, tables become monospaced blocks, raw HTML is shown as text.
+ * Its nesting rules (code and pre contain nothing, links contain no code, blockquotes don't
+ * nest) are respected here so a well-formed answer is never refused.
+ */
+export function markdownToTelegramHtml(markdown: string): string {
+  const tokens = new Lexer({ gfm: true }).lex(markdown);
+  return renderBlocks(tokens, { inLink: false, inQuote: false })
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+}
+
+interface Scope {
+  inLink: boolean;
+  inQuote: boolean;
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+function escapeAttribute(text: string): string {
+  return escapeHtml(text).replace(/"/g, "&quot;");
+}
+
+/** Schemes Telegram opens; anything else (javascript:, relative paths) is shown as plain text. */
+function isSafeHref(href: string): boolean {
+  return /^(https?:|tg:|mailto:)/i.test(href);
+}
+
+function renderBlocks(tokens: Token[], scope: Scope): string {
+  return tokens.map((token) => renderBlock(token, scope)).join("");
+}
+
+function renderBlock(token: Token, scope: Scope): string {
+  switch (token.type) {
+    case "space":
+    case "def":
+      return "";
+    case "paragraph":
+      return `${renderInline((token as Tokens.Paragraph).tokens, scope)}\n\n`;
+    case "heading":
+      return `<b>${renderInline((token as Tokens.Heading).tokens, scope)}</b>\n\n`;
+    case "code":
+      return `${renderCodeBlock(token as Tokens.Code)}\n\n`;
+    case "blockquote": {
+      const inner = renderBlocks((token as Tokens.Blockquote).tokens, { ...scope, inQuote: true }).trim();
+      return scope.inQuote ? `${inner}\n\n` : `<blockquote>${inner}</blockquote>\n\n`;
+    }
+    case "list":
+      return `${renderList(token as Tokens.List, scope, 0)}\n\n`;
+    case "table":
+      return `${renderTable(token as Tokens.Table)}\n\n`;
+    case "hr":
+      return "——————\n\n";
+    case "html":
+      return `${escapeHtml((token as Tokens.HTML).text)}\n\n`;
+    case "text": {
+      const text = token as Tokens.Text;
+      return `${text.tokens ? renderInline(text.tokens, scope) : escapeHtml(text.text)}\n\n`;
+    }
+    default:
+      return "raw" in token ? escapeHtml(String(token.raw)) : "";
+  }
+}
+
+function renderCodeBlock(token: Tokens.Code): string {
+  const code = escapeHtml(token.text.replace(/\n+$/, ""));
+  const lang = token.lang?.trim().split(/\s+/)[0];
+  return lang && /^[\w#+.-]+$/.test(lang)
+    ? `<pre><code class="language-${lang}">${code}</code></pre>`
+    : `<pre>${code}</pre>`;
+}
+
+function renderList(list: Tokens.List, scope: Scope, depth: number): string {
+  const indent = "  ".repeat(depth);
+  const start = typeof list.start === "number" ? list.start : 1;
+  return list.items
+    .map((item, index) => {
+      const marker = item.task ? (item.checked ? "☑" : "☐") : list.ordered ? `${start + index}.` : "•";
+      const parts: string[] = [];
+      for (const child of item.tokens) {
+        if (child.type === "list") parts.push(renderList(child as Tokens.List, scope, depth + 1));
+        else if (child.type === "checkbox") continue;
+        else parts.push(renderBlock(child, scope).trim());
+      }
+      const body = parts.filter(Boolean).join("\n");
+      return `${indent}${marker} ${body}`;
+    })
+    .join("\n");
+}
+
+/** Tables have no Telegram form; a monospaced block keeps the columns readable. */
+function renderTable(table: Tokens.Table): string {
+  const rows = [table.header, ...table.rows].map((row) => row.map((cell) => plainText(cell.tokens)));
+  const widths = rows[0].map((_, col) => Math.max(...rows.map((row) => (row[col] ?? "").length)));
+  const line = (row: string[]) =>
+    row
+      .map((cell, col) => cell.padEnd(widths[col]))
+      .join(" | ")
+      .trimEnd();
+  const separator = widths.map((w) => "-".repeat(w)).join("-+-");
+  return `<pre>${escapeHtml([line(rows[0]), separator, ...rows.slice(1).map(line)].join("\n"))}</pre>`;
+}
+
+function renderInline(tokens: Token[] | undefined, scope: Scope): string {
+  return (tokens ?? []).map((token) => renderInlineToken(token, scope)).join("");
+}
+
+function renderInlineToken(token: Token, scope: Scope): string {
+  switch (token.type) {
+    case "strong":
+      return `<b>${renderInline((token as Tokens.Strong).tokens, scope)}</b>`;
+    case "em":
+      return `<i>${renderInline((token as Tokens.Em).tokens, scope)}</i>`;
+    case "del":
+      return `<s>${renderInline((token as Tokens.Del).tokens, scope)}</s>`;
+    case "codespan": {
+      const code = escapeHtml((token as Tokens.Codespan).text);
+      return scope.inLink ? code : `<code>${code}</code>`;
+    }
+    case "br":
+      return "\n";
+    case "link": {
+      const link = token as Tokens.Link;
+      const label = renderInline(link.tokens, { ...scope, inLink: true });
+      if (scope.inLink || !isSafeHref(link.href)) return label;
+      return `<a href="${escapeAttribute(link.href)}">${label}</a>`;
+    }
+    case "image": {
+      const image = token as Tokens.Image;
+      const alt = escapeHtml(image.text || "image");
+      if (scope.inLink || !isSafeHref(image.href)) return alt;
+      return `<a href="${escapeAttribute(image.href)}">${alt}</a>`;
+    }
+    case "text": {
+      const text = token as Tokens.Text;
+      return text.tokens ? renderInline(text.tokens, scope) : escapeHtml(text.text);
+    }
+    case "escape":
+      return escapeHtml((token as Tokens.Escape).text);
+    case "html":
+      return escapeHtml((token as Tokens.HTML).raw);
+    default:
+      return "raw" in token ? escapeHtml(String(token.raw)) : "";
+  }
+}
+
+/** The visible text of inline tokens, without any markup (table cells). */
+function plainText(tokens: Token[] | undefined): string {
+  return (tokens ?? [])
+    .map((token) => {
+      if ("tokens" in token && Array.isArray(token.tokens) && token.tokens.length > 0) return plainText(token.tokens);
+      if (token.type === "codespan" || token.type === "escape" || token.type === "text") return token.text as string;
+      return "raw" in token ? String(token.raw) : "";
+    })
+    .join("");
+}

@@ -1,0 +1,165 @@
+/** Telegram refuses a message longer than this many characters after entity parsing. */
+export const TELEGRAM_TEXT_LIMIT = 4096;
+
+type Atom =
+  | { kind: "open"; name: string; raw: string }
+  | { kind: "close"; name: string; raw: string }
+  /** One visible character: a code point or an HTML entity; `width` counts UTF-16 units as Telegram does. */
+  | { kind: "char"; raw: string; char: string; width: number };
+
+interface OpenTag {
+  name: string;
+  raw: string;
+}
+
+/** Where a chunk may end: at a paragraph break, a line break, a space, in this order of preference. */
+interface Break {
+  at: number;
+  resume: number;
+  visible: number;
+  rank: number;
+  stack: OpenTag[];
+}
+
+const PARAGRAPH = 3;
+const LINE = 2;
+const SPACE = 1;
+
+/**
+ * Splits Telegram HTML into messages of at most `limit` visible characters. Cuts fall at
+ * paragraph, then line, then word boundaries (a hard cut only when a chunk has none in its
+ * second half), never inside a tag or an entity. Tags open at a cut — a code block, a quote,
+ * bold — are closed at the end of one chunk and reopened at the start of the next.
+ */
+export function splitTelegramHtml(html: string, limit = TELEGRAM_TEXT_LIMIT): string[] {
+  const atoms = tokenize(html);
+  const chunks: string[] = [];
+  let start = 0;
+  let stack: OpenTag[] = [];
+  while (start < atoms.length) {
+    const { end, resume, stackAtEnd } = findCut(atoms, start, stack, limit);
+    const body = atoms
+      .slice(start, end)
+      .map((a) => a.raw)
+      .join("");
+    const reopen = stack.map((t) => t.raw).join("");
+    const close = [...stackAtEnd]
+      .reverse()
+      .map((t) => `</${t.name}>`)
+      .join("");
+    const chunk = dropEmptyTags(reopen + body + close);
+    if (htmlToPlainText(chunk).trim()) chunks.push(chunk.trim());
+    start = resume;
+    stack = stackAtEnd;
+  }
+  return chunks;
+}
+
+function findCut(
+  atoms: Atom[],
+  start: number,
+  initial: OpenTag[],
+  limit: number,
+): { end: number; resume: number; stackAtEnd: OpenTag[] } {
+  const stack = [...initial];
+  const breaks: Break[] = [];
+  let visible = 0;
+  for (let i = start; i < atoms.length; i++) {
+    const atom = atoms[i];
+    if (atom.kind === "open") {
+      stack.push({ name: atom.name, raw: atom.raw });
+      continue;
+    }
+    if (atom.kind === "close") {
+      const at = stack.map((t) => t.name).lastIndexOf(atom.name);
+      if (at >= 0) stack.splice(at, 1);
+      continue;
+    }
+    if (visible + atom.width > limit) return cutAt(breaks, limit, i, stack);
+    if (atom.char === "\n" || atom.char === " ") {
+      const previous = atoms[i - 1];
+      const afterNewline = previous?.kind === "char" && previous.char === "\n";
+      // Only the first character of a whitespace run is a candidate; the run is skipped at the cut.
+      if (!(afterNewline && atom.char === "\n")) {
+        const rank = atom.char === " " ? SPACE : isParagraphBreak(atoms, i) ? PARAGRAPH : LINE;
+        breaks.push({ at: i, resume: skipRun(atoms, i), visible, rank, stack: [...stack] });
+      }
+    }
+    visible += atom.width;
+  }
+  return { end: atoms.length, resume: atoms.length, stackAtEnd: stack };
+}
+
+function cutAt(
+  breaks: Break[],
+  limit: number,
+  hardAt: number,
+  stack: OpenTag[],
+): { end: number; resume: number; stackAtEnd: OpenTag[] } {
+  for (const rank of [PARAGRAPH, LINE, SPACE]) {
+    const best = breaks.findLast((b) => b.rank === rank && b.visible >= limit / 2);
+    if (best) return { end: best.at, resume: best.resume, stackAtEnd: best.stack };
+  }
+  return { end: hardAt, resume: hardAt, stackAtEnd: [...stack] };
+}
+
+function isParagraphBreak(atoms: Atom[], i: number): boolean {
+  const next = atoms[i + 1];
+  return next?.kind === "char" && next.char === "\n";
+}
+
+/** The index after the whitespace run that starts at i (newlines for a line break, one space otherwise). */
+function skipRun(atoms: Atom[], i: number): number {
+  const first = atoms[i] as Extract<Atom, { kind: "char" }>;
+  if (first.char === " ") return i + 1;
+  let j = i;
+  while (j < atoms.length) {
+    const a = atoms[j];
+    if (a.kind !== "char" || a.char !== "\n") break;
+    j++;
+  }
+  return j;
+}
+
+/** A reopened tag with nothing inside, or one closed right where it opened, is dropped (Telegram rejects empty entities). */
+function dropEmptyTags(html: string): string {
+  let previous: string;
+  let current = html;
+  do {
+    previous = current;
+    current = current.replace(/<([a-z][\w-]*)(?:\s[^>]*)?>\s*<\/\1>/gi, (match) => (match.includes("\n") ? "\n" : ""));
+  } while (current !== previous);
+  return current;
+}
+
+const NAMED_ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'", nbsp: "\u00a0" };
+
+function decodeEntity(entity: string): string {
+  const body = entity.slice(1, -1);
+  if (body.startsWith("#x") || body.startsWith("#X")) return String.fromCodePoint(Number.parseInt(body.slice(2), 16));
+  if (body.startsWith("#")) return String.fromCodePoint(Number.parseInt(body.slice(1), 10));
+  return NAMED_ENTITIES[body] ?? entity;
+}
+
+function tokenize(html: string): Atom[] {
+  const atoms: Atom[] = [];
+  const pattern = /<\/([a-z][\w-]*)\s*>|<([a-z][\w-]*)(?:\s[^>]*)?>|&(?:#\d+|#x[\da-f]+|[a-z]+);|[\s\S]/giu;
+  for (const match of html.matchAll(pattern)) {
+    const raw = match[0];
+    if (match[1]) atoms.push({ kind: "close", name: match[1].toLowerCase(), raw });
+    else if (match[2]) atoms.push({ kind: "open", name: match[2].toLowerCase(), raw });
+    else {
+      const char = raw.startsWith("&") && raw.length > 1 ? decodeEntity(raw) : raw;
+      atoms.push({ kind: "char", raw, char, width: char.length });
+    }
+  }
+  return atoms;
+}
+
+/** What a reader sees of Telegram HTML: the tags removed and the entities decoded (the plain-text fallback). */
+export function htmlToPlainText(html: string): string {
+  return tokenize(html)
+    .filter((a): a is Extract<Atom, { kind: "char" }> => a.kind === "char")
+    .map((a) => a.char)
+    .join("");
+}
