@@ -1,0 +1,82 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { type App, createApp } from "../../src/app.js";
+import type { Channel } from "../../src/bus/channel.js";
+import type { InboundMessage, OutboundMessage } from "../../src/bus/types.js";
+import { type Config, loadConfig } from "../../src/config/config.js";
+
+export function tempHome(prefix = "pincer-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** An app wired like the daemon, on a temporary PINCER_HOME, talking to the given fake model. */
+export function testApp(
+  modelUrl: string,
+  home: string,
+  env: Record<string, string> = {},
+  adjust?: (config: Config) => void,
+): App {
+  const config = loadConfig({
+    OPENAI_API_KEY: "test",
+    OPENAI_BASE_URL: modelUrl,
+    PINCER_HOME: home,
+    PINCER_SANDBOX: "none",
+    PINCER_TIMEZONE: "UTC",
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  config.agent.modelRetries = 0;
+  adjust?.(config);
+  return createApp(config, { log: pino({ level: "silent" }) });
+}
+
+/** A channel that records what the agent sends to "console" chats, for tests that drive the bus directly. */
+export function recordingChannel(app: App): Channel & { sent: OutboundMessage[]; waitFor(n: number): Promise<void> } {
+  const sent: OutboundMessage[] = [];
+  const waiters: Array<() => void> = [];
+  return {
+    name: "console",
+    sent,
+    async start() {
+      await app.bus.subscribeOutbound("console", async (msg) => {
+        sent.push(msg);
+        for (const wake of waiters.splice(0)) wake();
+      });
+    },
+    async stop() {
+      app.bus.unsubscribeOutbound("console");
+    },
+    async waitFor(n) {
+      const deadline = Date.now() + 10_000;
+      while (sent.length < n) {
+        if (Date.now() > deadline)
+          throw new Error(`expected ${n} messages, got ${sent.length}: ${JSON.stringify(sent)}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 100);
+        });
+      }
+    },
+  };
+}
+
+let counter = 0;
+
+export function userMessage(chatId: string, text: string): InboundMessage {
+  counter++;
+  return {
+    id: `m${counter}`,
+    channel: "console",
+    chatId,
+    senderId: "user",
+    senderName: "user",
+    text,
+    media: [],
+    isGroup: false,
+    mentionsBot: true,
+    receivedAt: Date.now(),
+    sessionKey: `console:${chatId}`,
+  };
+}

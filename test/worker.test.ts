@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { App } from "../src/app.js";
+import type { Config } from "../src/config/config.js";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(() => fake.close());
+beforeEach(() => {
+  fake.requests.length = 0;
+  fake.respond(() => ({ content: "ok" }));
+});
+
+/** The last user message text of a model request. */
+function lastUser(request: number): string {
+  const users = fake.requests[request].messages.filter((m) => m.role === "user");
+  return String(users.at(-1)?.content);
+}
+
+async function started(home = tempHome(), env: Record<string, string> = {}, adjust?: (config: Config) => void) {
+  const app = testApp(fake.url, home, env, adjust);
+  const channel = recordingChannel(app);
+  await app.start([channel]);
+  return { app, channel, home };
+}
+
+describe("agent worker", () => {
+  let app: App | undefined;
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  it("runs one conversation in order and different conversations in parallel", async () => {
+    const arrivals: Array<{ text: string; at: number }> = [];
+    fake.respond(async (request) => {
+      const text = String(request.messages.filter((m) => m.role === "user").at(-1)?.content);
+      arrivals.push({ text, at: performance.now() });
+      return { content: `re: ${text}`, delayMs: 300 };
+    });
+    const ctx = await started();
+    app = ctx.app;
+    app.bus.publishInbound(userMessage("a", "a1"));
+    app.bus.publishInbound(userMessage("a", "a2"));
+    app.bus.publishInbound(userMessage("a", "a3"));
+    app.bus.publishInbound(userMessage("b", "b1"));
+    await ctx.channel.waitFor(4);
+    const at = (text: string) => arrivals.find((a) => a.text === text)?.at ?? Number.NaN;
+    // b1 reached the model while a1's turn still ran (a2 can only start after it); a2 and a3 each waited.
+    expect(at("b1")).toBeLessThan(at("a2"));
+    expect(at("a2") - at("a1")).toBeGreaterThanOrEqual(290);
+    expect(at("a3") - at("a2")).toBeGreaterThanOrEqual(290);
+    const toA = ctx.channel.sent.filter((m) => m.chatId === "a").map((m) => m.text);
+    expect(toA).toEqual(["re: a1", "re: a2", "re: a3"]);
+    // a2's turn saw a1's exchange in its history.
+    const a2Request = fake.requests.find((r) => JSON.stringify(r.messages).includes('"a2"'));
+    expect(JSON.stringify(a2Request?.messages)).toContain("re: a1");
+    await app.stop();
+    app = undefined;
+  });
+
+  it("caps turns across conversations", async () => {
+    let inFlight = 0;
+    let peak = 0;
+    fake.respond(async () => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await new Promise((r) => setTimeout(r, 100));
+      inFlight--;
+      return { content: "ok" };
+    });
+    const ctx = await started(tempHome(), {}, (config) => {
+      config.agent.maxConcurrentTurns = 2;
+    });
+    app = ctx.app;
+    for (const chat of ["c1", "c2", "c3", "c4", "c5"]) app.bus.publishInbound(userMessage(chat, "hi"));
+    await ctx.channel.waitFor(5);
+    expect(peak).toBe(2);
+    await app.stop();
+    app = undefined;
+  });
+
+  it("turns a model failure into a notice and stays usable", async () => {
+    const ctx = await started();
+    app = ctx.app;
+    fake.enqueue({ status: 500 });
+    app.bus.publishInbound(userMessage("x", "first"));
+    await ctx.channel.waitFor(1);
+    expect(ctx.channel.sent[0]).toMatchObject({ kind: "notice", chatId: "x" });
+    expect(ctx.channel.sent[0].text).toMatch(/^Sorry, the model endpoint answered 500/);
+    fake.enqueue({ content: "back again" });
+    app.bus.publishInbound(userMessage("x", "second"));
+    await ctx.channel.waitFor(2);
+    expect(ctx.channel.sent[1]).toMatchObject({ kind: "reply", text: "back again" });
+    expect(JSON.stringify(fake.requests.at(-1)?.messages)).toContain("first");
+    await app.stop();
+    app = undefined;
+  });
+
+  it("answers /help and /status itself, /new starts over, /stop cancels a running turn", async () => {
+    const ctx = await started();
+    app = ctx.app;
+    app.bus.publishInbound(userMessage("c", "remember 42"));
+    await ctx.channel.waitFor(1);
+    app.bus.publishInbound(userMessage("c", "/help"));
+    await ctx.channel.waitFor(2);
+    expect(ctx.channel.sent[1].text).toContain("/new");
+    app.bus.publishInbound(userMessage("c", "/status"));
+    await ctx.channel.waitFor(3);
+    expect(ctx.channel.sent[2].text).toMatch(/Conversation: console:c, 2 stored messages/);
+    app.bus.publishInbound(userMessage("c", "/new"));
+    await ctx.channel.waitFor(4);
+    expect(ctx.channel.sent[3].text).toMatch(/new conversation/);
+
+    fake.enqueue({ content: "too late", delayMs: 5000 });
+    app.bus.publishInbound(userMessage("c", "slow question"));
+    await new Promise((r) => setTimeout(r, 200));
+    app.bus.publishInbound(userMessage("c", "/stop"));
+    await ctx.channel.waitFor(6);
+    expect(ctx.channel.sent.slice(4).map((m) => m.text)).toEqual(["Stopping the running turn.", "Stopped."]);
+    app.bus.publishInbound(userMessage("c", "after"));
+    await ctx.channel.waitFor(7);
+    // Only the model calls for real messages happened: /help, /status, /new and /stop never reached it.
+    expect(fake.requests.map((_, i) => lastUser(i))).toEqual(["remember 42", "slow question", "after"]);
+    // After /new the earlier exchange is gone from the context; the stopped question stays.
+    const context = JSON.stringify(fake.requests.at(-1)?.messages);
+    expect(context).not.toContain("remember 42");
+    expect(context).toContain("slow question");
+    await app.stop();
+    app = undefined;
+  });
+});
+
+describe("restarts", () => {
+  it("keeps history across a restart of the store", async () => {
+    const home = tempHome();
+    const first = await started(home);
+    first.app.bus.publishInbound(userMessage("r", "my name is Ada"));
+    await first.channel.waitFor(1);
+    await first.app.stop();
+
+    const second = await started(home);
+    second.app.bus.publishInbound(userMessage("r", "what is my name?"));
+    await second.channel.waitFor(1);
+    await second.app.stop();
+    const context = JSON.stringify(fake.requests.at(-1)?.messages);
+    expect(context).toContain("my name is Ada");
+    expect(context).toContain("what is my name?");
+  });
+
+  it("re-runs a message whose turn was cut short, and drops a replayed one", async () => {
+    const home = tempHome();
+    const first = await started(home);
+    fake.enqueue({ content: "never sent", delayMs: 3000 });
+    const msg = userMessage("q", "cut short");
+    first.app.bus.publishInbound(msg);
+    await new Promise((r) => setTimeout(r, 200));
+    await first.app.stop();
+    expect(first.channel.sent).toEqual([]);
+
+    const second = await started(home);
+    expect(second.app.bus.publishInbound(msg)).toBe(false);
+    await second.channel.waitFor(1);
+    await new Promise((r) => setTimeout(r, 300));
+    await second.app.stop();
+    expect(second.channel.sent.map((m) => m.text)).toEqual(["ok"]);
+  });
+
+  it("sends a reply recorded before a crash when the channel comes back, once", async () => {
+    const home = tempHome();
+    const first = testApp(fake.url, home);
+    first.journal.recordOutbound({ channel: "console", chatId: "z", text: "from before", kind: "reply" });
+    await first.stop();
+    const second = await started(home);
+    await second.channel.waitFor(1);
+    await second.app.stop();
+    const third = await started(home);
+    await new Promise((r) => setTimeout(r, 100));
+    await third.app.stop();
+    expect(second.channel.sent.map((m) => m.text)).toEqual(["from before"]);
+    expect(third.channel.sent).toEqual([]);
+  });
+});
