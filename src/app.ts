@@ -9,6 +9,8 @@ import { replyTargetChannel } from "./bus/types.js";
 import type { Config } from "./config/config.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
 import { databasePath, packageRoot } from "./paths.js";
+import { JobStore } from "./scheduler/job-store.js";
+import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureHome } from "./setup/ensure-home.js";
 import { ConversationStore } from "./store/conversations.js";
 import { type Database, openDatabase } from "./store/database.js";
@@ -34,6 +36,7 @@ export interface App {
   pairing: PairingStore;
   registry: ToolRegistry;
   worker: AgentWorker;
+  scheduler: Scheduler;
   /** Starts the channels, re-queues unfinished messages addressed to them, and runs turns. */
   start(channels: Channel[]): Promise<void>;
   stop(): Promise<void>;
@@ -51,7 +54,15 @@ export function createApp(config: Config, options: AppOptions): App {
   });
   const conversations = new ConversationStore(db);
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds);
-  for (const tool of createTools({ config, db, log })) registry.register(tool);
+  const wallClock = options.now;
+  // Shares `db` with the journal: a job's run is published in the transaction that advances the job.
+  const scheduler = new Scheduler({
+    store: new JobStore(db),
+    bus,
+    log: log.child({ part: "scheduler" }),
+    now: wallClock && (() => wallClock().getTime()),
+  });
+  for (const tool of createTools({ config, db, log, scheduler })) registry.register(tool);
   const skillDirs = [join(packageRoot(), "skills"), join(config.workspace, "skills")];
   const worker = new AgentWorker({
     bus,
@@ -94,6 +105,7 @@ export function createApp(config: Config, options: AppOptions): App {
     pairing: new PairingStore(db),
     registry,
     worker,
+    scheduler,
     async start(channels) {
       running = channels;
       for (const channel of channels) await channel.start();
@@ -101,9 +113,11 @@ export function createApp(config: Config, options: AppOptions): App {
       const pending = journal.pendingInbound().filter((msg) => served.has(replyTargetChannel(msg)));
       if (pending.length > 0) log.info({ count: pending.length }, "resuming messages from before the restart");
       for (const msg of pending) bus.requeueInbound(msg);
+      scheduler.start([...served]);
       workerDone = worker.run();
     },
     async stop() {
+      scheduler.stop();
       await Promise.allSettled(running.map((c) => c.stop()));
       await worker.stop();
       bus.close();

@@ -116,15 +116,24 @@ export class JobStore {
     return result.changes === 1;
   }
 
-  /** Jobs whose next run is at or before `now`, the most overdue first. */
-  due(now: number): CronJob[] {
+  /** Jobs whose next run is at or before `now`, the most overdue first; only those of `channels` when given. */
+  due(now: number, channels?: readonly ChannelName[]): CronJob[] {
+    const [filter, params] = channelFilter(channels);
     return (
-      this.db.prepare("SELECT * FROM cron_jobs WHERE next_run_at <= ? ORDER BY next_run_at, id").all(now) as JobRow[]
+      this.db
+        .prepare(`SELECT * FROM cron_jobs WHERE next_run_at <= ?${filter} ORDER BY next_run_at, id`)
+        .all(now, ...params) as JobRow[]
     ).map(toJob);
   }
 
-  earliestNextRun(): number | undefined {
-    return (this.db.prepare("SELECT min(next_run_at) FROM cron_jobs").pluck().get() as number | null) ?? undefined;
+  earliestNextRun(channels?: readonly ChannelName[]): number | undefined {
+    const [filter, params] = channelFilter(channels);
+    return (
+      (this.db
+        .prepare(`SELECT min(next_run_at) FROM cron_jobs WHERE 1${filter}`)
+        .pluck()
+        .get(...params) as number | null) ?? undefined
+    );
   }
 
   /** Moves a recurring job to its next run, recording the run that just went out (if any). */
@@ -159,6 +168,11 @@ export class JobStore {
       if (!this.db.prepare("SELECT 1 FROM cron_jobs WHERE id = ?").get(id)) return id;
     }
   }
+}
+
+function channelFilter(channels: readonly ChannelName[] | undefined): [string, string[]] {
+  if (channels === undefined) return ["", []];
+  return [` AND channel IN (${channels.map(() => "?").join(", ") || "NULL"})`, [...channels]];
 }
 
 function toJob(row: JobRow): CronJob {

@@ -209,6 +209,17 @@ describe("Scheduler", () => {
     expect(new Date(proc.store.get(id)?.nextRunAt ?? 0).toISOString()).toBe("2025-03-02T10:30:00.000Z");
   });
 
+  it("leaves jobs of channels this process does not serve to the process that does", async () => {
+    const id = addJob(proc, { kind: "at", at: clock.now() + MIN });
+    proc.scheduler.start(["console"]);
+    clock.advance(10 * MIN);
+    expect(await published(proc)).toEqual([]);
+    expect(proc.store.get(id)).toBeDefined();
+    restart();
+    proc.scheduler.start(["console", "telegram"]);
+    expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
+  });
+
   it("publishes each run at most once, even if asked to fire the same slot twice", async () => {
     const anchor = clock.now();
     const id = addJob(proc, { kind: "every", everySeconds: 600, anchor });

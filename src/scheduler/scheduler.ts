@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
+import type { ChannelName } from "../bus/types.js";
 import { deliveryId, runMessage } from "./delivery.js";
 import type { CronJob, JobStore } from "./job-store.js";
 import { nextRun } from "./schedule.js";
@@ -48,6 +49,7 @@ export class Scheduler {
   private readonly maxSleepMs: number;
   private handle: unknown;
   private running = false;
+  private channels?: readonly ChannelName[];
 
   constructor(private readonly deps: SchedulerDeps) {
     this.now = deps.now ?? Date.now;
@@ -55,9 +57,14 @@ export class Scheduler {
     this.maxSleepMs = deps.maxSleepMs ?? 60_000;
   }
 
-  /** Fires what came due while pincer was down (once per job), then keeps time. */
-  start(): void {
+  /**
+   * Fires what came due while pincer was down (once per job), then keeps time. With `channels`,
+   * only jobs whose conversation lives on one of them: a process without the Telegram channel
+   * (say `pincer chat`) leaves Telegram reminders to the daemon that can deliver them.
+   */
+  start(channels?: readonly ChannelName[]): void {
     this.running = true;
+    this.channels = channels;
     this.tick();
   }
 
@@ -76,7 +83,7 @@ export class Scheduler {
   runDue(): number {
     const now = this.now();
     let published = 0;
-    for (const job of this.deps.store.due(now)) {
+    for (const job of this.deps.store.due(now, this.channels)) {
       try {
         if (this.fire(job, now)) published++;
       } catch (err) {
@@ -92,7 +99,7 @@ export class Scheduler {
     this.handle = undefined;
     this.runDue();
     if (!this.running) return;
-    const earliest = this.deps.store.earliestNextRun();
+    const earliest = this.deps.store.earliestNextRun(this.channels);
     const wait =
       earliest === undefined ? this.maxSleepMs : Math.max(0, Math.min(earliest - this.now(), this.maxSleepMs));
     this.handle = this.timers.set(() => this.tick(), wait);
