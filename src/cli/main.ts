@@ -1,5 +1,8 @@
 #!/usr/bin/env node
 import { Command } from "commander";
+import { databasePath } from "../paths.js";
+import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
+import { openDatabase } from "../store/database.js";
 import { runAgentOnce } from "./agent.js";
 import { runChat } from "./chat.js";
 import { formatChecks, runDoctor } from "./doctor.js";
@@ -66,6 +69,34 @@ program
   .action(() => {
     const { config } = loadOrExit({ requireApiKey: false });
     console.log(statusText(config));
+  });
+
+const cron = program.command("cron").description("reminders and scheduled jobs of every conversation");
+cron
+  .command("list")
+  .description("every job with its conversation and next run")
+  .action(() => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    const db = openDatabase(databasePath(config.home));
+    try {
+      console.log(listJobsText(db));
+    } finally {
+      db.close();
+    }
+  });
+cron
+  .command("remove <id>")
+  .description("remove a job (the running daemon notices within a minute at most)")
+  .action((id: string) => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    const db = openDatabase(databasePath(config.home));
+    try {
+      const result = removeJob(db, id);
+      console.log(result.text);
+      if (!result.ok) process.exitCode = 1;
+    } finally {
+      db.close();
+    }
   });
 
 const pairing = program.command("pairing").description("approve strangers who asked for access");

@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { type Database, openDatabase } from "../store/database.js";
+import { listJobsText, removeJob } from "./cron-commands.js";
+import { JobStore } from "./job-store.js";
+
+let dir: string;
+let db: Database;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pincer-cron-cli-"));
+  db = openDatabase(join(dir, "pincer.db"));
+});
+
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it("lists every conversation's jobs and removes one by id", () => {
+  expect(listJobsText(db)).toBe("No scheduled jobs.");
+  const store = new JobStore(db);
+  const at = Date.parse("2025-06-01T07:00:00Z");
+  const job = store.add({
+    name: "pizza",
+    message: "take the pizza out",
+    schedule: { kind: "at", at },
+    tz: "Europe/Berlin",
+    origin: { channel: "telegram", chatId: "123", sessionKey: "telegram:123", isGroup: false },
+    createdAt: at - 1000,
+    nextRunAt: at,
+  });
+  const text = listJobsText(db);
+  expect(text).toContain(`${job.id} "pizza"  telegram:123`);
+  expect(text).toContain("next run: Sun 2025-06-01 09:00 Europe/Berlin (UTC+02:00)");
+
+  expect(removeJob(db, "nope")).toEqual({ ok: false, text: "No job nope (pincer cron list shows the ids)." });
+  expect(removeJob(db, job.id).ok).toBe(true);
+  expect(listJobsText(db)).toBe("No scheduled jobs.");
+});

@@ -1,0 +1,28 @@
+import type { Database } from "../store/database.js";
+import { JobStore } from "./job-store.js";
+import { describeSchedule, formatInZone } from "./schedule.js";
+
+/** `pincer cron list`: every job of every conversation, soonest first. */
+export function listJobsText(db: Database): string {
+  const jobs = new JobStore(db).listAll();
+  if (jobs.length === 0) return "No scheduled jobs.";
+  return [
+    `${jobs.length} scheduled job${jobs.length === 1 ? "" : "s"}:`,
+    ...jobs.map((job) =>
+      [
+        `  ${job.id}${job.name ? ` "${job.name}"` : ""}  ${job.origin.sessionKey}`,
+        `    ${describeSchedule(job.schedule, job.tz)}`,
+        `    next run: ${formatInZone(job.nextRunAt, job.tz)}`,
+        `    message: ${job.message}`,
+      ].join("\n"),
+    ),
+  ].join("\n");
+}
+
+/** `pincer cron remove ID`: the owner may remove any job; returns the message and whether it worked. */
+export function removeJob(db: Database, id: string): { ok: boolean; text: string } {
+  const store = new JobStore(db);
+  const job = store.get(id);
+  if (!job || !store.remove(id)) return { ok: false, text: `No job ${id} (pincer cron list shows the ids).` };
+  return { ok: true, text: `Removed job ${job.id} (${job.origin.sessionKey}: ${job.message}).` };
+}
