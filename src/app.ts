@@ -18,6 +18,8 @@ import { SqliteJournal } from "./store/journal.js";
 import { createTools } from "./tools/index.js";
 import { ToolRegistry } from "./tools/registry.js";
 
+const JOURNAL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
 export interface AppOptions {
   log: Logger;
   /** A model other than the configured OpenAI-compatible endpoint (benchmarks). */
@@ -94,6 +96,9 @@ export function createApp(config: Config, options: AppOptions): App {
 
   let running: Channel[] = [];
   let workerDone: Promise<void> = Promise.resolve();
+  // Finished inbox/outbox rows only guard against replays; a week is far longer than any platform replays.
+  const pruneJournal = () => journal.prune(JOURNAL_RETENTION_MS);
+  let pruneTimer: NodeJS.Timeout | undefined;
 
   return {
     config,
@@ -115,6 +120,8 @@ export function createApp(config: Config, options: AppOptions): App {
       for (const msg of pending) bus.requeueInbound(msg);
       scheduler.start([...served]);
       workerDone = worker.run();
+      pruneJournal();
+      pruneTimer = setInterval(pruneJournal, 24 * 60 * 60 * 1000).unref();
     },
     async stop() {
       scheduler.stop();

@@ -3,6 +3,7 @@ import OpenAI from "openai";
 import type { Config } from "../config/config.js";
 import { databasePath } from "../paths.js";
 import { openDatabase } from "../store/database.js";
+import { checkSandbox } from "../tools/exec/sandbox-check.js";
 
 export interface Check {
   name: string;
@@ -23,6 +24,8 @@ export async function runDoctor(config: Config): Promise<Check[]> {
   checks.push(writable("PINCER_WORKSPACE", config.workspace));
   checks.push(databaseCheck(config));
   checks.push(await modelCheck(config));
+  const sandbox = await checkSandbox(config);
+  checks.push({ name: "sandbox", status: !sandbox.ok ? "fail" : sandbox.sandboxed ? "ok" : "warn", detail: sandbox.detail });
   checks.push({
     name: "telegram",
     status: config.telegramToken ? "ok" : "warn",

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { createApp } from "../app.js";
 import type { Channel } from "../bus/channel.js";
 import type { Config } from "../config/config.js";
+import { checkSandbox } from "../tools/exec/sandbox-check.js";
 import { onShutdown } from "./load.js";
 
 /** `pincer gateway`: the daemon. Runs every configured channel and idles happily with none. */
@@ -25,7 +26,8 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
     log.info("discord is off: DISCORD_BOT_TOKEN is not set");
   }
   if (channels.length === 0) log.warn("no channel is configured; pincer idles until one is (see .env.example)");
-  if (config.sandbox === "none") log.warn("PINCER_SANDBOX=none: shell commands run without the bubblewrap sandbox");
+  const sandbox = await checkSandbox(config);
+  if (!sandbox.ok || !sandbox.sandboxed) log.warn(sandbox.detail);
   onShutdown(() => app.stop(), log);
   await app.start(channels);
   log.info(

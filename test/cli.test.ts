@@ -1,0 +1,137 @@
+import { execFile, spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../src/paths.js";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { tempHome } from "./helpers/app.js";
+
+const run = promisify(execFile);
+const main = join(packageRoot(), "dist/src/cli/main.js");
+
+/** The environment of a fresh user: only what the test names, run from an empty folder (no .env). */
+function env(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: tempHome("pincer-cli-home-"), PINCER_TIMEZONE: "UTC", ...extra };
+}
+
+async function pincer(args: string[], extra: Record<string, string>, cwd = tempHome("pincer-cwd-")) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [main, ...args], { env: env(extra), cwd, timeout: 20_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(() => fake.close());
+
+describe("pincer CLI (built)", () => {
+  it("stops with one sentence naming OPENAI_API_KEY when it is missing", async () => {
+    const result = await pincer(["agent", "-m", "hi"], { PINCER_HOME: tempHome() });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).toMatch(/^pincer: OPENAI_API_KEY is not set/);
+  });
+
+  it("names a bad variable and reads .env from the working directory", async () => {
+    const cwd = tempHome("pincer-cwd-");
+    writeFileSync(join(cwd, ".env"), "OPENAI_API_KEY=from-file\nPINCER_SANDBOX=docker\n");
+    const result = await pincer(["agent", "-m", "hi"], { PINCER_HOME: tempHome() }, cwd);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe('pincer: PINCER_SANDBOX must be "bwrap" or "none", not "docker".');
+  });
+
+  it("runs a turn with several tool calls through `pincer agent -m` and remembers it", async () => {
+    const home = tempHome();
+    const vars = { OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, PINCER_HOME: home, LOG_LEVEL: "silent" };
+    fake.requests.length = 0;
+    fake.enqueue(
+      {
+        toolCalls: [
+          { name: "write_file", arguments: { path: "notes/todo.txt", content: "buy milk\n" } },
+          { name: "list_dir", arguments: { path: "notes" } },
+          { name: "read_file", arguments: { path: "notes/todo.txt" } },
+        ],
+      },
+      { content: "Saved your list: buy milk." },
+      { content: "You asked me to remember milk." },
+    );
+    const first = await pincer(["agent", "-m", "note: buy milk"], vars);
+    expect(first.stderr).toBe("");
+    expect(first.stdout.trim()).toBe("Saved your list: buy milk.");
+    expect(readFileSync(join(home, "workspace/notes/todo.txt"), "utf8")).toBe("buy milk\n");
+    const results = fake.requests[1].messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+    expect(results).toHaveLength(3);
+    expect(results[1]).toContain("todo.txt");
+    expect(results[2]).toContain("buy milk");
+    // The workspace template and the system prompt built from it.
+    expect(existsSync(join(home, "workspace/SOUL.md"))).toBe(true);
+    expect(String(fake.requests[0].messages[0].content)).toContain("## SOUL.md");
+
+    const second = await pincer(["agent", "-m", "what did I ask?"], vars);
+    expect(second.stdout.trim()).toBe("You asked me to remember milk.");
+    expect(JSON.stringify(fake.requests[2].messages)).toContain("note: buy milk");
+  });
+
+  it("holds a conversation in `pincer chat`, with commands answered by pincer", async () => {
+    fake.enqueue({ content: "Hello from the model." }, { content: "Second answer." });
+    const child = spawn(process.execPath, [main, "chat"], {
+      env: env({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, PINCER_HOME: tempHome(), LOG_LEVEL: "silent" }),
+      cwd: tempHome("pincer-cwd-"),
+    });
+    let stdout = "";
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    child.stdin.end("hi there\n/status\nand again\n");
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code).toBe(0);
+    expect(stdout).toContain("pincer: Hello from the model.");
+    expect(stdout).toMatch(/\[notice\]: Model: gpt-4.1-mini\nConversation: console:local, 2 stored messages/);
+    expect(stdout).toContain("pincer: Second answer.");
+    expect(stdout.indexOf("Hello from the model.")).toBeLessThan(stdout.indexOf("Second answer."));
+  });
+
+  it("runs the gateway with no channel configured, says why, and stops cleanly on SIGTERM", async () => {
+    const child = spawn(process.execPath, [main, "gateway"], {
+      env: env({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, PINCER_HOME: tempHome() }),
+      cwd: tempHome("pincer-cwd-"),
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const deadline = Date.now() + 15_000;
+    while (!stderr.includes("pincer is running") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(stderr).toContain("telegram is off: TELEGRAM_BOT_TOKEN is not set");
+    expect(stderr).toContain("discord is off: DISCORD_BOT_TOKEN is not set");
+    expect(stderr).toContain("pincer is running");
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+
+  it("onboards without overwriting, and reports bad pairing codes", async () => {
+    const home = tempHome();
+    const cwd = tempHome("pincer-cwd-");
+    writeFileSync(join(cwd, ".env"), "# mine\n");
+    const onboard = await pincer(["onboard"], { PINCER_HOME: home }, cwd);
+    expect(onboard.code).toBe(0);
+    expect(onboard.stdout).toContain("exists, left alone");
+    expect(readFileSync(join(cwd, ".env"), "utf8")).toBe("# mine\n");
+    expect(existsSync(join(home, "workspace/AGENTS.md"))).toBe(true);
+    writeFileSync(join(home, "workspace/AGENTS.md"), "custom");
+    await pincer(["onboard"], { PINCER_HOME: home }, cwd);
+    expect(readFileSync(join(home, "workspace/AGENTS.md"), "utf8")).toBe("custom");
+
+    const approve = await pincer(["pairing", "approve", "telegram", "NOPE1234"], { PINCER_HOME: home }, cwd);
+    expect(approve.code).toBe(1);
+    expect(approve.stdout).toMatch(/No valid pairing code NOPE1234 on telegram/);
+  });
+});
