@@ -22,10 +22,11 @@ export function isScheduledRun(msg: InboundMessage): boolean {
  */
 export function runMessage(job: CronJob, scheduledAt: number, now: number): InboundMessage {
   const id = deliveryId(job.id, scheduledAt);
-  const label = job.name ? `"${job.name}" (job ${job.id})` : `job ${job.id}`;
   const recurring = job.schedule.kind !== "at";
+  const kind = recurring ? "job" : "reminder";
+  const label = job.name ? `${kind} "${job.name}" (id ${job.id})` : `${kind} ${job.id}`;
   const lines = [
-    `Scheduled ${recurring ? "job" : "reminder"} ${label} is due now: ${describeSchedule(job.schedule, job.tz)}.`,
+    `Scheduled ${label} is due now: ${describeSchedule(job.schedule, job.tz)}.`,
     `What the user asked for when they set it up: ${job.message}`,
     "Deliver it now in your reply to the user: remind them, or do the task and give them the result. " +
       `Do not schedule it again${recurring ? "; it repeats by itself" : ""}.`,

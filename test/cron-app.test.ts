@@ -1,0 +1,246 @@
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { App } from "../src/app.js";
+import type { InboundMessage } from "../src/bus/types.js";
+import { databasePath } from "../src/paths.js";
+import { removeJob } from "../src/scheduler/cron-commands.js";
+import { JobStore } from "../src/scheduler/job-store.js";
+import { openDatabase } from "../src/store/database.js";
+import { type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
+import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+
+/**
+ * The cron tool, the scheduler and the agent worker together, through the real app wiring
+ * (SQLite journal, bus, worker) and a scripted model over HTTP. Times are real but short.
+ */
+
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(() => fake.close());
+
+const apps: App[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.stop().catch(() => {});
+  fake.requests.length = 0;
+});
+
+const SCHEDULER_PREFIX = "[system: scheduler]";
+
+/**
+ * A model that answers a user message with `onUser`, a tool result with "done: <result>", and a
+ * scheduled run with "REMINDER: <what the user asked for>" (or `onRun`, to test what a run may do).
+ */
+function scriptModel(onUser: (text: string) => FakeReply, onRun?: (text: string) => FakeReply) {
+  fake.respond((request) => {
+    const last = request.messages.at(-1);
+    const text = String(last?.content ?? "");
+    if (last?.role === "tool") return { content: `done: ${text}` };
+    if (text.startsWith(SCHEDULER_PREFIX)) {
+      if (onRun) return onRun(text);
+      return { content: `REMINDER: ${/set it up: (.*)/.exec(text)?.[1]}` };
+    }
+    return onUser(text);
+  });
+}
+
+async function start(home: string, adjust?: Parameters<typeof testApp>[3]) {
+  const app = testApp(fake.url, home, {}, adjust);
+  apps.push(app);
+  const channel = recordingChannel(app);
+  await app.start([channel]);
+  return { app, channel };
+}
+
+async function stop(app: App): Promise<void> {
+  apps.splice(apps.indexOf(app), 1);
+  await app.stop();
+}
+
+function threadMessage(text: string): InboundMessage {
+  return { ...userMessage("kitchen", text), isGroup: true, sessionKey: "console:kitchen:thread:7" };
+}
+
+/** The runs that entered the inbox for a job, in order, with the slot each one was for. */
+function runsOf(home: string): Array<{ jobId: string; scheduledAt: number; text: string }> {
+  const db = openDatabase(databasePath(home));
+  try {
+    return (db.prepare("SELECT payload FROM inbox ORDER BY rowid").pluck().all() as string[])
+      .map((p) => JSON.parse(p) as InboundMessage)
+      .filter((m) => m.meta?.kind === "cron")
+      .map((m) => ({ jobId: m.meta?.jobId ?? "", scheduledAt: Number(m.meta?.scheduledAt), text: m.text }));
+  } finally {
+    db.close();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("reminders through the app", () => {
+  it("delivers a reminder set in a thread to that chat and thread, once, and a run may not schedule again", async () => {
+    const home = tempHome();
+    scriptModel(
+      () => ({
+        toolCalls: [
+          {
+            name: "cron",
+            arguments: { action: "add", message: "take the pizza out", at: new Date(Date.now() + 1500).toISOString() },
+          },
+        ],
+      }),
+      // The run's model tries to schedule another job (a runaway loop); its tool result becomes the reply.
+      () => ({ toolCalls: [{ name: "cron", arguments: { action: "add", message: "again", every_seconds: 60 } }] }),
+    );
+    const { app, channel } = await start(home);
+    app.bus.publishInbound(threadMessage("remind me in a moment to take the pizza out"));
+    await channel.waitFor(1);
+    expect(channel.sent[0]).toMatchObject({ chatId: "kitchen", threadId: "7" });
+    expect(channel.sent[0].text).toMatch(/^done: Scheduled job [0-9a-f]{8}: once at .* UTC/);
+
+    await channel.waitFor(2);
+    const reminder = channel.sent[1];
+    expect(reminder).toMatchObject({ channel: "console", chatId: "kitchen", threadId: "7", kind: "reply" });
+    expect(reminder.text).toMatch(/^done: Error: this turn is a scheduled run/);
+    const runRequest = fake.requests.find((r) => String(r.messages.at(-1)?.content).startsWith(SCHEDULER_PREFIX));
+    expect(String(runRequest?.messages.at(-1)?.content)).toContain("take the pizza out");
+    expect(String(runRequest?.messages.at(-1)?.content)).not.toContain("late");
+    expect(new JobStore(app.db).listAll()).toEqual([]);
+
+    await sleep(1200);
+    expect(channel.sent).toHaveLength(2);
+    expect(runsOf(home)).toHaveLength(1);
+  });
+
+  it("after a restart, delivers a reminder that came due while down exactly once, saying it is late", async () => {
+    const home = tempHome();
+    scriptModel(() => ({
+      toolCalls: [
+        {
+          name: "cron",
+          arguments: { action: "add", message: "call mum", at: new Date(Date.now() + 60_000).toISOString() },
+        },
+      ],
+    }));
+    const first = await start(home);
+    first.app.bus.publishInbound(userMessage("home", "remind me in a minute to call mum"));
+    await first.channel.waitFor(1);
+    await stop(first.app);
+
+    // Down for longer than that: the job's time is now five minutes in the past.
+    const db = openDatabase(databasePath(home));
+    const past = Date.now() - 5 * 60_000;
+    db.prepare("UPDATE cron_jobs SET at_ms = ?, next_run_at = ?").run(past, past);
+    db.close();
+
+    const second = await start(home);
+    await second.channel.waitFor(1);
+    expect(second.channel.sent[0]).toMatchObject({ chatId: "home", text: "REMINDER: call mum" });
+    const [run] = runsOf(home);
+    expect(run.text).toMatch(/This comes late: it was due at .*, 5 min ago/);
+    await stop(second.app);
+
+    const third = await start(home);
+    await sleep(500);
+    expect(third.channel.sent).toEqual([]);
+    expect(runsOf(home)).toHaveLength(1);
+  });
+
+  it("runs a recurring job once for the slots missed while down, then keeps its grid", async () => {
+    const home = tempHome();
+    const fast = (config: Parameters<NonNullable<Parameters<typeof testApp>[3]>>[0]) => {
+      config.cron.minEverySeconds = 1;
+    };
+    scriptModel(() => ({
+      toolCalls: [{ name: "cron", arguments: { action: "add", message: "stretch", every_seconds: 1 } }],
+    }));
+    const first = await start(home, fast);
+    first.app.bus.publishInbound(userMessage("desk", "every second tell me to stretch"));
+    await first.channel.waitFor(3); // the confirmation and two runs
+    await stop(first.app);
+    const before = runsOf(home);
+    const store = () => {
+      const db = openDatabase(databasePath(home));
+      try {
+        return new JobStore(db).listAll()[0];
+      } finally {
+        db.close();
+      }
+    };
+    const missedFrom = store().nextRunAt;
+
+    await sleep(3500); // three or more slots pass while pincer is down
+    const restartedAt = Date.now();
+    const second = await start(home, fast);
+    await second.channel.waitFor(2);
+    await stop(second.app);
+
+    const after = runsOf(home).slice(before.length);
+    const period = 1000;
+    // One run for the whole missed stretch (for its first slot), then the next slot after the restart.
+    expect(after[0].scheduledAt).toBe(missedFrom);
+    expect(after[1].scheduledAt).toBeGreaterThan(restartedAt);
+    expect(after[1].scheduledAt - after[0].scheduledAt).toBeGreaterThanOrEqual(3 * period);
+    expect((after[1].scheduledAt - missedFrom) % period).toBe(0);
+    // Before the restart, runs went out on the grid too.
+    expect((before[1].scheduledAt - before[0].scheduledAt) % period).toBe(0);
+  });
+
+  it("does not deliver a job removed by the owner from the command line while the daemon runs", async () => {
+    const home = tempHome();
+    scriptModel(() => ({
+      toolCalls: [
+        {
+          name: "cron",
+          arguments: { action: "add", message: "water the plants", at: new Date(Date.now() + 1200).toISOString() },
+        },
+      ],
+    }));
+    const { app, channel } = await start(home);
+    app.bus.publishInbound(userMessage("garden", "remind me soon to water the plants"));
+    await channel.waitFor(1);
+    const id = /Scheduled job ([0-9a-f]{8})/.exec(channel.sent[0].text)?.[1] ?? "";
+
+    // `pincer cron remove ID` is another process with its own connection to the database.
+    const cli = openDatabase(join(home, "pincer.db"));
+    expect(removeJob(cli, id).ok).toBe(true);
+    cli.close();
+
+    await sleep(2500);
+    expect(channel.sent).toHaveLength(1);
+    expect(runsOf(home)).toEqual([]);
+  });
+
+  it("removes a job through the tool, only in the conversation that owns it", async () => {
+    const home = tempHome();
+    let step = 0;
+    scriptModel((text) => {
+      step++;
+      if (step === 1) {
+        return {
+          toolCalls: [
+            {
+              name: "cron",
+              arguments: { action: "add", message: "pizza", at: new Date(Date.now() + 1500).toISOString() },
+            },
+          ],
+        };
+      }
+      const id = /job ([0-9a-f]{8})/.exec(text)?.[1];
+      return { toolCalls: [{ name: "cron", arguments: { action: "remove", job_id: id } }] };
+    });
+    const { app, channel } = await start(home);
+    app.bus.publishInbound(userMessage("a", "remind me about the pizza"));
+    await channel.waitFor(1);
+    const id = /Scheduled job ([0-9a-f]{8})/.exec(channel.sent[0].text)?.[1];
+    app.bus.publishInbound(userMessage("b", `cancel job ${id}`));
+    await channel.waitFor(2);
+    expect(channel.sent[1]).toMatchObject({ chatId: "b" });
+    expect(channel.sent[1].text).toMatch(/^done: Error: no job/);
+    app.bus.publishInbound(userMessage("a", `cancel job ${id}`));
+    await channel.waitFor(3);
+    expect(channel.sent[2].text).toMatch(/^done: Removed job/);
+    await sleep(2000);
+    expect(channel.sent).toHaveLength(3);
+  });
+});
