@@ -3,6 +3,8 @@ import type { Config } from "../config/config.js";
 import { JobStore } from "../scheduler/job-store.js";
 import type { Database } from "../store/database.js";
 import { createCronTool } from "./cron-tool.js";
+import { createExecTool } from "./exec/exec-tool.js";
+import { createFileTools } from "./files/index.js";
 import type { Tool } from "./tool.js";
 
 /** What tool factories may close over; per-call facts come through ToolContext instead. */
@@ -17,6 +19,8 @@ export interface ToolDeps {
 /** Every tool offered to the model. A tool is listed here only once it works. */
 export function createTools(deps: ToolDeps): Tool[] {
   return [
+    createExecTool({ config: deps.config }),
+    ...createFileTools(deps.config),
     createCronTool({
       store: new JobStore(deps.db),
       timezone: deps.config.timezone,

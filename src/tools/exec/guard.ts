@@ -1,3 +1,4 @@
+import { ConfigError } from "../../config/config.js";
 import { commandParts } from "./command-parts.js";
 
 /**
@@ -122,7 +123,9 @@ export function compilePatterns(patterns: readonly string[], setting: string): R
     try {
       return new RegExp(source, "i");
     } catch (err) {
-      throw new Error(`${setting}[${i}] is not a valid regular expression: ${(err as Error).message}`);
+      throw new ConfigError(
+        `PINCER_CONFIG: ${setting}[${i}] is not a valid regular expression: ${(err as Error).message}.`,
+      );
     }
   });
 }

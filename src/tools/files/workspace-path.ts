@@ -91,3 +91,8 @@ export function displayPath(real: string, workspaceReal: string): string {
   if (!isInside(workspaceReal, real)) return real;
   return relative(workspaceReal, real) || ".";
 }
+
+/** The scope every file tool works in: the workspace, the media folder to read, PINCER_HOME hidden. */
+export function fileScope(workspace: string, home: string, media: string): PathScope {
+  return { workspace, readRoots: [media], hidden: [home] };
+}

@@ -1,0 +1,128 @@
+import { mkdir, realpath, stat } from "node:fs/promises";
+import type { Config } from "../../config/config.js";
+import { mediaDir } from "../../paths.js";
+import { resolveInWorkspace } from "../files/workspace-path.js";
+import { type Tool, ToolError } from "../tool.js";
+import { buildBwrapArgs, sandboxEnv } from "./bwrap-args.js";
+import { checkCommand, compilePatterns, type GuardPolicy } from "./guard.js";
+import { formatExecResult } from "./output.js";
+import { runProcess } from "./run-process.js";
+import { checkSandbox, inspectHost, type SandboxStatus } from "./sandbox-check.js";
+
+export type ExecArgs = {
+  command: string;
+  working_dir?: string;
+  timeout?: number;
+};
+
+export interface ExecToolDeps {
+  config: Pick<Config, "exec" | "sandbox" | "home">;
+  /** The host environment the allowlist picks from; process.env in production. */
+  hostEnv?: Record<string, string | undefined>;
+  /** Probes the sandbox once, on the first call; injectable so tests can simulate a host without bwrap. */
+  checkSandbox?: () => Promise<SandboxStatus>;
+}
+
+/** Bytes kept per stream before a flood is stopped: plenty for 10,000 printable characters. */
+const BYTES_PER_CHAR = 8;
+
+export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
+  const { exec } = deps.config;
+  const hostEnv = deps.hostEnv ?? process.env;
+  const media = mediaDir(deps.config.home);
+  const denyPatterns = compilePatterns(exec.denyPatterns, "exec.denyPatterns");
+  const allowPatterns = compilePatterns(exec.allowPatterns, "exec.allowPatterns");
+  const probe = deps.checkSandbox ?? (() => checkSandbox(deps.config));
+  // One probe per tool instance: the host does not change between calls, and a failed probe is re-tried.
+  let sandboxReady: Promise<SandboxStatus> | undefined;
+  const sandboxStatus = () => {
+    sandboxReady ??= probe().then((status) => {
+      if (!status.ok) sandboxReady = undefined;
+      return status;
+    });
+    return sandboxReady;
+  };
+
+  return {
+    name: "exec",
+    description:
+      "Run a shell command (sh -c) in a sandbox. It sees the workspace (read-write, also HOME and the default " +
+      "working directory), system programs (read-only) and the media folder with received files (read-only); " +
+      `nothing else of the host, ${exec.network ? "with" : "and no"} network access. Each call starts fresh: ` +
+      "background processes are killed when the command ends. Output is capped at " +
+      `${exec.maxOutputChars} characters; stderr is marked STDERR:. Timeout ${exec.timeoutSeconds} s by default, ` +
+      `at most ${exec.maxTimeoutSeconds} s.`,
+    parameters: {
+      type: "object",
+      properties: {
+        command: { type: "string", minLength: 1, description: "The shell command to run." },
+        working_dir: {
+          type: "string",
+          description: "Folder to run in, relative to the workspace (default: the workspace itself).",
+        },
+        timeout: {
+          type: "integer",
+          minimum: 1,
+          description: `Seconds before the command is killed (default ${exec.timeoutSeconds}, at most ${exec.maxTimeoutSeconds}).`,
+        },
+      },
+      required: ["command"],
+      additionalProperties: false,
+    },
+    exclusive: true,
+    // Above exec's own limit, so exec's timeout (which kills the process group and reports) fires first.
+    timeoutSeconds: exec.maxTimeoutSeconds + 30,
+
+    async execute(args, ctx) {
+      await mkdir(ctx.workspace, { recursive: true });
+      const workspace = await realpath(ctx.workspace);
+      const workingDir = await resolveInWorkspace(args.working_dir, { workspace, hidden: [deps.config.home] }, "write");
+      const isDir = await stat(workingDir).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
+      if (!isDir) throw new ToolError(`working_dir "${args.working_dir}" is not a folder in the workspace.`);
+
+      const policy: GuardPolicy = {
+        denyPatterns,
+        allowPatterns,
+        restrictToWorkspace: exec.restrictToWorkspace,
+        workspace,
+        media,
+      };
+      const verdict = checkCommand(args.command, policy);
+      if (!verdict.allowed) throw new ToolError(`the command was blocked by the safety guard: ${verdict.reason}.`);
+
+      const env = sandboxEnv(hostEnv, workspace, exec.envAllowlist);
+      const timeoutSeconds = Math.min(args.timeout ?? exec.timeoutSeconds, exec.maxTimeoutSeconds);
+      const command = ["sh", "-c", args.command];
+      let file: string;
+      let argv: string[];
+      if (deps.config.sandbox === "none") {
+        [file, ...argv] = command;
+      } else {
+        const status = await sandboxStatus();
+        if (!status.ok) throw new ToolError(status.detail);
+        file = "bwrap";
+        const mediaReal = await realpath(media).catch(() => undefined);
+        const homeReal = await realpath(deps.config.home).catch(() => deps.config.home);
+        argv = buildBwrapArgs(
+          inspectHost(),
+          { workspace, workingDir, media: mediaReal, hidden: [homeReal], network: exec.network, env },
+          command,
+        );
+      }
+
+      const outcome = await runProcess({
+        file,
+        args: argv,
+        cwd: workingDir,
+        env,
+        timeoutSeconds,
+        signal: ctx.signal,
+        maxBufferBytes: exec.maxOutputChars * BYTES_PER_CHAR,
+      });
+      return formatExecResult(outcome, exec.maxOutputChars);
+    },
+  };
+}

@@ -1,0 +1,6 @@
+import type { PathScope } from "./workspace-path.js";
+
+/** What the file tools need: where they may act, given the turn's workspace. */
+export interface FileToolDeps {
+  scope(workspace: string): PathScope;
+}
