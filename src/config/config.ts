@@ -58,8 +58,10 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, not "${logLevel}".`);
   }
+  const file = readConfigFile(configFile, Boolean(env.PINCER_CONFIG));
   return {
-    ...readConfigFile(configFile, Boolean(env.PINCER_CONFIG)),
+    ...file,
+    telegram: telegramSettings(env, file.telegram),
     openai: {
       apiKey,
       baseUrl: url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1"),
@@ -78,6 +80,25 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     timezone,
     logLevel,
   };
+}
+
+/** TELEGRAM_WEBHOOK_URL / _SECRET / _PORT override the config file's telegram.webhook* settings. */
+function telegramSettings(env: Env, fromFile: FileConfig["telegram"]): FileConfig["telegram"] {
+  const settings = { ...fromFile };
+  if (env.TELEGRAM_WEBHOOK_URL?.trim()) settings.webhookUrl = url(env, "TELEGRAM_WEBHOOK_URL", "");
+  if (env.TELEGRAM_WEBHOOK_SECRET?.trim()) settings.webhookSecret = env.TELEGRAM_WEBHOOK_SECRET.trim();
+  if (settings.webhookSecret !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(settings.webhookSecret)) {
+    throw new ConfigError("TELEGRAM_WEBHOOK_SECRET may only use A-Z, a-z, 0-9, _ and - (1 to 256 characters).");
+  }
+  const port = env.TELEGRAM_WEBHOOK_PORT?.trim();
+  if (port) {
+    const n = Number(port);
+    if (!Number.isInteger(n) || n < 1 || n > 65535) {
+      throw new ConfigError(`TELEGRAM_WEBHOOK_PORT must be a port number from 1 to 65535, not "${port}".`);
+    }
+    settings.webhookPort = n;
+  }
+  return settings;
 }
 
 function readConfigFile(path: string, explicit: boolean): FileConfig {

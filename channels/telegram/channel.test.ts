@@ -1,0 +1,232 @@
+import { existsSync, readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { mediaDir } from "../../src/paths.js";
+import {
+  groupChat,
+  message,
+  privateChat,
+  startTelegramHarness,
+  type TelegramHarness,
+  user,
+} from "../../test/helpers/telegram.js";
+
+let h: TelegramHarness | undefined;
+
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** The last user message the model was shown in request `n`. */
+function lastUserText(harness: TelegramHarness, n: number): string {
+  const messages = harness.model.requests[n].messages.filter((m) => m.role === "user");
+  return String(messages.at(-1)?.content ?? "");
+}
+
+describe("telegram channel: conversations", () => {
+  it("answers a private message in the same chat, as a formatted reply, and registers its commands", async () => {
+    h = await startTelegramHarness();
+    h.model.enqueue({ content: "**Hello** there, `Ann`" });
+    const update = h.telegram.pushUpdate(message(privateChat(42), user(42, "Ann"), { text: "hi bot" }));
+
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(sent).toMatchObject({ chatId: "42", text: "Hello there, Ann", parseMode: "HTML" });
+    expect(sent.replyToId).toBe(update.message?.message_id);
+    expect(h.telegram.callsTo("sendMessage")[0].params.text).toBe("<b>Hello</b> there, <code>Ann</code>");
+    expect(lastUserText(h, 0)).toBe("hi bot");
+    expect(h.app.conversations.count("telegram:42")).toBe(2);
+
+    const commands = h.telegram.callsTo("setMyCommands")[0].params.commands as Array<{ command: string }>;
+    expect(commands.map((c) => c.command)).toEqual(["new", "stop", "status", "help"]);
+    expect(h.telegram.callsTo("deleteWebhook")).toHaveLength(1);
+  });
+
+  it("shows typing… while the turn runs and stops once the reply is sent", async () => {
+    h = await startTelegramHarness();
+    h.model.enqueue({ content: "done", delayMs: 450 });
+    h.telegram.pushUpdate(message(privateChat(42), user(42), { text: "slow question" }));
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+
+    const typing = h.telegram.callsTo("sendChatAction").filter((c) => String(c.params.chat_id) === "42");
+    expect(typing.length).toBeGreaterThanOrEqual(3);
+    expect(typing.every((c) => c.params.action === "typing")).toBe(true);
+    expect(typing[0].at).toBeLessThan(sent.at);
+    const countAtReply = typing.length;
+    await new Promise((r) => setTimeout(r, 350));
+    expect(h.telegram.callsTo("sendChatAction").length).toBeLessThanOrEqual(countAtReply + 1);
+  });
+
+  it("passes commands through as text, without the @botname", async () => {
+    h = await startTelegramHarness();
+    h.telegram.pushUpdate(message(privateChat(42), user(42), { text: "/help@pincer_test_bot" }));
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(sent.text).toContain("/new");
+    expect(sent.text).toContain("/status");
+    expect(h.model.requests).toHaveLength(0);
+  });
+
+  it("in a group answers only when mentioned or replied to", async () => {
+    h = await startTelegramHarness({ adjust: (c) => (c.telegram.allowedGroups = ["-1001"]) });
+    h.model.respond((req) => ({ content: `echo ${String(req.messages.at(-1)?.content).split("\n").at(-1)}` }));
+    const group = groupChat(-1001);
+    const ann = user(42, "Ann");
+    h.telegram.pushUpdate(message(group, ann, { text: "just chatting among us" }));
+    h.telegram.pushUpdate(message(group, ann, { text: "/status@some_other_bot" }));
+    h.telegram.pushUpdate(message(groupChat(-1002), ann, { text: "@pincer_test_bot hello from another group" }));
+    h.telegram.pushUpdate(message(group, ann, { text: "@pincer_test_bot what is 2+2?" }));
+    const first = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(first).toMatchObject({ chatId: "-1001", text: "echo what is 2+2?" });
+    expect(h.model.requests).toHaveLength(1);
+    expect(lastUserText(h, 0)).toBe("[Ann (id 42)]\nwhat is 2+2?");
+
+    // A reply to the bot's own message counts as addressing it.
+    const botMessage = {
+      message_id: first.messageId,
+      chat: group,
+      from: h.telegram.botUser,
+      date: 1,
+      text: first.text,
+    };
+    h.telegram.pushUpdate(message(group, ann, { text: "and 3+3?", reply_to_message: botMessage as never }));
+    const second = await h.telegram.waitFor(() => h?.telegram.sent[1]);
+    expect(second.text).toBe("echo and 3+3?");
+    expect(h.model.requests).toHaveLength(2);
+    expect(h.telegram.sent.every((m) => m.chatId === "-1001")).toBe(true);
+  });
+
+  it("keeps each forum topic its own conversation and answers inside the topic", async () => {
+    h = await startTelegramHarness();
+    h.model.enqueue({ content: "topic 77 answer" }, { content: "topic 88 answer" });
+    const forum = groupChat(-1005, true);
+    const ann = user(42, "Ann");
+    const topicRoot = (id: number) =>
+      ({ message_id: id, chat: forum, date: 1, from: ann, forum_topic_created: { name: "t", icon_color: 1 } }) as never;
+    const inTopic = (id: number, text: string) =>
+      message(forum, ann, { text, message_thread_id: id, is_topic_message: true, reply_to_message: topicRoot(id) });
+
+    const u1 = h.telegram.pushUpdate(inTopic(77, "@pincer_test_bot remember the word banana"));
+    await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    h.telegram.pushUpdate(inTopic(88, "@pincer_test_bot which word?"));
+    await h.telegram.waitFor(() => h?.telegram.sent[1]);
+
+    expect(h.telegram.sent[0]).toMatchObject({
+      threadId: 77,
+      replyToId: u1.message?.message_id,
+      text: "topic 77 answer",
+    });
+    expect(h.telegram.sent[1]).toMatchObject({ threadId: 88, text: "topic 88 answer" });
+    expect(h.app.conversations.count("telegram:-1005:thread:77")).toBe(2);
+    expect(h.app.conversations.count("telegram:-1005:thread:88")).toBe(2);
+    expect(JSON.stringify(h.model.requests[1].messages)).not.toContain("banana");
+    const typing = h.telegram.callsTo("sendChatAction").map((c) => c.params.message_thread_id);
+    expect(typing).toContain(77);
+    expect(typing).toContain(88);
+  });
+
+  it("gives a stranger one pairing code, makes no model call, and answers once the owner approves", async () => {
+    h = await startTelegramHarness({ allowFrom: "42" });
+    h.telegram.pushUpdate(message(privateChat(99), user(99, "Eve"), { text: "hello?" }));
+    const codeMessage = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(codeMessage.chatId).toBe("99");
+    const code = /pairing code is ([A-Z0-9]{8})/.exec(codeMessage.text)?.[1];
+    expect(code).toBeDefined();
+    expect(codeMessage.text).toContain(`pincer pairing approve telegram ${code}`);
+
+    // Told once: a second message gets no second code. The owner's message proves it was read.
+    h.telegram.pushUpdate(message(privateChat(99), user(99, "Eve"), { text: "hello??" }));
+    h.telegram.pushUpdate(message(privateChat(42), user(42), { text: "owner here" }));
+    await h.telegram.waitFor(() => h?.telegram.sent.find((m) => m.chatId === "42"));
+    expect(h.telegram.sent.filter((m) => m.chatId === "99")).toHaveLength(1);
+    expect(h.model.requests).toHaveLength(1);
+    expect(lastUserText(h, 0)).toBe("owner here");
+
+    expect(h.app.pairing.approve("telegram", code as string)?.userId).toBe("99");
+    h.telegram.pushUpdate(message(privateChat(99), user(99, "Eve"), { text: "now?" }));
+    await h.telegram.waitFor(() => h?.telegram.sent.filter((m) => m.chatId === "99")[1]);
+    expect(lastUserText(h, 1)).toBe("now?");
+  });
+});
+
+describe("telegram channel: update kinds and media", () => {
+  it("ignores edits, channel posts, button presses and unknown kinds on purpose, and keeps polling", async () => {
+    h = await startTelegramHarness();
+    const ann = user(42);
+    const chat = privateChat(42);
+    h.telegram.pushUpdate({
+      edited_message: { message_id: 5, chat, from: ann, date: 1, text: "edited", edit_date: 2 } as never,
+    });
+    h.telegram.pushUpdate({
+      channel_post: {
+        message_id: 6,
+        chat: { id: -1009, type: "channel", title: "News" },
+        date: 1,
+        text: "post",
+      } as never,
+    });
+    h.telegram.pushUpdate({ callback_query: { id: "cb1", from: ann, chat_instance: "x", data: "old-button" } });
+    h.telegram.pushUpdate({
+      my_chat_member: {
+        chat: groupChat(-1003),
+        from: ann,
+        date: 1,
+        old_chat_member: { status: "left", user: h.telegram.botUser },
+        new_chat_member: { status: "member", user: h.telegram.botUser },
+      } as never,
+    });
+    h.telegram.pushUpdate({ some_future_kind: { whatever: true } } as never);
+    h.telegram.pushUpdate(message(chat, ann, { new_chat_members: [ann] }));
+    h.telegram.pushUpdate(
+      message(chat, ann, {
+        sticker: {
+          file_id: "s1",
+          file_unique_id: "s1",
+          type: "regular",
+          width: 1,
+          height: 1,
+          is_animated: false,
+          is_video: false,
+          emoji: "👍",
+        },
+      }),
+    );
+    h.telegram.pushUpdate(message(chat, ann, { text: "still there?" }));
+
+    await h.telegram.waitFor(() => h?.telegram.sent[1]);
+    expect(h.model.requests).toHaveLength(2);
+    expect(lastUserText(h, 0)).toBe("[sticker 👍]");
+    expect(lastUserText(h, 1)).toBe("still there?");
+    expect(h.telegram.callsTo("answerCallbackQuery").map((c) => c.params.callback_query_id)).toEqual(["cb1"]);
+    expect(h.logs.some((l) => l.msg.startsWith("added to a group") && l.chatId === -1003)).toBe(true);
+    expect(h.logs.filter((l) => l.msg === "telegram update failed")).toEqual([]);
+  });
+
+  it("downloads photos and documents into the media folder and refuses files over the size cap", async () => {
+    h = await startTelegramHarness({ adjust: (c) => (c.media.maxBytes = 1000) });
+    const photo = h.telegram.addFile("fake-jpeg-bytes", { fileName: "photo.jpg" });
+    const doc = h.telegram.addFile("id,name\n1,Ann\n", { fileName: "people.csv" });
+    const big = h.telegram.addFile(Buffer.alloc(5000, 1), { fileName: "big.bin" });
+    const chat = privateChat(42);
+    h.telegram.pushUpdate(
+      message(chat, user(42), { caption: "what is this?", photo: [{ ...photo, width: 10, height: 10 }] }),
+    );
+    h.telegram.pushUpdate(message(chat, user(42), { document: { ...doc, file_name: "people.csv" } }));
+    // The size is not in the message: the cap is checked against getFile's answer.
+    h.telegram.pushUpdate(
+      message(chat, user(42), {
+        document: { file_id: big.file_id, file_unique_id: big.file_unique_id, file_name: "big.bin" },
+      }),
+    );
+    await h.telegram.waitFor(() => h?.telegram.sent[2]);
+
+    const first = lastUserText(h, 0);
+    expect(first).toMatch(/^what is this\?\n\[attachment: (.+)\]$/);
+    const photoPath = /\[attachment: (.+)\]/.exec(first)?.[1] as string;
+    expect(photoPath.startsWith(mediaDir(h.home))).toBe(true);
+    expect(readFileSync(photoPath, "utf8")).toBe("fake-jpeg-bytes");
+    const docPath = /\[attachment: (.+)\]/.exec(lastUserText(h, 1))?.[1] as string;
+    expect(docPath.endsWith("people.csv")).toBe(true);
+    expect(readFileSync(docPath, "utf8")).toBe("id,name\n1,Ann\n");
+    expect(lastUserText(h, 2)).toBe("[document big.bin (4.9 KB) was not downloaded: larger than the 1000 B limit]");
+    expect(existsSync(`${mediaDir(h.home)}/telegram-42-3-0-big.bin`)).toBe(false);
+  });
+});

@@ -1,0 +1,190 @@
+import { createHash } from "node:crypto";
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
+import { Bot, GrammyError, webhookCallback } from "grammy";
+import type { Logger } from "pino";
+import type { PairingStore } from "../../src/access/pairing.js";
+import { COMMANDS } from "../../src/agent/commands.js";
+import type { MessageBus } from "../../src/bus/bus.js";
+import type { Channel } from "../../src/bus/channel.js";
+import type { Config } from "../../src/config/config.js";
+import { mediaDir } from "../../src/paths.js";
+import { createInboundHandlers } from "./inbound.js";
+import { createSender } from "./outbound.js";
+import { backoffDelay, DEFAULT_RETRY_POLICY, installRetries, type RetryPolicy } from "./retry.js";
+import { createTypingIndicator } from "./typing.js";
+
+/** Timings a deployment never needs to touch; tests and benchmarks shrink them. */
+export interface TelegramTiming {
+  retry: RetryPolicy;
+  /** How often "typing…" is repeated while a turn runs (Telegram shows it for ~5 s). */
+  typingIntervalMs: number;
+  /** Long-poll timeout of getUpdates, in seconds. */
+  pollTimeoutSeconds: number;
+  /** Backoff between restarts of the poller after it stopped with an error. */
+  reconnectBaseMs: number;
+  reconnectMaxMs: number;
+}
+
+export const DEFAULT_TIMING: TelegramTiming = {
+  retry: DEFAULT_RETRY_POLICY,
+  typingIntervalMs: 4000,
+  pollTimeoutSeconds: 30,
+  reconnectBaseMs: 1000,
+  reconnectMaxMs: 60_000,
+};
+
+export interface TelegramChannelDeps {
+  config: Config;
+  bus: MessageBus;
+  pairing: PairingStore;
+  log: Logger;
+  timing?: Partial<TelegramTiming>;
+}
+
+const ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat_member"] as const;
+
+/**
+ * The Telegram adapter: long polling through @grammyjs/runner (updates of one chat in order,
+ * chats in parallel) or a webhook server, publishing to the bus and rendering the replies.
+ */
+export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
+  const { config, bus, pairing, log } = deps;
+  const timing = { ...DEFAULT_TIMING, ...deps.timing };
+  const token = config.telegramToken;
+  if (!token) throw new Error("the Telegram channel needs TELEGRAM_BOT_TOKEN");
+  const bot = new Bot(token, { client: { apiRoot: config.telegramApiRoot } });
+  installRetries(bot.api, timing.retry, log);
+  bot.use(sequentialize((ctx) => ctx.chat?.id.toString()));
+  bot.use(
+    createInboundHandlers({
+      bus,
+      pairing,
+      allowFrom: config.telegramAllowFrom,
+      allowedGroups: config.telegram.allowedGroups,
+      media: { token, apiRoot: config.telegramApiRoot, dir: mediaDir(config.home), maxBytes: config.media.maxBytes },
+      log,
+    }),
+  );
+  // One bad update is logged and skipped; it never stops the polling.
+  bot.catch((err) => log.error({ err: err.error, updateId: err.ctx.update.update_id }, "telegram update failed"));
+
+  const typing = createTypingIndicator({
+    send: (chatId, threadId) =>
+      bot.api.sendChatAction(chatId, "typing", { message_thread_id: threadId ? Number(threadId) : undefined }),
+    intervalMs: timing.typingIntervalMs,
+    onError: (err) => log.debug({ err }, "could not send the typing indicator"),
+  });
+
+  let stopped = false;
+  let runner: RunnerHandle | undefined;
+  let webhookServer: Server | undefined;
+  let supervisor: Promise<void> | undefined;
+  let wakeSupervisor: (() => void) | undefined;
+  let offActivity: (() => void) | undefined;
+
+  /** Keeps the poller running: restarts it with backoff whenever it stops with an error. */
+  async function supervisePolling(): Promise<void> {
+    for (let failures = 0; !stopped; ) {
+      try {
+        if (!bot.isInited()) await bot.init();
+        await bot.api.deleteWebhook();
+        runner = run(bot, {
+          runner: {
+            fetch: { timeout: timing.pollTimeoutSeconds, allowed_updates: ALLOWED_UPDATES },
+            silent: true,
+            maxRetryTime: Number.POSITIVE_INFINITY,
+            retryInterval: timing.reconnectBaseMs,
+          },
+        });
+        await runner.task();
+        if (stopped) return;
+        failures = 0;
+      } catch (err) {
+        if (stopped) return;
+        log.error({ err: describe(err), failures }, "telegram polling stopped; reconnecting");
+      }
+      failures++;
+      await new Promise<void>((resolve) => {
+        wakeSupervisor = resolve;
+        setTimeout(resolve, backoffDelay(failures - 1, timing.reconnectBaseMs, timing.reconnectMaxMs));
+      });
+    }
+  }
+
+  async function startWebhook(url: string, port: number): Promise<void> {
+    // Without a configured secret one is derived from the token, so requests are always checked.
+    const secret =
+      config.telegram.webhookSecret ??
+      createHash("sha256")
+        .update(token as string)
+        .digest("hex")
+        .slice(0, 64);
+    const handle = webhookCallback(bot, "http", {
+      secretToken: secret,
+      onTimeout: "return",
+      timeoutMilliseconds: 9000,
+    });
+    const path = new URL(url).pathname;
+    webhookServer = createServer((req, res) => {
+      if (req.method !== "POST" || new URL(req.url ?? "/", "http://x").pathname !== path) {
+        res.writeHead(404).end();
+        return;
+      }
+      handle(req, res).catch((err: unknown) => {
+        log.error({ err }, "telegram webhook request failed");
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+    });
+    webhookServer.listen(port);
+    await once(webhookServer, "listening");
+    await bot.api.setWebhook(url, { secret_token: secret, allowed_updates: ALLOWED_UPDATES });
+    log.info({ url, port }, "telegram webhook is set");
+  }
+
+  return {
+    name: "telegram",
+    async start() {
+      stopped = false;
+      try {
+        await bot.init();
+      } catch (err) {
+        if (err instanceof GrammyError && err.error_code === 401) {
+          throw new Error(
+            "Telegram rejected TELEGRAM_BOT_TOKEN (401 Unauthorized): check the token BotFather gave you.",
+          );
+        }
+        log.warn({ err: describe(err) }, "telegram is not reachable yet; pincer keeps trying");
+      }
+      if (bot.isInited()) log.info({ username: bot.botInfo.username }, "telegram bot connected");
+      offActivity = bus.onActivity("telegram", typing.onActivity);
+      bus
+        .subscribeOutbound("telegram", createSender(bot.api, log))
+        .catch((err: unknown) => log.error({ err }, "could not deliver replies from before the restart"));
+      bot.api
+        .setMyCommands(COMMANDS.map((c) => ({ command: c.name, description: c.description })))
+        .catch((err: unknown) => log.warn({ err: describe(err) }, "could not register the bot's commands"));
+      const { webhookUrl, webhookPort } = config.telegram;
+      if (webhookUrl && bot.isInited()) await startWebhook(webhookUrl, webhookPort);
+      else supervisor = supervisePolling();
+    },
+    async stop() {
+      stopped = true;
+      wakeSupervisor?.();
+      typing.stopAll();
+      offActivity?.();
+      bus.unsubscribeOutbound("telegram");
+      await runner?.stop();
+      await supervisor;
+      if (webhookServer) {
+        webhookServer.closeAllConnections();
+        await new Promise((resolve) => webhookServer?.close(resolve));
+      }
+    },
+  };
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,27 @@
+/** What the bot does with a message, before access control: private chats always reach it. */
+export type GroupDecision =
+  | { answer: true }
+  | { answer: false; reason: "group not in telegram.allowedGroups" | "not addressed to the bot" };
+
+export interface GroupGateInput {
+  isGroup: boolean;
+  chatId: string;
+  mentionsBot: boolean;
+  repliesToBot: boolean;
+  isCommand: boolean;
+  /** Group chat ids the bot works in; empty means every group it was added to. */
+  allowedGroups: string[];
+}
+
+/**
+ * In a group the bot speaks only when spoken to: an @mention, a reply to one of its messages,
+ * or one of its /commands. Everything else is the group's own conversation and stays unread.
+ */
+export function groupDecision(input: GroupGateInput): GroupDecision {
+  if (!input.isGroup) return { answer: true };
+  if (input.allowedGroups.length > 0 && !input.allowedGroups.includes(input.chatId)) {
+    return { answer: false, reason: "group not in telegram.allowedGroups" };
+  }
+  if (input.mentionsBot || input.repliesToBot || input.isCommand) return { answer: true };
+  return { answer: false, reason: "not addressed to the bot" };
+}

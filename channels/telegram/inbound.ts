@@ -1,0 +1,123 @@
+import { Composer, type Context } from "grammy";
+import type { Message } from "grammy/types";
+import type { Logger } from "pino";
+import { checkAccess } from "../../src/access/access.js";
+import type { PairingStore } from "../../src/access/pairing.js";
+import type { MessageBus } from "../../src/bus/bus.js";
+import { type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
+import { groupDecision } from "./gating.js";
+import { downloadAttachment, type MediaDeps } from "./media.js";
+import { normalizeMessage } from "./normalize.js";
+
+export interface InboundDeps {
+  bus: MessageBus;
+  pairing: PairingStore;
+  allowFrom: string[];
+  allowedGroups: string[];
+  media: Omit<MediaDeps, "api">;
+  log: Logger;
+}
+
+/**
+ * The update handlers. Each message is normalised, gated (groups), checked (allowlist and
+ * pairing), its files downloaded, then published to the bus; the handler returns without
+ * waiting for the agent. Update kinds pincer has no use for are ignored on purpose, with a
+ * debug line, so nothing unexpected can stop the polling.
+ */
+export function createInboundHandlers(deps: InboundDeps): Composer<Context> {
+  const { log } = deps;
+  const composer = new Composer<Context>();
+
+  composer.on("message", (ctx) => handleMessage(ctx, ctx.message));
+
+  // Answering again to an edit would duplicate the conversation; the edit is not read.
+  composer.on("edited_message", (ctx) => {
+    log.debug({ chatId: ctx.chat.id, messageId: ctx.editedMessage.message_id }, "ignored an edited message");
+  });
+  // Channel posts have no sender to check against the allowlist; pincer does not run channels.
+  composer.on(["channel_post", "edited_channel_post"], (ctx) => {
+    log.debug({ chatId: ctx.chat.id }, "ignored a channel post");
+  });
+  // pincer sends no buttons; a stale button press only needs its spinner stopped.
+  composer.on("callback_query", async (ctx) => {
+    log.debug({ from: ctx.from.id }, "answered a callback query without acting on it");
+    await ctx.answerCallbackQuery().catch((err: unknown) => log.debug({ err }, "could not answer a callback query"));
+  });
+  composer.on("my_chat_member", (ctx) => {
+    const { chat, new_chat_member: member } = ctx.myChatMember;
+    if (chat.type === "private") return;
+    log.info(
+      { chatId: chat.id, title: "title" in chat ? chat.title : undefined, status: member.status },
+      member.status === "member" || member.status === "administrator"
+        ? "added to a group; it answers there when mentioned or replied to (telegram.allowedGroups limits which groups)"
+        : "membership in a group changed",
+    );
+  });
+  composer.use((ctx) => {
+    const kinds = Object.keys(ctx.update).filter((k) => k !== "update_id");
+    log.debug({ updateId: ctx.update.update_id, kinds }, "ignored an update of a kind pincer does not use");
+  });
+
+  async function handleMessage(ctx: Context, message: Message): Promise<void> {
+    const me = ctx.me;
+    const normalized = normalizeMessage(message, { id: me.id, username: me.username });
+    if (!normalized) return;
+    const gate = groupDecision({ ...normalized, allowedGroups: deps.allowedGroups });
+    if (!gate.answer) {
+      log.debug({ chatId: normalized.chatId, reason: gate.reason }, "group message not for the bot");
+      return;
+    }
+    const access = checkAccess({
+      channel: "telegram",
+      allowFrom: deps.allowFrom,
+      pairing: deps.pairing,
+      userId: normalized.senderId,
+      userName: normalized.senderName,
+    });
+    if (!access.allowed) {
+      log.info(
+        { userId: normalized.senderId, name: normalized.senderName, told: Boolean(access.reply) },
+        "message from a user who is not allowed",
+      );
+      if (access.reply) {
+        await ctx.api
+          .sendMessage(normalized.chatId, access.reply, {
+            message_thread_id: normalized.threadId ? Number(normalized.threadId) : undefined,
+            reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
+          })
+          .catch((err: unknown) => log.warn({ err }, "could not send the pairing code"));
+      }
+      return;
+    }
+    const media: string[] = [];
+    const notes: string[] = [];
+    for (const [index, attachment] of normalized.attachments.entries()) {
+      const outcome = await downloadAttachment(
+        { ...deps.media, api: ctx.api },
+        attachment,
+        `telegram-${normalized.chatId}-${normalized.messageId}-${index}`,
+      );
+      if ("path" in outcome) media.push(outcome.path);
+      else notes.push(outcome.note);
+    }
+    const inbound: InboundMessage = {
+      id: normalized.messageId,
+      channel: "telegram",
+      chatId: normalized.chatId,
+      senderId: normalized.senderId,
+      senderName: normalized.senderName,
+      text: [normalized.text, ...notes].filter(Boolean).join("\n"),
+      media,
+      replyToId: normalized.replyToId,
+      isGroup: normalized.isGroup,
+      mentionsBot: normalized.mentionsBot || normalized.repliesToBot,
+      receivedAt: Date.now(),
+      sessionKey: sessionKeyOf("telegram", normalized.chatId, normalized.threadId),
+    };
+    if (!deps.bus.publishInbound(inbound)) {
+      log.debug({ chatId: inbound.chatId, id: inbound.id }, "dropped a replayed update");
+    }
+  }
+
+  return composer;
+}

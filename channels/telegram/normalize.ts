@@ -1,0 +1,205 @@
+import type { Message, MessageEntity } from "grammy/types";
+
+/** Who the bot is, as far as reading messages goes. */
+export interface BotIdentity {
+  id: number;
+  username: string;
+}
+
+/** A file a message carries, before it is downloaded. */
+export interface AttachmentRef {
+  kind: "photo" | "document" | "voice" | "audio" | "video" | "video_note" | "animation";
+  fileId: string;
+  /** A name to keep the extension recognisable to tools and the model. */
+  fileName: string;
+  /** Bytes, when Telegram tells. */
+  fileSize?: number;
+  /** What the model is told about it, besides the path. */
+  label: string;
+}
+
+/** A Telegram message reduced to what pincer needs; the channel turns it into an InboundMessage. */
+export interface NormalizedMessage {
+  messageId: string;
+  chatId: string;
+  /** The forum topic the message belongs to (its own conversation). */
+  threadId?: string;
+  senderId: string;
+  senderName: string;
+  /** Text or caption with the bot's @username removed, plus a line per content the bot cannot read as text. */
+  text: string;
+  replyToId?: string;
+  isGroup: boolean;
+  /** The bot was @mentioned, text-mentioned, or a command was addressed to it by name. */
+  mentionsBot: boolean;
+  repliesToBot: boolean;
+  /** A /command (bare or /command@thisbot) opens the message. */
+  isCommand: boolean;
+  attachments: AttachmentRef[];
+}
+
+/**
+ * Reads a message from a user. Returns undefined for what has nothing for the agent: messages from
+ * bots, service messages (members joining, pins, topic edits) and anything without content.
+ */
+export function normalizeMessage(message: Message, bot: BotIdentity): NormalizedMessage | undefined {
+  const from = message.from;
+  if (!from || from.is_bot) return undefined;
+  const rawText = message.text ?? message.caption ?? "";
+  const entities = message.entities ?? message.caption_entities ?? [];
+  const attachments = attachmentsOf(message);
+  const notes = describeContent(message);
+  const isGroup = message.chat.type === "group" || message.chat.type === "supergroup";
+  const threadId =
+    message.is_topic_message && message.message_thread_id ? String(message.message_thread_id) : undefined;
+  const reply = message.reply_to_message;
+  // Inside a forum topic every message "replies" to the topic's creation message; that is not a reply.
+  const realReply =
+    reply && !(threadId && (reply.message_id === message.message_thread_id || reply.forum_topic_created));
+  const text = [stripBotName(rawText, bot.username), ...notes].filter(Boolean).join("\n");
+  if (!text && attachments.length === 0) return undefined;
+  return {
+    messageId: String(message.message_id),
+    chatId: String(message.chat.id),
+    threadId,
+    senderId: String(from.id),
+    senderName:
+      [from.first_name, from.last_name].filter(Boolean).join(" ") ||
+      (from.username ? `@${from.username}` : String(from.id)),
+    text,
+    replyToId: realReply ? String(reply.message_id) : undefined,
+    isGroup,
+    mentionsBot: mentions(rawText, entities, bot),
+    repliesToBot: Boolean(realReply && reply.from?.id === bot.id),
+    isCommand: isCommandFor(rawText, entities, bot.username),
+    attachments,
+  };
+}
+
+function entityText(text: string, entity: MessageEntity): string {
+  return text.slice(entity.offset, entity.offset + entity.length);
+}
+
+function mentions(text: string, entities: MessageEntity[], bot: BotIdentity): boolean {
+  const handle = `@${bot.username}`.toLowerCase();
+  return entities.some((e) => {
+    if (e.type === "mention") return entityText(text, e).toLowerCase() === handle;
+    if (e.type === "text_mention") return e.user.id === bot.id;
+    if (e.type === "bot_command") return entityText(text, e).toLowerCase().endsWith(handle);
+    return false;
+  });
+}
+
+/** `/new` or `/new@thisbot` at the start; `/new@otherbot` is someone else's. */
+function isCommandFor(text: string, entities: MessageEntity[], username: string): boolean {
+  const command = entities.find((e) => e.type === "bot_command" && e.offset === 0);
+  if (!command) return false;
+  const [, target] = entityText(text, command).split("@");
+  return target === undefined || target.toLowerCase() === username.toLowerCase();
+}
+
+/** Removes `@botname` (anywhere, any case) so the agent and the command parser see the plain request. */
+export function stripBotName(text: string, username: string): string {
+  const escaped = username.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return text
+    .replace(new RegExp(`@${escaped}\\b`, "gi"), "")
+    .replace(/[ \t]{2,}/g, " ")
+    .replace(/^[ \t]*[,:]?[ \t]*/, "")
+    .trim();
+}
+
+function attachmentsOf(message: Message): AttachmentRef[] {
+  const found: AttachmentRef[] = [];
+  const id = message.message_id;
+  if (message.photo?.length) {
+    // Sizes come smallest first; the largest is the one worth reading.
+    const photo = message.photo[message.photo.length - 1];
+    found.push({
+      kind: "photo",
+      fileId: photo.file_id,
+      fileName: `photo-${id}.jpg`,
+      fileSize: photo.file_size,
+      label: "photo",
+    });
+  }
+  if (message.document && !message.animation) {
+    const doc = message.document;
+    const fileName = doc.file_name || `document-${id}`;
+    found.push({
+      kind: "document",
+      fileId: doc.file_id,
+      fileName,
+      fileSize: doc.file_size,
+      label: `document ${fileName}`,
+    });
+  }
+  if (message.voice) {
+    const v = message.voice;
+    found.push({
+      kind: "voice",
+      fileId: v.file_id,
+      fileName: `voice-${id}.ogg`,
+      fileSize: v.file_size,
+      label: `voice message, ${v.duration} s`,
+    });
+  }
+  if (message.audio) {
+    const a = message.audio;
+    const fileName = a.file_name || `audio-${id}.mp3`;
+    found.push({
+      kind: "audio",
+      fileId: a.file_id,
+      fileName,
+      fileSize: a.file_size,
+      label: `audio ${a.title ?? fileName}, ${a.duration} s`,
+    });
+  }
+  if (message.video) {
+    const v = message.video;
+    found.push({
+      kind: "video",
+      fileId: v.file_id,
+      fileName: v.file_name || `video-${id}.mp4`,
+      fileSize: v.file_size,
+      label: `video, ${v.duration} s`,
+    });
+  }
+  if (message.video_note) {
+    const v = message.video_note;
+    found.push({
+      kind: "video_note",
+      fileId: v.file_id,
+      fileName: `video-note-${id}.mp4`,
+      fileSize: v.file_size,
+      label: `video note, ${v.duration} s`,
+    });
+  }
+  if (message.animation) {
+    const a = message.animation;
+    found.push({
+      kind: "animation",
+      fileId: a.file_id,
+      fileName: a.file_name || `animation-${id}.mp4`,
+      fileSize: a.file_size,
+      label: "animation",
+    });
+  }
+  return found;
+}
+
+/** Content that is not a file to download and not text: told to the agent in words, never a crash. */
+function describeContent(message: Message): string[] {
+  const notes: string[] = [];
+  if (message.sticker) notes.push(`[sticker ${message.sticker.emoji ?? ""}]`.replace(" ]", "]"));
+  if (message.location && !message.venue)
+    notes.push(`[location: ${message.location.latitude}, ${message.location.longitude}]`);
+  if (message.venue) notes.push(`[venue: ${message.venue.title}, ${message.venue.address}]`);
+  if (message.contact) {
+    const c = message.contact;
+    notes.push(`[contact: ${[c.first_name, c.last_name].filter(Boolean).join(" ")}, ${c.phone_number}]`);
+  }
+  if (message.poll)
+    notes.push(`[poll: ${message.poll.question} — ${message.poll.options.map((o) => o.text).join(" / ")}]`);
+  if (message.dice) notes.push(`[dice ${message.dice.emoji} rolled ${message.dice.value}]`);
+  return notes;
+}

@@ -1,0 +1,117 @@
+import { autoRetry } from "@grammyjs/auto-retry";
+import { type Api, HttpError, type Transformer } from "grammy";
+import type { Logger } from "pino";
+
+/** How hard pincer insists when Telegram is slow, flooded or away. Tests shrink the delays. */
+export interface RetryPolicy {
+  /** Attempts after the first for a send (429, 5xx, network); then the message stays in the outbox. */
+  attempts: number;
+  /** First pause after a 5xx or network error; doubles each time up to maxDelayMs. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A 429 asking for a longer wait than this fails the call instead of stalling the chat. */
+  maxRetryAfterSeconds: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  attempts: 5,
+  baseDelayMs: 1000,
+  maxDelayMs: 30_000,
+  maxRetryAfterSeconds: 300,
+};
+
+/** The pause before attempt `n` (0-based) of an exponential backoff, capped. */
+export function backoffDelay(n: number, baseMs: number, maxMs: number): number {
+  return Math.min(maxMs, baseMs * 2 ** n);
+}
+
+/**
+ * Installs the retry layers on a bot's API client:
+ * - `@grammyjs/auto-retry` honours 429 `retry_after` (bounded attempts and wait);
+ * - 5xx answers and network errors are retried with a short exponential backoff whose delays
+ *   are configurable (auto-retry's own backoff starts at 3 s and cannot be tuned);
+ * - getUpdates never gives up: it is retried forever with capped backoff and the outage is
+ *   logged once when it starts and once when it ends, not on every attempt.
+ */
+export function installRetries(api: Api, policy: RetryPolicy, log: Logger): void {
+  api.config.use(
+    autoRetry({
+      maxRetryAttempts: policy.attempts,
+      maxDelaySeconds: policy.maxRetryAfterSeconds,
+      rethrowInternalServerErrors: true,
+      rethrowHttpErrors: true,
+    }),
+  );
+  api.config.use(retryTransient(policy));
+  api.config.use(keepPolling(policy, log));
+}
+
+function retryTransient(policy: RetryPolicy): Transformer {
+  return async (prev, method, payload, signal) => {
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= policy.attempts || method === "getUpdates";
+      try {
+        const result = await prev(method, payload, signal);
+        if (result.ok || result.error_code < 500 || last) return result;
+      } catch (err) {
+        if (!(err instanceof HttpError) || signal?.aborted || last) throw err;
+      }
+      await pause(backoffDelay(attempt, policy.baseDelayMs, policy.maxDelayMs), signal);
+    }
+  };
+}
+
+function keepPolling(policy: RetryPolicy, log: Logger): Transformer {
+  let failingSince: number | undefined;
+  let failures = 0;
+  return async (prev, method, payload, signal) => {
+    if (method !== "getUpdates") return prev(method, payload, signal);
+    for (;;) {
+      let problem: string;
+      let wait: number;
+      try {
+        const result = await prev(method, payload, signal);
+        // 401 means the token is wrong: no amount of waiting fixes that, the runner reports it.
+        if (result.ok || result.error_code === 401) {
+          if (result.ok && failingSince !== undefined) {
+            log.info({ failures, downMs: Date.now() - failingSince }, "telegram polling recovered");
+            failingSince = undefined;
+            failures = 0;
+          }
+          return result;
+        }
+        problem = `${result.error_code} ${result.description}`;
+        const retryAfter = result.parameters?.retry_after;
+        wait = retryAfter ? retryAfter * 1000 : backoffDelay(failures, policy.baseDelayMs, policy.maxDelayMs);
+      } catch (err) {
+        if (signal?.aborted || !(err instanceof HttpError)) throw err;
+        problem = err.message;
+        wait = backoffDelay(failures, policy.baseDelayMs, policy.maxDelayMs);
+      }
+      if (failingSince === undefined) {
+        failingSince = Date.now();
+        log.warn({ problem }, "telegram polling failed; retrying with backoff until it works again");
+      }
+      failures++;
+      await pause(wait, signal);
+    }
+  };
+}
+
+/** grammy hands transformers the signal type of its AbortController polyfill. */
+type ApiSignal = Parameters<Transformer>[3];
+
+function pause(ms: number, signal?: ApiSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new Error("aborted"));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new Error("aborted"));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
