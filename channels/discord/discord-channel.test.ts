@@ -1,0 +1,373 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { type App, createApp } from "../../src/app.js";
+import type { Channel } from "../../src/bus/channel.js";
+import { type Config, loadConfig } from "../../src/config/config.js";
+import { type FakeDiscord, type FakeUser, startFakeDiscord } from "../../test/fakes/discord-server.js";
+import { type ChatRequest, type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server.js";
+import { createDiscordChannel } from "./index.js";
+
+const GUILD = "110000000000000001";
+const GENERAL = "120000000000000001";
+const RANDOM = "120000000000000002";
+const THREAD = "130000000000000001";
+const DM = "140000000000000001";
+const ALICE: FakeUser = { id: "200000000000000001", username: "alice" };
+const MALLORY: FakeUser = { id: "200000000000000002", username: "mallory" };
+const OTHER_BOT: FakeUser = { id: "200000000000000003", username: "otherbot", bot: true };
+
+interface Harness {
+  discord: FakeDiscord;
+  model: FakeOpenAI;
+  app: App;
+  config: Config;
+  logs: Array<{ level: number; msg: string }>;
+  mention: string;
+}
+
+const cleanups: Array<() => Promise<void> | void> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function start(adjust: (config: Config) => void = () => {}): Promise<Harness> {
+  const discord = await startFakeDiscord({
+    guilds: [
+      {
+        id: GUILD,
+        name: "home",
+        channels: [
+          { id: GENERAL, name: "general" },
+          { id: RANDOM, name: "random" },
+        ],
+        threads: [{ id: THREAD, name: "a thread", parentId: GENERAL }],
+      },
+    ],
+    heartbeatIntervalMs: 300,
+  });
+  cleanups.push(() => discord.close());
+  const model = await startFakeOpenAI();
+  cleanups.push(() => model.close());
+  const home = mkdtempSync(join(tmpdir(), "pincer-discord-"));
+  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+  const config = loadConfig({
+    OPENAI_API_KEY: "test",
+    OPENAI_BASE_URL: model.url,
+    PINCER_HOME: home,
+    DISCORD_BOT_TOKEN: "x",
+    DISCORD_API_URL: discord.apiUrl,
+    DISCORD_ALLOW_FROM: ALICE.id,
+    PINCER_SANDBOX: "none",
+    PINCER_TIMEZONE: "UTC",
+  });
+  adjust(config);
+  const logs: Harness["logs"] = [];
+  const log = pino({ level: "warn" }, { write: (line: string) => void logs.push(JSON.parse(line)) });
+  const app = createApp(config, { log });
+  const channel: Channel = createDiscordChannel({
+    config,
+    bus: app.bus,
+    pairing: app.pairing,
+    log,
+    tuning: { typingIntervalMs: 100, send: { attempts: 3, baseDelayMs: 50, maxDelayMs: 200 } },
+  });
+  await app.start([channel]);
+  cleanups.push(() => app.stop());
+  return { discord, model, app, config, logs, mention: `<@${discord.bot.id}>` };
+}
+
+/** The text of the last user message of a model request. */
+function lastUserText(request: ChatRequest): string {
+  const user = request.messages.filter((m) => m.role === "user").at(-1);
+  return typeof user?.content === "string" ? user.content : JSON.stringify(user?.content);
+}
+
+const settle = (ms = 300) => new Promise((r) => setTimeout(r, ms));
+
+describe("Discord channel", () => {
+  it("connects with JSON encoding through the gateway named by GET /gateway/bot", async () => {
+    const { discord } = await start();
+    expect(discord.calls.some((c) => c.method === "GET" && c.path === "/gateway/bot")).toBe(true);
+    const query = new URLSearchParams(discord.connections[0]);
+    expect(query.get("v")).toBe("10");
+    expect(query.get("encoding")).toBe("json");
+    expect(discord.gateway.filter((g) => g.op === 2)).toHaveLength(1);
+  });
+
+  it("answers in a server channel only when mentioned or replied to, with the mention stripped", async () => {
+    const { discord, model, app, mention } = await start();
+    model.respond((req) => ({ content: `echo: ${lastUserText(req).split("\n").at(-1)}` }));
+
+    discord.dispatchMessage({ guildId: GUILD, channelId: GENERAL, author: ALICE, content: "just chatting" });
+    const asked = discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: GENERAL,
+      author: ALICE,
+      content: `${mention} what is up?`,
+      mentions: [discord.bot],
+    });
+    const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === asked.id));
+    expect(reply.channelId).toBe(GENERAL);
+    expect(reply.content).toBe("echo: what is up?");
+    expect(model.requests).toHaveLength(1);
+    expect(lastUserText(model.requests[0])).not.toContain("<@");
+
+    // A reply to the bot's message counts as addressing it, without a mention.
+    const followUp = discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: GENERAL,
+      author: ALICE,
+      content: "and now?",
+      replyTo: reply.id,
+    });
+    await discord.waitFor(() => discord.sent.find((m) => m.replyTo === followUp.id));
+    expect(model.requests).toHaveLength(2);
+    // Both turns are one conversation: the channel's session, with history.
+    expect(app.conversations.count(`discord:${GENERAL}`)).toBe(4);
+    expect(model.requests[1].messages.some((m) => m.role === "assistant" && m.content === "echo: what is up?")).toBe(
+      true,
+    );
+
+    // The bot's own messages came back over the gateway and were ignored; so are other bots.
+    discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: GENERAL,
+      author: OTHER_BOT,
+      content: `${mention} hi`,
+      mentions: [discord.bot],
+    });
+    await settle();
+    expect(model.requests).toHaveLength(2);
+    expect(discord.sent).toHaveLength(2);
+  });
+
+  it("keeps to the allowed channels when a list is configured", async () => {
+    const { discord, model, mention } = await start((config) => {
+      config.discord.allowedChannels = [GENERAL];
+    });
+    discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: RANDOM,
+      author: ALICE,
+      content: `${mention} hi`,
+      mentions: [discord.bot],
+    });
+    const inThread = discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: THREAD,
+      author: ALICE,
+      content: `${mention} hi from the thread`,
+      mentions: [discord.bot],
+    });
+    await discord.waitFor(() => discord.sent.find((m) => m.replyTo === inThread.id));
+    await settle();
+    expect(model.requests).toHaveLength(1);
+    expect(lastUserText(model.requests[0])).toContain("hi from the thread");
+  });
+
+  it("answers every DM from an allowed user", async () => {
+    const { discord, model, app } = await start();
+    model.enqueue({ content: "hello in private" });
+    const dm = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "hi there" });
+    const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
+    expect(reply.channelId).toBe(DM);
+    expect(reply.content).toBe("hello in private");
+    expect(app.conversations.count(`discord:${DM}`)).toBe(2);
+    expect(model.requests[0].messages[0].content).toContain("direct chat");
+  });
+
+  it("keeps a thread's own conversation and answers inside the thread", async () => {
+    const { discord, model, app, mention } = await start();
+    model.enqueue({ content: "thread answer" }, { content: "channel answer" });
+    const inThread = discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: THREAD,
+      author: ALICE,
+      content: `${mention} in the thread`,
+      mentions: [discord.bot],
+    });
+    const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === inThread.id));
+    expect(reply.channelId).toBe(THREAD);
+    expect(reply.content).toBe("thread answer");
+    const inChannel = discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: GENERAL,
+      author: ALICE,
+      content: `${mention} in the channel`,
+      mentions: [discord.bot],
+    });
+    await discord.waitFor(() => discord.sent.find((m) => m.replyTo === inChannel.id));
+    expect(app.conversations.count(`discord:${GENERAL}:thread:${THREAD}`)).toBe(2);
+    expect(app.conversations.count(`discord:${GENERAL}`)).toBe(2);
+    // The channel's turn did not see the thread's history.
+    expect(model.requests[1].messages.some((m) => m.content === "thread answer")).toBe(false);
+  });
+
+  it("runs a turn with a tool call and answers in the channel", async () => {
+    const { discord, model, mention } = await start();
+    model.enqueue(
+      { toolCalls: [{ name: "cron", arguments: { action: "list" } }] },
+      { content: "You have no scheduled jobs." },
+    );
+    const asked = discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: GENERAL,
+      author: ALICE,
+      content: `${mention} what is scheduled?`,
+      mentions: [discord.bot],
+    });
+    const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === asked.id));
+    expect(reply.content).toBe("You have no scheduled jobs.");
+    expect(model.requests).toHaveLength(2);
+    expect(model.requests[1].messages.some((m) => m.role === "tool")).toBe(true);
+  });
+
+  it("splits a long reply under 2000 characters, the first chunk replying to the user", async () => {
+    const { discord, model } = await start();
+    const code = Array.from({ length: 120 }, (_, i) => `print("line ${i}")`).join("\n");
+    const prose = Array.from({ length: 20 }, (_, i) => `Paragraph ${i}: ${"some words ".repeat(12)}`).join("\n\n");
+    model.enqueue({ content: `${prose}\n\n\`\`\`python\n${code}\n\`\`\`\n\nDone.` });
+    const dm = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "write a lot" });
+    await discord.waitFor(() => discord.sent.some((m) => m.content.endsWith("Done.")));
+    const chunks = discord.sent.filter((m) => m.channelId === DM);
+    expect(chunks.length).toBeGreaterThanOrEqual(3);
+    expect(chunks.every((c) => c.content.length <= 2000)).toBe(true);
+    expect(chunks[0].replyTo).toBe(dm.id);
+    expect(chunks.slice(1).every((c) => c.replyTo === undefined)).toBe(true);
+    for (const chunk of chunks) expect((chunk.content.match(/^```/gm) ?? []).length % 2).toBe(0);
+    const printed = chunks.flatMap((c) => c.content.split("\n").filter((l) => l.startsWith("print(")));
+    expect(printed.join("\n")).toBe(code);
+  });
+
+  it("resumes a dropped gateway connection without losing or doubling messages", async () => {
+    const { discord, model } = await start();
+    model.respond((req) => ({ content: `re: ${lastUserText(req).split("\n").at(-1)}` }));
+    const first = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "one" });
+    await discord.waitFor(() => discord.sent.find((m) => m.replyTo === first.id));
+
+    discord.dropConnection();
+    // Sent while the bot is away: Discord keeps it for the session and replays it on RESUME.
+    const second = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "two" });
+    await discord.waitFor(() => discord.sent.find((m) => m.replyTo === second.id));
+    expect(discord.gateway.filter((g) => g.op === 6)).toHaveLength(1);
+
+    // A replay of everything (events the bot already handled included) runs nothing twice.
+    discord.dropConnection({ replayAfterSeq: 0 });
+    await discord.waitFor(
+      () => discord.gateway.filter((g) => g.op === 6).length === 2 && discord.liveConnections === 1,
+    );
+    const third = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "three" });
+    await discord.waitFor(() => discord.sent.find((m) => m.replyTo === third.id));
+    await settle();
+    expect(model.requests.map(lastUserText).map((t) => t.split("\n").at(-1))).toEqual(["one", "two", "three"]);
+    expect(discord.sent.map((m) => m.content)).toEqual(["re: one", "re: two", "re: three"]);
+    expect(discord.gateway.filter((g) => g.op === 2)).toHaveLength(1);
+  });
+
+  it("identifies again when the session cannot be resumed, without a restart", async () => {
+    const { discord, model } = await start();
+    model.respond(() => ({ content: "back" }));
+    discord.dropConnection({ invalidateSession: true });
+    await discord.waitFor(
+      () => discord.gateway.filter((g) => g.op === 2).length === 2 && discord.liveConnections === 1,
+      15_000,
+    );
+    const dm = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "still there?" });
+    const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
+    expect(reply.content).toBe("back");
+  });
+
+  it("gives a stranger a pairing code once and never calls the model for them", async () => {
+    const { discord, model, app, mention } = await start();
+    const first = discord.dispatchMessage({ channelId: DM, author: MALLORY, content: "let me in" });
+    const codeReply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === first.id));
+    const code = /pairing code is ([A-Z0-9]{8})/.exec(codeReply.content)?.[1];
+    expect(code).toBeDefined();
+    expect(codeReply.content).toContain(`pincer pairing approve discord ${code}`);
+
+    discord.dispatchMessage({ channelId: DM, author: MALLORY, content: "hello??" });
+    discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: GENERAL,
+      author: MALLORY,
+      content: `${mention} hey`,
+      mentions: [discord.bot],
+    });
+    await settle(500);
+    expect(discord.sent).toHaveLength(1);
+    expect(model.requests).toHaveLength(0);
+
+    expect(app.pairing.approve("discord", code as string)?.userId).toBe(MALLORY.id);
+    model.enqueue({ content: "welcome" });
+    const after = discord.dispatchMessage({ channelId: DM, author: MALLORY, content: "now?" });
+    const welcome = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === after.id));
+    expect(welcome.content).toBe("welcome");
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it("shows typing while a turn runs and stops when it ends", async () => {
+    const { discord, model } = await start();
+    model.enqueue({ content: "thought about it", delayMs: 450 });
+    const dm = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "think hard" });
+    const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
+    const typing = () => discord.calls.filter((c) => c.path === `/channels/${DM}/typing`);
+    // Refreshed while the model was thinking (every 100 ms here, every 8 s by default).
+    expect(typing().length).toBeGreaterThanOrEqual(3);
+    expect(typing()[0].at).toBeLessThanOrEqual(reply.at);
+    const countAtReply = typing().length;
+    await settle(400);
+    expect(typing().length).toBeLessThanOrEqual(countAtReply + 1);
+  });
+
+  it("retries a failed send with backoff and reports it once", async () => {
+    const { discord, model, logs } = await start();
+    model.enqueue({ content: "made it" });
+    // discord.js retries a 5xx three times at once; five failures outlast that and reach the backoff.
+    discord.failNext({ method: "POST", path: /^\/channels\/\d+\/messages$/, status: 500, times: 5 });
+    const dm = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "hello" });
+    const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
+    expect(reply.content).toBe("made it");
+    const posts = discord.calls.filter((c) => c.method === "POST" && c.path === `/channels/${DM}/messages`);
+    expect(posts.map((c) => c.status)).toEqual([500, 500, 500, 500, 500, 200]);
+    expect(discord.sent).toHaveLength(1);
+    expect(logs.filter((l) => l.msg === "sent a message to Discord after retrying")).toHaveLength(1);
+  });
+
+  it("waits out a rate limit inside discord.js", async () => {
+    const { discord, model } = await start();
+    model.enqueue({ content: "patient" });
+    discord.failNext({ method: "POST", path: /^\/channels\/\d+\/messages$/, status: 429, retryAfter: 0.2 });
+    const dm = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "hello" });
+    const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
+    const posts = discord.calls.filter((c) => c.method === "POST" && c.path === `/channels/${DM}/messages`);
+    expect(posts.map((c) => c.status)).toEqual([429, 200]);
+    expect(reply.at - posts[0].at).toBeGreaterThanOrEqual(150);
+  });
+
+  it("downloads attachments into the media folder, capped in size", async () => {
+    const { discord, model, config } = await start((c) => {
+      c.media.maxBytes = 1000;
+    });
+    model.enqueue({ content: "got it" });
+    const dm = discord.dispatchMessage({
+      channelId: DM,
+      author: ALICE,
+      content: "see the files",
+      attachments: [
+        { filename: "notes.txt", data: "small file", contentType: "text/plain" },
+        { filename: "huge.bin", data: Buffer.alloc(5000, 1) },
+      ],
+    });
+    await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
+    const text = lastUserText(model.requests[0]);
+    const path = /\[attachment: (.+notes\.txt)\]/.exec(text)?.[1];
+    expect(path?.startsWith(join(config.home, "media"))).toBe(true);
+    expect(existsSync(path as string) && readFileSync(path as string, "utf8")).toBe("small file");
+    expect(text).toContain("huge.bin skipped");
+    expect(discord.calls.filter((c) => c.path.startsWith("/attachments/"))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,105 @@
+import { once } from "node:events";
+import { Client, Events, GatewayIntentBits, type Message, Partials, Routes } from "discord.js";
+import type { Logger } from "pino";
+import type { PairingStore } from "../../src/access/pairing.js";
+import type { MessageBus } from "../../src/bus/bus.js";
+import type { Channel } from "../../src/bus/channel.js";
+import type { Config } from "../../src/config/config.js";
+import { mediaDir } from "../../src/paths.js";
+import { createInboundHandler } from "./inbound.js";
+import { createOutboundHandler, type SendPolicy } from "./outbound.js";
+import { createTypingIndicator, TYPING_REFRESH_MS } from "./typing.js";
+
+export interface DiscordChannelDeps {
+  config: Config;
+  bus: MessageBus;
+  pairing: PairingStore;
+  log: Logger;
+  /** Timings, shortened by tests and benchmarks; the defaults suit Discord. */
+  tuning?: Partial<DiscordTuning>;
+}
+
+export interface DiscordTuning {
+  typingIntervalMs: number;
+  send: SendPolicy;
+}
+
+const DEFAULT_TUNING: DiscordTuning = {
+  typingIntervalMs: TYPING_REFRESH_MS,
+  send: { attempts: 5, baseDelayMs: 1_000, maxDelayMs: 30_000 },
+};
+
+/**
+ * The Discord adapter: a discord.js gateway client that publishes what users say to the bus and
+ * sends the agent's answers back. discord.js resumes a dropped gateway session by itself (Discord
+ * then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits.
+ */
+export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
+  const { config, bus, log: parentLog } = deps;
+  const log = parentLog.child({ channel: "discord" });
+  const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
+  const client = new Client({
+    intents: [
+      GatewayIntentBits.Guilds,
+      GatewayIntentBits.GuildMessages,
+      GatewayIntentBits.MessageContent,
+      GatewayIntentBits.DirectMessages,
+    ],
+    // DM channels are not cached before their first message; without this their messages are dropped.
+    partials: [Partials.Channel],
+    rest: { api: config.discordApiUrl },
+  });
+
+  const typing = createTypingIndicator({
+    sendTyping: (channelId) => client.rest.post(Routes.channelTyping(channelId)),
+    onError: (err, channelId) => log.debug({ err, channelId }, "typing indicator failed"),
+    intervalMs: tuning.typingIntervalMs,
+  });
+  const handleMessage = createInboundHandler({
+    bus,
+    pairing: deps.pairing,
+    log,
+    allowFrom: config.discordAllowFrom,
+    guildPolicy: { allowBots: config.discord.allowBots, allowedChannels: config.discord.allowedChannels },
+    mediaDir: mediaDir(config.home),
+    maxBytes: config.media.maxBytes,
+    botId: () => client.user?.id ?? "",
+    reply: async (message: Message, text: string) => {
+      try {
+        await message.reply({ content: text, allowedMentions: { repliedUser: false } });
+      } catch (err) {
+        log.warn({ err, channelId: message.channelId }, "could not send the pairing code");
+      }
+    },
+  });
+  const sendOutbound = createOutboundHandler({ rest: client.rest, log, policy: tuning.send });
+  let stopActivity: (() => void) | undefined;
+
+  client.on(Events.MessageCreate, handleMessage);
+  client.on(Events.Error, (err) => log.error({ err }, "Discord client error"));
+  client.on(Events.Warn, (message) => log.warn(message));
+  client.on(Events.ShardDisconnect, (event) => log.error({ code: event.code }, "Discord gateway closed for good"));
+  client.on(Events.ShardReconnecting, () => log.info("Discord gateway connection lost; reconnecting"));
+  client.on(Events.ShardResume, (_id, replayed) => log.info({ replayed }, "Discord gateway session resumed"));
+
+  return {
+    name: "discord",
+    async start() {
+      if (!config.discordToken) throw new Error("DISCORD_BOT_TOKEN is not set");
+      const ready = once(client, Events.ClientReady);
+      ready.catch(() => {}); // a failed login rejects below; this only keeps the rejection handled
+      await client.login(config.discordToken);
+      await ready;
+      log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "Discord connected");
+      stopActivity = bus.onActivity("discord", typing.onActivity);
+      // Replies left from before a restart go out in the background; start() only promises we listen.
+      void bus.subscribeOutbound("discord", sendOutbound);
+    },
+    async stop() {
+      bus.unsubscribeOutbound("discord");
+      stopActivity?.();
+      typing.stopAll();
+      await client.destroy();
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import { type Message, MessageType } from "discord.js";
+import type { Logger } from "pino";
+import { checkAccess } from "../../src/access/access.js";
+import type { PairingStore } from "../../src/access/pairing.js";
+import type { MessageBus } from "../../src/bus/bus.js";
+import type { InboundMessage } from "../../src/bus/types.js";
+import { downloadAttachments } from "./attachments.js";
+import { cleanContent, conversationOf, decide, type GuildPolicy, type MessageFacts } from "./policy.js";
+
+export interface InboundDeps {
+  bus: MessageBus;
+  pairing: PairingStore;
+  log: Logger;
+  allowFrom: string[];
+  guildPolicy: Omit<GuildPolicy, "botId">;
+  mediaDir: string;
+  maxBytes: number;
+  botId: () => string;
+  /** Sends a plain text answer to a message (the pairing code), outside the agent. */
+  reply: (message: Message, text: string) => Promise<void>;
+}
+
+/** User messages; joins, pins, boosts and other system messages never reach the model. */
+const CONVERSATION_TYPES = new Set([MessageType.Default, MessageType.Reply]);
+
+/**
+ * Turns Discord messages into inbound bus messages. Messages of one conversation are published
+ * in the order they arrived even when an earlier one waits for its attachments; nothing here waits
+ * for the model.
+ */
+export function createInboundHandler(deps: InboundDeps) {
+  const chains = new Map<string, Promise<void>>();
+
+  async function process(message: Message, facts: MessageFacts, sessionKey: string): Promise<void> {
+    const senderName = message.member?.displayName ?? message.author.displayName ?? message.author.username;
+    const access = checkAccess({
+      channel: "discord",
+      allowFrom: deps.allowFrom,
+      pairing: deps.pairing,
+      userId: facts.authorId,
+      userName: senderName,
+    });
+    if (!access.allowed) {
+      deps.log.info(
+        { userId: facts.authorId, userName: senderName, sessionKey },
+        "message from a user who is not allowed",
+      );
+      if (access.reply) await deps.reply(message, access.reply);
+      return;
+    }
+    const names = new Map(
+      message.mentions.users.map((user) => [user.id, displayName(message, user.id) ?? user.username]),
+    );
+    const attachments = await downloadAttachments(
+      message.attachments.map((a) => ({ id: a.id, name: a.name, url: a.url, size: a.size })),
+      { dir: deps.mediaDir, maxBytes: deps.maxBytes, messageId: message.id },
+    );
+    const text = [cleanContent(message.content, deps.botId(), names), ...attachments.notes].filter(Boolean).join("\n");
+    const conversation = conversationOf(facts);
+    const inbound: InboundMessage = {
+      id: message.id,
+      channel: "discord",
+      chatId: conversation.chatId,
+      senderId: facts.authorId,
+      senderName,
+      text,
+      media: attachments.paths,
+      replyToId: message.reference?.messageId ?? undefined,
+      isGroup: facts.guildId !== undefined,
+      mentionsBot: facts.guildId === undefined || facts.mentionsBot || facts.repliesToBot,
+      receivedAt: message.createdTimestamp || Date.now(),
+      sessionKey: conversation.sessionKey,
+    };
+    if (!deps.bus.publishInbound(inbound)) deps.log.debug({ id: message.id, sessionKey }, "replayed message ignored");
+  }
+
+  return function handle(message: Message): void {
+    if (message.partial || !CONVERSATION_TYPES.has(message.type)) return;
+    const botId = deps.botId();
+    const facts = factsOf(message, botId);
+    const verdict = decide(facts, { ...deps.guildPolicy, botId });
+    if (!verdict.handle) {
+      if (verdict.reason !== "own message")
+        deps.log.debug({ id: message.id, reason: verdict.reason }, "message ignored");
+      return;
+    }
+    const { sessionKey } = conversationOf(facts);
+    const previous = chains.get(sessionKey) ?? Promise.resolve();
+    const next = previous
+      .then(() => process(message, facts, sessionKey))
+      .catch((err: unknown) =>
+        deps.log.error({ err, id: message.id, sessionKey }, "could not accept a Discord message"),
+      )
+      .finally(() => {
+        if (chains.get(sessionKey) === next) chains.delete(sessionKey);
+      });
+    chains.set(sessionKey, next);
+  };
+}
+
+function factsOf(message: Message, botId: string): MessageFacts {
+  const channel = message.channel;
+  return {
+    authorId: message.author.id,
+    authorIsBot: message.author.bot || message.webhookId !== null,
+    guildId: message.guildId ?? undefined,
+    channelId: message.channelId,
+    parentId: channel.isThread() ? (channel.parentId ?? undefined) : undefined,
+    mentionsBot: new RegExp(`<@!?${botId}>`).test(message.content),
+    repliesToBot: message.mentions.repliedUser?.id === botId,
+  };
+}
+
+function displayName(message: Message, userId: string): string | undefined {
+  return message.mentions.members?.get(userId)?.displayName ?? message.mentions.users.get(userId)?.displayName;
+}

@@ -1,0 +1,97 @@
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { DiscordAPIError, type REST, Routes } from "discord.js";
+import type { Logger } from "pino";
+import type { OutboundMessage } from "../../src/bus/types.js";
+import { RetryError, retryWithBackoff } from "./retry.js";
+import { splitMessage } from "./split.js";
+
+export interface SendPolicy {
+  attempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+/** Discord takes at most this many files per message. */
+const MAX_FILES = 10;
+
+/**
+ * Renders outbound messages: the model's markdown goes out as Discord markdown, split under the
+ * length limit, the first chunk replying to the user's message and files riding on the last one.
+ * Rate limits (429) are handled inside discord.js's REST client; anything else that fails is
+ * retried here with backoff. A message that still fails is reported once: a permanent refusal is
+ * logged and dropped, a transient one rejects, which the bus logs, keeping the message in the
+ * outbox for the next start.
+ */
+export function createOutboundHandler(deps: { rest: REST; log: Logger; policy: SendPolicy }) {
+  const { rest, log, policy } = deps;
+  return async function send(msg: OutboundMessage): Promise<void> {
+    const channelId = msg.threadId ?? msg.chatId;
+    const chunks = splitMessage(msg.text);
+    const files = await loadFiles(msg.media ?? [], log);
+    if (chunks.length === 0 && files.length === 0) return;
+    if (chunks.length === 0) chunks.push("");
+    const failures: unknown[] = [];
+    try {
+      for (const [index, content] of chunks.entries()) {
+        const body = {
+          content,
+          // The model's text must never ping @everyone or a role; the user it answers may be pinged.
+          allowed_mentions: { parse: ["users"], replied_user: true },
+          ...(index === 0 && msg.replyToId
+            ? { message_reference: { message_id: msg.replyToId, fail_if_not_exists: false } }
+            : {}),
+        };
+        const last = index === chunks.length - 1;
+        const result = await retryWithBackoff(
+          () => rest.post(Routes.channelMessages(channelId), { body, ...(last && files.length ? { files } : {}) }),
+          { ...policy, isRetryable },
+        );
+        failures.push(...result.failures);
+      }
+    } catch (err) {
+      const all = [...failures, ...(err instanceof RetryError ? err.failures : [err])];
+      const last = all.at(-1);
+      const context = { channelId, kind: msg.kind, attempts: all.length, err: last };
+      if (!isRetryable(last)) {
+        log.error(context, "Discord refused a message; dropped it");
+        return;
+      }
+      // The bus logs this rejection (once) and keeps the message in the outbox for the next start.
+      throw new Error(
+        `Discord send to channel ${channelId} failed ${all.length} times (${errorText(last)}); it stays in the outbox for the next start`,
+        { cause: last },
+      );
+    }
+    if (failures.length > 0) {
+      log.warn(
+        { channelId, failures: failures.length, err: failures.at(-1) },
+        "sent a message to Discord after retrying",
+      );
+    }
+  };
+}
+
+/** A 4xx other than a rate limit will fail the same way again (missing access, unknown channel, bad body). */
+export function isRetryable(err: unknown): boolean {
+  if (err instanceof DiscordAPIError) return err.status === 429 || err.status >= 500;
+  return true;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function loadFiles(paths: string[], log: Logger): Promise<Array<{ name: string; data: Buffer }>> {
+  const files: Array<{ name: string; data: Buffer }> = [];
+  for (const path of paths.slice(0, MAX_FILES)) {
+    try {
+      files.push({ name: basename(path), data: await readFile(path) });
+    } catch (err) {
+      log.warn({ path, err }, "could not read a file to send to Discord; sending without it");
+    }
+  }
+  if (paths.length > MAX_FILES)
+    log.warn({ count: paths.length }, `Discord takes ${MAX_FILES} files per message; sent the first ones`);
+  return files;
+}

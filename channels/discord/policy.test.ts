@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { cleanContent, conversationOf, decide, type MessageFacts } from "./policy.js";
+
+const policy = { botId: "100", allowBots: false, allowedChannels: [] as string[] };
+const guildMessage: MessageFacts = {
+  authorId: "7",
+  authorIsBot: false,
+  guildId: "1",
+  channelId: "20",
+  mentionsBot: true,
+  repliesToBot: false,
+};
+
+describe("decide", () => {
+  it("ignores the bot's own messages, and other bots unless allowed", () => {
+    expect(decide({ ...guildMessage, authorId: "100", authorIsBot: true }, { ...policy, allowBots: true })).toEqual({
+      handle: false,
+      reason: "own message",
+    });
+    expect(decide({ ...guildMessage, authorIsBot: true }, policy)).toEqual({ handle: false, reason: "bot" });
+    expect(decide({ ...guildMessage, authorIsBot: true }, { ...policy, allowBots: true })).toEqual({ handle: true });
+  });
+
+  it("answers in a server only when mentioned or replied to", () => {
+    expect(decide(guildMessage, policy)).toEqual({ handle: true });
+    expect(decide({ ...guildMessage, mentionsBot: false }, policy)).toEqual({ handle: false, reason: "not addressed" });
+    expect(decide({ ...guildMessage, mentionsBot: false, repliesToBot: true }, policy)).toEqual({ handle: true });
+  });
+
+  it("answers every DM", () => {
+    expect(decide({ ...guildMessage, guildId: undefined, mentionsBot: false }, policy)).toEqual({ handle: true });
+  });
+
+  it("limits servers to the allowed channels, threads by their parent", () => {
+    const limited = { ...policy, allowedChannels: ["30"] };
+    expect(decide(guildMessage, limited)).toEqual({ handle: false, reason: "channel not allowed" });
+    expect(decide({ ...guildMessage, channelId: "30" }, limited)).toEqual({ handle: true });
+    expect(decide({ ...guildMessage, channelId: "31", parentId: "30" }, limited)).toEqual({ handle: true });
+    // DMs are governed by the user allowlist, not the channel list.
+    expect(decide({ ...guildMessage, guildId: undefined }, limited)).toEqual({ handle: true });
+  });
+});
+
+describe("conversationOf", () => {
+  it("keys a thread under its parent channel and a channel by itself", () => {
+    expect(conversationOf({ channelId: "20" })).toEqual({ chatId: "20", sessionKey: "discord:20" });
+    expect(conversationOf({ channelId: "31", parentId: "30" })).toEqual({
+      chatId: "30",
+      threadId: "31",
+      sessionKey: "discord:30:thread:31",
+    });
+  });
+});
+
+describe("cleanContent", () => {
+  it("strips the bot's mention and names other users", () => {
+    const names = new Map([["7", "ada"]]);
+    expect(cleanContent("<@100> hello", "100", names)).toBe("hello");
+    expect(cleanContent("hey <@!100>, ask <@7> about <@8>", "100", names)).toBe("hey , ask @ada about <@8>");
+    expect(cleanContent("<@100>", "100", names)).toBe("");
+  });
+});

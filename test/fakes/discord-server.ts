@@ -1,0 +1,540 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type WebSocket, WebSocketServer } from "ws";
+
+/**
+ * A fake Discord for tests and benchmarks: the REST API under /api/v10 and a JSON gateway
+ * (no compression: discord.js only asks for zlib-stream when zlib-sync is installed). It records
+ * every call, echoes the bot's own messages back over the gateway like Discord does, keeps the
+ * events of each session for RESUME, and can be told to fail requests or drop the connection.
+ */
+
+export interface FakeUser {
+  id: string;
+  username: string;
+  bot?: boolean;
+}
+
+export interface FakeGuild {
+  id: string;
+  name: string;
+  channels: Array<{ id: string; name: string }>;
+  threads?: Array<{ id: string; name: string; parentId: string }>;
+}
+
+export interface RecordedCall {
+  method: string;
+  /** Path below /api/v10, e.g. `/channels/20/messages`; other paths as requested. */
+  path: string;
+  status: number;
+  body?: unknown;
+  at: number;
+}
+
+export interface SentMessage {
+  id: string;
+  channelId: string;
+  content: string;
+  /** The message this one replies to (message_reference). */
+  replyTo?: string;
+  files: Array<{ name: string; size: number }>;
+  at: number;
+}
+
+export interface GatewayRecord {
+  op: number;
+  /** For IDENTIFY and RESUME, the session involved. */
+  sessionId?: string;
+  at: number;
+}
+
+export interface DispatchInput {
+  channelId: string;
+  author: FakeUser;
+  content: string;
+  /** Set for guild messages (threads included); absent for DMs. */
+  guildId?: string;
+  /** Users mentioned; a reply to someone adds them, like Discord does. */
+  mentions?: FakeUser[];
+  /** Id of the message this one replies to (must be known to the fake: dispatched or sent). */
+  replyTo?: string;
+  attachments?: Array<{ filename: string; data: Buffer | string; contentType?: string }>;
+}
+
+export interface FailureScript {
+  method?: string;
+  /** Matched against the path below /api/v10. */
+  path?: RegExp;
+  status: number;
+  /** For 429: seconds to wait, sent as Retry-After and in the body. */
+  retryAfter?: number;
+  /** How many matching requests fail (default 1). */
+  times?: number;
+}
+
+export interface FakeDiscordOptions {
+  bot?: FakeUser;
+  guilds?: FakeGuild[];
+  /** Gateway heartbeat interval sent in HELLO. */
+  heartbeatIntervalMs?: number;
+}
+
+export interface FakeDiscord {
+  /** For DISCORD_API_URL / `rest.api`: discord.js appends /v10. */
+  apiUrl: string;
+  gatewayUrl: string;
+  bot: FakeUser;
+  calls: RecordedCall[];
+  sent: SentMessage[];
+  gateway: GatewayRecord[];
+  /** Query strings of gateway connections (discord.js sends v and encoding). */
+  connections: string[];
+  /** Sends MESSAGE_CREATE to every session (buffered for a disconnected one until it resumes). */
+  dispatchMessage(input: DispatchInput): Record<string, unknown>;
+  /** Any other dispatch event, e.g. THREAD_CREATE. */
+  dispatch(type: string, data: unknown): void;
+  /**
+   * Cuts every gateway connection without a close frame. On RESUME the fake replays the events
+   * after the client's sequence number, or after `replayAfterSeq` to replay some twice.
+   */
+  dropConnection(options?: { replayAfterSeq?: number; invalidateSession?: boolean }): void;
+  failNext(script: FailureScript): void;
+  /** Resolves with the first truthy value of `predicate`, polled; rejects after `timeoutMs`. */
+  waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
+  /** Number of open, identified gateway connections. */
+  readonly liveConnections: number;
+  close(): Promise<void>;
+}
+
+const DISCORD_EPOCH = 1420070400000n;
+const API_PREFIX = "/api/v10";
+
+interface Session {
+  id: string;
+  seq: number;
+  events: Array<{ s: number; t: string; d: unknown }>;
+  socket?: WebSocket;
+  /** Replays after this sequence on the next RESUME instead of the client's. */
+  replayOverride?: number;
+  invalid?: boolean;
+}
+
+export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
+  const bot: FakeUser = options.bot ?? { id: "900000000000000001", username: "pincer", bot: true };
+  const guilds = options.guilds ?? [];
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 41_250;
+  const calls: RecordedCall[] = [];
+  const sent: SentMessage[] = [];
+  const gatewayLog: GatewayRecord[] = [];
+  const connectionQueries: string[] = [];
+  const failures: FailureScript[] = [];
+  const sessions = new Map<string, Session>();
+  const messages = new Map<string, Record<string, unknown>>();
+  const attachments = new Map<string, { data: Buffer; contentType: string }>();
+  let counter = 0n;
+
+  const snowflake = (): string => (((BigInt(Date.now()) - DISCORD_EPOCH) << 22n) | (counter++ & 0xfffn)).toString();
+
+  const server = createServer((req, res) => {
+    handleHttp(req, res).catch((err: Error) => sendJson(res, 500, { message: err.message, code: 0 }));
+  });
+  const wss = new WebSocketServer({ server });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  const base = `http://127.0.0.1:${port}`;
+  const gatewayUrl = `ws://127.0.0.1:${port}/gateway`;
+
+  function channelById(id: string): Record<string, unknown> | undefined {
+    for (const guild of guilds) {
+      const channel = guild.channels.find((c) => c.id === id);
+      if (channel)
+        return { id, type: 0, name: channel.name, guild_id: guild.id, position: 0, permission_overwrites: [] };
+      const thread = guild.threads?.find((t) => t.id === id);
+      if (thread) return threadPayload(guild.id, thread);
+    }
+    return undefined;
+  }
+
+  function userPayload(user: FakeUser): Record<string, unknown> {
+    return {
+      id: user.id,
+      username: user.username,
+      global_name: null,
+      discriminator: "0",
+      avatar: null,
+      bot: user.bot ?? false,
+    };
+  }
+
+  function messagePayload(input: DispatchInput & { id: string }): Record<string, unknown> {
+    const referenced = input.replyTo ? messages.get(input.replyTo) : undefined;
+    const mentions = [...(input.mentions ?? [])];
+    const repliedAuthor = referenced?.author as FakeUser | undefined;
+    if (repliedAuthor && !mentions.some((m) => m.id === repliedAuthor.id)) mentions.push(repliedAuthor);
+    const files = (input.attachments ?? []).map((file) => {
+      const id = snowflake();
+      const data = Buffer.from(file.data);
+      const contentType = file.contentType ?? "application/octet-stream";
+      attachments.set(id, { data, contentType });
+      return {
+        id,
+        filename: file.filename,
+        size: data.length,
+        url: `${base}/attachments/${input.channelId}/${id}/${encodeURIComponent(file.filename)}`,
+        proxy_url: `${base}/attachments/${input.channelId}/${id}/${encodeURIComponent(file.filename)}`,
+        content_type: contentType,
+      };
+    });
+    return {
+      id: input.id,
+      type: referenced ? 19 : 0,
+      channel_id: input.channelId,
+      // Discord sends the channel's type with each message; discord.js needs it to build an uncached DM channel.
+      channel_type: (channelById(input.channelId)?.type as number | undefined) ?? 1,
+      ...(input.guildId
+        ? { guild_id: input.guildId, member: { roles: [], joined_at: new Date(0).toISOString() } }
+        : {}),
+      author: userPayload(input.author),
+      content: input.content,
+      timestamp: new Date().toISOString(),
+      edited_timestamp: null,
+      tts: false,
+      mention_everyone: false,
+      mentions: mentions.map(userPayload),
+      mention_roles: [],
+      attachments: files,
+      embeds: [],
+      pinned: false,
+      flags: 0,
+      ...(referenced
+        ? {
+            message_reference: {
+              type: 0,
+              message_id: input.replyTo,
+              channel_id: input.channelId,
+              guild_id: input.guildId,
+            },
+            referenced_message: referenced,
+          }
+        : {}),
+    };
+  }
+
+  function dispatchToAll(t: string, d: unknown): void {
+    for (const session of sessions.values()) {
+      if (session.invalid) continue;
+      const event = { s: ++session.seq, t, d };
+      session.events.push(event);
+      session.socket?.send(JSON.stringify({ op: 0, ...event }));
+    }
+  }
+
+  function dispatchMessage(input: DispatchInput): Record<string, unknown> {
+    const payload = messagePayload({ ...input, id: snowflake() });
+    messages.set(payload.id as string, payload);
+    dispatchToAll("MESSAGE_CREATE", payload);
+    return payload;
+  }
+
+  async function handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", base);
+    const raw = await readBody(req);
+    const method = req.method ?? "GET";
+    const path = url.pathname.startsWith(API_PREFIX) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
+    const body = await parseBody(raw, req.headers["content-type"]);
+    const record = (status: number) => calls.push({ method, path, status, body: body.json, at: Date.now() });
+
+    const attachment = /^\/attachments\/\d+\/(\d+)\//.exec(url.pathname);
+    if (attachment) {
+      const file = attachments.get(attachment[1]);
+      record(file ? 200 : 404);
+      if (!file) return sendJson(res, 404, { message: "404: Not Found", code: 0 });
+      res.writeHead(200, { "content-type": file.contentType, "content-length": file.data.length });
+      res.end(file.data);
+      return;
+    }
+    if (!url.pathname.startsWith(API_PREFIX)) {
+      record(404);
+      return sendJson(res, 404, { message: "404: Not Found", code: 0 });
+    }
+    if (!String(req.headers.authorization ?? "").startsWith("Bot ")) {
+      record(401);
+      return sendJson(res, 401, { message: "401: Unauthorized", code: 0 });
+    }
+    const failure = failures.find((f) => (!f.method || f.method === method) && (!f.path || f.path.test(path)));
+    if (failure) {
+      failure.times = (failure.times ?? 1) - 1;
+      if (failure.times <= 0) failures.splice(failures.indexOf(failure), 1);
+      record(failure.status);
+      if (failure.status === 429) {
+        const retryAfter = failure.retryAfter ?? 0.1;
+        res.writeHead(429, {
+          "content-type": "application/json",
+          "retry-after": String(retryAfter),
+          "x-ratelimit-limit": "5",
+          "x-ratelimit-remaining": "0",
+          "x-ratelimit-reset-after": String(retryAfter),
+          "x-ratelimit-bucket": "fake-bucket",
+          "x-ratelimit-scope": "user",
+        });
+        res.end(JSON.stringify({ message: "You are being rate limited.", retry_after: retryAfter, global: false }));
+        return;
+      }
+      return sendJson(res, failure.status, { message: `fake failure ${failure.status}`, code: 0 });
+    }
+
+    const route = /^\/channels\/(\d+)(\/messages|\/typing)?$/.exec(path);
+    const channelId = route?.[1] ?? "";
+    if (method === "GET" && path === "/gateway/bot") {
+      record(200);
+      return sendJson(res, 200, {
+        url: gatewayUrl,
+        shards: 1,
+        session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
+      });
+    }
+    if (method === "GET" && path === "/gateway") {
+      record(200);
+      return sendJson(res, 200, { url: gatewayUrl });
+    }
+    if (method === "GET" && path === "/users/@me") {
+      record(200);
+      return sendJson(res, 200, userPayload(bot));
+    }
+    if (method === "GET" && route && !route[2]) {
+      const channel = channelById(channelId) ?? { id: channelId, type: 1, recipients: [], last_message_id: null };
+      record(200);
+      return sendJson(res, 200, channel);
+    }
+    if (method === "POST" && route?.[2] === "/typing") {
+      record(204);
+      res.writeHead(204).end();
+      return;
+    }
+    if (method === "POST" && route?.[2] === "/messages") {
+      const json = (body.json ?? {}) as { content?: string; message_reference?: { message_id?: string } };
+      const content = json.content ?? "";
+      if (content.length > 2000) {
+        record(400);
+        return sendJson(res, 400, { message: "Invalid Form Body", code: 50035 });
+      }
+      const guildId = (channelById(channelId)?.guild_id as string | undefined) ?? undefined;
+      const replyTo = json.message_reference?.message_id;
+      const payload = messagePayload({
+        id: snowflake(),
+        channelId,
+        guildId,
+        author: bot,
+        content,
+        replyTo: replyTo && messages.has(replyTo) ? replyTo : undefined,
+      });
+      messages.set(payload.id as string, payload);
+      sent.push({ id: payload.id as string, channelId, content, replyTo, files: body.files, at: Date.now() });
+      record(200);
+      sendJson(res, 200, payload);
+      // Discord echoes the bot's own messages over the gateway; the adapter must ignore them.
+      dispatchToAll("MESSAGE_CREATE", payload);
+      return;
+    }
+    record(404);
+    sendJson(res, 404, { message: "404: Not Found", code: 0 });
+  }
+
+  wss.on("connection", (socket, req) => {
+    connectionQueries.push(new URL(req.url ?? "/", base).search);
+    let session: Session | undefined;
+    socket.send(JSON.stringify({ op: 10, d: { heartbeat_interval: heartbeatIntervalMs } }));
+    socket.on("message", (data) => {
+      const payload = JSON.parse(String(data)) as { op: number; d: Record<string, unknown> | number | null };
+      const d = (payload.d ?? {}) as Record<string, unknown>;
+      switch (payload.op) {
+        case 1: // HEARTBEAT
+          gatewayLog.push({ op: 1, at: Date.now() });
+          socket.send(JSON.stringify({ op: 11 }));
+          break;
+        case 2: {
+          // IDENTIFY: a new session, READY, then each guild.
+          session = { id: `session-${sessions.size + 1}`, seq: 0, events: [], socket };
+          sessions.set(session.id, session);
+          gatewayLog.push({ op: 2, sessionId: session.id, at: Date.now() });
+          const own = session;
+          const send = (t: string, payloadData: unknown) => {
+            const event = { s: ++own.seq, t, d: payloadData };
+            own.events.push(event);
+            socket.send(JSON.stringify({ op: 0, ...event }));
+          };
+          send("READY", {
+            v: 10,
+            user: userPayload(bot),
+            guilds: guilds.map((g) => ({ id: g.id, unavailable: true })),
+            session_id: session.id,
+            resume_gateway_url: gatewayUrl,
+            shard: [0, 1],
+            application: { id: bot.id, flags: 0 },
+          });
+          for (const guild of guilds) send("GUILD_CREATE", guildPayload(guild));
+          break;
+        }
+        case 6: {
+          // RESUME: replay what the client missed, then RESUMED; an unknown session is invalid.
+          const resumed = sessions.get(String(d.session_id));
+          gatewayLog.push({ op: 6, sessionId: String(d.session_id), at: Date.now() });
+          if (!resumed || resumed.invalid) {
+            socket.send(JSON.stringify({ op: 9, d: false }));
+            break;
+          }
+          session = resumed;
+          resumed.socket = socket;
+          const after = resumed.replayOverride ?? Number(d.seq);
+          resumed.replayOverride = undefined;
+          for (const event of resumed.events.filter((e) => e.s > after))
+            socket.send(JSON.stringify({ op: 0, ...event }));
+          const event = { s: ++resumed.seq, t: "RESUMED", d: {} };
+          resumed.events.push(event);
+          socket.send(JSON.stringify({ op: 0, ...event }));
+          break;
+        }
+        default:
+          break;
+      }
+    });
+    socket.on("close", () => {
+      if (session?.socket === socket) session.socket = undefined;
+    });
+  });
+
+  async function waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs = 10_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = predicate();
+      if (value) return value;
+      if (Date.now() > deadline) throw new Error(`fake Discord: condition not met within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  return {
+    apiUrl: `${base}/api`,
+    gatewayUrl,
+    bot,
+    calls,
+    sent,
+    gateway: gatewayLog,
+    connections: connectionQueries,
+    dispatchMessage,
+    dispatch: dispatchToAll,
+    dropConnection(opts = {}) {
+      for (const session of sessions.values()) {
+        if (opts.replayAfterSeq !== undefined) session.replayOverride = opts.replayAfterSeq;
+        if (opts.invalidateSession) session.invalid = true;
+      }
+      for (const client of wss.clients) client.terminate();
+    },
+    failNext(script) {
+      failures.push({ ...script });
+    },
+    waitFor,
+    get liveConnections() {
+      return [...sessions.values()].filter((s) => s.socket && !s.invalid).length;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        wss.close();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function threadPayload(
+  guildId: string,
+  thread: { id: string; name: string; parentId: string },
+): Record<string, unknown> {
+  return {
+    id: thread.id,
+    type: 11,
+    name: thread.name,
+    guild_id: guildId,
+    parent_id: thread.parentId,
+    owner_id: "1",
+    message_count: 0,
+    member_count: 1,
+    thread_metadata: {
+      archived: false,
+      auto_archive_duration: 1440,
+      archive_timestamp: new Date(0).toISOString(),
+      locked: false,
+    },
+  };
+}
+
+function guildPayload(guild: FakeGuild): Record<string, unknown> {
+  return {
+    id: guild.id,
+    name: guild.name,
+    unavailable: false,
+    owner_id: "1",
+    member_count: 2,
+    large: false,
+    joined_at: new Date(0).toISOString(),
+    features: [],
+    roles: [
+      {
+        id: guild.id,
+        name: "@everyone",
+        permissions: "1024",
+        position: 0,
+        color: 0,
+        hoist: false,
+        managed: false,
+        mentionable: false,
+      },
+    ],
+    emojis: [],
+    stickers: [],
+    members: [],
+    presences: [],
+    voice_states: [],
+    channels: guild.channels.map((c, position) => ({
+      id: c.id,
+      type: 0,
+      name: c.name,
+      position,
+      permission_overwrites: [],
+    })),
+    threads: (guild.threads ?? []).map((t) => threadPayload(guild.id, t)),
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** JSON bodies, and the multipart form discord.js sends with files (payload_json plus files[n]). */
+async function parseBody(
+  raw: Buffer,
+  contentType: string | undefined,
+): Promise<{ json?: unknown; files: Array<{ name: string; size: number }> }> {
+  if (raw.length === 0) return { files: [] };
+  if (contentType?.startsWith("multipart/form-data")) {
+    const form = await new Response(raw, { headers: { "content-type": contentType } }).formData();
+    const files: Array<{ name: string; size: number }> = [];
+    let json: unknown;
+    for (const [key, value] of form.entries()) {
+      if (key === "payload_json") json = JSON.parse(String(value));
+      else if (typeof value !== "string") files.push({ name: value.name, size: value.size });
+    }
+    return { json, files };
+  }
+  return { json: JSON.parse(raw.toString("utf8")), files: [] };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
