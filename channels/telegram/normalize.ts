@@ -56,7 +56,9 @@ export function normalizeMessage(message: Message, bot: BotIdentity): Normalized
   // Inside a forum topic every message "replies" to the topic's creation message; that is not a reply.
   const realReply =
     reply && !(threadId && (reply.message_id === message.message_thread_id || reply.forum_topic_created));
-  const text = [stripBotName(rawText, bot.username), ...notes].filter(Boolean).join("\n");
+  // A bare "@botname" still says something: it is kept rather than turned into an empty message.
+  const said = stripBotName(rawText, bot.username) || rawText.trim();
+  const text = [said, ...notes].filter(Boolean).join("\n");
   if (!text && attachments.length === 0) return undefined;
   return {
     messageId: String(message.message_id),

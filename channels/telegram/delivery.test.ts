@@ -1,0 +1,192 @@
+import { createServer } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config/config.js";
+import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "../../test/helpers/telegram.js";
+
+let h: TelegramHarness | undefined;
+
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const ask = (harness: TelegramHarness, text: string) =>
+  harness.telegram.pushUpdate(message(privateChat(42), user(42), { text }));
+
+describe("telegram channel: rendering long and difficult replies", () => {
+  it("splits a long reply under 4096 characters, reopening the code block across the cut", async () => {
+    h = await startTelegramHarness();
+    const code = Array.from({ length: 150 }, (_, i) => `    print("line ${i}: ${"x".repeat(20)}")`).join("\n");
+    const prose = Array.from({ length: 6 }, (_, i) => `Paragraph ${i}: ${"lorem ipsum ".repeat(60)}`).join("\n\n");
+    h.model.enqueue({ content: `${prose}\n\n\`\`\`python\n${code}\n\`\`\`\n\nThat is all.` });
+    const update = ask(h, "write a lot");
+    await h.telegram.waitFor(() => h?.telegram.sent.find((m) => m.text.endsWith("That is all.")));
+
+    const sent = h.telegram.sent;
+    expect(sent.length).toBeGreaterThanOrEqual(3);
+    for (const m of sent) {
+      expect(m.text.length).toBeLessThanOrEqual(4096);
+      expect(m.parseMode).toBe("HTML");
+    }
+    expect(sent[0].replyToId).toBe(update.message?.message_id);
+    expect(sent.slice(1).every((m) => m.replyToId === undefined)).toBe(true);
+    const htmlParts = h.telegram.callsTo("sendMessage").map((c) => String(c.params.text));
+    const codeParts = htmlParts.filter((t) => t.includes("line 1"));
+    const continued = htmlParts.filter((t) => t.startsWith('<pre><code class="language-python">    print("line'));
+    expect(continued.length).toBeGreaterThanOrEqual(1);
+    expect(codeParts.length + continued.length).toBeGreaterThanOrEqual(2);
+    const allText = sent.map((m) => m.text).join("\n");
+    for (let i = 0; i < 150; i++) expect(allText).toContain(`print("line ${i}: `);
+  });
+
+  it("resends the same text plain when Telegram cannot parse the HTML", async () => {
+    h = await startTelegramHarness();
+    h.model.enqueue({ content: "Use **bold** and <tags>" });
+    h.telegram.failNext("sendMessage", {
+      status: 400,
+      description: 'Bad Request: can\'t parse entities: Unsupported start tag "tags" at byte offset 22',
+    });
+    ask(h, "format please");
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(sent).toMatchObject({ text: "Use bold and <tags>", parseMode: undefined });
+    const calls = h.telegram.callsTo("sendMessage");
+    expect(calls).toHaveLength(2);
+    expect(calls[0].params.parse_mode).toBe("HTML");
+    expect(calls[1].params.parse_mode).toBeUndefined();
+    expect(h.app.journal.pendingOutbound("telegram")).toEqual([]);
+  });
+});
+
+describe("telegram channel: flood control and faults", () => {
+  it("waits out a 429 retry_after and delivers", async () => {
+    h = await startTelegramHarness();
+    h.model.enqueue({ content: "after the flood" });
+    h.telegram.failNext("sendMessage", { status: 429, retryAfter: 1 });
+    ask(h, "hi");
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0], 8000);
+    expect(sent.text).toBe("after the flood");
+    const calls = h.telegram.callsTo("sendMessage");
+    expect(calls).toHaveLength(2);
+    expect(calls[0].status).toBe(429);
+    expect(calls[1].at - calls[0].at).toBeGreaterThanOrEqual(950);
+  });
+
+  it("retries 5xx answers and delivers", async () => {
+    h = await startTelegramHarness();
+    h.model.enqueue({ content: "made it" });
+    h.telegram.failNext("sendMessage", { status: 502 }, 2);
+    ask(h, "hi");
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(sent.text).toBe("made it");
+    expect(h.telegram.callsTo("sendMessage").map((c) => c.status)).toEqual([502, 502, 200]);
+  });
+
+  it("keeps a reply Telegram would not take in the outbox and sends it after a restart", async () => {
+    h = await startTelegramHarness();
+    h.model.enqueue({ content: "not lost" });
+    // One more failure than the channel retries: the handler gives up for now.
+    h.telegram.failNext("sendMessage", { status: 500 }, 4);
+    ask(h, "hi");
+    await h.telegram.waitFor(() => h?.telegram.callsTo("sendMessage").length === 4);
+    await h.telegram.waitFor(() => h?.app.journal.pendingOutbound("telegram").length === 1);
+    expect(h.telegram.sent).toEqual([]);
+
+    await h.restartChannel();
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(sent).toMatchObject({ chatId: "42", text: "not lost" });
+    expect(h.app.journal.pendingOutbound("telegram")).toEqual([]);
+    expect(h.model.requests).toHaveLength(1);
+  });
+
+  it("rides out a polling outage, logging it once when it starts and once when it ends", async () => {
+    h = await startTelegramHarness();
+    await h.telegram.waitFor(() => h?.telegram.callsTo("getUpdates").length);
+    h.telegram.failNext("getUpdates", { status: 502 }, 3);
+    h.telegram.failNext("getUpdates", { status: 429, retryAfter: 0 });
+    // The held poll returns this update; the polls after it fail four times in a row.
+    ask(h, "first");
+    await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    await h.telegram.waitFor(() => h?.telegram.callsTo("getUpdates").some((c) => c.status === 429));
+    h.model.enqueue({ content: "back again" });
+    ask(h, "are you there?");
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[1]);
+    expect(sent.text).toBe("back again");
+    await h.telegram.waitFor(() => h?.logs.find((l) => l.msg === "telegram polling recovered"));
+    const statuses = h.telegram.callsTo("getUpdates").map((c) => c.status);
+    expect(statuses.filter((s) => s === 502)).toHaveLength(3);
+    expect(statuses).toContain(429);
+    expect(h.logs.filter((l) => l.msg.startsWith("telegram polling failed"))).toHaveLength(1);
+    expect(h.logs.filter((l) => l.msg === "telegram polling recovered")).toHaveLength(1);
+  });
+
+  it("drops a replayed update instead of answering twice", async () => {
+    h = await startTelegramHarness();
+    h.model.enqueue({ content: "once" });
+    const update = ask(h, "hi");
+    await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    // Telegram re-sends an update it believes was not received (same chat, same message id).
+    h.telegram.pushUpdate({ message: update.message });
+    h.model.enqueue({ content: "second" });
+    ask(h, "next");
+    await h.telegram.waitFor(() => h?.telegram.sent[1]);
+    expect(h.telegram.sent.map((m) => m.text)).toEqual(["once", "second"]);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe("telegram channel: webhook mode", () => {
+  it("registers the webhook with its secret, answers updates posted to it, and refuses a wrong secret", async () => {
+    const port = await freePort();
+    h = await startTelegramHarness({
+      env: {
+        TELEGRAM_WEBHOOK_URL: `http://127.0.0.1:${port}/telegram-hook`,
+        TELEGRAM_WEBHOOK_SECRET: "s3cret_-token",
+        TELEGRAM_WEBHOOK_PORT: String(port),
+      },
+    });
+    const setWebhook = h.telegram.callsTo("setWebhook")[0];
+    expect(setWebhook.params).toMatchObject({
+      url: `http://127.0.0.1:${port}/telegram-hook`,
+      secret_token: "s3cret_-token",
+    });
+    expect(h.telegram.callsTo("getUpdates")).toEqual([]);
+
+    h.model.enqueue({ content: "via webhook" });
+    expect(await h.telegram.deliverWebhook(message(privateChat(42), user(42), { text: "hook?" }))).toBe(200);
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(sent.text).toBe("via webhook");
+
+    const forged = await fetch(`http://127.0.0.1:${port}/telegram-hook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": "wrong" },
+      body: JSON.stringify(message(privateChat(42), user(42), { text: "forged", message_id: 999 } as never)),
+    });
+    expect(forged.status).toBe(401);
+    expect(h.model.requests).toHaveLength(1);
+  });
+
+  it("reads the webhook settings from the environment and rejects a malformed secret", () => {
+    const base = { OPENAI_API_KEY: "k", PINCER_HOME: "/tmp/pincer-config-test", PINCER_CONFIG: "" };
+    const config = loadConfig({
+      ...base,
+      TELEGRAM_WEBHOOK_URL: "https://bot.example.org/tg",
+      TELEGRAM_WEBHOOK_SECRET: "abc_DEF-1",
+      TELEGRAM_WEBHOOK_PORT: "9000",
+    });
+    expect(config.telegram).toMatchObject({
+      webhookUrl: "https://bot.example.org/tg",
+      webhookSecret: "abc_DEF-1",
+      webhookPort: 9000,
+    });
+    expect(() => loadConfig({ ...base, TELEGRAM_WEBHOOK_SECRET: "has spaces" })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, TELEGRAM_WEBHOOK_PORT: "99999" })).toThrow(/TELEGRAM_WEBHOOK_PORT/);
+    expect(() => loadConfig({ ...base, TELEGRAM_WEBHOOK_URL: "ftp://x" })).toThrow(/TELEGRAM_WEBHOOK_URL/);
+  });
+});
