@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import type { Chat, Message, User } from "grammy/types";
+import type { Chat, Message, Update, User } from "grammy/types";
 import { pino } from "pino";
 import { createTelegramChannel, type TelegramTiming } from "../../channels/telegram/index.js";
 import type { App } from "../../src/app.js";
@@ -108,6 +108,10 @@ export const groupChat = (id: number, forum = false): Chat.SupergroupChat =>
   ({ id, type: "supergroup", title: "Team", ...(forum ? { is_forum: true } : {}) }) as Chat.SupergroupChat;
 
 /** A message as a test writes it: the fake fills in ids, the date and command/mention entities. */
-export function message(chat: Chat, from: User, fields: Partial<Message> = {}): { message: Message } {
-  return { message: { chat, from, ...fields } as Message };
+export function message(
+  chat: Chat.PrivateChat | Chat.GroupChat | Chat.SupergroupChat,
+  from: User,
+  fields: Partial<Message> = {},
+): { message: NonNullable<Update["message"]> } {
+  return { message: { chat, from, ...fields } as NonNullable<Update["message"]> };
 }
