@@ -89,6 +89,7 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
         restrictToWorkspace: exec.restrictToWorkspace,
         workspace,
         media,
+        home: deps.config.home,
       };
       const verdict = checkCommand(args.command, policy);
       if (!verdict.allowed) throw new ToolError(`the command was blocked by the safety guard: ${verdict.reason}.`);
@@ -103,7 +104,7 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
       } else {
         const status = await sandboxStatus();
         if (!status.ok) throw new ToolError(status.detail);
-        file = "bwrap";
+        file = status.bwrap ?? "bwrap";
         const mediaReal = await realpath(media).catch(() => undefined);
         const homeReal = await realpath(deps.config.home).catch(() => deps.config.home);
         argv = buildBwrapArgs(

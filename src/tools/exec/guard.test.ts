@@ -8,6 +8,7 @@ const open: GuardPolicy = {
   restrictToWorkspace: false,
   workspace: "/home/u/.pincer/workspace",
   media: "/home/u/.pincer/media",
+  home: "/home/u/.pincer",
 };
 
 function verdict(command: string, policy: GuardPolicy = open): string {
@@ -131,8 +132,9 @@ describe("checkCommand: workspace paths", () => {
     ["ls ~root", "~ is not allowed"],
     ["cat /etc/shadow", "/etc/shadow is outside the workspace"],
     ["ls /", "/ is outside"],
-    ["cat /home/u/.pincer/.env", "/home/u/.pincer/.env is outside"],
-    ["cat /home/u/.pincer/workspace-evil/x", "/home/u/.pincer/workspace-evil/x is outside"],
+    ["cat /home/u/.pincer/.env", "/home/u/.pincer/.env is pincer's own data folder"],
+    ["cat /home/u/.pincer/workspace-evil/x", "/home/u/.pincer/workspace-evil/x is pincer's own data folder"],
+    ["cat /home/u/other", "/home/u/other is outside"],
     ["cp a.txt '/root/x'", "/root/x is outside"],
     ["tar -C/var/lib -x", "is outside"],
     ["echo x >/etc/hosts", "/etc/hosts is outside"],
@@ -156,6 +158,12 @@ describe("checkCommand: workspace paths", () => {
     "echo $((10/2))",
   ])("allows %s", (command) => {
     expect(verdict(command, strict)).toBe("allowed");
+  });
+
+  it("refuses PINCER_HOME even where /tmp would be fine", () => {
+    const inTmp = { ...strict, home: "/tmp/h", workspace: "/tmp/h/workspace", media: "/tmp/h/media" };
+    expect(verdict("cat /tmp/h/.env", inTmp)).toContain("/tmp/h/.env is pincer's own data folder");
+    expect(verdict("cat /tmp/h/workspace/a /tmp/h/media/b /tmp/other", inTmp)).toBe("allowed");
   });
 
   it("skips path checks when restrictToWorkspace is off (the sandbox still hides the host)", () => {

@@ -1,4 +1,5 @@
 import { ConfigError } from "../../config/config.js";
+import { isInside } from "./bwrap-args.js";
 import { commandParts } from "./command-parts.js";
 
 /**
@@ -14,6 +15,8 @@ export interface GuardPolicy {
   restrictToWorkspace: boolean;
   workspace: string;
   media: string;
+  /** PINCER_HOME: refused even where a harmless prefix (/tmp) would otherwise let a path through. */
+  home: string;
 }
 
 export type GuardVerdict = { allowed: true } | { allowed: false; reason: string };
@@ -110,6 +113,7 @@ function checkPaths(command: string, policy: GuardPolicy): GuardVerdict {
   }
   for (const match of rest.matchAll(ABSOLUTE)) {
     const path = match[1];
+    if (isInside(policy.home, path)) return deny(`${path} is pincer's own data folder, which commands never touch`);
     if (!HARMLESS_ABSOLUTE.some((ok) => ok.test(path))) {
       return deny(`${path} is outside the workspace; use paths relative to the workspace (${policy.workspace})`);
     }

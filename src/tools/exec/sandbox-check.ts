@@ -1,6 +1,6 @@
-import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync } from "node:fs";
+import { accessSync, constants, lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { execa } from "execa";
 import type { Config } from "../../config/config.js";
 import { buildBwrapArgs, type HostLayout, SYSTEM_PATHS, sandboxEnv } from "./bwrap-args.js";
@@ -11,6 +11,13 @@ export interface SandboxStatus {
   sandboxed: boolean;
   /** One or two sentences for `pincer doctor` and the start-up log. */
   detail: string;
+  /** Absolute path of the working bwrap, when sandboxed. */
+  bwrap?: string;
+}
+
+export interface CheckOptions {
+  /** Where to look for bwrap; the host's PATH by default. */
+  searchPath?: string;
 }
 
 export const INSTALL_BWRAP =
@@ -48,8 +55,13 @@ export function inspectHost(paths: readonly string[] = SYSTEM_PATHS): HostLayout
  * Whether exec works on this host: runs `sh -c 'echo ok'` in a sandbox built exactly like exec's
  * (with a throwaway workspace), so a pass here means commands will run.
  */
-export async function checkSandbox(config: Pick<Config, "sandbox" | "home" | "exec">): Promise<SandboxStatus> {
+export async function checkSandbox(
+  config: Pick<Config, "sandbox" | "home" | "exec">,
+  options: CheckOptions = {},
+): Promise<SandboxStatus> {
   if (config.sandbox === "none") return { ok: true, sandboxed: false, detail: UNSANDBOXED_WARNING };
+  const bwrap = findExecutable("bwrap", options.searchPath ?? process.env.PATH ?? "/usr/bin:/bin");
+  if (!bwrap) return { ok: false, sandboxed: false, detail: INSTALL_BWRAP };
 
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), "pincer-sandbox-check-")));
   try {
@@ -64,14 +76,14 @@ export async function checkSandbox(config: Pick<Config, "sandbox" | "home" | "ex
       },
       ["sh", "-c", "echo ok"],
     );
-    const result = await execa("bwrap", args, { reject: false, timeout: 15_000, stdin: "ignore", extendEnv: false });
-    if ((result as { code?: string }).code === "ENOENT") return { ok: false, sandboxed: false, detail: INSTALL_BWRAP };
+    const result = await execa(bwrap, args, { reject: false, timeout: 15_000, stdin: "ignore", extendEnv: false });
     if (result.exitCode === 0 && result.stdout.trim() === "ok") {
-      const version = await execa("bwrap", ["--version"], { reject: false });
+      const version = await execa(bwrap, ["--version"], { reject: false, extendEnv: false });
       const network = config.exec.network ? "with network access (exec.network)" : "without network access";
       return {
         ok: true,
         sandboxed: true,
+        bwrap,
         detail: `${version.stdout.trim() || "bubblewrap"} works: commands run sandboxed, ${network}.`,
       };
     }
@@ -84,4 +96,19 @@ export async function checkSandbox(config: Pick<Config, "sandbox" | "home" | "ex
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
+}
+
+/** The first executable file called `name` in a PATH-style list of folders. */
+export function findExecutable(name: string, searchPath: string): string | undefined {
+  for (const dir of searchPath.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here; keep looking.
+    }
+  }
+  return undefined;
 }
