@@ -1,4 +1,4 @@
-import { once } from "node:events";
+import { EventEmitter, once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Chat, Message, MessageEntity, Update, UserFromGetMe } from "grammy/types";
@@ -128,6 +128,9 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   let nextUpdateId = 1;
   let fileCounter = 0;
   let webhook: { url: string; secret?: string } | undefined;
+  /** Fires after every answered call, so waitFor re-checks without polling delay. */
+  const changed = new EventEmitter();
+  changed.setMaxListeners(0);
 
   const nextMessageId = (chatId: string) => {
     const id = (messageIds.get(chatId) ?? 0) + 1;
@@ -306,6 +309,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     const reply = await answer(requestToken, method, call);
     call.status = reply.status;
     if (!res.destroyed) sendJson(res, reply.status, reply.body);
+    changed.emit("change");
   }
 
   async function answer(requestToken: string, method: string, call: ApiCall): Promise<Reply> {
@@ -363,7 +367,16 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
         const value = check();
         if (value) return value;
         if (Date.now() > deadline) throw new Error(`fake Telegram: condition not met within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 10));
+        // Re-checked as soon as the bot makes a call (precise for benchmarks), or every 10 ms for other state.
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            changed.off("change", done);
+            resolve();
+          };
+          const timer = setTimeout(done, 10);
+          changed.on("change", done);
+        });
       }
     },
     async deliverWebhook(input) {
