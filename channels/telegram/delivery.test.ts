@@ -53,7 +53,7 @@ describe("telegram channel: rendering long and difficult replies", () => {
     expect(calls).toHaveLength(2);
     expect(calls[0].params.parse_mode).toBe("HTML");
     expect(calls[1].params.parse_mode).toBeUndefined();
-    expect(h.app.journal.pendingOutbound("telegram")).toEqual([]);
+    await h.telegram.waitFor(() => h?.app.journal.pendingOutbound("telegram").length === 0);
   });
 });
 
@@ -94,7 +94,7 @@ describe("telegram channel: flood control and faults", () => {
     await h.restartChannel();
     const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
     expect(sent).toMatchObject({ chatId: "42", text: "not lost" });
-    expect(h.app.journal.pendingOutbound("telegram")).toEqual([]);
+    await h.telegram.waitFor(() => h?.app.journal.pendingOutbound("telegram").length === 0);
     expect(h.model.requests).toHaveLength(1);
   });
 
