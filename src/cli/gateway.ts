@@ -28,7 +28,12 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   if (channels.length === 0) log.warn("no channel is configured; pincer idles until one is (see .env.example)");
   const sandbox = await checkSandbox(config);
   if (!sandbox.ok || !sandbox.sandboxed) log.warn(sandbox.detail);
-  onShutdown(() => app.stop(), log);
+  // With no channel nothing else holds the event loop open, and an idle daemon must not exit.
+  const keepAlive = setInterval(() => {}, 1 << 30);
+  onShutdown(async () => {
+    clearInterval(keepAlive);
+    await app.stop();
+  }, log);
   await app.start(channels);
   log.info(
     { channels: channels.map((c) => c.name), model: config.openai.model, home: config.home },
