@@ -137,7 +137,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         if (!res.headersSent) res.writeHead(500).end();
       });
     });
-    webhookServer.listen(port);
+    // Telegram only posts over HTTPS, so a reverse proxy on this host terminates TLS and forwards here.
+    webhookServer.listen(port, "127.0.0.1");
     await once(webhookServer, "listening");
     await bot.api.setWebhook(url, { secret_token: secret, allowed_updates: ALLOWED_UPDATES });
     log.info({ url, port }, "telegram webhook is set");
