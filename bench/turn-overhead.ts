@@ -65,7 +65,9 @@ for (let i = 0; i < TURNS + 10; i++) {
 }
 const o = summary(overheads);
 const t = summary(totals);
-console.log(`turn, ${TURNS} turns after 10 warm-up: total median ${ms(t.median)}, model call median ${ms(t.median - o.median)}`);
+console.log(
+  `turn, ${TURNS} turns after 10 warm-up: total median ${ms(t.median)}, model call median ${ms(t.median - o.median)}`,
+);
 console.log(`turn overhead beyond the model: median ${ms(o.median)}, p90 ${ms(o.p90)}`);
 
 // Context building: the same work the worker does before each model call.

@@ -124,6 +124,7 @@ export function createApp(config: Config, options: AppOptions): App {
       pruneTimer = setInterval(pruneJournal, 24 * 60 * 60 * 1000).unref();
     },
     async stop() {
+      clearInterval(pruneTimer);
       scheduler.stop();
       await Promise.allSettled(running.map((c) => c.stop()));
       await worker.stop();
