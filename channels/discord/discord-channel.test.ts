@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { type App, createApp } from "../../src/app.js";
 import type { Channel } from "../../src/bus/channel.js";
@@ -25,6 +25,7 @@ interface Harness {
   app: App;
   config: Config;
   logs: Array<{ level: number; msg: string }>;
+  log: Logger;
   mention: string;
 }
 
@@ -76,8 +77,8 @@ async function start(adjust: (config: Config) => void = () => {}): Promise<Harne
     tuning: { typingIntervalMs: 100, send: { attempts: 3, baseDelayMs: 50, maxDelayMs: 200 } },
   });
   await app.start([channel]);
-  cleanups.push(() => app.stop());
-  return { discord, model, app, config, logs, mention: `<@${discord.bot.id}>` };
+  cleanups.push(() => app.stop().catch(() => {}));
+  return { discord, model, app, config, logs, log, mention: `<@${discord.bot.id}>` };
 }
 
 /** The text of the last user message of a model request. */
@@ -178,6 +179,27 @@ describe("Discord channel", () => {
     expect(reply.content).toBe("hello in private");
     expect(app.conversations.count(`discord:${DM}`)).toBe(2);
     expect(model.requests[0].messages[0].content).toContain("direct chat");
+  });
+
+  it("quotes the message a user replies to when it is someone else's", async () => {
+    const { discord, model, mention } = await start();
+    model.enqueue({ content: "looks fine" });
+    const original = discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: GENERAL,
+      author: MALLORY,
+      content: "deploy on friday?",
+    });
+    const asked = discord.dispatchMessage({
+      guildId: GUILD,
+      channelId: GENERAL,
+      author: ALICE,
+      content: `${mention} is this wise?`,
+      mentions: [discord.bot],
+      replyTo: original.id as string,
+    });
+    await discord.waitFor(() => discord.sent.find((m) => m.replyTo === asked.id));
+    expect(lastUserText(model.requests[0])).toContain('[replying to mallory: "deploy on friday?"]\nis this wise?');
   });
 
   it("keeps a thread's own conversation and answers inside the thread", async () => {
@@ -337,6 +359,36 @@ describe("Discord channel", () => {
     expect(logs.filter((l) => l.msg === "sent a message to Discord after retrying")).toHaveLength(1);
   });
 
+  it("keeps a reply that cannot be sent in the outbox and sends it at the next start", async () => {
+    const { discord, model, app, config, logs, log } = await start();
+    model.enqueue({ content: "better late than never" });
+    // Three attempts of ours, each tried four times by discord.js: every one fails.
+    discord.failNext({ method: "POST", path: /^\/channels\/\d+\/messages$/, status: 503, times: 12 });
+    const dm = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "hello" });
+    await discord.waitFor(() => logs.find((l) => l.msg === "could not deliver a reply"));
+    expect(discord.sent).toHaveLength(0);
+    expect(logs.filter((l) => l.level >= 40)).toHaveLength(1);
+    await app.stop();
+
+    const again = createApp(config, { log });
+    cleanups.push(() => again.stop());
+    await again.start([createDiscordChannel({ config, bus: again.bus, pairing: again.pairing, log })]);
+    const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
+    expect(reply.content).toBe("better late than never");
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it("drops a message Discord refuses outright, logging it once", async () => {
+    const { discord, model, logs } = await start();
+    model.enqueue({ content: "nobody will read this" });
+    discord.failNext({ method: "POST", path: /^\/channels\/\d+\/messages$/, status: 403 });
+    discord.dispatchMessage({ channelId: DM, author: ALICE, content: "hello" });
+    await discord.waitFor(() => logs.find((l) => l.msg === "Discord refused a message; dropped it"));
+    const posts = discord.calls.filter((c) => c.method === "POST" && c.path === `/channels/${DM}/messages`);
+    expect(posts.map((c) => c.status)).toEqual([403]);
+    expect(logs.filter((l) => l.level >= 40)).toHaveLength(1);
+  });
+
   it("waits out a rate limit inside discord.js", async () => {
     const { discord, model } = await start();
     model.enqueue({ content: "patient" });
@@ -369,5 +421,38 @@ describe("Discord channel", () => {
     expect(existsSync(path as string) && readFileSync(path as string, "utf8")).toBe("small file");
     expect(text).toContain("huge.bin skipped");
     expect(discord.calls.filter((c) => c.path.startsWith("/attachments/"))).toHaveLength(1);
+  });
+});
+
+describe("Discord channel start failures", () => {
+  async function startAgainst(discord: FakeDiscord): Promise<unknown> {
+    cleanups.push(() => discord.close());
+    const home = mkdtempSync(join(tmpdir(), "pincer-discord-"));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+    const config = loadConfig({
+      OPENAI_API_KEY: "test",
+      PINCER_HOME: home,
+      DISCORD_BOT_TOKEN: "wrong",
+      DISCORD_API_URL: discord.apiUrl,
+      PINCER_SANDBOX: "none",
+    });
+    const log = pino({ level: "silent" });
+    const app = createApp(config, { log });
+    cleanups.push(() => app.stop());
+    const channel = createDiscordChannel({ config, bus: app.bus, pairing: app.pairing, log });
+    return channel.start().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+  }
+
+  it("says the token was rejected", async () => {
+    const err = await startAgainst(await startFakeDiscord({ token: "right" }));
+    expect((err as Error).message).toMatch(/^Discord rejected DISCORD_BOT_TOKEN/);
+  });
+
+  it("names the Message Content intent when Discord refuses the intents", async () => {
+    const err = await startAgainst(await startFakeDiscord({ refuseIdentify: 4014 }));
+    expect((err as Error).message).toMatch(/enable the Message Content Intent/);
   });
 });

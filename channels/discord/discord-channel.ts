@@ -35,8 +35,7 @@ const DEFAULT_TUNING: DiscordTuning = {
  * then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits.
  */
 export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
-  const { config, bus, log: parentLog } = deps;
-  const log = parentLog.child({ channel: "discord" });
+  const { config, bus, log } = deps;
   const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
   const client = new Client({
     intents: [
@@ -88,8 +87,12 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
       if (!config.discordToken) throw new Error("DISCORD_BOT_TOKEN is not set");
       const ready = once(client, Events.ClientReady);
       ready.catch(() => {}); // a failed login rejects below; this only keeps the rejection handled
-      await client.login(config.discordToken);
-      await ready;
+      try {
+        await client.login(config.discordToken);
+        await ready;
+      } catch (err) {
+        throw new Error(explainLoginFailure(err), { cause: err });
+      }
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "Discord connected");
       stopActivity = bus.onActivity("discord", typing.onActivity);
       // Replies left from before a restart go out in the background; start() only promises we listen.
@@ -102,4 +105,17 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
       await client.destroy();
     },
   };
+}
+
+/** One sentence a user can act on for the ways a first connection fails. */
+export function explainLoginFailure(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown }).code;
+  if (code === "TokenInvalid" || /401|unauthorized/i.test(message)) {
+    return "Discord rejected DISCORD_BOT_TOKEN: copy the bot token again from the Developer Portal (Bot → Reset Token).";
+  }
+  if (/disallowed intents/i.test(message)) {
+    return "Discord refused the connection: enable the Message Content Intent (Developer Portal → Bot → Privileged Gateway Intents).";
+  }
+  return `Could not connect to Discord: ${message}`;
 }

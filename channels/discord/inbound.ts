@@ -5,7 +5,7 @@ import type { PairingStore } from "../../src/access/pairing.js";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { InboundMessage } from "../../src/bus/types.js";
 import { downloadAttachments } from "./attachments.js";
-import { cleanContent, conversationOf, decide, type GuildPolicy, type MessageFacts } from "./policy.js";
+import { cleanContent, conversationOf, decide, type GuildPolicy, type MessageFacts, quoteOf } from "./policy.js";
 
 export interface InboundDeps {
   bus: MessageBus;
@@ -55,7 +55,13 @@ export function createInboundHandler(deps: InboundDeps) {
       message.attachments.map((a) => ({ id: a.id, name: a.name, url: a.url, size: a.size })),
       { dir: deps.mediaDir, maxBytes: deps.maxBytes, messageId: message.id },
     );
-    const text = [cleanContent(message.content, deps.botId(), names), ...attachments.notes].filter(Boolean).join("\n");
+    const text = [
+      quoted(message, deps.botId()),
+      cleanContent(message.content, deps.botId(), names),
+      ...attachments.notes,
+    ]
+      .filter(Boolean)
+      .join("\n");
     const conversation = conversationOf(facts);
     const inbound: InboundMessage = {
       id: message.id,
@@ -113,4 +119,14 @@ function factsOf(message: Message, botId: string): MessageFacts {
 
 function displayName(message: Message, userId: string): string | undefined {
   return message.mentions.members?.get(userId)?.displayName ?? message.mentions.users.get(userId)?.displayName;
+}
+
+/** The quote for a reply to someone else's message; the bot's own words are in the history already. */
+function quoted(message: Message, botId: string): string | undefined {
+  const referenceId = message.reference?.messageId;
+  if (!referenceId) return undefined;
+  // Discord sends the replied-to message along; discord.js caches it in the channel.
+  const original = message.channel.messages.cache.get(referenceId);
+  if (!original || original.author.id === botId) return undefined;
+  return quoteOf(original.member?.displayName ?? original.author.displayName, original.content);
 }

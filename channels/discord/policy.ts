@@ -75,3 +75,13 @@ export function cleanContent(content: string, botId: string, names: ReadonlyMap<
     .replace(/[ \t]{2,}/g, " ")
     .trim();
 }
+
+/** How much of a quoted message the model sees when the user replies to someone else's message. */
+const QUOTE_CHARS = 300;
+
+/** A reply to another person's message carries a short quote of it, so "what do you think of this?" has a "this". */
+export function quoteOf(authorName: string, content: string): string {
+  const flat = content.replace(/\s+/g, " ").trim();
+  const text = flat.length > QUOTE_CHARS ? `${flat.slice(0, QUOTE_CHARS)}…` : flat;
+  return text ? `[replying to ${authorName}: "${text}"]` : `[replying to a message from ${authorName}]`;
+}

@@ -78,6 +78,10 @@ export interface FakeDiscordOptions {
   guilds?: FakeGuild[];
   /** Gateway heartbeat interval sent in HELLO. */
   heartbeatIntervalMs?: number;
+  /** When set, any other token gets 401 from REST, like a revoked or mistyped token. */
+  token?: string;
+  /** Close every IDENTIFY with this code, e.g. 4014 when the Message Content intent is not enabled. */
+  refuseIdentify?: number;
 }
 
 export interface FakeDiscord {
@@ -100,6 +104,8 @@ export interface FakeDiscord {
    */
   dropConnection(options?: { replayAfterSeq?: number; invalidateSession?: boolean }): void;
   failNext(script: FailureScript): void;
+  /** Calls `listener` for each message the bot posts, as it is stored; returns an unsubscribe function. */
+  onSent(listener: (message: SentMessage) => void): () => void;
   /** Resolves with the first truthy value of `predicate`, polled; rejects after `timeoutMs`. */
   waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
   /** Number of open, identified gateway connections. */
@@ -129,6 +135,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const gatewayLog: GatewayRecord[] = [];
   const connectionQueries: string[] = [];
   const failures: FailureScript[] = [];
+  const sentListeners = new Set<(message: SentMessage) => void>();
   const sessions = new Map<string, Session>();
   const messages = new Map<string, Record<string, unknown>>();
   const attachments = new Map<string, { data: Buffer; contentType: string }>();
@@ -259,7 +266,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       record(404);
       return sendJson(res, 404, { message: "404: Not Found", code: 0 });
     }
-    if (!String(req.headers.authorization ?? "").startsWith("Bot ")) {
+    const auth = String(req.headers.authorization ?? "");
+    if (!auth.startsWith("Bot ") || (options.token !== undefined && auth !== `Bot ${options.token}`)) {
       record(401);
       return sendJson(res, 401, { message: "401: Unauthorized", code: 0 });
     }
@@ -331,7 +339,16 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         replyTo: replyTo && messages.has(replyTo) ? replyTo : undefined,
       });
       messages.set(payload.id as string, payload);
-      sent.push({ id: payload.id as string, channelId, content, replyTo, files: body.files, at: Date.now() });
+      const message: SentMessage = {
+        id: payload.id as string,
+        channelId,
+        content,
+        replyTo,
+        files: body.files,
+        at: Date.now(),
+      };
+      sent.push(message);
+      for (const listener of sentListeners) listener(message);
       record(200);
       sendJson(res, 200, payload);
       // Discord echoes the bot's own messages over the gateway; the adapter must ignore them.
@@ -356,6 +373,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
           break;
         case 2: {
           // IDENTIFY: a new session, READY, then each guild.
+          if (options.refuseIdentify) {
+            gatewayLog.push({ op: 2, at: Date.now() });
+            socket.close(options.refuseIdentify, "refused by the fake");
+            break;
+          }
           session = { id: `session-${sessions.size + 1}`, seq: 0, events: [], socket };
           sessions.set(session.id, session);
           gatewayLog.push({ op: 2, sessionId: session.id, at: Date.now() });
@@ -434,6 +456,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     },
     failNext(script) {
       failures.push({ ...script });
+    },
+    onSent(listener) {
+      sentListeners.add(listener);
+      return () => sentListeners.delete(listener);
     },
     waitFor,
     get liveConnections() {
