@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { mediaDir } from "../../src/paths.js";
 import {
@@ -54,6 +55,20 @@ describe("telegram channel: conversations", () => {
     const countAtReply = typing.length;
     await new Promise((r) => setTimeout(r, 350));
     expect(h.telegram.callsTo("sendChatAction").length).toBeLessThanOrEqual(countAtReply + 1);
+  });
+
+  it("holds a conversation with tool use", async () => {
+    h = await startTelegramHarness();
+    h.model.enqueue(
+      { toolCalls: [{ name: "write_file", arguments: { path: "notes/todo.txt", content: "buy milk" } }] },
+      { content: "Saved it to `notes/todo.txt`." },
+    );
+    h.telegram.pushUpdate(message(privateChat(42), user(42), { text: "note: buy milk" }));
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(sent.text).toBe("Saved it to notes/todo.txt.");
+    expect(readFileSync(join(h.app.config.workspace, "notes/todo.txt"), "utf8")).toBe("buy milk");
+    const toolResult = h.model.requests[1].messages.find((m) => m.role === "tool");
+    expect(String(toolResult?.content)).not.toMatch(/^Error/);
   });
 
   it("passes commands through as text, without the @botname", async () => {

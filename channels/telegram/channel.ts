@@ -81,35 +81,63 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   let runner: RunnerHandle | undefined;
   let webhookServer: Server | undefined;
   let supervisor: Promise<void> | undefined;
-  let wakeSupervisor: (() => void) | undefined;
+  const sleepers = new Set<() => void>();
   let offActivity: (() => void) | undefined;
 
-  /** Keeps the poller running: restarts it with backoff whenever it stops with an error. */
-  async function supervisePolling(): Promise<void> {
-    for (let failures = 0; !stopped; ) {
+  /** A pause that ends early when the channel stops. */
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        sleepers.delete(done);
+        resolve();
+      }
+      sleepers.add(done);
+    });
+  }
+
+  /**
+   * Runs `attempt` until it succeeds or the channel stops, with capped backoff. The first failure
+   * is logged as an error and the recovery as info; the retries in between only at debug level.
+   */
+  async function persist(what: string, attempt: () => Promise<void>): Promise<void> {
+    for (let failures = 0; !stopped; failures++) {
       try {
-        if (!bot.isInited()) await bot.init();
-        await bot.api.deleteWebhook();
-        runner = run(bot, {
-          runner: {
-            fetch: { timeout: timing.pollTimeoutSeconds, allowed_updates: ALLOWED_UPDATES },
-            silent: true,
-            maxRetryTime: Number.POSITIVE_INFINITY,
-            retryInterval: timing.reconnectBaseMs,
-          },
-        });
-        await runner.task();
-        if (stopped) return;
-        failures = 0;
+        await attempt();
+        if (failures > 0) log.info({ failures }, `${what}: working again`);
+        return;
       } catch (err) {
         if (stopped) return;
-        log.error({ err: describe(err), failures }, "telegram polling stopped; reconnecting");
+        if (failures === 0) log.error({ err: describe(err) }, `${what} failed; retrying with backoff`);
+        else log.debug({ err: describe(err), failures }, `${what} failed again`);
       }
-      failures++;
-      await new Promise<void>((resolve) => {
-        wakeSupervisor = resolve;
-        setTimeout(resolve, backoffDelay(failures - 1, timing.reconnectBaseMs, timing.reconnectMaxMs));
+      await sleep(backoffDelay(failures, timing.reconnectBaseMs, timing.reconnectMaxMs));
+    }
+  }
+
+  /** Keeps the poller running: reconnects whenever it stops with an error, forever. */
+  async function supervisePolling(): Promise<void> {
+    while (!stopped) {
+      await persist("connecting to Telegram", async () => {
+        if (!bot.isInited()) bot.botInfo = await bot.api.getMe();
+        await bot.api.deleteWebhook();
       });
+      if (stopped) return;
+      runner = run(bot, {
+        runner: {
+          fetch: { timeout: timing.pollTimeoutSeconds, allowed_updates: ALLOWED_UPDATES },
+          silent: true,
+          maxRetryTime: Number.POSITIVE_INFINITY,
+          retryInterval: timing.reconnectBaseMs,
+        },
+      });
+      try {
+        await runner.task();
+      } catch (err) {
+        if (!stopped) log.error({ err: describe(err) }, "telegram polling stopped; reconnecting");
+      }
+      if (!stopped) await sleep(timing.reconnectBaseMs);
     }
   }
 
@@ -140,8 +168,11 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     // Telegram only posts over HTTPS, so a reverse proxy on this host terminates TLS and forwards here.
     webhookServer.listen(port, "127.0.0.1");
     await once(webhookServer, "listening");
-    await bot.api.setWebhook(url, { secret_token: secret, allowed_updates: ALLOWED_UPDATES });
-    log.info({ url, port }, "telegram webhook is set");
+    supervisor = persist("registering the Telegram webhook", async () => {
+      if (!bot.isInited()) bot.botInfo = await bot.api.getMe();
+      await bot.api.setWebhook(url, { secret_token: secret, allowed_updates: ALLOWED_UPDATES });
+      log.info({ url, port }, "telegram webhook is set");
+    });
   }
 
   return {
@@ -149,7 +180,9 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     async start() {
       stopped = false;
       try {
-        await bot.init();
+        // getMe directly, not bot.init(): grammy's init retries forever, and a Telegram outage
+        // must not hold up the start of the other channels. Bounded retries are in the API layer.
+        bot.botInfo = await bot.api.getMe();
       } catch (err) {
         if (err instanceof GrammyError && err.error_code === 401) {
           throw new Error(
@@ -167,12 +200,12 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         .setMyCommands(COMMANDS.map((c) => ({ command: c.name, description: c.description })))
         .catch((err: unknown) => log.warn({ err: describe(err) }, "could not register the bot's commands"));
       const { webhookUrl, webhookPort } = config.telegram;
-      if (webhookUrl && bot.isInited()) await startWebhook(webhookUrl, webhookPort);
+      if (webhookUrl) await startWebhook(webhookUrl, webhookPort);
       else supervisor = supervisePolling();
     },
     async stop() {
       stopped = true;
-      wakeSupervisor?.();
+      for (const wake of [...sleepers]) wake();
       typing.stopAll();
       offActivity?.();
       bus.unsubscribeOutbound("telegram");

@@ -119,6 +119,25 @@ describe("telegram channel: flood control and faults", () => {
     expect(h.logs.filter((l) => l.msg === "telegram polling recovered")).toHaveLength(1);
   });
 
+  it("starts while Telegram is unreachable and connects once it is back, logging the outage once", async () => {
+    h = await startTelegramHarness({ beforeStart: (telegram) => telegram.failNext("getMe", { status: 502 }, 9) });
+    h.model.enqueue({ content: "finally" });
+    ask(h, "hello?");
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(sent.text).toBe("finally");
+    expect(h.telegram.callsTo("getMe").map((c) => c.status)).toEqual([...Array(9).fill(502), 200]);
+    expect(h.logs.filter((l) => l.msg === "connecting to Telegram failed; retrying with backoff")).toHaveLength(1);
+    expect(h.logs.filter((l) => l.msg === "connecting to Telegram: working again")).toHaveLength(1);
+  });
+
+  it("refuses to start with a token Telegram rejects, naming the variable", async () => {
+    await expect(
+      startTelegramHarness({
+        beforeStart: (telegram) => telegram.failNext("getMe", { status: 401, description: "Unauthorized" }),
+      }),
+    ).rejects.toThrow(/TELEGRAM_BOT_TOKEN/);
+  });
+
   it("drops a replayed update instead of answering twice", async () => {
     h = await startTelegramHarness();
     h.model.enqueue({ content: "once" });
@@ -151,7 +170,7 @@ describe("telegram channel: webhook mode", () => {
         TELEGRAM_WEBHOOK_PORT: String(port),
       },
     });
-    const setWebhook = h.telegram.callsTo("setWebhook")[0];
+    const setWebhook = await h.telegram.waitFor(() => h?.telegram.callsTo("setWebhook")[0]);
     expect(setWebhook.params).toMatchObject({
       url: `http://127.0.0.1:${port}/telegram-hook`,
       secret_token: "s3cret_-token",

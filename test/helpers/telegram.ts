@@ -41,6 +41,8 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   adjust?: (config: Config) => void;
   timing?: Partial<TelegramTiming>;
+  /** Runs before the channel starts, e.g. to script failures of getMe. */
+  beforeStart?: (telegram: FakeTelegram) => void;
 }
 
 /** pincer with its Telegram channel, a fake Bot API server and a fake model, all on 127.0.0.1. */
@@ -96,6 +98,7 @@ export async function startTelegramHarness(options: HarnessOptions = {}): Promis
       await model.close();
     },
   };
+  options.beforeStart?.(telegram);
   await app.start([harness.channel]);
   return harness;
 }
