@@ -47,6 +47,15 @@ describe("pincer CLI (built)", () => {
     expect(result.stderr.trim()).toBe('pincer: PINCER_SANDBOX must be "bwrap" or "none", not "docker".');
   });
 
+  it("names a bad setting of the config file, even one checked after start-up", async () => {
+    const home = tempHome();
+    writeFileSync(join(home, "config.json"), JSON.stringify({ exec: { denyPatterns: ["(unclosed"] } }));
+    const result = await pincer(["agent", "-m", "hi"], { OPENAI_API_KEY: "test", PINCER_HOME: home });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).toMatch(/^pincer: .*denyPatterns/);
+  });
+
   it("runs a turn with several tool calls through `pincer agent -m` and remembers it", async () => {
     const home = tempHome();
     const vars = { OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, PINCER_HOME: home, LOG_LEVEL: "silent" };

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from "commander";
+import { ConfigError } from "../config/config.js";
 import { databasePath } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
 import { openDatabase } from "../store/database.js";
@@ -117,4 +118,11 @@ pairing
     if (!result.ok) process.exitCode = 1;
   });
 
-await program.parseAsync();
+try {
+  await program.parseAsync();
+} catch (err) {
+  // Settings checked after start-up (exec patterns, for one) fail the same way as the environment's.
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`pincer: ${err.message}\n`);
+  process.exit(1);
+}
