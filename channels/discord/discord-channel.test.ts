@@ -97,6 +97,9 @@ describe("Discord channel", () => {
     expect(query.get("v")).toBe("10");
     expect(query.get("encoding")).toBe("json");
     expect(discord.gateway.filter((g) => g.op === 2)).toHaveLength(1);
+    // discord.js heartbeats at the interval HELLO gave (300 ms here) and the fake acknowledges.
+    await discord.waitFor(() => discord.gateway.filter((g) => g.op === 1).length >= 2);
+    expect(discord.liveConnections).toBe(1);
   });
 
   it("answers in a server channel only when mentioned or replied to, with the mention stripped", async () => {
