@@ -163,6 +163,23 @@ describe("telegram channel: conversations", () => {
 });
 
 describe("telegram channel: update kinds and media", () => {
+  it("keeps one chat's updates in order while other chats go ahead", async () => {
+    h = await startTelegramHarness({ allowFrom: "*" });
+    h.model.respond((req) => ({ content: `re: ${String(req.messages.at(-1)?.content).split("\n")[0]}` }));
+    const slow = h.telegram.addFile("big picture", { fileName: "slow.jpg", delayMs: 600 });
+    h.telegram.pushUpdate(
+      message(privateChat(1), user(1), { caption: "slow photo", photo: [{ ...slow, width: 1, height: 1 }] }),
+    );
+    h.telegram.pushUpdate(message(privateChat(1), user(1), { text: "after the photo" }));
+    h.telegram.pushUpdate(message(privateChat(2), user(2), { text: "other chat" }));
+    await h.telegram.waitFor(() => h?.telegram.sent.length === 3 && h.telegram.sent);
+
+    const order = h.telegram.sent.map((m) => `${m.chatId}:${m.text}`);
+    // Chat 2 is answered while chat 1 still downloads; chat 1 stays in its own order.
+    expect(order[0]).toBe("2:re: other chat");
+    expect(order.slice(1)).toEqual(["1:re: slow photo", "1:re: after the photo"]);
+  });
+
   it("ignores edits, channel posts, button presses and unknown kinds on purpose, and keeps polling", async () => {
     h = await startTelegramHarness();
     const ann = user(42);

@@ -55,7 +55,8 @@ export interface FakeTelegram {
   /** Stores a file for getFile and the download path; returns what a Message's photo/document would carry. */
   addFile(
     content: Buffer | string,
-    options?: { fileName?: string },
+    /** `delayMs` holds the download this long (a slow file server). */
+    options?: { fileName?: string; delayMs?: number },
   ): { file_id: string; file_unique_id: string; file_size: number };
   /** Every request, in order. */
   calls: ApiCall[];
@@ -120,7 +121,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const sent: SentMessage[] = [];
   const updates: Update[] = [];
   const failures = new Map<string, Failure[]>();
-  const files = new Map<string, { path: string; content: Buffer }>();
+  const files = new Map<string, { path: string; content: Buffer; delayMs: number }>();
   const chats = new Map<string, Chat>();
   const messageIds = new Map<string, number>();
   /** Held getUpdates calls: `wake` answers if updates arrived, `finish` answers regardless. */
@@ -297,6 +298,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       const file = [...files.values()].find((f) => f.path === decodeURIComponent(fileMatch[2]));
       if (fileMatch[1] !== token || !file)
         return sendJson(res, 404, { ok: false, error_code: 404, description: "Not Found" });
+      if (file.delayMs > 0) await new Promise((r) => setTimeout(r, file.delayMs));
       res.writeHead(200, { "content-type": "application/octet-stream", "content-length": file.content.length });
       res.end(file.content);
       return;
@@ -347,10 +349,10 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       for (const waiter of [...pollWaiters]) waiter.wake();
       return update;
     },
-    addFile(content, { fileName } = {}) {
+    addFile(content, { fileName, delayMs = 0 } = {}) {
       const id = `file-${++fileCounter}`;
       const buffer = Buffer.isBuffer(content) ? content : Buffer.from(content);
-      files.set(id, { path: `documents/${fileName ?? `${id}.bin`}`, content: buffer });
+      files.set(id, { path: `documents/${fileName ?? `${id}.bin`}`, content: buffer, delayMs });
       return { file_id: id, file_unique_id: `u-${id}`, file_size: buffer.length };
     },
     calls,
