@@ -25,7 +25,11 @@ export async function runDoctor(config: Config): Promise<Check[]> {
   checks.push(databaseCheck(config));
   checks.push(await modelCheck(config));
   const sandbox = await checkSandbox(config);
-  checks.push({ name: "sandbox", status: !sandbox.ok ? "fail" : sandbox.sandboxed ? "ok" : "warn", detail: sandbox.detail });
+  checks.push({
+    name: "sandbox",
+    status: !sandbox.ok ? "fail" : sandbox.sandboxed ? "ok" : "warn",
+    detail: sandbox.detail,
+  });
   checks.push({
     name: "telegram",
     status: config.telegramToken ? "ok" : "warn",
