@@ -22,6 +22,8 @@ export interface TelegramTiming {
   typingIntervalMs: number;
   /** Long-poll timeout of getUpdates, in seconds. */
   pollTimeoutSeconds: number;
+  /** How long start() waits for Telegram to answer before going on and connecting in the background. */
+  startWaitMs: number;
   /** Backoff between restarts of the poller after it stopped with an error. */
   reconnectBaseMs: number;
   reconnectMaxMs: number;
@@ -31,6 +33,7 @@ export const DEFAULT_TIMING: TelegramTiming = {
   retry: DEFAULT_RETRY_POLICY,
   typingIntervalMs: 4000,
   pollTimeoutSeconds: 30,
+  startWaitMs: 10_000,
   reconnectBaseMs: 1000,
   reconnectMaxMs: 60_000,
 };
@@ -82,6 +85,10 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   let webhookServer: Server | undefined;
   let supervisor: Promise<void> | undefined;
   const sleepers = new Set<() => void>();
+  /** Aborts API calls (and their retry pauses) made while connecting, so stop() never waits out an outage. */
+  let shutdown = new AbortController();
+  // grammy types its signal parameter with its AbortController polyfill; Node's own signal is what it uses at run time.
+  const apiSignal = () => shutdown.signal as unknown as Parameters<Bot["api"]["getMe"]>[0];
   let offActivity: (() => void) | undefined;
 
   /** A pause that ends early when the channel stops. */
@@ -120,8 +127,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   async function supervisePolling(): Promise<void> {
     while (!stopped) {
       await persist("connecting to Telegram", async () => {
-        if (!bot.isInited()) bot.botInfo = await bot.api.getMe();
-        await bot.api.deleteWebhook();
+        if (!bot.isInited()) bot.botInfo = await bot.api.getMe(apiSignal());
+        await bot.api.deleteWebhook(undefined, apiSignal());
       });
       if (stopped) return;
       runner = run(bot, {
@@ -169,8 +176,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     webhookServer.listen(port, "127.0.0.1");
     await once(webhookServer, "listening");
     supervisor = persist("registering the Telegram webhook", async () => {
-      if (!bot.isInited()) bot.botInfo = await bot.api.getMe();
-      await bot.api.setWebhook(url, { secret_token: secret, allowed_updates: ALLOWED_UPDATES });
+      if (!bot.isInited()) bot.botInfo = await bot.api.getMe(apiSignal());
+      await bot.api.setWebhook(url, { secret_token: secret, allowed_updates: ALLOWED_UPDATES }, apiSignal());
       log.info({ url, port }, "telegram webhook is set");
     });
   }
@@ -179,18 +186,29 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     name: "telegram",
     async start() {
       stopped = false;
-      try {
-        // getMe directly, not bot.init(): grammy's init retries forever, and a Telegram outage
-        // must not hold up the start of the other channels. Bounded retries are in the API layer.
-        bot.botInfo = await bot.api.getMe();
-      } catch (err) {
-        if (err instanceof GrammyError && err.error_code === 401) {
-          throw new Error(
-            "Telegram rejected TELEGRAM_BOT_TOKEN (401 Unauthorized): check the token BotFather gave you.",
-          );
-        }
-        log.warn({ err: describe(err) }, "telegram is not reachable yet; pincer keeps trying");
+      shutdown = new AbortController();
+      // getMe directly, not bot.init(): grammy's init retries forever, and a Telegram outage must
+      // not hold up the start of the other channels. After startWaitMs the start goes on; the
+      // connection is then made in the background.
+      const first = bot.api.getMe(apiSignal()).then((me) => {
+        if (!bot.isInited()) bot.botInfo = me;
+      });
+      first.catch(() => {});
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        first.then(
+          () => undefined,
+          (err: unknown) => err ?? new Error("getMe failed"),
+        ),
+        new Promise<Error>((resolve) => {
+          timer = setTimeout(() => resolve(new Error(`no answer within ${timing.startWaitMs} ms`)), timing.startWaitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (outcome instanceof GrammyError && outcome.error_code === 401) {
+        throw new Error("Telegram rejected TELEGRAM_BOT_TOKEN (401 Unauthorized): check the token BotFather gave you.");
       }
+      if (outcome) log.warn({ err: describe(outcome) }, "telegram is not reachable yet; pincer keeps trying");
       if (bot.isInited()) log.info({ username: bot.botInfo.username }, "telegram bot connected");
       offActivity = bus.onActivity("telegram", typing.onActivity);
       bus
@@ -205,6 +223,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     },
     async stop() {
       stopped = true;
+      shutdown.abort();
       for (const wake of [...sleepers]) wake();
       typing.stopAll();
       offActivity?.();

@@ -130,6 +130,17 @@ describe("telegram channel: flood control and faults", () => {
     expect(h.logs.filter((l) => l.msg === "connecting to Telegram: working again")).toHaveLength(1);
   });
 
+  it("stops at once while Telegram is away, without waiting out the retry pauses", async () => {
+    const harness = await startTelegramHarness({
+      timing: { retry: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000, maxRetryAfterSeconds: 5 } },
+      beforeStart: (telegram) => telegram.failNext("getMe", { status: 502 }, 1000),
+    });
+    // start() gives up on its own getMe only after minutes of pauses, so it is not awaited here.
+    await harness.telegram.waitFor(() => harness.telegram.callsTo("getMe").length >= 1);
+    await harness.close();
+    expect(harness.telegram.sent).toEqual([]);
+  });
+
   it("refuses to start with a token Telegram rejects, naming the variable", async () => {
     await expect(
       startTelegramHarness({

@@ -14,6 +14,7 @@ export const FAST_TIMING: TelegramTiming = {
   retry: { attempts: 3, baseDelayMs: 20, maxDelayMs: 100, maxRetryAfterSeconds: 5 },
   typingIntervalMs: 100,
   pollTimeoutSeconds: 2,
+  startWaitMs: 1000,
   reconnectBaseMs: 20,
   reconnectMaxMs: 200,
 };
