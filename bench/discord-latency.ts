@@ -9,8 +9,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client, Events, GatewayIntentBits, Partials } from "discord.js";
+import { Client, Events } from "discord.js";
 import { pino } from "pino";
+import { clientOptions } from "../channels/discord/discord-channel.js";
 import { createDiscordChannel } from "../channels/discord/index.js";
 import { createApp } from "../src/app.js";
 import { loadConfig } from "../src/config/config.js";
@@ -45,16 +46,7 @@ async function measure(discord: FakeDiscord, dmChannel: string): Promise<number[
 const discord = await startFakeDiscord();
 
 // 1. A bare discord.js echo bot: the floor any Discord bot on this machine pays.
-const echo = new Client({
-  intents: [
-    GatewayIntentBits.Guilds,
-    GatewayIntentBits.GuildMessages,
-    GatewayIntentBits.MessageContent,
-    GatewayIntentBits.DirectMessages,
-  ],
-  partials: [Partials.Channel],
-  rest: { api: discord.apiUrl },
-});
+const echo = new Client(clientOptions(discord.apiUrl));
 echo.on(Events.MessageCreate, (message) => {
   if (message.author.bot) return;
   void message.reply(`echo: ${message.content}`);

@@ -5,7 +5,7 @@ import { listSkills } from "./agent/skills.js";
 import { AgentWorker } from "./agent/worker.js";
 import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
-import { replyTargetChannel } from "./bus/types.js";
+import { replyTarget } from "./bus/types.js";
 import type { Config } from "./config/config.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
 import { databasePath, packageRoot } from "./paths.js";
@@ -115,7 +115,7 @@ export function createApp(config: Config, options: AppOptions): App {
       running = channels;
       for (const channel of channels) await channel.start();
       const served = new Set(channels.map((c) => c.name));
-      const pending = journal.pendingInbound().filter((msg) => served.has(replyTargetChannel(msg)));
+      const pending = journal.pendingInbound().filter((msg) => served.has(replyTarget(msg).channel));
       if (pending.length > 0) log.info({ count: pending.length }, "resuming messages from before the restart");
       for (const msg of pending) bus.requeueInbound(msg);
       scheduler.start([...served]);

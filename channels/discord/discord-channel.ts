@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { Client, Events, GatewayIntentBits, type Message, Partials, Routes } from "discord.js";
+import { Client, type ClientOptions, Events, GatewayIntentBits, type Message, Partials, Routes } from "discord.js";
 import type { Logger } from "pino";
 import type { PairingStore } from "../../src/access/pairing.js";
 import type { MessageBus } from "../../src/bus/bus.js";
@@ -29,15 +29,9 @@ const DEFAULT_TUNING: DiscordTuning = {
   send: { attempts: 5, baseDelayMs: 1_000, maxDelayMs: 30_000 },
 };
 
-/**
- * The Discord adapter: a discord.js gateway client that publishes what users say to the bus and
- * sends the agent's answers back. discord.js resumes a dropped gateway session by itself (Discord
- * then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits.
- */
-export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
-  const { config, bus, log } = deps;
-  const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
-  const client = new Client({
+/** What pincer asks of the gateway; the latency benchmark's echo bot uses the same. */
+export function clientOptions(apiUrl: string): ClientOptions {
+  return {
     intents: [
       GatewayIntentBits.Guilds,
       GatewayIntentBits.GuildMessages,
@@ -46,8 +40,19 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
     ],
     // DM channels are not cached before their first message; without this their messages are dropped.
     partials: [Partials.Channel],
-    rest: { api: config.discordApiUrl },
-  });
+    rest: { api: apiUrl },
+  };
+}
+
+/**
+ * The Discord adapter: a discord.js gateway client that publishes what users say to the bus and
+ * sends the agent's answers back. discord.js resumes a dropped gateway session by itself (Discord
+ * then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits.
+ */
+export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
+  const { config, bus, log } = deps;
+  const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
+  const client = new Client(clientOptions(config.discordApiUrl));
 
   const typing = createTypingIndicator({
     sendTyping: (channelId) => client.rest.post(Routes.channelTyping(channelId)),

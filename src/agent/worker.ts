@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
-import { type InboundMessage, type OutboundMessage, parseSessionKey } from "../bus/types.js";
+import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { type Model, ModelError } from "../llm/model.js";
 import { recordToolCall } from "../store/audit.js";
 import { type ConversationStore, estimateTokens, type StoredMessage } from "../store/conversations.js";
@@ -229,12 +229,6 @@ export class AgentWorker {
     const tools = Math.ceil(JSON.stringify(this.deps.registry.toSchemas()).length / 4);
     return Math.max(0, total - reserveForAnswer - tools - Math.ceil(system.length / 4) - estimateTokens(user));
   }
-}
-
-/** Where a message's answers go: the conversation its session key names (system messages included). */
-export function replyTarget(msg: InboundMessage): Pick<OutboundMessage, "channel" | "chatId" | "threadId"> {
-  const parsed = parseSessionKey(msg.sessionKey);
-  return parsed ?? { channel: msg.channel, chatId: msg.chatId };
 }
 
 function notice(target: Pick<OutboundMessage, "channel" | "chatId" | "threadId">, text: string): OutboundMessage {

@@ -56,7 +56,7 @@ export function parseSessionKey(key: string): { channel: ChannelName; chatId: st
   return { channel: m[1] as ChannelName, chatId: m[2], threadId: m[3] };
 }
 
-/** The channel a message's answers go to (a system message answers in the conversation it is addressed to). */
-export function replyTargetChannel(msg: InboundMessage): ChannelName {
-  return parseSessionKey(msg.sessionKey)?.channel ?? msg.channel;
+/** Where a message's answers go: the conversation its session key names (system messages included). */
+export function replyTarget(msg: InboundMessage): Pick<OutboundMessage, "channel" | "chatId" | "threadId"> {
+  return parseSessionKey(msg.sessionKey) ?? { channel: msg.channel, chatId: msg.chatId };
 }

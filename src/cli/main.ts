@@ -3,7 +3,7 @@ import { Command } from "commander";
 import { ConfigError } from "../config/config.js";
 import { databasePath } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
-import { openDatabase } from "../store/database.js";
+import { withDatabase } from "../store/database.js";
 import { runAgentOnce } from "./agent.js";
 import { runChat } from "./chat.js";
 import { formatChecks, runDoctor } from "./doctor.js";
@@ -78,26 +78,16 @@ cron
   .description("every job with its conversation and next run")
   .action(() => {
     const { config } = loadOrExit({ requireApiKey: false });
-    const db = openDatabase(databasePath(config.home));
-    try {
-      console.log(listJobsText(db));
-    } finally {
-      db.close();
-    }
+    console.log(withDatabase(databasePath(config.home), listJobsText));
   });
 cron
   .command("remove <id>")
   .description("remove a job (the running daemon notices within a minute at most)")
   .action((id: string) => {
     const { config } = loadOrExit({ requireApiKey: false });
-    const db = openDatabase(databasePath(config.home));
-    try {
-      const result = removeJob(db, id);
-      console.log(result.text);
-      if (!result.ok) process.exitCode = 1;
-    } finally {
-      db.close();
-    }
+    const result = withDatabase(databasePath(config.home), (db) => removeJob(db, id));
+    console.log(result.text);
+    if (!result.ok) process.exitCode = 1;
   });
 
 const pairing = program.command("pairing").description("approve strangers who asked for access");

@@ -1,12 +1,11 @@
 import { PairingStore } from "../access/pairing.js";
 import type { Config } from "../config/config.js";
 import { databasePath } from "../paths.js";
-import { openDatabase } from "../store/database.js";
+import { withDatabase } from "../store/database.js";
 
 /** `pincer pairing list`: open codes and approved users. */
 export function pairingList(config: Config): string {
-  const db = openDatabase(databasePath(config.home));
-  try {
+  return withDatabase(databasePath(config.home), (db) => {
     const store = new PairingStore(db);
     const pending = store.pending();
     const approved = store.approved();
@@ -19,9 +18,7 @@ export function pairingList(config: Config): string {
       approved.length === 0 ? "No approved users." : "Approved users:",
       ...approved.map((a) => `  ${a.channel} ${a.userName} (id ${a.userId})`),
     ].join("\n");
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /** `pincer pairing approve CHANNEL CODE`; returns the message and whether it worked. */
@@ -29,13 +26,8 @@ export function pairingApprove(config: Config, channel: string, code: string): {
   if (channel !== "telegram" && channel !== "discord") {
     return { ok: false, text: `Unknown channel "${channel}": use telegram or discord.` };
   }
-  const db = openDatabase(databasePath(config.home));
-  try {
-    const approved = new PairingStore(db).approve(channel, code);
-    return approved
-      ? { ok: true, text: `Approved ${approved.userName} (id ${approved.userId}) on ${channel}.` }
-      : { ok: false, text: `No valid pairing code ${code} on ${channel} (codes expire after an hour).` };
-  } finally {
-    db.close();
-  }
+  const approved = withDatabase(databasePath(config.home), (db) => new PairingStore(db).approve(channel, code));
+  return approved
+    ? { ok: true, text: `Approved ${approved.userName} (id ${approved.userId}) on ${channel}.` }
+    : { ok: false, text: `No valid pairing code ${code} on ${channel} (codes expire after an hour).` };
 }

@@ -1,14 +1,13 @@
 import { existsSync, statSync } from "node:fs";
 import type { Config } from "../config/config.js";
 import { databasePath } from "../paths.js";
-import { openDatabase } from "../store/database.js";
+import { withDatabase } from "../store/database.js";
 
 /** `pincer status`: what is stored and what is waiting, read straight from the database. */
 export function statusText(config: Config): string {
   const path = databasePath(config.home);
   if (!existsSync(path)) return `No database yet at ${path}: pincer has not run with PINCER_HOME=${config.home}.`;
-  const db = openDatabase(path);
-  try {
+  return withDatabase(path, (db) => {
     const count = (sql: string) => db.prepare(sql).pluck().get() as number;
     const lastTool = db.prepare("SELECT tool, ok, created_at AS at FROM tool_audit ORDER BY id DESC LIMIT 1").get() as
       | { tool: string; ok: number; at: number }
@@ -23,7 +22,5 @@ export function statusText(config: Config): string {
       `waiting:       ${count("SELECT count(*) FROM inbox WHERE status = 'pending'")} inbound, ${count("SELECT count(*) FROM outbox WHERE status = 'pending'")} outbound`,
       `tool calls:    ${count("SELECT count(*) FROM tool_audit")}${lastTool ? `, last ${lastTool.tool} ${lastTool.ok ? "ok" : "failed"} at ${new Date(lastTool.at).toISOString()}` : ""}`,
     ].join("\n");
-  } finally {
-    db.close();
-  }
+  });
 }

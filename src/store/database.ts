@@ -30,3 +30,13 @@ function migrate(db: Database, migrations: Migration[]): void {
     })();
   }
 }
+
+/** Opens the database for one short command (CLI) and always closes it. */
+export function withDatabase<T>(path: string, use: (db: Database) => T): T {
+  const db = openDatabase(path);
+  try {
+    return use(db);
+  } finally {
+    db.close();
+  }
+}

@@ -1,4 +1,4 @@
-import { parseSessionKey } from "../bus/types.js";
+import { replyTarget } from "../bus/types.js";
 import { isValidTimeZone } from "../config/config.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
 import type { CronJob, JobOrigin, JobStore } from "../scheduler/job-store.js";
@@ -195,11 +195,8 @@ function checkInterval(schedule: Schedule, current: number, minSeconds: number):
 
 /** The conversation a job belongs to: where the request came from, thread included. */
 function originOf(ctx: ToolContext): JobOrigin {
-  const parsed = parseSessionKey(ctx.sessionKey);
   return {
-    channel: parsed?.channel ?? ctx.inbound.channel,
-    chatId: parsed?.chatId ?? ctx.inbound.chatId,
-    threadId: parsed?.threadId,
+    ...replyTarget(ctx.inbound),
     sessionKey: ctx.sessionKey,
     isGroup: ctx.inbound.isGroup,
   };

@@ -23,8 +23,7 @@ export class ToolRegistry {
 
   register(tool: Tool): this {
     if (this.entries.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
-    // biome-ignore lint/suspicious/noExplicitAny: tools narrow their own argument types after validation.
-    this.entries.set(tool.name, { tool: tool as Tool<any>, validate: this.ajv.compile(tool.parameters) });
+    this.entries.set(tool.name, { tool, validate: this.ajv.compile(tool.parameters) });
     return this;
   }
 
