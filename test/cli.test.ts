@@ -25,6 +25,35 @@ async function pincer(args: string[], extra: Record<string, string>, cwd = tempH
   }
 }
 
+/** `pincer chat` as a child process with piped stdin, and ways to wait for what it prints. */
+function startChat() {
+  const child = spawn(process.execPath, [main, "chat"], {
+    env: env({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, PINCER_HOME: tempHome(), LOG_LEVEL: "silent" }),
+    cwd: tempHome("pincer-cwd-"),
+  });
+  let stdout = "";
+  child.stdout.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+  return {
+    child,
+    exited,
+    stdout: () => stdout,
+    type: (text: string) => child.stdin.write(text),
+    waitFor: (text: string, times = 1) =>
+      until(() => stdout.split(text).length > times, `"${text}" x${times} in:\n${stdout}`),
+  };
+}
+
+async function until(condition: () => boolean, what = "the condition", ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 let fake: FakeOpenAI;
 beforeAll(async () => {
   fake = await startFakeOpenAI();
@@ -90,21 +119,60 @@ describe("pincer CLI (built)", () => {
 
   it("holds a conversation in `pincer chat`, with commands answered by pincer", async () => {
     fake.enqueue({ content: "Hello from the model." }, { content: "Second answer." });
-    const child = spawn(process.execPath, [main, "chat"], {
-      env: env({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, PINCER_HOME: tempHome(), LOG_LEVEL: "silent" }),
-      cwd: tempHome("pincer-cwd-"),
+    const chat = startChat();
+    chat.type("hi there\n");
+    await chat.waitFor("pincer: Hello from the model.");
+    chat.type("/status\n");
+    await chat.waitFor("[notice]: Model");
+    chat.child.stdin.end("and again\n");
+    expect(await chat.exited).toBe(0);
+    expect(chat.stdout()).toMatch(/\[notice\]: Model: gpt-4.1-mini\nConversation: console:local, 2 stored messages/);
+    expect(chat.stdout()).toContain("pincer: Second answer.");
+    expect(chat.stdout().indexOf("Hello from the model.")).toBeLessThan(chat.stdout().indexOf("Second answer."));
+  });
+
+  it("reads input during a turn: /stop and Ctrl-C stop it, a second Ctrl-C quits", async () => {
+    fake.enqueue({ content: "too late", delayMs: 8_000 }, { content: "also too late", delayMs: 8_000 });
+    const chat = startChat();
+    chat.type("a slow question\n");
+    await until(() => fake.requests.some((r) => JSON.stringify(r.messages).includes("a slow question")));
+    chat.type("/stop\n");
+    await chat.waitFor("[notice]: Stopped.");
+    chat.type("another slow one\n");
+    await until(() => fake.requests.some((r) => JSON.stringify(r.messages).includes("another slow one")));
+    chat.child.kill("SIGINT");
+    await chat.waitFor("stopping the turn");
+    await chat.waitFor("[notice]: Stopped.", 2);
+    chat.child.kill("SIGINT");
+    expect(await chat.exited).toBe(0);
+    expect(chat.stdout()).not.toContain("too late");
+  });
+
+  it("exits non-zero from `pincer agent -m` when the model cannot answer, with a hint for a 404", async () => {
+    const home = tempHome();
+    writeFileSync(join(home, "config.json"), JSON.stringify({ agent: { modelRetries: 0 } }));
+    fake.enqueue({ status: 500 });
+    const failed = await pincer(["agent", "-m", "hi"], {
+      OPENAI_API_KEY: "test",
+      OPENAI_BASE_URL: fake.url,
+      PINCER_HOME: home,
+      LOG_LEVEL: "silent",
     });
-    let stdout = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
+    expect(failed).toMatchObject({ code: 3, stdout: "" });
+    expect(failed.stdout).toBe("");
+    expect(failed.stderr).toMatch(/^Sorry, the model endpoint answered 500/);
+
+    const root = fake.url.replace(/\/v1$/, "");
+    const missingV1 = await pincer(["agent", "-m", "hi"], {
+      OPENAI_API_KEY: "test",
+      OPENAI_BASE_URL: root,
+      PINCER_HOME: home,
+      LOG_LEVEL: "silent",
     });
-    child.stdin.end("hi there\n/status\nand again\n");
-    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-    expect(code).toBe(0);
-    expect(stdout).toContain("pincer: Hello from the model.");
-    expect(stdout).toMatch(/\[notice\]: Model: gpt-4.1-mini\nConversation: console:local, 2 stored messages/);
-    expect(stdout).toContain("pincer: Second answer.");
-    expect(stdout.indexOf("Hello from the model.")).toBeLessThan(stdout.indexOf("Second answer."));
+    expect(missingV1.code).toBe(3);
+    expect(missingV1.stderr.trim()).toBe(
+      `Sorry, the model endpoint answered 404 (not found): OPENAI_BASE_URL ${root} has no path; most endpoints want ${root}/v1, and that PINCER_MODEL "gpt-4.1-mini" is a model it serves.`,
+    );
   });
 
   it("runs the gateway with no channel configured, says why, and stops cleanly on SIGTERM", async () => {

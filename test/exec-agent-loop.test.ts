@@ -17,6 +17,9 @@ import { createTools } from "../src/tools/index.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import type { ToolContext } from "../src/tools/tool.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { hasSystemPackage } from "./helpers/system-packages.js";
+
+const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
 const SECRET = "dotenv-secret-loop-91c";
 const log = pino({ level: "silent" });
@@ -84,7 +87,7 @@ function toolResults(requestIndex: number): string[] {
   return fake.requests[requestIndex].messages.filter((m) => m.role === "tool").map((m) => String(m.content));
 }
 
-describe("exec and file tools through the agent loop", () => {
+describe.skipIf(!bwrap)("exec and file tools through the agent loop", () => {
   it("offers the tools, runs them sandboxed and feeds the results back", async () => {
     fake.requests.length = 0;
     fake.enqueue(

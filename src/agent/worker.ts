@@ -178,10 +178,14 @@ export class AgentWorker {
       if (stopSignal.aborted) return await this.finish(msg, [user], notice(target, "Stopped."));
       if (err instanceof ModelError) {
         deps.log.warn({ session: msg.sessionKey, err: err.message }, "model call failed");
-        return await this.finish(msg, [user], notice(target, `Sorry, ${err.message}. Please try again in a moment.`));
+        return await this.finish(
+          msg,
+          [user],
+          failure(target, `Sorry, ${err.message}.${err.permanent ? "" : " Please try again in a moment."}`),
+        );
       }
       deps.log.error({ err, session: msg.sessionKey }, "turn failed");
-      await this.finish(msg, [user], notice(target, "Sorry, something went wrong on my side. Please try again."));
+      await this.finish(msg, [user], failure(target, "Sorry, something went wrong on my side. Please try again."));
     } finally {
       deps.bus.publishActivity({ ...activity, busy: false });
     }
@@ -233,6 +237,10 @@ export class AgentWorker {
 
 function notice(target: Pick<OutboundMessage, "channel" | "chatId" | "threadId">, text: string): OutboundMessage {
   return { ...target, kind: "notice", text };
+}
+
+function failure(target: Pick<OutboundMessage, "channel" | "chatId" | "threadId">, text: string): OutboundMessage {
+  return { ...notice(target, text), failed: true };
 }
 
 function formatDuration(ms: number): string {

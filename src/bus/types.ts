@@ -34,6 +34,8 @@ export interface OutboundMessage {
   kind: OutboundKind;
   /** The thread/topic inside chatId, when the conversation lives in one. */
   threadId?: string;
+  /** Set on the notice of a turn that could not be answered (the text says why); scripts exit non-zero. */
+  failed?: boolean;
 }
 
 /** A turn started or ended for a chat; channels use it for typing indicators. */

@@ -3,13 +3,20 @@ import { createConsoleChannel } from "../../channels/console/console-channel.js"
 import { createApp } from "../app.js";
 import type { Config } from "../config/config.js";
 
-/** `pincer agent -m TEXT`: one turn in the terminal conversation; prints what the agent says. */
-export async function runAgentOnce(config: Config, log: Logger, text: string, session: string): Promise<void> {
+/**
+ * `pincer agent -m TEXT`: one turn in the terminal conversation; prints what the agent says.
+ * Resolves to false when the turn could not be answered (the model failed), for the exit code.
+ */
+export async function runAgentOnce(config: Config, log: Logger, text: string, session: string): Promise<boolean> {
   const app = createApp(config, { log });
+  let answered = true;
   const console = createConsoleChannel({
     bus: app.bus,
     chatId: session,
-    write: (msg) => process.stdout.write(`${msg.text}\n`),
+    write: (msg) => {
+      if (msg.failed) answered = false;
+      (msg.failed ? process.stderr : process.stdout).write(`${msg.text}\n`);
+    },
   });
   await app.start([console]);
   try {
@@ -17,4 +24,5 @@ export async function runAgentOnce(config: Config, log: Logger, text: string, se
   } finally {
     await app.stop();
   }
+  return answered;
 }

@@ -4,27 +4,68 @@ import { createConsoleChannel } from "../../channels/console/console-channel.js"
 import { createApp } from "../app.js";
 import type { Config } from "../config/config.js";
 
-/** `pincer chat`: the console channel, interactive. Same agent, tools and memory as the daemon. */
+/**
+ * `pincer chat`: the console channel, interactive. Same agent, tools and memory as the daemon.
+ * Input is read while a turn runs, so `/stop` and Ctrl-C reach it; lines typed meanwhile wait
+ * in the conversation's queue like any chat's. Ctrl-C stops the running turn; a second one quits.
+ */
 export async function runChat(config: Config, log: Logger, session: string): Promise<void> {
   const app = createApp(config, { log });
-  const terminal = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  const interactive = Boolean(process.stdin.isTTY);
+  const terminal = createInterface({ input: process.stdin, output: process.stdout, terminal: interactive });
+  const say = (text: string) => process.stdout.write(`${interactive ? "\r" : ""}${text}\n`);
+  let busy = false;
   const channel = createConsoleChannel({
     bus: app.bus,
     chatId: session,
-    write: (msg) => process.stdout.write(`\n${msg.kind === "reply" ? "pincer" : `[${msg.kind}]`}: ${msg.text}\n\n`),
+    write: (msg) => {
+      say(`\n${msg.kind === "reply" ? "pincer" : `[${msg.kind}]`}: ${msg.text}\n`);
+      terminal.prompt(true);
+    },
+    onBusy: (value) => {
+      busy = value;
+    },
   });
   await app.start([channel]);
-  process.stdout.write(`pincer chat — model ${config.openai.model}. /help for commands, Ctrl-D to quit.\n\n`);
+  say(`pincer chat — model ${config.openai.model}. /help for commands, /stop or Ctrl-C stops a turn, Ctrl-D quits.\n`);
   terminal.setPrompt("you: ");
   terminal.prompt();
+
+  const pending = new Set<Promise<void>>();
+  const send = (text: string) => {
+    const turn = channel.send(text).catch((err: unknown) => log.error({ err }, "could not send the line"));
+    pending.add(turn);
+    void turn.finally(() => pending.delete(turn));
+  };
+  let quitting = false;
+  let stopAsked = false;
+  const interrupt = () => {
+    if (busy && !stopAsked) {
+      stopAsked = true;
+      say("\n(stopping the turn; Ctrl-C again quits)");
+      send("/stop");
+      return;
+    }
+    quitting = true;
+    terminal.close();
+  };
+  terminal.on("SIGINT", interrupt);
+  process.on("SIGINT", interrupt);
+
   try {
-    // Lines typed during a turn wait in readline's buffer and go in order once it ends.
     for await (const line of terminal) {
-      if (line.trim() !== "") await channel.send(line);
+      if (line.trim() === "") {
+        terminal.prompt();
+        continue;
+      }
+      stopAsked = false;
+      send(line);
       terminal.prompt();
     }
+    // End of input (Ctrl-D, or a script's last line): answer what was asked, unless told to quit.
+    if (!quitting) await Promise.all(pending);
   } finally {
-    terminal.close();
+    process.off("SIGINT", interrupt);
     await app.stop();
   }
 }

@@ -7,6 +7,7 @@ import { withDatabase } from "../store/database.js";
 import { runAgentOnce } from "./agent.js";
 import { runChat } from "./chat.js";
 import { formatChecks, runDoctor } from "./doctor.js";
+import { describeFsProblem } from "./fs-problem.js";
 import { runGateway } from "./gateway.js";
 import { loadOrExit } from "./load.js";
 import { runOnboard } from "./onboard.js";
@@ -43,7 +44,7 @@ program
   .option("-s, --session <id>", "terminal conversation to continue", "local")
   .action(async (options: { message: string; session: string }) => {
     const { config, log } = loadOrExit();
-    await runAgentOnce(config, log, options.message, options.session);
+    if (!(await runAgentOnce(config, log, options.message, options.session))) process.exitCode = 3;
   });
 
 program
@@ -111,8 +112,10 @@ pairing
 try {
   await program.parseAsync();
 } catch (err) {
-  // Settings checked after start-up (exec patterns, for one) fail the same way as the environment's.
-  if (!(err instanceof ConfigError)) throw err;
-  process.stderr.write(`pincer: ${err.message}\n`);
+  // Settings checked after start-up (exec patterns, for one) fail the same way as the environment's,
+  // and so does a PINCER_HOME this user cannot write: one sentence, never a stack trace.
+  const sentence = err instanceof ConfigError ? err.message : describeFsProblem(err);
+  if (sentence === undefined) throw err;
+  process.stderr.write(`pincer: ${sentence}\n`);
   process.exit(1);
 }

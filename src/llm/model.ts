@@ -25,8 +25,18 @@ export interface Model {
   complete(request: ModelRequest): Promise<ModelReply>;
 }
 
-/** The model endpoint failed (HTTP error, timeout, refused key); `message` is fit for the user. */
-export class ModelError extends Error {}
+/**
+ * The model endpoint failed (HTTP error, timeout, refused key); `message` is fit for the user.
+ * `permanent` failures (a refused key, a wrong URL or model name) will not heal by waiting.
+ */
+export class ModelError extends Error {
+  constructor(
+    message: string,
+    readonly permanent = false,
+  ) {
+    super(message);
+  }
+}
 
 export interface ModelOptions {
   apiKey: string;
@@ -71,7 +81,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
         );
         return await collectStream(stream);
       } catch (err) {
-        throw toModelError(err, signal);
+        throw toModelError(err, options, signal);
       }
     },
   };
@@ -96,17 +106,30 @@ async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatC
   return { content, toolCalls: calls.filter(Boolean) };
 }
 
-function toModelError(err: unknown, signal?: AbortSignal): Error {
+function toModelError(err: unknown, options: Pick<ModelOptions, "baseUrl" | "model">, signal?: AbortSignal): Error {
   if (err instanceof ModelError) return err;
   if (signal?.aborted) return signal.reason instanceof Error ? signal.reason : new Error("aborted");
   if (err instanceof OpenAI.APIConnectionTimeoutError) return new ModelError("the model did not answer in time");
   if (err instanceof OpenAI.APIConnectionError) return new ModelError("the model endpoint could not be reached");
-  if (err instanceof OpenAI.AuthenticationError) return new ModelError("the model endpoint refused the API key (401)");
+  if (err instanceof OpenAI.AuthenticationError) {
+    return new ModelError("the model endpoint refused the API key (401): check OPENAI_API_KEY", true);
+  }
+  if (err instanceof OpenAI.NotFoundError) return new ModelError(notFoundHint(options), true);
   if (err instanceof OpenAI.RateLimitError) return new ModelError("the model endpoint is rate-limiting us (429)");
   if (err instanceof OpenAI.APIError) {
     return new ModelError(`the model endpoint answered ${err.status ?? "with an error"}: ${shorten(err.message)}`);
   }
   return new ModelError(`the model call failed: ${shorten((err as Error)?.message ?? String(err))}`);
+}
+
+/** A 404 is nearly always a base URL without its `/v1` or a model name the endpoint does not serve. */
+export function notFoundHint({ baseUrl, model }: Pick<ModelOptions, "baseUrl" | "model">): string {
+  const path = new URL(baseUrl).pathname.replace(/\/+$/, "");
+  const url =
+    path === ""
+      ? `OPENAI_BASE_URL ${baseUrl} has no path; most endpoints want ${baseUrl}/v1`
+      : `check OPENAI_BASE_URL (${baseUrl})`;
+  return `the model endpoint answered 404 (not found): ${url}, and that PINCER_MODEL "${model}" is a model it serves`;
 }
 
 function shorten(text: string): string {

@@ -27,6 +27,8 @@ export interface FakeOpenAI {
   /** Answers requests when the queue is empty (default: content "ok"). */
   respond(fn: (request: ChatRequest) => FakeReply | Promise<FakeReply>): void;
   requests: ChatRequest[];
+  /** What GET /v1/models lists. */
+  models: string[];
   close(): Promise<void>;
 }
 
@@ -34,11 +36,19 @@ export interface FakeOpenAI {
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const queue: FakeReply[] = [];
   const requests: ChatRequest[] = [];
+  const models = ["gpt-4.1-mini"];
   let responder: (request: ChatRequest) => FakeReply | Promise<FakeReply> = () => ({ content: "ok" });
   let counter = 0;
 
   const server = createServer(async (req, res) => {
-    if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
+    // Like OpenAI itself, everything lives under /v1: a base URL without it gets 404s.
+    if (req.method === "GET" && req.url === "/v1/models") {
+      return sendJson(res, 200, {
+        object: "list",
+        data: models.map((id) => ({ id, object: "model", owned_by: "fake" })),
+      });
+    }
+    if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
       return sendJson(res, 404, { error: { message: `no route ${req.method} ${req.url}` } });
     }
     const request = { ...(JSON.parse(await readBody(req)) as ChatRequest), headers: req.headers };
@@ -84,6 +94,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
 
   return {
     url: `http://127.0.0.1:${port}/v1`,
+    models,
     enqueue: (...replies) => queue.push(...replies),
     respond: (fn) => {
       responder = fn;

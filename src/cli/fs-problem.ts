@@ -1,0 +1,58 @@
+import { accessSync, constants, statSync } from "node:fs";
+import { dirname } from "node:path";
+
+const REASONS: Record<string, string> = {
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  ENOTDIR: "a part of the path is a file, not a folder",
+  EISDIR: "it is a folder where a file was expected",
+  EEXIST: "something else already exists there",
+  EROFS: "the file system is read-only",
+  ENOSPC: "the disk is full",
+  ELOOP: "too many symbolic links",
+  ENAMETOOLONG: "the path is too long",
+};
+
+/**
+ * One sentence for a file-system mistake a user can make with PINCER_HOME or PINCER_WORKSPACE
+ * (a folder they cannot write, a path through a file, a full disk), or undefined for any other
+ * error, which is a bug and keeps its stack trace.
+ */
+export function describeFsProblem(err: unknown): string | undefined {
+  const e = err as NodeJS.ErrnoException | undefined;
+  if (!e || typeof e !== "object") return undefined;
+  if (typeof e.code === "string" && e.code.startsWith("SQLITE_CANTOPEN")) {
+    return "cannot open the database in PINCER_HOME: make sure the folder exists and this user can write it (pincer doctor checks it).";
+  }
+  const reason = e.code ? REASONS[e.code] : undefined;
+  if (!reason || !e.path) return undefined;
+  return `cannot use ${e.path} (${reason}): PINCER_HOME and PINCER_WORKSPACE must be folders this user can create and write; fix the permissions or point them elsewhere.`;
+}
+
+/**
+ * Whether `path` is, or can become, a folder this user writes: the nearest existing ancestor
+ * must be a writable folder. Returns undefined when fine, else what is wrong.
+ */
+export function folderProblem(path: string): string | undefined {
+  let current = path;
+  for (;;) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(current).isDirectory();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" && dirname(current) !== current) {
+        current = dirname(current);
+        continue;
+      }
+      return `${current} cannot be read (${code ? (REASONS[code] ?? code) : "unknown error"})`;
+    }
+    if (!isDir) return `${current} is a file, so ${path} cannot be a folder`;
+    try {
+      accessSync(current, constants.W_OK | constants.X_OK);
+    } catch {
+      return `${current} is not writable by this user`;
+    }
+    return undefined;
+  }
+}
