@@ -12,9 +12,11 @@ import { databasePath, packageRoot } from "./paths.js";
 import { JobStore } from "./scheduler/job-store.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureHome } from "./setup/ensure-home.js";
+import { AuditLog } from "./store/audit.js";
 import { ConversationStore } from "./store/conversations.js";
 import { type Database, openDatabase } from "./store/database.js";
 import { SqliteJournal } from "./store/journal.js";
+import { TurnStore } from "./store/turns.js";
 import { createTools } from "./tools/index.js";
 import { ToolRegistry } from "./tools/registry.js";
 
@@ -39,7 +41,10 @@ export interface App {
   registry: ToolRegistry;
   worker: AgentWorker;
   scheduler: Scheduler;
-  /** Starts the channels, re-queues unfinished messages addressed to them, and runs turns. */
+  /**
+   * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
+   * turns: a message from before a restart always runs before a newer one of its conversation.
+   */
   start(channels: Channel[]): Promise<void>;
   stop(): Promise<void>;
 }
@@ -61,6 +66,7 @@ export function createApp(config: Config, options: AppOptions): App {
   const scheduler = new Scheduler({
     store: new JobStore(db),
     bus,
+    inbox: journal,
     log: log.child({ part: "scheduler" }),
     now: wallClock && (() => wallClock().getTime()),
   });
@@ -68,9 +74,10 @@ export function createApp(config: Config, options: AppOptions): App {
   const skillDirs = [join(packageRoot(), "skills"), join(config.workspace, "skills")];
   const worker = new AgentWorker({
     bus,
-    db,
     journal,
     conversations,
+    turns: new TurnStore(db, conversations, journal),
+    audit: new AuditLog(db),
     registry,
     log,
     model:
@@ -99,6 +106,7 @@ export function createApp(config: Config, options: AppOptions): App {
   // Finished inbox/outbox rows only guard against replays; a week is far longer than any platform replays.
   const pruneJournal = () => journal.prune(JOURNAL_RETENTION_MS);
   let pruneTimer: NodeJS.Timeout | undefined;
+  let stopping: Promise<void> | undefined;
 
   return {
     config,
@@ -113,24 +121,33 @@ export function createApp(config: Config, options: AppOptions): App {
     scheduler,
     async start(channels) {
       running = channels;
-      for (const channel of channels) await channel.start();
       const served = new Set(channels.map((c) => c.name));
+      // Queued before any channel takes new messages, so per-conversation order holds across a restart.
       const pending = journal.pendingInbound().filter((msg) => served.has(replyTarget(msg).channel));
       if (pending.length > 0) log.info({ count: pending.length }, "resuming messages from before the restart");
       for (const msg of pending) bus.requeueInbound(msg);
-      scheduler.start([...served]);
       workerDone = worker.run();
+      try {
+        for (const channel of channels) await channel.start();
+      } catch (err) {
+        await this.stop();
+        throw err;
+      }
+      scheduler.start([...served]);
       pruneJournal();
       pruneTimer = setInterval(pruneJournal, 24 * 60 * 60 * 1000).unref();
     },
-    async stop() {
-      clearInterval(pruneTimer);
-      scheduler.stop();
-      await Promise.allSettled(running.map((c) => c.stop()));
-      await worker.stop();
-      bus.close();
-      await workerDone;
-      db.close();
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(pruneTimer);
+        scheduler.stop();
+        await Promise.allSettled(running.map((c) => c.stop()));
+        await worker.stop();
+        bus.close();
+        await workerDone;
+        db.close();
+      })();
+      return stopping;
     },
   };
 }

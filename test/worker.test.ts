@@ -14,6 +14,15 @@ beforeEach(() => {
   fake.respond(() => ({ content: "ok" }));
 });
 
+/** Resolves once `check` holds, polled every 10 ms; fails after `timeoutMs`. */
+async function poll(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** The last user message text of a model request. */
 function lastUser(request: number): string {
   const users = fake.requests[request].messages.filter((m) => m.role === "user");
@@ -166,6 +175,36 @@ describe("restarts", () => {
     await new Promise((r) => setTimeout(r, 300));
     await second.app.stop();
     expect(second.channel.sent.map((m) => m.text)).toEqual(["ok"]);
+  });
+
+  it("runs a message from before a restart before a newer one that arrives while the channels start", async () => {
+    const home = tempHome();
+    const first = await started(home);
+    fake.enqueue({ content: "never sent", delayMs: 3000 });
+    first.app.bus.publishInbound(userMessage("o", "older"));
+    await poll(() => fake.requests.length === 1);
+    await first.app.stop();
+
+    fake.requests.length = 0;
+    fake.respond((request) => ({
+      content: `re: ${String(request.messages.filter((m) => m.role === "user").at(-1)?.content)}`,
+    }));
+    const app2 = testApp(fake.url, home);
+    const channel = recordingChannel(app2);
+    // A channel that receives a message the moment it connects (a platform with updates queued).
+    await app2.start([
+      {
+        ...channel,
+        async start() {
+          await channel.start();
+          app2.bus.publishInbound(userMessage("o", "newer"));
+        },
+      },
+    ]);
+    await channel.waitFor(2);
+    await app2.stop();
+    expect(channel.sent.map((m) => m.text)).toEqual(["re: older", "re: newer"]);
+    expect(JSON.stringify(fake.requests[1].messages)).toContain("re: older");
   });
 
   it("sends a reply recorded before a crash when the channel comes back, once", async () => {

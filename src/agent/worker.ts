@@ -2,10 +2,10 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { type Model, ModelError } from "../llm/model.js";
-import { recordToolCall } from "../store/audit.js";
+import type { AuditLog } from "../store/audit.js";
 import { type ConversationStore, estimateTokens, type StoredMessage } from "../store/conversations.js";
-import type { Database } from "../store/database.js";
 import type { SqliteJournal } from "../store/journal.js";
+import type { TurnStore } from "../store/turns.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { helpText, parseCommand } from "./commands.js";
 import { buildSystemPrompt, toChatMessage, userContent } from "./context.js";
@@ -14,9 +14,10 @@ import type { Skill } from "./skills.js";
 
 export interface WorkerDeps {
   bus: MessageBus;
-  db: Database;
   journal: SqliteJournal;
   conversations: ConversationStore;
+  turns: TurnStore;
+  audit: AuditLog;
   model: Model;
   registry: ToolRegistry;
   log: Logger;
@@ -145,7 +146,7 @@ export class AgentWorker {
           maxIterations: deps.settings.maxIterations,
           log: deps.log,
           onToolResult: (call, text, durationMs) =>
-            recordToolCall(deps.db, {
+            deps.audit.record({
               sessionKey: msg.sessionKey,
               tool: call.name,
               arguments: call.arguments,
@@ -198,13 +199,8 @@ export class AgentWorker {
     out: OutboundMessage | undefined,
   ): Promise<void> {
     const { deps } = this;
-    let delivery: Promise<void> = Promise.resolve();
-    deps.db.transaction(() => {
-      if (messages.length > 0) deps.conversations.append(msg.sessionKey, messages);
-      deps.journal.completeInbound(msg);
-      if (out) delivery = deps.bus.publishOutbound(out);
-    })();
-    await delivery;
+    const outboxId = deps.turns.finishTurn(msg, messages, out);
+    if (out && outboxId !== undefined) await deps.bus.deliverRecorded(outboxId, out);
     deps.onTurnFinished?.(msg);
   }
 

@@ -53,6 +53,11 @@ export class MessageBus {
     await this.deliver(msg, id);
   }
 
+  /** Sends a message already recorded in the outbox (by a transaction that also did other work). */
+  deliverRecorded(id: number, msg: OutboundMessage): Promise<void> {
+    return this.deliver(msg, id);
+  }
+
   /** One handler per channel; pending messages from before a restart are delivered first. */
   subscribeOutbound(channel: ChannelName, handler: OutboundHandler): Promise<void> {
     this.outboundHandlers.set(channel, handler);

@@ -1,7 +1,12 @@
 import OpenAI from "openai";
-import type { ToolSchema } from "../tools/registry.js";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+/** The OpenAI function-calling shape of a tool, as the model is offered it. */
+export interface ToolSchema {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
 
 export interface ToolCall {
   id: string;

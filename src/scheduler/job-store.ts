@@ -53,7 +53,15 @@ interface JobRow {
 
 /** Cron jobs in SQLite. Every read goes to the database, so a `pincer cron remove` from another process is seen. */
 export class JobStore {
-  constructor(readonly db: Database) {}
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Runs `fn` in one transaction of the shared connection, so a job advanced and its run
+   * published to the inbox (the journal shares the connection) commit together or not at all.
+   */
+  atomically<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
 
   add(job: NewJob): CronJob {
     const id = this.freshId();
@@ -145,20 +153,6 @@ export class JobStore {
     } else {
       this.db.prepare("UPDATE cron_jobs SET next_run_at = ? WHERE id = ?").run(nextRunAt, id);
     }
-  }
-
-  /**
-   * True while a run is accepted but its turn has not finished (it waits in the conversation's
-   * queue, runs now, or was interrupted by a crash and will run again after the restart).
-   */
-  isDeliveryPending(sessionKey: string, deliveryId: string): boolean {
-    return (
-      this.db
-        .prepare(
-          "SELECT 1 FROM inbox WHERE status = 'pending' AND session_key = ? AND json_extract(payload, '$.id') = ? LIMIT 1",
-        )
-        .get(sessionKey, deliveryId) !== undefined
-    );
   }
 
   /** Short ids are easy to say in a chat; eight hex digits leave collisions to the retry. */

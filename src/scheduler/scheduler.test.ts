@@ -35,7 +35,14 @@ class Process {
     this.journal = new SqliteJournal(this.db);
     this.bus = new MessageBus({ journal: this.journal });
     this.store = new JobStore(this.db);
-    this.scheduler = new Scheduler({ store: this.store, bus: this.bus, log, now: clock.now, timers: clock.timers });
+    this.scheduler = new Scheduler({
+      store: this.store,
+      bus: this.bus,
+      inbox: this.journal,
+      log,
+      now: clock.now,
+      timers: clock.timers,
+    });
   }
 
   /** Everything published to the bus since the last call (what the agent worker would run). */

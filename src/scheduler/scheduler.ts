@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
-import type { ChannelName } from "../bus/types.js";
+import type { ChannelName, InboundMessage } from "../bus/types.js";
 import { deliveryId, runMessage } from "./delivery.js";
 import type { CronJob, JobStore } from "./job-store.js";
 import { nextRun } from "./schedule.js";
@@ -15,6 +15,8 @@ export interface SchedulerDeps {
   /** Must share its database connection with the bus's journal: a run is published in the job's transaction. */
   store: JobStore;
   bus: MessageBus;
+  /** The inbox: whether a run's message still waits for (or is in) its turn. */
+  inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): boolean };
   log: Logger;
   now?: () => number;
   timers?: Timers;
@@ -107,8 +109,8 @@ export class Scheduler {
 
   /** One run of one job, all or nothing. Returns false when nothing was published. */
   private fire(due: CronJob, now: number): boolean {
-    const { store, bus, log } = this.deps;
-    return store.db.transaction((): boolean => {
+    const { store, bus, inbox, log } = this.deps;
+    return store.atomically((): boolean => {
       // Re-read inside the transaction: another process may have removed or advanced the job.
       const job = store.get(due.id);
       if (!job || job.nextRunAt !== due.nextRunAt) return false;
@@ -116,7 +118,12 @@ export class Scheduler {
       const recurring = job.schedule.kind !== "at";
       const following = recurring ? nextRun(job.schedule, new Date(Math.max(now, scheduledAt))) : null;
 
-      if (recurring && job.lastDeliveryId && store.isDeliveryPending(job.origin.sessionKey, job.lastDeliveryId)) {
+      const previous = job.lastDeliveryId && {
+        channel: "system" as const,
+        chatId: job.origin.chatId,
+        id: job.lastDeliveryId,
+      };
+      if (recurring && previous && inbox.isPending(previous)) {
         // The previous run has not finished its turn: this slot is folded into it, never run beside it.
         log.info({ jobId: job.id, scheduledAt }, "previous run still pending; skipping this slot");
         if (following) store.advance(job.id, following.getTime());
@@ -130,6 +137,6 @@ export class Scheduler {
       const accepted = bus.publishInbound(runMessage(job, scheduledAt, now));
       log.info({ jobId: job.id, scheduledAt, lateMs: now - scheduledAt, replay: !accepted }, "scheduled job fired");
       return accepted;
-    })();
+    });
   }
 }

@@ -2,20 +2,31 @@ import type { Database } from "./database.js";
 
 const PREVIEW_CHARS = 2000;
 
+export interface ToolCallEntry {
+  sessionKey: string;
+  tool: string;
+  arguments: string;
+  result: string;
+  durationMs: number;
+}
+
 /** Remembers every tool call (arguments and the start of the result) for `pincer status` and forensics. */
-export function recordToolCall(
-  db: Database,
-  entry: { sessionKey: string; tool: string; arguments: string; result: string; durationMs: number },
-): void {
-  db.prepare(
-    "INSERT INTO tool_audit (session_key, tool, arguments, result, ok, duration_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  ).run(
-    entry.sessionKey,
-    entry.tool,
-    entry.arguments.slice(0, PREVIEW_CHARS),
-    entry.result.slice(0, PREVIEW_CHARS),
-    entry.result.startsWith("Error:") ? 0 : 1,
-    Math.round(entry.durationMs),
-    Date.now(),
-  );
+export class AuditLog {
+  constructor(private readonly db: Database) {}
+
+  record(entry: ToolCallEntry): void {
+    this.db
+      .prepare(
+        "INSERT INTO tool_audit (session_key, tool, arguments, result, ok, duration_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      )
+      .run(
+        entry.sessionKey,
+        entry.tool,
+        entry.arguments.slice(0, PREVIEW_CHARS),
+        entry.result.slice(0, PREVIEW_CHARS),
+        entry.result.startsWith("Error:") ? 0 : 1,
+        Math.round(entry.durationMs),
+        Date.now(),
+      );
+  }
 }

@@ -17,6 +17,11 @@ export class SqliteJournal implements BusJournal {
     this.db.prepare("UPDATE inbox SET status = 'done' WHERE id = ?").run(inboxId(msg));
   }
 
+  /** True while the message is accepted but its turn has not finished. */
+  isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): boolean {
+    return this.db.prepare("SELECT 1 FROM inbox WHERE id = ? AND status = 'pending'").get(inboxId(msg)) !== undefined;
+  }
+
   /** Messages accepted but never finished, oldest first: the turns to run again after a restart. */
   pendingInbound(): InboundMessage[] {
     return (
@@ -54,6 +59,6 @@ export class SqliteJournal implements BusJournal {
 }
 
 /** Platform message ids are only unique per chat (Telegram) or per channel. */
-function inboxId(msg: InboundMessage): string {
+function inboxId(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): string {
   return `${msg.channel}:${msg.chatId}:${msg.id}`;
 }

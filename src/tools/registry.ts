@@ -1,13 +1,10 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { distance } from "fastest-levenshtein";
+import type { ToolSchema } from "../llm/model.js";
 import type { Tool, ToolContext } from "./tool.js";
 import { ToolError } from "./tool.js";
 
-/** The OpenAI function-calling shape of a tool. */
-export interface ToolSchema {
-  type: "function";
-  function: { name: string; description: string; parameters: Record<string, unknown> };
-}
+export type { ToolSchema };
 
 interface Entry {
   tool: Tool;

@@ -1,0 +1,26 @@
+import type { Database } from "./database.js";
+
+/** What `pincer status` shows about the database. */
+export interface StoreStatus {
+  openConversations: number;
+  messages: number;
+  pendingInbound: number;
+  pendingOutbound: number;
+  toolCalls: number;
+  lastToolCall?: { tool: string; ok: boolean; at: number };
+}
+
+export function storeStatus(db: Database): StoreStatus {
+  const count = (sql: string) => db.prepare(sql).pluck().get() as number;
+  const last = db.prepare("SELECT tool, ok, created_at AS at FROM tool_audit ORDER BY id DESC LIMIT 1").get() as
+    | { tool: string; ok: number; at: number }
+    | undefined;
+  return {
+    openConversations: count("SELECT count(*) FROM conversations WHERE archived_at IS NULL"),
+    messages: count("SELECT count(*) FROM messages"),
+    pendingInbound: count("SELECT count(*) FROM inbox WHERE status = 'pending'"),
+    pendingOutbound: count("SELECT count(*) FROM outbox WHERE status = 'pending'"),
+    toolCalls: count("SELECT count(*) FROM tool_audit"),
+    lastToolCall: last && { tool: last.tool, ok: last.ok === 1, at: last.at },
+  };
+}
