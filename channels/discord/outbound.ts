@@ -2,7 +2,8 @@ import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { DiscordAPIError, type REST, Routes } from "discord.js";
 import type { Logger } from "pino";
-import type { OutboundMessage } from "../../src/bus/types.js";
+import { ProgressNotes } from "../../src/bus/progress-notes.js";
+import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
 import { RetryError, retryWithBackoff } from "./retry.js";
 import { splitMessage } from "./split.js";
 
@@ -25,11 +26,14 @@ const MAX_FILES = 10;
  */
 export function createOutboundHandler(deps: { rest: REST; log: Logger; policy: SendPolicy }) {
   const { rest, log, policy } = deps;
-  return async function send(msg: OutboundMessage): Promise<void> {
+  const progress = progressNotes(rest);
+  return async function send(msg: OutboundMessage): Promise<DeliveryReceipt> {
+    if (msg.kind === "progress") return progress.show(msg);
     const channelId = msg.threadId ?? msg.chatId;
     const chunks = splitMessage(msg.text);
     const files = await loadFiles(msg.media ?? [], log);
-    if (chunks.length === 0 && files.length === 0) return;
+    const messageIds: string[] = [];
+    if (chunks.length === 0 && files.length === 0) return { messageIds };
     if (chunks.length === 0) chunks.push("");
     const failures: unknown[] = [];
     try {
@@ -48,6 +52,8 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger; policy: S
           { ...policy, isRetryable },
         );
         failures.push(...result.failures);
+        const id = (result.value as { id?: unknown } | undefined)?.id;
+        if (typeof id === "string") messageIds.push(id);
       }
     } catch (err) {
       const all = [...failures, ...(err instanceof RetryError ? err.failures : [err])];
@@ -55,7 +61,7 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger; policy: S
       const context = { channelId, kind: msg.kind, attempts: all.length, err: last };
       if (!isRetryable(last)) {
         log.error(context, "Discord refused a message; dropped it");
-        return;
+        return { messageIds, refused: `Discord refused it: ${errorText(last)}` };
       }
       // The bus logs this rejection (once) and keeps the message in the outbox for the next start.
       throw new Error(
@@ -69,7 +75,26 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger; policy: S
         "sent a message to Discord after retrying",
       );
     }
+    return { messageIds };
   };
+}
+
+/** Progress notes: one message per channel or thread, edited in place, deleted when the turn ends. */
+function progressNotes(rest: REST): ProgressNotes {
+  const where = (msg: OutboundMessage) => msg.threadId ?? msg.chatId;
+  const noPings = { parse: [] as string[] };
+  return new ProgressNotes({
+    send: async (msg) => {
+      const body = { content: msg.text, allowed_mentions: noPings };
+      const posted = (await rest.post(Routes.channelMessages(where(msg)), { body })) as { id: string };
+      return posted.id;
+    },
+    edit: async (msg, id) =>
+      void (await rest.patch(Routes.channelMessage(where(msg), id), {
+        body: { content: msg.text, allowed_mentions: noPings },
+      })),
+    remove: async (msg, id) => void (await rest.delete(Routes.channelMessage(where(msg), id))),
+  });
 }
 
 /** A 4xx other than a rate limit will fail the same way again (missing access, unknown channel, bad body). */

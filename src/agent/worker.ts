@@ -127,6 +127,7 @@ export class AgentWorker {
     deps.bus.publishActivity({ ...activity, busy: true });
     const signal = AbortSignal.any([stopSignal, this.shutdown.signal]);
     const user: StoredMessage = { role: "user", content: userContent(msg), createdAt: msg.receivedAt };
+    const sentToConversation: string[] = [];
     try {
       if (msg.channel !== "system" && parseCommand(msg.text) === "new") {
         deps.conversations.archive(msg.sessionKey);
@@ -165,13 +166,17 @@ export class AgentWorker {
             signal,
             bus: deps.bus,
             log: deps.log.child({ session: msg.sessionKey }),
+            sentToConversation,
           },
         },
       );
       const replyToId = msg.channel === "system" ? undefined : msg.id;
-      const reply = result.reply.trim()
-        ? { ...target, kind: "reply" as const, text: result.reply, replyToId }
-        : undefined;
+      // An answer already sent with the message tool is not sent a second time.
+      const text = result.reply.trim();
+      const reply =
+        text && !sentToConversation.includes(text)
+          ? { ...target, kind: "reply" as const, text: result.reply, replyToId }
+          : undefined;
       await this.finish(msg, [user, ...result.produced], reply);
     } catch (err) {
       // Shutting down: leave the message pending in the inbox so it runs again after the restart.

@@ -1,5 +1,12 @@
 import { AsyncQueue } from "./async-queue.js";
-import type { ActivityEvent, ChannelName, InboundMessage, OutboundMessage } from "./types.js";
+import type {
+  ActivityEvent,
+  ChannelName,
+  DeliveryOutcome,
+  DeliveryReceipt,
+  InboundMessage,
+  OutboundMessage,
+} from "./types.js";
 
 /**
  * Durable bookkeeping behind the bus (implemented by the store). The bus stays in-memory and
@@ -16,7 +23,9 @@ export interface BusJournal {
   pendingOutbound(channel: ChannelName): Array<{ id: number; msg: OutboundMessage }>;
 }
 
-export type OutboundHandler = (msg: OutboundMessage) => Promise<void>;
+/** Sends one message; may report the platform's message ids (or its refusal) in a receipt. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler with nothing to report returns Promise<void>.
+export type OutboundHandler = (msg: OutboundMessage) => Promise<DeliveryReceipt | undefined | void>;
 export type ActivityHandler = (event: ActivityEvent) => void;
 
 export interface BusOptions {
@@ -45,16 +54,22 @@ export class MessageBus {
   }
 
   /**
-   * Hands a message to its channel and resolves once the channel has sent it. Without a
-   * subscriber the message stays pending in the journal and goes out when the channel starts.
+   * Hands a message to its channel and resolves with what became of it once the channel is done.
+   * Without a subscriber the message stays pending in the journal and goes out when the channel
+   * starts. Progress notes are not journaled: after a restart they would describe nothing.
    */
-  async publishOutbound(msg: OutboundMessage): Promise<void> {
-    const id = this.options.journal?.recordOutbound(msg);
-    await this.deliver(msg, id);
+  async publishOutbound(msg: OutboundMessage): Promise<DeliveryOutcome> {
+    const id = msg.kind === "progress" ? undefined : this.options.journal?.recordOutbound(msg);
+    return this.deliver(msg, id);
+  }
+
+  /** Whether a channel is running and sending now. */
+  serves(channel: ChannelName): boolean {
+    return this.outboundHandlers.has(channel);
   }
 
   /** Sends a message already recorded in the outbox (by a transaction that also did other work). */
-  deliverRecorded(id: number, msg: OutboundMessage): Promise<void> {
+  deliverRecorded(id: number, msg: OutboundMessage): Promise<DeliveryOutcome> {
     return this.deliver(msg, id);
   }
 
@@ -63,7 +78,7 @@ export class MessageBus {
     this.outboundHandlers.set(channel, handler);
     const pending = this.options.journal?.pendingOutbound(channel) ?? [];
     return pending.reduce<Promise<void>>(
-      (chain, { id, msg }) => chain.then(() => this.deliver(msg, id)),
+      (chain, { id, msg }) => chain.then(async () => void (await this.deliver(msg, id))),
       Promise.resolve(),
     );
   }
@@ -87,14 +102,18 @@ export class MessageBus {
     this.inbound.close();
   }
 
-  private async deliver(msg: OutboundMessage, id: number | undefined): Promise<void> {
+  private async deliver(msg: OutboundMessage, id: number | undefined): Promise<DeliveryOutcome> {
     const handler = this.outboundHandlers.get(msg.channel);
-    if (!handler) return;
+    if (!handler) return { status: "queued" };
     try {
-      await handler(msg);
+      const receipt = await handler(msg);
+      // A refused message was dropped by the channel: it is done, like a sent one.
       if (id !== undefined) this.options.journal?.markOutboundSent(id);
+      if (receipt?.refused) return { status: "refused", error: receipt.refused };
+      return { status: "sent", messageIds: receipt?.messageIds ?? [] };
     } catch (err) {
       this.options.onDeliveryError?.(err, msg);
+      return { status: "failed", error: err instanceof Error ? err.message : String(err) };
     }
   }
 }

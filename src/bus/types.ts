@@ -38,6 +38,23 @@ export interface OutboundMessage {
   failed?: boolean;
 }
 
+/** What a channel reports once it has sent a message: the platform's ids for what it posted. */
+export interface DeliveryReceipt {
+  messageIds: string[];
+  /** Set when the platform refused the message for good (it was dropped): the platform's words. */
+  refused?: string;
+}
+
+/** What became of one outbound message, as the sender (for example the message tool) learns it. */
+export type DeliveryOutcome =
+  | { status: "sent"; messageIds: string[] }
+  /** The platform refused it for good; it was dropped. */
+  | { status: "refused"; error: string }
+  /** Sending failed for now; it stays in the outbox and goes out later. */
+  | { status: "failed"; error: string }
+  /** The channel is not running; it stays in the outbox until the channel starts. */
+  | { status: "queued" };
+
 /** A turn started or ended for a chat; channels use it for typing indicators. */
 export interface ActivityEvent {
   channel: ChannelName;

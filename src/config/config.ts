@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { Ajv } from "ajv";
+import { parseSessionKey } from "../bus/types.js";
 import { type FileConfig, fileSchema } from "./file-schema.js";
 
 /** A configuration problem, worded as one sentence that names the variable. */
@@ -59,6 +60,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, not "${logLevel}".`);
   }
   const file = readConfigFile(configFile, Boolean(env.PINCER_CONFIG));
+  checkTargets(file, configFile);
   return {
     ...file,
     telegram: telegramSettings(env, file.telegram),
@@ -99,6 +101,33 @@ function telegramSettings(env: Env, fromFile: FileConfig["telegram"]): FileConfi
     settings.webhookPort = n;
   }
   return settings;
+}
+
+/** message.allowedTargets and heartbeat.target name chats as `channel:chatId` (a session key). */
+function checkTargets(file: FileConfig, path: string): void {
+  for (const target of file.message.allowedTargets) {
+    if (!isChatTarget(target)) {
+      throw new ConfigError(
+        `PINCER_CONFIG file ${path}: message.allowedTargets entry "${target}" must look like "telegram:CHAT_ID" or "discord:CHANNEL_ID".`,
+      );
+    }
+  }
+  const { intervalMinutes, target } = file.heartbeat;
+  if (target !== undefined && !isChatTarget(target)) {
+    throw new ConfigError(
+      `PINCER_CONFIG file ${path}: heartbeat.target "${target}" must look like "telegram:CHAT_ID" or "discord:CHANNEL_ID".`,
+    );
+  }
+  if (intervalMinutes !== undefined && target === undefined) {
+    throw new ConfigError(
+      `PINCER_CONFIG file ${path}: heartbeat.target must name the chat for heartbeat messages when heartbeat.intervalMinutes is set.`,
+    );
+  }
+}
+
+function isChatTarget(value: string): boolean {
+  const parsed = parseSessionKey(value);
+  return parsed !== undefined && parsed.channel !== "system";
 }
 
 function readConfigFile(path: string, explicit: boolean): FileConfig {

@@ -19,6 +19,7 @@ export const fileSchema = {
         modelRetries: { type: "integer", minimum: 0, maximum: 10, default: 2 },
         stream: { type: "boolean", default: false },
         temperature: { type: "number", minimum: 0, maximum: 2 },
+        helperModel: { type: "string", minLength: 1 },
       },
     },
     exec: {
@@ -72,6 +73,43 @@ export const fileSchema = {
         maxBytes: { type: "integer", minimum: 1, default: 20 * 1024 * 1024 },
       },
     },
+    message: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        allowedTargets: { type: "array", items: { type: "string" }, default: [] },
+      },
+    },
+    helpers: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        maxConcurrent: { type: "integer", minimum: 1, maximum: 64, default: 4 },
+        maxPerConversation: { type: "integer", minimum: 1, maximum: 64, default: 2 },
+        maxIterations: { type: "integer", minimum: 1, maximum: 500, default: 20 },
+        timeoutSeconds: { type: "integer", minimum: 1, default: 900 },
+      },
+    },
+    progress: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: "boolean", default: true },
+        afterSeconds: { type: "number", exclusiveMinimum: 0, default: 3 },
+      },
+    },
+    heartbeat: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        intervalMinutes: { type: "integer", minimum: 1 },
+        target: { type: "string" },
+      },
+    },
   },
 } as const;
 
@@ -85,6 +123,8 @@ export interface FileConfig {
     modelRetries: number;
     stream: boolean;
     temperature?: number;
+    /** A cheaper model (same endpoint) for spawned helpers; the main model when absent. */
+    helperModel?: string;
   };
   exec: {
     network: boolean;
@@ -100,4 +140,10 @@ export interface FileConfig {
   discord: { allowedChannels: string[]; allowBots: boolean };
   cron: { minEverySeconds: number };
   media: { maxBytes: number };
+  /** Targets (`channel:chatId`) the message tool may write to besides the current conversation. */
+  message: { allowedTargets: string[] };
+  helpers: { maxConcurrent: number; maxPerConversation: number; maxIterations: number; timeoutSeconds: number };
+  progress: { enabled: boolean; afterSeconds: number };
+  /** Off unless intervalMinutes is set; target is `channel:chatId`. */
+  heartbeat: { intervalMinutes?: number; target?: string };
 }

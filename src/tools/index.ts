@@ -1,10 +1,13 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/config.js";
+import { mediaDir } from "../paths.js";
 import { JobStore } from "../scheduler/job-store.js";
+import { ConversationStore } from "../store/conversations.js";
 import type { Database } from "../store/database.js";
 import { createCronTool } from "./cron-tool.js";
 import { createExecTool } from "./exec/exec-tool.js";
 import { createFileTools } from "./files/index.js";
+import { createMessageTool } from "./message-tool.js";
 import type { Tool } from "./tool.js";
 
 /** What tool factories may close over; per-call facts come through ToolContext instead. */
@@ -26,6 +29,13 @@ export function createTools(deps: ToolDeps): Tool[] {
       timezone: deps.config.timezone,
       minEverySeconds: deps.config.cron.minEverySeconds,
       wake: () => deps.scheduler?.wake(),
+    }),
+    createMessageTool({
+      allowedTargets: deps.config.message.allowedTargets,
+      home: deps.config.home,
+      mediaDir: mediaDir(deps.config.home),
+      maxBytes: deps.config.media.maxBytes,
+      conversations: new ConversationStore(deps.db),
     }),
   ];
 }

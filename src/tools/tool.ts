@@ -21,6 +21,8 @@ export interface ToolContext {
   signal: AbortSignal;
   bus: MessageBus;
   log: Logger;
+  /** Texts this turn already delivered to its own conversation (message tool), so the answer is not sent twice. */
+  sentToConversation?: string[];
 }
 
 /**

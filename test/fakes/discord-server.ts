@@ -40,6 +40,10 @@ export interface SentMessage {
   replyTo?: string;
   files: Array<{ name: string; size: number }>;
   at: number;
+  /** Contents it was edited to (PATCH), in order. */
+  edits?: string[];
+  /** Removed with DELETE. */
+  deleted?: boolean;
 }
 
 export interface GatewayRecord {
@@ -353,6 +357,26 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       sendJson(res, 200, payload);
       // Discord echoes the bot's own messages over the gateway; the adapter must ignore them.
       dispatchToAll("MESSAGE_CREATE", payload);
+      return;
+    }
+    const one = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path);
+    const target = one ? sent.find((m) => m.channelId === one[1] && m.id === one[2] && !m.deleted) : undefined;
+    if (one && !target && (method === "PATCH" || method === "DELETE")) {
+      record(404);
+      return sendJson(res, 404, { message: "Unknown Message", code: 10008 });
+    }
+    if (method === "PATCH" && target) {
+      const content = String((body.json as { content?: string } | undefined)?.content ?? "");
+      target.edits = [...(target.edits ?? []), content];
+      const payload = { ...(messages.get(target.id) ?? {}), content, edited_timestamp: new Date().toISOString() };
+      messages.set(target.id, payload);
+      record(200);
+      return sendJson(res, 200, payload);
+    }
+    if (method === "DELETE" && target) {
+      target.deleted = true;
+      record(204);
+      res.writeHead(204).end();
       return;
     }
     record(404);

@@ -25,6 +25,10 @@ export interface SentMessage {
   file?: { field: string; name: string; size: number };
   messageId: number;
   at: number;
+  /** Texts it was edited to (editMessageText), in order. */
+  edits?: string[];
+  /** Removed with deleteMessage. */
+  deleted?: boolean;
 }
 
 /** How the fake should fail the next call of a method, the way the Bot API fails. */
@@ -190,7 +194,33 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     sendMessage: (params, call) => sendMessage(params, call),
     sendDocument: (params, call) => sendFile("document", params, call),
     sendPhoto: (params, call) => sendFile("photo", params, call),
+    editMessageText: (params) => editMessageText(params),
+    deleteMessage: (params) => {
+      const message = findSent(params);
+      if (!message || message.deleted) return bad("Bad Request: message to delete not found");
+      message.deleted = true;
+      return ok(true);
+    },
   };
+
+  function findSent(params: Record<string, unknown>): SentMessage | undefined {
+    return sent.find((m) => m.chatId === String(params.chat_id) && m.messageId === Number(params.message_id));
+  }
+
+  function editMessageText(params: Record<string, unknown>): Reply {
+    const message = findSent(params);
+    if (!message || message.deleted) return bad("Bad Request: message to edit not found");
+    const text = String(params.text ?? "");
+    if (!text.trim()) return bad("Bad Request: message text is empty");
+    if (text === (message.edits?.at(-1) ?? message.text)) {
+      return bad(
+        "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
+      );
+    }
+    message.edits = [...(message.edits ?? []), text];
+    const chat = chats.get(message.chatId) ?? ({ id: Number(message.chatId), type: "private" } as Chat);
+    return ok({ message_id: message.messageId, date: Math.floor(message.at / 1000), chat, from: botUser, text });
+  }
 
   function getUpdates(params: Record<string, unknown>): Promise<Reply> | Reply {
     if (webhook)
@@ -473,7 +503,11 @@ async function readParams(req: IncomingMessage, url: URL): Promise<Record<string
   if (body.length === 0) return params;
   const type = req.headers["content-type"] ?? "";
   if (type.includes("application/json")) return { ...params, ...(JSON.parse(body.toString("utf8")) as object) };
-  if (type.includes("multipart/form-data") || type.includes("application/x-www-form-urlencoded")) {
+  if (type.includes("multipart/form-data")) {
+    Object.assign(params, parseMultipart(body, type));
+    return params;
+  }
+  if (type.includes("application/x-www-form-urlencoded")) {
     const form = await new Request("http://127.0.0.1/", {
       method: "POST",
       headers: { "content-type": type },
@@ -484,6 +518,32 @@ async function readParams(req: IncomingMessage, url: URL): Promise<Record<string
     }
   }
   return params;
+}
+
+/**
+ * A lenient multipart parser: grammy writes `filename=name` unquoted, which undici's strict
+ * FormData parser rejects (Telegram accepts it). Files sent as `attach://KEY` are resolved to
+ * the part named KEY, so a handler sees a File under the field's own name.
+ */
+function parseMultipart(body: Buffer, type: string): Record<string, unknown> {
+  const boundary = /boundary=("?)([^";]+)\1/.exec(type)?.[2];
+  if (!boundary) throw new Error("multipart body without a boundary");
+  const parts: Record<string, unknown> = {};
+  const text = body.toString("latin1");
+  for (const chunk of text.split(`--${boundary}`).slice(1)) {
+    if (chunk.startsWith("--")) break;
+    const end = chunk.indexOf("\r\n\r\n");
+    const head = chunk.slice(2, end);
+    const content = Buffer.from(chunk.slice(end + 4, chunk.length - 2), "latin1");
+    const name = /name="?([^";\r\n]+)"?/.exec(head.replace(/filename=[^;\r\n]*/i, ""))?.[1];
+    const filename = /filename="?([^";\r\n]+)"?/i.exec(head)?.[1];
+    if (!name) continue;
+    parts[name] = filename ? new File([content], filename) : parseFormValue(content.toString("utf8"));
+  }
+  for (const [key, value] of Object.entries(parts)) {
+    if (typeof value === "string" && value.startsWith("attach://")) parts[key] = parts[value.slice("attach://".length)];
+  }
+  return parts;
 }
 
 /** grammy sends non-file fields of a multipart request JSON-encoded when they are objects. */

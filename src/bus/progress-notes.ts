@@ -1,0 +1,62 @@
+import type { DeliveryReceipt, OutboundMessage } from "./types.js";
+
+/** How a channel posts, edits and deletes the one progress note of a chat. */
+export interface NoteOps {
+  /** Posts a new note; returns the platform's message id. */
+  send(msg: OutboundMessage): Promise<string>;
+  edit(msg: OutboundMessage, messageId: string): Promise<void>;
+  remove(msg: OutboundMessage, messageId: string): Promise<void>;
+  /** The platform said the edit changes nothing (Telegram's "message is not modified"): not a failure. */
+  isUnchanged?(err: unknown): boolean;
+}
+
+/**
+ * Renders `progress` messages: one note per chat and thread, edited in place as work goes on,
+ * and deleted when a progress message with empty text arrives (the turn is over). Notes of one
+ * chat are handled strictly in order, so a late edit never lands after the delete.
+ */
+export class ProgressNotes {
+  private readonly ids = new Map<string, string>();
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly ops: NoteOps) {}
+
+  show(msg: OutboundMessage): Promise<DeliveryReceipt> {
+    const key = `${msg.chatId}:${msg.threadId ?? ""}`;
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.apply(key, msg),
+      () => this.apply(key, msg),
+    );
+    this.chains.set(key, next);
+    // Forget the chain once it is idle, so chats that are done hold no memory.
+    const forget = () => {
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  private async apply(key: string, msg: OutboundMessage): Promise<DeliveryReceipt> {
+    const existing = this.ids.get(key);
+    if (!msg.text.trim()) {
+      if (existing === undefined) return { messageIds: [] };
+      this.ids.delete(key);
+      await this.ops.remove(msg, existing);
+      return { messageIds: [existing] };
+    }
+    if (existing !== undefined) {
+      try {
+        await this.ops.edit(msg, existing);
+        return { messageIds: [existing] };
+      } catch (err) {
+        if (this.ops.isUnchanged?.(err)) return { messageIds: [existing] };
+        // The note is gone (deleted by someone) or cannot be edited: post a fresh one.
+        this.ids.delete(key);
+      }
+    }
+    const id = await this.ops.send(msg);
+    this.ids.set(key, id);
+    return { messageIds: [id] };
+  }
+}

@@ -1,0 +1,157 @@
+import { randomUUID } from "node:crypto";
+import { mkdir, realpath, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import {
+  type ChannelName,
+  type DeliveryOutcome,
+  type OutboundMessage,
+  replyTarget,
+  sessionKeyOf,
+} from "../bus/types.js";
+import type { StoredMessage } from "../store/conversations.js";
+import { fileScope, resolveInWorkspace } from "./files/workspace-path.js";
+import { readRegularFile } from "./open-regular-file.js";
+import { type Tool, type ToolContext, ToolError } from "./tool.js";
+
+export type MessageArgs = { content: string; channel?: string; chat_id?: string; media?: string[] };
+
+export interface MessageToolDeps {
+  /** `channel:chatId` entries from message.allowedTargets: the only chats besides the current one. */
+  allowedTargets: string[];
+  /** PINCER_HOME: hidden from paths; attachments are copied under its media folder before sending. */
+  home: string;
+  mediaDir: string;
+  /** The largest attachment, in bytes (media.maxBytes). */
+  maxBytes: number;
+  /** Where a message to another conversation is remembered. */
+  conversations: { append(sessionKey: string, messages: StoredMessage[]): void };
+}
+
+const MAX_FILES = 10;
+
+const DESCRIPTION = [
+  "Send a message now, without ending your turn: a note to the user during a long task, files from the workspace (`media`: workspace paths, sent as attachments),",
+  "or a message to another chat (`channel` and `chat_id`; only chats the owner allowed in the config).",
+  "Without channel/chat_id it goes to the current conversation. The result is the platform's answer (message id or its error).",
+  "If you send your whole answer this way, do not repeat it in your reply.",
+].join(" ");
+
+/** The message tool: proactive messages and attachments, through the outbox like any reply. */
+export function createMessageTool(deps: MessageToolDeps): Tool<MessageArgs> {
+  return {
+    name: "message",
+    description: DESCRIPTION,
+    parameters: {
+      type: "object",
+      properties: {
+        content: { type: "string", description: "The text to send (markdown). May be empty when media is given." },
+        channel: { type: "string", description: "telegram or discord; default: the current conversation's" },
+        chat_id: {
+          type: "string",
+          description: "The chat (Telegram) or channel (Discord) id; default: the current one",
+        },
+        media: {
+          type: "array",
+          items: { type: "string" },
+          maxItems: MAX_FILES,
+          description: "Workspace paths of files to attach",
+        },
+      },
+      required: ["content"],
+      additionalProperties: false,
+    },
+    async execute(args, ctx) {
+      const media = args.media ?? [];
+      if (!args.content.trim() && media.length === 0) throw new ToolError("`content` is empty and there is no media.");
+      const { target, current } = resolveTarget(args, ctx, deps.allowedTargets);
+      if (!ctx.bus.serves(target.channel)) {
+        throw new ToolError(`the ${target.channel} channel is not running in this pincer, so nothing was sent.`);
+      }
+      const files = await snapshotFiles(media, ctx, deps);
+      const out: OutboundMessage = {
+        ...target,
+        kind: "reply",
+        text: args.content,
+        ...(files.length ? { media: files } : {}),
+      };
+      const outcome = await ctx.bus.publishOutbound(out);
+      const where = `${target.channel}:${target.chatId}${target.threadId ? ` (thread ${target.threadId})` : ""}`;
+      if (outcome.status === "refused") throw new ToolError(`${outcome.error}. Nothing was delivered to ${where}.`);
+      if (current) {
+        if (outcome.status === "sent") ctx.sentToConversation?.push(args.content.trim());
+      } else {
+        const note = media.length ? `\n[attached: ${media.join(", ")}]` : "";
+        // History starts at a user message, so a marker says where this one came from.
+        const now = Date.now();
+        deps.conversations.append(sessionKeyOf(target.channel, target.chatId, target.threadId), [
+          { role: "user", content: `[system: message tool] sent from ${ctx.sessionKey}`, createdAt: now },
+          { role: "assistant", content: `${args.content}${note}`, createdAt: now },
+        ]);
+      }
+      return describeOutcome(outcome, where);
+    },
+  };
+}
+
+type Target = Pick<OutboundMessage, "channel" | "chatId" | "threadId">;
+
+/** The current conversation unless channel/chat_id name another chat, which must be allowed. */
+export function resolveTarget(
+  args: Pick<MessageArgs, "channel" | "chat_id">,
+  ctx: Pick<ToolContext, "inbound">,
+  allowedTargets: string[],
+): { target: Target; current: boolean } {
+  const here = replyTarget(ctx.inbound);
+  const channel = args.channel?.trim() || here.channel;
+  const chatId = args.chat_id?.trim() || (channel === here.channel ? here.chatId : undefined);
+  if (!chatId) throw new ToolError(`chat_id is needed to write to ${channel} from a ${here.channel} conversation.`);
+  if (channel === here.channel && chatId === here.chatId) return { target: here, current: true };
+  if (!allowedTargets.includes(`${channel}:${chatId}`)) {
+    const allowed = allowedTargets.length ? allowedTargets.join(", ") : "none";
+    throw new ToolError(
+      `${channel}:${chatId} is not on message.allowedTargets in the config (allowed: ${allowed}); you can only write to the current conversation and those.`,
+    );
+  }
+  return { target: { channel: channel as ChannelName, chatId }, current: false };
+}
+
+/**
+ * Copies each attachment (a regular file inside the workspace or the media folder, no symlink
+ * out, within the size limit) to its own folder under media/outgoing: the channel sends that
+ * copy, so the file cannot be swapped before the send, even one that waits in the outbox.
+ */
+async function snapshotFiles(paths: string[], ctx: ToolContext, deps: MessageToolDeps): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const scope = fileScope(ctx.workspace, deps.home, deps.mediaDir);
+  const roots = [await realpath(ctx.workspace)];
+  await realpath(deps.mediaDir).then(
+    (dir) => roots.push(dir),
+    () => {},
+  );
+  const copies: string[] = [];
+  for (const path of paths) {
+    const real = await resolveInWorkspace(path, scope, "read");
+    const data = await readRegularFile(real, roots, deps.maxBytes, path);
+    const dir = join(deps.mediaDir, "outgoing", randomUUID());
+    await mkdir(dir, { recursive: true });
+    const copy = join(dir, basename(real));
+    await writeFile(copy, data);
+    copies.push(copy);
+  }
+  return copies;
+}
+
+function describeOutcome(outcome: DeliveryOutcome, where: string): string {
+  switch (outcome.status) {
+    case "sent": {
+      const ids = outcome.messageIds;
+      return `Sent to ${where}${ids.length ? ` (message id${ids.length > 1 ? "s" : ""} ${ids.join(", ")})` : ""}.`;
+    }
+    case "failed":
+      return `Error: the platform did not take it yet (${outcome.error}); it stays in the outbox and is sent when ${where} can be reached again.`;
+    case "queued":
+      return `Queued for ${where}: the channel is not connected now; it goes out when it is.`;
+    case "refused":
+      return `Error: ${outcome.error}`;
+  }
+}
