@@ -16,7 +16,7 @@ import { createDiscordChannel } from "../channels/discord/index.js";
 import { createApp } from "../src/app.js";
 import { loadConfig } from "../src/config/config.js";
 import type { Model } from "../src/llm/model.js";
-import { type FakeDiscord, startFakeDiscord } from "../test/fakes/discord-server.js";
+import { FAKE_DISCORD_TOKEN, type FakeDiscord, startFakeDiscord } from "../test/fakes/discord-server.js";
 import { ms, summary } from "./stats.js";
 
 const WARMUP = 20;
@@ -63,7 +63,7 @@ const config = loadConfig({
   OPENAI_API_KEY: "bench",
   PINCER_HOME: home,
   PINCER_SANDBOX: "none",
-  DISCORD_BOT_TOKEN: "pincer",
+  DISCORD_BOT_TOKEN: FAKE_DISCORD_TOKEN,
   DISCORD_API_URL: discord.apiUrl,
   DISCORD_ALLOW_FROM: USER.id,
   LOG_LEVEL: "silent",

@@ -101,7 +101,7 @@ export function createApp(config: Config, options: AppOptions): App {
     now: options.now,
   });
 
-  let running: Channel[] = [];
+  const running: Channel[] = [];
   let workerDone: Promise<void> = Promise.resolve();
   // Finished inbox/outbox rows only guard against replays; a week is far longer than any platform replays.
   const pruneJournal = () => journal.prune(JOURNAL_RETENTION_MS);
@@ -120,18 +120,20 @@ export function createApp(config: Config, options: AppOptions): App {
     worker,
     scheduler,
     async start(channels) {
-      running = channels;
       const served = new Set(channels.map((c) => c.name));
       // Queued before any channel takes new messages, so per-conversation order holds across a restart.
       const pending = journal.pendingInbound().filter((msg) => served.has(replyTarget(msg).channel));
       if (pending.length > 0) log.info({ count: pending.length }, "resuming messages from before the restart");
       for (const msg of pending) bus.requeueInbound(msg);
       workerDone = worker.run();
-      try {
-        for (const channel of channels) await channel.start();
-      } catch (err) {
-        await this.stop();
-        throw err;
+      // A channel that cannot start (a refused token) is one error line; the others still run.
+      for (const channel of channels) {
+        try {
+          await channel.start();
+          running.push(channel);
+        } catch (err) {
+          log.error(`${channel.name} is off: ${err instanceof Error ? err.message : String(err)}`);
+        }
       }
       scheduler.start([...served]);
       pruneJournal();

@@ -23,6 +23,8 @@ const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
 const SECRET = "dotenv-secret-loop-91c";
 const log = pino({ level: "silent" });
+/** Unique to this run, so another run's processes on a shared machine never count. */
+const MARKER = `pincer-loop-${process.pid}-${Date.now()}`;
 
 let root: string;
 let home: string;
@@ -143,7 +145,7 @@ describe.skipIf(!bwrap)("exec and file tools through the agent loop", () => {
 
   it("/stop during exec ends the turn and kills the sandboxed command", async () => {
     fake.requests.length = 0;
-    fake.enqueue({ toolCalls: [{ name: "exec", arguments: { command: "sh -c 'sleep 49; : pincer-loop-marker'" } }] });
+    fake.enqueue({ toolCalls: [{ name: "exec", arguments: { command: `sh -c 'sleep 49; : ${MARKER}'` } }] });
     const stop = new AbortController();
     const { deps, toolContext } = setup(stop.signal);
     const turn = runAgentLoop(deps, { system: "s", history: [], user: { role: "user", content: "go" }, toolContext });
@@ -151,11 +153,11 @@ describe.skipIf(!bwrap)("exec and file tools through the agent loop", () => {
       () => "finished",
       () => "aborted",
     );
-    while (processesWith("pincer-loop-marker").length === 0) await new Promise((r) => setTimeout(r, 50));
+    while (processesWith(MARKER).length === 0) await new Promise((r) => setTimeout(r, 50));
     stop.abort();
     expect(await settled).toBe("aborted");
     await new Promise((r) => setTimeout(r, 300));
-    expect(processesWith("pincer-loop-marker")).toEqual([]);
+    expect(processesWith(MARKER)).toEqual([]);
   });
 });
 

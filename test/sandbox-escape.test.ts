@@ -39,6 +39,8 @@ const KEY_SECRET = "sk-live-key-5d2e81";
 const DOTENV_SECRET = "dotenv-secret-b41f0e";
 const DB_SECRET = "db-secret-c93a7d";
 const OUTSIDE_SECRET = "outside-secret-0a8b2f";
+/** In the command line of every long-lived test process: unique to this run, so another run's processes never count. */
+const MARKER = `pincer-escape-${process.pid}-${Date.now()}`;
 
 let root: string;
 let home: string;
@@ -151,7 +153,7 @@ function expectNoSecrets(text: string) {
 
 afterEach(() => {
   // Every test must leave no sandboxed process behind.
-  expect(hostProcesses("pincer-escape-marker")).toEqual([]);
+  expect(hostProcesses(MARKER)).toEqual([]);
 });
 
 describe.skipIf(!bwrap)("the sandbox holds", () => {
@@ -270,16 +272,16 @@ describe.skipIf(!bwrap)("the sandbox holds", () => {
     const result = await exec(
       registry,
       [
-        "sh -c 'sleep 41; : pincer-escape-marker-a' &",
-        "nohup sh -c 'sleep 2; echo late > late.txt; : pincer-escape-marker-b' >/dev/null 2>&1 &",
-        "setsid sh -c 'sleep 2; echo late > late2.txt; : pincer-escape-marker-c' &",
+        `sh -c 'sleep 41; : ${MARKER}-a' &`,
+        `nohup sh -c 'sleep 2; echo late > late.txt; : ${MARKER}-b' >/dev/null 2>&1 &`,
+        `setsid sh -c 'sleep 2; echo late > late2.txt; : ${MARKER}-c' &`,
         "echo started",
       ].join("\n"),
     );
     expect(result).toBe("started");
     await sleep(3000);
-    expect(hostProcesses("pincer-escape-marker")).toEqual([]);
-    expect(hostProcesses("sleep 41")).toEqual([]);
+    expect(hostProcesses(MARKER)).toEqual([]);
+    expect(hostProcesses(`${MARKER}-a`)).toEqual([]);
     expect(existsSync(join(workspace, "late.txt"))).toBe(false);
     expect(existsSync(join(workspace, "late2.txt"))).toBe(false);
   });
@@ -287,14 +289,14 @@ describe.skipIf(!bwrap)("the sandbox holds", () => {
   it("cannot outlive the timeout, even ignoring SIGTERM", async () => {
     const registry = registryFor();
     const started = Date.now();
-    const result = await exec(registry, "trap '' TERM INT; echo begun; sh -c 'sleep 44; : pincer-escape-marker-d'", {
+    const result = await exec(registry, `trap '' TERM INT; echo begun; sh -c 'sleep 44; : ${MARKER}-d'`, {
       timeout: 1,
     });
     expect(result).toBe("begun\nTimed out after 1 s: the command and every process it started were killed.");
     // Ordering, not speed: the call ended long before the command's own 44 s.
     expect(Date.now() - started).toBeLessThan(20_000);
     await sleep(200);
-    expect(hostProcesses("sleep 44")).toEqual([]);
+    expect(hostProcesses(`${MARKER}-d`)).toEqual([]);
   });
 
   it("caps the timeout the model asks for at exec.maxTimeoutSeconds", async () => {
@@ -305,13 +307,13 @@ describe.skipIf(!bwrap)("the sandbox holds", () => {
   it("is killed with its whole sandbox on /stop", async () => {
     const registry = registryFor();
     const stop = new AbortController();
-    const pending = exec(registry, "sh -c 'sleep 45; : pincer-escape-marker-e'", {}, stop.signal);
+    const pending = exec(registry, `sh -c 'sleep 45; : ${MARKER}-e'`, {}, stop.signal);
     await sleep(500);
-    expect(hostProcesses("pincer-escape-marker-e")).not.toEqual([]);
+    expect(hostProcesses(`${MARKER}-e`)).not.toEqual([]);
     stop.abort();
     expect(await pending).toBe("Error: exec was cancelled.");
     await sleep(300);
-    expect(hostProcesses("pincer-escape-marker-e")).toEqual([]);
+    expect(hostProcesses(`${MARKER}-e`)).toEqual([]);
   });
 
   it("cannot flood the output", async () => {

@@ -6,7 +6,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type App, createApp } from "../../src/app.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { type Config, loadConfig } from "../../src/config/config.js";
-import { type FakeDiscord, type FakeUser, startFakeDiscord } from "../../test/fakes/discord-server.js";
+import {
+  FAKE_DISCORD_TOKEN,
+  type FakeDiscord,
+  type FakeUser,
+  startFakeDiscord,
+} from "../../test/fakes/discord-server.js";
 import { type ChatRequest, type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server.js";
 import { createDiscordChannel } from "./index.js";
 
@@ -59,7 +64,7 @@ async function start(adjust: (config: Config) => void = () => {}): Promise<Harne
     OPENAI_API_KEY: "test",
     OPENAI_BASE_URL: model.url,
     PINCER_HOME: home,
-    DISCORD_BOT_TOKEN: "x",
+    DISCORD_BOT_TOKEN: FAKE_DISCORD_TOKEN,
     DISCORD_API_URL: discord.apiUrl,
     DISCORD_ALLOW_FROM: ALICE.id,
     PINCER_SANDBOX: "none",
@@ -435,7 +440,7 @@ describe("Discord channel start failures", () => {
     const config = loadConfig({
       OPENAI_API_KEY: "test",
       PINCER_HOME: home,
-      DISCORD_BOT_TOKEN: "wrong",
+      DISCORD_BOT_TOKEN: "MTAwMDAwMDAwMDAwMDAwMDAw.Wrong0.wrong-token-for-the-test-00",
       DISCORD_API_URL: discord.apiUrl,
       PINCER_SANDBOX: "none",
     });
@@ -450,7 +455,9 @@ describe("Discord channel start failures", () => {
   }
 
   it("says the token was rejected", async () => {
-    const err = await startAgainst(await startFakeDiscord({ token: "right" }));
+    const err = await startAgainst(
+      await startFakeDiscord({ token: "MTAwMDAwMDAwMDAwMDAwMDAw.Right0.right-token-for-the-test-0" }),
+    );
     expect((err as Error).message).toMatch(/^Discord rejected DISCORD_BOT_TOKEN/);
   });
 

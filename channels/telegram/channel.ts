@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
-import { Bot, GrammyError, webhookCallback } from "grammy";
+import { Api, Bot, GrammyError, webhookCallback } from "grammy";
 import type { Logger } from "pino";
 import type { PairingStore } from "../../src/access/pairing.js";
 import { COMMANDS } from "../../src/agent/commands.js";
@@ -73,11 +73,14 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   // One bad update is logged and skipped; it never stops the polling.
   bot.catch((err) => log.error({ err: err.error, updateId: err.ctx.update.update_id }, "telegram update failed"));
 
+  // Typing and command registration are best effort: a client without the retry layers, so a
+  // failure is one log line and nothing is still being retried after the turn has ended.
+  const bestEffort = new Api(token, { apiRoot: config.telegramApiRoot });
   const typing = createTypingIndicator({
     send: (chatId, threadId) =>
-      bot.api.sendChatAction(chatId, "typing", { message_thread_id: threadId ? Number(threadId) : undefined }),
+      bestEffort.sendChatAction(chatId, "typing", { message_thread_id: threadId ? Number(threadId) : undefined }),
     intervalMs: timing.typingIntervalMs,
-    onError: (err) => log.debug({ err }, "could not send the typing indicator"),
+    onError: (err) => log.debug({ err: describe(err) }, "could not send the typing indicator"),
   });
 
   let stopped = false;
@@ -205,8 +208,10 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         }),
       ]);
       clearTimeout(timer);
-      if (outcome instanceof GrammyError && outcome.error_code === 401) {
-        throw new Error("Telegram rejected TELEGRAM_BOT_TOKEN (401 Unauthorized): check the token BotFather gave you.");
+      if (outcome instanceof GrammyError && (outcome.error_code === 401 || outcome.error_code === 404)) {
+        throw new Error(
+          `Telegram rejected TELEGRAM_BOT_TOKEN (${outcome.error_code} ${outcome.description}): check the token BotFather gave you.`,
+        );
       }
       if (outcome) log.warn({ err: describe(outcome) }, "telegram is not reachable yet; pincer keeps trying");
       if (bot.isInited()) log.info({ username: bot.botInfo.username }, "telegram bot connected");
@@ -214,7 +219,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       bus
         .subscribeOutbound("telegram", createSender(bot.api, log))
         .catch((err: unknown) => log.error({ err }, "could not deliver replies from before the restart"));
-      bot.api
+      bestEffort
         .setMyCommands(COMMANDS.map((c) => ({ command: c.name, description: c.description })))
         .catch((err: unknown) => log.warn({ err: describe(err) }, "could not register the bot's commands"));
       const { webhookUrl, webhookPort } = config.telegram;
@@ -238,6 +243,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   };
 }
 
+/** The platform's own words: grammy's errors carry Telegram's code and description. */
 function describe(err: unknown): string {
+  if (err instanceof GrammyError) return `${err.error_code} ${err.description}`;
   return err instanceof Error ? err.message : String(err);
 }

@@ -141,12 +141,19 @@ describe("telegram channel: flood control and faults", () => {
     expect(harness.telegram.sent).toEqual([]);
   });
 
-  it("refuses to start with a token Telegram rejects, naming the variable", async () => {
-    await expect(
-      startTelegramHarness({
-        beforeStart: (telegram) => telegram.failNext("getMe", { status: 401, description: "Unauthorized" }),
-      }),
-    ).rejects.toThrow(/TELEGRAM_BOT_TOKEN/);
+  it("refuses to start with a token Telegram rejects (401 or 404), naming the variable, and never polls", async () => {
+    h = await startTelegramHarness();
+    for (const [status, description] of [
+      [401, "Unauthorized"],
+      [404, "Not Found"],
+    ] as const) {
+      h.telegram.failNext("getMe", { status, description });
+      const polls = h.telegram.callsTo("getUpdates").length;
+      await expect(h.restartChannel()).rejects.toThrow(
+        `Telegram rejected TELEGRAM_BOT_TOKEN (${status} ${description}): check the token BotFather gave you.`,
+      );
+      expect(h.telegram.callsTo("getUpdates").length).toBeLessThanOrEqual(polls + 1);
+    }
   });
 
   it("drops a replayed update instead of answering twice", async () => {

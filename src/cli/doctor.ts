@@ -1,17 +1,17 @@
 import { accessSync, constants, existsSync } from "node:fs";
-import OpenAI from "openai";
-import type { Config } from "../config/config.js";
+import { type Config, isValidTimeZone } from "../config/config.js";
 import { databasePath } from "../paths.js";
 import { openDatabase } from "../store/database.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
+import { folderProblem } from "./fs-problem.js";
+import { type Check, probeDiscord, probeModel, probeTelegram } from "./probes.js";
 
-export interface Check {
-  name: string;
-  status: "ok" | "warn" | "fail";
-  detail: string;
-}
+export type { Check } from "./probes.js";
 
-/** `pincer doctor`: each thing pincer needs, checked for real, with what to do when it is missing. */
+/**
+ * `pincer doctor`: each thing pincer needs, checked for real (the model endpoint and the platforms
+ * are asked with the configured keys), with what to do when it is missing.
+ */
 export async function runDoctor(config: Config): Promise<Check[]> {
   const checks: Check[] = [];
   const major = Number(process.versions.node.split(".")[0]);
@@ -23,23 +23,24 @@ export async function runDoctor(config: Config): Promise<Check[]> {
   checks.push(writable("PINCER_HOME", config.home));
   checks.push(writable("PINCER_WORKSPACE", config.workspace));
   checks.push(databaseCheck(config));
-  checks.push(await modelCheck(config));
-  const sandbox = await checkSandbox(config);
+  checks.push({
+    name: "timezone",
+    status: isValidTimeZone(config.timezone) ? "ok" : "fail",
+    detail: `${config.timezone} (schedules use it; set PINCER_TIMEZONE to change it)`,
+  });
+  const [model, telegram, discord, sandbox] = await Promise.all([
+    probeModel(config),
+    probeTelegram(config),
+    probeDiscord(config),
+    checkSandbox(config),
+  ]);
+  checks.push(model);
   checks.push({
     name: "sandbox",
     status: !sandbox.ok ? "fail" : sandbox.sandboxed ? "ok" : "warn",
     detail: sandbox.detail,
   });
-  checks.push({
-    name: "telegram",
-    status: config.telegramToken ? "ok" : "warn",
-    detail: config.telegramToken ? `on, API ${config.telegramApiRoot}` : "off: set TELEGRAM_BOT_TOKEN to enable it",
-  });
-  checks.push({
-    name: "discord",
-    status: config.discordToken ? "ok" : "warn",
-    detail: config.discordToken ? `on, API ${config.discordApiUrl}` : "off: set DISCORD_BOT_TOKEN to enable it",
-  });
+  checks.push(telegram, discord);
   return checks;
 }
 
@@ -49,6 +50,8 @@ export function formatChecks(checks: Check[]): string {
 }
 
 function writable(name: string, path: string): Check {
+  const problem = folderProblem(path);
+  if (problem) return { name, status: "fail", detail: `${problem}: set ${name} to a folder this user can write` };
   if (!existsSync(path))
     return { name, status: "warn", detail: `${path} does not exist yet; \`pincer onboard\` creates it` };
   try {
@@ -70,26 +73,5 @@ function databaseCheck(config: Config): Check {
       status: "fail",
       detail: `cannot open ${databasePath(config.home)}: ${(err as Error).message}`,
     };
-  }
-}
-
-async function modelCheck(config: Config): Promise<Check> {
-  if (!config.openai.apiKey) return { name: "model", status: "fail", detail: "OPENAI_API_KEY is not set" };
-  const client = new OpenAI({
-    apiKey: config.openai.apiKey,
-    baseURL: config.openai.baseUrl,
-    timeout: 10_000,
-    maxRetries: 0,
-  });
-  try {
-    await client.models.list();
-    return { name: "model", status: "ok", detail: `${config.openai.model} at ${config.openai.baseUrl} answers` };
-  } catch (err) {
-    const status = (err as { status?: number }).status;
-    const detail =
-      status === 401
-        ? "the endpoint refused OPENAI_API_KEY (401)"
-        : `${config.openai.baseUrl} did not answer /models: ${(err as Error).message}`;
-    return { name: "model", status: status === 404 ? "warn" : "fail", detail };
   }
 }

@@ -41,7 +41,7 @@ export function folderProblem(path: string): string | undefined {
       isDir = statSync(current).isDirectory();
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" && dirname(current) !== current) {
+      if ((code === "ENOENT" || code === "ENOTDIR") && dirname(current) !== current) {
         current = dirname(current);
         continue;
       }

@@ -4,6 +4,7 @@ import type { Channel } from "../bus/channel.js";
 import type { Config } from "../config/config.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
 import { onShutdown } from "./load.js";
+import { probeModel } from "./probes.js";
 
 /** `pincer gateway`: the daemon. Runs every configured channel and idles happily with none. */
 export async function runGateway(config: Config, log: Logger): Promise<void> {
@@ -39,4 +40,7 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
     { channels: channels.map((c) => c.name), model: config.openai.model, home: config.home },
     "pincer is running",
   );
+  // A wrong URL or key should show in the log now, not when the first user writes.
+  const model = await probeModel(config);
+  if (model.status !== "ok") log.warn({ url: config.openai.baseUrl }, `model endpoint: ${model.detail}`);
 }

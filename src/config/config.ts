@@ -42,7 +42,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   const apiKey = env.OPENAI_API_KEY?.trim() ?? "";
   if (options.requireApiKey !== false && !apiKey) {
     throw new ConfigError(
-      "OPENAI_API_KEY is not set: put your model endpoint's key in .env or the environment (any non-empty value for a local endpoint).",
+      `OPENAI_API_KEY is not set: put your model endpoint's key in ${resolve(".env")} (pincer reads .env from the folder it is started in) or the environment (any non-empty value for a local endpoint).`,
     );
   }
   const home = resolve(expandHome(env.PINCER_HOME || join(homedir(), ".pincer")));
@@ -69,12 +69,22 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       baseUrl: url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1"),
       model: env.PINCER_MODEL || DEFAULT_MODEL,
     },
-    telegramToken: env.TELEGRAM_BOT_TOKEN?.trim() || undefined,
+    telegramToken: token(
+      env,
+      "TELEGRAM_BOT_TOKEN",
+      TELEGRAM_TOKEN,
+      "the token BotFather gave you, like 123456789:AAH…",
+    ),
     telegramApiRoot: url(env, "TELEGRAM_API_ROOT", "https://api.telegram.org"),
-    telegramAllowFrom: list(env.TELEGRAM_ALLOW_FROM),
-    discordToken: env.DISCORD_BOT_TOKEN?.trim() || undefined,
+    telegramAllowFrom: allowList(env, "TELEGRAM_ALLOW_FROM"),
+    discordToken: token(
+      env,
+      "DISCORD_BOT_TOKEN",
+      DISCORD_TOKEN,
+      "the bot token from the Developer Portal (Bot → Reset Token)",
+    ),
     discordApiUrl: url(env, "DISCORD_API_URL", "https://discord.com/api"),
-    discordAllowFrom: list(env.DISCORD_ALLOW_FROM),
+    discordAllowFrom: allowList(env, "DISCORD_ALLOW_FROM"),
     home,
     workspace: resolve(expandHome(env.PINCER_WORKSPACE || join(home, "workspace"))),
     configFile,
@@ -170,6 +180,30 @@ function list(value: string | undefined): string[] {
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+}
+
+/** A bot token of Telegram's shape: the bot's numeric id, a colon, then the secret. */
+export const TELEGRAM_TOKEN = /^\d+:[A-Za-z0-9_-]{30,}$/;
+/** A Discord bot token: three base64url parts separated by dots. */
+export const DISCORD_TOKEN = /^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}$/;
+
+function token(env: Env, name: string, shape: RegExp, what: string): string | undefined {
+  const value = env[name]?.trim();
+  if (!value) return undefined;
+  if (!shape.test(value)) throw new ConfigError(`${name} does not look like a bot token: paste ${what}.`);
+  return value;
+}
+
+/** Platforms identify users by number; a @name would silently let nobody in. */
+function allowList(env: Env, name: string): string[] {
+  const entries = list(env[name]);
+  const bad = entries.find((entry) => entry !== "*" && !/^\d+$/.test(entry));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `${name} entry "${bad}" is not a numeric user id: list ids like 123456789 (or *); "pincer pairing list" shows the id of anyone who asked the bot for a code.`,
+    );
+  }
+  return entries;
 }
 
 function expandHome(path: string): string {

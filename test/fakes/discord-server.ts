@@ -118,6 +118,9 @@ export interface FakeDiscord {
 }
 
 const DISCORD_EPOCH = 1420070400000n;
+
+/** A token of Discord's shape (id.timestamp.hmac) that the fake accepts unless told otherwise. */
+export const FAKE_DISCORD_TOKEN = "MTAwMDAwMDAwMDAwMDAwMDAw.GfAke0.fake-discord-token-for-tests";
 const API_PREFIX = "/api/v10";
 
 interface Session {

@@ -103,7 +103,7 @@ const HTML_TAGS = new Set([
  * downloads, webhooks, and scripted failures (429 with retry_after, 5xx, 400).
  */
 export async function startFakeTelegram(options: FakeTelegramOptions = {}): Promise<FakeTelegram> {
-  const token = options.token ?? "123:abc";
+  const token = options.token ?? "123456:AAH-fake-telegram-token_for_tests_0123";
   const botUser: UserFromGetMe = {
     id: Number(token.split(":")[0]) || 123,
     is_bot: true,
