@@ -18,7 +18,12 @@ const program = new Command("pincer")
   .description(
     "A small, self-hosted chat-bot daemon: Telegram and Discord, an OpenAI-compatible model, sandboxed tools.",
   )
-  .showHelpAfterError();
+  .showHelpAfterError()
+  .addHelpText(
+    "after",
+    "\nExit codes: 0 done; 1 a configuration or usage mistake (one sentence on stderr), a failed doctor check,\n" +
+      "or nothing matched (cron remove, pairing approve); 3 agent -m could not answer (the model failed).",
+  );
 
 program
   .command("gateway")
