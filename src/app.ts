@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { Logger } from "pino";
 import { PairingStore } from "./access/pairing.js";
 import { listSkills } from "./agent/skills.js";
@@ -51,7 +50,7 @@ export interface App {
 
 export function createApp(config: Config, options: AppOptions): App {
   const { log } = options;
-  ensureHome(config);
+  ensureHome(config, log);
   const db = openDatabase(databasePath(config.home));
   const journal = new SqliteJournal(db);
   const bus = new MessageBus({
@@ -71,7 +70,10 @@ export function createApp(config: Config, options: AppOptions): App {
     now: wallClock && (() => wallClock().getTime()),
   });
   for (const tool of createTools({ config, db, log, scheduler })) registry.register(tool);
-  const skillDirs = [join(packageRoot(), "skills"), join(config.workspace, "skills")];
+  const skillDirs = [
+    { root: packageRoot(), dir: "skills" },
+    { root: config.workspace, dir: "skills" },
+  ];
   const worker = new AgentWorker({
     bus,
     journal,
@@ -97,7 +99,7 @@ export function createApp(config: Config, options: AppOptions): App {
       maxConcurrentTurns: config.agent.maxConcurrentTurns,
       contextTokens: config.agent.contextTokens,
     },
-    skills: () => listSkills(skillDirs),
+    skills: () => listSkills(skillDirs, log),
     now: options.now,
   });
 

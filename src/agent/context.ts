@@ -1,12 +1,15 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import type { Logger } from "pino";
 import type { InboundMessage } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
 import type { StoredMessage } from "../store/conversations.js";
+import { readTextBeneath } from "../tools/files/safe-read.js";
 import type { Skill } from "./skills.js";
 
 /** The workspace files that make up the system prompt, in this order. */
 export const BOOTSTRAP_FILES = ["AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "MEMORY.md"];
+
+/** A prompt file larger than this is skipped with a warning rather than filling the context. */
+export const MAX_PROMPT_FILE_BYTES = 128 * 1024;
 
 export interface PromptInput {
   workspace: string;
@@ -14,13 +17,17 @@ export interface PromptInput {
   timezone: string;
   now: Date;
   inbound: InboundMessage;
+  /** Where a skipped prompt file is reported (a symlink, a FIFO, an oversized file). */
+  log?: Pick<Logger, "warn">;
 }
 
-export function buildSystemPrompt({ workspace, skills, timezone, now, inbound }: PromptInput): string {
+export function buildSystemPrompt({ workspace, skills, timezone, now, inbound, log }: PromptInput): string {
   const parts: string[] = [];
   for (const file of BOOTSTRAP_FILES) {
-    const path = join(workspace, file);
-    if (existsSync(path)) parts.push(`## ${file}\n\n${readFileSync(path, "utf8").trim()}`);
+    // The workspace is the sandbox's to change: read without following links or blocking on a FIFO.
+    const read = readTextBeneath(workspace, file, MAX_PROMPT_FILE_BYTES);
+    if (read.ok) parts.push(`## ${file}\n\n${read.text.trim()}`);
+    else if (!/does not exist/.test(read.reason)) log?.warn({ file, reason: read.reason }, "prompt file skipped");
   }
   if (skills.length > 0) {
     parts.push(

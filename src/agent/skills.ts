@@ -1,5 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Logger } from "pino";
+import { openInScope } from "../tools/files/safe-open.js";
+import { readTextBeneath } from "../tools/files/safe-read.js";
 
 export interface Skill {
   name: string;
@@ -8,27 +11,56 @@ export interface Skill {
   path: string;
 }
 
+/** A folder of skills: `dir` below `root`, so a `skills` link in the workspace cannot lead out of it. */
+export interface SkillSource {
+  root: string;
+  dir: string;
+}
+
+/** A SKILL.md larger than this is skipped: its front matter is all the prompt needs. */
+export const MAX_SKILL_BYTES = 64 * 1024;
+
 /**
  * Skills are folders with a SKILL.md whose front matter has `name` and `description`.
- * Later directories override earlier ones by name, so a workspace skill replaces a bundled one.
+ * Later sources override earlier ones by name, so a workspace skill replaces a bundled one.
+ * Folders and files are opened the race-free way (safe-open.ts): a symlink, a FIFO or an oversized
+ * SKILL.md is skipped with a warning, never followed, blocked on or read whole.
  */
-export function listSkills(dirs: string[]): Skill[] {
+export function listSkills(sources: SkillSource[], log?: Pick<Logger, "warn">): Skill[] {
   const byName = new Map<string, Skill>();
-  for (const dir of dirs) {
-    if (!existsSync(dir)) continue;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (!entry.isDirectory()) continue;
-      const path = join(dir, entry.name, "SKILL.md");
-      if (!existsSync(path)) continue;
-      const meta = parseFrontMatter(readFileSync(path, "utf8"));
-      byName.set(meta.name ?? entry.name, {
-        name: meta.name ?? entry.name,
-        description: meta.description ?? "",
-        path,
-      });
+  for (const { root, dir } of sources) {
+    for (const name of skillFolders(root, dir, log)) {
+      const rel = join(dir, name, "SKILL.md");
+      const read = readTextBeneath(root, rel, MAX_SKILL_BYTES);
+      if (!read.ok) {
+        if (!/does not exist/.test(read.reason))
+          log?.warn({ file: join(root, rel), reason: read.reason }, "skill skipped");
+        continue;
+      }
+      const meta = parseFrontMatter(read.text);
+      byName.set(meta.name ?? name, { name: meta.name ?? name, description: meta.description ?? "", path: read.path });
     }
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The real (not linked) folders inside `root/dir`, read through a descriptor of that folder. */
+function skillFolders(root: string, dir: string, log?: Pick<Logger, "warn">): string[] {
+  let fd: number;
+  try {
+    fd = openInScope(dir, { workspace: root }, { access: "read", want: "dir", noLinks: true }).fd;
+  } catch (err) {
+    const reason = (err as Error).message;
+    if (!/does not exist/.test(reason)) log?.warn({ folder: join(root, dir), reason }, "skills folder skipped");
+    return [];
+  }
+  try {
+    return readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The `key: value` lines between the leading `---` fences; enough for SKILL.md, not a YAML parser. */

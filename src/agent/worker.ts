@@ -139,6 +139,7 @@ export class AgentWorker {
         timezone: deps.settings.timezone,
         now: deps.now?.() ?? new Date(),
         inbound: msg,
+        log: deps.log,
       });
       const result = await runAgentLoop(
         {

@@ -1,8 +1,7 @@
-import { copyFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Config } from "../config/config.js";
 import { packageRoot } from "../paths.js";
-import { ensureHome } from "../setup/ensure-home.js";
+import { copyIfAbsent, ensureHome } from "../setup/ensure-home.js";
 
 /** `pincer onboard`: creates PINCER_HOME, the workspace and a `.env`, overwriting nothing. */
 export function runOnboard(config: Config, envPath = resolve(".env")): string[] {
@@ -12,11 +11,10 @@ export function runOnboard(config: Config, envPath = resolve(".env")): string[] 
   lines.push(
     `workspace:   ${config.workspace}${created.length ? ` (${created.length} files from the template)` : " (kept as it is)"}`,
   );
-  if (existsSync(envPath)) {
-    lines.push(`.env:        ${envPath} exists, left alone`);
-  } else {
-    copyFileSync(join(packageRoot(), ".env.example"), envPath);
+  if (copyIfAbsent(join(packageRoot(), ".env.example"), envPath)) {
     lines.push(`.env:        ${envPath} created from .env.example`);
+  } else {
+    lines.push(`.env:        ${envPath} exists, left alone`);
   }
   lines.push(
     "",

@@ -1,6 +1,8 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { closeSync, constants, copyFileSync, mkdirSync, readdirSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import type { Logger } from "pino";
 import { mediaDir, packageRoot } from "../paths.js";
+import { openInScope } from "../tools/files/safe-open.js";
 
 export interface HomeLayout {
   home: string;
@@ -12,23 +14,52 @@ export interface HomeLayout {
  * missing. Never overwrites: the user's edits to AGENTS.md and friends are theirs. Returns the
  * files it created.
  */
-export function ensureHome({ home, workspace }: HomeLayout): string[] {
+export function ensureHome({ home, workspace }: HomeLayout, log?: Pick<Logger, "warn">): string[] {
   mkdirSync(home, { recursive: true, mode: 0o700 });
   mkdirSync(mediaDir(home), { recursive: true });
-  return copyMissing(join(packageRoot(), "workspace"), workspace);
+  mkdirSync(workspace, { recursive: true });
+  return copyMissing(join(packageRoot(), "workspace"), workspace, log);
 }
 
-export function copyMissing(from: string, to: string): string[] {
-  mkdirSync(to, { recursive: true });
+/**
+ * Copies what is missing from `from` into `to`. The workspace is the sandbox's to change, so each
+ * file is created exclusively (O_CREAT|O_EXCL, walked without following links, see safe-open.ts):
+ * whatever already has the name, even a dangling symlink that points at config.json, is left alone.
+ */
+export function copyMissing(from: string, to: string, log?: Pick<Logger, "warn">, rel = ""): string[] {
   const created: string[] = [];
-  for (const entry of readdirSync(from, { withFileTypes: true })) {
-    const source = join(from, entry.name);
-    const target = join(to, entry.name);
-    if (entry.isDirectory()) created.push(...copyMissing(source, target));
-    else if (!existsSync(target)) {
-      copyFileSync(source, target);
-      created.push(target);
+  for (const entry of readdirSync(join(from, rel), { withFileTypes: true })) {
+    const path = join(rel, entry.name);
+    if (entry.isDirectory()) {
+      created.push(...copyMissing(from, to, log, path));
+      continue;
     }
+    let opened: ReturnType<typeof openInScope>;
+    try {
+      opened = openInScope(path, { workspace: to }, { access: "write", want: "file", create: true, exclusive: true });
+    } catch (err) {
+      const reason = (err as Error).message;
+      if (!/already exists/.test(reason)) log?.warn({ file: join(to, path), reason }, "template file not created");
+      continue;
+    }
+    try {
+      const bytes = readFileSync(join(from, path));
+      for (let offset = 0; offset < bytes.length; ) offset += writeSync(opened.fd, bytes, offset);
+    } finally {
+      closeSync(opened.fd);
+    }
+    created.push(opened.path);
   }
   return created;
+}
+
+/** Copies a file only when nothing (not even a dangling symlink) has its name: O_EXCL underneath. */
+export function copyIfAbsent(source: string, target: string): boolean {
+  try {
+    copyFileSync(source, target, constants.COPYFILE_EXCL);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  }
 }

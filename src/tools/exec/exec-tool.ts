@@ -1,7 +1,8 @@
-import { mkdir, realpath, stat } from "node:fs/promises";
+import { closeSync } from "node:fs";
+import { mkdir, realpath } from "node:fs/promises";
 import type { Config } from "../../config/config.js";
 import { mediaDir } from "../../paths.js";
-import { resolveInWorkspace } from "../files/workspace-path.js";
+import { openInScope } from "../files/safe-open.js";
 import { type Tool, ToolError } from "../tool.js";
 import { buildBwrapArgs, sandboxEnv } from "./bwrap-args.js";
 import { checkCommand, compilePatterns, type GuardPolicy } from "./guard.js";
@@ -76,12 +77,9 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
     async execute(args, ctx) {
       await mkdir(ctx.workspace, { recursive: true });
       const workspace = await realpath(ctx.workspace);
-      const workingDir = await resolveInWorkspace(args.working_dir, { workspace, hidden: [deps.config.home] }, "write");
-      const isDir = await stat(workingDir).then(
-        (s) => s.isDirectory(),
-        () => false,
-      );
-      if (!isDir) throw new ToolError(`working_dir "${args.working_dir}" is not a folder in the workspace.`);
+      // Checked on the host for a clear message; bwrap resolves --chdir again inside the sandbox,
+      // where nothing of the host is mounted, so a later swap cannot lead out.
+      const workingDir = workingFolder(args.working_dir, workspace, deps.config.home);
 
       const policy: GuardPolicy = {
         denyPatterns,
@@ -126,4 +124,18 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
       return formatExecResult(outcome, exec.maxOutputChars);
     },
   };
+}
+
+function workingFolder(input: string | undefined, workspace: string, home: string): string {
+  let opened: ReturnType<typeof openInScope>;
+  try {
+    opened = openInScope(input, { workspace, hidden: [home] }, { access: "write", want: "dir" });
+  } catch (err) {
+    if (err instanceof ToolError && /is a file|does not exist/.test(err.message)) {
+      throw new ToolError(`working_dir "${input}" is not a folder in the workspace.`);
+    }
+    throw err;
+  }
+  closeSync(opened.fd);
+  return opened.path;
 }

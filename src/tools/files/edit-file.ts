@@ -1,10 +1,13 @@
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { closeSync } from "node:fs";
 import { type Tool, ToolError } from "../tool.js";
 import { looksBinary } from "./binary.js";
 import type { FileToolDeps } from "./deps.js";
-import { fileError } from "./errors.js";
 import { matchesIgnoringWhitespace, nearestMatch } from "./nearest-match.js";
-import { resolveInWorkspace } from "./workspace-path.js";
+import { openInScope } from "./safe-open.js";
+import { readOpened } from "./safe-read.js";
+import { writeInScope } from "./safe-write.js";
+
+const MAX_EDIT_BYTES = 10 * 1024 * 1024;
 
 export type EditFileArgs = {
   path: string;
@@ -32,10 +35,14 @@ export function createEditFileTool(deps: FileToolDeps): Tool<EditFileArgs> {
     },
 
     async execute(args, ctx) {
-      const real = await resolveInWorkspace(args.path, deps.scope(ctx.workspace), "write");
-      const info = await stat(real).catch((err) => fileError(err, args.path));
-      if (info.isDirectory()) throw new ToolError(`"${args.path}" is a folder, not a file.`);
-      const bytes = await readFile(real);
+      const scope = deps.scope(ctx.workspace);
+      const opened = openInScope(args.path, scope, { access: "edit", want: "file" });
+      let bytes: Buffer;
+      try {
+        bytes = await readOpened(opened, MAX_EDIT_BYTES, args.path);
+      } finally {
+        closeSync(opened.fd);
+      }
       if (looksBinary(bytes))
         throw new ToolError(`"${args.path}" is a binary file; edit_file changes text files only.`);
       const text = bytes.toString("utf8");
@@ -49,7 +56,7 @@ export function createEditFileTool(deps: FileToolDeps): Tool<EditFileArgs> {
       }
       // split/join, not String.replace: "$&" and friends in new_text must stay literal.
       const updated = text.split(args.old_text).join(args.new_text);
-      await writeFile(real, updated, "utf8").catch((err) => fileError(err, args.path));
+      await writeInScope(args.path, scope, Buffer.from(updated, "utf8"), false);
       return lines.length === 1
         ? `Edited ${args.path}: replaced 1 occurrence at line ${lines[0]}.`
         : `Edited ${args.path}: replaced ${lines.length} occurrences (lines ${lines.join(", ")}).`;

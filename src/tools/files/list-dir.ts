@@ -1,9 +1,9 @@
-import { lstat, readdir, readlink, realpath } from "node:fs/promises";
-import { join } from "node:path";
+import { closeSync, lstatSync, readlinkSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import type { Tool } from "../tool.js";
 import type { FileToolDeps } from "./deps.js";
-import { fileError } from "./errors.js";
-import { displayPath, resolveInWorkspace } from "./workspace-path.js";
+import { atPath, openInScope } from "./safe-open.js";
+import { workspaceDisplay } from "./workspace-path.js";
 
 export type ListDirArgs = {
   path?: string;
@@ -24,22 +24,35 @@ export function createListDirTool(deps: FileToolDeps): Tool<ListDirArgs> {
     readOnly: true,
 
     async execute(args, ctx) {
-      const real = await resolveInWorkspace(args.path, deps.scope(ctx.workspace), "read");
-      const entries = await readdir(real, { withFileTypes: true }).catch((err) => fileError(err, args.path ?? "."));
-      entries.sort((a, b) => a.name.localeCompare(b.name));
-      const lines: string[] = [];
-      for (const entry of entries.slice(0, MAX_ENTRIES)) {
-        const full = join(real, entry.name);
-        if (entry.isDirectory()) lines.push(`${entry.name}/`);
-        else if (entry.isSymbolicLink()) lines.push(`${entry.name} -> ${await readlink(full).catch(() => "?")}`);
-        else lines.push(`${entry.name}  (${formatSize((await lstat(full).catch(() => undefined))?.size ?? 0)})`);
+      const opened = openInScope(args.path, deps.scope(ctx.workspace), { access: "read", want: "dir" });
+      try {
+        // Listed and inspected through the descriptor: a swap of the path cannot redirect it.
+        const entries = await readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true });
+        entries.sort((a, b) => a.name.localeCompare(b.name));
+        const lines: string[] = [];
+        for (const entry of entries.slice(0, MAX_ENTRIES)) {
+          const at = atPath(opened.fd, entry.name);
+          if (entry.isDirectory()) lines.push(`${entry.name}/`);
+          else if (entry.isSymbolicLink()) lines.push(`${entry.name} -> ${attempt(() => readlinkSync(at)) ?? "?"}`);
+          else lines.push(`${entry.name}  (${formatSize(attempt(() => lstatSync(at).size) ?? 0)})`);
+        }
+        const shown = workspaceDisplay(opened.path, ctx.workspace);
+        if (entries.length === 0) return `${shown} is empty.`;
+        if (entries.length > MAX_ENTRIES) lines.push(`… and ${entries.length - MAX_ENTRIES} more entries`);
+        return `${shown}:\n${lines.join("\n")}`;
+      } finally {
+        closeSync(opened.fd);
       }
-      const shown = displayPath(real, await realpath(ctx.workspace));
-      if (entries.length === 0) return `${shown} is empty.`;
-      if (entries.length > MAX_ENTRIES) lines.push(`… and ${entries.length - MAX_ENTRIES} more entries`);
-      return `${shown}:\n${lines.join("\n")}`;
     },
   };
+}
+
+function attempt<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
 }
 
 export function formatSize(bytes: number): string {

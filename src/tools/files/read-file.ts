@@ -1,9 +1,9 @@
-import { readFile, stat } from "node:fs/promises";
+import { closeSync } from "node:fs";
 import { type Tool, ToolError } from "../tool.js";
 import { describeBinary, looksBinary } from "./binary.js";
 import type { FileToolDeps } from "./deps.js";
-import { fileError } from "./errors.js";
-import { resolveInWorkspace } from "./workspace-path.js";
+import { openInScope } from "./safe-open.js";
+import { readOpened } from "./safe-read.js";
 
 export type ReadFileArgs = {
   path: string;
@@ -35,15 +35,16 @@ export function createReadFileTool(deps: FileToolDeps): Tool<ReadFileArgs> {
     readOnly: true,
 
     async execute(args, ctx) {
-      const real = await resolveInWorkspace(args.path, deps.scope(ctx.workspace), "read");
-      const info = await stat(real).catch((err) => fileError(err, args.path));
-      if (info.isDirectory()) throw new ToolError(`"${args.path}" is a folder; use list_dir to see what is in it.`);
-      if (info.size > MAX_FILE_BYTES) {
-        throw new ToolError(
-          `"${args.path}" is too large to read whole (${(info.size / 1024 / 1024).toFixed(1)} MB); use grep to find the part you need, or exec with head, tail or sed -n.`,
-        );
+      const opened = openInScope(args.path, deps.scope(ctx.workspace), { access: "read", want: "any" });
+      let bytes: Buffer;
+      try {
+        if (opened.stats.isDirectory()) {
+          throw new ToolError(`"${args.path}" is a folder; use list_dir to see what is in it.`);
+        }
+        bytes = await readOpened(opened, MAX_FILE_BYTES, args.path);
+      } finally {
+        closeSync(opened.fd);
       }
-      const bytes = await readFile(real);
       if (looksBinary(bytes)) {
         const kind = describeBinary(bytes);
         throw new ToolError(

@@ -1,16 +1,27 @@
-import { lstat, readFile, realpath, stat } from "node:fs/promises";
-import { glob } from "tinyglobby";
+import { closeSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import type { RE2JS } from "re2js";
 import { type Tool, ToolError } from "../tool.js";
 import { looksBinary } from "./binary.js";
 import type { FileToolDeps } from "./deps.js";
-import { fileError } from "./errors.js";
-import { displayPath, isInside, resolveInWorkspace } from "./workspace-path.js";
+import { compileGlob, MAX_GLOB_CHARS } from "./glob-pattern.js";
+import { compileSearchPattern, LineSearcher, MAX_PATTERN_CHARS } from "./line-search.js";
+import { hiddenBelow, type Opened, openInScope, type PathScope } from "./safe-open.js";
+import { readOpened } from "./safe-read.js";
+import { openRegularAt, visitFiles } from "./walk-tree.js";
+import { displayPath } from "./workspace-path.js";
 
 const MAX_MATCHES = 200;
 const MAX_GLOB_RESULTS = 500;
 const MAX_GREP_FILE_BYTES = 2 * 1024 * 1024;
+/** Bytes searched per call at most; past it the search stops and says so. */
+const MAX_GREP_TOTAL_BYTES = 64 * 1024 * 1024;
+/** Entries looked at per call at most (files and folders). */
+const MAX_TREE_ENTRIES = 100_000;
+/** Hard limit of one grep call; the registry's tool timeout may stop it sooner. */
+const GREP_TIME_LIMIT_SECONDS = 30;
 const MAX_LINE_CHARS = 300;
-const SKIPPED_FOLDERS = ["**/.git/**", "**/node_modules/**"];
+const SKIPPED_FOLDERS = new Set([".git", "node_modules"]);
 
 export type GrepArgs = {
   pattern: string;
@@ -27,15 +38,22 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
   return {
     name: "grep",
     description:
-      "Search file contents in the workspace with a regular expression (JavaScript syntax; start with (?i) to " +
-      `ignore case). Prints path:line: text, at most ${MAX_MATCHES} matches; skips binary files, .git and node_modules.`,
+      "Search file contents in the workspace with a regular expression (RE2 syntax, as in ripgrep or Go: no " +
+      "lookaround or backreferences; start with (?i) to ignore case). Prints path:line: text, at most " +
+      `${MAX_MATCHES} matches; skips binary files, .git and node_modules.`,
     parameters: {
       type: "object",
       properties: {
-        pattern: { type: "string", minLength: 1, description: "Regular expression to look for." },
+        pattern: {
+          type: "string",
+          minLength: 1,
+          maxLength: MAX_PATTERN_CHARS,
+          description: "Regular expression to look for.",
+        },
         path: { type: "string", description: "File or folder to search, relative to the workspace (default: all)." },
         glob: {
           type: "string",
+          maxLength: MAX_GLOB_CHARS,
           description: 'Only search files whose path matches this glob, e.g. "*.md" or "src/**/*.ts".',
         },
       },
@@ -43,35 +61,98 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
       additionalProperties: false,
     },
     readOnly: true,
+    timeoutSeconds: GREP_TIME_LIMIT_SECONDS,
 
     async execute(args, ctx) {
-      const regex = compileSearchRegex(args.pattern);
-      const workspace = await realpath(ctx.workspace);
-      const base = await resolveInWorkspace(args.path, deps.scope(ctx.workspace), "read");
-      const info = await stat(base).catch((err) => fileError(err, args.path ?? "."));
-      const files = info.isDirectory() ? await listFiles(base, args.glob ?? "**/*", ctx.signal) : [base];
-
-      // One match past the cap tells whether anything was left out.
-      const matches: string[] = [];
-      for (const file of files) {
-        if (matches.length > MAX_MATCHES) break;
-        const bytes = await readSearchable(file);
-        if (!bytes) continue;
-        const lines = bytes.toString("utf8").split("\n");
-        for (let i = 0; i < lines.length && matches.length <= MAX_MATCHES; i++) {
-          if (!regex.test(lines[i])) continue;
-          const line = lines[i].replace(/\r$/, "");
-          const shown = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
-          matches.push(`${displayPath(file, workspace)}:${i + 1}: ${shown}`);
-        }
+      compileSearchPattern(args.pattern);
+      const filter = compileGlob(args.glob ?? "**/*");
+      const scope = deps.scope(ctx.workspace);
+      const opened = openInScope(args.path, scope, { access: "read", want: "any" });
+      const searcher = new LineSearcher(args.pattern);
+      const stop = () => void searcher.close();
+      ctx.signal.addEventListener("abort", stop, { once: true });
+      try {
+        return await grep(args, opened, scope, filter, searcher, ctx);
+      } catch (err) {
+        if (ctx.signal.aborted) throw new ToolError(`grep was stopped (time limit or /stop).`);
+        throw err;
+      } finally {
+        ctx.signal.removeEventListener("abort", stop);
+        closeSync(opened.fd);
+        await searcher.close();
       }
-      const truncated = matches.length > MAX_MATCHES;
-      matches.length = Math.min(matches.length, MAX_MATCHES);
-      if (matches.length === 0) return `No matches for /${args.pattern}/ in ${files.length} file(s).`;
-      if (truncated) matches.push(`(stopped at ${MAX_MATCHES} matches; narrow the pattern, path or glob)`);
-      return matches.join("\n");
     },
   };
+}
+
+async function grep(
+  args: GrepArgs,
+  opened: Opened,
+  scope: PathScope,
+  filter: RE2JS,
+  searcher: LineSearcher,
+  ctx: { workspace: string; signal: AbortSignal },
+): Promise<string> {
+  const workspaceReal = realpathSync(ctx.workspace);
+  const show = (path: string) => displayPath(path, workspaceReal);
+  // One match past the cap tells whether anything was left out.
+  const matches: string[] = [];
+  let files = 0;
+  let bytesSearched = 0;
+  let note = "";
+  const searchFile = async (file: Opened, shown: string) => {
+    if (file.stats.size > MAX_GREP_FILE_BYTES) return;
+    if (bytesSearched + file.stats.size > MAX_GREP_TOTAL_BYTES) {
+      note = `(stopped after ${MAX_GREP_TOTAL_BYTES / 1024 / 1024} MB searched; narrow the path or glob)`;
+      return false;
+    }
+    const bytes = await readOpened(file, MAX_GREP_FILE_BYTES, shown).catch(() => undefined);
+    if (!bytes || looksBinary(bytes)) return;
+    files++;
+    bytesSearched += bytes.length;
+    const text = bytes.toString("utf8");
+    const hits = await searcher.search(text, MAX_MATCHES + 1 - matches.length);
+    const lines = text.split("\n");
+    for (const i of hits) {
+      const line = lines[i].replace(/\r$/, "");
+      const cut = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
+      matches.push(`${shown}:${i + 1}: ${cut}`);
+    }
+    return matches.length <= MAX_MATCHES;
+  };
+
+  if (opened.stats.isFile()) {
+    await searchFile(opened, show(opened.path));
+  } else {
+    const walk = await visitFiles(
+      opened.fd,
+      {
+        skip: SKIPPED_FOLDERS,
+        hidden: hiddenBelow(scope, opened.path),
+        signal: ctx.signal,
+        maxEntries: MAX_TREE_ENTRIES,
+      },
+      async ({ rel, dirFd, name }) => {
+        if (!filter.test(rel)) return true;
+        const file = openRegularAt(dirFd, name);
+        if (!file) return true;
+        try {
+          const path = join(opened.path, rel);
+          return await searchFile({ ...file, path, created: false }, show(path));
+        } finally {
+          closeSync(file.fd);
+        }
+      },
+    );
+    if (walk.truncated) note ||= `(stopped after ${MAX_TREE_ENTRIES} entries; narrow the path or glob)`;
+  }
+  if (ctx.signal.aborted) throw new ToolError("grep was stopped (time limit or /stop).");
+  const truncated = matches.length > MAX_MATCHES;
+  matches.length = Math.min(matches.length, MAX_MATCHES);
+  if (matches.length === 0) return `No matches for /${args.pattern}/ in ${files} file(s).${note ? ` ${note}` : ""}`;
+  if (truncated) matches.push(`(stopped at ${MAX_MATCHES} matches; narrow the pattern, path or glob)`);
+  if (note) matches.push(note);
+  return matches.join("\n");
 }
 
 export function createGlobTool(deps: FileToolDeps): Tool<GlobArgs> {
@@ -81,7 +162,12 @@ export function createGlobTool(deps: FileToolDeps): Tool<GlobArgs> {
     parameters: {
       type: "object",
       properties: {
-        pattern: { type: "string", minLength: 1, description: "Glob pattern, relative to path." },
+        pattern: {
+          type: "string",
+          minLength: 1,
+          maxLength: MAX_GLOB_CHARS,
+          description: "Glob pattern, relative to path.",
+        },
         path: {
           type: "string",
           description: "Folder to search from, relative to the workspace (default: the workspace).",
@@ -93,54 +179,36 @@ export function createGlobTool(deps: FileToolDeps): Tool<GlobArgs> {
     readOnly: true,
 
     async execute(args, ctx) {
-      const workspace = await realpath(ctx.workspace);
-      const base = await resolveInWorkspace(args.path, deps.scope(ctx.workspace), "read");
-      const info = await stat(base).catch((err) => fileError(err, args.path ?? "."));
-      if (!info.isDirectory()) throw new ToolError(`"${args.path}" is a file; glob needs a folder as path.`);
-      const files = await listFiles(base, args.pattern, ctx.signal);
-      if (files.length === 0) return `No files match ${args.pattern}.`;
-      const shown = files.slice(0, MAX_GLOB_RESULTS).map((file) => displayPath(file, workspace));
-      if (files.length > MAX_GLOB_RESULTS) shown.push(`… and ${files.length - MAX_GLOB_RESULTS} more`);
+      const filter = compileGlob(args.pattern);
+      const scope = deps.scope(ctx.workspace);
+      const opened = openInScope(args.path, scope, { access: "read", want: "any" });
+      const found: string[] = [];
+      const workspaceReal = realpathSync(ctx.workspace);
+      try {
+        if (!opened.stats.isDirectory()) {
+          throw new ToolError(`"${args.path}" is a file; glob needs a folder as path.`);
+        }
+        await visitFiles(
+          opened.fd,
+          {
+            skip: SKIPPED_FOLDERS,
+            hidden: hiddenBelow(scope, opened.path),
+            signal: ctx.signal,
+            maxEntries: MAX_TREE_ENTRIES,
+          },
+          ({ rel }) => {
+            if (filter.test(rel)) found.push(displayPath(join(opened.path, rel), workspaceReal));
+            return true;
+          },
+        );
+      } finally {
+        closeSync(opened.fd);
+      }
+      if (found.length === 0) return `No files match ${args.pattern}.`;
+      found.sort();
+      const shown = found.slice(0, MAX_GLOB_RESULTS);
+      if (found.length > MAX_GLOB_RESULTS) shown.push(`… and ${found.length - MAX_GLOB_RESULTS} more`);
       return shown.join("\n");
     },
   };
-}
-
-/** `(?i)` at the start asks for a case-insensitive search, as in grep -i / ripgrep. */
-export function compileSearchRegex(pattern: string): RegExp {
-  const insensitive = pattern.startsWith("(?i)");
-  try {
-    return new RegExp(insensitive ? pattern.slice(4) : pattern, insensitive ? "i" : "");
-  } catch (err) {
-    throw new ToolError(`the pattern is not a valid regular expression: ${(err as Error).message}`);
-  }
-}
-
-/** Files under `base` matching a glob, never following symlinks or climbing out of `base`. */
-async function listFiles(base: string, pattern: string, signal: AbortSignal): Promise<string[]> {
-  if (pattern.startsWith("/") || pattern.split("/").includes("..")) {
-    throw new ToolError(`the glob "${pattern}" must stay inside the folder: no leading / and no .. parts.`);
-  }
-  // A bare "*.md" means any depth, like .gitignore patterns do.
-  const effective = pattern.includes("/") ? pattern : `**/${pattern}`;
-  const found = await glob(effective, {
-    cwd: base,
-    absolute: true,
-    dot: true,
-    onlyFiles: true,
-    followSymbolicLinks: false,
-    expandDirectories: false,
-    ignore: SKIPPED_FOLDERS,
-    signal,
-  });
-  return found.filter((file) => isInside(base, file)).sort();
-}
-
-/** The file's bytes when it is a regular, text, not-too-large file; undefined otherwise. */
-async function readSearchable(file: string): Promise<Buffer | undefined> {
-  const info = await lstat(file).catch(() => undefined);
-  // Symlinks are skipped: the files they point to inside the workspace are searched anyway.
-  if (!info?.isFile() || info.size > MAX_GREP_FILE_BYTES) return undefined;
-  const bytes = await readFile(file).catch(() => undefined);
-  return bytes && !looksBinary(bytes) ? bytes : undefined;
 }

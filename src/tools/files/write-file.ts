@@ -1,9 +1,6 @@
-import { mkdir, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
-import { type Tool, ToolError } from "../tool.js";
+import type { Tool } from "../tool.js";
 import type { FileToolDeps } from "./deps.js";
-import { fileError } from "./errors.js";
-import { resolveInWorkspace } from "./workspace-path.js";
+import { writeInScope } from "./safe-write.js";
 
 export type WriteFileArgs = {
   path: string;
@@ -27,13 +24,9 @@ export function createWriteFileTool(deps: FileToolDeps): Tool<WriteFileArgs> {
     },
 
     async execute(args, ctx) {
-      const real = await resolveInWorkspace(args.path, deps.scope(ctx.workspace), "write");
-      const existing = await stat(real).catch(() => undefined);
-      if (existing?.isDirectory()) throw new ToolError(`"${args.path}" is a folder; give a file path.`);
-      await mkdir(dirname(real), { recursive: true }).catch((err) => fileError(err, args.path));
-      await writeFile(real, args.content, "utf8").catch((err) => fileError(err, args.path));
-      const bytes = Buffer.byteLength(args.content, "utf8");
-      return `${existing ? "Overwrote" : "Created"} ${args.path} (${bytes} bytes).`;
+      const bytes = Buffer.from(args.content, "utf8");
+      const created = await writeInScope(args.path, deps.scope(ctx.workspace), bytes, true);
+      return `${created ? "Created" : "Overwrote"} ${args.path} (${bytes.length} bytes).`;
     },
   };
 }

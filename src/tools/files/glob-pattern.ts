@@ -1,0 +1,75 @@
+import { RE2JS } from "re2js";
+import { ToolError } from "../tool.js";
+
+/** Longer globs are refused: matching cost grows with the pattern, and no real glob is this long. */
+export const MAX_GLOB_CHARS = 300;
+
+/**
+ * Compiles a glob (`*`, `**`, `?`, `[abc]`, `[!abc]`, `{a,b}`) to an RE2 expression matched against
+ * a `/`-separated path relative to the search folder. RE2 runs in time linear in the path, whatever
+ * the pattern; a glob library's backtracking JavaScript RegExp does not (`*a*a*a*a*a*b` against a
+ * long name), and the pattern is chosen by the model. A pattern without `/` matches at any depth.
+ */
+export function compileGlob(pattern: string): RE2JS {
+  if (pattern.length > MAX_GLOB_CHARS) {
+    throw new ToolError(`the glob is longer than ${MAX_GLOB_CHARS} characters; use a shorter pattern.`);
+  }
+  if (pattern.startsWith("/") || pattern.split("/").includes("..")) {
+    throw new ToolError(`the glob "${pattern}" must stay inside the folder: no leading / and no .. parts.`);
+  }
+  const effective = pattern.includes("/") ? pattern : `**/${pattern}`;
+  return RE2JS.compile(`^${globToRegex(effective)}$`);
+}
+
+export function globToRegex(glob: string): string {
+  let out = "";
+  let braces = 0;
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === "*") {
+      if (glob[i + 1] === "*") {
+        const atStart = i === 0 || glob[i - 1] === "/";
+        const slashAfter = glob[i + 2] === "/";
+        if (atStart && slashAfter) {
+          out += "(?:.*/)?";
+          i += 2;
+        } else if (atStart && i + 2 === glob.length) {
+          out += ".*";
+          i += 1;
+        } else {
+          out += "[^/]*";
+          i += 1;
+        }
+      } else {
+        out += "[^/]*";
+      }
+    } else if (c === "?") {
+      out += "[^/]";
+    } else if (c === "[") {
+      const end = glob.indexOf("]", i + 2);
+      if (end === -1) {
+        out += "\\[";
+        continue;
+      }
+      let body = glob.slice(i + 1, end);
+      const negate = body.startsWith("!") || body.startsWith("^");
+      if (negate) body = body.slice(1);
+      out += `[${negate ? "^" : ""}${body.replace(/[\\\]^[]/g, (m) => `\\${m}`)}${negate ? "/" : ""}]`;
+      i = end;
+    } else if (c === "{") {
+      braces++;
+      out += "(?:";
+    } else if (c === "}" && braces > 0) {
+      braces--;
+      out += ")";
+    } else if (c === "," && braces > 0) {
+      out += "|";
+    } else if (c === "\\" && i + 1 < glob.length) {
+      out += RE2JS.quote(glob[++i]);
+    } else {
+      out += RE2JS.quote(c);
+    }
+  }
+  if (braces > 0) throw new ToolError(`the glob has an unclosed "{".`);
+  return out;
+}

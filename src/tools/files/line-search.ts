@@ -1,0 +1,84 @@
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import { RE2JS } from "re2js";
+import { ToolError } from "../tool.js";
+
+export const MAX_PATTERN_CHARS = 1000;
+
+/**
+ * The worker's whole program, CommonJS, so it runs the same from src/ (tests) and dist/. It only
+ * matches lines of text it is sent; all file access stays on the main thread's safe descriptors.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { RE2JS } = require(workerData.re2js);
+const re = RE2JS.compile(workerData.pattern);
+parentPort.on("message", ({ text, max }) => {
+  const hits = [];
+  const lines = text.split("\\n");
+  for (let i = 0; i < lines.length && hits.length < max; i++) if (re.test(lines[i])) hits.push(i);
+  parentPort.postMessage(hits);
+});
+`;
+
+/**
+ * Compiles a model-given pattern with RE2 (linear time: `(a+)+$` cannot backtrack) and checks it
+ * on the calling thread, so syntax errors come back at once.
+ */
+export function compileSearchPattern(pattern: string): RE2JS {
+  if (pattern.length > MAX_PATTERN_CHARS) {
+    throw new ToolError(`the pattern is longer than ${MAX_PATTERN_CHARS} characters; use a shorter one.`);
+  }
+  try {
+    return RE2JS.compile(pattern);
+  } catch (err) {
+    throw new ToolError(
+      `the pattern is not a valid regular expression (RE2 syntax: no lookaround or backreferences): ${(err as Error).message}`,
+    );
+  }
+}
+
+/**
+ * Matches lines in a worker thread. RE2 is linear in the text but its cost also grows with the
+ * pattern (`(?:a?){1000}a{1000}` takes most of a second per 10 KB line), so the matching never runs
+ * on the event loop: other chats keep being answered, and `close()` (on a timeout or /stop)
+ * terminates the worker, which really stops the work.
+ */
+export class LineSearcher {
+  private readonly worker: Worker;
+  private failure: Error | undefined;
+  private pending: { resolve(hits: number[]): void; reject(err: Error): void } | undefined;
+
+  constructor(pattern: string) {
+    compileSearchPattern(pattern);
+    const re2js = createRequire(import.meta.url).resolve("re2js");
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pattern, re2js } });
+    this.worker.unref();
+    this.worker.on("message", (hits: number[]) => {
+      const waiter = this.pending;
+      this.pending = undefined;
+      waiter?.resolve(hits);
+    });
+    const fail = (err: Error) => {
+      this.failure ??= err;
+      const waiter = this.pending;
+      this.pending = undefined;
+      waiter?.reject(this.failure);
+    };
+    this.worker.on("error", fail);
+    this.worker.on("exit", () => fail(new Error("the search was stopped")));
+  }
+
+  /** 0-based numbers of the lines that match, at most `max`. One call at a time. */
+  search(text: string, max: number): Promise<number[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.worker.postMessage({ text, max });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+}

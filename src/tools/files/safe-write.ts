@@ -1,0 +1,27 @@
+import { close, ftruncate, write } from "node:fs";
+import { promisify } from "node:util";
+import { openInScope, type PathScope } from "./safe-open.js";
+
+const closeAsync = promisify(close);
+const ftruncateAsync = promisify(ftruncate);
+const writeAsync = promisify(write);
+
+/**
+ * Replaces a file's content inside the scope through a descriptor opened the race-free way (see
+ * safe-open.ts): the file is verified to be a regular file before it is truncated, so a FIFO or a
+ * link swapped in is refused, never written through. Returns whether the file was created.
+ */
+export async function writeInScope(path: string, scope: PathScope, content: Buffer, create: boolean): Promise<boolean> {
+  const opened = openInScope(path, scope, { access: "write", want: "file", create });
+  try {
+    await ftruncateAsync(opened.fd, 0);
+    let offset = 0;
+    while (offset < content.length) {
+      const { bytesWritten } = await writeAsync(opened.fd, content, offset, content.length - offset, offset);
+      offset += bytesWritten;
+    }
+    return opened.created;
+  } finally {
+    await closeAsync(opened.fd);
+  }
+}
