@@ -10,8 +10,13 @@ import { fileScope } from "./workspace-path.js";
 import { createWriteFileTool } from "./write-file.js";
 
 /** read_file, write_file, edit_file, list_dir, grep and glob, confined to the workspace (media readable). */
-export function createFileTools(config: Pick<Config, "home">): Tool[] {
-  const deps: FileToolDeps = { scope: (workspace) => fileScope(workspace, config.home, mediaDir(config.home)) };
+export function createFileTools(
+  config: Pick<Config, "home"> & { agent?: Pick<Config["agent"], "toolTimeoutSeconds"> },
+): Tool[] {
+  const deps: FileToolDeps = {
+    scope: (workspace) => fileScope(workspace, config.home, mediaDir(config.home)),
+    searchSeconds: config.agent?.toolTimeoutSeconds,
+  };
   return [
     createReadFileTool(deps),
     createWriteFileTool(deps),

@@ -61,7 +61,8 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
       additionalProperties: false,
     },
     readOnly: true,
-    timeoutSeconds: GREP_TIME_LIMIT_SECONDS,
+    // The registry aborts the call at this limit; the abort terminates the matching worker.
+    timeoutSeconds: Math.min(GREP_TIME_LIMIT_SECONDS, deps.searchSeconds ?? GREP_TIME_LIMIT_SECONDS),
 
     async execute(args, ctx) {
       compileSearchPattern(args.pattern);
