@@ -120,7 +120,7 @@ describe("message tool", () => {
       /^Error: .*(outside the workspace|pincer's own data)/,
     );
     expect(await callMessage(h, { content: "x", media: ["../pincer.db"] })).toMatch(/^Error: /);
-    expect(await callMessage(h, { content: "x", media: ["pipe"] })).toBe('Error: "pipe" is not a regular file.');
+    expect(await callMessage(h, { content: "x", media: ["pipe"] })).toMatch(/^Error: "pipe" is a named pipe \(FIFO\)/);
     expect(await callMessage(h, { content: "x", media: ["big.bin"] })).toMatch(
       /^Error: "big.bin" is 2000 bytes, more than the limit/,
     );

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, realpath, writeFile } from "node:fs/promises";
+import { closeSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import {
   type ChannelName,
@@ -9,8 +10,9 @@ import {
   sessionKeyOf,
 } from "../bus/types.js";
 import type { StoredMessage } from "../store/conversations.js";
-import { fileScope, resolveInWorkspace } from "./files/workspace-path.js";
-import { readRegularFile } from "./open-regular-file.js";
+import { openInScope } from "./files/safe-open.js";
+import { readOpened } from "./files/safe-read.js";
+import { fileScope } from "./files/workspace-path.js";
 import { type Tool, type ToolContext, ToolError } from "./tool.js";
 
 export type MessageArgs = { content: string; channel?: string; chat_id?: string; media?: string[] };
@@ -123,18 +125,22 @@ export function resolveTarget(
 async function snapshotFiles(paths: string[], ctx: ToolContext, deps: MessageToolDeps): Promise<string[]> {
   if (paths.length === 0) return [];
   const scope = fileScope(ctx.workspace, deps.home, deps.mediaDir);
-  const roots = [await realpath(ctx.workspace)];
-  await realpath(deps.mediaDir).then(
-    (dir) => roots.push(dir),
-    () => {},
-  );
   const copies: string[] = [];
   for (const path of paths) {
-    const real = await resolveInWorkspace(path, scope, "read");
-    const data = await readRegularFile(real, roots, deps.maxBytes, path);
+    // Opened the race-free way the file tools use (files/safe-open.ts): regular files only, no link out.
+    const opened = openInScope(path, scope, { access: "read", want: "file" });
+    let data: Buffer;
+    try {
+      if (opened.stats.size > deps.maxBytes) {
+        throw new ToolError(`"${path}" is ${opened.stats.size} bytes, more than the limit of ${deps.maxBytes} bytes.`);
+      }
+      data = await readOpened(opened, deps.maxBytes, path);
+    } finally {
+      closeSync(opened.fd);
+    }
     const dir = join(deps.mediaDir, "outgoing", randomUUID());
     await mkdir(dir, { recursive: true });
-    const copy = join(dir, basename(real));
+    const copy = join(dir, basename(opened.path));
     await writeFile(copy, data);
     copies.push(copy);
   }
