@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { PairingStore } from "./access/pairing.js";
+import { HelperManager } from "./agent/helpers.js";
 import { listSkills } from "./agent/skills.js";
 import { AgentWorker } from "./agent/worker.js";
 import { MessageBus } from "./bus/bus.js";
@@ -14,6 +15,7 @@ import { ensureHome } from "./setup/ensure-home.js";
 import { AuditLog } from "./store/audit.js";
 import { ConversationStore } from "./store/conversations.js";
 import { type Database, openDatabase } from "./store/database.js";
+import { HelperRunStore } from "./store/helper-runs.js";
 import { SqliteJournal } from "./store/journal.js";
 import { TurnStore } from "./store/turns.js";
 import { createTools } from "./tools/index.js";
@@ -39,6 +41,7 @@ export interface App {
   pairing: PairingStore;
   registry: ToolRegistry;
   worker: AgentWorker;
+  helpers: HelperManager;
   scheduler: Scheduler;
   /**
    * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
@@ -69,7 +72,42 @@ export function createApp(config: Config, options: AppOptions): App {
     log: log.child({ part: "scheduler" }),
     now: wallClock && (() => wallClock().getTime()),
   });
-  for (const tool of createTools({ config, db, log, scheduler })) registry.register(tool);
+  const audit = new AuditLog(db);
+  const model =
+    options.model ??
+    createOpenAIModel({
+      ...config.openai,
+      timeoutSeconds: config.agent.modelTimeoutSeconds,
+      retries: config.agent.modelRetries,
+      stream: config.agent.stream,
+      temperature: config.agent.temperature,
+    });
+  const helperModel = config.agent.helperModel;
+  const helpers = new HelperManager({
+    bus,
+    store: new HelperRunStore(db),
+    model:
+      helperModel && !options.model
+        ? createOpenAIModel({
+            ...config.openai,
+            model: helperModel,
+            timeoutSeconds: config.agent.modelTimeoutSeconds,
+            retries: config.agent.modelRetries,
+            stream: config.agent.stream,
+            temperature: config.agent.temperature,
+          })
+        : model,
+    registry,
+    audit,
+    log: log.child({ part: "helpers" }),
+    settings: {
+      ...config.helpers,
+      modelName: helperModel ?? config.openai.model,
+      workspace: config.workspace,
+      timezone: config.timezone,
+    },
+  });
+  for (const tool of createTools({ config, db, log, scheduler, helpers })) registry.register(tool);
   const skillDirs = [
     { root: packageRoot(), dir: "skills" },
     { root: config.workspace, dir: "skills" },
@@ -79,18 +117,11 @@ export function createApp(config: Config, options: AppOptions): App {
     journal,
     conversations,
     turns: new TurnStore(db, conversations, journal),
-    audit: new AuditLog(db),
+    audit,
     registry,
     log,
-    model:
-      options.model ??
-      createOpenAIModel({
-        ...config.openai,
-        timeoutSeconds: config.agent.modelTimeoutSeconds,
-        retries: config.agent.modelRetries,
-        stream: config.agent.stream,
-        temperature: config.agent.temperature,
-      }),
+    model,
+    helpers,
     settings: {
       model: config.openai.model,
       workspace: config.workspace,
@@ -120,6 +151,7 @@ export function createApp(config: Config, options: AppOptions): App {
     pairing: new PairingStore(db),
     registry,
     worker,
+    helpers,
     scheduler,
     async start(channels) {
       const served = new Set(channels.map((c) => c.name));
@@ -127,6 +159,8 @@ export function createApp(config: Config, options: AppOptions): App {
       const pending = journal.pendingInbound().filter((msg) => served.has(replyTarget(msg).channel));
       if (pending.length > 0) log.info({ count: pending.length }, "resuming messages from before the restart");
       for (const msg of pending) bus.requeueInbound(msg);
+      // After the re-queue, or a notice published here would be queued twice.
+      helpers.recoverInterrupted();
       workerDone = worker.run();
       // A channel that cannot start (a refused token) is one error line; the others still run.
       for (const channel of channels) {
@@ -146,6 +180,7 @@ export function createApp(config: Config, options: AppOptions): App {
         clearInterval(pruneTimer);
         scheduler.stop();
         await Promise.allSettled(running.map((c) => c.stop()));
+        await helpers.stop();
         await worker.stop();
         bus.close();
         await workerDone;

@@ -30,6 +30,11 @@ export interface WorkerDeps {
     contextTokens: number;
   };
   skills: () => Skill[];
+  /** Background helpers, for /status and /stop. */
+  helpers?: {
+    list(sessionKey?: string): Array<{ id: string; label?: string; startedAt: number }>;
+    cancel(sessionKey: string): number;
+  };
   now?: () => Date;
   /** Called once a message's turn is over and its reply handed to the channel. */
   onTurnFinished?: (msg: InboundMessage) => void;
@@ -214,15 +219,26 @@ export class AgentWorker {
     const target = replyTarget(msg);
     let text = helpText();
     if (command === "stop") {
-      text = lane.running ? "Stopping the running turn." : "Nothing is running.";
+      const helpers = this.deps.helpers?.cancel(msg.sessionKey) ?? 0;
+      const stopping = [
+        ...(lane.running ? ["the running turn"] : []),
+        ...(helpers > 0 ? [`${helpers} background helper${helpers > 1 ? "s" : ""}`] : []),
+      ];
+      text = stopping.length ? `Stopping ${stopping.join(" and ")}.` : "Nothing is running.";
       lane.running?.abort(new Error("stopped by /stop"));
     } else if (command === "status") {
       const { running, queued } = this.load;
+      const helpers = this.deps.helpers?.list(msg.sessionKey) ?? [];
+      const allHelpers = this.deps.helpers?.list().length ?? 0;
       text = [
         `Model: ${this.deps.settings.model}`,
         `Conversation: ${msg.sessionKey}, ${this.deps.conversations.count(msg.sessionKey)} stored messages`,
         `This chat: ${lane.running ? "busy" : "idle"}, ${lane.queue.length} waiting`,
         `All chats: ${running} running, ${queued} waiting`,
+        ...(this.deps.helpers ? [`Helpers: ${helpers.length} running here, ${allHelpers} in all`] : []),
+        ...helpers.map(
+          (h) => `- ${h.id}${h.label ? ` "${h.label}"` : ""}, running for ${formatDuration(Date.now() - h.startedAt)}`,
+        ),
         `Up for ${formatDuration(Date.now() - this.startedAt)}`,
       ].join("\n");
     }

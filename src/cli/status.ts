@@ -2,6 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import type { Config } from "../config/config.js";
 import { databasePath } from "../paths.js";
 import { withDatabase } from "../store/database.js";
+import { HelperRunStore } from "../store/helper-runs.js";
 import { storeStatus } from "../store/status.js";
 
 /** `pincer status`: what is stored and what is waiting, read straight from the database. */
@@ -9,6 +10,8 @@ export function statusText(config: Config): string {
   const path = databasePath(config.home);
   if (!existsSync(path)) return `No database yet at ${path}: pincer has not run with PINCER_HOME=${config.home}.`;
   const s = withDatabase(path, storeStatus);
+  const helpers = withDatabase(path, (db) => new HelperRunStore(db).recent(10));
+  const running = helpers.filter((h) => h.status === "running");
   const last = s.lastToolCall;
   return [
     `home:          ${config.home}`,
@@ -19,5 +22,15 @@ export function statusText(config: Config): string {
     `conversations: ${s.openConversations} open, ${s.messages} messages`,
     `waiting:       ${s.pendingInbound} inbound, ${s.pendingOutbound} outbound`,
     `tool calls:    ${s.toolCalls}${last ? `, last ${last.tool} ${last.ok ? "ok" : "failed"} at ${new Date(last.at).toISOString()}` : ""}`,
+    `helpers:       ${running.length} running${helpers.length ? `; latest ${helpers.length}:` : ""}`,
+    ...helpers.map(
+      (h) =>
+        `  ${h.id} ${h.status.padEnd(11)} ${new Date(h.startedAt).toISOString()} ${h.sessionKey}${h.label ? ` "${h.label}"` : ""}: ${oneLine(h.task, 60)}`,
+    ),
   ].join("\n");
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

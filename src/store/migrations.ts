@@ -111,4 +111,22 @@ export const migrations: Migration[] = [
       CREATE INDEX cron_jobs_by_session ON cron_jobs (session_key);
     `,
   },
+  {
+    id: "030-helper-runs",
+    sql: `
+      CREATE TABLE helper_runs (
+        id TEXT PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        label TEXT,
+        task TEXT NOT NULL,
+        model TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'timeout', 'cancelled', 'interrupted')),
+        origin TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        result TEXT
+      );
+      CREATE INDEX helper_runs_by_status ON helper_runs (status, started_at);
+    `,
+  },
 ];

@@ -8,6 +8,7 @@ import { createCronTool } from "./cron-tool.js";
 import { createExecTool } from "./exec/exec-tool.js";
 import { createFileTools } from "./files/index.js";
 import { createMessageTool } from "./message-tool.js";
+import { createSpawnTool, type Spawner } from "./spawn-tool.js";
 import type { Tool } from "./tool.js";
 
 /** What tool factories may close over; per-call facts come through ToolContext instead. */
@@ -17,6 +18,8 @@ export interface ToolDeps {
   log: Logger;
   /** Re-arms the cron scheduler's timer when the cron tool adds or removes a job. */
   scheduler?: { wake(): void };
+  /** Runs background helpers; without it there is no spawn tool. */
+  helpers?: Spawner;
 }
 
 /** Every tool offered to the model. A tool is listed here only once it works. */
@@ -37,5 +40,6 @@ export function createTools(deps: ToolDeps): Tool[] {
       maxBytes: deps.config.media.maxBytes,
       conversations: new ConversationStore(deps.db),
     }),
+    ...(deps.helpers ? [createSpawnTool(deps.helpers)] : []),
   ];
 }

@@ -24,6 +24,13 @@ export class ToolRegistry {
     return this;
   }
 
+  /** A registry offering every tool but `names` (a helper's tools): the same tools and checks. */
+  without(names: string[]): ToolRegistry {
+    const view = new ToolRegistry(this.defaultTimeoutSeconds);
+    for (const [name, entry] of this.entries) if (!names.includes(name)) view.entries.set(name, entry);
+    return view;
+  }
+
   get(name: string): Tool | undefined {
     return this.entries.get(name)?.tool;
   }

@@ -1,0 +1,248 @@
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { MessageBus } from "../bus/bus.js";
+import type { InboundMessage } from "../bus/types.js";
+import type { Model } from "../llm/model.js";
+import type { AuditLog } from "../store/audit.js";
+import type { HelperRun, HelperRunStore, HelperStatus } from "../store/helper-runs.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import { ToolError } from "../tools/tool.js";
+import { formatLocal } from "./context.js";
+import { runAgentLoop } from "./loop.js";
+
+/** Tools a helper never gets: it may not spawn more helpers, write to chats, or schedule jobs. */
+export const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
+
+/** What the result message carries of a helper's answer at most. */
+const RESULT_CHARS = 8000;
+
+export interface HelperSettings {
+  /** The model name helpers use (for the record; `model` is already bound to it). */
+  modelName: string;
+  maxConcurrent: number;
+  maxPerConversation: number;
+  maxIterations: number;
+  timeoutSeconds: number;
+  workspace: string;
+  timezone: string;
+}
+
+export interface HelperDeps {
+  bus: MessageBus;
+  store: HelperRunStore;
+  /** The helpers' model (agent.helperModel, or the main one). */
+  model: Model;
+  /** The full registry; helpers get a view without HELPER_DENIED_TOOLS. */
+  registry: ToolRegistry;
+  audit?: AuditLog;
+  log: Logger;
+  settings: HelperSettings;
+  now?: () => number;
+}
+
+/** A running helper as /status shows it. */
+export interface HelperInfo {
+  id: string;
+  sessionKey: string;
+  label?: string;
+  startedAt: number;
+}
+
+interface Running extends HelperInfo {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Runs spawned helpers in the background: each gets a fresh context (its task is its only
+ * message), the tools minus spawn/message/cron, its own iteration and wall-clock limits. When it
+ * ends, its result enters the bus as a system message addressed to the conversation that spawned
+ * it, so the main agent relays it in its own words, after whatever that conversation is doing.
+ */
+export class HelperManager {
+  private readonly runs = new Map<string, Running>();
+  private readonly shutdown = new AbortController();
+
+  constructor(private readonly deps: HelperDeps) {}
+
+  /** Starts a helper and returns its id at once; throws a ToolError when the caps are reached. */
+  spawn(origin: InboundMessage, task: string, label?: string): string {
+    const { settings } = this.deps;
+    if (this.shutdown.signal.aborted) throw new ToolError("pincer is shutting down; no helper was started.");
+    const here = this.list(origin.sessionKey).length;
+    if (here >= settings.maxPerConversation) {
+      throw new ToolError(
+        `this conversation already has ${here} helpers running (the limit is ${settings.maxPerConversation}); wait for one to finish or do the task yourself.`,
+      );
+    }
+    if (this.runs.size >= settings.maxConcurrent) {
+      throw new ToolError(
+        `${this.runs.size} helpers are running across all chats (the limit is ${settings.maxConcurrent}); try again when one has finished.`,
+      );
+    }
+    const id = `h-${randomBytes(4).toString("hex")}`;
+    const startedAt = this.now();
+    this.deps.store.start({
+      id,
+      sessionKey: origin.sessionKey,
+      label,
+      task,
+      model: settings.modelName,
+      origin,
+      startedAt,
+    });
+    const controller = new AbortController();
+    const entry: Running = { id, sessionKey: origin.sessionKey, label, startedAt, controller, done: Promise.resolve() };
+    this.runs.set(id, entry);
+    entry.done = this.run(entry, origin, task).finally(() => this.runs.delete(id));
+    return id;
+  }
+
+  /** Running helpers, of one conversation or all. */
+  list(sessionKey?: string): HelperInfo[] {
+    return [...this.runs.values()]
+      .filter((r) => sessionKey === undefined || r.sessionKey === sessionKey)
+      .map(({ id, sessionKey: key, label, startedAt }) => ({ id, sessionKey: key, label, startedAt }));
+  }
+
+  /** /stop: cancels the conversation's helpers; returns how many. */
+  cancel(sessionKey: string): number {
+    const mine = [...this.runs.values()].filter((r) => r.sessionKey === sessionKey);
+    for (const run of mine) run.controller.abort(new Error("stopped by /stop"));
+    return mine.length;
+  }
+
+  /**
+   * After a restart: helpers the previous process left running are marked interrupted, and each
+   * conversation is told once (the system message's id is the run's, so the inbox drops a repeat).
+   */
+  recoverInterrupted(): void {
+    for (const run of this.deps.store.running()) {
+      this.deps.bus.publishInbound(
+        resultMessage(run, "interrupted", "pincer was restarted while it worked, so it did not finish.", this.now()),
+      );
+      this.deps.store.finish(run.id, "interrupted", "interrupted by a restart", this.now());
+    }
+  }
+
+  /** Cancels every helper for shutdown; their runs stay marked running, so the next start reports them. */
+  async stop(): Promise<void> {
+    this.shutdown.abort(new Error("pincer is shutting down"));
+    await Promise.allSettled([...this.runs.values()].map((r) => r.done));
+  }
+
+  private now(): number {
+    return this.deps.now?.() ?? Date.now();
+  }
+
+  private async run(entry: Running, origin: InboundMessage, task: string): Promise<void> {
+    const { deps } = this;
+    const { settings } = deps;
+    const timeout = AbortSignal.timeout(settings.timeoutSeconds * 1000);
+    const signal = AbortSignal.any([entry.controller.signal, timeout, this.shutdown.signal]);
+    const sessionKey = `helper:${entry.id}`;
+    const log = deps.log.child({ helper: entry.id, session: origin.sessionKey });
+    let status: Exclude<HelperStatus, "running" | "interrupted">;
+    let result: string;
+    try {
+      const loop = runAgentLoop(
+        {
+          model: deps.model,
+          registry: deps.registry.without(HELPER_DENIED_TOOLS),
+          maxIterations: settings.maxIterations,
+          log,
+          onToolResult: (call, text, durationMs) =>
+            deps.audit?.record({ sessionKey, tool: call.name, arguments: call.arguments, result: text, durationMs }),
+        },
+        {
+          system: helperPrompt(settings, new Date(this.now())),
+          history: [],
+          user: { role: "user", content: task },
+          toolContext: { sessionKey, inbound: origin, workspace: settings.workspace, signal, bus: deps.bus, log },
+        },
+      );
+      // A tool or model call that ignores the signal must not keep the helper past its limit.
+      const outcome = await untilAborted(loop, signal);
+      status = "done";
+      result = outcome.reply.trim() || "(the helper finished without saying anything)";
+    } catch (err) {
+      if (this.shutdown.signal.aborted) return;
+      if (entry.controller.signal.aborted) {
+        deps.store.finish(entry.id, "cancelled", "cancelled by /stop", this.now());
+        return;
+      }
+      if (timeout.aborted) {
+        status = "timeout";
+        result = `it did not finish within its time limit of ${settings.timeoutSeconds} s and was stopped.`;
+      } else {
+        status = "failed";
+        result = `it failed: ${err instanceof Error ? err.message : String(err)}`;
+      }
+      log.warn({ status, err }, "helper did not finish");
+    }
+    const run: HelperRun = { ...entry, task, model: settings.modelName, status, origin };
+    // Published before the run is marked finished: a crash in between makes the next start try to
+    // report it as interrupted, which the inbox drops (same message id), so the chat hears it once.
+    deps.bus.publishInbound(resultMessage(run, status, result, this.now()));
+    deps.store.finish(entry.id, status, result, this.now());
+  }
+}
+
+/** The system message that brings a helper's outcome back to the conversation that spawned it. */
+export function resultMessage(run: HelperRun, status: HelperStatus, result: string, now: number): InboundMessage {
+  const name = run.label ? `"${run.label}" (${run.id})` : run.id;
+  const seconds = Math.max(0, Math.round((now - run.startedAt) / 1000));
+  const task = run.task.length > 500 ? `${run.task.slice(0, 500)}…` : run.task;
+  const body = result.length > RESULT_CHARS ? `${result.slice(0, RESULT_CHARS)}\n[… result cut]` : result;
+  const lines =
+    status === "done"
+      ? [
+          `Background helper ${name} finished after ${seconds} s. Its task was: ${task}`,
+          "Its result:",
+          body,
+          "",
+          "Give the user this result now, in your own words. Do not start the helper again.",
+        ]
+      : [
+          `Background helper ${name} did not complete: ${body}`,
+          `Its task was: ${task}`,
+          "",
+          "Tell the user briefly. Do not start it again unless they ask.",
+        ];
+  return {
+    id: `helper:${run.id}`,
+    channel: "system",
+    chatId: run.origin.chatId,
+    senderId: "helper",
+    senderName: "helper",
+    text: lines.join("\n"),
+    media: [],
+    isGroup: run.origin.isGroup,
+    mentionsBot: true,
+    receivedAt: now,
+    sessionKey: run.sessionKey,
+    meta: { kind: "helper", runId: run.id, status },
+  };
+}
+
+function helperPrompt(settings: HelperSettings, now: Date): string {
+  return [
+    "You are a background helper of pincer, a personal assistant. You were given one task; do it",
+    "with your tools, then answer with the result: facts, findings, file paths you wrote. Your answer",
+    "goes to the main assistant, who tells the user, so be complete and plain. You cannot talk to",
+    "the user, ask questions, start helpers or schedule jobs; when something is unclear, make a",
+    "sensible choice and say which.",
+    "",
+    `Current time: ${formatLocal(now, settings.timezone)} (${settings.timezone}).`,
+    `Workspace: ${settings.workspace}`,
+  ].join("\n");
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
