@@ -3,10 +3,11 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { Ajv } from "ajv";
 import { parseSessionKey } from "../bus/types.js";
+import { ConfigError } from "./errors.js";
 import { type FileConfig, fileSchema } from "./file-schema.js";
+import { webSettings } from "./web.js";
 
-/** A configuration problem, worded as one sentence that names the variable. */
-export class ConfigError extends Error {}
+export { ConfigError } from "./errors.js";
 
 export type Env = Record<string, string | undefined>;
 
@@ -64,6 +65,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   return {
     ...file,
     telegram: telegramSettings(env, file.telegram),
+    web: webSettings(env, file.web),
     openai: {
       apiKey,
       baseUrl: url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1"),

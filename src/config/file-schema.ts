@@ -110,6 +110,29 @@ export const fileSchema = {
         target: { type: "string" },
       },
     },
+    web: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        allow: { type: "array", items: { type: "string" }, default: [] },
+        timeoutSeconds: { type: "integer", minimum: 1, maximum: 300, default: 20 },
+        maxBytes: { type: "integer", minimum: 1024, default: 2 * 1024 * 1024 },
+        maxChars: { type: "integer", minimum: 100, maximum: 100000, default: 20000 },
+        maxRedirects: { type: "integer", minimum: 0, maximum: 5, default: 5 },
+        userAgent: { type: "string", minLength: 1 },
+        search: {
+          type: "object",
+          additionalProperties: false,
+          default: {},
+          properties: {
+            provider: { enum: ["brave", "searxng"] },
+            baseUrl: { type: "string" },
+            timeoutSeconds: { type: "integer", minimum: 1, maximum: 120, default: 15 },
+          },
+        },
+      },
+    },
   },
 } as const;
 
@@ -146,4 +169,14 @@ export interface FileConfig {
   progress: { enabled: boolean; afterSeconds: number };
   /** Off unless intervalMinutes is set; target is `channel:chatId`. */
   heartbeat: { intervalMinutes?: number; target?: string };
+  web: {
+    allow: string[];
+    timeoutSeconds: number;
+    maxBytes: number;
+    maxChars: number;
+    maxRedirects: number;
+    userAgent?: string;
+    /** apiKey comes from BRAVE_API_KEY, never from the file (see config/web.ts). */
+    search: { provider?: "brave" | "searxng"; baseUrl?: string; timeoutSeconds: number; apiKey?: string };
+  };
 }

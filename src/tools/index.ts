@@ -10,6 +10,7 @@ import { createFileTools } from "./files/index.js";
 import { createMessageTool } from "./message-tool.js";
 import { createSpawnTool, type Spawner } from "./spawn-tool.js";
 import type { Tool } from "./tool.js";
+import { createWebTools } from "./web/index.js";
 
 /** What tool factories may close over; per-call facts come through ToolContext instead. */
 export interface ToolDeps {
@@ -41,5 +42,6 @@ export function createTools(deps: ToolDeps): Tool[] {
       conversations: new ConversationStore(deps.db),
     }),
     ...(deps.helpers ? [createSpawnTool(deps.helpers)] : []),
+    ...createWebTools(deps.config),
   ];
 }
