@@ -67,7 +67,7 @@ export async function fetchUrl(raw: string, deps: FetchDeps, limits: FetchLimits
       });
       const location = header(response.headers, "location");
       if (REDIRECTS.has(response.statusCode) && location) {
-        response.body.destroy();
+        discard(response.body);
         if (hop >= limits.maxRedirects)
           throw new FetchError(`${raw} redirected more than ${limits.maxRedirects} times`);
         current = location;
@@ -122,7 +122,7 @@ async function readCapped(
   try {
     decoder = decoderFor(encoding);
   } catch (err) {
-    body.destroy();
+    discard(body);
     throw err;
   }
   const stream: Readable = decoder ? pipeline(body, decoder, () => {}) : body;
@@ -142,9 +142,15 @@ async function readCapped(
   } catch (err) {
     throw new PartialBody({ body: Buffer.concat(chunks) }, err);
   } finally {
-    stream.destroy();
-    body.destroy();
+    discard(stream);
+    discard(body);
   }
+}
+
+/** Stops a body without reading the rest; the "aborted" error that follows is expected. */
+function discard(stream: Readable): void {
+  stream.on("error", () => {});
+  stream.destroy();
 }
 
 function decoderFor(encoding: string | undefined): Transform | undefined {
