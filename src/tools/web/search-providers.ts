@@ -114,8 +114,8 @@ async function readText(
   try {
     for await (const chunk of response.body ?? []) {
       size += chunk.length;
+      // Throwing out of the loop cancels the stream, which stops the download.
       if (size > MAX_RESPONSE_BYTES) {
-        await response.body?.cancel();
         throw new SearchError(`${label} sent more than ${MAX_RESPONSE_BYTES} bytes.`);
       }
       chunks.push(chunk);
