@@ -21,7 +21,7 @@ export interface FakeWeb {
   close(): Promise<void>;
 }
 
-export type WebHandler = (req: IncomingMessage, res: ServerResponse, server: FakeWeb) => void | Promise<void>;
+export type WebHandler = (req: IncomingMessage, res: ServerResponse, server: FakeWeb) => unknown;
 
 /**
  * A web server on 127.0.0.1 (or ::1) that records every request and connection, so a test can
