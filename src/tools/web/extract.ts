@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { packageRoot } from "../../paths.js";
-import type { Readable } from "./html-to-markdown.js";
+import type { ReadableText } from "./html-to-markdown.js";
+import { stripTags } from "./html-to-text.js";
 
 export type BodyKind = "html" | "json" | "text" | "binary";
 
@@ -49,10 +50,35 @@ export function decodeBody(body: Buffer, contentType: string | undefined, kind: 
 export interface HtmlLimits {
   timeoutMs: number;
   memoryMb: number;
+  /** Conversions running at once; the rest wait their turn. */
+  concurrency: number;
 }
 
-/** Runs htmlToMarkdown in a worker thread, killed when it takes too long or grows too large. */
-export function htmlToMarkdownInWorker(html: string, url: string, limits: HtmlLimits): Promise<Readable> {
+/**
+ * Converts HTML pages in worker threads, a few at a time, so no page can block the daemon's
+ * event loop or take all its memory. A page the worker cannot convert in time (or at all)
+ * comes back as its text without markup, with the reason in `plain`.
+ */
+export function createHtmlConverter(limits: HtmlLimits): (html: string, url: string) => Promise<ReadableText> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async (html, url) => {
+    // A finishing conversion hands its slot straight to the next waiter.
+    if (running >= limits.concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await runWorker(html, url, limits);
+    } catch (err) {
+      return { text: stripTags(html), plain: (err as Error).message };
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
+
+function runWorker(html: string, url: string, limits: HtmlLimits): Promise<ReadableText> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(workerScript(), {
       workerData: { html, url },
@@ -69,12 +95,12 @@ export function htmlToMarkdownInWorker(html: string, url: string, limits: HtmlLi
       void worker.terminate();
     };
     const timer = setTimeout(
-      () => finish(() => reject(new Error(`the page took longer than ${limits.timeoutMs / 1000} s to convert`))),
+      () => finish(() => reject(new Error(`converting it took longer than ${limits.timeoutMs / 1000} s`))),
       limits.timeoutMs,
     );
-    worker.once("message", (result: Readable) => finish(() => resolve(result)));
-    worker.once("error", (err) => finish(() => reject(new Error(`the page could not be converted: ${err.message}`))));
-    worker.once("exit", (code) => finish(() => reject(new Error(`the page could not be converted (exit ${code})`))));
+    worker.once("message", (result: ReadableText) => finish(() => resolve(result)));
+    worker.once("error", (err) => finish(() => reject(new Error(`converting it failed: ${err.message}`))));
+    worker.once("exit", (code) => finish(() => reject(new Error(`converting it failed (exit ${code})`))));
   });
 }
 

@@ -1,44 +1,110 @@
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
 import TurndownService from "turndown";
+import { htmlToPlainText } from "./html-to-text.js";
 
-export interface Readable {
+export interface ReadableText {
   title?: string;
   text: string;
+  /** Set when the page was converted to plain text instead of Markdown, and why. */
+  plain?: string;
 }
+
+/**
+ * Readability slows down badly on very large documents (minutes with a few hundred thousand
+ * elements); article pages have a few thousand. Larger pages skip it and convert whole.
+ */
+const MAX_READABILITY_ELEMENTS = 15_000;
+const MIN_ARTICLE_CHARS = 200;
+/** Readability and turndown recurse through the tree; deeper pages get their bare text. */
+const MAX_DEPTH = 500;
 
 /**
  * Turns an HTML page into readable Markdown-ish text: Readability picks the article (menus,
  * footers and ads dropped), turndown writes it as Markdown with absolute links. Pages Readability
- * cannot make sense of fall back to the whole body, minus scripts and styles.
+ * cannot make sense of convert whole, minus scripts, styles and navigation; pages too deeply
+ * nested for turndown's recursion become plain text. Meant to run in a worker (html-worker.ts).
  */
-export function htmlToMarkdown(html: string, url: string): Readable {
-  const { document } = parseHTML(html);
-  // Readability resolves relative links against the document's base; linkedom has none by default.
-  if (!document.querySelector("base[href]") && document.head) {
-    const base = document.createElement("base");
-    base.setAttribute("href", url);
-    document.head.appendChild(base);
-  }
+export function htmlToMarkdown(html: string, url: string): ReadableText {
+  // linkedom builds no <html>/<body> around a fragment, and then nothing is found in the body.
+  const page = /<html[\s>]/i.test(html.slice(0, 4096)) ? html : `<html><head></head><body>${html}</body></html>`;
+  let { document } = parseHTML(page);
   const pageTitle = document.querySelector("title")?.textContent?.trim() || undefined;
-  let article: { title?: string | null; content?: string | null } | null = null;
-  try {
-    article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
-      charThreshold: 200,
-    }).parse();
-  } catch {
-    article = null;
+  if (depthExceeds(document, MAX_DEPTH)) {
+    return { title: pageTitle, text: bareText(document), plain: `nested more than ${MAX_DEPTH} levels deep` };
   }
-  const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-  turndown.remove(["script", "style", "noscript", "iframe", "template", "svg", "canvas", "form"] as never);
-  const source = article?.content ?? fallbackBody(html);
-  return { title: article?.title?.trim() || pageTitle, text: tidy(turndown.turndown(source)) };
+  let article: { title?: string | null; content?: string | null; length?: number | null } | null = null;
+  if (document.querySelectorAll("*").length <= MAX_READABILITY_ELEMENTS) {
+    withBase(document, url);
+    try {
+      article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
+        charThreshold: MIN_ARTICLE_CHARS,
+      }).parse();
+    } catch {
+      article = null;
+    }
+    // Too little to be an article: the whole page says more. Readability changed the document
+    // as it worked, so the fallback starts from the original.
+    if (!article?.content || (article.length ?? 0) < MIN_ARTICLE_CHARS) {
+      article = article && { title: article.title };
+      document = parseHTML(page).document;
+    }
+  }
+  const title = article?.title?.trim() || pageTitle;
+  try {
+    const source = article?.content ?? wholeBody(document, url);
+    return { title, text: tidy(markdown().turndown(source)) };
+  } catch (err) {
+    return { title, text: htmlToPlainText(html), plain: (err as Error).message };
+  }
 }
 
-function fallbackBody(html: string): string {
-  const { document } = parseHTML(html);
+function markdown(): TurndownService {
+  const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+  turndown.remove(["script", "style", "noscript", "iframe", "template", "svg", "canvas", "form"] as never);
+  return turndown;
+}
+
+type Doc = ReturnType<typeof parseHTML>["document"];
+type Element = ReturnType<Doc["createElement"]>;
+
+/** Walks the tree without recursion and stops as soon as it is deeper than `limit`. */
+function depthExceeds(document: Doc, limit: number): boolean {
+  const stack: Array<[Element, number]> = document.documentElement ? [[document.documentElement, 1]] : [];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (depth > limit) return true;
+    for (const child of node.children) stack.push([child as Element, depth + 1]);
+  }
+  return false;
+}
+
+function bareText(document: Doc): string {
+  for (const node of document.querySelectorAll("script, style, noscript, template, svg")) node.remove();
+  return (document.body?.textContent ?? "")
+    .replace(/\s*\n\s*/g, "\n")
+    .replace(/[ \t]+/g, " ")
+    .trim();
+}
+
+/** Readability and our link fixing resolve relative links against <base>; linkedom has none. */
+function withBase(document: Doc, url: string): void {
+  if (document.querySelector("base[href]") || !document.head) return;
+  const base = document.createElement("base");
+  base.setAttribute("href", url);
+  document.head.appendChild(base);
+}
+
+function wholeBody(document: Doc, url: string): string {
   for (const node of document.querySelectorAll("script, style, noscript, template, svg, nav, header, footer")) {
     node.remove();
+  }
+  for (const link of document.querySelectorAll("a[href]")) {
+    try {
+      link.setAttribute("href", new URL(link.getAttribute("href") ?? "", url).href);
+    } catch {
+      // A malformed link stays as it is.
+    }
   }
   return document.body?.innerHTML ?? document.toString();
 }

@@ -1,6 +1,6 @@
 import { type Tool, ToolError } from "../tool.js";
 import type { AddressPolicy } from "./address-policy.js";
-import { classifyBody, decodeBody, type HtmlLimits, htmlToMarkdownInWorker } from "./extract.js";
+import { classifyBody, createHtmlConverter, decodeBody, type HtmlLimits } from "./extract.js";
 import { FetchError, type FetchLimits, fetchUrl } from "./fetch-url.js";
 import type { Resolver } from "./pinned-agent.js";
 import { wrapUntrusted } from "./untrusted.js";
@@ -22,11 +22,12 @@ type Args = {
 };
 
 const MAX_CHARS = 100_000;
-const DEFAULT_HTML_LIMITS: HtmlLimits = { timeoutMs: 15_000, memoryMb: 256 };
+const DEFAULT_HTML_LIMITS: HtmlLimits = { timeoutMs: 10_000, memoryMb: 256, concurrency: 2 };
 
 /** web_fetch: one http(s) page as readable text, never from the host's own network. */
 export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
   const html = deps.html ?? DEFAULT_HTML_LIMITS;
+  const convert = createHtmlConverter(html);
   return {
     name: "web_fetch",
     description:
@@ -47,7 +48,8 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
       additionalProperties: false,
     },
     readOnly: true,
-    timeoutSeconds: Math.ceil((deps.limits.timeoutMs + html.timeoutMs) / 1000) + 5,
+    // Fetch, then at worst a wait for two conversions ahead of this one, then its own.
+    timeoutSeconds: Math.ceil((deps.limits.timeoutMs + 3 * html.timeoutMs) / 1000) + 5,
     async execute(args, ctx) {
       let page: Awaited<ReturnType<typeof fetchUrl>>;
       try {
@@ -66,15 +68,14 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
       const decoded = decodeBody(page.body, page.contentType, kind);
       let title: string | undefined;
       let text = decoded;
+      const notes: string[] = [];
       if (kind === "html") {
-        try {
-          ({ title, text } = await htmlToMarkdownInWorker(decoded, page.url, html));
-        } catch (err) {
-          throw new ToolError(`${page.url}: ${(err as Error).message}.`);
-        }
+        const readable = await convert(decoded, page.url);
+        ({ title, text } = readable);
+        if (readable.plain)
+          notes.push(`the page could not be turned into Markdown (${readable.plain}); this is its bare text`);
       }
       const maxChars = args.max_chars ?? deps.defaultMaxChars;
-      const notes: string[] = [];
       if (page.cut === "size")
         notes.push(`the page is larger than ${deps.limits.maxBytes} bytes; only the start was read`);
       if (page.cut === "time")
