@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { PairingStore } from "./access/pairing.js";
+import { prepareAttachments } from "./agent/attachments.js";
 import { HelperManager } from "./agent/helpers.js";
 import { listSkills } from "./agent/skills.js";
 import { AgentWorker } from "./agent/worker.js";
@@ -8,6 +9,8 @@ import type { Channel } from "./bus/channel.js";
 import { replyTarget } from "./bus/types.js";
 import type { Config } from "./config/config.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
+import { createTranscriber } from "./llm/transcribe.js";
+import { withVisionFallback } from "./llm/vision-fallback.js";
 import { databasePath, packageRoot } from "./paths.js";
 import { JobStore } from "./scheduler/job-store.js";
 import { Scheduler } from "./scheduler/scheduler.js";
@@ -107,6 +110,11 @@ export function createApp(config: Config, options: AppOptions): App {
       timezone: config.timezone,
     },
   });
+  const transcribe = createTranscriber({
+    ...config.openai,
+    model: config.agent.transcriptionModel,
+    timeoutSeconds: config.agent.modelTimeoutSeconds,
+  });
   for (const tool of createTools({ config, db, log, scheduler, helpers })) registry.register(tool);
   const skillDirs = [
     { root: packageRoot(), dir: "skills" },
@@ -120,7 +128,9 @@ export function createApp(config: Config, options: AppOptions): App {
     audit,
     registry,
     log,
-    model,
+    model: withVisionFallback(model, (err) =>
+      log.warn({ err: err.message }, "the model endpoint refused an image; images are described in text from now on"),
+    ),
     helpers,
     settings: {
       model: config.openai.model,
@@ -131,6 +141,7 @@ export function createApp(config: Config, options: AppOptions): App {
       contextTokens: config.agent.contextTokens,
     },
     skills: () => listSkills(skillDirs, log),
+    attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),
     now: options.now,
   });
 

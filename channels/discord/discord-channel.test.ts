@@ -424,7 +424,8 @@ describe("Discord channel", () => {
     });
     await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
     const text = lastUserText(model.requests[0]);
-    const path = /\[attachment: (.+notes\.txt)\]/.exec(text)?.[1];
+    const path = /\[document (.+notes\.txt), in full/.exec(text)?.[1];
+    expect(text).toContain("\nsmall file\n[end of document excerpt]");
     expect(path?.startsWith(join(config.home, "media"))).toBe(true);
     expect(existsSync(path as string) && readFileSync(path as string, "utf8")).toBe("small file");
     expect(text).toContain("huge.bin skipped");

@@ -251,11 +251,13 @@ describe("telegram channel: update kinds and media", () => {
     await h.telegram.waitFor(() => h?.telegram.sent[2]);
 
     const first = lastUserText(h, 0);
-    expect(first).toMatch(/^what is this\?\n\[attachment: (.+)\]$/);
-    const photoPath = /\[attachment: (.+)\]/.exec(first)?.[1] as string;
+    // Not a real JPEG: the model is told it could not be read, and the file stays for tools.
+    expect(first).toMatch(/^what is this\?\n\[image: (.+)\]\n\[the image .*photo-1\.jpg could not be read: .+\]$/);
+    const photoPath = /\[image: (.+)\]/.exec(first)?.[1] as string;
     expect(photoPath.startsWith(mediaDir(h.home))).toBe(true);
     expect(readFileSync(photoPath, "utf8")).toBe("fake-jpeg-bytes");
-    const docPath = /\[attachment: (.+)\]/.exec(lastUserText(h, 1))?.[1] as string;
+    const docPath = /\[document (.+), in full/.exec(lastUserText(h, 1))?.[1] as string;
+    expect(lastUserText(h, 1)).toContain("\nid,name\n1,Ann\n\n[end of document excerpt]");
     expect(docPath.endsWith("people.csv")).toBe(true);
     expect(readFileSync(docPath, "utf8")).toBe("id,name\n1,Ann\n");
     expect(lastUserText(h, 2)).toBe("[document big.bin (4.9 KB) was not downloaded: larger than the 1000 B limit]");

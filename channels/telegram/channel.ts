@@ -66,7 +66,13 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       pairing,
       allowFrom: config.telegramAllowFrom,
       allowedGroups: config.telegram.allowedGroups,
-      media: { token, apiRoot: config.telegramApiRoot, dir: mediaDir(config.home), maxBytes: config.media.maxBytes },
+      media: {
+        token,
+        apiRoot: config.telegramApiRoot,
+        dir: mediaDir(config.home),
+        maxBytes: config.media.maxBytes,
+        maxAudioSeconds: config.media.maxAudioSeconds,
+      },
       log,
     }),
   );

@@ -113,6 +113,7 @@ export function createInboundHandlers(deps: InboundDeps): Composer<Context> {
       mentionsBot: normalized.mentionsBot || normalized.repliesToBot,
       receivedAt: Date.now(),
       sessionKey: sessionKeyOf("telegram", normalized.chatId, normalized.threadId),
+      ...(Object.keys(normalized.meta).length > 0 ? { meta: normalized.meta } : {}),
     };
     if (!deps.bus.publishInbound(inbound)) {
       log.debug({ chatId: inbound.chatId, id: inbound.id }, "dropped a replayed update");

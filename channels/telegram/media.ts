@@ -12,6 +12,8 @@ export interface MediaDeps {
   apiRoot: string;
   dir: string;
   maxBytes: number;
+  /** Longer voice notes and audio files are not downloaded (nor transcribed). */
+  maxAudioSeconds: number;
 }
 
 /** What became of an attachment: a local path for the agent, or a line saying why not. */
@@ -42,6 +44,9 @@ export async function downloadAttachment(
     note: `[${attachment.label} (${formatBytes(size)}) was not downloaded: larger than the ${formatBytes(deps.maxBytes)} limit]`,
   });
   if (attachment.fileSize !== undefined && attachment.fileSize > deps.maxBytes) return tooBig(attachment.fileSize);
+  if (attachment.durationSeconds !== undefined && attachment.durationSeconds > deps.maxAudioSeconds) {
+    return { note: `[${attachment.label}: not transcribed, longer than the ${deps.maxAudioSeconds} s limit]` };
+  }
   const target = join(deps.dir, `${prefix}-${safeFileName(attachment.fileName)}`);
   try {
     const file = await deps.api.getFile(attachment.fileId);

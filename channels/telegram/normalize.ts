@@ -16,6 +16,8 @@ export interface AttachmentRef {
   fileSize?: number;
   /** What the model is told about it, besides the path. */
   label: string;
+  /** Length of a voice note or audio file, when Telegram tells. */
+  durationSeconds?: number;
 }
 
 /** A Telegram message reduced to what pincer needs; the channel turns it into an InboundMessage. */
@@ -36,7 +38,12 @@ export interface NormalizedMessage {
   /** A /command (bare or /command@thisbot) opens the message. */
   isCommand: boolean;
   attachments: AttachmentRef[];
+  /** Facts for the model: what is quoted or forwarded (InboundMessage.meta). */
+  meta: Record<string, string>;
 }
+
+/** How much of a replied-to message the model is shown. */
+export const QUOTE_CHARS = 300;
 
 /**
  * Reads a message from a user. Returns undefined for what has nothing for the agent: messages from
@@ -75,7 +82,32 @@ export function normalizeMessage(message: Message, bot: BotIdentity): Normalized
     repliesToBot: Boolean(realReply && reply.from?.id === bot.id),
     isCommand: isCommandFor(rawText, entities, bot.username),
     attachments,
+    meta: {
+      ...(realReply ? quoteOf(message, reply, bot) : {}),
+      ...(message.forward_origin ? { forwardedFrom: originName(message.forward_origin) } : {}),
+    },
   };
+}
+
+/** The replied-to text (the part the user quoted, if they did), who wrote it, and whether it is trusted. */
+function quoteOf(message: Message, reply: Message, bot: BotIdentity): Record<string, string> {
+  const text = (message.quote?.text ?? reply.text ?? reply.caption ?? "").trim();
+  if (!text) return {};
+  const author = reply.from;
+  const trust = author?.id === bot.id ? "bot" : author?.id === message.from?.id ? "self" : "other";
+  const name = author ? [author.first_name, author.last_name].filter(Boolean).join(" ") : "someone";
+  const cut = text.length > QUOTE_CHARS ? `${text.slice(0, QUOTE_CHARS)}…` : text;
+  return { quotedText: cut, quotedFrom: name, quotedTrust: trust };
+}
+
+function originName(origin: NonNullable<Message["forward_origin"]>): string {
+  if (origin.type === "user") {
+    const u = origin.sender_user;
+    return [u.first_name, u.last_name].filter(Boolean).join(" ") + (u.username ? ` (@${u.username})` : "");
+  }
+  if (origin.type === "hidden_user") return origin.sender_user_name;
+  if (origin.type === "chat") return origin.sender_chat.title ?? "a chat";
+  return `${origin.chat.title ?? "a channel"} (channel)`;
 }
 
 function entityText(text: string, entity: MessageEntity): string {
@@ -143,6 +175,7 @@ function attachmentsOf(message: Message): AttachmentRef[] {
       fileName: `voice-${id}.ogg`,
       fileSize: v.file_size,
       label: `voice message, ${v.duration} s`,
+      durationSeconds: v.duration,
     });
   }
   if (message.audio) {
@@ -154,6 +187,7 @@ function attachmentsOf(message: Message): AttachmentRef[] {
       fileName,
       fileSize: a.file_size,
       label: `audio ${a.title ?? fileName}, ${a.duration} s`,
+      durationSeconds: a.duration,
     });
   }
   if (message.video) {

@@ -7,6 +7,7 @@ import { type ConversationStore, estimateTokens, type StoredMessage } from "../s
 import type { SqliteJournal } from "../store/journal.js";
 import type { TurnStore } from "../store/turns.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { type ContentPart, mediaKind, type PreparedAttachments } from "./attachments.js";
 import { helpText, parseCommand } from "./commands.js";
 import { buildSystemPrompt, toChatMessage, userContent } from "./context.js";
 import { runAgentLoop } from "./loop.js";
@@ -35,6 +36,8 @@ export interface WorkerDeps {
     list(sessionKey?: string): Array<{ id: string; label?: string; startedAt: number }>;
     cancel(sessionKey: string): number;
   };
+  /** Reads a message's attachments for the model (images, voice notes, documents); paths only when absent. */
+  attachments?: (paths: string[], signal: AbortSignal) => Promise<PreparedAttachments>;
   now?: () => Date;
   /** Called once a message's turn is over and its reply handed to the channel. */
   onTurnFinished?: (msg: InboundMessage) => void;
@@ -131,12 +134,28 @@ export class AgentWorker {
     const activity = { ...target, sessionKey: msg.sessionKey };
     deps.bus.publishActivity({ ...activity, busy: true });
     const signal = AbortSignal.any([stopSignal, this.shutdown.signal]);
-    const user: StoredMessage = { role: "user", content: userContent(msg), createdAt: msg.receivedAt };
+    let user: StoredMessage = { role: "user", content: userContent(msg), createdAt: msg.receivedAt };
+    let images: ContentPart[] = [];
     const sentToConversation: string[] = [];
     try {
       if (msg.channel !== "system" && parseCommand(msg.text) === "new") {
         deps.conversations.archive(msg.sessionKey);
         return await this.finish(msg, [], notice(target, "Started a new conversation. Long-term memory is kept."));
+      }
+      if (msg.media.length > 0 && deps.attachments) {
+        const prepared = await deps.attachments(msg.media, signal);
+        user = { ...user, content: userContent(msg, prepared.lines) };
+        images = prepared.images;
+        if (prepared.problems.length > 0) {
+          const problem = failure(target, prepared.problems.join(" "));
+          // Nothing left to answer (a voice note alone that could not be heard): the sentence is the answer.
+          if (!msg.text.trim() && msg.media.every((path) => mediaKind(path) === "audio")) {
+            return await this.finish(msg, [user], problem);
+          }
+          void deps.bus
+            .publishOutbound(problem)
+            .catch((err: unknown) => deps.log.warn({ err }, "could not send a notice"));
+        }
       }
       const system = buildSystemPrompt({
         workspace: deps.settings.workspace,
@@ -164,7 +183,10 @@ export class AgentWorker {
         {
           system,
           history: deps.conversations.recent(msg.sessionKey, this.historyBudget(system, user)).map(toChatMessage),
-          user: toChatMessage(user),
+          user:
+            images.length > 0
+              ? { role: "user", content: [{ type: "text", text: user.content ?? "" }, ...images] }
+              : toChatMessage(user),
           toolContext: {
             sessionKey: msg.sessionKey,
             inbound: msg,

@@ -20,6 +20,8 @@ export const fileSchema = {
         stream: { type: "boolean", default: false },
         temperature: { type: "number", minimum: 0, maximum: 2 },
         helperModel: { type: "string", minLength: 1 },
+        vision: { type: "boolean", default: true },
+        transcriptionModel: { type: "string", minLength: 1, default: "gpt-4o-mini-transcribe" },
       },
     },
     exec: {
@@ -71,6 +73,7 @@ export const fileSchema = {
       default: {},
       properties: {
         maxBytes: { type: "integer", minimum: 1, default: 20 * 1024 * 1024 },
+        maxAudioSeconds: { type: "integer", minimum: 1, default: 600 },
       },
     },
     message: {
@@ -148,6 +151,10 @@ export interface FileConfig {
     temperature?: number;
     /** A cheaper model (same endpoint) for spawned helpers; the main model when absent. */
     helperModel?: string;
+    /** Send photos to the model as images (off, or refused once by the endpoint: described in text). */
+    vision: boolean;
+    /** The model voice notes are transcribed with, on the same endpoint (`/audio/transcriptions`). */
+    transcriptionModel: string;
   };
   exec: {
     network: boolean;
@@ -162,7 +169,8 @@ export interface FileConfig {
   telegram: { allowedGroups: string[]; webhookUrl?: string; webhookSecret?: string; webhookPort: number };
   discord: { allowedChannels: string[]; allowBots: boolean };
   cron: { minEverySeconds: number };
-  media: { maxBytes: number };
+  /** `maxAudioSeconds`: longer voice notes and audio are not downloaded nor transcribed. */
+  media: { maxBytes: number; maxAudioSeconds: number };
   /** Targets (`channel:chatId`) the message tool may write to besides the current conversation. */
   message: { allowedTargets: string[] };
   helpers: { maxConcurrent: number; maxPerConversation: number; maxIterations: number; timeoutSeconds: number };

@@ -38,6 +38,8 @@ export class ModelError extends Error {
   constructor(
     message: string,
     readonly permanent = false,
+    /** The endpoint's HTTP status, when it answered at all. */
+    readonly status?: number,
   ) {
     super(message);
   }
@@ -122,7 +124,11 @@ function toModelError(err: unknown, options: Pick<ModelOptions, "baseUrl" | "mod
   if (err instanceof OpenAI.NotFoundError) return new ModelError(notFoundHint(options), true);
   if (err instanceof OpenAI.RateLimitError) return new ModelError("the model endpoint is rate-limiting us (429)");
   if (err instanceof OpenAI.APIError) {
-    return new ModelError(`the model endpoint answered ${err.status ?? "with an error"}: ${shorten(err.message)}`);
+    return new ModelError(
+      `the model endpoint answered ${err.status ?? "with an error"}: ${shorten(err.message)}`,
+      false,
+      err.status,
+    );
   }
   return new ModelError(`the model call failed: ${shorten((err as Error)?.message ?? String(err))}`);
 }

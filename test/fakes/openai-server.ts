@@ -29,6 +29,10 @@ export interface FakeOpenAI {
   requests: ChatRequest[];
   /** What GET /v1/models lists. */
   models: string[];
+  /** Uploads to /v1/audio/transcriptions: the form's model and the audio bytes' length. */
+  transcriptions: Array<{ model: string; bytes: number }>;
+  /** How transcriptions are answered (default: the text "hello from a voice note"). */
+  transcribeWith(reply: { text: string } | { status: number }): void;
   close(): Promise<void>;
 }
 
@@ -39,8 +43,21 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const models = ["gpt-4.1-mini"];
   let responder: (request: ChatRequest) => FakeReply | Promise<FakeReply> = () => ({ content: "ok" });
   let counter = 0;
+  const transcriptions: Array<{ model: string; bytes: number }> = [];
+  let transcript: { text: string } | { status: number } = { text: "hello from a voice note" };
 
   const server = createServer(async (req, res) => {
+    if (req.method === "POST" && req.url === "/v1/audio/transcriptions") {
+      const form = await new Request("http://fake/", {
+        method: "POST",
+        headers: { "content-type": String(req.headers["content-type"]) },
+        body: Buffer.from(await readBody(req, "latin1"), "latin1"),
+      }).formData();
+      const file = form.get("file");
+      transcriptions.push({ model: String(form.get("model")), bytes: file instanceof Blob ? file.size : 0 });
+      if ("status" in transcript) return sendJson(res, transcript.status, { error: { message: "fake failure" } });
+      return sendJson(res, 200, transcript);
+    }
     // Like OpenAI itself, everything lives under /v1: a base URL without it gets 404s.
     if (req.method === "GET" && req.url === "/v1/models") {
       return sendJson(res, 200, {
@@ -95,6 +112,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   return {
     url: `http://127.0.0.1:${port}/v1`,
     models,
+    transcriptions,
+    transcribeWith: (reply) => {
+      transcript = reply;
+    },
     enqueue: (...replies) => queue.push(...replies),
     respond: (fn) => {
       responder = fn;
@@ -142,8 +163,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage, encoding: BufferEncoding = "utf8"): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks).toString(encoding);
 }

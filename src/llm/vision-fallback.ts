@@ -1,0 +1,36 @@
+import { type ChatMessage, type Model, ModelError } from "./model.js";
+
+/**
+ * Wraps a model so that an endpoint refusing image parts (a 400 to a request that carries them)
+ * costs one failed request: the request is sent again with the images left out, their text
+ * references kept, and every later request leaves them out from the start.
+ */
+export function withVisionFallback(model: Model, onRefused: (err: ModelError) => void): Model {
+  let refused = false;
+  return {
+    async complete(request) {
+      if (!request.messages.some(hasImages)) return model.complete(request);
+      if (refused) return model.complete({ ...request, messages: request.messages.map(withoutImages) });
+      try {
+        return await model.complete(request);
+      } catch (err) {
+        if (!(err instanceof ModelError) || (err.status !== 400 && err.status !== 415 && err.status !== 422)) throw err;
+        refused = true;
+        onRefused(err);
+        return model.complete({ ...request, messages: request.messages.map(withoutImages) });
+      }
+    },
+  };
+}
+
+function hasImages(message: ChatMessage): boolean {
+  return Array.isArray(message.content) && message.content.some((part) => part.type === "image_url");
+}
+
+/** The message with its image parts replaced by one line saying so; the text parts keep the paths. */
+export function withoutImages(message: ChatMessage): ChatMessage {
+  if (message.role !== "user" || !Array.isArray(message.content) || !hasImages(message)) return message;
+  const text = message.content.flatMap((part) => (part.type === "text" ? [part.text] : []));
+  text.push("[the attached image could not be shown: this model endpoint does not accept images]");
+  return { role: "user", content: text.join("\n") };
+}
