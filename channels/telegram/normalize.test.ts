@@ -31,6 +31,7 @@ describe("normalizeMessage", () => {
       repliesToBot: false,
       isCommand: false,
       attachments: [],
+      meta: {},
     });
   });
 
