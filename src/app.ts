@@ -6,6 +6,7 @@ import { listSkills } from "./agent/skills.js";
 import { AgentWorker } from "./agent/worker.js";
 import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
+import type { SenderEvents } from "./bus/outbox-sender.js";
 import { replyTarget } from "./bus/types.js";
 import type { Config } from "./config/config.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
@@ -54,6 +55,33 @@ export interface App {
   stop(): Promise<void>;
 }
 
+/** The outbox sender's log lines: an outage once when it starts and once when it ends, a dead letter once. */
+function deliveryLog(log: Logger): SenderEvents {
+  const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
+  return {
+    onRetry: (channel, row, err, delayMs, first) =>
+      (first ? log.warn.bind(log) : log.debug.bind(log))(
+        { channel, chatId: row.msg.chatId, outboxId: row.id, err: describe(err), retryInMs: delayMs },
+        first ? "could not send; retrying with backoff until it works" : "could not send again",
+      ),
+    onRecovered: (channel, failures) => log.info({ channel, failures }, "sending works again"),
+    onDeadLetter: (channel, row, err, reason) =>
+      log.error(
+        {
+          channel,
+          chatId: row.msg.chatId,
+          kind: row.msg.kind,
+          outboxId: row.id,
+          attempts: row.attempts + 1,
+          err: describe(err),
+        },
+        reason === "refused"
+          ? "the platform refused a message for good; moved it to the dead letters"
+          : "gave up on a message that could not be sent for too long; moved it to the dead letters",
+      ),
+  };
+}
+
 export function createApp(config: Config, options: AppOptions): App {
   const { log } = options;
   ensureHome(config, log);
@@ -61,8 +89,12 @@ export function createApp(config: Config, options: AppOptions): App {
   const journal = new SqliteJournal(db);
   const bus = new MessageBus({
     journal,
-    onDeliveryError: (err, msg) =>
-      log.error({ err, channel: msg.channel, chatId: msg.chatId }, "could not deliver a reply"),
+    retry: {
+      baseDelayMs: config.delivery.retryMinSeconds * 1000,
+      maxDelayMs: config.delivery.retryMaxSeconds * 1000,
+      deadLetterAfterMs: config.delivery.deadLetterAfterHours * 3600_000,
+    },
+    events: deliveryLog(log.child({ part: "outbox" })),
   });
   const conversations = new ConversationStore(db);
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds);

@@ -35,7 +35,11 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
       unsubscribeActivity = deps.bus.onActivity("console", (event) => {
         if (event.chatId !== chatId) return;
         deps.onBusy?.(event.busy);
-        if (!event.busy) turnEnded.shift()?.();
+        // The turn is over once its reply is in the outbox; the sender writes it a moment later.
+        if (!event.busy) {
+          const ended = turnEnded.shift();
+          void deps.bus.outboundIdle("console").then(ended);
+        }
       });
       await deps.bus.subscribeOutbound("console", async (msg) => {
         if (msg.chatId !== chatId) return;
@@ -45,7 +49,7 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
     },
     async stop() {
       unsubscribeActivity();
-      deps.bus.unsubscribeOutbound("console");
+      await deps.bus.unsubscribeOutbound("console");
     },
     send(text) {
       const command = parseCommand(text);

@@ -70,6 +70,8 @@ async function start(adjust: (config: Config) => void = () => {}): Promise<Harne
     PINCER_SANDBOX: "none",
     PINCER_TIMEZONE: "UTC",
   });
+  // The outbox sender retries within tens of milliseconds here (seconds by default).
+  config.delivery = { ...config.delivery, retryMinSeconds: 0.05, retryMaxSeconds: 0.2 };
   adjust(config);
   const logs: Harness["logs"] = [];
   const log = pino({ level: "warn" }, { write: (line: string) => void logs.push(JSON.parse(line)) });
@@ -79,7 +81,7 @@ async function start(adjust: (config: Config) => void = () => {}): Promise<Harne
     bus: app.bus,
     pairing: app.pairing,
     log,
-    tuning: { typingIntervalMs: 100, send: { attempts: 3, baseDelayMs: 50, maxDelayMs: 200 } },
+    tuning: { typingIntervalMs: 100 },
   });
   await app.start([channel]);
   cleanups.push(() => app.stop().catch(() => {}));
@@ -353,10 +355,10 @@ describe("Discord channel", () => {
     expect(typing().length).toBeLessThanOrEqual(countAtReply + 1);
   });
 
-  it("retries a failed send with backoff and reports it once", async () => {
+  it("retries a failed send with backoff outside the turn and reports the outage once", async () => {
     const { discord, model, logs } = await start();
     model.enqueue({ content: "made it" });
-    // discord.js retries a 5xx three times at once; five failures outlast that and reach the backoff.
+    // discord.js retries a 5xx three times at once; five failures outlast that and reach the outbox sender.
     discord.failNext({ method: "POST", path: /^\/channels\/\d+\/messages$/, status: 500, times: 5 });
     const dm = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "hello" });
     const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
@@ -364,37 +366,63 @@ describe("Discord channel", () => {
     const posts = discord.calls.filter((c) => c.method === "POST" && c.path === `/channels/${DM}/messages`);
     expect(posts.map((c) => c.status)).toEqual([500, 500, 500, 500, 500, 200]);
     expect(discord.sent).toHaveLength(1);
-    expect(logs.filter((l) => l.msg === "sent a message to Discord after retrying")).toHaveLength(1);
+    expect(logs.filter((l) => l.msg.startsWith("could not send; retrying"))).toHaveLength(1);
   });
 
-  it("keeps a reply that cannot be sent in the outbox and sends it at the next start", async () => {
-    const { discord, model, app, config, logs, log } = await start();
-    model.enqueue({ content: "better late than never" });
-    // Three attempts of ours, each tried four times by discord.js: every one fails.
-    discord.failNext({ method: "POST", path: /^\/channels\/\d+\/messages$/, status: 503, times: 12 });
-    const dm = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "hello" });
-    await discord.waitFor(() => logs.find((l) => l.msg === "could not deliver a reply"));
-    expect(discord.sent).toHaveLength(0);
-    expect(logs.filter((l) => l.level >= 40)).toHaveLength(1);
-    await app.stop();
-
-    const again = createApp(config, { log });
-    cleanups.push(() => again.stop());
-    await again.start([createDiscordChannel({ config, bus: again.bus, pairing: again.pairing, log })]);
-    const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
-    expect(reply.content).toBe("better late than never");
-    expect(model.requests).toHaveLength(1);
+  it("heals a REST outage without a restart: every reply once, in order, none lost", async () => {
+    const { discord, model, app } = await start();
+    model.respond((req) => ({ content: `re: ${lastUserText(req)}` }));
+    discord.failNext({ method: "POST", path: /^\/channels\/\d+\/messages$/, status: 503, times: 100_000 });
+    for (const text of ["one", "two", "three"])
+      discord.dispatchMessage({ channelId: DM, author: ALICE, content: text });
+    await discord.waitFor(() => model.requests.length === 3);
+    // The turns are over while the replies still wait in the outbox.
+    await discord.waitFor(() => app.journal.pendingOutbound("discord").length === 3);
+    await discord.waitFor(() => discord.calls.filter((c) => c.status === 503).length >= 12);
+    expect(discord.sent).toEqual([]);
+    discord.clearFailures();
+    await discord.waitFor(() => discord.sent.length === 3, 10_000);
+    await discord.waitFor(() => app.journal.pendingOutbound("discord").length === 0);
+    expect(discord.sent.map((m) => m.content)).toEqual(["re: one", "re: two", "re: three"]);
+    expect(model.requests).toHaveLength(3);
   });
 
-  it("drops a message Discord refuses outright, logging it once", async () => {
-    const { discord, model, logs } = await start();
-    model.enqueue({ content: "nobody will read this" });
+  it("sends only the missing parts of a long reply after a failure halfway", async () => {
+    const { discord, model } = await start();
+    const paragraphs = Array.from({ length: 5 }, (_, i) => `Part ${i + 1}: ${"words ".repeat(300)}`);
+    model.enqueue({ content: paragraphs.join("\n\n") });
+    let posts = 0;
+    // Parts 1 and 2 go through; then Discord fails (past discord.js's own retries) for a while.
+    const stop = discord.onSent(() => {
+      if (++posts === 2)
+        discord.failNext({ method: "POST", path: /^\/channels\/\d+\/messages$/, status: 502, times: 8 });
+    });
+    discord.dispatchMessage({ channelId: DM, author: ALICE, content: "long please" });
+    await discord.waitFor(() => discord.sent.length === 5, 10_000);
+    stop();
+    expect(discord.sent.map((m) => m.content.slice(0, 7))).toEqual([
+      "Part 1:",
+      "Part 2:",
+      "Part 3:",
+      "Part 4:",
+      "Part 5:",
+    ]);
+    expect(discord.calls.filter((c) => c.status === 502)).toHaveLength(8);
+  });
+
+  it("dead-letters a message Discord refuses outright at once, logging it once", async () => {
+    const { discord, model, logs, app } = await start();
+    model.enqueue({ content: "nobody will read this" }, { content: "but this one arrives" });
     discord.failNext({ method: "POST", path: /^\/channels\/\d+\/messages$/, status: 403 });
     discord.dispatchMessage({ channelId: DM, author: ALICE, content: "hello" });
-    await discord.waitFor(() => logs.find((l) => l.msg === "Discord refused a message; dropped it"));
+    await discord.waitFor(() => logs.find((l) => l.msg.startsWith("the platform refused a message for good")));
     const posts = discord.calls.filter((c) => c.method === "POST" && c.path === `/channels/${DM}/messages`);
     expect(posts.map((c) => c.status)).toEqual([403]);
     expect(logs.filter((l) => l.level >= 40)).toHaveLength(1);
+    expect(app.journal.pendingOutbound("discord")).toEqual([]);
+    discord.dispatchMessage({ channelId: DM, author: ALICE, content: "again" });
+    await discord.waitFor(() => discord.sent[0]);
+    expect(discord.sent.map((m) => m.content)).toEqual(["but this one arrives"]);
   });
 
   it("waits out a rate limit inside discord.js", async () => {

@@ -7,7 +7,7 @@ import type { Channel } from "../../src/bus/channel.js";
 import type { Config } from "../../src/config/config.js";
 import { mediaDir } from "../../src/paths.js";
 import { createInboundHandler } from "./inbound.js";
-import { createOutboundHandler, type SendPolicy } from "./outbound.js";
+import { createOutboundHandler } from "./outbound.js";
 import { createTypingIndicator, TYPING_REFRESH_MS } from "./typing.js";
 
 export interface DiscordChannelDeps {
@@ -21,13 +21,14 @@ export interface DiscordChannelDeps {
 
 export interface DiscordTuning {
   typingIntervalMs: number;
-  send: SendPolicy;
 }
 
 const DEFAULT_TUNING: DiscordTuning = {
   typingIntervalMs: TYPING_REFRESH_MS,
-  send: { attempts: 5, baseDelayMs: 1_000, maxDelayMs: 30_000 },
 };
+
+/** A rate limit longer than this is handed to the outbox sender instead of holding up the channel's sends. */
+const LONGEST_INLINE_RATE_LIMIT_MS = 5000;
 
 /** What pincer asks of the gateway; the latency benchmark's echo bot uses the same. */
 export function clientOptions(apiUrl: string): ClientOptions {
@@ -40,7 +41,7 @@ export function clientOptions(apiUrl: string): ClientOptions {
     ],
     // DM channels are not cached before their first message; without this their messages are dropped.
     partials: [Partials.Channel],
-    rest: { api: apiUrl },
+    rest: { api: apiUrl, rejectOnRateLimit: (limit) => limit.retryAfter > LONGEST_INLINE_RATE_LIMIT_MS },
   };
 }
 
@@ -76,7 +77,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
       }
     },
   });
-  const sendOutbound = createOutboundHandler({ rest: client.rest, log, policy: tuning.send });
+  const sendOutbound = createOutboundHandler({ rest: client.rest, log });
   let stopActivity: (() => void) | undefined;
 
   client.on(Events.MessageCreate, handleMessage);
@@ -101,10 +102,10 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "Discord connected");
       stopActivity = bus.onActivity("discord", typing.onActivity);
       // Replies left from before a restart go out in the background; start() only promises we listen.
-      void bus.subscribeOutbound("discord", sendOutbound);
+      await bus.subscribeOutbound("discord", sendOutbound);
     },
     async stop() {
-      bus.unsubscribeOutbound("discord");
+      await bus.unsubscribeOutbound("discord");
       stopActivity?.();
       typing.stopAll();
       await client.destroy();

@@ -1,17 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
-import { DiscordAPIError, type REST, Routes } from "discord.js";
+import { DiscordAPIError, RateLimitError, type REST, Routes } from "discord.js";
 import type { Logger } from "pino";
+import { type Delivery, DeliveryError } from "../../src/bus/delivery.js";
 import { ProgressNotes } from "../../src/bus/progress-notes.js";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
-import { RetryError, retryWithBackoff } from "./retry.js";
 import { splitMessage } from "./split.js";
-
-export interface SendPolicy {
-  attempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
 
 /** Discord takes at most this many files per message. */
 const MAX_FILES = 10;
@@ -19,15 +13,14 @@ const MAX_FILES = 10;
 /**
  * Renders outbound messages: the model's markdown goes out as Discord markdown, split under the
  * length limit, the first chunk replying to the user's message and files riding on the last one.
- * Rate limits (429) are handled inside discord.js's REST client; anything else that fails is
- * retried here with backoff. A message that still fails is reported once: a permanent refusal is
- * logged and dropped, a transient one rejects, which the bus logs, keeping the message in the
- * outbox for the next start.
+ * The split is the same every time, so after a failure only the chunks not yet sent go out.
+ * Short rate limits are waited out inside discord.js's REST client; anything else rejects for
+ * the outbox sender, which retries with backoff or dead-letters a refusal.
  */
-export function createOutboundHandler(deps: { rest: REST; log: Logger; policy: SendPolicy }) {
-  const { rest, log, policy } = deps;
+export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
+  const { rest, log } = deps;
   const progress = progressNotes(rest);
-  return async function send(msg: OutboundMessage): Promise<DeliveryReceipt> {
+  return async function send(msg: OutboundMessage, delivery: Delivery): Promise<DeliveryReceipt> {
     if (msg.kind === "progress") return progress.show(msg);
     const channelId = msg.threadId ?? msg.chatId;
     const chunks = splitMessage(msg.text);
@@ -35,45 +28,29 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger; policy: S
     const messageIds: string[] = [];
     if (chunks.length === 0 && files.length === 0) return { messageIds };
     if (chunks.length === 0) chunks.push("");
-    const failures: unknown[] = [];
-    try {
-      for (const [index, content] of chunks.entries()) {
-        const body = {
-          content,
-          // The model's text must never ping @everyone or a role; the user it answers may be pinged.
-          allowed_mentions: { parse: ["users"], replied_user: true },
-          ...(index === 0 && msg.replyToId
-            ? { message_reference: { message_id: msg.replyToId, fail_if_not_exists: false } }
-            : {}),
-        };
-        const last = index === chunks.length - 1;
-        const result = await retryWithBackoff(
-          () => rest.post(Routes.channelMessages(channelId), { body, ...(last && files.length ? { files } : {}) }),
-          { ...policy, isRetryable },
-        );
-        failures.push(...result.failures);
-        const id = (result.value as { id?: unknown } | undefined)?.id;
-        if (typeof id === "string") messageIds.push(id);
+    for (let index = delivery.partsSent; index < chunks.length; index++) {
+      const body = {
+        content: chunks[index],
+        // The model's text must never ping @everyone or a role; the user it answers may be pinged.
+        allowed_mentions: { parse: ["users"], replied_user: true },
+        ...(index === 0 && msg.replyToId
+          ? { message_reference: { message_id: msg.replyToId, fail_if_not_exists: false } }
+          : {}),
+      };
+      const last = index === chunks.length - 1;
+      let posted: unknown;
+      try {
+        posted = await rest.post(Routes.channelMessages(channelId), {
+          body,
+          ...(last && files.length ? { files } : {}),
+          signal: delivery.signal,
+        });
+      } catch (err) {
+        throw toDeliveryError(err);
       }
-    } catch (err) {
-      const all = [...failures, ...(err instanceof RetryError ? err.failures : [err])];
-      const last = all.at(-1);
-      const context = { channelId, kind: msg.kind, attempts: all.length, err: last };
-      if (!isRetryable(last)) {
-        log.error(context, "Discord refused a message; dropped it");
-        return { messageIds, refused: `Discord refused it: ${errorText(last)}` };
-      }
-      // The bus logs this rejection (once) and keeps the message in the outbox for the next start.
-      throw new Error(
-        `Discord send to channel ${channelId} failed ${all.length} times (${errorText(last)}); it stays in the outbox for the next start`,
-        { cause: last },
-      );
-    }
-    if (failures.length > 0) {
-      log.warn(
-        { channelId, failures: failures.length, err: failures.at(-1) },
-        "sent a message to Discord after retrying",
-      );
+      delivery.markPartSent();
+      const id = (posted as { id?: unknown } | undefined)?.id;
+      if (typeof id === "string") messageIds.push(id);
     }
     return { messageIds };
   };
@@ -103,8 +80,17 @@ export function isRetryable(err: unknown): boolean {
   return true;
 }
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+function toDeliveryError(err: unknown): unknown {
+  if (err instanceof RateLimitError) {
+    return new DeliveryError(`Discord rate limit on ${err.route}`, { retryAfterMs: err.retryAfter, cause: err });
+  }
+  if (!isRetryable(err)) {
+    return new DeliveryError(`Discord refused it: ${(err as Error).message}`, {
+      permanent: true,
+      cause: err,
+    });
+  }
+  return err;
 }
 
 async function loadFiles(paths: string[], log: Logger): Promise<Array<{ name: string; data: Buffer }>> {

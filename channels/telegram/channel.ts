@@ -222,9 +222,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       if (outcome) log.warn({ err: describe(outcome) }, "telegram is not reachable yet; pincer keeps trying");
       if (bot.isInited()) log.info({ username: bot.botInfo.username }, "telegram bot connected");
       offActivity = bus.onActivity("telegram", typing.onActivity);
-      bus
-        .subscribeOutbound("telegram", createSender(bot.api, log))
-        .catch((err: unknown) => log.error({ err }, "could not deliver replies from before the restart"));
+      await bus.subscribeOutbound("telegram", createSender(bot.api, log));
       bestEffort
         .setMyCommands(COMMANDS.map((c) => ({ command: c.name, description: c.description })))
         .catch((err: unknown) => log.warn({ err: describe(err) }, "could not register the bot's commands"));
@@ -238,7 +236,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       for (const wake of [...sleepers]) wake();
       typing.stopAll();
       offActivity?.();
-      bus.unsubscribeOutbound("telegram");
+      await bus.unsubscribeOutbound("telegram");
       await runner?.stop();
       await supervisor;
       if (webhookServer) {

@@ -1,6 +1,7 @@
 import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
+import { storeStatus } from "../../src/store/status.js";
 import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "../../test/helpers/telegram.js";
 
 let h: TelegramHarness | undefined;
@@ -81,21 +82,59 @@ describe("telegram channel: flood control and faults", () => {
     expect(h.telegram.callsTo("sendMessage").map((c) => c.status)).toEqual([502, 502, 200]);
   });
 
-  it("keeps a reply Telegram would not take in the outbox and sends it after a restart", async () => {
+  it("retries a reply Telegram would not take outside the turn, without a restart", async () => {
     h = await startTelegramHarness();
     h.model.enqueue({ content: "not lost" });
-    // One more failure than the channel retries: the handler gives up for now.
-    h.telegram.failNext("sendMessage", { status: 500 }, 4);
+    h.telegram.failNext("sendMessage", { status: 500 }, 6);
     ask(h, "hi");
-    await h.telegram.waitFor(() => h?.telegram.callsTo("sendMessage").length === 4);
-    await h.telegram.waitFor(() => h?.app.journal.pendingOutbound("telegram").length === 1);
-    expect(h.telegram.sent).toEqual([]);
-
-    await h.restartChannel();
     const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
     expect(sent).toMatchObject({ chatId: "42", text: "not lost" });
+    expect(h.telegram.callsTo("sendMessage").map((c) => c.status)).toEqual([500, 500, 500, 500, 500, 500, 200]);
     await h.telegram.waitFor(() => h?.app.journal.pendingOutbound("telegram").length === 0);
     expect(h.model.requests).toHaveLength(1);
+    expect(h.logs.filter((l) => l.msg.startsWith("could not send; retrying"))).toHaveLength(1);
+    expect(h.logs.filter((l) => l.msg === "sending works again")).toHaveLength(1);
+  });
+
+  it("sends only the missing parts of a long reply after a failure after part 2, honouring retry_after", async () => {
+    h = await startTelegramHarness();
+    const paragraphs = Array.from({ length: 5 }, (_, i) => `Part ${i + 1}: ${"lorem ipsum ".repeat(300)}`);
+    h.model.enqueue({ content: paragraphs.join("\n\n") });
+    ask(h, "long please");
+    await h.telegram.waitFor(() => h?.telegram.sent.length === 2);
+    // Telegram floods out the third part (waits 1 s), then fails it twice more.
+    h.telegram.failNext("sendMessage", { status: 429, retryAfter: 1 });
+    h.telegram.failNext("sendMessage", { status: 502 }, 2);
+    await h.telegram.waitFor(() => h?.telegram.sent.length === 5, 10_000);
+    const texts = h.telegram.sent.map((m) => m.text.slice(0, 7));
+    expect(texts).toEqual(["Part 1:", "Part 2:", "Part 3:", "Part 4:", "Part 5:"]);
+    const calls = h.telegram.callsTo("sendMessage");
+    expect(calls.map((c) => c.status)).toEqual([200, 200, 429, 502, 502, 200, 200, 200]);
+    expect(calls[3].at - calls[2].at).toBeGreaterThanOrEqual(950);
+    expect(h.telegram.sent[0].replyToId).toBeDefined();
+    expect(h.telegram.sent.slice(1).every((m) => m.replyToId === undefined)).toBe(true);
+  });
+
+  it("dead-letters a reply after the configured time and at once when the chat is gone; status counts them", async () => {
+    h = await startTelegramHarness({
+      adjust: (config) => {
+        config.delivery.deadLetterAfterHours = 0.8 / 3600;
+      },
+    });
+    h.model.respond((req) => ({ content: `re: ${String(req.messages.at(-1)?.content).split("\n").at(-1)}` }));
+    h.telegram.failNext("sendMessage", { status: 502 }, 100_000);
+    ask(h, "first");
+    await h.telegram.waitFor(() => h?.logs.find((l) => l.msg.startsWith("gave up on a message")), 5000);
+    h.telegram.clearFailures();
+    h.telegram.failNext("sendMessage", { status: 400, description: "Bad Request: chat not found" });
+    ask(h, "second");
+    await h.telegram.waitFor(() => h?.logs.find((l) => l.msg.startsWith("the platform refused a message")));
+    ask(h, "third");
+    await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(h.telegram.sent.map((m) => m.text)).toEqual(["re: third"]);
+    expect(h.logs.filter((l) => l.msg.includes("dead letters"))).toHaveLength(2);
+    await h.telegram.waitFor(() => h?.app.journal.pendingOutbound("telegram").length === 0);
+    expect(storeStatus(h.app.db)).toMatchObject({ deadLetters: 2, pendingOutbound: 0 });
   });
 
   it("rides out a polling outage, logging it once when it starts and once when it ends", async () => {

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import { type Api, GrammyError, InputFile } from "grammy";
 import type { Logger } from "pino";
+import { type Delivery, DeliveryError } from "../../src/bus/delivery.js";
 import { ProgressNotes } from "../../src/bus/progress-notes.js";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
 import { markdownToTelegramHtml } from "./format.js";
@@ -16,53 +17,63 @@ export function isEntityParseError(err: unknown): boolean {
 
 /**
  * A refusal that no retry or restart can fix (bad chat, bot blocked or kicked, message
- * malformed): the reply is dropped with an error in the log instead of being resent forever.
+ * malformed): the message is dead-lettered at once instead of being resent forever.
  */
 export function isPermanentRefusal(err: unknown): boolean {
   return err instanceof GrammyError && (err.error_code === 400 || err.error_code === 403);
 }
 
+/** Tells the outbox sender what a failed call means: refused for good, wait as asked, or try again later. */
+export function toDeliveryError(err: unknown): unknown {
+  if (!(err instanceof GrammyError)) return err;
+  if (isPermanentRefusal(err))
+    return new DeliveryError(`Telegram refused it: ${err.description}`, { permanent: true, cause: err });
+  const retryAfter = err.parameters.retry_after;
+  if (retryAfter !== undefined)
+    return new DeliveryError(err.description, { retryAfterMs: retryAfter * 1000, cause: err });
+  return err;
+}
+
+/** The parts a message goes out in, in order: the text split under the limit, then each file. */
+type Part = { kind: "text"; html: string } | { kind: "file"; path: string };
+
+function partsOf(msg: OutboundMessage): Part[] {
+  return [
+    ...splitTelegramHtml(markdownToTelegramHtml(msg.text)).map((html): Part => ({ kind: "text", html })),
+    ...(msg.media ?? []).map((path): Part => ({ kind: "file", path })),
+  ];
+}
+
 /**
  * Renders an outbound message on Telegram: markdown → HTML, split under the length limit, the
- * first part as a reply to the user's message, in the right forum topic. Transient failures
- * (after the API layer's own retries) reject, which leaves the message in the outbox.
+ * first part as a reply to the user's message, in the right forum topic. The split is the same
+ * every time, so after a failure only the parts not yet sent go out. Failures reject for the
+ * outbox sender to retry or dead-letter.
  */
-export function createSender(api: Api, log: Logger): (msg: OutboundMessage) => Promise<DeliveryReceipt> {
+export function createSender(
+  api: Api,
+  log: Logger,
+): (msg: OutboundMessage, delivery: Delivery) => Promise<DeliveryReceipt> {
   const progress = progressNotes(api);
-  return async (msg) => {
+  return async (msg, delivery) => {
     if (msg.kind === "progress") return progress.show(msg);
     const threadId = msg.threadId ? Number(msg.threadId) : undefined;
-    let replyTo = msg.replyToId ? Number(msg.replyToId) : undefined;
+    const parts = partsOf(msg);
     const messageIds: string[] = [];
-    try {
-      for (const chunk of splitTelegramHtml(markdownToTelegramHtml(msg.text))) {
-        const common = {
-          message_thread_id: threadId,
-          ...(replyTo ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
-        };
-        try {
-          const sent = await api.sendMessage(msg.chatId, chunk, { ...common, parse_mode: "HTML" });
-          messageIds.push(String(sent.message_id));
-        } catch (err) {
-          if (!isEntityParseError(err)) throw err;
-          log.warn(
-            { chatId: msg.chatId, err: (err as GrammyError).description },
-            "telegram refused the HTML; sent as plain text",
-          );
-          const sent = await api.sendMessage(msg.chatId, htmlToPlainText(chunk), common);
-          messageIds.push(String(sent.message_id));
-        }
-        replyTo = undefined;
+    // grammy types its signal with its AbortController polyfill; Node's own signal is what it uses.
+    const signal = delivery.signal as unknown as Parameters<Api["sendMessage"]>[3];
+    for (let index = delivery.partsSent; index < parts.length; index++) {
+      const part = parts[index];
+      const replyTo = index === 0 && msg.replyToId ? Number(msg.replyToId) : undefined;
+      let id: number | undefined;
+      try {
+        if (part.kind === "text") id = await sendText(api, msg.chatId, threadId, replyTo, part.html, signal, log);
+        else id = await sendFile(api, msg.chatId, threadId, part.path, signal, log);
+      } catch (err) {
+        throw toDeliveryError(err);
       }
-      for (const path of msg.media ?? []) {
-        const id = await sendFile(api, msg.chatId, threadId, path, log);
-        if (id !== undefined) messageIds.push(String(id));
-      }
-    } catch (err) {
-      if (!isPermanentRefusal(err)) throw err;
-      const description = (err as GrammyError).description;
-      log.error({ chatId: msg.chatId, kind: msg.kind, err: description }, "telegram refused a message; dropped it");
-      return { messageIds, refused: `Telegram refused it: ${description}` };
+      delivery.markPartSent();
+      if (id !== undefined) messageIds.push(String(id));
     }
     return { messageIds };
   };
@@ -80,11 +91,34 @@ function progressNotes(api: Api): ProgressNotes {
   });
 }
 
+async function sendText(
+  api: Api,
+  chatId: string,
+  threadId: number | undefined,
+  replyTo: number | undefined,
+  html: string,
+  signal: Parameters<Api["sendMessage"]>[3],
+  log: Logger,
+): Promise<number> {
+  const common = {
+    message_thread_id: threadId,
+    ...(replyTo ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
+  };
+  try {
+    return (await api.sendMessage(chatId, html, { ...common, parse_mode: "HTML" }, signal)).message_id;
+  } catch (err) {
+    if (!isEntityParseError(err)) throw err;
+    log.warn({ chatId, err: (err as GrammyError).description }, "telegram refused the HTML; sent as plain text");
+    return (await api.sendMessage(chatId, htmlToPlainText(html), common, signal)).message_id;
+  }
+}
+
 async function sendFile(
   api: Api,
   chatId: string,
   threadId: number | undefined,
   path: string,
+  signal: Parameters<Api["sendMessage"]>[3],
   log: Logger,
 ): Promise<number | undefined> {
   if (!existsSync(path)) {
@@ -93,7 +127,7 @@ async function sendFile(
   }
   const file = new InputFile(path);
   const sent = PHOTO_EXTENSIONS.has(extname(path).toLowerCase())
-    ? await api.sendPhoto(chatId, file, { message_thread_id: threadId })
-    : await api.sendDocument(chatId, file, { message_thread_id: threadId });
+    ? await api.sendPhoto(chatId, file, { message_thread_id: threadId }, signal)
+    : await api.sendDocument(chatId, file, { message_thread_id: threadId }, signal);
   return sent.message_id;
 }

@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 
 /** How hard pincer insists when Telegram is slow, flooded or away. Tests shrink the delays. */
 export interface RetryPolicy {
-  /** Attempts after the first for a send (429, 5xx, network); then the message stays in the outbox. */
+  /** Attempts after the first for an API call other than a send (429, 5xx, network). */
   attempts: number;
   /** First pause after a 5xx or network error; doubles each time up to maxDelayMs. */
   baseDelayMs: number;
@@ -35,15 +35,29 @@ export function backoffDelay(n: number, baseMs: number, maxMs: number): number {
  */
 export function installRetries(api: Api, policy: RetryPolicy, log: Logger): void {
   api.config.use(
-    autoRetry({
-      maxRetryAttempts: policy.attempts,
-      maxDelaySeconds: policy.maxRetryAfterSeconds,
-      rethrowInternalServerErrors: true,
-      rethrowHttpErrors: true,
-    }),
+    exceptSends(
+      autoRetry({
+        maxRetryAttempts: policy.attempts,
+        maxDelaySeconds: policy.maxRetryAfterSeconds,
+        rethrowInternalServerErrors: true,
+        rethrowHttpErrors: true,
+      }),
+    ),
   );
-  api.config.use(retryTransient(policy));
+  api.config.use(exceptSends(retryTransient(policy)));
   api.config.use(keepPolling(policy, log));
+}
+
+/** Methods that deliver a message: the outbox sender retries them, with backoff and retry_after, outside any turn. */
+const SEND_METHODS = new Set(["sendMessage", "sendPhoto", "sendDocument"]);
+
+/**
+ * A failed send fails at once: waiting here (up to minutes on a 429) would hold up every other
+ * chat behind it in the channel's sender, which schedules its own retries per message.
+ */
+function exceptSends(transformer: Transformer): Transformer {
+  return (prev, method, payload, signal) =>
+    SEND_METHODS.has(method) ? prev(method, payload, signal) : transformer(prev, method, payload, signal);
 }
 
 function retryTransient(policy: RetryPolicy): Transformer {

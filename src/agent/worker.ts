@@ -39,7 +39,7 @@ export interface WorkerDeps {
   /** Reads a message's attachments for the model (images, voice notes, documents); paths only when absent. */
   attachments?: (paths: string[], signal: AbortSignal) => Promise<PreparedAttachments>;
   now?: () => Date;
-  /** Called once a message's turn is over and its reply handed to the channel. */
+  /** Called once a message's turn is over and its reply is in the outbox. */
   onTurnFinished?: (msg: InboundMessage) => void;
 }
 
@@ -225,7 +225,7 @@ export class AgentWorker {
     }
   }
 
-  /** Stores the turn, marks the message done and records the reply in one transaction, then sends it. */
+  /** Stores the turn, marks the message done and records the reply in one transaction. */
   private async finish(
     msg: InboundMessage,
     messages: StoredMessage[],
@@ -233,7 +233,8 @@ export class AgentWorker {
   ): Promise<void> {
     const { deps } = this;
     const outboxId = deps.turns.finishTurn(msg, messages, out);
-    if (out && outboxId !== undefined) await deps.bus.deliverRecorded(outboxId, out);
+    // The turn ends here: the channel's sender delivers the reply (and retries it) on its own.
+    if (out && outboxId !== undefined) deps.bus.outboundRecorded(out.channel);
     deps.onTurnFinished?.(msg);
   }
 

@@ -1,12 +1,10 @@
 import { AsyncQueue } from "./async-queue.js";
-import type {
-  ActivityEvent,
-  ChannelName,
-  DeliveryOutcome,
-  DeliveryReceipt,
-  InboundMessage,
-  OutboundMessage,
-} from "./types.js";
+import type { OutboundHandler, OutboxRow, OutboxState, RetryTiming } from "./delivery.js";
+import { MemoryJournal } from "./memory-journal.js";
+import { ChannelSender, type SenderEvents } from "./outbox-sender.js";
+import type { ActivityEvent, ChannelName, DeliveryOutcome, InboundMessage, OutboundMessage } from "./types.js";
+
+export type { OutboundHandler } from "./delivery.js";
 
 /**
  * Durable bookkeeping behind the bus (implemented by the store). The bus stays in-memory and
@@ -18,32 +16,54 @@ export interface BusJournal {
   acceptInbound(msg: InboundMessage): boolean;
   /** Records an outbound message as pending and returns its outbox id. */
   recordOutbound(msg: OutboundMessage): number;
+  /** The oldest pending row of each chat of `channel`, oldest first: what may be sent next. */
+  outboxHeads(channel: ChannelName): OutboxRow[];
+  markOutboundPartSent(id: number, partsSent: number): void;
   markOutboundSent(id: number): void;
-  /** Outbound messages recorded but never delivered (the process died first). */
-  pendingOutbound(channel: ChannelName): Array<{ id: number; msg: OutboundMessage }>;
+  /** Counts a failed attempt and sets when the row is tried again. */
+  deferOutbound(id: number, nextAttemptAt: number, error: string): void;
+  deadLetterOutbound(id: number, error: string): void;
+  outboxState(id: number): OutboxState | undefined;
 }
 
-/** Sends one message; may report the platform's message ids (or its refusal) in a receipt. */
-// biome-ignore lint/suspicious/noConfusingVoidType: a handler with nothing to report returns Promise<void>.
-export type OutboundHandler = (msg: OutboundMessage) => Promise<DeliveryReceipt | undefined | void>;
 export type ActivityHandler = (event: ActivityEvent) => void;
 
 export interface BusOptions {
   journal?: BusJournal;
-  onDeliveryError?: (err: unknown, msg: OutboundMessage) => void;
+  retry?: Partial<RetryTiming>;
+  events?: SenderEvents;
 }
 
-/** The in-process bus: channels publish inbound messages and render the outbound ones for their channel. */
+export const DEFAULT_RETRY_TIMING: RetryTiming = {
+  baseDelayMs: 1000,
+  maxDelayMs: 30_000,
+  deadLetterAfterMs: 24 * 60 * 60 * 1000,
+  stopGraceMs: 5000,
+};
+
+type Waiter = { chat: string; resolve: (outcome: DeliveryOutcome) => void };
+
+/**
+ * The in-process bus: channels publish inbound messages; outbound messages go into the outbox
+ * and each subscribed channel's sender loop delivers them, outside the turn that produced them.
+ */
 export class MessageBus {
   readonly inbound = new AsyncQueue<InboundMessage>();
-  private readonly outboundHandlers = new Map<ChannelName, OutboundHandler>();
+  private readonly journal: BusJournal;
+  private readonly retry: RetryTiming;
+  private readonly senders = new Map<ChannelName, { sender: ChannelSender; handler: OutboundHandler }>();
   private readonly activityHandlers = new Map<ChannelName, Set<ActivityHandler>>();
+  /** Callers waiting for the next attempt at an outbox row, by row id. */
+  private readonly waiters = new Map<number, Waiter[]>();
 
-  constructor(private readonly options: BusOptions = {}) {}
+  constructor(private readonly options: BusOptions = {}) {
+    this.journal = options.journal ?? new MemoryJournal();
+    this.retry = { ...DEFAULT_RETRY_TIMING, ...options.retry };
+  }
 
   /** Accepts a message for the agent; returns false for a replay that was already accepted. */
   publishInbound(msg: InboundMessage): boolean {
-    if (this.options.journal && !this.options.journal.acceptInbound(msg)) return false;
+    if (!this.journal.acceptInbound(msg)) return false;
     this.inbound.push(msg);
     return true;
   }
@@ -54,37 +74,67 @@ export class MessageBus {
   }
 
   /**
-   * Hands a message to its channel and resolves with what became of it once the channel is done.
-   * Without a subscriber the message stays pending in the journal and goes out when the channel
-   * starts. Progress notes are not journaled: after a restart they would describe nothing.
+   * Records a message in the outbox for its channel's sender and resolves with what became of
+   * its first attempt: sent (with the platform's ids), refused for good, or failed for now (it
+   * stays in the outbox and is retried) — also when an earlier message to the same chat is
+   * waiting for a retry. Without a running channel it resolves `queued` at once. Progress notes
+   * are not journaled: after a restart they would describe nothing.
    */
   async publishOutbound(msg: OutboundMessage): Promise<DeliveryOutcome> {
-    const id = msg.kind === "progress" ? undefined : this.options.journal?.recordOutbound(msg);
-    return this.deliver(msg, id);
+    if (msg.kind === "progress") return this.sendProgress(msg);
+    const id = this.journal.recordOutbound(msg);
+    if (!this.serves(msg.channel)) return { status: "queued" };
+    const outcome = this.outcome(id, msg);
+    this.outboundRecorded(msg.channel);
+    return outcome;
   }
 
   /** Whether a channel is running and sending now. */
   serves(channel: ChannelName): boolean {
-    return this.outboundHandlers.has(channel);
+    return this.senders.has(channel);
   }
 
-  /** Sends a message already recorded in the outbox (by a transaction that also did other work). */
-  deliverRecorded(id: number, msg: OutboundMessage): Promise<DeliveryOutcome> {
-    return this.deliver(msg, id);
+  /** Tells the channel's sender that a row was recorded (by a transaction that also did other work). */
+  outboundRecorded(channel: ChannelName): void {
+    this.senders.get(channel)?.sender.wake();
   }
 
-  /** One handler per channel; pending messages from before a restart are delivered first. */
-  subscribeOutbound(channel: ChannelName, handler: OutboundHandler): Promise<void> {
-    this.outboundHandlers.set(channel, handler);
-    const pending = this.options.journal?.pendingOutbound(channel) ?? [];
-    return pending.reduce<Promise<void>>(
-      (chain, { id, msg }) => chain.then(async () => void (await this.deliver(msg, id))),
-      Promise.resolve(),
-    );
+  /** Resolves with the outcome of the next attempt at outbox row `id` (at once if it is already sent or dead). */
+  outcome(id: number, msg: Pick<OutboundMessage, "channel" | "chatId" | "threadId">): Promise<DeliveryOutcome> {
+    const state = this.journal.outboxState(id);
+    if (state?.status === "sent") return Promise.resolve({ status: "sent", messageIds: [] });
+    if (state?.status === "dead") return Promise.resolve({ status: "refused", error: state.error });
+    return new Promise((resolve) => {
+      const list = this.waiters.get(id) ?? [];
+      list.push({ chat: chatOf(msg), resolve });
+      this.waiters.set(id, list);
+    });
   }
 
-  unsubscribeOutbound(channel: ChannelName): void {
-    this.outboundHandlers.delete(channel);
+  /** Resolves once the channel has nothing left to send (for the terminal, which prints and exits). */
+  async outboundIdle(channel: ChannelName): Promise<void> {
+    await this.senders.get(channel)?.sender.idle();
+  }
+
+  /** One sender per channel; it starts with what is pending from before a restart. */
+  async subscribeOutbound(channel: ChannelName, handler: OutboundHandler): Promise<void> {
+    await this.unsubscribeOutbound(channel);
+    const events = this.options.events ?? {};
+    const sender = new ChannelSender(channel, handler, this.journal, this.retry, {
+      ...events,
+      onAttempt: (row, outcome) => {
+        events.onAttempt?.(row, outcome);
+        this.settle(row, outcome);
+      },
+    });
+    this.senders.set(channel, { sender, handler });
+  }
+
+  /** Stops the channel's sender, letting a running send finish; the rest stays in the outbox. */
+  async unsubscribeOutbound(channel: ChannelName): Promise<void> {
+    const entry = this.senders.get(channel);
+    this.senders.delete(channel);
+    await entry?.sender.stop();
   }
 
   publishActivity(event: ActivityEvent): void {
@@ -102,18 +152,39 @@ export class MessageBus {
     this.inbound.close();
   }
 
-  private async deliver(msg: OutboundMessage, id: number | undefined): Promise<DeliveryOutcome> {
-    const handler = this.outboundHandlers.get(msg.channel);
-    if (!handler) return { status: "queued" };
+  /** Wakes the callers waiting on this row; a failure also answers those queued behind it in the same chat. */
+  private settle(row: OutboxRow, outcome: DeliveryOutcome): void {
+    for (const waiter of this.waiters.get(row.id) ?? []) waiter.resolve(outcome);
+    this.waiters.delete(row.id);
+    if (outcome.status !== "failed") return;
+    const chat = chatOf(row.msg);
+    for (const [id, list] of this.waiters) {
+      const blocked = list.filter((w) => w.chat === chat);
+      if (blocked.length === 0) continue;
+      const error = `an earlier message to this chat is waiting to be retried (${outcome.error})`;
+      for (const waiter of blocked) waiter.resolve({ status: "failed", error });
+      const rest = list.filter((w) => w.chat !== chat);
+      if (rest.length > 0) this.waiters.set(id, rest);
+      else this.waiters.delete(id);
+    }
+  }
+
+  private async sendProgress(msg: OutboundMessage): Promise<DeliveryOutcome> {
+    const entry = this.senders.get(msg.channel);
+    if (!entry) return { status: "queued" };
     try {
-      const receipt = await handler(msg);
-      // A refused message was dropped by the channel: it is done, like a sent one.
-      if (id !== undefined) this.options.journal?.markOutboundSent(id);
-      if (receipt?.refused) return { status: "refused", error: receipt.refused };
+      const receipt = await entry.handler(msg, {
+        partsSent: 0,
+        markPartSent: () => {},
+        signal: new AbortController().signal,
+      });
       return { status: "sent", messageIds: receipt?.messageIds ?? [] };
     } catch (err) {
-      this.options.onDeliveryError?.(err, msg);
       return { status: "failed", error: err instanceof Error ? err.message : String(err) };
     }
   }
+}
+
+function chatOf(msg: Pick<OutboundMessage, "channel" | "chatId" | "threadId">): string {
+  return `${msg.channel}:${msg.chatId}:${msg.threadId ?? ""}`;
 }

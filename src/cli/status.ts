@@ -21,6 +21,7 @@ export function statusText(config: Config): string {
     `channels:      telegram ${config.telegramToken ? "on" : "off"}, discord ${config.discordToken ? "on" : "off"}`,
     `conversations: ${s.openConversations} open, ${s.messages} messages`,
     `waiting:       ${s.pendingInbound} inbound, ${s.pendingOutbound} outbound`,
+    `dead letters:  ${s.deadLetters} (replies given up on; see the log)`,
     `tool calls:    ${s.toolCalls}${last ? `, last ${last.tool} ${last.ok ? "ok" : "failed"} at ${new Date(last.at).toISOString()}` : ""}`,
     `helpers:       ${running.length} running${helpers.length ? `; latest ${helpers.length}:` : ""}`,
     ...helpers.map(

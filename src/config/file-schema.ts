@@ -136,6 +136,16 @@ export const fileSchema = {
         },
       },
     },
+    delivery: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        retryMinSeconds: { type: "number", minimum: 0.01, default: 1 },
+        retryMaxSeconds: { type: "number", minimum: 0.01, default: 30 },
+        deadLetterAfterHours: { type: "number", minimum: 0.001, default: 24 },
+      },
+    },
   },
 } as const;
 
@@ -187,4 +197,5 @@ export interface FileConfig {
     /** apiKey comes from BRAVE_API_KEY, never from the file (see config/web.ts). */
     search: { provider?: "brave" | "searxng"; baseUrl?: string; timeoutSeconds: number; apiKey?: string };
   };
+  delivery: { retryMinSeconds: number; retryMaxSeconds: number; deadLetterAfterHours: number };
 }

@@ -1,6 +1,16 @@
 import type { BusJournal } from "../bus/bus.js";
+import type { OutboxRow, OutboxState } from "../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
 import type { Database } from "./database.js";
+
+interface OutboxRecord {
+  id: number;
+  payload: string;
+  parts_sent: number;
+  attempts: number;
+  created_at: number;
+  next_attempt_at: number;
+}
 
 /** The inbox and outbox in SQLite: accepted messages survive a crash, delivered replies are not resent. */
 export class SqliteJournal implements BusJournal {
@@ -33,28 +43,76 @@ export class SqliteJournal implements BusJournal {
   }
 
   recordOutbound(msg: OutboundMessage): number {
+    const chatKey = msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId;
     return Number(
       this.db
-        .prepare("INSERT INTO outbox (channel, payload, created_at) VALUES (?, ?, ?)")
-        .run(msg.channel, JSON.stringify(msg), Date.now()).lastInsertRowid,
+        .prepare("INSERT INTO outbox (channel, chat_key, payload, created_at) VALUES (?, ?, ?, ?)")
+        .run(msg.channel, chatKey, JSON.stringify(msg), Date.now()).lastInsertRowid,
     );
   }
 
-  markOutboundSent(id: number): void {
-    this.db.prepare("UPDATE outbox SET status = 'sent' WHERE id = ?").run(id);
+  outboxHeads(channel: ChannelName): OutboxRow[] {
+    const rows = this.db
+      .prepare(
+        `SELECT id, payload, parts_sent, attempts, created_at, next_attempt_at FROM outbox
+         WHERE id IN (SELECT min(id) FROM outbox WHERE channel = ? AND status = 'pending' GROUP BY chat_key)
+         ORDER BY id`,
+      )
+      .all(channel) as OutboxRecord[];
+    return rows.map((row) => ({
+      id: row.id,
+      msg: JSON.parse(row.payload) as OutboundMessage,
+      partsSent: row.parts_sent,
+      attempts: row.attempts,
+      createdAt: row.created_at,
+      nextAttemptAt: row.next_attempt_at,
+    }));
   }
 
-  pendingOutbound(channel: ChannelName): Array<{ id: number; msg: OutboundMessage }> {
+  /** Every pending row of a channel, oldest first (for status and tests). */
+  pendingOutbound(channel: ChannelName): Array<{ id: number; msg: OutboundMessage; partsSent: number }> {
     const rows = this.db
-      .prepare("SELECT id, payload FROM outbox WHERE channel = ? AND status = 'pending' ORDER BY id")
-      .all(channel) as Array<{ id: number; payload: string }>;
-    return rows.map((row) => ({ id: row.id, msg: JSON.parse(row.payload) as OutboundMessage }));
+      .prepare("SELECT id, payload, parts_sent FROM outbox WHERE channel = ? AND status = 'pending' ORDER BY id")
+      .all(channel) as Array<{ id: number; payload: string; parts_sent: number }>;
+    return rows.map((row) => ({
+      id: row.id,
+      msg: JSON.parse(row.payload) as OutboundMessage,
+      partsSent: row.parts_sent,
+    }));
+  }
+
+  markOutboundPartSent(id: number, partsSent: number): void {
+    this.db.prepare("UPDATE outbox SET parts_sent = ? WHERE id = ?").run(partsSent, id);
+  }
+
+  markOutboundSent(id: number): void {
+    this.db.prepare("UPDATE outbox SET status = 'sent', finished_at = ? WHERE id = ?").run(Date.now(), id);
+  }
+
+  deferOutbound(id: number, nextAttemptAt: number, error: string): void {
+    this.db
+      .prepare("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?")
+      .run(nextAttemptAt, error.slice(0, 500), id);
+  }
+
+  deadLetterOutbound(id: number, error: string): void {
+    this.db
+      .prepare("UPDATE outbox SET status = 'dead', last_error = ?, finished_at = ? WHERE id = ?")
+      .run(error.slice(0, 500), Date.now(), id);
+  }
+
+  outboxState(id: number): OutboxState | undefined {
+    const row = this.db.prepare("SELECT status, last_error FROM outbox WHERE id = ?").get(id) as
+      | { status: "pending" | "sent" | "dead"; last_error: string | null }
+      | undefined;
+    if (row?.status === "dead") return { status: "dead", error: row.last_error ?? "" };
+    return row && { status: row.status };
   }
 
   /** Keeps the journal from growing forever: finished rows older than `maxAgeMs` go. */
   prune(maxAgeMs: number, now = Date.now()): void {
     this.db.prepare("DELETE FROM inbox WHERE status = 'done' AND received_at < ?").run(now - maxAgeMs);
-    this.db.prepare("DELETE FROM outbox WHERE status = 'sent' AND created_at < ?").run(now - maxAgeMs);
+    this.db.prepare("DELETE FROM outbox WHERE status = 'sent' AND finished_at < ?").run(now - maxAgeMs);
   }
 }
 

@@ -127,6 +127,35 @@ export const migrations: Migration[] = [
         result TEXT
       );
       CREATE INDEX helper_runs_by_status ON helper_runs (status, started_at);
+      `,
+  },
+  {
+    id: "120-outbox-delivery",
+    // The outbox learns what a sender loop needs: per-chat order, parts already sent, retries and
+    // dead letters. SQLite cannot change a CHECK constraint in place, so the table is rebuilt.
+    sql: `
+      CREATE TABLE outbox_new (
+        id INTEGER PRIMARY KEY,
+        channel TEXT NOT NULL,
+        chat_key TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'dead')),
+        parts_sent INTEGER NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        created_at INTEGER NOT NULL,
+        finished_at INTEGER
+      );
+      INSERT INTO outbox_new (id, channel, chat_key, payload, status, created_at, finished_at)
+        SELECT id, channel,
+               json_extract(payload, '$.chatId') || coalesce(':thread:' || json_extract(payload, '$.threadId'), ''),
+               payload, status, created_at, CASE WHEN status = 'sent' THEN created_at END
+        FROM outbox;
+      DROP TABLE outbox;
+      ALTER TABLE outbox_new RENAME TO outbox;
+      CREATE INDEX outbox_pending ON outbox (channel, status, chat_key, id);
+      CREATE INDEX outbox_finished ON outbox (status, finished_at);
     `,
   },
 ];

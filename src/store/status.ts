@@ -6,6 +6,7 @@ export interface StoreStatus {
   messages: number;
   pendingInbound: number;
   pendingOutbound: number;
+  deadLetters: number;
   toolCalls: number;
   lastToolCall?: { tool: string; ok: boolean; at: number };
 }
@@ -20,6 +21,7 @@ export function storeStatus(db: Database): StoreStatus {
     messages: count("SELECT count(*) FROM messages"),
     pendingInbound: count("SELECT count(*) FROM inbox WHERE status = 'pending'"),
     pendingOutbound: count("SELECT count(*) FROM outbox WHERE status = 'pending'"),
+    deadLetters: count("SELECT count(*) FROM outbox WHERE status = 'dead'"),
     toolCalls: count("SELECT count(*) FROM tool_audit"),
     lastToolCall: last && { tool: last.tool, ok: last.ok === 1, at: last.at },
   };

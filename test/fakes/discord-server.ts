@@ -108,6 +108,8 @@ export interface FakeDiscord {
    */
   dropConnection(options?: { replayAfterSeq?: number; invalidateSession?: boolean }): void;
   failNext(script: FailureScript): void;
+  /** Ends every scripted failure (the end of an outage). */
+  clearFailures(): void;
   /** Calls `listener` for each message the bot posts, as it is stored; returns an unsubscribe function. */
   onSent(listener: (message: SentMessage) => void): () => void;
   /** Resolves with the first truthy value of `predicate`, polled; rejects after `timeoutMs`. */
@@ -483,6 +485,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     },
     failNext(script) {
       failures.push({ ...script });
+    },
+    clearFailures() {
+      failures.length = 0;
     },
     onSent(listener) {
       sentListeners.add(listener);

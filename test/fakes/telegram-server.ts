@@ -69,6 +69,8 @@ export interface FakeTelegram {
   sent: SentMessage[];
   /** Fails the next `times` calls of `method` with `failure`. */
   failNext(method: string, failure: Failure, times?: number): void;
+  /** Ends every scripted failure (the end of an outage). */
+  clearFailures(): void;
   /** Resolves with the first truthy value of `check`, polled until `timeoutMs` (then rejects). */
   waitFor<T>(check: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
   /** Posts an update to the webhook the bot registered with setWebhook; returns the HTTP status. */
@@ -392,6 +394,9 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       const list = failures.get(method) ?? [];
       for (let i = 0; i < times; i++) list.push(failure);
       failures.set(method, list);
+    },
+    clearFailures() {
+      failures.clear();
     },
     async waitFor(check, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;

@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { type App, createApp } from "../../src/app.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { InboundMessage, OutboundMessage } from "../../src/bus/types.js";
@@ -17,6 +17,7 @@ export function testApp(
   home: string,
   env: Record<string, string> = {},
   adjust?: (config: Config) => void,
+  log: Logger = pino({ level: "silent" }),
 ): App {
   const config = loadConfig({
     OPENAI_API_KEY: "test",
@@ -29,7 +30,7 @@ export function testApp(
   });
   config.agent.modelRetries = 0;
   adjust?.(config);
-  return createApp(config, { log: pino({ level: "silent" }) });
+  return createApp(config, { log });
 }
 
 /** A channel that records what the agent sends to "console" chats, for tests that drive the bus directly. */
@@ -46,7 +47,7 @@ export function recordingChannel(app: App): Channel & { sent: OutboundMessage[];
       });
     },
     async stop() {
-      app.bus.unsubscribeOutbound("console");
+      await app.bus.unsubscribeOutbound("console");
     },
     async waitFor(n) {
       const deadline = Date.now() + 10_000;

@@ -51,17 +51,6 @@ export async function startTelegramHarness(options: HarnessOptions = {}): Promis
   const telegram = await startFakeTelegram();
   const model = await startFakeOpenAI();
   const home = tempHome("pincer-telegram-");
-  const app = testApp(
-    model.url,
-    home,
-    {
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_API_ROOT: telegram.apiRoot,
-      TELEGRAM_ALLOW_FROM: options.allowFrom ?? "42",
-      ...options.env,
-    },
-    options.adjust,
-  );
   const logs: LogLine[] = [];
   const log = pino(
     { level: "debug" },
@@ -71,6 +60,22 @@ export async function startTelegramHarness(options: HarnessOptions = {}): Promis
         done();
       },
     }),
+  );
+  const app = testApp(
+    model.url,
+    home,
+    {
+      TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_API_ROOT: telegram.apiRoot,
+      TELEGRAM_ALLOW_FROM: options.allowFrom ?? "42",
+      ...options.env,
+    },
+    (config) => {
+      // The outbox sender retries within tens of milliseconds here (seconds by default).
+      config.delivery = { ...config.delivery, retryMinSeconds: 0.02, retryMaxSeconds: 0.1 };
+      options.adjust?.(config);
+    },
+    log,
   );
   const makeChannel = () =>
     createTelegramChannel({

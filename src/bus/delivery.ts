@@ -1,0 +1,83 @@
+import type { DeliveryReceipt, OutboundMessage } from "./types.js";
+
+/**
+ * Why a send failed, as a channel tells the outbox sender. Anything else a channel throws counts
+ * as a transient failure (network, 5xx) and is retried with backoff.
+ */
+export class DeliveryError extends Error {
+  /** The platform refused for good (403, chat not found, malformed): retrying cannot help. */
+  readonly permanent: boolean;
+  /** The platform asked to wait this long (429 retry_after). */
+  readonly retryAfterMs?: number;
+
+  constructor(message: string, options: { permanent?: boolean; retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "DeliveryError";
+    this.permanent = options.permanent ?? false;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/**
+ * What a channel's handler is told about one outbox row. A reply the channel splits into parts
+ * (long text, attachments) is sent part by part; `partsSent` parts already reached the platform
+ * on an earlier attempt (or before a restart) and must be skipped, and `markPartSent` records
+ * each further part the platform accepts, before the next one goes out.
+ */
+export interface Delivery {
+  readonly partsSent: number;
+  markPartSent(): void;
+  /** Aborted when the channel stops while this send is still running. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Sends one message; may report the platform's message ids in a receipt. Throws to fail the
+ * attempt (a DeliveryError says whether it is a refusal or asks for a wait); a receipt with
+ * `refused` also counts as a refusal.
+ */
+export type OutboundHandler = (
+  msg: OutboundMessage,
+  delivery: Delivery,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a handler with nothing to report returns Promise<void>.
+) => Promise<DeliveryReceipt | undefined | void>;
+
+/** Where an outbox row stands in the journal. */
+export type OutboxState = { status: "pending" } | { status: "sent" } | { status: "dead"; error: string };
+
+/** One row of the outbox as the sender sees it. */
+export interface OutboxRow {
+  id: number;
+  msg: OutboundMessage;
+  partsSent: number;
+  /** Failed attempts so far. */
+  attempts: number;
+  createdAt: number;
+  nextAttemptAt: number;
+}
+
+export interface RetryTiming {
+  /** First pause after a transient failure; doubles per failure up to maxDelayMs, with jitter. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A row still failing this long after it was recorded is dead-lettered. */
+  deadLetterAfterMs: number;
+  /** How long stop() lets a running send finish before aborting it. */
+  stopGraceMs: number;
+}
+
+/**
+ * The pause before the next attempt after `failures` failures: exponential, capped, with full
+ * jitter over the upper half so that many rows failing together do not retry in lockstep. A
+ * platform's retry_after is honoured as given.
+ */
+export function retryDelay(
+  failures: number,
+  timing: Pick<RetryTiming, "baseDelayMs" | "maxDelayMs">,
+  retryAfterMs?: number,
+  random: () => number = Math.random,
+): number {
+  if (retryAfterMs !== undefined) return retryAfterMs;
+  const ceiling = Math.min(timing.maxDelayMs, timing.baseDelayMs * 2 ** Math.max(0, failures - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}

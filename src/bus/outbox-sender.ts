@@ -1,0 +1,154 @@
+import type { BusJournal } from "./bus.js";
+import { DeliveryError, type OutboundHandler, type OutboxRow, type RetryTiming, retryDelay } from "./delivery.js";
+import type { ChannelName, DeliveryOutcome, DeliveryReceipt } from "./types.js";
+
+/** What the sender reports; the app turns these into log lines. */
+export interface SenderEvents {
+  /** A send failed and will be retried (`first`: the channel was working until now). */
+  onRetry?(channel: ChannelName, row: OutboxRow, err: unknown, delayMs: number, first: boolean): void;
+  /** Sending works again after failures. */
+  onRecovered?(channel: ChannelName, failures: number): void;
+  /** A row gave up for good: the one log line a dead letter gets. */
+  onDeadLetter?(channel: ChannelName, row: OutboxRow, err: unknown, reason: "refused" | "expired"): void;
+  /** The outcome of every attempt at a row (sent, refused and dead-lettered, or failed for now). */
+  onAttempt?(row: OutboxRow, outcome: DeliveryOutcome): void;
+}
+
+/**
+ * One channel's sender loop. It sends the outbox's pending rows outside any turn, one at a time:
+ * per chat strictly in order (a chat's next row waits until the one before it is sent or dead),
+ * across chats in order of age, so one chat backing off does not hold up the others. A failure
+ * is retried with exponential backoff and jitter, or after the platform's retry_after; a
+ * permanent refusal or a row failing for longer than `deadLetterAfterMs` is dead-lettered.
+ */
+export class ChannelSender {
+  private stopped = false;
+  private wakeUp: () => void = () => {};
+  private readonly loop: Promise<void>;
+  /** The running send's own controller: one per attempt, so platform clients never pile listeners on one signal. */
+  private inFlight?: AbortController;
+  private failuresInARow = 0;
+  private readonly idleWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly channel: ChannelName,
+    private readonly handler: OutboundHandler,
+    private readonly journal: BusJournal,
+    private readonly timing: RetryTiming,
+    private readonly events: SenderEvents,
+  ) {
+    this.loop = this.run();
+  }
+
+  /** A new row was recorded for this channel. */
+  wake(): void {
+    this.wakeUp();
+  }
+
+  /** Resolves once nothing is pending for this channel (rows waiting for a retry count as pending). */
+  idle(): Promise<void> {
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.wake();
+    });
+  }
+
+  /** Lets a running send finish (up to the grace period, then aborts it); pending rows stay for the next start. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.loop,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.timing.stopGraceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.inFlight?.abort(new Error("the channel is stopping"));
+    await this.loop;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const heads = this.journal.outboxHeads(this.channel);
+      if (heads.length === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+      const now = Date.now();
+      const due = heads.filter((row) => row.nextAttemptAt <= now);
+      if (due.length === 0) {
+        const next = Math.min(...heads.map((row) => row.nextAttemptAt));
+        await this.sleep(Number.isFinite(next) ? next - now : undefined);
+        continue;
+      }
+      for (const row of due) {
+        if (this.stopped) break;
+        await this.attempt(row);
+      }
+    }
+  }
+
+  private async attempt(row: OutboxRow): Promise<void> {
+    const { journal } = this;
+    let partsSent = row.partsSent;
+    const controller = new AbortController();
+    this.inFlight = controller;
+    let receipt: DeliveryReceipt | undefined;
+    try {
+      receipt = (await this.handler(row.msg, {
+        partsSent: row.partsSent,
+        markPartSent: () => journal.markOutboundPartSent(row.id, ++partsSent),
+        signal: controller.signal,
+      })) as DeliveryReceipt | undefined;
+    } catch (err) {
+      // Cut short by stop(): not a failure of the platform; the row simply stays pending.
+      if (controller.signal.aborted) return;
+      this.failed({ ...row, partsSent }, err);
+      return;
+    } finally {
+      this.inFlight = undefined;
+    }
+    if (receipt?.refused) {
+      this.failed({ ...row, partsSent }, new DeliveryError(receipt.refused, { permanent: true }));
+      return;
+    }
+    journal.markOutboundSent(row.id);
+    if (this.failuresInARow > 0) this.events.onRecovered?.(this.channel, this.failuresInARow);
+    this.failuresInARow = 0;
+    this.events.onAttempt?.(row, { status: "sent", messageIds: receipt?.messageIds ?? [] });
+  }
+
+  private failed(row: OutboxRow, err: unknown): void {
+    const now = Date.now();
+    const refused = err instanceof DeliveryError && err.permanent;
+    const error = describe(err);
+    if (refused || now - row.createdAt >= this.timing.deadLetterAfterMs) {
+      this.journal.deadLetterOutbound(row.id, error);
+      this.events.onDeadLetter?.(this.channel, row, err, refused ? "refused" : "expired");
+      this.events.onAttempt?.(row, { status: "refused", error });
+      return;
+    }
+    const retryAfterMs = err instanceof DeliveryError ? err.retryAfterMs : undefined;
+    const delay = retryDelay(row.attempts + 1, this.timing, retryAfterMs);
+    this.journal.deferOutbound(row.id, now + delay, error);
+    this.events.onRetry?.(this.channel, row, err, delay, this.failuresInARow === 0);
+    this.failuresInARow++;
+    this.events.onAttempt?.(row, { status: "failed", error });
+  }
+
+  /** Waits `ms` (or until woken, when undefined) — a new row or stop() cuts the wait short. */
+  private sleep(ms: number | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = ms === undefined ? undefined : setTimeout(done, Math.max(0, ms));
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
