@@ -10,6 +10,8 @@ export interface AttachmentInfo {
   url: string;
   /** Bytes, as Discord reports it before the download. */
   size: number;
+  /** Length of a voice message, when Discord tells. */
+  durationSeconds?: number;
 }
 
 export interface DownloadResult {
@@ -26,7 +28,7 @@ export interface DownloadResult {
  */
 export async function downloadAttachments(
   attachments: AttachmentInfo[],
-  options: { dir: string; maxBytes: number; messageId: string; timeoutMs?: number },
+  options: { dir: string; maxBytes: number; maxAudioSeconds?: number; messageId: string; timeoutMs?: number },
 ): Promise<DownloadResult> {
   const result: DownloadResult = { paths: [], notes: [] };
   if (attachments.length === 0) return result;
@@ -35,6 +37,13 @@ export async function downloadAttachments(
     if (attachment.size > options.maxBytes) {
       result.notes.push(
         `[attachment ${attachment.name} skipped: ${attachment.size} bytes is over the ${options.maxBytes} byte limit]`,
+      );
+      continue;
+    }
+    const seconds = attachment.durationSeconds;
+    if (seconds !== undefined && options.maxAudioSeconds !== undefined && seconds > options.maxAudioSeconds) {
+      result.notes.push(
+        `[voice message ${attachment.name}, ${Math.round(seconds)} s: not transcribed, longer than the ${options.maxAudioSeconds} s limit]`,
       );
       continue;
     }

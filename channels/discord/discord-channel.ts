@@ -68,6 +68,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
     guildPolicy: { allowBots: config.discord.allowBots, allowedChannels: config.discord.allowedChannels },
     mediaDir: mediaDir(config.home),
     maxBytes: config.media.maxBytes,
+    maxAudioSeconds: config.media.maxAudioSeconds,
     botId: () => client.user?.id ?? "",
     reply: async (message: Message, text: string) => {
       try {

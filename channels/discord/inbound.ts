@@ -1,4 +1,4 @@
-import { type Message, MessageType } from "discord.js";
+import { type Message, MessageReferenceType, MessageType } from "discord.js";
 import type { Logger } from "pino";
 import { checkAccess } from "../../src/access/access.js";
 import type { PairingStore } from "../../src/access/pairing.js";
@@ -15,6 +15,7 @@ export interface InboundDeps {
   guildPolicy: Omit<GuildPolicy, "botId">;
   mediaDir: string;
   maxBytes: number;
+  maxAudioSeconds: number;
   botId: () => string;
   /** Sends a plain text answer to a message (the pairing code), outside the agent. */
   reply: (message: Message, text: string) => Promise<void>;
@@ -51,17 +52,29 @@ export function createInboundHandler(deps: InboundDeps) {
     const names = new Map(
       message.mentions.users.map((user) => [user.id, displayName(message, user.id) ?? user.username]),
     );
+    const forwarded =
+      message.reference?.type === MessageReferenceType.Forward ? message.messageSnapshots.first() : undefined;
+    const files = forwarded ? forwarded.attachments : message.attachments;
     const attachments = await downloadAttachments(
-      message.attachments.map((a) => ({ id: a.id, name: a.name, url: a.url, size: a.size })),
-      { dir: deps.mediaDir, maxBytes: deps.maxBytes, messageId: message.id },
+      files.map((a) => ({
+        id: a.id,
+        name: a.name,
+        url: a.url,
+        size: a.size,
+        durationSeconds: a.duration ?? undefined,
+      })),
+      {
+        dir: deps.mediaDir,
+        maxBytes: deps.maxBytes,
+        maxAudioSeconds: deps.maxAudioSeconds,
+        messageId: message.id,
+      },
     );
-    const text = [
-      quoted(message, deps.botId()),
-      cleanContent(message.content, deps.botId(), names),
-      ...attachments.notes,
-    ]
-      .filter(Boolean)
-      .join("\n");
+    const content = forwarded ? (forwarded.content ?? "") : message.content;
+    const text = [cleanContent(content, deps.botId(), names), ...attachments.notes].filter(Boolean).join("\n");
+    const meta = {
+      ...(forwarded ? { forwardedFrom: "another Discord chat" } : quoted(message, deps.botId())),
+    };
     const conversation = conversationOf(facts);
     const inbound: InboundMessage = {
       id: message.id,
@@ -76,6 +89,7 @@ export function createInboundHandler(deps: InboundDeps) {
       mentionsBot: facts.guildId === undefined || facts.mentionsBot || facts.repliesToBot,
       receivedAt: message.createdTimestamp || Date.now(),
       sessionKey: conversation.sessionKey,
+      ...(Object.keys(meta).length > 0 ? { meta } : {}),
     };
     if (!deps.bus.publishInbound(inbound)) deps.log.debug({ id: message.id, sessionKey }, "replayed message ignored");
   }
@@ -121,12 +135,14 @@ function displayName(message: Message, userId: string): string | undefined {
   return message.mentions.members?.get(userId)?.displayName ?? message.mentions.users.get(userId)?.displayName;
 }
 
-/** The quote for a reply to someone else's message; the bot's own words are in the history already. */
-function quoted(message: Message, botId: string): string | undefined {
+/** The quote of the message this one replies to, marked by whose words they are. */
+function quoted(message: Message, botId: string): Record<string, string> {
   const referenceId = message.reference?.messageId;
-  if (!referenceId) return undefined;
+  if (!referenceId) return {};
   // Discord sends the replied-to message along; discord.js caches it in the channel.
   const original = message.channel.messages.cache.get(referenceId);
-  if (!original || original.author.id === botId) return undefined;
-  return quoteOf(original.member?.displayName ?? original.author.displayName, original.content);
+  if (!original) return {};
+  const author = original.author.id;
+  const trust = author === botId ? "bot" : author === message.author.id ? "self" : "other";
+  return quoteOf(original.member?.displayName ?? original.author.displayName, original.content, trust);
 }

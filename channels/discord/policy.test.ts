@@ -63,8 +63,12 @@ describe("cleanContent", () => {
 
 describe("quoteOf", () => {
   it("quotes the start of the message replied to on one line", () => {
-    expect(quoteOf("bob", "look at\nthis")).toBe('[replying to bob: "look at this"]');
-    expect(quoteOf("bob", "x".repeat(400))).toBe(`[replying to bob: "${"x".repeat(300)}…"]`);
-    expect(quoteOf("bob", "")).toBe("[replying to a message from bob]");
+    expect(quoteOf("bob", "look at\nthis", "other")).toEqual({
+      quotedText: "look at this",
+      quotedFrom: "bob",
+      quotedTrust: "other",
+    });
+    expect(quoteOf("bob", "x".repeat(400), "bot").quotedText).toBe(`${"x".repeat(300)}…`);
+    expect(quoteOf("bob", "", "self")).toEqual({});
   });
 });

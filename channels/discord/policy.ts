@@ -76,12 +76,16 @@ export function cleanContent(content: string, botId: string, names: ReadonlyMap<
     .trim();
 }
 
-/** How much of a quoted message the model sees when the user replies to someone else's message. */
+/** How much of a quoted message the model sees when the user replies to a message. */
 const QUOTE_CHARS = 300;
 
-/** A reply to another person's message carries a short quote of it, so "what do you think of this?" has a "this". */
-export function quoteOf(authorName: string, content: string): string {
+/**
+ * A reply carries a short quote of what it replies to, so "what did you mean by that?" has a
+ * "that": as InboundMessage.meta, with whose words they are (pincer's, the sender's, or another's).
+ */
+export function quoteOf(authorName: string, content: string, trust: "bot" | "self" | "other"): Record<string, string> {
   const flat = content.replace(/\s+/g, " ").trim();
+  if (!flat) return {};
   const text = flat.length > QUOTE_CHARS ? `${flat.slice(0, QUOTE_CHARS)}…` : flat;
-  return text ? `[replying to ${authorName}: "${text}"]` : `[replying to a message from ${authorName}]`;
+  return { quotedText: text, quotedFrom: authorName, quotedTrust: trust };
 }

@@ -63,7 +63,9 @@ export interface DispatchInput {
   mentions?: FakeUser[];
   /** Id of the message this one replies to (must be known to the fake: dispatched or sent). */
   replyTo?: string;
-  attachments?: Array<{ filename: string; data: Buffer | string; contentType?: string }>;
+  attachments?: Array<{ filename: string; data: Buffer | string; contentType?: string; durationSecs?: number }>;
+  /** Makes this a forward (message_reference type 1) of a message with this content and these attachments. */
+  forward?: boolean;
 }
 
 export interface FailureScript {
@@ -201,8 +203,48 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         url: `${base}/attachments/${input.channelId}/${id}/${encodeURIComponent(file.filename)}`,
         proxy_url: `${base}/attachments/${input.channelId}/${id}/${encodeURIComponent(file.filename)}`,
         content_type: contentType,
+        ...(file.durationSecs !== undefined ? { duration_secs: file.durationSecs, waveform: "AAAA" } : {}),
       };
     });
+    if (input.forward) {
+      return {
+        id: input.id,
+        type: 0,
+        channel_id: input.channelId,
+        channel_type: (channelById(input.channelId)?.type as number | undefined) ?? 1,
+        ...(input.guildId
+          ? { guild_id: input.guildId, member: { roles: [], joined_at: new Date(0).toISOString() } }
+          : {}),
+        author: userPayload(input.author),
+        content: "",
+        timestamp: new Date().toISOString(),
+        edited_timestamp: null,
+        tts: false,
+        mention_everyone: false,
+        mentions: [],
+        mention_roles: [],
+        attachments: [],
+        embeds: [],
+        pinned: false,
+        flags: 1 << 14,
+        message_reference: { type: 1, message_id: snowflake(), channel_id: snowflake() },
+        message_snapshots: [
+          {
+            message: {
+              type: 0,
+              content: input.content,
+              attachments: files,
+              embeds: [],
+              timestamp: new Date().toISOString(),
+              edited_timestamp: null,
+              flags: 0,
+              mentions: [],
+              mention_roles: [],
+            },
+          },
+        ],
+      };
+    }
     return {
       id: input.id,
       type: referenced ? 19 : 0,
