@@ -171,6 +171,7 @@ export function createApp(config: Config, options: AppOptions): App {
       maxIterations: config.agent.maxIterations,
       maxConcurrentTurns: config.agent.maxConcurrentTurns,
       contextTokens: config.agent.contextTokens,
+      progressAfterMs: config.progress.enabled ? config.progress.afterSeconds * 1000 : undefined,
     },
     skills: () => listSkills(skillDirs, log),
     attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),

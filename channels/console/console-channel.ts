@@ -42,7 +42,8 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
         }
       });
       await deps.bus.subscribeOutbound("console", async (msg) => {
-        if (msg.chatId !== chatId) return;
+        // Progress notes are for chats; the terminal shows that a turn is busy by itself.
+        if (msg.chatId !== chatId || msg.kind === "progress") return;
         deps.write(msg);
         if (msg.kind === "notice") commandAnswered.shift()?.();
       });

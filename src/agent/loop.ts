@@ -12,6 +12,8 @@ export interface LoopDeps {
   log: Logger;
   /** Called after every tool call, for the audit log. */
   onToolResult?: (call: ToolCall, result: string, durationMs: number) => void;
+  /** Called when a round of tool calls starts; the function it returns is called when the round ends (progress notes). */
+  onToolRound?: (calls: ToolCall[]) => () => void;
 }
 
 export interface LoopInput {
@@ -52,7 +54,8 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
     produced.push(assistant);
     messages.push(toAssistantMessage(assistant.content, calls));
 
-    const results = await runToolCalls(deps, calls, input.toolContext);
+    const roundEnded = deps.onToolRound?.(calls);
+    const results = await runToolCalls(deps, calls, input.toolContext).finally(roundEnded);
     calls.forEach((call, i) => {
       produced.push({ role: "tool", content: results[i], toolCallId: call.id });
       messages.push({ role: "tool", tool_call_id: call.id, content: results[i] });

@@ -11,6 +11,7 @@ import { type ContentPart, mediaKind, type PreparedAttachments } from "./attachm
 import { helpText, parseCommand } from "./commands.js";
 import { buildSystemPrompt, toChatMessage, userContent } from "./context.js";
 import { runAgentLoop } from "./loop.js";
+import { ProgressReporter } from "./progress.js";
 import type { Skill } from "./skills.js";
 
 export interface WorkerDeps {
@@ -29,6 +30,8 @@ export interface WorkerDeps {
     maxIterations: number;
     maxConcurrentTurns: number;
     contextTokens: number;
+    /** Show a progress note when a tool round runs longer than this; off when absent. */
+    progressAfterMs?: number;
   };
   skills: () => Skill[];
   /** Background helpers, for /status and /stop. */
@@ -137,6 +140,11 @@ export class AgentWorker {
     let user: StoredMessage = { role: "user", content: userContent(msg), createdAt: msg.receivedAt };
     let images: ContentPart[] = [];
     const sentToConversation: string[] = [];
+    const afterMs = deps.settings.progressAfterMs;
+    const progress =
+      afterMs === undefined
+        ? undefined
+        : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
     try {
       if (msg.channel !== "system" && parseCommand(msg.text) === "new") {
         deps.conversations.archive(msg.sessionKey);
@@ -171,6 +179,7 @@ export class AgentWorker {
           registry: deps.registry,
           maxIterations: deps.settings.maxIterations,
           log: deps.log,
+          onToolRound: progress && ((calls) => progress.roundStarted(calls)),
           onToolResult: (call, text, durationMs) =>
             deps.audit.record({
               sessionKey: msg.sessionKey,
@@ -221,6 +230,7 @@ export class AgentWorker {
       deps.log.error({ err, session: msg.sessionKey }, "turn failed");
       await this.finish(msg, [user], failure(target, "Sorry, something went wrong on my side. Please try again."));
     } finally {
+      progress?.finish();
       deps.bus.publishActivity({ ...activity, busy: false });
     }
   }

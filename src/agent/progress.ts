@@ -1,0 +1,60 @@
+import type { ToolCall } from "../llm/model.js";
+
+/** A short note of what a round of tool calls does, e.g. "⏳ Working: exec `npm test`, read_file ×3". */
+export function describeToolRound(calls: ToolCall[]): string {
+  const counts = new Map<string, number>();
+  for (const call of calls) counts.set(call.name, (counts.get(call.name) ?? 0) + 1);
+  const parts = [...counts].map(([name, count]) => {
+    const command = name === "exec" && count === 1 ? commandOf(calls.find((c) => c.name === "exec")) : undefined;
+    if (command) return `exec \`${command}\``;
+    return count > 1 ? `${name} ×${count}` : name;
+  });
+  return `⏳ Working: ${parts.join(", ")}`;
+}
+
+function commandOf(call: ToolCall | undefined): string | undefined {
+  try {
+    const command = (JSON.parse(call?.arguments ?? "") as { command?: unknown }).command;
+    if (typeof command !== "string") return undefined;
+    const line = command.split("\n")[0].replaceAll("`", "'").trim();
+    return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The progress note of one turn. A round of tool calls that is still running after `afterMs`
+ * shows a note; once a note is up, every later round updates it at once (the channel edits it
+ * in place); `finish` clears it. Quick turns never show one.
+ */
+export class ProgressReporter {
+  private timer: NodeJS.Timeout | undefined;
+  private shown = "";
+
+  constructor(
+    private readonly publish: (text: string) => void,
+    private readonly afterMs: number,
+  ) {}
+
+  roundStarted(calls: ToolCall[]): () => void {
+    const text = describeToolRound(calls);
+    clearTimeout(this.timer);
+    if (this.shown) this.show(text);
+    else this.timer = setTimeout(() => this.show(text), this.afterMs);
+    return () => clearTimeout(this.timer);
+  }
+
+  finish(): void {
+    clearTimeout(this.timer);
+    if (!this.shown) return;
+    this.shown = "";
+    this.publish("");
+  }
+
+  private show(text: string): void {
+    if (text === this.shown) return;
+    this.shown = text;
+    this.publish(text);
+  }
+}
