@@ -44,7 +44,7 @@ async function start() {
     bus: app.bus,
     pairing: app.pairing,
     log,
-    tuning: { typingIntervalMs: 100, send: { attempts: 2, baseDelayMs: 20, maxDelayMs: 50 } },
+    tuning: { typingIntervalMs: 100 },
   });
   await app.start([channel]);
   cleanups.push(() => app.stop().catch(() => {}));
