@@ -5,6 +5,9 @@
  * saw no connection at all. Nothing here reaches any other address.
  */
 import type { LookupAddress } from "node:dns";
+import { readFileSync } from "node:fs";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -43,6 +46,7 @@ function tableResolver(table: Record<string, string[] | (() => string[])>) {
 }
 
 interface Options {
+  ca?: string;
   allow?: string[];
   resolve?: Resolver;
   timeoutMs?: number;
@@ -58,6 +62,7 @@ function webFetch(options: Options = {}) {
       defaultMaxChars: options.maxChars ?? 20_000,
       userAgent: "pincer-test",
       resolve: options.resolve,
+      ca: options.ca,
     }),
   );
   const ctx: ToolContext = {
@@ -222,6 +227,38 @@ describe("web_fetch refuses the host's own network before any byte is sent", () 
     const byName = webFetch({ allow: ["nas.home"], resolve });
     expect(content(await byName(`http://nas.home:${target.port}/c`))).toBe("you asked for /c");
     expect(target.requests.map((r) => r.headers["user-agent"])).toEqual(["pincer-test", "pincer-test", "pincer-test"]);
+  });
+});
+
+describe("web_fetch over TLS", () => {
+  const tls = new URL("./fakes/tls/", import.meta.url);
+  const cert = readFileSync(new URL("secure.test.crt", tls), "utf8");
+  const key = readFileSync(new URL("secure.test.key", tls), "utf8");
+
+  it("verifies the certificate against the host name, not the pinned address", async () => {
+    const names: string[] = [];
+    const server = createHttpsServer({ cert, key }, (_req, res) => res.end("over tls"));
+    server.on("secureConnection", (socket) => names.push(String((socket as { servername?: string }).servername)));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const { resolve } = tableResolver({ "secure.test": ["127.0.0.1"], "other.test": ["127.0.0.1"] });
+      const allow = ["secure.test", "other.test", "127.0.0.1"];
+      const trusting = webFetch({ allow, resolve, ca: cert });
+      expect(content(await trusting(`https://secure.test:${port}/`))).toBe("over tls");
+      expect(names).toEqual(["secure.test"]);
+      expect(await trusting(`https://other.test:${port}/`)).toMatch(
+        /^Error: could not fetch https:\/\/other\.test:\d+\/: Hostname\/IP does not match certificate's altnames/,
+      );
+      expect(await trusting(`https://127.0.0.1:${port}/`)).toMatch(/does not match certificate's altnames/);
+      // Without the test CA, Node's bundle applies: a self-signed certificate is refused.
+      expect(await webFetch({ allow, resolve })(`https://secure.test:${port}/`)).toMatch(
+        /^Error: could not fetch https:\/\/secure\.test:\d+\/: self-signed certificate/,
+      );
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

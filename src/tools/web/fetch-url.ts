@@ -16,6 +16,7 @@ export interface FetchDeps {
   policy: AddressPolicy;
   resolve?: Resolver;
   userAgent: string;
+  ca?: string | Buffer;
 }
 
 export interface FetchedPage {
@@ -42,6 +43,7 @@ export async function fetchUrl(raw: string, deps: FetchDeps, limits: FetchLimits
   const agent = createPinnedAgent({
     policy: deps.policy,
     resolve: deps.resolve,
+    ca: deps.ca,
     connectTimeoutMs: Math.min(10_000, limits.timeoutMs),
     headersTimeoutMs: limits.timeoutMs,
     bodyTimeoutMs: limits.timeoutMs,

@@ -20,6 +20,8 @@ export interface PinnedAgentOptions {
   headersTimeoutMs: number;
   /** Longest silence between two body chunks. */
   bodyTimeoutMs: number;
+  /** Certificate authorities to trust instead of Node's bundle (tests with their own CA). */
+  ca?: string | Buffer;
 }
 
 type LookupCallback = (err: Error | null, address: string | LookupAddress[], family?: number) => void;
@@ -56,7 +58,11 @@ export function createPinnedAgent(options: PinnedAgentOptions): Agent {
     );
   };
 
-  const base = buildConnector({ timeout: options.connectTimeoutMs, lookup } as buildConnector.BuildOptions);
+  const base = buildConnector({
+    timeout: options.connectTimeoutMs,
+    lookup,
+    ...(options.ca ? { ca: options.ca } : {}),
+  } as buildConnector.BuildOptions);
   const connect: buildConnector.connector = (target, callback) => {
     if (isIP(target.hostname)) {
       const verdict = checkAddress(target.hostname, policy);

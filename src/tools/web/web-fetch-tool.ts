@@ -14,6 +14,8 @@ export interface WebFetchDeps {
   html?: HtmlLimits;
   /** Tests inject a resolver; the daemon uses the system's (dns.lookup). */
   resolve?: Resolver;
+  /** Tests trust their own certificate authority; the daemon uses Node's bundle. */
+  ca?: string | Buffer;
 }
 
 type Args = {
