@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { classifyBody, createHtmlConverter, decodeBody } from "./extract.js";
+import { classifyBody, decodeBody } from "./extract.js";
+import { createHtmlConverter } from "./html-converter.js";
 import { htmlToMarkdown } from "./html-to-markdown.js";
 import { htmlToPlainText, stripTags } from "./html-to-text.js";
 

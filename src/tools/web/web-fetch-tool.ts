@@ -1,7 +1,8 @@
 import { type Tool, ToolError } from "../tool.js";
 import type { AddressPolicy } from "./address-policy.js";
-import { classifyBody, createHtmlConverter, decodeBody, type HtmlLimits } from "./extract.js";
+import { classifyBody, decodeBody } from "./extract.js";
 import { FetchError, type FetchLimits, fetchUrl } from "./fetch-url.js";
+import { createHtmlConverter, type HtmlLimits } from "./html-converter.js";
 import type { Resolver } from "./pinned-agent.js";
 import { wrapUntrusted } from "./untrusted.js";
 
