@@ -46,6 +46,7 @@ function tableResolver(table: Record<string, string[] | (() => string[])>) {
 }
 
 interface Options {
+  signal?: AbortSignal;
   ca?: string;
   allow?: string[];
   resolve?: Resolver;
@@ -81,7 +82,7 @@ function webFetch(options: Options = {}) {
       sessionKey: "console:web",
     },
     workspace: "/nonexistent",
-    signal: new AbortController().signal,
+    signal: options.signal ?? new AbortController().signal,
     bus: new MessageBus(),
     log,
   };
@@ -339,6 +340,22 @@ describe("web_fetch limits", () => {
       `Error: ${silent.url}/ did not answer within 0.5 s`,
     );
     await waitUntil(() => drip.closedByClient === 1 && silent.closedByClient === 1);
+  });
+
+  it("/stop cancels a fetch mid-body and hangs up on the server", async () => {
+    const drip = await serve(async (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      while (!res.destroyed) {
+        res.write("z");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+    const stop = new AbortController();
+    const pending = webFetch({ ...open, signal: stop.signal, timeoutMs: 20_000 })(drip.url);
+    await waitUntil(() => drip.requests.length === 1);
+    stop.abort();
+    expect(await pending).toBe("Error: web_fetch was cancelled.");
+    await waitUntil(() => drip.closedByClient === 1);
   });
 
   it("cuts the text to max_chars and says so", async () => {

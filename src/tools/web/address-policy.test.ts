@@ -140,6 +140,16 @@ describe("checkTarget", () => {
     ["http://[fe80::1%25eth0]/", "not a valid URL"], // zone ids are not valid in URLs
     ["http://169.254.169.254/latest/meta-data/", "link-local"],
     ["http://[fd00::1]/", "unique-local"],
+    ["http:\\\\127.0.0.1\\admin", "127.0.0.1 is not reachable"], // backslashes count as slashes
+    ["http:/127.0.0.1/", "127.0.0.1 is not reachable"],
+    ["  http://127.0.0.1/  ", "127.0.0.1 is not reachable"],
+    ["http://127.0.0.1%2f@example.com/", "user name or password"],
+    ["http://[::]/", "unspecified"],
+    ["http://[::ffff:0:7f00:1]/", "IPv6 form of 127.0.0.1"],
+    ["http://[64:ff9b::169.254.169.254]/", "IPv6 form of 169.254.169.254"],
+    ["http://0x7f000001/", "127.0.0.1 is not reachable"],
+    ["http://100.100.100.200/", "carrier-grade NAT"], // Alibaba Cloud's metadata service
+    ["http://[fd00:ec2::254]/", "unique-local"], // AWS metadata over IPv6
     ["not a url", "not a valid URL"],
     ["http://", "not a valid URL"],
   ])("%s is refused (%s)", (raw, why) => {
