@@ -23,6 +23,9 @@ import { HelperRunStore } from "./store/helper-runs.js";
 import { SqliteJournal } from "./store/journal.js";
 import { TurnStore } from "./store/turns.js";
 import { createTools } from "./tools/index.js";
+import type { Timing } from "./tools/mcp/connection.js";
+import { McpManager } from "./tools/mcp/manager.js";
+import { mcpStatusLines } from "./tools/mcp/status-text.js";
 import { ToolRegistry } from "./tools/registry.js";
 
 const JOURNAL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -32,6 +35,10 @@ export interface AppOptions {
   /** A model other than the configured OpenAI-compatible endpoint (benchmarks). */
   model?: Model;
   now?: () => Date;
+  /** Shorter MCP connect timeouts and reconnect delays (tests). */
+  mcpTiming?: Partial<Timing>;
+  /** Where the daemon writes its MCP servers' state for `pincer status` (only the daemon does). */
+  mcpStatusFile?: string;
 }
 
 /** Everything one pincer process shares, wired once: the composition root of the daemon. */
@@ -47,6 +54,8 @@ export interface App {
   worker: AgentWorker;
   helpers: HelperManager;
   scheduler: Scheduler;
+  /** MCP servers: connected in the background by start(), closed by stop(). */
+  mcp: McpManager;
   /**
    * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
    * turns: a message from before a restart always runs before a newer one of its conversation.
@@ -148,6 +157,14 @@ export function createApp(config: Config, options: AppOptions): App {
     timeoutSeconds: config.agent.modelTimeoutSeconds,
   });
   for (const tool of createTools({ config, db, log, scheduler, helpers })) registry.register(tool);
+  const mcp = new McpManager({
+    servers: config.mcp.servers,
+    registry,
+    log,
+    maxResultChars: config.exec.maxOutputChars,
+    statusFile: options.mcpStatusFile,
+    timing: options.mcpTiming,
+  });
   const skillDirs = [
     { root: packageRoot(), dir: "skills" },
     { root: config.workspace, dir: "skills" },
@@ -176,6 +193,7 @@ export function createApp(config: Config, options: AppOptions): App {
     skills: () => listSkills(skillDirs, log),
     attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),
     now: options.now,
+    statusLines: () => mcpStatusLines(mcp.status()),
   });
 
   const running: Channel[] = [];
@@ -197,7 +215,10 @@ export function createApp(config: Config, options: AppOptions): App {
     worker,
     helpers,
     scheduler,
+    mcp,
     async start(channels) {
+      // In the background: a slow or broken server never delays the channels.
+      mcp.start();
       const served = new Set(channels.map((c) => c.name));
       // Queued before any channel takes new messages, so per-conversation order holds across a restart.
       const pending = journal.pendingInbound().filter((msg) => served.has(replyTarget(msg).channel));
@@ -226,6 +247,7 @@ export function createApp(config: Config, options: AppOptions): App {
         await Promise.allSettled(running.map((c) => c.stop()));
         await helpers.stop();
         await worker.stop();
+        await mcp.close();
         bus.close();
         await workerDone;
         db.close();

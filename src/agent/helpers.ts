@@ -151,6 +151,8 @@ export class HelperManager {
           registry: deps.registry.without(HELPER_DENIED_TOOLS),
           maxIterations: settings.maxIterations,
           log,
+          // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
+          allowTool: (tool) => !tool.untrusted,
           onToolResult: (call, text, durationMs) =>
             deps.audit?.record({ sessionKey, tool: call.name, arguments: call.arguments, result: text, durationMs }),
         },

@@ -3,7 +3,7 @@ import type { ChatMessage, Model, ToolCall } from "../llm/model.js";
 import type { StoredMessage } from "../store/conversations.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { ToolContext } from "../tools/tool.js";
+import type { Tool, ToolContext } from "../tools/tool.js";
 
 export interface LoopDeps {
   model: Model;
@@ -14,6 +14,8 @@ export interface LoopDeps {
   onToolResult?: (call: ToolCall, result: string, durationMs: number) => void;
   /** Called when a round of tool calls starts; the function it returns is called when the round ends (progress notes). */
   onToolRound?: (calls: ToolCall[]) => () => void;
+  /** Narrows the tools offered and run this turn (scheduled runs skip untrusted MCP tools). */
+  allowTool?: (tool: Tool) => boolean;
 }
 
 export interface LoopInput {
@@ -41,7 +43,7 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
   const { signal } = input.toolContext;
   const messages: ChatMessage[] = [{ role: "system", content: input.system }, ...input.history, input.user];
   const produced: StoredMessage[] = [];
-  const tools = registry.toSchemas();
+  const tools = registry.toSchemas(deps.allowTool);
 
   for (let iteration = 0; iteration < deps.maxIterations; iteration++) {
     const reply = await model.complete({ messages, tools, signal });
@@ -78,7 +80,7 @@ async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext)
       batch.map(async (index) => {
         const call = calls[index];
         const started = performance.now();
-        results[index] = await deps.registry.execute(call.name, call.arguments, ctx);
+        results[index] = await deps.registry.execute(call.name, call.arguments, ctx, deps.allowTool);
         deps.onToolResult?.(call, results[index], performance.now() - started);
       }),
     );

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { type Model, ModelError } from "../llm/model.js";
+import { isScheduledRun } from "../scheduler/delivery.js";
 import type { AuditLog } from "../store/audit.js";
 import { type ConversationStore, estimateTokens, type StoredMessage } from "../store/conversations.js";
 import type { SqliteJournal } from "../store/journal.js";
@@ -42,6 +43,8 @@ export interface WorkerDeps {
   /** Reads a message's attachments for the model (images, voice notes, documents); paths only when absent. */
   attachments?: (paths: string[], signal: AbortSignal) => Promise<PreparedAttachments>;
   now?: () => Date;
+  /** More lines for `/status` (the MCP servers' state). */
+  statusLines?: () => string[];
   /** Called once a message's turn is over and its reply is in the outbox. */
   onTurnFinished?: (msg: InboundMessage) => void;
 }
@@ -180,6 +183,8 @@ export class AgentWorker {
           maxIterations: deps.settings.maxIterations,
           log: deps.log,
           onToolRound: progress && ((calls) => progress.roundStarted(calls)),
+          // Untrusted MCP tools are for people in the chat, not for runs nobody watches.
+          allowTool: isScheduledRun(msg) ? (tool) => !tool.untrusted : undefined,
           onToolResult: (call, text, durationMs) =>
             deps.audit.record({
               sessionKey: msg.sessionKey,
@@ -273,6 +278,7 @@ export class AgentWorker {
           (h) => `- ${h.id}${h.label ? ` "${h.label}"` : ""}, running for ${formatDuration(Date.now() - h.startedAt)}`,
         ),
         `Up for ${formatDuration(Date.now() - this.startedAt)}`,
+        ...(this.deps.statusLines?.() ?? []),
       ].join("\n");
     }
     await this.finish(msg, [], notice(target, text));

@@ -20,6 +20,8 @@ export async function runAgentOnce(config: Config, log: Logger, text: string, se
   });
   await app.start([console]);
   try {
+    // One turn and out: it should see the MCP servers' tools, so they get their one chance to connect.
+    await app.mcp.firstAttempts();
     await console.send(text);
   } finally {
     await app.stop();

@@ -3,6 +3,7 @@ import { type Config, isValidTimeZone } from "../config/config.js";
 import { databasePath } from "../paths.js";
 import { openDatabase } from "../store/database.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
+import { checkMcpServers } from "../tools/mcp/check.js";
 import { folderProblem } from "./fs-problem.js";
 import { type Check, probeDiscord, probeModel, probeTelegram } from "./probes.js";
 
@@ -28,11 +29,12 @@ export async function runDoctor(config: Config): Promise<Check[]> {
     status: isValidTimeZone(config.timezone) ? "ok" : "fail",
     detail: `${config.timezone} (schedules use it; set PINCER_TIMEZONE to change it)`,
   });
-  const [model, telegram, discord, sandbox] = await Promise.all([
+  const [model, telegram, discord, sandbox, mcp] = await Promise.all([
     probeModel(config),
     probeTelegram(config),
     probeDiscord(config),
     checkSandbox(config),
+    checkMcpServers(config),
   ]);
   checks.push(model);
   checks.push({
@@ -41,6 +43,9 @@ export async function runDoctor(config: Config): Promise<Check[]> {
     detail: sandbox.detail,
   });
   checks.push(telegram, discord);
+  for (const server of mcp) {
+    checks.push({ name: "mcp", status: !server.ok ? "fail" : server.warned ? "warn" : "ok", detail: server.detail });
+  }
   return checks;
 }
 

@@ -3,12 +3,13 @@ import { createApp } from "../app.js";
 import type { Channel } from "../bus/channel.js";
 import type { Config } from "../config/config.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
+import { mcpStatusPath } from "../tools/mcp/check.js";
 import { onShutdown } from "./load.js";
 import { probeModel } from "./probes.js";
 
 /** `pincer gateway`: the daemon. Runs every configured channel and idles happily with none. */
 export async function runGateway(config: Config, log: Logger): Promise<void> {
-  const app = createApp(config, { log });
+  const app = createApp(config, { log, mcpStatusFile: mcpStatusPath(config) });
   const channels: Channel[] = [];
   if (config.telegramToken) {
     const { createTelegramChannel } = await import("../../channels/telegram/index.js");

@@ -4,6 +4,7 @@ import { databasePath } from "../paths.js";
 import { withDatabase } from "../store/database.js";
 import { HelperRunStore } from "../store/helper-runs.js";
 import { storeStatus } from "../store/status.js";
+import { lastKnownMcpStatus } from "../tools/mcp/check.js";
 
 /** `pincer status`: what is stored and what is waiting, read straight from the database. */
 export function statusText(config: Config): string {
@@ -28,6 +29,7 @@ export function statusText(config: Config): string {
       (h) =>
         `  ${h.id} ${h.status.padEnd(11)} ${new Date(h.startedAt).toISOString()} ${h.sessionKey}${h.label ? ` "${h.label}"` : ""}: ${oneLine(h.task, 60)}`,
     ),
+    ...lastKnownMcpStatus(config),
   ].join("\n");
 }
 

@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Ajv } from "ajv";
 import { parseSessionKey } from "../bus/types.js";
 import { ConfigError } from "./errors.js";
 import { type FileConfig, fileSchema } from "./file-schema.js";
+import { McpSettingsError, resolveMcpSettings } from "./mcp-settings.js";
 import { webSettings } from "./web.js";
 
 export { ConfigError } from "./errors.js";
@@ -65,6 +66,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   return {
     ...file,
     telegram: telegramSettings(env, file.telegram),
+    mcp: { servers: mcpServers(env, file, configFile) },
     web: webSettings(env, file.web),
     openai: {
       apiKey,
@@ -140,6 +142,14 @@ function checkTargets(file: FileConfig, path: string): void {
 function isChatTarget(value: string): boolean {
   const parsed = parseSessionKey(value);
   return parsed !== undefined && parsed.channel !== "system";
+}
+
+function mcpServers(env: Env, file: FileConfig, configFile: string): FileConfig["mcp"]["servers"] {
+  try {
+    return resolveMcpSettings(env, file.mcp.servers, dirname(configFile));
+  } catch (err) {
+    throw err instanceof McpSettingsError ? new ConfigError(err.message) : err;
+  }
 }
 
 function readConfigFile(path: string, explicit: boolean): FileConfig {

@@ -146,6 +146,33 @@ export const fileSchema = {
         deadLetterAfterHours: { type: "number", minimum: 0.001, default: 24 },
       },
     },
+    mcp: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        servers: {
+          type: "object",
+          default: {},
+          propertyNames: { minLength: 1, maxLength: 40 },
+          additionalProperties: {
+            type: "object",
+            additionalProperties: false,
+            properties: {
+              command: { type: "string", minLength: 1 },
+              args: { type: "array", items: { type: "string" }, default: [] },
+              env: { type: "object", additionalProperties: { type: "string" }, default: {} },
+              cwd: { type: "string", minLength: 1 },
+              url: { type: "string", minLength: 1 },
+              headers: { type: "object", additionalProperties: { type: "string" }, default: {} },
+              enabledTools: { type: "array", items: { type: "string" } },
+              toolTimeoutSeconds: { type: "integer", minimum: 1, default: 60 },
+              trusted: { type: "boolean", default: false },
+            },
+          },
+        },
+      },
+    },
   },
 } as const;
 
@@ -198,4 +225,18 @@ export interface FileConfig {
     search: { provider?: "brave" | "searxng"; baseUrl?: string; timeoutSeconds: number; apiKey?: string };
   };
   delivery: { retryMinSeconds: number; retryMaxSeconds: number; deadLetterAfterHours: number };
+  mcp: { servers: Record<string, McpServerFileSettings> };
+}
+
+/** One MCP server as written in the config file: `command` (stdio) or `url` (streamable HTTP). */
+export interface McpServerFileSettings {
+  command?: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers: Record<string, string>;
+  enabledTools?: string[];
+  toolTimeoutSeconds: number;
+  trusted: boolean;
 }

@@ -1,10 +1,14 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import ajvFormats from "ajv-formats";
 import { distance } from "fastest-levenshtein";
 import type { ToolSchema } from "../llm/model.js";
 import type { Tool, ToolContext } from "./tool.js";
 import { ToolError } from "./tool.js";
 
 export type { ToolSchema };
+
+// ajv-formats is CommonJS: under NodeNext its default import is the module object.
+const addFormats = ajvFormats as unknown as typeof ajvFormats.default;
 
 interface Entry {
   tool: Tool;
@@ -14,7 +18,8 @@ interface Entry {
 /** Holds the tools offered to the model and runs one call, turning every failure into `Error: …`. */
 export class ToolRegistry {
   private readonly entries = new Map<string, Entry>();
-  private readonly ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+  // Schemas from MCP servers use formats ("uri", "date-time"); unknown ones are ignored without console noise.
+  private readonly ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false }));
 
   constructor(private readonly defaultTimeoutSeconds = 120) {}
 
@@ -31,6 +36,11 @@ export class ToolRegistry {
     return view;
   }
 
+  /** For tools that come and go while pincer runs (MCP servers' lists change). */
+  unregister(name: string): void {
+    this.entries.delete(name);
+  }
+
   get(name: string): Tool | undefined {
     return this.entries.get(name)?.tool;
   }
@@ -45,16 +55,20 @@ export class ToolRegistry {
     return Boolean(tool?.readOnly && !tool.exclusive);
   }
 
-  toSchemas(): ToolSchema[] {
-    return [...this.entries.values()].map(({ tool }) => ({
-      type: "function",
-      function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
-    }));
+  /** `allow` narrows the set for one run (a scheduled run is not offered untrusted tools). */
+  toSchemas(allow?: (tool: Tool) => boolean): ToolSchema[] {
+    return [...this.entries.values()]
+      .filter(({ tool }) => !allow || allow(tool))
+      .map(({ tool }) => ({
+        type: "function",
+        function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
+      }));
   }
 
   /** Runs one call from the model. Never throws: failures come back as `Error: …` text. */
-  async execute(name: string, rawArgs: string, ctx: ToolContext): Promise<string> {
+  async execute(name: string, rawArgs: string, ctx: ToolContext, allow?: (tool: Tool) => boolean): Promise<string> {
     const entry = this.entries.get(name);
+    if (entry && allow && !allow(entry.tool)) return `Error: ${name} is not available in this run.`;
     if (!entry) return `Error: unknown tool "${name}".${this.suggest(name)}`;
 
     let args: unknown;

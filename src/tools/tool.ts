@@ -35,6 +35,11 @@ export interface Tool<Args = Record<string, unknown>> {
   readonly parameters: ToolParameters;
   readonly readOnly?: boolean;
   readonly exclusive?: boolean;
+  /**
+   * Runs outside pincer's control and sandbox (an MCP server not marked `trusted`): scheduled runs
+   * and helpers are not offered it.
+   */
+  readonly untrusted?: boolean;
   /** Seconds before the registry gives up on the call; the global default applies when absent. */
   readonly timeoutSeconds?: number;
   /** Returns the text the model sees. Throwing is fine: the registry turns it into `Error: …`. */

@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Logger, pino } from "pino";
-import { type App, createApp } from "../../src/app.js";
+import { type App, type AppOptions, createApp } from "../../src/app.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { InboundMessage, OutboundMessage } from "../../src/bus/types.js";
 import { type Config, loadConfig } from "../../src/config/config.js";
@@ -18,6 +18,7 @@ export function testApp(
   env: Record<string, string> = {},
   adjust?: (config: Config) => void,
   log: Logger = pino({ level: "silent" }),
+  options: Omit<AppOptions, "log"> = {},
 ): App {
   const config = loadConfig({
     OPENAI_API_KEY: "test",
@@ -30,7 +31,7 @@ export function testApp(
   });
   config.agent.modelRetries = 0;
   adjust?.(config);
-  return createApp(config, { log });
+  return createApp(config, { log, ...options });
 }
 
 /** A channel that records what the agent sends to "console" chats, for tests that drive the bus directly. */

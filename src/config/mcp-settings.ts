@@ -1,0 +1,75 @@
+import { isAbsolute, resolve } from "node:path";
+import type { McpServerFileSettings } from "./file-schema.js";
+
+/** Characters outside `[A-Za-z0-9_-]` become `_` in tool names (the design's rule). */
+export function sanitizeName(text: string): string {
+  return text.replace(/[^A-Za-z0-9_-]/g, "_");
+}
+
+/** Thrown with one sentence naming the setting; loadConfig turns it into a ConfigError. */
+export class McpSettingsError extends Error {}
+
+/**
+ * Checks the `mcp.servers` section beyond its JSON Schema and resolves it: exactly one of
+ * `command` and `url`, `${VAR}` in `env` and `headers` taken from pincer's environment (so
+ * secrets can stay in `.env`), a relative `cwd` taken from the config file's folder.
+ */
+export function resolveMcpSettings(
+  env: Record<string, string | undefined>,
+  servers: Record<string, McpServerFileSettings>,
+  configDir: string,
+): Record<string, McpServerFileSettings> {
+  const out: Record<string, McpServerFileSettings> = {};
+  const bySanitized = new Map<string, string>();
+  for (const [name, server] of Object.entries(servers)) {
+    const where = `mcp.servers.${name}`;
+    if (Boolean(server.command) === Boolean(server.url)) {
+      throw new McpSettingsError(
+        `PINCER_CONFIG ${where} needs either "command" (a local server) or "url" (a remote one), not ${server.command ? "both" : "neither"}.`,
+      );
+    }
+    if (server.url) {
+      let protocol = "";
+      try {
+        protocol = new URL(server.url).protocol;
+      } catch {}
+      if (protocol !== "http:" && protocol !== "https:") {
+        throw new McpSettingsError(`PINCER_CONFIG ${where}.url must be an http(s) URL, not "${server.url}".`);
+      }
+    }
+    const clash = bySanitized.get(sanitizeName(name));
+    if (clash !== undefined) {
+      throw new McpSettingsError(
+        `PINCER_CONFIG mcp.servers "${clash}" and "${name}" give the same tool names (mcp_${sanitizeName(name)}_…); rename one.`,
+      );
+    }
+    bySanitized.set(sanitizeName(name), name);
+    out[name] = {
+      ...server,
+      env: substitute(env, server.env, `${where}.env`),
+      headers: substitute(env, server.headers, `${where}.headers`),
+      cwd: server.cwd && !isAbsolute(server.cwd) ? resolve(configDir, server.cwd) : server.cwd,
+    };
+  }
+  return out;
+}
+
+function substitute(
+  env: Record<string, string | undefined>,
+  values: Record<string, string>,
+  where: string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values)) {
+    out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, variable: string) => {
+      const found = env[variable];
+      if (found === undefined || found === "") {
+        throw new McpSettingsError(
+          `PINCER_CONFIG ${where}.${key} uses \${${variable}}, which is not set in the environment or .env.`,
+        );
+      }
+      return found;
+    });
+  }
+  return out;
+}

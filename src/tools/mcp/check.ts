@@ -1,0 +1,64 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pino } from "pino";
+import type { Config } from "../../config/config.js";
+import { ToolRegistry } from "../registry.js";
+import { McpManager, type McpServerStatus } from "./manager.js";
+import { describeServer } from "./status-text.js";
+
+export interface ServerCheck {
+  name: string;
+  ok: boolean;
+  warned: boolean;
+  detail: string;
+}
+
+/** `pincer doctor`: connects to every configured server once, lists its tools, and closes it again. */
+export async function checkMcpServers(config: Config, connectTimeoutMs = 20_000): Promise<ServerCheck[]> {
+  if (Object.keys(config.mcp.servers).length === 0) return [];
+  const manager = new McpManager({
+    servers: config.mcp.servers,
+    registry: new ToolRegistry(),
+    log: pino({ level: "silent" }),
+    maxResultChars: config.exec.maxOutputChars,
+    // One attempt each: a retry would only make the doctor wait longer.
+    timing: { connectTimeoutMs, retryInitialMs: 24 * 3600_000 },
+  });
+  manager.start();
+  try {
+    await manager.firstAttempts();
+    return manager.status().map((s) => ({
+      name: s.name,
+      ok: s.state === "connected",
+      warned: s.warnings.length > 0,
+      detail: describeServer(s),
+    }));
+  } finally {
+    await manager.close();
+  }
+}
+
+export function mcpStatusPath(config: Config): string {
+  return join(config.home, "mcp-status.json");
+}
+
+/** `pincer status`: the servers as the running (or last) daemon saw them, from its status file. */
+export function lastKnownMcpStatus(config: Config): string[] {
+  const names = Object.keys(config.mcp.servers);
+  if (names.length === 0) return [];
+  const path = mcpStatusPath(config);
+  let saved: { updatedAt: string; servers: McpServerStatus[] } | undefined;
+  try {
+    if (existsSync(path)) saved = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    // A torn or foreign file: show the configured names only.
+  }
+  const lines = [
+    `mcp servers:   ${names.length} configured${saved ? `, as pincer saw them at ${saved.updatedAt}` : ""}`,
+  ];
+  for (const name of names) {
+    const known = saved?.servers.find((s) => s.name === name);
+    lines.push(`  ${known ? describeServer(known) : `${name}: not started yet`}`);
+  }
+  return lines;
+}

@@ -1,0 +1,260 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type Tool as McpTool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "pino";
+import type { McpServerFileSettings } from "../../config/file-schema.js";
+import { ToolError } from "../tool.js";
+import { ProcessGroupTransport } from "./stdio-transport.js";
+
+export type ServerState = "connecting" | "connected" | "unavailable" | "stopped";
+
+export interface Timing {
+  /** How long the server may take to answer `initialize` and `tools/list`. */
+  connectTimeoutMs: number;
+  /** First wait before reconnecting; doubles with each failure up to retryMaxMs. */
+  retryInitialMs: number;
+  retryMaxMs: number;
+}
+
+export const DEFAULT_TIMING: Timing = { connectTimeoutMs: 60_000, retryInitialMs: 1000, retryMaxMs: 5 * 60_000 };
+
+/** A connection that stayed up this long resets the backoff; a server crashing in a loop never does. */
+const STABLE_MS = 60_000;
+/** Hostile or broken pagination (a cursor that never ends) stops here. */
+const MAX_LIST_PAGES = 20;
+const CLIENT_INFO = { name: "pincer", version: "0.1.0" };
+
+interface Opened {
+  client: Client;
+  transport: Transport;
+}
+
+export interface ConnectionEvents {
+  /** The server's full tool list, each time it is fetched (at connect and on list_changed). */
+  onTools(tools: McpTool[]): void;
+  onState(): void;
+}
+
+/**
+ * One MCP server: connects in the background, reconnects with backoff when it dies, refreshes
+ * its tool list when told to, and answers calls only while it is connected.
+ */
+export class McpConnection {
+  state: ServerState = "connecting";
+  error?: string;
+  private current?: Opened;
+  private generation = 0;
+  private failures = 0;
+  private connectedAt = 0;
+  private retryTimer?: NodeJS.Timeout;
+  private stopped = false;
+  private firstAttempt?: () => void;
+  /** Settles once the first attempt to connect has succeeded or failed. */
+  readonly firstAttemptDone: Promise<void>;
+
+  constructor(
+    readonly name: string,
+    private readonly settings: McpServerFileSettings,
+    private readonly events: ConnectionEvents,
+    private readonly log: Logger,
+    private readonly timing: Timing = DEFAULT_TIMING,
+  ) {
+    this.firstAttemptDone = new Promise((resolve) => {
+      this.firstAttempt = resolve;
+    });
+  }
+
+  get transportName(): "stdio" | "http" {
+    return this.settings.command ? "stdio" : "http";
+  }
+
+  /** The stdio server's process id while it runs. */
+  get pid(): number | undefined {
+    const transport = this.current?.transport;
+    return transport instanceof ProcessGroupTransport ? transport.pid : undefined;
+  }
+
+  start(): void {
+    void this.connect();
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.generation++;
+    const current = this.current;
+    this.current = undefined;
+    this.setState("stopped");
+    this.firstAttempt?.();
+    await current?.client.close().catch(() => {});
+  }
+
+  /** Synchronous last resort when pincer exits without closing (a crash): no orphan processes. */
+  killNow(): void {
+    if (this.current?.transport instanceof ProcessGroupTransport) this.current.transport.kill();
+  }
+
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<CallToolResult> {
+    const current = this.current;
+    const generation = this.generation;
+    if (!current || this.state !== "connected") {
+      throw new ToolError(
+        `server ${this.name} is unavailable${this.error ? ` (${this.error})` : ""}; pincer keeps reconnecting, try again later.`,
+      );
+    }
+    try {
+      return (await current.client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout: timeoutMs,
+      })) as CallToolResult;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+        throw new ToolError(`server ${this.name} did not answer within ${timeoutMs / 1000} s.`);
+      }
+      if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed) {
+        throw new ToolError(`server ${this.name} refused the call: ${err.message}`);
+      }
+      // The transport failed (an HTTP server went away, the process died): reconnect in the background.
+      this.lost(generation, err);
+      // When the transport closed first, `error` already says why (the process's last words).
+      throw new ToolError(
+        `server ${this.name} is unavailable (${this.error ?? describe(err)}); pincer is reconnecting, try again later.`,
+      );
+    }
+  }
+
+  private async connect(): Promise<void> {
+    const generation = ++this.generation;
+    this.setState("connecting");
+    let opened: Opened | undefined;
+    try {
+      opened = await this.open(generation);
+      if (generation !== this.generation) {
+        await opened.client.close().catch(() => {});
+        return;
+      }
+      this.current = opened;
+      await this.refresh(generation);
+      if (generation !== this.generation) return;
+      this.connectedAt = Date.now();
+      this.error = undefined;
+      this.setState("connected");
+      this.log.info({ server: this.name }, "MCP server connected");
+    } catch (err) {
+      if (opened && this.current !== opened) await opened.client.close().catch(() => {});
+      this.lost(generation, err);
+    }
+    this.firstAttempt?.();
+  }
+
+  private async open(generation: number): Promise<Opened> {
+    const { settings, timing } = this;
+    const connect = async (transport: Transport): Promise<Opened> => {
+      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+        await this.refresh(generation).catch((err) =>
+          this.log.warn({ server: this.name, err: describe(err) }, "MCP server's new tool list could not be read"),
+        );
+      });
+      try {
+        await client.connect(transport, { timeout: timing.connectTimeoutMs });
+      } catch (err) {
+        await client.close().catch(() => {});
+        throw err instanceof McpError && err.code === ErrorCode.ConnectionClosed
+          ? new Error(this.exitReason(transport))
+          : err;
+      }
+      // Set only now, so a failed start reports its own reason rather than "closed".
+      client.onclose = () => this.lost(generation, new Error(this.exitReason(transport)));
+      return { client, transport };
+    };
+    if (settings.command) {
+      return connect(
+        new ProcessGroupTransport({
+          command: settings.command,
+          args: settings.args,
+          env: settings.env,
+          cwd: settings.cwd,
+        }),
+      );
+    }
+    const url = new URL(settings.url as string);
+    const requestInit = { headers: settings.headers };
+    try {
+      return await connect(new StreamableHTTPClientTransport(url, { requestInit }));
+    } catch (err) {
+      // Servers from before streamable HTTP answer its POST with 404 or 405 and speak SSE instead.
+      const status = err instanceof StreamableHTTPError ? (err.code ?? 0) : 0;
+      if (status < 400 || status >= 500 || generation !== this.generation) throw err;
+      this.log.info({ server: this.name, status }, "MCP server does not speak streamable HTTP; trying SSE");
+      return connect(new SSEClientTransport(url, { requestInit }));
+    }
+  }
+
+  /** Reads the whole tool list (every page) and hands it on. */
+  private async refresh(generation: number): Promise<void> {
+    const client = this.current?.client;
+    if (!client || generation !== this.generation) return;
+    const tools: McpTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.timing.connectTimeoutMs });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (!cursor) break;
+    }
+    if (generation === this.generation) this.events.onTools(tools);
+  }
+
+  private lost(generation: number, err: unknown): void {
+    if (generation !== this.generation || this.stopped) return;
+    this.generation++;
+    const current = this.current;
+    this.current = undefined;
+    void current?.client.close().catch(() => {});
+    if (this.connectedAt > 0 && Date.now() - this.connectedAt >= STABLE_MS) this.failures = 0;
+    this.connectedAt = 0;
+    const delay = Math.min(this.timing.retryMaxMs, this.timing.retryInitialMs * 2 ** this.failures);
+    this.failures = Math.min(this.failures + 1, 30);
+    this.error = describe(err);
+    this.setState("unavailable");
+    this.log.warn(
+      { server: this.name, err: this.error, retryInSeconds: Math.round(delay / 1000) },
+      "MCP server unavailable",
+    );
+    this.retryTimer = setTimeout(() => void this.connect(), delay);
+    this.retryTimer.unref();
+  }
+
+  private exitReason(transport: Transport): string {
+    if (transport instanceof ProcessGroupTransport && transport.refused)
+      return `pincer closed it: ${transport.refused}`;
+    const tail = transport instanceof ProcessGroupTransport ? transport.stderrTail : "";
+    const lastLine = tail.split("\n").pop()?.slice(0, 300);
+    return lastLine ? `the server exited: ${lastLine}` : "the connection closed";
+  }
+
+  private setState(state: ServerState): void {
+    this.state = state;
+    this.events.onState();
+  }
+}
+
+function describe(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.replace(/\s+/g, " ").slice(0, 300);
+}

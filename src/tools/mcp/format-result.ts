@@ -1,0 +1,85 @@
+import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js";
+import { truncate } from "../exec/output.js";
+import { ToolError } from "../tool.js";
+
+/** Writes bytes a server returned into the workspace; answers the workspace-relative path. */
+export type SaveFile = (bytes: Buffer, extension: string) => Promise<string>;
+
+const EXTENSIONS: Record<string, string> = {
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/gif": "gif",
+  "image/webp": "webp",
+  "image/svg+xml": "svg",
+  "audio/wav": "wav",
+  "audio/x-wav": "wav",
+  "audio/mpeg": "mp3",
+  "audio/ogg": "ogg",
+  "application/pdf": "pdf",
+  "application/zip": "zip",
+  "application/gzip": "gz",
+  "text/plain": "txt",
+  "application/json": "json",
+};
+
+/**
+ * The text the model sees for one MCP tool result: text as is, structured content as JSON (unless
+ * a text block already says the same), images, audio and binary resources saved to the workspace
+ * and named, links listed. `isError` results throw, so the model reads `Error: …`.
+ */
+export async function formatResult(result: CallToolResult, save: SaveFile, maxChars: number): Promise<string> {
+  const parts: string[] = [];
+  for (const block of result.content ?? []) parts.push(await describe(block, save));
+  const structured = result.structuredContent;
+  if (structured !== undefined && !parts.some((p) => sameJson(p, structured))) {
+    parts.push(JSON.stringify(structured, null, 2));
+  }
+  const text = truncate(parts.join("\n"), maxChars);
+  if (result.isError) throw new ToolError(text || "the server reported an error without saying what");
+  return text || "(no output)";
+}
+
+async function describe(block: ContentBlock, save: SaveFile): Promise<string> {
+  switch (block.type) {
+    case "text":
+      return block.text;
+    case "image":
+    case "audio":
+      return `[${block.type} ${block.mimeType} saved to ${await saveBase64(block.data, block.mimeType, save)}]`;
+    case "resource_link":
+      return `[resource link: ${block.name} ${block.uri}${block.mimeType ? ` (${block.mimeType})` : ""}${block.description ? ` — ${block.description}` : ""}]`;
+    case "resource": {
+      const { resource } = block;
+      const mime = resource.mimeType ?? "application/octet-stream";
+      if ("text" in resource && typeof resource.text === "string") {
+        return `[resource ${resource.uri} (${mime})]\n${resource.text}`;
+      }
+      const blob = "blob" in resource && typeof resource.blob === "string" ? resource.blob : "";
+      return `[resource ${resource.uri} (${mime}) saved to ${await saveBase64(blob, mime, save)}]`;
+    }
+    default:
+      return `[${(block as { type: string }).type} content, not shown]`;
+  }
+}
+
+async function saveBase64(data: string, mimeType: string, save: SaveFile): Promise<string> {
+  const bytes = Buffer.from(data, "base64");
+  const path = await save(bytes, EXTENSIONS[mimeType.toLowerCase()] ?? "bin");
+  return `${path}, ${formatBytes(bytes.length)}`;
+}
+
+function formatBytes(n: number): string {
+  return n < 1024
+    ? `${n} bytes`
+    : n < 1024 * 1024
+      ? `${(n / 1024).toFixed(1)} KB`
+      : `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function sameJson(text: string, value: unknown): boolean {
+  try {
+    return JSON.stringify(JSON.parse(text)) === JSON.stringify(value);
+  } catch {
+    return false;
+  }
+}

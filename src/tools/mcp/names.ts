@@ -1,0 +1,58 @@
+import { sanitizeName } from "../../config/mcp-settings.js";
+
+/** OpenAI-compatible endpoints refuse requests with more than 128 tools; one server must not use them all. */
+export const MAX_TOOLS_PER_SERVER = 64;
+
+/** `mcp_<server>_<tool>`: characters outside `[A-Za-z0-9_-]` become `_`, cut to 64 (the design's rule). */
+export function mcpToolName(server: string, tool: string): string {
+  return `mcp_${sanitizeName(server)}_${sanitizeName(tool)}`.slice(0, 64);
+}
+
+export interface PickedTools<T> {
+  picked: Array<{ name: string; tool: T }>;
+  /** One sentence per tool left out for a reason the owner should hear about. */
+  warnings: string[];
+}
+
+/**
+ * Which of a server's tools are offered, under which names: those in `enabledTools` (all when it
+ * is absent), first come first served when two names collide after sanitising, at most `max`.
+ */
+export function pickTools<T extends { name: string }>(
+  server: string,
+  tools: T[],
+  options: { enabledTools?: string[]; max?: number },
+): PickedTools<T> {
+  const max = options.max ?? MAX_TOOLS_PER_SERVER;
+  const enabled = options.enabledTools && new Set(options.enabledTools);
+  const owners = new Map<string, string>();
+  const picked: PickedTools<T>["picked"] = [];
+  const warnings: string[] = [];
+  let over = 0;
+  for (const tool of tools) {
+    const name = mcpToolName(server, tool.name);
+    if (enabled && !enabled.has(tool.name) && !enabled.has(name)) continue;
+    const owner = owners.get(name);
+    if (owner !== undefined) {
+      warnings.push(`tools "${owner}" and "${tool.name}" both become ${name}; only "${owner}" is offered`);
+      continue;
+    }
+    owners.set(name, tool.name);
+    if (picked.length >= max) {
+      over++;
+      continue;
+    }
+    picked.push({ name, tool });
+  }
+  if (over > 0) {
+    warnings.push(
+      `it offers ${picked.length + over} tools; only the first ${max} are offered (list the ones you want in enabledTools)`,
+    );
+  }
+  for (const wanted of options.enabledTools ?? []) {
+    if (!tools.some((t) => t.name === wanted || mcpToolName(server, t.name) === wanted)) {
+      warnings.push(`enabledTools lists "${wanted}", which the server does not offer`);
+    }
+  }
+  return { picked, warnings };
+}

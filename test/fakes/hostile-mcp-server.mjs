@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+// An MCP server (the official SDK's low-level Server over stdio) that misbehaves on request, for
+// attacking pincer's MCP client. Behaviour comes from the arguments, several may be combined:
+//   tools=N          offer N tools t0…t(N-1) besides the fixed ones
+//   odd-names        tools whose names collide or run long after sanitising
+//   no-init          read stdin, never answer anything (initialize included)
+//   crash            write a reason to stderr and exit 3 at once
+//   crash-after=MS   exit MS milliseconds after the client says it is initialized
+//   flood-stderr     write to stderr without pause while running
+//   count=FILE       append one line to FILE per start (to count restarts)
+//   pid=FILE         write this process's pid and a grandchild's pid to FILE
+import { spawn } from "node:child_process";
+import { appendFileSync, writeFileSync } from "node:fs";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const args = new Map(
+  process.argv.slice(2).map((a) => {
+    const [key, ...rest] = a.split("=");
+    return [key, rest.join("=") || "1"];
+  }),
+);
+
+if (args.has("count")) appendFileSync(args.get("count"), `${Date.now()}\n`);
+if (args.has("crash")) {
+  process.stderr.write("hostile server: configuration missing, giving up\n");
+  process.exit(3);
+}
+if (args.has("pid")) {
+  const grandchild = spawn("sleep", ["600"], { stdio: "ignore" });
+  writeFileSync(args.get("pid"), `${process.pid} ${grandchild.pid}\n`);
+}
+if (args.has("no-init")) {
+  process.stdin.resume();
+} else {
+  await serve();
+}
+if (args.has("flood-stderr")) {
+  const line = `${"noise ".repeat(100)}\n`;
+  const flood = () => process.stderr.write(line.repeat(100), () => setImmediate(flood));
+  flood();
+}
+
+async function serve() {
+  const tools = [
+    { name: "huge", description: "returns 5 MB of text", inputSchema: { type: "object", properties: {} } },
+    {
+      name: "flood_stdout",
+      description: "writes 20 MB to stdout without a newline",
+      inputSchema: { type: "object", properties: {} },
+    },
+    {
+      name: "add_tool",
+      description: "adds a tool and announces it",
+      inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+    },
+    {
+      name: "remove_tool",
+      description: "removes a tool and announces it",
+      inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+    },
+    {
+      name: "hang",
+      description: "never answers",
+      inputSchema: { type: "object", properties: {} },
+      annotations: { readOnlyHint: true },
+    },
+  ];
+  for (let i = 0; i < Number(args.get("tools") ?? 0); i++) {
+    tools.push({ name: `t${i}`, description: `tool number ${i}`, inputSchema: { type: "object", properties: {} } });
+  }
+  if (args.has("odd-names")) {
+    for (const name of ["weird tool/ä.x", "weird_tool__.x", `long_${"x".repeat(100)}_a`, `long_${"x".repeat(100)}_b`]) {
+      tools.push({ name, description: `odd name ${name}`, inputSchema: { type: "object", properties: {} } });
+    }
+  }
+  const server = new Server({ name: "hostile", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const { name, arguments: input = {} } = request.params;
+    switch (name) {
+      case "huge":
+        return { content: [{ type: "text", text: "y".repeat(5 * 1024 * 1024) }] };
+      case "flood_stdout":
+        process.stdout.write("z".repeat(20 * 1024 * 1024));
+        return new Promise(() => {});
+      case "add_tool":
+        tools.push({
+          name: String(input.name),
+          description: "added later",
+          inputSchema: { type: "object", properties: {} },
+        });
+        await server.sendToolListChanged();
+        return { content: [{ type: "text", text: `added ${input.name}` }] };
+      case "remove_tool":
+        tools.splice(
+          tools.findIndex((t) => t.name === input.name),
+          1,
+        );
+        await server.sendToolListChanged();
+        return { content: [{ type: "text", text: `removed ${input.name}` }] };
+      case "hang":
+        return new Promise(() => {});
+      default:
+        return { content: [{ type: "text", text: `${name} ran` }] };
+    }
+  });
+  server.oninitialized = () => {
+    if (args.has("crash-after")) setTimeout(() => process.exit(4), Number(args.get("crash-after")));
+  };
+  await server.connect(new StdioServerTransport());
+}

@@ -1,0 +1,174 @@
+/**
+ * Attacks on pincer's MCP client with a misbehaving server built on the official SDK
+ * (test/fakes/hostile-mcp-server.mjs): floods, huge results, silence, crash loops, too many
+ * tools, names that collide. Calls go through the registry exactly as the agent loop makes them.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { MessageBus } from "../src/bus/bus.js";
+import type { McpServerFileSettings } from "../src/config/file-schema.js";
+import { McpManager } from "../src/tools/mcp/manager.js";
+import { ToolRegistry } from "../src/tools/registry.js";
+import type { ToolContext } from "../src/tools/tool.js";
+import { userMessage } from "./helpers/app.js";
+import { alive, FAST_MCP, HOSTILE, tempHomeFor, until } from "./helpers/mcp.js";
+
+const log = pino({ level: "silent" });
+let managers: McpManager[] = [];
+
+afterEach(async () => {
+  await Promise.all(managers.map((m) => m.close()));
+  managers = [];
+});
+
+function hostile(...args: string[]): McpServerFileSettings {
+  return {
+    command: process.execPath,
+    args: [HOSTILE, ...args],
+    env: {},
+    headers: {},
+    toolTimeoutSeconds: 2,
+    trusted: false,
+  };
+}
+
+function setup(servers: Record<string, McpServerFileSettings>, timing = FAST_MCP) {
+  const registry = new ToolRegistry();
+  const manager = new McpManager({ servers, registry, log, maxResultChars: 10_000, timing });
+  managers.push(manager);
+  manager.start();
+  const workspace = tempHomeFor("pincer-mcp-attack-");
+  const ctx: ToolContext = {
+    sessionKey: "console:attack",
+    inbound: userMessage("attack", "go"),
+    workspace,
+    signal: new AbortController().signal,
+    bus: new MessageBus(),
+    log,
+  };
+  const state = (name: string) => manager.status().find((s) => s.name === name);
+  return { registry, manager, ctx, state };
+}
+
+describe("hostile MCP servers", () => {
+  it("a server offering 500 tools gets 64 offered and a warning naming enabledTools", async () => {
+    const { registry, state } = setup({ many: hostile("tools=500") });
+    await until(() => state("many")?.state === "connected", "connect");
+    expect(registry.names.filter((n) => n.startsWith("mcp_many_"))).toHaveLength(64);
+    expect(state("many")?.warnings.join(" ")).toMatch(/offers 505 tools; only the first 64 .*enabledTools/);
+    const narrowed = setup({ few: { ...hostile("tools=500"), enabledTools: ["t499", "mcp_few_t7", "nope"] } });
+    await until(() => narrowed.state("few")?.state === "connected", "connect");
+    expect(narrowed.registry.names.sort()).toEqual(["mcp_few_t499", "mcp_few_t7"]);
+    expect(narrowed.state("few")?.warnings).toEqual(['enabledTools lists "nope", which the server does not offer']);
+  });
+
+  it("names with odd characters are sanitised; names that collide after sanitising or cutting keep the first", async () => {
+    const { registry, ctx, state } = setup({ "odd server!": hostile("odd-names") });
+    await until(() => state("odd server!")?.state === "connected", "connect");
+    const names = registry.names;
+    expect(names).toContain("mcp_odd_server__weird_tool___x");
+    const long = names.filter((n) => n.startsWith("mcp_odd_server__long_"));
+    expect(long).toHaveLength(1);
+    expect(long[0]).toHaveLength(64);
+    expect(names.every((n) => /^[A-Za-z0-9_-]{1,64}$/.test(n))).toBe(true);
+    const warnings = state("odd server!")?.warnings.join("\n");
+    expect(warnings).toContain(
+      'tools "weird tool/ä.x" and "weird_tool__.x" both become mcp_odd_server__weird_tool___x',
+    );
+    expect(await registry.execute("mcp_odd_server__weird_tool___x", "{}", ctx)).toBe("weird tool/ä.x ran");
+  });
+
+  it("a 5 MB result is cut to the result limit with a note", async () => {
+    const { registry, ctx, state } = setup({ big: hostile() });
+    await until(() => state("big")?.state === "connected", "connect");
+    const result = await registry.execute("mcp_big_huge", "{}", ctx);
+    expect(result.length).toBeLessThan(10_100);
+    expect(result).toMatch(/^y{10000}\n… \(truncated, \d+ more chars\)$/);
+  });
+
+  it("20 MB on stdout without a newline drops the connection, the call fails, the server is restarted", async () => {
+    const { registry, ctx, state } = setup({ flood: hostile() });
+    await until(() => state("flood")?.state === "connected", "connect");
+    const pid = state("flood")?.pid as number;
+    const result = await registry.execute("mcp_flood_flood_stdout", "{}", ctx);
+    expect(result).toMatch(
+      /^Error: server flood is unavailable \(pincer closed it: the server sent a line over \d+ bytes\)/,
+    );
+    await until(() => state("flood")?.state === "connected" && state("flood")?.pid !== pid, "a new server process");
+    expect(alive(pid)).toBe(false);
+    expect(await registry.execute("mcp_flood_huge", "{}", ctx)).toMatch(/^y+/);
+  });
+
+  it("a server flooding stderr keeps working and pincer keeps only a small tail", async () => {
+    const { registry, ctx, state } = setup({ noisy: hostile("flood-stderr", "crash-after=1500") });
+    await until(() => state("noisy")?.state === "connected", "connect");
+    expect(await registry.execute("mcp_noisy_t", "{}", ctx)).toMatch(/unknown tool/);
+    expect(await registry.execute("mcp_noisy_add_tool", '{"name":"x"}', ctx)).toBe("added x");
+    // When it dies, the reason shown is the end of its stderr, cut short.
+    await until(() => state("noisy")?.error, "the crash to be noticed");
+    expect((state("noisy")?.error ?? "").length).toBeLessThanOrEqual(330);
+    expect(state("noisy")?.error).toMatch(/^the server exited: .*noise/);
+  });
+
+  it("a server that never answers initialize is given up on after the connect timeout and killed", async () => {
+    const pidFile = join(tempHomeFor("pincer-mcp-pid-"), "pids");
+    const { state } = setup({ mute: hostile("no-init", `pid=${pidFile}`) }, { ...FAST_MCP, connectTimeoutMs: 500 });
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").includes(" "), "the pid file");
+    const [pid, grandchild] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
+    await until(() => state("mute")?.error, "the first attempt to fail");
+    expect(state("mute")?.error).toMatch(/timed out/i);
+    await until(() => !alive(pid) && !alive(grandchild), "the silent server and its child to be killed");
+  });
+
+  it("a server crashing in a loop is restarted with growing delays, and says why it died", async () => {
+    const countFile = join(tempHomeFor("pincer-mcp-count-"), "starts");
+    const { state } = setup(
+      { loop: hostile("crash", `count=${countFile}`) },
+      {
+        connectTimeoutMs: 2000,
+        retryInitialMs: 50,
+        retryMaxMs: 800,
+      },
+    );
+    await until(() => state("loop")?.error, "the first crash");
+    expect(state("loop")?.error).toBe("the server exited: hostile server: configuration missing, giving up");
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const starts = readFileSync(countFile, "utf8").trim().split("\n").map(Number);
+    // 50, 100, 200, 400, 800, 800 ms…: about 6 starts in 2 s, never a tight loop.
+    expect(starts.length).toBeGreaterThanOrEqual(3);
+    expect(starts.length).toBeLessThanOrEqual(8);
+    const gaps = starts.slice(1).map((t, i) => t - starts[i]);
+    expect(gaps.at(-1)).toBeGreaterThan(gaps[0]);
+  });
+
+  it("follows tools/list_changed: tools appear and disappear while pincer runs", async () => {
+    const { registry, ctx, state } = setup({ live: hostile() });
+    await until(() => state("live")?.state === "connected", "connect");
+    expect(await registry.execute("mcp_live_add_tool", '{"name":"fresh.tool"}', ctx)).toBe("added fresh.tool");
+    await until(() => registry.get("mcp_live_fresh_tool"), "the new tool");
+    expect(await registry.execute("mcp_live_fresh_tool", "{}", ctx)).toBe("fresh.tool ran");
+    await registry.execute("mcp_live_remove_tool", '{"name":"fresh.tool"}', ctx);
+    await until(() => !registry.get("mcp_live_fresh_tool"), "the tool to go");
+    expect(await registry.execute("mcp_live_fresh_tool", "{}", ctx)).toMatch(/^Error: unknown tool/);
+  });
+
+  it("a call that never returns times out; the server still answers the next one", async () => {
+    const { registry, ctx, state } = setup({ slow: { ...hostile(), toolTimeoutSeconds: 1 } });
+    await until(() => state("slow")?.state === "connected", "connect");
+    expect(registry.isReadOnly("mcp_slow_hang")).toBe(true);
+    expect(await registry.execute("mcp_slow_hang", "{}", ctx)).toMatch(/^Error: .*(timed out after 1 s|within 1 s)/);
+    expect(await registry.execute("mcp_slow_add_tool", '{"name":"y"}', ctx)).toBe("added y");
+  });
+
+  it("closing ends the server's whole process group", async () => {
+    const pidFile = join(tempHomeFor("pincer-mcp-pid-"), "pids");
+    const { manager, state } = setup({ kids: hostile(`pid=${pidFile}`) });
+    await until(() => state("kids")?.state === "connected", "connect");
+    const [pid, grandchild] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
+    expect(alive(grandchild)).toBe(true);
+    await manager.close();
+    await until(() => !alive(pid) && !alive(grandchild), "server and grandchild to be gone", 3000);
+  });
+});
