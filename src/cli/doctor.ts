@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync } from "node:fs";
 import { type Config, isValidTimeZone } from "../config/config.js";
 import { databasePath } from "../paths.js";
 import { openDatabase } from "../store/database.js";
-import { checkSandbox } from "../tools/exec/sandbox-check.js";
+import { checkSandbox, describeLimits } from "../tools/exec/sandbox-check.js";
 import { checkMcpServers } from "../tools/mcp/check.js";
 import { folderProblem } from "./fs-problem.js";
 import { type Check, probeDiscord, probeModel, probeTelegram } from "./probes.js";
@@ -42,6 +42,7 @@ export async function runDoctor(config: Config): Promise<Check[]> {
     status: !sandbox.ok ? "fail" : sandbox.sandboxed ? "ok" : "warn",
     detail: sandbox.detail,
   });
+  if (sandbox.ok) checks.push({ name: "sandbox limits", ...describeLimits(sandbox, config.exec) });
   checks.push(telegram, discord);
   for (const server of mcp) {
     checks.push({ name: "mcp", status: !server.ok ? "fail" : server.warned ? "warn" : "ok", detail: server.detail });

@@ -37,6 +37,10 @@ export const fileSchema = {
         allowPatterns: { type: "array", items: { type: "string" }, default: [] },
         restrictToWorkspace: { type: "boolean", default: true },
         maxOutputChars: { type: "integer", minimum: 100, default: 10000 },
+        // Per command, inside the sandbox; 0 turns a limit off. README "Security model" explains each.
+        maxProcesses: { type: "integer", minimum: 0, default: 256 },
+        maxFileSizeMB: { type: "integer", minimum: 0, default: 1024 },
+        maxMemoryMB: { type: "integer", minimum: 0, default: 2048 },
       },
     },
     telegram: {
@@ -202,6 +206,9 @@ export interface FileConfig {
     allowPatterns: string[];
     restrictToWorkspace: boolean;
     maxOutputChars: number;
+    maxProcesses: number;
+    maxFileSizeMB: number;
+    maxMemoryMB: number;
   };
   telegram: { allowedGroups: string[]; webhookUrl?: string; webhookSecret?: string; webhookPort: number };
   discord: { allowedChannels: string[]; allowBots: boolean };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildBwrapArgs, type HostLayout, isInside, type SandboxSpec, sandboxEnv } from "./bwrap-args.js";
+import { buildBwrapArgs, type HostLayout, isInside, limitArgs, type SandboxSpec, sandboxEnv } from "./bwrap-args.js";
 
 const mergedUsr: HostLayout = {
   "/usr": { type: "dir" },
@@ -173,5 +173,43 @@ describe("isInside", () => {
     ["/", "/x", true],
   ])("isInside(%s, %s) is %s", (parent, child, expected) => {
     expect(isInside(parent, child)).toBe(expected);
+  });
+});
+
+describe("sandbox limits", () => {
+  const limits = { prlimit: "/usr/bin/prlimit", processes: 256, fileSizeBytes: 1024, memoryBytes: 2048 };
+
+  it("runs the command under prlimit with each limit, hard and soft alike", () => {
+    const args = buildBwrapArgs(mergedUsr, { ...spec, limits }, ["sh", "-c", "make"]);
+    expect(args.slice(args.indexOf("--") + 1)).toEqual([
+      "/usr/bin/prlimit",
+      "--nproc=256",
+      "--fsize=1024",
+      "--data=2048",
+      "--",
+      "sh",
+      "-c",
+      "make",
+    ]);
+  });
+
+  it("leaves out a limit set to 0, and prlimit entirely when all are", () => {
+    expect(limitArgs({ ...limits, fileSizeBytes: 0 })).toEqual([
+      "/usr/bin/prlimit",
+      "--nproc=256",
+      "--data=2048",
+      "--",
+    ]);
+    expect(limitArgs({ ...limits, processes: 0, fileSizeBytes: 0, memoryBytes: 0 })).toEqual([]);
+    const args = buildBwrapArgs(mergedUsr, spec, ["true"]);
+    expect(args.slice(args.indexOf("--") + 1)).toEqual(["true"]);
+  });
+
+  it("forbids nested user namespaces when bwrap supports it, with the --unshare-user it requires", () => {
+    const args = buildBwrapArgs(mergedUsr, { ...spec, disableUserns: true }, ["true"]);
+    const at = args.indexOf("--disable-userns");
+    expect(at).toBeGreaterThan(args.indexOf("--unshare-all"));
+    expect(args[at - 1]).toBe("--unshare-user");
+    expect(buildBwrapArgs(mergedUsr, spec, ["true"])).not.toContain("--disable-userns");
   });
 });

@@ -52,6 +52,30 @@ export interface SandboxSpec {
   hidden: string[];
   network: boolean;
   env: Record<string, string>;
+  /** Forbid user namespaces inside the sandbox (`unshare -r`): bwrap 0.8+ only, hence a flag. */
+  disableUserns?: boolean;
+  /** Per-command resource limits, set with prlimit inside the sandbox; absent or 0 means unlimited. */
+  limits?: SandboxLimits;
+}
+
+export interface SandboxLimits {
+  /** Absolute path of util-linux's prlimit, visible inside the sandbox (it lives in /usr/bin). */
+  prlimit: string;
+  /** RLIMIT_NPROC: processes (and threads) of the sandbox's user. */
+  processes: number;
+  /** RLIMIT_FSIZE: the largest file a command may write, in bytes. */
+  fileSizeBytes: number;
+  /** RLIMIT_DATA: private writable memory (heap, anonymous mappings) per process, in bytes. */
+  memoryBytes: number;
+}
+
+/** The prlimit prefix for a command: hard and soft limits alike, so the command cannot raise them. */
+export function limitArgs(limits: SandboxLimits): string[] {
+  const args: string[] = [];
+  if (limits.processes > 0) args.push(`--nproc=${limits.processes}`);
+  if (limits.fileSizeBytes > 0) args.push(`--fsize=${limits.fileSizeBytes}`);
+  if (limits.memoryBytes > 0) args.push(`--data=${limits.memoryBytes}`);
+  return args.length > 0 ? [limits.prlimit, ...args, "--"] : [];
 }
 
 export function isInside(parent: string, child: string): boolean {
@@ -112,10 +136,12 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
 
   args.push("--remount-ro", "/");
   args.push("--unshare-all");
+  // --disable-userns needs an explicit --unshare-user (--unshare-all only tries one).
+  if (spec.disableUserns) args.push("--unshare-user", "--disable-userns");
   if (spec.network) args.push("--share-net");
   args.push("--new-session", "--die-with-parent", "--cap-drop", "ALL", "--clearenv");
   for (const [name, value] of Object.entries(spec.env)) args.push("--setenv", name, value);
-  args.push("--chdir", spec.workingDir, "--", ...command);
+  args.push("--chdir", spec.workingDir, "--", ...(spec.limits ? limitArgs(spec.limits) : []), ...command);
   return args;
 }
 

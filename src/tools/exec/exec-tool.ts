@@ -5,10 +5,11 @@ import { mediaDir } from "../../paths.js";
 import { openInScope } from "../files/safe-open.js";
 import { type Tool, ToolError } from "../tool.js";
 import { buildBwrapArgs, sandboxEnv } from "./bwrap-args.js";
+import { createPidsCgroup, inCgroup, removeWhenEmpty } from "./cgroup.js";
 import { checkCommand, compilePatterns, type GuardPolicy } from "./guard.js";
 import { formatExecResult } from "./output.js";
 import { runProcess } from "./run-process.js";
-import { checkSandbox, inspectHost, type SandboxStatus } from "./sandbox-check.js";
+import { checkSandbox, execLimits, inspectHost, type SandboxStatus } from "./sandbox-check.js";
 
 export type ExecArgs = {
   command: string;
@@ -36,6 +37,7 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
   const probe = deps.checkSandbox ?? (() => checkSandbox(deps.config));
   // One probe per tool instance: the host does not change between calls, and a failed probe is re-tried.
   let sandboxReady: Promise<SandboxStatus> | undefined;
+  let commands = 0;
   const sandboxStatus = () => {
     sandboxReady ??= probe().then((status) => {
       if (!status.ok) sandboxReady = undefined;
@@ -97,6 +99,7 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
       const command = ["sh", "-c", args.command];
       let file: string;
       let argv: string[];
+      let cgroup: string | undefined;
       if (deps.config.sandbox === "none") {
         [file, ...argv] = command;
       } else {
@@ -105,23 +108,43 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
         file = status.bwrap ?? "bwrap";
         const mediaReal = await realpath(media).catch(() => undefined);
         const homeReal = await realpath(deps.config.home).catch(() => deps.config.home);
+        const features = status.features;
         argv = buildBwrapArgs(
           inspectHost(),
-          { workspace, workingDir, media: mediaReal, hidden: [homeReal], network: exec.network, env },
+          {
+            workspace,
+            workingDir,
+            media: mediaReal,
+            hidden: [homeReal],
+            network: exec.network,
+            env,
+            disableUserns: features?.disableUserns,
+            limits: features?.prlimit ? execLimits(features.prlimit, exec) : undefined,
+          },
           command,
         );
+        // Under root RLIMIT_NPROC does not bind; a pids cgroup (where the host allows one) does.
+        if (features?.pidsCgroup && exec.maxProcesses > 0) {
+          cgroup = createPidsCgroup(features.pidsCgroup, `pincer-${process.pid}-${++commands}`, exec.maxProcesses);
+          if (cgroup) ({ file, args: argv } = inCgroup(cgroup, file, argv));
+        }
       }
 
-      const outcome = await runProcess({
-        file,
-        args: argv,
-        cwd: workingDir,
-        env,
-        timeoutSeconds,
-        signal: ctx.signal,
-        maxBufferBytes: exec.maxOutputChars * BYTES_PER_CHAR,
-      });
-      return formatExecResult(outcome, exec.maxOutputChars);
+      try {
+        const outcome = await runProcess({
+          file,
+          args: argv,
+          // The workspace, not working_dir: the host never needs to enter a folder the model chose.
+          cwd: workspace,
+          env,
+          timeoutSeconds,
+          signal: ctx.signal,
+          maxBufferBytes: exec.maxOutputChars * BYTES_PER_CHAR,
+        });
+        return formatExecResult(outcome, exec.maxOutputChars);
+      } finally {
+        if (cgroup && !(await removeWhenEmpty(cgroup))) ctx.log.warn({ cgroup }, "could not remove a command's cgroup");
+      }
     },
   };
 }

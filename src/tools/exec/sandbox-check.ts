@@ -1,9 +1,20 @@
-import { accessSync, constants, lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, statSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { execa } from "execa";
 import type { Config } from "../../config/config.js";
-import { buildBwrapArgs, type HostLayout, SYSTEM_PATHS, sandboxEnv } from "./bwrap-args.js";
+import { buildBwrapArgs, type HostLayout, type SandboxLimits, SYSTEM_PATHS, sandboxEnv } from "./bwrap-args.js";
+import { createPidsCgroup, ownPidsCgroup, removePidsCgroup } from "./cgroup.js";
 
 export interface SandboxStatus {
   /** exec can run commands (sandboxed, or unsandboxed because the user chose PINCER_SANDBOX=none). */
@@ -13,6 +24,17 @@ export interface SandboxStatus {
   detail: string;
   /** Absolute path of the working bwrap, when sandboxed. */
   bwrap?: string;
+  /** What this host's sandbox can enforce beyond the mounts, found by trying each. */
+  features?: SandboxFeatures;
+}
+
+export interface SandboxFeatures {
+  /** bwrap 0.8+ on a kernel that lets it forbid nested user namespaces. */
+  disableUserns: boolean;
+  /** util-linux's prlimit (in a system folder the sandbox sees), for the per-command rlimits. */
+  prlimit?: string;
+  /** A pids cgroup pincer may create children in (root, or a delegated cgroup v2 subtree). */
+  pidsCgroup?: string;
 }
 
 export interface CheckOptions {
@@ -65,25 +87,47 @@ export async function checkSandbox(
 
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), "pincer-sandbox-check-")));
   try {
-    const args = buildBwrapArgs(
-      inspectHost(),
-      {
-        workspace,
-        workingDir: workspace,
-        hidden: [config.home],
-        network: config.exec.network,
-        env: sandboxEnv(process.env, workspace, []),
-      },
-      ["sh", "-c", "echo ok"],
-    );
-    const result = await execa(bwrap, args, { reject: false, timeout: 15_000, stdin: "ignore", extendEnv: false });
+    const help = await execa(bwrap, ["--help"], { reject: false, extendEnv: false });
+    const wanted: SandboxFeatures = {
+      disableUserns: `${help.stdout}${help.stderr}`.includes("--disable-userns"),
+      prlimit: findExecutable("prlimit", "/usr/bin:/bin:/usr/sbin:/sbin"),
+    };
+    const probe = (features: SandboxFeatures) =>
+      execa(
+        bwrap,
+        buildBwrapArgs(
+          inspectHost(),
+          {
+            workspace,
+            workingDir: workspace,
+            hidden: [config.home],
+            network: config.exec.network,
+            env: sandboxEnv(process.env, workspace, []),
+            disableUserns: features.disableUserns,
+            limits: features.prlimit ? execLimits(features.prlimit, config.exec) : undefined,
+          },
+          ["sh", "-c", "echo ok"],
+        ),
+        { reject: false, timeout: 15_000, stdin: "ignore", extendEnv: false },
+      );
+    // Each extra is dropped in turn if the host refuses it, so exec keeps working with what it can enforce.
+    const attempts: SandboxFeatures[] = [wanted, { ...wanted, disableUserns: false }, { disableUserns: false }];
+    let result = await probe(attempts[0]);
+    let features = attempts[0];
+    for (const next of attempts.slice(1)) {
+      if (result.exitCode === 0 && result.stdout.trim() === "ok") break;
+      features = next;
+      result = await probe(next);
+    }
     if (result.exitCode === 0 && result.stdout.trim() === "ok") {
+      features.pidsCgroup = probePidsCgroup();
       const version = await execa(bwrap, ["--version"], { reject: false, extendEnv: false });
       const network = config.exec.network ? "with network access (exec.network)" : "without network access";
       return {
         ok: true,
         sandboxed: true,
         bwrap,
+        features,
         detail: `${version.stdout.trim() || "bubblewrap"} works: commands run sandboxed, ${network}.`,
       };
     }
@@ -96,6 +140,76 @@ export async function checkSandbox(
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
+}
+
+const MB = 1024 * 1024;
+
+/** The configured per-command limits (exec.maxProcesses, maxFileSizeMB, maxMemoryMB; 0 = off). */
+export function execLimits(
+  prlimit: string,
+  exec: Partial<Pick<Config["exec"], "maxProcesses" | "maxFileSizeMB" | "maxMemoryMB">>,
+): SandboxLimits {
+  return {
+    prlimit,
+    processes: exec.maxProcesses ?? 0,
+    fileSizeBytes: (exec.maxFileSizeMB ?? 0) * MB,
+    memoryBytes: (exec.maxMemoryMB ?? 0) * MB,
+  };
+}
+
+/** A writable pids cgroup, tried for real: make a child, set its pids.max, remove it. */
+function probePidsCgroup(): string | undefined {
+  let parent: string | undefined;
+  try {
+    parent = ownPidsCgroup(readFileSync("/proc/self/cgroup", "utf8"));
+  } catch {
+    return undefined;
+  }
+  if (!parent) return undefined;
+  const dir = createPidsCgroup(parent, `pincer-probe-${process.pid}`, 1);
+  if (!dir) return undefined;
+  removePidsCgroup(dir);
+  return parent;
+}
+
+/** `pincer doctor`'s line on the per-command limits: which are active on this host, and how. */
+export function describeLimits(
+  status: SandboxStatus,
+  exec: Pick<Config["exec"], "maxProcesses" | "maxFileSizeMB" | "maxMemoryMB">,
+  uid = process.getuid?.() ?? -1,
+): { status: "ok" | "warn"; detail: string } {
+  if (!status.sandboxed || !status.features) {
+    return { status: "warn", detail: "none: commands do not run in a sandbox" };
+  }
+  const f = status.features;
+  const parts: string[] = [];
+  let weak = false;
+  const rlimit = (value: number, text: string) => {
+    if (value === 0) parts.push(`${text}: off (0 in the config)`);
+    else if (!f.prlimit) {
+      parts.push(`${text}: NOT enforced (prlimit from util-linux is missing)`);
+      weak = true;
+    } else return true;
+    return false;
+  };
+  if (rlimit(exec.maxProcesses, "processes")) {
+    if (f.pidsCgroup) parts.push(`processes: at most ${exec.maxProcesses} (pids cgroup and RLIMIT_NPROC)`);
+    else if (uid === 0) {
+      parts.push(
+        `processes: NOT enforced (pincer runs as root, which the kernel exempts from RLIMIT_NPROC, and no pids cgroup is writable)`,
+      );
+      weak = true;
+    } else parts.push(`processes: at most ${exec.maxProcesses} (RLIMIT_NPROC)`);
+  }
+  if (rlimit(exec.maxFileSizeMB, "file size")) parts.push(`file size: at most ${exec.maxFileSizeMB} MB (RLIMIT_FSIZE)`);
+  if (rlimit(exec.maxMemoryMB, "memory"))
+    parts.push(`memory: at most ${exec.maxMemoryMB} MB per process (RLIMIT_DATA)`);
+  if (f.disableUserns) parts.push("nested user namespaces: forbidden (--disable-userns)");
+  else {
+    parts.push("nested user namespaces: allowed (this bubblewrap lacks --disable-userns; 0.8 or newer has it)");
+    weak = true;
+  }
+  return { status: weak ? "warn" : "ok", detail: parts.join("; ") };
 }
 
 /** The first executable file called `name` in a PATH-style list of folders. */

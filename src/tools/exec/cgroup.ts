@@ -1,0 +1,78 @@
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * A pids cgroup per command, where the host lets pincer make one (running as root, or a delegated
+ * cgroup v2 subtree). RLIMIT_NPROC (prlimit) is the process limit everywhere else, but the kernel
+ * exempts real root from it, so under root only a cgroup stops a fork bomb.
+ */
+
+/** The pids cgroup folder pincer itself is in, when the host has one: v1's pids hierarchy or v2's unified one. */
+export function ownPidsCgroup(procSelfCgroup: string, fsRoot = "/sys/fs/cgroup"): string | undefined {
+  for (const line of procSelfCgroup.split("\n")) {
+    const [, controllers, path] = line.split(":");
+    if (path === undefined) continue;
+    if (controllers.split(",").includes("pids")) return join(fsRoot, "pids", path);
+  }
+  const unified = procSelfCgroup.split("\n").find((line) => line.startsWith("0::"));
+  if (unified && existsSync(join(fsRoot, "cgroup.controllers"))) {
+    const dir = join(fsRoot, unified.slice(3));
+    // Children get a pids.max only where pids is enabled for the subtree (delegated to us).
+    const enabled = readOr(join(dir, "cgroup.subtree_control")).split(/\s+/);
+    if (enabled.includes("pids")) return dir;
+  }
+  return undefined;
+}
+
+function readOr(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** Creates `parent/name` with pids.max; undefined when the host does not allow it. */
+export function createPidsCgroup(parent: string, name: string, maxPids: number): string | undefined {
+  const dir = join(parent, name);
+  try {
+    mkdirSync(dir);
+  } catch {
+    return undefined;
+  }
+  try {
+    writeFileSync(join(dir, "pids.max"), String(maxPids));
+    return dir;
+  } catch {
+    removePidsCgroup(dir);
+    return undefined;
+  }
+}
+
+/** Removes a command's cgroup once its processes are gone; true when it is gone. */
+export function removePidsCgroup(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+/** Waits (briefly) for the sandbox's last processes to be reaped, then removes the cgroup. */
+export async function removeWhenEmpty(dir: string, timeoutMs = 3000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!removePidsCgroup(dir)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return true;
+}
+
+/**
+ * Starts `file args` inside the cgroup: a shell moves itself in, then execs the command, so every
+ * process the command ever forks is counted from its first instruction.
+ */
+export function inCgroup(dir: string, file: string, args: string[]): { file: string; args: string[] } {
+  return { file: "/bin/sh", args: ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', dir, file, ...args] };
+}
