@@ -200,3 +200,16 @@ describe("displayPath", () => {
     expect(displayPath("/m/p.jpg", "/w")).toBe("/m/p.jpg");
   });
 });
+
+describe("openInScope limits", () => {
+  it("refuses a path more than 256 folders deep instead of holding a descriptor for each", () => {
+    const deep = Array.from({ length: 300 }, () => "d").join("/");
+    mkdirSync(join(workspace, deep), { recursive: true });
+    expect(() => opens(`${deep}/f.txt`, { access: "write", want: "file", create: true })).toThrow(
+      /more than 256 folders deep/,
+    );
+    expect(opens(Array.from({ length: 200 }, () => "d").join("/"))).toBe(
+      join(workspace, ...Array.from({ length: 200 }, () => "d")),
+    );
+  });
+});

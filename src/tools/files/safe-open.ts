@@ -38,6 +38,8 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 /** Like Linux's own limit on symlinks followed in one lookup. */
 const MAX_LINKS = 40;
+/** Folders held open at once in one walk: a tree 10,000 deep must not use up pincer's descriptors. */
+const MAX_DEPTH = 256;
 
 /** Where file access may reach. Every root is walked from a descriptor; nothing outside is reachable. */
 export interface PathScope {
@@ -219,6 +221,7 @@ function walk(rootReal: string, parts: string[], raw: string, request: OpenReque
         }
         stack.push(fd);
         names.push(name);
+        if (stack.length > MAX_DEPTH) throw new ToolError(`"${raw}" is more than ${MAX_DEPTH} folders deep.`);
         continue;
       }
       const opened = openLast(at, info, raw, request);
