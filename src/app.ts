@@ -14,6 +14,7 @@ import { createTranscriber } from "./llm/transcribe.js";
 import { withVisionFallback } from "./llm/vision-fallback.js";
 import { databasePath, packageRoot } from "./paths.js";
 import { JobStore } from "./scheduler/job-store.js";
+import { Heartbeat } from "./scheduler/heartbeat.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureHome } from "./setup/ensure-home.js";
 import { AuditLog } from "./store/audit.js";
@@ -22,6 +23,7 @@ import { type Database, openDatabase } from "./store/database.js";
 import { HelperRunStore } from "./store/helper-runs.js";
 import { SqliteJournal } from "./store/journal.js";
 import { TurnStore } from "./store/turns.js";
+import { readTextBeneath } from "./tools/files/safe-read.js";
 import { createTools } from "./tools/index.js";
 import type { Timing } from "./tools/mcp/connection.js";
 import { McpManager } from "./tools/mcp/manager.js";
@@ -56,6 +58,8 @@ export interface App {
   scheduler: Scheduler;
   /** MCP servers: connected in the background by start(), closed by stop(). */
   mcp: McpManager;
+  /** Present when heartbeat.intervalMinutes is set. */
+  heartbeat?: Heartbeat;
   /**
    * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
    * turns: a message from before a restart always runs before a newer one of its conversation.
@@ -196,6 +200,26 @@ export function createApp(config: Config, options: AppOptions): App {
     statusLines: () => mcpStatusLines(mcp.status()),
   });
 
+  const { intervalMinutes, target } = config.heartbeat;
+  const heartbeat =
+    intervalMinutes && target
+      ? new Heartbeat({
+          bus,
+          inbox: journal,
+          target,
+          intervalMs: intervalMinutes * 60_000,
+          log: log.child({ part: "heartbeat" }),
+          now: wallClock && (() => wallClock().getTime()),
+          // Read like the prompt files: no symlink out, no FIFO, size-capped.
+          readFile: () => {
+            const read = readTextBeneath(config.workspace, "HEARTBEAT.md", 64 * 1024);
+            if (read.ok) return read.text;
+            if (!/does not exist/.test(read.reason)) log.warn({ reason: read.reason }, "HEARTBEAT.md skipped");
+            return undefined;
+          },
+        })
+      : undefined;
+
   const running: Channel[] = [];
   let workerDone: Promise<void> = Promise.resolve();
   // Finished inbox/outbox rows only guard against replays; a week is far longer than any platform replays.
@@ -216,6 +240,7 @@ export function createApp(config: Config, options: AppOptions): App {
     helpers,
     scheduler,
     mcp,
+    heartbeat,
     async start(channels) {
       // In the background: a slow or broken server never delays the channels.
       mcp.start();
@@ -237,6 +262,7 @@ export function createApp(config: Config, options: AppOptions): App {
         }
       }
       scheduler.start([...served]);
+      heartbeat?.start();
       pruneJournal();
       pruneTimer = setInterval(pruneJournal, 24 * 60 * 60 * 1000).unref();
     },
@@ -244,6 +270,7 @@ export function createApp(config: Config, options: AppOptions): App {
       stopping ??= (async () => {
         clearInterval(pruneTimer);
         scheduler.stop();
+        heartbeat?.stop();
         await Promise.allSettled(running.map((c) => c.stop()));
         await helpers.stop();
         await worker.stop();

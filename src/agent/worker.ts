@@ -213,10 +213,11 @@ export class AgentWorker {
         },
       );
       const replyToId = msg.channel === "system" ? undefined : msg.id;
-      // An answer already sent with the message tool is not sent a second time.
+      // An answer already sent with the message tool is not sent a second time, and a run that
+      // may stay silent (the heartbeat) sends nothing when the model answers with its token.
       const text = result.reply.trim();
       const reply =
-        text && !sentToConversation.includes(text)
+        text && !sentToConversation.includes(text) && !isSilentReply(text, msg.meta?.silentReply)
           ? { ...target, kind: "reply" as const, text: result.reply, replyToId }
           : undefined;
       await this.finish(msg, [user, ...result.produced], reply);
@@ -290,6 +291,11 @@ export class AgentWorker {
     const tools = Math.ceil(JSON.stringify(this.deps.registry.toSchemas()).length / 4);
     return Math.max(0, total - reserveForAnswer - tools - Math.ceil(system.length / 4) - estimateTokens(user));
   }
+}
+
+/** The model answered only with the run's "nothing to say" token (markdown or a full stop around it allowed). */
+export function isSilentReply(text: string, token: string | undefined): boolean {
+  return token !== undefined && text.replace(/^[\s*_`]+|[\s*_`.!]+$/g, "") === token;
 }
 
 function notice(target: Pick<OutboundMessage, "channel" | "chatId" | "threadId">, text: string): OutboundMessage {

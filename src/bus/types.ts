@@ -77,5 +77,7 @@ export function parseSessionKey(key: string): { channel: ChannelName; chatId: st
 
 /** Where a message's answers go: the conversation its session key names (system messages included). */
 export function replyTarget(msg: InboundMessage): Pick<OutboundMessage, "channel" | "chatId" | "threadId"> {
-  return parseSessionKey(msg.sessionKey) ?? { channel: msg.channel, chatId: msg.chatId };
+  // A run in a session of its own (the heartbeat) names the chat its answers go to.
+  const to = msg.meta?.deliverTo;
+  return (to && parseSessionKey(to)) || parseSessionKey(msg.sessionKey) || { channel: msg.channel, chatId: msg.chatId };
 }

@@ -1,0 +1,81 @@
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../test/fakes/manual-clock.js";
+import { MessageBus } from "../bus/bus.js";
+import type { InboundMessage } from "../bus/types.js";
+import { activeTasks, HEARTBEAT_SESSION, Heartbeat } from "./heartbeat.js";
+
+describe("activeTasks", () => {
+  it("finds open list items only", () => {
+    expect(activeTasks("# Heartbeat\n\nTasks to check periodically. Empty for now.\n")).toEqual([]);
+    const md = [
+      "# Heartbeat",
+      "<!-- - commented out -->",
+      "- check the disk space",
+      "* [ ] look at the backup log",
+      "- [x] done already",
+      "- [ ]",
+      "1. water reminder on Fridays",
+      "not a task",
+    ].join("\n");
+    expect(activeTasks(md)).toEqual(["check the disk space", "look at the backup log", "water reminder on Fridays"]);
+  });
+});
+
+describe("Heartbeat", () => {
+  function setup(file: string | undefined) {
+    const clock = new ManualClock("2026-01-01T00:00:00Z");
+    const bus = new MessageBus();
+    const published: InboundMessage[] = [];
+    const pending = new Set<string>();
+    const heartbeat = new Heartbeat({
+      bus,
+      inbox: { isPending: (msg) => pending.has(msg.id) },
+      readFile: () => file,
+      target: "telegram:42",
+      intervalMs: 60_000,
+      log: pino({ level: "silent" }),
+      now: clock.now,
+      timers: clock.timers,
+    });
+    const original = bus.publishInbound.bind(bus);
+    bus.publishInbound = (msg) => {
+      published.push(msg);
+      pending.add(msg.id);
+      return original(msg);
+    };
+    return { clock, heartbeat, published, pending };
+  }
+
+  it("queues a turn each interval while HEARTBEAT.md has tasks, skipping while the last one still runs", () => {
+    const { clock, heartbeat, published, pending } = setup("- check the disk\n");
+    heartbeat.start();
+    clock.advance(59_999);
+    expect(published).toHaveLength(0);
+    clock.advance(1);
+    expect(published).toHaveLength(1);
+    expect(published[0]).toMatchObject({
+      channel: "system",
+      sessionKey: HEARTBEAT_SESSION,
+      meta: { kind: "heartbeat", deliverTo: "telegram:42", silentReply: "HEARTBEAT_OK" },
+    });
+    expect(published[0].text).toContain("- check the disk");
+    clock.advance(60_000);
+    expect(published).toHaveLength(1);
+    pending.clear();
+    clock.advance(60_000);
+    expect(published).toHaveLength(2);
+    heartbeat.stop();
+    expect(clock.nextTimerAt).toBeUndefined();
+  });
+
+  it("does nothing without tasks or without the file", () => {
+    for (const file of [undefined, "# Heartbeat\n\nNothing yet.\n"]) {
+      const { clock, heartbeat, published } = setup(file);
+      heartbeat.start();
+      clock.advance(10 * 60_000);
+      expect(published).toHaveLength(0);
+      heartbeat.stop();
+    }
+  });
+});

@@ -1,0 +1,128 @@
+import type { Logger } from "pino";
+import type { MessageBus } from "../bus/bus.js";
+import type { InboundMessage } from "../bus/types.js";
+import type { Timers } from "./scheduler.js";
+
+/** What the model answers when a heartbeat finds nothing worth telling; such a reply is not sent. */
+export const HEARTBEAT_OK = "HEARTBEAT_OK";
+
+/** The dedicated conversation heartbeat turns run in (their history stays out of every chat). */
+export const HEARTBEAT_SESSION = "system:heartbeat";
+
+/**
+ * The standing tasks in HEARTBEAT.md: every list item that is not ticked off (`- [x]`) and not
+ * empty. Headings, prose and HTML comments are not tasks, so the template (prose only) is idle.
+ */
+export function activeTasks(markdown: string): string[] {
+  const withoutComments = markdown.replace(/<!--[\s\S]*?-->/g, "");
+  const tasks: string[] = [];
+  for (const line of withoutComments.split("\n")) {
+    const item = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
+    if (!item) continue;
+    const box = /^\[([ xX])\]\s*(.*)$/.exec(item[1]);
+    if (box?.[1].toLowerCase() === "x") continue;
+    const text = (box ? box[2] : item[1]).trim();
+    if (text) tasks.push(text);
+  }
+  return tasks;
+}
+
+/** The inbound system message of one heartbeat; its answer goes to `target` unless it is HEARTBEAT_OK. */
+export function heartbeatMessage(tasks: string[], target: string, now: number): InboundMessage {
+  const text = [
+    "Heartbeat: a periodic check of the standing tasks in HEARTBEAT.md:",
+    ...tasks.map((t) => `- ${t}`),
+    "",
+    "Check them now with your tools. If there is something the user should hear about, write it as",
+    `your reply: it is sent to them (${target}). If there is nothing worth telling, reply with exactly`,
+    `${HEARTBEAT_OK} and nothing is sent.`,
+  ].join("\n");
+  return {
+    id: `heartbeat:${now}`,
+    channel: "system",
+    chatId: "heartbeat",
+    senderId: "heartbeat",
+    senderName: "heartbeat",
+    text,
+    media: [],
+    isGroup: false,
+    mentionsBot: true,
+    receivedAt: now,
+    sessionKey: HEARTBEAT_SESSION,
+    meta: { kind: "heartbeat", deliverTo: target, silentReply: HEARTBEAT_OK },
+  };
+}
+
+export interface HeartbeatDeps {
+  bus: MessageBus;
+  inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): boolean };
+  /** HEARTBEAT.md's text, read safely from the workspace; undefined when it is missing or unreadable. */
+  readFile: () => string | undefined;
+  /** `channel:chatId` where anything worth telling goes. */
+  target: string;
+  intervalMs: number;
+  log: Logger;
+  now?: () => number;
+  timers?: Timers;
+}
+
+/**
+ * Every `intervalMs`, if HEARTBEAT.md lists active tasks, publishes a heartbeat turn into its own
+ * session. A heartbeat that still waits for (or is in) its turn makes the next one skip, so a slow
+ * model never piles them up.
+ */
+export class Heartbeat {
+  private handle: unknown;
+  private last: InboundMessage | undefined;
+  private running = false;
+
+  constructor(private readonly deps: HeartbeatDeps) {}
+
+  start(): void {
+    this.running = true;
+    this.arm();
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.handle !== undefined) this.timers().clear(this.handle);
+    this.handle = undefined;
+  }
+
+  /** One check now: returns whether a heartbeat turn was queued. */
+  tick(): boolean {
+    const { deps } = this;
+    if (this.last && deps.inbox.isPending(this.last)) {
+      deps.log.info("the previous heartbeat is still running; skipped this one");
+      return false;
+    }
+    const text = deps.readFile();
+    const tasks = text === undefined ? [] : activeTasks(text);
+    if (tasks.length === 0) return false;
+    const msg = heartbeatMessage(tasks, deps.target, deps.now?.() ?? Date.now());
+    if (!deps.bus.publishInbound(msg)) return false;
+    this.last = msg;
+    return true;
+  }
+
+  private arm(): void {
+    if (!this.running) return;
+    this.handle = this.timers().set(() => {
+      try {
+        this.tick();
+      } catch (err) {
+        this.deps.log.error({ err }, "heartbeat failed");
+      }
+      this.arm();
+    }, this.deps.intervalMs);
+  }
+
+  private timers(): Timers {
+    return (
+      this.deps.timers ?? {
+        set: (fn, ms) => setTimeout(fn, ms).unref(),
+        clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+      }
+    );
+  }
+}
