@@ -82,7 +82,7 @@ async function start(adjust: (config: Config) => void = () => {}): Promise<Harne
     bus: app.bus,
     pairing: app.pairing,
     log,
-    tuning: { typingIntervalMs: 100 },
+    tuning: { typingIntervalMs: 100, typingDelayMs: 0 },
   });
   await app.start([channel]);
   cleanups.push(() => app.stop().catch(() => {}));

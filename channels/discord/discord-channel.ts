@@ -8,7 +8,7 @@ import type { Config } from "../../src/config/config.js";
 import { mediaDir } from "../../src/paths.js";
 import { createInboundHandler } from "./inbound.js";
 import { createOutboundHandler } from "./outbound.js";
-import { createTypingIndicator, TYPING_REFRESH_MS } from "./typing.js";
+import { createTypingIndicator, TYPING_DELAY_MS, TYPING_REFRESH_MS } from "./typing.js";
 
 export interface DiscordChannelDeps {
   config: Config;
@@ -21,10 +21,12 @@ export interface DiscordChannelDeps {
 
 export interface DiscordTuning {
   typingIntervalMs: number;
+  typingDelayMs: number;
 }
 
 const DEFAULT_TUNING: DiscordTuning = {
   typingIntervalMs: TYPING_REFRESH_MS,
+  typingDelayMs: TYPING_DELAY_MS,
 };
 
 /** A rate limit longer than this is handed to the outbox sender instead of holding up the channel's sends. */
@@ -59,6 +61,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
     sendTyping: (channelId) => client.rest.post(Routes.channelTyping(channelId)),
     onError: (err, channelId) => log.debug({ err, channelId }, "typing indicator failed"),
     intervalMs: tuning.typingIntervalMs,
+    delayMs: tuning.typingDelayMs,
   });
   const handleMessage = createInboundHandler({
     bus,

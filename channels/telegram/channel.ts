@@ -20,6 +20,8 @@ export interface TelegramTiming {
   retry: RetryPolicy;
   /** How often "typing…" is repeated while a turn runs (Telegram shows it for ~5 s). */
   typingIntervalMs: number;
+  /** How long a turn runs before "typing…" is first shown: quick answers need none. */
+  typingDelayMs: number;
   /** Long-poll timeout of getUpdates, in seconds. */
   pollTimeoutSeconds: number;
   /** How long start() waits for Telegram to answer before going on and connecting in the background. */
@@ -32,6 +34,7 @@ export interface TelegramTiming {
 export const DEFAULT_TIMING: TelegramTiming = {
   retry: DEFAULT_RETRY_POLICY,
   typingIntervalMs: 4000,
+  typingDelayMs: 400,
   pollTimeoutSeconds: 30,
   startWaitMs: 10_000,
   reconnectBaseMs: 1000,
@@ -86,6 +89,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     send: (chatId, threadId) =>
       bestEffort.sendChatAction(chatId, "typing", { message_thread_id: threadId ? Number(threadId) : undefined }),
     intervalMs: timing.typingIntervalMs,
+    delayMs: timing.typingDelayMs,
     onError: (err) => log.debug({ err: describe(err) }, "could not send the typing indicator"),
   });
 

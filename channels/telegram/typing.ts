@@ -4,6 +4,8 @@ export interface TypingDeps {
   /** Sends one "typing…" action; Telegram shows it for about 5 seconds. */
   send: (chatId: string, threadId: string | undefined) => Promise<unknown>;
   intervalMs: number;
+  /** A turn that ends sooner never shows (nor pays an API call for) the indicator. */
+  delayMs: number;
   onError: (err: unknown) => void;
 }
 
@@ -24,11 +26,14 @@ export function createTypingIndicator(deps: TypingDeps): {
     onActivity(event) {
       if (!event.busy) return stop(event.sessionKey);
       if (timers.has(event.sessionKey)) return;
-      send(event);
-      timers.set(
-        event.sessionKey,
-        setInterval(() => send(event), deps.intervalMs),
-      );
+      const first = setTimeout(() => {
+        send(event);
+        timers.set(
+          event.sessionKey,
+          setInterval(() => send(event), deps.intervalMs),
+        );
+      }, deps.delayMs);
+      timers.set(event.sessionKey, first);
     },
     stopAll() {
       for (const key of [...timers.keys()]) stop(key);

@@ -99,17 +99,25 @@ export function toChatMessage(m: StoredMessage): ChatMessage {
   return { role: "user", content: m.content ?? "" };
 }
 
+/** Formatters by time zone: building one costs far more than using it, and zones are few. */
+const localFormats = new Map<string, Intl.DateTimeFormat>();
+
 export function formatLocal(date: Date, timezone: string): string {
-  const parts = new Intl.DateTimeFormat("en-CA", {
-    timeZone: timezone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    weekday: "short",
-    hour: "2-digit",
-    minute: "2-digit",
-    hour12: false,
-  }).formatToParts(date);
+  let format = localFormats.get(timezone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-CA", {
+      timeZone: timezone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      weekday: "short",
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23",
+    });
+    localFormats.set(timezone, format);
+  }
+  const parts = format.formatToParts(date);
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
   return `${get("weekday")} ${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
 }

@@ -14,10 +14,14 @@ export interface SenderEvents {
   onAttempt?(row: OutboxRow, outcome: DeliveryOutcome): void;
 }
 
+/** Chats whose replies are sent at once; one chat's rows always go one after another. */
+const PARALLEL_CHATS = 8;
+
 /**
- * One channel's sender loop. It sends the outbox's pending rows outside any turn, one at a time:
- * per chat strictly in order (a chat's next row waits until the one before it is sent or dead),
- * across chats in order of age, so one chat backing off does not hold up the others. A failure
+ * One channel's sender loop. It sends the outbox's pending rows outside any turn: per chat
+ * strictly in order (a chat's next row waits until the one before it is sent or dead), up to
+ * PARALLEL_CHATS chats at a time in order of age, so neither a chat backing off nor a busy
+ * moment in many chats holds the others up behind one slow send. A failure
  * is retried with exponential backoff and jitter, or after the platform's retry_after; a
  * permanent refusal or a row failing for longer than `deadLetterAfterMs` is dead-lettered.
  */
@@ -25,8 +29,8 @@ export class ChannelSender {
   private stopped = false;
   private wakeUp: () => void = () => {};
   private readonly loop: Promise<void>;
-  /** The running send's own controller: one per attempt, so platform clients never pile listeners on one signal. */
-  private inFlight?: AbortController;
+  /** Each running send's own controller: one per attempt, so platform clients never pile listeners on one signal. */
+  private readonly inFlight = new Set<AbortController>();
   private failuresInARow = 0;
   private readonly idleWaiters: Array<() => void> = [];
 
@@ -65,7 +69,7 @@ export class ChannelSender {
       }),
     ]);
     clearTimeout(timer);
-    this.inFlight?.abort(new Error("the channel is stopping"));
+    for (const controller of this.inFlight) controller.abort(new Error("the channel is stopping"));
     await this.loop;
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
@@ -81,10 +85,12 @@ export class ChannelSender {
         await this.sleep(Number.isFinite(next) ? next - now : undefined);
         continue;
       }
-      for (const row of due) {
-        if (this.stopped) break;
-        await this.attempt(row);
-      }
+      // The heads are one row per chat, so sending them side by side keeps every chat in order.
+      let next = 0;
+      const lane = async () => {
+        while (!this.stopped && next < due.length) await this.attempt(due[next++]);
+      };
+      await Promise.all(Array.from({ length: Math.min(PARALLEL_CHATS, due.length) }, lane));
     }
   }
 
@@ -92,7 +98,7 @@ export class ChannelSender {
     const { journal } = this;
     let partsSent = row.partsSent;
     const controller = new AbortController();
-    this.inFlight = controller;
+    this.inFlight.add(controller);
     let receipt: DeliveryReceipt | undefined;
     try {
       receipt = (await this.handler(row.msg, {
@@ -106,7 +112,7 @@ export class ChannelSender {
       this.failed({ ...row, partsSent }, err);
       return;
     } finally {
-      this.inFlight = undefined;
+      this.inFlight.delete(controller);
     }
     if (receipt?.refused) {
       this.failed({ ...row, partsSent }, new DeliveryError(receipt.refused, { permanent: true }));

@@ -15,7 +15,29 @@ export function openDatabase(path: string, migrations: Migration[] = allMigratio
   db.pragma("foreign_keys = ON");
   db.pragma("busy_timeout = 5000");
   migrate(db, migrations);
+  reuseStatements(db);
   return db;
+}
+
+/**
+ * Makes `db.prepare` hand out one compiled statement per SQL text instead of compiling it on every
+ * call (the stores prepare where they use a statement, which keeps them readable). A reused
+ * statement is reset to plain rows first, so a caller's `.pluck()` never leaks into another's.
+ */
+function reuseStatements(db: Database): void {
+  const prepare = db.prepare.bind(db);
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  db.prepare = ((sql: string) => {
+    let statement = statements.get(sql);
+    // One still being iterated (a loop that threw half-way) cannot run again: compile a fresh one.
+    if (!statement || statement.busy) {
+      statement = prepare(sql);
+      statements.set(sql, statement);
+    } else if (statement.reader) {
+      statement.pluck(false).expand(false).raw(false);
+    }
+    return statement;
+  }) as Database["prepare"];
 }
 
 function migrate(db: Database, migrations: Migration[]): void {

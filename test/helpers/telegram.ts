@@ -13,6 +13,7 @@ import { tempHome, testApp } from "./app.js";
 export const FAST_TIMING: TelegramTiming = {
   retry: { attempts: 3, baseDelayMs: 20, maxDelayMs: 100, maxRetryAfterSeconds: 5 },
   typingIntervalMs: 100,
+  typingDelayMs: 0,
   pollTimeoutSeconds: 2,
   startWaitMs: 1000,
   reconnectBaseMs: 20,
