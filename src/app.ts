@@ -9,6 +9,7 @@ import type { Channel } from "./bus/channel.js";
 import type { SenderEvents } from "./bus/outbox-sender.js";
 import { replyTarget } from "./bus/types.js";
 import type { Config } from "./config/config.js";
+import { createConfiguredModel } from "./llm/configured.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
 import { createTranscriber } from "./llm/transcribe.js";
 import { withVisionFallback } from "./llm/vision-fallback.js";
@@ -41,6 +42,8 @@ export interface AppOptions {
   mcpTiming?: Partial<Timing>;
   /** Where the daemon writes its MCP servers' state for `pincer status` (only the daemon does). */
   mcpStatusFile?: string;
+  /** False for one-shot commands: a message fails instead of waiting for the model to come back. */
+  waitForModel?: boolean;
 }
 
 /** Everything one pincer process shares, wired once: the composition root of the daemon. */
@@ -121,15 +124,8 @@ export function createApp(config: Config, options: AppOptions): App {
     now: wallClock && (() => wallClock().getTime()),
   });
   const audit = new AuditLog(db);
-  const model =
-    options.model ??
-    createOpenAIModel({
-      ...config.openai,
-      timeoutSeconds: config.agent.modelTimeoutSeconds,
-      retries: config.agent.modelRetries,
-      stream: config.agent.stream,
-      temperature: config.agent.temperature,
-    });
+  // The main model and agent.fallbackModels, each behind a circuit breaker.
+  const model = createConfiguredModel(config, log.child({ part: "model" }), options.model);
   const helperModel = config.agent.helperModel;
   const helpers = new HelperManager({
     bus,
@@ -195,6 +191,7 @@ export function createApp(config: Config, options: AppOptions): App {
       progressAfterMs: config.progress.enabled ? config.progress.afterSeconds * 1000 : undefined,
     },
     skills: () => listSkills(skillDirs, log),
+    waitForModel: options.waitForModel ?? true,
     attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),
     now: options.now,
     statusLines: () => mcpStatusLines(mcp.status()),

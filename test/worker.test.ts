@@ -23,6 +23,11 @@ async function poll(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   }
 }
 
+/** The text of the last user message of a request. */
+function lastUserOf(request: { messages: Array<{ role: string; content?: unknown }> }): string {
+  return String(request.messages.filter((m) => m.role === "user").at(-1)?.content);
+}
+
 /** The last user message text of a model request. */
 function lastUser(request: number): string {
   const users = fake.requests[request].messages.filter((m) => m.role === "user");
@@ -91,19 +96,78 @@ describe("agent worker", () => {
     app = undefined;
   });
 
-  it("turns a model failure into a notice and stays usable", async () => {
-    const ctx = await started();
+  it("turns a 4xx from the model into a notice at once, without a fallback, and stays usable", async () => {
+    const ctx = await started(tempHome(), {}, (config) => {
+      config.agent.fallbackModels = ["backup-model"];
+    });
     app = ctx.app;
-    fake.enqueue({ status: 500 });
+    fake.enqueue({ status: 400 });
     app.bus.publishInbound(userMessage("x", "first"));
     await ctx.channel.waitFor(1);
     expect(ctx.channel.sent[0]).toMatchObject({ kind: "notice", chatId: "x" });
-    expect(ctx.channel.sent[0].text).toMatch(/^Sorry, the model endpoint answered 500/);
+    expect(ctx.channel.sent[0].text).toMatch(/^Sorry, the model endpoint answered 400/);
+    expect(fake.requests.map((r) => r.model)).toEqual(["gpt-4.1-mini"]);
     fake.enqueue({ content: "back again" });
     app.bus.publishInbound(userMessage("x", "second"));
     await ctx.channel.waitFor(2);
     expect(ctx.channel.sent[1]).toMatchObject({ kind: "reply", text: "back again" });
     expect(JSON.stringify(fake.requests.at(-1)?.messages)).toContain("first");
+    await app.stop();
+    app = undefined;
+  });
+
+  it("answers from agent.fallbackModels while the main model returns 5xx", async () => {
+    fake.respond((request) =>
+      request.model === "backup-model" ? { content: `backup: ${lastUserOf(request)}` } : { status: 503 },
+    );
+    const ctx = await started(tempHome(), {}, (config) => {
+      config.agent.fallbackModels = ["backup-model"];
+      config.agent.circuitBreaker = { failureThreshold: 2, coolDownSeconds: 60 };
+    });
+    app = ctx.app;
+    for (const text of ["one", "two", "three"]) app.bus.publishInbound(userMessage("f", text));
+    await ctx.channel.waitFor(3);
+    expect(ctx.channel.sent.map((m) => m.text)).toEqual(["backup: one", "backup: two", "backup: three"]);
+    // The main model's circuit opened after two failures: the third message went straight to the backup.
+    expect(fake.requests.map((r) => r.model)).toEqual([
+      "gpt-4.1-mini",
+      "backup-model",
+      "gpt-4.1-mini",
+      "backup-model",
+      "backup-model",
+    ]);
+    await app.stop();
+    app = undefined;
+  });
+
+  it("model down then up: messages wait in their queues, each chat is told once, every answer comes once, in order", async () => {
+    let up = false;
+    fake.respond((request) => (up ? { content: `re: ${lastUserOf(request)}` } : { status: 502 }));
+    const ctx = await started(tempHome(), {}, (config) => {
+      config.agent.circuitBreaker = { failureThreshold: 2, coolDownSeconds: 0.3 };
+    });
+    app = ctx.app;
+    app.bus.publishInbound(userMessage("a", "a1"));
+    app.bus.publishInbound(userMessage("b", "b1"));
+    await ctx.channel.waitFor(2);
+    // A new message arrives while its chat waits for the model: it queues behind the older one.
+    app.bus.publishInbound(userMessage("a", "a2"));
+    await poll(() => fake.requests.length >= 6);
+    const duringOutage = fake.requests.length;
+    up = true;
+    await ctx.channel.waitFor(5);
+    // Nothing is left to run or send, so nothing more can arrive.
+    await poll(() => app?.journal.pendingInbound().length === 0 && app.journal.pendingOutbound("console").length === 0);
+    const to = (chat: string) => ctx.channel.sent.filter((m) => m.chatId === chat).map((m) => m.text);
+    expect(to("a")).toEqual([
+      expect.stringMatching(/^The model is not answering right now \(.*502/),
+      "re: a1",
+      "re: a2",
+    ]);
+    expect(to("b")).toEqual([expect.stringMatching(/^The model is not answering right now/), "re: b1"]);
+    expect(ctx.channel.sent).toHaveLength(5);
+    // While the circuit was open the endpoint was asked about once per cool-down, not once per message.
+    expect(duringOutage).toBeLessThan(12);
     await app.stop();
     app = undefined;
   });

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { type Model, ModelError } from "../llm/model.js";
+import { ModelUnavailableError } from "../llm/resilient.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
 import type { AuditLog } from "../store/audit.js";
 import { type ConversationStore, estimateTokens, type StoredMessage } from "../store/conversations.js";
@@ -45,6 +46,12 @@ export interface WorkerDeps {
   now?: () => Date;
   /** More lines for `/status` (the MCP servers' state). */
   statusLines?: () => string[];
+  /**
+   * While the model is unavailable (every endpoint down or its circuit open), a message waits in
+   * its queue and runs again later instead of failing; each chat is told once. Off for one-shot
+   * commands that must end.
+   */
+  waitForModel?: boolean;
   /** Called once a message's turn is over and its reply is in the outbox. */
   onTurnFinished?: (msg: InboundMessage) => void;
 }
@@ -54,6 +61,8 @@ interface Lane {
   key: string;
   queue: InboundMessage[];
   running?: AbortController;
+  /** Set while the lane waits for the model to come back; a timer resumes it. */
+  pausedUntil?: number;
 }
 
 /**
@@ -68,6 +77,9 @@ export class AgentWorker {
   private readonly shutdown = new AbortController();
   private active = 0;
   private readonly startedAt = Date.now();
+  /** Chats already told during the current model outage (cleared by the first turn that works). */
+  private readonly toldAboutOutage = new Set<string>();
+  private readonly resumeTimers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly deps: WorkerDeps) {}
 
@@ -79,6 +91,7 @@ export class AgentWorker {
   /** Cancels running turns (their messages stay pending in the inbox and run after a restart). */
   async stop(): Promise<void> {
     this.shutdown.abort(new Error("pincer is shutting down"));
+    for (const timer of this.resumeTimers) clearTimeout(timer);
     await Promise.allSettled([...this.turns]);
   }
 
@@ -111,7 +124,7 @@ export class AgentWorker {
   }
 
   private schedule(lane: Lane): void {
-    if (lane.running || lane.queue.length === 0) return;
+    if (lane.running || lane.queue.length === 0 || lane.pausedUntil !== undefined) return;
     if (this.active >= this.deps.settings.maxConcurrentTurns) {
       if (!this.waiting.includes(lane)) this.waiting.push(lane);
       return;
@@ -120,21 +133,41 @@ export class AgentWorker {
     const controller = new AbortController();
     lane.running = controller;
     this.active++;
-    const turn = this.runTurn(msg, controller.signal).finally(() => {
-      lane.running = undefined;
-      this.active--;
-      this.turns.delete(turn);
-      if (this.shutdown.signal.aborted) return;
-      this.schedule(lane);
-      while (this.active < this.deps.settings.maxConcurrentTurns && this.waiting.length > 0) {
-        this.schedule(this.waiting.shift() as Lane);
-      }
-      if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
-    });
+    const turn = this.runTurn(msg, controller.signal)
+      .then((retryAt) => {
+        if (retryAt !== undefined && !this.shutdown.signal.aborted) this.pause(lane, msg, retryAt);
+      })
+      .finally(() => {
+        lane.running = undefined;
+        this.active--;
+        this.turns.delete(turn);
+        if (this.shutdown.signal.aborted) return;
+        this.schedule(lane);
+        while (this.active < this.deps.settings.maxConcurrentTurns && this.waiting.length > 0) {
+          this.schedule(this.waiting.shift() as Lane);
+        }
+        if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
+      });
     this.turns.add(turn);
   }
 
-  private async runTurn(msg: InboundMessage, stopSignal: AbortSignal): Promise<void> {
+  /** Puts the message back at the head of its lane, which waits until the model is worth asking again. */
+  private pause(lane: Lane, msg: InboundMessage, retryAt: number): void {
+    lane.queue.unshift(msg);
+    lane.pausedUntil = retryAt;
+    const timer = setTimeout(
+      () => {
+        this.resumeTimers.delete(timer);
+        lane.pausedUntil = undefined;
+        this.schedule(lane);
+      },
+      Math.max(0, retryAt - Date.now()),
+    );
+    this.resumeTimers.add(timer);
+  }
+
+  /** Runs one message's turn; returns a time to run it again when the model was unavailable. */
+  private async runTurn(msg: InboundMessage, stopSignal: AbortSignal): Promise<number | undefined> {
     const { deps } = this;
     const target = replyTarget(msg);
     const activity = { ...target, sessionKey: msg.sessionKey };
@@ -148,6 +181,7 @@ export class AgentWorker {
       afterMs === undefined
         ? undefined
         : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
+    let toolsRan = 0;
     try {
       if (msg.channel !== "system" && parseCommand(msg.text) === "new") {
         deps.conversations.archive(msg.sessionKey);
@@ -185,14 +219,16 @@ export class AgentWorker {
           onToolRound: progress && ((calls) => progress.roundStarted(calls)),
           // Untrusted MCP tools are for people in the chat, not for runs nobody watches.
           allowTool: isScheduledRun(msg) ? (tool) => !tool.untrusted : undefined,
-          onToolResult: (call, text, durationMs) =>
+          onToolResult: (call, text, durationMs) => {
+            toolsRan++;
             deps.audit.record({
               sessionKey: msg.sessionKey,
               tool: call.name,
               arguments: call.arguments,
               result: text,
               durationMs,
-            }),
+            });
+          },
         },
         {
           system,
@@ -212,6 +248,7 @@ export class AgentWorker {
           },
         },
       );
+      this.toldAboutOutage.clear();
       const replyToId = msg.channel === "system" ? undefined : msg.id;
       // An answer already sent with the message tool is not sent a second time, and a run that
       // may stay silent (the heartbeat) sends nothing when the model answers with its token.
@@ -225,6 +262,21 @@ export class AgentWorker {
       // Shutting down: leave the message pending in the inbox so it runs again after the restart.
       if (this.shutdown.signal.aborted) return;
       if (stopSignal.aborted) return await this.finish(msg, [user], notice(target, "Stopped."));
+      // Nothing happened yet (no tool ran): the message can simply wait for the model and run again.
+      if (err instanceof ModelUnavailableError && deps.waitForModel !== false && toolsRan === 0) {
+        deps.log.warn(
+          { session: msg.sessionKey, err: err.message, retryAt: err.retryAt },
+          "model unavailable; the message waits",
+        );
+        if (msg.channel !== "system" && !this.toldAboutOutage.has(msg.sessionKey)) {
+          this.toldAboutOutage.add(msg.sessionKey);
+          const text = `The model is not answering right now (${err.message}). Your message is kept and I will answer as soon as it is back.`;
+          void deps.bus
+            .publishOutbound(notice(target, text))
+            .catch((e: unknown) => deps.log.warn({ err: e }, "could not send a notice"));
+        }
+        return err.retryAt;
+      }
       if (err instanceof ModelError) {
         deps.log.warn({ session: msg.sessionKey, err: err.message }, "model call failed");
         return await this.finish(
@@ -246,12 +298,13 @@ export class AgentWorker {
     msg: InboundMessage,
     messages: StoredMessage[],
     out: OutboundMessage | undefined,
-  ): Promise<void> {
+  ): Promise<undefined> {
     const { deps } = this;
     const outboxId = deps.turns.finishTurn(msg, messages, out);
     // The turn ends here: the channel's sender delivers the reply (and retries it) on its own.
     if (out && outboxId !== undefined) deps.bus.outboundRecorded(out.channel);
     deps.onTurnFinished?.(msg);
+    return undefined;
   }
 
   private async answerCommand(command: "stop" | "status" | "help", lane: Lane, msg: InboundMessage): Promise<void> {

@@ -8,7 +8,7 @@ import type { Config } from "../config/config.js";
  * Resolves to false when the turn could not be answered (the model failed), for the exit code.
  */
 export async function runAgentOnce(config: Config, log: Logger, text: string, session: string): Promise<boolean> {
-  const app = createApp(config, { log });
+  const app = createApp(config, { log, waitForModel: false });
   let answered = true;
   const console = createConsoleChannel({
     bus: app.bus,

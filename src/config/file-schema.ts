@@ -20,6 +20,33 @@ export const fileSchema = {
         stream: { type: "boolean", default: false },
         temperature: { type: "number", minimum: 0, maximum: 2 },
         helperModel: { type: "string", minLength: 1 },
+        fallbackModels: {
+          type: "array",
+          default: [],
+          items: {
+            anyOf: [
+              { type: "string", minLength: 1 },
+              {
+                type: "object",
+                additionalProperties: false,
+                required: ["model"],
+                properties: {
+                  model: { type: "string", minLength: 1 },
+                  baseUrl: { type: "string", pattern: "^https?://" },
+                },
+              },
+            ],
+          },
+        },
+        circuitBreaker: {
+          type: "object",
+          additionalProperties: false,
+          default: {},
+          properties: {
+            failureThreshold: { type: "integer", minimum: 1, default: 3 },
+            coolDownSeconds: { type: "number", minimum: 0.01, default: 30 },
+          },
+        },
         vision: { type: "boolean", default: true },
         transcriptionModel: { type: "string", minLength: 1, default: "gpt-4o-mini-transcribe" },
       },
@@ -192,6 +219,9 @@ export interface FileConfig {
     temperature?: number;
     /** A cheaper model (same endpoint) for spawned helpers; the main model when absent. */
     helperModel?: string;
+    /** Tried in order when the main model fails with a 5xx, a timeout or no connection. */
+    fallbackModels: Array<string | { model: string; baseUrl?: string }>;
+    circuitBreaker: { failureThreshold: number; coolDownSeconds: number };
     /** Send photos to the model as images (off, or refused once by the endpoint: described in text). */
     vision: boolean;
     /** The model voice notes are transcribed with, on the same endpoint (`/audio/transcriptions`). */

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { type Model, ModelError, type ModelReply } from "./model.js";
+import { CircuitBreaker, createResilientModel, isTransient, ModelUnavailableError } from "./resilient.js";
+
+const ok: ModelReply = { content: "ok", toolCalls: [] };
+
+/** A model whose answers are scripted: an error to throw or a reply, one per call. */
+function scripted(...script: Array<ModelReply | ModelError>): Model & { calls: number } {
+  const model = {
+    calls: 0,
+    async complete() {
+      const next = script[Math.min(model.calls++, script.length - 1)];
+      if (next instanceof ModelError) throw next;
+      return next;
+    },
+  };
+  return model;
+}
+
+const down = () => new ModelError("the model endpoint answered 503: down", false, 503);
+
+describe("CircuitBreaker", () => {
+  it("opens after the threshold, fails fast for the cool-down, then lets one trial through", () => {
+    const b = new CircuitBreaker({ failureThreshold: 2, coolDownMs: 1000 });
+    expect(b.tryAcquire(0)).toBe(true);
+    expect(b.failure(0)).toBe(false);
+    expect(b.failure(10)).toBe(true);
+    expect(b.tryAcquire(500)).toBe(false);
+    expect(b.retryAt(500)).toBe(1010);
+    expect(b.tryAcquire(1010)).toBe(true);
+    expect(b.tryAcquire(1011)).toBe(false);
+    expect(b.failure(1020)).toBe(false);
+    expect(b.tryAcquire(1500)).toBe(false);
+    expect(b.tryAcquire(2020)).toBe(true);
+    expect(b.success()).toBe(true);
+    expect(b.tryAcquire(2021)).toBe(true);
+  });
+});
+
+describe("createResilientModel", () => {
+  it("falls back on 5xx, timeouts and connection errors, never on a 4xx", async () => {
+    expect(isTransient(down())).toBe(true);
+    expect(isTransient(new ModelError("the model endpoint could not be reached"))).toBe(true);
+    expect(isTransient(new ModelError("rate-limited", false, 429))).toBe(false);
+    expect(isTransient(new ModelError("bad key", true, 401))).toBe(false);
+
+    const primary = scripted(down(), new ModelError("bad request", false, 400));
+    const fallback = scripted(ok);
+    const model = createResilientModel(
+      [
+        { name: "a", model: primary },
+        { name: "b", model: fallback },
+      ],
+      { failureThreshold: 3, coolDownMs: 1000 },
+    );
+    await expect(model.complete({ messages: [] })).resolves.toEqual(ok);
+    expect([primary.calls, fallback.calls]).toEqual([1, 1]);
+    await expect(model.complete({ messages: [] })).rejects.toThrow("bad request");
+    expect([primary.calls, fallback.calls]).toEqual([2, 1]);
+  });
+
+  it("fails fast while every circuit is open, saying when to try again, and closes on the first success", async () => {
+    let t = 0;
+    const events: string[] = [];
+    const primary = scripted(down(), down(), ok);
+    const model = createResilientModel(
+      [{ name: "a", model: primary }],
+      { failureThreshold: 2, coolDownMs: 1000 },
+      { onOpen: (name) => events.push(`open ${name}`), onClose: (name) => events.push(`close ${name}`) },
+      () => t,
+    );
+    await expect(model.complete({ messages: [] })).rejects.toBeInstanceOf(ModelUnavailableError);
+    const second = await model.complete({ messages: [] }).catch((err: ModelUnavailableError) => err);
+    expect(second).toMatchObject({ retryAt: 1000, message: "the model endpoint answered 503: down" });
+    t = 500;
+    await expect(model.complete({ messages: [] })).rejects.toMatchObject({ retryAt: 1000 });
+    expect(primary.calls).toBe(2);
+    t = 1000;
+    await expect(model.complete({ messages: [] })).resolves.toEqual(ok);
+    expect(events).toEqual(["open a", "close a"]);
+  });
+});

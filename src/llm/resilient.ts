@@ -1,0 +1,135 @@
+import { type Model, ModelError } from "./model.js";
+
+export interface BreakerSettings {
+  /** Consecutive failures that open the circuit. */
+  failureThreshold: number;
+  /** How long an open circuit fails fast before one trial request may go out (half-open). */
+  coolDownMs: number;
+}
+
+/**
+ * A circuit breaker for one endpoint: closed while it answers; after `failureThreshold` failures
+ * in a row it opens and fails fast for `coolDownMs`; then one trial request may go (half-open):
+ * a success closes it, a failure opens it again.
+ */
+export class CircuitBreaker {
+  private failures = 0;
+  private openUntil = 0;
+  private trialRunning = false;
+
+  constructor(private readonly settings: BreakerSettings) {}
+
+  get isOpen(): boolean {
+    return this.failures >= this.settings.failureThreshold;
+  }
+
+  /** Whether a request may go out now; in the half-open state only one at a time. */
+  tryAcquire(now: number): boolean {
+    if (!this.isOpen) return true;
+    if (now < this.openUntil || this.trialRunning) return false;
+    this.trialRunning = true;
+    return true;
+  }
+
+  /** The request ended without saying anything about the endpoint's health (aborted, refused as a 4xx). */
+  release(): void {
+    this.trialRunning = false;
+  }
+
+  /** Returns true when this success closed an open circuit. */
+  success(): boolean {
+    const wasOpen = this.isOpen;
+    this.failures = 0;
+    this.trialRunning = false;
+    return wasOpen;
+  }
+
+  /** Returns true when this failure opened the circuit (from closed). */
+  failure(now: number): boolean {
+    const wasOpen = this.isOpen;
+    this.failures++;
+    this.trialRunning = false;
+    if (this.isOpen) this.openUntil = now + this.settings.coolDownMs;
+    return this.isOpen && !wasOpen;
+  }
+
+  /** When a request is worth trying again. */
+  retryAt(now: number): number {
+    if (this.isOpen) return this.trialRunning ? now + 1000 : Math.max(now, this.openUntil);
+    return now + Math.min(this.settings.coolDownMs, 2000 * Math.max(1, this.failures));
+  }
+}
+
+/**
+ * Every endpoint failed for reasons that heal by waiting (5xx, timeouts, no connection), or their
+ * circuits are open. The message is worth running again at `retryAt`.
+ */
+export class ModelUnavailableError extends ModelError {
+  constructor(
+    message: string,
+    readonly retryAt: number,
+  ) {
+    super(message, false);
+  }
+}
+
+/** Failures that say the endpoint is unwell (and another endpoint may do better); a 4xx is about the request. */
+export function isTransient(err: unknown): boolean {
+  if (!(err instanceof ModelError) || err.permanent) return false;
+  return err.status === undefined || err.status >= 500;
+}
+
+export interface Endpoint {
+  /** `baseUrl model`: what the circuit breaker and the log call it. */
+  name: string;
+  model: Model;
+}
+
+export interface ResilienceEvents {
+  onOpen?(endpoint: string, err: unknown): void;
+  onClose?(endpoint: string): void;
+}
+
+/**
+ * Tries the endpoints in order (the configured model first, then `agent.fallbackModels`): the
+ * next one only after a transient failure, never after a 4xx, which another model would
+ * refuse the same way. Each endpoint has its own circuit breaker, so a dead one costs nothing
+ * while it is open. When every endpoint failed or is open, throws ModelUnavailableError with
+ * the time worth trying again.
+ */
+export function createResilientModel(
+  endpoints: Endpoint[],
+  settings: BreakerSettings,
+  events: ResilienceEvents = {},
+  now: () => number = Date.now,
+): Model {
+  const breakers = new Map(endpoints.map((e) => [e.name, new CircuitBreaker(settings)]));
+  return {
+    async complete(request) {
+      let lastError: unknown;
+      let retryAt = Number.POSITIVE_INFINITY;
+      for (const endpoint of endpoints) {
+        const breaker = breakers.get(endpoint.name) as CircuitBreaker;
+        if (!breaker.tryAcquire(now())) {
+          retryAt = Math.min(retryAt, breaker.retryAt(now()));
+          continue;
+        }
+        try {
+          const reply = await endpoint.model.complete(request);
+          if (breaker.success()) events.onClose?.(endpoint.name);
+          return reply;
+        } catch (err) {
+          if (request.signal?.aborted || !isTransient(err)) {
+            breaker.release();
+            throw err;
+          }
+          if (breaker.failure(now())) events.onOpen?.(endpoint.name, err);
+          lastError = err;
+          retryAt = Math.min(retryAt, breaker.retryAt(now()));
+        }
+      }
+      const reason = lastError instanceof Error ? lastError.message : "the model endpoint is not answering";
+      throw new ModelUnavailableError(reason, retryAt);
+    },
+  };
+}
