@@ -122,7 +122,8 @@ function toModelError(err: unknown, options: Pick<ModelOptions, "baseUrl" | "mod
     return new ModelError("the model endpoint refused the API key (401): check OPENAI_API_KEY", true);
   }
   if (err instanceof OpenAI.NotFoundError) return new ModelError(notFoundHint(options), true);
-  if (err instanceof OpenAI.RateLimitError) return new ModelError("the model endpoint is rate-limiting us (429)", false, 429);
+  if (err instanceof OpenAI.RateLimitError)
+    return new ModelError("the model endpoint is rate-limiting us (429)", false, 429);
   if (err instanceof OpenAI.APIError) {
     return new ModelError(
       `the model endpoint answered ${err.status ?? "with an error"}: ${shorten(err.message)}`,
