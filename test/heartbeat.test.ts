@@ -46,6 +46,24 @@ describe("heartbeat", () => {
     expect(h.app.conversations.count("telegram:42")).toBe(0);
   });
 
+  it("a helper spawned by a heartbeat reports to heartbeat.target, not to the heartbeat's own session", async () => {
+    h = await heartbeatHarness();
+    const heartbeat = h.app.heartbeat;
+    if (!heartbeat) throw new Error("no heartbeat");
+    writeFileSync(join(h.app.config.workspace, "HEARTBEAT.md"), "- look through the logs\n");
+    h.model.respond((request) => {
+      if (String(request.messages[0].content).startsWith("You are a background helper")) return { content: "3 errors" };
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { content: "HEARTBEAT_OK" };
+      if (String(last?.content).includes("[system: helper]")) return { content: "The logs show 3 errors." };
+      return { toolCalls: [{ name: "spawn", arguments: { task: "read the logs" } }] };
+    });
+    expect(heartbeat.tick()).toBe(true);
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0], 10_000);
+    expect(sent).toMatchObject({ chatId: "42", text: "The logs show 3 errors." });
+    expect(h.telegram.sent).toHaveLength(1);
+  });
+
   it("does not run without active tasks, or when HEARTBEAT.md is a symlink or a FIFO", async () => {
     h = await heartbeatHarness();
     const heartbeat = h.app.heartbeat;

@@ -250,4 +250,22 @@ describe("spawn limits", () => {
     await third.channel.waitFor(1);
     expect(third.channel.sent.map((m) => m.text)).toEqual(["pong"]);
   });
+
+  it("a turn relaying a helper's result cannot start another helper (no endless chain)", async () => {
+    const model = await startFakeOpenAI();
+    cleanups.push(() => model.close());
+    model.respond((request): FakeReply => {
+      if (isHelper(request)) return { content: "found it" };
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { content: `after tool: ${String(last.content).slice(0, 60)}` };
+      // The model tries to chain: every turn, the relay included, asks for another helper.
+      return { toolCalls: [{ name: "spawn", arguments: { task: "again" } }] };
+    });
+    const { app, channel } = await consoleApp(model);
+    app.bus.publishInbound(userMessage("c", "start"));
+    await channel.waitFor(2);
+    expect(channel.sent[1].text).toMatch(/^after tool: Error: this turn relays a helper's result/);
+    await waitUntil(() => app.helpers.list().length === 0, "no helper running");
+    expect(runs(app)).toHaveLength(1);
+  });
 });

@@ -223,7 +223,13 @@ export function resultMessage(run: HelperRun, status: HelperStatus, result: stri
     mentionsBot: true,
     receivedAt: now,
     sessionKey: run.sessionKey,
-    meta: { kind: "helper", runId: run.id, status },
+    // A helper spawned from a run with a session of its own (the heartbeat) reports where that run's answers go.
+    meta: {
+      kind: "helper",
+      runId: run.id,
+      status,
+      ...(run.origin.meta?.deliverTo ? { deliverTo: run.origin.meta.deliverTo } : {}),
+    },
   };
 }
 

@@ -30,6 +30,11 @@ export function createSpawnTool(spawner: Spawner): Tool<SpawnArgs> {
       additionalProperties: false,
     },
     async execute(args, ctx) {
+      if (ctx.inbound.channel === "system" && ctx.inbound.meta?.kind === "helper") {
+        throw new ToolError(
+          "this turn relays a helper's result, and it may not start another helper (no endless chains). Tell the user what the helper found; they can ask for more.",
+        );
+      }
       const task = args.task.trim();
       if (!task) throw new ToolError("`task` is empty: say what the helper should do.");
       const label = args.label?.trim() || undefined;
