@@ -1,7 +1,6 @@
 import { open } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import type OpenAI from "openai";
-import sharp from "sharp";
 
 /** How pincer reads an attachment for the model. */
 export type MediaKind = "image" | "audio" | "text" | "other";
@@ -123,6 +122,8 @@ export async function prepareAttachments(paths: string[], deps: AttachmentDeps):
 
 /** A JPEG data URL of the image, shrunk to IMAGE_MAX_SIDE and then, if still too big, further. */
 export async function imageDataUrl(path: string): Promise<string> {
+  // Loaded on the first image: the native module costs start time and memory nobody else needs.
+  const { default: sharp } = await import("sharp");
   let side = IMAGE_MAX_SIDE;
   let quality = 80;
   for (;;) {
