@@ -82,3 +82,48 @@ export class LineSearcher {
     await this.worker.terminate();
   }
 }
+
+/**
+ * At most `size` searches hold a worker (about 8 MB each) at once, so fifty greps in one batch
+ * cannot take half a gigabyte; the others wait their turn, or give up when their call is stopped.
+ */
+export class SearchSlots {
+  private free: number;
+  private waiting: Array<() => void> = [];
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  async acquire(signal: AbortSignal): Promise<() => void> {
+    if (signal.aborted) throw new ToolError("grep was stopped (time limit or /stop).");
+    if (this.free > 0) {
+      this.free--;
+      return this.releaser();
+    }
+    await new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.waiting = this.waiting.filter((w) => w !== wake);
+        reject(new ToolError("grep was stopped (time limit or /stop)."));
+      };
+      this.waiting.push(wake);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    return this.releaser();
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    };
+  }
+}

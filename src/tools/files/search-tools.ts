@@ -5,7 +5,7 @@ import { type Tool, ToolError } from "../tool.js";
 import { looksBinary } from "./binary.js";
 import type { FileToolDeps } from "./deps.js";
 import { compileGlob, MAX_GLOB_CHARS } from "./glob-pattern.js";
-import { compileSearchPattern, LineSearcher, MAX_PATTERN_CHARS } from "./line-search.js";
+import { compileSearchPattern, LineSearcher, MAX_PATTERN_CHARS, SearchSlots } from "./line-search.js";
 import { hiddenBelow, type Opened, openInScope, type PathScope } from "./safe-open.js";
 import { readOpened } from "./safe-read.js";
 import { openRegularAt, visitFiles } from "./walk-tree.js";
@@ -34,7 +34,11 @@ export type GlobArgs = {
   path?: string;
 };
 
+/** Searches running at once per pincer process; more wait for a free worker. */
+const MAX_CONCURRENT_SEARCHES = 4;
+
 export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
+  const slots = new SearchSlots(MAX_CONCURRENT_SEARCHES);
   return {
     name: "grep",
     description:
@@ -68,19 +72,23 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
       compileSearchPattern(args.pattern);
       const filter = compileGlob(args.glob ?? "**/*");
       const scope = deps.scope(ctx.workspace);
-      const opened = openInScope(args.path, scope, { access: "read", want: "any" });
-      const searcher = new LineSearcher(args.pattern);
-      const stop = () => void searcher.close();
-      ctx.signal.addEventListener("abort", stop, { once: true });
+      const release = await slots.acquire(ctx.signal);
+      let opened: Opened | undefined;
+      let searcher: LineSearcher | undefined;
+      const stop = () => void searcher?.close();
       try {
+        opened = openInScope(args.path, scope, { access: "read", want: "any" });
+        searcher = new LineSearcher(args.pattern);
+        ctx.signal.addEventListener("abort", stop, { once: true });
         return await grep(args, opened, scope, filter, searcher, ctx);
       } catch (err) {
-        if (ctx.signal.aborted) throw new ToolError(`grep was stopped (time limit or /stop).`);
+        if (ctx.signal.aborted) throw new ToolError("grep was stopped (time limit or /stop).");
         throw err;
       } finally {
         ctx.signal.removeEventListener("abort", stop);
-        closeSync(opened.fd);
-        await searcher.close();
+        if (opened) closeSync(opened.fd);
+        await searcher?.close().catch(() => undefined);
+        release();
       }
     },
   };
