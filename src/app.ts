@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { PairingStore } from "./access/pairing.js";
+import { type AccessGate, createAccessGate } from "./access/gate.js";
 import { prepareAttachments } from "./agent/attachments.js";
 import { HelperManager } from "./agent/helpers.js";
 import { listSkills } from "./agent/skills.js";
@@ -23,6 +23,7 @@ import { ConversationStore } from "./store/conversations.js";
 import { type Database, openDatabase } from "./store/database.js";
 import { HelperRunStore } from "./store/helper-runs.js";
 import { SqliteJournal } from "./store/journal.js";
+import { PairingStore } from "./store/pairing.js";
 import { TurnStore } from "./store/turns.js";
 import { readTextBeneath } from "./tools/files/safe-read.js";
 import { createTools } from "./tools/index.js";
@@ -55,6 +56,8 @@ export interface App {
   journal: SqliteJournal;
   conversations: ConversationStore;
   pairing: PairingStore;
+  /** Who may talk to pincer: every inbound message passes it. */
+  access: AccessGate;
   registry: ToolRegistry;
   worker: AgentWorker;
   helpers: HelperManager;
@@ -111,6 +114,14 @@ export function createApp(config: Config, options: AppOptions): App {
       deadLetterAfterMs: config.delivery.deadLetterAfterHours * 3600_000,
     },
     events: deliveryLog(log.child({ part: "outbox" })),
+    gate: (msg) => access.admit(msg),
+  });
+  const pairing = new PairingStore(db);
+  const access = createAccessGate({
+    allowFrom: { telegram: config.telegramAllowFrom, discord: config.discordAllowFrom },
+    pairing,
+    send: (msg) => bus.publishOutbound(msg),
+    log: log.child({ part: "access" }),
   });
   const conversations = new ConversationStore(db);
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds);
@@ -121,6 +132,7 @@ export function createApp(config: Config, options: AppOptions): App {
     bus,
     inbox: journal,
     log: log.child({ part: "scheduler" }),
+    ownerHasAccess: (owner) => access.hasAccess(owner.channel, owner.userId),
     now: wallClock && (() => wallClock().getTime()),
   });
   const audit = new AuditLog(db);
@@ -189,6 +201,7 @@ export function createApp(config: Config, options: AppOptions): App {
       maxConcurrentTurns: config.agent.maxConcurrentTurns,
       contextTokens: config.agent.contextTokens,
       progressAfterMs: config.progress.enabled ? config.progress.afterSeconds * 1000 : undefined,
+      cronTools: config.cron.tools,
     },
     skills: () => listSkills(skillDirs, log),
     waitForModel: options.waitForModel ?? true,
@@ -231,7 +244,8 @@ export function createApp(config: Config, options: AppOptions): App {
     bus,
     journal,
     conversations,
-    pairing: new PairingStore(db),
+    pairing,
+    access,
     registry,
     worker,
     helpers,
@@ -245,7 +259,15 @@ export function createApp(config: Config, options: AppOptions): App {
       // Queued before any channel takes new messages, so per-conversation order holds across a restart.
       const pending = journal.pendingInbound().filter((msg) => served.has(replyTarget(msg).channel));
       if (pending.length > 0) log.info({ count: pending.length }, "resuming messages from before the restart");
-      for (const msg of pending) bus.requeueInbound(msg);
+      for (const msg of pending) {
+        if (access.hasAccess(msg.channel, msg.senderId)) {
+          bus.requeueInbound(msg);
+          continue;
+        }
+        // Access was revoked while pincer was down: the message is closed, not run.
+        log.info({ channel: msg.channel, userId: msg.senderId }, "dropping a pending message: its sender lost access");
+        journal.completeInbound(msg);
+      }
       // After the re-queue, or a notice published here would be queued twice.
       helpers.recoverInterrupted();
       workerDone = worker.run();

@@ -101,8 +101,14 @@ describe("reminders through the app", () => {
     await channel.waitFor(2);
     const reminder = channel.sent[1];
     expect(reminder).toMatchObject({ channel: "console", chatId: "kitchen", threadId: "7", kind: "reply" });
-    expect(reminder.text).toMatch(/^done: Error: this turn is a scheduled run/);
+    expect(reminder.text).toMatch(/^done: Error: cron is not available in a scheduled run/);
     const runRequest = fake.requests.find((r) => String(r.messages.at(-1)?.content).startsWith(SCHEDULER_PREFIX));
+    // The scheduled run is not even offered cron (nor spawn); the person's turn was.
+    const offered = (r: (typeof fake.requests)[number] | undefined) => r?.tools?.map((t) => t.function.name) ?? [];
+    expect(offered(fake.requests[0])).toContain("cron");
+    expect(offered(runRequest)).not.toContain("cron");
+    expect(offered(runRequest)).toContain("exec");
+    expect(offered(runRequest)).toContain("read_file");
     expect(String(runRequest?.messages.at(-1)?.content)).toContain("take the pizza out");
     expect(String(runRequest?.messages.at(-1)?.content)).not.toContain("late");
     expect(new JobStore(app.db).listAll()).toEqual([]);
@@ -110,6 +116,29 @@ describe("reminders through the app", () => {
     await sleep(1200);
     expect(channel.sent).toHaveLength(2);
     expect(runsOf(home)).toHaveLength(1);
+  });
+
+  it("offers a scheduled run only the tools in cron.tools, and refuses a call to another one", async () => {
+    const home = tempHome();
+    scriptModel(
+      () => ({
+        toolCalls: [
+          {
+            name: "cron",
+            arguments: { action: "add", message: "tidy up", at: new Date(Date.now() + 800).toISOString() },
+          },
+        ],
+      }),
+      () => ({ toolCalls: [{ name: "exec", arguments: { command: "echo hi" } }] }),
+    );
+    const { app, channel } = await start(home, (config) => {
+      config.cron.tools = ["read_file", "list_dir"];
+    });
+    app.bus.publishInbound(userMessage("tidy", "tidy up in a moment"));
+    await channel.waitFor(2);
+    expect(channel.sent[1].text).toMatch(/^done: Error: exec is not available in a scheduled run \(config cron.tools/);
+    const runRequest = fake.requests.find((r) => String(r.messages.at(-1)?.content).startsWith(SCHEDULER_PREFIX));
+    expect(runRequest?.tools?.map((t) => t.function.name).sort()).toEqual(["list_dir", "read_file"]);
   });
 
   it("after a restart, delivers a reminder that came due while down exactly once, saying it is late", async () => {

@@ -42,7 +42,6 @@ async function start() {
   const channel = createDiscordChannel({
     config,
     bus: app.bus,
-    pairing: app.pairing,
     log,
     tuning: { typingIntervalMs: 100 },
   });

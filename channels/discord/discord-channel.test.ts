@@ -80,7 +80,6 @@ async function start(adjust: (config: Config) => void = () => {}): Promise<Harne
   const channel: Channel = createDiscordChannel({
     config,
     bus: app.bus,
-    pairing: app.pairing,
     log,
     tuning: { typingIntervalMs: 100, typingDelayMs: 0 },
   });
@@ -479,7 +478,7 @@ describe("Discord channel start failures", () => {
     const log = pino({ level: "silent" });
     const app = createApp(config, { log });
     cleanups.push(() => app.stop());
-    const channel = createDiscordChannel({ config, bus: app.bus, pairing: app.pairing, log });
+    const channel = createDiscordChannel({ config, bus: app.bus, log });
     return channel.start().then(
       () => undefined,
       (err: unknown) => err,

@@ -1,7 +1,6 @@
 import { once } from "node:events";
-import { Client, type ClientOptions, Events, GatewayIntentBits, type Message, Partials, Routes } from "discord.js";
+import { Client, type ClientOptions, Events, GatewayIntentBits, Partials, Routes } from "discord.js";
 import type { Logger } from "pino";
-import type { PairingStore } from "../../src/access/pairing.js";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Config } from "../../src/config/config.js";
@@ -13,7 +12,6 @@ import { createTypingIndicator, TYPING_DELAY_MS, TYPING_REFRESH_MS } from "./typ
 export interface DiscordChannelDeps {
   config: Config;
   bus: MessageBus;
-  pairing: PairingStore;
   log: Logger;
   /** Timings, shortened by tests and benchmarks; the defaults suit Discord. */
   tuning?: Partial<DiscordTuning>;
@@ -65,21 +63,12 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
   });
   const handleMessage = createInboundHandler({
     bus,
-    pairing: deps.pairing,
     log,
-    allowFrom: config.discordAllowFrom,
     guildPolicy: { allowBots: config.discord.allowBots, allowedChannels: config.discord.allowedChannels },
     mediaDir: mediaDir(config.home),
     maxBytes: config.media.maxBytes,
     maxAudioSeconds: config.media.maxAudioSeconds,
     botId: () => client.user?.id ?? "",
-    reply: async (message: Message, text: string) => {
-      try {
-        await message.reply({ content: text, allowedMentions: { repliedUser: false } });
-      } catch (err) {
-        log.warn({ err, channelId: message.channelId }, "could not send the pairing code");
-      }
-    },
   });
   const sendOutbound = createOutboundHandler({ rest: client.rest, log });
   let stopActivity: (() => void) | undefined;

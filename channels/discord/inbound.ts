@@ -1,7 +1,5 @@
 import { type Message, MessageReferenceType, MessageType } from "discord.js";
 import type { Logger } from "pino";
-import { checkAccess } from "../../src/access/access.js";
-import type { PairingStore } from "../../src/access/pairing.js";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { InboundMessage } from "../../src/bus/types.js";
 import { downloadAttachments } from "./attachments.js";
@@ -9,16 +7,12 @@ import { cleanContent, conversationOf, decide, type GuildPolicy, type MessageFac
 
 export interface InboundDeps {
   bus: MessageBus;
-  pairing: PairingStore;
   log: Logger;
-  allowFrom: string[];
   guildPolicy: Omit<GuildPolicy, "botId">;
   mediaDir: string;
   maxBytes: number;
   maxAudioSeconds: number;
   botId: () => string;
-  /** Sends a plain text answer to a message (the pairing code), outside the agent. */
-  reply: (message: Message, text: string) => Promise<void>;
 }
 
 /** User messages; joins, pins, boosts and other system messages never reach the model. */
@@ -34,21 +28,23 @@ export function createInboundHandler(deps: InboundDeps) {
 
   async function process(message: Message, facts: MessageFacts, sessionKey: string): Promise<void> {
     const senderName = message.member?.displayName ?? message.author.displayName ?? message.author.username;
-    const access = checkAccess({
+    const conversation = conversationOf(facts);
+    const envelope: InboundMessage = {
+      id: message.id,
       channel: "discord",
-      allowFrom: deps.allowFrom,
-      pairing: deps.pairing,
-      userId: facts.authorId,
-      userName: senderName,
-    });
-    if (!access.allowed) {
-      deps.log.info(
-        { userId: facts.authorId, userName: senderName, sessionKey },
-        "message from a user who is not allowed",
-      );
-      if (access.reply) await deps.reply(message, access.reply);
-      return;
-    }
+      chatId: conversation.chatId,
+      senderId: facts.authorId,
+      senderName,
+      text: "",
+      media: [],
+      replyToId: message.reference?.messageId ?? undefined,
+      isGroup: facts.guildId !== undefined,
+      mentionsBot: facts.guildId === undefined || facts.mentionsBot || facts.repliesToBot,
+      receivedAt: message.createdTimestamp || Date.now(),
+      sessionKey: conversation.sessionKey,
+    };
+    // Before any download: a stranger's files are never fetched (the gate answers them itself).
+    if (!deps.bus.screenInbound(envelope)) return;
     const names = new Map(
       message.mentions.users.map((user) => [user.id, displayName(message, user.id) ?? user.username]),
     );
@@ -75,23 +71,14 @@ export function createInboundHandler(deps: InboundDeps) {
     const meta = {
       ...(forwarded ? { forwardedFrom: "another Discord chat" } : quoted(message, deps.botId())),
     };
-    const conversation = conversationOf(facts);
     const inbound: InboundMessage = {
-      id: message.id,
-      channel: "discord",
-      chatId: conversation.chatId,
-      senderId: facts.authorId,
-      senderName,
+      ...envelope,
       text,
       media: attachments.paths,
-      replyToId: message.reference?.messageId ?? undefined,
-      isGroup: facts.guildId !== undefined,
-      mentionsBot: facts.guildId === undefined || facts.mentionsBot || facts.repliesToBot,
-      receivedAt: message.createdTimestamp || Date.now(),
-      sessionKey: conversation.sessionKey,
       ...(Object.keys(meta).length > 0 ? { meta } : {}),
     };
-    if (!deps.bus.publishInbound(inbound)) deps.log.debug({ id: message.id, sessionKey }, "replayed message ignored");
+    if (!deps.bus.publishInbound(inbound))
+      deps.log.debug({ id: message.id, sessionKey }, "not accepted: a replayed message, or refused by the gate");
   }
 
   return function handle(message: Message): void {

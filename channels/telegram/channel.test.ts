@@ -162,6 +162,60 @@ describe("telegram channel: conversations", () => {
   });
 });
 
+describe("telegram channel: the access gate", () => {
+  it("gives every stranger of a flood a code in private, the newest included, and never fetches their files", async () => {
+    h = await startTelegramHarness({ allowFrom: "42" });
+    const strangers = Array.from({ length: 12 }, (_, i) => 100 + i);
+    for (const id of strangers) h.telegram.pushUpdate(message(privateChat(id), user(id), { text: "let me in" }));
+    const file = h.telegram.addFile("secret", { fileName: "x.bin" });
+    h.telegram.pushUpdate(
+      message(privateChat(300), user(300), { document: { ...file, file_name: "x.bin" }, caption: "look" }),
+    );
+    await h.telegram.waitFor(() => h?.telegram.sent.length === 13);
+    const codeOf = (chatId: string) =>
+      /pairing code is ([A-Z0-9]{8})/.exec(h?.telegram.sent.find((m) => m.chatId === chatId)?.text ?? "")?.[1];
+    const codes = strangers.map((id) => codeOf(String(id)));
+    expect(codes.every(Boolean)).toBe(true);
+    expect(new Set(codes).size).toBe(12);
+    expect(codeOf("300")).toBeDefined();
+    expect(h.telegram.callsTo("getFile")).toHaveLength(0);
+    expect(h.model.requests).toHaveLength(0);
+    // The cap of 10 open requests made room: the oldest went, the newest stays valid.
+    expect(h.app.pairing.pending()).toHaveLength(10);
+    expect(h.app.pairing.pending().some((p) => p.userId === "100")).toBe(false);
+
+    // The same stranger asking again keeps the same open code (no second request, no second message so soon).
+    h.telegram.pushUpdate(message(privateChat(111), user(111), { text: "again?" }));
+    h.telegram.pushUpdate(message(privateChat(42), user(42), { text: "owner here" }));
+    await h.telegram.waitFor(() => h?.telegram.sent.find((m) => m.chatId === "42"));
+    expect(h.app.pairing.pending().find((p) => p.userId === "111")?.code).toBe(codes[11]);
+    expect(h.telegram.sent.filter((m) => m.chatId === "111")).toHaveLength(1);
+    expect(h.app.pairing.approve("telegram", codes[11] as string)?.userId).toBe("111");
+  });
+
+  it("posts nothing in a group when a stranger mentions the bot there, and opens no request", async () => {
+    h = await startTelegramHarness({ allowFrom: "42" });
+    const group = groupChat(-1009);
+    h.telegram.pushUpdate(message(group, user(200, "Mallory"), { text: "@pincer_test_bot give me a code" }));
+    h.telegram.pushUpdate(message(group, user(42), { text: "@pincer_test_bot hi" }));
+    const answer = await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(answer.chatId).toBe("-1009");
+    expect(answer.text).toBe("ok");
+    expect(h.model.requests).toHaveLength(1);
+    expect(lastUserText(h, 0)).not.toContain("give me a code");
+    expect(h.telegram.sent).toHaveLength(1);
+    expect(h.app.pairing.pending()).toEqual([]);
+  });
+
+  it("gives up a stalled file download after its timeout and still answers", async () => {
+    h = await startTelegramHarness({ timing: { downloadTimeoutMs: 300 } });
+    const stalled = h.telegram.addFile("slow bytes", { fileName: "stalled.pdf", delayMs: 5_000 });
+    h.telegram.pushUpdate(message(privateChat(42), user(42), { document: { ...stalled, file_name: "stalled.pdf" } }));
+    await h.telegram.waitFor(() => h?.telegram.sent[0]);
+    expect(lastUserText(h, 0)).toBe("[document stalled.pdf could not be downloaded: no complete answer within 0.3 s]");
+  });
+});
+
 describe("telegram channel: update kinds and media", () => {
   it("keeps one chat's updates in order while other chats go ahead", async () => {
     h = await startTelegramHarness({ allowFrom: "*" });

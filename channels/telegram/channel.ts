@@ -4,7 +4,6 @@ import { createServer, type Server } from "node:http";
 import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
 import { Api, Bot, GrammyError, webhookCallback } from "grammy";
 import type { Logger } from "pino";
-import type { PairingStore } from "../../src/access/pairing.js";
 import { COMMANDS } from "../../src/agent/commands.js";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
@@ -29,6 +28,8 @@ export interface TelegramTiming {
   /** Backoff between restarts of the poller after it stopped with an error. */
   reconnectBaseMs: number;
   reconnectMaxMs: number;
+  /** How long one attachment's download may take before it is given up with a note. */
+  downloadTimeoutMs: number;
 }
 
 export const DEFAULT_TIMING: TelegramTiming = {
@@ -39,12 +40,12 @@ export const DEFAULT_TIMING: TelegramTiming = {
   startWaitMs: 10_000,
   reconnectBaseMs: 1000,
   reconnectMaxMs: 60_000,
+  downloadTimeoutMs: 60_000,
 };
 
 export interface TelegramChannelDeps {
   config: Config;
   bus: MessageBus;
-  pairing: PairingStore;
   log: Logger;
   timing?: Partial<TelegramTiming>;
 }
@@ -56,7 +57,7 @@ const ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat
  * chats in parallel) or a webhook server, publishing to the bus and rendering the replies.
  */
 export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
-  const { config, bus, pairing, log } = deps;
+  const { config, bus, log } = deps;
   const timing = { ...DEFAULT_TIMING, ...deps.timing };
   const token = config.telegramToken;
   if (!token) throw new Error("the Telegram channel needs TELEGRAM_BOT_TOKEN");
@@ -66,8 +67,6 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   bot.use(
     createInboundHandlers({
       bus,
-      pairing,
-      allowFrom: config.telegramAllowFrom,
       allowedGroups: config.telegram.allowedGroups,
       media: {
         token,
@@ -75,6 +74,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         dir: mediaDir(config.home),
         maxBytes: config.media.maxBytes,
         maxAudioSeconds: config.media.maxAudioSeconds,
+        timeoutMs: timing.downloadTimeoutMs,
       },
       log,
     }),

@@ -1,8 +1,6 @@
 import { Composer, type Context } from "grammy";
 import type { Message } from "grammy/types";
 import type { Logger } from "pino";
-import { checkAccess } from "../../src/access/access.js";
-import type { PairingStore } from "../../src/access/pairing.js";
 import type { MessageBus } from "../../src/bus/bus.js";
 import { type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 import { groupDecision } from "./gating.js";
@@ -11,16 +9,14 @@ import { normalizeMessage } from "./normalize.js";
 
 export interface InboundDeps {
   bus: MessageBus;
-  pairing: PairingStore;
-  allowFrom: string[];
   allowedGroups: string[];
   media: Omit<MediaDeps, "api">;
   log: Logger;
 }
 
 /**
- * The update handlers. Each message is normalised, gated (groups), checked (allowlist and
- * pairing), its files downloaded, then published to the bus; the handler returns without
+ * The update handlers. Each message is normalised, gated (groups), screened by the bus's access
+ * gate (allowlist and pairing, decided in src/access), its files downloaded, then published; the handler returns without
  * waiting for the agent. Update kinds pincer has no use for are ignored on purpose, with a
  * debug line, so nothing unexpected can stop the polling.
  */
@@ -67,28 +63,23 @@ export function createInboundHandlers(deps: InboundDeps): Composer<Context> {
       log.debug({ chatId: normalized.chatId, reason: gate.reason }, "group message not for the bot");
       return;
     }
-    const access = checkAccess({
+    const inbound: InboundMessage = {
+      id: normalized.messageId,
       channel: "telegram",
-      allowFrom: deps.allowFrom,
-      pairing: deps.pairing,
-      userId: normalized.senderId,
-      userName: normalized.senderName,
-    });
-    if (!access.allowed) {
-      log.info(
-        { userId: normalized.senderId, name: normalized.senderName, told: Boolean(access.reply) },
-        "message from a user who is not allowed",
-      );
-      if (access.reply) {
-        await ctx.api
-          .sendMessage(normalized.chatId, access.reply, {
-            message_thread_id: normalized.threadId ? Number(normalized.threadId) : undefined,
-            reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
-          })
-          .catch((err: unknown) => log.warn({ err }, "could not send the pairing code"));
-      }
-      return;
-    }
+      chatId: normalized.chatId,
+      senderId: normalized.senderId,
+      senderName: normalized.senderName,
+      text: normalized.text,
+      media: [],
+      replyToId: normalized.replyToId,
+      isGroup: normalized.isGroup,
+      mentionsBot: normalized.mentionsBot || normalized.repliesToBot,
+      receivedAt: Date.now(),
+      sessionKey: sessionKeyOf("telegram", normalized.chatId, normalized.threadId),
+      ...(Object.keys(normalized.meta).length > 0 ? { meta: normalized.meta } : {}),
+    };
+    // Before any download: a stranger's files are never fetched (the gate answers them itself).
+    if (!deps.bus.screenInbound(inbound)) return;
     const media: string[] = [];
     const notes: string[] = [];
     for (const [index, attachment] of normalized.attachments.entries()) {
@@ -100,23 +91,9 @@ export function createInboundHandlers(deps: InboundDeps): Composer<Context> {
       if ("path" in outcome) media.push(outcome.path);
       else notes.push(outcome.note);
     }
-    const inbound: InboundMessage = {
-      id: normalized.messageId,
-      channel: "telegram",
-      chatId: normalized.chatId,
-      senderId: normalized.senderId,
-      senderName: normalized.senderName,
-      text: [normalized.text, ...notes].filter(Boolean).join("\n"),
-      media,
-      replyToId: normalized.replyToId,
-      isGroup: normalized.isGroup,
-      mentionsBot: normalized.mentionsBot || normalized.repliesToBot,
-      receivedAt: Date.now(),
-      sessionKey: sessionKeyOf("telegram", normalized.chatId, normalized.threadId),
-      ...(Object.keys(normalized.meta).length > 0 ? { meta: normalized.meta } : {}),
-    };
-    if (!deps.bus.publishInbound(inbound)) {
-      log.debug({ chatId: inbound.chatId, id: inbound.id }, "dropped a replayed update");
+    const text = [normalized.text, ...notes].filter(Boolean).join("\n");
+    if (!deps.bus.publishInbound({ ...inbound, text, media })) {
+      log.debug({ chatId: inbound.chatId, id: inbound.id }, "not accepted: a replayed update, or refused by the gate");
     }
   }
 

@@ -14,6 +14,8 @@ export interface MediaDeps {
   maxBytes: number;
   /** Longer voice notes and audio files are not downloaded (nor transcribed). */
   maxAudioSeconds: number;
+  /** The whole download, headers and body; a stalled one must not hold its chat's queue for good. */
+  timeoutMs?: number;
 }
 
 /** What became of an attachment: a local path for the agent, or a line saying why not. */
@@ -60,7 +62,10 @@ export async function downloadAttachment(
       await copyFile(file.file_path, target);
       return { path: target };
     }
-    const response = await fetch(`${deps.apiRoot}/file/bot${deps.token}/${file.file_path}`);
+    const timeoutMs = deps.timeoutMs ?? 60_000;
+    const response = await fetch(`${deps.apiRoot}/file/bot${deps.token}/${file.file_path}`, {
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     if (!response.ok || !response.body) {
       await response.body?.cancel();
       return { note: `[${attachment.label} could not be downloaded: HTTP ${response.status}]` };
@@ -78,8 +83,17 @@ export async function downloadAttachment(
   } catch (err) {
     await rm(target, { force: true });
     if (err instanceof SizeLimitError) return tooBig(err.size);
+    if (err instanceof DOMException && err.name === "TimeoutError") {
+      return {
+        note: `[${attachment.label} could not be downloaded: no complete answer within ${formatSeconds(deps)}]`,
+      };
+    }
     return { note: `[${attachment.label} could not be downloaded: ${(err as Error).message}]` };
   }
+}
+
+function formatSeconds(deps: MediaDeps): string {
+  return `${(deps.timeoutMs ?? 60_000) / 1000} s`;
 }
 
 class SizeLimitError extends Error {

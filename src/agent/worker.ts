@@ -14,6 +14,7 @@ import { helpText, parseCommand } from "./commands.js";
 import { buildSystemPrompt, toChatMessage, userContent } from "./context.js";
 import { runAgentLoop } from "./loop.js";
 import { ProgressReporter } from "./progress.js";
+import { scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
 import type { Skill } from "./skills.js";
 
 export interface WorkerDeps {
@@ -34,6 +35,8 @@ export interface WorkerDeps {
     contextTokens: number;
     /** Show a progress note when a tool round runs longer than this; off when absent. */
     progressAfterMs?: number;
+    /** Config cron.tools: what a scheduled run may use (absent: every tool but cron and spawn). */
+    cronTools?: readonly string[];
   };
   skills: () => Skill[];
   /** Background helpers, for /status and /stop. */
@@ -85,7 +88,14 @@ export class AgentWorker {
 
   /** Consumes the bus until it closes. */
   async run(): Promise<void> {
-    for await (const msg of this.deps.bus.inbound) this.accept(msg);
+    for await (const msg of this.deps.bus.inbound) {
+      // One bad message must not end the loop that serves every chat.
+      try {
+        this.accept(msg);
+      } catch (err) {
+        this.deps.log.error({ err, session: msg.sessionKey }, "could not accept a message");
+      }
+    }
   }
 
   /** Cancels running turns (their messages stay pending in the inbox and run after a restart). */
@@ -107,7 +117,9 @@ export class AgentWorker {
     const command = msg.channel === "system" ? undefined : parseCommand(msg.text);
     // Answered at once, even while a turn runs: that is the point of /stop and /status.
     if (command === "stop" || command === "status" || command === "help") {
-      void this.answerCommand(command, lane, msg);
+      this.answerCommand(command, lane, msg).catch((err: unknown) =>
+        this.deps.log.error({ err, session: msg.sessionKey, command }, "could not answer a command"),
+      );
       return;
     }
     lane.queue.push(msg);
@@ -137,6 +149,8 @@ export class AgentWorker {
       .then((retryAt) => {
         if (retryAt !== undefined && !this.shutdown.signal.aborted) this.pause(lane, msg, retryAt);
       })
+      // runTurn answers every failure itself; this catches a failure of that answer (the database).
+      .catch((err: unknown) => this.deps.log.error({ err, session: msg.sessionKey }, "could not finish a turn"))
       .finally(() => {
         lane.running = undefined;
         this.active--;
@@ -183,6 +197,15 @@ export class AgentWorker {
         : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
     let toolsRan = 0;
     try {
+      // A message whose turn was cut off twice (the daemon died during it) is not run a third time.
+      const starts = deps.journal.recordTurnStart(msg);
+      if (starts > MAX_TURN_STARTS) {
+        deps.log.warn(
+          { session: msg.sessionKey, id: msg.id, starts: starts - 1 },
+          "dropping a message that crashed pincer",
+        );
+        return await this.finish(msg, [], notice(target, POISON_NOTICE));
+      }
       if (msg.channel !== "system" && parseCommand(msg.text) === "new") {
         deps.conversations.archive(msg.sessionKey);
         return await this.finish(msg, [], notice(target, "Started a new conversation. Long-term memory is kept."));
@@ -210,10 +233,14 @@ export class AgentWorker {
         inbound: msg,
         log: deps.log,
       });
+      // A scheduled run runs with no one watching: fewer tools, enforced by the registry itself.
+      const registry = isScheduledRun(msg)
+        ? deps.registry.restricted(scheduledRunOffers(deps.settings.cronTools), withheldInScheduledRun)
+        : deps.registry;
       const result = await runAgentLoop(
         {
           model: deps.model,
-          registry: deps.registry,
+          registry,
           maxIterations: deps.settings.maxIterations,
           log: deps.log,
           onToolRound: progress && ((calls) => progress.roundStarted(calls)),
@@ -259,8 +286,9 @@ export class AgentWorker {
           : undefined;
       await this.finish(msg, [user, ...result.produced], reply);
     } catch (err) {
-      // Shutting down: leave the message pending in the inbox so it runs again after the restart.
-      if (this.shutdown.signal.aborted) return;
+      // Shutting down: leave the message pending in the inbox so it runs again after the restart;
+      // an orderly stop is no crash, so this start does not count against the message.
+      if (this.shutdown.signal.aborted) return deps.journal.forgetTurnStart(msg);
       if (stopSignal.aborted) return await this.finish(msg, [user], notice(target, "Stopped."));
       // Nothing happened yet (no tool ran): the message can simply wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && toolsRan === 0) {
@@ -275,6 +303,8 @@ export class AgentWorker {
             .publishOutbound(notice(target, text))
             .catch((e: unknown) => deps.log.warn({ err: e }, "could not send a notice"));
         }
+        // Waiting for the model is no crash: this start does not count against the message.
+        deps.journal.forgetTurnStart(msg);
         return err.retryAt;
       }
       if (err instanceof ModelError) {
@@ -350,6 +380,12 @@ export class AgentWorker {
 export function isSilentReply(text: string, token: string | undefined): boolean {
   return token !== undefined && text.replace(/^[\s*_`]+|[\s*_`.!]+$/g, "") === token;
 }
+
+/** Turns of one message that may be cut off by a crash before it is set aside. */
+const MAX_TURN_STARTS = 2;
+
+const POISON_NOTICE =
+  "Sorry, I have set your message aside: pincer stopped twice while working on it. Please try again, perhaps in smaller steps.";
 
 function notice(target: Pick<OutboundMessage, "channel" | "chatId" | "threadId">, text: string): OutboundMessage {
   return { ...target, kind: "notice", text };

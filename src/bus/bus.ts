@@ -26,12 +26,19 @@ export interface BusJournal {
   outboxState(id: number): OutboxState | undefined;
 }
 
+/**
+ * Who may reach the agent, decided outside the bus (the access gate in src/access) and asked
+ * for every inbound message; it answers refused strangers itself.
+ */
+export type InboundGate = (msg: InboundMessage) => boolean;
+
 export type ActivityHandler = (event: ActivityEvent) => void;
 
 export interface BusOptions {
   journal?: BusJournal;
   retry?: Partial<RetryTiming>;
   events?: SenderEvents;
+  gate?: InboundGate;
 }
 
 export const DEFAULT_RETRY_TIMING: RetryTiming = {
@@ -61,11 +68,23 @@ export class MessageBus {
     this.retry = { ...DEFAULT_RETRY_TIMING, ...options.retry };
   }
 
-  /** Accepts a message for the agent; returns false for a replay that was already accepted. */
+  /**
+   * Accepts a message for the agent; returns false for a replay that was already accepted and
+   * for a sender the gate refused (such a message is not stored).
+   */
   publishInbound(msg: InboundMessage): boolean {
+    if (!this.screenInbound(msg)) return false;
     if (!this.journal.acceptInbound(msg)) return false;
     this.inbound.push(msg);
     return true;
+  }
+
+  /**
+   * Asks the gate alone, without accepting the message: channels call it before costly work for
+   * a message (downloading its files), so a stranger's attachments are never fetched.
+   */
+  screenInbound(msg: InboundMessage): boolean {
+    return this.options.gate?.(msg) ?? true;
   }
 
   /** Re-queues a message accepted earlier (recovery after a restart) without journaling it again. */

@@ -13,17 +13,13 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   const channels: Channel[] = [];
   if (config.telegramToken) {
     const { createTelegramChannel } = await import("../../channels/telegram/index.js");
-    channels.push(
-      createTelegramChannel({ config, bus: app.bus, pairing: app.pairing, log: log.child({ channel: "telegram" }) }),
-    );
+    channels.push(createTelegramChannel({ config, bus: app.bus, log: log.child({ channel: "telegram" }) }));
   } else {
     log.info("telegram is off: TELEGRAM_BOT_TOKEN is not set");
   }
   if (config.discordToken) {
     const { createDiscordChannel } = await import("../../channels/discord/index.js");
-    channels.push(
-      createDiscordChannel({ config, bus: app.bus, pairing: app.pairing, log: log.child({ channel: "discord" }) }),
-    );
+    channels.push(createDiscordChannel({ config, bus: app.bus, log: log.child({ channel: "discord" }) }));
   } else {
     log.info("discord is off: DISCORD_BOT_TOKEN is not set");
   }

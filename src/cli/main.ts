@@ -11,7 +11,7 @@ import { describeFsProblem } from "./fs-problem.js";
 import { runGateway } from "./gateway.js";
 import { loadOrExit } from "./load.js";
 import { runOnboard } from "./onboard.js";
-import { pairingApprove, pairingList } from "./pairing.js";
+import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
 import { statusText } from "./status.js";
 
 const program = new Command("pincer")
@@ -110,6 +110,16 @@ pairing
   .action((channel: string, code: string) => {
     const { config } = loadOrExit({ requireApiKey: false });
     const result = pairingApprove(config, channel, code);
+    console.log(result.text);
+    if (!result.ok) process.exitCode = 1;
+  });
+
+pairing
+  .command("revoke <channel> <user>")
+  .description("take back a user's access (channel: telegram or discord; user: their id) and pause their jobs")
+  .action((channel: string, userId: string) => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    const result = pairingRevoke(config, channel, userId);
     console.log(result.text);
     if (!result.ok) process.exitCode = 1;
   });

@@ -1,7 +1,8 @@
-import { PairingStore } from "../access/pairing.js";
 import type { Config } from "../config/config.js";
 import { databasePath } from "../paths.js";
+import { JobStore } from "../scheduler/job-store.js";
 import { withDatabase } from "../store/database.js";
+import { PairingStore } from "../store/pairing.js";
 
 /** `pincer pairing list`: open codes and approved users. */
 export function pairingList(config: Config): string {
@@ -21,13 +22,52 @@ export function pairingList(config: Config): string {
   });
 }
 
-/** `pincer pairing approve CHANNEL CODE`; returns the message and whether it worked. */
+type PairedChannel = "telegram" | "discord";
+
+function checkChannel(channel: string): channel is PairedChannel {
+  return channel === "telegram" || channel === "discord";
+}
+
+const UNKNOWN_CHANNEL = (channel: string) => ({
+  ok: false,
+  text: `Unknown channel "${channel}": use telegram or discord.`,
+});
+
+/** `pincer pairing approve CHANNEL CODE`; the user's jobs paused by an earlier revoke run again. */
 export function pairingApprove(config: Config, channel: string, code: string): { ok: boolean; text: string } {
-  if (channel !== "telegram" && channel !== "discord") {
-    return { ok: false, text: `Unknown channel "${channel}": use telegram or discord.` };
-  }
-  const approved = withDatabase(databasePath(config.home), (db) => new PairingStore(db).approve(channel, code));
-  return approved
-    ? { ok: true, text: `Approved ${approved.userName} (id ${approved.userId}) on ${channel}.` }
-    : { ok: false, text: `No valid pairing code ${code} on ${channel} (codes expire after an hour).` };
+  if (!checkChannel(channel)) return UNKNOWN_CHANNEL(channel);
+  return withDatabase(databasePath(config.home), (db) =>
+    db.transaction(() => {
+      const approved = new PairingStore(db).approve(channel, code);
+      if (!approved) {
+        return { ok: false, text: `No valid pairing code ${code} on ${channel} (codes expire after an hour).` };
+      }
+      const resumed = new JobStore(db).resumeOwnedBy({ channel, userId: approved.userId });
+      const jobs = resumed > 0 ? ` Resumed ${resumed} paused job${resumed === 1 ? "" : "s"}.` : "";
+      return { ok: true, text: `Approved ${approved.userName} (id ${approved.userId}) on ${channel}.${jobs}` };
+    })(),
+  );
+}
+
+/**
+ * `pincer pairing revoke CHANNEL USER`: takes back an approval and pauses the user's jobs. A user
+ * on the allowlist keeps access until they are removed from it, which the message says.
+ */
+export function pairingRevoke(config: Config, channel: string, userId: string): { ok: boolean; text: string } {
+  if (!checkChannel(channel)) return UNKNOWN_CHANNEL(channel);
+  const allowFrom = channel === "telegram" ? config.telegramAllowFrom : config.discordAllowFrom;
+  const variable = channel === "telegram" ? "TELEGRAM_ALLOW_FROM" : "DISCORD_ALLOW_FROM";
+  const { revoked, paused } = withDatabase(databasePath(config.home), (db) =>
+    db.transaction(() => ({
+      revoked: new PairingStore(db).revoke(channel, userId),
+      paused: new JobStore(db).pauseOwnedBy({ channel, userId }, Date.now()),
+    }))(),
+  );
+  const lines = [
+    revoked ? `Revoked the approval of ${userId} on ${channel}.` : `${userId} was not an approved user on ${channel}.`,
+    `Paused ${paused} job${paused === 1 ? "" : "s"} they created.`,
+  ];
+  const listed = allowFrom.includes(userId) || allowFrom.includes("*");
+  if (listed) lines.push(`They still have access through ${variable}: remove them there and restart pincer.`);
+  return { ok: (revoked || paused > 0) && !listed, text: lines.join("\n") };
 }

@@ -67,6 +67,8 @@ describe("loadConfig", () => {
     );
     writeFileSync(file, JSON.stringify({ agnet: {} }));
     expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/must NOT have additional properties "agnet"/);
+    writeFileSync(file, JSON.stringify({ cron: { tools: ["read_file", "spawn"] } }));
+    expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/cron.tools may not list "spawn"/);
     writeFileSync(file, "{ nope");
     expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/is not valid JSON/);
   });

@@ -173,6 +173,12 @@ function readConfigFile(path: string, explicit: boolean): FileConfig {
         : "";
     throw new ConfigError(`PINCER_CONFIG file ${path}: ${where} ${e?.message ?? "is invalid"}${extra}.`);
   }
+  const never = data.cron.tools?.find((name) => name === "cron" || name === "spawn");
+  if (never) {
+    throw new ConfigError(
+      `PINCER_CONFIG file ${path}: cron.tools may not list "${never}": a scheduled run never creates jobs or starts helpers.`,
+    );
+  }
   return data;
 }
 

@@ -96,6 +96,7 @@ export const fileSchema = {
       default: {},
       properties: {
         minEverySeconds: { type: "integer", minimum: 1, default: 60 },
+        tools: { type: "array", items: { type: "string" } },
       },
     },
     media: {
@@ -242,7 +243,8 @@ export interface FileConfig {
   };
   telegram: { allowedGroups: string[]; webhookUrl?: string; webhookSecret?: string; webhookPort: number };
   discord: { allowedChannels: string[]; allowBots: boolean };
-  cron: { minEverySeconds: number };
+  /** `tools`: what a scheduled run may use; absent means every tool but cron and spawn. */
+  cron: { minEverySeconds: number; tools?: string[] };
   /** `maxAudioSeconds`: longer voice notes and audio are not downloaded nor transcribed. */
   media: { maxBytes: number; maxAudioSeconds: number };
   /** Targets (`channel:chatId`) the message tool may write to besides the current conversation. */

@@ -29,6 +29,7 @@ it("lists every conversation's jobs and removes one by id", () => {
     schedule: { kind: "at", at },
     tz: "Europe/Berlin",
     origin: { channel: "telegram", chatId: "123", sessionKey: "telegram:123", isGroup: false },
+    owner: { channel: "telegram", userId: "42" },
     createdAt: at - 1000,
     nextRunAt: at,
   });

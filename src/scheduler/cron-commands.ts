@@ -12,7 +12,10 @@ export function listJobsText(db: Database): string {
       [
         `  ${job.id}${job.name ? ` "${job.name}"` : ""}  ${job.origin.sessionKey}`,
         `    ${describeSchedule(job.schedule, job.tz)}`,
-        `    next run: ${formatInZone(job.nextRunAt, job.tz)}`,
+        `    owner: ${job.owner ? `${job.owner.channel} ${job.owner.userId}` : "unknown (created before owners were recorded; it does not run)"}`,
+        job.pausedAt === undefined
+          ? `    next run: ${formatInZone(job.nextRunAt, job.tz)}`
+          : `    paused since ${formatInZone(job.pausedAt, job.tz)} (its owner lost access)`,
         `    message: ${job.message}`,
       ].join("\n"),
     ),

@@ -12,6 +12,12 @@ export interface JobOrigin {
   isGroup: boolean;
 }
 
+/** Who created a job: it runs only while this person still has access. */
+export interface JobOwner {
+  channel: ChannelName;
+  userId: string;
+}
+
 export interface CronJob {
   id: string;
   name?: string;
@@ -21,6 +27,10 @@ export interface CronJob {
   /** The zone the job's times are shown in (and a cron expression is read in). */
   tz: string;
   origin: JobOrigin;
+  /** Absent only for jobs from before owners were recorded whose owner could not be told; they do not run. */
+  owner?: JobOwner;
+  /** Set when the job was paused (its owner's access was revoked); a paused job never fires. */
+  pausedAt?: number;
   createdAt: number;
   nextRunAt: number;
   lastRunAt?: number;
@@ -28,7 +38,7 @@ export interface CronJob {
   lastDeliveryId?: string;
 }
 
-export type NewJob = Omit<CronJob, "id" | "lastRunAt" | "lastDeliveryId">;
+export type NewJob = Omit<CronJob, "id" | "lastRunAt" | "lastDeliveryId" | "owner" | "pausedAt"> & { owner: JobOwner };
 
 interface JobRow {
   id: string;
@@ -49,6 +59,9 @@ interface JobRow {
   next_run_at: number;
   last_run_at: number | null;
   last_delivery_id: string | null;
+  owner_channel: ChannelName | null;
+  owner_id: string | null;
+  paused_at: number | null;
 }
 
 /** Cron jobs in SQLite. Every read goes to the database, so a `pincer cron remove` from another process is seen. */
@@ -69,8 +82,8 @@ export class JobStore {
     this.db
       .prepare(
         `INSERT INTO cron_jobs (id, name, message, kind, at_ms, every_seconds, anchor_ms, cron_expr, tz,
-           channel, chat_id, thread_id, session_key, is_group, created_at, next_run_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           channel, chat_id, thread_id, session_key, is_group, created_at, next_run_at, owner_channel, owner_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         id,
@@ -89,6 +102,8 @@ export class JobStore {
         job.origin.isGroup ? 1 : 0,
         job.createdAt,
         job.nextRunAt,
+        job.owner.channel,
+        job.owner.userId,
       );
     return { ...job, id };
   }
@@ -124,12 +139,37 @@ export class JobStore {
     return result.changes === 1;
   }
 
-  /** Jobs whose next run is at or before `now`, the most overdue first; only those of `channels` when given. */
+  /** Pauses every job this person created (their access was revoked); returns how many. */
+  pauseOwnedBy(owner: JobOwner, at: number): number {
+    return this.db
+      .prepare("UPDATE cron_jobs SET paused_at = ? WHERE owner_channel = ? AND owner_id = ? AND paused_at IS NULL")
+      .run(at, owner.channel, owner.userId).changes;
+  }
+
+  /** Resumes the paused jobs of this person (approved again); returns how many. */
+  resumeOwnedBy(owner: JobOwner): number {
+    return this.db
+      .prepare(
+        "UPDATE cron_jobs SET paused_at = NULL WHERE owner_channel = ? AND owner_id = ? AND paused_at IS NOT NULL",
+      )
+      .run(owner.channel, owner.userId).changes;
+  }
+
+  pause(id: string, at: number): void {
+    this.db.prepare("UPDATE cron_jobs SET paused_at = ? WHERE id = ?").run(at, id);
+  }
+
+  /**
+   * Unpaused jobs whose next run is at or before `now`, the most overdue first; only those of
+   * `channels` when given.
+   */
   due(now: number, channels?: readonly ChannelName[]): CronJob[] {
     const [filter, params] = channelFilter(channels);
     return (
       this.db
-        .prepare(`SELECT * FROM cron_jobs WHERE next_run_at <= ?${filter} ORDER BY next_run_at, id`)
+        .prepare(
+          `SELECT * FROM cron_jobs WHERE next_run_at <= ? AND paused_at IS NULL${filter} ORDER BY next_run_at, id`,
+        )
         .all(now, ...params) as JobRow[]
     ).map(toJob);
   }
@@ -138,7 +178,7 @@ export class JobStore {
     const [filter, params] = channelFilter(channels);
     return (
       (this.db
-        .prepare(`SELECT min(next_run_at) FROM cron_jobs WHERE 1${filter}`)
+        .prepare(`SELECT min(next_run_at) FROM cron_jobs WHERE paused_at IS NULL${filter}`)
         .pluck()
         .get(...params) as number | null) ?? undefined
     );
@@ -183,6 +223,8 @@ function toJob(row: JobRow): CronJob {
       sessionKey: row.session_key,
       isGroup: row.is_group === 1,
     },
+    owner: row.owner_channel && row.owner_id ? { channel: row.owner_channel, userId: row.owner_id } : undefined,
+    pausedAt: row.paused_at ?? undefined,
     createdAt: row.created_at,
     nextRunAt: row.next_run_at,
     lastRunAt: row.last_run_at ?? undefined,

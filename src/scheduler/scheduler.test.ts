@@ -40,6 +40,7 @@ class Process {
       bus: this.bus,
       inbox: this.journal,
       log,
+      ownerHasAccess: (owner) => !revoked.has(`${owner.channel}:${owner.userId}`),
       now: clock.now,
       timers: clock.timers,
     });
@@ -66,6 +67,8 @@ class Process {
   }
 }
 
+/** Owners whose access the test took away (`${channel}:${userId}`). */
+const revoked = new Set<string>();
 let dir: string;
 let clock: ManualClock;
 let proc: Process;
@@ -77,6 +80,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  revoked.clear();
   proc.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -89,6 +93,7 @@ function addJob(p: Process, schedule: Schedule, message = "take the pizza out"):
     schedule,
     tz: "Europe/Berlin",
     origin,
+    owner: { channel: "telegram", userId: "42" },
     createdAt: clock.now(),
     nextRunAt: next.getTime(),
   }).id;
@@ -237,5 +242,50 @@ describe("Scheduler", () => {
     proc.finish((await published(proc))[0]);
     expect(proc.scheduler.runDue()).toBe(0);
     expect(await published(proc)).toEqual([]);
+  });
+
+  it("does not run the job of an owner who lost access: it is paused until they are approved again", async () => {
+    const id = addJob(proc, { kind: "every", everySeconds: 600, anchor: clock.now() });
+    proc.scheduler.start();
+    revoked.add("telegram:42");
+    clock.advance(10 * MIN);
+    expect(await published(proc)).toEqual([]);
+    expect(proc.store.get(id)?.pausedAt).toBe(clock.now());
+    revoked.clear();
+    clock.advance(30 * MIN);
+    expect(await published(proc)).toEqual([]);
+    expect(proc.store.resumeOwnedBy({ channel: "telegram", userId: "42" })).toBe(1);
+    proc.scheduler.wake();
+    expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
+  });
+
+  it("survives SQLITE_BUSY from another process and re-arms its timer", async () => {
+    const id = addJob(proc, { kind: "at", at: clock.now() + MIN });
+    proc.db.pragma("busy_timeout = 20");
+    proc.scheduler.start();
+    // Another process holds the write lock when the job comes due: every write of this tick fails.
+    const other = openDatabase(join(dir, "pincer.db"));
+    other.exec("BEGIN EXCLUSIVE");
+    clock.advance(MIN);
+    expect(await published(proc)).toEqual([]);
+    expect(clock.nextTimerAt).toBeDefined();
+    other.exec("COMMIT");
+    other.close();
+    clock.advance(5_000);
+    expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
+  });
+
+  it("re-arms its timer when a store call throws outright", async () => {
+    const id = addJob(proc, { kind: "at", at: clock.now() + MIN });
+    const earliest = proc.store.earliestNextRun.bind(proc.store);
+    let failures = 2;
+    proc.store.earliestNextRun = (channels) => {
+      if (failures-- > 0) throw new Error("disk I/O error");
+      return earliest(channels);
+    };
+    proc.scheduler.start();
+    expect(clock.nextTimerAt).toBe(clock.now() + 5_000);
+    clock.advance(MIN);
+    expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
   });
 });

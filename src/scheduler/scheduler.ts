@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { ChannelName, InboundMessage } from "../bus/types.js";
 import { deliveryId, runMessage } from "./delivery.js";
-import type { CronJob, JobStore } from "./job-store.js";
+import type { CronJob, JobOwner, JobStore } from "./job-store.js";
 import { nextRun } from "./schedule.js";
 
 /** Timer functions, passed in so tests can drive time by hand. */
@@ -18,11 +18,16 @@ export interface SchedulerDeps {
   /** The inbox: whether a run's message still waits for (or is in) its turn. */
   inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): boolean };
   log: Logger;
+  /** Whether a job's creator may still talk to pincer (the access gate): a job runs only while they may. */
+  ownerHasAccess: (owner: JobOwner) => boolean;
   now?: () => number;
   timers?: Timers;
   /** The longest the timer sleeps, so a wall-clock jump or a job added by another process is noticed. */
   maxSleepMs?: number;
 }
+
+/** After a tick that failed as a whole (the database was busy), the next try comes this soon. */
+const RETRY_TICK_MS = 5_000;
 
 /** After a failed run attempt, the job waits this long instead of being retried in a tight loop. */
 const RETRY_AFTER_MS = 60_000;
@@ -99,12 +104,18 @@ export class Scheduler {
   private tick(): void {
     if (this.handle !== undefined) this.timers.clear(this.handle);
     this.handle = undefined;
-    this.runDue();
-    if (!this.running) return;
-    const earliest = this.deps.store.earliestNextRun(this.channels);
-    const wait =
-      earliest === undefined ? this.maxSleepMs : Math.max(0, Math.min(earliest - this.now(), this.maxSleepMs));
-    this.handle = this.timers.set(() => this.tick(), wait);
+    // A failing database (SQLITE_BUSY from another process, a full disk) must not stop time: the
+    // timer is re-armed whatever happens, and a failed tick is tried again shortly.
+    let wait = Math.min(RETRY_TICK_MS, this.maxSleepMs);
+    try {
+      this.runDue();
+      const earliest = this.deps.store.earliestNextRun(this.channels);
+      wait = earliest === undefined ? this.maxSleepMs : Math.max(0, Math.min(earliest - this.now(), this.maxSleepMs));
+    } catch (err) {
+      this.deps.log.error({ err }, "the scheduler could not read its jobs; trying again shortly");
+    } finally {
+      if (this.running) this.handle = this.timers.set(() => this.tick(), wait);
+    }
   }
 
   /** One run of one job, all or nothing. Returns false when nothing was published. */
@@ -114,6 +125,17 @@ export class Scheduler {
       // Re-read inside the transaction: another process may have removed or advanced the job.
       const job = store.get(due.id);
       if (!job || job.nextRunAt !== due.nextRunAt) return false;
+      if (!job.owner || !this.deps.ownerHasAccess(job.owner)) {
+        // Paused, not deleted: `pincer pairing approve` gives the owner their jobs back.
+        log.warn(
+          { jobId: job.id, owner: job.owner },
+          job.owner
+            ? "the job's owner no longer has access; the job is paused"
+            : "the job has no recorded owner (it predates owners); the job is paused",
+        );
+        store.pause(job.id, now);
+        return false;
+      }
       const scheduledAt = job.nextRunAt;
       const recurring = job.schedule.kind !== "at";
       const following = recurring ? nextRun(job.schedule, new Date(Math.max(now, scheduledAt))) : null;

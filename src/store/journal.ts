@@ -23,6 +23,23 @@ export class SqliteJournal implements BusJournal {
     return result.changes === 1;
   }
 
+  /**
+   * Counts a start of the message's turn and returns how many there have been, this one included.
+   * A count above one means earlier turns were cut off by a crash: the daemon died during them.
+   */
+  recordTurnStart(msg: InboundMessage): number {
+    const starts = this.db
+      .prepare("UPDATE inbox SET starts = starts + 1 WHERE id = ? RETURNING starts")
+      .pluck()
+      .get(inboxId(msg)) as number | undefined;
+    return starts ?? 1;
+  }
+
+  /** Takes back a start: the turn was stopped by an orderly shutdown, not by a crash. */
+  forgetTurnStart(msg: InboundMessage): void {
+    this.db.prepare("UPDATE inbox SET starts = max(0, starts - 1) WHERE id = ?").run(inboxId(msg));
+  }
+
   completeInbound(msg: InboundMessage): void {
     this.db.prepare("UPDATE inbox SET status = 'done' WHERE id = ?").run(inboxId(msg));
   }

@@ -158,4 +158,28 @@ export const migrations: Migration[] = [
       CREATE INDEX outbox_finished ON outbox (status, finished_at);
     `,
   },
+  {
+    // 9b: when a stranger was last sent their pairing code (the gate repeats it only now and then).
+    id: "9b-pairing-told",
+    sql: "ALTER TABLE pairing_requests ADD COLUMN told_at INTEGER;",
+  },
+  {
+    // 9b: who created a job (it runs only while they have access), and jobs paused by a revoke.
+    // Jobs from before: a Telegram private chat's id is its user's id, and the console is the owner;
+    // the rest keep no owner and do not run.
+    id: "9b-cron-owner",
+    sql: `
+      ALTER TABLE cron_jobs ADD COLUMN owner_channel TEXT;
+      ALTER TABLE cron_jobs ADD COLUMN owner_id TEXT;
+      ALTER TABLE cron_jobs ADD COLUMN paused_at INTEGER;
+      UPDATE cron_jobs SET owner_channel = 'telegram', owner_id = chat_id WHERE channel = 'telegram' AND is_group = 0;
+      UPDATE cron_jobs SET owner_channel = 'console', owner_id = 'console' WHERE channel = 'console';
+      CREATE INDEX cron_jobs_by_owner ON cron_jobs (owner_channel, owner_id);
+    `,
+  },
+  {
+    // 9b: how often a message's turn was started; one started twice without finishing is not run again.
+    id: "9b-inbox-starts",
+    sql: "ALTER TABLE inbox ADD COLUMN starts INTEGER NOT NULL DEFAULT 0;",
+  },
 ];

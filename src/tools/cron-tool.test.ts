@@ -131,6 +131,7 @@ describe("cron tool: add", () => {
       schedule: { kind: "every", everySeconds: 600, anchor: NOW },
       tz: "UTC",
       origin: { channel: "telegram", chatId: "123", sessionKey: "telegram:123", isGroup: false },
+      owner: { channel: "telegram", userId: "42" },
       createdAt: NOW,
       nextRunAt: NOW,
     });

@@ -1,7 +1,7 @@
 import { replyTarget } from "../bus/types.js";
 import { isValidTimeZone } from "../config/config.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
-import type { CronJob, JobOrigin, JobStore } from "../scheduler/job-store.js";
+import type { CronJob, JobOrigin, JobOwner, JobStore } from "../scheduler/job-store.js";
 import {
   compileCron,
   describeSchedule,
@@ -74,6 +74,7 @@ export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
     if (!isValidTimeZone(tz))
       throw new ToolError(`tz "${args.tz}" is not an IANA time zone such as Europe/Berlin or America/New_York.`);
     const origin = originOf(ctx);
+    const owner = ownerOf(ctx);
     if (deps.store.countBySession(origin.sessionKey) >= maxJobs) {
       throw new ToolError(
         `this conversation already has ${maxJobs} jobs; remove some first (action list, then remove).`,
@@ -92,6 +93,7 @@ export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
       schedule,
       tz,
       origin,
+      owner,
       createdAt: current,
       nextRunAt: first.getTime(),
     });
@@ -202,7 +204,20 @@ function originOf(ctx: ToolContext): JobOrigin {
   };
 }
 
+/**
+ * The person asking: the job runs only while they keep access. Messages from pincer itself
+ * (helpers' results and the like) have no person behind them, so they cannot create jobs.
+ */
+function ownerOf(ctx: ToolContext): JobOwner {
+  const { channel, senderId } = ctx.inbound;
+  if (channel === "system") {
+    throw new ToolError("only a person can create a job; this turn was started by pincer itself, not by a message.");
+  }
+  return { channel, userId: senderId };
+}
+
 export function jobLine(job: CronJob): string {
   const label = job.name ? ` "${job.name}"` : "";
-  return `- ${job.id}${label}: ${describeSchedule(job.schedule, job.tz)}; next run ${formatInZone(job.nextRunAt, job.tz)}; message: ${job.message}`;
+  const paused = job.pausedAt === undefined ? "" : " (paused)";
+  return `- ${job.id}${label}${paused}: ${describeSchedule(job.schedule, job.tz)}; next run ${formatInZone(job.nextRunAt, job.tz)}; message: ${job.message}`;
 }

@@ -18,6 +18,8 @@ interface Entry {
 /** Holds the tools offered to the model and runs one call, turning every failure into `Error: …`. */
 export class ToolRegistry {
   private readonly entries = new Map<string, Entry>();
+  /** Tools left out of a restricted view, with the reason a call to them gets. */
+  private readonly withheld = new Map<string, string>();
   // Schemas from MCP servers use formats ("uri", "date-time"); unknown ones are ignored without console noise.
   private readonly ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false }));
 
@@ -39,6 +41,19 @@ export class ToolRegistry {
   /** For tools that come and go while pincer runs (MCP servers' lists change). */
   unregister(name: string): void {
     this.entries.delete(name);
+  }
+
+  /**
+   * A view offering only the tools `keep` accepts (same tools, same validators). The others are
+   * not shown to the model, and a call to one anyway returns `Error: <reason>`.
+   */
+  restricted(keep: (name: string) => boolean, reason: (name: string) => string): ToolRegistry {
+    const view = new ToolRegistry(this.defaultTimeoutSeconds);
+    for (const [name, entry] of this.entries) {
+      if (keep(name)) view.entries.set(name, entry);
+      else view.withheld.set(name, reason(name));
+    }
+    return view;
   }
 
   get(name: string): Tool | undefined {
@@ -68,6 +83,8 @@ export class ToolRegistry {
   /** Runs one call from the model. Never throws: failures come back as `Error: …` text. */
   async execute(name: string, rawArgs: string, ctx: ToolContext, allow?: (tool: Tool) => boolean): Promise<string> {
     const entry = this.entries.get(name);
+    const withheld = this.withheld.get(name);
+    if (withheld !== undefined) return `Error: ${withheld}`;
     if (entry && allow && !allow(entry.tool)) return `Error: ${name} is not available in this run.`;
     if (!entry) return `Error: unknown tool "${name}".${this.suggest(name)}`;
 

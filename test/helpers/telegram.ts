@@ -18,6 +18,7 @@ export const FAST_TIMING: TelegramTiming = {
   startWaitMs: 1000,
   reconnectBaseMs: 20,
   reconnectMaxMs: 200,
+  downloadTimeoutMs: 10_000,
 };
 
 export interface LogLine {
@@ -82,7 +83,6 @@ export async function startTelegramHarness(options: HarnessOptions = {}): Promis
     createTelegramChannel({
       config: app.config,
       bus: app.bus,
-      pairing: app.pairing,
       log,
       timing: { ...FAST_TIMING, ...options.timing },
     });

@@ -1,0 +1,69 @@
+import type { Logger } from "pino";
+import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
+import type { PairingStore } from "../store/pairing.js";
+import { hasAccess, pairingNotice, strangerAction } from "./policy.js";
+
+export interface AccessGateDeps {
+  /** The allowlists by channel (TELEGRAM_ALLOW_FROM, DISCORD_ALLOW_FROM). */
+  allowFrom: Partial<Record<ChannelName, readonly string[]>>;
+  pairing: PairingStore;
+  /** Sends the pairing notice through the outbound bus. */
+  send: (msg: OutboundMessage) => Promise<unknown>;
+  log: Logger;
+  now?: () => number;
+  /** A stranger who keeps writing is sent their (same) code again at most this often. */
+  repeatAfterMs?: number;
+}
+
+export interface AccessGate {
+  /** Every inbound message passes here: true lets it reach the agent; a stranger is answered with their code. */
+  admit(msg: InboundMessage): boolean;
+  /** Whether this person may talk to the agent now (a job runs only while its owner may). */
+  hasAccess(channel: ChannelName, userId: string): boolean;
+}
+
+/** The one place that decides who may talk to pincer; channels only describe who is talking. */
+export function createAccessGate(deps: AccessGateDeps): AccessGate {
+  const now = deps.now ?? Date.now;
+  const repeatAfterMs = deps.repeatAfterMs ?? 10 * 60 * 1000;
+
+  function allowed(channel: ChannelName, userId: string): boolean {
+    return hasAccess({
+      channel,
+      senderId: userId,
+      allowFrom: deps.allowFrom[channel],
+      isApproved: () => deps.pairing.isApproved(channel, userId),
+    });
+  }
+
+  return {
+    hasAccess: allowed,
+    admit(msg) {
+      if (allowed(msg.channel, msg.senderId)) return true;
+      const where = { channel: msg.channel, userId: msg.senderId, chatId: msg.chatId, isGroup: msg.isGroup };
+      if (msg.isGroup) {
+        // No request either: a group is no place to hand out codes, and a flood there must not evict real ones.
+        deps.log.info(
+          { ...where, name: msg.senderName },
+          "message from a user who is not allowed (in a group: no code)",
+        );
+        return false;
+      }
+      const request = deps.pairing.request(msg.channel, msg.senderId, msg.senderName);
+      const action = strangerAction({ ...request, isGroup: msg.isGroup, now: now(), repeatAfterMs });
+      deps.log.info({ ...where, name: msg.senderName, action }, "message from a user who is not allowed");
+      if (action === "send-code") {
+        deps.pairing.markTold(msg.channel, msg.senderId);
+        const notice: OutboundMessage = {
+          channel: msg.channel,
+          chatId: msg.chatId,
+          kind: "notice",
+          text: pairingNotice(msg.channel, request.code),
+          replyToId: msg.id,
+        };
+        deps.send(notice).catch((err: unknown) => deps.log.warn({ err, ...where }, "could not send the pairing code"));
+      }
+      return false;
+    },
+  };
+}

@@ -1,0 +1,16 @@
+/**
+ * Tools a scheduled run never gets, whatever the config says: no one is there to watch it, so
+ * it may not create jobs (no runaway loops) or start helpers.
+ */
+export const NEVER_IN_SCHEDULED_RUNS: readonly string[] = ["cron", "spawn"];
+
+/** Which tools a scheduled run is offered: `cron.tools` when set (else every tool), minus the never-list. */
+export function scheduledRunOffers(configured: readonly string[] | undefined): (name: string) => boolean {
+  return (name) => !NEVER_IN_SCHEDULED_RUNS.includes(name) && (configured === undefined || configured.includes(name));
+}
+
+export function withheldInScheduledRun(name: string): string {
+  return NEVER_IN_SCHEDULED_RUNS.includes(name)
+    ? `${name} is not available in a scheduled run: it may not create jobs or start helpers. Deliver the result in your reply instead.`
+    : `${name} is not available in a scheduled run (config cron.tools lists the tools it may use).`;
+}
