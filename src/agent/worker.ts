@@ -288,7 +288,10 @@ export class AgentWorker {
     } catch (err) {
       // Shutting down: leave the message pending in the inbox so it runs again after the restart;
       // an orderly stop is no crash, so this start does not count against the message.
-      if (this.shutdown.signal.aborted) return deps.journal.forgetTurnStart(msg);
+      if (this.shutdown.signal.aborted) {
+        deps.journal.forgetTurnStart(msg);
+        return;
+      }
       if (stopSignal.aborted) return await this.finish(msg, [user], notice(target, "Stopped."));
       // Nothing happened yet (no tool ran): the message can simply wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && toolsRan === 0) {
