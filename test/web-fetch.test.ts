@@ -363,6 +363,8 @@ describe("web_fetch limits", () => {
     const result = await webFetch(open)(server.url, 120);
     expect(content(result)).toBe("0123456789".repeat(12));
     expect(result).toContain("note: cut to 120 of 500 characters");
+    const emoji = await serve((_req, res) => res.end(`${"a".repeat(99)}😀 after`));
+    expect(content(await webFetch(open)(emoji.url, 100))).toBe("a".repeat(99));
   });
 });
 

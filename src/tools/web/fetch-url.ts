@@ -37,7 +37,12 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * GETs a URL through the pinned agent, following at most `maxRedirects` redirects, each one
  * checked like the first URL. Never throws anything but FetchError (and the caller's abort).
  */
-export async function fetchUrl(raw: string, deps: FetchDeps, limits: FetchLimits, signal: AbortSignal) {
+export async function fetchUrl(
+  raw: string,
+  deps: FetchDeps,
+  limits: FetchLimits,
+  signal: AbortSignal,
+): Promise<FetchedPage> {
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   const combined = AbortSignal.any([signal, deadline]);
   const agent = createPinnedAgent({
@@ -89,7 +94,7 @@ export async function fetchUrl(raw: string, deps: FetchDeps, limits: FetchLimits
         contentType: header(response.headers, "content-type"),
         body: read.body,
         cut: read.cut,
-      } satisfies FetchedPage as FetchedPage;
+      };
     }
   } finally {
     agent.destroy().catch(() => {});

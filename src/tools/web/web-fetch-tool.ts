@@ -1,7 +1,7 @@
 import { type Tool, ToolError } from "../tool.js";
 import type { AddressPolicy } from "./address-policy.js";
 import { classifyBody, decodeBody } from "./extract.js";
-import { FetchError, type FetchLimits, fetchUrl } from "./fetch-url.js";
+import { FetchError, type FetchedPage, type FetchLimits, fetchUrl } from "./fetch-url.js";
 import { createHtmlConverter, type HtmlLimits } from "./html-converter.js";
 import type { Resolver } from "./pinned-agent.js";
 import { wrapUntrusted } from "./untrusted.js";
@@ -54,7 +54,7 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
     // Fetch, then at worst a wait for two conversions ahead of this one, then its own.
     timeoutSeconds: Math.ceil((deps.limits.timeoutMs + 3 * html.timeoutMs) / 1000) + 5,
     async execute(args, ctx) {
-      let page: Awaited<ReturnType<typeof fetchUrl>>;
+      let page: FetchedPage;
       try {
         page = await fetchUrl(args.url, deps, deps.limits, ctx.signal);
       } catch (err) {
@@ -85,7 +85,9 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
         notes.push(`the page took longer than ${deps.limits.timeoutMs / 1000} s; only the start was read`);
       if (text.length > maxChars) {
         notes.push(`cut to ${maxChars} of ${text.length} characters`);
-        text = text.slice(0, maxChars);
+        // Never half a surrogate pair: an emoji at the cut is dropped whole.
+        const end = /[\uD800-\uDBFF]/.test(text.charAt(maxChars - 1)) ? maxChars - 1 : maxChars;
+        text = text.slice(0, end);
       }
       return wrapUntrusted(
         "web_fetch",
