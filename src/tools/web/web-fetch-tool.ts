@@ -39,7 +39,7 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
     parameters: {
       type: "object",
       properties: {
-        url: { type: "string", description: "The http or https URL to fetch." },
+        url: { type: "string", minLength: 1, maxLength: 8192, description: "The http or https URL to fetch." },
         max_chars: {
           type: "integer",
           minimum: 100,
