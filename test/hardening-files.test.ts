@@ -148,9 +148,9 @@ describe("file tools against a sandboxed command swapping a folder and a symlink
         };
       }
       // The victim: keeps calling the file tools on the swapped folder while the swapping runs.
-      victimResults.push(...toolResults(request).slice(-60));
+      victimResults.push(...toolResults(request).slice(-54));
       await until(() => existsSync(join(workspace, "swapping")), "the swapper to start");
-      if (existsSync(join(workspace, "swapped")) || victimRounds >= 8) {
+      if (existsSync(join(workspace, "swapped")) || victimRounds >= 12) {
         writeFileSync(join(workspace, "stop-swapping"), "");
         return { content: "victim done" };
       }
@@ -159,17 +159,18 @@ describe("file tools against a sandboxed command swapping a folder and a symlink
       for (let i = 0; i < 10; i++) {
         calls.push(
           { name: "read_file", arguments: { path: "swap/target.txt" } },
-          { name: "grep", arguments: { pattern: "secret|inside", path: "swap" } },
           { name: "list_dir", arguments: { path: "swap" } },
           { name: "glob", arguments: { pattern: "*.txt", path: "swap" } },
           { name: "write_file", arguments: { path: "swap/target.txt", content: "written by the victim\n" } },
           { name: "write_file", arguments: { path: `swap/new-${victimRounds}-${i}.txt`, content: "new\n" } },
         );
+        // grep starts a worker per call (tens of ms): fewer of them keep the rounds quick.
+        if (i % 3 === 0) calls.push({ name: "grep", arguments: { pattern: "secret|inside", path: "swap" } });
       }
       return { toolCalls: calls };
     });
     const channel = await start((config) => {
-      config.agent.maxIterations = 20;
+      config.agent.maxIterations = 30;
     });
     writeFileSync(join(workspace, "swapper.py"), SWAPPER);
     running().bus.publishInbound(userMessage("attacker", "swap"));
@@ -182,7 +183,7 @@ describe("file tools against a sandboxed command swapping a folder and a symlink
     expect(readFileSync(join(outside, "target.txt"), "utf8")).toBe(`${HOST_SECRET}\n`);
     for (const result of victimResults) expect(result).not.toContain(HOST_SECRET);
     // The calls really raced the swaps: some reached the real folder, some met the symlink.
-    expect(victimResults.length).toBeGreaterThanOrEqual(300);
+    expect(victimResults.length).toBeGreaterThanOrEqual(200);
     expect(victimResults.some((r) => r.startsWith("Error:") && /symlink|changed while/.test(r))).toBe(true);
     expect(victimResults.some((r) => /^(Created|Overwrote) swap\//.test(r))).toBe(true);
     expect(Number(readFileSync(join(workspace, "swapped"), "utf8"))).toBeGreaterThan(1000);

@@ -1,6 +1,5 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { RE2JS } from "re2js";
 import { ToolError } from "../tool.js";
 
 export const MAX_PATTERN_CHARS = 1000;
@@ -12,55 +11,70 @@ export const MAX_PATTERN_CHARS = 1000;
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { RE2JS } = require(workerData.re2js);
-const re = RE2JS.compile(workerData.pattern);
+let re;
+try {
+  re = RE2JS.compile(workerData.pattern);
+  parentPort.postMessage({ ready: true });
+} catch (err) {
+  parentPort.postMessage({ error: String(err && err.message) });
+}
 parentPort.on("message", ({ text, max }) => {
   const hits = [];
   const lines = text.split("\\n");
   for (let i = 0; i < lines.length && hits.length < max; i++) if (re.test(lines[i])) hits.push(i);
-  parentPort.postMessage(hits);
+  parentPort.postMessage({ hits });
 });
 `;
 
-/**
- * Compiles a model-given pattern with RE2 (linear time: `(a+)+$` cannot backtrack) and checks it
- * on the calling thread, so syntax errors come back at once.
- */
-export function compileSearchPattern(pattern: string): RE2JS {
+export function checkPatternLength(pattern: string): void {
   if (pattern.length > MAX_PATTERN_CHARS) {
     throw new ToolError(`the pattern is longer than ${MAX_PATTERN_CHARS} characters; use a shorter one.`);
   }
-  try {
-    return RE2JS.compile(pattern);
-  } catch (err) {
-    throw new ToolError(
-      `the pattern is not a valid regular expression (RE2 syntax: no lookaround or backreferences): ${(err as Error).message}`,
-    );
-  }
+}
+
+function syntaxError(message: string): ToolError {
+  return new ToolError(
+    `the pattern is not a valid regular expression (RE2 syntax: no lookaround or backreferences): ${message}`,
+  );
 }
 
 /**
- * Matches lines in a worker thread. RE2 is linear in the text but its cost also grows with the
- * pattern (`(?:a?){1000}a{1000}` takes most of a second per 10 KB line), so the matching never runs
- * on the event loop: other chats keep being answered, and `close()` (on a timeout or /stop)
- * terminates the worker, which really stops the work.
+ * Compiles a model-given pattern with RE2 (linear time: `(a+)+$` cannot backtrack) and matches
+ * lines with it, both in a worker thread. RE2 is linear in the text but its cost also grows with
+ * the pattern (compiling `(?:a?){1000}a{1000}` takes ~75 ms, matching it most of a second per
+ * 10 KB line), so neither runs on the event loop: other chats keep being answered, and `close()`
+ * (on a timeout or /stop) terminates the worker, which really stops the work.
  */
 export class LineSearcher {
   private readonly worker: Worker;
   private failure: Error | undefined;
   private pending: { resolve(hits: number[]): void; reject(err: Error): void } | undefined;
+  /** Resolves once the pattern compiled; rejects with the syntax error, for the model. */
+  readonly ready: Promise<void>;
 
   constructor(pattern: string) {
-    compileSearchPattern(pattern);
+    checkPatternLength(pattern);
     const re2js = createRequire(import.meta.url).resolve("re2js");
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pattern, re2js } });
     this.worker.unref();
-    this.worker.on("message", (hits: number[]) => {
+    let compiled: { resolve(): void; reject(err: Error): void } | undefined;
+    this.ready = new Promise((resolve, reject) => {
+      compiled = { resolve, reject };
+    });
+    this.ready.catch(() => undefined);
+    this.worker.on("message", (message: { ready?: true; error?: string; hits?: number[] }) => {
+      if (message.ready) return compiled?.resolve();
+      if (message.error !== undefined) {
+        this.failure = syntaxError(message.error);
+        return compiled?.reject(this.failure);
+      }
       const waiter = this.pending;
       this.pending = undefined;
-      waiter?.resolve(hits);
+      waiter?.resolve(message.hits ?? []);
     });
     const fail = (err: Error) => {
       this.failure ??= err;
+      compiled?.reject(this.failure);
       const waiter = this.pending;
       this.pending = undefined;
       waiter?.reject(this.failure);

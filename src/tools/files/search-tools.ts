@@ -5,7 +5,7 @@ import { type Tool, ToolError } from "../tool.js";
 import { looksBinary } from "./binary.js";
 import type { FileToolDeps } from "./deps.js";
 import { compileGlob, MAX_GLOB_CHARS } from "./glob-pattern.js";
-import { compileSearchPattern, LineSearcher, MAX_PATTERN_CHARS, SearchSlots } from "./line-search.js";
+import { checkPatternLength, LineSearcher, MAX_PATTERN_CHARS, SearchSlots } from "./line-search.js";
 import { hiddenBelow, type Opened, openInScope, type PathScope } from "./safe-open.js";
 import { readOpened } from "./safe-read.js";
 import { openRegularAt, visitFiles } from "./walk-tree.js";
@@ -69,7 +69,7 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
     timeoutSeconds: Math.min(GREP_TIME_LIMIT_SECONDS, deps.searchSeconds ?? GREP_TIME_LIMIT_SECONDS),
 
     async execute(args, ctx) {
-      compileSearchPattern(args.pattern);
+      checkPatternLength(args.pattern);
       const filter = compileGlob(args.glob ?? "**/*");
       const scope = deps.scope(ctx.workspace);
       const release = await slots.acquire(ctx.signal);
@@ -77,9 +77,10 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
       let searcher: LineSearcher | undefined;
       const stop = () => void searcher?.close();
       try {
-        opened = openInScope(args.path, scope, { access: "read", want: "any" });
         searcher = new LineSearcher(args.pattern);
         ctx.signal.addEventListener("abort", stop, { once: true });
+        await searcher.ready;
+        opened = openInScope(args.path, scope, { access: "read", want: "any" });
         return await grep(args, opened, scope, filter, searcher, ctx);
       } catch (err) {
         if (ctx.signal.aborted) throw new ToolError("grep was stopped (time limit or /stop).");
