@@ -13,17 +13,18 @@ import { createConfiguredModel } from "./llm/configured.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
 import { createTranscriber } from "./llm/transcribe.js";
 import { withVisionFallback } from "./llm/vision-fallback.js";
-import { databasePath, packageRoot } from "./paths.js";
+import { databasePath, mediaDir, packageRoot } from "./paths.js";
 import { Heartbeat } from "./scheduler/heartbeat.js";
 import { JobStore } from "./scheduler/job-store.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureHome } from "./setup/ensure-home.js";
 import { AuditLog } from "./store/audit.js";
 import { ConversationStore } from "./store/conversations.js";
-import { type Database, openDatabase } from "./store/database.js";
+import { closeDatabase, type Database, openDatabase } from "./store/database.js";
 import { HelperRunStore } from "./store/helper-runs.js";
 import { SqliteJournal } from "./store/journal.js";
 import { PairingStore } from "./store/pairing.js";
+import { pruneDatabase, pruneMediaFiles } from "./store/retention.js";
 import { TurnStore } from "./store/turns.js";
 import { readTextBeneath } from "./tools/files/safe-read.js";
 import { createTools } from "./tools/index.js";
@@ -233,7 +234,19 @@ export function createApp(config: Config, options: AppOptions): App {
   const running: Channel[] = [];
   let workerDone: Promise<void> = Promise.resolve();
   // Finished inbox/outbox rows only guard against replays; a week is far longer than any platform replays.
-  const pruneJournal = () => journal.prune(JOURNAL_RETENTION_MS);
+  // Once a day: the journal's finished rows, then what only grows (config `retention`).
+  const pruneJournal = () => {
+    journal.prune(JOURNAL_RETENTION_MS);
+    const pruned = pruneDatabase(db, config.retention);
+    pruneMediaFiles(mediaDir(config.home), config.retention.mediaDays).then(
+      (mediaFiles) => {
+        if (mediaFiles + Object.values(pruned).reduce((a, b) => a + b, 0) > 0) {
+          log.info({ ...pruned, mediaFiles }, "pruned old data (see retention in the config)");
+        }
+      },
+      (err: unknown) => log.warn({ err }, "could not prune old media files"),
+    );
+  };
   let pruneTimer: NodeJS.Timeout | undefined;
   let stopping: Promise<void> | undefined;
 
@@ -296,7 +309,7 @@ export function createApp(config: Config, options: AppOptions): App {
         await mcp.close();
         bus.close();
         await workerDone;
-        db.close();
+        closeDatabase(db);
       })();
       return stopping;
     },

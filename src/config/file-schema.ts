@@ -178,6 +178,17 @@ export const fileSchema = {
         deadLetterAfterHours: { type: "number", minimum: 0.001, default: 24 },
       },
     },
+    retention: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        auditDays: { type: "number", minimum: 0.001, default: 30 },
+        archivedConversationDays: { type: "number", minimum: 0.001, default: 90 },
+        deadLetterDays: { type: "number", minimum: 0.001, default: 30 },
+        mediaDays: { type: "number", minimum: 0.001, default: 30 },
+      },
+    },
     mcp: {
       type: "object",
       additionalProperties: false,
@@ -264,6 +275,7 @@ export interface FileConfig {
     search: { provider?: "brave" | "searxng"; baseUrl?: string; timeoutSeconds: number; apiKey?: string };
   };
   delivery: { retryMinSeconds: number; retryMaxSeconds: number; deadLetterAfterHours: number };
+  retention: { auditDays: number; archivedConversationDays: number; deadLetterDays: number; mediaDays: number };
   mcp: { servers: Record<string, McpServerFileSettings> };
 }
 

@@ -53,6 +53,20 @@ function migrate(db: Database, migrations: Migration[]): void {
   }
 }
 
+/**
+ * Closes the database for good: lets SQLite update its query statistics (PRAGMA optimize) and
+ * folds the write-ahead log back into the file, so a stopped pincer leaves one tidy file.
+ */
+export function closeDatabase(db: Database): void {
+  if (!db.open) return;
+  try {
+    db.pragma("optimize");
+    db.pragma("wal_checkpoint(TRUNCATE)");
+  } finally {
+    db.close();
+  }
+}
+
 /** Opens the database for one short command (CLI) and always closes it. */
 export function withDatabase<T>(path: string, use: (db: Database) => T): T {
   const db = openDatabase(path);
