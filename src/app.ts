@@ -187,6 +187,7 @@ export function createApp(config: Config, options: AppOptions): App {
     journal,
     conversations,
     turns: new TurnStore(db, conversations, journal),
+    senderHasAccess: (msg) => access.hasAccess(msg.channel, msg.senderId),
     audit,
     registry,
     log,

@@ -107,6 +107,8 @@ describe("reminders through the app", () => {
     const offered = (r: (typeof fake.requests)[number] | undefined) => r?.tools?.map((t) => t.function.name) ?? [];
     expect(offered(fake.requests[0])).toContain("cron");
     expect(offered(runRequest)).not.toContain("cron");
+    expect(offered(fake.requests[0])).toContain("spawn");
+    expect(offered(runRequest)).not.toContain("spawn");
     expect(offered(runRequest)).toContain("exec");
     expect(offered(runRequest)).toContain("read_file");
     expect(String(runRequest?.messages.at(-1)?.content)).toContain("take the pizza out");

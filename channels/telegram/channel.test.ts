@@ -193,6 +193,28 @@ describe("telegram channel: the access gate", () => {
     expect(h.app.pairing.approve("telegram", codes[11] as string)?.userId).toBe("111");
   });
 
+  it("does not run a message that waited in its queue while its sender's access was revoked", async () => {
+    h = await startTelegramHarness({ allowFrom: "" });
+    const { code } = h.app.pairing.request("telegram", "9", "Nine");
+    h.app.pairing.approve("telegram", code);
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    h.model.respond(async () => {
+      await held;
+      return { content: "first answer" };
+    });
+    h.telegram.pushUpdate(message(privateChat(9), user(9), { text: "first" }));
+    h.telegram.pushUpdate(message(privateChat(9), user(9), { text: "second, queued" }));
+    await h.telegram.waitFor(() => h?.app.journal.pendingInbound().length === 2);
+    h.app.pairing.revoke("telegram", "9");
+    release();
+    await h.telegram.waitFor(() => h?.app.journal.pendingInbound().length === 0 && h.telegram.sent.length > 0);
+    expect(h.model.requests).toHaveLength(1);
+    expect(h.telegram.sent.map((m) => m.text)).toEqual(["first answer"]);
+  });
+
   it("posts nothing in a group when a stranger mentions the bot there, and opens no request", async () => {
     h = await startTelegramHarness({ allowFrom: "42" });
     const group = groupChat(-1009);

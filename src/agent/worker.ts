@@ -55,6 +55,8 @@ export interface WorkerDeps {
    * commands that must end.
    */
   waitForModel?: boolean;
+  /** Whether the sender may still talk to pincer (the access gate): a message queued before a revoke is not run. */
+  senderHasAccess?: (msg: InboundMessage) => boolean;
   /** Called once a message's turn is over and its reply is in the outbox. */
   onTurnFinished?: (msg: InboundMessage) => void;
 }
@@ -197,6 +199,13 @@ export class AgentWorker {
         : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
     let toolsRan = 0;
     try {
+      if (deps.senderHasAccess && !deps.senderHasAccess(msg)) {
+        deps.log.info(
+          { session: msg.sessionKey, userId: msg.senderId },
+          "dropping a queued message: its sender lost access",
+        );
+        return await this.finish(msg, [], undefined);
+      }
       // A message whose turn was cut off twice (the daemon died during it) is not run a third time.
       const starts = deps.journal.recordTurnStart(msg);
       if (starts > MAX_TURN_STARTS) {
