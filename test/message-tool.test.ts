@@ -69,6 +69,21 @@ describe("message tool", () => {
     expect(history.map((m) => m.content)).toEqual(["[system: message tool] sent from telegram:42", "Dinner at eight."]);
   });
 
+  it("refuses an allowed target whose channel is not running, and more than 10 files", async () => {
+    h = await startTelegramHarness({
+      adjust: (config) => {
+        config.message.allowedTargets = ["discord:555"];
+      },
+    });
+    expect(await callMessage(h, { content: "hi", channel: "discord", chat_id: "555" })).toBe(
+      "Error: the discord channel is not running in this pincer, so nothing was sent.",
+    );
+    const many = Array.from({ length: 11 }, (_, i) => `f${i}.txt`);
+    expect(await callMessage(h, { content: "files", media: many })).toMatch(
+      /^Error: invalid arguments for message: media must NOT have more than 10 items/,
+    );
+  });
+
   it("returns the platform's refusal instead of a blind 'sent'", async () => {
     h = await startTelegramHarness();
     h.telegram.failNext("sendMessage", { status: 403, description: "Forbidden: bot was blocked by the user" });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
+import { statusText } from "../src/cli/status.js";
 import type { Config } from "../src/config/config.js";
 import { HelperRunStore } from "../src/store/helper-runs.js";
 import { type ChatRequest, type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
@@ -141,6 +142,10 @@ describe("spawn limits", () => {
     expect(second[0]).toMatch(/^Helper h-/);
     expect(second[1]).toMatch(/^Error: 3 helpers are running across all chats \(the limit is 3\)/);
     expect(runs(app).filter((r) => r.status === "running")).toHaveLength(3);
+    // `pincer status` reads the same table from the database file.
+    const status = statusText(app.config);
+    expect(status).toMatch(/^helpers: +3 running; latest 3:$/m);
+    expect(status).toMatch(/^ {2}h-[0-9a-f]{8} running +\S+ console:b: task 0$/m);
 
     app.bus.publishInbound(userMessage("a", "/status"));
     await channel.waitFor(3);
