@@ -13,13 +13,14 @@ import { createConfiguredModel } from "./llm/configured.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
 import { createTranscriber } from "./llm/transcribe.js";
 import { withVisionFallback } from "./llm/vision-fallback.js";
-import { databasePath, mediaDir, packageRoot } from "./paths.js";
+import { databasePath, mediaDir, skillDirs } from "./paths.js";
 import { Heartbeat } from "./scheduler/heartbeat.js";
 import { JobStore } from "./scheduler/job-store.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureHome } from "./setup/ensure-home.js";
 import { AuditLog } from "./store/audit.js";
 import { ConversationStore } from "./store/conversations.js";
+import { DashboardQueries } from "./store/dashboard.js";
 import { closeDatabase, type Database, openDatabase } from "./store/database.js";
 import { HelperRunStore } from "./store/helper-runs.js";
 import { SqliteJournal } from "./store/journal.js";
@@ -32,6 +33,7 @@ import type { Timing } from "./tools/mcp/connection.js";
 import { McpManager } from "./tools/mcp/manager.js";
 import { mcpStatusLines } from "./tools/mcp/status-text.js";
 import { ToolRegistry } from "./tools/registry.js";
+import { createMetrics, type Metrics } from "./web/metrics.js";
 
 const JOURNAL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -67,6 +69,10 @@ export interface App {
   mcp: McpManager;
   /** Present when heartbeat.intervalMinutes is set. */
   heartbeat?: Heartbeat;
+  jobs: JobStore;
+  /** Read views for the control page. */
+  queries: DashboardQueries;
+  metrics: Metrics;
   /**
    * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
    * turns: a message from before a restart always runs before a newer one of its conversation.
@@ -128,8 +134,10 @@ export function createApp(config: Config, options: AppOptions): App {
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds);
   const wallClock = options.now;
   // Shares `db` with the journal: a job's run is published in the transaction that advances the job.
+  const jobs = new JobStore(db);
+  const queries = new DashboardQueries(db);
   const scheduler = new Scheduler({
-    store: new JobStore(db),
+    store: jobs,
     bus,
     inbox: journal,
     log: log.child({ part: "scheduler" }),
@@ -178,10 +186,12 @@ export function createApp(config: Config, options: AppOptions): App {
     statusFile: options.mcpStatusFile,
     timing: options.mcpTiming,
   });
-  const skillDirs = [
-    { root: packageRoot(), dir: "skills" },
-    { root: config.workspace, dir: "skills" },
-  ];
+  const skills = skillDirs(config.workspace);
+  const metrics = createMetrics({
+    queueDepth: () => worker.load.queued,
+    outboxPending: () => queries.outboxPending(),
+    knownTool: (name) => registry.get(name) !== undefined,
+  });
   const worker = new AgentWorker({
     bus,
     journal,
@@ -205,11 +215,13 @@ export function createApp(config: Config, options: AppOptions): App {
       progressAfterMs: config.progress.enabled ? config.progress.afterSeconds * 1000 : undefined,
       cronTools: config.cron.tools,
     },
-    skills: () => listSkills(skillDirs, log),
+    // A skill whose programs or variables are missing would only mislead the model.
+    skills: () => listSkills(skills, log).filter((skill) => skill.missing.length === 0),
     waitForModel: options.waitForModel ?? true,
     attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),
     now: options.now,
     statusLines: () => mcpStatusLines(mcp.status()),
+    observer: metrics.observer,
   });
 
   const { intervalMinutes, target } = config.heartbeat;
@@ -266,6 +278,9 @@ export function createApp(config: Config, options: AppOptions): App {
     scheduler,
     mcp,
     heartbeat,
+    jobs,
+    queries,
+    metrics,
     async start(channels) {
       // In the background: a slow or broken server never delays the channels.
       mcp.start();

@@ -20,3 +20,11 @@ export function databasePath(home: string): string {
 export function mediaDir(home: string): string {
   return join(home, "media");
 }
+
+/** Where skills live (`dir` below `root`): the bundled ones, then the workspace's, which override them by name. */
+export function skillDirs(workspace: string): Array<{ root: string; dir: string }> {
+  return [
+    { root: packageRoot(), dir: "skills" },
+    { root: workspace, dir: "skills" },
+  ];
+}

@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { Client, type ClientOptions, Events, GatewayIntentBits, Partials, Routes } from "discord.js";
+import { Client, type ClientOptions, Events, GatewayIntentBits, Partials, Routes, Status } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
@@ -80,8 +80,15 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
   client.on(Events.ShardReconnecting, () => log.info("Discord gateway connection lost; reconnecting"));
   client.on(Events.ShardResume, (_id, replayed) => log.info({ replayed }, "Discord gateway session resumed"));
 
+  let started = false;
   return {
     name: "discord",
+    status() {
+      if (!started) return { state: "stopped" };
+      // discord.js reconnects by itself; anything but Ready is a connection on its way back.
+      if (client.ws.status === Status.Ready) return { state: "connected" };
+      return { state: "connecting", detail: `gateway ${Status[client.ws.status] ?? client.ws.status}` };
+    },
     async start() {
       if (!config.discordToken) throw new Error("DISCORD_BOT_TOKEN is not set");
       const ready = once(client, Events.ClientReady);
@@ -92,12 +99,14 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
       } catch (err) {
         throw new Error(explainLoginFailure(err), { cause: err });
       }
+      started = true;
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "Discord connected");
       stopActivity = bus.onActivity("discord", typing.onActivity);
       // Replies left from before a restart go out in the background; start() only promises we listen.
       await bus.subscribeOutbound("discord", sendOutbound);
     },
     async stop() {
+      started = false;
       await bus.unsubscribeOutbound("discord");
       stopActivity?.();
       typing.stopAll();

@@ -9,6 +9,7 @@ import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Config } from "../../src/config/config.js";
 import { mediaDir } from "../../src/paths.js";
+import { trackConnection } from "./connection.js";
 import { createInboundHandlers } from "./inbound.js";
 import { createSender } from "./outbound.js";
 import { backoffDelay, DEFAULT_RETRY_POLICY, installRetries, type RetryPolicy } from "./retry.js";
@@ -62,6 +63,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   const token = config.telegramToken;
   if (!token) throw new Error("the Telegram channel needs TELEGRAM_BOT_TOKEN");
   const bot = new Bot(token, { client: { apiRoot: config.telegramApiRoot } });
+  const connection = trackConnection();
+  bot.api.config.use(connection.transformer);
   installRetries(bot.api, timing.retry, log);
   bot.use(sequentialize((ctx) => ctx.chat?.id.toString()));
   bot.use(
@@ -234,6 +237,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       if (webhookUrl) await startWebhook(webhookUrl, webhookPort);
       else supervisor = supervisePolling();
     },
+    status: () => connection.status(),
     async stop() {
       stopped = true;
       shutdown.abort();
@@ -247,6 +251,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         webhookServer.closeAllConnections();
         await new Promise((resolve) => webhookServer?.close(resolve));
       }
+      connection.stopped();
     },
   };
 }

@@ -3,12 +3,15 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { openInScope } from "../tools/files/safe-open.js";
 import { readTextBeneath } from "../tools/files/safe-read.js";
+import { missingRequirements } from "./skill-requirements.js";
 
 export interface Skill {
   name: string;
   description: string;
   /** Path of the SKILL.md the model reads when the skill applies. */
   path: string;
+  /** Why the skill cannot be used here (requirements from its front matter); empty when it can. */
+  missing: string[];
 }
 
 /** A folder of skills: `dir` below `root`, so a `skills` link in the workspace cannot lead out of it. */
@@ -26,7 +29,11 @@ export const MAX_SKILL_BYTES = 64 * 1024;
  * Folders and files are opened the race-free way (safe-open.ts): a symlink, a FIFO or an oversized
  * SKILL.md is skipped with a warning, never followed, blocked on or read whole.
  */
-export function listSkills(sources: SkillSource[], log?: Pick<Logger, "warn">): Skill[] {
+export function listSkills(
+  sources: SkillSource[],
+  log?: Pick<Logger, "warn">,
+  env: Record<string, string | undefined> = process.env,
+): Skill[] {
   const byName = new Map<string, Skill>();
   for (const { root, dir } of sources) {
     for (const name of skillFolders(root, dir, log)) {
@@ -38,7 +45,12 @@ export function listSkills(sources: SkillSource[], log?: Pick<Logger, "warn">): 
         continue;
       }
       const meta = parseFrontMatter(read.text);
-      byName.set(meta.name ?? name, { name: meta.name ?? name, description: meta.description ?? "", path: read.path });
+      byName.set(meta.name ?? name, {
+        name: meta.name ?? name,
+        description: meta.description ?? "",
+        path: read.path,
+        missing: missingRequirements(meta, { env }),
+      });
     }
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));

@@ -16,6 +16,7 @@ import { runAgentLoop } from "./loop.js";
 import { ProgressReporter } from "./progress.js";
 import { scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
 import type { Skill } from "./skills.js";
+import { TurnMeter, type TurnObserver, type TurnReport } from "./turn-stats.js";
 
 export interface WorkerDeps {
   bus: MessageBus;
@@ -59,6 +60,8 @@ export interface WorkerDeps {
   senderHasAccess?: (msg: InboundMessage) => boolean;
   /** Called once a message's turn is over and its reply is in the outbox. */
   onTurnFinished?: (msg: InboundMessage) => void;
+  /** Told about model calls, tool calls and finished turns (metrics). */
+  observer?: TurnObserver;
 }
 
 /** One conversation's queue: its messages run strictly one after another. */
@@ -112,6 +115,11 @@ export class AgentWorker {
     let queued = 0;
     for (const lane of this.lanes.values()) queued += lane.queue.length;
     return { running: this.active, queued };
+  }
+
+  /** The conversations with a turn running now. */
+  get runningSessions(): string[] {
+    return [...this.lanes.values()].filter((lane) => lane.running).map((lane) => lane.key);
   }
 
   private accept(msg: InboundMessage): void {
@@ -198,6 +206,8 @@ export class AgentWorker {
         ? undefined
         : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
     let toolsRan = 0;
+    const meter = new TurnMeter(deps.model, deps.observer);
+    let outcome: TurnReport["outcome"] = "ok";
     try {
       if (deps.senderHasAccess && !deps.senderHasAccess(msg)) {
         deps.log.info(
@@ -248,7 +258,7 @@ export class AgentWorker {
         : deps.registry;
       const result = await runAgentLoop(
         {
-          model: deps.model,
+          model: meter.model,
           registry,
           maxIterations: deps.settings.maxIterations,
           log: deps.log,
@@ -257,6 +267,7 @@ export class AgentWorker {
           allowTool: isScheduledRun(msg) ? (tool) => !tool.untrusted : undefined,
           onToolResult: (call, text, durationMs) => {
             toolsRan++;
+            meter.tool(call.name, text);
             deps.audit.record({
               sessionKey: msg.sessionKey,
               tool: call.name,
@@ -295,6 +306,7 @@ export class AgentWorker {
           : undefined;
       await this.finish(msg, [user, ...result.produced], reply);
     } catch (err) {
+      outcome = stopSignal.aborted || this.shutdown.signal.aborted ? "stopped" : "error";
       // Shutting down: leave the message pending in the inbox so it runs again after the restart;
       // an orderly stop is no crash, so this start does not count against the message.
       if (this.shutdown.signal.aborted) {
@@ -320,6 +332,7 @@ export class AgentWorker {
         return err.retryAt;
       }
       if (err instanceof ModelError) {
+        outcome = "model_error";
         deps.log.warn({ session: msg.sessionKey, err: err.message }, "model call failed");
         return await this.finish(
           msg,
@@ -331,6 +344,8 @@ export class AgentWorker {
       await this.finish(msg, [user], failure(target, "Sorry, something went wrong on my side. Please try again."));
     } finally {
       progress?.finish();
+      // One line per turn for log search: sizes and times only, never message text.
+      deps.log.info(meter.finish(msg.sessionKey, outcome), "turn finished");
       deps.bus.publishActivity({ ...activity, busy: false });
     }
   }

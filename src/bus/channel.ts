@@ -1,5 +1,12 @@
 import type { ChannelName } from "./types.js";
 
+/** How a channel's connection to its platform is doing, for `/healthz` and the control page. */
+export interface ChannelStatus {
+  state: "connected" | "connecting" | "down" | "stopped";
+  /** What went wrong last, in words a person can act on. */
+  detail?: string;
+}
+
 /** A platform adapter: publishes inbound messages to the bus and renders outbound ones for its channel. */
 export interface Channel {
   readonly name: ChannelName;
@@ -7,4 +14,6 @@ export interface Channel {
   start(): Promise<void>;
   /** Disconnects; pending sends are finished or left in the outbox for the next start. */
   stop(): Promise<void>;
+  /** The connection's state now; a channel without it counts as connected while started. */
+  status?(): ChannelStatus;
 }

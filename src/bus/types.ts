@@ -1,6 +1,6 @@
 /** The message contracts every channel and the agent share (names fixed by design.md). */
 
-export type ChannelName = "telegram" | "discord" | "console" | "system";
+export type ChannelName = "telegram" | "discord" | "console" | "web" | "system";
 
 export interface InboundMessage {
   /** Unique per platform message; the inbox uses it to drop replays. */
@@ -70,7 +70,7 @@ export function sessionKeyOf(channel: ChannelName, chatId: string, threadId?: st
 
 /** Where a session key points: the inverse of sessionKeyOf. */
 export function parseSessionKey(key: string): { channel: ChannelName; chatId: string; threadId?: string } | undefined {
-  const m = /^(telegram|discord|console|system):(.+?)(?::thread:(.+))?$/.exec(key);
+  const m = /^(telegram|discord|console|web|system):(.+?)(?::thread:(.+))?$/.exec(key);
   if (!m) return undefined;
   return { channel: m[1] as ChannelName, chatId: m[2], threadId: m[3] };
 }

@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync } from "node:fs";
+import { listSkills } from "../agent/skills.js";
 import { type Config, isValidTimeZone } from "../config/config.js";
-import { databasePath } from "../paths.js";
+import { databasePath, skillDirs } from "../paths.js";
 import { openDatabase } from "../store/database.js";
 import { checkSandbox, describeLimits } from "../tools/exec/sandbox-check.js";
 import { checkMcpServers } from "../tools/mcp/check.js";
@@ -47,7 +48,20 @@ export async function runDoctor(config: Config): Promise<Check[]> {
   for (const server of mcp) {
     checks.push({ name: "mcp", status: !server.ok ? "fail" : server.warned ? "warn" : "ok", detail: server.detail });
   }
+  checks.push(skillsCheck(config));
   return checks;
+}
+
+/** Skills whose requirements are missing are left out of the prompt: say which and why. */
+export function skillsCheck(config: Config): Check {
+  const skills = listSkills(skillDirs(config.workspace));
+  const unmet = skills.filter((s) => s.missing.length > 0);
+  if (unmet.length === 0) return { name: "skills", status: "ok", detail: `${skills.length} available` };
+  return {
+    name: "skills",
+    status: "warn",
+    detail: `${skills.length - unmet.length} of ${skills.length} available; left out: ${unmet.map((s) => `${s.name} (${s.missing.join(", ")})`).join("; ")}`,
+  };
 }
 
 export function formatChecks(checks: Check[]): string {

@@ -4,6 +4,7 @@ import type { Channel } from "../bus/channel.js";
 import type { Config } from "../config/config.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
 import { mcpStatusPath } from "../tools/mcp/check.js";
+import { startControlPage } from "../web/control-page.js";
 import { onShutdown } from "./load.js";
 import { probeModel } from "./probes.js";
 
@@ -24,12 +25,23 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
     log.info("discord is off: DISCORD_BOT_TOKEN is not set");
   }
   if (channels.length === 0) log.warn("no channel is configured; pincer idles until one is (see .env.example)");
+  // The web chat is a channel only while its page is served; a page that cannot listen stops nothing else.
+  let page: Awaited<ReturnType<typeof startControlPage>>;
+  if (config.webAddr) {
+    const { createWebChannel } = await import("../../channels/web/index.js");
+    const web = createWebChannel({ bus: app.bus });
+    page = await startControlPage({ app, channels: () => channels, web, log: log.child({ part: "web" }) });
+    if (page) channels.push(web);
+  } else {
+    log.info("the control page is off (PINCER_WEB_ADDR=off)");
+  }
   const sandbox = await checkSandbox(config);
   if (!sandbox.ok || !sandbox.sandboxed) log.warn(sandbox.detail);
   // With no channel nothing else holds the event loop open, and an idle daemon must not exit.
   const keepAlive = setInterval(() => {}, 1 << 30);
   onShutdown(async () => {
     clearInterval(keepAlive);
+    await page?.close();
     await app.stop();
   }, log);
   await app.start(channels);

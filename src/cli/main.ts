@@ -6,6 +6,7 @@ import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
 import { withDatabase } from "../store/database.js";
 import { runAgentOnce } from "./agent.js";
 import { runChat } from "./chat.js";
+import { dashboardText } from "./dashboard.js";
 import { formatChecks, runDoctor } from "./doctor.js";
 import { describeFsProblem } from "./fs-problem.js";
 import { runGateway } from "./gateway.js";
@@ -76,6 +77,16 @@ program
   .action(() => {
     const { config } = loadOrExit({ requireApiKey: false });
     console.log(statusText(config));
+  });
+
+program
+  .command("dashboard")
+  .description("print the control page's address with its token")
+  .action(async () => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    const result = await dashboardText(config);
+    console.log(result.text);
+    if (!result.ok) process.exitCode = 1;
   });
 
 const cron = program.command("cron").description("reminders and scheduled jobs of every conversation");

@@ -26,6 +26,14 @@ export interface Config extends FileConfig {
   sandbox: "bwrap" | "none";
   timezone: string;
   logLevel: string;
+  /** Where the control page listens; undefined when PINCER_WEB_ADDR is `off`. */
+  webAddr?: WebAddr;
+  webToken?: string;
+}
+
+export interface WebAddr {
+  host: string;
+  port: number;
 }
 
 export const DEFAULT_MODEL = "gpt-4.1-mini";
@@ -95,7 +103,34 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     sandbox,
     timezone,
     logLevel,
+    ...controlPageSettings(env),
   };
+}
+
+/** PINCER_WEB_ADDR (`host:port`, `[v6]:port` or `off`); a non-loopback address needs PINCER_WEB_TOKEN. */
+function controlPageSettings(env: Env): Pick<Config, "webAddr" | "webToken"> {
+  const raw = env.PINCER_WEB_ADDR?.trim() || "127.0.0.1:7390";
+  const webToken = env.PINCER_WEB_TOKEN?.trim() || undefined;
+  if (webToken !== undefined && webToken.length < 16) {
+    throw new ConfigError("PINCER_WEB_TOKEN must be at least 16 characters long (or unset, to have one generated).");
+  }
+  if (raw === "off") return { webToken };
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(raw);
+  const port = Number(m?.[3]);
+  if (!m || port > 65535) {
+    throw new ConfigError(`PINCER_WEB_ADDR must be host:port (like 127.0.0.1:7390) or off, not "${raw}".`);
+  }
+  const host = m[1] ?? m[2];
+  if (!isLoopback(host) && !webToken) {
+    throw new ConfigError(
+      `PINCER_WEB_ADDR ${raw} is reachable from other machines: set PINCER_WEB_TOKEN too, or use 127.0.0.1.`,
+    );
+  }
+  return { webAddr: { host, port }, webToken };
+}
+
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /** TELEGRAM_WEBHOOK_URL / _SECRET / _PORT override the config file's telegram.webhook* settings. */

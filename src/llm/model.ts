@@ -17,6 +17,8 @@ export interface ToolCall {
 export interface ModelReply {
   content: string;
   toolCalls: ToolCall[];
+  /** Tokens the endpoint counted, when it says (plain completions do; streams usually not). */
+  usage?: { promptTokens: number; completionTokens: number };
 }
 
 export interface ModelRequest {
@@ -80,6 +82,10 @@ export function createOpenAIModel(options: ModelOptions): Model {
                 ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }]
                 : [],
             ),
+            usage: response.usage && {
+              promptTokens: response.usage.prompt_tokens,
+              completionTokens: response.usage.completion_tokens,
+            },
           };
         }
         const stream = await client.chat.completions.create(

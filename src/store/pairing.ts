@@ -112,6 +112,13 @@ export class PairingStore {
     })();
   }
 
+  /** Drops a stranger's open request (the control page's Deny); false when there was none. */
+  deny(channel: string, userId: string): boolean {
+    return (
+      this.db.prepare("DELETE FROM pairing_requests WHERE channel = ? AND user_id = ?").run(channel, userId).changes > 0
+    );
+  }
+
   pending(): PairingRequest[] {
     return this.db
       .prepare(`${SELECT} FROM pairing_requests WHERE expires_at > ? ORDER BY created_at`)

@@ -1,0 +1,72 @@
+import { randomUUID } from "node:crypto";
+import type { MessageBus } from "../../src/bus/bus.js";
+import type { Channel } from "../../src/bus/channel.js";
+import { sessionKeyOf } from "../../src/bus/types.js";
+
+/** Something for an open page: a message the agent sent, or a turn starting or ending. */
+export type WebChatEvent =
+  | { chatId: string; type: "message"; kind: "reply" | "progress" | "notice"; text: string; at: number }
+  | { chatId: string; type: "busy"; busy: boolean };
+
+export interface WebChannel extends Channel {
+  /** Publishes what the page's user typed into conversation `web:<chatId>`; false for a replay. */
+  send(chatId: string, text: string, senderName?: string): boolean;
+  /** Listens to every web chat; returns the unsubscribe function. */
+  listen(listener: (event: WebChatEvent) => void): () => void;
+}
+
+/** A web chat id as it may appear in `web:<id>` and in the page's address. */
+export const WEB_CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The control page's chat box as a channel: what the owner types goes through the bus like a
+ * Telegram message (same queue, commands, tools and memory); what the agent sends back is
+ * handed to the listeners, which push it to the open pages. Access is the page's token.
+ */
+export function createWebChannel(deps: { bus: MessageBus; now?: () => number }): WebChannel {
+  const { bus } = deps;
+  const now = deps.now ?? Date.now;
+  const listeners = new Set<(event: WebChatEvent) => void>();
+  const emit = (event: WebChatEvent) => {
+    for (const listener of listeners) listener(event);
+  };
+  let offActivity = () => {};
+  let started = false;
+  return {
+    name: "web",
+    status: () => ({ state: started ? "connected" : "stopped" }),
+    async start() {
+      started = true;
+      offActivity = bus.onActivity("web", (event) => emit({ chatId: event.chatId, type: "busy", busy: event.busy }));
+      // With no page open the reply is still stored in the conversation; the page shows it on load.
+      await bus.subscribeOutbound("web", async (msg) => {
+        emit({ chatId: msg.chatId, type: "message", kind: msg.kind, text: msg.text, at: now() });
+      });
+    },
+    async stop() {
+      started = false;
+      offActivity();
+      bus.unsubscribeOutbound("web");
+    },
+    send(chatId, text, senderName = "owner") {
+      if (!WEB_CHAT_ID.test(chatId)) throw new Error(`invalid web chat id "${chatId}"`);
+      return bus.publishInbound({
+        id: randomUUID(),
+        channel: "web",
+        chatId,
+        senderId: "owner",
+        senderName,
+        text,
+        media: [],
+        isGroup: false,
+        mentionsBot: true,
+        receivedAt: now(),
+        sessionKey: sessionKeyOf("web", chatId),
+      });
+    },
+    listen(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}

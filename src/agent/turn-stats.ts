@@ -1,0 +1,77 @@
+import type { Model } from "../llm/model.js";
+
+/** What one turn cost: the per-turn log line and the metrics are made from it. No message text. */
+export interface TurnReport {
+  session: string;
+  durationMs: number;
+  modelMs: number;
+  modelCalls: number;
+  toolCalls: number;
+  promptTokens?: number;
+  completionTokens?: number;
+  outcome: "ok" | "stopped" | "model_error" | "error";
+}
+
+/** Hooks for metrics; every one is optional and must not throw. */
+export interface TurnObserver {
+  modelRequest?(seconds: number, ok: boolean): void;
+  toolCall?(tool: string, ok: boolean): void;
+  turnFinished?(report: TurnReport): void;
+}
+
+/** Measures one turn: wraps the model to time its calls and add up tokens, counts tool calls. */
+export class TurnMeter {
+  readonly model: Model;
+  private readonly started = performance.now();
+  private modelMs = 0;
+  private modelCalls = 0;
+  private toolCalls = 0;
+  private promptTokens?: number;
+  private completionTokens?: number;
+
+  constructor(
+    model: Model,
+    private readonly observer: TurnObserver = {},
+  ) {
+    this.model = {
+      complete: async (request) => {
+        const t0 = performance.now();
+        let ok = false;
+        try {
+          const reply = await model.complete(request);
+          ok = true;
+          if (reply.usage) {
+            this.promptTokens = (this.promptTokens ?? 0) + reply.usage.promptTokens;
+            this.completionTokens = (this.completionTokens ?? 0) + reply.usage.completionTokens;
+          }
+          return reply;
+        } finally {
+          const ms = performance.now() - t0;
+          this.modelMs += ms;
+          this.modelCalls++;
+          this.observer.modelRequest?.(ms / 1000, ok);
+        }
+      },
+    };
+  }
+
+  tool(name: string, result: string): void {
+    this.toolCalls++;
+    this.observer.toolCall?.(name, !result.startsWith("Error:"));
+  }
+
+  finish(session: string, outcome: TurnReport["outcome"]): TurnReport {
+    const report: TurnReport = {
+      session,
+      durationMs: Math.round(performance.now() - this.started),
+      modelMs: Math.round(this.modelMs),
+      modelCalls: this.modelCalls,
+      toolCalls: this.toolCalls,
+      promptTokens: this.promptTokens,
+      completionTokens: this.completionTokens,
+      outcome,
+    };
+    this.observer.turnFinished?.(report);
+    return report;
+  }
+}

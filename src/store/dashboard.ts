@@ -1,0 +1,114 @@
+import type { Database } from "./database.js";
+
+/** Read-only views of the database for the control page. Cheap, bounded queries only. */
+
+export interface ConversationSummary {
+  sessionKey: string;
+  messages: number;
+  tokens: number;
+  /** The newest user or assistant text, cut to a preview. */
+  lastText?: string;
+  lastRole?: string;
+  lastAt: number;
+}
+
+export interface HistoryEntry {
+  kind: "message" | "tool";
+  at: number;
+  role?: string;
+  text?: string;
+  tool?: string;
+  arguments?: string;
+  result?: string;
+  ok?: boolean;
+  durationMs?: number;
+}
+
+const PREVIEW = 200;
+
+export class DashboardQueries {
+  constructor(private readonly db: Database) {}
+
+  /** Open conversations, most recently active first. */
+  conversations(limit = 50): ConversationSummary[] {
+    const rows = this.db
+      .prepare(
+        `SELECT c.session_key AS sessionKey,
+                (SELECT count(*) FROM messages WHERE conversation_id = c.id) AS messages,
+                (SELECT coalesce(sum(tokens), 0) FROM messages WHERE conversation_id = c.id) AS tokens,
+                m.role AS lastRole, substr(m.content, 1, ${PREVIEW}) AS lastText,
+                coalesce(m.created_at, c.created_at) AS lastAt
+           FROM conversations c
+           LEFT JOIN messages m ON m.id = (
+             SELECT max(id) FROM messages
+              WHERE conversation_id = c.id AND role != 'tool' AND content IS NOT NULL AND content != '')
+          WHERE c.archived_at IS NULL
+          ORDER BY lastAt DESC, c.id DESC
+          LIMIT ?`,
+      )
+      .all(limit) as Array<ConversationSummary & { lastText: string | null; lastRole: string | null }>;
+    return rows.map((r) => ({ ...r, lastText: r.lastText ?? undefined, lastRole: r.lastRole ?? undefined }));
+  }
+
+  /**
+   * The open conversation's newest messages with the audit's tool calls between them, oldest
+   * first. Tool results come from the audit (what the tool returned), not the model's copy.
+   */
+  history(sessionKey: string, limit = 200): HistoryEntry[] {
+    const conversation = this.db
+      .prepare(
+        "SELECT id, created_at AS createdAt FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1",
+      )
+      .get(sessionKey) as { id: number; createdAt: number } | undefined;
+    if (!conversation) return [];
+    const messages = (
+      this.db
+        .prepare(
+          `SELECT role, content, created_at AS at FROM messages
+            WHERE conversation_id = ? AND role != 'tool' AND content IS NOT NULL AND content != ''
+            ORDER BY id DESC LIMIT ?`,
+        )
+        .all(conversation.id, limit) as Array<{ role: string; content: string; at: number }>
+    )
+      .reverse()
+      .map((m): HistoryEntry => ({ kind: "message", role: m.role, text: m.content, at: m.at }));
+    const tools = (
+      this.db
+        .prepare(
+          `SELECT tool, arguments, result, ok, duration_ms AS durationMs, created_at AS at FROM tool_audit
+            WHERE session_key = ? AND created_at >= ? ORDER BY id DESC LIMIT ?`,
+        )
+        .all(sessionKey, conversation.createdAt, limit) as Array<{
+        tool: string;
+        arguments: string;
+        result: string;
+        ok: number;
+        durationMs: number;
+        at: number;
+      }>
+    )
+      .reverse()
+      .map((t): HistoryEntry => ({ kind: "tool", ...t, ok: t.ok === 1 }));
+    // Oldest first (the sort is stable); at the same millisecond a tool call goes before the message.
+    return [...messages, ...tools]
+      .sort((a, b) => a.at - b.at || (a.kind === b.kind ? 0 : a.kind === "tool" ? -1 : 1))
+      .slice(-limit);
+  }
+
+  outboxPending(): number {
+    return this.db.prepare("SELECT count(*) FROM outbox WHERE status = 'pending'").pluck().get() as number;
+  }
+
+  inboxPending(): number {
+    return this.db.prepare("SELECT count(*) FROM inbox WHERE status = 'pending'").pluck().get() as number;
+  }
+
+  /** True when the database answers a trivial query. */
+  ping(): boolean {
+    try {
+      return this.db.prepare("SELECT 1").pluck().get() === 1;
+    } catch {
+      return false;
+    }
+  }
+}

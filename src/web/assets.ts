@@ -1,0 +1,105 @@
+/** The page's style and script, inlined (one request, no build step); CSP admits them by nonce. */
+
+export const STYLE = `
+:root{color-scheme:light dark;--bg:#f6f7f9;--card:#fff;--fg:#1d2330;--muted:#5f6b7a;--line:#dde2e8;--accent:#2f6fde;--good:#1f8a4c;--warn:#b7791f;--bad:#c53030;--me:#e3edff}
+@media (prefers-color-scheme:dark){:root{--bg:#11151b;--card:#1a2029;--fg:#e4e8ee;--muted:#97a3b3;--line:#2c3440;--accent:#6ea0ff;--good:#48bb78;--warn:#ecc94b;--bad:#fc8181;--me:#22324d}}
+*{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;background:var(--bg);color:var(--fg)}
+header{display:flex;align-items:center;gap:.6rem;padding:.7rem 1rem;border-bottom:1px solid var(--line);background:var(--card);position:sticky;top:0;z-index:1}
+header h1{font-size:1.1rem;margin:0}header .live{margin-left:auto;font-size:.8rem;color:var(--muted)}
+main{display:grid;gap:1rem;padding:1rem;grid-template-columns:1fr;max-width:1400px;margin:0 auto}
+@media (min-width:900px){main{grid-template-columns:1fr 1fr}.wide{grid-column:1/-1}}
+section{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:.8rem 1rem;min-width:0}
+h2{font-size:1rem;margin:.1rem 0 .6rem;display:flex;gap:.5rem;align-items:baseline}h2 .close{margin-left:auto;font-size:.85rem;font-weight:normal}
+a{color:var(--accent)}small,.empty,time{color:var(--muted)}small{font-size:.82rem}
+ul.plain,ul.rows,ol.history,ol.chat{list-style:none;margin:0;padding:0}
+ul.plain li{padding:.15rem 0}
+ul.rows li{display:flex;gap:.6rem;align-items:center;justify-content:space-between;padding:.5rem 0;border-top:1px solid var(--line)}
+ul.rows li:first-child{border-top:0}ul.rows li>div,a.conv{display:flex;flex-direction:column;min-width:0;flex:1}
+a.conv{color:inherit;text-decoration:none}a.conv:hover b{text-decoration:underline}
+.last{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;color:var(--muted)}
+dl.facts{display:grid;grid-template-columns:auto 1fr;gap:.2rem .8rem;margin:.6rem 0 0}dt{color:var(--muted)}dd{margin:0}
+.pill{display:inline-block;font-size:.75rem;padding:0 .45rem;border-radius:99px;border:1px solid currentColor}
+.good{color:var(--good)}.warn{color:var(--warn)}.bad{color:var(--bad)}
+button{font:inherit;padding:.35rem .8rem;border-radius:7px;border:1px solid var(--line);background:var(--bg);color:var(--fg);cursor:pointer;min-height:2.2rem}
+button.danger{color:var(--bad)}button:disabled{opacity:.5}.buttons{display:flex;gap:.4rem}
+ol.history li,ol.chat li{margin:.45rem 0}.msg .text{white-space:pre-wrap;overflow-wrap:anywhere;padding:.45rem .7rem;border-radius:10px;background:var(--bg);border:1px solid var(--line);display:inline-block;max-width:100%}
+.msg.user{text-align:right}.msg.user .text{background:var(--me);text-align:left}.msg time{display:block;font-size:.75rem}
+.tool details{border-left:3px solid var(--line);padding:.1rem .6rem}.tool.failed details{border-color:var(--bad)}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.4rem;font-size:.82rem;max-height:20rem;overflow:auto}
+ol.chat{max-height:50vh;overflow:auto;padding:.2rem}.msg.progress .text,.msg.notice .text{font-style:italic;color:var(--muted)}
+form.chat{display:flex;gap:.5rem;margin-top:.5rem}form.chat textarea{flex:1;font:inherit;padding:.45rem;border-radius:7px;border:1px solid var(--line);background:var(--bg);color:var(--fg);resize:vertical;min-height:2.4rem}
+#thinking{font-size:.85rem;color:var(--muted);min-height:1.2rem}
+`;
+
+export const SCRIPT = `
+(() => {
+  "use strict";
+  // The token came once in the address; the cookie holds the session now. Keep it out of history.
+  if (new URLSearchParams(location.search).has("token")) {
+    const url = new URL(location.href);
+    url.searchParams.delete("token");
+    history.replaceState(null, "", url.pathname + url.search + url.hash);
+  }
+  const chatId = document.body.dataset.chat;
+  const live = document.getElementById("live");
+  const log = document.getElementById("chat-log");
+  const thinking = document.getElementById("thinking");
+  const post = (path, body) => fetch(path, {
+    method: "POST", credentials: "same-origin",
+    headers: { "content-type": "application/json" }, body: JSON.stringify(body),
+  }).then(async (res) => { if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || res.statusText); return res.json(); });
+  const addMessage = (cls, text) => {
+    const li = document.createElement("li");
+    li.className = "msg " + cls;
+    const div = document.createElement("div");
+    div.className = "text";
+    div.textContent = text;
+    li.append(div);
+    log.append(li);
+    log.scrollTop = log.scrollHeight;
+  };
+  log.scrollTop = log.scrollHeight;
+
+  const events = new EventSource("/api/events?chat=" + encodeURIComponent(chatId));
+  events.addEventListener("open", () => { live.textContent = "live"; live.className = "live good"; });
+  events.addEventListener("error", () => { live.textContent = "reconnecting…"; live.className = "live warn"; });
+  events.addEventListener("sections", (e) => {
+    const sections = JSON.parse(e.data);
+    for (const id of Object.keys(sections)) {
+      const el = document.getElementById(id);
+      if (el) el.innerHTML = sections[id];
+    }
+  });
+  events.addEventListener("chat", (e) => {
+    const msg = JSON.parse(e.data);
+    if (msg.type === "busy") { thinking.textContent = msg.busy ? "pincer is working…" : ""; return; }
+    addMessage(msg.kind === "reply" ? "bot" : "bot " + msg.kind, msg.text);
+  });
+
+  document.getElementById("chat-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const box = e.target.elements.text;
+    const text = box.value.trim();
+    if (!text) return;
+    box.value = "";
+    addMessage("user", text);
+    post("/api/chat", { chatId, text }).catch((err) => addMessage("bot notice", "Not sent: " + err.message));
+  });
+  document.getElementById("chat-form").elements.text.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); e.target.form.requestSubmit(); }
+  });
+
+  document.addEventListener("click", (e) => {
+    const button = e.target.closest("button[data-action]");
+    if (!button) return;
+    const d = button.dataset;
+    const action = d.action === "remove-job" ? post("/api/reminders/remove", { id: d.id })
+      : d.action === "approve" ? post("/api/pairing/approve", { channel: d.channel, code: d.code })
+      : d.action === "deny" ? post("/api/pairing/deny", { channel: d.channel, userId: d.user })
+      : null;
+    if (!action) return;
+    button.disabled = true;
+    action.then(() => button.closest("li").remove()).catch((err) => { button.disabled = false; alert(err.message); });
+  });
+})();
+`;

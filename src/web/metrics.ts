@@ -1,0 +1,76 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { TurnObserver } from "../agent/turn-stats.js";
+
+export interface MetricsSources {
+  /** Messages waiting behind running turns. */
+  queueDepth: () => number;
+  /** Replies recorded but not yet delivered. */
+  outboxPending: () => number;
+  /** Tool names the registry knows; anything else is counted as "unknown" (labels stay bounded). */
+  knownTool: (name: string) => boolean;
+}
+
+export interface Metrics {
+  registry: Registry;
+  observer: TurnObserver;
+}
+
+/** The Prometheus metrics (names fixed in design.md), on a registry of their own (no global state). */
+export function createMetrics(sources: MetricsSources): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const turns = new Counter({
+    name: "pincer_turns_total",
+    help: "Turns run, by outcome (ok, stopped, model_error, error).",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  const turnDuration = new Histogram({
+    name: "pincer_turn_duration_seconds",
+    help: "Wall time of a turn, from its start to its reply.",
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers: [registry],
+  });
+  const modelDuration = new Histogram({
+    name: "pincer_model_request_duration_seconds",
+    help: "Time of one request to the model endpoint (retries included), by outcome.",
+    labelNames: ["outcome"],
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  const toolCalls = new Counter({
+    name: "pincer_tool_calls_total",
+    help: "Tool calls, by tool and outcome (ok or error).",
+    labelNames: ["tool", "outcome"],
+    registers: [registry],
+  });
+  new Gauge({
+    name: "pincer_queue_depth",
+    help: "Messages waiting for their conversation's running turn or a free slot.",
+    registers: [registry],
+    collect() {
+      this.set(sources.queueDepth());
+    },
+  });
+  new Gauge({
+    name: "pincer_outbox_pending",
+    help: "Replies recorded but not yet delivered to their channel.",
+    registers: [registry],
+    collect() {
+      this.set(sources.outboxPending());
+    },
+  });
+  // Every label a series can have starts at zero, so rate() works from the first scrape.
+  for (const outcome of ["ok", "stopped", "model_error", "error"]) turns.labels(outcome);
+  return {
+    registry,
+    observer: {
+      modelRequest: (seconds, ok) => modelDuration.labels(ok ? "ok" : "error").observe(seconds),
+      toolCall: (tool, ok) => toolCalls.labels(sources.knownTool(tool) ? tool : "unknown", ok ? "ok" : "error").inc(),
+      turnFinished: (report) => {
+        turns.labels(report.outcome).inc();
+        turnDuration.observe(report.durationMs / 1000);
+      },
+    },
+  };
+}

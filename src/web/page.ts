@@ -1,0 +1,58 @@
+import { SCRIPT, STYLE } from "./assets.js";
+import { esc } from "./html.js";
+import { renderSections, type SectionId } from "./sections.js";
+import type { DashboardState } from "./state.js";
+
+export interface PageInput {
+  state: DashboardState;
+  now: number;
+  nonce: string;
+  chatId: string;
+  /** Rendered web chat messages (stored). */
+  chatLog: string;
+  /** Rendered history panel when a conversation is open. */
+  history?: string;
+}
+
+const TITLES: Record<SectionId, string> = {
+  status: "Status",
+  conversations: "Conversations",
+  reminders: "Reminders",
+  pairing: "Pairing requests",
+  skills: "Skills",
+};
+
+/** The whole page, rendered on the server: it paints complete before any script runs. */
+export function renderPage(input: PageInput): string {
+  const sections = renderSections(input.state, input.now);
+  const card = (id: SectionId, wide = false) =>
+    `<section${wide ? ' class="wide"' : ""} aria-labelledby="h-${id}"><h2 id="h-${id}">${TITLES[id]}</h2><div id="${id}">${sections[id]}</div></section>`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>pincer</title>
+<style nonce="${input.nonce}">${STYLE}</style>
+</head>
+<body data-chat="${esc(input.chatId)}">
+<header><h1>pincer</h1><small>${esc(input.state.model)}</small><span id="live" class="live">connecting…</span></header>
+<main>
+${input.history ? `<section class="wide" id="history">${input.history}</section>` : ""}
+${card("status")}
+<section aria-labelledby="h-chat"><h2 id="h-chat">Chat <small>web:${esc(input.chatId)}</small></h2>
+<ol class="chat" id="chat-log">${input.chatLog}</ol>
+<div id="thinking" aria-live="polite"></div>
+<form class="chat" id="chat-form"><textarea name="text" rows="1" maxlength="16000" placeholder="Message pincer…" aria-label="Message"></textarea><button type="submit">Send</button></form>
+</section>
+${card("conversations")}
+${card("reminders")}
+${card("pairing")}
+${card("skills")}
+</main>
+<script nonce="${input.nonce}">${SCRIPT}</script>
+</body></html>`;
+}
+
+/** What anyone without the token sees, whatever they sent: no data, and no hint whether a token was close. */
+export const LOCKED_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>pincer</title></head>
+<body><h1>pincer</h1><p>This page needs its token. Run <code>pincer dashboard</code> on the machine pincer runs on and open the address it prints.</p></body></html>`;

@@ -1,0 +1,302 @@
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "pino";
+import type { App } from "../app.js";
+import type { Channel } from "../bus/channel.js";
+import type { ChannelName } from "../bus/types.js";
+import { credentialOf, sameOrigin, sessionCookie } from "./auth.js";
+import { LOCKED_PAGE, renderPage } from "./page.js";
+import { renderChatLog, renderHistory, renderSections } from "./sections.js";
+import { SseHub } from "./sse.js";
+import { channelStatus, collectState, healthOf, type SkillView } from "./state.js";
+import { secretsEqual } from "./token.js";
+
+/** The web chat as the server sees it (implemented by channels/web, which the server must not import). */
+export interface WebChatPort {
+  send(chatId: string, text: string): boolean;
+  listen(listener: (event: { chatId: string; type: string }) => void): () => void;
+}
+
+export interface ControlServerDeps {
+  app: App;
+  token: string;
+  log: Logger;
+  /** The channels the daemon runs (the web chat among them when on). */
+  channels: () => Channel[];
+  web?: WebChatPort;
+  skills: () => SkillView[];
+  now?: () => number;
+}
+
+export interface ControlServer {
+  /** Starts listening; undefined (after one warning in the log) when the address cannot be used. */
+  listen(host: string, port: number): Promise<AddressInfo | undefined>;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 64 * 1024;
+const MAX_CHAT_TEXT = 16_000;
+const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const PAIRING_CHANNELS = new Set(["telegram", "discord"]);
+const ALL_CHANNELS: ChannelName[] = ["telegram", "discord", "console", "web", "system"];
+const REFRESH_MS = 5_000;
+
+const BASE_HEADERS = {
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "cache-control": "no-store",
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+};
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The control page's HTTP server (node:http, no framework): `/healthz` and `/metrics` for
+ * machines, everything else only with the token. Routes are exact paths; nothing is read from
+ * the file system, so there is no path to traverse.
+ */
+export function createControlServer(deps: ControlServerDeps): ControlServer {
+  const { app, token, log } = deps;
+  const now = deps.now ?? Date.now;
+  const startedAt = now();
+  const hub = new SseHub();
+  let port = 0;
+  const state = () => collectState({ app, channels: deps.channels, skills: deps.skills, startedAt });
+
+  // Live updates: a change (a turn starting or ending, a web chat event) refreshes the sections
+  // soon after; a slow timer catches what has no event (a pairing request, a channel's state).
+  let pending: NodeJS.Timeout | undefined;
+  const refresh = () => {
+    if (pending || hub.size === 0) return;
+    pending = setTimeout(() => {
+      pending = undefined;
+      if (hub.size === 0) return;
+      try {
+        hub.send("sections", renderSections(state(), now()));
+      } catch (err) {
+        log.error({ err }, "control page: could not refresh");
+      }
+    }, 150);
+  };
+  const timer = setInterval(refresh, REFRESH_MS).unref();
+  const offActivity = ALL_CHANNELS.map((name) => app.bus.onActivity(name, refresh));
+  const offChat = deps.web?.listen((event) => {
+    hub.send("chat", event, event.chatId);
+    refresh();
+  });
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      const status = err instanceof HttpError ? err.status : 500;
+      if (status === 500) log.error({ err, path: pathOf(req) }, "control page request failed");
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const message = err instanceof HttpError ? err.message : "internal error";
+      sendJson(res, status, { error: message });
+      // A body we refused to read is not drained: close the connection instead.
+      if (status === 413) res.on("finish", () => req.destroy());
+    });
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.maxConnections = 128;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const path = url.pathname;
+    const method = req.method ?? "GET";
+    const read = method === "GET" || method === "HEAD";
+
+    if (path === "/healthz" && read) {
+      const database = app.queries.ping();
+      const health = healthOf({
+        database,
+        channels: deps.channels().map((c) => ({ name: c.name, ...channelStatus(c) })),
+      });
+      return sendJson(res, health.ok ? 200 : 503, health.body);
+    }
+    if (path === "/metrics" && read) {
+      const body = await app.metrics.registry.metrics();
+      res.writeHead(200, { ...BASE_HEADERS, "content-type": app.metrics.registry.contentType });
+      res.end(body);
+      return;
+    }
+
+    // `/?token=…` once: the answer sets the session cookie, and the page's script takes the token
+    // out of the address bar. (Not a redirect: a SameSite=Strict cookie set by a link followed
+    // from another site would not be sent on the redirected request.)
+    const presented = path === "/" && read ? url.searchParams.get("token") : null;
+    if (presented !== null) {
+      if (!secretsEqual(presented, token)) return locked(res);
+      return page(res, url, sessionCookie(token, port));
+    }
+
+    const credential = credentialOf(req, token, port);
+    if (credential === "none") return locked(res);
+
+    if (read) {
+      if (path === "/") return page(res, url);
+      if (path === "/api/state") return sendJson(res, 200, state());
+      if (path === "/api/history") {
+        const key = url.searchParams.get("key") ?? "";
+        return sendJson(res, 200, { sessionKey: key, entries: app.queries.history(key.slice(0, 300)) });
+      }
+      if (path === "/api/events") {
+        const chat = url.searchParams.get("chat") ?? "";
+        if (!hub.add(res, CHAT_ID.test(chat) ? chat : undefined)) throw new HttpError(503, "too many open pages");
+        return;
+      }
+      throw new HttpError(404, "not found");
+    }
+    if (method !== "POST") throw new HttpError(405, "method not allowed");
+    if (!sameOrigin(req, credential)) throw new HttpError(403, "cross-origin request refused");
+    const body = await readJson(req);
+    await mutate(path, body, res);
+  }
+
+  async function mutate(path: string, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+    const text = (name: string, max = 200): string => {
+      const value = body[name];
+      if (typeof value !== "string" || value.length === 0 || value.length > max) {
+        throw new HttpError(400, `"${name}" must be a string of 1 to ${max} characters`);
+      }
+      return value;
+    };
+    if (path === "/api/chat") {
+      if (!deps.web) throw new HttpError(503, "the web chat is not running");
+      const chatId = text("chatId", 64);
+      if (!CHAT_ID.test(chatId)) throw new HttpError(400, '"chatId" may only use A-Z, a-z, 0-9, _ and -');
+      deps.web.send(chatId, text("text", MAX_CHAT_TEXT));
+      return sendJson(res, 202, { ok: true });
+    }
+    if (path === "/api/reminders/remove") {
+      const id = text("id", 64);
+      if (!app.jobs.remove(id)) throw new HttpError(404, `no reminder ${id}`);
+      app.scheduler.wake();
+      log.info({ jobId: id }, "reminder removed from the control page");
+      refresh();
+      return sendJson(res, 200, { ok: true });
+    }
+    if (path === "/api/pairing/approve" || path === "/api/pairing/deny") {
+      const channel = text("channel", 16);
+      if (!PAIRING_CHANNELS.has(channel)) throw new HttpError(400, '"channel" must be telegram or discord');
+      if (path.endsWith("approve")) {
+        const code = text("code", 16);
+        // As `pincer pairing approve`: the user's jobs paused by an earlier revoke run again.
+        const approved = app.db.transaction(() => {
+          const user = app.pairing.approve(channel, code);
+          if (user) app.jobs.resumeOwnedBy({ channel: channel as "telegram" | "discord", userId: user.userId });
+          return user;
+        })();
+        if (!approved) throw new HttpError(404, "no such pairing code (expired?)");
+        log.info({ channel, userId: approved.userId }, "pairing approved from the control page");
+      } else if (!app.pairing.deny(channel, text("userId", 64))) {
+        throw new HttpError(404, "no such pairing request");
+      }
+      refresh();
+      return sendJson(res, 200, { ok: true });
+    }
+    throw new HttpError(404, "not found");
+  }
+
+  function page(res: ServerResponse, url: URL, setCookie?: string): void {
+    const nonce = randomBytes(16).toString("base64");
+    const chat = url.searchParams.get("chat") ?? "main";
+    const chatId = CHAT_ID.test(chat) ? chat : "main";
+    const key = url.searchParams.get("c");
+    const timezone = app.config.timezone;
+    const html = renderPage({
+      state: state(),
+      now: now(),
+      nonce,
+      chatId,
+      chatLog: renderChatLog(app.queries.history(`web:${chatId}`, 100)),
+      history: key ? renderHistory(key, app.queries.history(key.slice(0, 300)), timezone) : undefined,
+    });
+    res.writeHead(200, {
+      ...BASE_HEADERS,
+      "content-type": "text/html; charset=utf-8",
+      ...(setCookie ? { "set-cookie": setCookie } : {}),
+      "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+    });
+    res.end(html);
+  }
+
+  return {
+    async listen(host, wantedPort) {
+      server.listen(wantedPort, host);
+      try {
+        await Promise.race([
+          once(server, "listening"),
+          once(server, "error").then(([err]) => Promise.reject(err as Error)),
+        ]);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        const reason = code === "EADDRINUSE" ? "the address is in use" : (err as Error).message;
+        log.warn({ addr: `${host}:${wantedPort}` }, `control page not started: ${reason} (set PINCER_WEB_ADDR)`);
+        return undefined;
+      }
+      const address = server.address() as AddressInfo;
+      port = address.port;
+      return address;
+    },
+    async close() {
+      clearInterval(timer);
+      clearTimeout(pending);
+      for (const off of offActivity) off();
+      offChat?.();
+      hub.close();
+      if (!server.listening) return;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function locked(res: ServerResponse): void {
+  res.writeHead(401, { ...BASE_HEADERS, "content-type": "text/html; charset=utf-8" });
+  res.end(LOCKED_PAGE);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { ...BASE_HEADERS, "content-type": "application/json; charset=utf-8" });
+  res.end(JSON.stringify(body));
+}
+
+/** The path without the query: the query may carry the token, which must never reach the log. */
+function pathOf(req: IncomingMessage): string {
+  return (req.url ?? "/").split("?")[0];
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const type = req.headers["content-type"] ?? "";
+  if (!/^application\/json\b/i.test(type)) throw new HttpError(415, "send application/json");
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > MAX_BODY) throw new HttpError(413, "request body too large");
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new HttpError(413, "request body too large");
+    chunks.push(chunk);
+  }
+  try {
+    const value: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // answered below
+  }
+  throw new HttpError(400, "the body must be a JSON object");
+}

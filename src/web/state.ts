@@ -1,0 +1,95 @@
+import type { App } from "../app.js";
+import type { Channel, ChannelStatus } from "../bus/channel.js";
+import { describeSchedule } from "../scheduler/schedule.js";
+import type { ConversationSummary } from "../store/dashboard.js";
+import type { PairingRequest } from "../store/pairing.js";
+
+/** A skill as the page shows it: `missing` says why it is left out of the prompt. */
+export interface SkillView {
+  name: string;
+  description: string;
+  missing: string[];
+}
+
+export interface ReminderView {
+  id: string;
+  name?: string;
+  message: string;
+  schedule: string;
+  sessionKey: string;
+  nextRunAt: number;
+  tz: string;
+}
+
+/** Everything the page shows besides one conversation's history: one snapshot, also served as JSON. */
+export interface DashboardState {
+  model: string;
+  startedAt: number;
+  timezone: string;
+  database: boolean;
+  channels: Array<{ name: string } & ChannelStatus>;
+  running: string[];
+  queued: number;
+  inboxPending: number;
+  outboxPending: number;
+  conversations: ConversationSummary[];
+  reminders: ReminderView[];
+  pairing: PairingRequest[];
+  skills: SkillView[];
+}
+
+export interface StateSources {
+  app: App;
+  channels: () => Channel[];
+  skills: () => SkillView[];
+  startedAt: number;
+}
+
+export function channelStatus(channel: Channel): ChannelStatus {
+  return channel.status?.() ?? { state: "connected" };
+}
+
+export function collectState({ app, channels, skills, startedAt }: StateSources): DashboardState {
+  const database = app.queries.ping();
+  return {
+    model: app.config.openai.model,
+    startedAt,
+    timezone: app.config.timezone,
+    database,
+    channels: channels().map((c) => ({ name: c.name, ...channelStatus(c) })),
+    running: app.worker.runningSessions,
+    queued: app.worker.load.queued,
+    inboxPending: database ? app.queries.inboxPending() : 0,
+    outboxPending: database ? app.queries.outboxPending() : 0,
+    conversations: database ? app.queries.conversations() : [],
+    reminders: database
+      ? app.jobs.listAll().map((job) => ({
+          id: job.id,
+          name: job.name,
+          message: job.message,
+          schedule: describeSchedule(job.schedule, job.tz),
+          sessionKey: job.origin.sessionKey,
+          nextRunAt: job.nextRunAt,
+          tz: job.tz,
+        }))
+      : [],
+    pairing: database ? app.pairing.pending() : [],
+    skills: skills(),
+  };
+}
+
+/** `/healthz`: healthy when the database answers and every configured channel is connected. */
+export function healthOf(state: Pick<DashboardState, "channels" | "database">): {
+  ok: boolean;
+  body: { status: "ok" | "degraded"; database: "ok" | "down"; channels: Record<string, ChannelStatus> };
+} {
+  const ok = state.database && state.channels.every((c) => c.state === "connected");
+  return {
+    ok,
+    body: {
+      status: ok ? "ok" : "degraded",
+      database: state.database ? "ok" : "down",
+      channels: Object.fromEntries(state.channels.map(({ name, ...status }) => [name, status])),
+    },
+  };
+}

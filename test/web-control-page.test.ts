@@ -1,0 +1,262 @@
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { App } from "../src/app.js";
+import { AuditLog } from "../src/store/audit.js";
+import { webTokenPath } from "../src/web/token.js";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { tempHome, testApp } from "./helpers/app.js";
+import { login, startWebHarness, type WebHarness } from "./helpers/web.js";
+
+/** The control page over plain HTTP: auth, CSRF, limits, escaping, health and metrics after a turn. */
+
+let model: FakeOpenAI;
+let app: App;
+let h: WebHarness;
+let cookie: string;
+
+beforeAll(async () => {
+  model = await startFakeOpenAI();
+  app = testApp(model.url, tempHome("pincer-web-"), { PINCER_WEB_ADDR: "127.0.0.1:0" });
+  await app.start([]);
+  h = await startWebHarness(app);
+  cookie = await login(h.base, h.token);
+});
+afterAll(async () => {
+  await h.close();
+  await app.stop();
+  await model.close();
+});
+
+const get = (path: string, headers: Record<string, string> = {}) => fetch(`${h.base}${path}`, { headers });
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${h.base}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+const sameOrigin = () => ({ cookie, origin: h.base });
+
+async function until<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe("auth", () => {
+  it("keeps a generated token in PINCER_HOME, readable by the owner only", () => {
+    expect(h.token.length).toBeGreaterThanOrEqual(32);
+    expect(statSync(webTokenPath(app.config.home)).mode & 0o777).toBe(0o600);
+  });
+
+  it("serves no data without the token, and a wrong token exactly like none", async () => {
+    const none = await get("/");
+    const wrongQuery = await get("/?token=wrong-token-wrong-token");
+    const almost = await get(`/?token=${h.token.slice(0, -1)}x`);
+    const wrongCookie = await get("/api/state", { cookie: `${cookie.split("=")[0]}=forged` });
+    const wrongBearer = await get("/api/state", { authorization: "Bearer nope" });
+    const bodies = await Promise.all([none, wrongQuery, almost, wrongCookie, wrongBearer].map((r) => r.text()));
+    for (const res of [none, wrongQuery, almost, wrongCookie, wrongBearer]) {
+      expect(res.status).toBe(401);
+      expect(res.headers.get("set-cookie")).toBeNull();
+    }
+    expect(new Set(bodies).size).toBe(1);
+    expect(bodies[0]).not.toContain(h.token);
+    for (const path of ["/api/state", "/api/events", "/api/history?key=web:main"]) {
+      expect((await get(path)).status).toBe(401);
+    }
+    expect((await post("/api/chat", { chatId: "main", text: "hi" }, { origin: h.base })).status).toBe(401);
+  });
+
+  it("trades ?token= for an HttpOnly SameSite=Strict cookie that never carries the token", async () => {
+    const res = await get(`/?token=${encodeURIComponent(h.token)}`);
+    expect(res.status).toBe(200);
+    const setCookie = res.headers.get("set-cookie") ?? "";
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Strict/);
+    expect(setCookie).not.toContain(h.token);
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(res.headers.get("content-security-policy")).toMatch(/script-src 'nonce-/);
+    const page = await res.text();
+    expect(page).not.toContain(h.token);
+    expect(page).toContain("history.replaceState");
+    expect((await get("/api/state", { cookie })).status).toBe(200);
+    expect((await get("/api/state", { authorization: `Bearer ${h.token}` })).status).toBe(200);
+  });
+
+  it("refuses mutations from another origin or without proof of origin (CSRF)", async () => {
+    const body = { chatId: "csrf", text: "/help" };
+    expect((await post("/api/chat", body, { cookie })).status).toBe(403);
+    expect((await post("/api/chat", body, { cookie, origin: "http://evil.example" })).status).toBe(403);
+    expect((await post("/api/chat", body, { cookie, origin: "null" })).status).toBe(403);
+    expect((await post("/api/chat", body, { cookie, origin: h.base, "sec-fetch-site": "cross-site" })).status).toBe(
+      403,
+    );
+    // An HTML form can only send simple content types; the API takes JSON only.
+    expect(
+      (await post("/api/chat", "chatId=csrf&text=hi", { ...sameOrigin(), "content-type": "text/plain" })).status,
+    ).toBe(415);
+    expect((await post("/api/chat", body, sameOrigin())).status).toBe(202);
+    expect((await post("/api/chat", body, { cookie, "sec-fetch-site": "same-origin" })).status).toBe(202);
+    expect((await post("/api/chat", body, { authorization: `Bearer ${h.token}` })).status).toBe(202);
+    expect((await get("/api/chat", { cookie })).status).toBe(404);
+  });
+});
+
+describe("hostile requests", () => {
+  it("refuses huge bodies without reading them", async () => {
+    const big = JSON.stringify({ chatId: "main", text: "x".repeat(100_000) });
+    expect((await post("/api/chat", big, sameOrigin())).status).toBe(413);
+    // Streamed without a length: cut off once past the limit.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${h.base}/api/chat`, {
+        method: "POST",
+        headers: { ...sameOrigin(), "content-type": "application/json", "transfer-encoding": "chunked" },
+      });
+      req.on("response", (res) => resolve(res.statusCode ?? 0));
+      req.on("error", reject);
+      const chunk = "x".repeat(16 * 1024);
+      let sent = 0;
+      const pump = () => {
+        while (sent < 4 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!req.write(chunk)) return req.once("drain", pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+    expect(status).toBe(413);
+    expect((await post("/api/chat", "{not json", sameOrigin())).status).toBe(400);
+    expect((await post("/api/chat", { chatId: "../../etc", text: "hi" }, sameOrigin())).status).toBe(400);
+    expect((await post("/api/chat", { chatId: "main", text: 42 }, sameOrigin())).status).toBe(400);
+  });
+
+  it("has no path to traverse: routes are exact and nothing comes from disk", async () => {
+    for (const path of [
+      "/../../etc/passwd",
+      "/%2e%2e/%2e%2e/etc/passwd",
+      "/api/..%2f..%2fpackage.json",
+      "/static/../app.ts",
+    ]) {
+      const res = await get(path, { cookie });
+      expect(res.status).toBe(404);
+      expect(await res.text()).not.toMatch(/root:|"name"/);
+    }
+    expect((await get("/healthz/../api/state")).status).toBe(401);
+  });
+
+  it("escapes what users, tools, skills and the model wrote", async () => {
+    const evil = `<img src=x onerror="alert(1)"><script>alert(2)</script>`;
+    const skill = join(app.config.workspace, "skills", "evil");
+    mkdirSync(skill, { recursive: true });
+    writeFileSync(
+      join(skill, "SKILL.md"),
+      `---\nname: <script>alert(4)</script>\ndescription: ${evil}\nrequires-bins: no-such-binary-here\n---\n`,
+    );
+    app.conversations.append(`telegram:<b>1</b>`, [
+      { role: "user", content: evil },
+      { role: "assistant", content: `"'><svg onload=alert(3)>` },
+    ]);
+    new AuditLog(app.db).record({
+      sessionKey: "telegram:<b>1</b>",
+      tool: "<i>exec</i>",
+      arguments: `{"command":"${evil}"}`,
+      result: evil,
+      durationMs: 1,
+    });
+    const page = await (await get("/", { cookie })).text();
+    const history = await (await get(`/?c=${encodeURIComponent("telegram:<b>1</b>")}`, { cookie })).text();
+    for (const html of [page, history]) {
+      expect(html).not.toContain("<img src=x");
+      expect(html).not.toContain("<script>alert");
+      expect(html).not.toContain("<svg");
+      expect(html).not.toContain("<b>1</b>");
+    }
+    expect(history).toContain("&lt;script&gt;alert(2)&lt;/script&gt;");
+    expect(history).toContain("&lt;i&gt;exec&lt;/i&gt;");
+    expect(page).toContain("&lt;script&gt;alert(4)&lt;/script&gt;");
+    expect(page).toContain("Left out of the prompt: program no-such-binary-here is not on PATH");
+    // Only the page's own nonce'd script runs.
+    expect(page.match(/<script/g)).toHaveLength(1);
+  });
+});
+
+describe("health and metrics", () => {
+  it("/healthz and /metrics need no token", async () => {
+    const health = await get("/healthz");
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: "ok", database: "ok", channels: { web: { state: "connected" } } });
+    const metrics = await (await get("/metrics")).text();
+    for (const name of [
+      "pincer_turns_total",
+      "pincer_turn_duration_seconds",
+      "pincer_model_request_duration_seconds",
+      "pincer_tool_calls_total",
+      "pincer_queue_depth",
+      "pincer_outbox_pending",
+      "process_cpu_user_seconds_total",
+      "nodejs_eventloop_lag_seconds",
+    ]) {
+      expect(metrics).toContain(`# TYPE ${name}`);
+    }
+  });
+
+  it("answers 503 naming the channel that is down", async () => {
+    h.channels.push({
+      name: "discord",
+      start: async () => {},
+      stop: async () => {},
+      status: () => ({ state: "down", detail: "gateway closed" }),
+    });
+    try {
+      const res = await get("/healthz");
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({
+        status: "degraded",
+        channels: { discord: { state: "down", detail: "gateway closed" }, web: { state: "connected" } },
+      });
+    } finally {
+      h.channels.pop();
+    }
+  });
+
+  it("counts a web chat turn, its model calls and tool calls", async () => {
+    const metric = async (line: RegExp) => Number((await (await get("/metrics")).text()).match(line)?.[1] ?? 0);
+    const turnsBefore = await metric(/^pincer_turns_total\{outcome="ok"\} (\d+)/m);
+    model.enqueue(
+      {
+        toolCalls: [
+          { name: "cron", arguments: { action: "list" } },
+          { name: "no_such_tool", arguments: {} },
+        ],
+      },
+      { content: "No reminders yet." },
+    );
+    const events: string[] = [];
+    const off = h.web.listen((e) => {
+      if (e.type === "message") events.push(e.text);
+    });
+    expect((await post("/api/chat", { chatId: "metrics", text: "what is scheduled?" }, sameOrigin())).status).toBe(202);
+    await until(() => events.includes("No reminders yet."), "the reply");
+    off();
+    await until(
+      async () => (await metric(/^pincer_turns_total\{outcome="ok"\} (\d+)/m)) === turnsBefore + 1,
+      "the turn to be counted",
+    );
+    const text = await (await get("/metrics")).text();
+    expect(text).toMatch(/^pincer_tool_calls_total\{tool="cron",outcome="ok"\} 1$/m);
+    expect(text).toMatch(/^pincer_tool_calls_total\{tool="unknown",outcome="error"\} 1$/m);
+    expect(text).toMatch(/^pincer_model_request_duration_seconds_count\{outcome="ok"\} [2-9]/m);
+    expect(text).toMatch(/^pincer_turn_duration_seconds_count [1-9]/m);
+    const state = (await (await get("/api/state", { cookie })).json()) as {
+      conversations: Array<{ sessionKey: string }>;
+    };
+    expect(state.conversations.map((c) => c.sessionKey)).toContain("web:metrics");
+  });
+});
