@@ -5,7 +5,7 @@ export const STYLE = `
 @media (prefers-color-scheme:dark){:root{--bg:#11151b;--card:#1a2029;--fg:#e4e8ee;--muted:#97a3b3;--line:#2c3440;--accent:#6ea0ff;--good:#48bb78;--warn:#ecc94b;--bad:#fc8181;--me:#22324d}}
 *{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;background:var(--bg);color:var(--fg)}
 header{display:flex;align-items:center;gap:.6rem;padding:.7rem 1rem;border-bottom:1px solid var(--line);background:var(--card);position:sticky;top:0;z-index:1}
-header h1{font-size:1.1rem;margin:0}header .live{margin-left:auto;font-size:.8rem;color:var(--muted)}
+header h1{font-size:1.1rem;margin:0}header .live{margin-left:auto;font-size:.8rem;color:var(--muted)}header .live.good{color:var(--good)}header .live.warn{color:var(--warn)}
 main{display:grid;gap:1rem;padding:1rem;grid-template-columns:1fr;max-width:1400px;margin:0 auto}
 @media (min-width:900px){main{grid-template-columns:1fr 1fr}.wide{grid-column:1/-1}}
 section{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:.8rem 1rem;min-width:0}

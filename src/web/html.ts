@@ -8,15 +8,28 @@ export function esc(value: unknown): string {
     .replaceAll("'", "&#39;");
 }
 
-/** A time in the owner's zone, short: "30 Nov 17:05". */
-export function formatTime(ms: number, timeZone: string): string {
-  return new Intl.DateTimeFormat("en-GB", {
-    timeZone,
-    day: "numeric",
-    month: "short",
-    hour: "2-digit",
-    minute: "2-digit",
-  }).format(ms);
+export type TimeFormat = (ms: number, timeZone: string) => string;
+
+/**
+ * Formats times in a zone, short: "30 Nov 17:05". Building an Intl formatter costs far more
+ * than using one, so each render makes one per zone.
+ */
+export function timeFormat(): TimeFormat {
+  const formatters = new Map<string, Intl.DateTimeFormat>();
+  return (ms, timeZone) => {
+    let f = formatters.get(timeZone);
+    if (!f) {
+      f = new Intl.DateTimeFormat("en-GB", {
+        timeZone,
+        day: "numeric",
+        month: "short",
+        hour: "2-digit",
+        minute: "2-digit",
+      });
+      formatters.set(timeZone, f);
+    }
+    return f.format(ms);
+  };
 }
 
 export function formatAgo(ms: number, now: number): string {

@@ -31,6 +31,7 @@ export function renderPage(input: PageInput): string {
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="color-scheme" content="light dark">
+<link rel="icon" href="data:,">
 <title>pincer</title>
 <style nonce="${input.nonce}">${STYLE}</style>
 </head>

@@ -1,5 +1,5 @@
 import type { HistoryEntry } from "../store/dashboard.js";
-import { clip, esc, formatAgo, formatTime } from "./html.js";
+import { clip, esc, formatAgo, type TimeFormat, timeFormat } from "./html.js";
 import type { DashboardState } from "./state.js";
 
 /**
@@ -9,10 +9,11 @@ import type { DashboardState } from "./state.js";
 export type SectionId = "status" | "conversations" | "reminders" | "pairing" | "skills";
 
 export function renderSections(state: DashboardState, now: number): Record<SectionId, string> {
+  const formatTime = timeFormat();
   return {
-    status: renderStatus(state, now),
+    status: renderStatus(state, now, formatTime),
     conversations: renderConversations(state, now),
-    reminders: renderReminders(state),
+    reminders: renderReminders(state, formatTime),
     pairing: renderPairing(state, now),
     skills: renderSkills(state),
   };
@@ -23,7 +24,7 @@ function pill(state: string): string {
   return `<span class="pill ${tone}">${esc(state)}</span>`;
 }
 
-function renderStatus(state: DashboardState, now: number): string {
+function renderStatus(state: DashboardState, now: number, formatTime: TimeFormat): string {
   const channels = state.channels
     .map((c) => `<li><b>${esc(c.name)}</b> ${pill(c.state)}${c.detail ? ` <small>${esc(c.detail)}</small>` : ""}</li>`)
     .join("");
@@ -51,7 +52,7 @@ function renderConversations(state: DashboardState, now: number): string {
     .join("")}</ul>`;
 }
 
-function renderReminders(state: DashboardState): string {
+function renderReminders(state: DashboardState, formatTime: TimeFormat): string {
   if (state.reminders.length === 0) return '<p class="empty">No reminders.</p>';
   return `<ul class="rows">${state.reminders
     .map(
@@ -80,7 +81,7 @@ function renderSkills(state: DashboardState): string {
   if (state.skills.length === 0) return '<p class="empty">No skills installed.</p>';
   return `<ul class="rows">${state.skills
     .map(
-      (s) => `<li><div><b>${esc(s.name)}</b> ${pill(s.missing.length ? "unavailable" : "ok")}
+      (s) => `<li><div><span><b>${esc(s.name)}</b> ${pill(s.missing.length ? "unavailable" : "ok")}</span>
 <small>${esc(clip(s.description, 200))}</small>${s.missing.length ? `<span class="last">Left out of the prompt: ${esc(s.missing.join("; "))}</span>` : ""}</div></li>`,
     )
     .join("")}</ul>`;
@@ -88,6 +89,7 @@ function renderSkills(state: DashboardState): string {
 
 /** One conversation: messages and, between them, the tool calls as the audit recorded them. */
 export function renderHistory(sessionKey: string, entries: HistoryEntry[], timezone: string): string {
+  const formatTime = timeFormat();
   const items = entries
     .map((e) => {
       const when = `<time>${esc(formatTime(e.at, timezone))}</time>`;

@@ -1,0 +1,118 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../src/paths.js";
+import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
+import { startWebHarness, type WebHarness } from "./helpers/web.js";
+
+/**
+ * The control page in a real browser: Debian's `chromium` driven by playwright-core (no browser
+ * download). Without the binary the suite says so loudly and skips, except in CI, where it fails.
+ */
+const CHROMIUM = process.env.PINCER_CHROMIUM ?? "/usr/bin/chromium";
+const available = existsSync(CHROMIUM);
+if (!available) {
+  console.warn(
+    `!!! SKIPPING the control page browser test: ${CHROMIUM} not found — install the Debian package: apt install chromium`,
+  );
+}
+
+describe.runIf(!available && process.env.CI === "true")("control page in Chromium (CI)", () => {
+  it("needs chromium", () => {
+    throw new Error(`${CHROMIUM} not found: CI must install the apt package chromium (see .ci/run)`);
+  });
+});
+
+describe.runIf(available)("control page in Chromium", () => {
+  let tg: TelegramHarness;
+  let h: WebHarness;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    tg = await startTelegramHarness({ env: { PINCER_WEB_ADDR: "127.0.0.1:0" } });
+    h = await startWebHarness(tg.app, [tg.channel]);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    tg.model.respond((request) => {
+      const last = request.messages.at(-1);
+      const text = typeof last?.content === "string" ? last.content : "";
+      if (last?.role === "tool") return { content: "Done: I will remind you to water the plants." };
+      if (text.includes("water the plants")) {
+        const at = new Date(Date.now() + 3 * 24 * 3600 * 1000).toISOString().slice(0, 16);
+        return {
+          toolCalls: [
+            { name: "cron", arguments: { action: "add", message: "Water the plants", at, name: "plants", tz: "UTC" } },
+          ],
+        };
+      }
+      if (text.includes("hello from the browser")) return { content: "Hello! This answer came through the web chat." };
+      return { content: "ok" };
+    });
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+    await tg?.close();
+  });
+
+  it("shows a Telegram conversation and its reminder, removes the reminder and chats", async () => {
+    tg.telegram.pushUpdate(message(privateChat(42), user(42, "Ada"), { text: "Please remind me to water the plants" }));
+    await tg.telegram.waitFor(() => tg.telegram.sent.find((m) => m.text.includes("water the plants")));
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, colorScheme: "light" });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (err) => errors.push(err.message));
+    page.on("console", (msg) => {
+      if (msg.type() === "error") errors.push(msg.text());
+    });
+    await page.goto(`${h.base}/?token=${encodeURIComponent(h.token)}`);
+    // The token leaves the address bar at once; the cookie carries the session.
+    expect(page.url()).toBe(`${h.base}/`);
+    const cookies = await context.cookies();
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: "Strict" });
+
+    const conversations = page.locator("#conversations");
+    await expect.poll(() => conversations.textContent()).toContain("telegram:42");
+    expect(await conversations.textContent()).toContain("Done: I will remind you to water the plants.");
+    const reminders = page.locator("#reminders");
+    expect(await reminders.textContent()).toContain("plants");
+    expect(await page.locator("#status").textContent()).toMatch(/telegram\s*connected/);
+    await expect.poll(() => page.locator("#live").textContent()).toBe("live");
+
+    // The web chat: typed in the page, through the bus and the agent, answered over SSE.
+    await page.locator("#chat-form textarea").fill("hello from the browser");
+    await page.locator("#chat-form button").click();
+    await page.locator("#chat-log li.bot", { hasText: "This answer came through the web chat." }).waitFor();
+
+    mkdirSync(join(packageRoot(), "docs"), { recursive: true });
+    await page.screenshot({ path: join(packageRoot(), "docs/dashboard.png"), fullPage: true });
+
+    // Remove the reminder with its button: gone from the page and from the database.
+    await reminders.getByRole("button", { name: "Remove" }).click();
+    await expect.poll(() => reminders.textContent()).toContain("No reminders.");
+    expect(tg.app.jobs.listAll()).toEqual([]);
+
+    // A conversation's history shows the tool call as the audit recorded it.
+    await conversations.getByText("telegram:42").click();
+    const history = page.locator("#history");
+    await history.locator("summary", { hasText: "cron" }).click();
+    expect(await history.textContent()).toContain("Water the plants");
+    expect(await history.textContent()).toContain("Please remind me to water the plants");
+
+    // A phone's screen, in dark mode.
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: "dark" });
+    await phone.addCookies(await context.cookies());
+    const small = await phone.newPage();
+    await small.goto(`${h.base}/`);
+    await small.locator("#conversations", { hasText: "telegram:42" }).waitFor();
+    const overflow = (await small.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
+    expect(overflow).toBeLessThanOrEqual(0);
+    await small.screenshot({ path: join(packageRoot(), "docs/dashboard-phone.png") });
+    expect(errors).toEqual([]);
+    await phone.close();
+    await context.close();
+  }, 60_000);
+});

@@ -1,0 +1,165 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../src/paths.js";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { tempHome } from "./helpers/app.js";
+
+/** The built daemon with its control page: `pincer gateway`, `pincer dashboard`, the log it writes. */
+
+const main = join(packageRoot(), "dist/src/cli/main.js");
+const run = promisify(execFile);
+const API_KEY = "sk-test-secret-key-never-logged";
+let model: FakeOpenAI;
+const children: ChildProcess[] = [];
+const servers: Server[] = [];
+
+beforeAll(async () => {
+  model = await startFakeOpenAI();
+});
+afterAll(() => model.close());
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode !== null) continue;
+    const exited = once(child, "exit");
+    child.kill("SIGKILL");
+    await exited;
+  }
+  for (const server of servers.splice(0)) server.close();
+});
+
+function env(home: string, addr: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    OPENAI_API_KEY: API_KEY,
+    OPENAI_BASE_URL: model.url,
+    PINCER_HOME: home,
+    PINCER_SANDBOX: "none",
+    PINCER_TIMEZONE: "UTC",
+    PINCER_WEB_ADDR: addr,
+    LOG_LEVEL: "info",
+  };
+}
+
+function gateway(home: string, addr: string): { child: ChildProcess; log: () => string } {
+  const child = spawn(process.execPath, [main, "gateway"], { env: env(home, addr), cwd: home });
+  children.push(child);
+  let log = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  return { child, log: () => log };
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A port that something else holds. */
+async function busyPort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  servers.push(server);
+  await once(server, "listening");
+  return (server.address() as { port: number }).port;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe("pincer gateway with the control page", () => {
+  it("starts the channels with one warning when the address is in use", async () => {
+    const home = tempHome("pincer-web-gw-");
+    const port = await busyPort();
+    const { log } = gateway(home, `127.0.0.1:${port}`);
+    await until(() => log().includes("pincer is running"), "the gateway");
+    const warnings = log()
+      .split("\n")
+      .filter((line) => line.includes("control page not started"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("the address is in use");
+    expect(JSON.parse(warnings[0]).level).toBe(40);
+  });
+
+  it("refuses a non-loopback address without PINCER_WEB_TOKEN in one sentence", async () => {
+    const home = tempHome("pincer-web-gw-");
+    const result = await run(process.execPath, [main, "gateway"], { env: env(home, "0.0.0.0:7390"), cwd: home }).then(
+      () => ({ code: 0, stderr: "" }),
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).toMatch(
+      /^pincer: PINCER_WEB_ADDR 0\.0\.0\.0:7390 is reachable from other machines: set PINCER_WEB_TOKEN/,
+    );
+  });
+
+  it("`pincer dashboard` prints the address with the token; a web chat turn logs one line without secrets", async () => {
+    const home = tempHome("pincer-web-gw-");
+    const port = await freePort();
+    const { log } = gateway(home, `127.0.0.1:${port}`);
+    await until(() => log().includes("pincer is running"), "the gateway");
+    const { stdout } = await run(process.execPath, [main, "dashboard"], {
+      env: env(home, `127.0.0.1:${port}`),
+      cwd: home,
+    });
+    const url = stdout.split("\n")[0];
+    expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/\\?token=[A-Za-z0-9_-]{32}$`));
+    expect(stdout).toContain("Open it in a browser");
+    const token = new URL(url).searchParams.get("token") ?? "";
+    const page = await fetch(url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<h2 id="h-status">Status</h2>');
+
+    model.enqueue({ content: "A private answer." });
+    const sent = await fetch(`http://127.0.0.1:${port}/api/chat`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ chatId: "main", text: "my secret question" }),
+    });
+    expect(sent.status).toBe(202);
+    await until(() => log().includes('"turn finished"'), "the turn's log line");
+    const turn = JSON.parse(
+      log()
+        .split("\n")
+        .find((line) => line.includes('"turn finished"')) ?? "{}",
+    );
+    expect(turn).toMatchObject({
+      session: "web:main",
+      modelCalls: 1,
+      toolCalls: 0,
+      outcome: "ok",
+      promptTokens: 1,
+      completionTokens: 1,
+    });
+    expect(turn.durationMs).toBeGreaterThanOrEqual(turn.modelMs);
+    // The token, the key and what was said never reach the log.
+    for (const secret of [token, API_KEY, "my secret question", "A private answer."])
+      expect(log()).not.toContain(secret);
+
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+  });
+
+  it("`pincer dashboard` says when the page is off", async () => {
+    const home = tempHome("pincer-web-gw-");
+    const result = await run(process.execPath, [main, "dashboard"], { env: env(home, "off"), cwd: home }).then(
+      () => ({ code: 0, stdout: "" }),
+      (err: { code: number; stdout: string }) => err,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("The control page is off (PINCER_WEB_ADDR=off)");
+  });
+});
