@@ -260,3 +260,31 @@ describe("health and metrics", () => {
     expect(state.conversations.map((c) => c.sessionKey)).toContain("web:metrics");
   });
 });
+
+describe("running work", () => {
+  it("shows background helpers while they run", async () => {
+    model.enqueue({ content: "helper result", delayMs: 1500 });
+    const id = app.helpers.spawn(
+      {
+        id: "h1",
+        channel: "web",
+        chatId: "main",
+        senderId: "owner",
+        senderName: "owner",
+        text: "research",
+        media: [],
+        isGroup: false,
+        mentionsBot: true,
+        receivedAt: Date.now(),
+        sessionKey: "web:main",
+      },
+      "look something up",
+      "<u>research</u>",
+    );
+    const state = (await (await get("/api/state", { cookie })).json()) as { helpers: Array<{ id: string }> };
+    expect(state.helpers.map((x) => x.id)).toEqual([id]);
+    const page = await (await get("/", { cookie })).text();
+    expect(page).toContain("&lt;u&gt;research&lt;/u&gt; (web:main");
+    await until(async () => app.helpers.list().length === 0, "the helper to finish");
+  });
+});

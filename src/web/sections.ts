@@ -34,6 +34,7 @@ function renderStatus(state: DashboardState, now: number, formatTime: TimeFormat
   return `<ul class="plain">${channels || "<li>No channel is running.</li>"}<li><b>database</b> ${pill(state.database ? "ok" : "down")}</li></ul>
 <dl class="facts">
 <dt>Running turns</dt><dd>${state.running.length} <small>${running}</small></dd>
+<dt>Helpers</dt><dd>${state.helpers.length} <small>${state.helpers.map((x) => `${esc(x.label ?? x.id)} (${esc(x.sessionKey)}, ${esc(formatAgo(x.startedAt, now).replace(" ago", ""))})`).join(", ") || "none"}</small></dd>
 <dt>Queued</dt><dd>${state.queued}</dd>
 <dt>Inbox / outbox pending</dt><dd>${state.inboxPending} / ${state.outboxPending}</dd>
 <dt>Model</dt><dd>${esc(state.model)}</dd>

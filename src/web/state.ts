@@ -1,3 +1,4 @@
+import type { HelperInfo } from "../agent/helpers.js";
 import type { App } from "../app.js";
 import type { Channel, ChannelStatus } from "../bus/channel.js";
 import { describeSchedule } from "../scheduler/schedule.js";
@@ -29,6 +30,8 @@ export interface DashboardState {
   database: boolean;
   channels: Array<{ name: string } & ChannelStatus>;
   running: string[];
+  /** Background helpers (the spawn tool) running now. */
+  helpers: HelperInfo[];
   queued: number;
   inboxPending: number;
   outboxPending: number;
@@ -58,6 +61,7 @@ export function collectState({ app, channels, skills, startedAt }: StateSources)
     database,
     channels: channels().map((c) => ({ name: c.name, ...channelStatus(c) })),
     running: app.worker.runningSessions,
+    helpers: app.helpers.list(),
     queued: app.worker.load.queued,
     inboxPending: database ? app.queries.inboxPending() : 0,
     outboxPending: database ? app.queries.outboxPending() : 0,
