@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +13,10 @@ import { startWebHarness, type WebHarness } from "./helpers/web.js";
  */
 const CHROMIUM = process.env.PINCER_CHROMIUM ?? "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);
+// The README's screenshots are refreshed on request (UPDATE_SCREENSHOTS=1), so a test run leaves the checkout clean.
+const SHOTS = process.env.UPDATE_SCREENSHOTS
+  ? join(packageRoot(), "docs")
+  : mkdtempSync(join(tmpdir(), "pincer-screenshots-"));
 if (!available) {
   console.warn(
     `!!! SKIPPING the control page browser test: ${CHROMIUM} not found — install the Debian package: apt install chromium`,
@@ -87,8 +92,7 @@ describe.runIf(available)("control page in Chromium", () => {
     await page.locator("#chat-form button").click();
     await page.locator("#chat-log li.bot", { hasText: "This answer came through the web chat." }).waitFor();
 
-    mkdirSync(join(packageRoot(), "docs"), { recursive: true });
-    await page.screenshot({ path: join(packageRoot(), "docs/dashboard.png"), fullPage: true });
+    await page.screenshot({ path: join(SHOTS, "dashboard.png"), fullPage: true });
 
     // Remove the reminder with its button: gone from the page and from the database.
     await reminders.getByRole("button", { name: "Remove" }).click();
@@ -110,7 +114,7 @@ describe.runIf(available)("control page in Chromium", () => {
     await small.locator("#conversations", { hasText: "telegram:42" }).waitFor();
     const overflow = (await small.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
     expect(overflow).toBeLessThanOrEqual(0);
-    await small.screenshot({ path: join(packageRoot(), "docs/dashboard-phone.png") });
+    await small.screenshot({ path: join(SHOTS, "dashboard-phone.png") });
     expect(errors).toEqual([]);
     await phone.close();
     await context.close();
