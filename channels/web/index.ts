@@ -46,7 +46,7 @@ export function createWebChannel(deps: { bus: MessageBus; now?: () => number }):
     async stop() {
       started = false;
       offActivity();
-      bus.unsubscribeOutbound("web");
+      await bus.unsubscribeOutbound("web");
     },
     send(chatId, text, senderName = "owner") {
       if (!WEB_CHAT_ID.test(chatId)) throw new Error(`invalid web chat id "${chatId}"`);
