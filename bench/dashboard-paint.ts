@@ -57,6 +57,7 @@ for (let j = 0; j < 20; j++) {
     schedule: { kind: "every", everySeconds: 3600 + j, anchor: Date.now() },
     tz: "UTC",
     origin: { channel: "telegram", chatId: "1000", sessionKey: "telegram:1000", isGroup: false },
+    owner: { channel: "telegram", userId: "1000" },
     createdAt: Date.now(),
     nextRunAt: Date.now() + 3600_000,
   });

@@ -58,7 +58,7 @@ function renderReminders(state: DashboardState, formatTime: TimeFormat): string 
   return `<ul class="rows">${state.reminders
     .map(
       (r) => `<li class="reminder" data-job="${esc(r.id)}"><div><b>${esc(r.name ?? clip(r.message, 80))}</b>
-<small>next ${esc(formatTime(r.nextRunAt, r.tz))} (${esc(r.tz)}) · ${esc(r.schedule)} · ${esc(r.sessionKey)}</small>
+<small>${r.paused ? "paused (its owner lost access) · " : ""}next ${esc(formatTime(r.nextRunAt, r.tz))} (${esc(r.tz)}) · ${esc(r.schedule)} · ${esc(r.sessionKey)}</small>
 ${r.name ? `<span class="last">${esc(clip(r.message, 160))}</span>` : ""}</div>
 <button type="button" class="danger" data-action="remove-job" data-id="${esc(r.id)}">Remove</button></li>`,
     )

@@ -20,6 +20,8 @@ export interface ReminderView {
   sessionKey: string;
   nextRunAt: number;
   tz: string;
+  /** Its owner lost access: the job does not fire. */
+  paused: boolean;
 }
 
 /** Everything the page shows besides one conversation's history: one snapshot, also served as JSON. */
@@ -75,6 +77,7 @@ export function collectState({ app, channels, skills, startedAt }: StateSources)
           sessionKey: job.origin.sessionKey,
           nextRunAt: job.nextRunAt,
           tz: job.tz,
+          paused: job.pausedAt !== undefined,
         }))
       : [],
     pairing: database ? app.pairing.pending() : [],
