@@ -71,6 +71,13 @@ export interface FakeTelegram {
   failNext(method: string, failure: Failure, times?: number): void;
   /** Ends every scripted failure (the end of an outage). */
   clearFailures(): void;
+  /**
+   * Holds the `nth` call of `method` from now on (counting every call so far) without answering
+   * it. `arrived` resolves when it comes; after `release()` it is answered, or dropped unsent if
+   * the client went away (a process killed mid-request).
+   */
+  holdCall(method: string, nth: number): { arrived: Promise<void>; release(): void };
+
   /** Resolves with the first truthy value of `check`, polled until `timeoutMs` (then rejects). */
   waitFor<T>(check: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
   /** Posts an update to the webhook the bot registered with setWebhook; returns the HTTP status. */
@@ -127,6 +134,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const sent: SentMessage[] = [];
   const updates: Update[] = [];
   const failures = new Map<string, Failure[]>();
+  const callCounts = new Map<string, number>();
+  const holds: Array<{ method: string; nth: number; arrived: () => void; released: Promise<void> }> = [];
   const files = new Map<string, { path: string; content: Buffer; delayMs: number }>();
   const chats = new Map<string, Chat>();
   const messageIds = new Map<string, number>();
@@ -340,6 +349,23 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     const [, requestToken, method] = match;
     const call: ApiCall = { method, params: await readParams(req, url), at: Date.now(), status: 0 };
     calls.push(call);
+    const seen = (callCounts.get(method) ?? 0) + 1;
+    callCounts.set(method, seen);
+    const hold = holds.find((h) => h.method === method && h.nth === seen);
+    if (hold) {
+      // Like a platform that has not answered yet: if the client goes away meanwhile, nothing happened.
+      let gone = false;
+      res.on("close", () => {
+        gone = !res.writableFinished;
+      });
+      hold.arrived();
+      await hold.released;
+      if (gone || res.destroyed) {
+        call.status = 0;
+        changed.emit("change");
+        return;
+      }
+    }
     const reply = await answer(requestToken, method, call);
     call.status = reply.status;
     if (!res.destroyed) sendJson(res, reply.status, reply.body);
@@ -397,6 +423,20 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     clearFailures() {
       failures.clear();
+    },
+    holdCall(method, nth) {
+      let arrived = () => {};
+      let release = () => {};
+      const hold = {
+        method,
+        nth: (callCounts.get(method) ?? 0) + nth,
+        arrived: () => arrived(),
+        released: new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+      };
+      holds.push(hold);
+      return { arrived: new Promise<void>((resolve) => (arrived = resolve)), release: () => release() };
     },
     async waitFor(check, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;

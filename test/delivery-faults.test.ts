@@ -1,0 +1,178 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { packageRoot } from "../src/paths.js";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
+import { tempHome } from "./helpers/app.js";
+import { privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
+
+/**
+ * Delivery under faults, asserting the exact set of messages that reached the chat: the built
+ * daemon killed with SIGKILL at the worst moments, and a 40-second Telegram send outage.
+ */
+
+const main = join(packageRoot(), "dist/src/cli/main.js");
+const USER = 42;
+
+let model: FakeOpenAI;
+let telegram: FakeTelegram;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  model = await startFakeOpenAI();
+});
+afterAll(() => model.close());
+beforeEach(async () => {
+  telegram = await startFakeTelegram();
+  model.requests.length = 0;
+});
+afterEach(async () => {
+  for (const child of children.splice(0)) await killHard(child);
+  await telegram.close();
+});
+
+/** `pincer gateway` as a user starts it, pointed at the fakes, with quick outbox retries. */
+function gateway(home: string): ChildProcess {
+  writeFileSync(
+    join(home, "config.json"),
+    JSON.stringify({ delivery: { retryMinSeconds: 0.05, retryMaxSeconds: 0.5 } }),
+  );
+  const child = spawn(process.execPath, [main, "gateway"], {
+    cwd: home,
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      OPENAI_API_KEY: "test",
+      OPENAI_BASE_URL: model.url,
+      PINCER_HOME: home,
+      PINCER_SANDBOX: "none",
+      PINCER_TIMEZONE: "UTC",
+      TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_API_ROOT: telegram.apiRoot,
+      TELEGRAM_ALLOW_FROM: String(USER),
+      LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  children.push(child);
+  return child;
+}
+
+async function killHard(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGKILL");
+  await once(child, "exit");
+}
+
+function say(text: string): void {
+  telegram.pushUpdate({
+    message: {
+      message_id: 0,
+      date: 0,
+      chat: { id: USER, type: "private", first_name: "Ada" },
+      from: { id: USER, is_bot: false, first_name: "Ada" },
+      text,
+    },
+  });
+}
+
+const lastUser = (request: { messages: Array<{ role: string; content?: unknown }> }) =>
+  String(request.messages.filter((m) => m.role === "user").at(-1)?.content)
+    .split("\n")
+    .at(-1);
+
+describe("delivery faults with the real daemon", () => {
+  it("kill -9 during a multi-part send: after the restart only parts 3+ go out, then the newer message's answer", async () => {
+    const home = tempHome("pincer-faults-");
+    const parts = Array.from({ length: 5 }, (_, i) => `Part ${i + 1}: ${"lorem ipsum ".repeat(300)}`);
+    model.respond((request) =>
+      lastUser(request) === "long please" ? { content: parts.join("\n\n") } : { content: `re: ${lastUser(request)}` },
+    );
+    const first = gateway(home);
+    // Telegram takes parts 1 and 2; part 3 reaches it, and pincer dies before the answer.
+    const third = telegram.holdCall("sendMessage", 3);
+    say("long please");
+    await third.arrived;
+    await killHard(first);
+    third.release();
+    expect(telegram.sent.map((m) => m.text.slice(0, 7))).toEqual(["Part 1:", "Part 2:"]);
+    // A new message arrives while pincer is down and is picked up as it recovers.
+    say("after the crash");
+
+    gateway(home);
+    await telegram.waitFor(() => telegram.sent.length >= 6, 20_000);
+    expect(telegram.sent.map((m) => m.text.slice(0, 15))).toEqual([
+      "Part 1: lorem i",
+      "Part 2: lorem i",
+      "Part 3: lorem i",
+      "Part 4: lorem i",
+      "Part 5: lorem i",
+      "re: after the c",
+    ]);
+    // The long reply's turn was finished before the crash: the model was not asked again.
+    expect(model.requests.map(lastUser)).toEqual(["long please", "after the crash"]);
+  });
+
+  it("kill -9 mid-turn, a new message while down: after the restart the older one is answered first, each once", async () => {
+    const home = tempHome("pincer-faults-");
+    model.respond((request) => ({
+      content: `re: ${lastUser(request)}`,
+      delayMs: lastUser(request) === "older" && model.requests.length === 1 ? 60_000 : 0,
+    }));
+    const first = gateway(home);
+    say("older");
+    await telegram.waitFor(() => model.requests.length === 1, 15_000);
+    await killHard(first);
+    say("newer");
+    gateway(home);
+    await telegram.waitFor(() => telegram.sent.length >= 2, 20_000);
+    expect(telegram.sent.map((m) => m.text)).toEqual(["re: older", "re: newer"]);
+    expect(model.requests.map(lastUser)).toEqual(["older", "older", "newer"]);
+  });
+});
+
+describe("a 40-second Telegram send outage", () => {
+  let h: TelegramHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it("heals without a restart: every reply delivered once, each chat in order, the outage logged once", async () => {
+    h = await startTelegramHarness({
+      allowFrom: "42,43",
+      adjust: (config) => {
+        config.delivery = { ...config.delivery, retryMinSeconds: 1, retryMaxSeconds: 5 };
+      },
+    });
+    const harness = h;
+    harness.model.respond((request) => ({ content: `re: ${lastUser(request)}` }));
+    harness.telegram.failNext("sendMessage", { status: 502 }, 1_000_000);
+    const ask = (chat: number, text: string) =>
+      harness.telegram.pushUpdate({ message: { chat: privateChat(chat), from: user(chat), text } as never });
+    ask(42, "a1");
+    ask(43, "b1");
+    await harness.telegram.waitFor(() => harness.model.requests.length === 2, 10_000);
+    await new Promise((r) => setTimeout(r, 20_000));
+    // Messages keep coming during the outage; their turns end while the replies wait.
+    ask(42, "a2");
+    ask(43, "b2");
+    await harness.telegram.waitFor(() => harness.model.requests.length === 4, 10_000);
+    await new Promise((r) => setTimeout(r, 20_000));
+    expect(harness.telegram.sent).toEqual([]);
+    harness.telegram.clearFailures();
+    await harness.telegram.waitFor(() => harness.telegram.sent.length === 4, 15_000);
+    await harness.telegram.waitFor(() => harness.app.journal.pendingOutbound("telegram").length === 0);
+    const to = (chat: string) => harness.telegram.sent.filter((m) => m.chatId === chat).map((m) => m.text);
+    expect(to("42")).toEqual(["re: a1", "re: a2"]);
+    expect(to("43")).toEqual(["re: b1", "re: b2"]);
+    expect(harness.model.requests).toHaveLength(4);
+    expect(harness.logs.filter((l) => l.msg.startsWith("could not send; retrying"))).toHaveLength(1);
+    expect(harness.logs.filter((l) => l.msg === "sending works again")).toHaveLength(1);
+    // Backoff, not hammering: a few dozen attempts over 40 s for two chats.
+    expect(harness.telegram.callsTo("sendMessage").length).toBeLessThan(60);
+  }, 120_000);
+});
