@@ -26,6 +26,7 @@ import { HelperRunStore } from "./store/helper-runs.js";
 import { SqliteJournal } from "./store/journal.js";
 import { PairingStore } from "./store/pairing.js";
 import { pruneDatabase, pruneMediaFiles } from "./store/retention.js";
+import { TurnSteps } from "./store/turn-steps.js";
 import { TurnStore } from "./store/turns.js";
 import { readTextBeneath } from "./tools/files/safe-read.js";
 import { createTools } from "./tools/index.js";
@@ -198,6 +199,7 @@ export function createApp(config: Config, options: AppOptions): App {
     conversations,
     turns: new TurnStore(db, conversations, journal),
     senderHasAccess: (msg) => access.hasAccess(msg.channel, msg.senderId),
+    steps: new TurnSteps(db),
     audit,
     registry,
     log,

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { ChatMessage, Model, ToolCall } from "../llm/model.js";
 import type { StoredMessage } from "../store/conversations.js";
+import type { TurnSoFar } from "../store/turn-steps.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
@@ -16,13 +17,25 @@ export interface LoopDeps {
   onToolRound?: (calls: ToolCall[]) => () => void;
   /** Narrows the tools offered and run this turn (scheduled runs skip untrusted MCP tools). */
   allowTool?: (tool: Tool) => boolean;
+  /** The turn's journal: each step is recorded before the next one starts, so a crash can resume. */
+  steps?: {
+    assistant(message: StoredMessage): void;
+    started(call: ToolCall): void;
+    result(call: ToolCall, content: string): void;
+  };
 }
+
+/** The message a tool call gets when it was running as the process died and is not safe to repeat. */
+export const INTERRUPTED =
+  "Error: interrupted by a restart; it may or may not have taken effect. Check before trying again.";
 
 export interface LoopInput {
   system: string;
   history: ChatMessage[];
   user: ChatMessage;
   toolContext: ToolContext;
+  /** What this turn did before a crash cut it short: replayed as it was, then the loop goes on. */
+  resume?: TurnSoFar;
 }
 
 export interface LoopResult {
@@ -44,8 +57,12 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
   const messages: ChatMessage[] = [{ role: "system", content: input.system }, ...input.history, input.user];
   const produced: StoredMessage[] = [];
   const tools = registry.toSchemas(deps.allowTool);
+  let iteration = 0;
+  if (input.resume && input.resume.produced.length > 0) {
+    iteration = await resume(deps, input.resume, input.toolContext, messages, produced);
+  }
 
-  for (let iteration = 0; iteration < deps.maxIterations; iteration++) {
+  for (; iteration < deps.maxIterations; iteration++) {
     const reply = await model.complete({ messages, tools, signal });
     if (reply.toolCalls.length === 0) {
       produced.push({ role: "assistant", content: reply.content });
@@ -53,6 +70,7 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
     }
     const calls = reply.toolCalls.map((call, i) => ({ ...call, id: call.id || `call_${iteration}_${i}` }));
     const assistant: StoredMessage = { role: "assistant", content: reply.content || null, toolCalls: calls };
+    deps.steps?.assistant(assistant);
     produced.push(assistant);
     messages.push(toAssistantMessage(assistant.content, calls));
 
@@ -71,6 +89,44 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
   return { produced, reply: final.content };
 }
 
+/**
+ * Replays a cut-short turn into `messages` and `produced` as it was recorded, then finishes its
+ * last round: calls that never started run now, a call that was running runs again only if its
+ * tool is repeatable, else it gets INTERRUPTED. Returns the number of rounds already done.
+ */
+async function resume(
+  deps: LoopDeps,
+  soFar: TurnSoFar,
+  ctx: ToolContext,
+  messages: ChatMessage[],
+  produced: StoredMessage[],
+): Promise<number> {
+  let rounds = 0;
+  for (const step of soFar.produced) {
+    produced.push(step);
+    if (step.role === "assistant") {
+      rounds++;
+      messages.push(toAssistantMessage(step.content, step.toolCalls ?? []));
+    } else messages.push({ role: "tool", tool_call_id: step.toolCallId ?? "", content: step.content ?? "" });
+  }
+  const last = [...soFar.produced].reverse().find((step) => step.role === "assistant");
+  const answered = new Set(soFar.produced.map((step) => step.toolCallId));
+  const open = (last?.toolCalls ?? []).filter((call) => !answered.has(call.id));
+  if (open.length === 0) return rounds;
+  deps.log.info({ session: ctx.sessionKey, calls: open.map((c) => c.name) }, "resuming a turn cut short");
+  const cutShort = open.filter((call) => soFar.interrupted.has(call.id) && !deps.registry.isRepeatable(call.name));
+  for (const call of cutShort) deps.steps?.result(call, INTERRUPTED);
+  const rest = open.filter((call) => !cutShort.includes(call));
+  const results = await runToolCalls(deps, rest, ctx);
+  for (const call of open) {
+    const content = cutShort.includes(call) ? INTERRUPTED : results[rest.indexOf(call)];
+    produced.push({ role: "tool", content, toolCallId: call.id });
+    messages.push({ role: "tool", tool_call_id: call.id, content });
+  }
+  ctx.signal.throwIfAborted();
+  return rounds;
+}
+
 /** Runs one reply's tool calls batch by batch; results come back in the order of the calls. */
 async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext): Promise<string[]> {
   const results: string[] = new Array(calls.length);
@@ -80,7 +136,10 @@ async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext)
       batch.map(async (index) => {
         const call = calls[index];
         const started = performance.now();
+        deps.steps?.started(call);
         results[index] = await deps.registry.execute(call.name, call.arguments, ctx, deps.allowTool);
+        // Not recorded once the turn is cancelled: a shutdown's "cancelled" is not the tool's result.
+        if (!ctx.signal.aborted) deps.steps?.result(call, results[index]);
         deps.onToolResult?.(call, results[index], performance.now() - started);
       }),
     );

@@ -7,6 +7,7 @@ import { isScheduledRun } from "../scheduler/delivery.js";
 import type { AuditLog } from "../store/audit.js";
 import { type ConversationStore, estimateTokens, type StoredMessage } from "../store/conversations.js";
 import type { SqliteJournal } from "../store/journal.js";
+import type { TurnSteps } from "../store/turn-steps.js";
 import type { TurnStore } from "../store/turns.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { type ContentPart, mediaKind, type PreparedAttachments } from "./attachments.js";
@@ -24,6 +25,8 @@ export interface WorkerDeps {
   conversations: ConversationStore;
   turns: TurnStore;
   audit: AuditLog;
+  /** The turn's journal: a turn cut short by a crash resumes instead of repeating finished tool calls. */
+  steps?: TurnSteps;
   model: Model;
   registry: ToolRegistry;
   log: Logger;
@@ -265,6 +268,11 @@ export class AgentWorker {
           onToolRound: progress && ((calls) => progress.roundStarted(calls)),
           // Untrusted MCP tools are for people in the chat, not for runs nobody watches.
           allowTool: isScheduledRun(msg) ? (tool) => !tool.untrusted : undefined,
+          steps: deps.steps && {
+            assistant: (message) => deps.steps?.assistant(msg, message),
+            started: (call) => deps.steps?.started(msg, call.id),
+            result: (call, content) => deps.steps?.result(msg, call.id, content),
+          },
           onToolResult: (call, text, durationMs) => {
             toolsRan++;
             meter.tool(call.name, text);
@@ -293,6 +301,7 @@ export class AgentWorker {
             log: deps.log.child({ session: msg.sessionKey }),
             sentToConversation,
           },
+          resume: deps.steps?.load(msg),
         },
       );
       this.toldAboutOutage.clear();

@@ -42,6 +42,8 @@ export class SqliteJournal implements BusJournal {
 
   completeInbound(msg: InboundMessage): void {
     this.db.prepare("UPDATE inbox SET status = 'done' WHERE id = ?").run(inboxId(msg));
+    // A finished turn's steps are in the conversation now; its journal is not needed again.
+    this.db.prepare("DELETE FROM turn_steps WHERE inbox_id = ?").run(inboxId(msg));
   }
 
   /** True while the message is accepted but its turn has not finished. */
@@ -134,6 +136,6 @@ export class SqliteJournal implements BusJournal {
 }
 
 /** Platform message ids are only unique per chat (Telegram) or per channel. */
-function inboxId(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): string {
+export function inboxId(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): string {
   return `${msg.channel}:${msg.chatId}:${msg.id}`;
 }

@@ -182,4 +182,20 @@ export const migrations: Migration[] = [
     id: "9b-inbox-starts",
     sql: "ALTER TABLE inbox ADD COLUMN starts INTEGER NOT NULL DEFAULT 0;",
   },
+  {
+    id: "170-turn-steps",
+    // A turn's journal as it happens: each model reply with tool calls, each call as it starts and
+    // its result as it ends. A turn cut short by a crash resumes from here instead of starting over.
+    sql: `
+      CREATE TABLE turn_steps (
+        id INTEGER PRIMARY KEY,
+        inbox_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('assistant', 'started', 'result')),
+        call_id TEXT,
+        payload TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX turn_steps_inbox ON turn_steps (inbox_id, id);
+    `,
+  },
 ];

@@ -64,6 +64,12 @@ export class ToolRegistry {
     return [...this.entries.keys()];
   }
 
+  /** Whether a call cut short by a crash may simply run again (see Tool.repeatable). */
+  isRepeatable(name: string): boolean {
+    const tool = this.get(name);
+    return Boolean(tool?.repeatable ?? tool?.readOnly);
+  }
+
   /** Only read-only tools may share a batch; unknown names run alone. */
   isReadOnly(name: string): boolean {
     const tool = this.get(name);

@@ -34,6 +34,11 @@ export interface Tool<Args = Record<string, unknown>> {
   readonly description: string;
   readonly parameters: ToolParameters;
   readonly readOnly?: boolean;
+  /**
+   * Safe to run a second time when a crash cut the first run short (it may or may not have taken
+   * effect). Read-only tools are; others say so explicitly. The rest get an "interrupted" error.
+   */
+  readonly repeatable?: boolean;
   readonly exclusive?: boolean;
   /**
    * Runs outside pincer's control and sandbox (an MCP server not marked `trusted`): scheduled runs

@@ -22,6 +22,8 @@ export function createWriteFileTool(deps: FileToolDeps): Tool<WriteFileArgs> {
       required: ["path", "content"],
       additionalProperties: false,
     },
+    // Writing the same content again leaves the same file: safe to repeat after a crash.
+    repeatable: true,
 
     async execute(args, ctx) {
       const bytes = Buffer.from(args.content, "utf8");
