@@ -317,7 +317,12 @@ describe("Discord channel", () => {
 
   it("gives a stranger a pairing code once and never calls the model for them", async () => {
     const { discord, model, app, mention } = await start();
-    const first = discord.dispatchMessage({ channelId: DM, author: MALLORY, content: "let me in" });
+    const first = discord.dispatchMessage({
+      channelId: DM,
+      author: MALLORY,
+      content: "let me in",
+      attachments: [{ filename: "payload.bin", data: "not for you" }],
+    });
     const codeReply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === first.id));
     const code = /pairing code is ([A-Z0-9]{8})/.exec(codeReply.content)?.[1];
     expect(code).toBeDefined();
@@ -334,6 +339,9 @@ describe("Discord channel", () => {
     await settle(500);
     expect(discord.sent).toHaveLength(1);
     expect(model.requests).toHaveLength(0);
+    // A stranger's files are never fetched, and nothing is posted in the server channel.
+    expect(discord.calls.filter((c) => c.path.startsWith("/attachments/"))).toHaveLength(0);
+    expect(discord.sent.filter((m) => m.channelId === GENERAL)).toHaveLength(0);
 
     expect(app.pairing.approve("discord", code as string)?.userId).toBe(MALLORY.id);
     model.enqueue({ content: "welcome" });
