@@ -187,6 +187,25 @@ describe("a turn cut short by SIGKILL resumes", () => {
     expect(replies()).toEqual(["Done once."]);
   });
 
+  it("a second kill during the resumed turn: the message is set aside with one notice, nothing repeated", async () => {
+    model.enqueue({ toolCalls: [exec("echo once >> ran.txt")] }, { content: "late", delayMs: 15_000 });
+    const first = gateway();
+    say("do it");
+    await until(() => model.requests.length === 2, "the second model call");
+    await killHard(first);
+
+    model.enqueue({ content: "late again", delayMs: 15_000 });
+    const second = gateway();
+    await until(() => model.requests.length === 3, "the resumed model call");
+    await killHard(second);
+
+    gateway();
+    await until(() => replies().length === 1, "the notice");
+    expect(replies()[0]).toMatch(/^Sorry, I have set your message aside: pincer stopped twice while working on it/);
+    expect(read("ran.txt")).toBe("once\n");
+    expect(model.requests).toHaveLength(3);
+  });
+
   it("not after /stop: a stopped turn is over", async () => {
     model.enqueue({ toolCalls: [exec(`echo started >> log.txt; sleep 40; : ${MARKER}`)] });
     const first = gateway();
