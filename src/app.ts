@@ -1,8 +1,10 @@
 import type { Logger } from "pino";
 import { type AccessGate, createAccessGate } from "./access/gate.js";
 import { prepareAttachments } from "./agent/attachments.js";
+import { toChatMessage } from "./agent/context.js";
 import { HelperManager } from "./agent/helpers.js";
 import { listSkills } from "./agent/skills.js";
+import { answerReserve } from "./agent/turn-context.js";
 import { AgentWorker } from "./agent/worker.js";
 import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
@@ -11,8 +13,10 @@ import { replyTarget } from "./bus/types.js";
 import type { Config } from "./config/config.js";
 import { createConfiguredModel } from "./llm/configured.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
+import { createTokenCounter } from "./llm/tokens.js";
 import { createTranscriber } from "./llm/transcribe.js";
 import { withVisionFallback } from "./llm/vision-fallback.js";
+import { Consolidator } from "./memory/consolidator.js";
 import { databasePath, mediaDir, skillDirs } from "./paths.js";
 import { Heartbeat } from "./scheduler/heartbeat.js";
 import { JobStore } from "./scheduler/job-store.js";
@@ -24,6 +28,7 @@ import { DashboardQueries } from "./store/dashboard.js";
 import { closeDatabase, type Database, openDatabase } from "./store/database.js";
 import { HelperRunStore } from "./store/helper-runs.js";
 import { SqliteJournal } from "./store/journal.js";
+import { MemoryStore } from "./store/memory.js";
 import { PairingStore } from "./store/pairing.js";
 import { pruneDatabase, pruneMediaFiles } from "./store/retention.js";
 import { TurnSteps } from "./store/turn-steps.js";
@@ -74,6 +79,8 @@ export interface App {
   /** Read views for the control page. */
   queries: DashboardQueries;
   metrics: Metrics;
+  memory: MemoryStore;
+  consolidator: Consolidator;
   /**
    * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
    * turns: a message from before a restart always runs before a newer one of its conversation.
@@ -131,8 +138,10 @@ export function createApp(config: Config, options: AppOptions): App {
     send: (msg) => bus.publishOutbound(msg),
     log: log.child({ part: "access" }),
   });
-  const conversations = new ConversationStore(db);
-  const registry = new ToolRegistry(config.agent.toolTimeoutSeconds);
+  const tokens = createTokenCounter(config.openai.model);
+  const conversations = new ConversationStore(db, (m) => tokens.rawMessage(toChatMessage(m)));
+  const memory = new MemoryStore(db);
+  const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
   const wallClock = options.now;
   // Shares `db` with the journal: a job's run is published in the transaction that advances the job.
   const jobs = new JobStore(db);
@@ -166,6 +175,8 @@ export function createApp(config: Config, options: AppOptions): App {
     registry,
     audit,
     log: log.child({ part: "helpers" }),
+    tokens,
+    budget: config.agent.contextTokens - answerReserve(config.agent.contextTokens),
     settings: {
       ...config.helpers,
       modelName: helperModel ?? config.openai.model,
@@ -193,6 +204,16 @@ export function createApp(config: Config, options: AppOptions): App {
     outboxPending: () => queries.outboxPending(),
     knownTool: (name) => registry.get(name) !== undefined,
   });
+  const consolidator = new Consolidator({
+    store: memory,
+    model,
+    tokens,
+    log: log.child({ part: "memory" }),
+    workspace: config.workspace,
+    timezone: config.timezone,
+    contextTokens: config.agent.contextTokens,
+    now: options.now,
+  });
   const worker = new AgentWorker({
     bus,
     journal,
@@ -207,6 +228,9 @@ export function createApp(config: Config, options: AppOptions): App {
       log.warn({ err: err.message }, "the model endpoint refused an image; images are described in text from now on"),
     ),
     helpers,
+    memory,
+    tokens,
+    consolidator: config.memory.consolidate ? consolidator : undefined,
     settings: {
       model: config.openai.model,
       workspace: config.workspace,
@@ -216,6 +240,8 @@ export function createApp(config: Config, options: AppOptions): App {
       contextTokens: config.agent.contextTokens,
       progressAfterMs: config.progress.enabled ? config.progress.afterSeconds * 1000 : undefined,
       cronTools: config.cron.tools,
+      memoryPromptChars: config.memory.promptChars,
+      shareMemoryWithGroups: config.memory.shareWithGroups,
     },
     // A skill whose programs or variables are missing would only mislead the model.
     skills: () => listSkills(skills, log).filter((skill) => skill.missing.length === 0),
@@ -283,6 +309,8 @@ export function createApp(config: Config, options: AppOptions): App {
     jobs,
     queries,
     metrics,
+    memory,
+    consolidator,
     async start(channels) {
       // In the background: a slow or broken server never delays the channels.
       mcp.start();
@@ -325,6 +353,7 @@ export function createApp(config: Config, options: AppOptions): App {
         await helpers.stop();
         await worker.stop();
         await mcp.close();
+        await consolidator.stop();
         bus.close();
         await workerDone;
         closeDatabase(db);

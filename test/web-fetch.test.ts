@@ -56,7 +56,8 @@ interface Options {
 }
 
 function webFetch(options: Options = {}) {
-  const registry = new ToolRegistry(60).register(
+  // These tests are about web_fetch's own limits: lift the registry's central cap on results.
+  const registry = new ToolRegistry(60, 1_000_000).register(
     createWebFetchTool({
       policy: compilePolicy(options.allow ?? []),
       limits: { timeoutMs: options.timeoutMs ?? 5000, maxBytes: options.maxBytes ?? 1024 * 1024, maxRedirects: 5 },

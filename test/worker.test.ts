@@ -173,7 +173,10 @@ describe("agent worker", () => {
   });
 
   it("answers /help and /status itself, /new starts over, /stop cancels a running turn", async () => {
-    const ctx = await started();
+    // Counting model calls here: consolidating the conversation /new ends would be one more (test/memory.test.ts).
+    const ctx = await started(undefined, {}, (config) => {
+      config.memory.consolidate = false;
+    });
     app = ctx.app;
     app.bus.publishInbound(userMessage("c", "remember 42"));
     await ctx.channel.waitFor(1);

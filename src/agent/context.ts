@@ -19,15 +19,34 @@ export interface PromptInput {
   inbound: InboundMessage;
   /** Where a skipped prompt file is reported (a symlink, a FIFO, an oversized file). */
   log?: Pick<Logger, "warn">;
+  /** MEMORY.md: left out unless `include` (groups see it only when configured), cut at `maxChars`. */
+  memory?: { include: boolean; maxChars: number };
+  /** Dated summaries of this conversation's consolidated turns, oldest first. */
+  earlier?: string[];
 }
 
-export function buildSystemPrompt({ workspace, skills, timezone, now, inbound, log }: PromptInput): string {
+export function buildSystemPrompt(input: PromptInput): string {
+  const { workspace, skills, timezone, now, inbound, log } = input;
+  const memory = input.memory ?? { include: true, maxChars: Number.POSITIVE_INFINITY };
   const parts: string[] = [];
   for (const file of BOOTSTRAP_FILES) {
+    if (file === "MEMORY.md" && !memory.include) continue;
     // The workspace is the sandbox's to change: read without following links or blocking on a FIFO.
     const read = readTextBeneath(workspace, file, MAX_PROMPT_FILE_BYTES);
-    if (read.ok) parts.push(`## ${file}\n\n${read.text.trim()}`);
-    else if (!/does not exist/.test(read.reason)) log?.warn({ file, reason: read.reason }, "prompt file skipped");
+    if (read.ok) {
+      const text = read.text.trim();
+      parts.push(`## ${file}\n\n${file === "MEMORY.md" ? capMemory(text, memory.maxChars) : text}`);
+    } else if (!/does not exist/.test(read.reason)) log?.warn({ file, reason: read.reason }, "prompt file skipped");
+  }
+  if (input.earlier && input.earlier.length > 0) {
+    parts.push(
+      [
+        "## Earlier in this conversation",
+        "",
+        "Summaries of older turns (the turns themselves are no longer shown; memory_search finds details):",
+        ...input.earlier,
+      ].join("\n"),
+    );
   }
   if (skills.length > 0) {
     parts.push(
@@ -49,6 +68,12 @@ export function buildSystemPrompt({ workspace, skills, timezone, now, inbound, l
     ].join("\n"),
   );
   return parts.join("\n\n");
+}
+
+/** MEMORY.md beyond the cap is cut, with a note, so a grown file cannot crowd out the conversation. */
+export function capMemory(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  return `${text.slice(0, maxChars)}\n\n[MEMORY.md continues for ${text.length - maxChars} more characters that are not shown here; memory_search finds them. Ask the owner to tidy the file.]`;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { Model } from "../llm/model.js";
+import type { TokenCounter } from "../llm/tokens.js";
 import type { AuditLog } from "../store/audit.js";
 import type { HelperRun, HelperRunStore, HelperStatus } from "../store/helper-runs.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -38,6 +39,9 @@ export interface HelperDeps {
   log: Logger;
   settings: HelperSettings;
   now?: () => number;
+  /** With both, no request of a helper is larger than `budget` tokens (as for turns). */
+  tokens?: TokenCounter;
+  budget?: number;
 }
 
 /** A running helper as /status shows it. */
@@ -153,6 +157,8 @@ export class HelperManager {
           log,
           // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
           allowTool: (tool) => !tool.untrusted,
+          tokens: deps.tokens,
+          budget: deps.budget,
           onToolResult: (call, text, durationMs) =>
             deps.audit?.record({ sessionKey, tool: call.name, arguments: call.arguments, result: text, durationMs }),
         },

@@ -1,10 +1,12 @@
 import type { Logger } from "pino";
-import type { ChatMessage, Model, ToolCall } from "../llm/model.js";
+import type { ChatMessage, Model, ModelReply, ToolCall } from "../llm/model.js";
+import type { TokenCounter } from "../llm/tokens.js";
 import type { StoredMessage } from "../store/conversations.js";
 import type { TurnSoFar } from "../store/turn-steps.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
+import { fitRequest, shorten } from "./budget.js";
 
 export interface LoopDeps {
   model: Model;
@@ -23,6 +25,9 @@ export interface LoopDeps {
     started(call: ToolCall): void;
     result(call: ToolCall, content: string): void;
   };
+  /** With both, no request is larger than `budget` tokens (see fitRequest); without, requests go as they are. */
+  tokens?: TokenCounter;
+  budget?: number;
 }
 
 /** The message a tool call gets when it was running as the process died and is not safe to repeat. */
@@ -36,6 +41,13 @@ export interface LoopInput {
   toolContext: ToolContext;
   /** What this turn did before a crash cut it short: replayed as it was, then the loop goes on. */
   resume?: TurnSoFar;
+  /**
+   * Filled as the turn goes (a tool call only together with its results), so a turn that ends in
+   * an error still leaves its finished rounds to be stored.
+   */
+  produced?: StoredMessage[];
+  /** Raw token counts already known (the history's, from the store). */
+  tokenCache?: WeakMap<ChatMessage, number>;
 }
 
 export interface LoopResult {
@@ -43,6 +55,12 @@ export interface LoopResult {
   produced: StoredMessage[];
   reply: string;
 }
+
+/**
+ * A tool result is kept in the history at most this long (the audit log has it whole): a later
+ * turn needs to know what was found, not the 16,000 characters again.
+ */
+export const HISTORY_RESULT_CHARS = 4000;
 
 const LIMIT_NOTE =
   "You have used all tool calls allowed for this turn. Answer the user now with what you have, and say what is left undone.";
@@ -52,18 +70,22 @@ const LIMIT_NOTE =
  * results back, and repeat until it answers in plain text or the iteration limit is reached.
  */
 export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<LoopResult> {
-  const { model, registry } = deps;
+  const { registry } = deps;
   const { signal } = input.toolContext;
   const messages: ChatMessage[] = [{ role: "system", content: input.system }, ...input.history, input.user];
-  const produced: StoredMessage[] = [];
+  const userIndex = messages.length - 1;
+  const produced: StoredMessage[] = input.produced ?? [];
   const tools = registry.toSchemas(deps.allowTool);
+  const cache = input.tokenCache ?? new WeakMap<ChatMessage, number>();
+  const complete = (extra: ChatMessage[], withTools: boolean) =>
+    callModel(deps, [...messages, ...extra], userIndex, withTools ? tools : undefined, signal, cache);
   let iteration = 0;
   if (input.resume && input.resume.produced.length > 0) {
     iteration = await resume(deps, input.resume, input.toolContext, messages, produced);
   }
 
   for (; iteration < deps.maxIterations; iteration++) {
-    const reply = await model.complete({ messages, tools, signal });
+    const reply = await complete([], true);
     if (reply.toolCalls.length === 0) {
       produced.push({ role: "assistant", content: reply.content });
       return { produced, reply: reply.content };
@@ -71,20 +93,21 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
     const calls = reply.toolCalls.map((call, i) => ({ ...call, id: call.id || `call_${iteration}_${i}` }));
     const assistant: StoredMessage = { role: "assistant", content: reply.content || null, toolCalls: calls };
     deps.steps?.assistant(assistant);
-    produced.push(assistant);
     messages.push(toAssistantMessage(assistant.content, calls));
 
     const roundEnded = deps.onToolRound?.(calls);
     const results = await runToolCalls(deps, calls, input.toolContext).finally(roundEnded);
+    const round: StoredMessage[] = [assistant];
     calls.forEach((call, i) => {
-      produced.push({ role: "tool", content: results[i], toolCallId: call.id });
+      round.push({ role: "tool", content: shorten(results[i], HISTORY_RESULT_CHARS), toolCallId: call.id });
       messages.push({ role: "tool", tool_call_id: call.id, content: results[i] });
     });
+    produced.push(...round);
     signal.throwIfAborted();
   }
 
   deps.log.info({ session: input.toolContext.sessionKey }, "iteration limit reached");
-  const final = await model.complete({ messages: [...messages, { role: "system", content: LIMIT_NOTE }], signal });
+  const final = await complete([{ role: "system", content: LIMIT_NOTE }], false);
   produced.push({ role: "assistant", content: final.content });
   return { produced, reply: final.content };
 }
@@ -125,6 +148,23 @@ async function resume(
   }
   ctx.signal.throwIfAborted();
   return rounds;
+}
+
+/** One model call, made to fit the budget first; the endpoint's `usage` calibrates the counter. */
+async function callModel(
+  deps: LoopDeps,
+  messages: ChatMessage[],
+  userIndex: number,
+  tools: ReturnType<ToolRegistry["toSchemas"]> | undefined,
+  signal: AbortSignal,
+  cache: WeakMap<ChatMessage, number>,
+): Promise<ModelReply> {
+  const { tokens, budget } = deps;
+  if (!tokens || budget === undefined) return deps.model.complete({ messages, tools, signal });
+  const fitted = fitRequest({ messages, userIndex, tools, counter: tokens, budget, cache });
+  const reply = await deps.model.complete({ messages: fitted.messages, tools, signal });
+  if (reply.usage) tokens.calibrate(fitted.tokens, reply.usage.promptTokens);
+  return reply;
 }
 
 /** Runs one reply's tool calls batch by batch; results come back in the order of the calls. */

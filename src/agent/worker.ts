@@ -1,22 +1,26 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
-import { type Model, ModelError } from "../llm/model.js";
+import { type ChatMessage, type Model, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
+import type { TokenCounter } from "../llm/tokens.js";
+import type { Consolidator } from "../memory/consolidator.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
 import type { AuditLog } from "../store/audit.js";
-import { type ConversationStore, estimateTokens, type StoredMessage } from "../store/conversations.js";
+import type { ConversationStore, StoredMessage } from "../store/conversations.js";
 import type { SqliteJournal } from "../store/journal.js";
+import type { MemoryStore } from "../store/memory.js";
 import type { TurnSteps } from "../store/turn-steps.js";
 import type { TurnStore } from "../store/turns.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { type ContentPart, mediaKind, type PreparedAttachments } from "./attachments.js";
 import { helpText, parseCommand } from "./commands.js";
-import { buildSystemPrompt, toChatMessage, userContent } from "./context.js";
+import { toChatMessage, userContent } from "./context.js";
 import { runAgentLoop } from "./loop.js";
 import { ProgressReporter } from "./progress.js";
 import { scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
 import type { Skill } from "./skills.js";
+import { buildTurnContext } from "./turn-context.js";
 import { TurnMeter, type TurnObserver, type TurnReport } from "./turn-stats.js";
 
 export interface WorkerDeps {
@@ -30,6 +34,10 @@ export interface WorkerDeps {
   model: Model;
   registry: ToolRegistry;
   log: Logger;
+  memory: MemoryStore;
+  tokens: TokenCounter;
+  /** Summarises old turns after a turn, in the background; absent when switched off. */
+  consolidator?: Consolidator;
   settings: {
     model: string;
     workspace: string;
@@ -41,6 +49,8 @@ export interface WorkerDeps {
     progressAfterMs?: number;
     /** Config cron.tools: what a scheduled run may use (absent: every tool but cron and spawn). */
     cronTools?: readonly string[];
+    memoryPromptChars: number;
+    shareMemoryWithGroups: boolean;
   };
   skills: () => Skill[];
   /** Background helpers, for /status and /stop. */
@@ -211,6 +221,8 @@ export class AgentWorker {
     let toolsRan = 0;
     const meter = new TurnMeter(deps.model, deps.observer);
     let outcome: TurnReport["outcome"] = "ok";
+    // Finished rounds of the turn: stored even when the turn then fails.
+    const produced: StoredMessage[] = [];
     try {
       if (deps.senderHasAccess && !deps.senderHasAccess(msg)) {
         deps.log.info(
@@ -247,18 +259,20 @@ export class AgentWorker {
             .catch((err: unknown) => deps.log.warn({ err }, "could not send a notice"));
         }
       }
-      const system = buildSystemPrompt({
-        workspace: deps.settings.workspace,
-        skills: deps.skills(),
-        timezone: deps.settings.timezone,
-        now: deps.now?.() ?? new Date(),
-        inbound: msg,
-        log: deps.log,
-      });
       // A scheduled run runs with no one watching: fewer tools, enforced by the registry itself.
       const registry = isScheduledRun(msg)
         ? deps.registry.restricted(scheduledRunOffers(deps.settings.cronTools), withheldInScheduledRun)
         : deps.registry;
+      const userMessage: ChatMessage =
+        images.length > 0
+          ? { role: "user", content: [{ type: "text", text: user.content ?? "" }, ...images] }
+          : toChatMessage(user);
+      const context = buildTurnContext(
+        { ...deps, toolSchemas: () => registry.toSchemas() },
+        msg,
+        userMessage,
+        deps.now?.() ?? new Date(),
+      );
       const result = await runAgentLoop(
         {
           model: meter.model,
@@ -273,6 +287,8 @@ export class AgentWorker {
             started: (call) => deps.steps?.started(msg, call.id),
             result: (call, content) => deps.steps?.result(msg, call.id, content),
           },
+          tokens: deps.tokens,
+          budget: context.budget,
           onToolResult: (call, text, durationMs) => {
             toolsRan++;
             meter.tool(call.name, text);
@@ -286,12 +302,11 @@ export class AgentWorker {
           },
         },
         {
-          system,
-          history: deps.conversations.recent(msg.sessionKey, this.historyBudget(system, user)).map(toChatMessage),
-          user:
-            images.length > 0
-              ? { role: "user", content: [{ type: "text", text: user.content ?? "" }, ...images] }
-              : toChatMessage(user),
+          system: context.system,
+          history: context.history,
+          user: context.user,
+          produced,
+          tokenCache: context.tokenCache,
           toolContext: {
             sessionKey: msg.sessionKey,
             inbound: msg,
@@ -322,7 +337,7 @@ export class AgentWorker {
         deps.journal.forgetTurnStart(msg);
         return;
       }
-      if (stopSignal.aborted) return await this.finish(msg, [user], notice(target, "Stopped."));
+      if (stopSignal.aborted) return await this.finish(msg, [user, ...produced], notice(target, "Stopped."));
       // Nothing happened yet (no tool ran): the message can simply wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && toolsRan === 0) {
         deps.log.warn(
@@ -345,17 +360,23 @@ export class AgentWorker {
         deps.log.warn({ session: msg.sessionKey, err: err.message }, "model call failed");
         return await this.finish(
           msg,
-          [user],
+          [user, ...produced],
           failure(target, `Sorry, ${err.message}.${err.permanent ? "" : " Please try again in a moment."}`),
         );
       }
       deps.log.error({ err, session: msg.sessionKey }, "turn failed");
-      await this.finish(msg, [user], failure(target, "Sorry, something went wrong on my side. Please try again."));
+      await this.finish(
+        msg,
+        [user, ...produced],
+        failure(target, "Sorry, something went wrong on my side. Please try again."),
+      );
     } finally {
       progress?.finish();
       // One line per turn for log search: sizes and times only, never message text.
       deps.log.info(meter.finish(msg.sessionKey, outcome), "turn finished");
       deps.bus.publishActivity({ ...activity, busy: false });
+      // After the reply went out: consolidation never delays it.
+      if (!this.shutdown.signal.aborted) deps.consolidator?.afterTurn(msg.sessionKey, msg.isGroup);
     }
   }
 
@@ -402,13 +423,6 @@ export class AgentWorker {
       ].join("\n");
     }
     await this.finish(msg, [], notice(target, text));
-  }
-
-  private historyBudget(system: string, user: StoredMessage): number {
-    const total = this.deps.settings.contextTokens;
-    const reserveForAnswer = Math.min(4096, Math.floor(total / 4));
-    const tools = Math.ceil(JSON.stringify(this.deps.registry.toSchemas()).length / 4);
-    return Math.max(0, total - reserveForAnswer - tools - Math.ceil(system.length / 4) - estimateTokens(user));
   }
 }
 

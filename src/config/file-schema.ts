@@ -49,6 +49,7 @@ export const fileSchema = {
         },
         vision: { type: "boolean", default: true },
         transcriptionModel: { type: "string", minLength: 1, default: "gpt-4o-mini-transcribe" },
+        maxToolResultChars: { type: "integer", minimum: 1000, default: 16000 },
       },
     },
     exec: {
@@ -97,6 +98,16 @@ export const fileSchema = {
       properties: {
         minEverySeconds: { type: "integer", minimum: 1, default: 60 },
         tools: { type: "array", items: { type: "string" } },
+      },
+    },
+    memory: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        promptChars: { type: "integer", minimum: 0, default: 8000 },
+        shareWithGroups: { type: "boolean", default: false },
+        consolidate: { type: "boolean", default: true },
       },
     },
     media: {
@@ -238,6 +249,7 @@ export interface FileConfig {
     vision: boolean;
     /** The model voice notes are transcribed with, on the same endpoint (`/audio/transcriptions`). */
     transcriptionModel: string;
+    maxToolResultChars: number;
   };
   exec: {
     network: boolean;
@@ -277,6 +289,7 @@ export interface FileConfig {
   delivery: { retryMinSeconds: number; retryMaxSeconds: number; deadLetterAfterHours: number };
   retention: { auditDays: number; archivedConversationDays: number; deadLetterDays: number; mediaDays: number };
   mcp: { servers: Record<string, McpServerFileSettings> };
+  memory: { promptChars: number; shareWithGroups: boolean; consolidate: boolean };
 }
 
 /** One MCP server as written in the config file: `command` (stdio) or `url` (streamable HTTP). */

@@ -104,7 +104,11 @@ export function createOpenAIModel(options: ModelOptions): Model {
 async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): Promise<ModelReply> {
   let content = "";
   const calls: ToolCall[] = [];
+  let usage: ModelReply["usage"];
   for await (const chunk of stream) {
+    // Servers that report usage in a stream send it on a last chunk without choices.
+    if (chunk.usage)
+      usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
     const delta = chunk.choices[0]?.delta;
     if (!delta) continue;
     content += delta.content ?? "";
@@ -116,7 +120,7 @@ async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatC
       call.arguments += piece.function?.arguments ?? "";
     }
   }
-  return { content, toolCalls: calls.filter(Boolean) };
+  return { content, toolCalls: calls.filter(Boolean), usage };
 }
 
 function toModelError(err: unknown, options: Pick<ModelOptions, "baseUrl" | "model">, signal?: AbortSignal): Error {

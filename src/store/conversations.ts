@@ -15,6 +15,8 @@ export interface StoredMessage {
   toolCalls?: ToolCallRecord[];
   toolCallId?: string;
   createdAt?: number;
+  /** What the message costs in a request, as stored (set when read back for the prompt). */
+  tokens?: number;
 }
 
 /** A rough token count (about four characters a token) that is cheap and never underestimates much. */
@@ -30,7 +32,11 @@ export function estimateTokens(message: StoredMessage): number {
  * `/new` archives it and the next message starts another.
  */
 export class ConversationStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** Tokens a message costs in a request; stored with it so picking history needs no tokenizer. */
+    private readonly countTokens: (message: StoredMessage) => number = estimateTokens,
+  ) {}
 
   /** The id of the session's open conversation, created on first use. */
   openConversation(sessionKey: string): number {
@@ -65,7 +71,7 @@ export class ConversationStore {
           m.content,
           m.toolCalls?.length ? JSON.stringify(m.toolCalls) : null,
           m.toolCallId ?? null,
-          estimateTokens(m),
+          this.countTokens(m),
           m.createdAt ?? Date.now(),
         );
       }
@@ -73,7 +79,8 @@ export class ConversationStore {
   }
 
   /**
-   * The newest messages of the open conversation that fit in `tokenBudget`, oldest first.
+   * The newest messages of the open conversation that fit in `tokenBudget`, oldest first, leaving
+   * out those consolidated into memory entries.
    * Walks the tail backwards through the index and stops at the budget, so the cost depends
    * on the budget, not on the length of the conversation.
    */
@@ -81,9 +88,9 @@ export class ConversationStore {
     const conversationId = this.openConversation(sessionKey);
     const rows = this.db
       .prepare(
-        "SELECT role, content, tool_calls, tool_call_id, tokens, created_at FROM messages WHERE conversation_id = ? ORDER BY id DESC",
+        "SELECT role, content, tool_calls, tool_call_id, tokens, created_at FROM messages WHERE conversation_id = ? AND id > (SELECT consolidated_through FROM conversations WHERE id = ?) ORDER BY id DESC",
       )
-      .iterate(conversationId) as IterableIterator<{
+      .iterate(conversationId, conversationId) as IterableIterator<{
       role: StoredRole;
       content: string | null;
       tool_calls: string | null;
@@ -102,6 +109,7 @@ export class ConversationStore {
         toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls) as ToolCallRecord[]) : undefined,
         toolCallId: row.tool_call_id ?? undefined,
         createdAt: row.created_at,
+        tokens: row.tokens,
       });
     }
     if (typeof rows.return === "function") rows.return();

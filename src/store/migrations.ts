@@ -198,4 +198,62 @@ export const migrations: Migration[] = [
       CREATE INDEX turn_steps_inbox ON turn_steps (inbox_id, id);
     `,
   },
+  {
+    // Issue 11: consolidation (old turns summarised into entries) and full-text search over memory.
+    id: "110-memory",
+    sql: `
+      -- Messages up to this id were summarised into memory_entries and leave the prompt (they stay here).
+      ALTER TABLE conversations ADD COLUMN consolidated_through INTEGER NOT NULL DEFAULT 0;
+      -- Older rows were counted as characters / 4, which undercounts Chinese and emoji: count them
+      -- high (two tokens a character) until consolidation takes them out of the prompt.
+      UPDATE messages SET tokens = 2 * (length(coalesce(content, '')) + length(coalesce(tool_calls, ''))) + 8;
+
+      CREATE TABLE memory_entries (
+        id INTEGER PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        conversation_id INTEGER NOT NULL,
+        first_message_id INTEGER NOT NULL,
+        last_message_id INTEGER NOT NULL,
+        period_start INTEGER NOT NULL,
+        period_end INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX memory_entries_by_session ON memory_entries (session_key, id);
+      CREATE INDEX memory_entries_by_conversation ON memory_entries (conversation_id, id);
+
+      -- Trigram indexes match any script (Chinese, Japanese, emoji) as substrings of three characters.
+      CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content='messages', content_rowid='id', tokenize='trigram remove_diacritics 1'
+      );
+      CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+        WHEN new.role IN ('user', 'assistant') AND coalesce(new.content, '') != ''
+        BEGIN INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content); END;
+      CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+        WHEN old.role IN ('user', 'assistant') AND coalesce(old.content, '') != ''
+        BEGIN INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content); END;
+      CREATE TRIGGER messages_fts_update_old AFTER UPDATE OF content, role ON messages
+        WHEN old.role IN ('user', 'assistant') AND coalesce(old.content, '') != ''
+        BEGIN INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content); END;
+      CREATE TRIGGER messages_fts_update_new AFTER UPDATE OF content, role ON messages
+        WHEN new.role IN ('user', 'assistant') AND coalesce(new.content, '') != ''
+        BEGIN INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content); END;
+      INSERT INTO messages_fts (rowid, content)
+        SELECT id, content FROM messages WHERE role IN ('user', 'assistant') AND coalesce(content, '') != '';
+
+      CREATE VIRTUAL TABLE entries_fts USING fts5(
+        text, content='memory_entries', content_rowid='id', tokenize='trigram remove_diacritics 1'
+      );
+      CREATE TRIGGER entries_fts_insert AFTER INSERT ON memory_entries
+        BEGIN INSERT INTO entries_fts (rowid, text) VALUES (new.id, new.text); END;
+      CREATE TRIGGER entries_fts_delete AFTER DELETE ON memory_entries
+        BEGIN INSERT INTO entries_fts (entries_fts, rowid, text) VALUES ('delete', old.id, old.text); END;
+
+      -- MEMORY.md lives in the workspace (the owner edits it); this is only its search index,
+      -- rebuilt from the file whenever its hash changes.
+      CREATE VIRTUAL TABLE memory_file_fts USING fts5(text, tokenize='trigram remove_diacritics 1');
+      CREATE TABLE memory_file_state (id INTEGER PRIMARY KEY CHECK (id = 1), hash TEXT NOT NULL, modified_at INTEGER NOT NULL);
+    `,
+  },
 ];

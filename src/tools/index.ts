@@ -4,9 +4,11 @@ import { mediaDir } from "../paths.js";
 import { JobStore } from "../scheduler/job-store.js";
 import { ConversationStore } from "../store/conversations.js";
 import type { Database } from "../store/database.js";
+import { MemoryStore } from "../store/memory.js";
 import { createCronTool } from "./cron-tool.js";
 import { createExecTool } from "./exec/exec-tool.js";
 import { createFileTools } from "./files/index.js";
+import { createMemorySearchTool } from "./memory-search.js";
 import { createMessageTool } from "./message-tool.js";
 import { createSpawnTool, type Spawner } from "./spawn-tool.js";
 import type { Tool } from "./tool.js";
@@ -43,5 +45,10 @@ export function createTools(deps: ToolDeps): Tool[] {
     }),
     ...(deps.helpers ? [createSpawnTool(deps.helpers)] : []),
     ...createWebTools(deps.config),
+    createMemorySearchTool({
+      store: new MemoryStore(deps.db),
+      timezone: deps.config.timezone,
+      shareWithGroups: deps.config.memory.shareWithGroups,
+    }),
   ];
 }

@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import ajvFormats from "ajv-formats";
 import { distance } from "fastest-levenshtein";
 import type { ToolSchema } from "../llm/model.js";
+import { capToolResult, DEFAULT_MAX_RESULT_CHARS } from "./result-cap.js";
 import type { Tool, ToolContext } from "./tool.js";
 import { ToolError } from "./tool.js";
 
@@ -23,7 +24,11 @@ export class ToolRegistry {
   // Schemas from MCP servers use formats ("uri", "date-time"); unknown ones are ignored without console noise.
   private readonly ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false }));
 
-  constructor(private readonly defaultTimeoutSeconds = 120) {}
+  constructor(
+    private readonly defaultTimeoutSeconds = 120,
+    /** Every result is cut to this many characters here, whatever the tool returned. */
+    private readonly maxResultChars = DEFAULT_MAX_RESULT_CHARS,
+  ) {}
 
   register(tool: Tool): this {
     if (this.entries.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
@@ -33,7 +38,7 @@ export class ToolRegistry {
 
   /** A registry offering every tool but `names` (a helper's tools): the same tools and checks. */
   without(names: string[]): ToolRegistry {
-    const view = new ToolRegistry(this.defaultTimeoutSeconds);
+    const view = new ToolRegistry(this.defaultTimeoutSeconds, this.maxResultChars);
     for (const [name, entry] of this.entries) if (!names.includes(name)) view.entries.set(name, entry);
     return view;
   }
@@ -48,7 +53,7 @@ export class ToolRegistry {
    * not shown to the model, and a call to one anyway returns `Error: <reason>`.
    */
   restricted(keep: (name: string) => boolean, reason: (name: string) => string): ToolRegistry {
-    const view = new ToolRegistry(this.defaultTimeoutSeconds);
+    const view = new ToolRegistry(this.defaultTimeoutSeconds, this.maxResultChars);
     for (const [name, entry] of this.entries) {
       if (keep(name)) view.entries.set(name, entry);
       else view.withheld.set(name, reason(name));
@@ -86,8 +91,15 @@ export class ToolRegistry {
       }));
   }
 
-  /** Runs one call from the model. Never throws: failures come back as `Error: …` text. */
+  /**
+   * Runs one call from the model. Never throws: failures come back as `Error: …` text. No result
+   * is longer than `maxResultChars`: a longer one is cut with a note of how to read the rest.
+   */
   async execute(name: string, rawArgs: string, ctx: ToolContext, allow?: (tool: Tool) => boolean): Promise<string> {
+    return capToolResult(await this.run(name, rawArgs, ctx, allow), this.maxResultChars);
+  }
+
+  private async run(name: string, rawArgs: string, ctx: ToolContext, allow?: (tool: Tool) => boolean): Promise<string> {
     const entry = this.entries.get(name);
     const withheld = this.withheld.get(name);
     if (withheld !== undefined) return `Error: ${withheld}`;
@@ -109,7 +121,7 @@ export class ToolRegistry {
     const signal = AbortSignal.any([ctx.signal, timeout]);
     try {
       const result = await raceAbort(entry.tool.execute(args as Record<string, unknown>, { ...ctx, signal }), signal);
-      return result;
+      return typeof result === "string" ? result : String(result);
     } catch (err) {
       if (timeout.aborted) return `Error: ${name} timed out after ${seconds} s.`;
       if (ctx.signal.aborted) return `Error: ${name} was cancelled.`;

@@ -1,0 +1,111 @@
+import type { ChatMessage } from "../llm/model.js";
+import type { TokenCounter } from "../llm/tokens.js";
+import { safeSlice } from "../tools/result-cap.js";
+
+/** The request cannot be made to fit: even the instructions and the user's message are too long. */
+export class BudgetError extends Error {}
+
+export interface FitInput {
+  /** `[system, ...history, user, ...this turn's rounds]` */
+  messages: ChatMessage[];
+  /** Index of the user's message that started the turn. */
+  userIndex: number;
+  tools?: unknown[];
+  counter: TokenCounter;
+  /** The most the request may cost, in tokens (the answer's reserve already taken off). */
+  budget: number;
+  /** Raw token counts of messages already seen (a turn resends the same objects every round). */
+  cache?: WeakMap<ChatMessage, number>;
+}
+
+export interface Fitted {
+  messages: ChatMessage[];
+  /** What the fitted request costs, by our count. */
+  tokens: number;
+}
+
+/** What a tool result of this turn is cut to first, when the request would not fit. */
+const SHORT_RESULT_CHARS = 1000;
+
+/**
+ * Makes a request fit the budget without breaking its structure (a tool call keeps its result).
+ * In order, until it fits: shorten this turn's tool results, oldest first; drop history, oldest
+ * turn first; replace this turn's tool results by a stub, oldest first; cut the user's message.
+ * Returns a new array; the caller's messages (what gets stored) are untouched.
+ */
+export function fitRequest({ messages, userIndex, tools, counter, budget, cache }: FitInput): Fitted {
+  const out = [...messages];
+  const cost = (m: ChatMessage) => {
+    let raw = cache?.get(m);
+    if (raw === undefined) {
+      raw = counter.rawMessage(m);
+      cache?.set(m, raw);
+    }
+    return Math.ceil(raw * counter.factor);
+  };
+  const costs = out.map(cost);
+  const fixed = 3 + (tools && tools.length > 0 ? counter.text(JSON.stringify(tools)) : 0);
+  let total = fixed + costs.reduce((a, b) => a + b, 0);
+  const fits = () => total <= budget;
+  const replace = (i: number, message: ChatMessage) => {
+    total -= costs[i];
+    out[i] = message;
+    costs[i] = cost(message);
+    total += costs[i];
+  };
+  if (fits()) return { messages: out, tokens: total };
+
+  let user = userIndex;
+  const toolIndexes = () => out.map((m, i) => (i > user && m.role === "tool" ? i : -1)).filter((i) => i >= 0);
+
+  for (const i of toolIndexes()) {
+    if (fits()) return { messages: out, tokens: total };
+    const content = String(out[i].content ?? "");
+    if (content.length > SHORT_RESULT_CHARS)
+      replace(i, { ...(out[i] as ChatMessage & { role: "tool" }), content: shorten(content, SHORT_RESULT_CHARS) });
+  }
+
+  // History goes a whole turn at a time, so no tool result loses its call.
+  while (!fits() && user > 1) {
+    let end = 2;
+    while (end < user && out[end].role !== "user") end++;
+    const removed = out.splice(1, end - 1);
+    const removedCosts = costs.splice(1, end - 1);
+    total -= removedCosts.reduce((a, b) => a + b, 0);
+    user -= removed.length;
+  }
+
+  for (const i of toolIndexes()) {
+    if (fits()) return { messages: out, tokens: total };
+    replace(i, {
+      ...(out[i] as ChatMessage & { role: "tool" }),
+      content: "[result dropped to fit the context budget; run the call again if you still need it]",
+    });
+  }
+
+  const userContent = out[user].content;
+  // A message with image parts is not cut (its pictures would go); BudgetError below if it must be.
+  if (!fits() && typeof userContent === "string") {
+    const content = userContent;
+    const cost = costs[user];
+    // Keep the share of the message that fits, then halve until it does (counts are not linear).
+    let keep = Math.floor((content.length * Math.max(0, cost - (total - budget))) / Math.max(1, cost));
+    for (;;) {
+      replace(user, { role: "user", content: shorten(content, keep) });
+      if (fits() || keep === 0) break;
+      keep = Math.floor(keep / 2);
+    }
+  }
+  if (!fits()) {
+    throw new BudgetError(
+      `the instructions alone (${total} tokens) are more than the context budget of ${budget} tokens allows; shorten the workspace files or raise agent.contextTokens`,
+    );
+  }
+  return { messages: out, tokens: total };
+}
+
+/** The head of a long text and a note of how much was cut. */
+export function shorten(text: string, chars: number): string {
+  if (text.length <= chars) return text;
+  return `${safeSlice(text, 0, chars)}\n… [${(text.length - chars).toLocaleString("en-US")} more characters cut to fit the context budget]`;
+}

@@ -1,0 +1,98 @@
+import type { Logger } from "pino";
+import type { InboundMessage } from "../bus/types.js";
+import type { ChatMessage } from "../llm/model.js";
+import type { TokenCounter } from "../llm/tokens.js";
+import type { ConversationStore } from "../store/conversations.js";
+import type { MemoryEntry, MemoryStore } from "../store/memory.js";
+import { buildSystemPrompt, toChatMessage } from "./context.js";
+import type { Skill } from "./skills.js";
+
+export interface TurnContextDeps {
+  conversations: ConversationStore;
+  memory: MemoryStore;
+  tokens: TokenCounter;
+  toolSchemas: () => unknown[];
+  skills: () => Skill[];
+  log?: Pick<Logger, "warn">;
+  settings: {
+    workspace: string;
+    timezone: string;
+    contextTokens: number;
+    /** MEMORY.md is cut at this many characters in the prompt. */
+    memoryPromptChars: number;
+    /** Whether group chats see MEMORY.md (and search it). */
+    shareMemoryWithGroups: boolean;
+  };
+}
+
+export interface TurnContext {
+  system: string;
+  history: ChatMessage[];
+  user: ChatMessage;
+  /** The most a request of this turn may cost, in tokens. */
+  budget: number;
+  /** Raw token counts of the history messages, from the store, so they are not counted again. */
+  tokenCache: WeakMap<ChatMessage, number>;
+}
+
+/** Share of the budget the consolidated entries of the conversation may take in the prompt. */
+const ENTRIES_SHARE = 0.1;
+
+/** Room kept for the model's answer: a quarter of the budget, at most 4,096 tokens. */
+export function answerReserve(contextTokens: number): number {
+  return Math.min(4096, Math.floor(contextTokens / 4));
+}
+
+/** Whether the conversation may see the owner's MEMORY.md (in its prompt and its searches). */
+export function seesPrivateMemory(inbound: InboundMessage, shareWithGroups: boolean): boolean {
+  return !inbound.isGroup || shareWithGroups;
+}
+
+/**
+ * The prompt for one turn: instructions (workspace files, MEMORY.md where allowed, summaries of
+ * consolidated turns, skills, runtime), then the newest history that fits what is left of the
+ * budget, then the user's message. Costs depend on the budget, not the conversation's length.
+ */
+export function buildTurnContext(
+  deps: TurnContextDeps,
+  inbound: InboundMessage,
+  userMessage: ChatMessage,
+  now: Date,
+): TurnContext {
+  const { settings, tokens } = deps;
+  const conversation = deps.memory.openConversation(inbound.sessionKey);
+  const entries =
+    conversation === undefined
+      ? []
+      : deps.memory.recentEntries(conversation, Math.floor((settings.contextTokens * ENTRIES_SHARE) / tokens.factor));
+  const system = buildSystemPrompt({
+    workspace: settings.workspace,
+    skills: deps.skills(),
+    timezone: settings.timezone,
+    now,
+    inbound,
+    log: deps.log,
+    memory: {
+      include: seesPrivateMemory(inbound, settings.shareMemoryWithGroups),
+      maxChars: settings.memoryPromptChars,
+    },
+    earlier: entries.map((e) => `- ${entryDates(e, settings.timezone)}: ${e.text}`),
+  });
+  const budget = settings.contextTokens - answerReserve(settings.contextTokens);
+  const fixed = tokens.request([{ role: "system", content: system }, userMessage], deps.toolSchemas());
+  const historyBudget = Math.max(0, budget - fixed);
+  const tokenCache = new WeakMap<ChatMessage, number>();
+  const history = deps.conversations.recent(inbound.sessionKey, Math.floor(historyBudget / tokens.factor)).map((m) => {
+    const message = toChatMessage(m);
+    if (m.tokens !== undefined) tokenCache.set(message, m.tokens);
+    return message;
+  });
+  return { system, history, user: userMessage, budget, tokenCache };
+}
+
+function entryDates(entry: MemoryEntry, timezone: string): string {
+  const day = (ms: number) => new Intl.DateTimeFormat("en-CA", { timeZone: timezone }).format(ms);
+  const from = day(entry.periodStart);
+  const to = day(entry.periodEnd);
+  return from === to ? from : `${from} – ${to}`;
+}

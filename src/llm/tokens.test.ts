@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { createTokenCounter, encodingForModel } from "./tokens.js";
+
+describe("token counting", () => {
+  it("picks the encoding by model name, o200k_base for anything unknown", () => {
+    expect(encodingForModel("gpt-4.1-mini")).toBe("o200k_base");
+    expect(encodingForModel("gpt-4o")).toBe("o200k_base");
+    expect(encodingForModel("openai/gpt-5")).toBe("o200k_base");
+    expect(encodingForModel("gpt-4-turbo")).toBe("cl100k_base");
+    expect(encodingForModel("gpt-3.5-turbo")).toBe("cl100k_base");
+    expect(encodingForModel("llama3.1:8b")).toBe("o200k_base");
+  });
+
+  it("counts Chinese, Japanese and emoji far above characters / 4", () => {
+    const tokens = createTokenCounter("gpt-4.1-mini");
+    const chinese = "我妹妹的生日是三月五日，我们要给她买一个蛋糕。";
+    const japanese = "明日の午後三時に歯医者の予約があります。";
+    const emoji = "🎂🎉👨‍👩‍👧❤️🔥🚀";
+    for (const text of [chinese, japanese, emoji]) {
+      expect(tokens.text(text)).toBeGreaterThan(Math.ceil(text.length / 4) * 2);
+    }
+    expect(tokens.text("hello world")).toBe(2);
+  });
+
+  it("treats special-token text as text and counts a 110,000-character run of Chinese (quadratic in one piece)", () => {
+    const tokens = createTokenCounter("gpt-4.1-mini");
+    expect(tokens.text("<|endoftext|> hi")).toBeGreaterThan(3);
+    const long = "我妹妹的生日是三月五日".repeat(10_000);
+    const counted = tokens.text(long);
+    expect(counted).toBeGreaterThan(80_000);
+    expect(counted).toBeLessThan(130_000);
+  });
+
+  it("never splits an emoji between slices", () => {
+    const tokens = createTokenCounter("gpt-4.1-mini");
+    const text = `a${"😀".repeat(600)}`;
+    // 255 units then a surrogate pair across the boundary: an unpaired half would count as extra tokens.
+    expect(tokens.text(text)).toBeLessThanOrEqual(tokens.text("a") + 600 + 3);
+  });
+
+  it("calibrates against the endpoint's usage: up at once, down slowly, never below 1", () => {
+    const tokens = createTokenCounter("llama3");
+    const text = "word ".repeat(1000);
+    const before = tokens.text(text);
+    tokens.calibrate(before, before * 2);
+    expect(tokens.factor).toBeCloseTo(2, 5);
+    expect(tokens.text(text)).toBe(Math.ceil(before * 2));
+    tokens.calibrate(tokens.text(text), before);
+    expect(tokens.factor).toBeGreaterThan(1.5);
+    for (let i = 0; i < 50; i++) tokens.calibrate(tokens.text(text), before / 2);
+    expect(tokens.factor).toBeCloseTo(1, 2);
+    tokens.calibrate(tokens.text(text), 1); // a server that always says 1 (the fake) changes nothing
+    expect(tokens.factor).toBeGreaterThanOrEqual(1);
+    tokens.calibrate(10, 10_000); // too small a request to learn from
+    expect(tokens.factor).toBeLessThan(1.01);
+  });
+});
+
+describe("images", () => {
+  it("counts an image part as a picture's worth of tokens", () => {
+    const tokens = createTokenCounter("gpt-4.1-mini");
+    const withImage = tokens.message({
+      role: "user",
+      content: [
+        { type: "text", text: "what is this?" },
+        { type: "image_url", image_url: { url: `data:image/jpeg;base64,${"A".repeat(100_000)}` } },
+      ],
+    });
+    expect(withImage).toBeGreaterThanOrEqual(800);
+    expect(withImage).toBeLessThan(820);
+  });
+});

@@ -1,0 +1,208 @@
+import type { Logger } from "pino";
+import type { Model } from "../llm/model.js";
+import type { TokenCounter } from "../llm/tokens.js";
+import type { MemoryStore, PendingMessage } from "../store/memory.js";
+import { safeSlice } from "../tools/result-cap.js";
+import { CONSOLIDATION_INSTRUCTIONS, parseConsolidation, transcript } from "./consolidation-prompt.js";
+import { appendMemoryFacts, readMemoryFile } from "./memory-file.js";
+
+export interface ConsolidatorDeps {
+  store: MemoryStore;
+  model: Model;
+  tokens: TokenCounter;
+  log: Logger;
+  workspace: string;
+  timezone: string;
+  contextTokens: number;
+  now?: () => Date;
+}
+
+/** A conversation is consolidated once its history passes this share of the context budget… */
+export const TRIGGER_SHARE = 0.5;
+/** …down to this share, so it does not run again at the very next turn. */
+export const TARGET_SHARE = 0.25;
+const MAX_ROUNDS = 50;
+const FIRST_RETRY_MS = 30_000;
+const MAX_RETRY_MS = 60 * 60 * 1000;
+
+interface Failure {
+  count: number;
+  retryAt: number;
+}
+
+/**
+ * Summarises a conversation's oldest turns into dated memory entries (and durable facts into
+ * MEMORY.md, for direct chats) once its history outgrows its share of the budget. Runs after a
+ * turn, in the background: it never delays a reply, one run per conversation at a time, and a
+ * failed run (model down, garbage answer) changes nothing and is retried later with backoff.
+ */
+export class Consolidator {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private readonly failures = new Map<string, Failure>();
+  private readonly shutdown = new AbortController();
+
+  constructor(private readonly deps: ConsolidatorDeps) {}
+
+  /** After a turn: consolidates the open conversation if it is over its share. Returns at once. */
+  afterTurn(sessionKey: string, isGroup: boolean): void {
+    this.start(sessionKey, isGroup);
+  }
+
+  /** Waits for the runs in progress (tests, benchmarks, shutdown). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+  }
+
+  async stop(): Promise<void> {
+    this.shutdown.abort(new Error("pincer is shutting down"));
+    await this.idle();
+  }
+
+  private start(sessionKey: string, isGroup: boolean): void {
+    if (this.shutdown.signal.aborted) return;
+    if (this.running.has(sessionKey)) {
+      this.again.add(sessionKey);
+      return;
+    }
+    const failure = this.failures.get(sessionKey);
+    if (failure && this.now() < failure.retryAt) return;
+    const run = this.runFor(sessionKey, isGroup)
+      .then(() => {
+        this.failures.delete(sessionKey);
+      })
+      .catch((err: unknown) => this.failed(sessionKey, err))
+      .finally(() => {
+        this.running.delete(sessionKey);
+        if (this.again.delete(sessionKey)) this.start(sessionKey, isGroup);
+      });
+    this.running.set(sessionKey, run);
+  }
+
+  private failed(sessionKey: string, err: unknown): void {
+    if (this.shutdown.signal.aborted) return;
+    const count = (this.failures.get(sessionKey)?.count ?? 0) + 1;
+    const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (count - 1));
+    this.failures.set(sessionKey, { count, retryAt: this.now() + delay });
+    this.deps.log.warn(
+      { session: sessionKey, err: (err as Error)?.message ?? String(err), retryInSeconds: delay / 1000 },
+      "memory consolidation failed; nothing was changed, it will be retried",
+    );
+  }
+
+  private async runFor(sessionKey: string, isGroup: boolean): Promise<void> {
+    const { store, contextTokens } = this.deps;
+    // Conversations ended by /new are consolidated whole: what they taught is kept.
+    for (const archived of store.archivedWithPending(sessionKey)) {
+      await this.consolidate(sessionKey, archived, isGroup, 0);
+    }
+    const open = store.openConversation(sessionKey);
+    if (open === undefined) return;
+    if (store.pendingTokens(open) <= Math.floor(contextTokens * TRIGGER_SHARE)) return;
+    await this.consolidate(sessionKey, open, isGroup, Math.floor(contextTokens * TARGET_SHARE));
+  }
+
+  /** Consolidates whole turns, oldest first, until at most `keepTokens` of history remain. */
+  private async consolidate(sessionKey: string, conversationId: number, isGroup: boolean, keepTokens: number) {
+    const { store, contextTokens } = this.deps;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      this.shutdown.signal.throwIfAborted();
+      const pendingTotal = store.pendingTokens(conversationId);
+      if (pendingTotal <= keepTokens) return;
+      const rows = store.pending(conversationId, contextTokens * 4);
+      const complete = rows.reduce((n, r) => n + r.tokens, 0) >= pendingTotal;
+      const chunk = this.pickChunk(rows, pendingTotal - keepTokens, complete);
+      if (chunk.length === 0) return;
+      await this.summarise(sessionKey, conversationId, isGroup, chunk);
+    }
+  }
+
+  /**
+   * The oldest whole turns (a turn starts at a user message, so a tool call never leaves without
+   * its result) that cover `need` tokens, as far as their transcript fits in one model request.
+   */
+  private pickChunk(rows: PendingMessage[], need: number, complete: boolean): PendingMessage[] {
+    const limit = Math.floor(this.deps.contextTokens * 0.5);
+    let consumed = 0;
+    let transcriptTokens = 0;
+    let best = 0;
+    for (let i = 0; i < rows.length; i++) {
+      if (i > 0 && rows[i].role === "user") {
+        // Past the request's size: stop at the previous turn (the first turn goes, however long).
+        if (best > 0 && transcriptTokens > limit) return rows.slice(0, best);
+        best = i;
+        if (consumed >= need) return rows.slice(0, best);
+      }
+      consumed += rows[i].tokens;
+      transcriptTokens += this.deps.tokens.text(transcript([rows[i]], () => "0000-00-00 00:00")) + 1;
+    }
+    // Turns are stored whole, so the end of what is pending is a turn's end too.
+    if (complete && (best === 0 || transcriptTokens <= limit)) best = rows.length;
+    return rows.slice(0, best);
+  }
+
+  private async summarise(sessionKey: string, conversationId: number, isGroup: boolean, chunk: PendingMessage[]) {
+    const { deps } = this;
+    const memory = readMemoryFile(deps.workspace)?.text ?? "";
+    const limitChars = deps.contextTokens; // about a quarter of the budget in any script
+    const body = [
+      `MEMORY.md now:\n${safeSlice(memory, 0, Math.floor(limitChars / 4)) || "(empty)"}`,
+      `The chat (${isGroup ? "a group chat" : "a direct chat"}):\n${safeSlice(
+        transcript(chunk, (ms) => this.format(ms)),
+        0,
+        limitChars,
+      )}`,
+    ].join("\n\n");
+    const reply = await deps.model.complete({
+      messages: [
+        { role: "system", content: CONSOLIDATION_INSTRUCTIONS },
+        { role: "user", content: body },
+      ],
+      signal: this.shutdown.signal,
+    });
+    const parsed = parseConsolidation(reply.content);
+    if (!parsed) throw new Error(`the model's summary was not the JSON asked for: ${safeSlice(reply.content, 0, 120)}`);
+    const first = chunk[0];
+    const last = chunk[chunk.length - 1];
+    // A group's members are not the owner: what they say stays in the group's own entries.
+    const facts = isGroup ? [] : parsed.facts;
+    const added =
+      facts.length > 0 ? appendMemoryFacts(deps.workspace, facts, this.format(this.now()).slice(0, 10)) : [];
+    const text = [parsed.summary, ...(parsed.facts.length > 0 ? [`Facts: ${parsed.facts.join(" · ")}`] : [])].join(
+      "\n",
+    );
+    const stored = deps.store.addEntry({
+      sessionKey,
+      conversationId,
+      firstId: first.id,
+      throughId: last.id,
+      periodStart: first.createdAt,
+      periodEnd: last.createdAt,
+      text,
+      tokens: deps.tokens.rawMessage({ role: "system", content: text }) + 12,
+    });
+    deps.log.info(
+      { session: sessionKey, messages: chunk.length, factsAdded: added.length, stored },
+      "consolidated old turns into memory",
+    );
+  }
+
+  private now(): number {
+    return (this.deps.now?.() ?? new Date()).getTime();
+  }
+
+  /** `2026-03-05 14:30` in the owner's zone. */
+  format(ms: number): string {
+    const parts = new Intl.DateTimeFormat("en-CA", {
+      timeZone: this.deps.timezone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23",
+    }).formatToParts(ms);
+    const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
+    return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Turns what the model typed into a safe FTS5 query for trigram indexes. Nothing of the input's
+ * own syntax survives: every term is a quoted string built from letters, digits or pictographs
+ * only, so quotes, NEAR, `*`, `^`, column filters and parentheses are just text that is dropped.
+ */
+export interface FtsQuery {
+  /** Every term looked for (trigrams, words, bigrams), lower-case, to mark them in snippets. */
+  terms: string[];
+  /** `"t1" OR "t2" …` for the MATCH operator, or undefined when no term has three characters. */
+  match?: string;
+  /** Terms too short for a trigram index (one or two characters), for a LIKE scan when MATCH finds too little. */
+  short: string[];
+}
+
+const MAX_TERMS = 48;
+// Scripts written without spaces between words: a run of them is cut into overlapping trigrams.
+const UNSPACED =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Extended_Pictographic}]/u;
+const MARK = /\p{M}/u;
+const TOKEN = /[\p{L}\p{N}\p{M}\p{Extended_Pictographic}]+/gu;
+
+export function buildFtsQuery(input: string): FtsQuery {
+  const terms = new Set<string>();
+  const bigrams = new Set<string>();
+  const tiny = new Set<string>();
+  for (const token of input.normalize("NFKC").toLowerCase().match(TOKEN) ?? []) {
+    for (const run of splitRuns(token)) {
+      const chars = [...run.text];
+      if (run.unspaced) {
+        for (let i = 0; i + 3 <= chars.length; i++) terms.add(chars.slice(i, i + 3).join(""));
+        // "妹妹生日" shares no trigram with "妹妹的生日": its bigrams still find it (by LIKE).
+        for (let i = 0; i + 2 <= chars.length; i++) bigrams.add(chars.slice(i, i + 2).join(""));
+        if (chars.length === 1) tiny.add(run.text);
+      } else if (chars.length >= 3) {
+        terms.add(run.text);
+      } else {
+        tiny.add(run.text);
+      }
+    }
+  }
+  const picked = [...terms].slice(0, MAX_TERMS);
+  // One- and two-letter words only count when there is nothing better to look for.
+  const short = [...bigrams, ...(picked.length === 0 ? tiny : [])].slice(0, MAX_TERMS);
+  return {
+    terms: [...terms, ...bigrams, ...tiny],
+    match: picked.length > 0 ? picked.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ") : undefined,
+    short,
+  };
+}
+
+/** Splits a token where it changes between spaced (Latin, Cyrillic, Hangul…) and unspaced scripts. */
+function splitRuns(token: string): Array<{ text: string; unspaced: boolean }> {
+  const runs: Array<{ text: string; unspaced: boolean }> = [];
+  for (const ch of token) {
+    const last = runs.at(-1);
+    // A combining mark or variation selector (the ️ in ❤️) belongs to the character before it.
+    if (last && MARK.test(ch)) {
+      last.text += ch;
+      continue;
+    }
+    const unspaced = UNSPACED.test(ch);
+    if (last && last.unspaced === unspaced) last.text += ch;
+    else runs.push({ text: ch, unspaced });
+  }
+  return runs;
+}
+
+/** Escapes `%`, `_` and `\` for `LIKE … ESCAPE '\'`. */
+export function likePattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * A window of about `width` characters around the first place any term occurs, with the terms
+ * marked «like this». (FTS5's own snippet() counts trigram tokens, which gives a few characters.)
+ */
+export function makeSnippet(text: string, terms: string[], width = 280): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  const lower = flat.toLowerCase();
+  // Lower-casing keeps positions in nearly every script; where it does not, show the lower-cased text.
+  const shown = lower.length === flat.length ? flat : lower;
+  const ranges: Array<[number, number]> = [];
+  for (const term of terms) {
+    if (!term) continue;
+    for (let at = lower.indexOf(term); at !== -1; at = lower.indexOf(term, at + 1)) ranges.push([at, at + term.length]);
+  }
+  ranges.sort((a, b) => a[0] - b[0]);
+  const first = ranges[0]?.[0] ?? 0;
+  const start = Math.max(0, Math.min(first - Math.floor(width / 3), shown.length - width));
+  const end = Math.min(shown.length, start + width);
+  let out = "";
+  let pos = start;
+  for (const [from, to] of mergeRanges(ranges)) {
+    if (to <= pos || from >= end) continue;
+    const a = Math.max(from, pos);
+    const b = Math.min(to, end);
+    out += `${shown.slice(pos, a)}«${shown.slice(a, b)}»`;
+    pos = b;
+  }
+  out += shown.slice(pos, end);
+  return `${start > 0 ? "…" : ""}${out}${end < shown.length ? "…" : ""}`;
+}
+
+function mergeRanges(sorted: Array<[number, number]>): Array<[number, number]> {
+  const merged: Array<[number, number]> = [];
+  for (const [from, to] of sorted) {
+    const last = merged.at(-1);
+    if (last && from <= last[1]) last[1] = Math.max(last[1], to);
+    else merged.push([from, to]);
+  }
+  return merged;
+}

@@ -1,0 +1,77 @@
+import { memoryParagraphs, readMemoryFile } from "../memory/memory-file.js";
+import type { MemoryStore, SearchHit } from "../store/memory.js";
+import { type Tool, ToolError } from "./tool.js";
+
+export interface MemorySearchDeps {
+  store: MemoryStore;
+  timezone: string;
+  /** Whether group chats may search MEMORY.md (direct chats always may). */
+  shareWithGroups: boolean;
+}
+
+type Args = { query: string; limit?: number };
+
+const DEFAULT_LIMIT = 8;
+const MAX_LIMIT = 25;
+
+/**
+ * Full-text search (SQLite FTS5, BM25, trigram: any script) over what this conversation may see:
+ * MEMORY.md where allowed, the summaries of its consolidated turns, and its past messages —
+ * also those from before /new — never another chat's.
+ */
+export function createMemorySearchTool(deps: MemorySearchDeps): Tool<Args> {
+  return {
+    name: "memory_search",
+    description:
+      "Search long-term memory: MEMORY.md, summaries of earlier turns and past messages of this chat (also from before /new). " +
+      "Use it when the user refers to something said before that is not in view. Returns dated snippets, best first.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", minLength: 1, maxLength: 500, description: "Words to look for, in any language." },
+        limit: {
+          type: "integer",
+          minimum: 1,
+          maximum: MAX_LIMIT,
+          description: `Most results (default ${DEFAULT_LIMIT}).`,
+        },
+      },
+      required: ["query"],
+      additionalProperties: false,
+    },
+    readOnly: true,
+
+    async execute(args, ctx) {
+      const memoryFile = !ctx.inbound.isGroup || deps.shareWithGroups;
+      if (memoryFile) {
+        const file = readMemoryFile(ctx.workspace);
+        // Hits from MEMORY.md are dated when pincer first indexed that version of the file.
+        if (file) deps.store.syncMemoryFile(file.hash, Date.now(), memoryParagraphs(file.text));
+        else deps.store.syncMemoryFile("absent", Date.now(), []);
+      }
+      if (!/[\p{L}\p{N}\p{Extended_Pictographic}]/u.test(args.query)) {
+        throw new ToolError("the query has no letters, digits or emoji to look for.");
+      }
+      const hits = deps.store.search(args.query, {
+        sessionKey: ctx.sessionKey,
+        memoryFile,
+        limit: args.limit ?? DEFAULT_LIMIT,
+      });
+      if (hits.length === 0) return `No memory matches "${args.query}".`;
+      return hits.map((hit) => formatHit(hit, deps.timezone)).join("\n\n");
+    },
+  };
+}
+
+function formatHit(hit: SearchHit, timezone: string): string {
+  const date = hit.at ? new Intl.DateTimeFormat("en-CA", { timeZone: timezone }).format(hit.at) : "undated";
+  const source =
+    hit.kind === "memory"
+      ? "MEMORY.md"
+      : hit.kind === "entry"
+        ? "summary of earlier turns"
+        : hit.role === "user"
+          ? "the user said"
+          : "you said";
+  return `[${date} · ${source}] ${hit.snippet.replace(/\s+/g, " ").trim()}`;
+}

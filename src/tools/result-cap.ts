@@ -1,0 +1,32 @@
+/** How long a tool result may be before the registry cuts it (the model reads more on request). */
+export const DEFAULT_MAX_RESULT_CHARS = 16_000;
+
+/**
+ * Cuts a tool result to `max` characters, keeping the head (where the answer usually is) and a
+ * short tail (errors and summaries come last), with a note saying what was cut and how to see it.
+ */
+export function capToolResult(text: string, max: number, hint = MORE_HINT): string {
+  if (text.length <= max) return text;
+  const tailChars = Math.min(1000, Math.floor(max / 8));
+  const headChars = Math.max(0, max - tailChars);
+  const head = safeSlice(text, 0, headChars);
+  const tail = safeSlice(text, text.length - tailChars, text.length);
+  const cut = text.length - head.length - tail.length;
+  return `${head}\n… [pincer cut ${cut.toLocaleString("en-US")} of ${text.length.toLocaleString("en-US")} characters here. ${hint}] …\n${tail}`;
+}
+
+const MORE_HINT =
+  "To see the rest, ask for less at a time: read_file with offset and limit, grep for the part you need, or write a command's output to a file and read it in parts";
+
+/** Slices by UTF-16 index without leaving half of a surrogate pair at either end. */
+export function safeSlice(text: string, start: number, end: number): string {
+  let s = Math.max(0, start);
+  let e = Math.min(text.length, end);
+  if (s > 0 && s < text.length && isLowSurrogate(text.charCodeAt(s))) s++;
+  if (e > 0 && e < text.length && isLowSurrogate(text.charCodeAt(e))) e--;
+  return e > s ? text.slice(s, e) : "";
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}

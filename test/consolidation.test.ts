@@ -1,0 +1,209 @@
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { toChatMessage } from "../src/agent/context.js";
+import { createOpenAIModel } from "../src/llm/model.js";
+import { createTokenCounter } from "../src/llm/tokens.js";
+import { Consolidator } from "../src/memory/consolidator.js";
+import { appendMemoryFacts } from "../src/memory/memory-file.js";
+import { ConversationStore, type StoredMessage } from "../src/store/conversations.js";
+import { openDatabase } from "../src/store/database.js";
+import { MemoryStore } from "../src/store/memory.js";
+import { type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
+import { tempHome } from "./helpers/app.js";
+
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(() => fake.close());
+beforeEach(() => {
+  fake.requests.length = 0;
+});
+
+const tokens = createTokenCounter("gpt-4.1-mini");
+const GOOD: FakeReply = {
+  content: JSON.stringify({ summary: "They planned Anna's party.", facts: ["Anna is the user's sister."] }),
+};
+
+function setup(contextTokens = 4000) {
+  const home = tempHome();
+  const workspace = join(home, "workspace");
+  mkdirSync(workspace);
+  const db = openDatabase(join(home, "pincer.db"));
+  const conversations = new ConversationStore(db, (m) => tokens.rawMessage(toChatMessage(m)));
+  const store = new MemoryStore(db);
+  let now = Date.parse("2026-03-05T10:00:00Z");
+  const consolidator = new Consolidator({
+    store,
+    model: createOpenAIModel({
+      apiKey: "t",
+      baseUrl: fake.url,
+      model: "fake",
+      timeoutSeconds: 10,
+      retries: 0,
+      stream: false,
+    }),
+    tokens,
+    log: pino({ level: "silent" }),
+    workspace,
+    timezone: "UTC",
+    contextTokens,
+    now: () => new Date(now),
+  });
+  const turn = (i: number, extra: StoredMessage[] = []) =>
+    conversations.append("console:me", [
+      { role: "user", content: `question ${i} ${"about the party ".repeat(30)}` },
+      ...extra,
+      { role: "assistant", content: `answer ${i} ${"we will have cake ".repeat(30)}` },
+    ]);
+  const advance = (ms: number) => {
+    now += ms;
+  };
+  const watermark = () => db.prepare("SELECT consolidated_through FROM conversations").pluck().get() as number;
+  const entries = () => db.prepare("SELECT count(*) FROM memory_entries").pluck().get() as number;
+  return { db, workspace, conversations, store, consolidator, turn, advance, watermark, entries };
+}
+
+function fill(s: ReturnType<typeof setup>, turns: number) {
+  for (let i = 0; i < turns; i++) {
+    s.turn(
+      i,
+      i % 2 === 0
+        ? [
+            { role: "assistant", content: null, toolCalls: [{ id: `c${i}`, name: "exec", arguments: "{}" }] },
+            { role: "tool", content: "output ".repeat(100), toolCallId: `c${i}` },
+          ]
+        : [],
+    );
+  }
+}
+
+describe("Consolidator", () => {
+  it("does nothing while the history is within its share", async () => {
+    const s = setup();
+    fill(s, 2);
+    s.consolidator.afterTurn("console:me", false);
+    await s.consolidator.idle();
+    expect(fake.requests).toHaveLength(0);
+    s.db.close();
+  });
+
+  it("survives a failing model and a garbage summary: nothing changes, it retries later with backoff", async () => {
+    const s = setup();
+    fill(s, 12);
+    const before = s.store.pendingTokens(1);
+    fake.enqueue({ status: 500 });
+    s.consolidator.afterTurn("console:me", false);
+    await s.consolidator.idle();
+    expect(fake.requests).toHaveLength(1);
+    expect([s.watermark(), s.entries(), s.store.pendingTokens(1)]).toEqual([0, 0, before]);
+
+    s.consolidator.afterTurn("console:me", false); // within the backoff: not even tried
+    await s.consolidator.idle();
+    expect(fake.requests).toHaveLength(1);
+
+    s.advance(31_000);
+    fake.enqueue({ content: "Sure! The user talked about a party." });
+    s.consolidator.afterTurn("console:me", false);
+    await s.consolidator.idle();
+    expect(fake.requests).toHaveLength(2);
+    expect([s.watermark(), s.entries()]).toEqual([0, 0]);
+
+    s.advance(30_000); // the second failure doubled the wait to 60 s
+    s.consolidator.afterTurn("console:me", false);
+    await s.consolidator.idle();
+    expect(fake.requests).toHaveLength(2);
+
+    s.advance(31_000);
+    fake.respond(() => GOOD);
+    s.consolidator.afterTurn("console:me", false);
+    await s.consolidator.idle();
+    expect(s.entries()).toBeGreaterThan(0);
+    expect(s.store.pendingTokens(1)).toBeLessThanOrEqual(1000);
+    // Never mid-exchange: the watermark is the last message before a user message.
+    const next = s.db.prepare("SELECT role FROM messages WHERE id > ? ORDER BY id LIMIT 1").pluck().get(s.watermark());
+    expect(next).toBe("user");
+    expect(readFileSync(join(s.workspace, "MEMORY.md"), "utf8")).toContain("- Anna is the user's sister.");
+    s.db.close();
+  });
+
+  it("changes nothing when pincer stops in the middle of a consolidation, and finishes it after the restart", async () => {
+    const s = setup();
+    fill(s, 12);
+    fake.respond(() => ({ ...GOOD, delayMs: 5000 }));
+    s.consolidator.afterTurn("console:me", false);
+    while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await s.consolidator.stop();
+    expect([s.watermark(), s.entries()]).toEqual([0, 0]);
+
+    fake.respond(() => GOOD);
+    const restarted = new Consolidator({
+      store: s.store,
+      model: createOpenAIModel({
+        apiKey: "t",
+        baseUrl: fake.url,
+        model: "fake",
+        timeoutSeconds: 10,
+        retries: 0,
+        stream: false,
+      }),
+      tokens,
+      log: pino({ level: "silent" }),
+      workspace: s.workspace,
+      timezone: "UTC",
+      contextTokens: 4000,
+    });
+    restarted.afterTurn("console:me", false);
+    await restarted.idle();
+    expect(s.watermark()).toBeGreaterThan(0);
+    s.db.close();
+  });
+
+  it("keeps a group's facts out of MEMORY.md, and a second run over the same messages stores nothing", async () => {
+    const s = setup();
+    fill(s, 12);
+    fake.respond(() => GOOD);
+    s.consolidator.afterTurn("console:me", true);
+    await s.consolidator.idle();
+    expect(s.entries()).toBeGreaterThan(0);
+    expect(() => readFileSync(join(s.workspace, "MEMORY.md"), "utf8")).toThrow();
+    // The entry for a chunk is stored only if the watermark has not moved past it.
+    const entries = s.entries();
+    expect(
+      s.store.addEntry({
+        sessionKey: "console:me",
+        conversationId: 1,
+        firstId: 1,
+        throughId: 3,
+        periodStart: 0,
+        periodEnd: 0,
+        text: "again",
+        tokens: 3,
+      }),
+    ).toBe(false);
+    expect(s.entries()).toBe(entries);
+    s.db.close();
+  });
+});
+
+describe("appendMemoryFacts", () => {
+  it("adds only new facts, atomically, and never writes through a symlink", () => {
+    const workspace = join(tempHome(), "ws");
+    mkdirSync(workspace);
+    expect(appendMemoryFacts(workspace, ["Likes tea.", "likes  TEA."], "2026-03-05")).toEqual(["Likes tea."]);
+    expect(appendMemoryFacts(workspace, ["Likes tea.", "Has a cat."], "2026-03-06")).toEqual(["Has a cat."]);
+    const text = readFileSync(join(workspace, "MEMORY.md"), "utf8");
+    expect(text.match(/Likes tea/g)).toHaveLength(1);
+    expect(text).toContain("## Learned 2026-03-06\n\n- Has a cat.");
+
+    const outside = join(tempHome(), "outside.md");
+    writeFileSync(outside, "precious\n");
+    const linked = join(tempHome(), "ws2");
+    mkdirSync(linked);
+    symlinkSync(outside, join(linked, "MEMORY.md"));
+    expect(appendMemoryFacts(linked, ["Evil fact."], "2026-03-05")).toEqual([]);
+    expect(readFileSync(outside, "utf8")).toBe("precious\n");
+  });
+});
