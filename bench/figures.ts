@@ -42,7 +42,7 @@ export interface Sizes {
 }
 
 export const FULL: Sizes = { turns: 200, warmup: 20, readyRounds: 5, chats: 500, soakTurns: 10_000 };
-export const QUICK: Sizes = { turns: 40, warmup: 5, readyRounds: 2, chats: 80, soakTurns: 600 };
+export const QUICK: Sizes = { turns: 30, warmup: 5, readyRounds: 1, chats: 40, soakTurns: 300 };
 
 const fmt = (value: number, unit: string) => `${value.toFixed(unit === "MB" ? 1 : 2)} ${unit}`;
 

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every figure pincer promises, each against a baseline measured in the same run,
- * as one Markdown table. `--quick` runs smaller samples in under a minute. Full runs also write
- * `docs/benchmarks.md`; every run leaves its JSON in `bench/results/` (git-ignored).
+ * as one Markdown table, also written to `docs/benchmarks.md` (saying whether it was a quick run).
+ * `--quick` runs smaller samples; every run leaves its JSON in `bench/results/` (git-ignored).
  *
  *   npm run bench            # full
  *   npm run bench -- --quick # smoke run
@@ -84,11 +84,12 @@ writeFileSync(
   JSON.stringify({ when, machine, quick, sizes, figures }, null, 2),
 );
 
-if (!quick) {
+{
   const docs = join(root, "docs/benchmarks.md");
   const text = readFileSync(docs, "utf8");
   const begin = "<!-- table:begin -->";
   const end = "<!-- table:end -->";
-  const fresh = `${begin}\nMeasured ${when.slice(0, 10)} on ${machine} (\`npm run bench\`, ${((Date.now() - started) / 1000).toFixed(0)} s).\n\n${table}\n${end}`;
+  const how = quick ? "`npm run bench -- --quick`, smaller samples" : "`npm run bench`";
+  const fresh = `${begin}\nMeasured ${when.slice(0, 10)} on ${machine} (${how}, ${((Date.now() - started) / 1000).toFixed(0)} s).\n\n${table}\n${end}`;
   writeFileSync(docs, text.replace(new RegExp(`${begin}[\\s\\S]*${end}`), fresh));
 }
