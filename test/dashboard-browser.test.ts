@@ -51,6 +51,8 @@ describe.runIf(available)("control page in Chromium", () => {
         };
       }
       if (text.includes("hello from the browser")) return { content: "Hello! This answer came through the web chat." };
+      if (text.includes("show me html"))
+        return { content: `<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>` };
       return { content: "ok" };
     });
   }, 30_000);
@@ -93,6 +95,15 @@ describe.runIf(available)("control page in Chromium", () => {
     await page.locator("#chat-log li.bot", { hasText: "This answer came through the web chat." }).waitFor();
 
     await page.screenshot({ path: join(SHOTS, "dashboard.png"), fullPage: true });
+
+    // Markup in a reply (and in the user's own message) is shown as text, live and after a reload.
+    await page.locator("#chat-form textarea").fill('show me html <img src=y onerror="window.pwned=3">');
+    await page.locator("#chat-form button").click();
+    await page.locator("#chat-log li.bot", { hasText: "<script>window.pwned=2</script>" }).waitFor();
+    await page.reload();
+    await page.locator("#chat-log li.bot", { hasText: "<script>window.pwned=2</script>" }).waitFor();
+    expect(await page.evaluate("window.pwned")).toBeUndefined();
+    expect(await page.locator("#chat-log img, #chat-log script").count()).toBe(0);
 
     // Remove the reminder with its button: gone from the page and from the database.
     await reminders.getByRole("button", { name: "Remove" }).click();

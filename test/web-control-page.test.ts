@@ -138,6 +138,23 @@ describe("hostile requests", () => {
     expect((await post("/api/chat", { chatId: "main", text: 42 }, sameOrigin())).status).toBe(400);
   });
 
+  it("answers only to loopback names (DNS rebinding)", async () => {
+    const raw = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${h.base}/healthz`, { headers: { host } });
+        req.on("response", (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    expect(await raw("evil.example:7390")).toBe(421);
+    expect(await raw("127.0.0.1.evil.example")).toBe(421);
+    expect(await raw(`localhost:${new URL(h.base).port}`)).toBe(200);
+    expect(await raw("[::1]:7390")).toBe(200);
+  });
+
   it("has no path to traverse: routes are exact and nothing comes from disk", async () => {
     for (const path of [
       "/../../etc/passwd",

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { App } from "../app.js";
 import type { Channel } from "../bus/channel.js";
 import type { ChannelName } from "../bus/types.js";
+import { isLoopback } from "../config/config.js";
 import { credentialOf, sameOrigin, sessionCookie } from "./auth.js";
 import { LOCKED_PAGE, renderPage } from "./page.js";
 import { renderChatLog, renderHistory, renderSections } from "./sections.js";
@@ -71,6 +72,7 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
   const startedAt = now();
   const hub = new SseHub();
   let port = 0;
+  let loopbackOnly = false;
   const state = () => collectState({ app, channels: deps.channels, skills: deps.skills, startedAt });
 
   // Live updates: a change (a turn starting or ending, a web chat event) refreshes the sections
@@ -118,6 +120,10 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
     const path = url.pathname;
     const method = req.method ?? "GET";
     const read = method === "GET" || method === "HEAD";
+
+    // DNS rebinding: a site whose name resolves to 127.0.0.1 reaches a loopback listener with its
+    // own name as Host. A loopback listener answers only to loopback names.
+    if (loopbackOnly && !isLoopbackHost(req.headers.host)) throw new HttpError(421, "unknown host");
 
     if (path === "/healthz" && read) {
       const database = app.queries.ping();
@@ -250,6 +256,7 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
       }
       const address = server.address() as AddressInfo;
       port = address.port;
+      loopbackOnly = isLoopback(host);
       return address;
     },
     async close() {
@@ -263,6 +270,12 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The Host header names a loopback address (any port): 127.x, [::1] or localhost. */
+function isLoopbackHost(host: string | undefined): boolean {
+  const m = /^(?:\[([^\]]+)\]|([^:]+))(?::\d+)?$/.exec(host ?? "");
+  return m !== null && isLoopback((m[1] ?? m[2]).toLowerCase());
 }
 
 function locked(res: ServerResponse): void {
