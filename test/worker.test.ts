@@ -191,8 +191,9 @@ describe("agent worker", () => {
     expect(ctx.channel.sent[3].text).toMatch(/new conversation/);
 
     fake.enqueue({ content: "too late", delayMs: 5000 });
+    const asked = fake.requests.length;
     app.bus.publishInbound(userMessage("c", "slow question"));
-    await new Promise((r) => setTimeout(r, 200));
+    await poll(() => fake.requests.length > asked);
     app.bus.publishInbound(userMessage("c", "/stop"));
     await ctx.channel.waitFor(6);
     expect(ctx.channel.sent.slice(4).map((m) => m.text)).toEqual(["Stopping the running turn.", "Stopped."]);
@@ -231,15 +232,18 @@ describe("restarts", () => {
     const first = await started(home);
     fake.enqueue({ content: "never sent", delayMs: 3000 });
     const msg = userMessage("q", "cut short");
+    const asked = fake.requests.length;
     first.app.bus.publishInbound(msg);
-    await new Promise((r) => setTimeout(r, 200));
+    await poll(() => fake.requests.length > asked);
     await first.app.stop();
     expect(first.channel.sent).toEqual([]);
 
     const second = await started(home);
     expect(second.app.bus.publishInbound(msg)).toBe(false);
     await second.channel.waitFor(1);
-    await new Promise((r) => setTimeout(r, 300));
+    // Nothing left to run or send: no second answer can come.
+    await poll(() => second.app.journal.pendingInbound().length === 0);
+    await poll(() => second.app.journal.pendingOutbound("console").length === 0);
     await second.app.stop();
     expect(second.channel.sent.map((m) => m.text)).toEqual(["ok"]);
   });
@@ -283,7 +287,8 @@ describe("restarts", () => {
     await second.channel.waitFor(1);
     await second.app.stop();
     const third = await started(home);
-    await new Promise((r) => setTimeout(r, 100));
+    // The sender has looked at the outbox and found nothing to send.
+    await third.app.bus.outboundIdle("console");
     await third.app.stop();
     expect(second.channel.sent.map((m) => m.text)).toEqual(["from before"]);
     expect(third.channel.sent).toEqual([]);
