@@ -205,6 +205,11 @@ describe("MCP over HTTP with server-everything", () => {
       await stopChild(child);
       const [down] = await turn(h, [{ name: "mcp_web_echo", arguments: { message: "gone?" } }]);
       expect(down).toMatch(/^Error: server web is unavailable/);
+      const again = await startEverythingHttp("streamableHttp", port);
+      children.push(again.child);
+      await until(() => connected(h), "the HTTP server to be reconnected");
+      const [back] = await turn(h, [{ name: "mcp_web_echo", arguments: { message: "back" } }]);
+      expect(back).toBe("Echo: back");
     } finally {
       await h.app.stop();
     }

@@ -57,7 +57,7 @@ describe("hostile MCP servers", () => {
     const { registry, state } = setup({ many: hostile("tools=500") });
     await until(() => state("many")?.state === "connected", "connect");
     expect(registry.names.filter((n) => n.startsWith("mcp_many_"))).toHaveLength(64);
-    expect(state("many")?.warnings.join(" ")).toMatch(/offers 505 tools; only the first 64 .*enabledTools/);
+    expect(state("many")?.warnings.join(" ")).toMatch(/offers 507 tools; only the first 64 .*enabledTools/);
     const narrowed = setup({ few: { ...hostile("tools=500"), enabledTools: ["t499", "mcp_few_t7", "nope"] } });
     await until(() => narrowed.state("few")?.state === "connected", "connect");
     expect(narrowed.registry.names.sort()).toEqual(["mcp_few_t499", "mcp_few_t7"]);
@@ -78,6 +78,30 @@ describe("hostile MCP servers", () => {
       'tools "weird tool/ä.x" and "weird_tool__.x" both become mcp_odd_server__weird_tool___x',
     );
     expect(await registry.execute("mcp_odd_server__weird_tool___x", "{}", ctx)).toBe("weird tool/ä.x ran");
+  });
+
+  it("a storm of 1000 list_changed notifications costs a couple of list reads, not 1000", async () => {
+    const { registry, ctx, state } = setup({ storm: hostile() });
+    await until(() => state("storm")?.state === "connected", "connect");
+    const before = Number(await registry.execute("mcp_storm_list_count", "{}", ctx));
+    expect(await registry.execute("mcp_storm_storm", "{}", ctx)).toBe("sent 1000 list_changed");
+    // The notifications arrive before the call's answer; give the reads they cause time to finish.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const reads = Number(await registry.execute("mcp_storm_list_count", "{}", ctx)) - before;
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThanOrEqual(3);
+  });
+
+  it("a huge description is cut, a huge or broken schema leaves that tool out with a warning", async () => {
+    const { registry, ctx, state } = setup({ fat: hostile("bloated") });
+    await until(() => state("fat")?.state === "connected", "connect");
+    expect(registry.get("mcp_fat_verbose")?.description.length).toBeLessThan(1100);
+    expect(registry.get("mcp_fat_bloated")).toBeUndefined();
+    expect(registry.get("mcp_fat_broken")).toBeUndefined();
+    const warnings = state("fat")?.warnings.join("\n");
+    expect(warnings).toMatch(/tool "bloated" has an argument schema over 16000 characters; left out/);
+    expect(warnings).toMatch(/tool "broken" has an argument schema pincer cannot use \(.*\); left out/);
+    expect(await registry.execute("mcp_fat_huge", "{}", ctx)).toMatch(/^y+/);
   });
 
   it("a 5 MB result is cut to the result limit with a note", async () => {

@@ -29,7 +29,7 @@ describe("pincer doctor and pincer status with MCP servers", () => {
     expect(by.ghost.ok).toBe(false);
     expect(by.ghost.detail).toMatch(/^ghost \(stdio\): unavailable \(.*ENOENT.*\)$/);
     expect(by.many).toMatchObject({ ok: true, warned: true });
-    expect(by.many.detail).toMatch(/connected, 64 tools; it offers 105 tools; only the first 64/);
+    expect(by.many.detail).toMatch(/connected, 64 tools; it offers 107 tools; only the first 64/);
   });
 
   it("status lists the configured servers with the state the running daemon wrote", async () => {

@@ -20,8 +20,9 @@ export async function runAgentOnce(config: Config, log: Logger, text: string, se
   });
   await app.start([console]);
   try {
-    // One turn and out: it should see the MCP servers' tools, so they get their one chance to connect.
-    await app.mcp.firstAttempts();
+    // One turn and out: it should see the MCP servers' tools, so they get one chance to connect
+    // (at most 15 s: a server that never answers must not hold a script up for its full timeout).
+    await app.mcp.firstAttempts(15_000);
     await console.send(text);
   } finally {
     await app.stop();

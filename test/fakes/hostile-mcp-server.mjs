@@ -3,6 +3,7 @@
 // attacking pincer's MCP client. Behaviour comes from the arguments, several may be combined:
 //   tools=N          offer N tools t0…t(N-1) besides the fixed ones
 //   odd-names        tools whose names collide or run long after sanitising
+//   bloated          a 100 KB description, a 30 KB schema, a schema ajv refuses
 //   no-init          read stdin, never answer anything (initialize included)
 //   crash            write a reason to stderr and exit 3 at once
 //   crash-after=MS   exit MS milliseconds after the client says it is initialized
@@ -60,6 +61,12 @@ async function serve() {
       description: "removes a tool and announces it",
       inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
     },
+    { name: "storm", description: "sends 1000 list_changed", inputSchema: { type: "object", properties: {} } },
+    {
+      name: "list_count",
+      description: "how often tools/list was asked",
+      inputSchema: { type: "object", properties: {} },
+    },
     {
       name: "hang",
       description: "never answers",
@@ -70,13 +77,32 @@ async function serve() {
   for (let i = 0; i < Number(args.get("tools") ?? 0); i++) {
     tools.push({ name: `t${i}`, description: `tool number ${i}`, inputSchema: { type: "object", properties: {} } });
   }
+  if (args.has("bloated")) {
+    tools.push(
+      { name: "verbose", description: "blah ".repeat(20_000), inputSchema: { type: "object", properties: {} } },
+      {
+        name: "bloated",
+        description: "a schema of 30,000 characters",
+        inputSchema: { type: "object", properties: { x: { type: "string", description: "d".repeat(30_000) } } },
+      },
+      {
+        name: "broken",
+        description: "a schema ajv refuses",
+        inputSchema: { type: "object", properties: { x: { type: "no-such-type" } } },
+      },
+    );
+  }
   if (args.has("odd-names")) {
     for (const name of ["weird tool/ä.x", "weird_tool__.x", `long_${"x".repeat(100)}_a`, `long_${"x".repeat(100)}_b`]) {
       tools.push({ name, description: `odd name ${name}`, inputSchema: { type: "object", properties: {} } });
     }
   }
   const server = new Server({ name: "hostile", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  let listed = 0;
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    listed++;
+    return { tools };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: input = {} } = request.params;
     switch (name) {
@@ -100,6 +126,11 @@ async function serve() {
         );
         await server.sendToolListChanged();
         return { content: [{ type: "text", text: `removed ${input.name}` }] };
+      case "storm":
+        for (let i = 0; i < 1000; i++) void server.sendToolListChanged();
+        return { content: [{ type: "text", text: "sent 1000 list_changed" }] };
+      case "list_count":
+        return { content: [{ type: "text", text: String(listed) }] };
       case "hang":
         return new Promise(() => {});
       default:

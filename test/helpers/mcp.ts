@@ -38,8 +38,9 @@ export async function freePort(): Promise<number> {
 /** server-everything in its HTTP mode (`streamableHttp` or `sse`); it takes its port from PORT. */
 export async function startEverythingHttp(
   mode: "streamableHttp" | "sse",
+  port?: number,
 ): Promise<{ port: number; child: ChildProcess }> {
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(process.execPath, [EVERYTHING, mode], {
     env: { PATH: process.env.PATH, PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],

@@ -56,6 +56,8 @@ export class McpConnection {
   private connectedAt = 0;
   private retryTimer?: NodeJS.Timeout;
   private stopped = false;
+  private refreshing?: Promise<void>;
+  private refreshAgain = false;
   private firstAttempt?: () => void;
   /** Settles once the first attempt to connect has succeeded or failed. */
   readonly firstAttemptDone: Promise<void>;
@@ -165,11 +167,7 @@ export class McpConnection {
     const { settings, timing } = this;
     const connect = async (transport: Transport): Promise<Opened> => {
       const client = new Client(CLIENT_INFO, { capabilities: {} });
-      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-        await this.refresh(generation).catch((err) =>
-          this.log.warn({ server: this.name, err: describe(err) }, "MCP server's new tool list could not be read"),
-        );
-      });
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.listChanged(generation));
       try {
         await client.connect(transport, { timeout: timing.connectTimeoutMs });
       } catch (err) {
@@ -203,6 +201,24 @@ export class McpConnection {
       this.log.info({ server: this.name, status }, "MCP server does not speak streamable HTTP; trying SSE");
       return connect(new SSEClientTransport(url, { requestInit }));
     }
+  }
+
+  /** One refresh at a time: a storm of list_changed notifications costs at most one more read. */
+  private listChanged(generation: number): void {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false;
+        await this.refresh(generation).catch((err) =>
+          this.log.warn({ server: this.name, err: describe(err) }, "MCP server's new tool list could not be read"),
+        );
+      } while (this.refreshAgain && generation === this.generation);
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
   }
 
   /** Reads the whole tool list (every page) and hands it on. */

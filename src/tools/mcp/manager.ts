@@ -81,9 +81,15 @@ export class McpManager {
     for (const server of this.servers.values()) server.connection.start();
   }
 
-  /** Settles once every server has connected or failed once (for `pincer doctor` and tests). */
-  async firstAttempts(): Promise<void> {
-    await Promise.all([...this.servers.values()].map((s) => s.connection.firstAttemptDone));
+  /** Settles once every server has connected or failed once, or after `maxMs`. */
+  async firstAttempts(maxMs = Number.POSITIVE_INFINITY): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const all = Promise.all([...this.servers.values()].map((s) => s.connection.firstAttemptDone));
+    const late = new Promise<void>((resolve) => {
+      if (Number.isFinite(maxMs)) timer = setTimeout(resolve, maxMs);
+    });
+    await Promise.race([all, late]);
+    clearTimeout(timer);
   }
 
   async close(): Promise<void> {
