@@ -3,12 +3,15 @@
  * (test/fakes/hostile-mcp-server.mjs): floods, huge results, silence, crash loops, too many
  * tools, names that collide. Calls go through the registry exactly as the agent loop makes them.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { MessageBus } from "../src/bus/bus.js";
 import type { McpServerFileSettings } from "../src/config/file-schema.js";
+import { packageRoot } from "../src/paths.js";
 import { McpManager } from "../src/tools/mcp/manager.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import type { ToolContext } from "../src/tools/tool.js";
@@ -184,6 +187,36 @@ describe("hostile MCP servers", () => {
     expect(registry.isReadOnly("mcp_slow_hang")).toBe(true);
     expect(await registry.execute("mcp_slow_hang", "{}", ctx)).toMatch(/^Error: .*(timed out after 1 s|within 1 s)/);
     expect(await registry.execute("mcp_slow_add_tool", '{"name":"y"}', ctx)).toBe("added y");
+  });
+
+  it("a pincer that crashes takes its servers' process groups along (no orphans)", async () => {
+    const dir = tempHomeFor("pincer-mcp-crash-");
+    const pidFile = join(dir, "pids");
+    const script = join(dir, "crash.mts");
+    writeFileSync(
+      script,
+      `import { McpManager } from ${JSON.stringify(join(packageRoot(), "src/tools/mcp/manager.ts"))};
+import { ToolRegistry } from ${JSON.stringify(join(packageRoot(), "src/tools/registry.ts"))};
+const noop = () => {};
+const log = { info: noop, warn: noop, debug: noop, error: noop, child: () => log };
+const manager = new McpManager({ servers: ${JSON.stringify({ kids: hostile(`pid=${pidFile}`) })}, registry: new ToolRegistry(), log, maxResultChars: 1000 });
+manager.start();
+const poll = setInterval(() => {
+  if (manager.status()[0].state !== "connected") return;
+  clearInterval(poll);
+  setTimeout(() => { throw new Error("pincer crashed"); }, 10);
+}, 20);
+`,
+    );
+    const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: packageRoot(), stdio: "ignore" });
+    const [code] = (await once(child, "exit")) as [number];
+    expect(code).toBe(1);
+    const [pid, grandchild] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
+    try {
+      await until(() => !alive(pid) && !alive(grandchild), "server and grandchild to be gone", 3000);
+    } finally {
+      for (const leftover of [pid, grandchild]) if (alive(leftover)) process.kill(leftover, "SIGKILL");
+    }
   });
 
   it("closing ends the server's whole process group", async () => {

@@ -64,6 +64,16 @@ describe("MCP results as text", () => {
     );
   });
 
+  it("keeps at most 10 files from one result", async () => {
+    saved.length = 0;
+    const image = { type: "image" as const, data: "AAAA", mimeType: "image/png" };
+    const text = await formatResult({ content: Array.from({ length: 1000 }, () => image) }, save, 1_000_000);
+    expect(saved).toHaveLength(10);
+    expect(
+      text.split("\n").filter((l) => l.includes("not saved (3 bytes): only 10 files are kept per result")),
+    ).toHaveLength(990);
+  });
+
   it("turns isError into a thrown ToolError (the model reads Error: …)", async () => {
     await expect(
       formatResult({ content: [{ type: "text", text: "no such repo" }], isError: true }, save, 100),

@@ -5,6 +5,9 @@ import { ToolError } from "../tool.js";
 /** Writes bytes a server returned into the workspace; answers the workspace-relative path. */
 export type SaveFile = (bytes: Buffer, extension: string) => Promise<string>;
 
+/** Files saved from one result at most. */
+export const MAX_FILES_PER_RESULT = 10;
+
 const EXTENSIONS: Record<string, string> = {
   "image/png": "png",
   "image/jpeg": "jpg",
@@ -29,7 +32,13 @@ const EXTENSIONS: Record<string, string> = {
  */
 export async function formatResult(result: CallToolResult, save: SaveFile, maxChars: number): Promise<string> {
   const parts: string[] = [];
-  for (const block of result.content ?? []) parts.push(await describe(block, save));
+  // A server answering with thousands of images must not fill the disk: the first few are kept.
+  let files = 0;
+  const limited: SaveFile = async (bytes, extension) => {
+    if (++files > MAX_FILES_PER_RESULT) throw new TooMany();
+    return save(bytes, extension);
+  };
+  for (const block of result.content ?? []) parts.push(await describe(block, limited));
   const structured = result.structuredContent;
   if (structured !== undefined && !parts.some((p) => sameJson(p, structured))) {
     parts.push(JSON.stringify(structured, null, 2));
@@ -45,7 +54,7 @@ async function describe(block: ContentBlock, save: SaveFile): Promise<string> {
       return block.text;
     case "image":
     case "audio":
-      return `[${block.type} ${block.mimeType} saved to ${await saveBase64(block.data, block.mimeType, save)}]`;
+      return `[${block.type} ${block.mimeType} ${await saveBase64(block.data, block.mimeType, save)}]`;
     case "resource_link":
       return `[resource link: ${block.name} ${block.uri}${block.mimeType ? ` (${block.mimeType})` : ""}${block.description ? ` — ${block.description}` : ""}]`;
     case "resource": {
@@ -55,18 +64,27 @@ async function describe(block: ContentBlock, save: SaveFile): Promise<string> {
         return `[resource ${resource.uri} (${mime})]\n${resource.text}`;
       }
       const blob = "blob" in resource && typeof resource.blob === "string" ? resource.blob : "";
-      return `[resource ${resource.uri} (${mime}) saved to ${await saveBase64(blob, mime, save)}]`;
+      return `[resource ${resource.uri} (${mime}) ${await saveBase64(blob, mime, save)}]`;
     }
     default:
       return `[${(block as { type: string }).type} content, not shown]`;
   }
 }
 
+/** "saved to PATH, SIZE", or why not. */
 async function saveBase64(data: string, mimeType: string, save: SaveFile): Promise<string> {
   const bytes = Buffer.from(data, "base64");
-  const path = await save(bytes, EXTENSIONS[mimeType.toLowerCase()] ?? "bin");
-  return `${path}, ${formatBytes(bytes.length)}`;
+  try {
+    const path = await save(bytes, EXTENSIONS[mimeType.toLowerCase()] ?? "bin");
+    return `saved to ${path}, ${formatBytes(bytes.length)}`;
+  } catch (err) {
+    if (err instanceof TooMany)
+      return `not saved (${formatBytes(bytes.length)}): only ${MAX_FILES_PER_RESULT} files are kept per result`;
+    throw err;
+  }
 }
+
+class TooMany extends Error {}
 
 function formatBytes(n: number): string {
   return n < 1024
