@@ -122,7 +122,6 @@ describe("MCP over stdio with server-everything", () => {
   });
 
   it("returns bad arguments, isError results and timeouts as Error: … and the turn goes on", async () => {
-    const started = Date.now();
     const results = await turn(h, [
       { name: "mcp_every_thing_get-sum", arguments: { a: "two", b: 1 } },
       { name: "mcp_every_thing_get-sum", arguments: "{not json" },
@@ -135,7 +134,6 @@ describe("MCP over stdio with server-everything", () => {
     expect(results[2]).toMatch(/^Error: Invalid resourceId: 0/);
     expect(results[3]).toMatch(/^Error: .*(timed out after 1 s|did not answer within 1 s)/);
     expect(results[4]).toBe("Echo: still here");
-    expect(Date.now() - started).toBeLessThan(4500);
     expect(h.channel.sent.at(-1)?.text).toBe("done");
   });
 

@@ -7,7 +7,8 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pino } from "pino";
+import { Writable } from "node:stream";
+import { type Logger, pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { MessageBus } from "../src/bus/bus.js";
 import type { McpServerFileSettings } from "../src/config/file-schema.js";
@@ -37,9 +38,9 @@ function hostile(...args: string[]): McpServerFileSettings {
   };
 }
 
-function setup(servers: Record<string, McpServerFileSettings>, timing = FAST_MCP) {
+function setup(servers: Record<string, McpServerFileSettings>, timing = FAST_MCP, logger: Logger = log) {
   const registry = new ToolRegistry();
-  const manager = new McpManager({ servers, registry, log, maxResultChars: 10_000, timing });
+  const manager = new McpManager({ servers, registry, log: logger, maxResultChars: 10_000, timing });
   managers.push(manager);
   manager.start();
   const workspace = tempHomeFor("pincer-mcp-attack-");
@@ -88,8 +89,7 @@ describe("hostile MCP servers", () => {
     await until(() => state("storm")?.state === "connected", "connect");
     const before = Number(await registry.execute("mcp_storm_list_count", "{}", ctx));
     expect(await registry.execute("mcp_storm_storm", "{}", ctx)).toBe("sent 1000 list_changed");
-    // The notifications arrive before the call's answer; give the reads they cause time to finish.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The notifications and the first read they cause reach the server before this call does.
     const reads = Number(await registry.execute("mcp_storm_list_count", "{}", ctx)) - before;
     expect(reads).toBeGreaterThanOrEqual(1);
     expect(reads).toBeLessThanOrEqual(3);
@@ -151,23 +151,29 @@ describe("hostile MCP servers", () => {
 
   it("a server crashing in a loop is restarted with growing delays, and says why it died", async () => {
     const countFile = join(tempHomeFor("pincer-mcp-count-"), "starts");
+    const delays: number[] = [];
+    const recording = pino(
+      { level: "warn" },
+      new Writable({
+        write(chunk, _encoding, done) {
+          const line = JSON.parse(String(chunk)) as { server?: string; retryInMs?: number };
+          if (line.server === "loop" && line.retryInMs !== undefined) delays.push(line.retryInMs);
+          done();
+        },
+      }),
+    );
     const { state } = setup(
       { loop: hostile("crash", `count=${countFile}`) },
-      {
-        connectTimeoutMs: 2000,
-        retryInitialMs: 50,
-        retryMaxMs: 800,
-      },
+      { connectTimeoutMs: 2000, retryInitialMs: 50, retryMaxMs: 400 },
+      recording,
     );
-    await until(() => state("loop")?.error, "the first crash");
+    await until(() => delays.length >= 6, "six crashes");
     expect(state("loop")?.error).toBe("the server exited: hostile server: configuration missing, giving up");
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    // Doubling from 50 ms up to the cap: never a tight loop, however fast the server dies.
+    expect(delays.slice(0, 6)).toEqual([50, 100, 200, 400, 400, 400]);
     const starts = readFileSync(countFile, "utf8").trim().split("\n").map(Number);
-    // 50, 100, 200, 400, 800, 800 ms…: about 6 starts in 2 s, never a tight loop.
-    expect(starts.length).toBeGreaterThanOrEqual(3);
-    expect(starts.length).toBeLessThanOrEqual(8);
-    const gaps = starts.slice(1).map((t, i) => t - starts[i]);
-    expect(gaps.at(-1)).toBeGreaterThan(gaps[0]);
+    expect(starts.length).toBeGreaterThanOrEqual(6);
+    expect(starts[5] - starts[0]).toBeGreaterThanOrEqual(50 + 100 + 200 + 400 + 400);
   });
 
   it("follows tools/list_changed: tools appear and disappear while pincer runs", async () => {

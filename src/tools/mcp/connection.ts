@@ -248,10 +248,7 @@ export class McpConnection {
     this.failures = Math.min(this.failures + 1, 30);
     this.error = describe(err);
     this.setState("unavailable");
-    this.log.warn(
-      { server: this.name, err: this.error, retryInSeconds: Math.round(delay / 1000) },
-      "MCP server unavailable",
-    );
+    this.log.warn({ server: this.name, err: this.error, retryInMs: delay }, "MCP server unavailable");
     this.retryTimer = setTimeout(() => void this.connect(), delay);
     this.retryTimer.unref();
   }
