@@ -174,7 +174,9 @@ describe("MCP over stdio with server-everything", () => {
     expect(offered(before).some((name) => name.startsWith("mcp_"))).toBe(false);
     expect(offered(before)).toContain("exec");
     const result = model.requests[before + 1].messages.filter((m) => m.role === "tool").at(-1);
-    expect(String(result?.content)).toMatch(/^Error: mcp_every_thing_echo is not available in this run/);
+    expect(String(result?.content)).toMatch(
+      /^Error: mcp_every_thing_echo belongs to an MCP server not marked "trusted"/,
+    );
     h.seen = h.channel.sent.length;
   });
 

@@ -152,11 +152,10 @@ export class HelperManager {
       const loop = runAgentLoop(
         {
           model: deps.model,
-          registry: deps.registry.without(HELPER_DENIED_TOOLS),
+          // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
+          registry: deps.registry.without(HELPER_DENIED_TOOLS).withoutUntrusted(),
           maxIterations: settings.maxIterations,
           log,
-          // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
-          allowTool: (tool) => !tool.untrusted,
           tokens: deps.tokens,
           budget: deps.budget,
           onToolResult: (call, text, durationMs) =>

@@ -5,7 +5,7 @@ import type { StoredMessage } from "../store/conversations.js";
 import type { TurnSoFar } from "../store/turn-steps.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { Tool, ToolContext } from "../tools/tool.js";
+import type { ToolContext } from "../tools/tool.js";
 import { fitRequest, shorten } from "./budget.js";
 
 export interface LoopDeps {
@@ -17,8 +17,6 @@ export interface LoopDeps {
   onToolResult?: (call: ToolCall, result: string, durationMs: number) => void;
   /** Called when a round of tool calls starts; the function it returns is called when the round ends (progress notes). */
   onToolRound?: (calls: ToolCall[]) => () => void;
-  /** Narrows the tools offered and run this turn (scheduled runs skip untrusted MCP tools). */
-  allowTool?: (tool: Tool) => boolean;
   /** The turn's journal: each step is recorded before the next one starts, so a crash can resume. */
   steps?: {
     assistant(message: StoredMessage): void;
@@ -75,7 +73,7 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
   const messages: ChatMessage[] = [{ role: "system", content: input.system }, ...input.history, input.user];
   const userIndex = messages.length - 1;
   const produced: StoredMessage[] = input.produced ?? [];
-  const tools = registry.toSchemas(deps.allowTool);
+  const tools = registry.toSchemas();
   const cache = input.tokenCache ?? new WeakMap<ChatMessage, number>();
   const complete = (extra: ChatMessage[], withTools: boolean) =>
     callModel(deps, [...messages, ...extra], userIndex, withTools ? tools : undefined, signal, cache);
@@ -177,7 +175,7 @@ async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext)
         const call = calls[index];
         const started = performance.now();
         deps.steps?.started(call);
-        results[index] = await deps.registry.execute(call.name, call.arguments, ctx, deps.allowTool);
+        results[index] = await deps.registry.execute(call.name, call.arguments, ctx);
         // Not recorded once the turn is cancelled: a shutdown's "cancelled" is not the tool's result.
         if (!ctx.signal.aborted) deps.steps?.result(call, results[index]);
         deps.onToolResult?.(call, results[index], performance.now() - started);

@@ -261,7 +261,9 @@ export class AgentWorker {
       }
       // A scheduled run runs with no one watching: fewer tools, enforced by the registry itself.
       const registry = isScheduledRun(msg)
-        ? deps.registry.restricted(scheduledRunOffers(deps.settings.cronTools), withheldInScheduledRun)
+        ? deps.registry
+            .restricted(scheduledRunOffers(deps.settings.cronTools), withheldInScheduledRun)
+            .withoutUntrusted()
         : deps.registry;
       const userMessage: ChatMessage =
         images.length > 0
@@ -280,8 +282,6 @@ export class AgentWorker {
           maxIterations: deps.settings.maxIterations,
           log: deps.log,
           onToolRound: progress && ((calls) => progress.roundStarted(calls)),
-          // Untrusted MCP tools are for people in the chat, not for runs nobody watches.
-          allowTool: isScheduledRun(msg) ? (tool) => !tool.untrusted : undefined,
           steps: deps.steps && {
             assistant: (message) => deps.steps?.assistant(msg, message),
             started: (call) => deps.steps?.started(msg, call.id),

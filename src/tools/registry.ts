@@ -43,6 +43,15 @@ export class ToolRegistry {
     return view;
   }
 
+  /** A view without the tools of untrusted MCP servers, for runs nobody watches (scheduled runs, helpers). */
+  withoutUntrusted(): ToolRegistry {
+    return this.restricted(
+      (name) => !this.get(name)?.untrusted,
+      (name) =>
+        `${name} belongs to an MCP server not marked "trusted", and runs nobody watches do not use those; answer without it.`,
+    );
+  }
+
   /** For tools that come and go while pincer runs (MCP servers' lists change). */
   unregister(name: string): void {
     this.entries.delete(name);
@@ -54,6 +63,8 @@ export class ToolRegistry {
    */
   restricted(keep: (name: string) => boolean, reason: (name: string) => string): ToolRegistry {
     const view = new ToolRegistry(this.defaultTimeoutSeconds, this.maxResultChars);
+    // A view of a view keeps the first one's reasons.
+    for (const [name, reason] of this.withheld) view.withheld.set(name, reason);
     for (const [name, entry] of this.entries) {
       if (keep(name)) view.entries.set(name, entry);
       else view.withheld.set(name, reason(name));
@@ -81,29 +92,25 @@ export class ToolRegistry {
     return Boolean(tool?.readOnly && !tool.exclusive);
   }
 
-  /** `allow` narrows the set for one run (a scheduled run is not offered untrusted tools). */
-  toSchemas(allow?: (tool: Tool) => boolean): ToolSchema[] {
-    return [...this.entries.values()]
-      .filter(({ tool }) => !allow || allow(tool))
-      .map(({ tool }) => ({
-        type: "function",
-        function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
-      }));
+  toSchemas(): ToolSchema[] {
+    return [...this.entries.values()].map(({ tool }) => ({
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
+    }));
   }
 
   /**
    * Runs one call from the model. Never throws: failures come back as `Error: …` text. No result
    * is longer than `maxResultChars`: a longer one is cut with a note of how to read the rest.
    */
-  async execute(name: string, rawArgs: string, ctx: ToolContext, allow?: (tool: Tool) => boolean): Promise<string> {
-    return capToolResult(await this.run(name, rawArgs, ctx, allow), this.maxResultChars);
+  async execute(name: string, rawArgs: string, ctx: ToolContext): Promise<string> {
+    return capToolResult(await this.run(name, rawArgs, ctx), this.maxResultChars);
   }
 
-  private async run(name: string, rawArgs: string, ctx: ToolContext, allow?: (tool: Tool) => boolean): Promise<string> {
+  private async run(name: string, rawArgs: string, ctx: ToolContext): Promise<string> {
     const entry = this.entries.get(name);
     const withheld = this.withheld.get(name);
     if (withheld !== undefined) return `Error: ${withheld}`;
-    if (entry && allow && !allow(entry.tool)) return `Error: ${name} is not available in this run.`;
     if (!entry) return `Error: unknown tool "${name}".${this.suggest(name)}`;
 
     let args: unknown;
