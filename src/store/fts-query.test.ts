@@ -57,3 +57,11 @@ describe("buildFtsQuery", () => {
     expect(likePattern("50%_a\\")).toBe("%50\\%\\_a\\\\%");
   });
 });
+
+describe("a long Chinese query", () => {
+  it("keeps the LIKE scan to a dozen terms", () => {
+    const q = buildFtsQuery("我妹妹的生日是三月五日我们要给她买一个很大的蛋糕然后去公园散步");
+    expect(q.short.length).toBe(12);
+    expect(q.match?.split(" OR ").length).toBeGreaterThan(12);
+  });
+});

@@ -13,6 +13,8 @@ export interface FtsQuery {
 }
 
 const MAX_TERMS = 48;
+/** Each short term is a LIKE over every message of the chat (a scan, on the event loop): few of them. */
+const MAX_SHORT_TERMS = 12;
 // Scripts written without spaces between words: a run of them is cut into overlapping trigrams.
 const UNSPACED =
   /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Extended_Pictographic}]/u;
@@ -40,7 +42,7 @@ export function buildFtsQuery(input: string): FtsQuery {
   }
   const picked = [...terms].slice(0, MAX_TERMS);
   // One- and two-letter words only count when there is nothing better to look for.
-  const short = [...bigrams, ...(picked.length === 0 ? tiny : [])].slice(0, MAX_TERMS);
+  const short = [...bigrams, ...(picked.length === 0 ? tiny : [])].slice(0, MAX_SHORT_TERMS);
   return {
     terms: [...terms, ...bigrams, ...tiny],
     match: picked.length > 0 ? picked.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ") : undefined,
