@@ -14,6 +14,9 @@ import { ownPidsCgroup } from "../src/tools/exec/cgroup.js";
 import { checkSandbox, describeLimits } from "../src/tools/exec/sandbox-check.js";
 import { type ChatRequest, type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, userMessage } from "./helpers/app.js";
+import { hasSystemPackage } from "./helpers/system-packages.js";
+
+const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
 let fake: FakeOpenAI;
 let home: string;
@@ -78,7 +81,7 @@ function processesWith(marker: string): number {
   }).length;
 }
 
-describe("sandbox limits", () => {
+describe.skipIf(!bwrap)("sandbox limits", () => {
   it("contains a fork bomb the guard does not list, and other chats are answered meanwhile", async () => {
     scriptExec({
       bomb: { command: `perl -e 'for (1..20) { fork } sleep 30' ${MARKER}`, timeout: 4 },
