@@ -37,11 +37,17 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   for (const child of children.splice(0)) await killHard(child);
-  // Unsandboxed commands outlive a SIGKILLed daemon; end this run's own.
-  try {
-    execFileSync("pkill", ["-KILL", "-f", MARKER]);
-  } catch {
-    // none left
+  // Unsandboxed commands outlive a SIGKILLed daemon; end this run's own. The marker is only in the
+  // shell's command line, not in the `sleep` it started, so each marked shell's process group goes.
+  const ownGroup = processGroupOf(process.pid);
+  for (const pid of markedPids()) {
+    try {
+      const group = processGroupOf(pid);
+      if (group === ownGroup) process.kill(pid, "SIGKILL");
+      else process.kill(-group, "SIGKILL");
+    } catch {
+      // already gone
+    }
   }
   await telegram.close();
 });
@@ -68,6 +74,21 @@ function gateway(): ChildProcess {
   });
   children.push(child);
   return child;
+}
+
+/** The processes whose command line carries this run's marker. */
+function markedPids(): number[] {
+  try {
+    return execFileSync("pgrep", ["-f", MARKER], { encoding: "utf8" }).trim().split("\n").map(Number);
+  } catch {
+    return []; // none left
+  }
+}
+
+function processGroupOf(pid: number): number {
+  // /proc/<pid>/stat: "pid (comm) state ppid pgrp …"; comm may hold spaces, so read after its ")".
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
 }
 
 async function killHard(child: ChildProcess): Promise<void> {
