@@ -97,6 +97,7 @@ describe("delivery faults with the real daemon", () => {
     say("long please");
     await third.arrived;
     await killHard(first);
+    await third.clientGone;
     third.release();
     expect(telegram.sent.map((m) => m.text.slice(0, 7))).toEqual(["Part 1:", "Part 2:"]);
     // A new message arrives while pincer is down and is picked up as it recovers.

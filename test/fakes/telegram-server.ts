@@ -76,7 +76,7 @@ export interface FakeTelegram {
    * it. `arrived` resolves when it comes; after `release()` it is answered, or dropped unsent if
    * the client went away (a process killed mid-request).
    */
-  holdCall(method: string, nth: number): { arrived: Promise<void>; release(): void };
+  holdCall(method: string, nth: number): { arrived: Promise<void>; clientGone: Promise<void>; release(): void };
 
   /** Resolves with the first truthy value of `check`, polled until `timeoutMs` (then rejects). */
   waitFor<T>(check: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
@@ -135,7 +135,13 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const updates: Update[] = [];
   const failures = new Map<string, Failure[]>();
   const callCounts = new Map<string, number>();
-  const holds: Array<{ method: string; nth: number; arrived: () => void; released: Promise<void> }> = [];
+  const holds: Array<{
+    method: string;
+    nth: number;
+    arrived: () => void;
+    clientGone: () => void;
+    released: Promise<void>;
+  }> = [];
   const files = new Map<string, { path: string; content: Buffer; delayMs: number }>();
   const chats = new Map<string, Chat>();
   const messageIds = new Map<string, number>();
@@ -357,6 +363,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       let gone = false;
       res.on("close", () => {
         gone = !res.writableFinished;
+        if (gone) hold.clientGone();
       });
       hold.arrived();
       await hold.released;
@@ -426,17 +433,24 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     holdCall(method, nth) {
       let arrived = () => {};
+      let clientGone = () => {};
       let release = () => {};
       const hold = {
         method,
         nth: (callCounts.get(method) ?? 0) + nth,
         arrived: () => arrived(),
+        clientGone: () => clientGone(),
         released: new Promise<void>((resolve) => {
           release = resolve;
         }),
       };
       holds.push(hold);
-      return { arrived: new Promise<void>((resolve) => (arrived = resolve)), release: () => release() };
+      return {
+        arrived: new Promise<void>((resolve) => (arrived = resolve)),
+        // The fake sees a killed client's connection close a moment after the kill, not at once.
+        clientGone: new Promise<void>((resolve) => (clientGone = resolve)),
+        release: () => release(),
+      };
     },
     async waitFor(check, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;
