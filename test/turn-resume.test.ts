@@ -3,7 +3,7 @@
  * killed with SIGKILL at the worst moments and started again on the same PINCER_HOME. Every tool
  * call that finished runs exactly once, and the chat gets one answer.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -15,8 +15,9 @@ import { packageRoot } from "../src/paths.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
+import { killHard, startDaemon } from "./helpers/daemon.js";
 
-const main = join(packageRoot(), "dist/src/cli/main.js");
+const _main = join(packageRoot(), "dist/src/cli/main.js");
 const USER = 42;
 /** In every long-running command of this file, so leftovers of this run (and only this run) can be found. */
 const MARKER = `pincer-resume-${process.pid}-${Date.now()}`;
@@ -54,23 +55,16 @@ afterEach(async () => {
 
 /** `pincer gateway` as a user starts it, pointed at the fakes. */
 function gateway(): ChildProcess {
-  const child = spawn(process.execPath, [main, "gateway"], {
-    cwd: home,
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      OPENAI_API_KEY: "test",
-      OPENAI_BASE_URL: model.url,
-      PINCER_HOME: home,
-      PINCER_SANDBOX: "none",
-      PINCER_TIMEZONE: "UTC",
-      PINCER_WEB_ADDR: "off",
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_API_ROOT: telegram.apiRoot,
-      TELEGRAM_ALLOW_FROM: String(USER),
-      LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "ignore", "ignore"],
+  const child = startDaemon(home, {
+    OPENAI_API_KEY: "test",
+    OPENAI_BASE_URL: model.url,
+    PINCER_SANDBOX: "none",
+    PINCER_TIMEZONE: "UTC",
+    PINCER_WEB_ADDR: "off",
+    TELEGRAM_BOT_TOKEN: telegram.token,
+    TELEGRAM_API_ROOT: telegram.apiRoot,
+    TELEGRAM_ALLOW_FROM: String(USER),
+    LOG_LEVEL: "warn",
   });
   children.push(child);
   return child;
@@ -89,12 +83,6 @@ function processGroupOf(pid: number): number {
   // /proc/<pid>/stat: "pid (comm) state ppid pgrp …"; comm may hold spaces, so read after its ")".
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-}
-
-async function killHard(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGKILL");
-  await once(child, "exit");
 }
 
 function say(text: string): void {

@@ -18,3 +18,48 @@ export function parseCommand(text: string): CommandName | undefined {
 export function helpText(): string {
   return ["Commands:", ...COMMANDS.map((c) => `/${c.name} — ${c.description}`)].join("\n");
 }
+
+/** The answer to `/stop`: what it stops. */
+export function stopReply(runningTurn: boolean, helpersCancelled: number): string {
+  const stopping = [
+    ...(runningTurn ? ["the running turn"] : []),
+    ...(helpersCancelled > 0 ? [`${helpersCancelled} background helper${helpersCancelled > 1 ? "s" : ""}`] : []),
+  ];
+  return stopping.length ? `Stopping ${stopping.join(" and ")}.` : "Nothing is running.";
+}
+
+export interface StatusFacts {
+  model: string;
+  sessionKey: string;
+  storedMessages: number;
+  busy: boolean;
+  waiting: number;
+  load: { running: number; queued: number };
+  /** Absent when helpers are off. */
+  helpers?: { here: Array<{ id: string; label?: string; startedAt: number }>; all: number };
+  upForMs: number;
+  /** More lines (the MCP servers' state). */
+  extra: string[];
+}
+
+/** The answer to `/status`. */
+export function statusReply(facts: StatusFacts): string {
+  const { helpers } = facts;
+  return [
+    `Model: ${facts.model}`,
+    `Conversation: ${facts.sessionKey}, ${facts.storedMessages} stored messages`,
+    `This chat: ${facts.busy ? "busy" : "idle"}, ${facts.waiting} waiting`,
+    `All chats: ${facts.load.running} running, ${facts.load.queued} waiting`,
+    ...(helpers ? [`Helpers: ${helpers.here.length} running here, ${helpers.all} in all`] : []),
+    ...(helpers?.here ?? []).map(
+      (h) => `- ${h.id}${h.label ? ` "${h.label}"` : ""}, running for ${formatDuration(Date.now() - h.startedAt)}`,
+    ),
+    `Up for ${formatDuration(facts.upForMs)}`,
+    ...facts.extra,
+  ].join("\n");
+}
+
+function formatDuration(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}

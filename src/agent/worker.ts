@@ -1,81 +1,18 @@
-import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
-import { type ChatMessage, type Model, ModelError } from "../llm/model.js";
+import { type ChatMessage, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
-import type { TokenCounter } from "../llm/tokens.js";
-import type { Consolidator } from "../memory/consolidator.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
-import type { AuditLog } from "../store/audit.js";
-import type { ConversationStore, StoredMessage } from "../store/conversations.js";
-import type { SqliteJournal } from "../store/journal.js";
-import type { MemoryStore } from "../store/memory.js";
-import type { TurnSteps } from "../store/turn-steps.js";
-import type { TurnStore } from "../store/turns.js";
-import type { ToolRegistry } from "../tools/registry.js";
-import { type ContentPart, mediaKind, type PreparedAttachments } from "./attachments.js";
-import { helpText, parseCommand } from "./commands.js";
+import type { StoredMessage } from "../store/conversations.js";
+import { type ContentPart, mediaKind } from "./attachments.js";
+import { helpText, parseCommand, statusReply, stopReply } from "./commands.js";
 import { toChatMessage, userContent } from "./context.js";
 import { runAgentLoop } from "./loop.js";
+import { failure, isSilentReply, MAX_TURN_STARTS, notice, POISON_NOTICE } from "./notices.js";
 import { ProgressReporter } from "./progress.js";
 import { scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
-import type { Skill } from "./skills.js";
 import { buildTurnContext } from "./turn-context.js";
-import { TurnMeter, type TurnObserver, type TurnReport } from "./turn-stats.js";
-
-export interface WorkerDeps {
-  bus: MessageBus;
-  journal: SqliteJournal;
-  conversations: ConversationStore;
-  turns: TurnStore;
-  audit: AuditLog;
-  /** The turn's journal: a turn cut short by a crash resumes instead of repeating finished tool calls. */
-  steps?: TurnSteps;
-  model: Model;
-  registry: ToolRegistry;
-  log: Logger;
-  memory: MemoryStore;
-  tokens: TokenCounter;
-  /** Summarises old turns after a turn, in the background; absent when switched off. */
-  consolidator?: Consolidator;
-  settings: {
-    model: string;
-    workspace: string;
-    timezone: string;
-    maxIterations: number;
-    maxConcurrentTurns: number;
-    contextTokens: number;
-    /** Show a progress note when a tool round runs longer than this; off when absent. */
-    progressAfterMs?: number;
-    /** Config cron.tools: what a scheduled run may use (absent: every tool but cron and spawn). */
-    cronTools?: readonly string[];
-    memoryPromptChars: number;
-    shareMemoryWithGroups: boolean;
-  };
-  skills: () => Skill[];
-  /** Background helpers, for /status and /stop. */
-  helpers?: {
-    list(sessionKey?: string): Array<{ id: string; label?: string; startedAt: number }>;
-    cancel(sessionKey: string): number;
-  };
-  /** Reads a message's attachments for the model (images, voice notes, documents); paths only when absent. */
-  attachments?: (paths: string[], signal: AbortSignal) => Promise<PreparedAttachments>;
-  now?: () => Date;
-  /** More lines for `/status` (the MCP servers' state). */
-  statusLines?: () => string[];
-  /**
-   * While the model is unavailable (every endpoint down or its circuit open), a message waits in
-   * its queue and runs again later instead of failing; each chat is told once. Off for one-shot
-   * commands that must end.
-   */
-  waitForModel?: boolean;
-  /** Whether the sender may still talk to pincer (the access gate): a message queued before a revoke is not run. */
-  senderHasAccess?: (msg: InboundMessage) => boolean;
-  /** Called once a message's turn is over and its reply is in the outbox. */
-  onTurnFinished?: (msg: InboundMessage) => void;
-  /** Told about model calls, tool calls and finished turns (metrics). */
-  observer?: TurnObserver;
-}
+import { TurnMeter, type TurnReport } from "./turn-stats.js";
+import type { WorkerDeps } from "./worker-deps.js";
 
 /** One conversation's queue: its messages run strictly one after another. */
 interface Lane {
@@ -395,57 +332,24 @@ export class AgentWorker {
   }
 
   private async answerCommand(command: "stop" | "status" | "help", lane: Lane, msg: InboundMessage): Promise<void> {
-    const target = replyTarget(msg);
+    const { deps } = this;
     let text = helpText();
     if (command === "stop") {
-      const helpers = this.deps.helpers?.cancel(msg.sessionKey) ?? 0;
-      const stopping = [
-        ...(lane.running ? ["the running turn"] : []),
-        ...(helpers > 0 ? [`${helpers} background helper${helpers > 1 ? "s" : ""}`] : []),
-      ];
-      text = stopping.length ? `Stopping ${stopping.join(" and ")}.` : "Nothing is running.";
+      text = stopReply(Boolean(lane.running), deps.helpers?.cancel(msg.sessionKey) ?? 0);
       lane.running?.abort(new Error("stopped by /stop"));
     } else if (command === "status") {
-      const { running, queued } = this.load;
-      const helpers = this.deps.helpers?.list(msg.sessionKey) ?? [];
-      const allHelpers = this.deps.helpers?.list().length ?? 0;
-      text = [
-        `Model: ${this.deps.settings.model}`,
-        `Conversation: ${msg.sessionKey}, ${this.deps.conversations.count(msg.sessionKey)} stored messages`,
-        `This chat: ${lane.running ? "busy" : "idle"}, ${lane.queue.length} waiting`,
-        `All chats: ${running} running, ${queued} waiting`,
-        ...(this.deps.helpers ? [`Helpers: ${helpers.length} running here, ${allHelpers} in all`] : []),
-        ...helpers.map(
-          (h) => `- ${h.id}${h.label ? ` "${h.label}"` : ""}, running for ${formatDuration(Date.now() - h.startedAt)}`,
-        ),
-        `Up for ${formatDuration(Date.now() - this.startedAt)}`,
-        ...(this.deps.statusLines?.() ?? []),
-      ].join("\n");
+      text = statusReply({
+        model: deps.settings.model,
+        sessionKey: msg.sessionKey,
+        storedMessages: deps.conversations.count(msg.sessionKey),
+        busy: Boolean(lane.running),
+        waiting: lane.queue.length,
+        load: this.load,
+        helpers: deps.helpers && { here: deps.helpers.list(msg.sessionKey), all: deps.helpers.list().length },
+        upForMs: Date.now() - this.startedAt,
+        extra: deps.statusLines?.() ?? [],
+      });
     }
-    await this.finish(msg, [], notice(target, text));
+    await this.finish(msg, [], notice(replyTarget(msg), text));
   }
-}
-
-/** The model answered only with the run's "nothing to say" token (markdown or a full stop around it allowed). */
-export function isSilentReply(text: string, token: string | undefined): boolean {
-  return token !== undefined && text.replace(/^[\s*_`]+|[\s*_`.!]+$/g, "") === token;
-}
-
-/** Turns of one message that may be cut off by a crash before it is set aside. */
-const MAX_TURN_STARTS = 2;
-
-const POISON_NOTICE =
-  "Sorry, I have set your message aside: pincer stopped twice while working on it. Please try again, perhaps in smaller steps.";
-
-function notice(target: Pick<OutboundMessage, "channel" | "chatId" | "threadId">, text: string): OutboundMessage {
-  return { ...target, kind: "notice", text };
-}
-
-function failure(target: Pick<OutboundMessage, "channel" | "chatId" | "threadId">, text: string): OutboundMessage {
-  return { ...notice(target, text), failed: true };
-}
-
-function formatDuration(ms: number): string {
-  const minutes = Math.floor(ms / 60_000);
-  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }

@@ -1,0 +1,71 @@
+import type { Logger } from "pino";
+import type { MessageBus } from "../bus/bus.js";
+import type { InboundMessage } from "../bus/types.js";
+import type { Model } from "../llm/model.js";
+import type { TokenCounter } from "../llm/tokens.js";
+import type { Consolidator } from "../memory/consolidator.js";
+import type { AuditLog } from "../store/audit.js";
+import type { ConversationStore } from "../store/conversations.js";
+import type { SqliteJournal } from "../store/journal.js";
+import type { MemoryStore } from "../store/memory.js";
+import type { TurnSteps } from "../store/turn-steps.js";
+import type { TurnStore } from "../store/turns.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { PreparedAttachments } from "./attachments.js";
+import type { Skill } from "./skills.js";
+import type { TurnObserver } from "./turn-stats.js";
+
+/** What the agent worker is given: its stores, the model, the tools and its settings. */
+export interface WorkerDeps {
+  bus: MessageBus;
+  journal: SqliteJournal;
+  conversations: ConversationStore;
+  turns: TurnStore;
+  audit: AuditLog;
+  /** The turn's journal: a turn cut short by a crash resumes instead of repeating finished tool calls. */
+  steps?: TurnSteps;
+  model: Model;
+  registry: ToolRegistry;
+  log: Logger;
+  memory: MemoryStore;
+  tokens: TokenCounter;
+  /** Summarises old turns after a turn, in the background; absent when switched off. */
+  consolidator?: Consolidator;
+  settings: {
+    model: string;
+    workspace: string;
+    timezone: string;
+    maxIterations: number;
+    maxConcurrentTurns: number;
+    contextTokens: number;
+    /** Show a progress note when a tool round runs longer than this; off when absent. */
+    progressAfterMs?: number;
+    /** Config cron.tools: what a scheduled run may use (absent: every tool but cron and spawn). */
+    cronTools?: readonly string[];
+    memoryPromptChars: number;
+    shareMemoryWithGroups: boolean;
+  };
+  skills: () => Skill[];
+  /** Background helpers, for /status and /stop. */
+  helpers?: {
+    list(sessionKey?: string): Array<{ id: string; label?: string; startedAt: number }>;
+    cancel(sessionKey: string): number;
+  };
+  /** Reads a message's attachments for the model (images, voice notes, documents); paths only when absent. */
+  attachments?: (paths: string[], signal: AbortSignal) => Promise<PreparedAttachments>;
+  now?: () => Date;
+  /** More lines for `/status` (the MCP servers' state). */
+  statusLines?: () => string[];
+  /**
+   * While the model is unavailable (every endpoint down or its circuit open), a message waits in
+   * its queue and runs again later instead of failing; each chat is told once. Off for one-shot
+   * commands that must end.
+   */
+  waitForModel?: boolean;
+  /** Whether the sender may still talk to pincer (the access gate): a message queued before a revoke is not run. */
+  senderHasAccess?: (msg: InboundMessage) => boolean;
+  /** Called once a message's turn is over and its reply is in the outbox. */
+  onTurnFinished?: (msg: InboundMessage) => void;
+  /** Told about model calls, tool calls and finished turns (metrics). */
+  observer?: TurnObserver;
+}
