@@ -5,6 +5,7 @@
  *
  *   npm run bench            # full
  *   npm run bench -- --quick # smoke run
+ *   npm run bench -- --quick --only turns,start   # just those steps; docs/benchmarks.md untouched
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
@@ -24,23 +25,26 @@ import {
 } from "./figures.js";
 
 const quick = process.argv.includes("--quick");
+const onlyAt = process.argv.indexOf("--only");
+const only = onlyAt === -1 ? undefined : (process.argv[onlyAt + 1] ?? "").split(",");
 const sizes = quick ? QUICK : FULL;
 const root = packageRoot();
 const started = Date.now();
 
 const steps: Array<[string, () => Promise<Figure[]>]> = [
-  ["Telegram turns", () => channelTurns("telegram", sizes)],
-  ["Discord turns", () => channelTurns("discord", sizes)],
-  ["start and idle memory", () => startAndIdle(sizes)],
+  ["telegram", () => channelTurns("telegram", sizes)],
+  ["discord", () => channelTurns("discord", sizes)],
+  ["start", () => startAndIdle(sizes)],
   ["throughput", () => throughput(sizes)],
-  ["context build", contextBuild],
+  ["context", contextBuild],
   ["sandbox", sandboxCost],
-  ["read-only batch", readOnlyBatch],
+  ["batch", readOnlyBatch],
   ["soak", () => soak(sizes)],
 ];
 
 const figures: Figure[] = [];
 for (const [name, run] of steps) {
+  if (only && !only.includes(name)) continue;
   process.stderr.write(`-- ${name}\n`);
   figures.push(...(await run()));
 }
@@ -84,7 +88,7 @@ writeFileSync(
   JSON.stringify({ when, machine, quick, sizes, figures }, null, 2),
 );
 
-{
+if (!only) {
   const docs = join(root, "docs/benchmarks.md");
   const text = readFileSync(docs, "utf8");
   const begin = "<!-- table:begin -->";
