@@ -6,13 +6,10 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { buildSystemPrompt, toChatMessage } from "../src/agent/context.js";
 import { runAgentLoop } from "../src/agent/loop.js";
 import { MessageBus } from "../src/bus/bus.js";
 import { loadConfig } from "../src/config/config.js";
 import { createOpenAIModel } from "../src/llm/model.js";
-import { ConversationStore } from "../src/store/conversations.js";
-import { openDatabase } from "../src/store/database.js";
 import { buildBwrapArgs, sandboxEnv } from "../src/tools/exec/bwrap-args.js";
 import { runProcess } from "../src/tools/exec/run-process.js";
 import { checkSandbox, inspectHost } from "../src/tools/exec/sandbox-check.js";
@@ -241,47 +238,6 @@ export async function soak(sizes: Sizes): Promise<Figure[]> {
     await platforms.close();
     await model.close();
   }
-}
-
-/** Building a turn's context for a 100,000-message conversation against a 10-message one. */
-export async function contextBuild(): Promise<Figure[]> {
-  const home = mkdtempSync(join(tmpdir(), "pincer-bench-context-"));
-  const config = loadConfig({ OPENAI_API_KEY: "bench", PINCER_HOME: home, LOG_LEVEL: "silent" });
-  const db = openDatabase(join(home, "pincer.db"));
-  const conversations = new ConversationStore(db);
-  const filler = (n: number) =>
-    Array.from({ length: n }, (_, i) => ({
-      role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
-      content: `message ${i} ${"lorem ipsum ".repeat(20)}`,
-    }));
-  conversations.append("console:small", filler(10));
-  for (let i = 0; i < 100; i++) conversations.append("console:large", filler(1000));
-  const cost = (chatId: string) => {
-    const samples: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const started = performance.now();
-      const msg = userMessage(chatId, "hi");
-      buildSystemPrompt({ workspace: config.workspace, skills: [], timezone: "UTC", now: new Date(), inbound: msg });
-      conversations.recent(`console:${chatId}`, config.agent.contextTokens).map(toChatMessage);
-      samples.push(performance.now() - started);
-    }
-    return summary(samples).median;
-  };
-  cost("small");
-  cost("large");
-  const small = cost("small");
-  const large = cost("large");
-  db.close();
-  rmSync(home, { recursive: true, force: true });
-  return [
-    {
-      figure: "context build, 100,000-message conversation",
-      pincer: fmt(large, "ms"),
-      baseline: `${fmt(small, "ms")} (10 messages)`,
-      ratio: large / small,
-      target: { max: 1.1 },
-    },
-  ];
 }
 
 /** A sandboxed `true` against a plain spawn of `true`, interleaved. */

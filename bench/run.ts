@@ -11,9 +11,9 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../src/paths.js";
+import { contextBuild } from "./context-build.js";
 import {
   channelTurns,
-  contextBuild,
   type Figure,
   FULL,
   QUICK,

@@ -127,7 +127,18 @@ export function toChatMessage(m: StoredMessage): ChatMessage {
 /** Formatters by time zone: building one costs far more than using it, and zones are few. */
 const localFormats = new Map<string, Intl.DateTimeFormat>();
 
-export function formatLocal(date: Date, timezone: string): string {
+export function formatLocal(date: Date | number, timezone: string): string {
+  const get = localParts(date, timezone);
+  return `${get("weekday")} ${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
+}
+
+/** The local calendar day, `YYYY-MM-DD`. */
+export function formatDay(date: Date | number, timezone: string): string {
+  const get = localParts(date, timezone);
+  return `${get("year")}-${get("month")}-${get("day")}`;
+}
+
+function localParts(date: Date | number, timezone: string): (type: Intl.DateTimeFormatPartTypes) => string {
   let format = localFormats.get(timezone);
   if (!format) {
     format = new Intl.DateTimeFormat("en-CA", {
@@ -143,6 +154,5 @@ export function formatLocal(date: Date, timezone: string): string {
     localFormats.set(timezone, format);
   }
   const parts = format.formatToParts(date);
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
-  return `${get("weekday")} ${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
+  return (type) => parts.find((p) => p.type === type)?.value ?? "";
 }

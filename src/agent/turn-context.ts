@@ -4,7 +4,7 @@ import type { ChatMessage } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { ConversationStore } from "../store/conversations.js";
 import type { MemoryEntry, MemoryStore } from "../store/memory.js";
-import { buildSystemPrompt, toChatMessage } from "./context.js";
+import { buildSystemPrompt, formatDay, toChatMessage } from "./context.js";
 import type { Skill } from "./skills.js";
 
 export interface TurnContextDeps {
@@ -91,8 +91,7 @@ export function buildTurnContext(
 }
 
 function entryDates(entry: MemoryEntry, timezone: string): string {
-  const day = (ms: number) => new Intl.DateTimeFormat("en-CA", { timeZone: timezone }).format(ms);
-  const from = day(entry.periodStart);
-  const to = day(entry.periodEnd);
+  const from = formatDay(entry.periodStart, timezone);
+  const to = formatDay(entry.periodEnd, timezone);
   return from === to ? from : `${from} – ${to}`;
 }

@@ -1,0 +1,95 @@
+/**
+ * Building one turn's context the way the worker does (`buildTurnContext`: the workspace's prompt
+ * files, consolidated summaries, skills, the tools' schemas counted, the newest history that fits)
+ * for a 100,000-message conversation, against a 10-message one and a 1,000-message one.
+ * A conversation longer than the budget costs what the budget holds, so 1,000 messages shows how
+ * much of the first ratio is length and how much is budget.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { toChatMessage } from "../src/agent/context.js";
+import { buildTurnContext } from "../src/agent/turn-context.js";
+import { loadConfig } from "../src/config/config.js";
+import { createTokenCounter } from "../src/llm/tokens.js";
+import { ensureHome } from "../src/setup/ensure-home.js";
+import { ConversationStore } from "../src/store/conversations.js";
+import { openDatabase } from "../src/store/database.js";
+import { MemoryStore } from "../src/store/memory.js";
+import { createTools } from "../src/tools/index.js";
+import { ToolRegistry } from "../src/tools/registry.js";
+import { userMessage } from "../test/helpers/app.js";
+import type { Figure } from "./figures.js";
+import { summary } from "./stats.js";
+
+export async function contextBuild(): Promise<Figure[]> {
+  const home = mkdtempSync(join(tmpdir(), "pincer-bench-context-"));
+  try {
+    const config = loadConfig({ OPENAI_API_KEY: "bench", PINCER_HOME: home, LOG_LEVEL: "silent" });
+    ensureHome(config);
+    const db = openDatabase(join(home, "pincer.db"));
+    const tokens = createTokenCounter(config.openai.model);
+    const conversations = new ConversationStore(db, (m) => tokens.rawMessage(toChatMessage(m)));
+    const registry = new ToolRegistry();
+    for (const tool of createTools({ config, db, log: pino({ level: "silent" }) })) registry.register(tool);
+    const deps = {
+      conversations,
+      memory: new MemoryStore(db),
+      tokens,
+      toolSchemas: () => registry.toSchemas(),
+      skills: () => [],
+      settings: {
+        workspace: config.workspace,
+        timezone: config.timezone,
+        contextTokens: config.agent.contextTokens,
+        memoryPromptChars: config.memory.promptChars,
+        shareMemoryWithGroups: config.memory.shareWithGroups,
+      },
+    };
+    const filler = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+        content: `message ${i} ${"lorem ipsum ".repeat(20)}`,
+      }));
+    conversations.append("console:c10", filler(10));
+    conversations.append("console:c1000", filler(1000));
+    for (let i = 0; i < 100; i++) conversations.append("console:c100000", filler(1000));
+
+    const cost = (chatId: string) => {
+      const samples: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        const started = performance.now();
+        const inbound = userMessage(chatId, "hi");
+        buildTurnContext(deps, inbound, { role: "user", content: inbound.text }, new Date());
+        samples.push(performance.now() - started);
+      }
+      return summary(samples).median;
+    };
+    for (const chat of ["c10", "c1000", "c100000"]) cost(chat);
+    const small = cost("c10");
+    const medium = cost("c1000");
+    const large = cost("c100000");
+    db.close();
+    return [
+      {
+        figure: "context build, 100,000-message conversation",
+        pincer: fmt(large),
+        baseline: `${fmt(small)} (10 messages)`,
+        ratio: large / small,
+        target: { max: 1.1 },
+      },
+      {
+        figure: "context build, 100,000-message conversation, against one that just fills the budget",
+        pincer: fmt(large),
+        baseline: `${fmt(medium)} (1,000 messages)`,
+        ratio: large / medium,
+        target: { max: 1.1 },
+      },
+    ];
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
