@@ -33,6 +33,7 @@ import { PairingStore } from "./store/pairing.js";
 import { pruneDatabase, pruneMediaFiles } from "./store/retention.js";
 import { TurnSteps } from "./store/turn-steps.js";
 import { TurnStore } from "./store/turns.js";
+import { ReadCache, type ReadCacheOptions } from "./tools/files/read-cache.js";
 import { readTextBeneath } from "./tools/files/safe-read.js";
 import { createTools } from "./tools/index.js";
 import type { Timing } from "./tools/mcp/connection.js";
@@ -54,6 +55,8 @@ export interface AppOptions {
   mcpStatusFile?: string;
   /** False for one-shot commands: a message fails instead of waiting for the model to come back. */
   waitForModel?: boolean;
+  /** When prompt files count as settled enough to serve from memory (tests move the clock). */
+  readCache?: ReadCacheOptions;
 }
 
 /** Everything one pincer process shares, wired once: the composition root of the daemon. */
@@ -199,6 +202,8 @@ export function createApp(config: Config, options: AppOptions): App {
     timing: options.mcpTiming,
   });
   const skills = skillDirs(config.workspace);
+  // The prompt's files and skills are read every turn; unchanged ones come from memory.
+  const files = new ReadCache(options.readCache);
   const metrics = createMetrics({
     queueDepth: () => worker.load.queued,
     outboxPending: () => queries.outboxPending(),
@@ -244,7 +249,8 @@ export function createApp(config: Config, options: AppOptions): App {
       shareMemoryWithGroups: config.memory.shareWithGroups,
     },
     // A skill whose programs or variables are missing would only mislead the model.
-    skills: () => listSkills(skills, log).filter((skill) => skill.missing.length === 0),
+    skills: () => listSkills(skills, log, process.env, files).filter((skill) => skill.missing.length === 0),
+    files,
     waitForModel: options.waitForModel ?? true,
     attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),
     now: options.now,

@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type App, createApp } from "../src/app.js";
+import { type App, type AppOptions, createApp } from "../src/app.js";
 import { type Config, loadConfig } from "../src/config/config.js";
 import { type ChatRequest, type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, userMessage } from "./helpers/app.js";
@@ -65,7 +65,7 @@ afterEach(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function start(adjust?: (config: Config) => void) {
+async function start(adjust?: (config: Config) => void, options: Partial<AppOptions> = {}) {
   const config = loadConfig({
     OPENAI_API_KEY: "test",
     OPENAI_BASE_URL: fake.url,
@@ -83,7 +83,7 @@ async function start(adjust?: (config: Config) => void) {
       done();
     },
   });
-  app = createApp(config, { log: pino({ level: "warn" }, sink) });
+  app = createApp(config, { log: pino({ level: "warn" }, sink), ...options });
   const channel = recordingChannel(app);
   await app.start([channel]);
   return channel;
@@ -262,6 +262,50 @@ describe("FIFOs, sockets and links as files", () => {
       expect.stringMatching(/^SOUL.md: "SOUL.md" is a named pipe \(FIFO\)/),
       expect.stringMatching(/^USER.md: larger than 131072 bytes/),
     ]);
+  }, 30_000);
+});
+
+describe("prompt files served from memory between turns", () => {
+  /** Sets the file's times back to the nanosecond after `edit`: only its ctime shows the change. */
+  function keepTimes(path: string, edit: () => void): void {
+    execFileSync("touch", ["-r", path, `${path}.times`]);
+    edit();
+    execFileSync("touch", ["-r", `${path}.times`, path]);
+    rmSync(`${path}.times`);
+  }
+
+  it("refuses a cached prompt file swapped for a symlink at the next turn, and sees an edit that kept size and mtime", async () => {
+    fake.respond(() => ({ content: "answered" }));
+    // Every file counts as settled at once, so the second turn is served from memory.
+    const channel = await start(undefined, { readCache: { now: () => Date.now() + 60_000 } });
+    const soul = join(workspace, "SOUL.md");
+    writeFileSync(soul, "soul version one\n");
+    const system = (i: number) => String(fake.requests[i].messages[0].content);
+    for (const n of [1, 2]) {
+      running().bus.publishInbound(userMessage("cache", `turn ${n}`));
+      await channel.waitFor(n);
+      expect(system(n - 1)).toContain("soul version one");
+    }
+    rmSync(soul);
+    symlinkSync(join(home, ".env"), soul);
+    running().bus.publishInbound(userMessage("cache", "turn 3"));
+    await channel.waitFor(3);
+    expect(system(2)).not.toContain("## SOUL.md");
+    expect(system(2)).not.toContain(DOTENV_SECRET);
+    const skipped = logLines.map((l) => JSON.parse(l)).filter((l) => l.msg === "prompt file skipped");
+    expect(skipped.map((l) => l.reason)).toContainEqual(expect.stringMatching(/^"SOUL.md" is a symlink/));
+
+    rmSync(soul);
+    writeFileSync(soul, "soul version one\n");
+    for (const n of [4, 5]) {
+      running().bus.publishInbound(userMessage("cache", `turn ${n}`));
+      await channel.waitFor(n);
+      expect(system(n - 1)).toContain("soul version one");
+    }
+    keepTimes(soul, () => writeFileSync(soul, "soul version two\n"));
+    running().bus.publishInbound(userMessage("cache", "turn 6"));
+    await channel.waitFor(6);
+    expect(system(5)).toContain("soul version two");
   }, 30_000);
 });
 

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { InboundMessage } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
 import type { StoredMessage } from "../store/conversations.js";
+import type { ReadCache } from "../tools/files/read-cache.js";
 import { readTextBeneath } from "../tools/files/safe-read.js";
 import type { Skill } from "./skills.js";
 
@@ -23,6 +24,8 @@ export interface PromptInput {
   memory?: { include: boolean; maxChars: number };
   /** Dated summaries of this conversation's consolidated turns, oldest first. */
   earlier?: string[];
+  /** Serves unchanged prompt files from memory; without it every file is read anew. */
+  cache?: ReadCache;
 }
 
 export function buildSystemPrompt(input: PromptInput): string {
@@ -32,7 +35,9 @@ export function buildSystemPrompt(input: PromptInput): string {
   for (const file of BOOTSTRAP_FILES) {
     if (file === "MEMORY.md" && !memory.include) continue;
     // The workspace is the sandbox's to change: read without following links or blocking on a FIFO.
-    const read = readTextBeneath(workspace, file, MAX_PROMPT_FILE_BYTES);
+    const read = input.cache
+      ? input.cache.text(workspace, file, MAX_PROMPT_FILE_BYTES)
+      : readTextBeneath(workspace, file, MAX_PROMPT_FILE_BYTES);
     if (read.ok) {
       const text = read.text.trim();
       parts.push(`## ${file}\n\n${file === "MEMORY.md" ? capMemory(text, memory.maxChars) : text}`);

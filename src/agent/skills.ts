@@ -1,6 +1,7 @@
 import { closeSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import type { ReadCache } from "../tools/files/read-cache.js";
 import { openInScope } from "../tools/files/safe-open.js";
 import { readTextBeneath } from "../tools/files/safe-read.js";
 import { missingRequirements } from "./skill-requirements.js";
@@ -33,12 +34,14 @@ export function listSkills(
   sources: SkillSource[],
   log?: Pick<Logger, "warn">,
   env: Record<string, string | undefined> = process.env,
+  /** Serves unchanged folders and files from memory (every turn lists the skills). */
+  cache?: ReadCache,
 ): Skill[] {
   const byName = new Map<string, Skill>();
   for (const { root, dir } of sources) {
-    for (const name of skillFolders(root, dir, log)) {
+    for (const name of skillFolders(root, dir, log, cache)) {
       const rel = join(dir, name, "SKILL.md");
-      const read = readTextBeneath(root, rel, MAX_SKILL_BYTES);
+      const read = cache ? cache.text(root, rel, MAX_SKILL_BYTES) : readTextBeneath(root, rel, MAX_SKILL_BYTES);
       if (!read.ok) {
         if (!/does not exist/.test(read.reason))
           log?.warn({ file: join(root, rel), reason: read.reason }, "skill skipped");
@@ -57,7 +60,15 @@ export function listSkills(
 }
 
 /** The real (not linked) folders inside `root/dir`, read through a descriptor of that folder. */
-function skillFolders(root: string, dir: string, log?: Pick<Logger, "warn">): string[] {
+function skillFolders(root: string, dir: string, log?: Pick<Logger, "warn">, cache?: ReadCache): string[] {
+  if (cache) {
+    try {
+      return cache.folders(root, dir);
+    } catch (err) {
+      log?.warn({ folder: join(root, dir), reason: (err as Error).message }, "skills folder skipped");
+      return [];
+    }
+  }
   let fd: number;
   try {
     fd = openInScope(dir, { workspace: root }, { access: "read", want: "dir", noLinks: true }).fd;

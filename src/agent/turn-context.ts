@@ -4,6 +4,7 @@ import type { ChatMessage } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { ConversationStore } from "../store/conversations.js";
 import type { MemoryEntry, MemoryStore } from "../store/memory.js";
+import type { ReadCache } from "../tools/files/read-cache.js";
 import { buildSystemPrompt, formatDay, toChatMessage } from "./context.js";
 import type { Skill } from "./skills.js";
 
@@ -13,6 +14,8 @@ export interface TurnContextDeps {
   tokens: TokenCounter;
   toolSchemas: () => unknown[];
   skills: () => Skill[];
+  /** Serves unchanged prompt files from memory. */
+  files?: ReadCache;
   log?: Pick<Logger, "warn">;
   settings: {
     workspace: string;
@@ -72,6 +75,7 @@ export function buildTurnContext(
     now,
     inbound,
     log: deps.log,
+    cache: deps.files,
     memory: {
       include: seesPrivateMemory(inbound, settings.shareMemoryWithGroups),
       maxChars: settings.memoryPromptChars,

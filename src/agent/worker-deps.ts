@@ -10,6 +10,7 @@ import type { SqliteJournal } from "../store/journal.js";
 import type { MemoryStore } from "../store/memory.js";
 import type { TurnSteps } from "../store/turn-steps.js";
 import type { TurnStore } from "../store/turns.js";
+import type { ReadCache } from "../tools/files/read-cache.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { PreparedAttachments } from "./attachments.js";
 import type { Skill } from "./skills.js";
@@ -46,6 +47,8 @@ export interface WorkerDeps {
     shareMemoryWithGroups: boolean;
   };
   skills: () => Skill[];
+  /** Serves unchanged prompt files from memory (shared with `skills`). */
+  files?: ReadCache;
   /** Background helpers, for /status and /stop. */
   helpers?: {
     list(sessionKey?: string): Array<{ id: string; label?: string; startedAt: number }>;

@@ -1,4 +1,4 @@
-import { closeSync, read, readSync } from "node:fs";
+import { type BigIntStats, closeSync, fstatSync, read, readSync } from "node:fs";
 import { promisify } from "node:util";
 import { ToolError } from "../tool.js";
 import { type Opened, openInScope } from "./safe-open.js";
@@ -53,15 +53,39 @@ export type SafeText = { ok: true; text: string; path: string } | { ok: false; r
  * metadata call or a bounded read of a regular file. Never throws: `reason` says why not.
  */
 export function readTextBeneath(root: string, relativePath: string, maxBytes: number): SafeText {
+  return readText(root, relativePath, maxBytes, false);
+}
+
+/**
+ * readTextBeneath that also says exactly which file it read: the descriptor's own status with
+ * nanosecond times, taken before the read (for a cache that must know when the file changes).
+ */
+export function readTextBeneathStamped(
+  root: string,
+  relativePath: string,
+  maxBytes: number,
+): SafeText & { stats?: BigIntStats } {
+  return readText(root, relativePath, maxBytes, true);
+}
+
+function readText(
+  root: string,
+  relativePath: string,
+  maxBytes: number,
+  stamp: boolean,
+): SafeText & { stats?: BigIntStats } {
   let opened: Opened | undefined;
   try {
     opened = openInScope(relativePath, { workspace: root }, { access: "read", want: "file", noLinks: true });
     if (opened.stats.size > maxBytes) {
       return { ok: false, reason: `larger than ${maxBytes} bytes (${opened.stats.size})` };
     }
+    // Before the read: a change during or after it then shows as a newer change time.
+    const stats = stamp ? fstatSync(opened.fd, { bigint: true }) : undefined;
     const bytes = readOpenedSync(opened.fd, maxBytes);
     if (!bytes) return { ok: false, reason: `grew past ${maxBytes} bytes while it was read` };
-    return { ok: true, text: bytes.toString("utf8"), path: opened.path };
+    const text = bytes.toString("utf8");
+    return stats ? { ok: true, text, path: opened.path, stats } : { ok: true, text, path: opened.path };
   } catch (err) {
     return { ok: false, reason: (err as Error).message };
   } finally {

@@ -1,0 +1,156 @@
+import { execFileSync } from "node:child_process";
+import {
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ReadCache } from "./read-cache.js";
+
+let root: string;
+let workspace: string;
+let outside: string;
+
+beforeEach(() => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), "pincer-readcache-")));
+  workspace = join(root, "workspace");
+  outside = join(root, "outside");
+  mkdirSync(join(workspace, "skills", "one"), { recursive: true });
+  mkdirSync(outside);
+  writeFileSync(join(outside, "secret.md"), "host secret\n");
+  writeFileSync(join(workspace, "AGENTS.md"), "version 1\n");
+  writeFileSync(join(workspace, "skills", "one", "SKILL.md"), "---\nname: one\n---\n");
+});
+
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+/** A cache for which every file has settled at once (as if read a minute after its last change). */
+const settledCache = () => new ReadCache({ now: () => Date.now() + 60_000 });
+
+/** Sets a file's times back to what they were, to the nanosecond: the edit then shows only in its ctime. */
+function keepTimes(path: string, edit: () => void): void {
+  const before = statSync(path, { bigint: true });
+  const reference = `${path}.times`;
+  execFileSync("touch", ["-r", path, reference]);
+  edit();
+  execFileSync("touch", ["-r", reference, path]);
+  rmSync(reference);
+  const after = statSync(path, { bigint: true });
+  expect(after.mtimeNs).toBe(before.mtimeNs);
+  expect(after.size).toBe(before.size);
+}
+
+describe("ReadCache.text", () => {
+  it("serves an unchanged file from memory and reads it again once it changed", () => {
+    const cache = settledCache();
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toEqual({
+      ok: true,
+      text: "version 1\n",
+      path: join(workspace, "AGENTS.md"),
+    });
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ ok: true, text: "version 1\n" });
+    expect(cache.stats).toEqual({ hits: 1, misses: 1 });
+    writeFileSync(join(workspace, "AGENTS.md"), "version 22\n");
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ ok: true, text: "version 22\n" });
+    expect(cache.stats.misses).toBe(2);
+  });
+
+  it("sees an edit of the same size with the mtime put back (the ctime tells)", () => {
+    const cache = settledCache();
+    const file = join(workspace, "AGENTS.md");
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 1\n" });
+    keepTimes(file, () => writeFileSync(file, "version 2\n"));
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 2\n" });
+  });
+
+  it("sees a file replaced by another of the same size and times (a new inode)", () => {
+    const cache = settledCache();
+    const file = join(workspace, "AGENTS.md");
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 1\n" });
+    writeFileSync(join(workspace, "next.md"), "version 3\n");
+    execFileSync("touch", ["-r", file, join(workspace, "next.md")]);
+    renameSync(join(workspace, "next.md"), file);
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 3\n" });
+  });
+
+  it("does not remember a file changed within the last moments: a second edit in the same clock tick still shows", () => {
+    // The real clock: the file was written just now, so its times are too fresh to trust.
+    const cache = new ReadCache();
+    const file = join(workspace, "AGENTS.md");
+    writeFileSync(file, "version 4\n");
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 4\n" });
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 4\n" });
+    expect(cache.stats).toEqual({ hits: 0, misses: 2 });
+    keepTimes(file, () => writeFileSync(file, "version 5\n"));
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 5\n" });
+    expect(cache.stats.hits).toBe(0);
+  });
+
+  it("refuses a cached file swapped for a symlink, and never returns what the link points to", () => {
+    const cache = settledCache();
+    const file = join(workspace, "AGENTS.md");
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ ok: true });
+    rmSync(file);
+    symlinkSync(join(outside, "secret.md"), file);
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ ok: false, reason: /is a symlink/ });
+    // A link to a file inside the workspace is refused just the same (prompt files follow no link).
+    rmSync(file);
+    writeFileSync(join(workspace, "real.md"), "version 1\n");
+    symlinkSync("real.md", file);
+    expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ ok: false, reason: /is a symlink/ });
+  });
+
+  it("refuses a cached file whose folder was swapped for a symlink to a folder holding the very same file", () => {
+    const cache = settledCache();
+    const rel = join("skills", "one", "SKILL.md");
+    expect(cache.text(workspace, rel, 1000)).toMatchObject({ ok: true, text: "---\nname: one\n---\n" });
+    // Same inode, unchanged, now reached through a link: the race-free read would refuse it, so must the cache.
+    renameSync(join(workspace, "skills", "one"), join(workspace, "skills", "moved"));
+    symlinkSync("moved", join(workspace, "skills", "one"));
+    expect(cache.text(workspace, rel, 1000)).toMatchObject({ ok: false, reason: /symlink/ });
+  });
+
+  it("remembers a missing file only while it is missing, and refuses FIFOs and big files as before", () => {
+    const cache = settledCache();
+    expect(cache.text(workspace, "USER.md", 1000)).toMatchObject({ ok: false, reason: /does not exist/ });
+    expect(cache.text(workspace, "USER.md", 1000)).toMatchObject({ ok: false, reason: /does not exist/ });
+    expect(cache.stats.hits).toBe(1);
+    writeFileSync(join(workspace, "USER.md"), "user\n");
+    expect(cache.text(workspace, "USER.md", 1000)).toMatchObject({ ok: true, text: "user\n" });
+    execFileSync("mkfifo", [join(workspace, "fifo.md")]);
+    expect(cache.text(workspace, "fifo.md", 1000)).toMatchObject({ ok: false, reason: /FIFO/ });
+    writeFileSync(join(workspace, "big.md"), "x".repeat(2000));
+    expect(cache.text(workspace, "big.md", 1000)).toMatchObject({ ok: false, reason: /larger than 1000 bytes/ });
+    // A file grown past the cap after it was cached is refused, not served from memory.
+    expect(cache.text(workspace, "AGENTS.md", 20)).toMatchObject({ ok: true });
+    writeFileSync(join(workspace, "AGENTS.md"), "x".repeat(50));
+    expect(cache.text(workspace, "AGENTS.md", 20)).toMatchObject({ ok: false, reason: /larger than 20 bytes/ });
+  });
+});
+
+describe("ReadCache.folders", () => {
+  it("lists real folders only and sees a folder added, a folder swapped for a link, and a folder created later", () => {
+    const cache = settledCache();
+    expect(cache.folders(workspace, "skills")).toEqual(["one"]);
+    expect(cache.folders(workspace, "skills")).toEqual(["one"]);
+    expect(cache.stats.hits).toBe(1);
+    mkdirSync(join(workspace, "skills", "two"));
+    expect(cache.folders(workspace, "skills").sort()).toEqual(["one", "two"]);
+    symlinkSync(outside, join(workspace, "skills", "three"));
+    expect(cache.folders(workspace, "skills").sort()).toEqual(["one", "two"]);
+    rmSync(join(workspace, "skills"), { recursive: true });
+    symlinkSync(outside, join(workspace, "skills"));
+    expect(() => cache.folders(workspace, "skills")).toThrow(/symlink/);
+    expect(cache.folders(workspace, "missing")).toEqual([]);
+    expect(cache.folders(workspace, "missing")).toEqual([]);
+    mkdirSync(join(workspace, "missing", "late"), { recursive: true });
+    expect(cache.folders(workspace, "missing")).toEqual(["late"]);
+  });
+});

@@ -1,0 +1,175 @@
+import { type BigIntStats, closeSync, fstatSync, lstatSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { atPath, openInScope } from "./safe-open.js";
+import { readTextBeneathStamped, type SafeText } from "./safe-read.js";
+
+/** A file's or folder's identity and state, as lstat (or fstat of what was opened) reports it. */
+interface Stamp {
+  path: string;
+  /** Nothing has this name: the entry stays valid while that is so. */
+  absent?: true;
+  dev: bigint;
+  ino: bigint;
+  mode: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}
+
+interface Entry {
+  /** Every component from below the root down to what was read: all must be unchanged. */
+  stamps: Stamp[];
+  value: unknown;
+}
+
+export interface ReadCacheOptions {
+  /**
+   * A component whose change time is younger than this is not remembered: file times are coarse
+   * (the kernel's clock tick, 1–10 ms), so a second edit of the same size in the same tick would
+   * look unchanged. Once the time has passed, any later change shows a newer ctime, which no one
+   * can set back (utimes sets mtime, and that changes ctime). Default 100 ms; three seconds on
+   * file systems that keep whole seconds (FAT keeps two).
+   */
+  settledMs?: number;
+  now?: () => number;
+  maxEntries?: number;
+}
+
+/**
+ * What the prompt reads every turn (the workspace files, the skill folders and their SKILL.md),
+ * kept in memory while it is unchanged. Nothing is ever read by path: a miss reads race-free
+ * through readTextBeneath (safe-open.ts) and remembers the status of the descriptor it read from
+ * and of each folder on the way. A hit only compares lstat of those paths with what was
+ * remembered (device, inode, type and mode, size, mtime and ctime in nanoseconds) — a symlink swapped in
+ * anywhere, a file replaced or edited (even with its mtime put back) no longer matches, and the
+ * next read is the race-free one again, which refuses the link. What a hit returns is always
+ * what was read race-free from that very inode.
+ */
+export class ReadCache {
+  private readonly entries = new Map<string, Entry>();
+  /** Served from memory, and read anew (for tests and the curious). */
+  readonly stats = { hits: 0, misses: 0 };
+  private readonly settledMs: number;
+  private readonly now: () => number;
+  private readonly maxEntries: number;
+
+  constructor(options: ReadCacheOptions = {}) {
+    this.settledMs = options.settledMs ?? 100;
+    this.now = options.now ?? Date.now;
+    this.maxEntries = options.maxEntries ?? 256;
+  }
+
+  /** readTextBeneath(root, relativePath, maxBytes), from memory while nothing on the way changed. */
+  text(root: string, relativePath: string, maxBytes: number): SafeText {
+    const parts = plainParts(relativePath);
+    if (!parts) {
+      const { stats: _unused, ...read } = readTextBeneathStamped(root, relativePath, maxBytes);
+      return read;
+    }
+    const key = `t\0${maxBytes}\0${root}\0${relativePath}`;
+    const hit = this.lookup(key);
+    if (hit) return hit as SafeText;
+    const { stats, ...read } = readTextBeneathStamped(root, relativePath, maxBytes);
+    if (stats || /does not exist/.test(read.ok ? "" : read.reason)) this.remember(key, read, root, parts, stats);
+    return read;
+  }
+
+  /**
+   * The real (not linked) folders directly inside `root/dir`, listed through a descriptor of that
+   * folder (a link to it, or in it, is not followed); [] when it does not exist. Other problems throw.
+   */
+  folders(root: string, dir: string): string[] {
+    const parts = plainParts(dir);
+    const key = `d\0${root}\0${dir}`;
+    const hit = parts && this.lookup(key);
+    if (hit) return hit as string[];
+    let fd: number;
+    try {
+      fd = openInScope(dir, { workspace: root }, { access: "read", want: "dir", noLinks: true }).fd;
+    } catch (err) {
+      if (!/does not exist/.test((err as Error).message)) throw err;
+      if (parts) this.remember(key, [], root, parts, undefined);
+      return [];
+    }
+    try {
+      const stats = fstatSync(fd, { bigint: true });
+      const names = readdirSync(atPath(fd, "."), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name);
+      if (parts) this.remember(key, names, root, parts, stats);
+      return names;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private lookup(key: string): unknown {
+    const entry = this.entries.get(key);
+    if (!entry) {
+      this.stats.misses++;
+      return undefined;
+    }
+    for (const stamp of entry.stamps) {
+      const now = lstatSync(stamp.path, { bigint: true, throwIfNoEntry: false });
+      if (stamp.absent ? now !== undefined : !now || !same(stamp, stampOf(stamp.path, now))) {
+        this.entries.delete(key);
+        this.stats.misses++;
+        return undefined;
+      }
+    }
+    this.stats.hits++;
+    return entry.value;
+  }
+
+  /**
+   * Remembers `value`, read from the descriptor whose status is `opened`, when the path still
+   * names that very file, no component is a link, and every component has settled. Without
+   * `opened` the value stands for "does not exist", remembered while a component is still missing.
+   */
+  private remember(key: string, value: unknown, root: string, parts: string[], opened?: BigIntStats): void {
+    const stamps: Stamp[] = [];
+    for (let i = 1; i <= parts.length; i++) {
+      const path = join(root, ...parts.slice(0, i));
+      const stats = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+      if (!stats && !opened) {
+        stamps.push({ path, absent: true, dev: 0n, ino: 0n, mode: 0n, size: 0n, mtimeNs: 0n, ctimeNs: 0n });
+        break;
+      }
+      if (!stats || stats.isSymbolicLink()) return;
+      stamps.push(stampOf(path, stats));
+    }
+    const last = stamps[stamps.length - 1];
+    if (!last || (opened ? !same(last, stampOf(last.path, opened)) : !last.absent)) return;
+    const now = BigInt(this.now()) * 1_000_000n;
+    const unsettled = (s: Stamp) => {
+      const coarse = s.ctimeNs % 1_000_000_000n === 0n && s.mtimeNs % 1_000_000_000n === 0n;
+      const margin = BigInt(Math.max(this.settledMs, coarse ? 3000 : 0)) * 1_000_000n;
+      return s.ctimeNs > now - margin || s.mtimeNs > now - margin;
+    };
+    if (stamps.some((s) => !s.absent && unsettled(s))) return;
+    // A handful of paths are read every turn; anything beyond that is a surprise, not a working set.
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(key, { stamps, value });
+  }
+}
+
+/** The components of a plain relative path (no `.`, `..` or empty parts), else undefined: those are not cached. */
+function plainParts(relativePath: string): string[] | undefined {
+  const parts = relativePath.split("/");
+  return parts.every((p) => p !== "" && p !== "." && p !== "..") ? parts : undefined;
+}
+
+function stampOf(path: string, s: BigIntStats): Stamp {
+  return { path, dev: s.dev, ino: s.ino, mode: s.mode, size: s.size, mtimeNs: s.mtimeNs, ctimeNs: s.ctimeNs };
+}
+
+function same(a: Stamp, b: Stamp): boolean {
+  return (
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.mode === b.mode &&
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.ctimeNs === b.ctimeNs
+  );
+}
