@@ -1,6 +1,12 @@
-import { countTokens as countCl100k } from "gpt-tokenizer/encoding/cl100k_base";
-import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
+import { createRequire } from "node:module";
 import type { ChatMessage } from "./model.js";
+
+/** One encoding's module of gpt-tokenizer (both have the same shape). */
+type Encoding = typeof import("gpt-tokenizer/encoding/o200k_base");
+type Count = Encoding["countTokens"];
+
+// gpt-tokenizer's CommonJS build, so the first count can load its encoding synchronously.
+const requireCjs = createRequire(import.meta.url);
 
 export type EncodingName = "o200k_base" | "cl100k_base";
 
@@ -55,9 +61,31 @@ const MEMO_ENTRIES = 16;
  */
 const IMAGE_TOKENS = 800;
 
+/**
+ * Loads one encoding's merge tables. They are big (o200k_base: ~70 MB and ~150 ms; cl100k_base:
+ * ~40 MB and ~80 ms), so this happens on the first count, not at start: the daemon gets its
+ * channels up without them, and the first turn after a start pays the load once. It is
+ * synchronous, so turns starting together cannot race it: the first one loads, the rest wait
+ * behind it on the event loop and find it loaded.
+ */
+function loadEncoding(encoding: EncodingName): Count {
+  try {
+    return (requireCjs(`gpt-tokenizer/encoding/${encoding}`) as Encoding).countTokens;
+  } catch (err) {
+    throw new Error(
+      `the token counter could not load gpt-tokenizer's ${encoding} (${(err as Error).message}); reinstall pincer's dependencies (npm ci)`,
+      { cause: err },
+    );
+  }
+}
+
 export function createTokenCounter(model: string): TokenCounter {
   const encoding = encodingForModel(model);
-  const count = encoding === "cl100k_base" ? countCl100k : countO200k;
+  let loaded: Count | undefined;
+  const count: Count = (text, options) => {
+    loaded ??= loadEncoding(encoding);
+    return loaded(text, options);
+  };
   // Special-token strings in user text (`<|endoftext|>`) are plain text to us, not an error.
   const options = { disallowedSpecial: new Set<string>() };
   let factor = 1;
