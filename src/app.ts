@@ -81,7 +81,8 @@ export interface App {
   jobs: JobStore;
   /** Read views for the control page. */
   queries: DashboardQueries;
-  metrics: Metrics;
+  /** Present when the control page is on (PINCER_WEB_ADDR): it is what serves /metrics. */
+  metrics?: Metrics;
   memory: MemoryStore;
   consolidator: Consolidator;
   /**
@@ -204,11 +205,13 @@ export function createApp(config: Config, options: AppOptions): App {
   const skills = skillDirs(config.workspace);
   // The prompt's files and skills are read every turn; unchanged ones come from memory.
   const files = new ReadCache(options.readCache);
-  const metrics = createMetrics({
-    queueDepth: () => worker.load.queued,
-    outboxPending: () => queries.outboxPending(),
-    knownTool: (name) => registry.get(name) !== undefined,
-  });
+  const metrics: Metrics | undefined = config.webAddr
+    ? createMetrics({
+        queueDepth: () => worker.load.queued,
+        outboxPending: () => queries.outboxPending(),
+        knownTool: (name) => registry.get(name) !== undefined,
+      })
+    : undefined;
   const consolidator = new Consolidator({
     store: memory,
     model,
@@ -255,7 +258,7 @@ export function createApp(config: Config, options: AppOptions): App {
     attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),
     now: options.now,
     statusLines: () => mcpStatusLines(mcp.status()),
-    observer: metrics.observer,
+    observer: metrics?.observer,
   });
 
   const { intervalMinutes, target } = config.heartbeat;
@@ -336,15 +339,18 @@ export function createApp(config: Config, options: AppOptions): App {
       // After the re-queue, or a notice published here would be queued twice.
       helpers.recoverInterrupted();
       workerDone = worker.run();
-      // A channel that cannot start (a refused token) is one error line; the others still run.
-      for (const channel of channels) {
-        try {
-          await channel.start();
-          running.push(channel);
-        } catch (err) {
-          log.error(`${channel.name} is off: ${err instanceof Error ? err.message : String(err)}`);
-        }
-      }
+      // All at once, so no platform's round trips (or outage) hold up another's start. A channel
+      // that cannot start (a refused token) is one error line; the others still run.
+      await Promise.all(
+        channels.map(async (channel) => {
+          try {
+            await channel.start();
+            running.push(channel);
+          } catch (err) {
+            log.error(`${channel.name} is off: ${err instanceof Error ? err.message : String(err)}`);
+          }
+        }),
+      );
       scheduler.start([...served]);
       heartbeat?.start();
       pruneJournal();

@@ -35,8 +35,6 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   } else {
     log.info("the control page is off (PINCER_WEB_ADDR=off)");
   }
-  const sandbox = await checkSandbox(config);
-  if (!sandbox.ok || !sandbox.sandboxed) log.warn(sandbox.detail);
   // With no channel nothing else holds the event loop open, and an idle daemon must not exit.
   const keepAlive = setInterval(() => {}, 1 << 30);
   onShutdown(async () => {
@@ -49,7 +47,16 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
     { channels: channels.map((c) => c.name), model: config.openai.model, home: config.home },
     "pincer is running",
   );
-  // A wrong URL or key should show in the log now, not when the first user writes.
-  const model = await probeModel(config);
+  // After the channels are up (the sandbox check runs bwrap a few times), and still at start: a
+  // broken sandbox, a wrong URL or key should show in the log now, not when the first user writes.
+  const [sandbox, model] = await Promise.all([
+    checkSandbox(config).catch((err: unknown) => ({
+      ok: false,
+      sandboxed: false,
+      detail: `the sandbox could not be checked: ${err instanceof Error ? err.message : String(err)}`,
+    })),
+    probeModel(config),
+  ]);
+  if (!sandbox.ok || !sandbox.sandboxed) log.warn(sandbox.detail);
   if (model.status !== "ok") log.warn({ url: config.openai.baseUrl }, `model endpoint: ${model.detail}`);
 }

@@ -1,5 +1,8 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { createRequire } from "node:module";
+import type { Registry } from "prom-client";
 import type { TurnObserver } from "../agent/turn-stats.js";
+
+type PromClient = typeof import("prom-client");
 
 export interface MetricsSources {
   /** Messages waiting behind running turns. */
@@ -15,8 +18,15 @@ export interface Metrics {
   observer: TurnObserver;
 }
 
-/** The Prometheus metrics (names fixed in design.md), on a registry of their own (no global state). */
+/**
+ * The Prometheus metrics (names fixed in design.md), on a registry of their own (no global state).
+ * prom-client (~10 MB) is required here rather than imported at the top, so a daemon without the
+ * control page, which is the only thing serving /metrics, never loads it.
+ */
 export function createMetrics(sources: MetricsSources): Metrics {
+  const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = createRequire(import.meta.url)(
+    "prom-client",
+  ) as PromClient;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const turns = new Counter({

@@ -133,7 +133,7 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
       });
       return sendJson(res, health.ok ? 200 : 503, health.body);
     }
-    if (path === "/metrics" && read) {
+    if (path === "/metrics" && read && app.metrics) {
       const body = await app.metrics.registry.metrics();
       res.writeHead(200, { ...BASE_HEADERS, "content-type": app.metrics.registry.contentType });
       res.end(body);

@@ -1,4 +1,3 @@
-import { execa } from "execa";
 import type { ExecOutcome } from "./output.js";
 
 export interface RunRequest {
@@ -20,6 +19,8 @@ export interface RunRequest {
  * the private PID namespace take everything inside down with it.
  */
 export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
+  // Loaded by the first command, not at start (~14 MB).
+  const { execa } = await import("execa");
   const stop = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {

@@ -11,7 +11,6 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { execa } from "execa";
 import type { Config } from "../../config/config.js";
 import { buildBwrapArgs, type HostLayout, type SandboxLimits, SYSTEM_PATHS, sandboxEnv } from "./bwrap-args.js";
 import { createPidsCgroup, ownPidsCgroup, removePidsCgroup } from "./cgroup.js";
@@ -85,6 +84,7 @@ export async function checkSandbox(
   const bwrap = findExecutable("bwrap", options.searchPath ?? process.env.PATH ?? "/usr/bin:/bin");
   if (!bwrap) return { ok: false, sandboxed: false, detail: INSTALL_BWRAP };
 
+  const { execa } = await import("execa");
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), "pincer-sandbox-check-")));
   try {
     const help = await execa(bwrap, ["--help"], { reject: false, extendEnv: false });

@@ -1,18 +1,13 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  type CallToolResult,
-  ErrorCode,
-  McpError,
-  type Tool as McpTool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { McpServerFileSettings } from "../../config/file-schema.js";
 import { ToolError } from "../tool.js";
-import { ProcessGroupTransport } from "./stdio-transport.js";
+import type * as SdkModule from "./sdk.js";
+import type { ProcessGroupTransport } from "./stdio-transport.js";
+
+type Sdk = typeof SdkModule;
 
 export type ServerState = "connecting" | "connected" | "unavailable" | "stopped";
 
@@ -35,6 +30,10 @@ const CLIENT_INFO = { name: "pincer", version: "0.1.0" };
 interface Opened {
   client: Client;
   transport: Transport;
+  /** The SDK the client came from: a connection only exists once it is loaded. */
+  sdk: Sdk;
+  /** Set for a stdio server: its process group. */
+  group?: ProcessGroupTransport;
 }
 
 export interface ConnectionEvents {
@@ -80,8 +79,7 @@ export class McpConnection {
 
   /** The stdio server's process id while it runs. */
   get pid(): number | undefined {
-    const transport = this.current?.transport;
-    return transport instanceof ProcessGroupTransport ? transport.pid : undefined;
+    return this.current?.group?.pid;
   }
 
   start(): void {
@@ -101,7 +99,7 @@ export class McpConnection {
 
   /** Synchronous last resort when pincer exits without closing (a crash): no orphan processes. */
   killNow(): void {
-    if (this.current?.transport instanceof ProcessGroupTransport) this.current.transport.kill();
+    this.current?.group?.kill();
   }
 
   async call(
@@ -124,6 +122,7 @@ export class McpConnection {
       })) as CallToolResult;
     } catch (err) {
       if (signal.aborted) throw err;
+      const { ErrorCode, McpError } = current.sdk;
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
         throw new ToolError(`server ${this.name} did not answer within ${timeoutMs / 1000} s.`);
       }
@@ -165,20 +164,25 @@ export class McpConnection {
 
   private async open(generation: number): Promise<Opened> {
     const { settings, timing } = this;
+    const sdk = await loadSdk();
+    // Closed while the SDK was loading: start no server process for nobody.
+    if (generation !== this.generation) throw new Error("the connection was closed");
+    const { Client, ErrorCode, McpError, ProcessGroupTransport, StreamableHTTPError } = sdk;
     const connect = async (transport: Transport): Promise<Opened> => {
+      const group = transport instanceof ProcessGroupTransport ? transport : undefined;
       const client = new Client(CLIENT_INFO, { capabilities: {} });
-      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.listChanged(generation));
+      client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => this.listChanged(generation));
       try {
         await client.connect(transport, { timeout: timing.connectTimeoutMs });
       } catch (err) {
         await client.close().catch(() => {});
         throw err instanceof McpError && err.code === ErrorCode.ConnectionClosed
-          ? new Error(this.exitReason(transport))
+          ? new Error(this.exitReason(group))
           : err;
       }
       // Set only now, so a failed start reports its own reason rather than "closed".
-      client.onclose = () => this.lost(generation, new Error(this.exitReason(transport)));
-      return { client, transport };
+      client.onclose = () => this.lost(generation, new Error(this.exitReason(group)));
+      return { client, transport, sdk, group };
     };
     if (settings.command) {
       return connect(
@@ -193,13 +197,13 @@ export class McpConnection {
     const url = new URL(settings.url as string);
     const requestInit = { headers: settings.headers };
     try {
-      return await connect(new StreamableHTTPClientTransport(url, { requestInit }));
+      return await connect(new sdk.StreamableHTTPClientTransport(url, { requestInit }));
     } catch (err) {
       // Servers from before streamable HTTP answer its POST with 404 or 405 and speak SSE instead.
       const status = err instanceof StreamableHTTPError ? (err.code ?? 0) : 0;
       if (status < 400 || status >= 500 || generation !== this.generation) throw err;
       this.log.info({ server: this.name, status }, "MCP server does not speak streamable HTTP; trying SSE");
-      return connect(new SSEClientTransport(url, { requestInit }));
+      return connect(new sdk.SSEClientTransport(url, { requestInit }));
     }
   }
 
@@ -253,10 +257,9 @@ export class McpConnection {
     this.retryTimer.unref();
   }
 
-  private exitReason(transport: Transport): string {
-    if (transport instanceof ProcessGroupTransport && transport.refused)
-      return `pincer closed it: ${transport.refused}`;
-    const tail = transport instanceof ProcessGroupTransport ? transport.stderrTail : "";
+  private exitReason(group: ProcessGroupTransport | undefined): string {
+    if (group?.refused) return `pincer closed it: ${group.refused}`;
+    const tail = group?.stderrTail ?? "";
     const lastLine = tail.split("\n").pop()?.slice(0, 300);
     return lastLine ? `the server exited: ${lastLine}` : "the connection closed";
   }
@@ -264,6 +267,18 @@ export class McpConnection {
   private setState(state: ServerState): void {
     this.state = state;
     this.events.onState();
+  }
+}
+
+/** The SDK, imported on the first connect; a broken install becomes this server's error, not a crash. */
+async function loadSdk(): Promise<Sdk> {
+  try {
+    return await import("./sdk.js");
+  } catch (err) {
+    throw new Error(
+      `the MCP client library could not be loaded (${describe(err)}); reinstall pincer's dependencies (npm ci)`,
+      { cause: err },
+    );
   }
 }
 

@@ -4,7 +4,6 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { packageRoot } from "../../paths.js";
 import type { ReadableText } from "./html-to-markdown.js";
-import { stripTags } from "./html-to-text.js";
 
 export interface HtmlLimits {
   timeoutMs: number;
@@ -65,6 +64,8 @@ export function createHtmlConverter(limits: HtmlLimits): HtmlConverter {
       return result;
     } catch (err) {
       void worker.terminate();
+      // The parser is only needed here, in the daemon's thread: loaded on the first failed conversion.
+      const { stripTags } = await import("./html-to-text.js");
       return { text: stripTags(html), plain: (err as Error).message };
     } finally {
       const next = waiting.shift();

@@ -1,7 +1,7 @@
 import { type Tool, ToolError } from "../tool.js";
 import type { AddressPolicy } from "./address-policy.js";
 import { classifyBody, decodeBody } from "./extract.js";
-import { FetchError, type FetchedPage, type FetchLimits, fetchUrl } from "./fetch-url.js";
+import type { FetchedPage, FetchLimits } from "./fetch-url.js";
 import { createHtmlConverter, type HtmlLimits } from "./html-converter.js";
 import type { Resolver } from "./pinned-agent.js";
 import { wrapUntrusted } from "./untrusted.js";
@@ -54,6 +54,8 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
     // Fetch, then at worst a wait for two conversions ahead of this one, then its own.
     timeoutSeconds: Math.ceil((deps.limits.timeoutMs + 3 * html.timeoutMs) / 1000) + 5,
     async execute(args, ctx) {
+      // The HTTP client (undici, ~17 MB) is loaded by the first fetch, not at start.
+      const { FetchError, fetchUrl } = await import("./fetch-url.js");
       let page: FetchedPage;
       try {
         page = await fetchUrl(args.url, deps, deps.limits, ctx.signal);

@@ -1,0 +1,210 @@
+import { once } from "node:events";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
+import { tempHome } from "./helpers/app.js";
+import { type Daemon, killHard, startDaemon, until } from "./helpers/daemon.js";
+
+/**
+ * The built daemon loads its big libraries when first needed, not at start: the tokenizer on the
+ * first turn, the MCP SDK when a server is configured, the web and exec libraries on the first
+ * call of their tools. A library that cannot be loaded fails only what needs it.
+ *
+ * What the daemon loaded is seen from inside it: a module given with --import registers loader
+ * hooks that write down every ES module (and CommonJS package entered from one) as it loads, can
+ * make chosen packages unresolvable, and writes the CommonJS cache (the tokenizer) at exit.
+ */
+
+const HOOKS = `
+import { appendFileSync } from "node:fs";
+let out;
+let blocked = [];
+export function initialize(data) {
+  out = data.out;
+  blocked = data.blocked;
+}
+export async function resolve(specifier, context, next) {
+  if (blocked.some((name) => specifier === name || specifier.startsWith(name + "/"))) {
+    throw Object.assign(new Error("Cannot find package '" + specifier + "' (hidden by the test)"), { code: "ERR_MODULE_NOT_FOUND" });
+  }
+  return next(specifier, context);
+}
+export async function load(url, context, next) {
+  appendFileSync(out, url + "\\n");
+  return next(url, context);
+}
+`;
+
+const PRELOAD = `
+import { appendFileSync } from "node:fs";
+import { createRequire, register } from "node:module";
+const out = process.env.PINCER_TEST_LOADED;
+register("./hooks.mjs", import.meta.url, {
+  data: { out, blocked: (process.env.PINCER_TEST_BLOCKED || "").split(",").filter(Boolean) },
+});
+process.on("exit", () => appendFileSync(out, "-- at exit, CommonJS --\\n" + Object.keys(createRequire(import.meta.url).cache).join("\\n") + "\\n"));
+`;
+
+/** Packages the daemon must not load to start, with what each one is for. */
+const LAZY = [
+  "gpt-tokenizer", // the token counter: first turn
+  "@modelcontextprotocol/sdk", // MCP servers: only when configured
+  "undici", // web_fetch
+  "execa", // exec and the sandbox check
+  "prom-client", // /metrics, only with the control page
+  "htmlparser2", // web_fetch's fallback when a page cannot be converted
+];
+const loadedPackage = (loaded: string, name: string) => loaded.includes(`/node_modules/${name}/`);
+
+let model: FakeOpenAI;
+let telegram: FakeTelegram;
+const daemons: Daemon[] = [];
+
+beforeAll(async () => {
+  model = await startFakeOpenAI();
+});
+afterAll(() => model.close());
+beforeEach(async () => {
+  telegram = await startFakeTelegram();
+  model.requests.length = 0;
+  model.respond(() => ({ content: "ok" }));
+});
+afterEach(async () => {
+  for (const daemon of daemons.splice(0)) await killHard(daemon);
+  await telegram.close();
+});
+
+interface Traced {
+  daemon: Daemon;
+  home: string;
+  /** Every module loaded so far (and, after stop(), the CommonJS cache at exit). */
+  loaded(): string;
+  stop(): Promise<void>;
+}
+
+function tracedGateway(options: { blocked?: string[]; config?: object } = {}): Traced {
+  const home = tempHome("pincer-lazy-");
+  writeFileSync(join(home, "hooks.mjs"), HOOKS);
+  writeFileSync(join(home, "preload.mjs"), PRELOAD);
+  const out = join(home, "loaded.txt");
+  if (options.config) writeFileSync(join(home, "config.json"), JSON.stringify(options.config));
+  const daemon = startDaemon(home, {
+    NODE_OPTIONS: `--import=${pathToFileURL(join(home, "preload.mjs")).href}`,
+    PINCER_TEST_LOADED: out,
+    PINCER_TEST_BLOCKED: (options.blocked ?? []).join(","),
+    OPENAI_API_KEY: "test",
+    OPENAI_BASE_URL: model.url,
+    PINCER_SANDBOX: "none",
+    PINCER_TIMEZONE: "UTC",
+    PINCER_WEB_ADDR: "off",
+    TELEGRAM_BOT_TOKEN: telegram.token,
+    TELEGRAM_API_ROOT: telegram.apiRoot,
+    TELEGRAM_ALLOW_FROM: "*",
+  });
+  daemons.push(daemon);
+  return {
+    daemon,
+    home,
+    loaded: () => (existsSync(out) ? readFileSync(out, "utf8") : ""),
+    async stop() {
+      const exited = once(daemon, "exit");
+      daemon.kill("SIGTERM");
+      const [code] = await exited;
+      expect(code, daemon.output.join("")).toBe(0);
+    },
+  };
+}
+
+function say(chatId: number, text: string): void {
+  telegram.pushUpdate({
+    message: {
+      message_id: 0,
+      date: 0,
+      chat: { id: chatId, type: "private", first_name: "Ada" },
+      from: { id: chatId, is_bot: false, first_name: "Ada" },
+      text,
+    },
+  });
+}
+
+const polling = (t: Traced) => () => telegram.callsTo("getUpdates").length > 0 && t.loaded();
+const toolResults = () =>
+  model.requests.flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => String(m.content)));
+
+describe("what the daemon loads, and when", () => {
+  it("starts without the tokenizer, MCP, web and exec libraries; 8 first turns at once load one encoding once", async () => {
+    const traced = tracedGateway();
+    await until(polling(traced), traced.daemon, "Telegram polled");
+    const atStart = traced.loaded();
+    // The hooks really see packages: the ones the daemon needs are there.
+    for (const needed of ["better-sqlite3", "openai", "grammy", "pino"])
+      expect(loadedPackage(atStart, needed)).toBe(true);
+    for (const lazy of LAZY) expect(loadedPackage(atStart, lazy), `${lazy} loaded at start`).toBe(false);
+
+    // Eight chats' first messages at once all race the first count of tokens.
+    model.respond((request) => ({ content: `re: ${String(request.messages.at(-1)?.content)}` }));
+    for (let chat = 1; chat <= 8; chat++) say(chat, `hello from ${chat}`);
+    await until(() => telegram.sent.length >= 8, traced.daemon, "eight replies");
+    const replies = telegram.sent.map((m) => `${m.chatId}:${m.text}`).sort();
+    expect(replies).toEqual(Array.from({ length: 8 }, (_, i) => `${i + 1}:re: hello from ${i + 1}`).sort());
+    await traced.stop();
+    const all = traced.loaded();
+    expect(all).toContain("gpt-tokenizer/cjs/encoding/o200k_base.js");
+    // gpt-4.1-mini counts with o200k_base only: the other encoding's tables are never loaded.
+    expect(all).not.toContain("bpeRanks/cl100k_base");
+    for (const lazy of LAZY.filter((name) => name !== "gpt-tokenizer")) expect(loadedPackage(all, lazy)).toBe(false);
+  });
+
+  it("a library that cannot be loaded fails its tool with an Error for the model and its MCP server in the log; the daemon goes on", async () => {
+    const traced = tracedGateway({
+      blocked: ["undici", "execa", "@modelcontextprotocol/sdk"],
+      config: { mcp: { servers: { files: { command: "node", args: ["-e", "setInterval(() => {}, 1000)"] } } } },
+    });
+    await until(
+      () => traced.daemon.output.join("").includes("the MCP client library could not be loaded"),
+      traced.daemon,
+      "the MCP server's error",
+    );
+    model.enqueue(
+      {
+        toolCalls: [
+          { name: "web_fetch", arguments: { url: "https://example.com/" } },
+          { name: "exec", arguments: { command: "echo hi" } },
+        ],
+      },
+      { content: "done" },
+    );
+    say(7, "fetch and run");
+    await until(() => telegram.sent.find((m) => m.text === "done"), traced.daemon, "the reply");
+    const results = toolResults();
+    expect(results).toHaveLength(2);
+    for (const result of results) expect(result).toMatch(/^Error: .*Cannot find package '(undici|execa)'/);
+    // The next message still gets an answer.
+    model.respond(() => ({ content: "still here" }));
+    say(7, "and now?");
+    await until(() => telegram.sent.find((m) => m.text === "still here"), traced.daemon, "the second reply");
+    await traced.stop();
+  });
+
+  it("loads the MCP SDK for a configured server, and a server that dies at once leaves the daemon answering", async () => {
+    const traced = tracedGateway({
+      config: {
+        mcp: {
+          servers: { broken: { command: "node", args: ["-e", "console.error('no database here'); process.exit(3)"] } },
+        },
+      },
+    });
+    await until(
+      () => traced.daemon.output.join("").includes("no database here"),
+      traced.daemon,
+      "the server's last words in the log",
+    );
+    expect(loadedPackage(traced.loaded(), "@modelcontextprotocol/sdk")).toBe(true);
+    say(9, "hi");
+    await until(() => telegram.sent.find((m) => m.text === "ok"), traced.daemon, "the reply");
+    await traced.stop();
+  });
+});
