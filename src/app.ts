@@ -298,6 +298,16 @@ export function createApp(config: Config, options: AppOptions): App {
     );
   };
   let pruneTimer: NodeJS.Timeout | undefined;
+  // Turns only mark their messages for search; the marks are indexed in one batch every few
+  // seconds (and before any search), off the path of the replies.
+  const indexPending = () => {
+    try {
+      memory.indexPending();
+    } catch (err) {
+      log.warn({ err }, "could not index new messages for search; the next search tries again");
+    }
+  };
+  let indexTimer: NodeJS.Timeout | undefined;
   let stopping: Promise<void> | undefined;
 
   return {
@@ -355,10 +365,12 @@ export function createApp(config: Config, options: AppOptions): App {
       heartbeat?.start();
       pruneJournal();
       pruneTimer = setInterval(pruneJournal, 24 * 60 * 60 * 1000).unref();
+      indexTimer = setInterval(indexPending, 2000).unref();
     },
     stop() {
       stopping ??= (async () => {
         clearInterval(pruneTimer);
+        clearInterval(indexTimer);
         scheduler.stop();
         heartbeat?.stop();
         await Promise.allSettled(running.map((c) => c.stop()));

@@ -205,6 +205,7 @@ export class MemoryStore {
    * Queries of only one- or two-character terms (too short for trigrams) scan with LIKE, newest first.
    */
   search(query: string, scope: SearchScope): SearchHit[] {
+    this.indexPending();
     const fts = buildFtsQuery(query);
     const params = { session: scope.sessionKey, memoryFile: scope.memoryFile ? 1 : 0, limit: scope.limit };
     const rows: Row[] = fts.match ? this.matchRows(fts.match, params) : [];
@@ -221,6 +222,23 @@ export class MemoryStore {
       at: r.at,
       snippet: makeSnippet(r.snippet, fts.terms),
     }));
+  }
+
+  /**
+   * Adds the messages stored since the last call to the search index, in one transaction
+   * (a turn only marks its messages; see migration 16-fts-deferred). Returns how many.
+   */
+  indexPending(): number {
+    if (this.db.prepare("SELECT 1 FROM messages_fts_pending LIMIT 1").get() === undefined) return 0;
+    return this.db.transaction(() => {
+      const indexed = this.db
+        .prepare(
+          "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM messages_fts_pending p JOIN messages m ON m.id = p.id",
+        )
+        .run().changes;
+      this.db.prepare("DELETE FROM messages_fts_pending").run();
+      return indexed;
+    })();
   }
 
   private matchRows(match: string, params: { session: string; memoryFile: number; limit: number }): Row[] {

@@ -256,4 +256,39 @@ export const migrations: Migration[] = [
       CREATE TABLE memory_file_state (id INTEGER PRIMARY KEY CHECK (id = 1), hash TEXT NOT NULL, modified_at INTEGER NOT NULL);
     `,
   },
+  {
+    // Indexing a message for search in the turn's own transaction cost more than the rest of
+    // it (FTS5 writes a segment per commit). A stored message is now only marked pending; the
+    // marks are indexed in batches — before every search and in the background after turns —
+    // so a search always sees every message. Deleting or editing a message still not indexed
+    // only drops its mark (an FTS5 'delete' of a row never indexed would corrupt the index).
+    id: "16-fts-deferred",
+    sql: `
+      CREATE TABLE messages_fts_pending (id INTEGER PRIMARY KEY);
+      DROP TRIGGER messages_fts_insert;
+      DROP TRIGGER messages_fts_delete;
+      DROP TRIGGER messages_fts_update_old;
+      DROP TRIGGER messages_fts_update_new;
+      CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+        WHEN new.role IN ('user', 'assistant') AND coalesce(new.content, '') != ''
+        BEGIN INSERT OR IGNORE INTO messages_fts_pending (id) VALUES (new.id); END;
+      CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content)
+          SELECT 'delete', old.id, old.content
+           WHERE old.role IN ('user', 'assistant') AND coalesce(old.content, '') != ''
+             AND NOT EXISTS (SELECT 1 FROM messages_fts_pending WHERE id = old.id);
+        DELETE FROM messages_fts_pending WHERE id = old.id;
+      END;
+      -- One trigger, so taking the old text out always comes before marking the new one.
+      CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, role ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content)
+          SELECT 'delete', old.id, old.content
+           WHERE old.role IN ('user', 'assistant') AND coalesce(old.content, '') != ''
+             AND NOT EXISTS (SELECT 1 FROM messages_fts_pending WHERE id = old.id);
+        DELETE FROM messages_fts_pending WHERE id = old.id;
+        INSERT OR IGNORE INTO messages_fts_pending (id)
+          SELECT new.id WHERE new.role IN ('user', 'assistant') AND coalesce(new.content, '') != '';
+      END;
+    `,
+  },
 ];
