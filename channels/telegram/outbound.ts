@@ -72,7 +72,7 @@ export function createSender(
       } catch (err) {
         throw toDeliveryError(err);
       }
-      delivery.markPartSent();
+      delivery.markPartSent(index === parts.length - 1);
       if (id !== undefined) messageIds.push(String(id));
     }
     return { messageIds };

@@ -19,7 +19,8 @@ export interface BusJournal {
   /** The oldest pending row of each chat of `channel`, oldest first: what may be sent next. */
   outboxHeads(channel: ChannelName): OutboxRow[];
   markOutboundPartSent(id: number, partsSent: number): void;
-  markOutboundSent(id: number): void;
+  /** Records the row as sent (with `partsSent`, when given, in the same write). */
+  markOutboundSent(id: number, partsSent?: number): void;
   /** Counts a failed attempt and sets when the row is tried again. */
   deferOutbound(id: number, nextAttemptAt: number, error: string): void;
   deadLetterOutbound(id: number, error: string): void;

@@ -26,7 +26,11 @@ export class DeliveryError extends Error {
  */
 export interface Delivery {
   readonly partsSent: number;
-  markPartSent(): void;
+  /**
+   * `last`: this was the message's last part. The row is then recorded as sent in the same
+   * write, one fewer per reply; once said, the message counts as delivered whatever follows.
+   */
+  markPartSent(last?: boolean): void;
   /** Aborted when the channel stops while this send is still running. */
   readonly signal: AbortSignal;
 }

@@ -100,25 +100,34 @@ export class ChannelSender {
     const controller = new AbortController();
     this.inFlight.add(controller);
     let receipt: DeliveryReceipt | undefined;
+    /** The handler said its last part went out, and the row was recorded as sent with it. */
+    let delivered = false;
     try {
       receipt = (await this.handler(row.msg, {
         partsSent: row.partsSent,
-        markPartSent: () => journal.markOutboundPartSent(row.id, ++partsSent),
+        markPartSent: (last) => {
+          partsSent++;
+          if (!last) return journal.markOutboundPartSent(row.id, partsSent);
+          journal.markOutboundSent(row.id, partsSent);
+          delivered = true;
+        },
         signal: controller.signal,
       })) as DeliveryReceipt | undefined;
     } catch (err) {
-      // Cut short by stop(): not a failure of the platform; the row simply stays pending.
-      if (controller.signal.aborted) return;
-      this.failed({ ...row, partsSent }, err);
-      return;
+      // A failure after the last part went out changes nothing: the message was delivered.
+      if (!delivered) {
+        // Cut short by stop(): not a failure of the platform; the row simply stays pending.
+        if (!controller.signal.aborted) this.failed({ ...row, partsSent }, err);
+        return;
+      }
     } finally {
       this.inFlight.delete(controller);
     }
-    if (receipt?.refused) {
+    if (!delivered && receipt?.refused) {
       this.failed({ ...row, partsSent }, new DeliveryError(receipt.refused, { permanent: true }));
       return;
     }
-    journal.markOutboundSent(row.id);
+    if (!delivered) journal.markOutboundSent(row.id);
     if (this.failuresInARow > 0) this.events.onRecovered?.(this.channel, this.failuresInARow);
     this.failuresInARow = 0;
     this.events.onAttempt?.(row, { status: "sent", messageIds: receipt?.messageIds ?? [] });

@@ -104,8 +104,10 @@ export class SqliteJournal implements BusJournal {
     this.db.prepare("UPDATE outbox SET parts_sent = ? WHERE id = ?").run(partsSent, id);
   }
 
-  markOutboundSent(id: number): void {
-    this.db.prepare("UPDATE outbox SET status = 'sent', finished_at = ? WHERE id = ?").run(Date.now(), id);
+  markOutboundSent(id: number, partsSent?: number): void {
+    this.db
+      .prepare("UPDATE outbox SET status = 'sent', finished_at = ?, parts_sent = coalesce(?, parts_sent) WHERE id = ?")
+      .run(Date.now(), partsSent ?? null, id);
   }
 
   deferOutbound(id: number, nextAttemptAt: number, error: string): void {

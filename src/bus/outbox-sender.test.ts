@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { openDatabase } from "../store/database.js";
+import { SqliteJournal } from "../store/journal.js";
+import { DEFAULT_RETRY_TIMING } from "./bus.js";
+import type { OutboundHandler } from "./delivery.js";
+import { ChannelSender } from "./outbox-sender.js";
+import type { DeliveryOutcome } from "./types.js";
+
+const reply = { channel: "telegram" as const, chatId: "1", text: "three parts", kind: "reply" as const };
+
+async function deliver(handler: OutboundHandler) {
+  const db = openDatabase(":memory:");
+  const journal = new SqliteJournal(db);
+  const id = journal.recordOutbound(reply);
+  const row = () => db.prepare("SELECT status, parts_sent AS parts FROM outbox WHERE id = ?").get(id);
+  const outcomes: DeliveryOutcome[] = [];
+  const seen: unknown[] = [];
+  const sender = new ChannelSender(
+    "telegram",
+    (msg, delivery) =>
+      handler(msg, {
+        ...delivery,
+        partsSent: delivery.partsSent,
+        signal: delivery.signal,
+        markPartSent: (last) => {
+          delivery.markPartSent(last);
+          seen.push(row());
+        },
+      }),
+    journal,
+    { ...DEFAULT_RETRY_TIMING, baseDelayMs: 60_000 },
+    { onAttempt: (_row, outcome) => outcomes.push(outcome) },
+  );
+  const deadline = Date.now() + 5000;
+  while (outcomes.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await sender.stop();
+  return { outcomes, seen, final: row() };
+}
+
+describe("ChannelSender and the parts of a message", () => {
+  it("records each part as it goes out, and the last one together with the row being sent", async () => {
+    const { outcomes, seen, final } = await deliver(async (_msg, delivery) => {
+      for (let part = 0; part < 3; part++) delivery.markPartSent(part === 2);
+      return { messageIds: ["a", "b", "c"] };
+    });
+    expect(seen).toEqual([
+      { status: "pending", parts: 1 },
+      { status: "pending", parts: 2 },
+      { status: "sent", parts: 3 },
+    ]);
+    expect(final).toEqual({ status: "sent", parts: 3 });
+    expect(outcomes).toEqual([{ status: "sent", messageIds: ["a", "b", "c"] }]);
+  });
+
+  it("keeps a message whose last part went out as sent, even if the handler fails afterwards", async () => {
+    const { outcomes, final } = await deliver(async (_msg, delivery) => {
+      delivery.markPartSent(true);
+      throw new Error("failed after the last part");
+    });
+    expect(final).toEqual({ status: "sent", parts: 1 });
+    expect(outcomes).toEqual([{ status: "sent", messageIds: [] }]);
+  });
+
+  it("still retries a message that failed before its last part, from the part that did not go out", async () => {
+    const { outcomes, final } = await deliver(async (_msg, delivery) => {
+      delivery.markPartSent(false);
+      throw new Error("the platform is down");
+    });
+    expect(final).toEqual({ status: "pending", parts: 1 });
+    expect(outcomes).toEqual([{ status: "failed", error: "the platform is down" }]);
+  });
+});
