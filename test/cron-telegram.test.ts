@@ -1,90 +1,27 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { databasePath, packageRoot } from "../src/paths.js";
+import { describe, expect, it } from "vitest";
+import { databasePath } from "../src/paths.js";
 import { listJobsText } from "../src/scheduler/cron-commands.js";
 import { openDatabase } from "../src/store/database.js";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
-import { type FakeTelegram, type SentMessage, startFakeTelegram } from "./fakes/telegram-server.js";
+import type { FakeReply } from "./fakes/openai-server.js";
+import type { SentMessage } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
+import { gatewayOnFakes, killHard, USER } from "./helpers/daemon.js";
 
 /**
  * The done-when of reminders: the built daemon (`pincer gateway`) talking to the fake Bot API and
  * the fake model, killed with SIGKILL and started again on the same PINCER_HOME.
  */
 
-const main = join(packageRoot(), "dist/src/cli/main.js");
-const USER = 42;
 const SCHEDULER_PREFIX = "[system: scheduler]";
-
-let model: FakeOpenAI;
-let telegram: FakeTelegram;
-const children: ChildProcess[] = [];
-
-beforeAll(async () => {
-  model = await startFakeOpenAI();
-});
-afterAll(() => model.close());
-beforeEach(async () => {
-  telegram = await startFakeTelegram();
-  model.requests.length = 0;
-});
-afterEach(async () => {
-  for (const child of children.splice(0)) await killHard(child);
-  await telegram.close();
-});
-
-/** Starts `pincer gateway` as a user would, with the environment pointing at the fakes. */
-function gateway(home: string): ChildProcess & { output: string[] } {
-  const child = spawn(process.execPath, [main, "gateway"], {
-    cwd: home,
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      OPENAI_API_KEY: "test",
-      OPENAI_BASE_URL: model.url,
-      PINCER_HOME: home,
-      PINCER_SANDBOX: "none",
-      PINCER_TIMEZONE: "Europe/Berlin",
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_API_ROOT: telegram.apiRoot,
-      TELEGRAM_ALLOW_FROM: String(USER),
-      LOG_LEVEL: "info",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  }) as ChildProcess & { output: string[] };
-  child.output = [];
-  child.stdout?.on("data", (chunk: Buffer) => child.output.push(chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => child.output.push(chunk.toString()));
-  children.push(child);
-  return child;
-}
-
-async function killHard(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGKILL");
-  await once(child, "exit");
-}
-
-function say(text: string): void {
-  telegram.pushUpdate({
-    message: {
-      message_id: 0,
-      date: 0,
-      chat: { id: USER, type: "private", first_name: "Ada" },
-      from: { id: USER, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  });
-}
+const fakes = gatewayOnFakes({ PINCER_TIMEZONE: "Europe/Berlin" });
+const { gateway, say, until } = fakes;
 
 /**
  * The model: a user's request becomes a cron add for `secondsAhead` from now, a tool result is
  * confirmed, and a scheduled run is answered by `onRun` (default: the reminder itself).
  */
 function scriptModel(secondsAhead: number, onRun: (text: string) => FakeReply | Promise<FakeReply>) {
-  model.respond((request) => {
+  fakes.model.respond((request) => {
     const last = request.messages.at(-1);
     const text = String(last?.content ?? "");
     if (last?.role === "tool") return { content: `Okay. ${text.split("\n")[1] ?? text}` };
@@ -94,16 +31,11 @@ function scriptModel(secondsAhead: number, onRun: (text: string) => FakeReply | 
   });
 }
 
-const reminders = () => telegram.sent.filter((m) => m.text.includes("PIZZA TIME"));
+const reminders = () => fakes.telegram.sent.filter((m) => m.text.includes("PIZZA TIME"));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitForSent(check: (m: SentMessage) => boolean, child: { output: string[] }, timeoutMs = 15_000) {
-  try {
-    return await telegram.waitFor(() => telegram.sent.find(check), timeoutMs);
-  } catch (err) {
-    throw new Error(`${(err as Error).message}\n--- daemon output ---\n${child.output.join("")}`);
-  }
-}
+const waitForSent = (check: (m: SentMessage) => boolean, what: string) =>
+  until(() => fakes.telegram.sent.find(check), what);
 
 describe("reminders on Telegram across kill -9", () => {
   it("a reminder set in a chat arrives in that chat at its time, exactly once, though pincer was killed in between", async () => {
@@ -111,7 +43,7 @@ describe("reminders on Telegram across kill -9", () => {
     scriptModel(4, () => ({ content: "PIZZA TIME: take the pizza out" }));
     const first = gateway(home);
     say("remind me in 4 seconds to take the pizza out");
-    const confirmation = await waitForSent((m) => m.text.startsWith("Okay."), first);
+    const confirmation = await waitForSent((m) => m.text.startsWith("Okay."), "the confirmation");
     expect(confirmation.chatId).toBe(String(USER));
     expect(confirmation.text).toMatch(
       /Next run: \w{3} \d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})? Europe\/Berlin \(UTC\+0[12]:00\)/,
@@ -121,16 +53,18 @@ describe("reminders on Telegram across kill -9", () => {
     await killHard(first);
     await sleep(Math.max(0, dueAt - Date.now() + 1000)); // the reminder comes due while pincer is dead
 
-    const second = gateway(home);
-    const reminder = await waitForSent((m) => m.text.includes("PIZZA TIME"), second);
+    gateway(home);
+    const reminder = await waitForSent((m) => m.text.includes("PIZZA TIME"), "the reminder");
     expect(reminder.chatId).toBe(String(USER));
     expect(reminder.at).toBeGreaterThanOrEqual(dueAt - 1000);
     await sleep(2000);
     expect(reminders()).toHaveLength(1);
-    const runs = model.requests.filter((r) => String(r.messages.at(-1)?.content).startsWith(SCHEDULER_PREFIX));
+    const runs = fakes.model.requests.filter((r) => String(r.messages.at(-1)?.content).startsWith(SCHEDULER_PREFIX));
     expect(runs).toHaveLength(1);
     // The user's request was handled once, though the restart may have seen its update again.
-    const asks = model.requests.filter((r) => String(r.messages.at(-1)?.content).includes("remind me in 4 seconds"));
+    const asks = fakes.model.requests.filter((r) =>
+      String(r.messages.at(-1)?.content).includes("remind me in 4 seconds"),
+    );
     expect(asks).toHaveLength(1);
     const db = openDatabase(databasePath(home));
     try {
@@ -158,12 +92,12 @@ describe("reminders on Telegram across kill -9", () => {
     });
     const first = gateway(home);
     say("remind me in 2 seconds to take the pizza out");
-    await waitForSent((m) => m.text.startsWith("Okay."), first);
+    await waitForSent((m) => m.text.startsWith("Okay."), "the confirmation");
     await started;
     await killHard(first);
 
-    const second = gateway(home);
-    const reminder = await waitForSent((m) => m.text.includes("PIZZA TIME"), second);
+    gateway(home);
+    const reminder = await waitForSent((m) => m.text.includes("PIZZA TIME"), "the reminder");
     expect(reminder.text).toBe("PIZZA TIME: take the pizza out");
     expect(reminder.chatId).toBe(String(USER));
     await sleep(3500); // longer than the slow answer the dead process was waiting for

@@ -1,12 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { packageRoot } from "../src/paths.js";
-import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
-import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
+import { afterEach, describe, expect, it } from "vitest";
 import { tempHome } from "./helpers/app.js";
+import { gatewayOnFakes, killHard } from "./helpers/daemon.js";
 import { privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
 
 /**
@@ -14,69 +10,17 @@ import { privateChat, startTelegramHarness, type TelegramHarness, user } from ".
  * daemon killed with SIGKILL at the worst moments, and a 40-second Telegram send outage.
  */
 
-const main = join(packageRoot(), "dist/src/cli/main.js");
-const USER = 42;
+const fakes = gatewayOnFakes();
+const { gateway, say, until } = fakes;
 
-let model: FakeOpenAI;
-let telegram: FakeTelegram;
-const children: ChildProcess[] = [];
-
-beforeAll(async () => {
-  model = await startFakeOpenAI();
-});
-afterAll(() => model.close());
-beforeEach(async () => {
-  telegram = await startFakeTelegram();
-  model.requests.length = 0;
-});
-afterEach(async () => {
-  for (const child of children.splice(0)) await killHard(child);
-  await telegram.close();
-});
-
-/** `pincer gateway` as a user starts it, pointed at the fakes, with quick outbox retries. */
-function gateway(home: string): ChildProcess {
+/** A PINCER_HOME whose outbox retries quickly. */
+function quickRetryHome(): string {
+  const home = tempHome("pincer-faults-");
   writeFileSync(
     join(home, "config.json"),
     JSON.stringify({ delivery: { retryMinSeconds: 0.05, retryMaxSeconds: 0.5 } }),
   );
-  const child = spawn(process.execPath, [main, "gateway"], {
-    cwd: home,
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      OPENAI_API_KEY: "test",
-      OPENAI_BASE_URL: model.url,
-      PINCER_HOME: home,
-      PINCER_SANDBOX: "none",
-      PINCER_TIMEZONE: "UTC",
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_API_ROOT: telegram.apiRoot,
-      TELEGRAM_ALLOW_FROM: String(USER),
-      LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "ignore", "ignore"],
-  });
-  children.push(child);
-  return child;
-}
-
-async function killHard(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGKILL");
-  await once(child, "exit");
-}
-
-function say(text: string): void {
-  telegram.pushUpdate({
-    message: {
-      message_id: 0,
-      date: 0,
-      chat: { id: USER, type: "private", first_name: "Ada" },
-      from: { id: USER, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  });
+  return home;
 }
 
 const lastUser = (request: { messages: Array<{ role: string; content?: unknown }> }) =>
@@ -86,26 +30,26 @@ const lastUser = (request: { messages: Array<{ role: string; content?: unknown }
 
 describe("delivery faults with the real daemon", () => {
   it("kill -9 during a multi-part send: after the restart only parts 3+ go out, then the newer message's answer", async () => {
-    const home = tempHome("pincer-faults-");
+    const home = quickRetryHome();
     const parts = Array.from({ length: 5 }, (_, i) => `Part ${i + 1}: ${"lorem ipsum ".repeat(300)}`);
-    model.respond((request) =>
+    fakes.model.respond((request) =>
       lastUser(request) === "long please" ? { content: parts.join("\n\n") } : { content: `re: ${lastUser(request)}` },
     );
     const first = gateway(home);
     // Telegram takes parts 1 and 2; part 3 reaches it, and pincer dies before the answer.
-    const third = telegram.holdCall("sendMessage", 3);
+    const third = fakes.telegram.holdCall("sendMessage", 3);
     say("long please");
     await third.arrived;
     await killHard(first);
     await third.clientGone;
     third.release();
-    expect(telegram.sent.map((m) => m.text.slice(0, 7))).toEqual(["Part 1:", "Part 2:"]);
+    expect(fakes.telegram.sent.map((m) => m.text.slice(0, 7))).toEqual(["Part 1:", "Part 2:"]);
     // A new message arrives while pincer is down and is picked up as it recovers.
     say("after the crash");
 
     gateway(home);
-    await telegram.waitFor(() => telegram.sent.length >= 6, 20_000);
-    expect(telegram.sent.map((m) => m.text.slice(0, 15))).toEqual([
+    await until(() => fakes.telegram.sent.length >= 6, "the five parts and the newer answer", 20_000);
+    expect(fakes.telegram.sent.map((m) => m.text.slice(0, 15))).toEqual([
       "Part 1: lorem i",
       "Part 2: lorem i",
       "Part 3: lorem i",
@@ -114,24 +58,24 @@ describe("delivery faults with the real daemon", () => {
       "re: after the c",
     ]);
     // The long reply's turn was finished before the crash: the model was not asked again.
-    expect(model.requests.map(lastUser)).toEqual(["long please", "after the crash"]);
+    expect(fakes.model.requests.map(lastUser)).toEqual(["long please", "after the crash"]);
   });
 
   it("kill -9 mid-turn, a new message while down: after the restart the older one is answered first, each once", async () => {
-    const home = tempHome("pincer-faults-");
-    model.respond((request) => ({
+    const home = quickRetryHome();
+    fakes.model.respond((request) => ({
       content: `re: ${lastUser(request)}`,
-      delayMs: lastUser(request) === "older" && model.requests.length === 1 ? 60_000 : 0,
+      delayMs: lastUser(request) === "older" && fakes.model.requests.length === 1 ? 60_000 : 0,
     }));
     const first = gateway(home);
     say("older");
-    await telegram.waitFor(() => model.requests.length === 1, 15_000);
+    await until(() => fakes.model.requests.length === 1, "the older message's turn");
     await killHard(first);
     say("newer");
     gateway(home);
-    await telegram.waitFor(() => telegram.sent.length >= 2, 20_000);
-    expect(telegram.sent.map((m) => m.text)).toEqual(["re: older", "re: newer"]);
-    expect(model.requests.map(lastUser)).toEqual(["older", "older", "newer"]);
+    await until(() => fakes.telegram.sent.length >= 2, "both answers", 20_000);
+    expect(fakes.telegram.sent.map((m) => m.text)).toEqual(["re: older", "re: newer"]);
+    expect(fakes.model.requests.map(lastUser)).toEqual(["older", "older", "newer"]);
   });
 });
 

@@ -1,78 +1,15 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { databasePath, packageRoot } from "../src/paths.js";
+import { describe, expect, it } from "vitest";
+import { databasePath } from "../src/paths.js";
 import { openDatabase } from "../src/store/database.js";
 import { HelperRunStore } from "../src/store/helper-runs.js";
 import { SqliteJournal } from "../src/store/journal.js";
-import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
-import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
+import { gatewayOnFakes, killHard, USER } from "./helpers/daemon.js";
 
 /** A helper cut short by kill -9 of the built daemon: the next start tells the chat once. */
 
-const main = join(packageRoot(), "dist/src/cli/main.js");
-const USER = 42;
-let model: FakeOpenAI;
-let telegram: FakeTelegram;
-const children: ChildProcess[] = [];
-
-beforeAll(async () => {
-  model = await startFakeOpenAI();
-  telegram = await startFakeTelegram();
-});
-afterAll(async () => {
-  await telegram.close();
-  await model.close();
-});
-afterEach(async () => {
-  for (const child of children.splice(0)) await killHard(child);
-});
-
-function gateway(home: string): ChildProcess & { output: string[] } {
-  const child = spawn(process.execPath, [main, "gateway"], {
-    cwd: home,
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      OPENAI_API_KEY: "test",
-      OPENAI_BASE_URL: model.url,
-      PINCER_HOME: home,
-      PINCER_SANDBOX: "none",
-      PINCER_TIMEZONE: "UTC",
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_API_ROOT: telegram.apiRoot,
-      TELEGRAM_ALLOW_FROM: String(USER),
-      PINCER_WEB_ADDR: "off",
-      LOG_LEVEL: "info",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  }) as ChildProcess & { output: string[] };
-  child.output = [];
-  child.stdout?.on("data", (chunk: Buffer) => child.output.push(chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => child.output.push(chunk.toString()));
-  children.push(child);
-  return child;
-}
-
-async function killHard(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGKILL");
-  await once(child, "exit");
-}
-
-function say(text: string): void {
-  telegram.pushUpdate({
-    message: {
-      message_id: 0,
-      date: 0,
-      chat: { id: USER, type: "private", first_name: "Ada" },
-      from: { id: USER, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  });
-}
+const fakes = gatewayOnFakes();
+const { gateway, say, until } = fakes;
 
 function pendingOutbox(home: string): number {
   const db = openDatabase(databasePath(home));
@@ -87,7 +24,7 @@ const isHelper = (content: unknown) => String(content).startsWith("You are a bac
 
 describe("spawn across kill -9", () => {
   it("marks the helper interrupted and tells the chat exactly once", async () => {
-    model.respond((request) => {
+    fakes.model.respond((request) => {
       if (isHelper(request.messages[0]?.content)) return { content: "never arrives", delayMs: 60_000 };
       const last = request.messages.at(-1);
       if (last?.role === "tool") return { content: "A helper is on it." };
@@ -100,26 +37,34 @@ describe("spawn across kill -9", () => {
     const home = tempHome();
     const first = gateway(home);
     say("count the stars, take your time");
-    await telegram.waitFor(() => telegram.sent.find((m) => m.text === "A helper is on it."), 20_000);
-    await telegram.waitFor(() => model.requests.some((r) => isHelper(r.messages[0]?.content)), 10_000);
+    await until(() => fakes.telegram.sent.find((m) => m.text === "A helper is on it."), "the spawn's answer", 20_000);
+    await until(() => fakes.model.requests.some((r) => isHelper(r.messages[0]?.content)), "the helper's model call");
     await killHard(first);
 
     const second = gateway(home);
-    const notice = await telegram.waitFor(() => telegram.sent.find((m) => m.text.startsWith("NOTICE")), 20_000);
+    const notice = await until(
+      () => fakes.telegram.sent.find((m) => m.text.startsWith("NOTICE")),
+      "the notice",
+      20_000,
+    );
     expect(notice).toMatchObject({ chatId: String(USER), text: "NOTICE restart" });
     // Killed only once the outbox knows the notice went out: a kill between Telegram's answer and
     // that mark would resend it (at-least-once delivery, the outbox's business, not the helpers').
-    await telegram.waitFor(() => pendingOutbox(home) === 0, 10_000);
+    await until(() => pendingOutbox(home) === 0, "the outbox to mark the notice sent");
     await killHard(second);
 
     const third = gateway(home);
     say("ping");
-    await telegram.waitFor(() => telegram.sent.find((m) => m.text === "pong"), 20_000);
+    await until(
+      () => fakes.telegram.sent.find((m) => m.text === "pong"),
+      "the answer after the second restart",
+      20_000,
+    );
     await killHard(third);
-    expect(telegram.sent.filter((m) => m.text.startsWith("NOTICE"))).toHaveLength(1);
+    expect(fakes.telegram.sent.filter((m) => m.text.startsWith("NOTICE"))).toHaveLength(1);
     // The interrupted helper was reported in one turn, not once per start.
     expect(
-      model.requests.filter((r) => String(r.messages.at(-1)?.content).startsWith("[system: helper]")),
+      fakes.model.requests.filter((r) => String(r.messages.at(-1)?.content).startsWith("[system: helper]")),
     ).toHaveLength(1);
     const db = openDatabase(databasePath(home));
     try {

@@ -3,41 +3,28 @@
  * killed with SIGKILL at the worst moments and started again on the same PINCER_HOME. Every tool
  * call that finished runs exactly once, and the chat gets one answer.
  */
-import { type ChildProcess, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { INTERRUPTED } from "../src/agent/loop.js";
-import { packageRoot } from "../src/paths.js";
-import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
-import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
-import { killHard, startDaemon } from "./helpers/daemon.js";
+import { gatewayOnFakes, killHard } from "./helpers/daemon.js";
 
-const _main = join(packageRoot(), "dist/src/cli/main.js");
-const USER = 42;
 /** In every long-running command of this file, so leftovers of this run (and only this run) can be found. */
 const MARKER = `pincer-resume-${process.pid}-${Date.now()}`;
 
-let model: FakeOpenAI;
-let telegram: FakeTelegram;
+const fakes = gatewayOnFakes();
+const { say } = fakes;
 let home: string;
-const children: ChildProcess[] = [];
 
-beforeAll(async () => {
-  model = await startFakeOpenAI();
-});
-afterAll(() => model.close());
-beforeEach(async () => {
-  telegram = await startFakeTelegram();
-  model.requests.length = 0;
+beforeEach(() => {
   home = tempHome("pincer-resume-");
 });
-afterEach(async () => {
-  for (const child of children.splice(0)) await killHard(child);
+afterEach(() => {
   // Unsandboxed commands outlive a SIGKILLed daemon; end this run's own. The marker is only in the
   // shell's command line, not in the `sleep` it started, so each marked shell's process group goes.
   const ownGroup = processGroupOf(process.pid);
@@ -50,25 +37,11 @@ afterEach(async () => {
       // already gone
     }
   }
-  await telegram.close();
 });
 
-/** `pincer gateway` as a user starts it, pointed at the fakes. */
-function gateway(): ChildProcess {
-  const child = startDaemon(home, {
-    OPENAI_API_KEY: "test",
-    OPENAI_BASE_URL: model.url,
-    PINCER_SANDBOX: "none",
-    PINCER_TIMEZONE: "UTC",
-    PINCER_WEB_ADDR: "off",
-    TELEGRAM_BOT_TOKEN: telegram.token,
-    TELEGRAM_API_ROOT: telegram.apiRoot,
-    TELEGRAM_ALLOW_FROM: String(USER),
-    LOG_LEVEL: "warn",
-  });
-  children.push(child);
-  return child;
-}
+/** `pincer gateway` on this test's home. */
+const gateway = () => fakes.gateway(home);
+const until = (check: () => boolean, what: string) => fakes.until(check, what, 20_000);
 
 /** The processes whose command line carries this run's marker. */
 function markedPids(): number[] {
@@ -85,66 +58,46 @@ function processGroupOf(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
 }
 
-function say(text: string): void {
-  telegram.pushUpdate({
-    message: {
-      message_id: 0,
-      date: 0,
-      chat: { id: USER, type: "private", first_name: "Ada" },
-      from: { id: USER, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  });
-}
-
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 const exec = (command: string) => ({ name: "exec", arguments: { command } });
 const workspaceFile = (name: string) => join(home, "workspace", name);
 const read = (name: string) => (existsSync(workspaceFile(name)) ? readFileSync(workspaceFile(name), "utf8") : "");
 /** The tool results the model was shown in request `n`. */
 const toolResults = (n: number) =>
-  model.requests[n].messages.filter((m) => m.role === "tool").map((m) => String(m.content));
-const replies = () => telegram.sent.map((m) => m.text);
+  fakes.model.requests[n].messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+const replies = () => fakes.telegram.sent.map((m) => m.text);
 
 describe("a turn cut short by SIGKILL resumes", () => {
   it("between two tool rounds: the first command is not repeated, the second runs once, one answer", async () => {
-    model.enqueue(
+    fakes.model.enqueue(
       { toolCalls: [exec("echo one >> steps.txt")] },
       // The model is still thinking about round two when the daemon dies.
       { toolCalls: [exec("echo two >> steps.txt")], delayMs: 15_000 },
     );
     const first = gateway();
     say("run the steps");
-    await until(() => model.requests.length === 2, "the second model call");
+    await until(() => fakes.model.requests.length === 2, "the second model call");
     expect(read("steps.txt")).toBe("one\n");
     await killHard(first);
 
-    model.enqueue({ toolCalls: [exec("echo two >> steps.txt")] }, { content: "All steps done." });
+    fakes.model.enqueue({ toolCalls: [exec("echo two >> steps.txt")] }, { content: "All steps done." });
     gateway();
     await until(() => replies().includes("All steps done."), "the answer");
     expect(read("steps.txt")).toBe("one\ntwo\n");
     // The resumed turn showed the model its first round as it was, then went on.
     expect(toolResults(2)).toHaveLength(1);
-    expect(model.requests[2].messages.filter((m) => m.role === "user")).toHaveLength(1);
+    expect(fakes.model.requests[2].messages.filter((m) => m.role === "user")).toHaveLength(1);
     expect(toolResults(3)).toHaveLength(2);
     expect(replies()).toEqual(["All steps done."]);
   });
 
   it("during a command: it is not run again, and the model is told it was interrupted", async () => {
-    model.enqueue({ toolCalls: [exec(`echo started >> log.txt; sleep 40; : ${MARKER}`)] });
+    fakes.model.enqueue({ toolCalls: [exec(`echo started >> log.txt; sleep 40; : ${MARKER}`)] });
     const first = gateway();
     say("start the long job");
     await until(() => read("log.txt") === "started\n", "the command to start");
     await killHard(first);
 
-    model.enqueue({ content: "It was interrupted; I will check before retrying." });
+    fakes.model.enqueue({ content: "It was interrupted; I will check before retrying." });
     gateway();
     await until(() => replies().length === 1, "the answer");
     expect(toolResults(1)).toEqual([INTERRUPTED]);
@@ -164,13 +117,13 @@ describe("a turn cut short by SIGKILL resumes", () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/page`;
     writeFileSync(join(home, "config.json"), JSON.stringify({ web: { allow: ["127.0.0.1"] } }));
     try {
-      model.enqueue({ toolCalls: [{ name: "web_fetch", arguments: { url } }] });
+      fakes.model.enqueue({ toolCalls: [{ name: "web_fetch", arguments: { url } }] });
       const first = gateway();
       say("read the page");
       await until(() => hits === 1, "the first fetch");
       await killHard(first);
 
-      model.enqueue({ content: "The page says hello." });
+      fakes.model.enqueue({ content: "The page says hello." });
       gateway();
       await until(() => replies().length === 1, "the answer");
       expect(hits).toBe(2);
@@ -182,13 +135,13 @@ describe("a turn cut short by SIGKILL resumes", () => {
   });
 
   it("during the model call: the call is made again, no tool repeated, one answer", async () => {
-    model.enqueue({ toolCalls: [exec("echo once >> ran.txt")] }, { content: "late", delayMs: 15_000 });
+    fakes.model.enqueue({ toolCalls: [exec("echo once >> ran.txt")] }, { content: "late", delayMs: 15_000 });
     const first = gateway();
     say("do it");
-    await until(() => model.requests.length === 2, "the second model call");
+    await until(() => fakes.model.requests.length === 2, "the second model call");
     await killHard(first);
 
-    model.enqueue({ content: "Done once." });
+    fakes.model.enqueue({ content: "Done once." });
     gateway();
     await until(() => replies().length === 1, "the answer");
     expect(read("ran.txt")).toBe("once\n");
@@ -197,26 +150,26 @@ describe("a turn cut short by SIGKILL resumes", () => {
   });
 
   it("a second kill during the resumed turn: the message is set aside with one notice, nothing repeated", async () => {
-    model.enqueue({ toolCalls: [exec("echo once >> ran.txt")] }, { content: "late", delayMs: 15_000 });
+    fakes.model.enqueue({ toolCalls: [exec("echo once >> ran.txt")] }, { content: "late", delayMs: 15_000 });
     const first = gateway();
     say("do it");
-    await until(() => model.requests.length === 2, "the second model call");
+    await until(() => fakes.model.requests.length === 2, "the second model call");
     await killHard(first);
 
-    model.enqueue({ content: "late again", delayMs: 15_000 });
+    fakes.model.enqueue({ content: "late again", delayMs: 15_000 });
     const second = gateway();
-    await until(() => model.requests.length === 3, "the resumed model call");
+    await until(() => fakes.model.requests.length === 3, "the resumed model call");
     await killHard(second);
 
     gateway();
     await until(() => replies().length === 1, "the notice");
     expect(replies()[0]).toMatch(/^Sorry, I have set your message aside: pincer stopped twice while working on it/);
     expect(read("ran.txt")).toBe("once\n");
-    expect(model.requests).toHaveLength(3);
+    expect(fakes.model.requests).toHaveLength(3);
   });
 
   it("not after /stop: a stopped turn is over", async () => {
-    model.enqueue({ toolCalls: [exec(`echo started >> log.txt; sleep 40; : ${MARKER}`)] });
+    fakes.model.enqueue({ toolCalls: [exec(`echo started >> log.txt; sleep 40; : ${MARKER}`)] });
     const first = gateway();
     say("start the long job");
     await until(() => read("log.txt") === "started\n", "the command to start");
@@ -224,13 +177,13 @@ describe("a turn cut short by SIGKILL resumes", () => {
     await until(() => replies().includes("Stopped."), "the stop notice");
     await killHard(first);
 
-    model.enqueue({ content: "Hello again." });
+    fakes.model.enqueue({ content: "Hello again." });
     gateway();
     say("hello");
     await until(() => replies().includes("Hello again."), "the next answer");
     // The only model call after the restart is the new message's, with the stop in the history.
-    expect(model.requests).toHaveLength(2);
-    expect(JSON.stringify(model.requests[1].messages)).toContain("hello");
+    expect(fakes.model.requests).toHaveLength(2);
+    expect(JSON.stringify(fakes.model.requests[1].messages)).toContain("hello");
     expect(read("log.txt")).toBe("started\n");
   });
 });

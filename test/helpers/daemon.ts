@@ -2,7 +2,11 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { packageRoot } from "../../src/paths.js";
+import { type FakeOpenAI, startFakeOpenAI } from "../fakes/openai-server.js";
+import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram-server.js";
+import { until as poll } from "./until.js";
 
 const main = join(packageRoot(), "dist/src/cli/main.js");
 const run = promisify(execFile);
@@ -48,19 +52,94 @@ export async function pincer(
   }
 }
 
-/** Polls `check` until it returns something, or fails with the daemon's output. */
-export async function until<T>(
-  check: () => T | undefined | null | false,
-  daemon: Daemon,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}\n--- daemon output ---\n${daemon.output.join("")}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** The Telegram user the daemons on fakes let in (TELEGRAM_ALLOW_FROM), first name Ada. */
+export const USER = 42;
+
+export interface GatewayOnFakes {
+  /** The fake model: one for the file, its request log emptied before each test. */
+  readonly model: FakeOpenAI;
+  /** The fake Bot API: a fresh one for each test. */
+  readonly telegram: FakeTelegram;
+  /** Starts `pincer gateway` on `home`, pointed at the fakes, with `env` on top; killed after the test. */
+  gateway(home: string, env?: Record<string, string>): Daemon;
+  /** A private text message to the bot from user `from`, first name Ada. */
+  say(text: string, from?: number): void;
+  /** Polls like `until`; a timeout shows the output of every daemon this test started. */
+  until<T>(check: () => T | undefined | null | false, what: string, ms?: number): Promise<T>;
+}
+
+/**
+ * The built daemon against the fake model and the fake Bot API, on 127.0.0.1: call once at the top
+ * of a test file. It adds the hooks that start the fakes and, after each test, kill -9 every daemon
+ * still running. `env` is the file's own settings on top of the defaults (UTC, no sandbox, no
+ * control page: its default port would be shared by test files running side by side).
+ */
+export function gatewayOnFakes(env: Record<string, string> = {}): GatewayOnFakes {
+  let model: FakeOpenAI | undefined;
+  let telegram: FakeTelegram | undefined;
+  const daemons: Daemon[] = [];
+  const started = <T>(fake: T | undefined, name: string): T => {
+    if (!fake) throw new Error(`the fake ${name} is started by gatewayOnFakes' hooks; use it inside a test`);
+    return fake;
+  };
+
+  beforeAll(async () => {
+    model = await startFakeOpenAI();
+  });
+  afterAll(async () => {
+    await model?.close();
+  });
+  beforeEach(async () => {
+    telegram = await startFakeTelegram();
+    started(model, "model").requests.length = 0;
+  });
+  afterEach(async () => {
+    for (const daemon of daemons.splice(0)) await killHard(daemon);
+    await telegram?.close();
+    telegram = undefined;
+  });
+
+  const fakes: GatewayOnFakes = {
+    get model() {
+      return started(model, "model");
+    },
+    get telegram() {
+      return started(telegram, "Bot API");
+    },
+    gateway(home, extra = {}) {
+      const daemon = startDaemon(home, {
+        OPENAI_API_KEY: "test",
+        OPENAI_BASE_URL: fakes.model.url,
+        PINCER_SANDBOX: "none",
+        PINCER_TIMEZONE: "UTC",
+        PINCER_WEB_ADDR: "off",
+        TELEGRAM_BOT_TOKEN: fakes.telegram.token,
+        TELEGRAM_API_ROOT: fakes.telegram.apiRoot,
+        TELEGRAM_ALLOW_FROM: String(USER),
+        ...env,
+        ...extra,
+      });
+      daemons.push(daemon);
+      return daemon;
+    },
+    say(text, from = USER) {
+      fakes.telegram.pushUpdate({
+        message: {
+          message_id: 0,
+          date: 0,
+          chat: { id: from, type: "private", first_name: "Ada" },
+          from: { id: from, is_bot: false, first_name: "Ada" },
+          text,
+        },
+      });
+    },
+    until(check, what, ms) {
+      const outputs = () =>
+        daemons
+          .map((d, i) => `--- daemon ${i + 1} (${d.signalCode ?? d.exitCode ?? "running"}) ---\n${d.output.join("")}`)
+          .join("\n");
+      return poll(check, what, ms, outputs);
+    },
+  };
+  return fakes;
 }
