@@ -1,28 +1,18 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../src/paths.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
+import { pincerAsNewUser as pincer } from "./helpers/daemon.js";
+import { until } from "./helpers/until.js";
 
-const run = promisify(execFile);
 const main = join(packageRoot(), "dist/src/cli/main.js");
 
 /** The environment of a fresh user: only what the test names, run from an empty folder (no .env). */
 function env(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: tempHome("pincer-cli-home-"), PINCER_TIMEZONE: "UTC", ...extra };
-}
-
-async function pincer(args: string[], extra: Record<string, string>, cwd = tempHome("pincer-cwd-")) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [main, ...args], { env: env(extra), cwd, timeout: 20_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
 }
 
 /** `pincer chat` as a child process with piped stdin, and ways to wait for what it prints. */
@@ -42,16 +32,13 @@ function startChat() {
     stdout: () => stdout,
     type: (text: string) => child.stdin.write(text),
     waitFor: (text: string, times = 1) =>
-      until(() => stdout.split(text).length > times, `"${text}" x${times} in:\n${stdout}`),
+      until(
+        () => stdout.split(text).length > times,
+        `"${text}" x${times}`,
+        undefined,
+        () => `in:\n${stdout}`,
+      ),
   };
-}
-
-async function until(condition: () => boolean, what = "the condition", ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 let fake: FakeOpenAI;
@@ -135,11 +122,17 @@ describe("pincer CLI (built)", () => {
     fake.enqueue({ content: "too late", delayMs: 8_000 }, { content: "also too late", delayMs: 8_000 });
     const chat = startChat();
     chat.type("a slow question\n");
-    await until(() => fake.requests.some((r) => JSON.stringify(r.messages).includes("a slow question")));
+    await until(
+      () => fake.requests.some((r) => JSON.stringify(r.messages).includes("a slow question")),
+      "its model call",
+    );
     chat.type("/stop\n");
     await chat.waitFor("[notice]: Stopped.");
     chat.type("another slow one\n");
-    await until(() => fake.requests.some((r) => JSON.stringify(r.messages).includes("another slow one")));
+    await until(
+      () => fake.requests.some((r) => JSON.stringify(r.messages).includes("another slow one")),
+      "its model call",
+    );
     chat.child.kill("SIGINT");
     await chat.waitFor("stopping the turn");
     await chat.waitFor("[notice]: Stopped.", 2);
@@ -184,8 +177,12 @@ describe("pincer CLI (built)", () => {
     child.stderr.on("data", (chunk) => {
       stderr += chunk;
     });
-    const deadline = Date.now() + 15_000;
-    while (!stderr.includes("pincer is running") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(
+      () => stderr.includes("pincer is running"),
+      "the gateway to start",
+      15_000,
+      () => stderr,
+    );
     expect(stderr).toContain("telegram is off: TELEGRAM_BOT_TOKEN is not set");
     expect(stderr).toContain("discord is off: DISCORD_BOT_TOKEN is not set");
     expect(stderr).toContain("pincer is running");

@@ -12,6 +12,7 @@ import { openDatabase } from "../src/store/database.js";
 import { MemoryStore } from "../src/store/memory.js";
 import { type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
+import { until } from "./helpers/until.js";
 
 let fake: FakeOpenAI;
 beforeAll(async () => {
@@ -134,7 +135,7 @@ describe("Consolidator", () => {
     fill(s, 12);
     fake.respond(() => ({ ...GOOD, delayMs: 5000 }));
     s.consolidator.afterTurn("console:me", false);
-    while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => fake.requests.length > 0, "the consolidation call");
     await s.consolidator.stop();
     expect([s.watermark(), s.entries()]).toEqual([0, 0]);
 

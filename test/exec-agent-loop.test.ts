@@ -18,6 +18,7 @@ import { ToolRegistry } from "../src/tools/registry.js";
 import type { ToolContext } from "../src/tools/tool.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
+import { until } from "./helpers/until.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
@@ -153,12 +154,12 @@ describe.skipIf(!bwrap)("exec and file tools through the agent loop", () => {
       () => "finished",
       () => "aborted",
     );
-    while (processesWith(MARKER).length === 0) await new Promise((r) => setTimeout(r, 50));
+    await until(() => processesWith(MARKER).length > 0, "the sandboxed command to start");
     stop.abort();
     expect(await settled).toBe("aborted");
     // The kernel tears the sandbox's PID namespace down asynchronously: poll, on a deadline.
-    const deadline = Date.now() + 5000;
-    while (processesWith(MARKER).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const left = () => processesWith(MARKER).join("\n");
+    await until(() => processesWith(MARKER).length === 0, "the sandbox's processes to go", 5000, left);
     expect(processesWith(MARKER)).toEqual([]);
   });
 });

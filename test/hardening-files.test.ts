@@ -27,6 +27,7 @@ import { type Config, loadConfig } from "../src/config/config.js";
 import { type ChatRequest, type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, userMessage } from "./helpers/app.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
+import { until } from "./helpers/until.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
@@ -107,14 +108,6 @@ function toolResults(request: ChatRequest): string[] {
 function round(request: ChatRequest): number {
   const lastUser = request.messages.map((m) => m.role).lastIndexOf("user");
   return request.messages.slice(lastUser).filter((m) => m.role === "assistant").length;
-}
-
-async function until(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const SWAPPER = `

@@ -12,8 +12,9 @@ import { runMessage } from "../src/scheduler/delivery.js";
 import type { CronJob } from "../src/scheduler/job-store.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
-import { EVERYTHING, FAST_MCP, HOSTILE, startEverythingHttp, stopChild, until, writeMcpConfig } from "./helpers/mcp.js";
+import { EVERYTHING, FAST_MCP, HOSTILE, startEverythingHttp, stopChild, writeMcpConfig } from "./helpers/mcp.js";
 import { message, privateChat, startTelegramHarness, user } from "./helpers/telegram.js";
+import { until } from "./helpers/until.js";
 
 const SECRET = "sk-pincer-secret-do-not-leak-14";
 let model: FakeOpenAI;

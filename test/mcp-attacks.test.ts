@@ -16,8 +16,9 @@ import { packageRoot } from "../src/paths.js";
 import { McpManager } from "../src/tools/mcp/manager.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import type { ToolContext } from "../src/tools/tool.js";
-import { userMessage } from "./helpers/app.js";
-import { alive, FAST_MCP, HOSTILE, tempHomeFor, until } from "./helpers/mcp.js";
+import { tempHome, userMessage } from "./helpers/app.js";
+import { alive, FAST_MCP, HOSTILE } from "./helpers/mcp.js";
+import { until } from "./helpers/until.js";
 
 const log = pino({ level: "silent" });
 let managers: McpManager[] = [];
@@ -43,7 +44,7 @@ function setup(servers: Record<string, McpServerFileSettings>, timing = FAST_MCP
   const manager = new McpManager({ servers, registry, log: logger, maxResultChars: 10_000, timing });
   managers.push(manager);
   manager.start();
-  const workspace = tempHomeFor("pincer-mcp-attack-");
+  const workspace = tempHome("pincer-mcp-attack-");
   const ctx: ToolContext = {
     sessionKey: "console:attack",
     inbound: userMessage("attack", "go"),
@@ -140,7 +141,7 @@ describe("hostile MCP servers", () => {
   });
 
   it("a server that never answers initialize is given up on after the connect timeout and killed", async () => {
-    const pidFile = join(tempHomeFor("pincer-mcp-pid-"), "pids");
+    const pidFile = join(tempHome("pincer-mcp-pid-"), "pids");
     const { state } = setup({ mute: hostile("no-init", `pid=${pidFile}`) }, { ...FAST_MCP, connectTimeoutMs: 500 });
     await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").includes(" "), "the pid file");
     const [pid, grandchild] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
@@ -150,7 +151,7 @@ describe("hostile MCP servers", () => {
   });
 
   it("a server crashing in a loop is restarted with growing delays, and says why it died", async () => {
-    const countFile = join(tempHomeFor("pincer-mcp-count-"), "starts");
+    const countFile = join(tempHome("pincer-mcp-count-"), "starts");
     const delays: number[] = [];
     const recording = pino(
       { level: "warn" },
@@ -196,7 +197,7 @@ describe("hostile MCP servers", () => {
   });
 
   it("a pincer that crashes takes its servers' process groups along (no orphans)", async () => {
-    const dir = tempHomeFor("pincer-mcp-crash-");
+    const dir = tempHome("pincer-mcp-crash-");
     const pidFile = join(dir, "pids");
     const script = join(dir, "crash.mts");
     writeFileSync(
@@ -226,7 +227,7 @@ const poll = setInterval(() => {
   });
 
   it("closing ends the server's whole process group", async () => {
-    const pidFile = join(tempHomeFor("pincer-mcp-pid-"), "pids");
+    const pidFile = join(tempHome("pincer-mcp-pid-"), "pids");
     const { manager, state } = setup({ kids: hostile(`pid=${pidFile}`) });
     await until(() => state("kids")?.state === "connected", "connect");
     const [pid, grandchild] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);

@@ -1,17 +1,13 @@
-import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config.js";
-import { packageRoot } from "../src/paths.js";
 import { checkMcpServers } from "../src/tools/mcp/check.js";
 import { tempHome } from "./helpers/app.js";
-import { alive, EVERYTHING, HOSTILE, stopChild, until, writeMcpConfig } from "./helpers/mcp.js";
-
-const run = promisify(execFile);
-const main = join(packageRoot(), "dist/src/cli/main.js");
+import { killHard, pincer, startDaemon } from "./helpers/daemon.js";
+import { alive, EVERYTHING, HOSTILE, writeMcpConfig } from "./helpers/mcp.js";
+import { until } from "./helpers/until.js";
 
 describe("pincer doctor and pincer status with MCP servers", () => {
   it("doctor connects to each server once and reports its tools, or why not", async () => {
@@ -35,15 +31,18 @@ describe("pincer doctor and pincer status with MCP servers", () => {
   it("status lists the configured servers with the state the running daemon wrote", async () => {
     const home = tempHome("pincer-mcp-status-");
     writeMcpConfig(home, { everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } });
-    const env = { PATH: process.env.PATH, HOME: home, PINCER_HOME: home, PINCER_TIMEZONE: "UTC", LOG_LEVEL: "silent" };
-    const gateway = spawn(process.execPath, [main, "gateway"], {
-      env: { ...env, OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1", PINCER_SANDBOX: "none" },
-      stdio: "ignore",
+    const env = { PINCER_TIMEZONE: "UTC", LOG_LEVEL: "silent" };
+    const gateway = startDaemon(home, {
+      ...env,
+      OPENAI_API_KEY: "k",
+      OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+      PINCER_SANDBOX: "none",
     });
     try {
       const statusFile = join(home, "mcp-status.json");
       await until(() => existsSync(statusFile) && readFileSync(statusFile, "utf8").includes('"connected"'), "connect");
-      const { stdout } = await run(process.execPath, [main, "status"], { env, timeout: 20_000 });
+      const { code, stdout } = await pincer(["status"], home, env);
+      expect(code).toBe(0);
       expect(stdout).toMatch(/mcp servers: {3}1 configured, as pincer saw them at \d{4}-/);
       expect(stdout).toMatch(/ {2}everything \(stdio\): connected, \d+ tools/);
       const pid = JSON.parse(readFileSync(statusFile, "utf8")).servers[0].pid as number;
@@ -53,7 +52,7 @@ describe("pincer doctor and pincer status with MCP servers", () => {
       // The daemon's shutdown took its server along.
       await until(() => !alive(pid), "the server to end with the daemon", 5000);
     } finally {
-      await stopChild(gateway);
+      await killHard(gateway);
     }
   });
 });

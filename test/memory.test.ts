@@ -10,6 +10,7 @@ import { createTokenCounter } from "../src/llm/tokens.js";
 import { type ChatRequest, type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
+import { until } from "./helpers/until.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
@@ -29,15 +30,6 @@ afterEach(async () => {
   await app?.stop();
   app = undefined;
 });
-
-/** Resolves once `check` holds, polled every 10 ms; fails after `timeoutMs`. */
-async function poll(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const isConsolidation = (r: ChatRequest) =>
   String(r.messages[0]?.content).startsWith("You maintain the long-term memory");
@@ -120,7 +112,7 @@ describe("bounded turns", () => {
       c.memory.consolidate = false;
     });
     app?.bus.publishInbound(userMessage("big", "fill the context"));
-    await poll(() => channel.sent.length === 1, 120_000);
+    await until(() => channel.sent.length === 1, "the answer", 120_000);
     expect(channel.sent[0].text).toMatch(/^done after \d+ rounds$/);
     const requests = turnRequests();
     expect(requests).toHaveLength(41);
@@ -257,7 +249,7 @@ describe("consolidation", () => {
     app?.bus.publishInbound(userMessage("n", "/new"));
     await channel.waitFor(2);
     // It runs after the /new notice went out: wait for it.
-    await poll(() => fake.requests.some(isConsolidation));
+    await until(() => fake.requests.some(isConsolidation), "the consolidation call");
     await app?.consolidator.idle();
     expect(fake.requests.filter(isConsolidation)).toHaveLength(1);
     expect(readFileSync(join(home, "workspace", "MEMORY.md"), "utf8")).toContain(FACT);

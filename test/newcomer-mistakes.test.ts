@@ -2,30 +2,19 @@
  * The mistakes a newcomer makes, each run through the built binary from an empty folder: every
  * one must end with exactly one sentence on stderr (never a stack trace) and the documented code.
  */
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../src/paths.js";
 import { FAKE_DISCORD_TOKEN, type FakeDiscord, startFakeDiscord } from "./fakes/discord-server.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
+import { pincerAsNewUser as pincer } from "./helpers/daemon.js";
+import { until } from "./helpers/until.js";
 
-const run = promisify(execFile);
 const main = join(packageRoot(), "dist/src/cli/main.js");
-
-async function pincer(args: string[], vars: Record<string, string>, cwd = tempHome("pincer-cwd-")) {
-  const env = { PATH: process.env.PATH, HOME: tempHome("pincer-user-"), PINCER_TIMEZONE: "UTC", ...vars };
-  try {
-    const { stdout, stderr } = await run(process.execPath, [main, ...args], { env, cwd, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 /** A home whose config.json holds `text`. */
 function homeWithConfig(text: string): string {
@@ -251,8 +240,12 @@ describe("pincer doctor asks the platforms", () => {
       stderr += chunk;
     });
     const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
-    const deadline = Date.now() + 20_000;
-    while (!stderr.includes("pincer is running") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(
+      () => stderr.includes("pincer is running"),
+      "the gateway to start",
+      20_000,
+      () => stderr,
+    );
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
     const off = stderr.split("\n").filter((line) => line.includes("telegram is off"));

@@ -6,6 +6,7 @@ import { HelperRunStore } from "../src/store/helper-runs.js";
 import { type ChatRequest, type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { groupChat, message, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
+import { until } from "./helpers/until.js";
 
 /** Background helpers: the spawn tool, its caps and limits, and results coming back to the right chat. */
 
@@ -22,16 +23,6 @@ const toolNames = (r: ChatRequest) => (r.tools ?? []).map((t) => t.function.name
 function toolResults(requests: ChatRequest[]): string[] {
   const last = requests.at(-1);
   return (last?.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));
-}
-
-async function waitUntil<T>(check: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 async function consoleApp(model: FakeOpenAI, adjust?: (config: Config) => void, home = tempHome()) {
@@ -153,7 +144,7 @@ describe("spawn limits", () => {
     app.bus.publishInbound(userMessage("a", "/stop"));
     await channel.waitFor(4);
     expect(channel.sent[3].text).toBe("Stopping 2 background helpers.");
-    await waitUntil(() => runs(app).filter((r) => r.status === "cancelled").length === 2, "cancelled runs");
+    await until(() => runs(app).filter((r) => r.status === "cancelled").length === 2, "cancelled runs");
     expect(app.helpers.list().map((h) => h.sessionKey)).toEqual(["console:b"]);
   });
 
@@ -179,14 +170,14 @@ describe("spawn limits", () => {
     });
     const started = Date.now();
     app.bus.publishInbound(userMessage("t", "hang"));
-    await waitUntil(() => channel.sent.find((m) => m.text.startsWith("relayed:")), "the timeout relay");
+    await until(() => channel.sent.find((m) => m.text.startsWith("relayed:")), "the timeout relay");
     expect(Date.now() - started).toBeLessThan(5000);
     const relay = channel.sent.find((m) => m.text.startsWith("relayed:"));
     expect(relay?.text).toContain("did not finish within its time limit of 1 s");
     expect(runs(app)[0].status).toBe("timeout");
 
     app.bus.publishInbound(userMessage("l", "loop"));
-    await waitUntil(() => channel.sent.filter((m) => m.text.startsWith("relayed:")).length === 2, "the loop relay");
+    await until(() => channel.sent.filter((m) => m.text.startsWith("relayed:")).length === 2, "the loop relay");
     const loopRuns = model.requests.filter((r) => isHelper(r) && r.messages[1].content === "loop");
     // maxIterations model calls with tools, then one more without them for the final answer.
     expect(loopRuns).toHaveLength(4);
@@ -218,7 +209,7 @@ describe("spawn limits", () => {
     });
     const { app, channel } = await consoleApp(model);
     app.bus.publishInbound(userMessage("x", "go"));
-    await waitUntil(() => channel.sent.find((m) => m.text === "relayed"), "the relay");
+    await until(() => channel.sent.find((m) => m.text === "relayed"), "the relay");
     expect(helperResults).toHaveLength(3);
     for (const [i, name] of ["spawn", "message", "cron"].entries()) {
       expect(helperResults[i]).toMatch(new RegExp(`^Error: unknown tool "${name}"`));
@@ -239,7 +230,7 @@ describe("spawn limits", () => {
     const home = tempHome();
     const first = await consoleApp(model, undefined, home);
     first.app.bus.publishInbound(userMessage("r", "do the long job"));
-    await waitUntil(() => model.requests.some(isHelper), "the helper's model call");
+    await until(() => model.requests.some(isHelper), "the helper's model call");
     await first.channel.waitFor(1);
     await first.stop();
 
@@ -270,7 +261,7 @@ describe("spawn limits", () => {
     app.bus.publishInbound(userMessage("c", "start"));
     await channel.waitFor(2);
     expect(channel.sent[1].text).toMatch(/^after tool: Error: this turn relays a helper's result/);
-    await waitUntil(() => app.helpers.list().length === 0, "no helper running");
+    await until(() => app.helpers.list().length === 0, "no helper running");
     expect(runs(app)).toHaveLength(1);
   });
 });

@@ -7,6 +7,7 @@ import { AuditLog } from "../src/store/audit.js";
 import { webTokenPath } from "../src/web/token.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { tempHome, testApp } from "./helpers/app.js";
+import { until } from "./helpers/until.js";
 import { login, startWebHarness, type WebHarness } from "./helpers/web.js";
 
 /** The control page over plain HTTP: auth, CSRF, limits, escaping, health and metrics after a turn. */
@@ -37,16 +38,6 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 const sameOrigin = () => ({ cookie, origin: h.base });
-
-async function until<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe("auth", () => {
   it("keeps a generated token in PINCER_HOME, readable by the owner only", () => {

@@ -17,7 +17,8 @@ import type { ToolContext } from "../src/tools/tool.js";
 import { compilePolicy } from "../src/tools/web/address-policy.js";
 import type { Resolver } from "../src/tools/web/pinned-agent.js";
 import { createWebFetchTool } from "../src/tools/web/web-fetch-tool.js";
-import { type FakeWeb, startFakeWeb, waitUntil } from "./fakes/web-server.js";
+import { type FakeWeb, startFakeWeb } from "./fakes/web-server.js";
+import { until } from "./helpers/until.js";
 
 const log = pino({ level: "silent" });
 const servers: FakeWeb[] = [];
@@ -303,7 +304,7 @@ describe("web_fetch limits", () => {
     const result = await webFetch({ ...open, maxBytes: 100_000, maxChars: 100_000 })(server.url, 100_000);
     expect(content(result)).toBe("x".repeat(100_000));
     expect(result).toContain("note: the page is larger than 100000 bytes; only the start was read");
-    await waitUntil(() => server.closedByClient === 1);
+    await until(() => server.closedByClient === 1, "the hang-up", 5000);
     expect(written).toBeLessThan(10 * 1024 * 1024);
   });
 
@@ -340,7 +341,7 @@ describe("web_fetch limits", () => {
     expect(await webFetch({ ...open, timeoutMs: 500 })(silent.url)).toBe(
       `Error: ${silent.url}/ did not answer within 0.5 s`,
     );
-    await waitUntil(() => drip.closedByClient === 1 && silent.closedByClient === 1);
+    await until(() => drip.closedByClient === 1 && silent.closedByClient === 1, "both hang-ups", 5000);
   });
 
   it("/stop cancels a fetch mid-body and hangs up on the server", async () => {
@@ -353,10 +354,10 @@ describe("web_fetch limits", () => {
     });
     const stop = new AbortController();
     const pending = webFetch({ ...open, signal: stop.signal, timeoutMs: 20_000 })(drip.url);
-    await waitUntil(() => drip.requests.length === 1);
+    await until(() => drip.requests.length === 1, "the request", 5000);
     stop.abort();
     expect(await pending).toBe("Error: web_fetch was cancelled.");
-    await waitUntil(() => drip.closedByClient === 1);
+    await until(() => drip.closedByClient === 1, "the hang-up", 5000);
   });
 
   it("cuts the text to max_chars and says so", async () => {

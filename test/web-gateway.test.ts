@@ -1,20 +1,17 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type Server } from "node:net";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../src/paths.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
+import { type Daemon, killHard, pincer, startDaemon } from "./helpers/daemon.js";
+import { freePort } from "./helpers/net.js";
+import { until } from "./helpers/until.js";
 
 /** The built daemon with its control page: `pincer gateway`, `pincer dashboard`, the log it writes. */
 
-const main = join(packageRoot(), "dist/src/cli/main.js");
-const run = promisify(execFile);
 const API_KEY = "sk-test-secret-key-never-logged";
 let model: FakeOpenAI;
-const children: ChildProcess[] = [];
+const daemons: Daemon[] = [];
 const servers: Server[] = [];
 
 beforeAll(async () => {
@@ -22,22 +19,14 @@ beforeAll(async () => {
 });
 afterAll(() => model.close());
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode !== null) continue;
-    const exited = once(child, "exit");
-    child.kill("SIGKILL");
-    await exited;
-  }
+  for (const daemon of daemons.splice(0)) await killHard(daemon);
   for (const server of servers.splice(0)) server.close();
 });
 
-function env(home: string, addr: string): NodeJS.ProcessEnv {
+function env(addr: string): Record<string, string> {
   return {
-    PATH: process.env.PATH,
-    HOME: home,
     OPENAI_API_KEY: API_KEY,
     OPENAI_BASE_URL: model.url,
-    PINCER_HOME: home,
     PINCER_SANDBOX: "none",
     PINCER_TIMEZONE: "UTC",
     PINCER_WEB_ADDR: addr,
@@ -45,22 +34,11 @@ function env(home: string, addr: string): NodeJS.ProcessEnv {
   };
 }
 
-function gateway(home: string, addr: string): { child: ChildProcess; log: () => string } {
-  const child = spawn(process.execPath, [main, "gateway"], { env: env(home, addr), cwd: home });
-  children.push(child);
-  let log = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    log += chunk.toString();
-  });
-  return { child, log: () => log };
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** The gateway and its log (it logs to stderr only, so its output is the log). */
+function gateway(home: string, addr: string): { log: () => string } {
+  const daemon = startDaemon(home, env(addr));
+  daemons.push(daemon);
+  return { log: () => daemon.output.join("") };
 }
 
 /** A port that something else holds. */
@@ -69,14 +47,6 @@ async function busyPort(): Promise<number> {
   servers.push(server);
   await once(server, "listening");
   return (server.address() as { port: number }).port;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 describe("pincer gateway with the control page", () => {
@@ -95,10 +65,7 @@ describe("pincer gateway with the control page", () => {
 
   it("refuses a non-loopback address without PINCER_WEB_TOKEN in one sentence", async () => {
     const home = tempHome("pincer-web-gw-");
-    const result = await run(process.execPath, [main, "gateway"], { env: env(home, "0.0.0.0:7390"), cwd: home }).then(
-      () => ({ code: 0, stderr: "" }),
-      (err: { code: number; stderr: string }) => err,
-    );
+    const result = await pincer(["gateway"], home, env("0.0.0.0:7390"));
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).toMatch(
@@ -111,10 +78,8 @@ describe("pincer gateway with the control page", () => {
     const port = await freePort();
     const { log } = gateway(home, `127.0.0.1:${port}`);
     await until(() => log().includes("pincer is running"), "the gateway");
-    const { stdout } = await run(process.execPath, [main, "dashboard"], {
-      env: env(home, `127.0.0.1:${port}`),
-      cwd: home,
-    });
+    const { code, stdout } = await pincer(["dashboard"], home, env(`127.0.0.1:${port}`));
+    expect(code).toBe(0);
     const url = stdout.split("\n")[0];
     expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/\\?token=[A-Za-z0-9_-]{32}$`));
     expect(stdout).toContain("Open it in a browser");
@@ -155,10 +120,7 @@ describe("pincer gateway with the control page", () => {
 
   it("`pincer dashboard` says when the page is off", async () => {
     const home = tempHome("pincer-web-gw-");
-    const result = await run(process.execPath, [main, "dashboard"], { env: env(home, "off"), cwd: home }).then(
-      () => ({ code: 0, stdout: "" }),
-      (err: { code: number; stdout: string }) => err,
-    );
+    const result = await pincer(["dashboard"], home, env("off"));
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("The control page is off (PINCER_WEB_ADDR=off)");
   });

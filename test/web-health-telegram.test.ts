@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startTelegramHarness, type TelegramHarness } from "./helpers/telegram.js";
+import { until } from "./helpers/until.js";
 import { startWebHarness, type WebHarness } from "./helpers/web.js";
 
 /** `/healthz` follows the real Telegram channel: 503 while the Bot API fails, 200 once it answers. */
@@ -10,14 +11,6 @@ afterEach(async () => {
   await h?.close();
   await tg?.close();
 });
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe("/healthz with Telegram", () => {
   it("is 503 naming telegram while the Bot API answers 502, and 200 when it is back", async () => {

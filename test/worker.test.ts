@@ -3,6 +3,7 @@ import type { App } from "../src/app.js";
 import type { Config } from "../src/config/config.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { until } from "./helpers/until.js";
 
 let fake: FakeOpenAI;
 beforeAll(async () => {
@@ -13,15 +14,6 @@ beforeEach(() => {
   fake.requests.length = 0;
   fake.respond(() => ({ content: "ok" }));
 });
-
-/** Resolves once `check` holds, polled every 10 ms; fails after `timeoutMs`. */
-async function poll(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** The text of the last user message of a request. */
 function lastUserOf(request: { messages: Array<{ role: string; content?: unknown }> }): string {
@@ -152,12 +144,15 @@ describe("agent worker", () => {
     await ctx.channel.waitFor(2);
     // A new message arrives while its chat waits for the model: it queues behind the older one.
     app.bus.publishInbound(userMessage("a", "a2"));
-    await poll(() => fake.requests.length >= 6);
+    await until(() => fake.requests.length >= 6, "six model calls during the outage");
     const duringOutage = fake.requests.length;
     up = true;
     await ctx.channel.waitFor(5);
     // Nothing is left to run or send, so nothing more can arrive.
-    await poll(() => app?.journal.pendingInbound().length === 0 && app.journal.pendingOutbound("console").length === 0);
+    await until(
+      () => app?.journal.pendingInbound().length === 0 && app.journal.pendingOutbound("console").length === 0,
+      "nothing left to run or send",
+    );
     const to = (chat: string) => ctx.channel.sent.filter((m) => m.chatId === chat).map((m) => m.text);
     expect(to("a")).toEqual([
       expect.stringMatching(/^The model is not answering right now \(.*502/),
@@ -193,7 +188,7 @@ describe("agent worker", () => {
     fake.enqueue({ content: "too late", delayMs: 5000 });
     const asked = fake.requests.length;
     app.bus.publishInbound(userMessage("c", "slow question"));
-    await poll(() => fake.requests.length > asked);
+    await until(() => fake.requests.length > asked, "the slow question's model call");
     app.bus.publishInbound(userMessage("c", "/stop"));
     await ctx.channel.waitFor(6);
     expect(ctx.channel.sent.slice(4).map((m) => m.text)).toEqual(["Stopping the running turn.", "Stopped."]);
@@ -234,7 +229,7 @@ describe("restarts", () => {
     const msg = userMessage("q", "cut short");
     const asked = fake.requests.length;
     first.app.bus.publishInbound(msg);
-    await poll(() => fake.requests.length > asked);
+    await until(() => fake.requests.length > asked, "the model call");
     await first.app.stop();
     expect(first.channel.sent).toEqual([]);
 
@@ -242,8 +237,8 @@ describe("restarts", () => {
     expect(second.app.bus.publishInbound(msg)).toBe(false);
     await second.channel.waitFor(1);
     // Nothing left to run or send: no second answer can come.
-    await poll(() => second.app.journal.pendingInbound().length === 0);
-    await poll(() => second.app.journal.pendingOutbound("console").length === 0);
+    await until(() => second.app.journal.pendingInbound().length === 0, "nothing left to run");
+    await until(() => second.app.journal.pendingOutbound("console").length === 0, "nothing left to send");
     await second.app.stop();
     expect(second.channel.sent.map((m) => m.text)).toEqual(["ok"]);
   });
@@ -253,7 +248,7 @@ describe("restarts", () => {
     const first = await started(home);
     fake.enqueue({ content: "never sent", delayMs: 3000 });
     first.app.bus.publishInbound(userMessage("o", "older"));
-    await poll(() => fake.requests.length === 1);
+    await until(() => fake.requests.length === 1, "the older message's model call");
     await first.app.stop();
 
     fake.requests.length = 0;

@@ -65,12 +65,3 @@ export async function startFakeWeb(
   };
   return fake;
 }
-
-/** Polls until the check passes or the deadline comes. */
-export async function waitUntil(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

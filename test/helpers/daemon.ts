@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { packageRoot } from "../../src/paths.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../fakes/openai-server.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram-server.js";
+import { tempHome } from "./app.js";
 import { until as poll } from "./until.js";
 
 const main = join(packageRoot(), "dist/src/cli/main.js");
@@ -33,23 +34,41 @@ export async function killHard(child: ChildProcess): Promise<void> {
   await once(child, "exit");
 }
 
-/** Runs one built CLI command (`pincer pairing revoke …`) to its end. */
-export async function pincer(
-  args: string[],
-  home: string,
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function runCli(args: string[], cwd: string, env: Record<string, string>): Promise<CliResult> {
   try {
     const { stdout, stderr } = await run(process.execPath, [main, ...args], {
-      cwd: home,
-      env: { PATH: process.env.PATH, HOME: home, PINCER_HOME: home, ...env },
-      timeout: 20_000,
+      cwd,
+      env: { PATH: process.env.PATH, ...env },
+      timeout: 30_000,
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
+    const e = err as CliResult;
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+}
+
+/** Runs one built CLI command (`pincer pairing revoke …`) to its end, on `home`. */
+export function pincer(args: string[], home: string, env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(args, home, { HOME: home, PINCER_HOME: home, ...env });
+}
+
+/**
+ * Runs one built CLI command as a new user would: a fresh HOME, no PINCER_HOME unless `env` names
+ * one, from an empty folder (so no .env is read).
+ */
+export function pincerAsNewUser(
+  args: string[],
+  env: Record<string, string>,
+  cwd = tempHome("pincer-cwd-"),
+): Promise<CliResult> {
+  return runCli(args, cwd, { HOME: tempHome("pincer-user-"), PINCER_TIMEZONE: "UTC", ...env });
 }
 
 /** The Telegram user the daemons on fakes let in (TELEGRAM_ALLOW_FROM), first name Ada. */

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../../src/paths.js";
+import { freePort } from "./net.js";
+import { until } from "./until.js";
 
 /** The reference server from the npm registry (a dev dependency), run with the node running the tests. */
 export const EVERYTHING = join(packageRoot(), "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -12,27 +12,9 @@ export const HOSTILE = join(packageRoot(), "test/fakes/hostile-mcp-server.mjs");
 /** Reconnect quickly and give up on a silent server after 3 s, so tests take seconds. */
 export const FAST_MCP = { connectTimeoutMs: 3000, retryInitialMs: 100, retryMaxMs: 400 };
 
-export async function until<T>(probe: () => T | undefined | false, what: string, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /** Writes `{"mcp": {"servers": …}}` as the home's config.json, the way a user would. */
 export function writeMcpConfig(home: string, servers: Record<string, unknown>): void {
   writeFileSync(join(home, "config.json"), JSON.stringify({ mcp: { servers } }, null, 2));
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** server-everything in its HTTP mode (`streamableHttp` or `sse`); it takes its port from PORT. */
@@ -73,8 +55,4 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-export function tempHomeFor(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), prefix));
 }
