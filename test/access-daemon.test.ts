@@ -9,7 +9,7 @@ import { gatewayOnFakes, killHard, pincer } from "./helpers/daemon.js";
  */
 
 const fakes = gatewayOnFakes();
-const { gateway, say, until } = fakes;
+const { model, gateway, say, until } = fakes;
 
 const lastText = (r: FakeOpenAI["requests"][number]) => String(r.messages.at(-1)?.content ?? "");
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -18,10 +18,10 @@ describe("the daemon under attack", () => {
   it("sets aside a message whose turn killed pincer twice, with one notice, and keeps answering", async () => {
     const home = tempHome();
     // The "poison" turn never ends: the daemon is killed during it (as if the turn had crashed it).
-    fakes.model.respond((request) =>
+    model.respond((request) =>
       lastText(request).includes("poison") ? new Promise(() => {}) : { content: `re: ${lastText(request)}` },
     );
-    const poisonRequests = () => fakes.model.requests.filter((r) => lastText(r).includes("poison")).length;
+    const poisonRequests = () => model.requests.filter((r) => lastText(r).includes("poison")).length;
 
     const first = gateway(home);
     say("poison");
@@ -53,7 +53,7 @@ describe("the daemon under attack", () => {
 
   it("revoke takes a paired user's access away and pauses their reminder, which then never runs", async () => {
     const home = tempHome();
-    fakes.model.respond((request) => {
+    model.respond((request) => {
       const last = request.messages.at(-1);
       if (last?.role === "tool") return { content: `Okay. ${String(last.content).split("\n")[1] ?? ""}` };
       if (lastText(request).startsWith("[system: scheduler]")) return { content: "REMINDER: water the plants" };
@@ -64,7 +64,7 @@ describe("the daemon under attack", () => {
     say("hi, let me in", 77);
     const codeMessage = await until(() => fakes.telegram.sent.find((m) => m.chatId === "77"), "a pairing code");
     const code = /pairing code is ([A-Z0-9]{8})/.exec(codeMessage.text)?.[1] as string;
-    expect(fakes.model.requests).toHaveLength(0);
+    expect(model.requests).toHaveLength(0);
 
     const approve = await pincer(["pairing", "approve", "telegram", code], home);
     expect(approve.stdout).toContain("Approved Ada (id 77) on telegram.");
@@ -80,14 +80,14 @@ describe("the daemon under attack", () => {
 
     // Past the reminder's time: it did not run, and the user is a stranger again (a code, no model call).
     await sleep(Math.max(0, dueBy + 1500 - Date.now()));
-    const requestsBefore = fakes.model.requests.length;
+    const requestsBefore = model.requests.length;
     say("are you there?", 77);
     await until(() => fakes.telegram.sent.filter((m) => m.chatId === "77").length >= 3, "a second pairing code");
     const latest = fakes.telegram.sent.filter((m) => m.chatId === "77").at(-1);
     expect(latest?.text).toMatch(/pairing code is/);
     expect(latest?.text).not.toContain(code);
-    expect(fakes.model.requests).toHaveLength(requestsBefore);
-    expect(fakes.model.requests.some((r) => lastText(r).startsWith("[system: scheduler]"))).toBe(false);
+    expect(model.requests).toHaveLength(requestsBefore);
+    expect(model.requests.some((r) => lastText(r).startsWith("[system: scheduler]"))).toBe(false);
     expect(fakes.telegram.sent.some((m) => m.text.includes("REMINDER"))).toBe(false);
 
     const again = await pincer(["pairing", "revoke", "telegram", "77"], home);

@@ -1,12 +1,12 @@
 import { pino } from "pino";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { runAgentLoop } from "../src/agent/loop.js";
 import { MessageBus } from "../src/bus/bus.js";
 import type { InboundMessage } from "../src/bus/types.js";
 import { createOpenAIModel } from "../src/llm/model.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { ToolError } from "../src/tools/tool.js";
-import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { fakeModelForFile } from "./helpers/model.js";
 import { overlaps, type Span, sleepyTool } from "./helpers/tools.js";
 
 const log = pino({ level: "silent" });
@@ -24,16 +24,11 @@ const inbound: InboundMessage = {
   sessionKey: "console:local",
 };
 
-let fake: FakeOpenAI;
+const fake = fakeModelForFile();
 let spans: Span[];
 let registry: ToolRegistry;
 
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
 beforeEach(() => {
-  fake.requests.length = 0;
   spans = [];
   registry = new ToolRegistry(1)
     .register(sleepyTool("read_a", { readOnly: true }, spans))

@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { packageRoot } from "../src/paths.js";
-import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
 import { pincerAsNewUser as pincer } from "./helpers/daemon.js";
+import { fakeModelForFile } from "./helpers/model.js";
 import { until } from "./helpers/until.js";
 
 const main = join(packageRoot(), "dist/src/cli/main.js");
@@ -41,11 +41,7 @@ function startChat() {
   };
 }
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
+const fake = fakeModelForFile();
 
 describe("pincer CLI (built)", () => {
   it("stops with one sentence naming OPENAI_API_KEY when it is missing", async () => {

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { toChatMessage } from "../src/agent/context.js";
 import { createOpenAIModel } from "../src/llm/model.js";
 import { createTokenCounter } from "../src/llm/tokens.js";
@@ -10,19 +10,12 @@ import { appendMemoryFacts } from "../src/memory/memory-file.js";
 import { ConversationStore, type StoredMessage } from "../src/store/conversations.js";
 import { openDatabase } from "../src/store/database.js";
 import { MemoryStore } from "../src/store/memory.js";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
+import type { FakeReply } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
+import { fakeModelForFile } from "./helpers/model.js";
 import { until } from "./helpers/until.js";
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
-beforeEach(() => {
-  fake.requests.length = 0;
-});
-
+const fake = fakeModelForFile();
 const tokens = createTokenCounter("gpt-4.1-mini");
 const GOOD: FakeReply = {
   content: JSON.stringify({ summary: "They planned Anna's party.", facts: ["Anna is the user's sister."] }),

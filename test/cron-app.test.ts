@@ -1,29 +1,25 @@
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { InboundMessage } from "../src/bus/types.js";
 import { databasePath } from "../src/paths.js";
 import { removeJob } from "../src/scheduler/cron-commands.js";
 import { JobStore } from "../src/scheduler/job-store.js";
 import { openDatabase } from "../src/store/database.js";
-import { type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
+import type { FakeReply } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { fakeModelForFile } from "./helpers/model.js";
 
 /**
  * The cron tool, the scheduler and the agent worker together, through the real app wiring
  * (SQLite journal, bus, worker) and a scripted model over HTTP. Times are real but short.
  */
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
+const fake = fakeModelForFile();
 
 const apps: App[] = [];
 afterEach(async () => {
   for (const app of apps.splice(0)) await app.stop().catch(() => {});
-  fake.requests.length = 0;
 });
 
 const SCHEDULER_PREFIX = "[system: scheduler]";

@@ -14,14 +14,14 @@ import { gatewayOnFakes, killHard, USER } from "./helpers/daemon.js";
 
 const SCHEDULER_PREFIX = "[system: scheduler]";
 const fakes = gatewayOnFakes({ PINCER_TIMEZONE: "Europe/Berlin" });
-const { gateway, say, until } = fakes;
+const { model, gateway, say, until } = fakes;
 
 /**
  * The model: a user's request becomes a cron add for `secondsAhead` from now, a tool result is
  * confirmed, and a scheduled run is answered by `onRun` (default: the reminder itself).
  */
 function scriptModel(secondsAhead: number, onRun: (text: string) => FakeReply | Promise<FakeReply>) {
-  fakes.model.respond((request) => {
+  model.respond((request) => {
     const last = request.messages.at(-1);
     const text = String(last?.content ?? "");
     if (last?.role === "tool") return { content: `Okay. ${text.split("\n")[1] ?? text}` };
@@ -59,12 +59,10 @@ describe("reminders on Telegram across kill -9", () => {
     expect(reminder.at).toBeGreaterThanOrEqual(dueAt - 1000);
     await sleep(2000);
     expect(reminders()).toHaveLength(1);
-    const runs = fakes.model.requests.filter((r) => String(r.messages.at(-1)?.content).startsWith(SCHEDULER_PREFIX));
+    const runs = model.requests.filter((r) => String(r.messages.at(-1)?.content).startsWith(SCHEDULER_PREFIX));
     expect(runs).toHaveLength(1);
     // The user's request was handled once, though the restart may have seen its update again.
-    const asks = fakes.model.requests.filter((r) =>
-      String(r.messages.at(-1)?.content).includes("remind me in 4 seconds"),
-    );
+    const asks = model.requests.filter((r) => String(r.messages.at(-1)?.content).includes("remind me in 4 seconds"));
     expect(asks).toHaveLength(1);
     const db = openDatabase(databasePath(home));
     try {

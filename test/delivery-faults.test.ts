@@ -11,7 +11,7 @@ import { privateChat, startTelegramHarness, type TelegramHarness, user } from ".
  */
 
 const fakes = gatewayOnFakes();
-const { gateway, say, until } = fakes;
+const { model, gateway, say, until } = fakes;
 
 /** A PINCER_HOME whose outbox retries quickly. */
 function quickRetryHome(): string {
@@ -32,7 +32,7 @@ describe("delivery faults with the real daemon", () => {
   it("kill -9 during a multi-part send: after the restart only parts 3+ go out, then the newer message's answer", async () => {
     const home = quickRetryHome();
     const parts = Array.from({ length: 5 }, (_, i) => `Part ${i + 1}: ${"lorem ipsum ".repeat(300)}`);
-    fakes.model.respond((request) =>
+    model.respond((request) =>
       lastUser(request) === "long please" ? { content: parts.join("\n\n") } : { content: `re: ${lastUser(request)}` },
     );
     const first = gateway(home);
@@ -58,24 +58,24 @@ describe("delivery faults with the real daemon", () => {
       "re: after the c",
     ]);
     // The long reply's turn was finished before the crash: the model was not asked again.
-    expect(fakes.model.requests.map(lastUser)).toEqual(["long please", "after the crash"]);
+    expect(model.requests.map(lastUser)).toEqual(["long please", "after the crash"]);
   });
 
   it("kill -9 mid-turn, a new message while down: after the restart the older one is answered first, each once", async () => {
     const home = quickRetryHome();
-    fakes.model.respond((request) => ({
+    model.respond((request) => ({
       content: `re: ${lastUser(request)}`,
-      delayMs: lastUser(request) === "older" && fakes.model.requests.length === 1 ? 60_000 : 0,
+      delayMs: lastUser(request) === "older" && model.requests.length === 1 ? 60_000 : 0,
     }));
     const first = gateway(home);
     say("older");
-    await until(() => fakes.model.requests.length === 1, "the older message's turn");
+    await until(() => model.requests.length === 1, "the older message's turn");
     await killHard(first);
     say("newer");
     gateway(home);
     await until(() => fakes.telegram.sent.length >= 2, "both answers", 20_000);
     expect(fakes.telegram.sent.map((m) => m.text)).toEqual(["re: older", "re: newer"]);
-    expect(fakes.model.requests.map(lastUser)).toEqual(["older", "older", "newer"]);
+    expect(model.requests.map(lastUser)).toEqual(["older", "older", "newer"]);
   });
 });
 

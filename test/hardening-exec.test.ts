@@ -7,28 +7,24 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.js";
 import { loadConfig } from "../src/config/config.js";
 import { ownPidsCgroup } from "../src/tools/exec/cgroup.js";
 import { checkSandbox, describeLimits } from "../src/tools/exec/sandbox-check.js";
-import { type ChatRequest, type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import type { ChatRequest } from "./fakes/openai-server.js";
 import { recordingChannel, userMessage } from "./helpers/app.js";
+import { fakeModelForFile } from "./helpers/model.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
-let fake: FakeOpenAI;
+const fake = fakeModelForFile();
 let home: string;
 let app: App | undefined;
 
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
 beforeEach(() => {
   home = realpathSync(mkdtempSync(join(tmpdir(), "pincer-limits-")));
-  fake.requests.length = 0;
 });
 afterEach(async () => {
   await app?.stop();

@@ -21,11 +21,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type App, type AppOptions, createApp } from "../src/app.js";
 import { type Config, loadConfig } from "../src/config/config.js";
-import { type ChatRequest, type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
+import type { ChatRequest, FakeReply } from "./fakes/openai-server.js";
 import { recordingChannel, userMessage } from "./helpers/app.js";
+import { fakeModelForFile } from "./helpers/model.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 import { until } from "./helpers/until.js";
 
@@ -34,18 +35,13 @@ const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 const HOST_SECRET = "host-secret-4e1d77";
 const DOTENV_SECRET = "dotenv-secret-90ac1f";
 
-let fake: FakeOpenAI;
+const fake = fakeModelForFile();
 let root: string;
 let home: string;
 let workspace: string;
 let outside: string;
 let app: App | undefined;
 let logLines: string[];
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
 
 beforeEach(() => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "pincer-hardening-")));
@@ -56,7 +52,6 @@ beforeEach(() => {
   mkdirSync(outside);
   writeFileSync(join(outside, "target.txt"), `${HOST_SECRET}\n`);
   writeFileSync(join(home, ".env"), `OPENAI_API_KEY=${DOTENV_SECRET}\n`);
-  fake.requests.length = 0;
   logLines = [];
 });
 

@@ -1,29 +1,25 @@
 import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { InboundMessage } from "../src/bus/types.js";
 import type { Config } from "../src/config/config.js";
 import type { ChatMessage } from "../src/llm/model.js";
 import { createTokenCounter } from "../src/llm/tokens.js";
-import { type ChatRequest, type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
+import type { ChatRequest, FakeReply } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { fakeModelForFile } from "./helpers/model.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 import { until } from "./helpers/until.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
 const counter = createTokenCounter("gpt-4.1-mini");
-let fake: FakeOpenAI;
+const fake = fakeModelForFile();
 let app: App | undefined;
 
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
 beforeEach(() => {
-  fake.requests.length = 0;
   fake.respond(() => ({ content: "ok" }));
 });
 afterEach(async () => {

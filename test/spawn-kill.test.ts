@@ -9,7 +9,7 @@ import { gatewayOnFakes, killHard, USER } from "./helpers/daemon.js";
 /** A helper cut short by kill -9 of the built daemon: the next start tells the chat once. */
 
 const fakes = gatewayOnFakes();
-const { gateway, say, until } = fakes;
+const { model, gateway, say, until } = fakes;
 
 function pendingOutbox(home: string): number {
   const db = openDatabase(databasePath(home));
@@ -24,7 +24,7 @@ const isHelper = (content: unknown) => String(content).startsWith("You are a bac
 
 describe("spawn across kill -9", () => {
   it("marks the helper interrupted and tells the chat exactly once", async () => {
-    fakes.model.respond((request) => {
+    model.respond((request) => {
       if (isHelper(request.messages[0]?.content)) return { content: "never arrives", delayMs: 60_000 };
       const last = request.messages.at(-1);
       if (last?.role === "tool") return { content: "A helper is on it." };
@@ -38,7 +38,7 @@ describe("spawn across kill -9", () => {
     const first = gateway(home);
     say("count the stars, take your time");
     await until(() => fakes.telegram.sent.find((m) => m.text === "A helper is on it."), "the spawn's answer", 20_000);
-    await until(() => fakes.model.requests.some((r) => isHelper(r.messages[0]?.content)), "the helper's model call");
+    await until(() => model.requests.some((r) => isHelper(r.messages[0]?.content)), "the helper's model call");
     await killHard(first);
 
     const second = gateway(home);
@@ -64,7 +64,7 @@ describe("spawn across kill -9", () => {
     expect(fakes.telegram.sent.filter((m) => m.text.startsWith("NOTICE"))).toHaveLength(1);
     // The interrupted helper was reported in one turn, not once per start.
     expect(
-      fakes.model.requests.filter((r) => String(r.messages.at(-1)?.content).startsWith("[system: helper]")),
+      model.requests.filter((r) => String(r.messages.at(-1)?.content).startsWith("[system: helper]")),
     ).toHaveLength(1);
     const db = openDatabase(databasePath(home));
     try {

@@ -18,7 +18,7 @@ import { gatewayOnFakes, killHard } from "./helpers/daemon.js";
 const MARKER = `pincer-resume-${process.pid}-${Date.now()}`;
 
 const fakes = gatewayOnFakes();
-const { say } = fakes;
+const { model, say } = fakes;
 let home: string;
 
 beforeEach(() => {
@@ -63,41 +63,41 @@ const workspaceFile = (name: string) => join(home, "workspace", name);
 const read = (name: string) => (existsSync(workspaceFile(name)) ? readFileSync(workspaceFile(name), "utf8") : "");
 /** The tool results the model was shown in request `n`. */
 const toolResults = (n: number) =>
-  fakes.model.requests[n].messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+  model.requests[n].messages.filter((m) => m.role === "tool").map((m) => String(m.content));
 const replies = () => fakes.telegram.sent.map((m) => m.text);
 
 describe("a turn cut short by SIGKILL resumes", () => {
   it("between two tool rounds: the first command is not repeated, the second runs once, one answer", async () => {
-    fakes.model.enqueue(
+    model.enqueue(
       { toolCalls: [exec("echo one >> steps.txt")] },
       // The model is still thinking about round two when the daemon dies.
       { toolCalls: [exec("echo two >> steps.txt")], delayMs: 15_000 },
     );
     const first = gateway();
     say("run the steps");
-    await until(() => fakes.model.requests.length === 2, "the second model call");
+    await until(() => model.requests.length === 2, "the second model call");
     expect(read("steps.txt")).toBe("one\n");
     await killHard(first);
 
-    fakes.model.enqueue({ toolCalls: [exec("echo two >> steps.txt")] }, { content: "All steps done." });
+    model.enqueue({ toolCalls: [exec("echo two >> steps.txt")] }, { content: "All steps done." });
     gateway();
     await until(() => replies().includes("All steps done."), "the answer");
     expect(read("steps.txt")).toBe("one\ntwo\n");
     // The resumed turn showed the model its first round as it was, then went on.
     expect(toolResults(2)).toHaveLength(1);
-    expect(fakes.model.requests[2].messages.filter((m) => m.role === "user")).toHaveLength(1);
+    expect(model.requests[2].messages.filter((m) => m.role === "user")).toHaveLength(1);
     expect(toolResults(3)).toHaveLength(2);
     expect(replies()).toEqual(["All steps done."]);
   });
 
   it("during a command: it is not run again, and the model is told it was interrupted", async () => {
-    fakes.model.enqueue({ toolCalls: [exec(`echo started >> log.txt; sleep 40; : ${MARKER}`)] });
+    model.enqueue({ toolCalls: [exec(`echo started >> log.txt; sleep 40; : ${MARKER}`)] });
     const first = gateway();
     say("start the long job");
     await until(() => read("log.txt") === "started\n", "the command to start");
     await killHard(first);
 
-    fakes.model.enqueue({ content: "It was interrupted; I will check before retrying." });
+    model.enqueue({ content: "It was interrupted; I will check before retrying." });
     gateway();
     await until(() => replies().length === 1, "the answer");
     expect(toolResults(1)).toEqual([INTERRUPTED]);
@@ -117,13 +117,13 @@ describe("a turn cut short by SIGKILL resumes", () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/page`;
     writeFileSync(join(home, "config.json"), JSON.stringify({ web: { allow: ["127.0.0.1"] } }));
     try {
-      fakes.model.enqueue({ toolCalls: [{ name: "web_fetch", arguments: { url } }] });
+      model.enqueue({ toolCalls: [{ name: "web_fetch", arguments: { url } }] });
       const first = gateway();
       say("read the page");
       await until(() => hits === 1, "the first fetch");
       await killHard(first);
 
-      fakes.model.enqueue({ content: "The page says hello." });
+      model.enqueue({ content: "The page says hello." });
       gateway();
       await until(() => replies().length === 1, "the answer");
       expect(hits).toBe(2);
@@ -135,13 +135,13 @@ describe("a turn cut short by SIGKILL resumes", () => {
   });
 
   it("during the model call: the call is made again, no tool repeated, one answer", async () => {
-    fakes.model.enqueue({ toolCalls: [exec("echo once >> ran.txt")] }, { content: "late", delayMs: 15_000 });
+    model.enqueue({ toolCalls: [exec("echo once >> ran.txt")] }, { content: "late", delayMs: 15_000 });
     const first = gateway();
     say("do it");
-    await until(() => fakes.model.requests.length === 2, "the second model call");
+    await until(() => model.requests.length === 2, "the second model call");
     await killHard(first);
 
-    fakes.model.enqueue({ content: "Done once." });
+    model.enqueue({ content: "Done once." });
     gateway();
     await until(() => replies().length === 1, "the answer");
     expect(read("ran.txt")).toBe("once\n");
@@ -150,26 +150,26 @@ describe("a turn cut short by SIGKILL resumes", () => {
   });
 
   it("a second kill during the resumed turn: the message is set aside with one notice, nothing repeated", async () => {
-    fakes.model.enqueue({ toolCalls: [exec("echo once >> ran.txt")] }, { content: "late", delayMs: 15_000 });
+    model.enqueue({ toolCalls: [exec("echo once >> ran.txt")] }, { content: "late", delayMs: 15_000 });
     const first = gateway();
     say("do it");
-    await until(() => fakes.model.requests.length === 2, "the second model call");
+    await until(() => model.requests.length === 2, "the second model call");
     await killHard(first);
 
-    fakes.model.enqueue({ content: "late again", delayMs: 15_000 });
+    model.enqueue({ content: "late again", delayMs: 15_000 });
     const second = gateway();
-    await until(() => fakes.model.requests.length === 3, "the resumed model call");
+    await until(() => model.requests.length === 3, "the resumed model call");
     await killHard(second);
 
     gateway();
     await until(() => replies().length === 1, "the notice");
     expect(replies()[0]).toMatch(/^Sorry, I have set your message aside: pincer stopped twice while working on it/);
     expect(read("ran.txt")).toBe("once\n");
-    expect(fakes.model.requests).toHaveLength(3);
+    expect(model.requests).toHaveLength(3);
   });
 
   it("not after /stop: a stopped turn is over", async () => {
-    fakes.model.enqueue({ toolCalls: [exec(`echo started >> log.txt; sleep 40; : ${MARKER}`)] });
+    model.enqueue({ toolCalls: [exec(`echo started >> log.txt; sleep 40; : ${MARKER}`)] });
     const first = gateway();
     say("start the long job");
     await until(() => read("log.txt") === "started\n", "the command to start");
@@ -177,13 +177,13 @@ describe("a turn cut short by SIGKILL resumes", () => {
     await until(() => replies().includes("Stopped."), "the stop notice");
     await killHard(first);
 
-    fakes.model.enqueue({ content: "Hello again." });
+    model.enqueue({ content: "Hello again." });
     gateway();
     say("hello");
     await until(() => replies().includes("Hello again."), "the next answer");
     // The only model call after the restart is the new message's, with the stop in the history.
-    expect(fakes.model.requests).toHaveLength(2);
-    expect(JSON.stringify(fakes.model.requests[1].messages)).toContain("hello");
+    expect(model.requests).toHaveLength(2);
+    expect(JSON.stringify(model.requests[1].messages)).toContain("hello");
     expect(read("log.txt")).toBe("started\n");
   });
 });

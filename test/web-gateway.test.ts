@@ -1,23 +1,19 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { afterEach, describe, expect, it } from "vitest";
 import { tempHome } from "./helpers/app.js";
 import { type Daemon, killHard, pincer, startDaemon } from "./helpers/daemon.js";
+import { fakeModelForFile } from "./helpers/model.js";
 import { freePort } from "./helpers/net.js";
 import { until } from "./helpers/until.js";
 
 /** The built daemon with its control page: `pincer gateway`, `pincer dashboard`, the log it writes. */
 
 const API_KEY = "sk-test-secret-key-never-logged";
-let model: FakeOpenAI;
+const model = fakeModelForFile();
 const daemons: Daemon[] = [];
 const servers: Server[] = [];
 
-beforeAll(async () => {
-  model = await startFakeOpenAI();
-});
-afterAll(() => model.close());
 afterEach(async () => {
   for (const daemon of daemons.splice(0)) await killHard(daemon);
   for (const server of servers.splice(0)) server.close();

@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { Config } from "../src/config/config.js";
-import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { fakeModelForFile } from "./helpers/model.js";
 import { until } from "./helpers/until.js";
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
+const fake = fakeModelForFile();
 beforeEach(() => {
-  fake.requests.length = 0;
   fake.respond(() => ({ content: "ok" }));
 });
 

@@ -38,6 +38,13 @@ export interface FakeOpenAI {
 
 /** A scripted OpenAI-compatible server on 127.0.0.1, speaking plain and streamed chat completions. */
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+  const fake = createFakeOpenAI();
+  await fake.listen();
+  return fake;
+}
+
+/** The same server before it listens: `listen()` starts it on a free port, and then `url` is known. */
+export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
   const queue: FakeReply[] = [];
   const requests: ChatRequest[] = [];
   const models = ["gpt-4.1-mini"];
@@ -105,12 +112,18 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
     });
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
+  let url: string | undefined;
 
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    get url() {
+      if (!url) throw new Error("the fake model is not listening yet: call listen() (or use startFakeOpenAI)");
+      return url;
+    },
+    async listen() {
+      server.listen(0, "127.0.0.1");
+      await once(server, "listening");
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    },
     models,
     transcriptions,
     transcribeWith: (reply) => {

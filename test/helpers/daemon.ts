@@ -2,11 +2,12 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { afterEach, beforeEach } from "vitest";
 import { packageRoot } from "../../src/paths.js";
-import { type FakeOpenAI, startFakeOpenAI } from "../fakes/openai-server.js";
+import type { FakeOpenAI } from "../fakes/openai-server.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram-server.js";
 import { tempHome } from "./app.js";
+import { fakeModelForFile } from "./model.js";
 import { until as poll } from "./until.js";
 
 const main = join(packageRoot(), "dist/src/cli/main.js");
@@ -94,23 +95,12 @@ export interface GatewayOnFakes {
  * control page: its default port would be shared by test files running side by side).
  */
 export function gatewayOnFakes(env: Record<string, string> = {}): GatewayOnFakes {
-  let model: FakeOpenAI | undefined;
+  const model = fakeModelForFile();
   let telegram: FakeTelegram | undefined;
   const daemons: Daemon[] = [];
-  const started = <T>(fake: T | undefined, name: string): T => {
-    if (!fake) throw new Error(`the fake ${name} is started by gatewayOnFakes' hooks; use it inside a test`);
-    return fake;
-  };
 
-  beforeAll(async () => {
-    model = await startFakeOpenAI();
-  });
-  afterAll(async () => {
-    await model?.close();
-  });
   beforeEach(async () => {
     telegram = await startFakeTelegram();
-    started(model, "model").requests.length = 0;
   });
   afterEach(async () => {
     for (const daemon of daemons.splice(0)) await killHard(daemon);
@@ -119,11 +109,10 @@ export function gatewayOnFakes(env: Record<string, string> = {}): GatewayOnFakes
   });
 
   const fakes: GatewayOnFakes = {
-    get model() {
-      return started(model, "model");
-    },
+    model,
     get telegram() {
-      return started(telegram, "Bot API");
+      if (!telegram) throw new Error("the fake Bot API is started for each test: use it inside one");
+      return telegram;
     },
     gateway(home, extra = {}) {
       const daemon = startDaemon(home, {
