@@ -29,23 +29,26 @@ function setup(contextTokens = 4000) {
   const conversations = new ConversationStore(db, (m) => tokens.rawMessage(toChatMessage(m)));
   const store = new MemoryStore(db);
   let now = Date.parse("2026-03-05T10:00:00Z");
-  const consolidator = new Consolidator({
-    store,
-    model: createOpenAIModel({
-      apiKey: "t",
-      baseUrl: fake.url,
-      model: "fake",
-      timeoutSeconds: 10,
-      retries: 0,
-      stream: false,
-    }),
-    tokens,
-    log: pino({ level: "silent" }),
-    workspace,
-    timezone: "UTC",
-    contextTokens,
-    now: () => new Date(now),
-  });
+  /** A consolidator on this store and the fake model; on the real clock unless given one. */
+  const consolidatorOn = (clock?: () => Date) =>
+    new Consolidator({
+      store,
+      model: createOpenAIModel({
+        apiKey: "t",
+        baseUrl: fake.url,
+        model: "fake",
+        timeoutSeconds: 10,
+        retries: 0,
+        stream: false,
+      }),
+      tokens,
+      log: pino({ level: "silent" }),
+      workspace,
+      timezone: "UTC",
+      contextTokens,
+      ...(clock ? { now: clock } : {}),
+    });
+  const consolidator = consolidatorOn(() => new Date(now));
   const turn = (i: number, extra: StoredMessage[] = []) =>
     conversations.append("console:me", [
       { role: "user", content: `question ${i} ${"about the party ".repeat(30)}` },
@@ -57,7 +60,9 @@ function setup(contextTokens = 4000) {
   };
   const watermark = () => db.prepare("SELECT consolidated_through FROM conversations").pluck().get() as number;
   const entries = () => db.prepare("SELECT count(*) FROM memory_entries").pluck().get() as number;
-  return { db, workspace, conversations, store, consolidator, turn, advance, watermark, entries };
+  /** A new consolidator on the same store, as after a restart. */
+  const restart = () => consolidatorOn();
+  return { db, workspace, conversations, store, consolidator, restart, turn, advance, watermark, entries };
 }
 
 function fill(s: ReturnType<typeof setup>, turns: number) {
@@ -133,22 +138,7 @@ describe("Consolidator", () => {
     expect([s.watermark(), s.entries()]).toEqual([0, 0]);
 
     fake.respond(() => GOOD);
-    const restarted = new Consolidator({
-      store: s.store,
-      model: createOpenAIModel({
-        apiKey: "t",
-        baseUrl: fake.url,
-        model: "fake",
-        timeoutSeconds: 10,
-        retries: 0,
-        stream: false,
-      }),
-      tokens,
-      log: pino({ level: "silent" }),
-      workspace: s.workspace,
-      timezone: "UTC",
-      contextTokens: 4000,
-    });
+    const restarted = s.restart();
     restarted.afterTurn("console:me", false);
     await restarted.idle();
     expect(s.watermark()).toBeGreaterThan(0);

@@ -8,16 +8,15 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAgentLoop } from "../src/agent/loop.js";
-import { MessageBus } from "../src/bus/bus.js";
 import { type Config, loadConfig } from "../src/config/config.js";
 import { createOpenAIModel } from "../src/llm/model.js";
 import { databasePath } from "../src/paths.js";
 import { type Database, openDatabase } from "../src/store/database.js";
 import { createTools } from "../src/tools/index.js";
 import { ToolRegistry } from "../src/tools/registry.js";
-import type { ToolContext } from "../src/tools/tool.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
+import { toolContext } from "./helpers/tools.js";
 import { until } from "./helpers/until.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
@@ -62,27 +61,7 @@ function setup(signal: AbortSignal) {
   const registry = new ToolRegistry();
   for (const tool of createTools({ config, db, log })) registry.register(tool);
   const model = createOpenAIModel({ ...config.openai, timeoutSeconds: 10, retries: 0, stream: false });
-  const toolContext: ToolContext = {
-    sessionKey: "console:loop",
-    inbound: {
-      id: "1",
-      channel: "console",
-      chatId: "loop",
-      senderId: "u",
-      senderName: "u",
-      text: "go",
-      media: [],
-      isGroup: false,
-      mentionsBot: true,
-      receivedAt: 0,
-      sessionKey: "console:loop",
-    },
-    workspace,
-    signal,
-    bus: new MessageBus(),
-    log,
-  };
-  return { deps: { model, registry, maxIterations: 5, log }, toolContext };
+  return { deps: { model, registry, maxIterations: 5, log }, toolContext: toolContext("loop", workspace, signal) };
 }
 
 /** The tool results the model received in the given request, in call order. */

@@ -20,17 +20,15 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { MessageBus } from "../src/bus/bus.js";
 import { type Config, loadConfig } from "../src/config/config.js";
 import { databasePath, mediaDir } from "../src/paths.js";
 import { createExecTool } from "../src/tools/exec/exec-tool.js";
 import { checkSandbox, INSTALL_BWRAP } from "../src/tools/exec/sandbox-check.js";
 import { createFileTools } from "../src/tools/files/index.js";
 import { ToolRegistry } from "../src/tools/registry.js";
-import type { ToolContext } from "../src/tools/tool.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
+import { toolContext } from "./helpers/tools.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
@@ -102,28 +100,7 @@ function registryFor(adjust: (c: Config) => Config = (c) => c, checker?: () => R
   return registry;
 }
 
-function context(signal = new AbortController().signal): ToolContext {
-  return {
-    sessionKey: "console:escape",
-    inbound: {
-      id: "1",
-      channel: "console",
-      chatId: "escape",
-      senderId: "u",
-      senderName: "u",
-      text: "",
-      media: [],
-      isGroup: false,
-      mentionsBot: true,
-      receivedAt: 0,
-      sessionKey: "console:escape",
-    },
-    workspace,
-    signal,
-    bus: new MessageBus(),
-    log: pino({ level: "silent" }),
-  };
-}
+const context = (signal?: AbortSignal) => toolContext("escape", workspace, signal);
 
 function exec(registry: ToolRegistry, command: string, extra: Record<string, unknown> = {}, signal?: AbortSignal) {
   return registry.execute("exec", JSON.stringify({ command, ...extra }), context(signal));

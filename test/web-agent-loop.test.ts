@@ -9,17 +9,16 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAgentLoop } from "../src/agent/loop.js";
-import { MessageBus } from "../src/bus/bus.js";
 import { loadConfig } from "../src/config/config.js";
 import { createOpenAIModel } from "../src/llm/model.js";
 import { databasePath } from "../src/paths.js";
 import { type Database, openDatabase } from "../src/store/database.js";
 import { createTools } from "../src/tools/index.js";
 import { ToolRegistry } from "../src/tools/registry.js";
-import type { ToolContext } from "../src/tools/tool.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { type FakeSearch, startFakeSearch } from "./fakes/search-server.js";
 import { type FakeWeb, startFakeWeb } from "./fakes/web-server.js";
+import { toolContext } from "./helpers/tools.js";
 
 const log = pino({ level: "silent" });
 let root: string;
@@ -68,28 +67,7 @@ function registryFor(web: unknown, env: Record<string, string> = {}): ToolRegist
   return registry;
 }
 
-function context(): ToolContext {
-  return {
-    sessionKey: "console:web",
-    inbound: {
-      id: "1",
-      channel: "console",
-      chatId: "web",
-      senderId: "u",
-      senderName: "u",
-      text: "go",
-      media: [],
-      isGroup: false,
-      mentionsBot: true,
-      receivedAt: 0,
-      sessionKey: "console:web",
-    },
-    workspace: root,
-    signal: new AbortController().signal,
-    bus: new MessageBus(),
-    log,
-  };
-}
+const context = () => toolContext("web", root);
 
 describe("web tools through the agent loop", () => {
   it("searches, fetches two pages at once and refuses the local network", async () => {

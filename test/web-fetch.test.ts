@@ -9,18 +9,15 @@ import { readFileSync } from "node:fs";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { MessageBus } from "../src/bus/bus.js";
 import { ToolRegistry } from "../src/tools/registry.js";
-import type { ToolContext } from "../src/tools/tool.js";
 import { compilePolicy } from "../src/tools/web/address-policy.js";
 import type { Resolver } from "../src/tools/web/pinned-agent.js";
 import { createWebFetchTool } from "../src/tools/web/web-fetch-tool.js";
 import { type FakeWeb, startFakeWeb } from "./fakes/web-server.js";
+import { toolContext } from "./helpers/tools.js";
 import { until } from "./helpers/until.js";
 
-const log = pino({ level: "silent" });
 const servers: FakeWeb[] = [];
 
 afterEach(async () => {
@@ -68,26 +65,7 @@ function webFetch(options: Options = {}) {
       ca: options.ca,
     }),
   );
-  const ctx: ToolContext = {
-    sessionKey: "console:web",
-    inbound: {
-      id: "1",
-      channel: "console",
-      chatId: "web",
-      senderId: "u",
-      senderName: "u",
-      text: "",
-      media: [],
-      isGroup: false,
-      mentionsBot: true,
-      receivedAt: 0,
-      sessionKey: "console:web",
-    },
-    workspace: "/nonexistent",
-    signal: options.signal ?? new AbortController().signal,
-    bus: new MessageBus(),
-    log,
-  };
+  const ctx = toolContext("web", "/nonexistent", options.signal);
   return (url: string, max_chars?: number) => registry.execute("web_fetch", JSON.stringify({ url, max_chars }), ctx);
 }
 

@@ -1,4 +1,31 @@
-import type { Tool } from "../../src/tools/tool.js";
+import { pino } from "pino";
+import { MessageBus } from "../../src/bus/bus.js";
+import type { Tool, ToolContext } from "../../src/tools/tool.js";
+
+/** What a tool is handed when the model calls it in the console chat `chat`: a fresh bus, a silent log. */
+export function toolContext(chat: string, workspace: string, signal = new AbortController().signal): ToolContext {
+  const sessionKey = `console:${chat}`;
+  return {
+    sessionKey,
+    inbound: {
+      id: "1",
+      channel: "console",
+      chatId: chat,
+      senderId: "u",
+      senderName: "u",
+      text: "",
+      media: [],
+      isGroup: false,
+      mentionsBot: true,
+      receivedAt: 0,
+      sessionKey,
+    },
+    workspace,
+    signal,
+    bus: new MessageBus(),
+    log: pino({ level: "silent" }),
+  };
+}
 
 export interface Span {
   name: string;
