@@ -1,13 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { createDiscordChannel } from "../channels/discord/index.js";
-import { createApp } from "../src/app.js";
-import { loadConfig } from "../src/config/config.js";
-import { FAKE_DISCORD_TOKEN, type FakeUser, startFakeDiscord } from "./fakes/discord-server.js";
-import { type ChatRequest, startFakeOpenAI } from "./fakes/openai-server.js";
+import type { FakeUser } from "./fakes/discord-server.js";
+import type { ChatRequest } from "./fakes/openai-server.js";
+import { startDiscordHarness } from "./helpers/discord.js";
 
 /** Progress notes and the message tool on Discord: real discord.js against the fake REST + gateway. */
 
@@ -18,37 +12,15 @@ afterEach(async () => {
   for (const clean of cleanups.splice(0).reverse()) await clean();
 });
 
-async function start() {
-  const discord = await startFakeDiscord({ heartbeatIntervalMs: 300 });
-  cleanups.push(() => discord.close());
-  const model = await startFakeOpenAI();
-  cleanups.push(() => model.close());
-  const home = mkdtempSync(join(tmpdir(), "pincer-discord-progress-"));
-  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
-  const config = loadConfig({
-    OPENAI_API_KEY: "test",
-    OPENAI_BASE_URL: model.url,
-    PINCER_HOME: home,
-    DISCORD_BOT_TOKEN: FAKE_DISCORD_TOKEN,
-    DISCORD_API_URL: discord.apiUrl,
-    DISCORD_ALLOW_FROM: ALICE.id,
-    PINCER_SANDBOX: "none",
-    PINCER_TIMEZONE: "UTC",
-  });
-  config.agent.modelRetries = 0;
-  config.progress.afterSeconds = 0.2;
-  const log = pino({ level: "silent" });
-  const app = createApp(config, { log });
-  const channel = createDiscordChannel({
-    config,
-    bus: app.bus,
-    log,
+const start = () =>
+  startDiscordHarness(cleanups, {
+    allowFrom: ALICE.id,
+    adjust: (config) => {
+      config.agent.modelRetries = 0;
+      config.progress.afterSeconds = 0.2;
+    },
     tuning: { typingIntervalMs: 100 },
   });
-  await app.start([channel]);
-  cleanups.push(() => app.stop().catch(() => {}));
-  return { discord, model, app };
-}
 
 function toolResult(requests: ChatRequest[], id: string): string | undefined {
   for (const r of requests) {

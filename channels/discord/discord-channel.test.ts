@@ -1,19 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { type Logger, pino } from "pino";
+import { pino } from "pino";
 import sharp from "sharp";
 import { afterEach, describe, expect, it } from "vitest";
-import { type App, createApp } from "../../src/app.js";
-import type { Channel } from "../../src/bus/channel.js";
+import { createApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config/config.js";
-import {
-  FAKE_DISCORD_TOKEN,
-  type FakeDiscord,
-  type FakeUser,
-  startFakeDiscord,
-} from "../../test/fakes/discord-server.js";
-import { type ChatRequest, type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server.js";
+import { type FakeDiscord, type FakeUser, startFakeDiscord } from "../../test/fakes/discord-server.js";
+import type { ChatRequest } from "../../test/fakes/openai-server.js";
+import { tempHome } from "../../test/helpers/app.js";
+import { type DiscordHarness, startDiscordHarness } from "../../test/helpers/discord.js";
 import { createDiscordChannel } from "./index.js";
 
 const GUILD = "110000000000000001";
@@ -25,67 +20,31 @@ const ALICE: FakeUser = { id: "200000000000000001", username: "alice" };
 const MALLORY: FakeUser = { id: "200000000000000002", username: "mallory" };
 const OTHER_BOT: FakeUser = { id: "200000000000000003", username: "otherbot", bot: true };
 
-interface Harness {
-  discord: FakeDiscord;
-  model: FakeOpenAI;
-  app: App;
-  config: Config;
-  logs: Array<{ level: number; msg: string }>;
-  log: Logger;
-  mention: string;
-}
-
 const cleanups: Array<() => Promise<void> | void> = [];
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function start(adjust: (config: Config) => void = () => {}): Promise<Harness> {
-  const discord = await startFakeDiscord({
-    guilds: [
-      {
-        id: GUILD,
-        name: "home",
-        channels: [
-          { id: GENERAL, name: "general" },
-          { id: RANDOM, name: "random" },
-        ],
-        threads: [{ id: THREAD, name: "a thread", parentId: GENERAL }],
-      },
-    ],
-    heartbeatIntervalMs: 300,
-  });
-  cleanups.push(() => discord.close());
-  const model = await startFakeOpenAI();
-  cleanups.push(() => model.close());
-  const home = mkdtempSync(join(tmpdir(), "pincer-discord-"));
-  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
-  const config = loadConfig({
-    OPENAI_API_KEY: "test",
-    OPENAI_BASE_URL: model.url,
-    PINCER_HOME: home,
-    DISCORD_BOT_TOKEN: FAKE_DISCORD_TOKEN,
-    DISCORD_API_URL: discord.apiUrl,
-    DISCORD_ALLOW_FROM: ALICE.id,
-    PINCER_SANDBOX: "none",
-    PINCER_TIMEZONE: "UTC",
-  });
-  // The outbox sender retries within tens of milliseconds here (seconds by default).
-  config.delivery = { ...config.delivery, retryMinSeconds: 0.05, retryMaxSeconds: 0.2 };
-  adjust(config);
-  const logs: Harness["logs"] = [];
-  const log = pino({ level: "warn" }, { write: (line: string) => void logs.push(JSON.parse(line)) });
-  const app = createApp(config, { log });
-  const channel: Channel = createDiscordChannel({
-    config,
-    bus: app.bus,
-    log,
+function start(adjust: (config: Config) => void = () => {}): Promise<DiscordHarness> {
+  return startDiscordHarness(cleanups, {
+    allowFrom: ALICE.id,
+    fake: {
+      guilds: [
+        {
+          id: GUILD,
+          name: "home",
+          channels: [
+            { id: GENERAL, name: "general" },
+            { id: RANDOM, name: "random" },
+          ],
+          threads: [{ id: THREAD, name: "a thread", parentId: GENERAL }],
+        },
+      ],
+    },
+    adjust,
     tuning: { typingIntervalMs: 100, typingDelayMs: 0 },
   });
-  await app.start([channel]);
-  cleanups.push(() => app.stop().catch(() => {}));
-  return { discord, model, app, config, logs, log, mention: `<@${discord.bot.id}>` };
 }
 
 /** The text of the last user message of a model request. */
@@ -474,7 +433,7 @@ describe("Discord channel", () => {
 describe("Discord channel start failures", () => {
   async function startAgainst(discord: FakeDiscord): Promise<unknown> {
     cleanups.push(() => discord.close());
-    const home = mkdtempSync(join(tmpdir(), "pincer-discord-"));
+    const home = tempHome("pincer-discord-");
     cleanups.push(() => rmSync(home, { recursive: true, force: true }));
     const config = loadConfig({
       OPENAI_API_KEY: "test",
