@@ -1,9 +1,8 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../src/paths.js";
+import { tempHome } from "./helpers/app.js";
 import { findBinary, hasSystemPackage } from "./helpers/system-packages.js";
 import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
 import { startWebHarness, type WebHarness } from "./helpers/web.js";
@@ -17,9 +16,7 @@ const CHROMIUM =
   process.env.PINCER_CHROMIUM ?? (hasSystemPackage("chromium", "chromium") ? findBinary("chromium") : undefined);
 const available = CHROMIUM !== undefined;
 // The README's screenshots are refreshed on request (UPDATE_SCREENSHOTS=1), so a test run leaves the checkout clean.
-const SHOTS = process.env.UPDATE_SCREENSHOTS
-  ? join(packageRoot(), "docs")
-  : mkdtempSync(join(tmpdir(), "pincer-screenshots-"));
+const SHOTS = process.env.UPDATE_SCREENSHOTS ? join(packageRoot(), "docs") : tempHome("pincer-screenshots-");
 
 describe.runIf(available)("control page in Chromium", () => {
   let tg: TelegramHarness;

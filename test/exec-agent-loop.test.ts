@@ -2,8 +2,7 @@
  * exec and the file tools through the agent loop: the real model client against the scripted
  * OpenAI-compatible server, the tools as createTools registers them, the real bwrap.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +14,7 @@ import { type Database, openDatabase } from "../src/store/database.js";
 import { createTools } from "../src/tools/index.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { tempHome } from "./helpers/app.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 import { toolContext } from "./helpers/tools.js";
 import { until } from "./helpers/until.js";
@@ -34,7 +34,7 @@ let db: Database;
 let fake: FakeOpenAI;
 
 beforeAll(async () => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "pincer-exec-loop-")));
+  root = realpathSync(tempHome("pincer-exec-loop-"));
   home = join(root, "home");
   workspace = join(home, "workspace");
   mkdirSync(workspace, { recursive: true });

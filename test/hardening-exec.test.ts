@@ -3,8 +3,7 @@
  * the guard does not know, a file larger than the limit, memory past the limit, a nested user
  * namespace. The daemon keeps answering other chats throughout.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -13,7 +12,7 @@ import { loadConfig } from "../src/config/config.js";
 import { ownPidsCgroup } from "../src/tools/exec/cgroup.js";
 import { checkSandbox, describeLimits } from "../src/tools/exec/sandbox-check.js";
 import type { ChatRequest } from "./fakes/openai-server.js";
-import { recordingChannel, userMessage } from "./helpers/app.js";
+import { recordingChannel, tempHome, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 
@@ -24,7 +23,7 @@ let home: string;
 let app: App | undefined;
 
 beforeEach(() => {
-  home = realpathSync(mkdtempSync(join(tmpdir(), "pincer-limits-")));
+  home = realpathSync(tempHome("pincer-limits-"));
 });
 afterEach(async () => {
   await app?.stop();

@@ -9,7 +9,6 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   realpathSync,
@@ -17,7 +16,6 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino } from "pino";
@@ -25,7 +23,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type App, type AppOptions, createApp } from "../src/app.js";
 import { type Config, loadConfig } from "../src/config/config.js";
 import type { ChatRequest, FakeReply } from "./fakes/openai-server.js";
-import { recordingChannel, userMessage } from "./helpers/app.js";
+import { recordingChannel, tempHome, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 import { until } from "./helpers/until.js";
@@ -44,7 +42,7 @@ let app: App | undefined;
 let logLines: string[];
 
 beforeEach(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "pincer-hardening-")));
+  root = realpathSync(tempHome("pincer-hardening-"));
   home = join(root, "home");
   workspace = join(home, "workspace");
   outside = join(root, "outside");

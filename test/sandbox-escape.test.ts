@@ -7,7 +7,6 @@
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   realpathSync,
@@ -27,6 +26,7 @@ import { createExecTool } from "../src/tools/exec/exec-tool.js";
 import { checkSandbox, INSTALL_BWRAP } from "../src/tools/exec/sandbox-check.js";
 import { createFileTools } from "../src/tools/files/index.js";
 import { ToolRegistry } from "../src/tools/registry.js";
+import { tempHome } from "./helpers/app.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 import { toolContext } from "./helpers/tools.js";
 
@@ -51,7 +51,7 @@ let serverUrl: string;
 const savedEnv = { PINCER_TEST_SECRET: process.env.PINCER_TEST_SECRET, OPENAI_API_KEY: process.env.OPENAI_API_KEY };
 
 beforeAll(async () => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "pincer-escape-")));
+  root = realpathSync(tempHome("pincer-escape-"));
   home = join(root, "home");
   workspace = join(home, "workspace");
   outside = join(root, "outside");
@@ -362,7 +362,7 @@ describe("the guard and the sandbox setting", () => {
   });
 
   it("refuses with install instructions on a host without bwrap", async () => {
-    const empty = mkdtempSync(join(tmpdir(), "pincer-no-bwrap-"));
+    const empty = tempHome("pincer-no-bwrap-");
     try {
       const registry = registryFor(undefined, () => checkSandbox(config, { searchPath: empty }));
       const result = await exec(registry, "echo should-not-run");

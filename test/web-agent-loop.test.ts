@@ -3,8 +3,7 @@
  * OpenAI-compatible server, the tools as createTools registers them from the configuration,
  * a fake Brave API and web servers on 127.0.0.1.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +17,7 @@ import { ToolRegistry } from "../src/tools/registry.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { type FakeSearch, startFakeSearch } from "./fakes/search-server.js";
 import { type FakeWeb, startFakeWeb } from "./fakes/web-server.js";
+import { tempHome } from "./helpers/app.js";
 import { toolContext } from "./helpers/tools.js";
 
 const log = pino({ level: "silent" });
@@ -30,7 +30,7 @@ let victim: FakeWeb;
 const arrivals: Record<string, number> = {};
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), "pincer-web-loop-"));
+  root = tempHome("pincer-web-loop-");
   db = openDatabase(databasePath(root));
   model = await startFakeOpenAI();
   search = await startFakeSearch({ apiKey: "brave-key" });
