@@ -2,11 +2,9 @@ import { once } from "node:events";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
-import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
+import { beforeEach, describe, expect, it } from "vitest";
 import { tempHome } from "./helpers/app.js";
-import { type Daemon, killHard, startDaemon, until } from "./helpers/daemon.js";
+import { type Daemon, gatewayOnFakes } from "./helpers/daemon.js";
 
 /**
  * The built daemon loads its big libraries when first needed, not at start: the tokenizer on the
@@ -59,22 +57,11 @@ const LAZY = [
 ];
 const loadedPackage = (loaded: string, name: string) => loaded.includes(`/node_modules/${name}/`);
 
-let model: FakeOpenAI;
-let telegram: FakeTelegram;
-const daemons: Daemon[] = [];
+const fakes = gatewayOnFakes({ TELEGRAM_ALLOW_FROM: "*" });
+const { model, gateway, say, until } = fakes;
 
-beforeAll(async () => {
-  model = await startFakeOpenAI();
-});
-afterAll(() => model.close());
-beforeEach(async () => {
-  telegram = await startFakeTelegram();
-  model.requests.length = 0;
+beforeEach(() => {
   model.respond(() => ({ content: "ok" }));
-});
-afterEach(async () => {
-  for (const daemon of daemons.splice(0)) await killHard(daemon);
-  await telegram.close();
 });
 
 interface Traced {
@@ -91,20 +78,11 @@ function tracedGateway(options: { blocked?: string[]; config?: object } = {}): T
   writeFileSync(join(home, "preload.mjs"), PRELOAD);
   const out = join(home, "loaded.txt");
   if (options.config) writeFileSync(join(home, "config.json"), JSON.stringify(options.config));
-  const daemon = startDaemon(home, {
+  const daemon = gateway(home, {
     NODE_OPTIONS: `--import=${pathToFileURL(join(home, "preload.mjs")).href}`,
     PINCER_TEST_LOADED: out,
     PINCER_TEST_BLOCKED: (options.blocked ?? []).join(","),
-    OPENAI_API_KEY: "test",
-    OPENAI_BASE_URL: model.url,
-    PINCER_SANDBOX: "none",
-    PINCER_TIMEZONE: "UTC",
-    PINCER_WEB_ADDR: "off",
-    TELEGRAM_BOT_TOKEN: telegram.token,
-    TELEGRAM_API_ROOT: telegram.apiRoot,
-    TELEGRAM_ALLOW_FROM: "*",
   });
-  daemons.push(daemon);
   return {
     daemon,
     home,
@@ -118,26 +96,14 @@ function tracedGateway(options: { blocked?: string[]; config?: object } = {}): T
   };
 }
 
-function say(chatId: number, text: string): void {
-  telegram.pushUpdate({
-    message: {
-      message_id: 0,
-      date: 0,
-      chat: { id: chatId, type: "private", first_name: "Ada" },
-      from: { id: chatId, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  });
-}
-
-const polling = (t: Traced) => () => telegram.callsTo("getUpdates").length > 0 && t.loaded();
+const polling = (t: Traced) => () => fakes.telegram.callsTo("getUpdates").length > 0 && t.loaded();
 const toolResults = () =>
   model.requests.flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => String(m.content)));
 
 describe("what the daemon loads, and when", () => {
   it("starts without the tokenizer, MCP, web and exec libraries; 8 first turns at once load one encoding once", async () => {
     const traced = tracedGateway();
-    await until(polling(traced), traced.daemon, "Telegram polled");
+    await until(polling(traced), "Telegram polled");
     const atStart = traced.loaded();
     // The hooks really see packages: the ones the daemon needs are there.
     for (const needed of ["better-sqlite3", "openai", "grammy", "pino"])
@@ -146,9 +112,9 @@ describe("what the daemon loads, and when", () => {
 
     // Eight chats' first messages at once all race the first count of tokens.
     model.respond((request) => ({ content: `re: ${String(request.messages.at(-1)?.content)}` }));
-    for (let chat = 1; chat <= 8; chat++) say(chat, `hello from ${chat}`);
-    await until(() => telegram.sent.length >= 8, traced.daemon, "eight replies");
-    const replies = telegram.sent.map((m) => `${m.chatId}:${m.text}`).sort();
+    for (let chat = 1; chat <= 8; chat++) say(`hello from ${chat}`, chat);
+    await until(() => fakes.telegram.sent.length >= 8, "eight replies");
+    const replies = fakes.telegram.sent.map((m) => `${m.chatId}:${m.text}`).sort();
     expect(replies).toEqual(Array.from({ length: 8 }, (_, i) => `${i + 1}:re: hello from ${i + 1}`).sort());
     await traced.stop();
     const all = traced.loaded();
@@ -165,7 +131,6 @@ describe("what the daemon loads, and when", () => {
     });
     await until(
       () => traced.daemon.output.join("").includes("the MCP client library could not be loaded"),
-      traced.daemon,
       "the MCP server's error",
     );
     model.enqueue(
@@ -177,15 +142,15 @@ describe("what the daemon loads, and when", () => {
       },
       { content: "done" },
     );
-    say(7, "fetch and run");
-    await until(() => telegram.sent.find((m) => m.text === "done"), traced.daemon, "the reply");
+    say("fetch and run", 7);
+    await until(() => fakes.telegram.sent.find((m) => m.text === "done"), "the reply");
     const results = toolResults();
     expect(results).toHaveLength(2);
     for (const result of results) expect(result).toMatch(/^Error: .*Cannot find package '(undici|execa)'/);
     // The next message still gets an answer.
     model.respond(() => ({ content: "still here" }));
-    say(7, "and now?");
-    await until(() => telegram.sent.find((m) => m.text === "still here"), traced.daemon, "the second reply");
+    say("and now?", 7);
+    await until(() => fakes.telegram.sent.find((m) => m.text === "still here"), "the second reply");
     await traced.stop();
   });
 
@@ -197,14 +162,10 @@ describe("what the daemon loads, and when", () => {
         },
       },
     });
-    await until(
-      () => traced.daemon.output.join("").includes("no database here"),
-      traced.daemon,
-      "the server's last words in the log",
-    );
+    await until(() => traced.daemon.output.join("").includes("no database here"), "the server's last words in the log");
     expect(loadedPackage(traced.loaded(), "@modelcontextprotocol/sdk")).toBe(true);
-    say(9, "hi");
-    await until(() => telegram.sent.find((m) => m.text === "ok"), traced.daemon, "the reply");
+    say("hi", 9);
+    await until(() => fakes.telegram.sent.find((m) => m.text === "ok"), "the reply");
     await traced.stop();
   });
 });
