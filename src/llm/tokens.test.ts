@@ -38,6 +38,18 @@ describe("token counting", () => {
     expect(tokens.text(text)).toBeLessThanOrEqual(tokens.text("a") + 600 + 3);
   });
 
+  it("counts long texts that share their beginning exactly as a fresh counter does", () => {
+    const shared = "# Workspace\n\nThe agent reads these files every turn. ".repeat(80);
+    const counter = createTokenCounter("gpt-4.1-mini");
+    for (let chat = 0; chat < 40; chat++) {
+      const prompt = `${shared}\n\n## Runtime\n\nConversation: telegram:${chat * 7919} (direct chat).`;
+      expect(counter.text(prompt)).toBe(createTokenCounter("gpt-4.1-mini").text(prompt));
+    }
+    // A change in the middle shifts every later slice: still counted exactly.
+    const edited = `${shared.slice(0, 1000)}an edit in the middle${shared.slice(1000)}`;
+    expect(counter.text(edited)).toBe(createTokenCounter("gpt-4.1-mini").text(edited));
+  });
+
   it("calibrates against the endpoint's usage: up at once, down slowly, never below 1", () => {
     const tokens = createTokenCounter("llama3");
     const text = "word ".repeat(1000);

@@ -55,6 +55,8 @@ const EXACT_CHARS = 32_000;
 const MAX_FACTOR = 4;
 const MEMO_MIN_CHARS = 2000;
 const MEMO_ENTRIES = 16;
+/** Slices of long texts remembered (at most 256 characters each, so at most ~0.5 MB). */
+const SLICE_ENTRIES = 1024;
 /**
  * An image part, counted without decoding it: OpenAI charges 765 tokens for a 1024×1024 picture
  * at high detail (pincer downscales photos to that); other endpoints differ, calibration adjusts.
@@ -97,21 +99,34 @@ export function createTokenCounter(model: string): TokenCounter {
     if (text.length >= MEMO_MIN_CHARS) {
       const known = memo.get(text);
       if (known !== undefined) return known;
-      const counted = rawUncached(text);
+      const counted = rawUncached(text, true);
       if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
       memo.set(text, counted);
       return counted;
     }
-    return rawUncached(text);
+    return rawUncached(text, false);
   };
-  const rawUncached = (text: string): number => {
+  // Long texts that differ only near their end share their first slices: every chat's system
+  // prompt is the same workspace files followed by its own runtime lines, so a chat seen for
+  // the first time costs only its last slices.
+  const slices = new Map<string, number>();
+  const countSlice = (slice: string, remember: boolean): number => {
+    if (!remember) return count(slice, options);
+    const known = slices.get(slice);
+    if (known !== undefined) return known;
+    const counted = count(slice, options);
+    if (slices.size >= SLICE_ENTRIES) slices.delete(slices.keys().next().value as string);
+    slices.set(slice, counted);
+    return counted;
+  };
+  const rawUncached = (text: string, remember: boolean): number => {
     const exactPart = text.length > EXACT_CHARS ? text.slice(0, EXACT_CHARS) : text;
     let tokens = 0;
     for (let i = 0; i < exactPart.length; ) {
       let end = Math.min(exactPart.length, i + SLICE);
       // Never split a surrogate pair: half an emoji would count as replacement bytes.
       if (end < exactPart.length && isHighSurrogate(exactPart.charCodeAt(end - 1))) end++;
-      tokens += count(exactPart.slice(i, end), options);
+      tokens += countSlice(exactPart.slice(i, end), remember);
       i = end;
     }
     if (exactPart.length === text.length) return tokens;
