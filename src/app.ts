@@ -103,6 +103,8 @@ function deliveryLog(log: Logger): SenderEvents {
         first ? "could not send; retrying with backoff until it works" : "could not send again",
       ),
     onRecovered: (channel, failures) => log.info({ channel, failures }, "sending works again"),
+    onSent: (channel, row, waitedMs, sendMs) =>
+      log.debug({ channel, outboxId: row.id, waitedMs, sendMs: Math.round(sendMs * 100) / 100 }, "sent"),
     onDeadLetter: (channel, row, err, reason) =>
       log.error(
         {

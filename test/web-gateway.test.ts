@@ -106,6 +106,11 @@ describe("pincer gateway with the control page", () => {
       completionTokens: 1,
     });
     expect(turn.durationMs).toBeGreaterThanOrEqual(turn.modelMs);
+    // Where the turn's time went: in the inbox, building the prompt, storing the turn.
+    expect(turn.waitedMs).toBeGreaterThanOrEqual(0);
+    expect(turn.contextMs).toBeGreaterThan(0);
+    expect(turn.storeMs).toBeGreaterThan(0);
+    expect(turn.contextMs + turn.modelMs + turn.storeMs).toBeLessThanOrEqual(turn.durationMs + 2);
     // The token, the key and what was said never reach the log.
     for (const secret of [token, API_KEY, "my secret question", "A private answer."])
       expect(log()).not.toContain(secret);

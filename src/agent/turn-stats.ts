@@ -10,6 +10,13 @@ export interface TurnReport {
   promptTokens?: number;
   completionTokens?: number;
   outcome: "ok" | "stopped" | "model_error" | "error";
+  /**
+   * Where a turn's own time went, in ms with two decimals (for finding a slow step from the log):
+   * waiting in the inbox before it started, building the prompt, storing the turn with its reply.
+   */
+  waitedMs?: number;
+  contextMs?: number;
+  storeMs?: number;
 }
 
 /** Hooks for metrics; every one is optional and must not throw. */
@@ -28,11 +35,15 @@ export class TurnMeter {
   private toolCalls = 0;
   private promptTokens?: number;
   private completionTokens?: number;
+  private readonly stages: Pick<TurnReport, "waitedMs" | "contextMs" | "storeMs"> = {};
 
   constructor(
     model: Model,
     private readonly observer: TurnObserver = {},
+    /** When the message was accepted (epoch ms): how long it waited is part of the report. */
+    receivedAt?: number,
   ) {
+    if (receivedAt !== undefined) this.stages.waitedMs = Math.max(0, Date.now() - receivedAt);
     this.model = {
       complete: async (request) => {
         const t0 = performance.now();
@@ -55,6 +66,16 @@ export class TurnMeter {
     };
   }
 
+  /** The prompt is built: the time since the turn started is its cost. */
+  contextBuilt(): void {
+    this.stages.contextMs = round2(performance.now() - this.started);
+  }
+
+  /** Storing the turn (and its reply in the outbox) took `ms`. */
+  stored(ms: number): void {
+    this.stages.storeMs = round2(ms);
+  }
+
   tool(name: string, result: string): void {
     this.toolCalls++;
     this.observer.toolCall?.(name, !result.startsWith("Error:"));
@@ -70,8 +91,13 @@ export class TurnMeter {
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
       outcome,
+      ...this.stages,
     };
     this.observer.turnFinished?.(report);
     return report;
   }
+}
+
+function round2(ms: number): number {
+  return Math.round(ms * 100) / 100;
 }

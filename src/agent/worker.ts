@@ -156,7 +156,7 @@ export class AgentWorker {
         ? undefined
         : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
     let toolsRan = 0;
-    const meter = new TurnMeter(deps.model, deps.observer);
+    const meter = new TurnMeter(deps.model, deps.observer, msg.receivedAt);
     let outcome: TurnReport["outcome"] = "ok";
     // Finished rounds of the turn: stored even when the turn then fails.
     const produced: StoredMessage[] = [];
@@ -212,6 +212,7 @@ export class AgentWorker {
         userMessage,
         deps.now?.() ?? new Date(),
       );
+      meter.contextBuilt();
       const result = await runAgentLoop(
         {
           model: meter.model,
@@ -265,7 +266,7 @@ export class AgentWorker {
         text && !sentToConversation.includes(text) && !isSilentReply(text, msg.meta?.silentReply)
           ? { ...target, kind: "reply" as const, text: result.reply, replyToId }
           : undefined;
-      await this.finish(msg, [user, ...result.produced], reply);
+      await this.finish(msg, [user, ...result.produced], reply, meter);
     } catch (err) {
       outcome = stopSignal.aborted || this.shutdown.signal.aborted ? "stopped" : "error";
       // Shutting down: leave the message pending in the inbox so it runs again after the restart;
@@ -322,9 +323,12 @@ export class AgentWorker {
     msg: InboundMessage,
     messages: StoredMessage[],
     out: OutboundMessage | undefined,
+    meter?: TurnMeter,
   ): Promise<undefined> {
     const { deps } = this;
+    const storing = performance.now();
     const outboxId = deps.turns.finishTurn(msg, messages, out);
+    meter?.stored(performance.now() - storing);
     // The turn ends here: the channel's sender delivers the reply (and retries it) on its own.
     if (out && outboxId !== undefined) deps.bus.outboundRecorded(out.channel);
     deps.onTurnFinished?.(msg);

@@ -14,6 +14,7 @@ async function deliver(handler: OutboundHandler) {
   const id = journal.recordOutbound(reply);
   const row = () => db.prepare("SELECT status, parts_sent AS parts FROM outbox WHERE id = ?").get(id);
   const outcomes: DeliveryOutcome[] = [];
+  const sent: Array<{ waitedMs: number; sendMs: number }> = [];
   const seen: unknown[] = [];
   const sender = new ChannelSender(
     "telegram",
@@ -29,20 +30,28 @@ async function deliver(handler: OutboundHandler) {
       }),
     journal,
     { ...DEFAULT_RETRY_TIMING, baseDelayMs: 60_000 },
-    { onAttempt: (_row, outcome) => outcomes.push(outcome) },
+    {
+      onAttempt: (_row, outcome) => outcomes.push(outcome),
+      onSent: (_channel, _row, waitedMs, sendMs) => sent.push({ waitedMs, sendMs }),
+    },
   );
   const deadline = Date.now() + 5000;
   while (outcomes.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   await sender.stop();
-  return { outcomes, seen, final: row() };
+  return { outcomes, seen, final: row(), sent };
 }
 
 describe("ChannelSender and the parts of a message", () => {
   it("records each part as it goes out, and the last one together with the row being sent", async () => {
-    const { outcomes, seen, final } = await deliver(async (_msg, delivery) => {
+    const { outcomes, seen, final, sent } = await deliver(async (_msg, delivery) => {
       for (let part = 0; part < 3; part++) delivery.markPartSent(part === 2);
+      await new Promise((resolve) => setTimeout(resolve, 20));
       return { messageIds: ["a", "b", "c"] };
     });
+    // The debug line's timings: how long the row waited, how long the platform took.
+    expect(sent).toEqual([{ waitedMs: expect.any(Number), sendMs: expect.any(Number) }]);
+    expect(sent[0].waitedMs).toBeGreaterThanOrEqual(0);
+    expect(sent[0].sendMs).toBeGreaterThanOrEqual(15);
     expect(seen).toEqual([
       { status: "pending", parts: 1 },
       { status: "pending", parts: 2 },
@@ -62,11 +71,12 @@ describe("ChannelSender and the parts of a message", () => {
   });
 
   it("still retries a message that failed before its last part, from the part that did not go out", async () => {
-    const { outcomes, final } = await deliver(async (_msg, delivery) => {
+    const { outcomes, final, sent } = await deliver(async (_msg, delivery) => {
       delivery.markPartSent(false);
       throw new Error("the platform is down");
     });
     expect(final).toEqual({ status: "pending", parts: 1 });
     expect(outcomes).toEqual([{ status: "failed", error: "the platform is down" }]);
+    expect(sent).toEqual([]);
   });
 });

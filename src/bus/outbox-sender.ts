@@ -12,6 +12,8 @@ export interface SenderEvents {
   onDeadLetter?(channel: ChannelName, row: OutboxRow, err: unknown, reason: "refused" | "expired"): void;
   /** The outcome of every attempt at a row (sent, refused and dead-lettered, or failed for now). */
   onAttempt?(row: OutboxRow, outcome: DeliveryOutcome): void;
+  /** A row went out: it waited `waitedMs` in the outbox, the platform took `sendMs` (debug log). */
+  onSent?(channel: ChannelName, row: OutboxRow, waitedMs: number, sendMs: number): void;
 }
 
 /** Chats whose replies are sent at once; one chat's rows always go one after another. */
@@ -102,6 +104,8 @@ export class ChannelSender {
     let receipt: DeliveryReceipt | undefined;
     /** The handler said its last part went out, and the row was recorded as sent with it. */
     let delivered = false;
+    const waitedMs = Date.now() - row.createdAt;
+    const sending = performance.now();
     try {
       receipt = (await this.handler(row.msg, {
         partsSent: row.partsSent,
@@ -128,6 +132,7 @@ export class ChannelSender {
       return;
     }
     if (!delivered) journal.markOutboundSent(row.id);
+    this.events.onSent?.(this.channel, row, waitedMs, performance.now() - sending);
     if (this.failuresInARow > 0) this.events.onRecovered?.(this.channel, this.failuresInARow);
     this.failuresInARow = 0;
     this.events.onAttempt?.(row, { status: "sent", messageIds: receipt?.messageIds ?? [] });
