@@ -54,6 +54,8 @@ const LAZY = [
   "execa", // exec and the sandbox check
   "prom-client", // /metrics, only with the control page
   "htmlparser2", // web_fetch's fallback when a page cannot be converted
+  "ajv-formats", // tools' arguments: checked from the first call
+  "re2js", // globs of the file tools
 ];
 const loadedPackage = (loaded: string, name: string) => loaded.includes(`/node_modules/${name}/`);
 

@@ -1,19 +1,38 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import ajvFormats from "ajv-formats";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import type ajvFormats from "ajv-formats";
 import { distance } from "fastest-levenshtein";
 import type { ToolSchema } from "../llm/model.js";
 import { capToolResult, DEFAULT_MAX_RESULT_CHARS } from "./result-cap.js";
-import type { Tool, ToolContext } from "./tool.js";
+import type { Tool, ToolContext, ToolParameters } from "./tool.js";
 import { ToolError } from "./tool.js";
 
 export type { ToolSchema };
 
-// ajv-formats is CommonJS: under NodeNext its default import is the module object.
-const addFormats = ajvFormats as unknown as typeof ajvFormats.default;
-
 interface Entry {
   tool: Tool;
-  validate: ValidateFunction;
+  /** Compiled on the tool's first call (or at registration when asked). */
+  validate?: ValidateFunction;
+}
+
+/**
+ * Compiles tools' argument schemas, for a registry and all its views. ajv and its formats (~10 MB,
+ * ~40 ms with the built-in tools' schemas) are loaded and a schema compiled on the first call that
+ * needs it, not at start; both are CommonJS, so this stays synchronous.
+ */
+export class SchemaCompiler {
+  private ajv?: Ajv;
+
+  compile(schema: ToolParameters): ValidateFunction {
+    if (!this.ajv) {
+      const require = createRequire(import.meta.url);
+      const { Ajv } = require("ajv") as typeof import("ajv");
+      const addFormats = require("ajv-formats") as typeof ajvFormats.default;
+      // Schemas from MCP servers use formats ("uri", "date-time"); unknown ones are ignored without console noise.
+      this.ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false }));
+    }
+    return this.ajv.compile(schema);
+  }
 }
 
 /** Holds the tools offered to the model and runs one call, turning every failure into `Error: …`. */
@@ -21,24 +40,28 @@ export class ToolRegistry {
   private readonly entries = new Map<string, Entry>();
   /** Tools left out of a restricted view, with the reason a call to them gets. */
   private readonly withheld = new Map<string, string>();
-  // Schemas from MCP servers use formats ("uri", "date-time"); unknown ones are ignored without console noise.
-  private readonly ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false }));
 
   constructor(
     private readonly defaultTimeoutSeconds = 120,
     /** Every result is cut to this many characters here, whatever the tool returned. */
     private readonly maxResultChars = DEFAULT_MAX_RESULT_CHARS,
+    private readonly schemas = new SchemaCompiler(),
   ) {}
 
-  register(tool: Tool): this {
+  /**
+   * Offers a tool. Its schema is compiled on its first call, or here with `compileNow` (a schema
+   * from elsewhere, an MCP server's, that may not compile: then this throws and nothing is added).
+   */
+  register(tool: Tool, options: { compileNow?: boolean } = {}): this {
     if (this.entries.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
-    this.entries.set(tool.name, { tool, validate: this.ajv.compile(tool.parameters) });
+    const validate = options.compileNow ? this.schemas.compile(tool.parameters) : undefined;
+    this.entries.set(tool.name, { tool, validate });
     return this;
   }
 
   /** A registry offering every tool but `names` (a helper's tools): the same tools and checks. */
   without(names: string[]): ToolRegistry {
-    const view = new ToolRegistry(this.defaultTimeoutSeconds, this.maxResultChars);
+    const view = new ToolRegistry(this.defaultTimeoutSeconds, this.maxResultChars, this.schemas);
     for (const [name, entry] of this.entries) if (!names.includes(name)) view.entries.set(name, entry);
     return view;
   }
@@ -62,7 +85,7 @@ export class ToolRegistry {
    * not shown to the model, and a call to one anyway returns `Error: <reason>`.
    */
   restricted(keep: (name: string) => boolean, reason: (name: string) => string): ToolRegistry {
-    const view = new ToolRegistry(this.defaultTimeoutSeconds, this.maxResultChars);
+    const view = new ToolRegistry(this.defaultTimeoutSeconds, this.maxResultChars, this.schemas);
     // A view of a view keeps the first one's reasons.
     for (const [name, reason] of this.withheld) view.withheld.set(name, reason);
     for (const [name, entry] of this.entries) {
@@ -118,6 +141,12 @@ export class ToolRegistry {
       args = rawArgs.trim() === "" ? {} : JSON.parse(rawArgs);
     } catch (err) {
       return `Error: the arguments for ${name} are not valid JSON (${(err as Error).message}).`;
+    }
+    try {
+      // Views share the entry, so a schema is compiled once whichever view calls first.
+      entry.validate ??= this.schemas.compile(entry.tool.parameters);
+    } catch (err) {
+      return `Error: ${name} cannot check its arguments (${(err as Error).message}).`;
     }
     if (!entry.validate(args)) {
       return `Error: invalid arguments for ${name}: ${formatAjvErrors(entry.validate.errors)}.`;

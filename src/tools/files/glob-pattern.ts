@@ -1,4 +1,5 @@
-import { RE2JS } from "re2js";
+import { createRequire } from "node:module";
+import type { RE2JS } from "re2js";
 import { ToolError } from "../tool.js";
 
 /** Longer globs are refused: matching cost grows with the pattern, and no real glob is this long. */
@@ -18,10 +19,16 @@ export function compileGlob(pattern: string): RE2JS {
     throw new ToolError(`the glob "${pattern}" must stay inside the folder: no leading / and no .. parts.`);
   }
   const effective = pattern.includes("/") ? pattern : `**/${pattern}`;
-  return RE2JS.compile(`^${globToRegex(effective)}$`);
+  return re2().compile(`^${globToRegex(effective)}$`);
+}
+
+/** re2js (~9 MB) is required by the first glob, not at start (its CommonJS build, so synchronously). */
+function re2(): typeof RE2JS {
+  return (createRequire(import.meta.url)("re2js") as typeof import("re2js")).RE2JS;
 }
 
 export function globToRegex(glob: string): string {
+  const RE2JS = re2();
   let out = "";
   let braces = 0;
   for (let i = 0; i < glob.length; i++) {

@@ -154,7 +154,7 @@ export class McpManager {
       },
     };
     try {
-      this.deps.registry.register(offered);
+      this.deps.registry.register(offered, { compileNow: true });
     } catch (err) {
       return `tool "${tool.name}" has an argument schema pincer cannot use (${(err as Error).message}); left out`;
     }

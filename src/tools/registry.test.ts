@@ -1,0 +1,66 @@
+import { pino } from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { tempHome, testApp } from "../../test/helpers/app.js";
+import { MessageBus } from "../bus/bus.js";
+import { SchemaCompiler, ToolRegistry } from "./registry.js";
+import type { Tool, ToolContext, ToolParameters } from "./tool.js";
+
+const ctx = {
+  sessionKey: "console:x",
+  workspace: "/tmp",
+  signal: new AbortController().signal,
+  bus: new MessageBus(),
+  log: pino({ level: "silent" }),
+} as unknown as ToolContext;
+
+const tool = (name: string, parameters: ToolParameters): Tool => ({
+  name,
+  description: name,
+  parameters,
+  execute: async (args) => `${name} got ${JSON.stringify(args)}`,
+});
+
+const wantsText: ToolParameters = {
+  type: "object",
+  properties: { text: { type: "string" } },
+  required: ["text"],
+  additionalProperties: false,
+};
+// Not JSON Schema: ajv refuses to compile it.
+const broken = { type: "object", properties: { text: { type: "words" } } } as unknown as ToolParameters;
+
+describe("argument schemas, compiled when first needed", () => {
+  it("checks arguments on the first call, in the registry and in its views alike", async () => {
+    const registry = new ToolRegistry().register(tool("echo", wantsText));
+    const view = registry.without([]);
+    expect(await view.execute("echo", '{"text": 5}', ctx)).toBe(
+      "Error: invalid arguments for echo: text must be string.",
+    );
+    expect(await registry.execute("echo", '{"text": "hi"}', ctx)).toBe('echo got {"text":"hi"}');
+    expect(await registry.execute("echo", "{}", ctx)).toBe(
+      "Error: invalid arguments for echo: arguments must have required property 'text'.",
+    );
+  });
+
+  it("a schema that cannot compile is an Error for that tool's calls, or refused at registration when asked", async () => {
+    const registry = new ToolRegistry().register(tool("odd", broken)).register(tool("echo", wantsText));
+    expect(await registry.execute("odd", '{"text": "hi"}', ctx)).toMatch(
+      /^Error: odd cannot check its arguments \(.*schema is invalid/,
+    );
+    expect(await registry.execute("echo", '{"text": "hi"}', ctx)).toBe('echo got {"text":"hi"}');
+    expect(() => registry.register(tool("odd2", broken), { compileNow: true })).toThrow();
+    expect(registry.get("odd2")).toBeUndefined();
+  });
+
+  const home = tempHome();
+  const app = testApp("http://127.0.0.1:9/v1", home);
+  afterAll(() => app.stop());
+  it("every built-in tool's schema compiles", () => {
+    const compiler = new SchemaCompiler();
+    expect(app.registry.names.length).toBeGreaterThan(5);
+    for (const name of app.registry.names) {
+      const parameters = app.registry.get(name)?.parameters as ToolParameters;
+      expect(() => compiler.compile(parameters), name).not.toThrow();
+    }
+  });
+});
