@@ -124,6 +124,9 @@ describe("what the daemon loads, and when", () => {
     // gpt-4.1-mini counts with o200k_base only: the other encoding's tables are never loaded.
     expect(all).not.toContain("bpeRanks/cl100k_base");
     for (const lazy of LAZY.filter((name) => name !== "gpt-tokenizer")) expect(loadedPackage(all, lazy)).toBe(false);
+    // The config file was checked by the validator the build wrote, without ajv's compiler.
+    expect(all).toContain("dist/src/config/file-validator.cjs");
+    expect(all).not.toContain("/node_modules/ajv/dist/ajv.js");
   });
 
   it("a library that cannot be loaded fails its tool with an Error for the model and its MCP server in the log; the daemon goes on", async () => {

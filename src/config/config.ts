@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { Ajv } from "ajv";
 import { parseSessionKey } from "../bus/types.js";
 import { ConfigError } from "./errors.js";
-import { type FileConfig, fileSchema } from "./file-schema.js";
+import type { FileConfig } from "./file-schema.js";
+import { fileValidator } from "./file-validator.js";
 import { McpSettingsError, resolveMcpSettings } from "./mcp-settings.js";
 import { webSettings } from "./web.js";
 
@@ -198,7 +198,7 @@ function readConfigFile(path: string, explicit: boolean): FileConfig {
   } else if (explicit) {
     throw new ConfigError(`PINCER_CONFIG points to ${path}, which does not exist.`);
   }
-  const validate = new Ajv({ useDefaults: true, allErrors: false, strict: false }).compile<FileConfig>(fileSchema);
+  const validate = fileValidator();
   if (!validate(data)) {
     const e = validate.errors?.[0];
     const where = e?.instancePath ? e.instancePath.slice(1).replaceAll("/", ".") : "the top level";
