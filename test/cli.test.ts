@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { packageRoot } from "../src/paths.js";
 import { tempHome } from "./helpers/app.js";
-import { pincerAsNewUser as pincer } from "./helpers/daemon.js";
+import { killHard, pincerAsNewUser as pincer } from "./helpers/daemon.js";
 import { fakeModelForFile } from "./helpers/model.js";
 import { until } from "./helpers/until.js";
 
@@ -173,18 +173,22 @@ describe("pincer CLI (built)", () => {
     child.stderr.on("data", (chunk) => {
       stderr += chunk;
     });
-    await until(
-      () => stderr.includes("pincer is running"),
-      "the gateway to start",
-      15_000,
-      () => stderr,
-    );
-    expect(stderr).toContain("telegram is off: TELEGRAM_BOT_TOKEN is not set");
-    expect(stderr).toContain("discord is off: DISCORD_BOT_TOKEN is not set");
-    expect(stderr).toContain("pincer is running");
-    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
-    child.kill("SIGTERM");
-    expect(await exited).toBe(0);
+    try {
+      await until(
+        () => stderr.includes("pincer is running"),
+        "the gateway to start",
+        15_000,
+        () => stderr,
+      );
+      expect(stderr).toContain("telegram is off: TELEGRAM_BOT_TOKEN is not set");
+      expect(stderr).toContain("discord is off: DISCORD_BOT_TOKEN is not set");
+      expect(stderr).toContain("pincer is running");
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    } finally {
+      await killHard(child); // only if a check above failed while it ran
+    }
   });
 
   it("onboards without overwriting, and reports bad pairing codes", async () => {

@@ -11,7 +11,7 @@ import { FAKE_DISCORD_TOKEN, type FakeDiscord, startFakeDiscord } from "./fakes/
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
-import { pincerAsNewUser as pincer } from "./helpers/daemon.js";
+import { killHard, pincerAsNewUser as pincer } from "./helpers/daemon.js";
 import { until } from "./helpers/until.js";
 
 const main = join(packageRoot(), "dist/src/cli/main.js");
@@ -240,14 +240,18 @@ describe("pincer doctor asks the platforms", () => {
       stderr += chunk;
     });
     const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
-    await until(
-      () => stderr.includes("pincer is running"),
-      "the gateway to start",
-      20_000,
-      () => stderr,
-    );
-    child.kill("SIGTERM");
-    expect(await exited).toBe(0);
+    try {
+      await until(
+        () => stderr.includes("pincer is running"),
+        "the gateway to start",
+        20_000,
+        () => stderr,
+      );
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    } finally {
+      await killHard(child); // only if a check above failed while it ran
+    }
     const off = stderr.split("\n").filter((line) => line.includes("telegram is off"));
     expect(off).toHaveLength(1);
     expect(off[0]).toContain("Telegram rejected TELEGRAM_BOT_TOKEN (401 Unauthorized)");
