@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { packageRoot } from "../src/paths.js";
 import { tempHome } from "./helpers/app.js";
-import { killHard, pincerAsNewUser as pincer } from "./helpers/daemon.js";
+import { killHard, pincerAsNewUser as pincer, startDaemonAsNewUser, stopDaemon } from "./helpers/daemon.js";
 import { fakeModelForFile } from "./helpers/model.js";
 import { until } from "./helpers/until.js";
 
@@ -165,29 +165,16 @@ describe("pincer CLI (built)", () => {
   });
 
   it("runs the gateway with no channel configured, says why, and stops cleanly on SIGTERM", async () => {
-    const child = spawn(process.execPath, [main, "gateway"], {
-      env: env({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, PINCER_HOME: tempHome() }),
-      cwd: tempHome("pincer-cwd-"),
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
+    const daemon = startDaemonAsNewUser({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, PINCER_HOME: tempHome() });
+    const log = () => daemon.output.join("");
     try {
-      await until(
-        () => stderr.includes("pincer is running"),
-        "the gateway to start",
-        15_000,
-        () => stderr,
-      );
-      expect(stderr).toContain("telegram is off: TELEGRAM_BOT_TOKEN is not set");
-      expect(stderr).toContain("discord is off: DISCORD_BOT_TOKEN is not set");
-      expect(stderr).toContain("pincer is running");
-      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
-      child.kill("SIGTERM");
-      expect(await exited).toBe(0);
+      await until(() => log().includes("pincer is running"), "the gateway to start", 15_000, log);
+      expect(log()).toContain("telegram is off: TELEGRAM_BOT_TOKEN is not set");
+      expect(log()).toContain("discord is off: DISCORD_BOT_TOKEN is not set");
+      expect(log()).toContain("pincer is running");
+      expect(await stopDaemon(daemon)).toBe(0);
     } finally {
-      await killHard(child); // only if a check above failed while it ran
+      await killHard(daemon); // only if a check above failed while it ran
     }
   });
 

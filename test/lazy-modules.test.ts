@@ -1,10 +1,9 @@
-import { once } from "node:events";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { beforeEach, describe, expect, it } from "vitest";
 import { tempHome } from "./helpers/app.js";
-import { type Daemon, gatewayOnFakes } from "./helpers/daemon.js";
+import { type Daemon, gatewayOnFakes, stopDaemon } from "./helpers/daemon.js";
 
 /**
  * The built daemon loads its big libraries when first needed, not at start: the tokenizer on the
@@ -90,10 +89,7 @@ function tracedGateway(options: { blocked?: string[]; config?: object } = {}): T
     home,
     loaded: () => (existsSync(out) ? readFileSync(out, "utf8") : ""),
     async stop() {
-      const exited = once(daemon, "exit");
-      daemon.kill("SIGTERM");
-      const [code] = await exited;
-      expect(code, daemon.output.join("")).toBe(0);
+      expect(await stopDaemon(daemon), daemon.output.join("")).toBe(0);
     },
   };
 }

@@ -1,11 +1,10 @@
-import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config.js";
 import { checkMcpServers } from "../src/tools/mcp/check.js";
 import { tempHome } from "./helpers/app.js";
-import { killHard, pincer, startDaemon } from "./helpers/daemon.js";
+import { killHard, pincer, startDaemon, stopDaemon } from "./helpers/daemon.js";
 import { alive, EVERYTHING, HOSTILE, writeMcpConfig } from "./helpers/mcp.js";
 import { until } from "./helpers/until.js";
 
@@ -46,9 +45,7 @@ describe("pincer doctor and pincer status with MCP servers", () => {
       expect(stdout).toMatch(/mcp servers: {3}1 configured, as pincer saw them at \d{4}-/);
       expect(stdout).toMatch(/ {2}everything \(stdio\): connected, \d+ tools/);
       const pid = JSON.parse(readFileSync(statusFile, "utf8")).servers[0].pid as number;
-      const exited = once(gateway, "exit");
-      gateway.kill("SIGTERM");
-      await exited;
+      await stopDaemon(gateway);
       // The daemon's shutdown took its server along.
       await until(() => !alive(pid), "the server to end with the daemon", 5000);
     } finally {

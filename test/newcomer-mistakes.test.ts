@@ -2,19 +2,15 @@
  * The mistakes a newcomer makes, each run through the built binary from an empty folder: every
  * one must end with exactly one sentence on stderr (never a stack trace) and the documented code.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../src/paths.js";
 import { FAKE_DISCORD_TOKEN, type FakeDiscord, startFakeDiscord } from "./fakes/discord-server.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
-import { killHard, pincerAsNewUser as pincer } from "./helpers/daemon.js";
+import { killHard, pincerAsNewUser as pincer, startDaemonAsNewUser, stopDaemon } from "./helpers/daemon.js";
 import { until } from "./helpers/until.js";
-
-const main = join(packageRoot(), "dist/src/cli/main.js");
 
 /** A home whose config.json holds `text`. */
 function homeWithConfig(text: string): string {
@@ -224,37 +220,23 @@ describe("pincer doctor asks the platforms", () => {
   });
 
   it("runs the gateway with a refused Telegram token: one error line naming it, the daemon stays up", async () => {
-    const child = spawn(process.execPath, [main, "gateway"], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: tempHome("pincer-user-"),
-        PINCER_TIMEZONE: "UTC",
-        ...base(),
-        DISCORD_BOT_TOKEN: "",
-        TELEGRAM_BOT_TOKEN: "999:AAH-a-token-telegram-does-not-know-000",
-      },
-      cwd: tempHome("pincer-cwd-"),
+    const daemon = startDaemonAsNewUser({
+      ...base(),
+      DISCORD_BOT_TOKEN: "",
+      TELEGRAM_BOT_TOKEN: "999:AAH-a-token-telegram-does-not-know-000",
     });
-    let stderr = "";
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    const log = () => daemon.output.join("");
     try {
-      await until(
-        () => stderr.includes("pincer is running"),
-        "the gateway to start",
-        20_000,
-        () => stderr,
-      );
-      child.kill("SIGTERM");
-      expect(await exited).toBe(0);
+      await until(() => log().includes("pincer is running"), "the gateway to start", 20_000, log);
+      expect(await stopDaemon(daemon)).toBe(0);
     } finally {
-      await killHard(child); // only if a check above failed while it ran
+      await killHard(daemon); // only if a check above failed while it ran
     }
-    const off = stderr.split("\n").filter((line) => line.includes("telegram is off"));
+    const off = log()
+      .split("\n")
+      .filter((line) => line.includes("telegram is off"));
     expect(off).toHaveLength(1);
     expect(off[0]).toContain("Telegram rejected TELEGRAM_BOT_TOKEN (401 Unauthorized)");
-    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(log()).not.toMatch(/\n\s+at /);
   });
 });

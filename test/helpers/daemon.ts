@@ -15,17 +15,34 @@ const run = promisify(execFile);
 
 export type Daemon = ChildProcess & { output: string[] };
 
-/** Starts the built `pincer gateway` as a user would, with exactly the environment given. */
-export function startDaemon(home: string, env: Record<string, string>): Daemon {
+function spawnGateway(cwd: string, env: Record<string, string>): Daemon {
   const child = spawn(process.execPath, [main, "gateway"], {
-    cwd: home,
-    env: { PATH: process.env.PATH, HOME: home, PINCER_HOME: home, LOG_LEVEL: "info", ...env },
+    cwd,
+    env: { PATH: process.env.PATH, LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   }) as Daemon;
   child.output = [];
   child.stdout?.on("data", (chunk: Buffer) => child.output.push(chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => child.output.push(chunk.toString()));
   return child;
+}
+
+/** Starts the built `pincer gateway` on `home` as a user would, with exactly the environment given. */
+export function startDaemon(home: string, env: Record<string, string>): Daemon {
+  return spawnGateway(home, { HOME: home, PINCER_HOME: home, ...env });
+}
+
+/** Starts the built `pincer gateway` as a new user would (see pincerAsNewUser). */
+export function startDaemonAsNewUser(env: Record<string, string>): Daemon {
+  return spawnGateway(tempHome("pincer-cwd-"), { HOME: tempHome("pincer-user-"), PINCER_TIMEZONE: "UTC", ...env });
+}
+
+/** SIGTERM, as a service manager stops it; resolves to its exit code. */
+export async function stopDaemon(child: ChildProcess): Promise<number | null> {
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  const [code] = (await exited) as [number | null];
+  return code;
 }
 
 /** kill -9: no shutdown code runs, as when the machine or the process dies. */
