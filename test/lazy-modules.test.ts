@@ -104,8 +104,7 @@ describe("what the daemon loads, and when", () => {
     await until(polling(traced), "Telegram polled");
     const atStart = traced.loaded();
     // The hooks really see packages: the ones the daemon needs are there.
-    for (const needed of ["better-sqlite3", "openai", "grammy", "pino"])
-      expect(loadedPackage(atStart, needed)).toBe(true);
+    for (const needed of ["better-sqlite3", "grammy", "pino"]) expect(loadedPackage(atStart, needed)).toBe(true);
     for (const lazy of LAZY) expect(loadedPackage(atStart, lazy), `${lazy} loaded at start`).toBe(false);
 
     // Eight chats' first messages at once all race the first count of tokens.
@@ -117,6 +116,7 @@ describe("what the daemon loads, and when", () => {
     await traced.stop();
     const all = traced.loaded();
     expect(all).toContain("gpt-tokenizer/cjs/encoding/o200k_base.js");
+    expect(loadedPackage(all, "openai")).toBe(true);
     // gpt-4.1-mini counts with o200k_base only: the other encoding's tables are never loaded.
     expect(all).not.toContain("bpeRanks/cl100k_base");
     for (const lazy of LAZY.filter((name) => name !== "gpt-tokenizer")) expect(loadedPackage(all, lazy)).toBe(false);
@@ -167,6 +167,17 @@ describe("what the daemon loads, and when", () => {
     expect(loadedPackage(traced.loaded(), "@modelcontextprotocol/sdk")).toBe(true);
     say("hi", 9);
     await until(() => fakes.telegram.sent.find((m) => m.text === "ok"), "the reply");
+    await traced.stop();
+  });
+
+  it("without the model client library the daemon still starts, and its log says why turns fail", async () => {
+    const traced = tracedGateway({ blocked: ["openai"] });
+    const said = (text: string) => () => traced.daemon.output.join("").includes(text);
+    await until(said('"msg":"model endpoint: the model client could not be loaded'), "the model probe's warning");
+    say("hi", 3);
+    // Like a refused key: the turn fails with the reason, and the daemon keeps running.
+    await until(said('"err":"the model client could not be loaded'), "the failed turn's reason");
+    expect(traced.daemon.exitCode).toBeNull();
     await traced.stop();
   });
 });

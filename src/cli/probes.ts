@@ -1,6 +1,5 @@
-import OpenAI from "openai";
 import type { Config } from "../config/config.js";
-import { notFoundHint } from "../llm/model.js";
+import { loadOpenAI, notFoundHint } from "../llm/model.js";
 
 /** One thing `pincer doctor` checked, with one line of advice when it is not fine. */
 export interface Check {
@@ -15,6 +14,12 @@ const TIMEOUT_MS = 10_000;
 export async function probeModel(config: Pick<Config, "openai">): Promise<Check> {
   const { apiKey, baseUrl, model } = config.openai;
   if (!apiKey) return { name: "model", status: "fail", detail: "OPENAI_API_KEY is not set: put it in .env" };
+  let OpenAI: Awaited<ReturnType<typeof loadOpenAI>>;
+  try {
+    OpenAI = await loadOpenAI();
+  } catch (err) {
+    return { name: "model", status: "fail", detail: (err as Error).message };
+  }
   const client = new OpenAI({ apiKey, baseURL: baseUrl, timeout: TIMEOUT_MS, maxRetries: 0 });
   try {
     const ids: string[] = [];

@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -57,18 +57,40 @@ export interface ModelOptions {
   temperature?: number;
 }
 
+/**
+ * The openai package (~10 MB, ~70 ms to load), imported by the first request rather than at start,
+ * so the channels connect without waiting for it; the gateway's model probe right after start
+ * usually loads it before the first turn. A broken install is a permanent ModelError.
+ */
+export async function loadOpenAI(): Promise<typeof OpenAI> {
+  try {
+    return (await import("openai")).default;
+  } catch (err) {
+    throw new ModelError(
+      `the model client could not be loaded (${shorten((err as Error).message)}); reinstall pincer's dependencies (npm ci)`,
+      true,
+    );
+  }
+}
+
 /** An OpenAI-compatible chat-completions model; streaming is optional because some servers only do one. */
 export function createOpenAIModel(options: ModelOptions): Model {
-  const client = new OpenAI({
-    apiKey: options.apiKey,
-    baseURL: options.baseUrl,
-    timeout: options.timeoutSeconds * 1000,
-    maxRetries: options.retries,
-  });
+  let made: { OpenAI: typeof OpenAI; client: OpenAI } | undefined;
   const base = { model: options.model, temperature: options.temperature };
 
   return {
     async complete({ messages, tools, signal }) {
+      const OpenAIClass = await loadOpenAI();
+      made ??= {
+        OpenAI: OpenAIClass,
+        client: new OpenAIClass({
+          apiKey: options.apiKey,
+          baseURL: options.baseUrl,
+          timeout: options.timeoutSeconds * 1000,
+          maxRetries: options.retries,
+        }),
+      };
+      const { client, OpenAI } = made;
       const withTools = tools && tools.length > 0 ? { tools, tool_choice: "auto" as const } : {};
       try {
         if (!options.stream) {
@@ -94,7 +116,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
         );
         return await collectStream(stream);
       } catch (err) {
-        throw toModelError(err, options, signal);
+        throw toModelError(err, OpenAI, options, signal);
       }
     },
   };
@@ -123,7 +145,12 @@ async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatC
   return { content, toolCalls: calls.filter(Boolean), usage };
 }
 
-function toModelError(err: unknown, options: Pick<ModelOptions, "baseUrl" | "model">, signal?: AbortSignal): Error {
+function toModelError(
+  err: unknown,
+  OpenAI: typeof import("openai").default,
+  options: Pick<ModelOptions, "baseUrl" | "model">,
+  signal?: AbortSignal,
+): Error {
   if (err instanceof ModelError) return err;
   if (signal?.aborted) return signal.reason instanceof Error ? signal.reason : new Error("aborted");
   if (err instanceof OpenAI.APIConnectionTimeoutError) return new ModelError("the model did not answer in time");

@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import OpenAI from "openai";
+import type OpenAI from "openai";
+import { loadOpenAI } from "./model.js";
 
 /** The endpoint's own limit for one transcription upload. */
 export const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
@@ -19,15 +20,17 @@ export interface TranscriberOptions {
 export function createTranscriber(
   options: TranscriberOptions,
 ): (path: string, signal?: AbortSignal) => Promise<string> {
-  const client = new OpenAI({
-    apiKey: options.apiKey,
-    baseURL: options.baseUrl,
-    timeout: options.timeoutSeconds * 1000,
-    maxRetries: 1,
-  });
+  let client: OpenAI | undefined;
   return async (path, signal) => {
     const { size } = await stat(path);
     if (size > MAX_TRANSCRIPTION_BYTES) throw new Error("the recording is larger than the 25 MB transcription limit");
+    const OpenAI = await loadOpenAI();
+    client ??= new OpenAI({
+      apiKey: options.apiKey,
+      baseURL: options.baseUrl,
+      timeout: options.timeoutSeconds * 1000,
+      maxRetries: 1,
+    });
     try {
       const result = await client.audio.transcriptions.create(
         { file: createReadStream(path), model: options.model },
