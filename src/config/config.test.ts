@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, isValidTimeZone, loadConfig } from "./config.js";
 
 const home = mkdtempSync(join(tmpdir(), "pincer-config-"));
 const base = { OPENAI_API_KEY: "k", PINCER_HOME: home, PINCER_TIMEZONE: "Europe/Berlin" };
@@ -75,5 +75,21 @@ describe("loadConfig", () => {
 
   it("lets commands that never call the model run without a key", () => {
     expect(loadConfig({ ...base, OPENAI_API_KEY: "" }, { requireApiKey: false }).openai.apiKey).toBe("");
+  });
+});
+
+describe("isValidTimeZone", () => {
+  it("accepts canonical names, UTC and aliases, and refuses the rest", () => {
+    for (const zone of [
+      "UTC",
+      "Etc/UTC",
+      "Europe/Berlin",
+      "America/Argentina/Buenos_Aires",
+      "Asia/Calcutta",
+      "US/Eastern",
+    ])
+      expect(isValidTimeZone(zone), zone).toBe(true);
+    for (const zone of ["Mars/Olympus", "", "Europe/Berlin ", "../etc/passwd"])
+      expect(isValidTimeZone(zone), zone).toBe(false);
   });
 });
