@@ -56,6 +56,8 @@ export class AgentWorker {
   /** Cancels running turns (their messages stay pending in the inbox and run after a restart). */
   async stop(): Promise<void> {
     this.shutdown.abort(new Error("pincer is shutting down"));
+    // A turn's one signal carries both /stop and the shutdown (cheaper than combining two per turn).
+    for (const lane of this.lanes.values()) lane.running?.abort(this.shutdown.signal.reason);
     for (const timer of this.resumeTimers) clearTimeout(timer);
     await Promise.allSettled([...this.turns]);
   }
@@ -103,6 +105,7 @@ export class AgentWorker {
     }
     const msg = lane.queue.shift() as InboundMessage;
     const controller = new AbortController();
+    if (this.shutdown.signal.aborted) controller.abort(this.shutdown.signal.reason);
     lane.running = controller;
     this.active++;
     const turn = this.runTurn(msg, controller.signal)
@@ -146,7 +149,8 @@ export class AgentWorker {
     const target = replyTarget(msg);
     const activity = { ...target, sessionKey: msg.sessionKey };
     deps.bus.publishActivity({ ...activity, busy: true });
-    const signal = AbortSignal.any([stopSignal, this.shutdown.signal]);
+    // Aborted by /stop and by the shutdown (stop() aborts every running turn's controller).
+    const signal = stopSignal;
     let user: StoredMessage = { role: "user", content: userContent(msg), createdAt: msg.receivedAt };
     let images: ContentPart[] = [];
     const sentToConversation: string[] = [];

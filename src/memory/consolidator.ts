@@ -41,17 +41,29 @@ export class Consolidator {
   private readonly again = new Set<string>();
   private readonly failures = new Map<string, Failure>();
   private readonly shutdown = new AbortController();
+  /** Checks queued by afterTurn, not yet made. */
+  private readonly queued = new Set<Promise<void>>();
 
   constructor(private readonly deps: ConsolidatorDeps) {}
 
   /** After a turn: consolidates the open conversation if it is over its share. Returns at once. */
   afterTurn(sessionKey: string, isGroup: boolean): void {
-    this.start(sessionKey, isGroup);
+    // The check is a few queries: made once the turn's reply is on its way, not before.
+    const queued = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.queued.delete(queued);
+        this.start(sessionKey, isGroup);
+        resolve();
+      }),
+    );
+    this.queued.add(queued);
   }
 
   /** Waits for the runs in progress (tests, benchmarks, shutdown). */
   async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+    while (this.running.size > 0 || this.queued.size > 0) {
+      await Promise.allSettled([...this.queued, ...this.running.values()]);
+    }
   }
 
   async stop(): Promise<void> {
