@@ -50,6 +50,9 @@ export class AgentWorker {
       } catch (err) {
         this.deps.log.error({ err, session: msg.sessionKey }, "could not accept a message");
       }
+      // A burst of messages (many chats at once): let the turn just started send its model
+      // request before the next one spends the thread building its prompt.
+      if (this.deps.bus.inbound.size > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
