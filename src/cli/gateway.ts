@@ -4,7 +4,7 @@ import type { Channel } from "../bus/channel.js";
 import type { Config } from "../config/config.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
 import { mcpStatusPath } from "../tools/mcp/check.js";
-import { startControlPage } from "../web/control-page.js";
+import type { ControlPage } from "../web/control-page.js";
 import { onShutdown } from "./load.js";
 import { probeModel } from "./probes.js";
 
@@ -26,8 +26,9 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   }
   if (channels.length === 0) log.warn("no channel is configured; pincer idles until one is (see .env.example)");
   // The web chat is a channel only while its page is served; a page that cannot listen stops nothing else.
-  let page: Awaited<ReturnType<typeof startControlPage>>;
+  let page: ControlPage | undefined;
   if (config.webAddr) {
+    const { startControlPage } = await import("../web/control-page.js");
     const { createWebChannel } = await import("../../channels/web/index.js");
     const web = createWebChannel({ bus: app.bus });
     page = await startControlPage({ app, channels: () => channels, web, log: log.child({ part: "web" }) });

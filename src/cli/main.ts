@@ -4,16 +4,10 @@ import { ConfigError } from "../config/config.js";
 import { databasePath } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
 import { withDatabase } from "../store/database.js";
-import { runAgentOnce } from "./agent.js";
-import { runChat } from "./chat.js";
-import { dashboardText } from "./dashboard.js";
-import { formatChecks, runDoctor } from "./doctor.js";
 import { describeFsProblem } from "./fs-problem.js";
-import { runGateway } from "./gateway.js";
 import { loadOrExit } from "./load.js";
-import { runOnboard } from "./onboard.js";
-import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
-import { statusText } from "./status.js";
+
+// Each command's module is imported by its action, so `pincer gateway` starts without the others'.
 
 const program = new Command("pincer")
   .description(
@@ -31,6 +25,7 @@ program
   .description("run the daemon: every configured channel, the agent, the scheduler")
   .action(async () => {
     const { config, log } = loadOrExit();
+    const { runGateway } = await import("./gateway.js");
     await runGateway(config, log);
   });
 
@@ -40,6 +35,7 @@ program
   .option("-s, --session <id>", "terminal conversation to continue", "local")
   .action(async (options: { session: string }) => {
     const { config, log } = loadOrExit();
+    const { runChat } = await import("./chat.js");
     await runChat(config, log, options.session);
   });
 
@@ -50,14 +46,16 @@ program
   .option("-s, --session <id>", "terminal conversation to continue", "local")
   .action(async (options: { message: string; session: string }) => {
     const { config, log } = loadOrExit();
+    const { runAgentOnce } = await import("./agent.js");
     if (!(await runAgentOnce(config, log, options.message, options.session))) process.exitCode = 3;
   });
 
 program
   .command("onboard")
   .description("create PINCER_HOME, the workspace and .env (overwrites nothing)")
-  .action(() => {
+  .action(async () => {
     const { config } = loadOrExit({ requireApiKey: false });
+    const { runOnboard } = await import("./onboard.js");
     console.log(runOnboard(config).join("\n"));
   });
 
@@ -66,6 +64,7 @@ program
   .description("check the configuration, the model endpoint, the sandbox and the channels")
   .action(async () => {
     const { config } = loadOrExit({ requireApiKey: false });
+    const { formatChecks, runDoctor } = await import("./doctor.js");
     const checks = await runDoctor(config);
     console.log(formatChecks(checks));
     if (checks.some((c) => c.status === "fail")) process.exitCode = 1;
@@ -74,8 +73,9 @@ program
 program
   .command("status")
   .description("show what is stored and waiting")
-  .action(() => {
+  .action(async () => {
     const { config } = loadOrExit({ requireApiKey: false });
+    const { statusText } = await import("./status.js");
     console.log(statusText(config));
   });
 
@@ -84,6 +84,7 @@ program
   .description("print the control page's address with its token")
   .action(async () => {
     const { config } = loadOrExit({ requireApiKey: false });
+    const { dashboardText } = await import("./dashboard.js");
     const result = await dashboardText(config);
     console.log(result.text);
     if (!result.ok) process.exitCode = 1;
@@ -111,15 +112,17 @@ const pairing = program.command("pairing").description("approve strangers who as
 pairing
   .command("list")
   .description("pending codes and approved users")
-  .action(() => {
+  .action(async () => {
     const { config } = loadOrExit({ requireApiKey: false });
+    const { pairingList } = await import("./pairing.js");
     console.log(pairingList(config));
   });
 pairing
   .command("approve <channel> <code>")
   .description("approve the user behind a pairing code (channel: telegram or discord)")
-  .action((channel: string, code: string) => {
+  .action(async (channel: string, code: string) => {
     const { config } = loadOrExit({ requireApiKey: false });
+    const { pairingApprove } = await import("./pairing.js");
     const result = pairingApprove(config, channel, code);
     console.log(result.text);
     if (!result.ok) process.exitCode = 1;
@@ -128,8 +131,9 @@ pairing
 pairing
   .command("revoke <channel> <user>")
   .description("take back a user's access (channel: telegram or discord; user: their id) and pause their jobs")
-  .action((channel: string, userId: string) => {
+  .action(async (channel: string, userId: string) => {
     const { config } = loadOrExit({ requireApiKey: false });
+    const { pairingRevoke } = await import("./pairing.js");
     const result = pairingRevoke(config, channel, userId);
     console.log(result.text);
     if (!result.ok) process.exitCode = 1;
