@@ -104,7 +104,7 @@ describe("what the daemon loads, and when", () => {
     await until(polling(traced), "Telegram polled");
     const atStart = traced.loaded();
     // The hooks really see packages: the ones the daemon needs are there.
-    for (const needed of ["better-sqlite3", "grammy", "pino"]) expect(loadedPackage(atStart, needed)).toBe(true);
+    for (const needed of ["better-sqlite3", "pino", "marked"]) expect(loadedPackage(atStart, needed)).toBe(true);
     for (const lazy of LAZY) expect(loadedPackage(atStart, lazy), `${lazy} loaded at start`).toBe(false);
 
     // Eight chats' first messages at once all race the first count of tokens.

@@ -1,11 +1,12 @@
 import { once } from "node:events";
-import { Client, type ClientOptions, Events, GatewayIntentBits, Partials, Routes, Status } from "discord.js";
+import type { ClientOptions } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Config } from "../../src/config/config.js";
 import { mediaDir } from "../../src/paths.js";
 import { createInboundHandler } from "./inbound.js";
+import { Client, Events, GatewayIntentBits, Partials, Routes, Status } from "./library.js";
 import { createOutboundHandler } from "./outbound.js";
 import { createTypingIndicator, TYPING_DELAY_MS, TYPING_REFRESH_MS } from "./typing.js";
 

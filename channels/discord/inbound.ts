@@ -1,8 +1,9 @@
-import { type Message, MessageReferenceType, MessageType } from "discord.js";
+import type { Message } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { InboundMessage } from "../../src/bus/types.js";
 import { downloadAttachments } from "./attachments.js";
+import { MessageReferenceType, MessageType } from "./library.js";
 import { cleanContent, conversationOf, decide, type GuildPolicy, type MessageFacts, quoteOf } from "./policy.js";
 
 export interface InboundDeps {

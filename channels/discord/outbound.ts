@@ -1,10 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
-import { DiscordAPIError, RateLimitError, type REST, Routes } from "discord.js";
+import type { REST } from "discord.js";
 import type { Logger } from "pino";
 import { type Delivery, DeliveryError } from "../../src/bus/delivery.js";
 import { ProgressNotes } from "../../src/bus/progress-notes.js";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
+import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
 import { splitMessage } from "./split.js";
 
 /** Discord takes at most this many files per message. */

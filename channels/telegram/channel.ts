@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
-import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
-import { Api, Bot, GrammyError, webhookCallback } from "grammy";
+import type { RunnerHandle } from "@grammyjs/runner";
+import type { Bot as GrammyBot } from "grammy";
 import type { Logger } from "pino";
 import { COMMANDS } from "../../src/agent/commands.js";
 import type { MessageBus } from "../../src/bus/bus.js";
@@ -11,6 +11,7 @@ import type { Config } from "../../src/config/config.js";
 import { mediaDir } from "../../src/paths.js";
 import { trackConnection } from "./connection.js";
 import { createInboundHandlers } from "./inbound.js";
+import { Api, Bot, GrammyError, run, sequentialize, webhookCallback } from "./library.js";
 import { createSender } from "./outbound.js";
 import { backoffDelay, DEFAULT_RETRY_POLICY, installRetries, type RetryPolicy } from "./retry.js";
 import { createTypingIndicator } from "./typing.js";
@@ -104,7 +105,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   /** Aborts API calls (and their retry pauses) made while connecting, so stop() never waits out an outage. */
   let shutdown = new AbortController();
   // grammy types its signal parameter with its AbortController polyfill; Node's own signal is what it uses at run time.
-  const apiSignal = () => shutdown.signal as unknown as Parameters<Bot["api"]["getMe"]>[0];
+  const apiSignal = () => shutdown.signal as unknown as Parameters<GrammyBot["api"]["getMe"]>[0];
   let offActivity: (() => void) | undefined;
 
   /** A pause that ends early when the channel stops. */

@@ -1,5 +1,6 @@
-import { HttpError, type Transformer } from "grammy";
+import type { Transformer } from "grammy";
 import type { ChannelStatus } from "../../src/bus/channel.js";
+import { HttpError } from "./library.js";
 
 /**
  * Watches every raw Bot API call (installed innermost, under the retry layers) and keeps the

@@ -1,9 +1,10 @@
-import { Composer, type Context } from "grammy";
+import type { Context, Composer as GrammyComposer } from "grammy";
 import type { Message } from "grammy/types";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import { type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 import { groupDecision } from "./gating.js";
+import { Composer } from "./library.js";
 import { downloadAttachment, type MediaDeps } from "./media.js";
 import { normalizeMessage } from "./normalize.js";
 
@@ -20,7 +21,7 @@ export interface InboundDeps {
  * waiting for the agent. Update kinds pincer has no use for are ignored on purpose, with a
  * debug line, so nothing unexpected can stop the polling.
  */
-export function createInboundHandlers(deps: InboundDeps): Composer<Context> {
+export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context> {
   const { log } = deps;
   const composer = new Composer<Context>();
 

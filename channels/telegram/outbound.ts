@@ -1,11 +1,12 @@
 import { existsSync } from "node:fs";
 import { extname } from "node:path";
-import { type Api, GrammyError, InputFile } from "grammy";
+import type { Api, GrammyError as GrammyErrorType } from "grammy";
 import type { Logger } from "pino";
 import { type Delivery, DeliveryError } from "../../src/bus/delivery.js";
 import { ProgressNotes } from "../../src/bus/progress-notes.js";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
 import { markdownToTelegramHtml } from "./format.js";
+import { GrammyError, InputFile } from "./library.js";
 import { htmlToPlainText, splitTelegramHtml } from "./split.js";
 
 const PHOTO_EXTENSIONS = new Set([".jpg", ".jpeg", ".png", ".webp"]);
@@ -108,7 +109,7 @@ async function sendText(
     return (await api.sendMessage(chatId, html, { ...common, parse_mode: "HTML" }, signal)).message_id;
   } catch (err) {
     if (!isEntityParseError(err)) throw err;
-    log.warn({ chatId, err: (err as GrammyError).description }, "telegram refused the HTML; sent as plain text");
+    log.warn({ chatId, err: (err as GrammyErrorType).description }, "telegram refused the HTML; sent as plain text");
     return (await api.sendMessage(chatId, htmlToPlainText(html), common, signal)).message_id;
   }
 }

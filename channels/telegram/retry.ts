@@ -1,6 +1,6 @@
-import { autoRetry } from "@grammyjs/auto-retry";
-import { type Api, HttpError, type Transformer } from "grammy";
+import type { Api, Transformer } from "grammy";
 import type { Logger } from "pino";
+import { autoRetry, HttpError } from "./library.js";
 
 /** How hard pincer insists when Telegram is slow, flooded or away. Tests shrink the delays. */
 export interface RetryPolicy {
