@@ -27,6 +27,28 @@ describe("ConversationStore", () => {
     ]);
   });
 
+  it("reads a long history: every message that fits, in order, none consolidated, none twice", () => {
+    const db = openDatabase(":memory:");
+    const s = new ConversationStore(db);
+    for (let i = 0; i < 700; i++) s.append("a", [text("user", i), text("assistant", i)]);
+    const all = s.recent("a", Number.MAX_SAFE_INTEGER);
+    expect(all).toHaveLength(1400);
+    expect(all.map((m) => m.content?.split(" ").slice(0, 2).join(" "))).toEqual(
+      Array.from({ length: 700 }, (_, i) => [`user ${i}`, `assistant ${i}`]).flat(),
+    );
+    const last500 = Array.from({ length: 250 }, (_, i) => [text("user", 450 + i), text("assistant", 450 + i)]).flat();
+    const some = s.recent("a", last500.reduce((n, m) => n + estimateTokens(m), 0) + 1);
+    expect(some).toHaveLength(500);
+    expect(some[0].content).toMatch(/^user 450 /);
+    expect(some.at(-1)?.content).toMatch(/^assistant 699 /);
+    // Consolidated turns are left out.
+    const id = db.prepare("SELECT id FROM messages WHERE content LIKE 'assistant 599 %'").pluck().get();
+    db.prepare("UPDATE conversations SET consolidated_through = ?").run(id);
+    const left = s.recent("a", Number.MAX_SAFE_INTEGER);
+    expect(left).toHaveLength(200);
+    expect(left[0].content).toMatch(/^user 600 /);
+  });
+
   it("never starts the context inside a tool exchange", () => {
     const s = store();
     s.append("a", [

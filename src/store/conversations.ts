@@ -86,37 +86,31 @@ export class ConversationStore {
    */
   recent(sessionKey: string, tokenBudget: number): StoredMessage[] {
     const conversationId = this.openConversation(sessionKey);
+    // Rows as arrays: better-sqlite3 builds them far faster than row objects, and every turn reads these.
     const rows = this.db
       .prepare(
         "SELECT role, content, tool_calls, tool_call_id, tokens, created_at FROM messages WHERE conversation_id = ? AND id > (SELECT consolidated_through FROM conversations WHERE id = ?) ORDER BY id DESC",
       )
-      .iterate(conversationId, conversationId) as IterableIterator<{
-      role: StoredRole;
-      content: string | null;
-      tool_calls: string | null;
-      tool_call_id: string | null;
-      tokens: number;
-      created_at: number;
-    }>;
+      .raw(true)
+      .iterate(conversationId, conversationId) as IterableIterator<
+      [StoredRole, string | null, string | null, string | null, number, number]
+    >;
     const picked: StoredMessage[] = [];
     let used = 0;
-    for (const row of rows) {
-      if (used + row.tokens > tokenBudget) break;
-      used += row.tokens;
+    for (const [role, content, toolCalls, toolCallId, tokens, createdAt] of rows) {
+      if (used + tokens > tokenBudget) break;
+      used += tokens;
       picked.push({
-        role: row.role,
-        content: row.content,
-        toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls) as ToolCallRecord[]) : undefined,
-        toolCallId: row.tool_call_id ?? undefined,
-        createdAt: row.created_at,
-        tokens: row.tokens,
+        role,
+        content,
+        toolCalls: toolCalls ? (JSON.parse(toolCalls) as ToolCallRecord[]) : undefined,
+        toolCallId: toolCallId ?? undefined,
+        createdAt,
+        tokens,
       });
     }
     if (typeof rows.return === "function") rows.return();
-    picked.reverse();
-    // A cut through a tool exchange would leave tool results without their call: start at a user message.
-    const firstUser = picked.findIndex((m) => m.role === "user");
-    return firstUser === -1 ? [] : picked.slice(firstUser);
+    return fromUser(picked);
   }
 
   count(sessionKey: string): number {
@@ -125,4 +119,11 @@ export class ConversationStore {
       .pluck()
       .get(this.openConversation(sessionKey)) as number;
   }
+}
+
+/** Newest-first picks, oldest first, starting at a user message: a cut through a tool exchange would leave results without their call. */
+function fromUser(picked: StoredMessage[]): StoredMessage[] {
+  picked.reverse();
+  const firstUser = picked.findIndex((m) => m.role === "user");
+  return firstUser === -1 ? [] : picked.slice(firstUser);
 }
