@@ -1,4 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -179,5 +181,43 @@ describe("what the daemon loads, and when", () => {
     await until(said('"err":"the model client could not be loaded'), "the failed turn's reason");
     expect(traced.daemon.exitCode).toBeNull();
     await traced.stop();
+  });
+  it("two web_fetch calls in the first turn both wait for the one load of the HTTP client and read their pages", async () => {
+    const site = createServer((req, res) => {
+      if (req.url === "/a.txt") res.writeHead(200, { "content-type": "text/plain" }).end("plain page A");
+      else {
+        const text = "html page B tells a long story about lazy loading, so the reader keeps it. ".repeat(20);
+        res.writeHead(200, { "content-type": "text/html" });
+        res.end(
+          `<html><head><title>B</title></head><body><article><p>${text}</p><p>${text}</p></article></body></html>`,
+        );
+      }
+    });
+    site.listen(0, "127.0.0.1");
+    await new Promise((resolve) => site.once("listening", resolve));
+    const base = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    try {
+      const traced = tracedGateway({ config: { web: { allow: ["127.0.0.1"] } } });
+      await until(polling(traced), "Telegram polled");
+      expect(loadedPackage(traced.loaded(), "undici")).toBe(false);
+      model.enqueue(
+        {
+          toolCalls: [
+            { name: "web_fetch", arguments: { url: `${base}/a.txt` } },
+            { name: "web_fetch", arguments: { url: `${base}/b.html` } },
+          ],
+        },
+        { content: "read both" },
+      );
+      say("read these", 11);
+      await until(() => fakes.telegram.sent.find((m) => m.text === "read both"), "the reply");
+      const [a, b] = toolResults();
+      expect(a).toContain("plain page A");
+      expect(b).toContain("html page B");
+      expect(loadedPackage(traced.loaded(), "undici")).toBe(true);
+      await traced.stop();
+    } finally {
+      await new Promise((resolve) => site.close(resolve));
+    }
   });
 });
