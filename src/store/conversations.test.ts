@@ -64,6 +64,17 @@ describe("ConversationStore", () => {
     expect(s.recent("a", budget + estimateTokens(all[1]))).toEqual([]);
   });
 
+  it("reads a new chat's empty history without creating its conversation (append does, with its messages)", () => {
+    const db = openDatabase(":memory:");
+    const s = new ConversationStore(db);
+    const conversations = () => db.prepare("SELECT count(*) FROM conversations").pluck().get();
+    expect(s.recent("new", 1000)).toEqual([]);
+    expect(conversations()).toBe(0);
+    s.append("new", [text("user", 1)]);
+    expect(conversations()).toBe(1);
+    expect(s.recent("new", 1000)).toHaveLength(1);
+  });
+
   it("keeps sessions apart and starts fresh after archive", () => {
     const s = store();
     s.append("a", [text("user", 1)]);

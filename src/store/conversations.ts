@@ -40,15 +40,19 @@ export class ConversationStore {
 
   /** The id of the session's open conversation, created on first use. */
   openConversation(sessionKey: string): number {
-    const row = this.db
-      .prepare("SELECT id FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1")
-      .pluck()
-      .get(sessionKey) as number | undefined;
+    const row = this.findOpen(sessionKey);
     if (row !== undefined) return row;
     return Number(
       this.db.prepare("INSERT INTO conversations (session_key, created_at) VALUES (?, ?)").run(sessionKey, Date.now())
         .lastInsertRowid,
     );
+  }
+
+  private findOpen(sessionKey: string): number | undefined {
+    return this.db
+      .prepare("SELECT id FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1")
+      .pluck()
+      .get(sessionKey) as number | undefined;
   }
 
   /** Starts a fresh conversation for the session (the old one stays in the database). */
@@ -85,7 +89,10 @@ export class ConversationStore {
    * on the budget, not on the length of the conversation.
    */
   recent(sessionKey: string, tokenBudget: number): StoredMessage[] {
-    const conversationId = this.openConversation(sessionKey);
+    // A new chat has no history: its conversation is created with its first messages (append),
+    // in the turn's own transaction, not in a commit of its own here.
+    const conversationId = this.findOpen(sessionKey);
+    if (conversationId === undefined) return [];
     // Rows as arrays: better-sqlite3 builds them far faster than row objects, and every turn reads these.
     const rows = this.db
       .prepare(
