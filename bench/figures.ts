@@ -115,19 +115,28 @@ async function oneTurn(platform: "telegram" | "discord", places: Platforms, i: n
   return (await replied) - started;
 }
 
-/** Start to ready with both channels, and resident memory once idle; alternating rounds. */
+/**
+ * Start to ready with both channels, resident memory once idle, and again after the first reply
+ * (pincer loads its tokenizer's tables with the first turn); alternating rounds.
+ */
 export async function startAndIdle(sizes: Sizes): Promise<Figure[]> {
   const model = await startFakeOpenAI();
+  model.respond(() => ({ content: "pong" }));
   const ready: Record<Kind, number[]> = { pincer: [], baseline: [] };
   const rss: Record<Kind, number[]> = { pincer: [], baseline: [] };
+  const warm: Record<Kind, number[]> = { pincer: [], baseline: [] };
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 3000));
   try {
     for (let round = 0; round < sizes.readyRounds; round++) {
       for (const kind of ["baseline", "pincer"] as const) {
         const platforms = await startPlatforms();
         const bot = await startBot(kind, { model, platforms });
         ready[kind].push(bot.readyMs);
-        await new Promise((resolve) => setTimeout(resolve, 3000));
+        await settle();
         rss[kind].push(bot.rssBytes() / 1024 / 1024);
+        await oneTurn("telegram", platforms, 0);
+        await settle();
+        warm[kind].push(bot.rssBytes() / 1024 / 1024);
         await bot.stop();
         await platforms.close();
       }
@@ -137,6 +146,7 @@ export async function startAndIdle(sizes: Sizes): Promise<Figure[]> {
   }
   const r = { pincer: summary(ready.pincer).median, baseline: summary(ready.baseline).median };
   const m = { pincer: summary(rss.pincer).median, baseline: summary(rss.baseline).median };
+  const w = { pincer: summary(warm.pincer).median, baseline: summary(warm.baseline).median };
   return [
     {
       figure: "start to ready, both channels",
@@ -151,6 +161,13 @@ export async function startAndIdle(sizes: Sizes): Promise<Figure[]> {
       baseline: fmt(m.baseline, "MB"),
       ratio: m.pincer / m.baseline,
       target: { max: 1.2 },
+    },
+    {
+      figure: "RSS after the first reply, both channels",
+      pincer: fmt(w.pincer, "MB"),
+      baseline: fmt(w.baseline, "MB"),
+      ratio: w.pincer / w.baseline,
+      target: { report: true },
     },
   ];
 }
@@ -192,7 +209,10 @@ export async function throughput(sizes: Sizes): Promise<Figure[]> {
   }
 }
 
-/** Memory after a soak of many short turns across many chats, against the same process idle. */
+/**
+ * Memory after a soak of many short turns across many chats, against the same process idle and
+ * against it after its first reply (once the tokenizer's tables, loaded by the first turn, are in).
+ */
 export async function soak(sizes: Sizes): Promise<Figure[]> {
   const model = await startFakeOpenAI();
   model.respond(() => ({ content: "ok" }));
@@ -202,6 +222,9 @@ export async function soak(sizes: Sizes): Promise<Figure[]> {
   try {
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const idle = bot.rssBytes() / 1024 / 1024;
+    await oneTurn("telegram", platforms, 0);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const warm = bot.rssBytes() / 1024 / 1024;
     const chats = Math.min(500, sizes.soakTurns);
     // In waves of one message per chat, so the queue never holds more than the chats.
     for (let sent = 0; sent < sizes.soakTurns; ) {
@@ -230,6 +253,13 @@ export async function soak(sizes: Sizes): Promise<Figure[]> {
         pincer: fmt(after, "MB"),
         baseline: `${fmt(idle, "MB")} (idle)`,
         ratio: after / idle,
+        target: { max: 1.3 },
+      },
+      {
+        figure: `RSS after ${sizes.soakTurns.toLocaleString("en")} turns across ${chats} chats, against the first reply`,
+        pincer: fmt(after, "MB"),
+        baseline: `${fmt(warm, "MB")} (after one reply)`,
+        ratio: after / warm,
         target: { max: 1.3 },
       },
     ];
