@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
+  chmodSync,
   mkdirSync,
   mkdtempSync,
   realpathSync,
@@ -12,6 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { packageRoot } from "../../paths.js";
 import { ReadCache } from "./read-cache.js";
 
 let root: string;
@@ -152,5 +154,68 @@ describe("ReadCache.folders", () => {
     expect(cache.folders(workspace, "missing")).toEqual([]);
     mkdirSync(join(workspace, "missing", "late"), { recursive: true });
     expect(cache.folders(workspace, "missing")).toEqual(["late"]);
+  });
+});
+
+/**
+ * The sandbox owns the workspace: `chmod 000` on the workspace folder itself (which no stamp
+ * covers) makes every lstat below it fail with EACCES — for a daemon that is not root, as in
+ * production. Run in a child as an unprivileged user (nobody) when the tests run as root, through
+ * the built modules. The turn must go on without the files, as the race-free read alone does.
+ */
+const CHMOD_WORKSPACE = `
+import { chmodSync } from "node:fs";
+const dist = process.argv[1];
+const [workspace] = process.argv.slice(2);
+const { ReadCache } = await import(dist + "/src/tools/files/read-cache.js");
+const { listSkills } = await import(dist + "/src/agent/skills.js");
+const { buildSystemPrompt } = await import(dist + "/src/agent/context.js");
+const cache = new ReadCache({ now: () => Date.now() + 60_000 });
+const warnings = [];
+const log = { warn: (o, msg) => warnings.push(msg + ": " + o.reason) };
+const prompt = () => {
+  const skills = listSkills([{ root: workspace, dir: "skills" }], log, {}, cache);
+  return buildSystemPrompt({ workspace, skills, timezone: "UTC", now: new Date(0), log, cache,
+    inbound: { sessionKey: "console:x", isGroup: false } });
+};
+const results = [];
+const run = () => { try { results.push({ ok: true, prompt: prompt() }); } catch (err) { results.push({ ok: false, error: String(err) }); } };
+run(); run();
+const hitsBefore = cache.stats.hits;
+chmodSync(workspace, 0);
+run(); run();
+chmodSync(workspace, 0o755);
+run();
+console.log(JSON.stringify({ results, hitsBefore, warnings }));
+`;
+
+describe("ReadCache against a workspace made unreadable", () => {
+  it("never throws: the prompt goes on without the files, and has them back once the folder is readable", () => {
+    const runAsNobody = process.getuid?.() === 0;
+    for (const dir of [root, workspace]) chmodSync(dir, 0o755);
+    if (runAsNobody) execFileSync("chown", ["-R", "65534:65534", workspace]);
+    const child = spawnSync(
+      process.execPath,
+      ["--input-type=module", "-e", CHMOD_WORKSPACE, join(packageRoot(), "dist"), workspace],
+      { encoding: "utf8", timeout: 20_000, ...(runAsNobody ? { uid: 65534, gid: 65534 } : {}) },
+    );
+    expect(child.stderr).toBe("");
+    const { results, hitsBefore, warnings } = JSON.parse(child.stdout) as {
+      results: { ok: boolean; prompt?: string; error?: string }[];
+      hitsBefore: number;
+      warnings: string[];
+    };
+    // The files were served from memory before the chmod: the attack meets the cache, not a cold read.
+    expect(hitsBefore).toBeGreaterThan(0);
+    expect(results.map((r) => r.error)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    for (const i of [0, 1, 4]) {
+      expect(results[i].prompt).toContain("## AGENTS.md\n\nversion 1");
+      expect(results[i].prompt).toContain("- one: ");
+    }
+    for (const i of [2, 3]) {
+      expect(results[i].prompt).not.toContain("## AGENTS.md");
+      expect(results[i].prompt).toContain("## Runtime");
+    }
+    expect(warnings.some((w) => /permission denied/i.test(w))).toBe(true);
   });
 });

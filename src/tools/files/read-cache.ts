@@ -110,8 +110,8 @@ export class ReadCache {
       return undefined;
     }
     for (const stamp of entry.stamps) {
-      const now = lstatSync(stamp.path, { bigint: true, throwIfNoEntry: false });
-      if (stamp.absent ? now !== undefined : !now || !same(stamp, stampOf(stamp.path, now))) {
+      const now = lstatOrFail(stamp.path);
+      if (now === "failed" || (stamp.absent ? now !== undefined : !now || !same(stamp, stampOf(stamp.path, now)))) {
         this.entries.delete(key);
         this.stats.misses++;
         return undefined;
@@ -130,7 +130,8 @@ export class ReadCache {
     const stamps: Stamp[] = [];
     for (let i = 1; i <= parts.length; i++) {
       const path = join(root, ...parts.slice(0, i));
-      const stats = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+      const stats = lstatOrFail(path);
+      if (stats === "failed") return;
       if (!stats && !opened) {
         stamps.push({ path, absent: true, dev: 0n, ino: 0n, mode: 0n, size: 0n, mtimeNs: 0n, ctimeNs: 0n });
         break;
@@ -150,6 +151,19 @@ export class ReadCache {
     // A handful of paths are read every turn; anything beyond that is a surprise, not a working set.
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(key, { stamps, value });
+  }
+}
+
+/**
+ * lstat that does not throw: the sandbox owns the workspace and can make a path unreadable
+ * (`chmod 000` on the workspace itself, which no stamp covers). Such a path is neither served
+ * nor remembered; the race-free read then says why, and the turn goes on without the file.
+ */
+function lstatOrFail(path: string): BigIntStats | undefined | "failed" {
+  try {
+    return lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return "failed";
   }
 }
 
