@@ -14,15 +14,16 @@ type Written = ValidateFunction<FileConfig> & { schemaJson?: string };
  * The config file's validator. The build writes it out as code (ajv's standalone output), so the
  * daemon starts without loading ajv (~30 ms) and compiling the schema (~50 ms). From the
  * TypeScript sources, or when the written one is of another schema (built by plain tsc, without
- * the build's second step), it is compiled here instead: slower, never wrong.
+ * the build's second step), or cannot be loaded at all (a build cut off while writing it leaves
+ * half a file), it is compiled here instead: slower, never wrong.
  */
-export function fileValidator(): ValidateFunction<FileConfig> {
+export function fileValidator(written: string = WRITTEN_VALIDATOR): ValidateFunction<FileConfig> {
   const require = createRequire(import.meta.url);
   try {
-    const written = require(WRITTEN_VALIDATOR) as Written;
-    if (written.schemaJson === JSON.stringify(fileSchema)) return written;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw err;
+    const loaded = require(written) as Written;
+    if (typeof loaded === "function" && loaded.schemaJson === JSON.stringify(fileSchema)) return loaded;
+  } catch {
+    // Missing or broken: a start must not fail on a build artefact the schema can replace.
   }
   const { Ajv } = require("ajv") as typeof import("ajv");
   return new Ajv(VALIDATOR_OPTIONS).compile<FileConfig>(fileSchema);

@@ -3,7 +3,7 @@
  * next to the compiled config modules, with the schema it was made from, so file-validator.ts
  * can use it only while it still matches.
  */
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { Ajv } from "ajv";
 import standalone from "ajv/dist/standalone/index.js";
 import { fileSchema } from "./file-schema.js";
@@ -14,7 +14,8 @@ const standaloneCode = standalone as unknown as typeof standalone.default;
 
 const ajv = new Ajv({ ...VALIDATOR_OPTIONS, code: { source: true } });
 const code = standaloneCode(ajv, ajv.compile(fileSchema));
-writeFileSync(
-  new URL(WRITTEN_VALIDATOR, import.meta.url),
-  `${code}\nmodule.exports.schemaJson = ${JSON.stringify(JSON.stringify(fileSchema))};\n`,
-);
+// Written aside and renamed into place: a build cut off midway leaves the old file or none, not half of one.
+const target = new URL(WRITTEN_VALIDATOR, import.meta.url);
+const partial = new URL(`${WRITTEN_VALIDATOR}.${process.pid}.tmp`, import.meta.url);
+writeFileSync(partial, `${code}\nmodule.exports.schemaJson = ${JSON.stringify(JSON.stringify(fileSchema))};\n`);
+renameSync(partial, target);
