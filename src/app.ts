@@ -85,6 +85,8 @@ export interface App {
   metrics?: Metrics;
   memory: MemoryStore;
   consolidator: Consolidator;
+  /** The prompt files and skills served from memory (its stats show hits, for tests). */
+  files: ReadCache;
   /**
    * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
    * turns: a message from before a restart always runs before a newer one of its conversation.
@@ -332,6 +334,7 @@ export function createApp(config: Config, options: AppOptions): App {
     metrics,
     memory,
     consolidator,
+    files,
     async start(channels) {
       // In the background: a slow or broken server never delays the channels.
       mcp.start();
