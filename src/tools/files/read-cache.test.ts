@@ -1,6 +1,7 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   realpathSync,
@@ -13,6 +14,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { until } from "../../../test/helpers/until.js";
 import { packageRoot } from "../../paths.js";
 import { ReadCache } from "./read-cache.js";
 
@@ -134,6 +136,44 @@ describe("ReadCache.text", () => {
     expect(cache.text(workspace, "AGENTS.md", 20)).toMatchObject({ ok: true });
     writeFileSync(join(workspace, "AGENTS.md"), "x".repeat(50));
     expect(cache.text(workspace, "AGENTS.md", 20)).toMatchObject({ ok: false, reason: /larger than 20 bytes/ });
+  });
+});
+
+describe("ReadCache and a file written through a shared mmap", () => {
+  /** Maps AGENTS.md, writes "2" (the page's first write fault sets mtime and ctime), then "3" to the same dirty page. */
+  const WRITER = `
+import mmap, os, sys, time
+folder = sys.argv[1]
+f = open(folder + "/AGENTS.md", "r+b")
+m = mmap.mmap(f.fileno(), 0)
+m[8:9] = b"2"
+open(folder + "/first", "w").close()
+while not os.path.exists(folder + "/again"): time.sleep(0.01)
+m[8:9] = b"3"
+open(folder + "/second", "w").close()
+while not os.path.exists(folder + "/done"): time.sleep(0.01)
+`;
+
+  it("serves a remembered file no longer than maxAgeMs: an edit that left every stamp alone shows then", async () => {
+    const cache = new ReadCache({ maxAgeMs: 300 });
+    const writer = spawn("python3", ["-c", WRITER, workspace], { stdio: "ignore" });
+    try {
+      await until(() => existsSync(join(workspace, "first")), "the first write");
+      // Once its times have settled, the file is served from memory.
+      await until(() => cache.text(workspace, "AGENTS.md", 1000).ok && cache.stats.hits > 0, "a hit");
+      expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 2\n" });
+      writeFileSync(join(workspace, "again"), "");
+      await until(() => existsSync(join(workspace, "second")), "the second write");
+      // The second write may leave the stamps as they were (it does on ext4 and tmpfs): only the age limit helps.
+      await until(
+        () => (cache.text(workspace, "AGENTS.md", 1000) as { text?: string }).text === "version 3\n",
+        "the edit to show",
+        5000,
+      );
+    } finally {
+      writeFileSync(join(workspace, "done"), "");
+      writer.kill();
+    }
   });
 });
 

@@ -20,6 +20,8 @@ interface Entry {
   /** Every component from below the root down to what was read: all must be unchanged. */
   stamps: Stamp[];
   value: unknown;
+  /** When it was remembered (this.now()). */
+  at: number;
 }
 
 export interface ReadCacheOptions {
@@ -33,6 +35,13 @@ export interface ReadCacheOptions {
   settledMs?: number;
   now?: () => number;
   maxEntries?: number;
+  /**
+   * An entry is served for at most this long, then read anew. Stamps miss one kind of edit: a
+   * write through a shared mmap to a page already dirty changes neither mtime nor ctime (the
+   * kernel updates them on the page's first write fault only), so without an age limit such an
+   * edit would stay unseen for good. Default 5 s.
+   */
+  maxAgeMs?: number;
 }
 
 /**
@@ -43,7 +52,7 @@ export interface ReadCacheOptions {
  * remembered (device, inode, type and mode, size, mtime and ctime in nanoseconds) — a symlink swapped in
  * anywhere, a file replaced or edited (even with its mtime put back) no longer matches, and the
  * next read is the race-free one again, which refuses the link. What a hit returns is always
- * what was read race-free from that very inode.
+ * what was read race-free from that very inode, at most maxAgeMs ago.
  */
 export class ReadCache {
   private readonly entries = new Map<string, Entry>();
@@ -52,11 +61,13 @@ export class ReadCache {
   private readonly settledMs: number;
   private readonly now: () => number;
   private readonly maxEntries: number;
+  private readonly maxAgeMs: number;
 
   constructor(options: ReadCacheOptions = {}) {
     this.settledMs = options.settledMs ?? 100;
     this.now = options.now ?? Date.now;
     this.maxEntries = options.maxEntries ?? 256;
+    this.maxAgeMs = options.maxAgeMs ?? 5000;
   }
 
   /** readTextBeneath(root, relativePath, maxBytes), from memory while nothing on the way changed. */
@@ -105,7 +116,8 @@ export class ReadCache {
 
   private lookup(key: string): unknown {
     const entry = this.entries.get(key);
-    if (!entry) {
+    if (!entry || this.now() - entry.at > this.maxAgeMs) {
+      this.entries.delete(key);
       this.stats.misses++;
       return undefined;
     }
@@ -141,7 +153,8 @@ export class ReadCache {
     }
     const last = stamps[stamps.length - 1];
     if (!last || (opened ? !same(last, stampOf(last.path, opened)) : !last.absent)) return;
-    const now = BigInt(this.now()) * 1_000_000n;
+    const at = this.now();
+    const now = BigInt(at) * 1_000_000n;
     const unsettled = (s: Stamp) => {
       const coarse = s.ctimeNs % 1_000_000_000n === 0n && s.mtimeNs % 1_000_000_000n === 0n;
       const margin = BigInt(Math.max(this.settledMs, coarse ? 3000 : 0)) * 1_000_000n;
@@ -150,7 +163,7 @@ export class ReadCache {
     if (stamps.some((s) => !s.absent && unsettled(s))) return;
     // A handful of paths are read every turn; anything beyond that is a surprise, not a working set.
     if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(key, { stamps, value });
+    this.entries.set(key, { stamps, value, at });
   }
 }
 
