@@ -50,6 +50,8 @@ export interface StartOptions {
   channels?: { telegram: boolean; discord: boolean };
   /** Extra config-file settings for pincer (e.g. agent.maxConcurrentTurns). */
   config?: Record<string, unknown>;
+  /** Extra environment, e.g. NODE_OPTIONS for a profile or a heap snapshot. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Starts one bot as a child process and waits until both platforms see it connected. */
@@ -77,6 +79,7 @@ export async function startBot(kind: Kind, options: StartOptions): Promise<Bot> 
     ...(channels.discord
       ? { DISCORD_BOT_TOKEN: FAKE_DISCORD_TOKEN, DISCORD_API_URL: discord.apiUrl, DISCORD_ALLOW_FROM: "*" }
       : {}),
+    ...options.env,
   };
   const script =
     kind === "pincer"
