@@ -48,6 +48,26 @@ export class ConversationStore {
     );
   }
 
+  /**
+   * A conversation created with its first turn's messages begins when the first of them arrived,
+   * not when the turn is stored: the control page shows the tool calls made since it began, and
+   * the first turn's come before it is stored. Never before the previous one ended, though (a
+   * message that waited behind /new).
+   */
+  private begin(sessionKey: string, messages: StoredMessage[]): number {
+    const now = Date.now();
+    const first = messages.reduce((t, m) => Math.min(t, m.createdAt ?? now), now);
+    const ended = this.db
+      .prepare("SELECT max(archived_at) FROM conversations WHERE session_key = ?")
+      .pluck()
+      .get(sessionKey) as number | null;
+    return Number(
+      this.db
+        .prepare("INSERT INTO conversations (session_key, created_at) VALUES (?, ?)")
+        .run(sessionKey, Math.max(first, ended ?? 0)).lastInsertRowid,
+    );
+  }
+
   private findOpen(sessionKey: string): number | undefined {
     return this.db
       .prepare("SELECT id FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1")
@@ -63,7 +83,7 @@ export class ConversationStore {
   }
 
   append(sessionKey: string, messages: StoredMessage[]): void {
-    const conversationId = this.openConversation(sessionKey);
+    const conversationId = this.findOpen(sessionKey) ?? this.begin(sessionKey, messages);
     const insert = this.db.prepare(
       "INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
     );
