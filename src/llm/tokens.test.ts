@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { createTokenCounter, encodingForModel } from "./tokens.js";
 
@@ -80,5 +81,27 @@ describe("images", () => {
     });
     expect(withImage).toBeGreaterThanOrEqual(800);
     expect(withImage).toBeLessThan(820);
+  });
+});
+
+describe("memory", () => {
+  it("does not keep the long texts it has counted alive through the slices it remembers", () => {
+    // In a child with --expose-gc: 1,000 prompts of 30,000 characters that differ only at the end,
+    // as each chat's system prompt does. Kept alive, they would hold ~30 MB.
+    const script = `
+      const { createTokenCounter } = await import(${JSON.stringify(new URL("../../dist/src/llm/tokens.js", import.meta.url).href)});
+      const tokens = createTokenCounter("gpt-4.1-mini");
+      const shared = "The workspace files, the same for every chat. ".repeat(650);
+      tokens.text(shared + "warm up");
+      globalThis.gc(); globalThis.gc();
+      const before = process.memoryUsage().heapUsed;
+      for (let i = 0; i < 1000; i++) tokens.text(shared + "chat " + i + " at " + new Date(i * 1e9).toISOString());
+      globalThis.gc(); globalThis.gc();
+      console.log(Math.round((process.memoryUsage().heapUsed - before) / 1024));
+    `;
+    const grownKiB = Number(
+      execFileSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", script], { encoding: "utf8" }).trim(),
+    );
+    expect(grownKiB).toBeLessThan(8 * 1024);
   });
 });

@@ -116,7 +116,7 @@ export function createTokenCounter(model: string): TokenCounter {
     if (known !== undefined) return known;
     const counted = count(slice, options);
     if (slices.size >= SLICE_ENTRIES) slices.delete(slices.keys().next().value as string);
-    slices.set(slice, counted);
+    slices.set(ownCopy(slice), counted);
     return counted;
   };
   const rawUncached = (text: string, remember: boolean): number => {
@@ -182,4 +182,13 @@ function imageCount(content: ChatMessage["content"]): number {
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
+}
+
+/**
+ * A string of its own. V8 makes `text.slice()` a view that keeps the whole of `text` alive: a
+ * remembered slice of each chat's system prompt would keep that prompt (up to ~150 KB with
+ * MEMORY.md) for as long as the slice is remembered.
+ */
+function ownCopy(slice: string): string {
+  return Buffer.from(slice, "utf16le").toString("utf16le");
 }
