@@ -11,11 +11,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { pino } from "pino";
-import { MessageBus } from "../src/bus/bus.js";
 import { createFileTools } from "../src/tools/files/index.js";
 import { ToolRegistry } from "../src/tools/registry.js";
-import type { ToolContext } from "../src/tools/tool.js";
+import { toolContext } from "../test/helpers/tools.js";
 import { ms, summary } from "./stats.js";
 
 const RUNS = 300;
@@ -30,26 +28,7 @@ writeFileSync(join(workspace, "slow.txt"), `${"a".repeat(10_000)}\n`.repeat(20))
 
 const registry = new ToolRegistry(60);
 for (const tool of createFileTools({ home, agent: { toolTimeoutSeconds: 2 } })) registry.register(tool);
-const ctx: ToolContext = {
-  sessionKey: "console:bench",
-  inbound: {
-    id: "1",
-    channel: "console",
-    chatId: "bench",
-    senderId: "u",
-    senderName: "u",
-    text: "",
-    media: [],
-    isGroup: false,
-    mentionsBot: true,
-    receivedAt: 0,
-    sessionKey: "console:bench",
-  },
-  workspace,
-  signal: new AbortController().signal,
-  bus: new MessageBus(),
-  log: pino({ level: "silent" }),
-};
+const ctx = toolContext("bench", workspace);
 
 async function time(fn: () => Promise<unknown>): Promise<string> {
   for (let i = 0; i < 20; i++) await fn();

@@ -8,12 +8,11 @@
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pino } from "pino";
-import { MessageBus } from "../src/bus/bus.js";
 import type { McpServerFileSettings } from "../src/config/file-schema.js";
 import { packageRoot } from "../src/paths.js";
 import { McpManager } from "../src/tools/mcp/manager.js";
 import { ToolRegistry } from "../src/tools/registry.js";
-import type { ToolContext } from "../src/tools/tool.js";
+import { toolContext } from "../test/helpers/tools.js";
 import { ms, summary } from "./stats.js";
 
 const CALLS = 300;
@@ -37,26 +36,7 @@ const manager = new McpManager({
   log,
   maxResultChars: 10_000,
 });
-const ctx: ToolContext = {
-  sessionKey: "console:bench",
-  inbound: {
-    id: "1",
-    channel: "console",
-    chatId: "bench",
-    senderId: "u",
-    senderName: "u",
-    text: "",
-    media: [],
-    isGroup: false,
-    mentionsBot: true,
-    receivedAt: 0,
-    sessionKey: "console:bench",
-  },
-  workspace: "/tmp",
-  signal: new AbortController().signal,
-  bus: new MessageBus(),
-  log,
-};
+const ctx = toolContext("bench", "/tmp");
 
 manager.start();
 const deadline = Date.now() + 30_000;
