@@ -37,10 +37,12 @@ export interface Sizes {
   readyRounds: number;
   chats: number;
   soakTurns: number;
+  /** How long a process is left alone before its memory is read. */
+  settleMs: number;
 }
 
-export const FULL: Sizes = { turns: 200, warmup: 20, readyRounds: 5, chats: 500, soakTurns: 10_000 };
-export const QUICK: Sizes = { turns: 30, warmup: 5, readyRounds: 1, chats: 40, soakTurns: 300 };
+export const FULL: Sizes = { turns: 200, warmup: 20, readyRounds: 5, chats: 500, soakTurns: 10_000, settleMs: 3000 };
+export const QUICK: Sizes = { turns: 30, warmup: 5, readyRounds: 1, chats: 40, soakTurns: 300, settleMs: 1000 };
 
 const fmt = (value: number, unit: string) => `${value.toFixed(unit === "MB" ? 1 : 2)} ${unit}`;
 
@@ -127,7 +129,7 @@ export async function startAndIdle(sizes: Sizes): Promise<Figure[]> {
   const rss: Record<Kind, number[]> = { pincer: [], baseline: [] };
   const warm: Record<Kind, number[]> = { pincer: [], baseline: [] };
   const first: Record<Kind, number[]> = { pincer: [], baseline: [] };
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 3000));
+  const settle = () => new Promise((resolve) => setTimeout(resolve, sizes.settleMs));
   try {
     for (let round = 0; round < sizes.readyRounds; round++) {
       for (const kind of ["baseline", "pincer"] as const) {
@@ -270,10 +272,11 @@ async function soakOnce(
   const env = nodeOptions ? { NODE_OPTIONS: nodeOptions } : undefined;
   const bot = await startBot("pincer", { model, platforms, channels: { telegram: true, discord: false }, env });
   const { telegram } = platforms;
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 3000));
+  const settle = () => new Promise((resolve) => setTimeout(resolve, sizes.settleMs));
   try {
     await settle();
-    const idle = await measure(bot);
+    // The heap run has no use for an idle snapshot.
+    const idle = nodeOptions ? Number.NaN : await measure(bot);
     await oneTurn("telegram", platforms, 0);
     await settle();
     const warm = await measure(bot);
