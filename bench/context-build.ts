@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { toChatMessage } from "../src/agent/context.js";
-import { buildTurnContext } from "../src/agent/turn-context.js";
-import { loadConfig } from "../src/config/config.js";
+import { buildTurnContext, type TurnContextDeps } from "../src/agent/turn-context.js";
+import { type Config, loadConfig } from "../src/config/config.js";
 import { createTokenCounter } from "../src/llm/tokens.js";
 import { ensureHome } from "../src/setup/ensure-home.js";
 import { ConversationStore } from "../src/store/conversations.js";
@@ -33,20 +33,12 @@ export async function contextBuild(): Promise<Figure[]> {
     const conversations = new ConversationStore(db, (m) => tokens.rawMessage(toChatMessage(m)));
     const registry = new ToolRegistry();
     for (const tool of createTools({ config, db, log: pino({ level: "silent" }) })) registry.register(tool);
-    const deps = {
+    const deps = turnContextDeps(config, {
       conversations,
       memory: new MemoryStore(db),
       tokens,
       toolSchemas: () => registry.toSchemas(),
-      skills: () => [],
-      settings: {
-        workspace: config.workspace,
-        timezone: config.timezone,
-        contextTokens: config.agent.contextTokens,
-        memoryPromptChars: config.memory.promptChars,
-        shareMemoryWithGroups: config.memory.shareWithGroups,
-      },
-    };
+    });
     const filler = (n: number) =>
       Array.from({ length: n }, (_, i) => ({
         role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
@@ -90,6 +82,24 @@ export async function contextBuild(): Promise<Figure[]> {
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/** What the worker hands buildTurnContext, from the config (no skills). */
+export function turnContextDeps(
+  config: Config,
+  parts: Pick<TurnContextDeps, "conversations" | "memory" | "tokens" | "toolSchemas">,
+): TurnContextDeps {
+  return {
+    ...parts,
+    skills: () => [],
+    settings: {
+      workspace: config.workspace,
+      timezone: config.timezone,
+      contextTokens: config.agent.contextTokens,
+      memoryPromptChars: config.memory.promptChars,
+      shareMemoryWithGroups: config.memory.shareWithGroups,
+    },
+  };
 }
 
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;

@@ -18,6 +18,8 @@ import { createTokenCounter } from "../src/llm/tokens.js";
 import { databasePath } from "../src/paths.js";
 import type { StoredMessage } from "../src/store/conversations.js";
 import { tempHome, userMessage } from "../test/helpers/app.js";
+import { toolContext } from "../test/helpers/tools.js";
+import { turnContextDeps } from "./context-build.js";
 import { ms, summary } from "./stats.js";
 
 const TURNS = 10_000;
@@ -93,20 +95,12 @@ const entries = app.memory.entryCount(SESSION);
 
 const inbound = userMessage("bench", "What did I tell you about my sister?");
 const user = toChatMessage({ role: "user", content: inbound.text });
-const deps = {
+const deps = turnContextDeps(config, {
   conversations: app.conversations,
   memory: app.memory,
   tokens,
   toolSchemas: () => app.registry.toSchemas(),
-  skills: () => [],
-  settings: {
-    workspace: config.workspace,
-    timezone: config.timezone,
-    contextTokens: config.agent.contextTokens,
-    memoryPromptChars: config.memory.promptChars,
-    shareMemoryWithGroups: config.memory.shareWithGroups,
-  },
-};
+});
 const samples: number[] = [];
 let prompt = 0;
 let historyMessages = 0;
@@ -122,30 +116,18 @@ for (let i = 0; i < 60; i++) {
 }
 const build = summary(samples.slice(10));
 
+// memory_search in the bench chat (SESSION is its session key).
+const ctx = toolContext("bench", config.workspace);
 const searchSamples: number[] = [];
 let found = "";
 for (let i = 0; i < 30; i++) {
   const start = performance.now();
-  found = await app.registry.execute("memory_search", JSON.stringify({ query: "sister Anna birthday", limit: 3 }), {
-    sessionKey: SESSION,
-    inbound: { ...inbound, sessionKey: SESSION },
-    workspace: config.workspace,
-    signal: new AbortController().signal,
-    bus: app.bus,
-    log: pino({ level: "silent" }),
-  });
+  found = await app.registry.execute("memory_search", JSON.stringify({ query: "sister Anna birthday", limit: 3 }), ctx);
   searchSamples.push(performance.now() - start);
 }
 const search = summary(searchSamples.slice(5));
 const cjkStart = performance.now();
-const cjk = await app.registry.execute("memory_search", JSON.stringify({ query: "湖边午饭", limit: 3 }), {
-  sessionKey: SESSION,
-  inbound: { ...inbound, sessionKey: SESSION },
-  workspace: config.workspace,
-  signal: new AbortController().signal,
-  bus: app.bus,
-  log: pino({ level: "silent" }),
-});
+const cjk = await app.registry.execute("memory_search", JSON.stringify({ query: "湖边午饭", limit: 3 }), ctx);
 const cjkMs = performance.now() - cjkStart;
 
 console.log(
