@@ -13,7 +13,7 @@ import { ownPidsCgroup } from "../src/tools/exec/cgroup.js";
 import { checkSandbox, describeLimits } from "../src/tools/exec/sandbox-check.js";
 import type { ChatRequest } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, userMessage } from "./helpers/app.js";
-import { fakeModelForFile } from "./helpers/model.js";
+import { chatOf, fakeModelForFile } from "./helpers/model.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
@@ -45,10 +45,6 @@ function config() {
   c.exec.maxFileSizeMB = 1;
   c.exec.maxMemoryMB = 256;
   return c;
-}
-
-function chatOf(request: ChatRequest): string {
-  return /Conversation: console:(\S+)/.exec(String(request.messages[0]?.content))?.[1] ?? "";
 }
 
 function toolResults(request: ChatRequest): string[] {

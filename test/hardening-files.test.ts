@@ -24,7 +24,7 @@ import { type App, type AppOptions, createApp } from "../src/app.js";
 import { type Config, loadConfig } from "../src/config/config.js";
 import type { ChatRequest, FakeReply } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, userMessage } from "./helpers/app.js";
-import { fakeModelForFile } from "./helpers/model.js";
+import { chatOf, fakeModelForFile } from "./helpers/model.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 import { until } from "./helpers/until.js";
 
@@ -89,10 +89,6 @@ function running(): App {
 }
 
 /** The chat a request belongs to, from the runtime line of its system prompt. */
-function chatOf(request: ChatRequest): string {
-  return /Conversation: console:(\S+)/.exec(String(request.messages[0]?.content))?.[1] ?? "";
-}
-
 function toolResults(request: ChatRequest): string[] {
   return request.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
 }

@@ -13,7 +13,7 @@ import { type App, createApp } from "../src/app.js";
 import { loadConfig } from "../src/config/config.js";
 import type { ChatRequest, FakeReply } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, userMessage } from "./helpers/app.js";
-import { fakeModelForFile } from "./helpers/model.js";
+import { chatOf, fakeModelForFile } from "./helpers/model.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 import { until } from "./helpers/until.js";
 
@@ -70,10 +70,6 @@ async function start() {
   const channel = recordingChannel(app);
   await app.start([channel]);
   return { app, channel };
-}
-
-function chatOf(request: ChatRequest): string {
-  return /Conversation: console:(\S+)/.exec(String(request.messages[0]?.content))?.[1] ?? "";
 }
 
 function isFirstRequestOfTurn(request: ChatRequest): boolean {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import { createFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
+import { type ChatRequest, createFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 
 /**
  * The fake model for a whole test file: call once at the top. It listens from the file's first
@@ -14,4 +14,9 @@ export function fakeModelForFile(): FakeOpenAI {
     model.requests.length = 0;
   });
   return model;
+}
+
+/** The console chat a request to the model is for, read from its system prompt's runtime lines. */
+export function chatOf(request: ChatRequest): string {
+  return /Conversation: console:(\S+)/.exec(String(request.messages[0]?.content))?.[1] ?? "";
 }
