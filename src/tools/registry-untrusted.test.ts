@@ -1,8 +1,7 @@
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MessageBus } from "../bus/bus.js";
+import { toolContext } from "../../test/helpers/tools.js";
 import { ToolRegistry } from "./registry.js";
-import type { Tool, ToolContext } from "./tool.js";
+import type { Tool } from "./tool.js";
 
 const tool = (name: string, untrusted?: boolean): Tool => ({
   name,
@@ -12,13 +11,7 @@ const tool = (name: string, untrusted?: boolean): Tool => ({
   execute: async () => `${name} ran`,
 });
 
-const ctx = {
-  sessionKey: "console:x",
-  workspace: "/tmp",
-  signal: new AbortController().signal,
-  bus: new MessageBus(),
-  log: pino({ level: "silent" }),
-} as unknown as ToolContext;
+const ctx = toolContext("x", "/tmp");
 
 describe("registry views for runs nobody watches", () => {
   it("withoutUntrusted hides untrusted tools and refuses calls to them; a view of a view keeps both reasons", async () => {

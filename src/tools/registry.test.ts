@@ -1,17 +1,10 @@
-import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { tempHome, testApp } from "../../test/helpers/app.js";
-import { MessageBus } from "../bus/bus.js";
+import { toolContext } from "../../test/helpers/tools.js";
 import { SchemaCompiler, ToolRegistry } from "./registry.js";
-import type { Tool, ToolContext, ToolParameters } from "./tool.js";
+import type { Tool, ToolParameters } from "./tool.js";
 
-const ctx = {
-  sessionKey: "console:x",
-  workspace: "/tmp",
-  signal: new AbortController().signal,
-  bus: new MessageBus(),
-  log: pino({ level: "silent" }),
-} as unknown as ToolContext;
+const ctx = toolContext("x", "/tmp");
 
 const tool = (name: string, parameters: ToolParameters): Tool => ({
   name,

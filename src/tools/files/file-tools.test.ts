@@ -1,9 +1,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MessageBus } from "../../bus/bus.js";
+import { toolContext } from "../../../test/helpers/tools.js";
 import { ToolRegistry } from "../registry.js";
 import type { ToolContext } from "../tool.js";
 import { createFileTools } from "./index.js";
@@ -28,26 +27,7 @@ beforeEach(() => {
   writeFileSync(join(workspace, "script.ts"), "const x = 1;\nconsole.log(x);\n");
   registry = new ToolRegistry();
   for (const tool of createFileTools({ home })) registry.register(tool);
-  ctx = {
-    sessionKey: "console:test",
-    inbound: {
-      id: "1",
-      channel: "console",
-      chatId: "test",
-      senderId: "u",
-      senderName: "u",
-      text: "",
-      media: [],
-      isGroup: false,
-      mentionsBot: true,
-      receivedAt: 0,
-      sessionKey: "console:test",
-    },
-    workspace,
-    signal: new AbortController().signal,
-    bus: new MessageBus(),
-    log: pino({ level: "silent" }),
-  };
+  ctx = toolContext("test", workspace);
 });
 
 afterEach(() => rmSync(root, { recursive: true, force: true }));
