@@ -1,7 +1,7 @@
 import { type BigIntStats, closeSync, fstatSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { atPath, openInScope } from "./safe-open.js";
-import { readTextBeneathStamped, type SafeText } from "./safe-read.js";
+import { readTextBeneath, readTextBeneathStamped, type SafeText } from "./safe-read.js";
 
 /** A file's or folder's identity and state, as lstat (or fstat of what was opened) reports it. */
 interface Stamp {
@@ -73,10 +73,7 @@ export class ReadCache {
   /** readTextBeneath(root, relativePath, maxBytes), from memory while nothing on the way changed. */
   text(root: string, relativePath: string, maxBytes: number): SafeText {
     const parts = plainParts(relativePath);
-    if (!parts) {
-      const { stats: _unused, ...read } = readTextBeneathStamped(root, relativePath, maxBytes);
-      return read;
-    }
+    if (!parts) return readTextBeneath(root, relativePath, maxBytes);
     const key = `t\0${maxBytes}\0${root}\0${relativePath}`;
     const hit = this.lookup(key);
     if (hit) return hit as SafeText;
