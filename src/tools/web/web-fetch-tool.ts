@@ -1,3 +1,4 @@
+import { safeSlice } from "../result-cap.js";
 import { type Tool, ToolError } from "../tool.js";
 import type { AddressPolicy } from "./address-policy.js";
 import { classifyBody, decodeBody } from "./extract.js";
@@ -88,8 +89,7 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
       if (text.length > maxChars) {
         notes.push(`cut to ${maxChars} of ${text.length} characters`);
         // Never half a surrogate pair: an emoji at the cut is dropped whole.
-        const end = /[\uD800-\uDBFF]/.test(text.charAt(maxChars - 1)) ? maxChars - 1 : maxChars;
-        text = text.slice(0, end);
+        text = safeSlice(text, 0, maxChars);
       }
       return wrapUntrusted(
         "web_fetch",
