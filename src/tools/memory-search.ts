@@ -42,15 +42,15 @@ export function createMemorySearchTool(deps: MemorySearchDeps): Tool<Args> {
     readOnly: true,
 
     async execute(args, ctx) {
+      if (!/[\p{L}\p{N}\p{Extended_Pictographic}]/u.test(args.query)) {
+        throw new ToolError("the query has no letters, digits or emoji to look for.");
+      }
       const memoryFile = !ctx.inbound.isGroup || deps.shareWithGroups;
       if (memoryFile) {
         const file = readMemoryFile(ctx.workspace);
         // Hits from MEMORY.md are dated when pincer first indexed that version of the file.
         if (file) deps.store.syncMemoryFile(file.hash, Date.now(), memoryParagraphs(file.text));
         else deps.store.syncMemoryFile("absent", Date.now(), []);
-      }
-      if (!/[\p{L}\p{N}\p{Extended_Pictographic}]/u.test(args.query)) {
-        throw new ToolError("the query has no letters, digits or emoji to look for.");
       }
       const hits = deps.store.search(args.query, {
         sessionKey: ctx.sessionKey,
