@@ -146,14 +146,15 @@ export class AgentWorker {
     this.resumeTimers.add(timer);
   }
 
-  /** Runs one message's turn; returns a time to run it again when the model was unavailable. */
-  private async runTurn(msg: InboundMessage, stopSignal: AbortSignal): Promise<number | undefined> {
+  /**
+   * Runs one message's turn; returns a time to run it again when the model was unavailable.
+   * `signal` is aborted by /stop and by the shutdown (stop() aborts every running turn's controller).
+   */
+  private async runTurn(msg: InboundMessage, signal: AbortSignal): Promise<number | undefined> {
     const { deps } = this;
     const target = replyTarget(msg);
     const activity = { ...target, sessionKey: msg.sessionKey };
     deps.bus.publishActivity({ ...activity, busy: true });
-    // Aborted by /stop and by the shutdown (stop() aborts every running turn's controller).
-    const signal = stopSignal;
     let user: StoredMessage = { role: "user", content: userContent(msg), createdAt: msg.receivedAt };
     let images: ContentPart[] = [];
     const sentToConversation: string[] = [];
@@ -275,14 +276,14 @@ export class AgentWorker {
           : undefined;
       await this.finish(msg, [user, ...result.produced], reply, meter);
     } catch (err) {
-      outcome = stopSignal.aborted || this.shutdown.signal.aborted ? "stopped" : "error";
+      outcome = signal.aborted || this.shutdown.signal.aborted ? "stopped" : "error";
       // Shutting down: leave the message pending in the inbox so it runs again after the restart;
       // an orderly stop is no crash, so this start does not count against the message.
       if (this.shutdown.signal.aborted) {
         deps.journal.forgetTurnStart(msg);
         return;
       }
-      if (stopSignal.aborted) return await this.finish(msg, [user, ...produced], notice(target, "Stopped."));
+      if (signal.aborted) return await this.finish(msg, [user, ...produced], notice(target, "Stopped."));
       // Nothing happened yet (no tool ran): the message can simply wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && toolsRan === 0) {
         deps.log.warn(
