@@ -32,7 +32,7 @@ export class TurnMeter {
   private readonly started = performance.now();
   private modelMs = 0;
   private modelCalls = 0;
-  private toolCalls = 0;
+  private toolCount = 0;
   private promptTokens?: number;
   private completionTokens?: number;
   private readonly stages: Pick<TurnReport, "waitedMs" | "contextMs" | "storeMs"> = {};
@@ -76,8 +76,13 @@ export class TurnMeter {
     this.stages.storeMs = round2(ms);
   }
 
+  /** Tool calls that have run so far in this turn. */
+  get toolCalls(): number {
+    return this.toolCount;
+  }
+
   tool(name: string, result: string): void {
-    this.toolCalls++;
+    this.toolCount++;
     this.observer.toolCall?.(name, !result.startsWith("Error:"));
   }
 
@@ -87,7 +92,7 @@ export class TurnMeter {
       durationMs: Math.round(performance.now() - this.started),
       modelMs: Math.round(this.modelMs),
       modelCalls: this.modelCalls,
-      toolCalls: this.toolCalls,
+      toolCalls: this.toolCount,
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
       outcome,

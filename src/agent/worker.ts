@@ -163,7 +163,6 @@ export class AgentWorker {
       afterMs === undefined
         ? undefined
         : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
-    let toolsRan = 0;
     const meter = new TurnMeter(deps.model, deps.observer, msg.receivedAt);
     let outcome: TurnReport["outcome"] = "ok";
     // Finished rounds of the turn: stored even when the turn then fails.
@@ -236,7 +235,6 @@ export class AgentWorker {
           tokens: deps.tokens,
           budget: context.budget,
           onToolResult: (call, text, durationMs) => {
-            toolsRan++;
             meter.tool(call.name, text);
             deps.audit.record({
               sessionKey: msg.sessionKey,
@@ -285,7 +283,7 @@ export class AgentWorker {
       }
       if (signal.aborted) return await this.finish(msg, [user, ...produced], notice(target, "Stopped."));
       // Nothing happened yet (no tool ran): the message can simply wait for the model and run again.
-      if (err instanceof ModelUnavailableError && deps.waitForModel !== false && toolsRan === 0) {
+      if (err instanceof ModelUnavailableError && deps.waitForModel !== false && meter.toolCalls === 0) {
         deps.log.warn(
           { session: msg.sessionKey, err: err.message, retryAt: err.retryAt },
           "model unavailable; the message waits",
