@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
-import type { Timers } from "./scheduler.js";
+import { realTimers, type Timers } from "./scheduler.js";
 
 /** What the model answers when a heartbeat finds nothing worth telling; such a reply is not sent. */
 export const HEARTBEAT_OK = "HEARTBEAT_OK";
@@ -75,8 +75,11 @@ export class Heartbeat {
   private handle: unknown;
   private last: InboundMessage | undefined;
   private running = false;
+  private readonly timers: Timers;
 
-  constructor(private readonly deps: HeartbeatDeps) {}
+  constructor(private readonly deps: HeartbeatDeps) {
+    this.timers = deps.timers ?? realTimers;
+  }
 
   start(): void {
     this.running = true;
@@ -85,7 +88,7 @@ export class Heartbeat {
 
   stop(): void {
     this.running = false;
-    if (this.handle !== undefined) this.timers().clear(this.handle);
+    if (this.handle !== undefined) this.timers.clear(this.handle);
     this.handle = undefined;
   }
 
@@ -107,7 +110,7 @@ export class Heartbeat {
 
   private arm(): void {
     if (!this.running) return;
-    this.handle = this.timers().set(() => {
+    this.handle = this.timers.set(() => {
       try {
         this.tick();
       } catch (err) {
@@ -115,14 +118,5 @@ export class Heartbeat {
       }
       this.arm();
     }, this.deps.intervalMs);
-  }
-
-  private timers(): Timers {
-    return (
-      this.deps.timers ?? {
-        set: (fn, ms) => setTimeout(fn, ms).unref(),
-        clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
-      }
-    );
   }
 }

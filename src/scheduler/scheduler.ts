@@ -32,7 +32,8 @@ const RETRY_TICK_MS = 5_000;
 /** After a failed run attempt, the job waits this long instead of being retried in a tight loop. */
 const RETRY_AFTER_MS = 60_000;
 
-const realTimers: Timers = {
+/** Real, unref'd timers: the default of the scheduler and the heartbeat. */
+export const realTimers: Timers = {
   set(fn, ms) {
     const handle = setTimeout(fn, ms);
     // The scheduler alone must not keep a process (a CLI command, a test) alive.
