@@ -137,6 +137,12 @@ export function formatLocal(date: Date | number, timezone: string): string {
   return `${get("weekday")} ${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
 }
 
+/** The local time to the minute, `YYYY-MM-DD HH:MM`. */
+export function formatMinute(date: Date | number, timezone: string): string {
+  const get = localParts(date, timezone);
+  return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
+}
+
 /** The local calendar day, `YYYY-MM-DD`. */
 export function formatDay(date: Date | number, timezone: string): string {
   const get = localParts(date, timezone);

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { formatDay, formatMinute } from "../agent/context.js";
 import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { MemoryStore, PendingMessage } from "../store/memory.js";
@@ -160,7 +161,7 @@ export class Consolidator {
     const body = [
       `MEMORY.md now:\n${safeSlice(memory, 0, Math.floor(limitChars / 4)) || "(empty)"}`,
       `The chat (${isGroup ? "a group chat" : "a direct chat"}):\n${safeSlice(
-        transcript(chunk, (ms) => this.format(ms)),
+        transcript(chunk, (ms) => formatMinute(ms, deps.timezone)),
         0,
         limitChars,
       )}`,
@@ -179,7 +180,7 @@ export class Consolidator {
     // A group's members are not the owner: what they say stays in the group's own entries.
     const facts = isGroup ? [] : parsed.facts;
     const added =
-      facts.length > 0 ? appendMemoryFacts(deps.workspace, facts, this.format(this.now()).slice(0, 10)) : [];
+      facts.length > 0 ? appendMemoryFacts(deps.workspace, facts, formatDay(this.now(), deps.timezone)) : [];
     const text = [parsed.summary, ...(parsed.facts.length > 0 ? [`Facts: ${parsed.facts.join(" · ")}`] : [])].join(
       "\n",
     );
@@ -201,20 +202,5 @@ export class Consolidator {
 
   private now(): number {
     return (this.deps.now?.() ?? new Date()).getTime();
-  }
-
-  /** `2026-03-05 14:30` in the owner's zone. */
-  format(ms: number): string {
-    const parts = new Intl.DateTimeFormat("en-CA", {
-      timeZone: this.deps.timezone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      hourCycle: "h23",
-    }).formatToParts(ms);
-    const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
-    return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
   }
 }
