@@ -76,7 +76,7 @@ export function buildSystemPrompt(input: PromptInput): string {
 }
 
 /** MEMORY.md beyond the cap is cut, with a note, so a grown file cannot crowd out the conversation. */
-export function capMemory(text: string, maxChars: number): string {
+function capMemory(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   return `${text.slice(0, maxChars)}\n\n[MEMORY.md continues for ${text.length - maxChars} more characters that are not shown here; memory_search finds them. Ask the owner to tidy the file.]`;
 }

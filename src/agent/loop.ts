@@ -58,7 +58,7 @@ export interface LoopResult {
  * A tool result is kept in the history at most this long (the audit log has it whole): a later
  * turn needs to know what was found, not the 16,000 characters again.
  */
-export const HISTORY_RESULT_CHARS = 4000;
+const HISTORY_RESULT_CHARS = 4000;
 
 const LIMIT_NOTE =
   "You have used all tool calls allowed for this turn. Answer the user now with what you have, and say what is left undone.";

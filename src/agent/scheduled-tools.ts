@@ -2,7 +2,7 @@
  * Tools a scheduled run never gets, whatever the config says: no one is there to watch it, so
  * it may not create jobs (no runaway loops) or start helpers.
  */
-export const NEVER_IN_SCHEDULED_RUNS: readonly string[] = ["cron", "spawn"];
+const NEVER_IN_SCHEDULED_RUNS: readonly string[] = ["cron", "spawn"];
 
 /** Which tools a scheduled run is offered: `cron.tools` when set (else every tool), minus the never-list. */
 export function scheduledRunOffers(configured: readonly string[] | undefined): (name: string) => boolean {

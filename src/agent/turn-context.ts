@@ -47,7 +47,7 @@ export function answerReserve(contextTokens: number): number {
 }
 
 /** Whether the conversation may see the owner's MEMORY.md (in its prompt and its searches). */
-export function seesPrivateMemory(inbound: InboundMessage, shareWithGroups: boolean): boolean {
+function seesPrivateMemory(inbound: InboundMessage, shareWithGroups: boolean): boolean {
   return !inbound.isGroup || shareWithGroups;
 }
 

@@ -19,9 +19,9 @@ export interface ConsolidatorDeps {
 }
 
 /** A conversation is consolidated once its history passes this share of the context budget… */
-export const TRIGGER_SHARE = 0.5;
+const TRIGGER_SHARE = 0.5;
 /** …down to this share, so it does not run again at the very next turn. */
-export const TARGET_SHARE = 0.25;
+const TARGET_SHARE = 0.25;
 const MAX_ROUNDS = 50;
 const FIRST_RETRY_MS = 30_000;
 const MAX_RETRY_MS = 60 * 60 * 1000;

@@ -3,7 +3,7 @@ import { lstatSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readTextBeneath } from "../tools/files/safe-read.js";
 
-export const MEMORY_FILE = "MEMORY.md";
+const MEMORY_FILE = "MEMORY.md";
 /** Past this size MEMORY.md is read only in part: it is meant to be a page, not a book. */
 const MAX_READ_BYTES = 1024 * 1024;
 

@@ -28,7 +28,7 @@ export function activeTasks(markdown: string): string[] {
 }
 
 /** The inbound system message of one heartbeat; its answer goes to `target` unless it is HEARTBEAT_OK. */
-export function heartbeatMessage(tasks: string[], target: string, now: number): InboundMessage {
+function heartbeatMessage(tasks: string[], target: string, now: number): InboundMessage {
   const text = [
     "Heartbeat: a periodic check of the standing tasks in HEARTBEAT.md:",
     ...tasks.map((t) => `- ${t}`),
