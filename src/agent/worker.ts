@@ -173,7 +173,7 @@ export class AgentWorker {
           { session: msg.sessionKey, userId: msg.senderId },
           "dropping a queued message: its sender lost access",
         );
-        return await this.finish(msg, [], undefined);
+        return this.finish(msg, [], undefined);
       }
       // A message whose turn was cut off twice (the daemon died during it) is not run a third time.
       const starts = deps.journal.recordTurnStart(msg);
@@ -182,11 +182,11 @@ export class AgentWorker {
           { session: msg.sessionKey, id: msg.id, starts: starts - 1 },
           "dropping a message that crashed pincer",
         );
-        return await this.finish(msg, [], notice(target, POISON_NOTICE));
+        return this.finish(msg, [], notice(target, POISON_NOTICE));
       }
       if (msg.channel !== "system" && parseCommand(msg.text) === "new") {
         deps.conversations.archive(msg.sessionKey);
-        return await this.finish(msg, [], notice(target, "Started a new conversation. Long-term memory is kept."));
+        return this.finish(msg, [], notice(target, "Started a new conversation. Long-term memory is kept."));
       }
       if (msg.media.length > 0 && deps.attachments) {
         const prepared = await deps.attachments(msg.media, signal);
@@ -196,7 +196,7 @@ export class AgentWorker {
           const problem = failure(target, prepared.problems.join(" "));
           // Nothing left to answer (a voice note alone that could not be heard): the sentence is the answer.
           if (!msg.text.trim() && msg.media.every((path) => mediaKind(path) === "audio")) {
-            return await this.finish(msg, [user], problem);
+            return this.finish(msg, [user], problem);
           }
           void deps.bus
             .publishOutbound(problem)
@@ -272,7 +272,7 @@ export class AgentWorker {
         text && !sentToConversation.includes(text) && !isSilentReply(text, msg.meta?.silentReply)
           ? { ...target, kind: "reply" as const, text: result.reply, replyToId }
           : undefined;
-      await this.finish(msg, [user, ...result.produced], reply, meter);
+      this.finish(msg, [user, ...result.produced], reply, meter);
     } catch (err) {
       outcome = signal.aborted || this.shutdown.signal.aborted ? "stopped" : "error";
       // Shutting down: leave the message pending in the inbox so it runs again after the restart;
@@ -281,7 +281,7 @@ export class AgentWorker {
         deps.journal.forgetTurnStart(msg);
         return;
       }
-      if (signal.aborted) return await this.finish(msg, [user, ...produced], notice(target, "Stopped."));
+      if (signal.aborted) return this.finish(msg, [user, ...produced], notice(target, "Stopped."));
       // Nothing happened yet (no tool ran): the message can simply wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && meter.toolCalls === 0) {
         deps.log.warn(
@@ -302,14 +302,14 @@ export class AgentWorker {
       if (err instanceof ModelError) {
         outcome = "model_error";
         deps.log.warn({ session: msg.sessionKey, err: err.message }, "model call failed");
-        return await this.finish(
+        return this.finish(
           msg,
           [user, ...produced],
           failure(target, `Sorry, ${err.message}.${err.permanent ? "" : " Please try again in a moment."}`),
         );
       }
       deps.log.error({ err, session: msg.sessionKey }, "turn failed");
-      await this.finish(
+      this.finish(
         msg,
         [user, ...produced],
         failure(target, "Sorry, something went wrong on my side. Please try again."),
@@ -325,12 +325,12 @@ export class AgentWorker {
   }
 
   /** Stores the turn, marks the message done and records the reply in one transaction. */
-  private async finish(
+  private finish(
     msg: InboundMessage,
     messages: StoredMessage[],
     out: OutboundMessage | undefined,
     meter?: TurnMeter,
-  ): Promise<undefined> {
+  ): undefined {
     const { deps } = this;
     const storing = performance.now();
     const outboxId = deps.turns.finishTurn(msg, messages, out);
@@ -360,6 +360,6 @@ export class AgentWorker {
         extra: deps.statusLines?.() ?? [],
       });
     }
-    await this.finish(msg, [], notice(replyTarget(msg), text));
+    this.finish(msg, [], notice(replyTarget(msg), text));
   }
 }
