@@ -27,10 +27,10 @@ import { ConversationStore } from "./store/conversations.js";
 import { DashboardQueries } from "./store/dashboard.js";
 import { closeDatabase, type Database, openDatabase } from "./store/database.js";
 import { HelperRunStore } from "./store/helper-runs.js";
+import { startHousekeeping } from "./store/housekeeping.js";
 import { SqliteJournal } from "./store/journal.js";
 import { MemoryStore } from "./store/memory.js";
 import { PairingStore } from "./store/pairing.js";
-import { pruneDatabase, pruneMediaFiles } from "./store/retention.js";
 import { TurnSteps } from "./store/turn-steps.js";
 import { TurnStore } from "./store/turns.js";
 import { ReadCache, type ReadCacheOptions } from "./tools/files/read-cache.js";
@@ -41,8 +41,6 @@ import { McpManager } from "./tools/mcp/manager.js";
 import { mcpStatusLines } from "./tools/mcp/status-text.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { createMetrics, type Metrics } from "./web/metrics.js";
-
-const JOURNAL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface AppOptions {
   log: Logger;
@@ -287,31 +285,7 @@ export function createApp(config: Config, options: AppOptions): App {
 
   const running: Channel[] = [];
   let workerDone: Promise<void> = Promise.resolve();
-  // Finished inbox/outbox rows only guard against replays; a week is far longer than any platform replays.
-  // Once a day: the journal's finished rows, then what only grows (config `retention`).
-  const pruneJournal = () => {
-    journal.prune(JOURNAL_RETENTION_MS);
-    const pruned = pruneDatabase(db, config.retention);
-    pruneMediaFiles(mediaDir(config.home), config.retention.mediaDays).then(
-      (mediaFiles) => {
-        if (mediaFiles + Object.values(pruned).reduce((a, b) => a + b, 0) > 0) {
-          log.info({ ...pruned, mediaFiles }, "pruned old data (see retention in the config)");
-        }
-      },
-      (err: unknown) => log.warn({ err }, "could not prune old media files"),
-    );
-  };
-  let pruneTimer: NodeJS.Timeout | undefined;
-  // Turns only mark their messages for search; the marks are indexed in one batch every few
-  // seconds (and before any search), off the path of the replies.
-  const indexPending = () => {
-    try {
-      memory.indexPending();
-    } catch (err) {
-      log.warn({ err }, "could not index new messages for search; the next search tries again");
-    }
-  };
-  let indexTimer: NodeJS.Timeout | undefined;
+  let stopHousekeeping: (() => void) | undefined;
   let stopping: Promise<void> | undefined;
 
   return {
@@ -368,14 +342,18 @@ export function createApp(config: Config, options: AppOptions): App {
       );
       scheduler.start([...served]);
       heartbeat?.start();
-      pruneJournal();
-      pruneTimer = setInterval(pruneJournal, 24 * 60 * 60 * 1000).unref();
-      indexTimer = setInterval(indexPending, 2000).unref();
+      stopHousekeeping = startHousekeeping({
+        db,
+        journal,
+        memory,
+        mediaDir: mediaDir(config.home),
+        retention: config.retention,
+        log,
+      });
     },
     stop() {
       stopping ??= (async () => {
-        clearInterval(pruneTimer);
-        clearInterval(indexTimer);
+        stopHousekeeping?.();
         scheduler.stop();
         heartbeat?.stop();
         await Promise.allSettled(running.map((c) => c.stop()));

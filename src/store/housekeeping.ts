@@ -1,0 +1,57 @@
+import type { Logger } from "pino";
+import type { Database } from "./database.js";
+import type { SqliteJournal } from "./journal.js";
+import type { MemoryStore } from "./memory.js";
+import { pruneDatabase, pruneMediaFiles, type RetentionAges } from "./retention.js";
+
+// Finished inbox/outbox rows only guard against replays; a week is far longer than any platform replays.
+const JOURNAL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 24 * 60 * 60 * 1000;
+const INDEX_EVERY_MS = 2000;
+
+export interface HousekeepingDeps {
+  db: Database;
+  journal: SqliteJournal;
+  memory: MemoryStore;
+  /** The folder of received attachments and copies of sent ones. */
+  mediaDir: string;
+  /** Config `retention`. */
+  retention: RetentionAges;
+  log: Logger;
+}
+
+/**
+ * The daemon's background upkeep of the database. Once a day (the first time at once): the
+ * journal's finished rows, then what only grows (config `retention`). Every few seconds: the
+ * messages turns only marked for search are indexed in one batch (and before any search), off
+ * the path of the replies. Returns the function that stops both.
+ */
+export function startHousekeeping(deps: HousekeepingDeps): () => void {
+  const { db, journal, memory, retention, log } = deps;
+  const prune = () => {
+    journal.prune(JOURNAL_RETENTION_MS);
+    const pruned = pruneDatabase(db, retention);
+    pruneMediaFiles(deps.mediaDir, retention.mediaDays).then(
+      (mediaFiles) => {
+        if (mediaFiles + Object.values(pruned).reduce((a, b) => a + b, 0) > 0) {
+          log.info({ ...pruned, mediaFiles }, "pruned old data (see retention in the config)");
+        }
+      },
+      (err: unknown) => log.warn({ err }, "could not prune old media files"),
+    );
+  };
+  const indexPending = () => {
+    try {
+      memory.indexPending();
+    } catch (err) {
+      log.warn({ err }, "could not index new messages for search; the next search tries again");
+    }
+  };
+  prune();
+  const pruneTimer = setInterval(prune, PRUNE_EVERY_MS).unref();
+  const indexTimer = setInterval(indexPending, INDEX_EVERY_MS).unref();
+  return () => {
+    clearInterval(pruneTimer);
+    clearInterval(indexTimer);
+  };
+}
