@@ -8,7 +8,7 @@ import { answerReserve } from "./agent/turn-context.js";
 import { AgentWorker } from "./agent/worker.js";
 import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
-import type { SenderEvents } from "./bus/outbox-sender.js";
+import { outboxLog } from "./bus/outbox-log.js";
 import { replyTarget } from "./bus/types.js";
 import type { Config } from "./config/config.js";
 import { createConfiguredModel } from "./llm/configured.js";
@@ -93,35 +93,6 @@ export interface App {
   stop(): Promise<void>;
 }
 
-/** The outbox sender's log lines: an outage once when it starts and once when it ends, a dead letter once. */
-function deliveryLog(log: Logger): SenderEvents {
-  const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
-  return {
-    onRetry: (channel, row, err, delayMs, first) =>
-      (first ? log.warn.bind(log) : log.debug.bind(log))(
-        { channel, chatId: row.msg.chatId, outboxId: row.id, err: describe(err), retryInMs: delayMs },
-        first ? "could not send; retrying with backoff until it works" : "could not send again",
-      ),
-    onRecovered: (channel, failures) => log.info({ channel, failures }, "sending works again"),
-    onSent: (channel, row, waitedMs, sendMs) =>
-      log.debug({ channel, outboxId: row.id, waitedMs, sendMs: Math.round(sendMs * 100) / 100 }, "sent"),
-    onDeadLetter: (channel, row, err, reason) =>
-      log.error(
-        {
-          channel,
-          chatId: row.msg.chatId,
-          kind: row.msg.kind,
-          outboxId: row.id,
-          attempts: row.attempts + 1,
-          err: describe(err),
-        },
-        reason === "refused"
-          ? "the platform refused a message for good; moved it to the dead letters"
-          : "gave up on a message that could not be sent for too long; moved it to the dead letters",
-      ),
-  };
-}
-
 export function createApp(config: Config, options: AppOptions): App {
   const { log } = options;
   ensureHome(config, log);
@@ -134,7 +105,7 @@ export function createApp(config: Config, options: AppOptions): App {
       maxDelayMs: config.delivery.retryMaxSeconds * 1000,
       deadLetterAfterMs: config.delivery.deadLetterAfterHours * 3600_000,
     },
-    events: deliveryLog(log.child({ part: "outbox" })),
+    events: outboxLog(log.child({ part: "outbox" })),
     gate: (msg) => access.admit(msg),
   });
   const pairing = new PairingStore(db);
