@@ -2,7 +2,14 @@ import { AsyncQueue } from "./async-queue.js";
 import type { OutboundHandler, OutboxRow, OutboxState, RetryTiming } from "./delivery.js";
 import { MemoryJournal } from "./memory-journal.js";
 import { ChannelSender, type SenderEvents } from "./outbox-sender.js";
-import type { ActivityEvent, ChannelName, DeliveryOutcome, InboundMessage, OutboundMessage } from "./types.js";
+import {
+  type ActivityEvent,
+  type ChannelName,
+  type DeliveryOutcome,
+  type InboundMessage,
+  type OutboundMessage,
+  sessionKeyOf,
+} from "./types.js";
 
 export type { OutboundHandler } from "./delivery.js";
 
@@ -126,7 +133,7 @@ export class MessageBus {
     if (state?.status === "dead") return Promise.resolve({ status: "refused", error: state.error });
     return new Promise((resolve) => {
       const list = this.waiters.get(id) ?? [];
-      list.push({ chat: chatOf(msg), resolve });
+      list.push({ chat: sessionKeyOf(msg.channel, msg.chatId, msg.threadId), resolve });
       this.waiters.set(id, list);
     });
   }
@@ -177,7 +184,7 @@ export class MessageBus {
     for (const waiter of this.waiters.get(row.id) ?? []) waiter.resolve(outcome);
     this.waiters.delete(row.id);
     if (outcome.status !== "failed") return;
-    const chat = chatOf(row.msg);
+    const chat = sessionKeyOf(row.msg.channel, row.msg.chatId, row.msg.threadId);
     for (const [id, list] of this.waiters) {
       const blocked = list.filter((w) => w.chat === chat);
       if (blocked.length === 0) continue;
@@ -203,8 +210,4 @@ export class MessageBus {
       return { status: "failed", error: err instanceof Error ? err.message : String(err) };
     }
   }
-}
-
-function chatOf(msg: Pick<OutboundMessage, "channel" | "chatId" | "threadId">): string {
-  return `${msg.channel}:${msg.chatId}:${msg.threadId ?? ""}`;
 }

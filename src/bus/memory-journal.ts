@@ -1,6 +1,6 @@
 import type { BusJournal } from "./bus.js";
 import type { OutboxRow, OutboxState } from "./delivery.js";
-import type { ChannelName, InboundMessage, OutboundMessage } from "./types.js";
+import { type ChannelName, type InboundMessage, type OutboundMessage, sessionKeyOf } from "./types.js";
 
 /** The journal of a bus without a database (tool tests, benchmarks): the same rules, kept in memory. */
 export class MemoryJournal implements BusJournal {
@@ -24,7 +24,7 @@ export class MemoryJournal implements BusJournal {
   outboxHeads(channel: ChannelName): OutboxRow[] {
     const heads = new Map<string, OutboxRow>();
     for (const row of this.rows.values()) {
-      const chat = `${row.msg.chatId}:${row.msg.threadId ?? ""}`;
+      const chat = sessionKeyOf(channel, row.msg.chatId, row.msg.threadId);
       if (row.msg.channel === channel && row.dead === undefined && !heads.has(chat)) heads.set(chat, { ...row });
     }
     return [...heads.values()];
