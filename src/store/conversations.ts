@@ -69,10 +69,7 @@ export class ConversationStore {
   }
 
   private findOpen(sessionKey: string): number | undefined {
-    return this.db
-      .prepare("SELECT id FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1")
-      .pluck()
-      .get(sessionKey) as number | undefined;
+    return findOpenConversation(this.db, sessionKey);
   }
 
   /** Starts a fresh conversation for the session (the old one stays in the database). */
@@ -146,6 +143,14 @@ export class ConversationStore {
       .pluck()
       .get(this.openConversation(sessionKey)) as number;
   }
+}
+
+/** The id of the session's open conversation, if it has one (never creates it). */
+export function findOpenConversation(db: Database, sessionKey: string): number | undefined {
+  return db
+    .prepare("SELECT id FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1")
+    .pluck()
+    .get(sessionKey) as number | undefined;
 }
 
 /** Newest-first picks, oldest first, starting at a user message: a cut through a tool exchange would leave results without their call. */

@@ -1,4 +1,4 @@
-import type { StoredRole, ToolCallRecord } from "./conversations.js";
+import { findOpenConversation, type StoredRole, type ToolCallRecord } from "./conversations.js";
 import type { Database } from "./database.js";
 import { buildFtsQuery, likePattern, makeSnippet } from "./fts-query.js";
 
@@ -62,10 +62,7 @@ export class MemoryStore {
 
   /** The session's open conversation, if it has one (never creates it). */
   openConversation(sessionKey: string): number | undefined {
-    return this.db
-      .prepare("SELECT id FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1")
-      .pluck()
-      .get(sessionKey) as number | undefined;
+    return findOpenConversation(this.db, sessionKey);
   }
 
   /** Archived conversations of the session that still have turns to consolidate (after /new). */
