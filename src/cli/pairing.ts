@@ -1,3 +1,4 @@
+import { approvePairing, isPairedChannel } from "../access/approve.js";
 import type { Config } from "../config/config.js";
 import { databasePath } from "../paths.js";
 import { JobStore } from "../scheduler/job-store.js";
@@ -22,12 +23,6 @@ export function pairingList(config: Config): string {
   });
 }
 
-type PairedChannel = "telegram" | "discord";
-
-function checkChannel(channel: string): channel is PairedChannel {
-  return channel === "telegram" || channel === "discord";
-}
-
 const UNKNOWN_CHANNEL = (channel: string) => ({
   ok: false,
   text: `Unknown channel "${channel}": use telegram or discord.`,
@@ -35,18 +30,16 @@ const UNKNOWN_CHANNEL = (channel: string) => ({
 
 /** `pincer pairing approve CHANNEL CODE`; the user's jobs paused by an earlier revoke run again. */
 export function pairingApprove(config: Config, channel: string, code: string): { ok: boolean; text: string } {
-  if (!checkChannel(channel)) return UNKNOWN_CHANNEL(channel);
-  return withDatabase(databasePath(config.home), (db) =>
-    db.transaction(() => {
-      const approved = new PairingStore(db).approve(channel, code);
-      if (!approved) {
-        return { ok: false, text: `No valid pairing code ${code} on ${channel} (codes expire after an hour).` };
-      }
-      const resumed = new JobStore(db).resumeOwnedBy({ channel, userId: approved.userId });
-      const jobs = resumed > 0 ? ` Resumed ${resumed} paused job${resumed === 1 ? "" : "s"}.` : "";
-      return { ok: true, text: `Approved ${approved.userName} (id ${approved.userId}) on ${channel}.${jobs}` };
-    })(),
+  if (!isPairedChannel(channel)) return UNKNOWN_CHANNEL(channel);
+  const approved = withDatabase(databasePath(config.home), (db) =>
+    approvePairing({ db, pairing: new PairingStore(db), jobs: new JobStore(db) }, channel, code),
   );
+  if (!approved) {
+    return { ok: false, text: `No valid pairing code ${code} on ${channel} (codes expire after an hour).` };
+  }
+  const { user, resumedJobs } = approved;
+  const jobs = resumedJobs > 0 ? ` Resumed ${resumedJobs} paused job${resumedJobs === 1 ? "" : "s"}.` : "";
+  return { ok: true, text: `Approved ${user.userName} (id ${user.userId}) on ${channel}.${jobs}` };
 }
 
 /**
@@ -54,7 +47,7 @@ export function pairingApprove(config: Config, channel: string, code: string): {
  * on the allowlist keeps access until they are removed from it, which the message says.
  */
 export function pairingRevoke(config: Config, channel: string, userId: string): { ok: boolean; text: string } {
-  if (!checkChannel(channel)) return UNKNOWN_CHANNEL(channel);
+  if (!isPairedChannel(channel)) return UNKNOWN_CHANNEL(channel);
   const allowFrom = channel === "telegram" ? config.telegramAllowFrom : config.discordAllowFrom;
   const variable = channel === "telegram" ? "TELEGRAM_ALLOW_FROM" : "DISCORD_ALLOW_FROM";
   const { revoked, paused } = withDatabase(databasePath(config.home), (db) =>

@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
+import { approvePairing, isPairedChannel } from "../access/approve.js";
 import type { App } from "../app.js";
 import type { Channel } from "../bus/channel.js";
 import type { ChannelName } from "../bus/types.js";
@@ -40,7 +41,6 @@ export interface ControlServer {
 const MAX_BODY = 64 * 1024;
 const MAX_CHAT_TEXT = 16_000;
 const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
-const PAIRING_CHANNELS = new Set(["telegram", "discord"]);
 const ALL_CHANNELS: ChannelName[] = ["telegram", "discord", "console", "web", "system"];
 const REFRESH_MS = 5_000;
 
@@ -197,17 +197,12 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
     }
     if (path === "/api/pairing/approve" || path === "/api/pairing/deny") {
       const channel = text("channel", 16);
-      if (!PAIRING_CHANNELS.has(channel)) throw new HttpError(400, '"channel" must be telegram or discord');
+      if (!isPairedChannel(channel)) throw new HttpError(400, '"channel" must be telegram or discord');
       if (path.endsWith("approve")) {
-        const code = text("code", 16);
         // As `pincer pairing approve`: the user's jobs paused by an earlier revoke run again.
-        const approved = app.db.transaction(() => {
-          const user = app.pairing.approve(channel, code);
-          if (user) app.jobs.resumeOwnedBy({ channel: channel as "telegram" | "discord", userId: user.userId });
-          return user;
-        })();
+        const approved = approvePairing(app, channel, text("code", 16));
         if (!approved) throw new HttpError(404, "no such pairing code (expired?)");
-        log.info({ channel, userId: approved.userId }, "pairing approved from the control page");
+        log.info({ channel, userId: approved.user.userId }, "pairing approved from the control page");
       } else if (!app.pairing.deny(channel, text("userId", 64))) {
         throw new HttpError(404, "no such pairing request");
       }
