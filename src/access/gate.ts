@@ -50,7 +50,7 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
         return false;
       }
       const request = deps.pairing.request(msg.channel, msg.senderId, msg.senderName);
-      const action = strangerAction({ ...request, isGroup: msg.isGroup, now: now(), repeatAfterMs });
+      const action = strangerAction({ ...request, now: now(), repeatAfterMs });
       deps.log.info({ ...where, name: msg.senderName, action }, "message from a user who is not allowed");
       if (action === "send-code") {
         deps.pairing.markTold(msg.channel, msg.senderId);

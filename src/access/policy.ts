@@ -25,17 +25,15 @@ export function hasAccess({ channel, senderId, allowFrom, isApproved }: AccessFa
 export type StrangerAction = "send-code" | "stay-silent";
 
 /**
- * What a stranger gets: their code, but only in a private chat (never posted in a group, where
- * anyone could make the bot talk), and repeated at most every `repeatAfterMs`.
+ * What a stranger in a private chat gets: their code, repeated at most every `repeatAfterMs`.
+ * (In a group the gate says nothing and opens no request: anyone there could make the bot talk.)
  */
 export function strangerAction(input: {
-  isGroup: boolean;
   isNew: boolean;
   toldAt?: number;
   now: number;
   repeatAfterMs: number;
 }): StrangerAction {
-  if (input.isGroup) return "stay-silent";
   if (input.isNew || input.toldAt === undefined) return "send-code";
   return input.now - input.toldAt >= input.repeatAfterMs ? "send-code" : "stay-silent";
 }
