@@ -15,7 +15,7 @@ import { startWebHarness, type WebHarness } from "./helpers/web.js";
 const CHROMIUM =
   process.env.PINCER_CHROMIUM ?? (hasSystemPackage("chromium", "chromium") ? findBinary("chromium") : undefined);
 const available = CHROMIUM !== undefined;
-// The README's screenshots are refreshed on request (UPDATE_SCREENSHOTS=1), so a test run leaves the checkout clean.
+// The docs' screenshots are refreshed on request (UPDATE_SCREENSHOTS=1), so a test run leaves the checkout clean.
 const SHOTS = process.env.UPDATE_SCREENSHOTS ? join(packageRoot(), "docs") : tempHome("pincer-screenshots-");
 
 describe.runIf(available)("control page in Chromium", () => {

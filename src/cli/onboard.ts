@@ -20,7 +20,7 @@ export function runOnboard(config: Config, envPath = resolve(".env")): string[] 
     "",
     "Next:",
     `  1. Put OPENAI_API_KEY (and OPENAI_BASE_URL for another endpoint) in ${envPath}.`,
-    "  2. Add TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN (see the README).",
+    "  2. Add TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN (see docs/channels.md).",
     "  3. Edit SOUL.md and USER.md in the workspace to make pincer yours.",
     "  4. Run `pincer doctor`, then `npm start` (or `pincer gateway`).",
   );

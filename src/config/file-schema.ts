@@ -1,6 +1,6 @@
 /**
  * The JSON Schema of the optional config file (PINCER_CONFIG). Every property has a default,
- * applied by ajv, so the rest of pincer reads a complete object. README "Configuration" lists them.
+ * applied by ajv, so the rest of pincer reads a complete object. docs/configuration.md lists them.
  */
 export const fileSchema = {
   type: "object",
@@ -65,7 +65,7 @@ export const fileSchema = {
         allowPatterns: { type: "array", items: { type: "string" }, default: [] },
         restrictToWorkspace: { type: "boolean", default: true },
         maxOutputChars: { type: "integer", minimum: 100, default: 10000 },
-        // Per command, inside the sandbox; 0 turns a limit off. README "Security model" explains each.
+        // Per command, inside the sandbox; 0 turns a limit off. docs/security.md explains each.
         maxProcesses: { type: "integer", minimum: 0, default: 256 },
         maxFileSizeMB: { type: "integer", minimum: 0, default: 1024 },
         maxMemoryMB: { type: "integer", minimum: 0, default: 2048 },

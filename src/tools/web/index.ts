@@ -10,7 +10,7 @@ export const USER_AGENT = "Mozilla/5.0 (compatible; pincer/0.1; self-hosted assi
 
 /**
  * web_fetch always; web_search only when a provider is configured (a tool that can only
- * answer "not configured" is not offered, see the README's "Web tools").
+ * answer "not configured" is not offered, see docs/tools.md, "Web").
  */
 export function createWebTools(config: Pick<Config, "web">, resolve?: Resolver): Tool[] {
   const { web } = config;
