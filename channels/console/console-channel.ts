@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { parseCommand } from "../../src/agent/commands.js";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
+import { parseCommand } from "../../src/bus/commands.js";
 import { type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 
 export interface ConsoleDeps {

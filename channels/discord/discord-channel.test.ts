@@ -5,6 +5,7 @@ import sharp from "sharp";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config/config.js";
+import { mediaDir } from "../../src/paths.js";
 import { type FakeDiscord, type FakeUser, startFakeDiscord } from "../../test/fakes/discord-server.js";
 import type { ChatRequest } from "../../test/fakes/openai-server.js";
 import { tempHome } from "../../test/helpers/app.js";
@@ -445,7 +446,7 @@ describe("Discord channel start failures", () => {
     const log = pino({ level: "silent" });
     const app = createApp(config, { log });
     cleanups.push(() => app.stop());
-    const channel = createDiscordChannel({ config, bus: app.bus, log });
+    const channel = createDiscordChannel({ config, bus: app.bus, mediaDir: mediaDir(config.home), log });
     return channel.start().then(
       () => undefined,
       (err: unknown) => err,

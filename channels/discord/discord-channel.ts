@@ -4,7 +4,6 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Config } from "../../src/config/config.js";
-import { mediaDir } from "../../src/paths.js";
 import { createInboundHandler } from "./inbound.js";
 import { Client, Events, GatewayIntentBits, Partials, Routes, Status } from "./library.js";
 import { createOutboundHandler } from "./outbound.js";
@@ -13,6 +12,8 @@ import { createTypingIndicator, TYPING_DELAY_MS, TYPING_REFRESH_MS } from "./typ
 export interface DiscordChannelDeps {
   config: Config;
   bus: MessageBus;
+  /** Where received attachments are saved (the sandbox sees it read-only). */
+  mediaDir: string;
   log: Logger;
   /** Timings, shortened by tests and benchmarks; the defaults suit Discord. */
   tuning?: Partial<DiscordTuning>;
@@ -66,7 +67,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
     bus,
     log,
     guildPolicy: { allowBots: config.discord.allowBots, allowedChannels: config.discord.allowedChannels },
-    mediaDir: mediaDir(config.home),
+    mediaDir: deps.mediaDir,
     maxBytes: config.media.maxBytes,
     maxAudioSeconds: config.media.maxAudioSeconds,
     botId: () => client.user?.id ?? "",

@@ -4,11 +4,10 @@ import { createServer, type Server } from "node:http";
 import type { RunnerHandle } from "@grammyjs/runner";
 import type { Bot as GrammyBot } from "grammy";
 import type { Logger } from "pino";
-import { COMMANDS } from "../../src/agent/commands.js";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
+import { COMMANDS } from "../../src/bus/commands.js";
 import type { Config } from "../../src/config/config.js";
-import { mediaDir } from "../../src/paths.js";
 import { trackConnection } from "./connection.js";
 import { createInboundHandlers } from "./inbound.js";
 import { Api, Bot, GrammyError, run, sequentialize, webhookCallback } from "./library.js";
@@ -48,6 +47,8 @@ export const DEFAULT_TIMING: TelegramTiming = {
 export interface TelegramChannelDeps {
   config: Config;
   bus: MessageBus;
+  /** Where received attachments are saved (the sandbox sees it read-only). */
+  mediaDir: string;
   log: Logger;
   timing?: Partial<TelegramTiming>;
 }
@@ -75,7 +76,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       media: {
         token,
         apiRoot: config.telegramApiRoot,
-        dir: mediaDir(config.home),
+        dir: deps.mediaDir,
         maxBytes: config.media.maxBytes,
         maxAudioSeconds: config.media.maxAudioSeconds,
         timeoutMs: timing.downloadTimeoutMs,

@@ -1,23 +1,4 @@
-/** Chat commands pincer answers itself instead of sending them to the model. */
-export type CommandName = "new" | "stop" | "status" | "help";
-
-export const COMMANDS: Array<{ name: CommandName; description: string }> = [
-  { name: "new", description: "Start a fresh conversation (long-term memory is kept)" },
-  { name: "stop", description: "Cancel the running turn" },
-  { name: "status", description: "Show model, conversation size and queue" },
-  { name: "help", description: "List the commands" },
-];
-
-/** `/stop`, `/stop@MyBot` and ` /STOP ` are the stop command; `/stop now` and `/stopwatch` are not. */
-export function parseCommand(text: string): CommandName | undefined {
-  const match = /^\/([a-z]+)(?:@\w+)?$/i.exec(text.trim());
-  const name = match?.[1].toLowerCase();
-  return COMMANDS.find((c) => c.name === name)?.name;
-}
-
-export function helpText(): string {
-  return ["Commands:", ...COMMANDS.map((c) => `/${c.name} — ${c.description}`)].join("\n");
-}
+/** The agent's answers to chat commands; their names and parsing are the bus contract's (src/bus/commands.ts). */
 
 /** The answer to `/stop`: what it stops. */
 export function stopReply(runningTurn: boolean, helpersCancelled: number): string {

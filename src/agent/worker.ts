@@ -1,10 +1,11 @@
+import { helpText, parseCommand } from "../bus/commands.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { type ChatMessage, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
 import type { StoredMessage } from "../store/conversations.js";
 import { type ContentPart, mediaKind } from "./attachments.js";
-import { helpText, parseCommand, statusReply, stopReply } from "./commands.js";
+import { statusReply, stopReply } from "./commands.js";
 import { toChatMessage, userContent } from "./context.js";
 import { runAgentLoop } from "./loop.js";
 import { failure, isSilentReply, MAX_TURN_STARTS, notice, POISON_NOTICE } from "./notices.js";

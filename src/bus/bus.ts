@@ -1,5 +1,5 @@
 import { AsyncQueue } from "./async-queue.js";
-import type { OutboundHandler, OutboxRow, OutboxState, RetryTiming } from "./delivery.js";
+import type { BusJournal, OutboundHandler, OutboxRow, RetryTiming } from "./delivery.js";
 import { MemoryJournal } from "./memory-journal.js";
 import { ChannelSender, type SenderEvents } from "./outbox-sender.js";
 import {
@@ -11,28 +11,7 @@ import {
   sessionKeyOf,
 } from "./types.js";
 
-export type { OutboundHandler } from "./delivery.js";
-
-/**
- * Durable bookkeeping behind the bus (implemented by the store). The bus stays in-memory and
- * ignorant of SQLite; the journal is what makes a crash lose no accepted message and resend
- * no delivered reply.
- */
-export interface BusJournal {
-  /** Records an inbound message; false when its id was seen before (a platform replay). */
-  acceptInbound(msg: InboundMessage): boolean;
-  /** Records an outbound message as pending and returns its outbox id. */
-  recordOutbound(msg: OutboundMessage): number;
-  /** The oldest pending row of each chat of `channel`, oldest first: what may be sent next. */
-  outboxHeads(channel: ChannelName): OutboxRow[];
-  markOutboundPartSent(id: number, partsSent: number): void;
-  /** Records the row as sent (with `partsSent`, when given, in the same write). */
-  markOutboundSent(id: number, partsSent?: number): void;
-  /** Counts a failed attempt and sets when the row is tried again. */
-  deferOutbound(id: number, nextAttemptAt: number, error: string): void;
-  deadLetterOutbound(id: number, error: string): void;
-  outboxState(id: number): OutboxState | undefined;
-}
+export type { BusJournal, OutboundHandler } from "./delivery.js";
 
 /**
  * Who may reach the agent, decided outside the bus (the access gate in src/access) and asked

@@ -1,4 +1,4 @@
-import type { DeliveryReceipt, OutboundMessage } from "./types.js";
+import type { ChannelName, DeliveryReceipt, InboundMessage, OutboundMessage } from "./types.js";
 
 /**
  * Why a send failed, as a channel tells the outbox sender. Anything else a channel throws counts
@@ -58,6 +58,27 @@ export interface OutboxRow {
   attempts: number;
   createdAt: number;
   nextAttemptAt: number;
+}
+
+/**
+ * Durable bookkeeping behind the bus (implemented by the store). The bus stays in-memory and
+ * ignorant of SQLite; the journal is what makes a crash lose no accepted message and resend
+ * no delivered reply.
+ */
+export interface BusJournal {
+  /** Records an inbound message; false when its id was seen before (a platform replay). */
+  acceptInbound(msg: InboundMessage): boolean;
+  /** Records an outbound message as pending and returns its outbox id. */
+  recordOutbound(msg: OutboundMessage): number;
+  /** The oldest pending row of each chat of `channel`, oldest first: what may be sent next. */
+  outboxHeads(channel: ChannelName): OutboxRow[];
+  markOutboundPartSent(id: number, partsSent: number): void;
+  /** Records the row as sent (with `partsSent`, when given, in the same write). */
+  markOutboundSent(id: number, partsSent?: number): void;
+  /** Counts a failed attempt and sets when the row is tried again. */
+  deferOutbound(id: number, nextAttemptAt: number, error: string): void;
+  deadLetterOutbound(id: number, error: string): void;
+  outboxState(id: number): OutboxState | undefined;
 }
 
 export interface RetryTiming {

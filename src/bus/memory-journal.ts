@@ -1,5 +1,4 @@
-import type { BusJournal } from "./bus.js";
-import type { OutboxRow, OutboxState } from "./delivery.js";
+import type { BusJournal, OutboxRow, OutboxState } from "./delivery.js";
 import { type ChannelName, type InboundMessage, type OutboundMessage, sessionKeyOf } from "./types.js";
 
 /** The journal of a bus without a database (tool tests, benchmarks): the same rules, kept in memory. */

@@ -1,5 +1,11 @@
-import type { BusJournal } from "./bus.js";
-import { DeliveryError, type OutboundHandler, type OutboxRow, type RetryTiming, retryDelay } from "./delivery.js";
+import {
+  type BusJournal,
+  DeliveryError,
+  type OutboundHandler,
+  type OutboxRow,
+  type RetryTiming,
+  retryDelay,
+} from "./delivery.js";
 import type { ChannelName, DeliveryOutcome, DeliveryReceipt } from "./types.js";
 
 /** What the sender reports; the app turns these into log lines. */

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { createApp } from "../app.js";
 import type { Channel } from "../bus/channel.js";
 import type { Config } from "../config/config.js";
+import { mediaDir } from "../paths.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
 import { mcpStatusPath } from "../tools/mcp/check.js";
 import type { ControlPage } from "../web/control-page.js";
@@ -12,15 +13,20 @@ import { probeModel } from "./probes.js";
 export async function runGateway(config: Config, log: Logger): Promise<void> {
   const app = createApp(config, { log, mcpStatusFile: mcpStatusPath(config) });
   const channels: Channel[] = [];
+  const media = mediaDir(config.home);
   if (config.telegramToken) {
     const { createTelegramChannel } = await import("../../channels/telegram/index.js");
-    channels.push(createTelegramChannel({ config, bus: app.bus, log: log.child({ channel: "telegram" }) }));
+    channels.push(
+      createTelegramChannel({ config, bus: app.bus, mediaDir: media, log: log.child({ channel: "telegram" }) }),
+    );
   } else {
     log.info("telegram is off: TELEGRAM_BOT_TOKEN is not set");
   }
   if (config.discordToken) {
     const { createDiscordChannel } = await import("../../channels/discord/index.js");
-    channels.push(createDiscordChannel({ config, bus: app.bus, log: log.child({ channel: "discord" }) }));
+    channels.push(
+      createDiscordChannel({ config, bus: app.bus, mediaDir: media, log: log.child({ channel: "discord" }) }),
+    );
   } else {
     log.info("discord is off: DISCORD_BOT_TOKEN is not set");
   }

@@ -3,6 +3,7 @@ import { type Logger, pino } from "pino";
 import { createDiscordChannel, type DiscordTuning } from "../../channels/discord/index.js";
 import { type App, createApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config/config.js";
+import { mediaDir } from "../../src/paths.js";
 import {
   FAKE_DISCORD_TOKEN,
   type FakeDiscord,
@@ -65,7 +66,13 @@ export async function startDiscordHarness(
   const logs: LogLine[] = [];
   const log = pino({ level: "warn" }, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const app = createApp(config, { log });
-  const channel = createDiscordChannel({ config, bus: app.bus, log, tuning: options.tuning });
+  const channel = createDiscordChannel({
+    config,
+    bus: app.bus,
+    mediaDir: mediaDir(config.home),
+    log,
+    tuning: options.tuning,
+  });
   await app.start([channel]);
   cleanups.push(() => app.stop().catch(() => {}));
   return { discord, model, app, config, logs, log, mention: `<@${discord.bot.id}>` };

@@ -5,6 +5,7 @@ import { createTelegramChannel, type TelegramTiming } from "../../channels/teleg
 import type { App } from "../../src/app.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Config } from "../../src/config/config.js";
+import { mediaDir } from "../../src/paths.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../fakes/openai-server.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram-server.js";
 import { tempHome, testApp } from "./app.js";
@@ -83,6 +84,7 @@ export async function startTelegramHarness(options: HarnessOptions = {}): Promis
     createTelegramChannel({
       config: app.config,
       bus: app.bus,
+      mediaDir: mediaDir(app.config.home),
       log,
       timing: { ...FAST_TIMING, ...options.timing },
     });
