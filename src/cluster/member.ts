@@ -1,0 +1,162 @@
+import type { Logger } from "pino";
+import type { ClusterProcess, ClusterStore, Fence } from "../store/cluster.js";
+import {
+  afterClaim,
+  afterSilence,
+  holds,
+  type LeaseChange,
+  type LeaseState,
+  type LeaseTiming,
+  NOT_HELD,
+} from "./lease-policy.js";
+
+/** Told when a wanted lease becomes this process's, and when it stops being (always in that order). */
+export interface LeaseHandlers {
+  gained(fence: Fence): void;
+  lost(fence: Fence): void;
+  /** A round ended without the lease: another process has it, or the database did not answer. */
+  denied?(): void;
+}
+
+export interface MemberDeps {
+  store: ClusterStore;
+  process: ClusterProcess;
+  timing: LeaseTiming;
+  log: Pick<Logger, "info" | "warn">;
+  /** A monotonic clock in ms (tests pass their own). */
+  now?: () => number;
+}
+
+interface Wanted {
+  state: LeaseState;
+  handlers: LeaseHandlers;
+}
+
+/** Processes silent this long are dropped from the cluster's list (a day: long enough to be seen in status). */
+const FORGET_AFTER_MS = 24 * 3600_000;
+const FORGET_EVERY_ROUNDS = 500;
+
+/**
+ * This process as a member of the cluster: it heartbeats and keeps the leases it wants, all in
+ * one round trip every `renewEveryMs`. A lease counts as held only until its local validity ends
+ * (see lease-policy.ts); when no renewal answered by then, the lease is lost here, whatever
+ * the database says, because another process may take it from that moment on.
+ */
+export class ClusterMember {
+  private readonly wanted = new Map<string, Wanted>();
+  private readonly now: () => number;
+  private timer?: NodeJS.Timeout;
+  private inFlight?: Promise<void>;
+  private again = false;
+  private rounds = 0;
+  private failing = false;
+  private stopped = false;
+
+  constructor(private readonly deps: MemberDeps) {
+    this.now = deps.now ?? (() => performance.now());
+  }
+
+  get id(): string {
+    return this.deps.process.id;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.tick(), this.deps.timing.renewEveryMs);
+    this.claimSoon();
+  }
+
+  /** Starts trying for a lease (at once, then every round) until unwant(). */
+  want(name: string, handlers: LeaseHandlers): void {
+    if (this.wanted.has(name)) throw new Error(`the lease "${name}" is wanted already`);
+    this.wanted.set(name, { state: NOT_HELD, handlers });
+    this.claimSoon();
+  }
+
+  /** Stops wanting a lease and gives it back in the database, so another process takes it at once. */
+  async unwant(name: string): Promise<void> {
+    const entry = this.wanted.get(name);
+    this.wanted.delete(name);
+    if (entry?.state.epoch === undefined) return;
+    await this.deps.store.release(this.id, [name]).catch((err: Error) => this.warn(err, "could not give a lease back"));
+  }
+
+  /** The lease's fence while this process may act on it. */
+  fence(name: string): Fence | undefined {
+    const entry = this.wanted.get(name);
+    return entry && holds(entry.state, this.now()) && entry.state.epoch !== undefined
+      ? { name, epoch: entry.state.epoch }
+      : undefined;
+  }
+
+  holds(name: string): boolean {
+    return this.fence(name) !== undefined;
+  }
+
+  /** Stops the rounds and leaves the cluster, giving back every lease (their holders stopped first). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.inFlight;
+    for (const [name, entry] of this.wanted) this.apply(name, entry, { state: NOT_HELD, change: "lost" });
+    this.wanted.clear();
+    await this.deps.store.leave(this.id).catch((err: Error) => this.warn(err, "could not leave the cluster"));
+  }
+
+  private tick(): void {
+    // Even while a round is stuck (the database does not answer), a lease ends on time.
+    for (const [name, entry] of this.wanted) this.apply(name, entry, afterSilence(entry.state, this.now()));
+    this.claimSoon();
+  }
+
+  private claimSoon(): void {
+    if (this.stopped) return;
+    if (this.inFlight) {
+      this.again = true;
+      return;
+    }
+    this.inFlight = this.round().finally(() => {
+      this.inFlight = undefined;
+      if (this.again) {
+        this.again = false;
+        this.claimSoon();
+      }
+    });
+  }
+
+  private async round(): Promise<void> {
+    const { store, timing } = this.deps;
+    const names = [...this.wanted.keys()];
+    const sentAt = this.now();
+    try {
+      const [held] = await Promise.all([store.claim(this.id, names, timing.ttlMs), store.heartbeat(this.deps.process)]);
+      if (++this.rounds % FORGET_EVERY_ROUNDS === 0) await store.forgetSilent(FORGET_AFTER_MS);
+      if (this.failing) this.deps.log.info("the cluster's database answers again");
+      this.failing = false;
+      const now = this.now();
+      for (const name of names) {
+        const entry = this.wanted.get(name);
+        if (entry) this.apply(name, entry, afterClaim(entry.state, held.get(name), sentAt, now, timing));
+      }
+      // Unwanted while the claim was on its way: give back what it took.
+      const stray = [...held.keys()].filter((name) => !this.wanted.has(name));
+      if (stray.length > 0) await store.release(this.id, stray);
+    } catch (err) {
+      if (!this.failing)
+        this.warn(err as Error, "the cluster's database does not answer; leases end when they run out");
+      this.failing = true;
+    }
+  }
+
+  private apply(name: string, entry: Wanted, next: { state: LeaseState; change: LeaseChange }): void {
+    const before = entry.state;
+    entry.state = next.state;
+    const oldFence = before.epoch === undefined ? undefined : { name, epoch: before.epoch };
+    const newFence = next.state.epoch === undefined ? undefined : { name, epoch: next.state.epoch };
+    if ((next.change === "lost" || next.change === "changed hands") && oldFence) entry.handlers.lost(oldFence);
+    if ((next.change === "gained" || next.change === "changed hands") && newFence) entry.handlers.gained(newFence);
+  }
+
+  private warn(err: Error, message: string): void {
+    this.deps.log.warn({ err: err.message }, message);
+  }
+}
