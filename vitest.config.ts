@@ -3,8 +3,10 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "channels/**/*.test.ts", "test/**/*.test.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Deadlines for a machine busy with other work: a daemon test starts up to four processes,
+    // each a few seconds when two cores are shared; a passing test never waits for them.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // Each file gets its own process so fake servers and SQLite files never leak between files.
     pool: "forks",
   },

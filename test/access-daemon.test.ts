@@ -57,7 +57,8 @@ describe("the daemon under attack", () => {
       const last = request.messages.at(-1);
       if (last?.role === "tool") return { content: `Okay. ${String(last.content).split("\n")[1] ?? ""}` };
       if (lastText(request).startsWith("[system: scheduler]")) return { content: "REMINDER: water the plants" };
-      const at = new Date(Date.now() + 4000).toISOString();
+      // Due after the revoke below, which starts a CLI process, even on a busy machine.
+      const at = new Date(Date.now() + 8000).toISOString();
       return { toolCalls: [{ name: "cron", arguments: { action: "add", message: "water the plants", at } }] };
     });
     gateway(home, { TELEGRAM_ALLOW_FROM: "" });
@@ -68,8 +69,8 @@ describe("the daemon under attack", () => {
 
     const approve = await pincer(["pairing", "approve", "telegram", code], home);
     expect(approve.stdout).toContain("Approved Ada (id 77) on telegram.");
-    say("remind me in 4 seconds to water the plants", 77);
-    const dueBy = Date.now() + 4000;
+    say("remind me in 8 seconds to water the plants", 77);
+    const dueBy = Date.now() + 8000;
     await until(() => fakes.telegram.sent.find((m) => m.text.startsWith("Okay.")), "the confirmation");
 
     const revoke = await pincer(["pairing", "revoke", "telegram", "77"], home);

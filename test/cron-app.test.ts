@@ -215,14 +215,19 @@ describe("reminders through the app", () => {
 
   it("does not deliver a job removed by the owner from the command line while the daemon runs", async () => {
     const home = tempHome();
-    scriptModel(() => ({
-      toolCalls: [
-        {
-          name: "cron",
-          arguments: { action: "add", message: "water the plants", at: new Date(Date.now() + 1200).toISOString() },
-        },
-      ],
-    }));
+    // Far enough ahead that a busy machine removes it before it is due; the test waits past that time.
+    let dueAt = 0;
+    scriptModel(() => {
+      dueAt = Date.now() + 4000;
+      return {
+        toolCalls: [
+          {
+            name: "cron",
+            arguments: { action: "add", message: "water the plants", at: new Date(dueAt).toISOString() },
+          },
+        ],
+      };
+    });
     const { app, channel } = await start(home);
     app.bus.publishInbound(userMessage("garden", "remind me soon to water the plants"));
     await channel.waitFor(1);
@@ -233,7 +238,7 @@ describe("reminders through the app", () => {
     expect(removeJob(cli, id).ok).toBe(true);
     cli.close();
 
-    await sleep(2500);
+    await sleep(Math.max(0, dueAt + 1500 - Date.now()));
     expect(channel.sent).toHaveLength(1);
     expect(runsOf(home)).toEqual([]);
   });
@@ -241,15 +246,15 @@ describe("reminders through the app", () => {
   it("removes a job through the tool, only in the conversation that owns it", async () => {
     const home = tempHome();
     let step = 0;
+    // Due after the three turns below even on a busy machine; the test then waits past that time.
+    let dueAt = 0;
     scriptModel((text) => {
       step++;
       if (step === 1) {
+        dueAt = Date.now() + 6000;
         return {
           toolCalls: [
-            {
-              name: "cron",
-              arguments: { action: "add", message: "pizza", at: new Date(Date.now() + 1500).toISOString() },
-            },
+            { name: "cron", arguments: { action: "add", message: "pizza", at: new Date(dueAt).toISOString() } },
           ],
         };
       }
@@ -267,7 +272,7 @@ describe("reminders through the app", () => {
     app.bus.publishInbound(userMessage("a", `cancel job ${id}`));
     await channel.waitFor(3);
     expect(channel.sent[2].text).toMatch(/^done: Removed job/);
-    await sleep(2000);
+    await sleep(Math.max(0, dueAt + 1500 - Date.now()));
     expect(channel.sent).toHaveLength(3);
   });
 });

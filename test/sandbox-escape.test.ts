@@ -29,6 +29,7 @@ import { ToolRegistry } from "../src/tools/registry.js";
 import { tempHome } from "./helpers/app.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 import { toolContext } from "./helpers/tools.js";
+import { until } from "./helpers/until.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
@@ -272,8 +273,7 @@ describe.skipIf(!bwrap)("the sandbox holds", () => {
     expect(result).toBe("begun\nTimed out after 1 s: the command and every process it started were killed.");
     // Ordering, not speed: the call ended long before the command's own 44 s.
     expect(Date.now() - started).toBeLessThan(20_000);
-    await sleep(200);
-    expect(hostProcesses(`${MARKER}-d`)).toEqual([]);
+    await until(() => hostProcesses(`${MARKER}-d`).length === 0, "the timed-out command gone", 5000);
   });
 
   it("caps the timeout the model asks for at exec.maxTimeoutSeconds", async () => {
@@ -285,12 +285,10 @@ describe.skipIf(!bwrap)("the sandbox holds", () => {
     const registry = registryFor();
     const stop = new AbortController();
     const pending = exec(registry, `sh -c 'sleep 45; : ${MARKER}-e'`, {}, stop.signal);
-    await sleep(500);
-    expect(hostProcesses(`${MARKER}-e`)).not.toEqual([]);
+    await until(() => hostProcesses(`${MARKER}-e`).length > 0, "the command running in its sandbox");
     stop.abort();
     expect(await pending).toBe("Error: exec was cancelled.");
-    await sleep(300);
-    expect(hostProcesses(`${MARKER}-e`)).toEqual([]);
+    await until(() => hostProcesses(`${MARKER}-e`).length === 0, "the cancelled command gone", 5000);
   });
 
   it("cannot flood the output", async () => {
