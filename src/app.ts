@@ -4,20 +4,20 @@ import { prepareAttachments } from "./agent/attachments.js";
 import { toChatMessage } from "./agent/context.js";
 import { HelperManager } from "./agent/helpers.js";
 import { listSkills } from "./agent/skills.js";
-import { answerReserve } from "./agent/turn-context.js";
 import { AgentWorker } from "./agent/worker.js";
 import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
 import { outboxLog } from "./bus/outbox-log.js";
 import { replyTarget } from "./bus/types.js";
 import type { Config } from "./config/config.js";
-import { createConfiguredModel } from "./llm/configured.js";
+import { contextWindow, createConfiguredModel, discoverContexts } from "./llm/configured.js";
+import { ContextLimits } from "./llm/context-limits.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
 import { createTokenCounter } from "./llm/tokens.js";
 import { createTranscriber } from "./llm/transcribe.js";
 import { withVisionFallback } from "./llm/vision-fallback.js";
 import { Consolidator } from "./memory/consolidator.js";
-import { databasePath, mediaDir, skillDirs } from "./paths.js";
+import { contextLimitsPath, databasePath, mediaDir, skillDirs } from "./paths.js";
 import { Heartbeat } from "./scheduler/heartbeat.js";
 import { JobStore } from "./scheduler/job-store.js";
 import { Scheduler } from "./scheduler/scheduler.js";
@@ -36,7 +36,7 @@ import { TurnStore } from "./store/turns.js";
 import { ReadCache, type ReadCacheOptions } from "./tools/files/read-cache.js";
 import { readTextBeneath } from "./tools/files/safe-read.js";
 import { createTools } from "./tools/index.js";
-import type { Timing } from "./tools/mcp/connection.js";
+import { DEFAULT_TIMING, type Timing } from "./tools/mcp/connection.js";
 import { McpManager } from "./tools/mcp/manager.js";
 import { mcpStatusLines } from "./tools/mcp/status-text.js";
 import { ToolRegistry } from "./tools/registry.js";
@@ -55,6 +55,8 @@ export interface AppOptions {
   waitForModel?: boolean;
   /** When prompt files count as settled enough to serve from memory (tests move the clock). */
   readCache?: ReadCacheOptions;
+  /** The most the first turns wait for the MCP servers' first connection attempts (default: their connect timeout). */
+  mcpWaitMs?: number;
 }
 
 /** Everything one pincer process shares, wired once: the composition root of the daemon. */
@@ -132,8 +134,11 @@ export function createApp(config: Config, options: AppOptions): App {
     now: wallClock && (() => wallClock().getTime()),
   });
   const audit = new AuditLog(db);
+  // What each endpoint's context is, learned from the servers and remembered across restarts.
+  const limits = new ContextLimits(contextLimitsPath(config.home), log.child({ part: "model" }));
+  const window = contextWindow(config, limits);
   // The main model and agent.fallbackModels, each behind a circuit breaker.
-  const model = createConfiguredModel(config, log.child({ part: "model" }), options.model);
+  const model = createConfiguredModel(config, log.child({ part: "model" }), options.model, limits);
   const helperModel = config.agent.helperModel;
   const helpers = new HelperManager({
     bus,
@@ -153,7 +158,7 @@ export function createApp(config: Config, options: AppOptions): App {
     audit,
     log: log.child({ part: "helpers" }),
     tokens,
-    budget: config.agent.contextTokens - answerReserve(config.agent.contextTokens),
+    window,
     settings: {
       ...config.helpers,
       modelName: helperModel ?? config.openai.model,
@@ -166,9 +171,12 @@ export function createApp(config: Config, options: AppOptions): App {
     model: config.agent.transcriptionModel,
     timeoutSeconds: config.agent.modelTimeoutSeconds,
   });
-  for (const tool of createTools({ config, db, log, scheduler, helpers })) registry.register(tool);
+  for (const tool of createTools({ config, db, log, scheduler, helpers })) {
+    if (!config.agent.disabledTools.includes(tool.name)) registry.register(tool);
+  }
   const mcp = new McpManager({
     servers: config.mcp.servers,
+    disabledTools: new Set(config.agent.disabledTools),
     registry,
     log,
     maxResultChars: config.exec.maxOutputChars,
@@ -192,7 +200,7 @@ export function createApp(config: Config, options: AppOptions): App {
     log: log.child({ part: "memory" }),
     workspace: config.workspace,
     timezone: config.timezone,
-    contextTokens: config.agent.contextTokens,
+    contextTokens: window,
     now: options.now,
   });
   const worker = new AgentWorker({
@@ -230,6 +238,8 @@ export function createApp(config: Config, options: AppOptions): App {
     waitForModel: options.waitForModel ?? true,
     attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),
     now: options.now,
+    window,
+    ready: () => ready,
     statusLines: () => mcpStatusLines(mcp.status()),
     observer: metrics?.observer,
   });
@@ -254,6 +264,8 @@ export function createApp(config: Config, options: AppOptions): App {
         })
       : undefined;
 
+  // Set by start(): the first turns wait for it (bounded) so they see the MCP tools and the real context.
+  let ready: Promise<void> = Promise.resolve();
   const running: Channel[] = [];
   let workerDone: Promise<void> = Promise.resolve();
   let stopHousekeeping: (() => void) | undefined;
@@ -281,8 +293,12 @@ export function createApp(config: Config, options: AppOptions): App {
     consolidator,
     files,
     async start(channels) {
-      // In the background: a slow or broken server never delays the channels.
+      // In the background: a slow or broken server never delays the channels, only the first turns.
       mcp.start();
+      ready = Promise.all([
+        mcp.firstAttempts(options.mcpWaitMs ?? { ...DEFAULT_TIMING, ...options.mcpTiming }.connectTimeoutMs),
+        discoverContexts(config, limits),
+      ]).then(() => undefined);
       const served = new Set(channels.map((c) => c.name));
       // Queued before any channel takes new messages, so per-conversation order holds across a restart.
       const pending = journal.pendingInbound().filter((msg) => served.has(replyTarget(msg).channel));

@@ -17,6 +17,11 @@ export function databasePath(home: string): string {
   return join(home, "pincer.db");
 }
 
+/** The model endpoints' context windows, as learned from the servers (see llm/context-limits.ts). */
+export function contextLimitsPath(home: string): string {
+  return join(home, "context-windows.json");
+}
+
 export function mediaDir(home: string): string {
   return join(home, "media");
 }

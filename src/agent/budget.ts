@@ -3,7 +3,26 @@ import type { TokenCounter } from "../llm/tokens.js";
 import { safeSlice } from "../tools/result-cap.js";
 
 /** The request cannot be made to fit: even the instructions and the user's message are too long. */
-export class BudgetError extends Error {}
+export class BudgetError extends Error {
+  constructor(
+    message: string,
+    /** What the request still costs with everything that can go gone, by our count. */
+    readonly needed: number,
+    readonly budget: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Room kept for the model's answer (and sent as its `max_tokens`): a quarter of the window, at most 4,096 tokens. */
+export function answerReserve(contextTokens: number): number {
+  return Math.min(4096, Math.floor(contextTokens / 4));
+}
+
+/** What a request may cost in a context window of `contextTokens`, the answer's room taken off. */
+export function requestBudget(contextTokens: number): number {
+  return contextTokens - answerReserve(contextTokens);
+}
 
 export interface FitInput {
   /** `[system, ...history, user, ...this turn's rounds]` */
@@ -99,6 +118,8 @@ export function fitRequest({ messages, userIndex, tools, counter, budget, cache 
   if (!fits()) {
     throw new BudgetError(
       `the instructions alone (${total} tokens) are more than the context budget of ${budget} tokens allows; shorten the workspace files or raise agent.contextTokens`,
+      total,
+      budget,
     );
   }
   return { messages: out, tokens: total };

@@ -8,6 +8,7 @@ import type { AuditLog } from "../store/audit.js";
 import type { HelperRun, HelperRunStore, HelperStatus } from "../store/helper-runs.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { ToolError } from "../tools/tool.js";
+import { untilAborted } from "./abortable.js";
 import { formatLocal } from "./context.js";
 import { runAgentLoop } from "./loop.js";
 
@@ -39,9 +40,9 @@ export interface HelperDeps {
   log: Logger;
   settings: HelperSettings;
   now?: () => number;
-  /** With both, no request of a helper is larger than `budget` tokens (as for turns). */
+  /** With both, every request of a helper fits the context window `window()` says (as for turns). */
   tokens?: TokenCounter;
-  budget?: number;
+  window?: () => number;
 }
 
 /** A running helper as /status shows it. */
@@ -157,7 +158,7 @@ export class HelperManager {
           maxIterations: settings.maxIterations,
           log,
           tokens: deps.tokens,
-          budget: deps.budget,
+          window: deps.window,
           onToolResult: (call, text, durationMs) =>
             deps.audit?.record({ sessionKey, tool: call.name, arguments: call.arguments, result: text, durationMs }),
         },
@@ -249,13 +250,4 @@ function helperPrompt(settings: HelperSettings, now: Date): string {
     `Current time: ${formatLocal(now, settings.timezone)} (${settings.timezone}).`,
     `Workspace: ${settings.workspace}`,
   ].join("\n");
-}
-
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }

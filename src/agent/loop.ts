@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
-import type { ChatMessage, Model, ModelReply, ToolCall } from "../llm/model.js";
+import { type ChatMessage, ContextRefusedError, type Model, type ModelReply, type ToolCall } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { StoredMessage } from "../store/conversations.js";
 import type { TurnSoFar } from "../store/turn-steps.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
-import { fitRequest, shorten } from "./budget.js";
+import { fitRequest, requestBudget, shorten } from "./budget.js";
 
 export interface LoopDeps {
   model: Model;
@@ -23,9 +23,12 @@ export interface LoopDeps {
     started(call: ToolCall): void;
     result(call: ToolCall, content: string): void;
   };
-  /** With both, no request is larger than `budget` tokens (see fitRequest); without, requests go as they are. */
+  /**
+   * With both, every request is fitted (see fitRequest) to the context window `window()` returns
+   * then, the answer's reserve taken off; without, requests go as they are.
+   */
   tokens?: TokenCounter;
-  budget?: number;
+  window?: () => number;
 }
 
 /** The message a tool call gets when it was running as the process died and is not safe to repeat. */
@@ -148,7 +151,11 @@ async function resume(
   return rounds;
 }
 
-/** One model call, made to fit the budget first; the endpoint's `usage` calibrates the counter. */
+/**
+ * One model call, made to fit the context window first; the endpoint's `usage` calibrates the
+ * counter. A request the endpoint refuses as too long is fitted to what the refusal says (the
+ * window, and what the request cost in the server's tokens) and sent once more, at once.
+ */
 async function callModel(
   deps: LoopDeps,
   messages: ChatMessage[],
@@ -157,12 +164,31 @@ async function callModel(
   signal: AbortSignal,
   cache: WeakMap<ChatMessage, number>,
 ): Promise<ModelReply> {
-  const { tokens, budget } = deps;
-  if (!tokens || budget === undefined) return deps.model.complete({ messages, tools, signal });
-  const fitted = fitRequest({ messages, userIndex, tools, counter: tokens, budget, cache });
-  const reply = await deps.model.complete({ messages: fitted.messages, tools, signal });
-  if (reply.usage) tokens.calibrate(fitted.tokens, reply.usage.promptTokens);
-  return reply;
+  const { tokens, window } = deps;
+  if (!tokens || !window) return deps.model.complete({ messages, tools, signal });
+  const fitTo = (budget: number) => fitRequest({ messages, userIndex, tools, counter: tokens, budget, cache });
+  let fitted = fitTo(requestBudget(window()));
+  const send = async () => {
+    const reply = await deps.model.complete({ messages: fitted.messages, tools, signal });
+    if (reply.usage) tokens.calibrate(fitted.tokens, reply.usage.promptTokens);
+    return reply;
+  };
+  try {
+    return await send();
+  } catch (err) {
+    if (!(err instanceof ContextRefusedError) || signal.aborted) throw err;
+    const { contextTokens, promptTokens } = err.refusal;
+    const sent = fitted.tokens;
+    if (promptTokens) tokens.calibrate(sent, promptTokens);
+    // Without numbers, all that is known is that what went was too much.
+    const budget = contextTokens ? requestBudget(Math.min(window(), contextTokens)) : Math.floor(sent * 0.75);
+    deps.log.info(
+      { contextTokens, promptTokens, sent, budget },
+      "the endpoint refused the request as too long; fitting it to the endpoint's context and asking again",
+    );
+    fitted = fitTo(budget);
+    return await send();
+  }
 }
 
 /** Runs one reply's tool calls batch by batch; results come back in the order of the calls. */

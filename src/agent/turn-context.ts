@@ -5,6 +5,7 @@ import type { TokenCounter } from "../llm/tokens.js";
 import type { ConversationStore } from "../store/conversations.js";
 import type { MemoryEntry, MemoryStore } from "../store/memory.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
+import { requestBudget } from "./budget.js";
 import { buildSystemPrompt, formatDay, toChatMessage } from "./context.js";
 import type { Skill } from "./skills.js";
 
@@ -20,6 +21,7 @@ export interface TurnContextDeps {
   settings: {
     workspace: string;
     timezone: string;
+    /** The context window of this turn (agent.contextTokens, or less where the endpoint takes less). */
     contextTokens: number;
     /** MEMORY.md is cut at this many characters in the prompt. */
     memoryPromptChars: number;
@@ -32,19 +34,12 @@ export interface TurnContext {
   system: string;
   history: ChatMessage[];
   user: ChatMessage;
-  /** The most a request of this turn may cost, in tokens. */
-  budget: number;
   /** Raw token counts of the history messages, from the store, so they are not counted again. */
   tokenCache: WeakMap<ChatMessage, number>;
 }
 
 /** Share of the budget the consolidated entries of the conversation may take in the prompt. */
 const ENTRIES_SHARE = 0.1;
-
-/** Room kept for the model's answer: a quarter of the budget, at most 4,096 tokens. */
-export function answerReserve(contextTokens: number): number {
-  return Math.min(4096, Math.floor(contextTokens / 4));
-}
 
 /** Whether the conversation may see the owner's MEMORY.md (in its prompt and its searches). */
 function seesPrivateMemory(inbound: InboundMessage, shareWithGroups: boolean): boolean {
@@ -82,7 +77,7 @@ export function buildTurnContext(
     },
     earlier: entries.map((e) => `- ${entryDates(e, settings.timezone)}: ${e.text}`),
   });
-  const budget = settings.contextTokens - answerReserve(settings.contextTokens);
+  const budget = requestBudget(settings.contextTokens);
   const fixed = tokens.request([{ role: "system", content: system }, userMessage], deps.toolSchemas());
   const historyBudget = Math.max(0, budget - fixed);
   const tokenCache = new WeakMap<ChatMessage, number>();
@@ -91,7 +86,7 @@ export function buildTurnContext(
     if (m.tokens !== undefined) tokenCache.set(message, m.tokens);
     return message;
   });
-  return { system, history, user: userMessage, budget, tokenCache };
+  return { system, history, user: userMessage, tokenCache };
 }
 
 function entryDates(entry: MemoryEntry, timezone: string): string {

@@ -38,6 +38,7 @@ export interface WorkerDeps {
     timezone: string;
     maxIterations: number;
     maxConcurrentTurns: number;
+    /** agent.contextTokens: the most a turn's context may take, whatever the endpoint takes. */
     contextTokens: number;
     /** Show a progress note when a tool round runs longer than this; off when absent. */
     progressAfterMs?: number;
@@ -57,6 +58,13 @@ export interface WorkerDeps {
   /** Reads a message's attachments for the model (images, voice notes, documents); paths only when absent. */
   attachments?: (paths: string[], signal: AbortSignal) => Promise<PreparedAttachments>;
   now?: () => Date;
+  /** The context window now: agent.contextTokens, or less where the endpoint is known to take less. */
+  window?: () => number;
+  /**
+   * What a turn waits for before it builds its prompt (bounded; settled at once after the first
+   * turns): the MCP servers' first connection attempts and what the endpoint says of its context.
+   */
+  ready?: () => Promise<void>;
   /** More lines for `/status` (the MCP servers' state). */
   statusLines?: () => string[];
   /**

@@ -4,13 +4,16 @@ import { type ChatMessage, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
 import type { StoredMessage } from "../store/conversations.js";
+import { untilAborted } from "./abortable.js";
 import { type ContentPart, mediaKind } from "./attachments.js";
+import { BudgetError } from "./budget.js";
 import { statusReply, stopReply } from "./commands.js";
 import { toChatMessage, userContent } from "./context.js";
 import { runAgentLoop } from "./loop.js";
 import { failure, isSilentReply, MAX_TURN_STARTS, notice, POISON_NOTICE } from "./notices.js";
 import { ProgressReporter } from "./progress.js";
 import { scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
+import { tooSmallSentence } from "./too-small.js";
 import { buildTurnContext } from "./turn-context.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
 import type { WorkerDeps } from "./worker-deps.js";
@@ -210,12 +213,15 @@ export class AgentWorker {
             .restricted(scheduledRunOffers(deps.settings.cronTools), withheldInScheduledRun)
             .withoutUntrusted()
         : deps.registry;
+      // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start.
+      if (deps.ready) await untilAborted(deps.ready(), signal);
       const userMessage: ChatMessage =
         images.length > 0
           ? { role: "user", content: [{ type: "text", text: user.content ?? "" }, ...images] }
           : toChatMessage(user);
+      const window = deps.window ?? (() => deps.settings.contextTokens);
       const context = buildTurnContext(
-        { ...deps, toolSchemas: () => registry.toSchemas() },
+        { ...deps, settings: { ...deps.settings, contextTokens: window() }, toolSchemas: () => registry.toSchemas() },
         msg,
         userMessage,
         deps.now?.() ?? new Date(),
@@ -234,7 +240,7 @@ export class AgentWorker {
             result: (call, content) => deps.steps?.result(msg, call.id, content),
           },
           tokens: deps.tokens,
-          budget: context.budget,
+          window,
           onToolResult: (call, text, durationMs) => {
             meter.tool(call.name, text);
             deps.audit.record({
@@ -309,6 +315,10 @@ export class AgentWorker {
           failure(target, `Sorry, ${err.message}.${err.permanent ? "" : " Please try again in a moment."}`),
         );
       }
+      if (err instanceof BudgetError) {
+        deps.log.warn({ session: msg.sessionKey, needed: err.needed, budget: err.budget }, "the prompt does not fit");
+        return this.finish(msg, [user, ...produced], failure(target, this.tooSmall(err)));
+      }
       deps.log.error({ err, session: msg.sessionKey }, "turn failed");
       this.finish(
         msg,
@@ -340,6 +350,18 @@ export class AgentWorker {
     if (out && outboxId !== undefined) deps.bus.outboundRecorded(out.channel);
     deps.onTurnFinished?.(msg);
     return undefined;
+  }
+
+  private tooSmall(err: BudgetError): string {
+    const { deps } = this;
+    return tooSmallSentence({
+      window: deps.window?.() ?? deps.settings.contextTokens,
+      configured: deps.settings.contextTokens,
+      needed: err.needed,
+      tools: deps.registry
+        .toSchemas()
+        .map((schema) => ({ name: schema.function.name, tokens: deps.tokens.text(JSON.stringify(schema)) })),
+    });
   }
 
   private async answerCommand(command: "stop" | "status" | "help", lane: Lane, msg: InboundMessage): Promise<void> {

@@ -50,6 +50,7 @@ export const fileSchema = {
         vision: { type: "boolean", default: true },
         transcriptionModel: { type: "string", minLength: 1, default: "gpt-4o-mini-transcribe" },
         maxToolResultChars: { type: "integer", minimum: 1000, default: 16000 },
+        disabledTools: { type: "array", items: { type: "string", minLength: 1 }, default: [] },
       },
     },
     exec: {
@@ -250,6 +251,8 @@ export interface FileConfig {
     /** The model voice notes are transcribed with, on the same endpoint (`/audio/transcriptions`). */
     transcriptionModel: string;
     maxToolResultChars: number;
+    /** Tools never offered (built-in or `mcp_<server>_<tool>`): a small context has room for fewer schemas. */
+    disabledTools: string[];
   };
   exec: {
     network: boolean;

@@ -1,4 +1,5 @@
 import type OpenAI from "openai";
+import { type ContextRefusal, readContextRefusal } from "./context-window.js";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -44,6 +45,17 @@ export class ModelError extends Error {
     readonly status?: number,
   ) {
     super(message);
+  }
+}
+
+/** The endpoint refused the request as too long for its context, and said what it could (see context-window.ts). */
+export class ContextRefusedError extends ModelError {
+  constructor(
+    message: string,
+    readonly refusal: ContextRefusal,
+    status?: number,
+  ) {
+    super(message, false, status);
   }
 }
 
@@ -162,11 +174,10 @@ function toModelError(
   if (err instanceof OpenAI.RateLimitError)
     return new ModelError("the model endpoint is rate-limiting us (429)", false, 429);
   if (err instanceof OpenAI.APIError) {
-    return new ModelError(
-      `the model endpoint answered ${err.status ?? "with an error"}: ${shorten(err.message)}`,
-      false,
-      err.status,
-    );
+    const message = `the model endpoint answered ${err.status ?? "with an error"}: ${shorten(err.message)}`;
+    const refusal = readContextRefusal(err.message, err.error);
+    if (refusal) return new ContextRefusedError(message, refusal, err.status);
+    return new ModelError(message, false, err.status);
   }
   return new ModelError(`the model call failed: ${shorten((err as Error)?.message ?? String(err))}`);
 }

@@ -1,4 +1,4 @@
-import { type ChatMessage, type Model, ModelError } from "./model.js";
+import { type ChatMessage, ContextRefusedError, type Model, ModelError } from "./model.js";
 
 /**
  * Wraps a model so that an endpoint refusing image parts (a 400 to a request that carries them)
@@ -15,6 +15,8 @@ export function withVisionFallback(model: Model, onRefused: (err: ModelError) =>
         return await model.complete(request);
       } catch (err) {
         if (!(err instanceof ModelError) || (err.status !== 400 && err.status !== 415 && err.status !== 422)) throw err;
+        // Too long is not "no images": the loop fits the request and asks again.
+        if (err instanceof ContextRefusedError) throw err;
         refused = true;
         onRefused(err);
         return model.complete({ ...request, messages: request.messages.map(withoutImages) });

@@ -14,7 +14,8 @@ export interface ConsolidatorDeps {
   log: Logger;
   workspace: string;
   timezone: string;
-  contextTokens: number;
+  /** The context window: a number, or what the endpoint is known to take now. */
+  contextTokens: number | (() => number);
   now?: () => Date;
 }
 
@@ -46,6 +47,11 @@ export class Consolidator {
   private readonly queued = new Set<Promise<void>>();
 
   constructor(private readonly deps: ConsolidatorDeps) {}
+
+  private get contextTokens(): number {
+    const { contextTokens } = this.deps;
+    return typeof contextTokens === "function" ? contextTokens() : contextTokens;
+  }
 
   /** After a turn: consolidates the open conversation if it is over its share. Returns at once. */
   afterTurn(sessionKey: string, isGroup: boolean): void {
@@ -104,7 +110,8 @@ export class Consolidator {
   }
 
   private async runFor(sessionKey: string, isGroup: boolean): Promise<void> {
-    const { store, contextTokens } = this.deps;
+    const { store } = this.deps;
+    const { contextTokens } = this;
     // Conversations ended by /new are consolidated whole: what they taught is kept.
     for (const archived of store.archivedWithPending(sessionKey)) {
       await this.consolidate(sessionKey, archived, isGroup, 0);
@@ -117,7 +124,8 @@ export class Consolidator {
 
   /** Consolidates whole turns, oldest first, until at most `keepTokens` of history remain. */
   private async consolidate(sessionKey: string, conversationId: number, isGroup: boolean, keepTokens: number) {
-    const { store, contextTokens } = this.deps;
+    const { store } = this.deps;
+    const { contextTokens } = this;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       this.shutdown.signal.throwIfAborted();
       const pendingTotal = store.pendingTokens(conversationId);
@@ -135,7 +143,7 @@ export class Consolidator {
    * its result) that cover `need` tokens, as far as their transcript fits in one model request.
    */
   private pickChunk(rows: PendingMessage[], need: number, complete: boolean): PendingMessage[] {
-    const limit = Math.floor(this.deps.contextTokens * 0.5);
+    const limit = Math.floor(this.contextTokens * 0.5);
     let consumed = 0;
     let transcriptTokens = 0;
     let best = 0;
@@ -157,7 +165,7 @@ export class Consolidator {
   private async summarise(sessionKey: string, conversationId: number, isGroup: boolean, chunk: PendingMessage[]) {
     const { deps } = this;
     const memory = readMemoryFile(deps.workspace)?.text ?? "";
-    const limitChars = deps.contextTokens; // about a quarter of the budget in any script
+    const limitChars = this.contextTokens; // about a quarter of the budget in any script
     const body = [
       `MEMORY.md now:\n${safeSlice(memory, 0, Math.floor(limitChars / 4)) || "(empty)"}`,
       `The chat (${isGroup ? "a group chat" : "a direct chat"}):\n${safeSlice(

@@ -8,6 +8,8 @@ export interface FakeReply {
   toolCalls?: Array<{ name: string; arguments: unknown; id?: string }>;
   /** Answer with this HTTP status and an OpenAI-style error body instead. */
   status?: number;
+  /** With `status`: this body instead of the default one (a server's error in its own words). */
+  body?: unknown;
   delayMs?: number;
 }
 
@@ -16,8 +18,14 @@ export interface ChatRequest {
   stream?: boolean;
   messages: Array<{ role: string; content?: unknown; tool_calls?: unknown[]; tool_call_id?: string }>;
   tools?: Array<{ function: { name: string } }>;
+  max_tokens?: number;
   headers: Record<string, string | string[] | undefined>;
+  /** What the request costs in the fake's own tokens (see limitContext). */
+  promptTokens: number;
 }
+
+/** How a server words a context refusal (see limitContext). */
+export type ContextStyle = "llama.cpp" | "vllm";
 
 export interface FakeOpenAI {
   /** Base URL including /v1, for OPENAI_BASE_URL. */
@@ -29,6 +37,16 @@ export interface FakeOpenAI {
   requests: ChatRequest[];
   /** What GET /v1/models lists. */
   models: string[];
+  /** More fields of a model's /v1/models entry (`max_model_len`, `context_length`…), by id. */
+  modelInfo: Record<string, Record<string, unknown>>;
+  /** What GET /props answers (llama-server's; beside /v1); 404 while unset. */
+  serveProps(body: unknown): void;
+  /**
+   * Refuses every request longer than `tokens` of the fake's own count (about 3.5 characters a
+   * token: more than pincer counts, as real servers' tokenizers often do) in the words of
+   * `style`; vLLM counts `max_tokens` in. Undefined lifts the limit.
+   */
+  limitContext(tokens: number | undefined, style?: ContextStyle): void;
   /** Uploads to /v1/audio/transcriptions: the form's model and the audio bytes' length. */
   transcriptions: Array<{ model: string; bytes: number }>;
   /** How transcriptions are answered (default: the text "hello from a voice note"). */
@@ -48,6 +66,9 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
   const queue: FakeReply[] = [];
   const requests: ChatRequest[] = [];
   const models = ["gpt-4.1-mini"];
+  const modelInfo: Record<string, Record<string, unknown>> = {};
+  let props: unknown;
+  let limit: { tokens: number; style: ContextStyle } | undefined;
   let responder: (request: ChatRequest) => FakeReply | Promise<FakeReply> = () => ({ content: "ok" });
   let counter = 0;
   const transcriptions: Array<{ model: string; bytes: number }> = [];
@@ -69,18 +90,24 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
     if (req.method === "GET" && req.url === "/v1/models") {
       return sendJson(res, 200, {
         object: "list",
-        data: models.map((id) => ({ id, object: "model", owned_by: "fake" })),
+        data: models.map((id) => ({ id, object: "model", owned_by: "fake", ...modelInfo[id] })),
       });
     }
+    if (req.method === "GET" && req.url === "/props" && props !== undefined) return sendJson(res, 200, props);
     if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
       return sendJson(res, 404, { error: { message: `no route ${req.method} ${req.url}` } });
     }
-    const request = { ...(JSON.parse(await readBody(req)) as ChatRequest), headers: req.headers };
+    const body = JSON.parse(await readBody(req)) as ChatRequest;
+    const promptTokens = Math.ceil(JSON.stringify({ messages: body.messages, tools: body.tools }).length / 3.5);
+    const request = { ...body, headers: req.headers, promptTokens };
     requests.push(request);
+    const refusal = limit && contextRefusal(limit, promptTokens, body.max_tokens ?? 0);
+    if (refusal) return sendJson(res, 400, refusal);
     const reply = queue.shift() ?? (await responder(request));
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.status && reply.status >= 400) {
-      return sendJson(res, reply.status, { error: { message: `fake error ${reply.status}`, type: "server_error" } });
+      const error = reply.body ?? { error: { message: `fake error ${reply.status}`, type: "server_error" } };
+      return sendJson(res, reply.status, error);
     }
     const id = `chatcmpl-${++counter}`;
     const toolCalls = (reply.toolCalls ?? []).map((call, index) => ({
@@ -125,6 +152,13 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
       url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
     },
     models,
+    modelInfo,
+    serveProps: (body) => {
+      props = body;
+    },
+    limitContext: (tokens, style = "llama.cpp") => {
+      limit = tokens === undefined ? undefined : { tokens, style };
+    },
     transcriptions,
     transcribeWith: (reply) => {
       transcript = reply;
@@ -139,6 +173,36 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** A request over the limit, refused as llama-server and vLLM word it. */
+function contextRefusal(
+  limit: { tokens: number; style: ContextStyle },
+  prompt: number,
+  maxTokens: number,
+): object | undefined {
+  if (limit.style === "llama.cpp") {
+    if (prompt <= limit.tokens) return undefined;
+    return {
+      error: {
+        code: 400,
+        message: `request (${prompt} tokens) exceeds the available context size (${limit.tokens} tokens), try increasing it`,
+        type: "exceed_context_size_error",
+        n_prompt_tokens: prompt,
+        n_ctx: limit.tokens,
+      },
+    };
+  }
+  if (prompt + maxTokens <= limit.tokens) return undefined;
+  return {
+    error: {
+      object: "error",
+      message: `This model's maximum context length is ${limit.tokens} tokens. However, you requested ${prompt + maxTokens} tokens (${prompt} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`,
+      type: "BadRequestError",
+      param: null,
+      code: 400,
+    },
   };
 }
 

@@ -32,6 +32,8 @@ export interface McpServerStatus {
 
 export interface McpManagerDeps {
   servers: Record<string, McpServerFileSettings>;
+  /** agent.disabledTools: offered names (`mcp_<server>_<tool>`) left out. */
+  disabledTools?: ReadonlySet<string>;
   registry: ToolRegistry;
   log: Logger;
   /** Results are cut to this many characters, like exec's output. */
@@ -118,6 +120,7 @@ export class McpManager {
     server.registered = [];
     const { picked, warnings } = pickTools(connection.name, tools, { enabledTools: settings.enabledTools });
     for (const { name, tool } of picked) {
+      if (this.deps.disabledTools?.has(name)) continue;
       const problem = registry.get(name)
         ? `tool "${tool.name}" becomes ${name}, which another tool already has`
         : this.register(server, name, tool);
