@@ -8,7 +8,9 @@ import type { Config } from "../config/config.js";
  * Resolves to false when the turn could not be answered (the model failed), for the exit code.
  */
 export async function runAgentOnce(config: Config, log: Logger, text: string, session: string): Promise<boolean> {
-  const app = createApp(config, { log, waitForModel: false });
+  // One turn and out: it waits for the MCP servers' first connection attempts like any first turn,
+  // but at most 15 s (a server that never answers must not hold a script up for its full timeout).
+  const app = createApp(config, { log, waitForModel: false, mcpWaitMs: 15_000 });
   let answered = true;
   const console = createConsoleChannel({
     bus: app.bus,
@@ -20,9 +22,6 @@ export async function runAgentOnce(config: Config, log: Logger, text: string, se
   });
   await app.start([console]);
   try {
-    // One turn and out: it should see the MCP servers' tools, so they get one chance to connect
-    // (at most 15 s: a server that never answers must not hold a script up for its full timeout).
-    await app.mcp.firstAttempts(15_000);
     await console.send(text);
   } finally {
     await app.stop();
