@@ -231,8 +231,9 @@ describe("MCP over HTTP with server-everything", () => {
 });
 
 describe("servers that never start", () => {
-  it("do not hold up Telegram: the chat is answered while one server is missing and one never answers", async () => {
+  it("hold up the first turn only until their connect timeout: the chat is answered, without their tools", async () => {
     const h = await startTelegramHarness({
+      app: { mcpTiming: { ...FAST_MCP, connectTimeoutMs: 1000 } },
       adjust: (config) => {
         config.mcp.servers = {
           ghost: {
@@ -261,7 +262,8 @@ describe("servers that never start", () => {
       expect(sent.text).toBe("Hello, Ann");
       const status = Object.fromEntries(h.app.mcp.status().map((s) => [s.name, s]));
       expect(status.ghost.state).not.toBe("connected");
-      expect(status.mute.state).toBe("connecting");
+      // Its first attempt timed out (1 s here); it keeps trying in the background.
+      expect(status.mute.state).not.toBe("connected");
       await until(() => h.app.mcp.status().find((s) => s.name === "ghost")?.error, "the ghost's error");
       expect(h.app.mcp.status().find((s) => s.name === "ghost")?.error).toMatch(/ENOENT/);
       expect((h.model.requests[0].tools ?? []).some((t) => t.function.name.startsWith("mcp_"))).toBe(false);

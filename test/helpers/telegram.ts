@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import type { Chat, Message, Update, User } from "grammy/types";
 import { pino } from "pino";
 import { createTelegramChannel, type TelegramTiming } from "../../channels/telegram/index.js";
-import type { App } from "../../src/app.js";
+import type { App, AppOptions } from "../../src/app.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Config } from "../../src/config/config.js";
 import { mediaDir } from "../../src/paths.js";
@@ -47,6 +47,8 @@ export interface HarnessOptions {
   timing?: Partial<TelegramTiming>;
   /** Runs before the channel starts, e.g. to script failures of getMe. */
   beforeStart?: (telegram: FakeTelegram) => void;
+  /** More options for createApp (say, shorter MCP timeouts). */
+  app?: Omit<AppOptions, "log">;
 }
 
 /** pincer with its Telegram channel, a fake Bot API server and a fake model, all on 127.0.0.1. */
@@ -79,6 +81,7 @@ export async function startTelegramHarness(options: HarnessOptions = {}): Promis
       options.adjust?.(config);
     },
     log,
+    options.app,
   );
   const makeChannel = () =>
     createTelegramChannel({
