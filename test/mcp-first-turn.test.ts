@@ -16,8 +16,9 @@ afterEach(async () => {
   for (const app of apps.splice(0)) await app.stop();
 });
 
-async function started(home: string) {
-  const app = testApp(fake.url, home, {}, undefined, undefined, { mcpTiming: FAST_MCP });
+/** A first start of server-everything on a busy machine can take seconds: the wait's bound is generous here. */
+async function started(home: string, connectTimeoutMs = 30_000) {
+  const app = testApp(fake.url, home, {}, undefined, undefined, { mcpTiming: { ...FAST_MCP, connectTimeoutMs } });
   apps.push(app);
   const channel = recordingChannel(app);
   await app.start([channel]);
@@ -57,7 +58,7 @@ describe("MCP ready before the first turn", () => {
     const home = tempHome("pincer-mcp-silent-");
     // A process that speaks no MCP at all: the connection attempt times out (3 s here).
     writeMcpConfig(home, { silent: { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] } });
-    const { app, channel } = await started(home);
+    const { app, channel } = await started(home, 3000);
     app.bus.publishInbound(userMessage("silent", "first"));
     await until(() => app.worker.runningSessions.includes("console:silent"), "the turn to start waiting");
     app.bus.publishInbound(userMessage("silent", "/stop"));
