@@ -6,6 +6,7 @@ import { openDatabase } from "../store/database.js";
 import { checkSandbox, describeLimits } from "../tools/exec/sandbox-check.js";
 import { checkMcpServers } from "../tools/mcp/check.js";
 import { folderProblem } from "./fs-problem.js";
+import { probeModelTurn } from "./model-turn.js";
 import { type Check, probeDiscord, probeModel, probeTelegram } from "./probes.js";
 
 export type { Check } from "./probes.js";
@@ -31,13 +32,16 @@ export async function runDoctor(config: Config): Promise<Check[]> {
     detail: `${config.timezone} (schedules use it; set PINCER_TIMEZONE to change it)`,
   });
   const [model, telegram, discord, sandbox, mcp] = await Promise.all([
-    probeModel(config),
+    // Only an endpoint that answers is sent a turn's request.
+    probeModel(config).then(async (listed) =>
+      listed.status === "fail" ? [listed] : [listed, await probeModelTurn(config)],
+    ),
     probeTelegram(config),
     probeDiscord(config),
     checkSandbox(config),
     checkMcpServers(config),
   ]);
-  checks.push(model);
+  checks.push(...model);
   checks.push({
     name: "sandbox",
     status: !sandbox.ok ? "fail" : sandbox.sandboxed ? "ok" : "warn",
