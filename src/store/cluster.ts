@@ -1,3 +1,5 @@
+import type { InboundMessage } from "../bus/types.js";
+
 /**
  * What clustered mode keeps in the shared database: leases (roles such as a channel connection,
  * and each conversation's turn) and the processes' heartbeats. Only the PostgreSQL engine has it.
@@ -58,4 +60,16 @@ export interface ClusterStore {
    */
   fenced<T>(fence: Fence, work: (tx: FencedTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/** The shared inbox as clustered mode's dispatcher sees it: which conversations wait, and for what. */
+export interface ClusterWork {
+  /** Conversations with pending inbound messages whose turn lease nobody holds, the longest waiting first. */
+  freeSessions(limit: number): Promise<string[]>;
+  /** The pending inbound messages of these conversations, oldest first. */
+  pendingOf(sessionKeys: readonly string[]): Promise<InboundMessage[]>;
+  /** Wakes every process's dispatcher: new work, or a conversation given back. */
+  announce(): Promise<void>;
+  /** Calls `wake` whenever a process announced work (and after reconnecting); returns how to stop. */
+  listen(wake: () => void): () => Promise<void>;
 }

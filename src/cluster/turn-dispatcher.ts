@@ -1,0 +1,134 @@
+import type { Logger } from "pino";
+import type { InboundMessage } from "../bus/types.js";
+import type { ClusterWork } from "../store/cluster.js";
+import type { TurnLeases } from "./turn-leases.js";
+
+export interface DispatcherDeps {
+  work: ClusterWork;
+  leases: TurnLeases;
+  /** Hands messages of a conversation this process holds to the worker, oldest first. */
+  run(msg: InboundMessage): void;
+  /**
+   * The conversation's lease was lost (this process was paused or cut off): its running turn is
+   * aborted and its queued messages dropped here; they stay pending for the process that has it now.
+   */
+  drop(sessionKey: string): void;
+  /** How many more conversations the worker can take now (its cap less what it runs). */
+  room(): number;
+  /** A pass also runs this often without being woken (a missed notification costs at most this). */
+  pollMs: number;
+  log: Pick<Logger, "warn">;
+}
+
+/**
+ * Clustered mode's way into the worker. Channels only store what arrives (the shared inbox);
+ * every process takes conversations that wait and nobody runs, under the conversation's turn
+ * lease, and runs their messages in order until none is left, then gives the conversation back.
+ * Messages that arrive for a conversation held here join it here (a /stop reaches its turn).
+ */
+export class TurnDispatcher {
+  /** Conversations held here, with their messages handed to the worker: all of them, and those not finished. */
+  private readonly held = new Map<string, { seen: Set<string>; queued: Set<string> }>();
+  private timer?: NodeJS.Timeout;
+  private unlisten?: () => Promise<void>;
+  private running?: Promise<void>;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  start(): void {
+    this.unlisten = this.deps.work.listen(() => this.wake());
+    this.timer = setInterval(() => this.wake(), this.deps.pollMs);
+    this.wake();
+  }
+
+  /** Looks for work now (coalesced: one pass at a time, and one more if woken during it). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass()
+      .catch((err: Error) => this.deps.log.warn({ err: err.message }, "could not look for waiting conversations"))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** The worker finished a message's turn (its result is stored): the next one, or give the conversation back. */
+  finished(msg: InboundMessage): void {
+    const entry = this.held.get(msg.sessionKey);
+    if (!entry) return;
+    entry.queued.delete(msg.id);
+    if (entry.queued.size > 0) return;
+    // Nothing queued here any more: anything newer is picked up by the pass, or the lease goes.
+    this.wake();
+  }
+
+  /** Conversations this process holds now. */
+  sessions(): string[] {
+    return [...this.held.keys()];
+  }
+
+  /** Stops taking work and gives every conversation back (call after the worker stopped). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+    await this.unlisten?.();
+    await Promise.all([...this.held.keys()].map((key) => this.deps.leases.give(key)));
+    this.held.clear();
+  }
+
+  private async pass(): Promise<void> {
+    const { work, leases } = this.deps;
+    // Conversations held here: hand over what arrived since, and give back the ones done.
+    if (this.held.size > 0) {
+      const keys = [...this.held.keys()];
+      const pending = await work.pendingOf(keys);
+      this.handOver(pending);
+      const done = keys.filter(
+        (key) =>
+          this.held.get(key)?.queued.size === 0 &&
+          !pending.some((m) => m.sessionKey === key && !this.held.get(key)?.seen.has(m.id)),
+      );
+      for (const key of done) this.held.delete(key);
+      await Promise.all(done.map((key) => leases.give(key)));
+      // Given back with nothing pending, but a message may have come in just now: others look too.
+      if (done.length > 0) await work.announce();
+    }
+    const room = this.deps.room() - [...this.held.values()].filter((entry) => entry.queued.size > 0).length;
+    if (room <= 0 || this.stopped) return;
+    for (const key of await work.freeSessions(room)) {
+      if (this.stopped || this.held.has(key)) continue;
+      const fence = await leases.take(key, () => this.lost(key));
+      if (!fence) continue;
+      this.held.set(key, { seen: new Set(), queued: new Set() });
+      this.handOver(await work.pendingOf([key]));
+    }
+  }
+
+  private handOver(messages: InboundMessage[]): void {
+    // A message seen before may still be listed by a query that began before its turn was stored.
+    for (const msg of messages) {
+      const entry = this.held.get(msg.sessionKey);
+      if (!entry || entry.seen.has(msg.id)) continue;
+      entry.seen.add(msg.id);
+      entry.queued.add(msg.id);
+      this.deps.run(msg);
+    }
+  }
+
+  private lost(key: string): void {
+    if (!this.held.delete(key)) return;
+    this.deps.log.warn({ session: key }, "lost a conversation's turn lease; another process runs it now");
+    this.deps.drop(key);
+    void this.deps.leases.give(key);
+  }
+}
