@@ -68,6 +68,10 @@ export class ClusterMember {
   /** Starts trying for a lease (at once, then every round) until unwant(). */
   want(name: string, handlers: LeaseHandlers): void {
     if (this.wanted.has(name)) throw new Error(`the lease "${name}" is wanted already`);
+    if (this.stopped) {
+      queueMicrotask(() => handlers.denied?.());
+      return;
+    }
     this.wanted.set(name, { state: NOT_HELD, handlers });
     this.claimSoon();
   }
@@ -97,7 +101,10 @@ export class ClusterMember {
     this.stopped = true;
     clearInterval(this.timer);
     await this.inFlight;
-    for (const [name, entry] of this.wanted) this.apply(name, entry, { state: NOT_HELD, change: "lost" });
+    for (const [name, entry] of this.wanted) {
+      if (entry.state.epoch === undefined) entry.handlers.denied?.();
+      else this.apply(name, entry, { state: NOT_HELD, change: "lost" });
+    }
     this.wanted.clear();
     await this.deps.store.leave(this.id).catch((err: Error) => this.warn(err, "could not leave the cluster"));
   }
@@ -144,6 +151,10 @@ export class ClusterMember {
       if (!this.failing)
         this.warn(err as Error, "the cluster's database does not answer; leases end when they run out");
       this.failing = true;
+    }
+    for (const name of names) {
+      const entry = this.wanted.get(name);
+      if (entry && entry.state.epoch === undefined) entry.handlers.denied?.();
     }
   }
 
