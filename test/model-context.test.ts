@@ -100,6 +100,17 @@ describe("the endpoint's context", () => {
     });
   }
 
+  it("a refusal without numbers (older llama.cpp's 500) is no outage: asked again at once, smaller", async () => {
+    const words = "the request exceeds the available context size, try increasing it";
+    fake.enqueue({ status: 500, body: { error: { code: 500, message: words, type: "server_error" } } });
+    const { app, channel } = await started(tempHome());
+    app.bus.publishInbound(userMessage("o", longText(6000)));
+    await channel.waitFor(1);
+    expect(channel.sent[0]).toMatchObject({ kind: "reply", text: "ok" });
+    const [refused, retried] = turnRequests();
+    expect(retried.promptTokens).toBeLessThan(refused.promptTokens * 0.8);
+  });
+
   it("a server restarted with a bigger context is believed at the next start", async () => {
     fake.limitContext(8192);
     const home = tempHome();

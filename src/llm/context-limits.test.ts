@@ -1,8 +1,11 @@
+import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ContextLimits } from "./context-limits.js";
+import { ContextLimits, discoverContext } from "./context-limits.js";
 
 const quiet = { info() {}, warn() {} };
 const file = () => join(mkdtempSync(join(tmpdir(), "pincer-limits-")), "context-windows.json");
@@ -44,5 +47,30 @@ describe("ContextLimits", () => {
     expect(warned).toHaveLength(1);
     broken.learn("n", 2048, "refusal");
     expect(new ContextLimits(path, quiet).get("n")).toBe(2048);
+  });
+});
+
+describe("discoverContext", () => {
+  it("gives up on a server that never answers /props, and ignores what is not JSON", async () => {
+    const server = createServer((req, res) => {
+      if (req.url === "/props") return; // never answered
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("<html>not json</html>");
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    try {
+      const found = await discoverContext({
+        baseUrl: `http://127.0.0.1:${port}/v1/`,
+        apiKey: "k",
+        model: "m",
+        timeoutMs: 300,
+      });
+      expect(found).toBeUndefined();
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
