@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { inspectCluster } from "../src/cluster/inspect.js";
 import { leaseTiming } from "../src/cluster/lease-policy.js";
 import { ClusterMember } from "../src/cluster/member.js";
 import { RoleKeeper } from "../src/cluster/roles.js";
@@ -291,8 +292,20 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     expect(view.processes[0].heartbeatAgeMs).toBeLessThan(TTL);
     expect(view.leases).toEqual([expect.objectContaining({ name: "scheduler", holder: "viewer-1" })]);
     expect(view.leases[0].expiresInMs).toBeGreaterThan(0);
+    const report = await inspectCluster(url, ["telegram"]);
+    expect(report.lines[0]).toBe("cluster:       1 process");
+    expect(report.lines.join("\n")).toMatch(/scheduler +test:\d+ \(epoch \d+, renewed within/);
+    expect(report).toMatchObject({ ok: false, detail: expect.stringContaining("held by nobody: channel:telegram") });
     await m.stop();
     expect(await store.view()).toEqual({ processes: [], leases: [] });
+  });
+
+  it("says in one line when the cluster's database cannot be read", async () => {
+    const report = await inspectCluster(`postgres://postgres@127.0.0.1:${server.port}/no_such_database`, []);
+    expect(report.ok).toBe(false);
+    expect(report.lines).toEqual([
+      expect.stringMatching(/^cluster: +cannot read the cluster from PINCER_DATABASE_URL: .*no_such_database/),
+    ]);
   });
 
   it("gives a role up when PostgreSQL goes away, and a member takes it again once it is back", async () => {

@@ -1,0 +1,108 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import type { Channel } from "../bus/channel.js";
+import type { InboundMessage } from "../bus/types.js";
+import type { ClusterStore, ClusterWork, Fence } from "../store/cluster.js";
+import { leaseTiming } from "./lease-policy.js";
+import { ClusterMember } from "./member.js";
+import { RoleKeeper } from "./roles.js";
+import { TurnDispatcher } from "./turn-dispatcher.js";
+import { TurnLeases } from "./turn-leases.js";
+
+/** The role that runs the scheduler's tick (and what else must run once per cluster). */
+export const SCHEDULER_ROLE = "scheduler";
+
+export function channelRole(channel: string): string {
+  return `channel:${channel}`;
+}
+
+export interface ClusterModeDeps {
+  store: ClusterStore;
+  work: ClusterWork;
+  log: Logger;
+  leaseMs: number;
+  /**
+   * The channels configured here. Each runs (its connection and its outbox sender) only while
+   * this process holds the channel's role: one poller per Telegram bot, one Discord session.
+   */
+  channels: Channel[];
+  /** Work done once per cluster: the cron tick, the heartbeat, housekeeping. */
+  singletons: { start(): void; stop(): void };
+  /** The worker: how many more conversations it takes, and dropping one whose lease was lost. */
+  worker: { room(): number; drop(sessionKey: string): void };
+  /** Hands a message of a conversation held here to the worker. */
+  run(msg: InboundMessage): void;
+  /** How often the dispatcher looks for waiting conversations without being woken. */
+  pollMs?: number;
+}
+
+export interface ClusterMode {
+  readonly processId: string;
+  /** The fence of a conversation held here (every write of its turns is made under it). */
+  fence(sessionKey: string): Fence | undefined;
+  /** The worker finished a message's turn. */
+  finished(msg: InboundMessage): void;
+  /** A message was accepted into the shared inbox: wake the cluster's dispatchers. */
+  accepted(): void;
+  /** The roles running here now. */
+  roles(): string[];
+  /** Gives every role back (their work stopped first); call before the worker stops. */
+  stopRoles(): Promise<void>;
+  /** Gives the conversations back and leaves the cluster; call after the worker stopped. */
+  leave(): Promise<void>;
+}
+
+/**
+ * Clustered mode for one process: it joins the cluster (heartbeats), runs each channel and the
+ * singletons only while it holds their role, and takes waiting conversations under their turn
+ * lease. Loaded only with PINCER_DATABASE_URL.
+ */
+export function startClusterMode(deps: ClusterModeDeps): ClusterMode {
+  const { store, log } = deps;
+  const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  const member = new ClusterMember({
+    store,
+    process: { id: processId, host: hostname(), pid: process.pid },
+    timing: leaseTiming(deps.leaseMs),
+    log: log.child({ part: "cluster" }),
+  });
+  const keeper = new RoleKeeper({ member, log: log.child({ part: "cluster" }) });
+  for (const channel of deps.channels) {
+    keeper.add({ name: channelRole(channel.name), start: () => channel.start(), stop: () => channel.stop() });
+  }
+  keeper.add({
+    name: SCHEDULER_ROLE,
+    start: async () => deps.singletons.start(),
+    stop: async () => deps.singletons.stop(),
+  });
+  const leases = new TurnLeases(member);
+  const dispatcher = new TurnDispatcher({
+    work: deps.work,
+    leases,
+    run: deps.run,
+    drop: deps.worker.drop,
+    room: deps.worker.room,
+    pollMs: deps.pollMs ?? 1000,
+    log: log.child({ part: "cluster" }),
+  });
+  member.start();
+  dispatcher.start();
+  log.info({ processId }, "clustered mode: this process joined the cluster");
+  return {
+    processId,
+    fence: (sessionKey) => leases.fence(sessionKey),
+    finished: (msg) => dispatcher.finished(msg),
+    accepted: () => {
+      dispatcher.wake();
+      deps.work.announce().catch((err: Error) => log.warn({ err: err.message }, "could not wake the cluster"));
+    },
+    roles: () => keeper.running(),
+    stopRoles: () => keeper.stop(),
+    async leave() {
+      await dispatcher.stop();
+      await member.stop();
+      await store.close();
+    },
+  };
+}
