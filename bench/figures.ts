@@ -2,9 +2,9 @@
  * Each figure of the benchmark table: what is measured for pincer, what for its baseline in the
  * same run, and how the two compare. Channel figures drive the built daemon as a child process.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pino } from "pino";
 import { runAgentLoop } from "../src/agent/loop.js";
 import { MessageBus } from "../src/bus/bus.js";
@@ -18,7 +18,15 @@ import type { Tool, ToolContext } from "../src/tools/tool.js";
 import { startFakeOpenAI } from "../test/fakes/openai-server.js";
 import { userMessage } from "../test/helpers/app.js";
 import { HEAP_SNAPSHOT_OPTIONS, liveHeapMB } from "./live-heap.js";
-import { type Bot, drainTelegram, type Kind, type Platforms, startBot, startPlatforms } from "./processes.js";
+import {
+  type Bot,
+  type BotMemory,
+  drainTelegram,
+  type Kind,
+  type Platforms,
+  startBot,
+  startPlatforms,
+} from "./processes.js";
 import { summary } from "./stats.js";
 
 export interface Figure {
@@ -29,6 +37,8 @@ export interface Figure {
   /** What the ratio must be: at most (`max`) or at least (`min`). */
   target: { max?: number; min?: number; report?: true };
   unit?: string;
+  /** More than the table shows (the soak's memory wave by wave), kept in the run's JSON. */
+  detail?: unknown;
 }
 
 export interface Sizes {
@@ -37,56 +47,86 @@ export interface Sizes {
   readyRounds: number;
   chats: number;
   soakTurns: number;
+  /** The soak's waves: one message from each of this many chats. */
+  soakChats: number;
   /** How long a process is left alone before its memory is read. */
   settleMs: number;
 }
 
-export const FULL: Sizes = { turns: 200, warmup: 20, readyRounds: 5, chats: 500, soakTurns: 10_000, settleMs: 3000 };
-export const QUICK: Sizes = { turns: 30, warmup: 5, readyRounds: 1, chats: 40, soakTurns: 300, settleMs: 1000 };
+export const FULL: Sizes = {
+  turns: 200,
+  warmup: 20,
+  readyRounds: 5,
+  chats: 500,
+  soakTurns: 6000,
+  soakChats: 300,
+  settleMs: 3000,
+};
+export const QUICK: Sizes = {
+  turns: 30,
+  warmup: 5,
+  readyRounds: 1,
+  chats: 40,
+  soakTurns: 300,
+  soakChats: 40,
+  settleMs: 1000,
+};
 
 const fmt = (value: number, unit: string) => `${value.toFixed(unit === "MB" ? 1 : 2)} ${unit}`;
 
-/** Telegram or Discord turns with a zero-latency model, pincer and the bare bot alternating. */
+/**
+ * Telegram or Discord turns with a zero-latency model, pincer and the bare bot alternating; on
+ * Telegram also a bare bot that offers the model the tool schemas pincer sent (captured from
+ * pincer's first request), so the request it serialises and the model parses weighs the same.
+ */
 export async function channelTurns(platform: "telegram" | "discord", sizes: Sizes): Promise<Figure[]> {
   const model = await startFakeOpenAI();
   model.respond(() => ({ content: "pong" }));
   const side = { telegram: platform === "telegram", discord: platform === "discord" };
-  const places: Record<Kind, Platforms> = { pincer: await startPlatforms(), baseline: await startPlatforms() };
-  const bots: Record<Kind, Bot> = {
-    pincer: await startBot("pincer", { model, platforms: places.pincer, channels: side }),
-    baseline: await startBot("baseline", { model, platforms: places.baseline, channels: side }),
+  const contenders: Array<{ name: string; places: Platforms; bot: Bot; samples: number[] }> = [];
+  const toolsFile = join(mkdtempSync(join(tmpdir(), "pincer-bench-tools-")), "tools.json");
+  const add = async (name: string, kind: Kind, env?: NodeJS.ProcessEnv) => {
+    const places = await startPlatforms();
+    contenders.push({
+      name,
+      places,
+      bot: await startBot(kind, { model, platforms: places, channels: side, env }),
+      samples: [],
+    });
   };
-  const samples: Record<Kind, number[]> = { pincer: [], baseline: [] };
   try {
+    await add("pincer", "pincer");
+    await add("bare", "baseline");
+    if (platform === "telegram") {
+      await oneTurn(platform, contenders[0].places, -1);
+      const tools = model.requests.find((r) => r.tools?.length)?.tools;
+      if (!tools) throw new Error("pincer offered the model no tools");
+      writeFileSync(toolsFile, JSON.stringify(tools));
+      await add("bare + tools", "baseline", { BARE_TOOLS_FILE: toolsFile });
+    }
     for (let i = 0; i < sizes.warmup + sizes.turns; i++) {
-      for (const kind of ["pincer", "baseline"] as const) {
-        const took = await oneTurn(platform, places[kind], i);
-        if (i >= sizes.warmup) samples[kind].push(took);
+      for (const c of contenders) {
+        const took = await oneTurn(platform, c.places, i);
+        if (i >= sizes.warmup) c.samples.push(took);
       }
     }
   } finally {
-    await Promise.all([bots.pincer.stop(), bots.baseline.stop()]);
-    await Promise.all([places.pincer.close(), places.baseline.close(), model.close()]);
+    await Promise.all(contenders.map((c) => c.bot.stop()));
+    await Promise.all([...contenders.map((c) => c.places.close()), model.close()]);
+    rmSync(dirname(toolsFile), { recursive: true, force: true });
   }
-  const p = summary(samples.pincer);
-  const b = summary(samples.baseline);
+  const [p, ...baselines] = contenders.map((c) => ({ name: c.name, ...summary(c.samples) }));
   const name = platform === "telegram" ? "Telegram" : "Discord";
-  return [
-    {
-      figure: `${name} turn p50`,
-      pincer: fmt(p.median, "ms"),
-      baseline: fmt(b.median, "ms"),
-      ratio: p.median / b.median,
+  return baselines.flatMap((b) => {
+    const against = b.name === "bare" ? "" : ", against a bare bot with the same tool schemas";
+    return (["median", "p99"] as const).map((q) => ({
+      figure: `${name} turn ${q === "median" ? "p50" : "p99"}${against}`,
+      pincer: fmt(p[q], "ms"),
+      baseline: fmt(b[q], "ms"),
+      ratio: p[q] / b[q],
       target: { max: 1.3 },
-    },
-    {
-      figure: `${name} turn p99`,
-      pincer: fmt(p.p99, "ms"),
-      baseline: fmt(b.p99, "ms"),
-      ratio: p.p99 / b.p99,
-      target: { max: 1.3 },
-    },
-  ];
+    }));
+  });
 }
 
 const USER = { id: "200000000000000001", username: "bench" };
@@ -223,33 +263,87 @@ export async function throughput(sizes: Sizes): Promise<Figure[]> {
   }
 }
 
+const MB = (bytes: number) => bytes / 1024 / 1024;
+
+/** The split of a bot's memory, in MB: what of the RSS is JavaScript heap (new and old space) and what is not. */
+function split(rss: number, m: BotMemory) {
+  const r = (v: number | undefined) => Math.round(MB(v ?? 0) * 10) / 10;
+  return {
+    rss: r(rss),
+    heapTotal: r(m.heapTotal),
+    heapUsed: r(m.heapUsed),
+    newSpace: r(m.spaces.new_space),
+    oldSpace: r(m.spaces.old_space),
+    external: r(m.external),
+    arrayBuffers: r(m.arrayBuffers),
+  };
+}
+
 /**
- * Memory after a soak of many short turns across many chats: RSS against the same process idle
- * and after its first reply (the first turn loads the tokenizer's tables); then, in a second run,
- * the live heap (heap snapshots, taken after a full collection) after the first reply and after
- * the soak, which is what says whether anything leaks. Snapshots cost memory themselves, so the
- * RSS run takes none.
+ * Memory under load, side by side: pincer and the bare bot (both with grammy polling and
+ * discord.js identified; the turns come through Telegram) each get the same waves of one message
+ * from each of `soakChats` chats, wave by wave in turn, until `soakTurns`; after every wave both
+ * are measured (VmRSS and process.memoryUsage() from inside). Then, in a second run, pincer's
+ * live heap (heap snapshots, taken after a full collection) after the first reply and after the
+ * soak, which is what says whether anything leaks; snapshots cost memory, so the RSS run takes none.
  */
 export async function soak(sizes: Sizes): Promise<Figure[]> {
-  const chats = Math.min(500, sizes.soakTurns);
-  const what = `after ${sizes.soakTurns.toLocaleString("en")} turns across ${chats} chats`;
-  const rss = await soakOnce(sizes, chats, (bot) => bot.rssBytes() / 1024 / 1024);
-  const heap = await soakOnce(sizes, chats, liveHeapMB, HEAP_SNAPSHOT_OPTIONS);
+  const chats = Math.min(sizes.soakChats, sizes.soakTurns);
+  const what = `after ${sizes.soakTurns.toLocaleString("en")} turns over ${chats} chats`;
+  const model = await startFakeOpenAI();
+  model.respond(() => ({ content: "ok" }));
+  const kinds = ["pincer", "baseline"] as const;
+  const places = { pincer: await startPlatforms(), baseline: await startPlatforms() };
+  const bots = {
+    pincer: await startBot("pincer", { model, platforms: places.pincer, probe: true }),
+    baseline: await startBot("baseline", { model, platforms: places.baseline, probe: true }),
+  };
+  const waves: Array<{ turns: number; pincer: ReturnType<typeof split>; baseline: ReturnType<typeof split> }> = [];
+  const measure = async (turns: number) => {
+    const [p, b] = await Promise.all(kinds.map((k) => bots[k].memory()));
+    const row = { turns, pincer: split(bots.pincer.rssBytes(), p), baseline: split(bots.baseline.rssBytes(), b) };
+    waves.push(row);
+    process.stderr.write(
+      `   ${turns} turns: pincer ${JSON.stringify(row.pincer)} bare ${JSON.stringify(row.baseline)}\n`,
+    );
+    return row;
+  };
+  const settle = () => new Promise((resolve) => setTimeout(resolve, sizes.settleMs));
+  let idle: Awaited<ReturnType<typeof measure>>;
+  let final: Awaited<ReturnType<typeof measure>>;
+  try {
+    await settle();
+    idle = await measure(0);
+    for (const k of kinds) await oneTurn("telegram", places[k], 0);
+    await settle();
+    await measure(1);
+    for (let sent = 0; sent < sizes.soakTurns; ) {
+      const wave = Math.min(chats, sizes.soakTurns - sent);
+      for (const k of kinds) await soakWave(places[k].telegram, wave, sent);
+      sent += wave;
+      model.requests.length = 0;
+      await measure(sent);
+    }
+    for (const k of kinds) await drainTelegram(places[k].telegram);
+    await settle();
+    final = await measure(sizes.soakTurns);
+  } finally {
+    await Promise.all(kinds.map((k) => bots[k].stop()));
+    await Promise.all([places.pincer.close(), places.baseline.close(), model.close()]);
+  }
+  const heap = await liveHeapSoak(sizes, chats);
+  const row = (figure: string, key: keyof ReturnType<typeof split>, target: Figure["target"]): Figure => ({
+    figure: `${figure} ${what}`,
+    pincer: fmt(final.pincer[key], "MB"),
+    baseline: fmt(final.baseline[key], "MB"),
+    ratio: final.pincer[key] / final.baseline[key],
+    target,
+  });
   return [
-    {
-      figure: `RSS ${what}`,
-      pincer: fmt(rss.after, "MB"),
-      baseline: `${fmt(rss.idle, "MB")} (idle)`,
-      ratio: rss.after / rss.idle,
-      target: { max: 1.3 },
-    },
-    {
-      figure: `RSS ${what}, against the first reply`,
-      pincer: fmt(rss.after, "MB"),
-      baseline: `${fmt(rss.warm, "MB")} (after one reply)`,
-      ratio: rss.after / rss.warm,
-      target: { max: 1.3 },
-    },
+    { ...row("RSS", "rss", { max: 1.3 }), detail: { idle, waves } },
+    row("JavaScript heap (heapTotal)", "heapTotal", { report: true }),
+    row("heap in use (heapUsed)", "heapUsed", { report: true }),
+    row("external memory (external, array buffers included)", "external", { report: true }),
     {
       figure: `live heap ${what} (heap snapshot)`,
       pincer: fmt(heap.after, "MB"),
@@ -260,47 +354,39 @@ export async function soak(sizes: Sizes): Promise<Figure[]> {
   ];
 }
 
-async function soakOnce(
-  sizes: Sizes,
-  chats: number,
-  measure: (bot: Bot) => number | Promise<number>,
-  nodeOptions?: string,
-) {
+/** One message from each of `chats` private chats; resolves once every one is answered. */
+export async function soakWave(telegram: Platforms["telegram"], chats: number, sent: number): Promise<void> {
+  const before = telegram.sent.length;
+  for (let chat = 1; chat <= chats; chat++) {
+    telegram.pushUpdate({
+      message: {
+        chat: { id: chat, type: "private", first_name: "C" },
+        from: { id: chat, is_bot: false, first_name: "C" },
+        text: `turn ${sent + chat}`,
+      } as never,
+    });
+  }
+  await telegram.waitFor(() => telegram.sent.length >= before + chats, 120_000);
+  // The fake keeps every call; forget them so the bench process does not grow instead.
+  telegram.sent.length = 0;
+}
+
+async function liveHeapSoak(sizes: Sizes, chats: number) {
   const model = await startFakeOpenAI();
   model.respond(() => ({ content: "ok" }));
   const platforms = await startPlatforms();
-  const env = nodeOptions ? { NODE_OPTIONS: nodeOptions } : undefined;
-  const bot = await startBot("pincer", { model, platforms, channels: { telegram: true, discord: false }, env });
-  const { telegram } = platforms;
-  const settle = () => new Promise((resolve) => setTimeout(resolve, sizes.settleMs));
+  const bot = await startBot("pincer", { model, platforms, env: { NODE_OPTIONS: HEAP_SNAPSHOT_OPTIONS } });
   try {
-    await settle();
-    // The heap run has no use for an idle snapshot.
-    const idle = nodeOptions ? Number.NaN : await measure(bot);
     await oneTurn("telegram", platforms, 0);
-    await settle();
-    const warm = await measure(bot);
-    // In waves of one message per chat, so the queue never holds more than the chats.
-    for (let sent = 0; sent < sizes.soakTurns; ) {
-      const wave = Math.min(chats, sizes.soakTurns - sent);
-      const before = telegram.sent.length;
-      for (let chat = 1; chat <= wave; chat++) {
-        telegram.pushUpdate({
-          message: {
-            chat: { id: chat, type: "private", first_name: "C" },
-            from: { id: chat, is_bot: false, first_name: "C" },
-            text: `turn ${sent + chat}`,
-          } as never,
-        });
-      }
-      await telegram.waitFor(() => telegram.sent.length >= before + wave, 120_000);
-      sent += wave;
-      // The fake keeps every call; forget them so the bench process does not grow instead.
-      telegram.sent.length = 0;
+    await new Promise((resolve) => setTimeout(resolve, sizes.settleMs));
+    const warm = await liveHeapMB(bot);
+    for (let sent = 0; sent < sizes.soakTurns; sent += chats) {
+      await soakWave(platforms.telegram, Math.min(chats, sizes.soakTurns - sent), sent);
+      model.requests.length = 0;
     }
-    await drainTelegram(telegram);
-    await settle();
-    return { idle, warm, after: await measure(bot) };
+    await drainTelegram(platforms.telegram);
+    await new Promise((resolve) => setTimeout(resolve, sizes.settleMs));
+    return { warm, after: await liveHeapMB(bot) };
   } finally {
     await bot.stop();
     await platforms.close();

@@ -8,6 +8,7 @@ import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { packageRoot } from "../src/paths.js";
 import { FAKE_DISCORD_TOKEN, type FakeDiscord, startFakeDiscord } from "../test/fakes/discord-server.js";
 import type { FakeOpenAI } from "../test/fakes/openai-server.js";
@@ -35,12 +36,16 @@ export async function startPlatforms(): Promise<Platforms> {
   };
 }
 
+export type BotMemory = NodeJS.MemoryUsage & { spaces: Record<string, number> };
+
 export interface Bot {
   kind: Kind;
   child: ChildProcess;
   /** Milliseconds from spawn until Telegram is polled and Discord's IDENTIFY arrived. */
   readyMs: number;
   rssBytes(): number;
+  /** process.memoryUsage() inside the bot, with each V8 heap space's size; only for a bot started with `probe`. */
+  memory(): Promise<BotMemory>;
   stop(): Promise<void>;
 }
 
@@ -52,6 +57,8 @@ export interface StartOptions {
   config?: Record<string, unknown>;
   /** Extra environment, e.g. NODE_OPTIONS for a profile or a heap snapshot. */
   env?: NodeJS.ProcessEnv;
+  /** Preload `memory-probe.mjs` and open an IPC channel, so `memory()` can ask the bot. */
+  probe?: boolean;
 }
 
 /** Starts one bot as a child process and waits until both platforms see it connected. */
@@ -88,7 +95,12 @@ export async function startBot(kind: Kind, options: StartOptions): Promise<Bot> 
   const polls = telegram.callsTo("getUpdates").length;
   const identifies = discord.gateway.filter((g) => g.op === 2).length;
   const started = performance.now();
-  const child = spawn(process.execPath, script, { env, cwd: home, stdio: ["ignore", "ignore", "pipe"] });
+  const probe = options.probe ? ["--import", pathToFileURL(join(packageRoot(), "bench/memory-probe.mjs")).href] : [];
+  const child = spawn(process.execPath, [...probe, ...script], {
+    env,
+    cwd: home,
+    stdio: ["ignore", "ignore", "pipe", ...(options.probe ? (["ipc"] as const) : [])],
+  });
   let stderr = "";
   child.stderr?.on("data", (chunk) => {
     stderr += chunk;
@@ -113,6 +125,12 @@ export async function startBot(kind: Kind, options: StartOptions): Promise<Bot> 
       const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
       return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
     },
+    memory: () =>
+      new Promise((resolve, reject) => {
+        if (!child.connected) return reject(new Error(`${kind} was not started with probe`));
+        child.once("message", (usage) => resolve(usage as BotMemory));
+        child.send("memory");
+      }),
     async stop() {
       if (child.exitCode === null) {
         const exited = once(child, "exit");

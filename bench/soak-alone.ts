@@ -1,0 +1,45 @@
+/**
+ * One bot alone through the soak's waves, with the Node options given, printing its memory every
+ * 1,500 turns and 3, 15 and 30 s after the last reply: for trying V8 settings one at a time.
+ *
+ *   npx tsx bench/soak-alone.ts [NODE_OPTIONS] [turns=6000] [pincer|baseline]
+ *   npx tsx bench/soak-alone.ts "--max-semi-space-size=64" 3000
+ */
+import { startFakeOpenAI } from "../test/fakes/openai-server.js";
+import { soakWave } from "./figures.js";
+import { drainTelegram, type Kind, startBot, startPlatforms } from "./processes.js";
+
+const [nodeOptions = "", turnsArg = "6000", kindArg = "pincer"] = process.argv.slice(2);
+const turns = Number(turnsArg);
+const chats = 300;
+const model = await startFakeOpenAI();
+model.respond(() => ({ content: "ok" }));
+const places = await startPlatforms();
+const env = nodeOptions ? { NODE_OPTIONS: nodeOptions } : undefined;
+const bot = await startBot(kindArg as Kind, { model, platforms: places, probe: true, env });
+const show = async (label: string) => {
+  const m = await bot.memory();
+  const mb = (v = 0) => (v / 2 ** 20).toFixed(0);
+  const s = m.spaces;
+  console.log(
+    `${label}: rss ${mb(bot.rssBytes())} heapTotal ${mb(m.heapTotal)} heapUsed ${mb(m.heapUsed)} arrayBuffers ${mb(m.arrayBuffers)} new ${mb(s.new_space)} old ${mb(s.old_space)} code ${mb(s.code_space)} large ${mb(s.large_object_space)}`,
+  );
+};
+try {
+  for (let sent = 0; sent < turns; sent += chats) {
+    await soakWave(places.telegram, Math.min(chats, turns - sent), sent);
+    model.requests.length = 0;
+    if ((sent + chats) % 1500 === 0) await show(`${sent + chats} turns`);
+  }
+  await drainTelegram(places.telegram);
+  let waited = 0;
+  for (const at of [3, 15, 30]) {
+    await new Promise((resolve) => setTimeout(resolve, (at - waited) * 1000));
+    waited = at;
+    await show(`idle ${at} s`);
+  }
+} finally {
+  await bot.stop();
+  await places.close();
+  await model.close();
+}
