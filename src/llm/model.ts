@@ -1,5 +1,8 @@
 import type OpenAI from "openai";
-import { type ContextRefusal, readContextRefusal } from "./context-window.js";
+import { boundedCall } from "./bounded-call.js";
+import { ModelError, shorten, toModelError } from "./model-error.js";
+
+export { ContextRefusedError, ModelError, notFoundHint } from "./model-error.js";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -33,36 +36,6 @@ export interface Model {
   complete(request: ModelRequest): Promise<ModelReply>;
 }
 
-/**
- * The model endpoint failed (HTTP error, timeout, refused key); `message` is fit for the user.
- * `permanent` failures (a refused key, a wrong URL or model name) will not heal by waiting.
- */
-export class ModelError extends Error {
-  constructor(
-    message: string,
-    readonly permanent = false,
-    /** The endpoint's HTTP status, when it answered at all. */
-    readonly status?: number,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * The endpoint refused the request as too long for its context, and said what it could (see
- * context-window.ts). Permanent: the same request would be refused again, whatever its status
- * (older llama.cpp answers 500), so no fallback or circuit breaker takes it for an outage.
- */
-export class ContextRefusedError extends ModelError {
-  constructor(
-    message: string,
-    readonly refusal: ContextRefusal,
-    status?: number,
-  ) {
-    super(message, true, status);
-  }
-}
-
 export interface ModelOptions {
   apiKey: string;
   baseUrl: string;
@@ -93,8 +66,13 @@ export async function loadOpenAI(): Promise<typeof OpenAI> {
 export function createOpenAIModel(options: ModelOptions): Model {
   let made: { OpenAI: typeof OpenAI; client: OpenAI } | undefined;
   const base = { model: options.model, temperature: options.temperature };
-
-  return {
+  const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: options.retries, who: "the model" };
+  // Retries and the deadline are boundedCall's: the client's own would retry a request the
+  // endpoint refuses for good, and its timeout ends with the headers.
+  const model: Model = {
+    complete: (request) => boundedCall(bounds, request.signal, (signal) => once.complete({ ...request, signal })),
+  };
+  const once: Model = {
     async complete({ messages, tools, signal }) {
       const OpenAIClass = await loadOpenAI();
       made ??= {
@@ -103,7 +81,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
           apiKey: options.apiKey,
           baseURL: options.baseUrl,
           timeout: options.timeoutSeconds * 1000,
-          maxRetries: options.retries,
+          maxRetries: 0,
         }),
       };
       const { client, OpenAI } = made;
@@ -136,6 +114,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
       }
     },
   };
+  return model;
 }
 
 /** Streamed tool calls arrive in pieces keyed by index; glue them back together. */
@@ -159,43 +138,4 @@ async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatC
     }
   }
   return { content, toolCalls: calls.filter(Boolean), usage };
-}
-
-function toModelError(
-  err: unknown,
-  OpenAI: typeof import("openai").default,
-  options: Pick<ModelOptions, "baseUrl" | "model">,
-  signal?: AbortSignal,
-): Error {
-  if (err instanceof ModelError) return err;
-  if (signal?.aborted) return signal.reason instanceof Error ? signal.reason : new Error("aborted");
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return new ModelError("the model did not answer in time");
-  if (err instanceof OpenAI.APIConnectionError) return new ModelError("the model endpoint could not be reached");
-  if (err instanceof OpenAI.AuthenticationError) {
-    return new ModelError("the model endpoint refused the API key (401): check OPENAI_API_KEY", true);
-  }
-  if (err instanceof OpenAI.NotFoundError) return new ModelError(notFoundHint(options), true);
-  if (err instanceof OpenAI.RateLimitError)
-    return new ModelError("the model endpoint is rate-limiting us (429)", false, 429);
-  if (err instanceof OpenAI.APIError) {
-    const message = `the model endpoint answered ${err.status ?? "with an error"}: ${shorten(err.message)}`;
-    const refusal = readContextRefusal(err.message, err.error);
-    if (refusal) return new ContextRefusedError(message, refusal, err.status);
-    return new ModelError(message, false, err.status);
-  }
-  return new ModelError(`the model call failed: ${shorten((err as Error)?.message ?? String(err))}`);
-}
-
-/** A 404 is nearly always a base URL without its `/v1` or a model name the endpoint does not serve. */
-export function notFoundHint({ baseUrl, model }: Pick<ModelOptions, "baseUrl" | "model">): string {
-  const path = new URL(baseUrl).pathname.replace(/\/+$/, "");
-  const url =
-    path === ""
-      ? `OPENAI_BASE_URL ${baseUrl} has no path; most endpoints want ${baseUrl}/v1`
-      : `check OPENAI_BASE_URL (${baseUrl})`;
-  return `the model endpoint answered 404 (not found): ${url}, and that PINCER_MODEL "${model}" is a model it serves`;
-}
-
-function shorten(text: string): string {
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }

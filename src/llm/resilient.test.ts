@@ -38,13 +38,13 @@ describe("CircuitBreaker", () => {
 });
 
 describe("createResilientModel", () => {
-  it("falls back on 5xx, timeouts and connection errors, never on a 4xx", async () => {
+  it("falls back on 5xx, timeouts, rate limits and connection errors, never on a permanent failure", async () => {
     expect(isTransient(down())).toBe(true);
     expect(isTransient(new ModelError("the model endpoint could not be reached"))).toBe(true);
-    expect(isTransient(new ModelError("rate-limited", false, 429))).toBe(false);
+    expect(isTransient(new ModelError("rate-limited", false, 429))).toBe(true);
     expect(isTransient(new ModelError("bad key", true, 401))).toBe(false);
 
-    const primary = scripted(down(), new ModelError("bad request", false, 400));
+    const primary = scripted(down(), new ModelError("bad request", true, 400));
     const fallback = scripted(ok);
     const model = createResilientModel(
       [
@@ -78,5 +78,31 @@ describe("createResilientModel", () => {
     t = 1000;
     await expect(model.complete({ messages: [] })).resolves.toEqual(ok);
     expect(events).toEqual(["open a", "close a"]);
+  });
+
+  it("keeps the circuit closed for requests the endpoint refuses, and says whether the endpoint is away", async () => {
+    let t = 0;
+    const grammar = new ModelError(
+      "the model endpoint failed while the model was writing a tool call (500)",
+      true,
+      500,
+    );
+    const primary = scripted(grammar, grammar, grammar, ok, new ModelError("boom", false, 500), down());
+    const model = createResilientModel(
+      [{ name: "a", model: primary }],
+      { failureThreshold: 2, coolDownMs: 1000 },
+      {},
+      () => t,
+    );
+    for (let i = 0; i < 3; i++) await expect(model.complete({ messages: [] })).rejects.toBe(grammar);
+    t = 10;
+    await expect(model.complete({ messages: [] })).resolves.toEqual(ok);
+    t = 20;
+    // The endpoint answers, with an error of its own: not away; it answered a request at t = 10.
+    await expect(model.complete({ messages: [] })).rejects.toMatchObject({ away: false, answeredAt: 10 });
+    await expect(model.complete({ messages: [] })).rejects.toMatchObject({ away: true, answeredAt: 10 });
+    // Open now: failing fast still tells why it opened.
+    await expect(model.complete({ messages: [] })).rejects.toMatchObject({ away: true, retryAt: 1020 });
+    expect(primary.calls).toBe(6);
   });
 });

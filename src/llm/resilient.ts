@@ -61,22 +61,25 @@ export class CircuitBreaker {
 }
 
 /**
- * Every endpoint failed for reasons that heal by waiting (5xx, timeouts, no connection), or their
- * circuits are open. The message is worth running again at `retryAt`.
+ * Every endpoint failed for reasons that may heal by waiting (no connection, a timeout, a 5xx
+ * that does not blame the request), or their circuits are open. The message is worth running
+ * again at `retryAt`; `away` says whether the endpoints seem gone rather than refusing it, and
+ * `answeredAt` when one last answered any request (undefined: not since the start).
  */
 export class ModelUnavailableError extends ModelError {
   constructor(
     message: string,
     readonly retryAt: number,
+    away = true,
+    readonly answeredAt?: number,
   ) {
-    super(message, false);
+    super(message, false, undefined, away);
   }
 }
 
-/** Failures that say the endpoint is unwell (and another endpoint may do better); a 4xx is about the request. */
+/** Failures another endpoint may do better with; a permanent one is about the request and goes to the user. */
 export function isTransient(err: unknown): boolean {
-  if (!(err instanceof ModelError) || err.permanent) return false;
-  return err.status === undefined || err.status >= 500;
+  return err instanceof ModelError && !err.permanent;
 }
 
 export interface Endpoint {
@@ -92,8 +95,8 @@ export interface ResilienceEvents {
 
 /**
  * Tries the endpoints in order (the configured model first, then `agent.fallbackModels`): the
- * next one only after a transient failure, never after a 4xx, which another model would
- * refuse the same way. Each endpoint has its own circuit breaker, so a dead one costs nothing
+ * next one only after a transient failure, never after a permanent one (a 4xx, a 5xx that
+ * blames the request), which another model would most likely refuse the same way. Each endpoint has its own circuit breaker, so a dead one costs nothing
  * while it is open. When every endpoint failed or is open, throws ModelUnavailableError with
  * the time worth trying again.
  */
@@ -104,32 +107,39 @@ export function createResilientModel(
   now: () => number = Date.now,
 ): Model {
   const breakers = new Map(endpoints.map((e) => [e.name, new CircuitBreaker(settings)]));
+  // Each endpoint's last transient failure: an open circuit fails fast with the reason it opened.
+  const lastErrors = new Map<string, ModelError>();
+  let answeredAt: number | undefined;
   return {
     async complete(request) {
-      let lastError: unknown;
+      let lastError: ModelError | undefined;
       let retryAt = Number.POSITIVE_INFINITY;
       for (const endpoint of endpoints) {
         const breaker = breakers.get(endpoint.name) as CircuitBreaker;
         if (!breaker.tryAcquire(now())) {
           retryAt = Math.min(retryAt, breaker.retryAt(now()));
+          lastError ??= lastErrors.get(endpoint.name);
           continue;
         }
         try {
           const reply = await endpoint.model.complete(request);
+          answeredAt = now();
           if (breaker.success()) events.onClose?.(endpoint.name);
           return reply;
         } catch (err) {
+          // A request the endpoint refuses (permanent) says nothing about its health.
           if (request.signal?.aborted || !isTransient(err)) {
             breaker.release();
             throw err;
           }
           if (breaker.failure(now())) events.onOpen?.(endpoint.name, err);
-          lastError = err;
+          lastError = err as ModelError;
+          lastErrors.set(endpoint.name, lastError);
           retryAt = Math.min(retryAt, breaker.retryAt(now()));
         }
       }
-      const reason = lastError instanceof Error ? lastError.message : "the model endpoint is not answering";
-      throw new ModelUnavailableError(reason, retryAt);
+      const reason = lastError?.message ?? "the model endpoint is not answering";
+      throw new ModelUnavailableError(reason, retryAt, lastError?.away ?? true, answeredAt);
     },
   };
 }

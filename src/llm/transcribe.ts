@@ -1,7 +1,9 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import type OpenAI from "openai";
-import { loadOpenAI } from "./model.js";
+import { boundedCall } from "./bounded-call.js";
+import { isPermanentFailure } from "./failure.js";
+import { loadOpenAI, ModelError } from "./model.js";
 
 /** The endpoint's own limit for one transcription upload. */
 export const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
@@ -25,23 +27,33 @@ export function createTranscriber(
     const { size } = await stat(path);
     if (size > MAX_TRANSCRIPTION_BYTES) throw new Error("the recording is larger than the 25 MB transcription limit");
     const OpenAI = await loadOpenAI();
+    // The client's timeout ends with the headers; boundedCall's deadline covers the whole answer.
     client ??= new OpenAI({
       apiKey: options.apiKey,
       baseURL: options.baseUrl,
       timeout: options.timeoutSeconds * 1000,
-      maxRetries: 1,
+      maxRetries: 0,
     });
-    try {
-      const result = await client.audio.transcriptions.create(
-        { file: createReadStream(path), model: options.model },
-        { signal },
-      );
-      return result.text;
-    } catch (err) {
-      if (err instanceof OpenAI.APIError && err.status)
-        throw new Error(`the transcription endpoint answered ${err.status}`);
-      if (err instanceof OpenAI.APIConnectionError) throw new Error("the transcription endpoint could not be reached");
-      throw new Error((err as Error).message);
-    }
+    const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: 1, who: "the transcription endpoint" };
+    const transcriber = client;
+    return boundedCall(bounds, signal, async (bounded) => {
+      try {
+        const result = await transcriber.audio.transcriptions.create(
+          { file: createReadStream(path), model: options.model },
+          { signal: bounded },
+        );
+        return result.text;
+      } catch (err) {
+        if (bounded.aborted) throw bounded.reason;
+        if (err instanceof OpenAI.APIError && err.status) {
+          const permanent = isPermanentFailure(err.status, err.message);
+          throw new ModelError(`the transcription endpoint answered ${err.status}`, permanent, err.status);
+        }
+        if (err instanceof OpenAI.APIConnectionError) {
+          throw new ModelError("the transcription endpoint could not be reached");
+        }
+        throw new ModelError((err as Error).message, true);
+      }
+    });
   };
 }

@@ -10,7 +10,11 @@ export interface FakeReply {
   status?: number;
   /** With `status`: this body instead of the default one (a server's error in its own words). */
   body?: unknown;
+  /** The error body's message (default "fake error STATUS"), e.g. llama.cpp's own sentences. */
+  message?: string;
   delayMs?: number;
+  /** Send the headers at once, then the body one byte every this many ms (a server that trickles). */
+  trickleMs?: number;
 }
 
 export interface ChatRequest {
@@ -50,7 +54,7 @@ export interface FakeOpenAI {
   /** Uploads to /v1/audio/transcriptions: the form's model and the audio bytes' length. */
   transcriptions: Array<{ model: string; bytes: number }>;
   /** How transcriptions are answered (default: the text "hello from a voice note"). */
-  transcribeWith(reply: { text: string } | { status: number }): void;
+  transcribeWith(reply: { text: string; delayMs?: number } | { status: number }): void;
   close(): Promise<void>;
 }
 
@@ -72,7 +76,7 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
   let responder: (request: ChatRequest) => FakeReply | Promise<FakeReply> = () => ({ content: "ok" });
   let counter = 0;
   const transcriptions: Array<{ model: string; bytes: number }> = [];
-  let transcript: { text: string } | { status: number } = { text: "hello from a voice note" };
+  let transcript: { text: string; delayMs?: number } | { status: number } = { text: "hello from a voice note" };
 
   const server = createServer(async (req, res) => {
     if (req.method === "POST" && req.url === "/v1/audio/transcriptions") {
@@ -84,7 +88,8 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
       const file = form.get("file");
       transcriptions.push({ model: String(form.get("model")), bytes: file instanceof Blob ? file.size : 0 });
       if ("status" in transcript) return sendJson(res, transcript.status, { error: { message: "fake failure" } });
-      return sendJson(res, 200, transcript);
+      if (transcript.delayMs) await new Promise((r) => setTimeout(r, (transcript as { delayMs: number }).delayMs));
+      return sendJson(res, 200, { text: transcript.text });
     }
     // Like OpenAI itself, everything lives under /v1: a base URL without it gets 404s.
     if (req.method === "GET" && req.url === "/v1/models") {
@@ -106,9 +111,11 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
     const reply = queue.shift() ?? (await responder(request));
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.status && reply.status >= 400) {
-      const error = reply.body ?? { error: { message: `fake error ${reply.status}`, type: "server_error" } };
+      const message = reply.message ?? `fake error ${reply.status}`;
+      const error = reply.body ?? { error: { code: reply.status, message, type: "server_error" } };
       return sendJson(res, reply.status, error);
     }
+    if (reply.trickleMs) return trickle(res, request, reply.content ?? "", reply.trickleMs);
     const id = `chatcmpl-${++counter}`;
     const toolCalls = (reply.toolCalls ?? []).map((call, index) => ({
       index,
@@ -233,6 +240,27 @@ function streamReply(
   }
   chunk({}, toolCalls.length ? "tool_calls" : "stop");
   res.end("data: [DONE]\n\n");
+}
+
+/** Headers now, then a (content-only) reply one byte at a time until it is all out or the client gives up. */
+async function trickle(res: ServerResponse, request: ChatRequest, content: string, everyMs: number): Promise<void> {
+  const message = { role: "assistant", content };
+  const body = request.stream
+    ? `data: ${JSON.stringify({ id: "chatcmpl-trickle", object: "chat.completion.chunk", created: 0, model: request.model, choices: [{ index: 0, delta: message, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`
+    : JSON.stringify({
+        id: "chatcmpl-trickle",
+        object: "chat.completion",
+        created: 0,
+        model: request.model,
+        choices: [{ index: 0, finish_reason: "stop", message }],
+      });
+  res.writeHead(200, { "content-type": request.stream ? "text/event-stream" : "application/json" });
+  for (const byte of body) {
+    if (res.destroyed) return;
+    res.write(byte);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  res.end();
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -1,0 +1,64 @@
+/**
+ * What a failed model call says about the request and the endpoint, as pure functions of the
+ * HTTP status (undefined: no answer at all) and the endpoint's error text.
+ */
+
+/**
+ * Words with which servers blame the request itself: llama.cpp's "Unexpected empty grammar
+ * stack" and "tools param requires --jinja flag", template errors, context-size refusals, and
+ * the "invalid …" / "failed to parse …" family. Waiting does not change such an answer.
+ */
+const REQUEST_AT_FAULT =
+  /grammar|jinja|tools? param|template|context[ _-]?(size|length|window)|n_ctx|maximum context|too (long|large)|invalid|pars(e|ing)|malformed/i;
+
+/** Statuses of a gateway or a server too busy to look at the request: they say nothing about it. */
+const AWAY = new Set([502, 503, 504]);
+
+/**
+ * Permanent failures are not asked again, not given to a fallback model and do not count
+ * against the endpoint's circuit breaker: every 4xx but 408 (timeout) and 429 (rate limit), and
+ * a 5xx whose text says the request is at fault.
+ */
+export function isPermanentFailure(status: number | undefined, text = ""): boolean {
+  if (status === undefined || status === 408 || status === 429) return false;
+  if (status >= 400 && status < 500) return true;
+  return status >= 500 && !AWAY.has(status) && REQUEST_AT_FAULT.test(text);
+}
+
+/**
+ * The endpoint is away rather than refusing: no answer at all (no connection, no reply in
+ * time), a gateway or overload status, a rate limit. A message waits long for an endpoint that
+ * is away; one the endpoint answers with an error of its own is given up soon.
+ */
+export function isAwayFailure(status: number | undefined): boolean {
+  return status === undefined || status === 408 || status === 429 || AWAY.has(status);
+}
+
+/**
+ * The endpoint's error in a sentence for the user: the status once, never the server's
+ * internals (a grammar dump, a template's source), and what to change where that is known.
+ */
+export function describeFailure(status: number, text: string): string {
+  const said = cleanText(status, text);
+  if (/--jinja|tools? param/i.test(said)) {
+    return `the model endpoint refuses requests with tools (${status}); llama-server needs --jinja and a chat template with tool support`;
+  }
+  if (/grammar/i.test(said)) {
+    return `the model endpoint failed while the model was writing a tool call (${status})`;
+  }
+  if (/template/i.test(said))
+    return `the model endpoint's chat template could not render this conversation (${status})`;
+  if (/context|n_ctx|too (long|large)/i.test(said)) {
+    return `the conversation is larger than the model endpoint's context window (${status}); /new starts a fresh one`;
+  }
+  return said ? `the model endpoint answered ${status}: ${said}` : `the model endpoint answered ${status}`;
+}
+
+/** The text without the status it repeats (the client adds one, servers often another), on one line, at most 200 characters. */
+function cleanText(status: number, text: string): string {
+  const line = text
+    .replace(new RegExp(`^(\\s*${status}\\b[\\s:-]*)+`), "")
+    .replace(/\s+/g, " ")
+    .trim();
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}

@@ -1,0 +1,85 @@
+import type OpenAI from "openai";
+import { type ContextRefusal, readContextRefusal } from "./context-window.js";
+import { describeFailure, isAwayFailure, isPermanentFailure } from "./failure.js";
+
+/**
+ * The model endpoint failed (HTTP error, timeout, refused key); `message` is fit for the user.
+ * `permanent` failures (a refused key, a wrong URL or model name, a request the endpoint says is
+ * at fault) will not heal by waiting; `away` ones (no connection, no answer in time, a gateway
+ * status) say the endpoint is not there rather than that it refused.
+ */
+export class ModelError extends Error {
+  constructor(
+    message: string,
+    readonly permanent = false,
+    /** The endpoint's HTTP status, when it answered at all. */
+    readonly status?: number,
+    readonly away = !permanent && isAwayFailure(status),
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The endpoint refused the request as too long for its context, and said what it could (see
+ * context-window.ts). Permanent: the same request would be refused again, whatever its status
+ * (older llama.cpp answers 500), so no fallback or circuit breaker takes it for an outage.
+ */
+export class ContextRefusedError extends ModelError {
+  constructor(
+    message: string,
+    readonly refusal: ContextRefusal,
+    status?: number,
+  ) {
+    super(message, true, status);
+  }
+}
+
+/** The openai client's failure as a ModelError; the caller's own abort stays what it is. */
+export function toModelError(
+  err: unknown,
+  OpenAIClass: typeof OpenAI,
+  options: { baseUrl: string; model: string },
+  signal?: AbortSignal,
+): Error {
+  if (err instanceof ModelError) return err;
+  if (signal?.aborted) return signal.reason instanceof Error ? signal.reason : new Error("aborted");
+  if (err instanceof OpenAIClass.APIConnectionTimeoutError) return new ModelError("the model did not answer in time");
+  if (err instanceof OpenAIClass.APIConnectionError) return new ModelError("the model endpoint could not be reached");
+  if (err instanceof OpenAIClass.AuthenticationError) {
+    return new ModelError("the model endpoint refused the API key (401): check OPENAI_API_KEY", true, 401);
+  }
+  if (err instanceof OpenAIClass.NotFoundError) return new ModelError(notFoundHint(options), true, 404);
+  if (err instanceof OpenAIClass.RateLimitError) {
+    return new ModelError("the model endpoint is rate-limiting us (429)", false, 429);
+  }
+  if (err instanceof OpenAIClass.APIError && err.status) {
+    // The error's type names the cause on some servers (llama.cpp's exceed_context_size_error).
+    const verdict = `${err.message} ${typeof err.type === "string" ? err.type : ""}`;
+    const message = describeFailure(err.status, err.message);
+    const refusal = readContextRefusal(err.message, err.error);
+    if (refusal) return new ContextRefusedError(message, refusal, err.status);
+    return new ModelError(message, isPermanentFailure(err.status, verdict), err.status);
+  }
+  // An answer the client could not read (a broken body): the endpoint is there, and wrong.
+  return new ModelError(
+    `the model call failed: ${shorten((err as Error)?.message ?? String(err))}`,
+    false,
+    undefined,
+    false,
+  );
+}
+
+/** A 404 is nearly always a base URL without its `/v1` or a model name the endpoint does not serve. */
+export function notFoundHint({ baseUrl, model }: { baseUrl: string; model: string }): string {
+  const path = new URL(baseUrl).pathname.replace(/\/+$/, "");
+  const url =
+    path === ""
+      ? `OPENAI_BASE_URL ${baseUrl} has no path; most endpoints want ${baseUrl}/v1`
+      : `check OPENAI_BASE_URL (${baseUrl})`;
+  return `the model endpoint answered 404 (not found): ${url}, and that PINCER_MODEL "${model}" is a model it serves`;
+}
+
+export function shorten(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
