@@ -226,6 +226,7 @@ export function createApp(config: Config, options: AppOptions): App {
       timezone: config.timezone,
       maxIterations: config.agent.maxIterations,
       maxConcurrentTurns: config.agent.maxConcurrentTurns,
+      waitLimits: config.agent.waitForModel,
       contextTokens: config.agent.contextTokens,
       progressAfterMs: config.progress.enabled ? config.progress.afterSeconds * 1000 : undefined,
       cronTools: config.cron.tools,

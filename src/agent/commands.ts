@@ -1,12 +1,16 @@
 /** The agent's answers to chat commands; their names and parsing are the bus contract's (src/bus/commands.ts). */
 
-/** The answer to `/stop`: what it stops. */
-export function stopReply(runningTurn: boolean, helpersCancelled: number): string {
+/** The answer to `/stop`: what it stops (a message waiting for the model is set aside at once). */
+export function stopReply(runningTurn: boolean, helpersCancelled: number, waitingMessage = false): string {
   const stopping = [
     ...(runningTurn ? ["the running turn"] : []),
     ...(helpersCancelled > 0 ? [`${helpersCancelled} background helper${helpersCancelled > 1 ? "s" : ""}`] : []),
   ];
-  return stopping.length ? `Stopping ${stopping.join(" and ")}.` : "Nothing is running.";
+  const said = [
+    ...(waitingMessage ? ["Stopped: the message that waited for the model is set aside."] : []),
+    ...(stopping.length ? [`Stopping ${stopping.join(" and ")}.`] : []),
+  ];
+  return said.length ? said.join(" ") : "Nothing is running.";
 }
 
 export interface StatusFacts {
@@ -14,6 +18,8 @@ export interface StatusFacts {
   sessionKey: string;
   storedMessages: number;
   busy: boolean;
+  /** The chat's first message waits for the model to come back. */
+  waitingForModel?: boolean;
   waiting: number;
   load: { running: number; queued: number };
   /** Absent when helpers are off. */
@@ -29,7 +35,7 @@ export function statusReply(facts: StatusFacts): string {
   return [
     `Model: ${facts.model}`,
     `Conversation: ${facts.sessionKey}, ${facts.storedMessages} stored messages`,
-    `This chat: ${facts.busy ? "busy" : "idle"}, ${facts.waiting} waiting`,
+    `This chat: ${facts.busy ? "busy" : facts.waitingForModel ? "waiting for the model" : "idle"}, ${facts.waiting} waiting`,
     `All chats: ${facts.load.running} running, ${facts.load.queued} waiting`,
     ...(helpers ? [`Helpers: ${helpers.here.length} running here, ${helpers.all} in all`] : []),
     ...(helpers?.here ?? []).map(

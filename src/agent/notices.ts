@@ -22,3 +22,27 @@ export const MAX_TURN_STARTS = 2;
 
 export const POISON_NOTICE =
   "Sorry, I have set your message aside: pincer stopped twice while working on it. Please try again, perhaps in smaller steps.";
+
+/** Told once per chat when its message waits through an outage. */
+export function waitingNotice(reason: string): string {
+  return `The model is not answering right now (${reason}). Your message is kept and I will answer as soon as it is back.`;
+}
+
+/** The one notice of a message given up: why, and what the user can do about it. */
+export function giveUpNotice(kind: "outage" | "refused", reason: string, waitedMs: number): string {
+  if (kind === "outage") {
+    return `Sorry, the model has not answered for ${formatWait(waitedMs)} (${reason}), so I have set your message aside. Please send it again when the model is back.`;
+  }
+  return `Sorry, I could not get an answer to your message: ${reason}. I have set it aside; send it again rephrased, or /new to start over.`;
+}
+
+/** The apology for a failed turn: "try again in a moment" only when waiting may help. */
+export function modelErrorNotice(reason: string, mayHeal: boolean): string {
+  return `Sorry, ${reason}.${mayHeal ? " Please try again in a moment." : ""}`;
+}
+
+function formatWait(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  if (minutes < 1) return `${Math.max(1, Math.round(ms / 1000))} s`;
+  return minutes < 120 ? `${minutes} min` : `${Math.round(minutes / 60)} h`;
+}

@@ -15,6 +15,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { PreparedAttachments } from "./attachments.js";
 import type { Skill } from "./skills.js";
 import type { TurnObserver } from "./turn-stats.js";
+import type { WaitLimits } from "./waiting.js";
 
 /** What the agent worker is given: its stores, the model, the tools and its settings. */
 export interface WorkerDeps {
@@ -38,6 +39,8 @@ export interface WorkerDeps {
     timezone: string;
     maxIterations: number;
     maxConcurrentTurns: number;
+    /** When a message that waits for the model is given up (config agent.waitForModel). */
+    waitLimits: WaitLimits;
     /** agent.contextTokens: the most a turn's context may take, whatever the endpoint takes. */
     contextTokens: number;
     /** Show a progress note when a tool round runs longer than this; off when absent. */

@@ -10,12 +10,22 @@ import { BudgetError } from "./budget.js";
 import { statusReply, stopReply } from "./commands.js";
 import { toChatMessage, userContent } from "./context.js";
 import { runAgentLoop } from "./loop.js";
-import { failure, isSilentReply, MAX_TURN_STARTS, notice, POISON_NOTICE } from "./notices.js";
+import {
+  failure,
+  giveUpNotice,
+  isSilentReply,
+  MAX_TURN_STARTS,
+  modelErrorNotice,
+  notice,
+  POISON_NOTICE,
+  waitingNotice,
+} from "./notices.js";
 import { ProgressReporter } from "./progress.js";
 import { scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
 import { tooSmallSentence } from "./too-small.js";
 import { buildTurnContext } from "./turn-context.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
+import { decideWait } from "./waiting.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /** One conversation's queue: its messages run strictly one after another. */
@@ -23,8 +33,9 @@ interface Lane {
   key: string;
   queue: InboundMessage[];
   running?: AbortController;
-  /** Set while the lane waits for the model to come back; a timer resumes it. */
+  /** Set while the lane's first message waits for the model; `resume` runs it again. */
   pausedUntil?: number;
+  resume?: NodeJS.Timeout;
 }
 
 /**
@@ -41,7 +52,6 @@ export class AgentWorker {
   private readonly startedAt = Date.now();
   /** Chats already told during the current model outage (cleared by the first turn that works). */
   private readonly toldAboutOutage = new Set<string>();
-  private readonly resumeTimers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly deps: WorkerDeps) {}
 
@@ -65,7 +75,7 @@ export class AgentWorker {
     this.shutdown.abort(new Error("pincer is shutting down"));
     // A turn's one signal carries both /stop and the shutdown (cheaper than combining two per turn).
     for (const lane of this.lanes.values()) lane.running?.abort(this.shutdown.signal.reason);
-    for (const timer of this.resumeTimers) clearTimeout(timer);
+    for (const lane of this.lanes.values()) clearTimeout(lane.resume);
     await Promise.allSettled([...this.turns]);
   }
 
@@ -89,6 +99,11 @@ export class AgentWorker {
       this.answerCommand(command, lane, msg).catch((err: unknown) =>
         this.deps.log.error({ err, session: msg.sessionKey, command }, "could not answer a command"),
       );
+      return;
+    }
+    // A chat whose message waits for the model starts over at once, not behind that message.
+    if (command === "new" && lane.pausedUntil !== undefined) {
+      this.startOver(lane, msg);
       return;
     }
     lane.queue.push(msg);
@@ -139,15 +154,39 @@ export class AgentWorker {
   private pause(lane: Lane, msg: InboundMessage, retryAt: number): void {
     lane.queue.unshift(msg);
     lane.pausedUntil = retryAt;
-    const timer = setTimeout(
-      () => {
-        this.resumeTimers.delete(timer);
-        lane.pausedUntil = undefined;
-        this.schedule(lane);
-      },
-      Math.max(0, retryAt - Date.now()),
-    );
-    this.resumeTimers.add(timer);
+    lane.resume = setTimeout(() => this.unpause(lane), Math.max(0, retryAt - Date.now()));
+  }
+
+  private unpause(lane: Lane): void {
+    clearTimeout(lane.resume);
+    lane.pausedUntil = lane.resume = undefined;
+    this.schedule(lane);
+    if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
+  }
+
+  /**
+   * Closes the messages a paused lane holds (the waiting one first) with one notice, in one
+   * transaction with `command` itself, then lets the lane go on. `/new` also ends the conversation.
+   */
+  private setAside(lane: Lane, count: number, command: InboundMessage, text: string, archive?: string): void {
+    const { deps } = this;
+    const dropped = lane.queue.splice(0, count);
+    const out = notice(replyTarget(command), text);
+    deps.turns.setAside([...dropped, command], out, archive);
+    deps.log.info({ session: lane.key, count: dropped.length }, "set aside messages that waited for the model");
+    deps.bus.outboundRecorded(out.channel);
+    for (const msg of [...dropped, command]) deps.onTurnFinished?.(msg);
+    this.unpause(lane);
+  }
+
+  private startOver(lane: Lane, msg: InboundMessage): void {
+    const n = lane.queue.length;
+    const waited =
+      n === 1
+        ? "The message that waited for the model is set aside."
+        : `The ${n} messages that waited for the model are set aside.`;
+    this.setAside(lane, n, msg, `Started a new conversation. Long-term memory is kept. ${waited}`, msg.sessionKey);
+    this.deps.consolidator?.afterTurn(msg.sessionKey, msg.isGroup);
   }
 
   /**
@@ -156,6 +195,7 @@ export class AgentWorker {
    */
   private async runTurn(msg: InboundMessage, signal: AbortSignal): Promise<number | undefined> {
     const { deps } = this;
+    const startedAt = Date.now();
     const target = replyTarget(msg);
     const activity = { ...target, sessionKey: msg.sessionKey };
     deps.bus.publishActivity({ ...activity, busy: true });
@@ -289,31 +329,14 @@ export class AgentWorker {
         return;
       }
       if (signal.aborted) return this.finish(msg, [user, ...produced], notice(target, "Stopped."));
-      // Nothing happened yet (no tool ran): the message can simply wait for the model and run again.
+      // Nothing happened yet (no tool ran): the message can wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && meter.toolCalls === 0) {
-        deps.log.warn(
-          { session: msg.sessionKey, err: err.message, retryAt: err.retryAt },
-          "model unavailable; the message waits",
-        );
-        if (msg.channel !== "system" && !this.toldAboutOutage.has(msg.sessionKey)) {
-          this.toldAboutOutage.add(msg.sessionKey);
-          const text = `The model is not answering right now (${err.message}). Your message is kept and I will answer as soon as it is back.`;
-          void deps.bus
-            .publishOutbound(notice(target, text))
-            .catch((e: unknown) => deps.log.warn({ err: e }, "could not send a notice"));
-        }
-        // Waiting for the model is no crash: this start does not count against the message.
-        deps.journal.forgetTurnStart(msg);
-        return err.retryAt;
+        return this.waitOrGiveUp(msg, err, startedAt);
       }
       if (err instanceof ModelError) {
         outcome = "model_error";
         deps.log.warn({ session: msg.sessionKey, err: err.message }, "model call failed");
-        return this.finish(
-          msg,
-          [user, ...produced],
-          failure(target, `Sorry, ${err.message}.${err.permanent ? "" : " Please try again in a moment."}`),
-        );
+        return this.finish(msg, [user, ...produced], failure(target, modelErrorNotice(err.message, !err.permanent)));
       }
       if (err instanceof BudgetError) {
         deps.log.warn({ session: msg.sessionKey, needed: err.needed, budget: err.budget }, "the prompt does not fit");
@@ -333,6 +356,41 @@ export class AgentWorker {
       // After the reply went out: consolidation never delays it.
       if (!this.shutdown.signal.aborted) deps.consolidator?.afterTurn(msg.sessionKey, msg.isGroup);
     }
+  }
+
+  /**
+   * The model is unavailable for a message before any tool ran: it waits (the lane pauses until
+   * `retryAt`, which is returned) or, past agent.waitForModel's bounds, is given up with one notice.
+   */
+  private waitOrGiveUp(msg: InboundMessage, err: ModelUnavailableError, triedAt: number): number | undefined {
+    const { deps } = this;
+    const target = replyTarget(msg);
+    const now = Date.now();
+    // Waiting for the model is no crash: this start does not count against the message.
+    deps.journal.forgetTurnStart(msg);
+    const { tries, since } = deps.journal.recordModelWait(msg, triedAt);
+    const facts = { tries, since, now, away: err.away, answeredAt: err.answeredAt, retryAt: err.retryAt };
+    const decision = decideWait(facts, deps.settings.waitLimits);
+    const log = { session: msg.sessionKey, err: err.message, tries, waitedMs: now - since };
+    if ("giveUp" in decision) {
+      deps.log.warn({ ...log, kind: decision.giveUp }, "giving up a message the model is unavailable for");
+      return this.finish(msg, [], failure(target, giveUpNotice(decision.giveUp, err.message, decision.waitedMs)));
+    }
+    deps.log.warn({ ...log, kind: decision.wait, retryAt: decision.retryAt }, "model unavailable; the message waits");
+    // Told once, on the message's first try (a restart does not tell again); a refused message's
+    // only notice is the one it is given up with, soon.
+    if (
+      decision.wait === "outage" &&
+      tries === 1 &&
+      msg.channel !== "system" &&
+      !this.toldAboutOutage.has(msg.sessionKey)
+    ) {
+      this.toldAboutOutage.add(msg.sessionKey);
+      void deps.bus
+        .publishOutbound(notice(target, waitingNotice(err.message)))
+        .catch((e: unknown) => deps.log.warn({ err: e }, "could not send a notice"));
+    }
+    return decision.retryAt;
   }
 
   /** Stores the turn, marks the message done and records the reply in one transaction. */
@@ -368,7 +426,10 @@ export class AgentWorker {
     const { deps } = this;
     let text = helpText();
     if (command === "stop") {
-      text = stopReply(Boolean(lane.running), deps.helpers?.cancel(msg.sessionKey) ?? 0);
+      const cancelled = deps.helpers?.cancel(msg.sessionKey) ?? 0;
+      // The message waiting for the model is this chat's running work: /stop sets it aside.
+      if (lane.pausedUntil !== undefined) return this.setAside(lane, 1, msg, stopReply(false, cancelled, true));
+      text = stopReply(Boolean(lane.running), cancelled);
       lane.running?.abort(new Error("stopped by /stop"));
     } else if (command === "status") {
       text = statusReply({
@@ -376,6 +437,7 @@ export class AgentWorker {
         sessionKey: msg.sessionKey,
         storedMessages: deps.conversations.count(msg.sessionKey),
         busy: Boolean(lane.running),
+        waitingForModel: lane.pausedUntil !== undefined,
         waiting: lane.queue.length,
         load: this.load,
         helpers: deps.helpers && { here: deps.helpers.list(msg.sessionKey), all: deps.helpers.list().length },

@@ -47,6 +47,16 @@ export const fileSchema = {
             coolDownSeconds: { type: "number", minimum: 0.01, default: 30 },
           },
         },
+        waitForModel: {
+          type: "object",
+          additionalProperties: false,
+          default: {},
+          properties: {
+            refusedSeconds: { type: "number", minimum: 1, default: 60 },
+            refusedTries: { type: "integer", minimum: 1, default: 10 },
+            outageHours: { type: "number", minimum: 0.01, default: 24 },
+          },
+        },
         vision: { type: "boolean", default: true },
         transcriptionModel: { type: "string", minLength: 1, default: "gpt-4o-mini-transcribe" },
         maxToolResultChars: { type: "integer", minimum: 1000, default: 16000 },
@@ -246,6 +256,8 @@ export interface FileConfig {
     /** Tried in order when the main model fails with a 5xx, a timeout or no connection. */
     fallbackModels: Array<string | { model: string; baseUrl?: string }>;
     circuitBreaker: { failureThreshold: number; coolDownSeconds: number };
+    /** When a message the model is unavailable for is given up (src/agent/waiting.ts). */
+    waitForModel: { refusedSeconds: number; refusedTries: number; outageHours: number };
     /** Send photos to the model as images (off, or refused once by the endpoint: described in text). */
     vision: boolean;
     /** The model voice notes are transcribed with, on the same endpoint (`/audio/transcriptions`). */

@@ -40,6 +40,20 @@ export class SqliteJournal implements BusJournal {
     this.db.prepare("UPDATE inbox SET starts = max(0, starts - 1) WHERE id = ?").run(inboxId(msg));
   }
 
+  /**
+   * Counts a try of the message that found the model unavailable (begun at `triedAt`); returns
+   * the tries so far and when the first of them began.
+   */
+  recordModelWait(msg: InboundMessage, triedAt: number): { tries: number; since: number } {
+    const row = this.db
+      .prepare(
+        `UPDATE inbox SET model_tries = model_tries + 1, model_failed_at = coalesce(model_failed_at, ?)
+         WHERE id = ? RETURNING model_tries AS tries, model_failed_at AS since`,
+      )
+      .get(triedAt, inboxId(msg)) as { tries: number; since: number } | undefined;
+    return row ?? { tries: 1, since: triedAt };
+  }
+
   completeInbound(msg: InboundMessage): void {
     this.db.prepare("UPDATE inbox SET status = 'done' WHERE id = ?").run(inboxId(msg));
     // A finished turn's steps are in the conversation now; its journal is not needed again.

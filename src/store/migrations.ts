@@ -291,4 +291,13 @@ export const migrations: Migration[] = [
       END;
     `,
   },
+  {
+    // Issue 23: a message the model keeps failing on is given up after bounded tries or time,
+    // counted here so a restart does not start the count again.
+    id: "23-inbox-model-waits",
+    sql: `
+      ALTER TABLE inbox ADD COLUMN model_tries INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE inbox ADD COLUMN model_failed_at INTEGER;
+    `,
+  },
 ];

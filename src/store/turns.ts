@@ -22,4 +22,16 @@ export class TurnStore {
       return out ? this.journal.recordOutbound(out) : undefined;
     })();
   }
+
+  /**
+   * Closes messages that will not be run (a /stop or /new while they waited for the model)
+   * with one notice, all or nothing; with `archive`, the session's conversation ends too.
+   */
+  setAside(messages: InboundMessage[], out: OutboundMessage, archive?: string): number {
+    return this.db.transaction(() => {
+      if (archive !== undefined) this.conversations.archive(archive);
+      for (const msg of messages) this.journal.completeInbound(msg);
+      return this.journal.recordOutbound(out);
+    })();
+  }
 }

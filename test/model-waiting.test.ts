@@ -1,0 +1,240 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { App } from "../src/app.js";
+import type { Config } from "../src/config/config.js";
+import type { ChatRequest } from "./fakes/openai-server.js";
+import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { chatOf, fakeModelForFile } from "./helpers/model.js";
+import { until } from "./helpers/until.js";
+
+/**
+ * Bounded waiting, through the real openai client against the fake endpoint: a request the
+ * endpoint refuses never wedges its chat or the breaker, a waiting message gives way to /stop
+ * and /new, the bounds hold across a restart, and trickling answers cannot hold the turn slots.
+ */
+const fake = fakeModelForFile();
+const lastUser = (request: ChatRequest) => String(request.messages.filter((m) => m.role === "user").at(-1)?.content);
+const asked = (text: string) => fake.requests.filter((r) => lastUser(r) === text).length;
+
+let apps: App[] = [];
+afterEach(async () => {
+  await Promise.all(apps.map((app) => app.stop()));
+  apps = [];
+});
+
+async function started(home = tempHome(), adjust?: (config: Config) => void) {
+  const app = testApp(fake.url, home, {}, (config) => {
+    config.memory.consolidate = false;
+    config.agent.circuitBreaker = { failureThreshold: 3, coolDownSeconds: 0.2 };
+    adjust?.(config);
+  });
+  apps.push(app);
+  const channel = recordingChannel(app);
+  await app.start([channel]);
+  const to = (chat: string) => channel.sent.filter((m) => m.chatId === chat).map((m) => m.text);
+  const settled = () =>
+    until(
+      () => app.journal.pendingInbound().length === 0 && app.journal.pendingOutbound("console").length === 0,
+      "nothing left to run or send",
+    );
+  return { app, channel, to, settled };
+}
+
+describe("a request the endpoint refuses", () => {
+  it("is answered at once with its reason, asked once, and neither wedges its chat nor opens the breaker", async () => {
+    fake.respond((request) =>
+      lastUser(request) === "poison"
+        ? { status: 500, message: 'Unexpected empty grammar stack after accepting piece: {"path": "notes.txt",' }
+        : { content: `re: ${lastUser(request)}` },
+    );
+    const ctx = await started(tempHome(), (config) => {
+      config.agent.modelRetries = 2;
+      config.agent.circuitBreaker = { failureThreshold: 1, coolDownSeconds: 60 };
+    });
+    for (const text of ["poison", "poison", "after"]) ctx.app.bus.publishInbound(userMessage("w", text));
+    ctx.app.bus.publishInbound(userMessage("o", "other"));
+    await ctx.settled();
+    const refused = "Sorry, the model endpoint failed while the model was writing a tool call (500).";
+    expect(ctx.to("w")).toEqual([refused, refused, "re: after"]);
+    expect(ctx.to("o")).toEqual(["re: other"]);
+    expect(asked("poison")).toBe(2);
+  });
+
+  it("tells the endpoint's sentence for a model server started without --jinja, once per message", async () => {
+    fake.respond(() => ({ status: 500, message: "tools param requires --jinja flag" }));
+    const ctx = await started();
+    ctx.app.bus.publishInbound(userMessage("j", "hello"));
+    await ctx.settled();
+    expect(ctx.to("j")).toEqual([
+      "Sorry, the model endpoint refuses requests with tools (500); llama-server needs --jinja and a chat template with tool support.",
+    ]);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("is given up after agent.waitForModel's tries when it keeps failing the same way, with one notice", async () => {
+    fake.respond((request) =>
+      lastUser(request) === "odd"
+        ? { status: 500, message: "Internal Server Error" }
+        : { content: `re: ${lastUser(request)}` },
+    );
+    const ctx = await started(tempHome(), (config) => {
+      config.agent.waitForModel = { refusedSeconds: 60, refusedTries: 3, outageHours: 24 };
+    });
+    ctx.app.bus.publishInbound(userMessage("s", "odd"));
+    ctx.app.bus.publishInbound(userMessage("s", "next"));
+    await ctx.settled();
+    expect(ctx.to("s")).toEqual([
+      "Sorry, I could not get an answer to your message: the model endpoint answered 500: Internal Server Error. I have set it aside; send it again rephrased, or /new to start over.",
+      "re: next",
+    ]);
+    expect(asked("odd")).toBe(3);
+  });
+
+  it("is given up after refusedSeconds when the endpoint times out on it while it answers other chats", async () => {
+    fake.respond((request) =>
+      lastUser(request) === "slow" ? { content: "never", delayMs: 5000 } : { content: `re: ${lastUser(request)}` },
+    );
+    const ctx = await started(tempHome(), (config) => {
+      config.agent.modelTimeoutSeconds = 1;
+      config.agent.circuitBreaker = { failureThreshold: 10, coolDownSeconds: 0.2 };
+      config.agent.waitForModel = { refusedSeconds: 2, refusedTries: 100, outageHours: 24 };
+    });
+    ctx.app.bus.publishInbound(userMessage("t", "slow"));
+    ctx.app.bus.publishInbound(userMessage("t", "queued behind"));
+    // Another chat is answered while the slow message's tries run: the endpoint is not away.
+    ctx.app.bus.publishInbound(userMessage("u", "meanwhile"));
+    await ctx.settled();
+    expect(ctx.to("u")).toEqual(["re: meanwhile"]);
+    expect(ctx.to("t")).toEqual([
+      expect.stringMatching(
+        /^Sorry, I could not get an answer to your message: the model did not answer within 1 s\. /,
+      ),
+      "re: queued behind",
+    ]);
+    // The outage notice ("I will answer as soon as it is back") was never sent: the endpoint was there.
+    expect(ctx.channel.sent.filter((m) => m.text.startsWith("The model is not answering"))).toEqual([]);
+  });
+});
+
+describe("a message that waits through an outage", () => {
+  it("gives way to /stop, is shown in /status, and is never answered later", async () => {
+    let up = false;
+    fake.respond((request) => (up ? { content: `re: ${lastUser(request)}` } : { status: 502 }));
+    const ctx = await started();
+    ctx.app.bus.publishInbound(userMessage("p", "question"));
+    await ctx.channel.waitFor(1);
+    expect(ctx.to("p")[0]).toMatch(/^The model is not answering right now \(the model endpoint answered 502: fake/);
+    ctx.app.bus.publishInbound(userMessage("p", "/status"));
+    await ctx.channel.waitFor(2);
+    expect(ctx.to("p")[1]).toContain("This chat: waiting for the model, 1 waiting");
+    ctx.app.bus.publishInbound(userMessage("p", "/stop"));
+    await ctx.channel.waitFor(3);
+    expect(ctx.to("p")[2]).toBe("Stopped: the message that waited for the model is set aside.");
+    up = true;
+    ctx.app.bus.publishInbound(userMessage("p", "next"));
+    await ctx.settled();
+    expect(ctx.to("p").slice(3)).toEqual(["re: next"]);
+    expect(asked("question")).toBeGreaterThan(0);
+    expect(JSON.stringify(fake.requests.at(-1)?.messages)).not.toContain("question");
+  });
+
+  it("gives way to /new at once: the waiting messages are set aside with one notice", async () => {
+    let up = false;
+    fake.respond((request) => (up ? { content: `re: ${lastUser(request)}` } : { status: 503 }));
+    const ctx = await started();
+    ctx.app.bus.publishInbound(userMessage("n", "remember 42"));
+    await ctx.channel.waitFor(1);
+    ctx.app.bus.publishInbound(userMessage("n", "hello?"));
+    ctx.app.bus.publishInbound(userMessage("n", "/new"));
+    await ctx.channel.waitFor(2);
+    expect(ctx.to("n")[1]).toBe(
+      "Started a new conversation. Long-term memory is kept. The 2 messages that waited for the model are set aside.",
+    );
+    up = true;
+    ctx.app.bus.publishInbound(userMessage("n", "fresh"));
+    await ctx.settled();
+    expect(ctx.to("n").slice(2)).toEqual(["re: fresh"]);
+    expect(asked("hello?")).toBe(0);
+    expect(JSON.stringify(fake.requests.at(-1)?.messages)).not.toContain("remember 42");
+  });
+
+  it("is given up after outageHours with one notice, and its chat moves on", async () => {
+    fake.respond((request) =>
+      chatOf(request) === "h" ? { status: 504, message: "Gateway Timeout" } : { content: "ok" },
+    );
+    const ctx = await started(tempHome(), (config) => {
+      config.agent.waitForModel = { refusedSeconds: 60, refusedTries: 10, outageHours: 1 / 3600 };
+    });
+    ctx.app.bus.publishInbound(userMessage("h", "waiting"));
+    await ctx.settled();
+    expect(ctx.to("h")).toEqual([
+      "The model is not answering right now (the model endpoint answered 504: Gateway Timeout). Your message is kept and I will answer as soon as it is back.",
+      expect.stringMatching(
+        /^Sorry, the model has not answered for 1 s \(the model endpoint answered 504: Gateway Timeout\), so I have set your message aside\./,
+      ),
+    ]);
+  });
+});
+
+describe("across a restart", () => {
+  it("keeps counting a waiting message's tries: it is given up once, asked no more than the bound, never answered twice", async () => {
+    fake.respond((request) =>
+      lastUser(request) === "odd" ? { status: 500, message: "boom" } : { content: `re: ${lastUser(request)}` },
+    );
+    const home = tempHome();
+    const limits = (config: Config) => {
+      config.agent.waitForModel = { refusedSeconds: 600, refusedTries: 4, outageHours: 24 };
+      config.agent.circuitBreaker = { failureThreshold: 100, coolDownSeconds: 0.3 };
+    };
+    const first = await started(home, limits);
+    first.app.bus.publishInbound(userMessage("r", "odd"));
+    await until(() => asked("odd") >= 2, "two tries before the restart");
+    await first.app.stop();
+    apps = [];
+    const triesBefore = asked("odd");
+    expect(triesBefore).toBeLessThan(4);
+    expect(first.channel.sent).toEqual([]);
+
+    const second = await started(home, limits);
+    await second.settled();
+    expect(asked("odd")).toBe(4);
+    expect(second.to("r")).toEqual([
+      expect.stringMatching(/^Sorry, I could not get an answer to your message: .*boom/),
+    ]);
+    await second.app.stop();
+    apps = [];
+
+    const third = await started(home, limits);
+    await third.app.bus.outboundIdle("console");
+    await third.settled();
+    expect(third.channel.sent).toEqual([]);
+    expect(asked("odd")).toBe(4);
+  });
+});
+
+describe("answers that trickle", () => {
+  it("with modelTimeoutSeconds 1, nine chats on an endpoint that sends a byte at a time are all answered by the fallback", async () => {
+    fake.respond((request) =>
+      request.model === "backup-model"
+        ? { content: `backup: ${lastUser(request)}` }
+        : { content: "x".repeat(200), trickleMs: 50 },
+    );
+    const ctx = await started(tempHome(), (config) => {
+      config.agent.stream = true;
+      config.agent.modelTimeoutSeconds = 1;
+      config.agent.maxConcurrentTurns = 8;
+      config.agent.fallbackModels = ["backup-model"];
+      config.agent.circuitBreaker = { failureThreshold: 3, coolDownSeconds: 60 };
+    });
+    const chats = Array.from({ length: 9 }, (_, i) => `c${i}`);
+    for (const chat of chats) ctx.app.bus.publishInbound(userMessage(chat, `hi ${chat}`));
+    await until(() => ctx.channel.sent.length === 9, "nine answers", 10_000);
+    for (const chat of chats) expect(ctx.to(chat)).toEqual([`backup: hi ${chat}`]);
+    // The main model's circuit is open now: a new chat goes straight to the fallback.
+    const main = () => fake.requests.filter((r) => r.model === "gpt-4.1-mini").length;
+    const before = main();
+    ctx.app.bus.publishInbound(userMessage("late", "hi late"));
+    await ctx.channel.waitFor(10);
+    expect(ctx.to("late")).toEqual(["backup: hi late"]);
+    expect(main()).toBe(before);
+  });
+});
