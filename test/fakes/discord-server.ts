@@ -498,7 +498,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     });
   });
 
-  async function waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs = 10_000): Promise<T> {
+  // A deadline, not a delay: generous, so a machine busy with other work does not fail a test.
+  async function waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = predicate();

@@ -452,7 +452,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
         release: () => release(),
       };
     },
-    async waitFor(check, timeoutMs = 5000) {
+    // A deadline, not a delay: generous, so a machine busy with other work does not fail a test.
+    async waitFor(check, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const value = check();

@@ -53,7 +53,8 @@ export function recordingChannel(app: App): Channel & { sent: OutboundMessage[];
       await app.bus.unsubscribeOutbound("console");
     },
     async waitFor(n) {
-      const deadline = Date.now() + 10_000;
+      // A deadline, not a delay: generous, so a machine busy with other work does not fail a test.
+      const deadline = Date.now() + 15_000;
       while (sent.length < n) {
         if (Date.now() > deadline)
           throw new Error(`expected ${n} messages, got ${sent.length}: ${JSON.stringify(sent)}`);
