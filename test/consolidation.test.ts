@@ -21,7 +21,7 @@ const GOOD: FakeReply = {
   content: JSON.stringify({ summary: "They planned Anna's party.", facts: ["Anna is the user's sister."] }),
 };
 
-function setup(contextTokens = 4000) {
+function setup(contextTokens = 4000, timeoutSeconds = 10) {
   const home = tempHome();
   const workspace = join(home, "workspace");
   mkdirSync(workspace);
@@ -37,7 +37,7 @@ function setup(contextTokens = 4000) {
         apiKey: "t",
         baseUrl: fake.url,
         model: "fake",
-        timeoutSeconds: 10,
+        timeoutSeconds,
         retries: 0,
         stream: false,
       }),
@@ -126,6 +126,19 @@ describe("Consolidator", () => {
     expect(next).toBe("user");
     expect(readFileSync(join(s.workspace, "MEMORY.md"), "utf8")).toContain("- Anna is the user's sister.");
     s.db.close();
+  });
+
+  it("gives up a summary that trickles in at the model's deadline, changing nothing", async () => {
+    const s = setup(4000, 1);
+    fill(s, 12);
+    // About 250 bytes at 100 ms each: 25 seconds to finish; the call may take one.
+    fake.enqueue({ ...GOOD, trickleMs: 100 });
+    const started = Date.now();
+    s.consolidator.afterTurn("console:me", false);
+    await s.consolidator.idle();
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(fake.requests).toHaveLength(1);
+    expect([s.watermark(), s.entries()]).toEqual([0, 0]);
   });
 
   it("changes nothing when pincer stops in the middle of a consolidation, and finishes it after the restart", async () => {
