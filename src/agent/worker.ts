@@ -374,7 +374,9 @@ export class AgentWorker {
     const log = { session: msg.sessionKey, err: err.message, tries, waitedMs: now - since };
     if ("giveUp" in decision) {
       deps.log.warn({ ...log, kind: decision.giveUp }, "giving up a message the model is unavailable for");
-      return this.finish(msg, [], failure(target, giveUpNotice(decision.giveUp, err.message, decision.waitedMs)));
+      // A run that may stay silent (the heartbeat) is given up silently; a reminder says it could not run.
+      const text = giveUpNotice(decision.giveUp, err.message, decision.waitedMs, msg.channel === "system");
+      return this.finish(msg, [], msg.meta?.silentReply ? undefined : failure(target, text));
     }
     deps.log.warn({ ...log, kind: decision.wait, retryAt: decision.retryAt }, "model unavailable; the message waits");
     // Told once, on the message's first try (a restart does not tell again); a refused message's
