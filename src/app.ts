@@ -10,7 +10,7 @@ import type { Channel } from "./bus/channel.js";
 import { outboxLog } from "./bus/outbox-log.js";
 import { replyTarget } from "./bus/types.js";
 import type { Config } from "./config/config.js";
-import { contextWindow, createConfiguredModel, discoverContexts } from "./llm/configured.js";
+import { contextRecheck, contextWindow, createConfiguredModel, discoverContexts } from "./llm/configured.js";
 import { ContextLimits } from "./llm/context-limits.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
 import { createTokenCounter } from "./llm/tokens.js";
@@ -240,6 +240,7 @@ export function createApp(config: Config, options: AppOptions): App {
     attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),
     now: options.now,
     window,
+    recheckWindow: contextRecheck(config, limits),
     ready: () => ready,
     statusLines: () => mcpStatusLines(mcp.status()),
     observer: metrics?.observer,

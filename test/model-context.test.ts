@@ -148,13 +148,37 @@ describe("the endpoint's context", () => {
     expect(answer.text.split(". ").length).toBe(1);
     expect(fake.requests).toHaveLength(1);
 
-    // Not stuck: the next message is answered at once, without a request the server would refuse.
+    // Not stuck: the next message is answered at once. It costs one refused request, which is how
+    // pincer finds out whether the server was restarted bigger (this server tells nothing up front).
     app.bus.publishInbound(userMessage("t", "hello again"));
     await channel.waitFor(2);
     expect(channel.sent[1].text).toMatch(/^I cannot answer/);
-    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests.map((r) => r.promptTokens > 2048)).toEqual([true, true]);
     await until(() => app.journal.pendingInbound().length === 0, "nothing left waiting");
   });
+
+  for (const told of ["by /props", "by its refusal"]) {
+    it(`a model server restarted with a bigger context while pincer runs is found by the next message (told ${told})`, async () => {
+      const props = (n_ctx: number) => told === "by /props" && fake.serveProps({ n_ctx });
+      props(2048);
+      fake.limitContext(2048);
+      const { app, channel } = await started(tempHome());
+      app.bus.publishInbound(userMessage("g", "hello"));
+      await channel.waitFor(1);
+      expect(channel.sent[0].text).toMatch(/^I cannot answer/);
+      app.bus.publishInbound(userMessage("g", "still there?"));
+      await channel.waitFor(2);
+      expect(channel.sent[1].text).toMatch(/^I cannot answer/);
+
+      props(8192);
+      fake.limitContext(8192);
+      app.bus.publishInbound(userMessage("g", "and now?"));
+      await channel.waitFor(3);
+      expect(channel.sent[2]).toMatchObject({ kind: "reply", text: "ok" });
+      // While it was small, a message cost at most one refused request (none when /props told).
+      expect(turnRequests().length).toBeLessThanOrEqual(told === "by /props" ? 1 : 3);
+    });
+  }
 
   it("names raising agent.contextTokens when that is what limits the window", async () => {
     const { app, channel } = await started(tempHome(), (c) => {

@@ -6,7 +6,7 @@ import type { TurnSoFar } from "../store/turn-steps.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
-import { fitRequest, requestBudget, shorten } from "./budget.js";
+import { BudgetError, type Fitted, fitRequest, requestBudget, shorten } from "./budget.js";
 
 export interface LoopDeps {
   model: Model;
@@ -29,6 +29,8 @@ export interface LoopDeps {
    */
   tokens?: TokenCounter;
   window?: () => number;
+  /** When the request does not fit `window()`: asks whether the endpoint takes more now (true: try again). */
+  recheckWindow?: () => Promise<boolean>;
 }
 
 /** The message a tool call gets when it was running as the process died and is not safe to repeat. */
@@ -167,7 +169,14 @@ async function callModel(
   const { tokens, window } = deps;
   if (!tokens || !window) return deps.model.complete({ messages, tools, signal });
   const fitTo = (budget: number) => fitRequest({ messages, userIndex, tools, counter: tokens, budget, cache });
-  let fitted = fitTo(requestBudget(window()));
+  let fitted: Fitted;
+  try {
+    fitted = fitTo(requestBudget(window()));
+  } catch (err) {
+    // A window learned from the server may be out of date: the server can have been restarted bigger.
+    if (!(err instanceof BudgetError) || !(await deps.recheckWindow?.())) throw err;
+    fitted = fitTo(requestBudget(window()));
+  }
   const send = async () => {
     const reply = await deps.model.complete({ messages: fitted.messages, tools, signal });
     if (reply.usage) tokens.calibrate(fitted.tokens, reply.usage.promptTokens);

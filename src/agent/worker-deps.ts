@@ -63,6 +63,8 @@ export interface WorkerDeps {
   now?: () => Date;
   /** The context window now: agent.contextTokens, or less where the endpoint is known to take less. */
   window?: () => number;
+  /** A turn that does not fit `window()` asks this whether the endpoint takes more now. */
+  recheckWindow?: () => Promise<boolean>;
   /**
    * What a turn waits for before it builds its prompt (bounded; settled at once after the first
    * turns): the MCP servers' first connection attempts and what the endpoint says of its context.

@@ -281,6 +281,7 @@ export class AgentWorker {
           },
           tokens: deps.tokens,
           window,
+          recheckWindow: deps.recheckWindow,
           onToolResult: (call, text, durationMs) => {
             meter.tool(call.name, text);
             deps.audit.record({

@@ -77,6 +77,27 @@ export function contextWindow(config: Config, limits: ContextLimits): () => numb
     Math.min(config.agent.contextTokens, ...names.map((name) => limits.get(name) ?? Number.POSITIVE_INFINITY));
 }
 
+/**
+ * For a turn that does not fit a window smaller than `agent.contextTokens`: asks the endpoints
+ * again (a server restarted with a bigger context says so), and forgets what a refusal taught
+ * where the server says nothing (the next refusal teaches it again). True when the window grew.
+ */
+export function contextRecheck(config: Config, limits: ContextLimits): () => Promise<boolean> {
+  const window = contextWindow(config, limits);
+  return async () => {
+    const before = window();
+    if (before >= config.agent.contextTokens) return false;
+    await Promise.all(
+      configuredEndpoints(config).map(async ({ name, baseUrl, model }) => {
+        const found = await discoverContext({ baseUrl, model, apiKey: config.openai.apiKey, timeoutMs: 5000 });
+        if (found) limits.learn(name, found.tokens, found.source);
+        else limits.forgetRefusal(name);
+      }),
+    );
+    return window() > before;
+  };
+}
+
 /** Asks each configured endpoint for its context; settles when all answered or gave up. */
 export async function discoverContexts(config: Config, limits: ContextLimits, timeoutMs = 5000): Promise<void> {
   await Promise.all(

@@ -47,6 +47,14 @@ export class ContextLimits {
     return this.known.get(endpoint)?.tokens;
   }
 
+  /** Forgets what a refusal taught (the server may have been restarted with more); true when there was such a thing. */
+  forgetRefusal(endpoint: string): boolean {
+    if (this.known.get(endpoint)?.source !== "refusal") return false;
+    this.known.delete(endpoint);
+    this.save();
+    return true;
+  }
+
   learn(endpoint: string, tokens: number, source: ContextSource): void {
     const before = this.known.get(endpoint);
     if (source === "refusal" && before && before.tokens <= tokens) return;
