@@ -10,6 +10,7 @@ import { RoleKeeper } from "../src/cluster/roles.js";
 import { packageRoot } from "../src/paths.js";
 import { type ClusterStore, FencedOutError } from "../src/store/cluster.js";
 import { openClusterStore } from "../src/store/postgres/cluster-store.js";
+import { fencedPool } from "../src/store/postgres/fenced-pool.js";
 import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
 import { until } from "./helpers/until.js";
 
@@ -249,6 +250,39 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     expect((await store.claim("p2", ["turn:telegram:42"], TTL)).get("turn:telegram:42")).toBe(epoch2);
     const { rows } = await sql(url, "SELECT writer, epoch FROM fenced_writes");
     expect(rows).toEqual([{ writer: "p1", epoch: String(epoch1) }]);
+  });
+
+  it("fences an engine's pool: its queries and its own transactions write only under the current epoch", async () => {
+    await freshDatabase();
+    const store = await open();
+    const pool = new pg.Pool({ connectionString: url });
+    pool.on("error", () => {});
+    try {
+      const name = "turn:telegram:5";
+      const epoch1 = (await store.claim("p1", [name], TTL)).get(name) as number;
+      const fenced = fencedPool(pool, { name, epoch: epoch1 });
+      await fenced.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('single', $1)", [epoch1]);
+      // As the engine's transaction helper does: a connection, BEGIN, its statements, COMMIT.
+      const client = await fenced.connect();
+      await client.query("BEGIN");
+      await client.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('tx', $1)", [epoch1]);
+      await client.query("COMMIT");
+      client.release();
+
+      await store.release("p1", [name]);
+      await store.claim("p2", [name], TTL);
+      await expect(
+        fenced.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('stale single', $1)", [epoch1]),
+      ).rejects.toBeInstanceOf(FencedOutError);
+      const stale = await fenced.connect();
+      await expect(stale.query("BEGIN")).rejects.toBeInstanceOf(FencedOutError);
+      await stale.query("ROLLBACK");
+      stale.release();
+      const { rows } = await sql(url, "SELECT writer FROM fenced_writes ORDER BY id");
+      expect(rows).toEqual([{ writer: "single" }, { writer: "tx" }]);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("holds a takeover back until a fenced transaction under way has committed", async () => {
