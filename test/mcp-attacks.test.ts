@@ -220,7 +220,7 @@ const poll = setInterval(() => {
     expect(code).toBe(1);
     const [pid, grandchild] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
     try {
-      await until(() => !alive(pid) && !alive(grandchild), "server and grandchild to be gone", 3000);
+      await until(() => !alive(pid) && !alive(grandchild), "server and grandchild to be gone", 10_000);
     } finally {
       for (const leftover of [pid, grandchild]) if (alive(leftover)) process.kill(leftover, "SIGKILL");
     }
@@ -233,6 +233,6 @@ const poll = setInterval(() => {
     const [pid, grandchild] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
     expect(alive(grandchild)).toBe(true);
     await manager.close();
-    await until(() => !alive(pid) && !alive(grandchild), "server and grandchild to be gone", 3000);
+    await until(() => !alive(pid) && !alive(grandchild), "server and grandchild to be gone", 10_000);
   });
 });

@@ -47,7 +47,7 @@ describe("pincer doctor and pincer status with MCP servers", () => {
       const pid = JSON.parse(readFileSync(statusFile, "utf8")).servers[0].pid as number;
       await stopDaemon(gateway);
       // The daemon's shutdown took its server along.
-      await until(() => !alive(pid), "the server to end with the daemon", 5000);
+      await until(() => !alive(pid), "the server to end with the daemon", 10_000);
     } finally {
       await killHard(gateway);
     }

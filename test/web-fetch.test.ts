@@ -282,7 +282,7 @@ describe("web_fetch limits", () => {
     const result = await webFetch({ ...open, maxBytes: 100_000, maxChars: 100_000 })(server.url, 100_000);
     expect(content(result)).toBe("x".repeat(100_000));
     expect(result).toContain("note: the page is larger than 100000 bytes; only the start was read");
-    await until(() => server.closedByClient === 1, "the hang-up", 5000);
+    await until(() => server.closedByClient === 1, "the hang-up", 10_000);
     expect(written).toBeLessThan(10 * 1024 * 1024);
   });
 
@@ -319,7 +319,7 @@ describe("web_fetch limits", () => {
     expect(await webFetch({ ...open, timeoutMs: 500 })(silent.url)).toBe(
       `Error: ${silent.url}/ did not answer within 0.5 s`,
     );
-    await until(() => drip.closedByClient === 1 && silent.closedByClient === 1, "both hang-ups", 5000);
+    await until(() => drip.closedByClient === 1 && silent.closedByClient === 1, "both hang-ups", 10_000);
   });
 
   it("/stop cancels a fetch mid-body and hangs up on the server", async () => {
@@ -332,10 +332,10 @@ describe("web_fetch limits", () => {
     });
     const stop = new AbortController();
     const pending = webFetch({ ...open, signal: stop.signal, timeoutMs: 20_000 })(drip.url);
-    await until(() => drip.requests.length === 1, "the request", 5000);
+    await until(() => drip.requests.length === 1, "the request", 10_000);
     stop.abort();
     expect(await pending).toBe("Error: web_fetch was cancelled.");
-    await until(() => drip.closedByClient === 1, "the hang-up", 5000);
+    await until(() => drip.closedByClient === 1, "the hang-up", 10_000);
   });
 
   it("cuts the text to max_chars and says so", async () => {

@@ -64,7 +64,7 @@ describe("telegram channel: flood control and faults", () => {
     h.model.enqueue({ content: "after the flood" });
     h.telegram.failNext("sendMessage", { status: 429, retryAfter: 1 });
     ask(h, "hi");
-    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0], 8000);
+    const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
     expect(sent.text).toBe("after the flood");
     const calls = h.telegram.callsTo("sendMessage");
     expect(calls).toHaveLength(2);
@@ -124,7 +124,7 @@ describe("telegram channel: flood control and faults", () => {
     h.model.respond((req) => ({ content: `re: ${String(req.messages.at(-1)?.content).split("\n").at(-1)}` }));
     h.telegram.failNext("sendMessage", { status: 502 }, 100_000);
     ask(h, "first");
-    await h.telegram.waitFor(() => h?.logs.find((l) => l.msg.startsWith("gave up on a message")), 5000);
+    await h.telegram.waitFor(() => h?.logs.find((l) => l.msg.startsWith("gave up on a message")));
     h.telegram.clearFailures();
     h.telegram.failNext("sendMessage", { status: 400, description: "Bad Request: chat not found" });
     ask(h, "second");
