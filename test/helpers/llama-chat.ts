@@ -1,0 +1,63 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { App } from "../../src/app.js";
+import type { Config } from "../../src/config/config.js";
+import { recordingChannel, tempHome, testApp, userMessage } from "./app.js";
+import type { Exchange, LlamaServer } from "./llama-server.js";
+import { until } from "./until.js";
+
+/** What notes.txt in the workspace says: the tiny model's read_file call asks for it. */
+export const NOTES = "The shed key is under the blue flower pot.";
+
+export interface LlamaChat {
+  app: App;
+  /** Sends `text` to console chat `chat` and resolves to the next message pincer sends back there. */
+  say(chat: string, text: string): Promise<string>;
+  /** Everything pincer sent to `chat`. */
+  sent(chat: string): string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * pincer (the real app, worker and openai client) against a llama-server, with notes.txt in the
+ * workspace. Replies are awaited on a deadline long enough for a babbling model on a busy machine.
+ */
+export async function chatWithLlama(server: LlamaServer, adjust?: (config: Config) => void): Promise<LlamaChat> {
+  const home = tempHome("pincer-llama-");
+  mkdirSync(join(home, "workspace"), { recursive: true });
+  writeFileSync(join(home, "workspace/notes.txt"), `${NOTES}\n`);
+  const app = testApp(server.url, home, {}, adjust);
+  const channel = recordingChannel(app);
+  await app.start([channel]);
+  const sent = (chat: string) => channel.sent.filter((m) => m.chatId === chat).map((m) => m.text ?? "");
+  return {
+    app,
+    sent,
+    async say(chat, text) {
+      const before = sent(chat).length;
+      app.bus.publishInbound(userMessage(chat, text));
+      return until(
+        () => sent(chat)[before],
+        `pincer's answer to "${text}"`,
+        50_000,
+        () => `llama-server said:\n${server.output.join("").slice(-3000)}`,
+      );
+    },
+    stop: () => app.stop(),
+  };
+}
+
+/** The exchanges whose last user message contains `text`. */
+export function exchangesAbout(server: LlamaServer, text: string): Exchange[] {
+  return server.exchanges.filter((e) =>
+    String(e.body.messages.filter((m) => m.role === "user").at(-1)?.content ?? "").includes(text),
+  );
+}
+
+/** Every assistant message pincer sent back as history, as JSON text (content and tool calls). */
+export function assistantHistory(server: LlamaServer): string {
+  return server.exchanges
+    .flatMap((e) => e.body.messages.filter((m) => m.role === "assistant"))
+    .map((m) => JSON.stringify(m))
+    .join("\n");
+}
