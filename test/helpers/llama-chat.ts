@@ -1,9 +1,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import type { App } from "../../src/app.js";
 import type { Config } from "../../src/config/config.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./app.js";
-import type { Exchange, LlamaServer } from "./llama-server.js";
+import { type Exchange, type LlamaBuild, type LlamaServer, startLlamaServer } from "./llama-server.js";
 import { until } from "./until.js";
 
 /** What notes.txt in the workspace says: the tiny model's read_file call asks for it. */
@@ -12,7 +13,7 @@ export const NOTES = "The shed key is under the blue flower pot.";
 export interface LlamaChat {
   app: App;
   /** Sends `text` to console chat `chat` and resolves to the next message pincer sends back there. */
-  say(chat: string, text: string): Promise<string>;
+  say(chat: string, text: string, ms?: number): Promise<string>;
   /** Everything pincer sent to `chat`. */
   sent(chat: string): string[];
   stop(): Promise<void>;
@@ -33,13 +34,13 @@ export async function chatWithLlama(server: LlamaServer, adjust?: (config: Confi
   return {
     app,
     sent,
-    async say(chat, text) {
+    async say(chat, text, ms = 50_000) {
       const before = sent(chat).length;
       app.bus.publishInbound(userMessage(chat, text));
       return until(
         () => sent(chat)[before],
         `pincer's answer to "${text}"`,
-        50_000,
+        ms,
         () => `llama-server said:\n${server.output.join("").slice(-3000)}`,
       );
     },
@@ -60,4 +61,40 @@ export function assistantHistory(server: LlamaServer): string {
     .flatMap((e) => e.body.messages.filter((m) => m.role === "assistant"))
     .map((m) => JSON.stringify(m))
     .join("\n");
+}
+
+/** pincer's own tools; a new one left on would only make a small-context test fail loudly. */
+const BUILT_IN_TOOLS = [
+  ...["cron", "edit_file", "exec", "glob", "grep", "list_dir", "memory_search"],
+  ...["message", "read_file", "spawn", "web_fetch", "web_search", "write_file"],
+];
+
+/** Turns off every built-in tool but `keep`: pincer's prompt then fits llama-server's -c 2048. */
+export function onlyTools(...keep: string[]): (config: Config) => void {
+  return (config) => {
+    config.agent.disabledTools = BUILT_IN_TOOLS.filter((name) => !keep.includes(name));
+  };
+}
+
+/**
+ * A llama-server with `flags` and pincer talking to it, for one test: call at the top of a file or
+ * describe block; what a test starts is stopped after it.
+ */
+export function llamaPerTest(
+  build: LlamaBuild | undefined,
+): (flags: string[], adjust?: (config: Config) => void) => Promise<{ server: LlamaServer; chat: LlamaChat }> {
+  const running: Array<{ server: LlamaServer; chat?: LlamaChat }> = [];
+  afterEach(async () => {
+    for (const { server, chat } of running.splice(0)) {
+      await chat?.stop();
+      await server.stop();
+    }
+  });
+  return async (flags, adjust) => {
+    if (!build) throw new Error("no llama-server build: guard the tests with describe.skipIf(!build)");
+    const started: { server: LlamaServer; chat?: LlamaChat } = { server: await startLlamaServer(build, flags) };
+    running.push(started);
+    started.chat = await chatWithLlama(started.server, adjust);
+    return { server: started.server, chat: started.chat };
+  };
 }

@@ -40,7 +40,7 @@ export function findLlamaServer(): LlamaBuild | undefined {
     const build = buildIn(dir);
     if (build) return build;
   }
-  const line = `a llama-server build and its test model (${named ?? `${CACHE_ROOT}/llama-server-<version>`}); run .ci/build-llama-server (about 10 minutes on 2 cores)`;
+  const line = `a llama-server build and its test model (${named ?? `${CACHE_ROOT}/llama-server-<version>`}); run .ci/build-llama-server (10 minutes or more on 2 cores)`;
   if (process.env.CI === "true") throw new Error(`CI runs every test, and some need ${line}.`);
   console.warn(`\n!!! SKIPPED: tests in this file need ${line}.\n`);
   return undefined;
