@@ -8,7 +8,8 @@ It has Qwen2's real vocabulary (models/ggml-vocab-qwen2.gguf, with Qwen3's <tool
 template, so llama-server's own template handling, tool-call parsing and reasoning extraction run.
 
 How it decides: the logits depend on the current token (a bigram table: every scripted reply is a
-chain of token ids, each id used once, so greedy decoding follows it) plus which trigger tokens
+chain of token ids, each id used once, so greedy decoding follows it; the cut call alone shares
+the read call's ids and turns off at its path's quote) plus which trigger tokens
 occur anywhere earlier in the context (one attention head each: a constant query, a key only on
 its trigger, so the head attends to the trigger when present and reads a one-hot value from it).
 The prompt always ends with "<|im_start|>assistant\\n", and after that "\\n" the strongest trigger
@@ -123,6 +124,7 @@ def main(source: Path, out: Path) -> None:
 
     tool_call, end_call = 151657, 151658
     think, end_think = 151667, 151668
+
     def looping(*parts: str | int) -> tuple[list[int], int]:
         """A chain whose last part repeats for ever: (tokens, index the last token leads back to)."""
         head = chain(*parts[:-1])
