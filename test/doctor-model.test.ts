@@ -48,7 +48,7 @@ describe("pincer doctor runs a turn's request", () => {
     try {
       const result = await doctor();
       expect(turnLine(result.stdout)).toBe(
-        "[FAIL] model turn: llama-server refuses every request that offers tools: restart it with --jinja (it was started without)",
+        "[FAIL] model turn: llama-server refuses every request that offers tools: restart it with --jinja (and without --no-jinja)",
       );
       expect(result.code).toBe(1);
       // One request: the doctor does not retry what cannot heal.

@@ -113,7 +113,7 @@ function refusalAdvice(err: unknown, tooSmall: (size: string) => string, timeout
     return `${tooSmall(size)}${promptTokens ? `; the server counted the request as ${n(promptTokens)} tokens` : ""}`;
   }
   if (/--jinja/.test(message)) {
-    return "llama-server refuses every request that offers tools: restart it with --jinja (it was started without)";
+    return "llama-server refuses every request that offers tools: restart it with --jinja (and without --no-jinja)";
   }
   if (err instanceof ModelError && err.status !== undefined && err.status !== 429) {
     return `${message}, to a request like a turn's (system prompt, tools, one message): the server's chat template may not take tools or a system message (llama.cpp: --jinja and a template with tools; vLLM: --enable-auto-tool-choice --tool-call-parser NAME)`;
