@@ -67,7 +67,8 @@ describe("a model call", () => {
     const started = Date.now();
     const err = await failure(model().complete(question));
     expect(Date.now() - started).toBeLessThan(2500);
-    expect(err).toMatchObject({ message: "the model did not answer within 1 s", away: true, permanent: false });
+    // Not "away": a long answer on a slow machine looks the same, and is not waited on for hours.
+    expect(err).toMatchObject({ message: "the model did not answer within 1 s", away: false, permanent: false });
     expect(fake.requests).toHaveLength(1);
   });
 

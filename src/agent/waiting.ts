@@ -3,7 +3,7 @@ export interface WaitLimits {
   /** While the endpoint answers other requests, or answers this one with an error of its own. */
   refusedSeconds: number;
   refusedTries: number;
-  /** While the endpoint is away: no connection, no answer in time or a gateway status, and nothing else answered. */
+  /** While the endpoint is away: no connection or a gateway status, and nothing else answered. */
   outageHours: number;
 }
 

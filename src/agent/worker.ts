@@ -380,11 +380,12 @@ export class AgentWorker {
       return this.finish(msg, [], msg.meta?.silentReply ? undefined : failure(target, text));
     }
     deps.log.warn({ ...log, kind: decision.wait, retryAt: decision.retryAt }, "model unavailable; the message waits");
-    // Told once, on the message's first try (a restart does not tell again); a refused message's
-    // only notice is the one it is given up with, soon.
+    // Told once, on the message's second failed try: a blip says nothing, and by then another
+    // chat's answer may have shown the endpoint is there (a refused message's only notice is the
+    // one it is given up with). The count is stored, so a restart does not tell again.
     if (
       decision.wait === "outage" &&
-      tries === 1 &&
+      tries === 2 &&
       msg.channel !== "system" &&
       !this.toldAboutOutage.has(msg.sessionKey)
     ) {

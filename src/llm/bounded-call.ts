@@ -24,7 +24,8 @@ export async function boundedCall<T>(
   const deadline = new AbortController();
   const seconds = Math.round(bounds.timeoutMs / 100) / 10;
   const timer = setTimeout(
-    () => deadline.abort(new ModelError(`${bounds.who} did not answer within ${seconds} s`)),
+    // Not "away": a server busy with a long answer looks the same, and must not be waited on for hours.
+    () => deadline.abort(new ModelError(`${bounds.who} did not answer within ${seconds} s`, false, undefined, false)),
     bounds.timeoutMs,
   );
   // AbortSignal.any holds its sources weakly: the turn's own signal gains no listener per call.

@@ -26,9 +26,9 @@ export function isPermanentFailure(status: number | undefined, text = ""): boole
 }
 
 /**
- * The endpoint is away rather than refusing: no answer at all (no connection, no reply in
- * time), a gateway or overload status, a rate limit. A message waits long for an endpoint that
- * is away; one the endpoint answers with an error of its own is given up soon.
+ * The endpoint is away rather than refusing: no connection at all (undefined), a gateway or
+ * overload status, a rate limit. A message waits long for an endpoint that is away; one the
+ * endpoint answers with an error of its own (or does not finish in time) is given up soon.
  */
 export function isAwayFailure(status: number | undefined): boolean {
   return status === undefined || status === 408 || status === 429 || AWAY.has(status);

@@ -5,8 +5,9 @@ import { describeFailure, isAwayFailure, isPermanentFailure } from "./failure.js
 /**
  * The model endpoint failed (HTTP error, timeout, refused key); `message` is fit for the user.
  * `permanent` failures (a refused key, a wrong URL or model name, a request the endpoint says is
- * at fault) will not heal by waiting; `away` ones (no connection, no answer in time, a gateway
- * status) say the endpoint is not there rather than that it refused.
+ * at fault) will not heal by waiting; `away` ones (no connection, a gateway status, a rate limit)
+ * say the endpoint is not there rather than that it refused. A timeout is not `away`: a server
+ * busy with a long answer on a slow machine looks the same as a hung one.
  */
 export class ModelError extends Error {
   constructor(
@@ -44,7 +45,9 @@ export function toModelError(
 ): Error {
   if (err instanceof ModelError) return err;
   if (signal?.aborted) return signal.reason instanceof Error ? signal.reason : new Error("aborted");
-  if (err instanceof OpenAIClass.APIConnectionTimeoutError) return new ModelError("the model did not answer in time");
+  if (err instanceof OpenAIClass.APIConnectionTimeoutError) {
+    return new ModelError("the model did not answer in time", false, undefined, false);
+  }
   if (err instanceof OpenAIClass.APIConnectionError) return new ModelError("the model endpoint could not be reached");
   if (err instanceof OpenAIClass.AuthenticationError) {
     return new ModelError("the model endpoint refused the API key (401): check OPENAI_API_KEY", true, 401);
