@@ -10,7 +10,8 @@ import { startFakeOpenAI } from "../test/fakes/openai-server.js";
 import { soakWave } from "./figures.js";
 import { drainTelegram, type Kind, startBot, startPlatforms } from "./processes.js";
 
-const [nodeOptions = "", turnsArg = "6000", kindArg = "pincer", configArg = "", chatsArg = "300"] = process.argv.slice(2);
+const [nodeOptions = "", turnsArg = "6000", kindArg = "pincer", configArg = "", chatsArg = "300"] =
+  process.argv.slice(2);
 const turns = Number(turnsArg);
 const chats = Number(chatsArg);
 const model = await startFakeOpenAI();
