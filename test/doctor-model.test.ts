@@ -91,6 +91,19 @@ describe("pincer doctor runs a turn's request", () => {
     expect(result.code).toBe(0);
   });
 
+  it("a model name the server does not serve is named as such, not blamed on the template", async () => {
+    fake.respond(() => ({ status: 404, body: { error: { message: "model 'absent' not found", type: "not_found" } } }));
+    try {
+      const result = await doctor();
+      expect(turnLine(result.stdout)).toMatch(
+        /^\[FAIL\] model turn: the model endpoint answered 404 \(not found\): check OPENAI_BASE_URL .*PINCER_MODEL "gpt-4\.1-mini" is a model it serves$/,
+      );
+      expect(turnLine(result.stdout)).not.toContain("template");
+    } finally {
+      fake.respond(() => ({ content: "ok" }));
+    }
+  });
+
   it("fails when the template refuses the request, with what to check", async () => {
     const refused = {
       error: {

@@ -115,7 +115,8 @@ function refusalAdvice(err: unknown, tooSmall: (size: string) => string, timeout
   if (/--jinja/.test(message)) {
     return "llama-server refuses every request that offers tools: restart it with --jinja (and without --no-jinja)";
   }
-  if (err instanceof ModelError && err.status !== undefined && err.status !== 429) {
+  // A wrong key or model name (401, 404) is its own message; the request itself is refused with these.
+  if (err instanceof ModelError && (err.status === 400 || err.status === 422 || (err.status ?? 0) >= 500)) {
     return `${message}, to a request like a turn's (system prompt, tools, one message): the server's chat template may not take tools or a system message (llama.cpp: --jinja and a template with tools; vLLM: --enable-auto-tool-choice --tool-call-parser NAME)`;
   }
   if (/did not answer in time/.test(message)) {
