@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { chatWithLlama, exchangesAbout, type LlamaChat, NOTES } from "./helpers/llama-chat.js";
 import { findLlamaServer, llamaServerForFile } from "./helpers/llama-server.js";
 
@@ -8,18 +8,27 @@ import { findLlamaServer, llamaServerForFile } from "./helpers/llama-server.js";
 const build = findLlamaServer();
 const llama = llamaServerForFile(build, ["--jinja", "-c", "8192"]);
 
-describe.skipIf(!build)("pincer against llama-server --jinja -c 8192", () => {
+describe.skipIf(!build).each([
+  { how: "plain requests", stream: false },
+  { how: "streamed (SSE)", stream: true },
+])("pincer against llama-server --jinja -c 8192, $how", ({ stream }) => {
   let chat: LlamaChat;
   beforeAll(async () => {
-    chat = await chatWithLlama(llama.server);
+    chat = await chatWithLlama(llama.server, (config) => {
+      config.agent.stream = stream;
+    });
   });
   afterAll(async () => {
     await chat?.stop();
+  });
+  beforeEach(() => {
+    llama.server.exchanges.length = 0;
   });
 
   it("answers a plain message with the model's text", async () => {
     expect(await chat.say("plain", "hello")).toBe("Hello from this tiny model!");
     expect(await chat.say("plain", "hello again")).toBe("Hello from this tiny model!");
+    expect(llama.server.exchanges.every((e) => Boolean(e.body.stream) === stream)).toBe(true);
   });
 
   it("runs the model's tool call and answers with what came back", async () => {
@@ -41,5 +50,24 @@ describe.skipIf(!build)("pincer against llama-server --jinja -c 8192", () => {
     expect(history).toContain("Done thinking, here it is");
     expect(history).not.toMatch(/careful answer|<think>/);
     expect(chat.sent("think").join("\n")).not.toMatch(/careful answer|<think>/);
+  });
+});
+
+describe.skipIf(!build)("a conversation longer than llama-server's -c 8192", () => {
+  let chat: LlamaChat;
+  beforeAll(async () => {
+    chat = await chatWithLlama(llama.server);
+  });
+  afterAll(async () => {
+    await chat?.stop();
+  });
+
+  it("keeps being answered: every request is fitted to the server's window", async () => {
+    // Each message is about 2,000 of the server's tokens; five of them are more than the window.
+    const long = (n: number) => `Message ${n}: ${"hello world ".repeat(1000)}`;
+    for (let n = 1; n <= 5; n++) expect(await chat.say("long", long(n))).toBe("Hello from this tiny model!");
+    const last = llama.server.exchanges.at(-1);
+    expect(last?.status).toBe(200);
+    expect(JSON.stringify(last?.body.messages)).not.toContain("Message 1:");
   });
 });
