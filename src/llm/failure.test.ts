@@ -46,6 +46,12 @@ describe("describeFailure", () => {
     const grammar = describeFailure(500, 'Unexpected empty grammar stack after accepting piece: {"path": "notes.txt",');
     expect(grammar).toBe("the model endpoint failed while the model was writing a tool call (500)");
     expect(describeFailure(500, "tools param requires --jinja flag")).toMatch(/llama-server needs --jinja/);
+    expect(describeFailure(500, 'Failed to parse input at pos 7: <tool_call>{"name": "exec", "arg')).toBe(
+      "the model endpoint could not read what the model wrote (500)",
+    );
+    expect(describeFailure(400, "could not parse the JSON body")).toBe(
+      "the model endpoint answered 400: could not parse the JSON body",
+    );
     expect(describeFailure(400, "the request exceeds the available context size (n_ctx 2048)")).toMatch(
       /larger than the model endpoint's context window \(400\); \/new/,
     );

@@ -46,6 +46,10 @@ export function describeFailure(status: number, text: string): string {
   if (/grammar/i.test(said)) {
     return `the model endpoint failed while the model was writing a tool call (${status})`;
   }
+  // llama.cpp's "Failed to parse input at pos 12: <the model's output>": the model's words, not the request's.
+  if (status >= 500 && /pars(e|ing)/i.test(said)) {
+    return `the model endpoint could not read what the model wrote (${status})`;
+  }
   if (/template/i.test(said))
     return `the model endpoint's chat template could not render this conversation (${status})`;
   if (/context|n_ctx|too (long|large)/i.test(said)) {
