@@ -1,3 +1,7 @@
+import type { TokenCounter } from "../llm/tokens.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { BudgetError } from "./budget.js";
+
 export interface TooSmallFacts {
   /** The context window the turn had, in tokens. */
   window: number;
@@ -29,4 +33,19 @@ export function tooSmallSentence({ window, configured, needed, tools }: TooSmall
       ? `, or turn off tools in agent.disabledTools, the biggest being ${biggest.map((t) => `${t.name} (${n(t.tokens)})`).join(", ")}`
       : "";
   return `I cannot answer: my instructions, tools and your message need about ${n(needed)} tokens and leave too little room for a reply in this model's context: ${limit}${off}.`;
+}
+
+/** The sentence for a turn whose request did not fit: the window now, and what each offered tool costs. */
+export function tooSmallFor(
+  err: BudgetError,
+  deps: { registry: ToolRegistry; tokens: TokenCounter; window?: () => number; settings: { contextTokens: number } },
+): string {
+  return tooSmallSentence({
+    window: deps.window?.() ?? deps.settings.contextTokens,
+    configured: deps.settings.contextTokens,
+    needed: err.needed,
+    tools: deps.registry
+      .toSchemas()
+      .map((schema) => ({ name: schema.function.name, tokens: deps.tokens.text(JSON.stringify(schema)) })),
+  });
 }

@@ -22,7 +22,7 @@ import {
 } from "./notices.js";
 import { ProgressReporter } from "./progress.js";
 import { scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
-import { tooSmallSentence } from "./too-small.js";
+import { tooSmallFor } from "./too-small.js";
 import { buildTurnContext } from "./turn-context.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
 import { decideWait } from "./waiting.js";
@@ -341,7 +341,7 @@ export class AgentWorker {
       }
       if (err instanceof BudgetError) {
         deps.log.warn({ session: msg.sessionKey, needed: err.needed, budget: err.budget }, "the prompt does not fit");
-        return this.finish(msg, [user, ...produced], failure(target, this.tooSmall(err)));
+        return this.finish(msg, [user, ...produced], failure(target, tooSmallFor(err, deps)));
       }
       deps.log.error({ err, session: msg.sessionKey }, "turn failed");
       this.finish(
@@ -412,18 +412,6 @@ export class AgentWorker {
     if (out && outboxId !== undefined) deps.bus.outboundRecorded(out.channel);
     deps.onTurnFinished?.(msg);
     return undefined;
-  }
-
-  private tooSmall(err: BudgetError): string {
-    const { deps } = this;
-    return tooSmallSentence({
-      window: deps.window?.() ?? deps.settings.contextTokens,
-      configured: deps.settings.contextTokens,
-      needed: err.needed,
-      tools: deps.registry
-        .toSchemas()
-        .map((schema) => ({ name: schema.function.name, tokens: deps.tokens.text(JSON.stringify(schema)) })),
-    });
   }
 
   private async answerCommand(command: "stop" | "status" | "help", lane: Lane, msg: InboundMessage): Promise<void> {
