@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatDay, formatLocal } from "./context.js";
+import { formatDay, formatLocal, toChatMessage } from "./context.js";
 
 describe("local dates", () => {
   const lateNewYearsEveUtc = Date.UTC(2026, 0, 1, 23, 30);
@@ -13,5 +13,22 @@ describe("local dates", () => {
   it("gives weekday, date and 24-hour time for the prompt", () => {
     expect(formatLocal(new Date(lateNewYearsEveUtc), "UTC")).toBe("Thu 2026-01-01 23:30");
     expect(formatLocal(lateNewYearsEveUtc, "Asia/Tokyo")).toBe("Fri 2026-01-02 08:30");
+  });
+});
+
+describe("history sent back to the model", () => {
+  it("mends tool calls stored with broken arguments, so the server does not refuse the conversation", () => {
+    const message = toChatMessage({
+      role: "assistant",
+      content: null,
+      toolCalls: [
+        { id: "a", name: "write_file", arguments: '{"path": "notes.txt",' },
+        { id: "b", name: "read_file", arguments: { path: "x" } as unknown as string },
+        { id: "c", name: "read_file", arguments: '{"path": "ok"}' },
+      ],
+    });
+    expect(
+      message.role === "assistant" && message.tool_calls?.map((c) => c.type === "function" && c.function.arguments),
+    ).toEqual(["{}", '{"path":"x"}', '{"path": "ok"}']);
   });
 });

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { InboundMessage } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
+import { storableArguments } from "../llm/reply.js";
 import type { StoredMessage } from "../store/conversations.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import { readTextBeneath } from "../tools/files/safe-read.js";
@@ -121,7 +122,8 @@ export function toChatMessage(m: StoredMessage): ChatMessage {
           tool_calls: m.toolCalls.map((c) => ({
             id: c.id,
             type: "function" as const,
-            function: { name: c.name, arguments: c.arguments },
+            // Rows stored before broken arguments were kept out would make the server refuse the request.
+            function: { name: c.name, arguments: storableArguments(c.arguments) },
           })),
         }
       : { role: "assistant", content: m.content ?? "" };

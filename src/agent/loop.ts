@@ -1,12 +1,14 @@
 import type { Logger } from "pino";
 import { type ChatMessage, ContextRefusedError, type Model, type ModelReply, type ToolCall } from "../llm/model.js";
+import { storableArguments } from "../llm/reply.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { StoredMessage } from "../store/conversations.js";
 import type { TurnSoFar } from "../store/turn-steps.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
-import { BudgetError, type Fitted, fitRequest, requestBudget, shorten } from "./budget.js";
+import { answerReserve, BudgetError, type Fitted, fitRequest, requestBudget, shorten } from "./budget.js";
+import { askAgainNote, finalText, isFinal } from "./reply-policy.js";
 
 export interface LoopDeps {
   model: Model;
@@ -83,20 +85,38 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
   const complete = (extra: ChatMessage[], withTools: boolean) =>
     callModel(deps, [...messages, ...extra], userIndex, withTools ? tools : undefined, signal, cache);
   let iteration = 0;
+  let note: ChatMessage[] = [];
+  let askedAgain = false;
   if (input.resume && input.resume.produced.length > 0) {
     iteration = await resume(deps, input.resume, input.toolContext, messages, produced);
   }
 
   for (; iteration < deps.maxIterations; iteration++) {
-    const reply = await complete([], true);
-    if (reply.toolCalls.length === 0) {
-      produced.push({ role: "assistant", content: reply.content });
-      return { produced, reply: reply.content };
+    const reply = await complete(note, true);
+    note = [];
+    const again = askedAgain ? undefined : askAgainNote(reply);
+    if (again) {
+      // The unusable reply is neither stored nor sent back: only the note is.
+      deps.log.info(
+        { session: input.toolContext.sessionKey, finishReason: reply.finishReason },
+        "asking the model again",
+      );
+      askedAgain = true;
+      note = [{ role: "system", content: again }];
+      iteration--;
+      continue;
+    }
+    if (isFinal(reply)) {
+      const text = finalText(reply);
+      produced.push({ role: "assistant", content: text });
+      return { produced, reply: text };
     }
     const calls = reply.toolCalls.map((call, i) => ({ ...call, id: call.id || `call_${iteration}_${i}` }));
-    const assistant: StoredMessage = { role: "assistant", content: reply.content || null, toolCalls: calls };
+    // Run as sent (a broken call gets its error), kept as something every server will read back.
+    const kept = calls.map((call) => ({ ...call, arguments: storableArguments(call.arguments) }));
+    const assistant: StoredMessage = { role: "assistant", content: reply.content || null, toolCalls: kept };
     deps.steps?.assistant(assistant);
-    messages.push(toAssistantMessage(assistant.content, calls));
+    messages.push(toAssistantMessage(assistant.content, kept));
 
     const roundEnded = deps.onToolRound?.(calls);
     const results = await runToolCalls(deps, calls, input.toolContext).finally(roundEnded);
@@ -110,9 +130,9 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
   }
 
   deps.log.info({ session: input.toolContext.sessionKey }, "iteration limit reached");
-  const final = await complete([{ role: "system", content: LIMIT_NOTE }], false);
-  produced.push({ role: "assistant", content: final.content });
-  return { produced, reply: final.content };
+  const final = finalText(await complete([{ role: "system", content: LIMIT_NOTE }], false));
+  produced.push({ role: "assistant", content: final });
+  return { produced, reply: final };
 }
 
 /**
@@ -177,8 +197,10 @@ async function callModel(
     if (!(err instanceof BudgetError) || !(await deps.recheckWindow?.())) throw err;
     fitted = fitTo(requestBudget(window()));
   }
+  // The answer gets the room the budget kept for it, and no more: a runaway reply ends there.
+  let maxTokens = answerReserve(window());
   const send = async () => {
-    const reply = await deps.model.complete({ messages: fitted.messages, tools, signal });
+    const reply = await deps.model.complete({ messages: fitted.messages, tools, signal, maxTokens });
     if (reply.usage) tokens.calibrate(fitted.tokens, reply.usage.promptTokens);
     return reply;
   };
@@ -189,8 +211,13 @@ async function callModel(
     const { contextTokens, promptTokens } = err.refusal;
     const sent = fitted.tokens;
     if (promptTokens) tokens.calibrate(sent, promptTokens);
-    // Without numbers, all that is known is that what went was too much.
-    const budget = contextTokens ? requestBudget(Math.min(window(), contextTokens)) : Math.floor(sent * 0.75);
+    // Without numbers, all that is known is that what went was too much. With them, a tenth is
+    // kept spare: our count just proved low, and servers that count max_tokens in (vLLM) have
+    // no other slack.
+    const budget = contextTokens
+      ? Math.floor(requestBudget(Math.min(window(), contextTokens)) * 0.9)
+      : Math.floor(sent * 0.75);
+    if (contextTokens) maxTokens = answerReserve(Math.min(window(), contextTokens));
     deps.log.info(
       { contextTokens, promptTokens, sent, budget },
       "the endpoint refused the request as too long; fitting it to the endpoint's context and asking again",
@@ -227,7 +254,7 @@ function toAssistantMessage(content: string | null, calls: ToolCall[]): ChatMess
     tool_calls: calls.map((c) => ({
       id: c.id,
       type: "function" as const,
-      function: { name: c.name, arguments: c.arguments },
+      function: { name: c.name, arguments: storableArguments(c.arguments) },
     })),
   };
 }

@@ -1,6 +1,9 @@
 import type OpenAI from "openai";
 import { boundedCall } from "./bounded-call.js";
+import { collectStream, fromCompletion } from "./collect.js";
 import { ModelError, shorten, toModelError } from "./model-error.js";
+import { normalizeReply } from "./reply.js";
+import { defaultRequestOptions, withoutRefused } from "./request-options.js";
 
 export { ContextRefusedError, ModelError, notFoundHint } from "./model-error.js";
 
@@ -23,12 +26,22 @@ export interface ModelReply {
   toolCalls: ToolCall[];
   /** Tokens the endpoint counted, when it says (plain completions do; streams usually not). */
   usage?: { promptTokens: number; completionTokens: number };
+  /**
+   * Why the reply ended, as the server said: "stop", "tool_calls", or "length" (cut at
+   * `maxTokens` or the context: its text is incomplete and its tool calls may be half-written).
+   * Absent when the server did not say.
+   */
+  finishReason?: string;
+  /** Tool calls the reply's normalising threw away (no name, not an offered tool), in words for the model. */
+  discarded?: string[];
 }
 
 export interface ModelRequest {
   messages: ChatMessage[];
   tools?: ToolSchema[];
   signal?: AbortSignal;
+  /** The most tokens the answer may take (sent as `max_tokens`); unlimited when absent. */
+  maxTokens?: number;
 }
 
 /** The one thing the agent needs from a model endpoint. */
@@ -62,10 +75,14 @@ export async function loadOpenAI(): Promise<typeof OpenAI> {
   }
 }
 
-/** An OpenAI-compatible chat-completions model; streaming is optional because some servers only do one. */
+/**
+ * An OpenAI-compatible chat-completions model; streaming is optional because some servers only
+ * do one. Replies come back normalised (see reply.ts), whatever shape the server sent.
+ */
 export function createOpenAIModel(options: ModelOptions): Model {
   let made: { OpenAI: typeof OpenAI; client: OpenAI } | undefined;
-  const base = { model: options.model, temperature: options.temperature };
+  // What this endpoint accepts, learned from its refusals.
+  let accepted = defaultRequestOptions();
   const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: options.retries, who: "the model" };
   // Retries and the deadline are boundedCall's: the client's own would retry a request the
   // endpoint refuses for good, and its timeout ends with the headers.
@@ -73,7 +90,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
     complete: (request) => boundedCall(bounds, request.signal, (signal) => once.complete({ ...request, signal })),
   };
   const once: Model = {
-    async complete({ messages, tools, signal }) {
+    async complete({ messages, tools, signal, maxTokens }) {
       const OpenAIClass = await loadOpenAI();
       made ??= {
         OpenAI: OpenAIClass,
@@ -85,57 +102,45 @@ export function createOpenAIModel(options: ModelOptions): Model {
         }),
       };
       const { client, OpenAI } = made;
-      const withTools = tools && tools.length > 0 ? { tools, tool_choice: "auto" as const } : {};
+      const offered = tools && tools.length > 0 ? tools : undefined;
       try {
-        if (!options.stream) {
-          const response = await client.chat.completions.create({ ...base, messages, ...withTools }, { signal });
-          const message = response.choices[0]?.message;
-          if (!message) throw new ModelError("the model returned no choices");
-          return {
-            content: message.content ?? "",
-            toolCalls: (message.tool_calls ?? []).flatMap((call) =>
-              call.type === "function"
-                ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }]
-                : [],
-            ),
-            usage: response.usage && {
-              promptTokens: response.usage.prompt_tokens,
-              completionTokens: response.usage.completion_tokens,
-            },
+        for (;;) {
+          const sent = accepted;
+          const body = {
+            model: options.model,
+            temperature: options.temperature,
+            messages,
+            ...(offered ? { tools: offered, tool_choice: "auto" as const } : {}),
+            ...(maxTokens !== undefined && sent.lengthField ? { [sent.lengthField]: maxTokens } : {}),
           };
+          try {
+            const collected = options.stream
+              ? await collectStream(
+                  await client.chat.completions.create(
+                    {
+                      ...body,
+                      stream: true,
+                      ...(sent.streamUsage ? { stream_options: { include_usage: true } } : {}),
+                    },
+                    { signal },
+                  ),
+                )
+              : fromCompletion(await client.chat.completions.create(body, { signal }));
+            if (!collected) throw new ModelError("the model returned no choices");
+            const names = (offered ?? []).map((tool) => tool.function.name);
+            return { ...normalizeReply(collected.raw, names), usage: collected.usage };
+          } catch (err) {
+            // A field this endpoint does not know: asked again at once without it, and never sent again.
+            const refused = err instanceof OpenAI.APIError && (err.status === 400 || err.status === 422);
+            const retry = refused && withoutRefused(sent, err.message, options.stream);
+            if (!retry) throw err;
+            accepted = retry;
+          }
         }
-        const stream = await client.chat.completions.create(
-          { ...base, messages, ...withTools, stream: true },
-          { signal },
-        );
-        return await collectStream(stream);
       } catch (err) {
         throw toModelError(err, OpenAI, options, signal);
       }
     },
   };
   return model;
-}
-
-/** Streamed tool calls arrive in pieces keyed by index; glue them back together. */
-async function collectStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): Promise<ModelReply> {
-  let content = "";
-  const calls: ToolCall[] = [];
-  let usage: ModelReply["usage"];
-  for await (const chunk of stream) {
-    // Servers that report usage in a stream send it on a last chunk without choices.
-    if (chunk.usage)
-      usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
-    const delta = chunk.choices[0]?.delta;
-    if (!delta) continue;
-    content += delta.content ?? "";
-    for (const piece of delta.tool_calls ?? []) {
-      calls[piece.index] ??= { id: "", name: "", arguments: "" };
-      const call = calls[piece.index];
-      call.id ||= piece.id ?? "";
-      call.name += piece.function?.name ?? "";
-      call.arguments += piece.function?.arguments ?? "";
-    }
-  }
-  return { content, toolCalls: calls.filter(Boolean), usage };
 }

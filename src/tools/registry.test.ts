@@ -57,3 +57,16 @@ describe("argument schemas, compiled when first needed", () => {
     }
   });
 });
+
+describe("calls in shapes the types do not allow (straight from a model)", () => {
+  it("a missing or null name, or object arguments, are an Error or run; nothing throws", async () => {
+    const registry = new ToolRegistry().register(tool("echo", wantsText));
+    for (const name of [undefined, null, "", "  "]) {
+      expect(await registry.execute(name as unknown as string, "{}", ctx)).toBe(
+        "Error: the tool call names no tool. Available tools: echo.",
+      );
+    }
+    expect(await registry.execute("echo", { text: "hi" } as unknown as string, ctx)).toBe('echo got {"text":"hi"}');
+    expect(await registry.execute("ECHOO", "{}", ctx)).toBe('Error: unknown tool "ECHOO". Did you mean: echo?');
+  });
+});

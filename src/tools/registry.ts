@@ -131,6 +131,10 @@ export class ToolRegistry {
   }
 
   private async run(name: string, rawArgs: string, ctx: ToolContext): Promise<string> {
+    // Models and servers send calls without a name (null, missing); the types cannot promise it.
+    if (typeof name !== "string" || name.trim() === "") {
+      return `Error: the tool call names no tool. Available tools: ${this.names.join(", ")}.`;
+    }
     const entry = this.entries.get(name);
     const withheld = this.withheld.get(name);
     if (withheld !== undefined) return `Error: ${withheld}`;
@@ -138,7 +142,7 @@ export class ToolRegistry {
 
     let args: unknown;
     try {
-      args = rawArgs.trim() === "" ? {} : JSON.parse(rawArgs);
+      args = typeof rawArgs !== "string" ? rawArgs : rawArgs.trim() === "" ? {} : JSON.parse(rawArgs);
     } catch (err) {
       return `Error: the arguments for ${name} are not valid JSON (${(err as Error).message}).`;
     }

@@ -8,13 +8,24 @@ export interface FakeReply {
   toolCalls?: Array<{ name: string; arguments: unknown; id?: string }>;
   /** Answer with this HTTP status and an OpenAI-style error body instead. */
   status?: number;
-  /** With `status`: this body instead of the default one (a server's error in its own words). */
-  body?: unknown;
   /** The error body's message (default "fake error STATUS"), e.g. llama.cpp's own sentences. */
   message?: string;
   delayMs?: number;
   /** Send the headers at once, then the body one byte every this many ms (a server that trickles). */
   trickleMs?: number;
+  /** Overrides the finish reason ("length": cut off); `null` sends none. */
+  finishReason?: string | null;
+  /** Sent as `reasoning_content`, the way llama.cpp, vLLM and DeepSeek report thinking. */
+  reasoning?: string;
+  /** The usage reported (plain replies, and streams that asked with `stream_options.include_usage`). */
+  usage?: { prompt_tokens: number; completion_tokens: number };
+  /**
+   * With `status`: this body instead of the default error (a server's error in its own words);
+   * without: a plain reply's whole body, sent as it is (odd shapes).
+   */
+  body?: unknown;
+  /** A stream's chunks, each sent as one `data:` event as it is (strings unquoted), then `[DONE]`. */
+  chunks?: unknown[];
 }
 
 export interface ChatRequest {
@@ -23,6 +34,8 @@ export interface ChatRequest {
   messages: Array<{ role: string; content?: unknown; tool_calls?: unknown[]; tool_call_id?: string }>;
   tools?: Array<{ function: { name: string } }>;
   max_tokens?: number;
+  max_completion_tokens?: number;
+  stream_options?: { include_usage?: boolean };
   headers: Record<string, string | string[] | undefined>;
   /** What the request costs in the fake's own tokens (see limitContext). */
   promptTokens: number;
@@ -126,7 +139,14 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
         arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
       },
     }));
-    if (request.stream) return streamReply(res, id, request.model, reply.content ?? "", toolCalls);
+    const usage = { total_tokens: 2, ...(reply.usage ?? { prompt_tokens: 1, completion_tokens: 1 }) };
+    const finish = reply.finishReason === undefined ? (toolCalls.length ? "tool_calls" : "stop") : reply.finishReason;
+    if (request.stream) {
+      const chunks = reply.chunks ?? streamChunks(reply.content ?? "", toolCalls, finish, reply.reasoning);
+      if (!reply.chunks && request.stream_options?.include_usage) chunks.push({ choices: [], usage });
+      return sendStream(res, id, request.model, chunks);
+    }
+    if (reply.body !== undefined) return sendJson(res, 200, reply.body);
     sendJson(res, 200, {
       id,
       object: "chat.completion",
@@ -135,15 +155,16 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
       choices: [
         {
           index: 0,
-          finish_reason: toolCalls.length ? "tool_calls" : "stop",
+          finish_reason: finish,
           message: {
             role: "assistant",
             content: reply.content ?? (toolCalls.length ? null : ""),
+            ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}),
             ...(toolCalls.length ? { tool_calls: toolCalls.map(({ index: _i, ...call }) => call) } : {}),
           },
         },
       ],
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      usage,
     });
   });
   let url: string | undefined;
@@ -213,32 +234,45 @@ function contextRefusal(
   };
 }
 
-/** Sends the reply as server-sent events, splitting content and tool-call arguments into small pieces. */
-function streamReply(
-  res: ServerResponse,
-  id: string,
-  model: string,
+/** The chunks of a streamed reply, content and tool-call arguments split into small pieces. */
+function streamChunks(
   content: string,
   toolCalls: Array<{ index: number; id: string; type: "function"; function: { name: string; arguments: string } }>,
-): void {
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  const chunk = (delta: object, finish: string | null = null) =>
-    res.write(
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 0, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
-    );
-  chunk({ role: "assistant", content: "" });
-  for (const piece of content.match(/[\s\S]{1,5}/g) ?? []) chunk({ content: piece });
+  finish: string | null,
+  reasoning?: string,
+): object[] {
+  const delta = (delta: object, finishReason: string | null = null) => ({
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  });
+  const chunks = [delta({ role: "assistant", content: "" })];
+  for (const piece of reasoning?.match(/[\s\S]{1,5}/g) ?? []) chunks.push(delta({ reasoning_content: piece }));
+  for (const piece of content.match(/[\s\S]{1,5}/g) ?? []) chunks.push(delta({ content: piece }));
   for (const call of toolCalls) {
-    chunk({
-      tool_calls: [
-        { index: call.index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } },
-      ],
-    });
+    chunks.push(
+      delta({
+        tool_calls: [
+          { index: call.index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } },
+        ],
+      }),
+    );
     for (const piece of call.function.arguments.match(/[\s\S]{1,4}/g) ?? []) {
-      chunk({ tool_calls: [{ index: call.index, function: { arguments: piece } }] });
+      chunks.push(delta({ tool_calls: [{ index: call.index, function: { arguments: piece } }] }));
     }
   }
-  chunk({}, toolCalls.length ? "tool_calls" : "stop");
+  chunks.push(delta({}, finish));
+  return chunks;
+}
+
+/** Sends chunks as server-sent events; objects get the chunk envelope, strings go as they are. */
+function sendStream(res: ServerResponse, id: string, model: string, chunks: unknown[]): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const chunk of chunks) {
+    const data =
+      typeof chunk === "string"
+        ? chunk
+        : JSON.stringify({ id, object: "chat.completion.chunk", created: 0, model, ...(chunk as object) });
+    res.write(`data: ${data}\n\n`);
+  }
   res.end("data: [DONE]\n\n");
 }
 

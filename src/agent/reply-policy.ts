@@ -1,0 +1,34 @@
+import type { ModelReply } from "../llm/model.js";
+
+/**
+ * What the loop does with a reply it cannot use as it is. A reply cut at the length limit never
+ * runs its tool calls (their arguments may be half-written, and stored they would make the
+ * server refuse the conversation); a reply whose only calls were thrown away says nothing. Either
+ * way the model is asked again, once per turn, with this note.
+ */
+export function askAgainNote(reply: ModelReply): string | undefined {
+  if (reply.finishReason === "length" && (reply.toolCalls.length > 0 || reply.discarded?.length)) {
+    return "Your last reply was cut off at the length limit while you were writing a tool call, so nothing was run. Make the call again with shorter arguments (split long content into several calls), or answer in text.";
+  }
+  if (reply.toolCalls.length === 0 && reply.content === "" && reply.discarded?.length) {
+    return `Your last reply contained ${reply.discarded.join(" and ")}; nothing was run. Use one of the tools you are offered, through the tool-calling interface, or answer in text.`;
+  }
+  return undefined;
+}
+
+/** Whether the reply ends the turn: it asks for nothing, or it was cut (its calls are not run). */
+export function isFinal(reply: ModelReply): boolean {
+  return reply.toolCalls.length === 0 || reply.finishReason === "length";
+}
+
+/** The answer the user gets and the history keeps: a cut reply says so, visibly. */
+export function finalText(reply: ModelReply): string {
+  if (reply.finishReason !== "length") return reply.content;
+  const note =
+    reply.toolCalls.length > 0 || reply.discarded?.length
+      ? "[cut off at the length limit while writing a tool call; nothing was run]"
+      : reply.content === ""
+        ? "[cut off at the length limit before anything was said]"
+        : "[cut off at the length limit]";
+  return reply.content === "" ? note : `${reply.content}\n\n${note}`;
+}

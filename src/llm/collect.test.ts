@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { collectStream, fromCompletion } from "./collect.js";
+
+async function* from(chunks: unknown[]) {
+  yield* chunks;
+}
+const delta = (d: object, finish: string | null = null) => ({
+  choices: [{ index: 0, delta: d, finish_reason: finish }],
+});
+
+describe("collectStream", () => {
+  it("glues content and indexed tool-call pieces, keeps the last finish reason and the usage chunk", async () => {
+    const { raw, usage } = await collectStream(
+      from([
+        delta({ role: "assistant", content: "" }),
+        delta({ content: "<thi" }),
+        delta({ content: "nk>x</th", reasoning_content: "ignored" }),
+        delta({ content: "ink>Hi" }),
+        delta({ tool_calls: [{ index: 0, id: "a", function: { name: "exec", arguments: "" } }] }),
+        delta({ tool_calls: [{ index: 1, id: "b", function: { name: "read_", arguments: '{"pa' } }] }),
+        delta({ tool_calls: [{ index: 1, function: { name: "file", arguments: 'th":1}' } }] }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: "{}" } }] }),
+        delta({}, "stop"),
+        { choices: [], usage: { prompt_tokens: 120, completion_tokens: 9 } },
+      ]),
+    );
+    expect(raw).toEqual({
+      content: "<think>x</think>Hi",
+      finishReason: "stop",
+      toolCalls: [
+        { id: "a", name: "exec", arguments: "{}" },
+        { id: "b", name: "read_file", arguments: '{"path":1}' },
+      ],
+    });
+    expect(usage).toEqual({ promptTokens: 120, completionTokens: 9 });
+  });
+
+  it("copes with pieces without index (by id, else the last call), names sent again, object arguments, no choices", async () => {
+    const { raw, usage } = await collectStream(
+      from([
+        {},
+        null,
+        { choices: null },
+        delta({ tool_calls: [{ id: "a", function: { name: "exec", arguments: '{"command":' } }] }),
+        delta({ tool_calls: [{ function: { name: "exec", arguments: '"ls"}' } }] }),
+        delta({ tool_calls: [{ id: "b", function: { name: "read_file", arguments: { path: "x" } } }] }),
+        delta({ tool_calls: [{ index: 5, id: "c", function: { name: "exec" } }] }),
+        delta({ tool_calls: [{ index: 5, id: "d", function: { name: "exec", arguments: "{}" } }] }),
+        delta({ content: { type: "text", text: "!" } }),
+      ]),
+    );
+    expect(raw.toolCalls).toEqual([
+      { id: "a", name: "exec", arguments: '{"command":"ls"}' },
+      { id: "b", name: "read_file", arguments: '{"path":"x"}' },
+      { id: "c", name: "exec", arguments: "" },
+      { id: "d", name: "exec", arguments: "{}" },
+    ]);
+    expect(raw.content).toBe("!");
+    expect(raw.finishReason).toBeUndefined();
+    expect(usage).toBeUndefined();
+  });
+});
+
+describe("fromCompletion", () => {
+  it("reads a plain completion whatever its shape, and says when there is no choice", () => {
+    expect(
+      fromCompletion({
+        choices: [
+          {
+            finish_reason: "length",
+            message: {
+              content: [{ type: "text", text: "x" }],
+              tool_calls: [null, { function: { name: "exec", arguments: { a: 1 } } }],
+            },
+          },
+        ],
+        usage: { prompt_tokens: 5 },
+      }),
+    ).toEqual({
+      raw: {
+        content: [{ type: "text", text: "x" }],
+        finishReason: "length",
+        toolCalls: [
+          { id: undefined, name: undefined, arguments: undefined },
+          { id: undefined, name: "exec", arguments: { a: 1 } },
+        ],
+      },
+      usage: { promptTokens: 5, completionTokens: 0 },
+    });
+    for (const body of [{}, { choices: [] }, { choices: [{}] }, null, "text"])
+      expect(fromCompletion(body)).toBeUndefined();
+  });
+});

@@ -1,0 +1,110 @@
+import { type RawReply, textOf } from "./reply.js";
+
+interface RawCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** Tokens the endpoint counted (ModelReply's `usage`). */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface Collected {
+  raw: RawReply;
+  usage?: Usage;
+}
+
+/**
+ * Glues a streamed reply back together, tolerating what servers really send: tool-call pieces
+ * keyed by `index`, or by `id` alone, or by neither (then they continue the last call); a name
+ * sent again with every piece; arguments as an object; no `choices` on a usage chunk; the finish
+ * reason anywhere, or nowhere. Reasoning deltas (`reasoning_content`, `reasoning`) are left out.
+ */
+export async function collectStream(chunks: AsyncIterable<unknown>): Promise<Collected> {
+  let content = "";
+  const calls: RawCall[] = [];
+  const byIndex = new Map<number, RawCall>();
+  let finishReason: unknown;
+  let usage: Usage | undefined;
+  for await (const chunk of chunks) {
+    const { choices, usage: reported } = (chunk ?? {}) as { choices?: unknown; usage?: unknown };
+    usage = usageOf(reported) ?? usage;
+    const choice = (Array.isArray(choices) ? choices[0] : undefined) as
+      | { delta?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown }
+      | undefined;
+    if (choice?.finish_reason) finishReason = choice.finish_reason;
+    const delta = choice?.delta;
+    if (!delta) continue;
+    content += textOf(delta.content);
+    for (const piece of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+      const {
+        index,
+        id,
+        function: fn,
+      } = (piece ?? {}) as {
+        index?: unknown;
+        id?: unknown;
+        function?: { name?: unknown; arguments?: unknown };
+      };
+      const givenId = typeof id === "string" && id !== "" ? id : undefined;
+      let call = findCall(calls, byIndex, typeof index === "number" ? index : undefined, givenId);
+      if (!call) {
+        call = { id: "", name: "", arguments: "" };
+        calls.push(call);
+        if (typeof index === "number") byIndex.set(index, call);
+      }
+      call.id ||= givenId ?? "";
+      const name = typeof fn?.name === "string" ? fn.name : "";
+      if (name !== call.name) call.name += name;
+      const args = fn?.arguments;
+      if (typeof args === "string") call.arguments += args;
+      else if (args !== undefined && args !== null) call.arguments = JSON.stringify(args);
+    }
+  }
+  return { raw: { content, toolCalls: calls, finishReason }, usage };
+}
+
+/**
+ * The call a piece continues: the one at its index, unless the piece brings another id (servers
+ * that number every call 0); without an index, the one with its id; without either, the last.
+ */
+function findCall(
+  calls: RawCall[],
+  byIndex: Map<number, RawCall>,
+  index: number | undefined,
+  id: string | undefined,
+): RawCall | undefined {
+  const last = calls.at(-1);
+  if (index !== undefined) {
+    const call = byIndex.get(index);
+    return call && id && call.id && call.id !== id ? undefined : call;
+  }
+  if (!id) return last;
+  return calls.find((c) => c.id === id) ?? (last && last.id === "" ? last : undefined);
+}
+
+/** A plain (not streamed) completion, read without trusting its shape; undefined when it has no choice. */
+export function fromCompletion(response: unknown): Collected | undefined {
+  const { choices, usage } = (response ?? {}) as { choices?: unknown; usage?: unknown };
+  const choice = (Array.isArray(choices) ? choices[0] : undefined) as
+    | { message?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown }
+    | undefined;
+  const message = choice?.message;
+  if (!message) return undefined;
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+  const toolCalls = calls.map((call) => {
+    const { id, function: fn } = (call ?? {}) as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
+    return { id, name: fn?.name, arguments: fn?.arguments };
+  });
+  return { raw: { content: message.content, toolCalls, finishReason: choice.finish_reason }, usage: usageOf(usage) };
+}
+
+/** Token counts from a `usage` object, when it has them. */
+export function usageOf(usage: unknown): Usage | undefined {
+  const { prompt_tokens: prompt, completion_tokens: completion } = (usage ?? {}) as Record<string, unknown>;
+  if (typeof prompt !== "number") return undefined;
+  return { promptTokens: prompt, completionTokens: typeof completion === "number" ? completion : 0 };
+}

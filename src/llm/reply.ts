@@ -1,0 +1,146 @@
+import { randomBytes } from "node:crypto";
+import { findTextToolCalls } from "./text-tool-calls.js";
+
+/** A reply made regular: ModelReply without `usage` (kept apart so model.ts can import this file). */
+export interface NormalizedReply {
+  content: string;
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  finishReason?: string;
+  discarded?: string[];
+}
+
+/** One reply as a server sent it, shapes unchecked (plain `message` or glued-together stream). */
+export interface RawReply {
+  content: unknown;
+  toolCalls: Array<{ id?: unknown; name?: unknown; arguments?: unknown }>;
+  finishReason?: unknown;
+}
+
+/**
+ * Turns what a server sent into a reply the loop can trust, whatever the server: reasoning is
+ * never part of the answer, tool calls written as text become real calls when they name an
+ * offered tool (see text-tool-calls.ts), and odd shapes are made regular — content as parts or an
+ * object, arguments as an object, ids missing or repeated. A call without a name is dropped (it
+ * cannot be run, answered or stored in a form every server accepts) and listed in `discarded`,
+ * so the loop can tell the model when nothing else is left.
+ */
+export function normalizeReply(raw: RawReply, offered: readonly string[], newId = callId): NormalizedReply {
+  const offeredSet = new Set(offered);
+  const discarded: string[] = [];
+  const ids = new Set<string>();
+  const uniqueId = (id: unknown) => {
+    const given = typeof id === "string" && id.trim() !== "" && !ids.has(id) ? id : newId();
+    ids.add(given);
+    return given;
+  };
+  const toolCalls: NormalizedReply["toolCalls"] = [];
+  for (const call of raw.toolCalls) {
+    const name = typeof call.name === "string" ? call.name.trim() : "";
+    if (name === "") {
+      discarded.push("a tool call without a tool name");
+      continue;
+    }
+    toolCalls.push({ id: uniqueId(call.id), name, arguments: argumentsText(call.arguments) });
+  }
+  const found = findTextToolCalls(withoutReasoning(textOf(raw.content)), offeredSet);
+  // Calls in the API's field win; text calls next to them are the same calls echoed, or noise.
+  if (toolCalls.length === 0) {
+    for (const call of found.calls) toolCalls.push({ id: uniqueId(undefined), ...call });
+  }
+  for (const name of found.unknown) {
+    discarded.push(
+      name
+        ? `a tool call to "${name.slice(0, 64)}", which is not one of your tools`
+        : "a tool call that could not be read",
+    );
+  }
+  return {
+    content: found.text,
+    toolCalls,
+    finishReason: finishReasonOf(raw.finishReason),
+    // Said once each, and a few at most: the list goes back to the model.
+    ...(discarded.length > 0 ? { discarded: [...new Set(discarded)].slice(0, 5) } : {}),
+  };
+}
+
+/**
+ * The text of a content field: a string; an array of parts (text parts kept); an object with a
+ * `text`. Anything else has no text.
+ */
+export function textOf(content: unknown): string {
+  if (Array.isArray(content)) return content.map(partText).join("");
+  return partText(content);
+}
+
+function partText(part: unknown): string {
+  if (typeof part === "string") return part;
+  if (typeof part === "number") return String(part);
+  const text = typeof part === "object" && part !== null ? (part as { text?: unknown }).text : undefined;
+  return typeof text === "string" ? text : "";
+}
+
+/**
+ * The content without `<think>` blocks: closed ones anywhere, an unclosed one at the start (a
+ * reply cut while thinking), and everything before a lone `</think>` (templates that open the
+ * block in the prompt, as DeepSeek-R1's and Qwen3's do).
+ */
+export function withoutReasoning(content: string): string {
+  // By indexOf, not a lazy regex: that rescans to the end for every unclosed <think> (quadratic).
+  const kept: string[] = [];
+  let at = 0;
+  for (;;) {
+    const open = content.indexOf(OPEN, at);
+    const close = open < 0 ? -1 : content.indexOf(CLOSE, open + OPEN.length);
+    if (close < 0) {
+      kept.push(content.slice(at));
+      break;
+    }
+    kept.push(content.slice(at, open));
+    at = close + CLOSE.length;
+  }
+  let text = kept.join("");
+  const lone = text.lastIndexOf(CLOSE);
+  if (lone >= 0) text = text.slice(lone + CLOSE.length);
+  if (text.trimStart().startsWith(OPEN)) return "";
+  return text.trim();
+}
+
+const OPEN = "<think>";
+const CLOSE = "</think>";
+
+/** Arguments as the API's JSON text: an object is serialised, nothing becomes `{}`. */
+function argumentsText(args: unknown): string {
+  if (typeof args === "string") return args;
+  if (args === undefined || args === null) return "{}";
+  return JSON.stringify(args);
+}
+
+function finishReasonOf(reason: unknown): string | undefined {
+  if (typeof reason !== "string" || reason === "") return undefined;
+  // Some servers say it the way other APIs do.
+  return reason === "max_tokens" ? "length" : reason;
+}
+
+/**
+ * Arguments fit to store and send back: a JSON object text as it was (an object serialised),
+ * anything else `{}`. llama.cpp and others parse the history's arguments and refuse the whole
+ * request when one is not JSON, so a broken call must never reach the history as it came; rows
+ * stored before this rule are mended on the way out.
+ */
+export function storableArguments(args: unknown): string {
+  const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
+  if (typeof args !== "string") return isObject(args) ? JSON.stringify(args) : "{}";
+  try {
+    if (isObject(JSON.parse(args))) return args;
+  } catch {
+    // not JSON: replaced below
+  }
+  return "{}";
+}
+
+const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** Nine alphanumeric characters: the one id shape every server accepts (Mistral's templates insist on it). */
+export function callId(): string {
+  return [...randomBytes(9)].map((byte) => ALPHANUMERIC[byte % ALPHANUMERIC.length]).join("");
+}

@@ -1,0 +1,37 @@
+/**
+ * Optional request fields some endpoints refuse: `stream_options` (older vLLM, some proxies) and
+ * the answer limit's name (OpenAI's reasoning models want `max_completion_tokens`, most local
+ * servers know only `max_tokens`). What an endpoint refused once is not sent to it again.
+ */
+export interface RequestOptions {
+  /** Ask a stream for a last chunk with `usage`. */
+  streamUsage: boolean;
+  /** The field the answer limit goes in; none once the endpoint refused both. */
+  lengthField?: "max_tokens" | "max_completion_tokens";
+}
+
+export function defaultRequestOptions(): RequestOptions {
+  return { streamUsage: true, lengthField: "max_tokens" };
+}
+
+/** Words servers use when they refuse a field they do not know (OpenAI, vLLM, pydantic, LiteLLM). */
+const REFUSED_FIELD =
+  /unsupported|unrecogni[sz]ed|unknown|not supported|not permitted|not allowed|extra[ _](inputs|fields|forbidden)|invalid (field|param)/i;
+
+/**
+ * The options to retry with after a 400 whose message refuses a field we sent; undefined when the
+ * refusal is about something else (then the error stands).
+ */
+export function withoutRefused(
+  options: RequestOptions,
+  message: string,
+  streamed: boolean,
+): RequestOptions | undefined {
+  if (!REFUSED_FIELD.test(message)) return undefined;
+  if (streamed && options.streamUsage && message.includes("stream_options")) return { ...options, streamUsage: false };
+  if (options.lengthField === "max_tokens" && message.includes("max_completion_tokens")) {
+    return { ...options, lengthField: "max_completion_tokens" };
+  }
+  if (options.lengthField && message.includes(options.lengthField)) return { ...options, lengthField: undefined };
+  return undefined;
+}

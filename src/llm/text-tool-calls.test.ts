@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { findTextToolCalls } from "./text-tool-calls.js";
+
+const offered = new Set(["read_file", "exec"]);
+const find = (content: string) => findTextToolCalls(content, offered);
+
+describe("text tool calls", () => {
+  it("promotes Hermes/Qwen <tool_call> blocks naming offered tools and keeps the text around them", () => {
+    const found = find(
+      'Let me look.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>\n<tool_call>{"name":"exec","arguments":"{\\"command\\":\\"ls\\"}"}</tool_call>',
+    );
+    expect(found.calls).toEqual([
+      { name: "read_file", arguments: '{"path":"a.txt"}' },
+      { name: "exec", arguments: '{"command":"ls"}' },
+    ]);
+    expect(found.text).toBe("Let me look.");
+    expect(found.unknown).toEqual([]);
+  });
+
+  it("strips a block naming a tool that is not offered, and an unreadable or unclosed one, without promoting them", () => {
+    expect(find('Sure. <tool_call>{"name": "rm_rf", "arguments": {}}</tool_call> Done.')).toEqual({
+      text: "Sure.  Done.",
+      calls: [],
+      unknown: ["rm_rf"],
+    });
+    expect(find('Hi <tool_call>{"name": "read_file", "arguments": {"pa')).toEqual({
+      text: "Hi",
+      calls: [],
+      unknown: [""],
+    });
+  });
+
+  it("reads an unclosed last block whose JSON is whole (servers that eat the closing tag as a stop word)", () => {
+    expect(find('<tool_call>{"name": "exec", "arguments": {"command": "pwd"}}').calls).toEqual([
+      { name: "exec", arguments: '{"command":"pwd"}' },
+    ]);
+  });
+
+  it("promotes Mistral's [TOOL_CALLS][…] list and [TOOL_CALLS]name[ARGS]{…} form", () => {
+    expect(
+      find(
+        'Checking [TOOL_CALLS][{"name": "read_file", "arguments": {"path": "x"}}, {"name": "exec", "arguments": {"command": "ls"}}]',
+      ),
+    ).toEqual({
+      text: "Checking",
+      calls: [
+        { name: "read_file", arguments: '{"path":"x"}' },
+        { name: "exec", arguments: '{"command":"ls"}' },
+      ],
+      unknown: [],
+    });
+    expect(
+      find('[TOOL_CALLS]read_file[ARGS]{"path": "y"}[TOOL_CALLS]exec[CALL_ID]a1b2c3d4e[ARGS]{"command": "id"}').calls,
+    ).toEqual([
+      { name: "read_file", arguments: '{"path":"y"}' },
+      { name: "exec", arguments: '{"command":"id"}' },
+    ]);
+    expect(find("Plan: [TOOL_CALLS]nope[ARGS]{}")).toEqual({ text: "Plan:", calls: [], unknown: ["nope"] });
+  });
+
+  it("promotes a bare JSON call that is the whole content (also fenced, also Llama's `parameters`)", () => {
+    expect(find('{"name": "read_file", "arguments": {"path": "z"}}').calls).toEqual([
+      { name: "read_file", arguments: '{"path":"z"}' },
+    ]);
+    expect(find('```json\n{"name": "exec", "parameters": {"command": "ls"}}\n```')).toEqual({
+      text: "",
+      calls: [{ name: "exec", arguments: '{"command":"ls"}' }],
+      unknown: [],
+    });
+  });
+
+  it("leaves text that only looks like JSON as it was: unknown names, JSON inside prose, plain objects", () => {
+    for (const content of [
+      '{"name": "weather", "arguments": {"city": "Oslo"}}',
+      'Here is the call: {"name": "exec", "arguments": {"command": "ls"}}',
+      '{"name": "Ada", "age": 36}',
+      "[1, 2, 3]",
+      "{not json",
+      "",
+    ]) {
+      expect(find(content)).toEqual({ text: content.trim(), calls: [], unknown: [] });
+    }
+  });
+
+  it("survives hostile input: braces inside strings, deep nesting, no tools offered", () => {
+    expect(find('<tool_call>{"name": "exec", "arguments": {"command": "echo \\"}}\\""}}</tool_call>').calls).toEqual([
+      { name: "exec", arguments: '{"command":"echo \\"}}\\""}' },
+    ]);
+    const spaces = `\`\`\`\n${" ".repeat(200_000)}x\`\`\``;
+    expect(find(spaces).text).toBe(spaces.trim());
+    expect(find("<tool_call>".repeat(30_000)).text).toBe("");
+    expect(find(`${"[TOOL_CALLS]".repeat(20_000)}`).unknown).toHaveLength(20_000);
+    const deep = `<tool_call>${"[".repeat(5000)}${"]".repeat(5000)}</tool_call>ok`;
+    expect(find(deep)).toEqual({ text: "ok", calls: [], unknown: [""] });
+    expect(findTextToolCalls('<tool_call>{"name": "exec", "arguments": {}}</tool_call>', new Set())).toEqual({
+      text: "",
+      calls: [],
+      unknown: ["exec"],
+    });
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * Tool calls that a model wrote into its text instead of the API's `tool_calls`: servers whose
+ * template or parser does not know the model's format (llama-server without tool support in the
+ * template, Qwen/Hermes on Ollama or MLX, vLLM without `--tool-call-parser`) pass them through.
+ *
+ * Formats: Hermes/Qwen `<tool_call>{"name": …, "arguments": …}</tool_call>`, Mistral's
+ * `[TOOL_CALLS][{…}]` and `[TOOL_CALLS]name[ARGS]{…}`, and a bare JSON call that is the whole
+ * content. A call is promoted only when it names an offered tool (OpenClaw's rule: a looser
+ * parse turns prose about JSON into actions). Markup is removed from the text either way; a bare
+ * JSON object naming no offered tool is not markup, so that text stays as it was.
+ */
+
+export interface TextCall {
+  name: string;
+  /** A JSON text, as the API would send it. */
+  arguments: string;
+}
+
+export interface TextCallsFound {
+  /** The content without any tool-call markup. */
+  text: string;
+  calls: TextCall[];
+  /** Names of calls that were markup but named no offered tool (or no tool at all). */
+  unknown: string[];
+}
+
+const HERMES = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
+const MISTRAL = "[TOOL_CALLS]";
+
+export function findTextToolCalls(content: string, offered: ReadonlySet<string>): TextCallsFound {
+  const found: TextCallsFound = { text: content, calls: [], unknown: [] };
+  const take = (value: unknown) => {
+    const call = asCall(value);
+    if (call && offered.has(call.name)) found.calls.push(call);
+    else found.unknown.push(call?.name ?? "");
+  };
+  if (content.includes("<tool_call>")) {
+    found.text = content.replace(HERMES, (_block, inner: string) => {
+      const parsed = readJson(inner.trim());
+      for (const value of Array.isArray(parsed) ? parsed : [parsed]) take(value);
+      return "";
+    });
+  }
+  const marker = found.text.indexOf(MISTRAL);
+  if (marker >= 0) {
+    for (const value of mistralCalls(found.text.slice(marker))) take(value);
+    found.text = found.text.slice(0, marker);
+  }
+  if (found.calls.length === 0 && found.unknown.length === 0) {
+    const bare = bareCalls(content, offered);
+    if (bare) return { text: "", calls: bare, unknown: [] };
+  }
+  found.text = found.text.trim();
+  return found;
+}
+
+/** `[TOOL_CALLS][{…}, …]` (older Mistral) or `[TOOL_CALLS]name[ARGS]{…}` repeated (v11 and later). */
+function mistralCalls(text: string): unknown[] {
+  const values: unknown[] = [];
+  for (const part of text.split(MISTRAL).slice(1)) {
+    const body = part.trim();
+    if (body.startsWith("[") || body.startsWith("{")) {
+      const parsed = readJson(body);
+      values.push(...(Array.isArray(parsed) ? parsed : [parsed]));
+      continue;
+    }
+    const args = body.indexOf("[ARGS]");
+    if (args < 0) {
+      values.push(undefined);
+      continue;
+    }
+    // `name[CALL_ID]id[ARGS]{…}` in some versions: the id is not needed.
+    const name = body
+      .slice(0, args)
+      .replace(/\[CALL_ID\][\s\S]*$/, "")
+      .trim();
+    values.push({ name, arguments: readJson(body.slice(args + "[ARGS]".length).trim()) ?? {} });
+  }
+  return values;
+}
+
+/** The whole content (perhaps in a ```json fence) is one call or a list of calls, each naming an offered tool. */
+function bareCalls(content: string, offered: ReadonlySet<string>): TextCall[] | undefined {
+  let body = content.trim();
+  // A fenced block: drop the opening line (``` or ```json) and the closing fence, without a regex that backtracks.
+  if (body.startsWith("```") && body.endsWith("```") && body.length > 6) {
+    const firstLine = body.indexOf("\n");
+    if (firstLine < 0 || !/^```(json)?$/.test(body.slice(0, firstLine).trim())) return undefined;
+    body = body.slice(firstLine + 1, -3).trim();
+  }
+  if (!body.startsWith("{") && !body.startsWith("[")) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const calls = (Array.isArray(parsed) ? parsed : [parsed]).map(asCall);
+  if (calls.length === 0 || !calls.every((call) => call && offered.has(call.name))) return undefined;
+  return calls as TextCall[];
+}
+
+/** `{"name", "arguments"}` (Hermes, Mistral) or `{"name", "parameters"}` (Llama 3), arguments as object or JSON text. */
+function asCall(value: unknown): TextCall | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const { name, arguments: args, parameters } = value as Record<string, unknown>;
+  if (typeof name !== "string" || name === "") return undefined;
+  const given = args ?? parameters ?? {};
+  return { name, arguments: typeof given === "string" ? given : JSON.stringify(given) };
+}
+
+/** The first JSON value at the start of `text`, ignoring what follows it; undefined when there is none. */
+function readJson(text: string): unknown {
+  const end = jsonEnd(text);
+  if (end < 0) return undefined;
+  try {
+    return JSON.parse(text.slice(0, end));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where the object or array opening `text` closes (strings and escapes respected), or -1. */
+function jsonEnd(text: string): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") {
+      depth--;
+      if (depth === 0) return i + 1;
+      if (depth < 0) return -1;
+    } else if (depth === 0 && !/\s/.test(c)) return -1;
+  }
+  return -1;
+}
