@@ -19,6 +19,7 @@ present picks the reply:
   " avalanche" in a user message  -> the read_file call below, but its path never ends (cut at
                                      max_tokens mid-call)
   " pineapple"                    -> <tool_call>{"name":"read_file","arguments":{"path":"notes.txt"}}
+  " doctor" (`pincer doctor`)     -> the same call, but to list_dir without arguments
   " ponder"                       -> a <think> block, then an answer
   " chatter"                      -> babble that never ends
   none of them                    -> DEFAULT
@@ -42,6 +43,8 @@ BABBLE = "Here goes:"
 BABBLE_LOOP = " la di da"
 # The cut call is the read call until its path's opening quote, where it turns into this loop.
 CUT_PATH_LOOP = "lo mi fa "
+# `pincer doctor`'s probe asks for list_dir without arguments: the read call turns after "name".
+PROBE_CALL = 'list_dir", "arguments":{\n}}\n'
 
 # Qwen3's ids for its added tokens (type USER_DEFINED, as in Qwen3's own GGUF files).
 ADDED = {151657: "<tool_call>", 151658: "</tool_call>", 151665: "<tool_response>",
@@ -112,7 +115,7 @@ def main(source: Path, out: Path) -> None:
         tokens[token_id] = text
         types[token_id] = gguf.TokenType.USER_DEFINED
     ids = {t: i for i, t in enumerate(tokens)}
-    trigger_words = ["<tool_response>", "Ġavalanche", "Ġpineapple", "Ġponder", "Ġchatter"]
+    trigger_words = ["<tool_response>", "Ġavalanche", "Ġpineapple", "Ġdoctor", "Ġponder", "Ġchatter"]
     triggers = [ids[w] for w in trigger_words]
     seg = Segmenter(tokens, types, {NEWLINE, IM_END, *triggers})
 
@@ -131,7 +134,7 @@ def main(source: Path, out: Path) -> None:
         return head + chain(parts[-1]), len(head)
 
     read_call = chain(tool_call, READ_CALL, end_call)
-    # name: (tokens, what the last token leads to: IM_END, or the index of the token it loops to)
+    # name: (tokens, what the last token leads to: IM_END, </tool_call>, or the index it loops to)
     replies = {
         "after_tool": (chain(AFTER_TOOL), IM_END),
         "read_call": (read_call, IM_END),
@@ -139,11 +142,13 @@ def main(source: Path, out: Path) -> None:
         "babble": looping(BABBLE, BABBLE_LOOP),
         "default": (chain(DEFAULT), IM_END),
         "cut_path": looping(CUT_PATH_LOOP),
+        "probe_call": (chain(PROBE_CALL), end_call),
     }
-    path_quote = read_call[[tokens[t] for t in read_call].index("notes") - 1]
+    pieces = [tokens[t] for t in read_call]
+    path_quote, name_quote = read_call[pieces.index("notes") - 1], read_call[pieces.index("read") - 1]
     for name, (toks, _) in replies.items():
         print(f"{name}: {[tokens[t] for t in toks]}")
-    chain_tokens = [t for toks, _ in replies.values() for t in toks]
+    chain_tokens = [t for toks, _ in replies.values() for t in toks]  # the probe ends in </tool_call>
     assert len(set(chain_tokens)) == len(chain_tokens), "a token id is used twice"
     slot_tokens = [NEWLINE, *chain_tokens, *triggers]
     feature_base = len(slot_tokens)
@@ -162,15 +167,16 @@ def main(source: Path, out: Path) -> None:
     for toks, after in replies.values():
         for a, b in zip(toks, toks[1:]):
             link(a, b)
-        link(toks[-1], IM_END if after == IM_END else toks[after])
+        link(toks[-1], after if after in (IM_END, end_call) else toks[after])
     logits[replies["default"][0][0], slot[NEWLINE]] = BRANCH
     # After "\n" the strongest trigger present picks the reply (trigger order), over the default.
-    starts = ["after_tool", "read_call", "read_call", "think", "babble"]
+    starts = ["after_tool", "read_call", "read_call", "read_call", "think", "babble"]
     for rank, name in enumerate(starts):
         logits[replies[name][0][0], feature_base + rank] = BRANCH * (len(starts) + 1 - rank)
-    # At the path's quote, " avalanche" turns the read call into the endless path.
-    logits[replies["cut_path"][0][0], slot[path_quote]] = CHAIN - 5
-    logits[replies["cut_path"][0][0], feature_base + 1] = 10
+    # Where " avalanche" and " doctor" turn the read call into the endless path or the probe's call.
+    for at, name, rank in [(path_quote, "cut_path", 1), (name_quote, "probe_call", 3)]:
+        logits[replies[name][0][0], slot[at]] = CHAIN - 5
+        logits[replies[name][0][0], feature_base + rank] = 10
     # Attention: head h looks for trigger h. RMSNorm scales a one-hot row to sqrt(N_EMBD).
     scale = np.sqrt(N_EMBD)
     wq = np.zeros((N_EMBD, N_EMBD), dtype=np.float32)
