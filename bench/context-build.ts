@@ -14,9 +14,7 @@ import { buildTurnContext, type TurnContextDeps } from "../src/agent/turn-contex
 import { type Config, loadConfig } from "../src/config/config.js";
 import { createTokenCounter } from "../src/llm/tokens.js";
 import { ensureHome } from "../src/setup/ensure-home.js";
-import { ConversationStore } from "../src/store/conversations.js";
-import { openDatabase } from "../src/store/database.js";
-import { MemoryStore } from "../src/store/memory.js";
+import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { createTools } from "../src/tools/index.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { userMessage } from "../test/helpers/app.js";
@@ -28,14 +26,14 @@ export async function contextBuild(): Promise<Figure[]> {
   try {
     const config = loadConfig({ OPENAI_API_KEY: "bench", PINCER_HOME: home, LOG_LEVEL: "silent" });
     ensureHome(config);
-    const db = openDatabase(join(home, "pincer.db"));
     const tokens = createTokenCounter(config.openai.model);
-    const conversations = new ConversationStore(db, (m) => tokens.rawMessage(toChatMessage(m)));
+    const store = openSqliteStore(join(home, "pincer.db"), { countTokens: (m) => tokens.rawMessage(toChatMessage(m)) });
+    const { conversations } = store;
     const registry = new ToolRegistry();
-    for (const tool of createTools({ config, db, log: pino({ level: "silent" }) })) registry.register(tool);
+    for (const tool of createTools({ config, store, log: pino({ level: "silent" }) })) registry.register(tool);
     const deps = turnContextDeps(config, {
       conversations,
-      memory: new MemoryStore(db),
+      memory: store.memory,
       tokens,
       toolSchemas: () => registry.toSchemas(),
     });
@@ -44,25 +42,25 @@ export async function contextBuild(): Promise<Figure[]> {
         role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
         content: `message ${i} ${"lorem ipsum ".repeat(20)}`,
       }));
-    conversations.append("console:c10", filler(10));
-    conversations.append("console:c1000", filler(1000));
-    for (let i = 0; i < 100; i++) conversations.append("console:c100000", filler(1000));
+    await conversations.append("console:c10", filler(10));
+    await conversations.append("console:c1000", filler(1000));
+    for (let i = 0; i < 100; i++) await conversations.append("console:c100000", filler(1000));
 
-    const cost = (chatId: string) => {
+    const cost = async (chatId: string) => {
       const samples: number[] = [];
       for (let i = 0; i < 200; i++) {
         const started = performance.now();
         const inbound = userMessage(chatId, "hi");
-        buildTurnContext(deps, inbound, { role: "user", content: inbound.text }, new Date());
+        await buildTurnContext(deps, inbound, { role: "user", content: inbound.text }, new Date());
         samples.push(performance.now() - started);
       }
       return summary(samples).median;
     };
-    for (const chat of ["c10", "c1000", "c100000"]) cost(chat);
-    const small = cost("c10");
-    const medium = cost("c1000");
-    const large = cost("c100000");
-    db.close();
+    for (const chat of ["c10", "c1000", "c100000"]) await cost(chat);
+    const small = await cost("c10");
+    const medium = await cost("c1000");
+    const large = await cost("c100000");
+    await store.close();
     return [
       {
         figure: "context build, 100,000-message conversation",

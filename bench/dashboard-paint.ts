@@ -16,7 +16,6 @@ import { chromium } from "playwright-core";
 import { createWebChannel } from "../channels/web/index.js";
 import { createApp } from "../src/app.js";
 import { loadConfig } from "../src/config/config.js";
-import { AuditLog } from "../src/store/audit.js";
 import { startControlPage } from "../src/web/control-page.js";
 import { webTokenPath } from "../src/web/token.js";
 import { ms, summary } from "./stats.js";
@@ -30,19 +29,19 @@ const config = loadConfig({
   PINCER_SANDBOX: "none",
   PINCER_WEB_ADDR: "127.0.0.1:0",
 });
-const app = createApp(config, {
+const app = await createApp(config, {
   log: pino({ level: "silent" }),
   model: { complete: async () => ({ content: "", toolCalls: [] }) },
 });
 for (let c = 0; c < 50; c++) {
   const key = `telegram:${1000 + c}`;
   for (let m = 0; m < 10; m++) {
-    app.conversations.append(key, [
+    await app.store.conversations.append(key, [
       { role: "user", content: `question ${m} in chat ${c}: ${"words ".repeat(20)}` },
       { role: "assistant", content: `answer ${m}: ${"more words ".repeat(30)}` },
     ]);
   }
-  new AuditLog(app.db).record({
+  await app.store.audit.record({
     sessionKey: key,
     tool: "exec",
     arguments: '{"command":"ls"}',
@@ -51,7 +50,7 @@ for (let c = 0; c < 50; c++) {
   });
 }
 for (let j = 0; j < 20; j++) {
-  app.jobs.add({
+  await app.store.jobs.add({
     name: `job ${j}`,
     message: `reminder number ${j}`,
     schedule: { kind: "every", everySeconds: 3600 + j, anchor: Date.now() },

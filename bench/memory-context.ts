@@ -16,8 +16,8 @@ import { loadConfig } from "../src/config/config.js";
 import type { Model } from "../src/llm/model.js";
 import { createTokenCounter } from "../src/llm/tokens.js";
 import { databasePath } from "../src/paths.js";
-import type { StoredMessage } from "../src/store/conversations.js";
-import { tempHome, userMessage } from "../test/helpers/app.js";
+import type { StoredMessage } from "../src/store/store.js";
+import { sqliteOf, tempHome, userMessage } from "../test/helpers/app.js";
 import { toolContext } from "../test/helpers/tools.js";
 import { turnContextDeps } from "./context-build.js";
 import { ms, summary } from "./stats.js";
@@ -43,7 +43,7 @@ const config = loadConfig({
   PINCER_TIMEZONE: "UTC",
   LOG_LEVEL: "silent",
 });
-const app = createApp(config, { log: pino({ level: "silent" }), model });
+const app = await createApp(config, { log: pino({ level: "silent" }), model });
 const tokens = createTokenCounter(config.openai.model);
 
 const topics = [
@@ -85,19 +85,19 @@ function turn(i: number): StoredMessage[] {
 
 const fillStart = performance.now();
 for (let i = 0; i < TURNS; i += BATCH) {
-  for (let j = i; j < i + BATCH; j++) app.conversations.append(SESSION, turn(j));
+  for (let j = i; j < i + BATCH; j++) await app.store.conversations.append(SESSION, turn(j));
   app.consolidator.afterTurn(SESSION, false);
   await app.consolidator.idle();
 }
 const fillMs = performance.now() - fillStart;
-const messages = app.db.prepare("SELECT count(*) FROM messages").pluck().get() as number;
-const entries = app.memory.entryCount(SESSION);
+const messages = sqliteOf(app).prepare("SELECT count(*) FROM messages").pluck().get() as number;
+const entries = await app.store.memory.entryCount(SESSION);
 
 const inbound = userMessage("bench", "What did I tell you about my sister?");
 const user = toChatMessage({ role: "user", content: inbound.text });
 const deps = turnContextDeps(config, {
-  conversations: app.conversations,
-  memory: app.memory,
+  conversations: app.store.conversations,
+  memory: app.store.memory,
   tokens,
   toolSchemas: () => app.registry.toSchemas(),
 });
@@ -107,7 +107,7 @@ let historyMessages = 0;
 let systemTokens = 0;
 for (let i = 0; i < 60; i++) {
   const start = performance.now();
-  const context = buildTurnContext(deps, inbound, user, new Date());
+  const context = await buildTurnContext(deps, inbound, user, new Date());
   samples.push(performance.now() - start);
   const request = [{ role: "system" as const, content: context.system }, ...context.history, context.user];
   prompt = tokens.request(request, app.registry.toSchemas());

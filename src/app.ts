@@ -19,20 +19,11 @@ import { withVisionFallback } from "./llm/vision-fallback.js";
 import { Consolidator } from "./memory/consolidator.js";
 import { contextLimitsPath, databasePath, mediaDir, skillDirs } from "./paths.js";
 import { Heartbeat } from "./scheduler/heartbeat.js";
-import { JobStore } from "./scheduler/job-store.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureHome } from "./setup/ensure-home.js";
-import { AuditLog } from "./store/audit.js";
-import { ConversationStore } from "./store/conversations.js";
-import { DashboardQueries } from "./store/dashboard.js";
-import { closeDatabase, type Database, openDatabase } from "./store/database.js";
-import { HelperRunStore } from "./store/helper-runs.js";
 import { startHousekeeping } from "./store/housekeeping.js";
-import { SqliteJournal } from "./store/journal.js";
-import { MemoryStore } from "./store/memory.js";
-import { PairingStore } from "./store/pairing.js";
-import { TurnSteps } from "./store/turn-steps.js";
-import { TurnStore } from "./store/turns.js";
+import { openStore } from "./store/open.js";
+import type { Store } from "./store/store.js";
 import { ReadCache, type ReadCacheOptions } from "./tools/files/read-cache.js";
 import { readTextBeneath } from "./tools/files/safe-read.js";
 import { createTools } from "./tools/index.js";
@@ -63,11 +54,9 @@ export interface AppOptions {
 export interface App {
   config: Config;
   log: Logger;
-  db: Database;
+  /** Every durable thing: the one store interface (SQLite embedded, or PostgreSQL). */
+  store: Store;
   bus: MessageBus;
-  journal: SqliteJournal;
-  conversations: ConversationStore;
-  pairing: PairingStore;
   /** Who may talk to pincer: every inbound message passes it. */
   access: AccessGate;
   registry: ToolRegistry;
@@ -78,12 +67,8 @@ export interface App {
   mcp: McpManager;
   /** Present when heartbeat.intervalMinutes is set. */
   heartbeat?: Heartbeat;
-  jobs: JobStore;
-  /** Read views for the control page. */
-  queries: DashboardQueries;
   /** Present when the control page is on (PINCER_WEB_ADDR): it is what serves /metrics. */
   metrics?: Metrics;
-  memory: MemoryStore;
   consolidator: Consolidator;
   /** The prompt files and skills served from memory (its stats show hits, for tests). */
   files: ReadCache;
@@ -95,11 +80,14 @@ export interface App {
   stop(): Promise<void>;
 }
 
-export function createApp(config: Config, options: AppOptions): App {
+export async function createApp(config: Config, options: AppOptions): Promise<App> {
   const { log } = options;
   ensureHome(config, log);
-  const db = openDatabase(databasePath(config.home));
-  const journal = new SqliteJournal(db);
+  const tokens = createTokenCounter(config.openai.model);
+  const store = await openStore(databasePath(config.home), {
+    countTokens: (m) => tokens.rawMessage(toChatMessage(m)),
+  });
+  const { journal } = store;
   const bus = new MessageBus({
     journal,
     retry: {
@@ -110,30 +98,23 @@ export function createApp(config: Config, options: AppOptions): App {
     events: outboxLog(log.child({ part: "outbox" })),
     gate: (msg) => access.admit(msg),
   });
-  const pairing = new PairingStore(db);
   const access = createAccessGate({
     allowFrom: { telegram: config.telegramAllowFrom, discord: config.discordAllowFrom },
-    pairing,
+    pairing: store.pairing,
     send: (msg) => bus.publishOutbound(msg),
     log: log.child({ part: "access" }),
   });
-  const tokens = createTokenCounter(config.openai.model);
-  const conversations = new ConversationStore(db, (m) => tokens.rawMessage(toChatMessage(m)));
-  const memory = new MemoryStore(db);
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
   const wallClock = options.now;
-  // Shares `db` with the journal: a job's run is published in the transaction that advances the job.
-  const jobs = new JobStore(db);
-  const queries = new DashboardQueries(db);
   const scheduler = new Scheduler({
-    store: jobs,
+    store: store.jobs,
     bus,
     inbox: journal,
     log: log.child({ part: "scheduler" }),
     ownerHasAccess: (owner) => access.hasAccess(owner.channel, owner.userId),
     now: wallClock && (() => wallClock().getTime()),
   });
-  const audit = new AuditLog(db);
+  const { audit, memory } = store;
   // What each endpoint's context is, learned from the servers and remembered across restarts.
   const limits = new ContextLimits(contextLimitsPath(config.home), log.child({ part: "model" }));
   const window = contextWindow(config, limits);
@@ -142,7 +123,7 @@ export function createApp(config: Config, options: AppOptions): App {
   const helperModel = config.agent.helperModel;
   const helpers = new HelperManager({
     bus,
-    store: new HelperRunStore(db),
+    store: store.helperRuns,
     model:
       helperModel && !options.model
         ? createOpenAIModel({
@@ -171,7 +152,7 @@ export function createApp(config: Config, options: AppOptions): App {
     model: config.agent.transcriptionModel,
     timeoutSeconds: config.agent.modelTimeoutSeconds,
   });
-  for (const tool of createTools({ config, db, log, scheduler, helpers })) {
+  for (const tool of createTools({ config, store, log, scheduler, helpers })) {
     if (!config.agent.disabledTools.includes(tool.name)) registry.register(tool);
   }
   const mcp = new McpManager({
@@ -189,7 +170,7 @@ export function createApp(config: Config, options: AppOptions): App {
   const metrics: Metrics | undefined = config.webAddr
     ? createMetrics({
         queueDepth: () => worker.load.queued,
-        outboxPending: () => queries.outboxPending(),
+        outboxPending: () => store.dashboard.outboxPending(),
         knownTool: (name) => registry.get(name) !== undefined,
       })
     : undefined;
@@ -206,10 +187,10 @@ export function createApp(config: Config, options: AppOptions): App {
   const worker = new AgentWorker({
     bus,
     journal,
-    conversations,
-    turns: new TurnStore(db, conversations, journal),
+    conversations: store.conversations,
+    turns: store.turns,
     senderHasAccess: (msg) => access.hasAccess(msg.channel, msg.senderId),
-    steps: new TurnSteps(db),
+    steps: store.steps,
     audit,
     registry,
     log,
@@ -276,11 +257,8 @@ export function createApp(config: Config, options: AppOptions): App {
   return {
     config,
     log,
-    db,
+    store,
     bus,
-    journal,
-    conversations,
-    pairing,
     access,
     registry,
     worker,
@@ -288,10 +266,7 @@ export function createApp(config: Config, options: AppOptions): App {
     scheduler,
     mcp,
     heartbeat,
-    jobs,
-    queries,
     metrics,
-    memory,
     consolidator,
     files,
     async start(channels) {
@@ -303,19 +278,19 @@ export function createApp(config: Config, options: AppOptions): App {
       ]).then(() => undefined);
       const served = new Set(channels.map((c) => c.name));
       // Queued before any channel takes new messages, so per-conversation order holds across a restart.
-      const pending = journal.pendingInbound().filter((msg) => served.has(replyTarget(msg).channel));
+      const pending = (await journal.pendingInbound()).filter((msg) => served.has(replyTarget(msg).channel));
       if (pending.length > 0) log.info({ count: pending.length }, "resuming messages from before the restart");
       for (const msg of pending) {
-        if (access.hasAccess(msg.channel, msg.senderId)) {
+        if (await access.hasAccess(msg.channel, msg.senderId)) {
           bus.requeueInbound(msg);
           continue;
         }
         // Access was revoked while pincer was down: the message is closed, not run.
         log.info({ channel: msg.channel, userId: msg.senderId }, "dropping a pending message: its sender lost access");
-        journal.completeInbound(msg);
+        await journal.completeInbound(msg);
       }
       // After the re-queue, or a notice published here would be queued twice.
-      helpers.recoverInterrupted();
+      await helpers.recoverInterrupted();
       workerDone = worker.run();
       // All at once, so no platform's round trips (or outage) hold up another's start. A channel
       // that cannot start (a refused token) is one error line; the others still run.
@@ -332,9 +307,7 @@ export function createApp(config: Config, options: AppOptions): App {
       scheduler.start([...served]);
       heartbeat?.start();
       stopHousekeeping = startHousekeeping({
-        db,
-        journal,
-        memory,
+        store,
         mediaDir: mediaDir(config.home),
         retention: config.retention,
         log,
@@ -352,7 +325,7 @@ export function createApp(config: Config, options: AppOptions): App {
         await consolidator.stop();
         bus.close();
         await workerDone;
-        closeDatabase(db);
+        await store.close();
       })();
       return stopping;
     },

@@ -7,9 +7,10 @@ import { createOpenAIModel } from "../src/llm/model.js";
 import { createTokenCounter } from "../src/llm/tokens.js";
 import { Consolidator } from "../src/memory/consolidator.js";
 import { appendMemoryFacts } from "../src/memory/memory-file.js";
-import { ConversationStore, type StoredMessage } from "../src/store/conversations.js";
-import { openDatabase } from "../src/store/database.js";
-import { MemoryStore } from "../src/store/memory.js";
+import { SqliteConversations } from "../src/store/sqlite/conversations.js";
+import { openDatabase } from "../src/store/sqlite/database.js";
+import { SqliteMemory } from "../src/store/sqlite/memory.js";
+import type { StoredMessage } from "../src/store/store.js";
 import type { FakeReply } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
@@ -26,8 +27,8 @@ function setup(contextTokens = 4000, timeoutSeconds = 10) {
   const workspace = join(home, "workspace");
   mkdirSync(workspace);
   const db = openDatabase(join(home, "pincer.db"));
-  const conversations = new ConversationStore(db, (m) => tokens.rawMessage(toChatMessage(m)));
-  const store = new MemoryStore(db);
+  const conversations = new SqliteConversations(db, (m) => tokens.rawMessage(toChatMessage(m)));
+  const store = new SqliteMemory(db);
   let now = Date.parse("2026-03-05T10:00:00Z");
   /** A consolidator on this store and the fake model; on the real clock unless given one. */
   const consolidatorOn = (clock?: () => Date) =>
@@ -65,9 +66,9 @@ function setup(contextTokens = 4000, timeoutSeconds = 10) {
   return { db, workspace, conversations, store, consolidator, restart, turn, advance, watermark, entries };
 }
 
-function fill(s: ReturnType<typeof setup>, turns: number) {
+async function fill(s: ReturnType<typeof setup>, turns: number) {
   for (let i = 0; i < turns; i++) {
-    s.turn(
+    await s.turn(
       i,
       i % 2 === 0
         ? [
@@ -82,7 +83,7 @@ function fill(s: ReturnType<typeof setup>, turns: number) {
 describe("Consolidator", () => {
   it("does nothing while the history is within its share", async () => {
     const s = setup();
-    fill(s, 2);
+    await fill(s, 2);
     s.consolidator.afterTurn("console:me", false);
     await s.consolidator.idle();
     expect(fake.requests).toHaveLength(0);
@@ -91,13 +92,13 @@ describe("Consolidator", () => {
 
   it("survives a failing model and a garbage summary: nothing changes, it retries later with backoff", async () => {
     const s = setup();
-    fill(s, 12);
-    const before = s.store.pendingTokens(1);
+    await fill(s, 12);
+    const before = await s.store.pendingTokens(1);
     fake.enqueue({ status: 500 });
     s.consolidator.afterTurn("console:me", false);
     await s.consolidator.idle();
     expect(fake.requests).toHaveLength(1);
-    expect([s.watermark(), s.entries(), s.store.pendingTokens(1)]).toEqual([0, 0, before]);
+    expect([s.watermark(), s.entries(), await s.store.pendingTokens(1)]).toEqual([0, 0, before]);
 
     s.consolidator.afterTurn("console:me", false); // within the backoff: not even tried
     await s.consolidator.idle();
@@ -120,7 +121,7 @@ describe("Consolidator", () => {
     s.consolidator.afterTurn("console:me", false);
     await s.consolidator.idle();
     expect(s.entries()).toBeGreaterThan(0);
-    expect(s.store.pendingTokens(1)).toBeLessThanOrEqual(1000);
+    expect(await s.store.pendingTokens(1)).toBeLessThanOrEqual(1000);
     // Never mid-exchange: the watermark is the last message before a user message.
     const next = s.db.prepare("SELECT role FROM messages WHERE id > ? ORDER BY id LIMIT 1").pluck().get(s.watermark());
     expect(next).toBe("user");
@@ -130,7 +131,7 @@ describe("Consolidator", () => {
 
   it("gives up a summary that trickles in at the model's deadline, changing nothing", async () => {
     const s = setup(4000, 1);
-    fill(s, 12);
+    await fill(s, 12);
     // About 250 bytes at 100 ms each: 25 seconds to finish; the call may take one.
     fake.enqueue({ ...GOOD, trickleMs: 100 });
     const started = Date.now();
@@ -143,7 +144,7 @@ describe("Consolidator", () => {
 
   it("changes nothing when pincer stops in the middle of a consolidation, and finishes it after the restart", async () => {
     const s = setup();
-    fill(s, 12);
+    await fill(s, 12);
     fake.respond(() => ({ ...GOOD, delayMs: 5000 }));
     s.consolidator.afterTurn("console:me", false);
     await until(() => fake.requests.length > 0, "the consolidation call");
@@ -160,7 +161,7 @@ describe("Consolidator", () => {
 
   it("keeps a group's facts out of MEMORY.md, and a second run over the same messages stores nothing", async () => {
     const s = setup();
-    fill(s, 12);
+    await fill(s, 12);
     fake.respond(() => GOOD);
     s.consolidator.afterTurn("console:me", true);
     await s.consolidator.idle();
@@ -169,7 +170,7 @@ describe("Consolidator", () => {
     // The entry for a chunk is stored only if the watermark has not moved past it.
     const entries = s.entries();
     expect(
-      s.store.addEntry({
+      await s.store.addEntry({
         sessionKey: "console:me",
         conversationId: 1,
         firstId: 1,
@@ -186,7 +187,7 @@ describe("Consolidator", () => {
 });
 
 describe("appendMemoryFacts", () => {
-  it("adds only new facts, atomically, and never writes through a symlink", () => {
+  it("adds only new facts, atomically, and never writes through a symlink", async () => {
     const workspace = join(tempHome(), "ws");
     mkdirSync(workspace);
     expect(appendMemoryFacts(workspace, ["Likes tea.", "likes  TEA."], "2026-03-05")).toEqual(["Likes tea."]);

@@ -4,8 +4,8 @@ import type { App } from "../src/app.js";
 import type { InboundMessage } from "../src/bus/types.js";
 import { databasePath } from "../src/paths.js";
 import { removeJob } from "../src/scheduler/cron-commands.js";
-import { JobStore } from "../src/scheduler/job-store.js";
-import { openDatabase } from "../src/store/database.js";
+import { openDatabase } from "../src/store/sqlite/database.js";
+import { SqliteJobs } from "../src/store/sqlite/jobs.js";
 import type { FakeReply } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
@@ -42,7 +42,7 @@ function scriptModel(onUser: (text: string) => FakeReply, onRun?: (text: string)
 }
 
 async function start(home: string, adjust?: Parameters<typeof testApp>[3]) {
-  const app = testApp(fake.url, home, {}, adjust);
+  const app = await testApp(fake.url, home, {}, adjust);
   apps.push(app);
   const channel = recordingChannel(app);
   await app.start([channel]);
@@ -89,7 +89,7 @@ describe("reminders through the app", () => {
       () => ({ toolCalls: [{ name: "cron", arguments: { action: "add", message: "again", every_seconds: 60 } }] }),
     );
     const { app, channel } = await start(home);
-    app.bus.publishInbound(threadMessage("remind me in a moment to take the pizza out"));
+    await app.bus.publishInbound(threadMessage("remind me in a moment to take the pizza out"));
     await channel.waitFor(1);
     expect(channel.sent[0]).toMatchObject({ chatId: "kitchen", threadId: "7" });
     expect(channel.sent[0].text).toMatch(/^done: Scheduled job [0-9a-f]{8}: once at .* UTC/);
@@ -109,7 +109,7 @@ describe("reminders through the app", () => {
     expect(offered(runRequest)).toContain("read_file");
     expect(String(runRequest?.messages.at(-1)?.content)).toContain("take the pizza out");
     expect(String(runRequest?.messages.at(-1)?.content)).not.toContain("late");
-    expect(new JobStore(app.db).listAll()).toEqual([]);
+    expect(await app.store.jobs.listAll()).toEqual([]);
 
     await sleep(1200);
     expect(channel.sent).toHaveLength(2);
@@ -132,7 +132,7 @@ describe("reminders through the app", () => {
     const { app, channel } = await start(home, (config) => {
       config.cron.tools = ["read_file", "list_dir"];
     });
-    app.bus.publishInbound(userMessage("tidy", "tidy up in a moment"));
+    await app.bus.publishInbound(userMessage("tidy", "tidy up in a moment"));
     await channel.waitFor(2);
     expect(channel.sent[1].text).toMatch(/^done: Error: exec is not available in a scheduled run \(config cron.tools/);
     const runRequest = fake.requests.find((r) => String(r.messages.at(-1)?.content).startsWith(SCHEDULER_PREFIX));
@@ -150,7 +150,7 @@ describe("reminders through the app", () => {
       ],
     }));
     const first = await start(home);
-    first.app.bus.publishInbound(userMessage("home", "remind me in a minute to call mum"));
+    await first.app.bus.publishInbound(userMessage("home", "remind me in a minute to call mum"));
     await first.channel.waitFor(1);
     await stop(first.app);
 
@@ -182,19 +182,19 @@ describe("reminders through the app", () => {
       toolCalls: [{ name: "cron", arguments: { action: "add", message: "stretch", every_seconds: 1 } }],
     }));
     const first = await start(home, fast);
-    first.app.bus.publishInbound(userMessage("desk", "every second tell me to stretch"));
+    await first.app.bus.publishInbound(userMessage("desk", "every second tell me to stretch"));
     await first.channel.waitFor(3); // the confirmation and two runs
     await stop(first.app);
     const before = runsOf(home);
-    const store = () => {
+    const store = async () => {
       const db = openDatabase(databasePath(home));
       try {
-        return new JobStore(db).listAll()[0];
+        return (await new SqliteJobs(db).listAll())[0];
       } finally {
         db.close();
       }
     };
-    const missedFrom = store().nextRunAt;
+    const missedFrom = (await store()).nextRunAt;
 
     await sleep(3500); // three or more slots pass while pincer is down
     const restartedAt = Date.now();
@@ -229,13 +229,13 @@ describe("reminders through the app", () => {
       };
     });
     const { app, channel } = await start(home);
-    app.bus.publishInbound(userMessage("garden", "remind me soon to water the plants"));
+    await app.bus.publishInbound(userMessage("garden", "remind me soon to water the plants"));
     await channel.waitFor(1);
     const id = /Scheduled job ([0-9a-f]{8})/.exec(channel.sent[0].text)?.[1] ?? "";
 
     // `pincer cron remove ID` is another process with its own connection to the database.
     const cli = openDatabase(join(home, "pincer.db"));
-    expect(removeJob(cli, id).ok).toBe(true);
+    expect((await removeJob(new SqliteJobs(cli), id)).ok).toBe(true);
     cli.close();
 
     await sleep(Math.max(0, dueAt + 1500 - Date.now()));
@@ -262,14 +262,14 @@ describe("reminders through the app", () => {
       return { toolCalls: [{ name: "cron", arguments: { action: "remove", job_id: id } }] };
     });
     const { app, channel } = await start(home);
-    app.bus.publishInbound(userMessage("a", "remind me about the pizza"));
+    await app.bus.publishInbound(userMessage("a", "remind me about the pizza"));
     await channel.waitFor(1);
     const id = /Scheduled job ([0-9a-f]{8})/.exec(channel.sent[0].text)?.[1];
-    app.bus.publishInbound(userMessage("b", `cancel job ${id}`));
+    await app.bus.publishInbound(userMessage("b", `cancel job ${id}`));
     await channel.waitFor(2);
     expect(channel.sent[1]).toMatchObject({ chatId: "b" });
     expect(channel.sent[1].text).toMatch(/^done: Error: no job/);
-    app.bus.publishInbound(userMessage("a", `cancel job ${id}`));
+    await app.bus.publishInbound(userMessage("a", `cancel job ${id}`));
     await channel.waitFor(3);
     expect(channel.sent[2].text).toMatch(/^done: Removed job/);
     await sleep(Math.max(0, dueAt + 1500 - Date.now()));

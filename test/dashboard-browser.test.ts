@@ -97,7 +97,7 @@ describe.runIf(available)("control page in Chromium", () => {
     // Remove the reminder with its button: gone from the page and from the database.
     await reminders.getByRole("button", { name: "Remove" }).click();
     await expect.poll(() => reminders.textContent()).toContain("No reminders.");
-    expect(tg.app.jobs.listAll()).toEqual([]);
+    expect(await tg.app.store.jobs.listAll()).toEqual([]);
 
     // A conversation's history shows the tool call as the audit recorded it.
     await conversations.getByText("telegram:42").click();

@@ -110,7 +110,9 @@ describe("a 40-second Telegram send outage", () => {
     expect(harness.telegram.sent).toEqual([]);
     harness.telegram.clearFailures();
     await harness.telegram.waitFor(() => harness.telegram.sent.length === 4, 15_000);
-    await harness.telegram.waitFor(() => harness.app.journal.pendingOutbound("telegram").length === 0);
+    await harness.telegram.waitFor(
+      async () => (await harness.app.store.journal.pendingOutbound("telegram")).length === 0,
+    );
     const to = (chat: string) => harness.telegram.sent.filter((m) => m.chatId === chat).map((m) => m.text);
     expect(to("42")).toEqual(["re: a1", "re: a2"]);
     expect(to("43")).toEqual(["re: b1", "re: b2"]);

@@ -10,7 +10,7 @@ import { runAgentLoop } from "../src/agent/loop.js";
 import { type Config, loadConfig } from "../src/config/config.js";
 import { createOpenAIModel } from "../src/llm/model.js";
 import { databasePath } from "../src/paths.js";
-import { type Database, openDatabase } from "../src/store/database.js";
+import { openSqliteStore, type SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { createTools } from "../src/tools/index.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
@@ -30,7 +30,7 @@ let root: string;
 let home: string;
 let workspace: string;
 let config: Config;
-let db: Database;
+let store: SqliteStore;
 let fake: FakeOpenAI;
 
 beforeAll(async () => {
@@ -48,18 +48,18 @@ beforeAll(async () => {
     PINCER_TIMEZONE: "UTC",
   });
   config.agent.modelRetries = 0;
-  db = openDatabase(databasePath(home));
+  store = openSqliteStore(databasePath(home));
 });
 
 afterAll(async () => {
-  db.close();
+  await store.close();
   await fake.close();
   rmSync(root, { recursive: true, force: true });
 });
 
 function setup(signal: AbortSignal) {
   const registry = new ToolRegistry();
-  for (const tool of createTools({ config, db, log })) registry.register(tool);
+  for (const tool of createTools({ config, store, log })) registry.register(tool);
   const model = createOpenAIModel({ ...config.openai, timeoutSeconds: 10, retries: 0, stream: false });
   return { deps: { model, registry, maxIterations: 5, log }, toolContext: toolContext("loop", workspace, signal) };
 }

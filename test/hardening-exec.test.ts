@@ -79,10 +79,10 @@ describe.skipIf(!bwrap)("sandbox limits", () => {
       bomb: { command: `perl -e 'for (1..20) { fork } sleep 30' ${MARKER}`, timeout: 8 },
       other: { command: "echo still-answering" },
     });
-    app = createApp(config(), { log: pino({ level: "silent" }) });
+    app = await createApp(config(), { log: pino({ level: "silent" }) });
     const channel = recordingChannel(app);
     await app.start([channel]);
-    app.bus.publishInbound(userMessage("bomb", "go"));
+    await app.bus.publishInbound(userMessage("bomb", "go"));
     // Sampled until the bomb has hit the limit (or for 10 s on a slow machine), and half a second after.
     let peak = 0;
     let full = Number.POSITIVE_INFINITY;
@@ -92,7 +92,7 @@ describe.skipIf(!bwrap)("sandbox limits", () => {
       if (peak >= 32 && full === Number.POSITIVE_INFINITY) full = Date.now();
       await new Promise((r) => setTimeout(r, 50));
     }
-    app.bus.publishInbound(userMessage("other", "hello"));
+    await app.bus.publishInbound(userMessage("other", "hello"));
     await channel.waitFor(2);
     // Answered while the bomb still ran (it is killed only at its 8 s timeout).
     expect(channel.sent.map((m) => `${m.chatId}: ${m.text}`)).toEqual([
@@ -119,10 +119,10 @@ describe.skipIf(!bwrap)("sandbox limits", () => {
       userns: { command: "unshare -r id; echo exit=$?" },
     });
     const c = config();
-    app = createApp(c, { log: pino({ level: "silent" }) });
+    app = await createApp(c, { log: pino({ level: "silent" }) });
     const channel = recordingChannel(app);
     await app.start([channel]);
-    for (const chat of ["fsize", "memory", "userns"]) app.bus.publishInbound(userMessage(chat, "go"));
+    for (const chat of ["fsize", "memory", "userns"]) await app.bus.publishInbound(userMessage(chat, "go"));
     await channel.waitFor(3);
     const said = Object.fromEntries(channel.sent.map((m) => [m.chatId, m.text]));
     expect(said.fsize).toMatch(/exit=153\n1048576/);

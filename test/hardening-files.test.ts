@@ -77,7 +77,7 @@ async function start(adjust?: (config: Config) => void, options: Partial<AppOpti
       done();
     },
   });
-  app = createApp(config, { log: pino({ level: "warn" }, sink), ...options });
+  app = await createApp(config, { log: pino({ level: "warn" }, sink), ...options });
   const channel = recordingChannel(app);
   await app.start([channel]);
   return channel;
@@ -158,9 +158,9 @@ describe.skipIf(!bwrap)("file tools against a sandboxed command swapping a folde
       config.agent.maxIterations = 30;
     });
     writeFileSync(join(workspace, "swapper.py"), SWAPPER);
-    running().bus.publishInbound(userMessage("attacker", "swap"));
+    await running().bus.publishInbound(userMessage("attacker", "swap"));
     await until(() => existsSync(join(workspace, "swapping")), "the swapper to start", 20_000);
-    running().bus.publishInbound(userMessage("victim", "work"));
+    await running().bus.publishInbound(userMessage("victim", "work"));
     await channel.waitFor(2);
 
     // The host folder is exactly as it was: same file, same content, nothing added.
@@ -197,13 +197,13 @@ describe("FIFOs, sockets and links as files", () => {
       });
       const channel = await start();
       const started = Date.now();
-      running().bus.publishInbound(userMessage("fifo", "read the pipes"));
+      await running().bus.publishInbound(userMessage("fifo", "read the pipes"));
       await channel.waitFor(1);
       expect(Date.now() - started).toBeLessThan(5000);
       const reply = channel.sent[0].text;
       expect(reply.match(/is a named pipe \(FIFO\); only regular files can be read or written/g)?.length).toBe(7);
 
-      running().bus.publishInbound(userMessage("other", "still there?"));
+      await running().bus.publishInbound(userMessage("other", "still there?"));
       await channel.waitFor(2);
       expect(channel.sent[1].text).toBe("other: exec-alive");
     },
@@ -224,7 +224,7 @@ describe("FIFOs, sockets and links as files", () => {
     symlinkSync(outside, join(workspace, "skills", "linked"));
     fake.respond(() => ({ content: "answered" }));
     const channel = await start();
-    running().bus.publishInbound(userMessage("prompt", "hello"));
+    await running().bus.publishInbound(userMessage("prompt", "hello"));
     await channel.waitFor(1);
     expect(channel.sent[0].text).toBe("answered");
     const system = String(fake.requests[0].messages[0].content);
@@ -264,13 +264,13 @@ describe("prompt files served from memory between turns", () => {
     writeFileSync(soul, "soul version one\n");
     const system = (i: number) => String(fake.requests[i].messages[0].content);
     for (const n of [1, 2]) {
-      running().bus.publishInbound(userMessage("cache", `turn ${n}`));
+      await running().bus.publishInbound(userMessage("cache", `turn ${n}`));
       await channel.waitFor(n);
       expect(system(n - 1)).toContain("soul version one");
     }
     rmSync(soul);
     symlinkSync(join(home, ".env"), soul);
-    running().bus.publishInbound(userMessage("cache", "turn 3"));
+    await running().bus.publishInbound(userMessage("cache", "turn 3"));
     await channel.waitFor(3);
     expect(system(2)).not.toContain("## SOUL.md");
     expect(system(2)).not.toContain(DOTENV_SECRET);
@@ -280,12 +280,12 @@ describe("prompt files served from memory between turns", () => {
     rmSync(soul);
     writeFileSync(soul, "soul version one\n");
     for (const n of [4, 5]) {
-      running().bus.publishInbound(userMessage("cache", `turn ${n}`));
+      await running().bus.publishInbound(userMessage("cache", `turn ${n}`));
       await channel.waitFor(n);
       expect(system(n - 1)).toContain("soul version one");
     }
     keepTimes(soul, () => writeFileSync(soul, "soul version two\n"));
-    running().bus.publishInbound(userMessage("cache", "turn 6"));
+    await running().bus.publishInbound(userMessage("cache", "turn 6"));
     await channel.waitFor(6);
     expect(system(5)).toContain("soul version two");
   }, 30_000);
@@ -317,10 +317,10 @@ describe("grep with a catastrophic pattern", () => {
       config.agent.toolTimeoutSeconds = 3;
     });
     const started = Date.now();
-    running().bus.publishInbound(userMessage("regex", "search"));
+    await running().bus.publishInbound(userMessage("regex", "search"));
     await until(() => fake.requests.some((r) => chatOf(r) === "regex"), "the grep turn");
     await new Promise((r) => setTimeout(r, 300));
-    running().bus.publishInbound(userMessage("other", "hello"));
+    await running().bus.publishInbound(userMessage("other", "hello"));
     await channel.waitFor(2);
     // The other chat was answered while the slow search ran; the search ended within the timeout.
     expect(channel.sent.map((m) => m.chatId)).toEqual(["other", "regex"]);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import { runMessage } from "../src/scheduler/delivery.js";
-import type { CronJob } from "../src/scheduler/job-store.js";
+import type { CronJob } from "../src/store/store.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { EVERYTHING, FAST_MCP, HOSTILE, startEverythingHttp, stopChild, writeMcpConfig } from "./helpers/mcp.js";
@@ -39,7 +39,7 @@ interface Harness {
 async function start(servers: Record<string, unknown>, env: Record<string, string> = {}): Promise<Harness> {
   const home = tempHome("pincer-mcp-");
   writeMcpConfig(home, servers);
-  const app = testApp(model.url, home, env, undefined, undefined, {
+  const app = await testApp(model.url, home, env, undefined, undefined, {
     mcpTiming: FAST_MCP,
     mcpStatusFile: join(home, "mcp-status.json"),
   });
@@ -57,7 +57,7 @@ function connected(h: Harness): boolean {
 async function turn(h: Harness, calls: Array<{ name: string; arguments: unknown }>): Promise<string[]> {
   const before = model.requests.length;
   model.enqueue({ toolCalls: calls }, { content: "done" });
-  h.app.bus.publishInbound(userMessage(h.chat, "go"));
+  await h.app.bus.publishInbound(userMessage(h.chat, "go"));
   await h.channel.waitFor(++h.seen);
   const tools = model.requests[before + 1].messages.filter((m) => m.role === "tool");
   return tools.slice(-calls.length).map((m) => String(m.content));
@@ -151,7 +151,7 @@ describe("MCP over stdio with server-everything", () => {
   });
 
   it("lists the servers in /status", async () => {
-    h.app.bus.publishInbound(userMessage(h.chat, "/status"));
+    await h.app.bus.publishInbound(userMessage(h.chat, "/status"));
     await h.channel.waitFor(++h.seen);
     expect(h.channel.sent.at(-1)?.text).toMatch(/MCP servers:\n {2}every\.thing \(stdio\): connected, \d+ tools/);
   });
@@ -170,7 +170,7 @@ describe("MCP over stdio with server-everything", () => {
       tz: "UTC",
       origin: { channel: "console", chatId: h.chat, sessionKey: `console:${h.chat}`, isGroup: false },
     } as unknown as CronJob;
-    h.app.bus.publishInbound(runMessage(job, Date.now(), Date.now()));
+    await h.app.bus.publishInbound(runMessage(job, Date.now(), Date.now()));
     await until(() => model.requests.length >= before + 2, "the scheduled run's two model calls");
     expect(offered(before).some((name) => name.startsWith("mcp_"))).toBe(false);
     expect(offered(before)).toContain("exec");

@@ -18,7 +18,7 @@ afterEach(async () => {
 
 /** A first start of server-everything on a busy machine can take seconds: the wait's bound is generous here. */
 async function started(home: string, connectTimeoutMs = 30_000) {
-  const app = testApp(fake.url, home, {}, undefined, undefined, { mcpTiming: { ...FAST_MCP, connectTimeoutMs } });
+  const app = await testApp(fake.url, home, {}, undefined, undefined, { mcpTiming: { ...FAST_MCP, connectTimeoutMs } });
   apps.push(app);
   const channel = recordingChannel(app);
   await app.start([channel]);
@@ -33,7 +33,7 @@ describe("MCP ready before the first turn", () => {
     const home = tempHome("pincer-mcp-first-");
     writeMcpConfig(home, { everything: EVERYTHING_SERVER });
     const { app, channel } = await started(home);
-    app.bus.publishInbound(userMessage("first", "hello"));
+    await app.bus.publishInbound(userMessage("first", "hello"));
     await channel.waitFor(1);
     expect(offered(0)).toEqual(expect.arrayContaining(["exec", "mcp_everything_echo", "mcp_everything_get-sum"]));
   });
@@ -42,7 +42,7 @@ describe("MCP ready before the first turn", () => {
     const home = tempHome("pincer-mcp-restart-");
     const first = await started(home);
     fake.enqueue({ content: "never sent", delayMs: 5000 });
-    first.app.bus.publishInbound(userMessage("again", "cut short by a restart"));
+    await first.app.bus.publishInbound(userMessage("again", "cut short by a restart"));
     await until(() => fake.requests.length === 1, "the first model call");
     await first.app.stop();
 
@@ -59,14 +59,14 @@ describe("MCP ready before the first turn", () => {
     // A process that speaks no MCP at all: the connection attempt times out (3 s here).
     writeMcpConfig(home, { silent: { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] } });
     const { app, channel } = await started(home, 3000);
-    app.bus.publishInbound(userMessage("silent", "first"));
+    await app.bus.publishInbound(userMessage("silent", "first"));
     await until(() => app.worker.runningSessions.includes("console:silent"), "the turn to start waiting");
-    app.bus.publishInbound(userMessage("silent", "/stop"));
+    await app.bus.publishInbound(userMessage("silent", "/stop"));
     await channel.waitFor(2);
     expect(channel.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Stopp/), "Stopped."]);
     expect(fake.requests).toHaveLength(0);
 
-    app.bus.publishInbound(userMessage("silent", "second"));
+    await app.bus.publishInbound(userMessage("silent", "second"));
     await channel.waitFor(3);
     expect(channel.sent[2].text).toBe("ok");
     expect(app.mcp.status()[0].state).not.toBe("connected");

@@ -8,7 +8,7 @@ import type { Config } from "../src/config/config.js";
 import type { ChatMessage } from "../src/llm/model.js";
 import { createTokenCounter } from "../src/llm/tokens.js";
 import type { ChatRequest, FakeReply } from "./fakes/openai-server.js";
-import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { recordingChannel, sqliteOf, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 import { until } from "./helpers/until.js";
@@ -45,7 +45,7 @@ function wellFormed(r: ChatRequest): boolean {
 }
 
 async function start(adjust?: (config: Config) => void, home = tempHome(), env: Record<string, string> = {}) {
-  app = testApp(fake.url, home, env, adjust);
+  app = await testApp(fake.url, home, env, adjust);
   const channel = recordingChannel(app);
   await app.start([channel]);
   return { app, channel, home };
@@ -78,7 +78,7 @@ describe("token budget in any script", () => {
       c.memory.consolidate = false;
     });
     for (let i = 0; i < 25; i++) {
-      app?.bus.publishInbound(userMessage("cjk", `${i} ${CHINESE.repeat(3)} ${EMOJI.repeat(4)}`));
+      await app?.bus.publishInbound(userMessage("cjk", `${i} ${CHINESE.repeat(3)} ${EMOJI.repeat(4)}`));
       await channel.waitFor(i + 1);
     }
     const budget = 6000 - 1500;
@@ -107,7 +107,7 @@ describe("bounded turns", () => {
       c.exec.maxOutputChars = 70_000;
       c.memory.consolidate = false;
     });
-    app?.bus.publishInbound(userMessage("big", "fill the context"));
+    await app?.bus.publishInbound(userMessage("big", "fill the context"));
     await until(() => channel.sent.length === 1, "the answer", 120_000);
     expect(channel.sent[0].text).toMatch(/^done after \d+ rounds$/);
     const requests = turnRequests();
@@ -121,7 +121,9 @@ describe("bounded turns", () => {
     // The registry cut each 60,000-character result and said how to read more.
     expect(String(requests[1].messages.at(-1)?.content)).toMatch(/pincer cut 44,\d{3} of 60,\d{3} characters/);
     expect(requests.every(wellFormed)).toBe(true);
-    const stored = app?.db.prepare("SELECT role, length(content) AS n FROM messages ORDER BY id").all() as Array<{
+    const stored = sqliteOf(app!)
+      .prepare("SELECT role, length(content) AS n FROM messages ORDER BY id")
+      .all() as Array<{
       role: string;
       n: number;
     }>;
@@ -141,16 +143,16 @@ describe("bounded turns", () => {
     const { channel } = await start((c) => {
       c.memory.consolidate = false;
     });
-    app?.bus.publishInbound(userMessage("err", "look it up"));
+    await app?.bus.publishInbound(userMessage("err", "look it up"));
     await channel.waitFor(1);
     expect(channel.sent[0].text).toMatch(/^Sorry, the model endpoint answered 500/);
-    const rows = app?.db.prepare("SELECT role, content, tool_calls FROM messages ORDER BY id").all() as Array<{
+    const rows = sqliteOf(app!).prepare("SELECT role, content, tool_calls FROM messages ORDER BY id").all() as Array<{
       role: string;
       content: string | null;
     }>;
     expect(rows.map((r) => r.role)).toEqual(["user", "assistant", "tool"]);
     expect(rows[2].content).toContain("found-it");
-    app?.bus.publishInbound(userMessage("err", "and now?"));
+    await app?.bus.publishInbound(userMessage("err", "and now?"));
     await channel.waitFor(2);
     const next = fake.requests.at(-1) as ChatRequest;
     expect(JSON.stringify(next.messages)).toContain("found-it");
@@ -183,7 +185,7 @@ describe("consolidation", () => {
       c.agent.contextTokens = 8000;
     });
     const say = async (text: string, n: number) => {
-      app?.bus.publishInbound(userMessage("me", text));
+      await app?.bus.publishInbound(userMessage("me", text));
       await channel.waitFor(n);
     };
     await say("My sister Anna has her birthday on the fifth of March, remember it.", 1);
@@ -194,7 +196,7 @@ describe("consolidation", () => {
       );
     }
     await app?.consolidator.idle();
-    const db = app?.db;
+    const db = sqliteOf(app!);
     const entries = db?.prepare("SELECT * FROM memory_entries ORDER BY id").all() as Array<{
       text: string;
       first_message_id: number;
@@ -220,7 +222,7 @@ describe("consolidation", () => {
     expect(memory.split(FACT)).toHaveLength(2);
     expect(memory).toMatch(/## Learned \d{4}-\d{2}-\d{2}/);
 
-    app?.bus.publishInbound(userMessage("me", "what now?"));
+    await app?.bus.publishInbound(userMessage("me", "what now?"));
     await channel.waitFor(31);
     const last = turnRequests().at(-1) as ChatRequest;
     const system = String(last.messages[0].content);
@@ -240,16 +242,16 @@ describe("consolidation", () => {
   it("consolidates the conversation /new ends, and search still finds it from the new one", async () => {
     respondWithSummaries();
     const { channel, home } = await start();
-    app?.bus.publishInbound(userMessage("n", "My sister Anna has her birthday on the fifth of March."));
+    await app?.bus.publishInbound(userMessage("n", "My sister Anna has her birthday on the fifth of March."));
     await channel.waitFor(1);
-    app?.bus.publishInbound(userMessage("n", "/new"));
+    await app?.bus.publishInbound(userMessage("n", "/new"));
     await channel.waitFor(2);
     // It runs after the /new notice went out: wait for it.
     await until(() => fake.requests.some(isConsolidation), "the consolidation call");
     await app?.consolidator.idle();
     expect(fake.requests.filter(isConsolidation)).toHaveLength(1);
     expect(readFileSync(join(home, "workspace", "MEMORY.md"), "utf8")).toContain(FACT);
-    app?.bus.publishInbound(userMessage("n", "hello again"));
+    await app?.bus.publishInbound(userMessage("n", "hello again"));
     await channel.waitFor(3);
     const last = turnRequests().at(-1) as ChatRequest;
     expect(String(last.messages[0].content)).toContain(FACT); // MEMORY.md is in the prompt
@@ -265,7 +267,7 @@ describe("memory_search", () => {
     });
     writeFileSync(join(home, "workspace", "MEMORY.md"), "# Memory\n\n- Owner's bank PIN hint: the blue notebook.\n");
     const send = async (msg: InboundMessage, n: number) => {
-      app?.bus.publishInbound(msg);
+      await app?.bus.publishInbound(msg);
       await channel.waitFor(n);
     };
     await send(userMessage("a", "The garden needs water on Tuesday."), 1);
@@ -291,7 +293,7 @@ describe("memory_search", () => {
     const g = groupMessage("g", "");
     expect(await search(app as App, g, "notebook")).toBe('No memory matches "notebook".');
     expect(await search(app as App, g, "garden")).toContain("group talk");
-    app?.bus.publishInbound(groupMessage("g", "what do you know?"));
+    await app?.bus.publishInbound(groupMessage("g", "what do you know?"));
     await channel.waitFor(7);
     expect(String(fake.requests.at(-1)?.messages[0].content)).not.toContain("blue notebook");
   });
@@ -300,7 +302,7 @@ describe("memory_search", () => {
     const { channel } = await start((c) => {
       c.memory.consolidate = false;
     });
-    app?.bus.publishInbound(userMessage("q", 'the "river" near the (old) mill * star'));
+    await app?.bus.publishInbound(userMessage("q", 'the "river" near the (old) mill * star'));
     await channel.waitFor(1);
     const q = userMessage("q", "");
     for (const query of [
@@ -333,7 +335,7 @@ describe("memory_search", () => {
       c.memory.shareWithGroups = true;
     });
     writeFileSync(join(home, "workspace", "MEMORY.md"), `# Memory\n\nSTART ${"remembered ".repeat(200)}`);
-    app?.bus.publishInbound(groupMessage("g2", "hi"));
+    await app?.bus.publishInbound(groupMessage("g2", "hi"));
     await channel.waitFor(1);
     const system = String(fake.requests.at(-1)?.messages[0].content);
     expect(system).toContain("START");
@@ -353,7 +355,7 @@ describe.skipIf(!bwrap)("what consolidation relies on", () => {
       realpathSync(tempHome()),
       { PINCER_SANDBOX: "bwrap" },
     );
-    app?.bus.publishInbound(userMessage("p", "remember the password hint: blue-notebook-77"));
+    await app?.bus.publishInbound(userMessage("p", "remember the password hint: blue-notebook-77"));
     await channel.waitFor(1);
     const target = app as App;
     const ctx = userMessage("p", "");

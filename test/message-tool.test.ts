@@ -65,7 +65,7 @@ describe("message tool", () => {
     const sent = h.telegram.sent.find((m) => m.chatId === "777");
     expect(sent?.text).toBe("Dinner at eight.");
     expect(result).toBe(`Sent to telegram:777 (message id ${sent?.messageId}).`);
-    const history = h.app.conversations.recent("telegram:777", 10_000);
+    const history = await h.app.store.conversations.recent("telegram:777", 10_000);
     expect(history.map((m) => m.content)).toEqual(["[system: message tool] sent from telegram:42", "Dinner at eight."]);
   });
 
@@ -101,7 +101,7 @@ describe("message tool", () => {
     // The outbox sender keeps trying without a restart; the turn's own answer waits behind it.
     await h.telegram.waitFor(() => h?.telegram.sent.find((m) => m.text === "done"));
     expect(h.telegram.sent.map((m) => m.text)).toEqual(["later", "done"]);
-    await h.telegram.waitFor(() => h?.app.journal.pendingOutbound("telegram").length === 0);
+    await h.telegram.waitFor(async () => (await h!.app.store.journal.pendingOutbound("telegram")).length === 0);
   });
 
   it("sends a workspace file as an attachment, and refuses paths outside, symlinks, FIFOs and oversized files", async () => {

@@ -24,7 +24,7 @@ afterEach(async () => {
 });
 
 async function started(home: string, adjust?: (config: Config) => void) {
-  const app = testApp(fake.url, home, {}, adjust);
+  const app = await testApp(fake.url, home, {}, adjust);
   apps.push(app);
   const channel = recordingChannel(app);
   await app.start([channel]);
@@ -51,7 +51,7 @@ describe("the endpoint's context", () => {
     fake.limitContext(8192);
     const home = tempHome();
     const { app, channel } = await started(home);
-    app.bus.publishInbound(userMessage("p", longText(6000)));
+    await app.bus.publishInbound(userMessage("p", longText(6000)));
     await channel.waitFor(1);
     expect(channel.sent[0].text).toBe("ok");
     expect(fake.requests).toHaveLength(1);
@@ -65,7 +65,7 @@ describe("the endpoint's context", () => {
     fake.limitContext(8192, "vllm");
     const home = tempHome();
     const { app, channel } = await started(home);
-    app.bus.publishInbound(userMessage("v", longText(6000)));
+    await app.bus.publishInbound(userMessage("v", longText(6000)));
     await channel.waitFor(1);
     expect(channel.sent[0].text).toBe("ok");
     // vLLM counts max_tokens in, and the fake counts more than pincer: before the first usage
@@ -79,7 +79,7 @@ describe("the endpoint's context", () => {
       fake.limitContext(8192, style);
       const home = tempHome();
       const first = await started(home);
-      first.app.bus.publishInbound(userMessage("r", longText(6000)));
+      await first.app.bus.publishInbound(userMessage("r", longText(6000)));
       await first.channel.waitFor(1);
       expect(first.channel.sent[0]).toMatchObject({ kind: "reply", text: "ok" });
       // Refused once (pincer asked for its default 32,000), then sent fitted to the server's size.
@@ -87,13 +87,13 @@ describe("the endpoint's context", () => {
       expect(remembered(home)[ENDPOINT()]).toMatchObject({ tokens: 8192, source: "refusal" });
 
       // The long message is history now: the next turn fits without a refusal.
-      first.app.bus.publishInbound(userMessage("r", `and now? ${longText(300)}`));
+      await first.app.bus.publishInbound(userMessage("r", `and now? ${longText(300)}`));
       await first.channel.waitFor(2);
       expect(turnRequests()).toHaveLength(3);
       await first.app.stop();
 
       const second = await started(home);
-      second.app.bus.publishInbound(userMessage("s", longText(6000)));
+      await second.app.bus.publishInbound(userMessage("s", longText(6000)));
       await second.channel.waitFor(1);
       expect(second.channel.sent[0].text).toBe("ok");
       // A fresh start has an uncalibrated counter: vLLM, counting max_tokens in, refuses once more.
@@ -107,7 +107,7 @@ describe("the endpoint's context", () => {
     const words = "the request exceeds the available context size, try increasing it";
     fake.enqueue({ status: 500, body: { error: { code: 500, message: words, type: "server_error" } } });
     const { app, channel } = await started(tempHome());
-    app.bus.publishInbound(userMessage("o", longText(6000)));
+    await app.bus.publishInbound(userMessage("o", longText(6000)));
     await channel.waitFor(1);
     expect(channel.sent[0]).toMatchObject({ kind: "reply", text: "ok" });
     const [refused, retried] = turnRequests();
@@ -118,9 +118,9 @@ describe("the endpoint's context", () => {
     fake.limitContext(8192);
     const home = tempHome();
     const first = await started(home);
-    first.app.bus.publishInbound(userMessage("b", "hello"));
+    await first.app.bus.publishInbound(userMessage("b", "hello"));
     await first.channel.waitFor(1);
-    first.app.bus.publishInbound(userMessage("b", longText(6000)));
+    await first.app.bus.publishInbound(userMessage("b", longText(6000)));
     await first.channel.waitFor(2);
     expect(remembered(home)[ENDPOINT()].tokens).toBe(8192);
     await first.app.stop();
@@ -128,7 +128,7 @@ describe("the endpoint's context", () => {
     fake.limitContext(16384);
     fake.serveProps({ default_generation_settings: { n_ctx: 16384 } });
     const second = await started(home);
-    second.app.bus.publishInbound(userMessage("c", longText(12000)));
+    await second.app.bus.publishInbound(userMessage("c", longText(12000)));
     await second.channel.waitFor(1);
     expect(remembered(home)[ENDPOINT()]).toMatchObject({ tokens: 16384, source: "props" });
     const last = fake.requests.at(-1);
@@ -140,7 +140,7 @@ describe("the endpoint's context", () => {
     fake.limitContext(2048);
     const home = tempHome();
     const { app, channel } = await started(home);
-    app.bus.publishInbound(userMessage("t", "hello"));
+    await app.bus.publishInbound(userMessage("t", "hello"));
     await channel.waitFor(1);
     const [answer] = channel.sent;
     expect(answer.kind).toBe("notice");
@@ -153,11 +153,11 @@ describe("the endpoint's context", () => {
 
     // Not stuck: the next message is answered at once. It costs one refused request, which is how
     // pincer finds out whether the server was restarted bigger (this server tells nothing up front).
-    app.bus.publishInbound(userMessage("t", "hello again"));
+    await app.bus.publishInbound(userMessage("t", "hello again"));
     await channel.waitFor(2);
     expect(channel.sent[1].text).toMatch(/^I cannot answer/);
     expect(fake.requests.map((r) => r.promptTokens > 2048)).toEqual([true, true]);
-    await until(() => app.journal.pendingInbound().length === 0, "nothing left waiting");
+    await until(async () => (await app.store.journal.pendingInbound()).length === 0, "nothing left waiting");
   });
 
   for (const told of ["by /props", "by its refusal"]) {
@@ -166,16 +166,16 @@ describe("the endpoint's context", () => {
       props(2048);
       fake.limitContext(2048);
       const { app, channel } = await started(tempHome());
-      app.bus.publishInbound(userMessage("g", "hello"));
+      await app.bus.publishInbound(userMessage("g", "hello"));
       await channel.waitFor(1);
       expect(channel.sent[0].text).toMatch(/^I cannot answer/);
-      app.bus.publishInbound(userMessage("g", "still there?"));
+      await app.bus.publishInbound(userMessage("g", "still there?"));
       await channel.waitFor(2);
       expect(channel.sent[1].text).toMatch(/^I cannot answer/);
 
       props(8192);
       fake.limitContext(8192);
-      app.bus.publishInbound(userMessage("g", "and now?"));
+      await app.bus.publishInbound(userMessage("g", "and now?"));
       await channel.waitFor(3);
       expect(channel.sent[2]).toMatchObject({ kind: "reply", text: "ok" });
       // While it was small, a message cost at most one refused request (none when /props told).
@@ -187,7 +187,7 @@ describe("the endpoint's context", () => {
     const { app, channel } = await started(tempHome(), (c) => {
       c.agent.contextTokens = 1000;
     });
-    app.bus.publishInbound(userMessage("u", "hello"));
+    await app.bus.publishInbound(userMessage("u", "hello"));
     await channel.waitFor(1);
     expect(channel.sent[0].text).toMatch(/agent\.contextTokens is 1,000, so raise it/);
     expect(fake.requests).toHaveLength(0);
@@ -197,7 +197,7 @@ describe("the endpoint's context", () => {
     const { app, channel } = await started(tempHome(), (c) => {
       c.agent.disabledTools = ["exec", "cron", "web_fetch"];
     });
-    app.bus.publishInbound(userMessage("d", "hello"));
+    await app.bus.publishInbound(userMessage("d", "hello"));
     await channel.waitFor(1);
     const offered = fake.requests[0].tools?.map((t) => t.function.name) ?? [];
     expect(offered).toContain("read_file");

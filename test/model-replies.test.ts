@@ -4,7 +4,7 @@ import { runAgentLoop } from "../src/agent/loop.js";
 import { TurnMeter } from "../src/agent/turn-stats.js";
 import { createOpenAIModel, type Model, ModelError } from "../src/llm/model.js";
 import { createTokenCounter } from "../src/llm/tokens.js";
-import type { StoredMessage } from "../src/store/conversations.js";
+import type { StoredMessage } from "../src/store/store.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import type { FakeReply } from "./fakes/openai-server.js";
 import { fakeModelForFile } from "./helpers/model.js";

@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 async function started(home = tempHome(), adjust?: (config: Config) => void) {
-  const app = testApp(fake.url, home, {}, (config) => {
+  const app = await testApp(fake.url, home, {}, (config) => {
     config.memory.consolidate = false;
     config.agent.circuitBreaker = { failureThreshold: 3, coolDownSeconds: 0.2 };
     adjust?.(config);
@@ -33,7 +33,9 @@ async function started(home = tempHome(), adjust?: (config: Config) => void) {
   const to = (chat: string) => channel.sent.filter((m) => m.chatId === chat).map((m) => m.text);
   const settled = () =>
     until(
-      () => app.journal.pendingInbound().length === 0 && app.journal.pendingOutbound("console").length === 0,
+      async () =>
+        (await app.store.journal.pendingInbound()).length === 0 &&
+        (await app.store.journal.pendingOutbound("console")).length === 0,
       "nothing left to run or send",
     );
   return { app, channel, to, settled };
@@ -50,8 +52,8 @@ describe("a request the endpoint refuses", () => {
       config.agent.modelRetries = 2;
       config.agent.circuitBreaker = { failureThreshold: 1, coolDownSeconds: 60 };
     });
-    for (const text of ["poison", "poison", "after"]) ctx.app.bus.publishInbound(userMessage("w", text));
-    ctx.app.bus.publishInbound(userMessage("o", "other"));
+    for (const text of ["poison", "poison", "after"]) await ctx.app.bus.publishInbound(userMessage("w", text));
+    await ctx.app.bus.publishInbound(userMessage("o", "other"));
     await ctx.settled();
     const refused = "Sorry, the model endpoint failed while the model was writing a tool call (500).";
     expect(ctx.to("w")).toEqual([refused, refused, "re: after"]);
@@ -62,7 +64,7 @@ describe("a request the endpoint refuses", () => {
   it("tells the endpoint's sentence for a model server started without --jinja, once per message", async () => {
     fake.respond(() => ({ status: 500, message: "tools param requires --jinja flag" }));
     const ctx = await started();
-    ctx.app.bus.publishInbound(userMessage("j", "hello"));
+    await ctx.app.bus.publishInbound(userMessage("j", "hello"));
     await ctx.settled();
     expect(ctx.to("j")).toEqual([
       "Sorry, the model endpoint refuses requests with tools (500); llama-server needs --jinja and a chat template with tool support.",
@@ -79,8 +81,8 @@ describe("a request the endpoint refuses", () => {
     const ctx = await started(tempHome(), (config) => {
       config.agent.waitForModel = { refusedSeconds: 60, refusedTries: 3, outageHours: 24 };
     });
-    ctx.app.bus.publishInbound(userMessage("s", "odd"));
-    ctx.app.bus.publishInbound(userMessage("s", "next"));
+    await ctx.app.bus.publishInbound(userMessage("s", "odd"));
+    await ctx.app.bus.publishInbound(userMessage("s", "next"));
     await ctx.settled();
     expect(ctx.to("s")).toEqual([
       "Sorry, I could not get an answer to your message: the model endpoint answered 500: Internal Server Error. I have set it aside; send it again rephrased, or /new to start over.",
@@ -98,10 +100,10 @@ describe("a request the endpoint refuses", () => {
       config.agent.circuitBreaker = { failureThreshold: 100, coolDownSeconds: 1 };
       config.agent.waitForModel = { refusedSeconds: 3, refusedTries: 100, outageHours: 24 };
     });
-    ctx.app.bus.publishInbound(userMessage("t", "big"));
-    ctx.app.bus.publishInbound(userMessage("t", "queued behind"));
+    await ctx.app.bus.publishInbound(userMessage("t", "big"));
+    await ctx.app.bus.publishInbound(userMessage("t", "queued behind"));
     // Another chat is answered after the first try began: the endpoint is there, not away.
-    ctx.app.bus.publishInbound(userMessage("u", "meanwhile"));
+    await ctx.app.bus.publishInbound(userMessage("u", "meanwhile"));
     await ctx.settled();
     expect(ctx.to("u")).toEqual(["re: meanwhile"]);
     expect(ctx.to("t")).toEqual([
@@ -123,8 +125,8 @@ describe("a request the endpoint refuses", () => {
       config.agent.modelTimeoutSeconds = 1;
       config.agent.waitForModel = { refusedSeconds: 2, refusedTries: 100, outageHours: 24 };
     });
-    ctx.app.bus.publishInbound(userMessage("t", "slow"));
-    ctx.app.bus.publishInbound(userMessage("t", "queued behind"));
+    await ctx.app.bus.publishInbound(userMessage("t", "slow"));
+    await ctx.app.bus.publishInbound(userMessage("t", "queued behind"));
     await ctx.settled();
     expect(ctx.to("t")).toEqual([
       expect.stringMatching(
@@ -142,17 +144,17 @@ describe("a message that waits through an outage", () => {
     let up = false;
     fake.respond((request) => (up ? { content: `re: ${lastUser(request)}` } : { status: 502 }));
     const ctx = await started();
-    ctx.app.bus.publishInbound(userMessage("p", "question"));
+    await ctx.app.bus.publishInbound(userMessage("p", "question"));
     await ctx.channel.waitFor(1);
     expect(ctx.to("p")[0]).toMatch(/^The model is not answering right now \(the model endpoint answered 502: fake/);
-    ctx.app.bus.publishInbound(userMessage("p", "/status"));
+    await ctx.app.bus.publishInbound(userMessage("p", "/status"));
     await ctx.channel.waitFor(2);
     expect(ctx.to("p")[1]).toContain("This chat: waiting for the model, 1 waiting");
-    ctx.app.bus.publishInbound(userMessage("p", "/stop"));
+    await ctx.app.bus.publishInbound(userMessage("p", "/stop"));
     await ctx.channel.waitFor(3);
     expect(ctx.to("p")[2]).toBe("Stopped: the message that waited for the model is set aside.");
     up = true;
-    ctx.app.bus.publishInbound(userMessage("p", "next"));
+    await ctx.app.bus.publishInbound(userMessage("p", "next"));
     await ctx.settled();
     expect(ctx.to("p").slice(3)).toEqual(["re: next"]);
     expect(asked("question")).toBeGreaterThan(0);
@@ -163,16 +165,16 @@ describe("a message that waits through an outage", () => {
     let up = false;
     fake.respond((request) => (up ? { content: `re: ${lastUser(request)}` } : { status: 503 }));
     const ctx = await started();
-    ctx.app.bus.publishInbound(userMessage("n", "remember 42"));
+    await ctx.app.bus.publishInbound(userMessage("n", "remember 42"));
     await ctx.channel.waitFor(1);
-    ctx.app.bus.publishInbound(userMessage("n", "hello?"));
-    ctx.app.bus.publishInbound(userMessage("n", "/new"));
+    await ctx.app.bus.publishInbound(userMessage("n", "hello?"));
+    await ctx.app.bus.publishInbound(userMessage("n", "/new"));
     await ctx.channel.waitFor(2);
     expect(ctx.to("n")[1]).toBe(
       "Started a new conversation. Long-term memory is kept. The 2 messages that waited for the model are set aside.",
     );
     up = true;
-    ctx.app.bus.publishInbound(userMessage("n", "fresh"));
+    await ctx.app.bus.publishInbound(userMessage("n", "fresh"));
     await ctx.settled();
     expect(ctx.to("n").slice(2)).toEqual(["re: fresh"]);
     expect(asked("hello?")).toBe(0);
@@ -186,7 +188,7 @@ describe("a message that waits through an outage", () => {
     const ctx = await started(tempHome(), (config) => {
       config.agent.waitForModel = { refusedSeconds: 60, refusedTries: 10, outageHours: 1 / 3600 };
     });
-    ctx.app.bus.publishInbound(userMessage("h", "waiting"));
+    await ctx.app.bus.publishInbound(userMessage("h", "waiting"));
     await ctx.settled();
     expect(ctx.to("h")).toEqual([
       "The model is not answering right now (the model endpoint answered 504: Gateway Timeout). Your message is kept and I will answer as soon as it is back.",
@@ -208,7 +210,7 @@ describe("across a restart", () => {
       config.agent.circuitBreaker = { failureThreshold: 100, coolDownSeconds: 0.3 };
     };
     const first = await started(home, limits);
-    first.app.bus.publishInbound(userMessage("r", "odd"));
+    await first.app.bus.publishInbound(userMessage("r", "odd"));
     await until(() => asked("odd") >= 2, "two tries before the restart");
     await first.app.stop();
     apps = [];
@@ -248,13 +250,13 @@ describe("answers that trickle", () => {
       config.agent.circuitBreaker = { failureThreshold: 3, coolDownSeconds: 60 };
     });
     const chats = Array.from({ length: 9 }, (_, i) => `c${i}`);
-    for (const chat of chats) ctx.app.bus.publishInbound(userMessage(chat, `hi ${chat}`));
+    for (const chat of chats) await ctx.app.bus.publishInbound(userMessage(chat, `hi ${chat}`));
     await until(() => ctx.channel.sent.length === 9, "nine answers", 10_000);
     for (const chat of chats) expect(ctx.to(chat)).toEqual([`backup: hi ${chat}`]);
     // The main model's circuit is open now: a new chat goes straight to the fallback.
     const main = () => fake.requests.filter((r) => r.model === "gpt-4.1-mini").length;
     const before = main();
-    ctx.app.bus.publishInbound(userMessage("late", "hi late"));
+    await ctx.app.bus.publishInbound(userMessage("late", "hi late"));
     await ctx.channel.waitFor(10);
     expect(ctx.to("late")).toEqual(["backup: hi late"]);
     expect(main()).toBe(before);

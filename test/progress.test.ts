@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeReply } from "./fakes/openai-server.js";
+import { sqliteOf } from "./helpers/app.js";
 import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
 
 /** Progress notes on Telegram: one note per chat, edited in place between tool rounds, removed at the end. */
@@ -36,7 +37,7 @@ describe("progress notes", () => {
     expect(h.telegram.callsTo("editMessageText")).toHaveLength(1);
     expect(answer.replyToId).toBeDefined();
     // Progress notes are not kept in the outbox: nothing would be resent after a restart.
-    const rows = h.app.db.prepare("SELECT payload FROM outbox").pluck().all() as string[];
+    const rows = sqliteOf(h.app).prepare("SELECT payload FROM outbox").pluck().all() as string[];
     expect(rows.some((p) => p.includes("⏳"))).toBe(false);
 
     // A quick tool round shows no note at all.

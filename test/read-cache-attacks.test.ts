@@ -66,7 +66,7 @@ async function start() {
   // The guard would stop `ln -s /host/path` on sight; the cache must hold without it.
   config.exec.restrictToWorkspace = false;
   // Every file counts as settled at once: each prompt remembers what it read, the hardest case.
-  app = createApp(config, { log: pino({ level: "silent" }), readCache: { now: () => Date.now() + 60_000 } });
+  app = await createApp(config, { log: pino({ level: "silent" }), readCache: { now: () => Date.now() + 60_000 } });
   const channel = recordingChannel(app);
   await app.start([channel]);
   return { app, channel };
@@ -160,7 +160,7 @@ describe.skipIf(!bwrap)("prompt files served from memory, swapped by the sandbox
     });
     const { app: running, channel } = await start();
     for (let i = 0; i <= steps.length; i++) {
-      running.bus.publishInbound(userMessage("attacker", `turn ${i}`));
+      await running.bus.publishInbound(userMessage("attacker", `turn ${i}`));
       await channel.waitFor(i + 1);
     }
     expect(prompts).toHaveLength(steps.length + 1);
@@ -205,11 +205,11 @@ describe.skipIf(!bwrap)("prompt files served from memory while the sandboxed she
     });
     const { app: running, channel } = await start();
     writeFileSync(join(workspace, "swapper.py"), SWAPPER);
-    running.bus.publishInbound(userMessage("attacker", "swap"));
+    await running.bus.publishInbound(userMessage("attacker", "swap"));
     await until(() => existsSync(join(workspace, "swapping")), "the swapper to start", 20_000);
     let turns = 0;
     while (turns < 150 && !existsSync(join(workspace, "swapped"))) {
-      running.bus.publishInbound(userMessage("victim", `turn ${turns}`));
+      await running.bus.publishInbound(userMessage("victim", `turn ${turns}`));
       turns++;
       await channel.waitFor(turns);
     }

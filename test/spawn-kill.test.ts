@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { databasePath } from "../src/paths.js";
-import { openDatabase } from "../src/store/database.js";
-import { HelperRunStore } from "../src/store/helper-runs.js";
-import { SqliteJournal } from "../src/store/journal.js";
+import { openDatabase } from "../src/store/sqlite/database.js";
+import { SqliteHelperRuns } from "../src/store/sqlite/helper-runs.js";
+import { SqliteJournal } from "../src/store/sqlite/journal.js";
 import { tempHome } from "./helpers/app.js";
 import { gatewayOnFakes, killHard, USER } from "./helpers/daemon.js";
 
@@ -11,10 +11,10 @@ import { gatewayOnFakes, killHard, USER } from "./helpers/daemon.js";
 const fakes = gatewayOnFakes();
 const { model, gateway, say, until } = fakes;
 
-function pendingOutbox(home: string): number {
+async function pendingOutbox(home: string): Promise<number> {
   const db = openDatabase(databasePath(home));
   try {
-    return new SqliteJournal(db).pendingOutbound("telegram").length;
+    return (await new SqliteJournal(db).pendingOutbound("telegram")).length;
   } finally {
     db.close();
   }
@@ -50,7 +50,7 @@ describe("spawn across kill -9", () => {
     expect(notice).toMatchObject({ chatId: String(USER), text: "NOTICE restart" });
     // Killed only once the outbox knows the notice went out: a kill between Telegram's answer and
     // that mark would resend it (at-least-once delivery, the outbox's business, not the helpers').
-    await until(() => pendingOutbox(home) === 0, "the outbox to mark the notice sent");
+    await until(async () => (await pendingOutbox(home)) === 0, "the outbox to mark the notice sent");
     await killHard(second);
 
     const third = gateway(home);
@@ -68,7 +68,9 @@ describe("spawn across kill -9", () => {
     ).toHaveLength(1);
     const db = openDatabase(databasePath(home));
     try {
-      expect(new HelperRunStore(db).recent(5).map((r) => [r.label, r.status])).toEqual([["stars", "interrupted"]]);
+      expect((await new SqliteHelperRuns(db).recent(5)).map((r) => [r.label, r.status])).toEqual([
+        ["stars", "interrupted"],
+      ]);
     } finally {
       db.close();
     }

@@ -2,7 +2,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import { statusText } from "../src/cli/status.js";
 import type { Config } from "../src/config/config.js";
-import { HelperRunStore } from "../src/store/helper-runs.js";
 import { type ChatRequest, type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { groupChat, message, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
@@ -26,7 +25,7 @@ function toolResults(requests: ChatRequest[]): string[] {
 }
 
 async function consoleApp(model: FakeOpenAI, adjust?: (config: Config) => void, home = tempHome()) {
-  const app = testApp(model.url, home, {}, adjust);
+  const app = await testApp(model.url, home, {}, adjust);
   const channel = recordingChannel(app);
   await app.start([channel]);
   let stopped = false;
@@ -40,7 +39,7 @@ async function consoleApp(model: FakeOpenAI, adjust?: (config: Config) => void, 
 }
 
 function runs(app: App) {
-  return new HelperRunStore(app.db).recent(100);
+  return app.store.helperRuns.recent(100);
 }
 
 describe("spawn", () => {
@@ -96,7 +95,7 @@ describe("spawn", () => {
     // The relay turn saw the helper's result as a system message in the topic's conversation.
     const relayRequest = h.model.requests.find((r) => lastContent(r).includes("[system: helper]"));
     expect(lastContent(relayRequest as ChatRequest)).toContain("Garden notes: tomatoes in bed 2");
-    const [run] = runs(h.app);
+    const [run] = await runs(h.app);
     expect(run).toMatchObject({ status: "done", label: "garden", sessionKey: "telegram:-1007:thread:55" });
     expect(run.result).toContain("tomatoes");
   });
@@ -118,7 +117,7 @@ describe("spawn limits", () => {
       config.helpers.maxPerConversation = 2;
       config.helpers.maxConcurrent = 3;
     });
-    app.bus.publishInbound(userMessage("a", "spawn fifty helpers"));
+    await app.bus.publishInbound(userMessage("a", "spawn fifty helpers"));
     await channel.waitFor(1);
     const results = toolResults(model.requests.filter((r) => !isHelper(r)));
     expect(results).toHaveLength(50);
@@ -127,24 +126,24 @@ describe("spawn limits", () => {
       true,
     );
 
-    app.bus.publishInbound(userMessage("b", "two more"));
+    await app.bus.publishInbound(userMessage("b", "two more"));
     await channel.waitFor(2);
     const second = toolResults(model.requests.filter((r) => !isHelper(r)));
     expect(second[0]).toMatch(/^Helper h-/);
     expect(second[1]).toMatch(/^Error: 3 helpers are running across all chats \(the limit is 3\)/);
-    expect(runs(app).filter((r) => r.status === "running")).toHaveLength(3);
+    expect((await runs(app)).filter((r) => r.status === "running")).toHaveLength(3);
     // `pincer status` reads the same table from the database file.
-    const status = statusText(app.config);
+    const status = await statusText(app.config);
     expect(status).toMatch(/^helpers: +3 running; latest 3:$/m);
     expect(status).toMatch(/^ {2}h-[0-9a-f]{8} running +\S+ console:b: task 0$/m);
 
-    app.bus.publishInbound(userMessage("a", "/status"));
+    await app.bus.publishInbound(userMessage("a", "/status"));
     await channel.waitFor(3);
     expect(channel.sent[2].text).toContain("Helpers: 2 running here, 3 in all");
-    app.bus.publishInbound(userMessage("a", "/stop"));
+    await app.bus.publishInbound(userMessage("a", "/stop"));
     await channel.waitFor(4);
     expect(channel.sent[3].text).toBe("Stopping 2 background helpers.");
-    await until(() => runs(app).filter((r) => r.status === "cancelled").length === 2, "cancelled runs");
+    await until(async () => (await runs(app)).filter((r) => r.status === "cancelled").length === 2, "cancelled runs");
     expect(app.helpers.list().map((h) => h.sessionKey)).toEqual(["console:b"]);
   });
 
@@ -169,20 +168,20 @@ describe("spawn limits", () => {
       config.helpers.maxIterations = 3;
     });
     const started = Date.now();
-    app.bus.publishInbound(userMessage("t", "hang"));
+    await app.bus.publishInbound(userMessage("t", "hang"));
     await until(() => channel.sent.find((m) => m.text.startsWith("relayed:")), "the timeout relay");
     expect(Date.now() - started).toBeLessThan(5000);
     const relay = channel.sent.find((m) => m.text.startsWith("relayed:"));
     expect(relay?.text).toContain("did not finish within its time limit of 1 s");
-    expect(runs(app)[0].status).toBe("timeout");
+    expect((await runs(app))[0].status).toBe("timeout");
 
-    app.bus.publishInbound(userMessage("l", "loop"));
+    await app.bus.publishInbound(userMessage("l", "loop"));
     await until(() => channel.sent.filter((m) => m.text.startsWith("relayed:")).length === 2, "the loop relay");
     const loopRuns = model.requests.filter((r) => isHelper(r) && r.messages[1].content === "loop");
     // maxIterations model calls with tools, then one more without them for the final answer.
     expect(loopRuns).toHaveLength(4);
     expect(loopRuns[3].tools ?? []).toEqual([]);
-    expect(runs(app).find((r) => r.task === "loop")?.status).toBe("done");
+    expect((await runs(app)).find((r) => r.task === "loop")?.status).toBe("done");
   });
 
   it("a helper cannot call spawn, message or cron", async () => {
@@ -208,14 +207,14 @@ describe("spawn limits", () => {
       return { toolCalls: [{ name: "spawn", arguments: { task: "try to escape" } }] };
     });
     const { app, channel } = await consoleApp(model);
-    app.bus.publishInbound(userMessage("x", "go"));
+    await app.bus.publishInbound(userMessage("x", "go"));
     await until(() => channel.sent.find((m) => m.text === "relayed"), "the relay");
     expect(helperResults).toHaveLength(3);
     for (const [i, name] of ["spawn", "message", "cron"].entries()) {
       expect(helperResults[i]).toMatch(new RegExp(`^Error: unknown tool "${name}"`));
     }
     expect(channel.sent.map((m) => m.text)).toEqual(["on it", "relayed"]);
-    expect(runs(app)).toHaveLength(1);
+    expect(await runs(app)).toHaveLength(1);
   });
 
   it("a restart during a helper marks it interrupted and tells the chat once", async () => {
@@ -229,7 +228,7 @@ describe("spawn limits", () => {
     });
     const home = tempHome();
     const first = await consoleApp(model, undefined, home);
-    first.app.bus.publishInbound(userMessage("r", "do the long job"));
+    await first.app.bus.publishInbound(userMessage("r", "do the long job"));
     await until(() => model.requests.some(isHelper), "the helper's model call");
     await first.channel.waitFor(1);
     await first.stop();
@@ -237,12 +236,12 @@ describe("spawn limits", () => {
     const second = await consoleApp(model, undefined, home);
     await second.channel.waitFor(1);
     expect(second.channel.sent[0].text).toMatch(/^notice: .*"long".*pincer was restarted while it worked/s);
-    expect(runs(second.app)[0].status).toBe("interrupted");
+    expect((await runs(second.app))[0].status).toBe("interrupted");
     await second.stop();
 
     const third = await consoleApp(model, undefined, home);
     model.respond(() => ({ content: "pong" }));
-    third.app.bus.publishInbound(userMessage("r", "ping"));
+    await third.app.bus.publishInbound(userMessage("r", "ping"));
     await third.channel.waitFor(1);
     expect(third.channel.sent.map((m) => m.text)).toEqual(["pong"]);
   });
@@ -258,10 +257,10 @@ describe("spawn limits", () => {
       return { toolCalls: [{ name: "spawn", arguments: { task: "again" } }] };
     });
     const { app, channel } = await consoleApp(model);
-    app.bus.publishInbound(userMessage("c", "start"));
+    await app.bus.publishInbound(userMessage("c", "start"));
     await channel.waitFor(2);
     expect(channel.sent[1].text).toMatch(/^after tool: Error: this turn relays a helper's result/);
     await until(() => app.helpers.list().length === 0, "no helper running");
-    expect(runs(app)).toHaveLength(1);
+    expect(await runs(app)).toHaveLength(1);
   });
 });

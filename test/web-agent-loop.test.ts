@@ -11,7 +11,7 @@ import { runAgentLoop } from "../src/agent/loop.js";
 import { loadConfig } from "../src/config/config.js";
 import { createOpenAIModel } from "../src/llm/model.js";
 import { databasePath } from "../src/paths.js";
-import { type Database, openDatabase } from "../src/store/database.js";
+import { openSqliteStore, type SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { createTools } from "../src/tools/index.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
@@ -22,7 +22,7 @@ import { toolContext } from "./helpers/tools.js";
 
 const log = pino({ level: "silent" });
 let root: string;
-let db: Database;
+let store: SqliteStore;
 let model: FakeOpenAI;
 let search: FakeSearch;
 let site: FakeWeb;
@@ -34,7 +34,7 @@ let peakInFlight = 0;
 
 beforeAll(async () => {
   root = tempHome("pincer-web-loop-");
-  db = openDatabase(databasePath(root));
+  store = openSqliteStore(databasePath(root));
   model = await startFakeOpenAI();
   search = await startFakeSearch({ apiKey: "brave-key" });
   site = await startFakeWeb(async (req, res) => {
@@ -52,7 +52,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  db.close();
+  await store.close();
   await Promise.all([model.close(), search.close(), site.close(), victim.close()]);
   rmSync(root, { recursive: true, force: true });
 });
@@ -69,7 +69,7 @@ function registryFor(web: unknown, env: Record<string, string> = {}): ToolRegist
     ...env,
   });
   const registry = new ToolRegistry();
-  for (const tool of createTools({ config, db, log })) registry.register(tool);
+  for (const tool of createTools({ config, store, log })) registry.register(tool);
   return registry;
 }
 
@@ -122,7 +122,7 @@ describe("web tools through the agent loop", () => {
     expect(victim.connections).toBe(0);
   });
 
-  it("does not offer web_search without a provider, and still offers web_fetch", () => {
+  it("does not offer web_search without a provider, and still offers web_fetch", async () => {
     const names = registryFor({}).names;
     expect(names).toContain("web_fetch");
     expect(names).not.toContain("web_search");

@@ -3,7 +3,6 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
-import { AuditLog } from "../src/store/audit.js";
 import { webTokenPath } from "../src/web/token.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { tempHome, testApp } from "./helpers/app.js";
@@ -19,7 +18,7 @@ let cookie: string;
 
 beforeAll(async () => {
   model = await startFakeOpenAI();
-  app = testApp(model.url, tempHome("pincer-web-"), { PINCER_WEB_ADDR: "127.0.0.1:0" });
+  app = await testApp(model.url, tempHome("pincer-web-"), { PINCER_WEB_ADDR: "127.0.0.1:0" });
   await app.start([]);
   h = await startWebHarness(app);
   cookie = await login(h.base, h.token);
@@ -40,7 +39,7 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
 const sameOrigin = () => ({ cookie, origin: h.base });
 
 describe("auth", () => {
-  it("keeps a generated token in PINCER_HOME, readable by the owner only", () => {
+  it("keeps a generated token in PINCER_HOME, readable by the owner only", async () => {
     expect(h.token.length).toBeGreaterThanOrEqual(32);
     expect(statSync(webTokenPath(app.config.home)).mode & 0o777).toBe(0o600);
   });
@@ -168,11 +167,11 @@ describe("hostile requests", () => {
       join(skill, "SKILL.md"),
       `---\nname: <script>alert(4)</script>\ndescription: ${evil}\nrequires-bins: no-such-binary-here\n---\n`,
     );
-    app.conversations.append(`telegram:<b>1</b>`, [
+    await app.store.conversations.append(`telegram:<b>1</b>`, [
       { role: "user", content: evil },
       { role: "assistant", content: `"'><svg onload=alert(3)>` },
     ]);
-    new AuditLog(app.db).record({
+    await app.store.audit.record({
       sessionKey: "telegram:<b>1</b>",
       tool: "<i>exec</i>",
       arguments: `{"command":"${evil}"}`,
@@ -273,7 +272,7 @@ describe("health and metrics", () => {
 describe("running work", () => {
   it("shows background helpers while they run", async () => {
     model.enqueue({ content: "helper result", delayMs: 1500 });
-    const id = app.helpers.spawn(
+    const id = await app.helpers.spawn(
       {
         id: "h1",
         channel: "web",

@@ -22,7 +22,7 @@ function lastUser(request: number): string {
 }
 
 async function started(home = tempHome(), env: Record<string, string> = {}, adjust?: (config: Config) => void) {
-  const app = testApp(fake.url, home, env, adjust);
+  const app = await testApp(fake.url, home, env, adjust);
   const channel = recordingChannel(app);
   await app.start([channel]);
   return { app, channel, home };
@@ -43,10 +43,10 @@ describe("agent worker", () => {
     });
     const ctx = await started();
     app = ctx.app;
-    app.bus.publishInbound(userMessage("a", "a1"));
-    app.bus.publishInbound(userMessage("a", "a2"));
-    app.bus.publishInbound(userMessage("a", "a3"));
-    app.bus.publishInbound(userMessage("b", "b1"));
+    await app.bus.publishInbound(userMessage("a", "a1"));
+    await app.bus.publishInbound(userMessage("a", "a2"));
+    await app.bus.publishInbound(userMessage("a", "a3"));
+    await app.bus.publishInbound(userMessage("b", "b1"));
     await ctx.channel.waitFor(4);
     const at = (text: string) => arrivals.find((a) => a.text === text)?.at ?? Number.NaN;
     // b1 reached the model while a1's turn still ran (a2 can only start after it); a2 and a3 each waited.
@@ -76,7 +76,7 @@ describe("agent worker", () => {
       config.agent.maxConcurrentTurns = 2;
     });
     app = ctx.app;
-    for (const chat of ["c1", "c2", "c3", "c4", "c5"]) app.bus.publishInbound(userMessage(chat, "hi"));
+    for (const chat of ["c1", "c2", "c3", "c4", "c5"]) await app.bus.publishInbound(userMessage(chat, "hi"));
     await ctx.channel.waitFor(5);
     expect(peak).toBe(2);
     await app.stop();
@@ -89,13 +89,13 @@ describe("agent worker", () => {
     });
     app = ctx.app;
     fake.enqueue({ status: 400 });
-    app.bus.publishInbound(userMessage("x", "first"));
+    await app.bus.publishInbound(userMessage("x", "first"));
     await ctx.channel.waitFor(1);
     expect(ctx.channel.sent[0]).toMatchObject({ kind: "notice", chatId: "x" });
     expect(ctx.channel.sent[0].text).toMatch(/^Sorry, the model endpoint answered 400/);
     expect(fake.requests.map((r) => r.model)).toEqual(["gpt-4.1-mini"]);
     fake.enqueue({ content: "back again" });
-    app.bus.publishInbound(userMessage("x", "second"));
+    await app.bus.publishInbound(userMessage("x", "second"));
     await ctx.channel.waitFor(2);
     expect(ctx.channel.sent[1]).toMatchObject({ kind: "reply", text: "back again" });
     expect(JSON.stringify(fake.requests.at(-1)?.messages)).toContain("first");
@@ -112,7 +112,7 @@ describe("agent worker", () => {
       config.agent.circuitBreaker = { failureThreshold: 2, coolDownSeconds: 60 };
     });
     app = ctx.app;
-    for (const text of ["one", "two", "three"]) app.bus.publishInbound(userMessage("f", text));
+    for (const text of ["one", "two", "three"]) await app.bus.publishInbound(userMessage("f", text));
     await ctx.channel.waitFor(3);
     expect(ctx.channel.sent.map((m) => m.text)).toEqual(["backup: one", "backup: two", "backup: three"]);
     // The main model's circuit opened after two failures: the third message went straight to the backup.
@@ -134,18 +134,20 @@ describe("agent worker", () => {
       config.agent.circuitBreaker = { failureThreshold: 2, coolDownSeconds: 0.3 };
     });
     app = ctx.app;
-    app.bus.publishInbound(userMessage("a", "a1"));
-    app.bus.publishInbound(userMessage("b", "b1"));
+    await app.bus.publishInbound(userMessage("a", "a1"));
+    await app.bus.publishInbound(userMessage("b", "b1"));
     await ctx.channel.waitFor(2);
     // A new message arrives while its chat waits for the model: it queues behind the older one.
-    app.bus.publishInbound(userMessage("a", "a2"));
+    await app.bus.publishInbound(userMessage("a", "a2"));
     await until(() => fake.requests.length >= 6, "six model calls during the outage");
     const duringOutage = fake.requests.length;
     up = true;
     await ctx.channel.waitFor(5);
     // Nothing is left to run or send, so nothing more can arrive.
     await until(
-      () => app?.journal.pendingInbound().length === 0 && app.journal.pendingOutbound("console").length === 0,
+      async () =>
+        (await app!.store.journal.pendingInbound()).length === 0 &&
+        (await app!.store.journal.pendingOutbound("console")).length === 0,
       "nothing left to run or send",
     );
     const to = (chat: string) => ctx.channel.sent.filter((m) => m.chatId === chat).map((m) => m.text);
@@ -168,26 +170,26 @@ describe("agent worker", () => {
       config.memory.consolidate = false;
     });
     app = ctx.app;
-    app.bus.publishInbound(userMessage("c", "remember 42"));
+    await app.bus.publishInbound(userMessage("c", "remember 42"));
     await ctx.channel.waitFor(1);
-    app.bus.publishInbound(userMessage("c", "/help"));
+    await app.bus.publishInbound(userMessage("c", "/help"));
     await ctx.channel.waitFor(2);
     expect(ctx.channel.sent[1].text).toContain("/new");
-    app.bus.publishInbound(userMessage("c", "/status"));
+    await app.bus.publishInbound(userMessage("c", "/status"));
     await ctx.channel.waitFor(3);
     expect(ctx.channel.sent[2].text).toMatch(/Conversation: console:c, 2 stored messages/);
-    app.bus.publishInbound(userMessage("c", "/new"));
+    await app.bus.publishInbound(userMessage("c", "/new"));
     await ctx.channel.waitFor(4);
     expect(ctx.channel.sent[3].text).toMatch(/new conversation/);
 
     fake.enqueue({ content: "too late", delayMs: 5000 });
     const asked = fake.requests.length;
-    app.bus.publishInbound(userMessage("c", "slow question"));
+    await app.bus.publishInbound(userMessage("c", "slow question"));
     await until(() => fake.requests.length > asked, "the slow question's model call");
-    app.bus.publishInbound(userMessage("c", "/stop"));
+    await app.bus.publishInbound(userMessage("c", "/stop"));
     await ctx.channel.waitFor(6);
     expect(ctx.channel.sent.slice(4).map((m) => m.text)).toEqual(["Stopping the running turn.", "Stopped."]);
-    app.bus.publishInbound(userMessage("c", "after"));
+    await app.bus.publishInbound(userMessage("c", "after"));
     await ctx.channel.waitFor(7);
     // Only the model calls for real messages happened: /help, /status, /new and /stop never reached it.
     expect(fake.requests.map((_, i) => lastUser(i))).toEqual(["remember 42", "slow question", "after"]);
@@ -204,12 +206,12 @@ describe("restarts", () => {
   it("keeps history across a restart of the store", async () => {
     const home = tempHome();
     const first = await started(home);
-    first.app.bus.publishInbound(userMessage("r", "my name is Ada"));
+    await first.app.bus.publishInbound(userMessage("r", "my name is Ada"));
     await first.channel.waitFor(1);
     await first.app.stop();
 
     const second = await started(home);
-    second.app.bus.publishInbound(userMessage("r", "what is my name?"));
+    await second.app.bus.publishInbound(userMessage("r", "what is my name?"));
     await second.channel.waitFor(1);
     await second.app.stop();
     const context = JSON.stringify(fake.requests.at(-1)?.messages);
@@ -223,17 +225,20 @@ describe("restarts", () => {
     fake.enqueue({ content: "never sent", delayMs: 3000 });
     const msg = userMessage("q", "cut short");
     const asked = fake.requests.length;
-    first.app.bus.publishInbound(msg);
+    await first.app.bus.publishInbound(msg);
     await until(() => fake.requests.length > asked, "the model call");
     await first.app.stop();
     expect(first.channel.sent).toEqual([]);
 
     const second = await started(home);
-    expect(second.app.bus.publishInbound(msg)).toBe(false);
+    expect(await second.app.bus.publishInbound(msg)).toBe(false);
     await second.channel.waitFor(1);
     // Nothing left to run or send: no second answer can come.
-    await until(() => second.app.journal.pendingInbound().length === 0, "nothing left to run");
-    await until(() => second.app.journal.pendingOutbound("console").length === 0, "nothing left to send");
+    await until(async () => (await second.app.store.journal.pendingInbound()).length === 0, "nothing left to run");
+    await until(
+      async () => (await second.app.store.journal.pendingOutbound("console")).length === 0,
+      "nothing left to send",
+    );
     await second.app.stop();
     expect(second.channel.sent.map((m) => m.text)).toEqual(["ok"]);
   });
@@ -242,7 +247,7 @@ describe("restarts", () => {
     const home = tempHome();
     const first = await started(home);
     fake.enqueue({ content: "never sent", delayMs: 3000 });
-    first.app.bus.publishInbound(userMessage("o", "older"));
+    await first.app.bus.publishInbound(userMessage("o", "older"));
     await until(() => fake.requests.length === 1, "the older message's model call");
     await first.app.stop();
 
@@ -250,7 +255,7 @@ describe("restarts", () => {
     fake.respond((request) => ({
       content: `re: ${String(request.messages.filter((m) => m.role === "user").at(-1)?.content)}`,
     }));
-    const app2 = testApp(fake.url, home);
+    const app2 = await testApp(fake.url, home);
     const channel = recordingChannel(app2);
     // A channel that receives a message the moment it connects (a platform with updates queued).
     await app2.start([
@@ -258,7 +263,7 @@ describe("restarts", () => {
         ...channel,
         async start() {
           await channel.start();
-          app2.bus.publishInbound(userMessage("o", "newer"));
+          await app2.bus.publishInbound(userMessage("o", "newer"));
         },
       },
     ]);
@@ -270,8 +275,8 @@ describe("restarts", () => {
 
   it("sends a reply recorded before a crash when the channel comes back, once", async () => {
     const home = tempHome();
-    const first = testApp(fake.url, home);
-    first.journal.recordOutbound({ channel: "console", chatId: "z", text: "from before", kind: "reply" });
+    const first = await testApp(fake.url, home);
+    await first.store.journal.recordOutbound({ channel: "console", chatId: "z", text: "from before", kind: "reply" });
     await first.stop();
     const second = await started(home);
     await second.channel.waitFor(1);

@@ -56,7 +56,7 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
       const command = parseCommand(text);
       const instant = command === "stop" || command === "status" || command === "help";
       const ended = new Promise<void>((resolve) => (instant ? commandAnswered : turnEnded).push(resolve));
-      deps.bus.publishInbound({
+      const published = deps.bus.publishInbound({
         id: randomUUID(),
         channel: "console",
         chatId,
@@ -69,7 +69,7 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
         receivedAt: Date.now(),
         sessionKey,
       });
-      return ended;
+      return published.then(() => ended);
     },
   };
 }

@@ -98,7 +98,7 @@ describe("Discord channel", () => {
     await discord.waitFor(() => discord.sent.find((m) => m.replyTo === followUp.id));
     expect(model.requests).toHaveLength(2);
     // Both turns are one conversation: the channel's session, with history.
-    expect(app.conversations.count(`discord:${GENERAL}`)).toBe(4);
+    expect(await app.store.conversations.count(`discord:${GENERAL}`)).toBe(4);
     expect(model.requests[1].messages.some((m) => m.role === "assistant" && m.content === "echo: what is up?")).toBe(
       true,
     );
@@ -147,7 +147,7 @@ describe("Discord channel", () => {
     const reply = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
     expect(reply.channelId).toBe(DM);
     expect(reply.content).toBe("hello in private");
-    expect(app.conversations.count(`discord:${DM}`)).toBe(2);
+    expect(await app.store.conversations.count(`discord:${DM}`)).toBe(2);
     expect(model.requests[0].messages[0].content).toContain("direct chat");
   });
 
@@ -195,8 +195,8 @@ describe("Discord channel", () => {
       mentions: [discord.bot],
     });
     await discord.waitFor(() => discord.sent.find((m) => m.replyTo === inChannel.id));
-    expect(app.conversations.count(`discord:${GENERAL}:thread:${THREAD}`)).toBe(2);
-    expect(app.conversations.count(`discord:${GENERAL}`)).toBe(2);
+    expect(await app.store.conversations.count(`discord:${GENERAL}:thread:${THREAD}`)).toBe(2);
+    expect(await app.store.conversations.count(`discord:${GENERAL}`)).toBe(2);
     // The channel's turn did not see the thread's history.
     expect(model.requests[1].messages.some((m) => m.content === "thread answer")).toBe(false);
   });
@@ -303,7 +303,7 @@ describe("Discord channel", () => {
     expect(discord.calls.filter((c) => c.path.startsWith("/attachments/"))).toHaveLength(0);
     expect(discord.sent.filter((m) => m.channelId === GENERAL)).toHaveLength(0);
 
-    expect(app.pairing.approve("discord", code as string)?.userId).toBe(MALLORY.id);
+    expect((await app.store.pairing.approve("discord", code as string))?.user.userId).toBe(MALLORY.id);
     model.enqueue({ content: "welcome" });
     const after = discord.dispatchMessage({ channelId: DM, author: MALLORY, content: "now?" });
     const welcome = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === after.id));
@@ -347,12 +347,12 @@ describe("Discord channel", () => {
       discord.dispatchMessage({ channelId: DM, author: ALICE, content: text });
     await discord.waitFor(() => model.requests.length === 3);
     // The turns are over while the replies still wait in the outbox.
-    await discord.waitFor(() => app.journal.pendingOutbound("discord").length === 3);
+    await discord.waitFor(async () => (await app.store.journal.pendingOutbound("discord")).length === 3);
     await discord.waitFor(() => discord.calls.filter((c) => c.status === 503).length >= 12);
     expect(discord.sent).toEqual([]);
     discord.clearFailures();
     await discord.waitFor(() => discord.sent.length === 3, 10_000);
-    await discord.waitFor(() => app.journal.pendingOutbound("discord").length === 0);
+    await discord.waitFor(async () => (await app.store.journal.pendingOutbound("discord")).length === 0);
     expect(discord.sent.map((m) => m.content)).toEqual(["re: one", "re: two", "re: three"]);
     expect(model.requests).toHaveLength(3);
   });
@@ -389,7 +389,7 @@ describe("Discord channel", () => {
     const posts = discord.calls.filter((c) => c.method === "POST" && c.path === `/channels/${DM}/messages`);
     expect(posts.map((c) => c.status)).toEqual([403]);
     expect(logs.filter((l) => l.level >= 40)).toHaveLength(1);
-    expect(app.journal.pendingOutbound("discord")).toEqual([]);
+    expect(await app.store.journal.pendingOutbound("discord")).toEqual([]);
     discord.dispatchMessage({ channelId: DM, author: ALICE, content: "again" });
     await discord.waitFor(() => discord.sent[0]);
     expect(discord.sent.map((m) => m.content)).toEqual(["but this one arrives"]);
@@ -444,7 +444,7 @@ describe("Discord channel start failures", () => {
       PINCER_SANDBOX: "none",
     });
     const log = pino({ level: "silent" });
-    const app = createApp(config, { log });
+    const app = await createApp(config, { log });
     cleanups.push(() => app.stop());
     const channel = createDiscordChannel({ config, bus: app.bus, mediaDir: mediaDir(config.home), log });
     return channel.start().then(

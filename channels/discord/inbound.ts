@@ -45,7 +45,7 @@ export function createInboundHandler(deps: InboundDeps) {
       sessionKey: conversation.sessionKey,
     };
     // Before any download: a stranger's files are never fetched (the gate answers them itself).
-    if (!deps.bus.screenInbound(envelope)) return;
+    if (!(await deps.bus.screenInbound(envelope))) return;
     const names = new Map(
       message.mentions.users.map((user) => [user.id, displayName(message, user.id) ?? user.username]),
     );
@@ -78,7 +78,7 @@ export function createInboundHandler(deps: InboundDeps) {
       media: attachments.paths,
       ...(Object.keys(meta).length > 0 ? { meta } : {}),
     };
-    if (!deps.bus.publishInbound(inbound))
+    if (!(await deps.bus.publishInbound(inbound)))
       deps.log.debug({ id: message.id, sessionKey }, "not accepted: a replayed message, or refused by the gate");
   }
 

@@ -49,7 +49,7 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
       } catch (err) {
         throw toDeliveryError(err);
       }
-      delivery.markPartSent(last);
+      await delivery.markPartSent(last);
       const id = (posted as { id?: unknown } | undefined)?.id;
       if (typeof id === "string") messageIds.push(id);
     }

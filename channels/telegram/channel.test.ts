@@ -35,7 +35,7 @@ describe("telegram channel: conversations", () => {
     expect(sent.replyToId).toBe(update.message?.message_id);
     expect(h.telegram.callsTo("sendMessage")[0].params.text).toBe("<b>Hello</b> there, <code>Ann</code>");
     expect(lastUserText(h, 0)).toBe("hi bot");
-    expect(h.app.conversations.count("telegram:42")).toBe(2);
+    expect(await h.app.store.conversations.count("telegram:42")).toBe(2);
 
     const commands = h.telegram.callsTo("setMyCommands")[0].params.commands as Array<{ command: string }>;
     expect(commands.map((c) => c.command)).toEqual(["new", "stop", "status", "help"]);
@@ -130,8 +130,8 @@ describe("telegram channel: conversations", () => {
       text: "topic 77 answer",
     });
     expect(h.telegram.sent[1]).toMatchObject({ threadId: 88, text: "topic 88 answer" });
-    expect(h.app.conversations.count("telegram:-1005:thread:77")).toBe(2);
-    expect(h.app.conversations.count("telegram:-1005:thread:88")).toBe(2);
+    expect(await h.app.store.conversations.count("telegram:-1005:thread:77")).toBe(2);
+    expect(await h.app.store.conversations.count("telegram:-1005:thread:88")).toBe(2);
     expect(JSON.stringify(h.model.requests[1].messages)).not.toContain("banana");
     const typing = h.telegram.callsTo("sendChatAction").map((c) => c.params.message_thread_id);
     expect(typing).toContain(77);
@@ -155,7 +155,7 @@ describe("telegram channel: conversations", () => {
     expect(h.model.requests).toHaveLength(1);
     expect(lastUserText(h, 0)).toBe("owner here");
 
-    expect(h.app.pairing.approve("telegram", code as string)?.userId).toBe("99");
+    expect((await h.app.store.pairing.approve("telegram", code as string))?.user.userId).toBe("99");
     h.telegram.pushUpdate(message(privateChat(99), user(99, "Eve"), { text: "now?" }));
     await h.telegram.waitFor(() => h?.telegram.sent.filter((m) => m.chatId === "99")[1]);
     expect(lastUserText(h, 1)).toBe("now?");
@@ -181,22 +181,22 @@ describe("telegram channel: the access gate", () => {
     expect(h.telegram.callsTo("getFile")).toHaveLength(0);
     expect(h.model.requests).toHaveLength(0);
     // The cap of 10 open requests made room: the oldest went, the newest stays valid.
-    expect(h.app.pairing.pending()).toHaveLength(10);
-    expect(h.app.pairing.pending().some((p) => p.userId === "100")).toBe(false);
+    expect(await h.app.store.pairing.pending()).toHaveLength(10);
+    expect((await h.app.store.pairing.pending()).some((p) => p.userId === "100")).toBe(false);
 
     // The same stranger asking again keeps the same open code (no second request, no second message so soon).
     h.telegram.pushUpdate(message(privateChat(111), user(111), { text: "again?" }));
     h.telegram.pushUpdate(message(privateChat(42), user(42), { text: "owner here" }));
     await h.telegram.waitFor(() => h?.telegram.sent.find((m) => m.chatId === "42"));
-    expect(h.app.pairing.pending().find((p) => p.userId === "111")?.code).toBe(codes[11]);
+    expect((await h.app.store.pairing.pending()).find((p) => p.userId === "111")?.code).toBe(codes[11]);
     expect(h.telegram.sent.filter((m) => m.chatId === "111")).toHaveLength(1);
-    expect(h.app.pairing.approve("telegram", codes[11] as string)?.userId).toBe("111");
+    expect((await h.app.store.pairing.approve("telegram", codes[11] as string))?.user.userId).toBe("111");
   });
 
   it("does not run a message that waited in its queue while its sender's access was revoked", async () => {
     h = await startTelegramHarness({ allowFrom: "" });
-    const { code } = h.app.pairing.request("telegram", "9", "Nine");
-    h.app.pairing.approve("telegram", code);
+    const { code } = await h.app.store.pairing.request("telegram", "9", "Nine");
+    await h.app.store.pairing.approve("telegram", code);
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
@@ -207,10 +207,12 @@ describe("telegram channel: the access gate", () => {
     });
     h.telegram.pushUpdate(message(privateChat(9), user(9), { text: "first" }));
     h.telegram.pushUpdate(message(privateChat(9), user(9), { text: "second, queued" }));
-    await h.telegram.waitFor(() => h?.app.journal.pendingInbound().length === 2);
-    h.app.pairing.revoke("telegram", "9");
+    await h.telegram.waitFor(async () => (await h!.app.store.journal.pendingInbound()).length === 2);
+    await h.app.store.pairing.revoke("telegram", "9");
     release();
-    await h.telegram.waitFor(() => h?.app.journal.pendingInbound().length === 0 && h.telegram.sent.length > 0);
+    await h.telegram.waitFor(
+      async () => (await h!.app.store.journal.pendingInbound()).length === 0 && h!.telegram.sent.length > 0,
+    );
     expect(h.model.requests).toHaveLength(1);
     expect(h.telegram.sent.map((m) => m.text)).toEqual(["first answer"]);
   });
@@ -226,7 +228,7 @@ describe("telegram channel: the access gate", () => {
     expect(h.model.requests).toHaveLength(1);
     expect(lastUserText(h, 0)).not.toContain("give me a code");
     expect(h.telegram.sent).toHaveLength(1);
-    expect(h.app.pairing.pending()).toEqual([]);
+    expect(await h.app.store.pairing.pending()).toEqual([]);
   });
 
   it("gives up a stalled file download after its timeout and still answers", async () => {

@@ -1,7 +1,6 @@
 import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
-import { storeStatus } from "../../src/store/status.js";
 import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "../../test/helpers/telegram.js";
 
 let h: TelegramHarness | undefined;
@@ -54,7 +53,7 @@ describe("telegram channel: rendering long and difficult replies", () => {
     expect(calls).toHaveLength(2);
     expect(calls[0].params.parse_mode).toBe("HTML");
     expect(calls[1].params.parse_mode).toBeUndefined();
-    await h.telegram.waitFor(() => h?.app.journal.pendingOutbound("telegram").length === 0);
+    await h.telegram.waitFor(async () => (await h!.app.store.journal.pendingOutbound("telegram")).length === 0);
   });
 });
 
@@ -90,7 +89,7 @@ describe("telegram channel: flood control and faults", () => {
     const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
     expect(sent).toMatchObject({ chatId: "42", text: "not lost" });
     expect(h.telegram.callsTo("sendMessage").map((c) => c.status)).toEqual([500, 500, 500, 500, 500, 500, 200]);
-    await h.telegram.waitFor(() => h?.app.journal.pendingOutbound("telegram").length === 0);
+    await h.telegram.waitFor(async () => (await h!.app.store.journal.pendingOutbound("telegram")).length === 0);
     expect(h.model.requests).toHaveLength(1);
     expect(h.logs.filter((l) => l.msg.startsWith("could not send; retrying"))).toHaveLength(1);
     expect(h.logs.filter((l) => l.msg === "sending works again")).toHaveLength(1);
@@ -133,8 +132,8 @@ describe("telegram channel: flood control and faults", () => {
     await h.telegram.waitFor(() => h?.telegram.sent[0]);
     expect(h.telegram.sent.map((m) => m.text)).toEqual(["re: third"]);
     expect(h.logs.filter((l) => l.msg.includes("dead letters"))).toHaveLength(2);
-    await h.telegram.waitFor(() => h?.app.journal.pendingOutbound("telegram").length === 0);
-    expect(storeStatus(h.app.db)).toMatchObject({ deadLetters: 2, pendingOutbound: 0 });
+    await h.telegram.waitFor(async () => (await h!.app.store.journal.pendingOutbound("telegram")).length === 0);
+    expect(await h.app.store.status.summary()).toMatchObject({ deadLetters: 2, pendingOutbound: 0 });
   });
 
   it("rides out a polling outage, logging it once when it starts and once when it ends", async () => {
@@ -248,7 +247,7 @@ describe("telegram channel: webhook mode", () => {
     expect(h.model.requests).toHaveLength(1);
   });
 
-  it("reads the webhook settings from the environment and rejects a malformed secret", () => {
+  it("reads the webhook settings from the environment and rejects a malformed secret", async () => {
     const base = { OPENAI_API_KEY: "k", PINCER_HOME: "/tmp/pincer-config-test", PINCER_CONFIG: "" };
     const config = loadConfig({
       ...base,

@@ -80,7 +80,7 @@ export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context
       ...(Object.keys(normalized.meta).length > 0 ? { meta: normalized.meta } : {}),
     };
     // Before any download: a stranger's files are never fetched (the gate answers them itself).
-    if (!deps.bus.screenInbound(inbound)) return;
+    if (!(await deps.bus.screenInbound(inbound))) return;
     const media: string[] = [];
     const notes: string[] = [];
     for (const [index, attachment] of normalized.attachments.entries()) {
@@ -93,7 +93,7 @@ export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context
       else notes.push(outcome.note);
     }
     const text = [normalized.text, ...notes].filter(Boolean).join("\n");
-    if (!deps.bus.publishInbound({ ...inbound, text, media })) {
+    if (!(await deps.bus.publishInbound({ ...inbound, text, media }))) {
       log.debug({ chatId: inbound.chatId, id: inbound.id }, "not accepted: a replayed update, or refused by the gate");
     }
   }

@@ -73,7 +73,7 @@ export function createSender(
       } catch (err) {
         throw toDeliveryError(err);
       }
-      delivery.markPartSent(index === parts.length - 1);
+      await delivery.markPartSent(index === parts.length - 1);
       if (id !== undefined) messageIds.push(String(id));
     }
     return { messageIds };

@@ -10,7 +10,7 @@ export type WebChatEvent =
 
 export interface WebChannel extends Channel {
   /** Publishes what the page's user typed into conversation `web:<chatId>`; false for a replay. */
-  send(chatId: string, text: string, senderName?: string): boolean;
+  send(chatId: string, text: string, senderName?: string): Promise<boolean>;
   /** Listens to every web chat; returns the unsubscribe function. */
   listen(listener: (event: WebChatEvent) => void): () => void;
 }

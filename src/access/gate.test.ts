@@ -1,13 +1,13 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { InboundMessage, OutboundMessage } from "../bus/types.js";
-import { openDatabase } from "../store/database.js";
-import { PairingStore } from "../store/pairing.js";
+import { openDatabase } from "../store/sqlite/database.js";
+import { SqlitePairing } from "../store/sqlite/pairing.js";
 import { createAccessGate } from "./gate.js";
 
 function setup() {
   let now = 1_000_000;
-  const pairing = new PairingStore(openDatabase(":memory:"), { now: () => now });
+  const pairing = new SqlitePairing(openDatabase(":memory:"), { now: () => now });
   const sent: OutboundMessage[] = [];
   const gate = createAccessGate({
     allowFrom: { telegram: ["42"], discord: ["*"] },
@@ -38,39 +38,39 @@ const msg = (senderId: string, extra: Partial<InboundMessage> = {}): InboundMess
 });
 
 describe("the access gate", () => {
-  it("lets the allowlist, approved users and local channels through without a word", () => {
+  it("lets the allowlist, approved users and local channels through without a word", async () => {
     const { gate, pairing, sent } = setup();
-    expect(gate.admit(msg("42"))).toBe(true);
-    expect(gate.admit(msg("5", { channel: "discord" }))).toBe(true);
-    expect(gate.admit(msg("x", { channel: "console" }))).toBe(true);
-    expect(gate.admit(msg("cron", { channel: "system" }))).toBe(true);
-    pairing.approve("telegram", pairing.request("telegram", "9", "Nine").code);
-    expect(gate.admit(msg("9"))).toBe(true);
+    expect(await gate.admit(msg("42"))).toBe(true);
+    expect(await gate.admit(msg("5", { channel: "discord" }))).toBe(true);
+    expect(await gate.admit(msg("x", { channel: "console" }))).toBe(true);
+    expect(await gate.admit(msg("cron", { channel: "system" }))).toBe(true);
+    await pairing.approve("telegram", (await pairing.request("telegram", "9", "Nine")).code);
+    expect(await gate.admit(msg("9"))).toBe(true);
     expect(sent).toEqual([]);
-    expect(gate.hasAccess("telegram", "9")).toBe(true);
-    expect(gate.hasAccess("telegram", "10")).toBe(false);
+    expect(await gate.hasAccess("telegram", "9")).toBe(true);
+    expect(await gate.hasAccess("telegram", "10")).toBe(false);
   });
 
-  it("answers a stranger in private with one code, repeats the same code only after a while", () => {
+  it("answers a stranger in private with one code, repeats the same code only after a while", async () => {
     const { gate, sent, tick } = setup();
-    expect(gate.admit(msg("99"))).toBe(false);
+    expect(await gate.admit(msg("99"))).toBe(false);
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ channel: "telegram", chatId: "99", kind: "notice", replyToId: "7" });
     const code = /code is ([A-Z0-9]{8})/.exec(sent[0].text)?.[1];
     expect(sent[0].text).toContain(`pincer pairing approve telegram ${code}`);
     tick(1000);
-    expect(gate.admit(msg("99"))).toBe(false);
+    expect(await gate.admit(msg("99"))).toBe(false);
     expect(sent).toHaveLength(1);
     tick(60_000);
-    expect(gate.admit(msg("99"))).toBe(false);
+    expect(await gate.admit(msg("99"))).toBe(false);
     expect(sent).toHaveLength(2);
     expect(sent[1].text).toContain(`code is ${code}`);
   });
 
-  it("says nothing to a stranger in a group and opens no request there", () => {
+  it("says nothing to a stranger in a group and opens no request there", async () => {
     const { gate, pairing, sent } = setup();
-    expect(gate.admit(msg("66", { chatId: "-100", isGroup: true, sessionKey: "telegram:-100" }))).toBe(false);
+    expect(await gate.admit(msg("66", { chatId: "-100", isGroup: true, sessionKey: "telegram:-100" }))).toBe(false);
     expect(sent).toEqual([]);
-    expect(pairing.pending()).toEqual([]);
+    expect(await pairing.pending()).toEqual([]);
   });
 });

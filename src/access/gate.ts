@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
-import type { PairingStore } from "../store/pairing.js";
+import type { PairingStore } from "../store/store.js";
 import { hasAccess, pairingNotice, strangerAction } from "./policy.js";
 
 export interface AccessGateDeps {
@@ -17,9 +17,9 @@ export interface AccessGateDeps {
 
 export interface AccessGate {
   /** Every inbound message passes here: true lets it reach the agent; a stranger is answered with their code. */
-  admit(msg: InboundMessage): boolean;
+  admit(msg: InboundMessage): Promise<boolean>;
   /** Whether this person may talk to the agent now (a job runs only while its owner may). */
-  hasAccess(channel: ChannelName, userId: string): boolean;
+  hasAccess(channel: ChannelName, userId: string): Promise<boolean>;
 }
 
 /** The one place that decides who may talk to pincer; channels only describe who is talking. */
@@ -27,7 +27,7 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
   const now = deps.now ?? Date.now;
   const repeatAfterMs = deps.repeatAfterMs ?? 10 * 60 * 1000;
 
-  function allowed(channel: ChannelName, userId: string): boolean {
+  function allowed(channel: ChannelName, userId: string): Promise<boolean> {
     return hasAccess({
       channel,
       senderId: userId,
@@ -38,8 +38,8 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
 
   return {
     hasAccess: allowed,
-    admit(msg) {
-      if (allowed(msg.channel, msg.senderId)) return true;
+    async admit(msg) {
+      if (await allowed(msg.channel, msg.senderId)) return true;
       const where = { channel: msg.channel, userId: msg.senderId, chatId: msg.chatId, isGroup: msg.isGroup };
       if (msg.isGroup) {
         // No request either: a group is no place to hand out codes, and a flood there must not evict real ones.
@@ -49,11 +49,11 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
         );
         return false;
       }
-      const request = deps.pairing.request(msg.channel, msg.senderId, msg.senderName);
+      const request = await deps.pairing.request(msg.channel, msg.senderId, msg.senderName);
       const action = strangerAction({ ...request, now: now(), repeatAfterMs });
       deps.log.info({ ...where, name: msg.senderName, action }, "message from a user who is not allowed");
       if (action === "send-code") {
-        deps.pairing.markTold(msg.channel, msg.senderId);
+        await deps.pairing.markTold(msg.channel, msg.senderId);
         const notice: OutboundMessage = {
           channel: msg.channel,
           chatId: msg.chatId,

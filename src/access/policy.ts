@@ -12,11 +12,11 @@ export interface AccessFacts {
   /** Comma list from TELEGRAM_ALLOW_FROM / DISCORD_ALLOW_FROM; `*` lets everyone in. */
   allowFrom: readonly string[] | undefined;
   /** Asked only when the allowlist says no (it reads the database). */
-  isApproved: () => boolean;
+  isApproved: () => Promise<boolean>;
 }
 
 /** Whether a person may talk to the agent (and own jobs): local channels, the allowlist, then approvals. */
-export function hasAccess({ channel, senderId, allowFrom, isApproved }: AccessFacts): boolean {
+export async function hasAccess({ channel, senderId, allowFrom, isApproved }: AccessFacts): Promise<boolean> {
   if (LOCAL_CHANNELS.has(channel)) return true;
   if (allowFrom?.includes("*") || allowFrom?.includes(senderId)) return true;
   return isApproved();

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { InboundMessage } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
 import { storableArguments } from "../llm/reply.js";
-import type { StoredMessage } from "../store/conversations.js";
+import type { StoredMessage } from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import { readTextBeneath } from "../tools/files/safe-read.js";
 import type { Skill } from "./skills.js";

@@ -4,8 +4,7 @@ import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import type { AuditLog } from "../store/audit.js";
-import type { HelperRun, HelperRunStore, HelperStatus } from "../store/helper-runs.js";
+import type { AuditStore, HelperRun, HelperRunStore, HelperStatus } from "../store/store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { ToolError } from "../tools/tool.js";
 import { untilAborted } from "./abortable.js";
@@ -36,7 +35,7 @@ export interface HelperDeps {
   model: Model;
   /** The full registry; helpers get a view without HELPER_DENIED_TOOLS. */
   registry: ToolRegistry;
-  audit?: AuditLog;
+  audit?: AuditStore;
   log: Logger;
   settings: HelperSettings;
   now?: () => number;
@@ -71,7 +70,7 @@ export class HelperManager {
   constructor(private readonly deps: HelperDeps) {}
 
   /** Starts a helper and returns its id at once; throws a ToolError when the caps are reached. */
-  spawn(origin: InboundMessage, task: string, label?: string): string {
+  async spawn(origin: InboundMessage, task: string, label?: string): Promise<string> {
     const { settings } = this.deps;
     if (this.shutdown.signal.aborted) throw new ToolError("pincer is shutting down; no helper was started.");
     const here = this.list(origin.sessionKey).length;
@@ -87,18 +86,24 @@ export class HelperManager {
     }
     const id = `h-${randomBytes(4).toString("hex")}`;
     const startedAt = this.now();
-    this.deps.store.start({
-      id,
-      sessionKey: origin.sessionKey,
-      label,
-      task,
-      model: settings.modelName,
-      origin,
-      startedAt,
-    });
     const controller = new AbortController();
     const entry: Running = { id, sessionKey: origin.sessionKey, label, startedAt, controller, done: Promise.resolve() };
+    // Counted before the write: a spawn elsewhere meanwhile sees the caps with this one in them.
     this.runs.set(id, entry);
+    try {
+      await this.deps.store.start({
+        id,
+        sessionKey: origin.sessionKey,
+        label,
+        task,
+        model: settings.modelName,
+        origin,
+        startedAt,
+      });
+    } catch (err) {
+      this.runs.delete(id);
+      throw err;
+    }
     entry.done = this.run(entry, origin, task).finally(() => this.runs.delete(id));
     return id;
   }
@@ -121,12 +126,12 @@ export class HelperManager {
    * After a restart: helpers the previous process left running are marked interrupted, and each
    * conversation is told once (the system message's id is the run's, so the inbox drops a repeat).
    */
-  recoverInterrupted(): void {
-    for (const run of this.deps.store.running()) {
-      this.deps.bus.publishInbound(
+  async recoverInterrupted(): Promise<void> {
+    for (const run of await this.deps.store.running()) {
+      await this.deps.bus.publishInbound(
         resultMessage(run, "interrupted", "pincer was restarted while it worked, so it did not finish.", this.now()),
       );
-      this.deps.store.finish(run.id, "interrupted", "interrupted by a restart", this.now());
+      await this.deps.store.finish(run.id, "interrupted", "interrupted by a restart", this.now());
     }
   }
 
@@ -160,7 +165,9 @@ export class HelperManager {
           tokens: deps.tokens,
           window: deps.window,
           onToolResult: (call, text, durationMs) =>
-            deps.audit?.record({ sessionKey, tool: call.name, arguments: call.arguments, result: text, durationMs }),
+            void deps.audit
+              ?.record({ sessionKey, tool: call.name, arguments: call.arguments, result: text, durationMs })
+              .catch((err: unknown) => log.warn({ err, tool: call.name }, "could not record a tool call in the audit")),
         },
         {
           system: helperPrompt(settings, new Date(this.now())),
@@ -176,7 +183,7 @@ export class HelperManager {
     } catch (err) {
       if (this.shutdown.signal.aborted) return;
       if (entry.controller.signal.aborted) {
-        deps.store.finish(entry.id, "cancelled", "cancelled by /stop", this.now());
+        await deps.store.finish(entry.id, "cancelled", "cancelled by /stop", this.now());
         return;
       }
       if (timeout.aborted) {
@@ -191,8 +198,8 @@ export class HelperManager {
     const run: HelperRun = { ...entry, task, model: settings.modelName, status, origin };
     // Published before the run is marked finished: a crash in between makes the next start try to
     // report it as interrupted, which the inbox drops (same message id), so the chat hears it once.
-    deps.bus.publishInbound(resultMessage(run, status, result, this.now()));
-    deps.store.finish(entry.id, status, result, this.now());
+    await deps.bus.publishInbound(resultMessage(run, status, result, this.now()));
+    await deps.store.finish(entry.id, status, result, this.now());
   }
 }
 

@@ -2,8 +2,7 @@ import type { Logger } from "pino";
 import { type ChatMessage, ContextRefusedError, type Model, type ModelReply, type ToolCall } from "../llm/model.js";
 import { storableArguments } from "../llm/reply.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import type { StoredMessage } from "../store/conversations.js";
-import type { TurnSoFar } from "../store/turn-steps.js";
+import type { StoredMessage, TurnSoFar } from "../store/store.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
@@ -21,9 +20,9 @@ export interface LoopDeps {
   onToolRound?: (calls: ToolCall[]) => () => void;
   /** The turn's journal: each step is recorded before the next one starts, so a crash can resume. */
   steps?: {
-    assistant(message: StoredMessage): void;
-    started(call: ToolCall): void;
-    result(call: ToolCall, content: string): void;
+    assistant(message: StoredMessage): Promise<void>;
+    started(call: ToolCall): Promise<void>;
+    result(call: ToolCall, content: string): Promise<void>;
   };
   /**
    * With both, every request is fitted (see fitRequest) to the context window `window()` returns
@@ -115,7 +114,7 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
     // Run as sent (a broken call gets its error), kept as something every server will read back.
     const kept = calls.map((call) => ({ ...call, arguments: storableArguments(call.arguments) }));
     const assistant: StoredMessage = { role: "assistant", content: reply.content || null, toolCalls: kept };
-    deps.steps?.assistant(assistant);
+    await deps.steps?.assistant(assistant);
     messages.push(toAssistantMessage(assistant.content, kept));
 
     const roundEnded = deps.onToolRound?.(calls);
@@ -161,7 +160,7 @@ async function resume(
   if (open.length === 0) return rounds;
   deps.log.info({ session: ctx.sessionKey, calls: open.map((c) => c.name) }, "resuming a turn cut short");
   const cutShort = open.filter((call) => soFar.interrupted.has(call.id) && !deps.registry.isRepeatable(call.name));
-  for (const call of cutShort) deps.steps?.result(call, INTERRUPTED);
+  for (const call of cutShort) await deps.steps?.result(call, INTERRUPTED);
   const rest = open.filter((call) => !cutShort.includes(call));
   const results = await runToolCalls(deps, rest, ctx);
   for (const call of open) {
@@ -236,10 +235,10 @@ async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext)
       batch.map(async (index) => {
         const call = calls[index];
         const started = performance.now();
-        deps.steps?.started(call);
+        await deps.steps?.started(call);
         results[index] = await deps.registry.execute(call.name, call.arguments, ctx);
         // Not recorded once the turn is cancelled: a shutdown's "cancelled" is not the tool's result.
-        if (!ctx.signal.aborted) deps.steps?.result(call, results[index]);
+        if (!ctx.signal.aborted) await deps.steps?.result(call, results[index]);
         deps.onToolResult?.(call, results[index], performance.now() - started);
       }),
     );

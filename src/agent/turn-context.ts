@@ -2,8 +2,7 @@ import type { Logger } from "pino";
 import type { InboundMessage } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import type { ConversationStore } from "../store/conversations.js";
-import type { MemoryEntry, MemoryStore } from "../store/memory.js";
+import type { ConversationStore, MemoryEntry, MemoryStore } from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import { requestBudget } from "./budget.js";
 import { buildSystemPrompt, formatDay, toChatMessage } from "./context.js";
@@ -51,18 +50,21 @@ function seesPrivateMemory(inbound: InboundMessage, shareWithGroups: boolean): b
  * consolidated turns, skills, runtime), then the newest history that fits what is left of the
  * budget, then the user's message. Costs depend on the budget, not the conversation's length.
  */
-export function buildTurnContext(
+export async function buildTurnContext(
   deps: TurnContextDeps,
   inbound: InboundMessage,
   userMessage: ChatMessage,
   now: Date,
-): TurnContext {
+): Promise<TurnContext> {
   const { settings, tokens } = deps;
-  const conversation = deps.memory.openConversation(inbound.sessionKey);
+  const conversation = await deps.memory.openConversation(inbound.sessionKey);
   const entries =
     conversation === undefined
       ? []
-      : deps.memory.recentEntries(conversation, Math.floor((settings.contextTokens * ENTRIES_SHARE) / tokens.factor));
+      : await deps.memory.recentEntries(
+          conversation,
+          Math.floor((settings.contextTokens * ENTRIES_SHARE) / tokens.factor),
+        );
   const system = buildSystemPrompt({
     workspace: settings.workspace,
     skills: deps.skills(),
@@ -81,7 +83,8 @@ export function buildTurnContext(
   const fixed = tokens.request([{ role: "system", content: system }, userMessage], deps.toolSchemas());
   const historyBudget = Math.max(0, budget - fixed);
   const tokenCache = new WeakMap<ChatMessage, number>();
-  const history = deps.conversations.recent(inbound.sessionKey, Math.floor(historyBudget / tokens.factor)).map((m) => {
+  const stored = await deps.conversations.recent(inbound.sessionKey, Math.floor(historyBudget / tokens.factor));
+  const history = stored.map((m) => {
     const message = toChatMessage(m);
     if (m.tokens !== undefined) tokenCache.set(message, m.tokens);
     return message;

@@ -4,12 +4,14 @@ import type { InboundMessage } from "../bus/types.js";
 import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { Consolidator } from "../memory/consolidator.js";
-import type { AuditLog } from "../store/audit.js";
-import type { ConversationStore } from "../store/conversations.js";
-import type { SqliteJournal } from "../store/journal.js";
-import type { MemoryStore } from "../store/memory.js";
-import type { TurnSteps } from "../store/turn-steps.js";
-import type { TurnStore } from "../store/turns.js";
+import type {
+  AuditStore,
+  ConversationStore,
+  JournalStore,
+  MemoryStore,
+  TurnStepStore,
+  TurnStore,
+} from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { PreparedAttachments } from "./attachments.js";
@@ -20,12 +22,12 @@ import type { WaitLimits } from "./waiting.js";
 /** What the agent worker is given: its stores, the model, the tools and its settings. */
 export interface WorkerDeps {
   bus: MessageBus;
-  journal: SqliteJournal;
+  journal: JournalStore;
   conversations: ConversationStore;
   turns: TurnStore;
-  audit: AuditLog;
+  audit: AuditStore;
   /** The turn's journal: a turn cut short by a crash resumes instead of repeating finished tool calls. */
-  steps?: TurnSteps;
+  steps?: TurnStepStore;
   model: Model;
   registry: ToolRegistry;
   log: Logger;
@@ -79,7 +81,7 @@ export interface WorkerDeps {
    */
   waitForModel?: boolean;
   /** Whether the sender may still talk to pincer (the access gate): a message queued before a revoke is not run. */
-  senderHasAccess?: (msg: InboundMessage) => boolean;
+  senderHasAccess?: (msg: InboundMessage) => Promise<boolean>;
   /** Called once a message's turn is over and its reply is in the outbox. */
   onTurnFinished?: (msg: InboundMessage) => void;
   /** Told about model calls, tool calls and finished turns (metrics). */

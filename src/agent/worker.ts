@@ -3,7 +3,7 @@ import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/t
 import { type ChatMessage, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
-import type { StoredMessage } from "../store/conversations.js";
+import type { StoredMessage } from "../store/store.js";
 import { untilAborted } from "./abortable.js";
 import { type ContentPart, mediaKind } from "./attachments.js";
 import { BudgetError } from "./budget.js";
@@ -168,11 +168,17 @@ export class AgentWorker {
    * Closes the messages a paused lane holds (the waiting one first) with one notice, in one
    * transaction with `command` itself, then lets the lane go on. `/new` also ends the conversation.
    */
-  private setAside(lane: Lane, count: number, command: InboundMessage, text: string, archive?: string): void {
+  private async setAside(
+    lane: Lane,
+    count: number,
+    command: InboundMessage,
+    text: string,
+    archive?: string,
+  ): Promise<void> {
     const { deps } = this;
     const dropped = lane.queue.splice(0, count);
     const out = notice(replyTarget(command), text);
-    deps.turns.setAside([...dropped, command], out, archive);
+    await deps.turns.setAside([...dropped, command], out, archive);
     deps.log.info({ session: lane.key, count: dropped.length }, "set aside messages that waited for the model");
     deps.bus.outboundRecorded(out.channel);
     for (const msg of [...dropped, command]) deps.onTurnFinished?.(msg);
@@ -185,8 +191,9 @@ export class AgentWorker {
       n === 1
         ? "The message that waited for the model is set aside."
         : `The ${n} messages that waited for the model are set aside.`;
-    this.setAside(lane, n, msg, `Started a new conversation. Long-term memory is kept. ${waited}`, msg.sessionKey);
-    this.deps.consolidator?.afterTurn(msg.sessionKey, msg.isGroup);
+    this.setAside(lane, n, msg, `Started a new conversation. Long-term memory is kept. ${waited}`, msg.sessionKey)
+      .then(() => this.deps.consolidator?.afterTurn(msg.sessionKey, msg.isGroup))
+      .catch((err: unknown) => this.deps.log.error({ err, session: msg.sessionKey }, "could not start over"));
   }
 
   /**
@@ -196,6 +203,7 @@ export class AgentWorker {
   private async runTurn(msg: InboundMessage, signal: AbortSignal): Promise<number | undefined> {
     const { deps } = this;
     const startedAt = Date.now();
+    const { steps } = deps;
     const target = replyTarget(msg);
     const activity = { ...target, sessionKey: msg.sessionKey };
     deps.bus.publishActivity({ ...activity, busy: true });
@@ -212,7 +220,7 @@ export class AgentWorker {
     // Finished rounds of the turn: stored even when the turn then fails.
     const produced: StoredMessage[] = [];
     try {
-      if (deps.senderHasAccess && !deps.senderHasAccess(msg)) {
+      if (deps.senderHasAccess && !(await deps.senderHasAccess(msg))) {
         deps.log.info(
           { session: msg.sessionKey, userId: msg.senderId },
           "dropping a queued message: its sender lost access",
@@ -220,7 +228,7 @@ export class AgentWorker {
         return this.finish(msg, [], undefined);
       }
       // A message whose turn was cut off twice (the daemon died during it) is not run a third time.
-      const starts = deps.journal.recordTurnStart(msg);
+      const starts = await deps.journal.recordTurnStart(msg);
       if (starts > MAX_TURN_STARTS) {
         deps.log.warn(
           { session: msg.sessionKey, id: msg.id, starts: starts - 1 },
@@ -229,7 +237,7 @@ export class AgentWorker {
         return this.finish(msg, [], notice(target, POISON_NOTICE));
       }
       if (msg.channel !== "system" && parseCommand(msg.text) === "new") {
-        deps.conversations.archive(msg.sessionKey);
+        await deps.conversations.archive(msg.sessionKey);
         return this.finish(msg, [], notice(target, "Started a new conversation. Long-term memory is kept."));
       }
       if (msg.media.length > 0 && deps.attachments) {
@@ -260,7 +268,7 @@ export class AgentWorker {
           ? { role: "user", content: [{ type: "text", text: user.content ?? "" }, ...images] }
           : toChatMessage(user);
       const window = deps.window ?? (() => deps.settings.contextTokens);
-      const context = buildTurnContext(
+      const context = await buildTurnContext(
         { ...deps, settings: { ...deps.settings, contextTokens: window() }, toolSchemas: () => registry.toSchemas() },
         msg,
         userMessage,
@@ -274,23 +282,27 @@ export class AgentWorker {
           maxIterations: deps.settings.maxIterations,
           log: deps.log,
           onToolRound: progress && ((calls) => progress.roundStarted(calls)),
-          steps: deps.steps && {
-            assistant: (message) => deps.steps?.assistant(msg, message),
-            started: (call) => deps.steps?.started(msg, call.id),
-            result: (call, content) => deps.steps?.result(msg, call.id, content),
+          steps: steps && {
+            assistant: (message) => steps.assistant(msg, message),
+            started: (call) => steps.started(msg, call.id),
+            result: (call, content) => steps.result(msg, call.id, content),
           },
           tokens: deps.tokens,
           window,
           recheckWindow: deps.recheckWindow,
           onToolResult: (call, text, durationMs) => {
             meter.tool(call.name, text);
-            deps.audit.record({
-              sessionKey: msg.sessionKey,
-              tool: call.name,
-              arguments: call.arguments,
-              result: text,
-              durationMs,
-            });
+            deps.audit
+              .record({
+                sessionKey: msg.sessionKey,
+                tool: call.name,
+                arguments: call.arguments,
+                result: text,
+                durationMs,
+              })
+              .catch((err: unknown) =>
+                deps.log.warn({ err, tool: call.name }, "could not record a tool call in the audit"),
+              );
           },
         },
         {
@@ -308,7 +320,7 @@ export class AgentWorker {
             log: deps.log.child({ session: msg.sessionKey }),
             sentToConversation,
           },
-          resume: deps.steps?.load(msg),
+          resume: await steps?.load(msg),
         },
       );
       this.toldAboutOutage.clear();
@@ -320,13 +332,13 @@ export class AgentWorker {
         text && !sentToConversation.includes(text) && !isSilentReply(text, msg.meta?.silentReply)
           ? { ...target, kind: "reply" as const, text: result.reply, replyToId }
           : undefined;
-      this.finish(msg, [user, ...result.produced], reply, meter);
+      await this.finish(msg, [user, ...result.produced], reply, meter);
     } catch (err) {
       outcome = signal.aborted || this.shutdown.signal.aborted ? "stopped" : "error";
       // Shutting down: leave the message pending in the inbox so it runs again after the restart;
       // an orderly stop is no crash, so this start does not count against the message.
       if (this.shutdown.signal.aborted) {
-        deps.journal.forgetTurnStart(msg);
+        await deps.journal.forgetTurnStart(msg);
         return;
       }
       if (signal.aborted) return this.finish(msg, [user, ...produced], notice(target, "Stopped."));
@@ -344,7 +356,7 @@ export class AgentWorker {
         return this.finish(msg, [user, ...produced], failure(target, tooSmallFor(err, deps)));
       }
       deps.log.error({ err, session: msg.sessionKey }, "turn failed");
-      this.finish(
+      await this.finish(
         msg,
         [user, ...produced],
         failure(target, "Sorry, something went wrong on my side. Please try again."),
@@ -363,13 +375,17 @@ export class AgentWorker {
    * The model is unavailable for a message before any tool ran: it waits (the lane pauses until
    * `retryAt`, which is returned) or, past agent.waitForModel's bounds, is given up with one notice.
    */
-  private waitOrGiveUp(msg: InboundMessage, err: ModelUnavailableError, triedAt: number): number | undefined {
+  private async waitOrGiveUp(
+    msg: InboundMessage,
+    err: ModelUnavailableError,
+    triedAt: number,
+  ): Promise<number | undefined> {
     const { deps } = this;
     const target = replyTarget(msg);
     const now = Date.now();
     // Waiting for the model is no crash: this start does not count against the message.
-    deps.journal.forgetTurnStart(msg);
-    const { tries, since } = deps.journal.recordModelWait(msg, triedAt);
+    await deps.journal.forgetTurnStart(msg);
+    const { tries, since } = await deps.journal.recordModelWait(msg, triedAt);
     const facts = { tries, since, now, away: err.away, answeredAt: err.answeredAt, retryAt: err.retryAt };
     const decision = decideWait(facts, deps.settings.waitLimits);
     const log = { session: msg.sessionKey, err: err.message, tries, waitedMs: now - since };
@@ -398,15 +414,15 @@ export class AgentWorker {
   }
 
   /** Stores the turn, marks the message done and records the reply in one transaction. */
-  private finish(
+  private async finish(
     msg: InboundMessage,
     messages: StoredMessage[],
     out: OutboundMessage | undefined,
     meter?: TurnMeter,
-  ): undefined {
+  ): Promise<undefined> {
     const { deps } = this;
     const storing = performance.now();
-    const outboxId = deps.turns.finishTurn(msg, messages, out);
+    const outboxId = await deps.turns.finishTurn(msg, messages, out);
     meter?.stored(performance.now() - storing);
     // The turn ends here: the channel's sender delivers the reply (and retries it) on its own.
     if (out && outboxId !== undefined) deps.bus.outboundRecorded(out.channel);
@@ -420,14 +436,14 @@ export class AgentWorker {
     if (command === "stop") {
       const cancelled = deps.helpers?.cancel(msg.sessionKey) ?? 0;
       // The message waiting for the model is this chat's running work: /stop sets it aside.
-      if (lane.pausedUntil !== undefined) return this.setAside(lane, 1, msg, stopReply(false, cancelled, true));
+      if (lane.pausedUntil !== undefined) return await this.setAside(lane, 1, msg, stopReply(false, cancelled, true));
       text = stopReply(Boolean(lane.running), cancelled);
       lane.running?.abort(new Error("stopped by /stop"));
     } else if (command === "status") {
       text = statusReply({
         model: deps.settings.model,
         sessionKey: msg.sessionKey,
-        storedMessages: deps.conversations.count(msg.sessionKey),
+        storedMessages: await deps.conversations.count(msg.sessionKey),
         busy: Boolean(lane.running),
         waitingForModel: lane.pausedUntil !== undefined,
         waiting: lane.queue.length,
@@ -437,6 +453,6 @@ export class AgentWorker {
         extra: deps.statusLines?.() ?? [],
       });
     }
-    this.finish(msg, [], notice(replyTarget(msg), text));
+    await this.finish(msg, [], notice(replyTarget(msg), text));
   }
 }

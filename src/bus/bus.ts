@@ -17,7 +17,7 @@ export type { BusJournal, OutboundHandler } from "./delivery.js";
  * Who may reach the agent, decided outside the bus (the access gate in src/access) and asked
  * for every inbound message; it answers refused strangers itself.
  */
-export type InboundGate = (msg: InboundMessage) => boolean;
+export type InboundGate = (msg: InboundMessage) => Promise<boolean>;
 
 export type ActivityHandler = (event: ActivityEvent) => void;
 
@@ -59,9 +59,9 @@ export class MessageBus {
    * Accepts a message for the agent; returns false for a replay that was already accepted and
    * for a sender the gate refused (such a message is not stored).
    */
-  publishInbound(msg: InboundMessage): boolean {
-    if (!this.screenInbound(msg)) return false;
-    if (!this.journal.acceptInbound(msg)) return false;
+  async publishInbound(msg: InboundMessage): Promise<boolean> {
+    if (!(await this.screenInbound(msg))) return false;
+    if (!(await this.journal.acceptInbound(msg))) return false;
     this.inbound.push(msg);
     return true;
   }
@@ -70,11 +70,11 @@ export class MessageBus {
    * Asks the gate alone, without accepting the message: channels call it before costly work for
    * a message (downloading its files), so a stranger's attachments are never fetched.
    */
-  screenInbound(msg: InboundMessage): boolean {
-    return this.options.gate?.(msg) ?? true;
+  async screenInbound(msg: InboundMessage): Promise<boolean> {
+    return (await this.options.gate?.(msg)) ?? true;
   }
 
-  /** Re-queues a message accepted earlier (recovery after a restart) without journaling it again. */
+  /** Queues a message already in the journal (after a restart, a scheduled run) without journaling it again. */
   requeueInbound(msg: InboundMessage): void {
     this.inbound.push(msg);
   }
@@ -88,7 +88,7 @@ export class MessageBus {
    */
   async publishOutbound(msg: OutboundMessage): Promise<DeliveryOutcome> {
     if (msg.kind === "progress") return this.sendProgress(msg);
-    const id = this.journal.recordOutbound(msg);
+    const id = await this.journal.recordOutbound(msg);
     if (!this.serves(msg.channel)) return { status: "queued" };
     const outcome = this.outcome(id, msg);
     this.outboundRecorded(msg.channel);
@@ -105,11 +105,8 @@ export class MessageBus {
     this.senders.get(channel)?.sender.wake();
   }
 
-  /** Resolves with the outcome of the next attempt at outbox row `id` (at once if it is already sent or dead). */
-  outcome(id: number, msg: Pick<OutboundMessage, "channel" | "chatId" | "threadId">): Promise<DeliveryOutcome> {
-    const state = this.journal.outboxState(id);
-    if (state?.status === "sent") return Promise.resolve({ status: "sent", messageIds: [] });
-    if (state?.status === "dead") return Promise.resolve({ status: "refused", error: state.error });
+  /** Resolves with the outcome of the next attempt at a row just recorded (so still pending). */
+  private outcome(id: number, msg: Pick<OutboundMessage, "channel" | "chatId" | "threadId">): Promise<DeliveryOutcome> {
     return new Promise((resolve) => {
       const list = this.waiters.get(id) ?? [];
       list.push({ chat: sessionKeyOf(msg.channel, msg.chatId, msg.threadId), resolve });
@@ -181,7 +178,7 @@ export class MessageBus {
     try {
       const receipt = await entry.handler(msg, {
         partsSent: 0,
-        markPartSent: () => {},
+        markPartSent: async () => {},
         signal: new AbortController().signal,
       });
       return { status: "sent", messageIds: receipt?.messageIds ?? [] };

@@ -30,7 +30,7 @@ export interface Delivery {
    * `last`: this was the message's last part. The row is then recorded as sent in the same
    * write, one fewer per reply; once said, the message counts as delivered whatever follows.
    */
-  markPartSent(last?: boolean): void;
+  markPartSent(last?: boolean): Promise<void>;
   /** Aborted when the channel stops while this send is still running. */
   readonly signal: AbortSignal;
 }
@@ -45,9 +45,6 @@ export type OutboundHandler = (
   delivery: Delivery,
   // biome-ignore lint/suspicious/noConfusingVoidType: a handler with nothing to report returns Promise<void>.
 ) => Promise<DeliveryReceipt | undefined | void>;
-
-/** Where an outbox row stands in the journal. */
-export type OutboxState = { status: "pending" } | { status: "sent" } | { status: "dead"; error: string };
 
 /** One row of the outbox as the sender sees it. */
 export interface OutboxRow {
@@ -67,18 +64,17 @@ export interface OutboxRow {
  */
 export interface BusJournal {
   /** Records an inbound message; false when its id was seen before (a platform replay). */
-  acceptInbound(msg: InboundMessage): boolean;
+  acceptInbound(msg: InboundMessage): Promise<boolean>;
   /** Records an outbound message as pending and returns its outbox id. */
-  recordOutbound(msg: OutboundMessage): number;
+  recordOutbound(msg: OutboundMessage): Promise<number>;
   /** The oldest pending row of each chat of `channel`, oldest first: what may be sent next. */
-  outboxHeads(channel: ChannelName): OutboxRow[];
-  markOutboundPartSent(id: number, partsSent: number): void;
+  outboxHeads(channel: ChannelName): Promise<OutboxRow[]>;
+  markOutboundPartSent(id: number, partsSent: number): Promise<void>;
   /** Records the row as sent (with `partsSent`, when given, in the same write). */
-  markOutboundSent(id: number, partsSent?: number): void;
+  markOutboundSent(id: number, partsSent?: number): Promise<void>;
   /** Counts a failed attempt and sets when the row is tried again. */
-  deferOutbound(id: number, nextAttemptAt: number, error: string): void;
-  deadLetterOutbound(id: number, error: string): void;
-  outboxState(id: number): OutboxState | undefined;
+  deferOutbound(id: number, nextAttemptAt: number, error: string): Promise<void>;
+  deadLetterOutbound(id: number, error: string): Promise<void>;
 }
 
 export interface RetryTiming {

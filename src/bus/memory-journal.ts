@@ -1,4 +1,4 @@
-import type { BusJournal, OutboxRow, OutboxState } from "./delivery.js";
+import type { BusJournal, OutboxRow } from "./delivery.js";
 import { type ChannelName, type InboundMessage, type OutboundMessage, sessionKeyOf } from "./types.js";
 
 /** The journal of a bus without a database (tool tests, benchmarks): the same rules, kept in memory. */
@@ -7,20 +7,20 @@ export class MemoryJournal implements BusJournal {
   private readonly rows = new Map<number, OutboxRow & { dead?: string }>();
   private nextId = 1;
 
-  acceptInbound(msg: InboundMessage): boolean {
+  async acceptInbound(msg: InboundMessage): Promise<boolean> {
     const key = `${msg.channel}:${msg.chatId}:${msg.id}`;
     if (this.seen.has(key)) return false;
     this.seen.add(key);
     return true;
   }
 
-  recordOutbound(msg: OutboundMessage): number {
+  async recordOutbound(msg: OutboundMessage): Promise<number> {
     const id = this.nextId++;
     this.rows.set(id, { id, msg, partsSent: 0, attempts: 0, createdAt: Date.now(), nextAttemptAt: 0 });
     return id;
   }
 
-  outboxHeads(channel: ChannelName): OutboxRow[] {
+  async outboxHeads(channel: ChannelName): Promise<OutboxRow[]> {
     const heads = new Map<string, OutboxRow>();
     for (const row of this.rows.values()) {
       const chat = sessionKeyOf(channel, row.msg.chatId, row.msg.threadId);
@@ -29,28 +29,22 @@ export class MemoryJournal implements BusJournal {
     return [...heads.values()];
   }
 
-  markOutboundPartSent(id: number, partsSent: number): void {
+  async markOutboundPartSent(id: number, partsSent: number): Promise<void> {
     const row = this.rows.get(id);
     if (row) row.partsSent = partsSent;
   }
 
-  markOutboundSent(id: number): void {
+  async markOutboundSent(id: number): Promise<void> {
     this.rows.delete(id);
   }
 
-  deferOutbound(id: number, nextAttemptAt: number): void {
+  async deferOutbound(id: number, nextAttemptAt: number): Promise<void> {
     const row = this.rows.get(id);
     if (row) Object.assign(row, { attempts: row.attempts + 1, nextAttemptAt });
   }
 
-  deadLetterOutbound(id: number, error: string): void {
+  async deadLetterOutbound(id: number, error: string): Promise<void> {
     const row = this.rows.get(id);
     if (row) row.dead = error;
-  }
-
-  outboxState(id: number): OutboxState | undefined {
-    const row = this.rows.get(id);
-    if (!row) return id < this.nextId ? { status: "sent" } : undefined;
-    return row.dead === undefined ? { status: "pending" } : { status: "dead", error: row.dead };
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { openDatabase } from "../store/database.js";
-import { SqliteJournal } from "../store/journal.js";
+import { openDatabase } from "../store/sqlite/database.js";
+import { SqliteJournal } from "../store/sqlite/journal.js";
 import { DEFAULT_RETRY_TIMING } from "./bus.js";
 import type { OutboundHandler } from "./delivery.js";
 import { ChannelSender } from "./outbox-sender.js";
@@ -11,7 +11,7 @@ const reply = { channel: "telegram" as const, chatId: "1", text: "three parts", 
 async function deliver(handler: OutboundHandler) {
   const db = openDatabase(":memory:");
   const journal = new SqliteJournal(db);
-  const id = journal.recordOutbound(reply);
+  const id = await journal.recordOutbound(reply);
   const row = () => db.prepare("SELECT status, parts_sent AS parts FROM outbox WHERE id = ?").get(id);
   const outcomes: DeliveryOutcome[] = [];
   const sent: Array<{ waitedMs: number; sendMs: number }> = [];
@@ -23,8 +23,8 @@ async function deliver(handler: OutboundHandler) {
         ...delivery,
         partsSent: delivery.partsSent,
         signal: delivery.signal,
-        markPartSent: (last) => {
-          delivery.markPartSent(last);
+        markPartSent: async (last) => {
+          await delivery.markPartSent(last);
           seen.push(row());
         },
       }),
@@ -44,7 +44,7 @@ async function deliver(handler: OutboundHandler) {
 describe("ChannelSender and the parts of a message", () => {
   it("records each part as it goes out, and the last one together with the row being sent", async () => {
     const { outcomes, seen, final, sent } = await deliver(async (_msg, delivery) => {
-      for (let part = 0; part < 3; part++) delivery.markPartSent(part === 2);
+      for (let part = 0; part < 3; part++) await delivery.markPartSent(part === 2);
       await new Promise((resolve) => setTimeout(resolve, 20));
       return { messageIds: ["a", "b", "c"] };
     });
@@ -63,7 +63,7 @@ describe("ChannelSender and the parts of a message", () => {
 
   it("keeps a message whose last part went out as sent, even if the handler fails afterwards", async () => {
     const { outcomes, final } = await deliver(async (_msg, delivery) => {
-      delivery.markPartSent(true);
+      await delivery.markPartSent(true);
       throw new Error("failed after the last part");
     });
     expect(final).toEqual({ status: "sent", parts: 1 });
@@ -72,7 +72,7 @@ describe("ChannelSender and the parts of a message", () => {
 
   it("still retries a message that failed before its last part, from the part that did not go out", async () => {
     const { outcomes, final, sent } = await deliver(async (_msg, delivery) => {
-      delivery.markPartSent(false);
+      await delivery.markPartSent(false);
       throw new Error("the platform is down");
     });
     expect(final).toEqual({ status: "pending", parts: 1 });

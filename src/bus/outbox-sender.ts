@@ -36,6 +36,8 @@ const PARALLEL_CHATS = 8;
 export class ChannelSender {
   private stopped = false;
   private wakeUp: () => void = () => {};
+  /** Set by wake(): a row may have been recorded after the heads were read, so the next sleep is skipped. */
+  private woken = false;
   private readonly loop: Promise<void>;
   /** Each running send's own controller: one per attempt, so platform clients never pile listeners on one signal. */
   private readonly inFlight = new Set<AbortController>();
@@ -54,6 +56,7 @@ export class ChannelSender {
 
   /** A new row was recorded for this channel. */
   wake(): void {
+    this.woken = true;
     this.wakeUp();
   }
 
@@ -84,7 +87,8 @@ export class ChannelSender {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      const heads = this.journal.outboxHeads(this.channel);
+      this.woken = false;
+      const heads = await this.journal.outboxHeads(this.channel);
       if (heads.length === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
       const now = Date.now();
       const due = heads.filter((row) => row.nextAttemptAt <= now);
@@ -115,10 +119,10 @@ export class ChannelSender {
     try {
       receipt = (await this.handler(row.msg, {
         partsSent: row.partsSent,
-        markPartSent: (last) => {
+        markPartSent: async (last) => {
           partsSent++;
           if (!last) return journal.markOutboundPartSent(row.id, partsSent);
-          journal.markOutboundSent(row.id, partsSent);
+          await journal.markOutboundSent(row.id, partsSent);
           delivered = true;
         },
         signal: controller.signal,
@@ -127,36 +131,36 @@ export class ChannelSender {
       // A failure after the last part went out changes nothing: the message was delivered.
       if (!delivered) {
         // Cut short by stop(): not a failure of the platform; the row simply stays pending.
-        if (!controller.signal.aborted) this.failed({ ...row, partsSent }, err);
+        if (!controller.signal.aborted) await this.failed({ ...row, partsSent }, err);
         return;
       }
     } finally {
       this.inFlight.delete(controller);
     }
     if (!delivered && receipt?.refused) {
-      this.failed({ ...row, partsSent }, new DeliveryError(receipt.refused, { permanent: true }));
+      await this.failed({ ...row, partsSent }, new DeliveryError(receipt.refused, { permanent: true }));
       return;
     }
-    if (!delivered) journal.markOutboundSent(row.id);
+    if (!delivered) await journal.markOutboundSent(row.id);
     this.events.onSent?.(this.channel, row, waitedMs, performance.now() - sending);
     if (this.failuresInARow > 0) this.events.onRecovered?.(this.channel, this.failuresInARow);
     this.failuresInARow = 0;
     this.events.onAttempt?.(row, { status: "sent", messageIds: receipt?.messageIds ?? [] });
   }
 
-  private failed(row: OutboxRow, err: unknown): void {
+  private async failed(row: OutboxRow, err: unknown): Promise<void> {
     const now = Date.now();
     const refused = err instanceof DeliveryError && err.permanent;
     const error = describe(err);
     if (refused || now - row.createdAt >= this.timing.deadLetterAfterMs) {
-      this.journal.deadLetterOutbound(row.id, error);
+      await this.journal.deadLetterOutbound(row.id, error);
       this.events.onDeadLetter?.(this.channel, row, err, refused ? "refused" : "expired");
       this.events.onAttempt?.(row, { status: "refused", error });
       return;
     }
     const retryAfterMs = err instanceof DeliveryError ? err.retryAfterMs : undefined;
     const delay = retryDelay(row.attempts + 1, this.timing, retryAfterMs);
-    this.journal.deferOutbound(row.id, now + delay, error);
+    await this.journal.deferOutbound(row.id, now + delay, error);
     this.events.onRetry?.(this.channel, row, err, delay, this.failuresInARow === 0);
     this.failuresInARow++;
     this.events.onAttempt?.(row, { status: "failed", error });
@@ -165,6 +169,10 @@ export class ChannelSender {
   /** Waits `ms` (or until woken, when undefined) — a new row or stop() cuts the wait short. */
   private sleep(ms: number | undefined): Promise<void> {
     return new Promise((resolve) => {
+      if (this.woken) {
+        resolve();
+        return;
+      }
       const timer = ms === undefined ? undefined : setTimeout(done, Math.max(0, ms));
       function done() {
         clearTimeout(timer);

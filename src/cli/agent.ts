@@ -10,7 +10,7 @@ import type { Config } from "../config/config.js";
 export async function runAgentOnce(config: Config, log: Logger, text: string, session: string): Promise<boolean> {
   // One turn and out: it waits for the MCP servers' first connection attempts like any first turn,
   // but at most 15 s (a server that never answers must not hold a script up for its full timeout).
-  const app = createApp(config, { log, waitForModel: false, mcpWaitMs: 15_000 });
+  const app = await createApp(config, { log, waitForModel: false, mcpWaitMs: 15_000 });
   let answered = true;
   const console = createConsoleChannel({
     bus: app.bus,

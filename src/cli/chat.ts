@@ -10,7 +10,7 @@ import type { Config } from "../config/config.js";
  * in the conversation's queue like any chat's. Ctrl-C stops the running turn; a second one quits.
  */
 export async function runChat(config: Config, log: Logger, session: string): Promise<void> {
-  const app = createApp(config, { log });
+  const app = await createApp(config, { log });
   const interactive = Boolean(process.stdin.isTTY);
   const terminal = createInterface({ input: process.stdin, output: process.stdout, terminal: interactive });
   const say = (text: string) => process.stdout.write(`${interactive ? "\r" : ""}${text}\n`);

@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync } from "node:fs";
 import { listSkills } from "../agent/skills.js";
 import { type Config, isValidTimeZone } from "../config/config.js";
 import { databasePath, skillDirs } from "../paths.js";
-import { openDatabase } from "../store/database.js";
+import { withStore } from "../store/open.js";
 import { checkSandbox, describeLimits } from "../tools/exec/sandbox-check.js";
 import { checkMcpServers } from "../tools/mcp/check.js";
 import { folderProblem } from "./fs-problem.js";
@@ -25,7 +25,7 @@ export async function runDoctor(config: Config): Promise<Check[]> {
   });
   checks.push(writable("PINCER_HOME", config.home));
   checks.push(writable("PINCER_WORKSPACE", config.workspace));
-  checks.push(databaseCheck(config));
+  checks.push(await databaseCheck(config));
   checks.push({
     name: "timezone",
     status: isValidTimeZone(config.timezone) ? "ok" : "fail",
@@ -86,10 +86,10 @@ function writable(name: string, path: string): Check {
   }
 }
 
-function databaseCheck(config: Config): Check {
+async function databaseCheck(config: Config): Promise<Check> {
   if (!existsSync(config.home)) return { name: "database", status: "warn", detail: "not created yet" };
   try {
-    openDatabase(databasePath(config.home)).close();
+    await withStore(databasePath(config.home), async () => {});
     return { name: "database", status: "ok", detail: databasePath(config.home) };
   } catch (err) {
     return {

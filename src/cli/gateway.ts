@@ -11,7 +11,7 @@ import { probeModel } from "./probes.js";
 
 /** `pincer gateway`: the daemon. Runs every configured channel and idles happily with none. */
 export async function runGateway(config: Config, log: Logger): Promise<void> {
-  const app = createApp(config, { log, mcpStatusFile: mcpStatusPath(config) });
+  const app = await createApp(config, { log, mcpStatusFile: mcpStatusPath(config) });
   const channels: Channel[] = [];
   const media = mediaDir(config.home);
   if (config.telegramToken) {

@@ -3,7 +3,7 @@ import { Command } from "commander";
 import { ConfigError } from "../config/config.js";
 import { databasePath } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
-import { withDatabase } from "../store/database.js";
+import { withStore } from "../store/open.js";
 import { describeFsProblem } from "./fs-problem.js";
 import { loadOrExit } from "./load.js";
 
@@ -76,7 +76,7 @@ program
   .action(async () => {
     const { config } = loadOrExit({ requireApiKey: false });
     const { statusText } = await import("./status.js");
-    console.log(statusText(config));
+    console.log(await statusText(config));
   });
 
 program
@@ -94,16 +94,16 @@ const cron = program.command("cron").description("reminders and scheduled jobs o
 cron
   .command("list")
   .description("every job with its conversation and next run")
-  .action(() => {
+  .action(async () => {
     const { config } = loadOrExit({ requireApiKey: false });
-    console.log(withDatabase(databasePath(config.home), listJobsText));
+    console.log(await withStore(databasePath(config.home), (store) => listJobsText(store.jobs)));
   });
 cron
   .command("remove <id>")
   .description("remove a job (the running daemon notices within a minute at most)")
-  .action((id: string) => {
+  .action(async (id: string) => {
     const { config } = loadOrExit({ requireApiKey: false });
-    const result = withDatabase(databasePath(config.home), (db) => removeJob(db, id));
+    const result = await withStore(databasePath(config.home), (store) => removeJob(store.jobs, id));
     console.log(result.text);
     if (!result.ok) process.exitCode = 1;
   });
@@ -115,7 +115,7 @@ pairing
   .action(async () => {
     const { config } = loadOrExit({ requireApiKey: false });
     const { pairingList } = await import("./pairing.js");
-    console.log(pairingList(config));
+    console.log(await pairingList(config));
   });
 pairing
   .command("approve <channel> <code>")
@@ -123,7 +123,7 @@ pairing
   .action(async (channel: string, code: string) => {
     const { config } = loadOrExit({ requireApiKey: false });
     const { pairingApprove } = await import("./pairing.js");
-    const result = pairingApprove(config, channel, code);
+    const result = await pairingApprove(config, channel, code);
     console.log(result.text);
     if (!result.ok) process.exitCode = 1;
   });
@@ -134,7 +134,7 @@ pairing
   .action(async (channel: string, userId: string) => {
     const { config } = loadOrExit({ requireApiKey: false });
     const { pairingRevoke } = await import("./pairing.js");
-    const result = pairingRevoke(config, channel, userId);
+    const result = await pairingRevoke(config, channel, userId);
     console.log(result.text);
     if (!result.ok) process.exitCode = 1;
   });

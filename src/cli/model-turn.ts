@@ -17,7 +17,7 @@ import {
 } from "../llm/model.js";
 import { createTokenCounter } from "../llm/tokens.js";
 import { contextLimitsPath, packageRoot, skillDirs } from "../paths.js";
-import { closeDatabase, openDatabase } from "../store/database.js";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import { createTools } from "../tools/index.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Check } from "./probes.js";
@@ -127,10 +127,11 @@ function refusalAdvice(err: unknown, tooSmall: (size: string) => string, timeout
 
 /** The system prompt and tool schemas of a direct chat's first turn, built as the daemon builds them. */
 function fixedPrompt(config: Config): { system: string; tools: ToolSchema[] } {
-  const db = openDatabase(":memory:");
+  // The tools only need a store to close over: an empty one in memory, never the real database.
+  const store = openSqliteStore(":memory:");
   try {
     const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
-    for (const tool of createTools({ config, db, log: pino({ level: "silent" }) })) {
+    for (const tool of createTools({ config, store, log: pino({ level: "silent" }) })) {
       if (!config.agent.disabledTools.includes(tool.name)) registry.register(tool);
     }
     const inbound: InboundMessage = {
@@ -158,7 +159,7 @@ function fixedPrompt(config: Config): { system: string; tools: ToolSchema[] } {
     });
     return { system, tools: registry.toSchemas() };
   } finally {
-    closeDatabase(db);
+    store.db.close();
   }
 }
 

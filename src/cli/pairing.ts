@@ -1,16 +1,13 @@
-import { approvePairing, isPairedChannel } from "../access/approve.js";
+import { isPairedChannel } from "../access/approve.js";
 import type { Config } from "../config/config.js";
 import { databasePath } from "../paths.js";
-import { JobStore } from "../scheduler/job-store.js";
-import { withDatabase } from "../store/database.js";
-import { PairingStore } from "../store/pairing.js";
+import { withStore } from "../store/open.js";
 
 /** `pincer pairing list`: open codes and approved users. */
-export function pairingList(config: Config): string {
-  return withDatabase(databasePath(config.home), (db) => {
-    const store = new PairingStore(db);
-    const pending = store.pending();
-    const approved = store.approved();
+export async function pairingList(config: Config): Promise<string> {
+  return withStore(databasePath(config.home), async ({ pairing }) => {
+    const pending = await pairing.pending();
+    const approved = await pairing.approved();
     return [
       pending.length === 0 ? "No pending pairing requests." : "Pending pairing requests:",
       ...pending.map(
@@ -29,11 +26,13 @@ const UNKNOWN_CHANNEL = (channel: string) => ({
 });
 
 /** `pincer pairing approve CHANNEL CODE`; the user's jobs paused by an earlier revoke run again. */
-export function pairingApprove(config: Config, channel: string, code: string): { ok: boolean; text: string } {
+export async function pairingApprove(
+  config: Config,
+  channel: string,
+  code: string,
+): Promise<{ ok: boolean; text: string }> {
   if (!isPairedChannel(channel)) return UNKNOWN_CHANNEL(channel);
-  const approved = withDatabase(databasePath(config.home), (db) =>
-    approvePairing({ db, pairing: new PairingStore(db), jobs: new JobStore(db) }, channel, code),
-  );
+  const approved = await withStore(databasePath(config.home), (store) => store.pairing.approve(channel, code));
   if (!approved) {
     return { ok: false, text: `No valid pairing code ${code} on ${channel} (codes expire after an hour).` };
   }
@@ -46,15 +45,16 @@ export function pairingApprove(config: Config, channel: string, code: string): {
  * `pincer pairing revoke CHANNEL USER`: takes back an approval and pauses the user's jobs. A user
  * on the allowlist keeps access until they are removed from it, which the message says.
  */
-export function pairingRevoke(config: Config, channel: string, userId: string): { ok: boolean; text: string } {
+export async function pairingRevoke(
+  config: Config,
+  channel: string,
+  userId: string,
+): Promise<{ ok: boolean; text: string }> {
   if (!isPairedChannel(channel)) return UNKNOWN_CHANNEL(channel);
   const allowFrom = channel === "telegram" ? config.telegramAllowFrom : config.discordAllowFrom;
   const variable = channel === "telegram" ? "TELEGRAM_ALLOW_FROM" : "DISCORD_ALLOW_FROM";
-  const { revoked, paused } = withDatabase(databasePath(config.home), (db) =>
-    db.transaction(() => ({
-      revoked: new PairingStore(db).revoke(channel, userId),
-      paused: new JobStore(db).pauseOwnedBy({ channel, userId }, Date.now()),
-    }))(),
+  const { revoked, pausedJobs: paused } = await withStore(databasePath(config.home), (store) =>
+    store.pairing.revoke(channel, userId, Date.now()),
   );
   const lines = [
     revoked ? `Revoked the approval of ${userId} on ${channel}.` : `${userId} was not an approved user on ${channel}.`,

@@ -1,17 +1,16 @@
 import { existsSync, statSync } from "node:fs";
 import type { Config } from "../config/config.js";
 import { databasePath } from "../paths.js";
-import { withDatabase } from "../store/database.js";
-import { HelperRunStore } from "../store/helper-runs.js";
-import { storeStatus } from "../store/status.js";
+import { withStore } from "../store/open.js";
 import { lastKnownMcpStatus } from "../tools/mcp/check.js";
 
 /** `pincer status`: what is stored and what is waiting, read straight from the database. */
-export function statusText(config: Config): string {
+export async function statusText(config: Config): Promise<string> {
   const path = databasePath(config.home);
   if (!existsSync(path)) return `No database yet at ${path}: pincer has not run with PINCER_HOME=${config.home}.`;
-  const s = withDatabase(path, storeStatus);
-  const helpers = withDatabase(path, (db) => new HelperRunStore(db).recent(10));
+  const [s, helpers] = await withStore(path, (store) =>
+    Promise.all([store.status.summary(), store.helperRuns.recent(10)]),
+  );
   const running = helpers.filter((h) => h.status === "running");
   const last = s.lastToolCall;
   return [

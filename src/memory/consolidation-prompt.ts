@@ -1,4 +1,4 @@
-import type { PendingMessage } from "../store/memory.js";
+import type { PendingMessage } from "../store/store.js";
 import { safeSlice } from "../tools/result-cap.js";
 
 /** What the model must return when it consolidates turns. */

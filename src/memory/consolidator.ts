@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { formatDay, formatMinute } from "../agent/context.js";
 import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import type { MemoryStore, PendingMessage } from "../store/memory.js";
+import type { MemoryStore, PendingMessage } from "../store/store.js";
 import { safeSlice } from "../tools/result-cap.js";
 import { CONSOLIDATION_INSTRUCTIONS, parseConsolidation, transcript } from "./consolidation-prompt.js";
 import { appendMemoryFacts, readMemoryFile } from "./memory-file.js";
@@ -113,12 +113,12 @@ export class Consolidator {
     const { store } = this.deps;
     const { contextTokens } = this;
     // Conversations ended by /new are consolidated whole: what they taught is kept.
-    for (const archived of store.archivedWithPending(sessionKey)) {
+    for (const archived of await store.archivedWithPending(sessionKey)) {
       await this.consolidate(sessionKey, archived, isGroup, 0);
     }
-    const open = store.openConversation(sessionKey);
+    const open = await store.openConversation(sessionKey);
     if (open === undefined) return;
-    if (store.pendingTokens(open) <= Math.floor(contextTokens * TRIGGER_SHARE)) return;
+    if ((await store.pendingTokens(open)) <= Math.floor(contextTokens * TRIGGER_SHARE)) return;
     await this.consolidate(sessionKey, open, isGroup, Math.floor(contextTokens * TARGET_SHARE));
   }
 
@@ -128,9 +128,9 @@ export class Consolidator {
     const { contextTokens } = this;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       this.shutdown.signal.throwIfAborted();
-      const pendingTotal = store.pendingTokens(conversationId);
+      const pendingTotal = await store.pendingTokens(conversationId);
       if (pendingTotal <= keepTokens) return;
-      const rows = store.pending(conversationId, contextTokens * 4);
+      const rows = await store.pending(conversationId, contextTokens * 4);
       const complete = rows.reduce((n, r) => n + r.tokens, 0) >= pendingTotal;
       const chunk = this.pickChunk(rows, pendingTotal - keepTokens, complete);
       if (chunk.length === 0) return;
@@ -192,7 +192,7 @@ export class Consolidator {
     const text = [parsed.summary, ...(parsed.facts.length > 0 ? [`Facts: ${parsed.facts.join(" · ")}`] : [])].join(
       "\n",
     );
-    const stored = deps.store.addEntry({
+    const stored = await deps.store.addEntry({
       sessionKey,
       conversationId,
       firstId: first.id,

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { type Database, openDatabase } from "../store/database.js";
+import { type Database, openDatabase } from "../store/sqlite/database.js";
+import { SqliteJobs } from "../store/sqlite/jobs.js";
 import { listJobsText, removeJob } from "./cron-commands.js";
-import { JobStore } from "./job-store.js";
 
 let dir: string;
 let db: Database;
@@ -19,11 +19,11 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-it("lists every conversation's jobs and removes one by id", () => {
-  expect(listJobsText(db)).toBe("No scheduled jobs.");
-  const store = new JobStore(db);
+it("lists every conversation's jobs and removes one by id", async () => {
+  const store = new SqliteJobs(db);
+  expect(await listJobsText(store)).toBe("No scheduled jobs.");
   const at = Date.parse("2025-06-01T07:00:00Z");
-  const job = store.add({
+  const job = await store.add({
     name: "pizza",
     message: "take the pizza out",
     schedule: { kind: "at", at },
@@ -33,11 +33,11 @@ it("lists every conversation's jobs and removes one by id", () => {
     createdAt: at - 1000,
     nextRunAt: at,
   });
-  const text = listJobsText(db);
+  const text = await listJobsText(store);
   expect(text).toContain(`${job.id} "pizza"  telegram:123`);
   expect(text).toContain("next run: Sun 2025-06-01 09:00 Europe/Berlin (UTC+02:00)");
 
-  expect(removeJob(db, "nope")).toEqual({ ok: false, text: "No job nope (pincer cron list shows the ids)." });
-  expect(removeJob(db, job.id).ok).toBe(true);
-  expect(listJobsText(db)).toBe("No scheduled jobs.");
+  expect(await removeJob(store, "nope")).toEqual({ ok: false, text: "No job nope (pincer cron list shows the ids)." });
+  expect((await removeJob(store, job.id)).ok).toBe(true);
+  expect(await listJobsText(store)).toBe("No scheduled jobs.");
 });

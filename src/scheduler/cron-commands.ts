@@ -1,10 +1,9 @@
-import type { Database } from "../store/database.js";
-import { JobStore } from "./job-store.js";
+import type { JobStore } from "../store/store.js";
 import { describeSchedule, formatInZone } from "./schedule.js";
 
 /** `pincer cron list`: every job of every conversation, soonest first. */
-export function listJobsText(db: Database): string {
-  const jobs = new JobStore(db).listAll();
+export async function listJobsText(store: JobStore): Promise<string> {
+  const jobs = await store.listAll();
   if (jobs.length === 0) return "No scheduled jobs.";
   return [
     `${jobs.length} scheduled job${jobs.length === 1 ? "" : "s"}:`,
@@ -23,9 +22,8 @@ export function listJobsText(db: Database): string {
 }
 
 /** `pincer cron remove ID`: the owner may remove any job; returns the message and whether it worked. */
-export function removeJob(db: Database, id: string): { ok: boolean; text: string } {
-  const store = new JobStore(db);
-  const job = store.get(id);
-  if (!job || !store.remove(id)) return { ok: false, text: `No job ${id} (pincer cron list shows the ids).` };
+export async function removeJob(store: JobStore, id: string): Promise<{ ok: boolean; text: string }> {
+  const job = await store.get(id);
+  if (!job || !(await store.remove(id))) return { ok: false, text: `No job ${id} (pincer cron list shows the ids).` };
   return { ok: true, text: `Removed job ${job.id} (${job.origin.sessionKey}: ${job.message}).` };
 }

@@ -1,5 +1,5 @@
 import type { InboundMessage } from "../bus/types.js";
-import type { CronJob } from "./job-store.js";
+import type { CronJob } from "../store/store.js";
 import { describeSchedule, formatInZone, formatSeconds } from "./schedule.js";
 
 /** A run is "late" when it fires this long after its time (pincer was down or the machine slept). */

@@ -6,7 +6,7 @@ import type { InboundMessage } from "../bus/types.js";
 import { activeTasks, HEARTBEAT_SESSION, Heartbeat } from "./heartbeat.js";
 
 describe("activeTasks", () => {
-  it("finds open list items only", () => {
+  it("finds open list items only", async () => {
     expect(activeTasks("# Heartbeat\n\nTasks to check periodically. Empty for now.\n")).toEqual([]);
     const md = [
       "# Heartbeat",
@@ -30,7 +30,7 @@ describe("Heartbeat", () => {
     const pending = new Set<string>();
     const heartbeat = new Heartbeat({
       bus,
-      inbox: { isPending: (msg) => pending.has(msg.id) },
+      inbox: { isPending: async (msg) => pending.has(msg.id) },
       readFile: () => file,
       target: "telegram:42",
       intervalMs: 60_000,
@@ -47,12 +47,12 @@ describe("Heartbeat", () => {
     return { clock, heartbeat, published, pending };
   }
 
-  it("queues a turn each interval while HEARTBEAT.md has tasks, skipping while the last one still runs", () => {
+  it("queues a turn each interval while HEARTBEAT.md has tasks, skipping while the last one still runs", async () => {
     const { clock, heartbeat, published, pending } = setup("- check the disk\n");
     heartbeat.start();
-    clock.advance(59_999);
+    await clock.advance(59_999);
     expect(published).toHaveLength(0);
-    clock.advance(1);
+    await clock.advance(1);
     expect(published).toHaveLength(1);
     expect(published[0]).toMatchObject({
       channel: "system",
@@ -60,20 +60,20 @@ describe("Heartbeat", () => {
       meta: { kind: "heartbeat", deliverTo: "telegram:42", silentReply: "HEARTBEAT_OK" },
     });
     expect(published[0].text).toContain("- check the disk");
-    clock.advance(60_000);
+    await clock.advance(60_000);
     expect(published).toHaveLength(1);
     pending.clear();
-    clock.advance(60_000);
+    await clock.advance(60_000);
     expect(published).toHaveLength(2);
     heartbeat.stop();
     expect(clock.nextTimerAt).toBeUndefined();
   });
 
-  it("does nothing without tasks or without the file", () => {
+  it("does nothing without tasks or without the file", async () => {
     for (const file of [undefined, "# Heartbeat\n\nNothing yet.\n"]) {
       const { clock, heartbeat, published } = setup(file);
       heartbeat.start();
-      clock.advance(10 * 60_000);
+      await clock.advance(10 * 60_000);
       expect(published).toHaveLength(0);
       heartbeat.stop();
     }

@@ -55,7 +55,7 @@ function heartbeatMessage(tasks: string[], target: string, now: number): Inbound
 
 export interface HeartbeatDeps {
   bus: MessageBus;
-  inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): boolean };
+  inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> };
   /** HEARTBEAT.md's text, read safely from the workspace; undefined when it is missing or unreadable. */
   readFile: () => string | undefined;
   /** `channel:chatId` where anything worth telling goes. */
@@ -93,9 +93,9 @@ export class Heartbeat {
   }
 
   /** One check now: returns whether a heartbeat turn was queued. */
-  tick(): boolean {
+  async tick(): Promise<boolean> {
     const { deps } = this;
-    if (this.last && deps.inbox.isPending(this.last)) {
+    if (this.last && (await deps.inbox.isPending(this.last))) {
       deps.log.info("the previous heartbeat is still running; skipped this one");
       return false;
     }
@@ -103,7 +103,7 @@ export class Heartbeat {
     const tasks = text === undefined ? [] : activeTasks(text);
     if (tasks.length === 0) return false;
     const msg = heartbeatMessage(tasks, deps.target, deps.now?.() ?? Date.now());
-    if (!deps.bus.publishInbound(msg)) return false;
+    if (!(await deps.bus.publishInbound(msg))) return false;
     this.last = msg;
     return true;
   }
@@ -111,12 +111,9 @@ export class Heartbeat {
   private arm(): void {
     if (!this.running) return;
     this.handle = this.timers.set(() => {
-      try {
-        this.tick();
-      } catch (err) {
-        this.deps.log.error({ err }, "heartbeat failed");
-      }
-      this.arm();
+      this.tick()
+        .catch((err: unknown) => this.deps.log.error({ err }, "heartbeat failed"))
+        .finally(() => this.arm());
     }, this.deps.intervalMs);
   }
 }

@@ -6,9 +6,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../test/fakes/manual-clock.js";
 import { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
-import { type Database, openDatabase } from "../store/database.js";
-import { SqliteJournal } from "../store/journal.js";
-import { type JobOrigin, JobStore } from "./job-store.js";
+import { type Database, openDatabase } from "../store/sqlite/database.js";
+import { resumeOwnedBy, SqliteJobs } from "../store/sqlite/jobs.js";
+import { SqliteJournal } from "../store/sqlite/journal.js";
+import type { JobOrigin } from "../store/store.js";
 import { nextRun, type Schedule } from "./schedule.js";
 import { Scheduler } from "./scheduler.js";
 
@@ -27,20 +28,20 @@ class Process {
   readonly db: Database;
   readonly journal: SqliteJournal;
   readonly bus: MessageBus;
-  readonly store: JobStore;
+  readonly store: SqliteJobs;
   readonly scheduler: Scheduler;
 
   constructor(path: string, clock: ManualClock) {
     this.db = openDatabase(path);
     this.journal = new SqliteJournal(this.db);
     this.bus = new MessageBus({ journal: this.journal });
-    this.store = new JobStore(this.db);
+    this.store = new SqliteJobs(this.db);
     this.scheduler = new Scheduler({
       store: this.store,
       bus: this.bus,
       inbox: this.journal,
       log,
-      ownerHasAccess: (owner) => !revoked.has(`${owner.channel}:${owner.userId}`),
+      ownerHasAccess: async (owner) => !revoked.has(`${owner.channel}:${owner.userId}`),
       now: clock.now,
       timers: clock.timers,
     });
@@ -57,8 +58,8 @@ class Process {
   }
 
   /** What the agent worker does once a run's turn is over. */
-  finish(msg: InboundMessage): void {
-    this.journal.completeInbound(msg);
+  finish(msg: InboundMessage): Promise<void> {
+    return this.journal.completeInbound(msg);
   }
 
   close(): void {
@@ -85,21 +86,26 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function addJob(p: Process, schedule: Schedule, message = "take the pizza out"): string {
+async function addJob(p: Process, schedule: Schedule, message = "take the pizza out"): Promise<string> {
   const next = nextRun(schedule, new Date(clock.now()));
   if (!next) throw new Error("schedule has no future run");
-  return p.store.add({
-    message,
-    schedule,
-    tz: "Europe/Berlin",
-    origin,
-    owner: { channel: "telegram", userId: "42" },
-    createdAt: clock.now(),
-    nextRunAt: next.getTime(),
-  }).id;
+  return (
+    await p.store.add({
+      message,
+      schedule,
+      tz: "Europe/Berlin",
+      origin,
+      owner: { channel: "telegram", userId: "42" },
+      createdAt: clock.now(),
+      nextRunAt: next.getTime(),
+    })
+  ).id;
 }
 
-const published = (p: Process) => p.drain();
+const published = async (p: Process) => {
+  await clock.settle();
+  return p.drain();
+};
 
 function restart(): void {
   proc.close();
@@ -108,13 +114,14 @@ function restart(): void {
 
 describe("Scheduler", () => {
   it("fires a one-shot at its time into the origin conversation, once, then forgets it", async () => {
-    const id = addJob(proc, { kind: "at", at: clock.now() + 20 * MIN });
+    const id = await addJob(proc, { kind: "at", at: clock.now() + 20 * MIN });
     proc.scheduler.start();
+    await clock.settle();
     expect(clock.nextTimerAt).toBe(clock.now() + MIN); // the sleep cap
 
-    clock.advance(20 * MIN - 1);
+    await clock.advance(20 * MIN - 1);
     expect(await published(proc)).toEqual([]);
-    clock.advance(1);
+    await clock.advance(1);
     const [run, ...rest] = await published(proc);
     expect(rest).toEqual([]);
     expect(run).toMatchObject({
@@ -127,165 +134,181 @@ describe("Scheduler", () => {
     expect(run.text).toContain("take the pizza out");
     expect(run.text).toContain("Do not schedule it again");
     expect(run.text).not.toContain("late");
-    expect(proc.store.get(id)).toBeUndefined();
+    expect(await proc.store.get(id)).toBeUndefined();
 
-    clock.advance(24 * 60 * MIN);
+    await clock.advance(24 * 60 * MIN);
     expect(await published(proc)).toEqual([]);
   });
 
   it("sleeps no longer than the cap, so a forward clock jump or a job added elsewhere is noticed", async () => {
     proc.scheduler.start();
+    await clock.settle();
     expect(clock.nextTimerAt).toBe(clock.now() + 60_000);
     // Another process (or a restore) adds a job without waking this scheduler.
-    addJob(proc, { kind: "at", at: clock.now() + 30_000 });
+    await addJob(proc, { kind: "at", at: clock.now() + 30_000 });
     clock.jump(2 * 60 * MIN);
-    clock.advance(60_000);
+    await clock.advance(60_000);
     expect(await published(proc)).toHaveLength(1);
   });
 
   it("after a restart, fires a one-shot that came due while down once, saying it is late", async () => {
-    const id = addJob(proc, { kind: "at", at: clock.now() + 5 * MIN });
+    const id = await addJob(proc, { kind: "at", at: clock.now() + 5 * MIN });
     proc.scheduler.start();
+    await clock.settle();
     restart(); // crash before the job was due; down for an hour
     clock.jump(65 * MIN);
     proc.scheduler.start();
+    await clock.settle();
     const runs = await published(proc);
     expect(runs).toHaveLength(1);
     expect(runs[0].text).toMatch(/late: it was due at Sat 2025-03-01 11:05 Europe\/Berlin \(UTC\+01:00\), 1 h ago/);
-    expect(proc.store.get(id)).toBeUndefined();
+    expect(await proc.store.get(id)).toBeUndefined();
 
     restart(); // the run's turn never finished: the inbox holds it for the worker, the scheduler does not fire again
     proc.scheduler.start();
+    await clock.settle();
     expect(await published(proc)).toEqual([]);
-    expect(proc.journal.pendingInbound().map((m) => m.meta?.jobId)).toEqual([id]);
+    expect((await proc.journal.pendingInbound()).map((m) => m.meta?.jobId)).toEqual([id]);
   });
 
   it("runs a recurring job once for a missed period after a restart, then on its grid again", async () => {
     const anchor = clock.now();
-    const id = addJob(proc, { kind: "every", everySeconds: 600, anchor });
+    const id = await addJob(proc, { kind: "every", everySeconds: 600, anchor });
     proc.scheduler.start();
-    clock.advance(10 * MIN);
+    await clock.settle();
+    await clock.advance(10 * MIN);
     const [first] = await published(proc);
     expect(first.meta?.runId).toBe(`cron:${id}:${anchor + 10 * MIN}`);
-    proc.finish(first);
+    await proc.finish(first);
 
     restart();
     clock.jump(47 * MIN); // down from 10:10 to 10:57: slots 10:20 … 10:50 missed
     proc.scheduler.start();
+    await clock.settle();
     const catchUp = await published(proc);
     expect(catchUp).toHaveLength(1);
     expect(catchUp[0].meta?.runId).toBe(`cron:${id}:${anchor + 20 * MIN}`);
     expect(catchUp[0].text).toContain("late");
-    expect(proc.store.get(id)?.nextRunAt).toBe(anchor + 60 * MIN);
-    proc.finish(catchUp[0]);
+    expect((await proc.store.get(id))?.nextRunAt).toBe(anchor + 60 * MIN);
+    await proc.finish(catchUp[0]);
 
-    clock.advance(3 * MIN - 1);
+    await clock.advance(3 * MIN - 1);
     expect(await published(proc)).toEqual([]);
-    clock.advance(1);
+    await clock.advance(1);
     const [onTime] = await published(proc);
     expect(onTime.meta?.runId).toBe(`cron:${id}:${anchor + 60 * MIN}`);
     expect(onTime.text).not.toContain("late");
   });
 
   it("never overlaps a recurring job with its own unfinished run", async () => {
-    const id = addJob(proc, { kind: "every", everySeconds: 60, anchor: clock.now() });
+    const id = await addJob(proc, { kind: "every", everySeconds: 60, anchor: clock.now() });
     proc.scheduler.start();
-    clock.advance(MIN);
+    await clock.settle();
+    await clock.advance(MIN);
     const [first] = await published(proc);
     // The conversation is busy: the first run's turn has not finished when the next two slots come.
-    clock.advance(2 * MIN);
+    await clock.advance(2 * MIN);
     expect(await published(proc)).toEqual([]);
-    proc.finish(first);
-    clock.advance(MIN);
+    await proc.finish(first);
+    await clock.advance(MIN);
     const [next] = await published(proc);
     expect(next.meta?.runId).toBe(`cron:${id}:${clock.now()}`);
   });
 
   it("does not fire a job removed before its time", async () => {
-    const id = addJob(proc, { kind: "cron", expr: "30 11 * * *", tz: "Europe/Berlin" });
+    const id = await addJob(proc, { kind: "cron", expr: "30 11 * * *", tz: "Europe/Berlin" });
     proc.scheduler.start();
-    expect(proc.store.remove(id, "telegram:999")).toBe(false);
-    expect(proc.store.remove(id, origin.sessionKey)).toBe(true);
+    await clock.settle();
+    expect(await proc.store.remove(id, "telegram:999")).toBe(false);
+    expect(await proc.store.remove(id, origin.sessionKey)).toBe(true);
     proc.scheduler.wake();
-    clock.advance(2 * 24 * 60 * MIN);
+    await clock.settle();
+    await clock.advance(2 * 24 * 60 * MIN);
     expect(await published(proc)).toEqual([]);
   });
 
   it("fires a cron expression at wall-clock time in its zone", async () => {
     // 11:30 in Berlin is 10:30 UTC in March (before the DST change).
-    const id = addJob(proc, { kind: "cron", expr: "30 11 * * *", tz: "Europe/Berlin" });
+    const id = await addJob(proc, { kind: "cron", expr: "30 11 * * *", tz: "Europe/Berlin" });
     proc.scheduler.start();
-    clock.advance(30 * MIN);
+    await clock.settle();
+    await clock.advance(30 * MIN);
     const [run] = await published(proc);
     expect(run.meta?.runId).toBe(`cron:${id}:${Date.parse("2025-03-01T10:30:00Z")}`);
-    expect(new Date(proc.store.get(id)?.nextRunAt ?? 0).toISOString()).toBe("2025-03-02T10:30:00.000Z");
+    expect(new Date((await proc.store.get(id))?.nextRunAt ?? 0).toISOString()).toBe("2025-03-02T10:30:00.000Z");
   });
 
   it("leaves jobs of channels this process does not serve to the process that does", async () => {
-    const id = addJob(proc, { kind: "at", at: clock.now() + MIN });
+    const id = await addJob(proc, { kind: "at", at: clock.now() + MIN });
     proc.scheduler.start(["console"]);
-    clock.advance(10 * MIN);
+    await clock.settle();
+    await clock.advance(10 * MIN);
     expect(await published(proc)).toEqual([]);
-    expect(proc.store.get(id)).toBeDefined();
+    expect(await proc.store.get(id)).toBeDefined();
     restart();
     proc.scheduler.start(["console", "telegram"]);
+    await clock.settle();
     expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
   });
 
   it("publishes each run at most once, even if asked to fire the same slot twice", async () => {
     const anchor = clock.now();
-    const id = addJob(proc, { kind: "every", everySeconds: 600, anchor });
+    const id = await addJob(proc, { kind: "every", everySeconds: 600, anchor });
     clock.jump(10 * MIN);
-    expect(proc.scheduler.runDue()).toBe(1);
+    expect(await proc.scheduler.runDue()).toBe(1);
     // Something (a restore of an old row) puts the job back on the slot that already went out.
-    proc.store.advance(id, anchor + 10 * MIN);
-    proc.finish((await published(proc))[0]);
-    expect(proc.scheduler.runDue()).toBe(0);
+    await proc.store.postpone(id, anchor + 10 * MIN);
+    await proc.finish((await published(proc))[0]);
+    expect(await proc.scheduler.runDue()).toBe(0);
     expect(await published(proc)).toEqual([]);
   });
 
   it("does not run the job of an owner who lost access: it is paused until they are approved again", async () => {
-    const id = addJob(proc, { kind: "every", everySeconds: 600, anchor: clock.now() });
+    const id = await addJob(proc, { kind: "every", everySeconds: 600, anchor: clock.now() });
     proc.scheduler.start();
+    await clock.settle();
     revoked.add("telegram:42");
-    clock.advance(10 * MIN);
+    await clock.advance(10 * MIN);
     expect(await published(proc)).toEqual([]);
-    expect(proc.store.get(id)?.pausedAt).toBe(clock.now());
+    expect((await proc.store.get(id))?.pausedAt).toBe(clock.now());
     revoked.clear();
-    clock.advance(30 * MIN);
+    await clock.advance(30 * MIN);
     expect(await published(proc)).toEqual([]);
-    expect(proc.store.resumeOwnedBy({ channel: "telegram", userId: "42" })).toBe(1);
+    expect(resumeOwnedBy(proc.db, { channel: "telegram", userId: "42" })).toBe(1);
     proc.scheduler.wake();
+    await clock.settle();
     expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
   });
 
   it("survives SQLITE_BUSY from another process and re-arms its timer", async () => {
-    const id = addJob(proc, { kind: "at", at: clock.now() + MIN });
+    const id = await addJob(proc, { kind: "at", at: clock.now() + MIN });
     proc.db.pragma("busy_timeout = 20");
     proc.scheduler.start();
+    await clock.settle();
     // Another process holds the write lock when the job comes due: every write of this tick fails.
     const other = openDatabase(join(dir, "pincer.db"));
     other.exec("BEGIN EXCLUSIVE");
-    clock.advance(MIN);
+    await clock.advance(MIN);
     expect(await published(proc)).toEqual([]);
     expect(clock.nextTimerAt).toBeDefined();
     other.exec("COMMIT");
     other.close();
-    clock.advance(5_000);
+    await clock.advance(5_000);
     expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
   });
 
   it("re-arms its timer when a store call throws outright", async () => {
-    const id = addJob(proc, { kind: "at", at: clock.now() + MIN });
+    const id = await addJob(proc, { kind: "at", at: clock.now() + MIN });
     const earliest = proc.store.earliestNextRun.bind(proc.store);
     let failures = 2;
-    proc.store.earliestNextRun = (channels) => {
+    proc.store.earliestNextRun = async (channels) => {
       if (failures-- > 0) throw new Error("disk I/O error");
       return earliest(channels);
     };
     proc.scheduler.start();
+    await clock.settle();
     expect(clock.nextTimerAt).toBe(clock.now() + 5_000);
-    clock.advance(MIN);
+    await clock.advance(MIN);
     expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
   });
 });

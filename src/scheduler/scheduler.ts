@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { ChannelName, InboundMessage } from "../bus/types.js";
-import { deliveryId, runMessage } from "./delivery.js";
-import type { CronJob, JobOwner, JobStore } from "./job-store.js";
+import type { CronJob, JobOwner, JobStore } from "../store/store.js";
+import { runMessage } from "./delivery.js";
 import { nextRun } from "./schedule.js";
 
 /** Timer functions, passed in so tests can drive time by hand. */
@@ -12,14 +12,13 @@ export interface Timers {
 }
 
 export interface SchedulerDeps {
-  /** Must share its database connection with the bus's journal: a run is published in the job's transaction. */
   store: JobStore;
   bus: MessageBus;
   /** The inbox: whether a run's message still waits for (or is in) its turn. */
-  inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): boolean };
+  inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> };
   log: Logger;
   /** Whether a job's creator may still talk to pincer (the access gate): a job runs only while they may. */
-  ownerHasAccess: (owner: JobOwner) => boolean;
+  ownerHasAccess: (owner: JobOwner) => Promise<boolean>;
   now?: () => number;
   timers?: Timers;
   /** The longest the timer sleeps, so a wall-clock jump or a job added by another process is noticed. */
@@ -47,7 +46,7 @@ export const realTimers: Timers = {
 
 /**
  * Fires due cron jobs into the bus. One timer sleeps until the earliest job (capped); each run
- * enters the bus as an inbound system message in the same SQLite transaction that advances or
+ * enters the inbox as an inbound system message in the same transaction that advances or
  * removes the job, so a crash either leaves the job due (it fires after the restart) or leaves
  * the run in the inbox (the restart re-runs it) — never neither, and never both.
  */
@@ -57,6 +56,8 @@ export class Scheduler {
   private readonly maxSleepMs: number;
   private handle: unknown;
   private running = false;
+  private ticking = false;
+  private tickAgain = false;
   private channels?: readonly ChannelName[];
 
   constructor(private readonly deps: SchedulerDeps) {
@@ -88,15 +89,15 @@ export class Scheduler {
   }
 
   /** Fires every due job now; returns how many runs entered the bus. */
-  runDue(): number {
+  async runDue(): Promise<number> {
     const now = this.now();
     let published = 0;
-    for (const job of this.deps.store.due(now, this.channels)) {
+    for (const job of await this.deps.store.due(now, this.channels)) {
       try {
-        if (this.fire(job, now)) published++;
+        if (await this.fire(job, now)) published++;
       } catch (err) {
         this.deps.log.error({ err, jobId: job.id }, "could not run a scheduled job; retrying later");
-        this.deps.store.advance(job.id, now + RETRY_AFTER_MS);
+        await this.deps.store.postpone(job.id, now + RETRY_AFTER_MS);
       }
     }
     return published;
@@ -105,61 +106,78 @@ export class Scheduler {
   private tick(): void {
     if (this.handle !== undefined) this.timers.clear(this.handle);
     this.handle = undefined;
+    // One tick at a time: a wake() during a tick runs another right after it.
+    if (this.ticking) {
+      this.tickAgain = true;
+      return;
+    }
+    this.ticking = true;
+    void this.tickOnce().finally(() => {
+      this.ticking = false;
+      if (this.tickAgain && this.running) {
+        this.tickAgain = false;
+        this.tick();
+      }
+    });
+  }
+
+  private async tickOnce(): Promise<void> {
     // A failing database (SQLITE_BUSY from another process, a full disk) must not stop time: the
     // timer is re-armed whatever happens, and a failed tick is tried again shortly.
     let wait = Math.min(RETRY_TICK_MS, this.maxSleepMs);
     try {
-      this.runDue();
-      const earliest = this.deps.store.earliestNextRun(this.channels);
+      await this.runDue();
+      const earliest = await this.deps.store.earliestNextRun(this.channels);
       wait = earliest === undefined ? this.maxSleepMs : Math.max(0, Math.min(earliest - this.now(), this.maxSleepMs));
     } catch (err) {
       this.deps.log.error({ err }, "the scheduler could not read its jobs; trying again shortly");
     } finally {
-      if (this.running) this.handle = this.timers.set(() => this.tick(), wait);
+      if (this.running && !this.tickAgain) this.handle = this.timers.set(() => this.tick(), wait);
     }
   }
 
-  /** One run of one job, all or nothing. Returns false when nothing was published. */
-  private fire(due: CronJob, now: number): boolean {
+  /**
+   * One run of one job. The decision is made on a fresh read; the store then takes the slot only
+   * if the job is still where it was read (no other process took it), together with the run's
+   * entry into the inbox. Returns false when nothing was published.
+   */
+  private async fire(due: CronJob, now: number): Promise<boolean> {
     const { store, bus, inbox, log } = this.deps;
-    return store.atomically((): boolean => {
-      // Re-read inside the transaction: another process may have removed or advanced the job.
-      const job = store.get(due.id);
-      if (!job || job.nextRunAt !== due.nextRunAt) return false;
-      if (!job.owner || !this.deps.ownerHasAccess(job.owner)) {
-        // Paused, not deleted: `pincer pairing approve` gives the owner their jobs back.
-        log.warn(
-          { jobId: job.id, owner: job.owner },
-          job.owner
-            ? "the job's owner no longer has access; the job is paused"
-            : "the job has no recorded owner (it predates owners); the job is paused",
-        );
-        store.pause(job.id, now);
-        return false;
-      }
-      const scheduledAt = job.nextRunAt;
-      const recurring = job.schedule.kind !== "at";
-      const following = recurring ? nextRun(job.schedule, new Date(Math.max(now, scheduledAt))) : null;
+    const job = await store.get(due.id);
+    if (!job || job.nextRunAt !== due.nextRunAt) return false;
+    if (!job.owner || !(await this.deps.ownerHasAccess(job.owner))) {
+      // Paused, not deleted: `pincer pairing approve` gives the owner their jobs back.
+      log.warn(
+        { jobId: job.id, owner: job.owner },
+        job.owner
+          ? "the job's owner no longer has access; the job is paused"
+          : "the job has no recorded owner (it predates owners); the job is paused",
+      );
+      await store.pause(job.id, now);
+      return false;
+    }
+    const scheduledAt = job.nextRunAt;
+    const recurring = job.schedule.kind !== "at";
+    const following = recurring ? nextRun(job.schedule, new Date(Math.max(now, scheduledAt))) : null;
+    const nextRunAt = following?.getTime() ?? null;
 
-      const previous = job.lastDeliveryId && {
-        channel: "system" as const,
-        chatId: job.origin.chatId,
-        id: job.lastDeliveryId,
-      };
-      if (recurring && previous && inbox.isPending(previous)) {
-        // The previous run has not finished its turn: this slot is folded into it, never run beside it.
-        log.info({ jobId: job.id, scheduledAt }, "previous run still pending; skipping this slot");
-        if (following) store.advance(job.id, following.getTime());
-        else store.remove(job.id);
-        return false;
-      }
+    const previous = job.lastDeliveryId && {
+      channel: "system" as const,
+      chatId: job.origin.chatId,
+      id: job.lastDeliveryId,
+    };
+    if (recurring && previous && (await inbox.isPending(previous))) {
+      // The previous run has not finished its turn: this slot is folded into it, never run beside it.
+      log.info({ jobId: job.id, scheduledAt }, "previous run still pending; skipping this slot");
+      await store.takeSlot({ jobId: job.id, scheduledAt, nextRunAt });
+      return false;
+    }
 
-      const id = deliveryId(job.id, scheduledAt);
-      if (following) store.advance(job.id, following.getTime(), { at: now, deliveryId: id });
-      else store.remove(job.id);
-      const accepted = bus.publishInbound(runMessage(job, scheduledAt, now));
-      log.info({ jobId: job.id, scheduledAt, lateMs: now - scheduledAt, replay: !accepted }, "scheduled job fired");
-      return accepted;
-    });
+    const run = runMessage(job, scheduledAt, now);
+    const slot = await store.takeSlot({ jobId: job.id, scheduledAt, nextRunAt, run, ranAt: now });
+    if (!slot.taken) return false;
+    if (slot.accepted) bus.requeueInbound(run);
+    log.info({ jobId: job.id, scheduledAt, lateMs: now - scheduledAt, replay: !slot.accepted }, "scheduled job fired");
+    return slot.accepted;
   }
 }

@@ -1,8 +1,6 @@
 import type { Logger } from "pino";
-import type { Database } from "./database.js";
-import type { SqliteJournal } from "./journal.js";
-import type { MemoryStore } from "./memory.js";
-import { pruneDatabase, pruneMediaFiles, type RetentionAges } from "./retention.js";
+import { pruneMediaFiles } from "./retention.js";
+import type { RetentionAges, Store } from "./store.js";
 
 // Finished inbox/outbox rows only guard against replays; a week is far longer than any platform replays.
 const JOURNAL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -10,9 +8,7 @@ const PRUNE_EVERY_MS = 24 * 60 * 60 * 1000;
 const INDEX_EVERY_MS = 2000;
 
 export interface HousekeepingDeps {
-  db: Database;
-  journal: SqliteJournal;
-  memory: MemoryStore;
+  store: Pick<Store, "journal" | "memory" | "retention">;
   /** The folder of received attachments and copies of sent ones. */
   mediaDir: string;
   /** Config `retention`. */
@@ -27,28 +23,30 @@ export interface HousekeepingDeps {
  * the path of the replies. Returns the function that stops both.
  */
 export function startHousekeeping(deps: HousekeepingDeps): () => void {
-  const { db, journal, memory, retention, log } = deps;
-  const prune = () => {
-    journal.prune(JOURNAL_RETENTION_MS);
-    const pruned = pruneDatabase(db, retention);
-    pruneMediaFiles(deps.mediaDir, retention.mediaDays).then(
-      (mediaFiles) => {
-        if (mediaFiles + Object.values(pruned).reduce((a, b) => a + b, 0) > 0) {
-          log.info({ ...pruned, mediaFiles }, "pruned old data (see retention in the config)");
-        }
-      },
-      (err: unknown) => log.warn({ err }, "could not prune old media files"),
-    );
-  };
-  const indexPending = () => {
-    try {
-      memory.indexPending();
-    } catch (err) {
-      log.warn({ err }, "could not index new messages for search; the next search tries again");
+  const { store, retention, log } = deps;
+  const prune = async () => {
+    await store.journal.prune(JOURNAL_RETENTION_MS);
+    const pruned = await store.retention.prune(retention);
+    const mediaFiles = await pruneMediaFiles(deps.mediaDir, retention.mediaDays).catch((err: unknown) => {
+      log.warn({ err }, "could not prune old media files");
+      return 0;
+    });
+    if (mediaFiles + Object.values(pruned).reduce((a, b) => a + b, 0) > 0) {
+      log.info({ ...pruned, mediaFiles }, "pruned old data (see retention in the config)");
     }
   };
-  prune();
-  const pruneTimer = setInterval(prune, PRUNE_EVERY_MS).unref();
+  const pruneLogged = () => {
+    prune().catch((err: unknown) => log.warn({ err }, "could not prune old data; trying again tomorrow"));
+  };
+  const indexPending = () => {
+    store.memory
+      .indexPending()
+      .catch((err: unknown) =>
+        log.warn({ err }, "could not index new messages for search; the next search tries again"),
+      );
+  };
+  pruneLogged();
+  const pruneTimer = setInterval(pruneLogged, PRUNE_EVERY_MS).unref();
   const indexTimer = setInterval(indexPending, INDEX_EVERY_MS).unref();
   return () => {
     clearInterval(pruneTimer);

@@ -2,17 +2,18 @@ import { existsSync, mkdirSync, mkdtempSync, statSync, symlinkSync, utimesSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConversationStore } from "./conversations.js";
-import { closeDatabase, openDatabase } from "./database.js";
-import { SqliteJournal } from "./journal.js";
-import { pruneDatabase, pruneMediaFiles } from "./retention.js";
-import { storeStatus } from "./status.js";
+import { pruneMediaFiles } from "./retention.js";
+import { SqliteConversations } from "./sqlite/conversations.js";
+import { closeDatabase, openDatabase } from "./sqlite/database.js";
+import { SqliteJournal } from "./sqlite/journal.js";
+import { pruneDatabase } from "./sqlite/retention.js";
+import { SqliteStatus } from "./sqlite/status.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, mediaDays: 30 };
 
 describe("retention", () => {
-  it("prunes old audit rows, old archived conversations and old dead letters, and nothing else", () => {
+  it("prunes old audit rows, old archived conversations and old dead letters, and nothing else", async () => {
     const now = Date.now();
     const db = openDatabase(":memory:");
     const audit = db.prepare(
@@ -20,25 +21,30 @@ describe("retention", () => {
     );
     audit.run(now - 31 * DAY);
     audit.run(now - 29 * DAY);
-    const conversations = new ConversationStore(db);
-    conversations.append("old", [{ role: "user", content: "long ago" }]);
-    conversations.archive("old");
+    const conversations = new SqliteConversations(db);
+    await conversations.append("old", [{ role: "user", content: "long ago" }]);
+    await conversations.archive("old");
     db.prepare("UPDATE conversations SET archived_at = ? WHERE session_key = 'old'").run(now - 91 * DAY);
-    conversations.append("recent", [{ role: "user", content: "last month" }]);
-    conversations.archive("recent");
+    await conversations.append("recent", [{ role: "user", content: "last month" }]);
+    await conversations.archive("recent");
     // An open conversation is kept however old it is.
-    conversations.append("open", [{ role: "user", content: "still talking", createdAt: now - 400 * DAY }]);
+    await conversations.append("open", [{ role: "user", content: "still talking", createdAt: now - 400 * DAY }]);
     const journal = new SqliteJournal(db);
-    const old = journal.recordOutbound({ channel: "telegram", chatId: "1", text: "gone", kind: "reply" });
-    const young = journal.recordOutbound({ channel: "telegram", chatId: "1", text: "kept", kind: "reply" });
-    journal.recordOutbound({ channel: "telegram", chatId: "2", text: "pending", kind: "reply" });
-    journal.deadLetterOutbound(old, "refused");
-    journal.deadLetterOutbound(young, "refused");
+    const old = await journal.recordOutbound({ channel: "telegram", chatId: "1", text: "gone", kind: "reply" });
+    const young = await journal.recordOutbound({ channel: "telegram", chatId: "1", text: "kept", kind: "reply" });
+    await journal.recordOutbound({ channel: "telegram", chatId: "2", text: "pending", kind: "reply" });
+    await journal.deadLetterOutbound(old, "refused");
+    await journal.deadLetterOutbound(young, "refused");
     db.prepare("UPDATE outbox SET finished_at = ? WHERE id = ?").run(now - 31 * DAY, old);
 
     expect(pruneDatabase(db, ages, now)).toEqual({ auditRows: 1, conversations: 1, messages: 1, deadLetters: 1 });
-    expect(storeStatus(db)).toMatchObject({ toolCalls: 1, deadLetters: 1, pendingOutbound: 1, messages: 2 });
-    expect(conversations.recent("open", 1000).map((m) => m.content)).toEqual(["still talking"]);
+    expect(await new SqliteStatus(db).summary()).toMatchObject({
+      toolCalls: 1,
+      deadLetters: 1,
+      pendingOutbound: 1,
+      messages: 2,
+    });
+    expect((await conversations.recent("open", 1000)).map((m) => m.content)).toEqual(["still talking"]);
     expect(pruneDatabase(db, ages, now)).toEqual({ auditRows: 0, conversations: 0, messages: 0, deadLetters: 0 });
   });
 
@@ -61,10 +67,10 @@ describe("retention", () => {
     expect(existsSync(join(outside, "precious.txt"))).toBe(true);
   });
 
-  it("optimizes and folds the write-ahead log into the file on close", () => {
+  it("optimizes and folds the write-ahead log into the file on close", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pincer-close-"));
     const db = openDatabase(join(dir, "pincer.db"));
-    new ConversationStore(db).append("a", [{ role: "user", content: "x".repeat(100_000) }]);
+    await new SqliteConversations(db).append("a", [{ role: "user", content: "x".repeat(100_000) }]);
     expect(statSync(join(dir, "pincer.db-wal")).size).toBeGreaterThan(0);
     closeDatabase(db);
     expect(existsSync(join(dir, "pincer.db-wal")) ? statSync(join(dir, "pincer.db-wal")).size : 0).toBe(0);

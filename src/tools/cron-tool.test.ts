@@ -6,8 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
 import { runMessage } from "../scheduler/delivery.js";
-import { JobStore } from "../scheduler/job-store.js";
-import { type Database, openDatabase } from "../store/database.js";
+import { type Database, openDatabase } from "../store/sqlite/database.js";
+import { SqliteJobs } from "../store/sqlite/jobs.js";
 import { createCronTool } from "./cron-tool.js";
 import { ToolRegistry } from "./registry.js";
 import type { ToolContext } from "./tool.js";
@@ -15,14 +15,14 @@ import type { ToolContext } from "./tool.js";
 const NOW = Date.parse("2025-03-01T10:00:00Z"); // 11:00 in Berlin
 let dir: string;
 let db: Database;
-let store: JobStore;
+let store: SqliteJobs;
 let registry: ToolRegistry;
 let wakes: number;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "pincer-cron-tool-"));
   db = openDatabase(join(dir, "pincer.db"));
-  store = new JobStore(db);
+  store = new SqliteJobs(db);
   wakes = 0;
   registry = new ToolRegistry().register(
     createCronTool({
@@ -76,7 +76,7 @@ const cron = (args: Record<string, unknown>, context = ctx()) =>
 describe("cron tool: add", () => {
   it("reads `at` without offset in the configured zone and answers with id and absolute next run", async () => {
     const out = await cron({ action: "add", message: "take the pizza out", at: "2025-03-01T11:20", name: "pizza" });
-    const [job] = store.listBySession("telegram:123");
+    const [job] = await store.listBySession("telegram:123");
     expect(job.nextRunAt).toBe(Date.parse("2025-03-01T10:20:00Z"));
     expect(out).toContain(`Scheduled job ${job.id} "pizza"`);
     expect(out).toContain("Next run: Sat 2025-03-01 11:20 Europe/Berlin (UTC+01:00) (in 20 min)");
@@ -87,13 +87,13 @@ describe("cron tool: add", () => {
     const out = await cron({ action: "add", message: "weather", cron_expr: "30 8 * * 1-5", tz: "America/New_York" });
     // Saturday 2025-03-01: the next weekday is Monday 03-03, 08:30 EST = 13:30 UTC.
     expect(out).toContain("Next run: Mon 2025-03-03 08:30 America/New_York (UTC-05:00)");
-    expect(store.listBySession("telegram:123")[0].nextRunAt).toBe(Date.parse("2025-03-03T13:30:00Z"));
+    expect((await store.listBySession("telegram:123"))[0].nextRunAt).toBe(Date.parse("2025-03-03T13:30:00Z"));
   });
 
   it("stores the origin conversation, thread included", async () => {
     const key = "telegram:-100500:thread:7";
     await cron({ action: "add", message: "stand-up", every_seconds: 3600 }, ctx(key, inbound(key, { isGroup: true })));
-    const [job] = store.listBySession(key);
+    const [job] = await store.listBySession(key);
     expect(job.origin).toEqual({
       channel: "telegram",
       chatId: "-100500",
@@ -122,11 +122,11 @@ describe("cron tool: add", () => {
     const out = await cron(args);
     expect(out).toMatch(/^Error: /);
     expect(out).toMatch(error);
-    expect(store.listAll()).toEqual([]);
+    expect(await store.listAll()).toEqual([]);
   });
 
   it("refuses to create jobs from inside a scheduled run", async () => {
-    const job = store.add({
+    const job = await store.add({
       message: "check the oven",
       schedule: { kind: "every", everySeconds: 600, anchor: NOW },
       tz: "UTC",
@@ -138,7 +138,7 @@ describe("cron tool: add", () => {
     const run = runMessage(job, NOW, NOW);
     const out = await cron({ action: "add", message: "again", every_seconds: 600 }, ctx("telegram:123", run));
     expect(out).toMatch(/^Error: this turn is a scheduled run/);
-    expect(store.listAll()).toHaveLength(1);
+    expect(await store.listAll()).toHaveLength(1);
   });
 
   it("caps the number of jobs in one conversation", async () => {
@@ -160,13 +160,13 @@ describe("cron tool: list and remove", () => {
 
   it("removes a job of this conversation but not of another", async () => {
     await cron({ action: "add", message: "pizza", at: "2025-03-01T11:20" });
-    const [job] = store.listBySession("telegram:123");
+    const [job] = await store.listBySession("telegram:123");
     expect(await cron({ action: "remove", job_id: job.id }, ctx("telegram:555"))).toMatch(
       /^Error: no job .* It has no jobs/,
     );
-    expect(store.get(job.id)).toBeDefined();
+    expect(await store.get(job.id)).toBeDefined();
     expect(await cron({ action: "remove", job_id: job.id })).toMatch(/^Removed job/);
-    expect(store.get(job.id)).toBeUndefined();
+    expect(await store.get(job.id)).toBeUndefined();
     expect(await cron({ action: "remove", job_id: job.id })).toMatch(/^Error: no job/);
   });
 });

@@ -1,7 +1,6 @@
 import { replyTarget } from "../bus/types.js";
 import { isValidTimeZone } from "../config/config.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
-import type { CronJob, JobOrigin, JobOwner, JobStore } from "../scheduler/job-store.js";
 import {
   compileCron,
   describeSchedule,
@@ -13,6 +12,7 @@ import {
   ScheduleError,
   shortestInterval,
 } from "../scheduler/schedule.js";
+import type { CronJob, JobOrigin, JobOwner, JobStore } from "../store/store.js";
 import { type Tool, type ToolContext, ToolError } from "./tool.js";
 
 // A type alias (not an interface) so it fits the registry's Record<string, unknown> arguments.
@@ -54,7 +54,7 @@ export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
   const now = deps.now ?? Date.now;
   const maxJobs = deps.maxJobsPerConversation ?? 50;
 
-  function add(args: CronArgs, ctx: ToolContext): string {
+  async function add(args: CronArgs, ctx: ToolContext): Promise<string> {
     if (isScheduledRun(ctx.inbound)) {
       throw new ToolError(
         "this turn is a scheduled run, and scheduled runs may not create jobs (no runaway loops). Deliver the reminder instead; a recurring job repeats by itself.",
@@ -75,7 +75,7 @@ export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
       throw new ToolError(`tz "${args.tz}" is not an IANA time zone such as Europe/Berlin or America/New_York.`);
     const origin = originOf(ctx);
     const owner = ownerOf(ctx);
-    if (deps.store.countBySession(origin.sessionKey) >= maxJobs) {
+    if ((await deps.store.countBySession(origin.sessionKey)) >= maxJobs) {
       throw new ToolError(
         `this conversation already has ${maxJobs} jobs; remove some first (action list, then remove).`,
       );
@@ -87,7 +87,7 @@ export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
     if (!first) throw new ToolError(`the schedule never fires after now (${formatInZone(current, tz)}).`);
     checkInterval(schedule, current, deps.minEverySeconds);
 
-    const job = deps.store.add({
+    const job = await deps.store.add({
       name: args.name?.trim() || undefined,
       message,
       schedule,
@@ -105,18 +105,18 @@ export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
     ].join("\n");
   }
 
-  function list(ctx: ToolContext): string {
-    const jobs = deps.store.listBySession(ctx.sessionKey);
+  async function list(ctx: ToolContext): Promise<string> {
+    const jobs = await deps.store.listBySession(ctx.sessionKey);
     if (jobs.length === 0) return "No scheduled jobs in this conversation.";
     return [`Scheduled jobs in this conversation (${jobs.length}):`, ...jobs.map(jobLine)].join("\n");
   }
 
-  function remove(args: CronArgs, ctx: ToolContext): string {
+  async function remove(args: CronArgs, ctx: ToolContext): Promise<string> {
     const id = args.job_id?.trim();
     if (!id) throw new ToolError("action remove needs `job_id` (action list shows the ids).");
-    const job = deps.store.get(id);
-    if (!job || job.origin.sessionKey !== ctx.sessionKey || !deps.store.remove(id, ctx.sessionKey)) {
-      const ids = deps.store.listBySession(ctx.sessionKey).map((j) => j.id);
+    const job = await deps.store.get(id);
+    if (!job || job.origin.sessionKey !== ctx.sessionKey || !(await deps.store.remove(id, ctx.sessionKey))) {
+      const ids = (await deps.store.listBySession(ctx.sessionKey)).map((j) => j.id);
       throw new ToolError(
         `no job ${id} in this conversation. ${ids.length > 0 ? `Its jobs: ${ids.join(", ")}.` : "It has no jobs."}`,
       );

@@ -1,10 +1,7 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/config.js";
 import { mediaDir } from "../paths.js";
-import { JobStore } from "../scheduler/job-store.js";
-import { ConversationStore } from "../store/conversations.js";
-import type { Database } from "../store/database.js";
-import { MemoryStore } from "../store/memory.js";
+import type { Store } from "../store/store.js";
 import { createCronTool } from "./cron-tool.js";
 import { createExecTool } from "./exec/exec-tool.js";
 import { createFileTools } from "./files/index.js";
@@ -17,7 +14,7 @@ import { createWebTools } from "./web/index.js";
 /** What tool factories may close over; per-call facts come through ToolContext instead. */
 export interface ToolDeps {
   config: Config;
-  db: Database;
+  store: Pick<Store, "jobs" | "conversations" | "memory">;
   log: Logger;
   /** Re-arms the cron scheduler's timer when the cron tool adds or removes a job. */
   scheduler?: { wake(): void };
@@ -31,7 +28,7 @@ export function createTools(deps: ToolDeps): Tool[] {
     createExecTool({ config: deps.config }),
     ...createFileTools(deps.config),
     createCronTool({
-      store: new JobStore(deps.db),
+      store: deps.store.jobs,
       timezone: deps.config.timezone,
       minEverySeconds: deps.config.cron.minEverySeconds,
       wake: () => deps.scheduler?.wake(),
@@ -41,12 +38,12 @@ export function createTools(deps: ToolDeps): Tool[] {
       home: deps.config.home,
       mediaDir: mediaDir(deps.config.home),
       maxBytes: deps.config.media.maxBytes,
-      conversations: new ConversationStore(deps.db),
+      conversations: deps.store.conversations,
     }),
     ...(deps.helpers ? [createSpawnTool(deps.helpers)] : []),
     ...createWebTools(deps.config),
     createMemorySearchTool({
-      store: new MemoryStore(deps.db),
+      store: deps.store.memory,
       timezone: deps.config.timezone,
       shareWithGroups: deps.config.memory.shareWithGroups,
     }),

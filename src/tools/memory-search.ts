@@ -1,5 +1,5 @@
 import { memoryParagraphs, readMemoryFile } from "../memory/memory-file.js";
-import type { MemoryStore, SearchHit } from "../store/memory.js";
+import type { MemoryStore, SearchHit } from "../store/store.js";
 import { type Tool, ToolError } from "./tool.js";
 
 export interface MemorySearchDeps {
@@ -15,7 +15,7 @@ const DEFAULT_LIMIT = 8;
 const MAX_LIMIT = 25;
 
 /**
- * Full-text search (SQLite FTS5, BM25, trigram: any script) over what this conversation may see:
+ * Full-text search (ranked, any script, CJK too) over what this conversation may see:
  * MEMORY.md where allowed, the summaries of its consolidated turns, and its past messages —
  * also those from before /new — never another chat's.
  */
@@ -49,10 +49,10 @@ export function createMemorySearchTool(deps: MemorySearchDeps): Tool<Args> {
       if (memoryFile) {
         const file = readMemoryFile(ctx.workspace);
         // Hits from MEMORY.md are dated when pincer first indexed that version of the file.
-        if (file) deps.store.syncMemoryFile(file.hash, Date.now(), memoryParagraphs(file.text));
-        else deps.store.syncMemoryFile("absent", Date.now(), []);
+        if (file) await deps.store.syncMemoryFile(file.hash, Date.now(), memoryParagraphs(file.text));
+        else await deps.store.syncMemoryFile("absent", Date.now(), []);
       }
-      const hits = deps.store.search(args.query, {
+      const hits = await deps.store.search(args.query, {
         sessionKey: ctx.sessionKey,
         memoryFile,
         limit: args.limit ?? DEFAULT_LIMIT,

@@ -9,7 +9,7 @@ import {
   replyTarget,
   sessionKeyOf,
 } from "../bus/types.js";
-import type { StoredMessage } from "../store/conversations.js";
+import type { StoredMessage } from "../store/store.js";
 import { openInScope } from "./files/safe-open.js";
 import { readOpened } from "./files/safe-read.js";
 import { fileScope } from "./files/workspace-path.js";
@@ -26,7 +26,7 @@ export interface MessageToolDeps {
   /** The largest attachment, in bytes (media.maxBytes). */
   maxBytes: number;
   /** Where a message to another conversation is remembered. */
-  conversations: { append(sessionKey: string, messages: StoredMessage[]): void };
+  conversations: { append(sessionKey: string, messages: StoredMessage[]): Promise<void> };
 }
 
 const MAX_FILES = 10;
@@ -85,7 +85,7 @@ export function createMessageTool(deps: MessageToolDeps): Tool<MessageArgs> {
         const note = media.length ? `\n[attached: ${media.join(", ")}]` : "";
         // History starts at a user message, so a marker says where this one came from.
         const now = Date.now();
-        deps.conversations.append(sessionKeyOf(target.channel, target.chatId, target.threadId), [
+        await deps.conversations.append(sessionKeyOf(target.channel, target.chatId, target.threadId), [
           { role: "user", content: `[system: message tool] sent from ${ctx.sessionKey}`, createdAt: now },
           { role: "assistant", content: `${args.content}${note}`, createdAt: now },
         ]);

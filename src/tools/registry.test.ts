@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { tempHome, testApp } from "../../test/helpers/app.js";
 import { toolContext } from "../../test/helpers/tools.js";
 import { SchemaCompiler, ToolRegistry } from "./registry.js";
@@ -45,10 +45,9 @@ describe("argument schemas, compiled when first needed", () => {
     expect(registry.get("odd2")).toBeUndefined();
   });
 
-  const home = tempHome();
-  const app = testApp("http://127.0.0.1:9/v1", home);
-  afterAll(() => app.stop());
-  it("every built-in tool's schema compiles", () => {
+  it("every built-in tool's schema compiles", async () => {
+    const app = await testApp("http://127.0.0.1:9/v1", tempHome());
+    onTestFinished(() => app.stop());
     const compiler = new SchemaCompiler();
     expect(app.registry.names.length).toBeGreaterThan(5);
     for (const name of app.registry.names) {

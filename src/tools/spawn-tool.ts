@@ -6,7 +6,7 @@ export type SpawnArgs = { task: string; label?: string };
 /** Starts background helpers (implemented by the agent's HelperManager). */
 export interface Spawner {
   /** Returns the run id at once; throws a ToolError when the caps are reached. */
-  spawn(origin: InboundMessage, task: string, label?: string): string;
+  spawn(origin: InboundMessage, task: string, label?: string): Promise<string>;
 }
 
 const DESCRIPTION = [
@@ -38,7 +38,7 @@ export function createSpawnTool(spawner: Spawner): Tool<SpawnArgs> {
       const task = args.task.trim();
       if (!task) throw new ToolError("`task` is empty: say what the helper should do.");
       const label = args.label?.trim() || undefined;
-      const id = spawner.spawn(ctx.inbound, task, label);
+      const id = await spawner.spawn(ctx.inbound, task, label);
       return `Helper ${id}${label ? ` ("${label}")` : ""} started in the background. Its result will come to this conversation as a system message when it is done; tell the user it is on it.`;
     },
   };

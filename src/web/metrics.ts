@@ -8,7 +8,7 @@ export interface MetricsSources {
   /** Messages waiting behind running turns. */
   queueDepth: () => number;
   /** Replies recorded but not yet delivered. */
-  outboxPending: () => number;
+  outboxPending: () => Promise<number>;
   /** Tool names the registry knows; anything else is counted as "unknown" (labels stay bounded). */
   knownTool: (name: string) => boolean;
 }
@@ -66,8 +66,8 @@ export function createMetrics(sources: MetricsSources): Metrics {
     name: "pincer_outbox_pending",
     help: "Replies recorded but not yet delivered to their channel.",
     registers: [registry],
-    collect() {
-      this.set(sources.outboxPending());
+    async collect() {
+      this.set(await sources.outboxPending());
     },
   });
   // Every label a series can have starts at zero, so rate() works from the first scrape.

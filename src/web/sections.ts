@@ -1,4 +1,4 @@
-import type { HistoryEntry } from "../store/dashboard.js";
+import type { HistoryEntry } from "../store/store.js";
 import { clip, esc, formatAgo, type TimeFormat, timeFormat } from "./html.js";
 import type { DashboardState } from "./state.js";
 

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
-import { approvePairing, isPairedChannel } from "../access/approve.js";
+import { isPairedChannel } from "../access/approve.js";
 import type { App } from "../app.js";
 import type { Channel } from "../bus/channel.js";
 import type { ChannelName } from "../bus/types.js";
@@ -17,7 +17,7 @@ import { secretsEqual } from "./token.js";
 
 /** The web chat as the server sees it (implemented by channels/web, which the server must not import). */
 export interface WebChatPort {
-  send(chatId: string, text: string): boolean;
+  send(chatId: string, text: string): Promise<boolean>;
   listen(listener: (event: { chatId: string; type: string }) => void): () => void;
 }
 
@@ -83,11 +83,10 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
     pending = setTimeout(() => {
       pending = undefined;
       if (hub.size === 0) return;
-      try {
-        hub.send("sections", renderSections(state(), now()));
-      } catch (err) {
-        log.error({ err }, "control page: could not refresh");
-      }
+      state().then(
+        (current) => hub.send("sections", renderSections(current, now())),
+        (err: unknown) => log.error({ err }, "control page: could not refresh"),
+      );
     }, 150);
   };
   const timer = setInterval(refresh, REFRESH_MS).unref();
@@ -126,7 +125,7 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
     if (loopbackOnly && !isLoopbackHost(req.headers.host)) throw new HttpError(421, "unknown host");
 
     if (path === "/healthz" && read) {
-      const database = app.queries.ping();
+      const database = await app.store.dashboard.ping();
       const health = healthOf({
         database,
         channels: deps.channels().map((c) => ({ name: c.name, ...channelStatus(c) })),
@@ -154,10 +153,10 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
 
     if (read) {
       if (path === "/") return page(res, url);
-      if (path === "/api/state") return sendJson(res, 200, state());
+      if (path === "/api/state") return sendJson(res, 200, await state());
       if (path === "/api/history") {
         const key = url.searchParams.get("key") ?? "";
-        return sendJson(res, 200, { sessionKey: key, entries: app.queries.history(key.slice(0, 300)) });
+        return sendJson(res, 200, { sessionKey: key, entries: await app.store.dashboard.history(key.slice(0, 300)) });
       }
       if (path === "/api/events") {
         const chat = url.searchParams.get("chat") ?? "";
@@ -184,12 +183,12 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
       if (!deps.web) throw new HttpError(503, "the web chat is not running");
       const chatId = text("chatId", 64);
       if (!CHAT_ID.test(chatId)) throw new HttpError(400, '"chatId" may only use A-Z, a-z, 0-9, _ and -');
-      deps.web.send(chatId, text("text", MAX_CHAT_TEXT));
+      await deps.web.send(chatId, text("text", MAX_CHAT_TEXT));
       return sendJson(res, 202, { ok: true });
     }
     if (path === "/api/reminders/remove") {
       const id = text("id", 64);
-      if (!app.jobs.remove(id)) throw new HttpError(404, `no reminder ${id}`);
+      if (!(await app.store.jobs.remove(id))) throw new HttpError(404, `no reminder ${id}`);
       app.scheduler.wake();
       log.info({ jobId: id }, "reminder removed from the control page");
       refresh();
@@ -200,10 +199,10 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
       if (!isPairedChannel(channel)) throw new HttpError(400, '"channel" must be telegram or discord');
       if (path.endsWith("approve")) {
         // As `pincer pairing approve`: the user's jobs paused by an earlier revoke run again.
-        const approved = approvePairing(app, channel, text("code", 16));
+        const approved = await app.store.pairing.approve(channel, text("code", 16));
         if (!approved) throw new HttpError(404, "no such pairing code (expired?)");
         log.info({ channel, userId: approved.user.userId }, "pairing approved from the control page");
-      } else if (!app.pairing.deny(channel, text("userId", 64))) {
+      } else if (!(await app.store.pairing.deny(channel, text("userId", 64)))) {
         throw new HttpError(404, "no such pairing request");
       }
       refresh();
@@ -212,19 +211,20 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
     throw new HttpError(404, "not found");
   }
 
-  function page(res: ServerResponse, url: URL, setCookie?: string): void {
+  async function page(res: ServerResponse, url: URL, setCookie?: string): Promise<void> {
     const nonce = randomBytes(16).toString("base64");
     const chat = url.searchParams.get("chat") ?? "main";
     const chatId = CHAT_ID.test(chat) ? chat : "main";
     const key = url.searchParams.get("c");
     const timezone = app.config.timezone;
+    const { dashboard } = app.store;
     const html = renderPage({
-      state: state(),
+      state: await state(),
       now: now(),
       nonce,
       chatId,
-      chatLog: renderChatLog(app.queries.history(`web:${chatId}`, 100)),
-      history: key ? renderHistory(key, app.queries.history(key.slice(0, 300)), timezone) : undefined,
+      chatLog: renderChatLog(await dashboard.history(`web:${chatId}`, 100)),
+      history: key ? renderHistory(key, await dashboard.history(key.slice(0, 300)), timezone) : undefined,
     });
     res.writeHead(200, {
       ...BASE_HEADERS,

@@ -2,8 +2,7 @@ import type { HelperInfo } from "../agent/helpers.js";
 import type { App } from "../app.js";
 import type { Channel, ChannelStatus } from "../bus/channel.js";
 import { describeSchedule } from "../scheduler/schedule.js";
-import type { ConversationSummary } from "../store/dashboard.js";
-import type { PairingRequest } from "../store/pairing.js";
+import type { ConversationSummary, PairingRequest } from "../store/store.js";
 
 /** A skill as the page shows it: `missing` says why it is left out of the prompt. */
 export interface SkillView {
@@ -54,8 +53,19 @@ export function channelStatus(channel: Channel): ChannelStatus {
   return channel.status?.() ?? { state: "connected" };
 }
 
-export function collectState({ app, channels, skills, startedAt }: StateSources): DashboardState {
-  const database = app.queries.ping();
+export async function collectState({ app, channels, skills, startedAt }: StateSources): Promise<DashboardState> {
+  const { dashboard, jobs, pairing } = app.store;
+  const database = await dashboard.ping();
+  // A database that does not answer leaves the page with what the process knows by itself.
+  const [inboxPending, outboxPending, conversations, allJobs, requests] = database
+    ? await Promise.all([
+        dashboard.inboxPending(),
+        dashboard.outboxPending(),
+        dashboard.conversations(),
+        jobs.listAll(),
+        pairing.pending(),
+      ])
+    : [0, 0, [], [], []];
   return {
     model: app.config.openai.model,
     startedAt,
@@ -65,22 +75,20 @@ export function collectState({ app, channels, skills, startedAt }: StateSources)
     running: app.worker.runningSessions,
     helpers: app.helpers.list(),
     queued: app.worker.load.queued,
-    inboxPending: database ? app.queries.inboxPending() : 0,
-    outboxPending: database ? app.queries.outboxPending() : 0,
-    conversations: database ? app.queries.conversations() : [],
-    reminders: database
-      ? app.jobs.listAll().map((job) => ({
-          id: job.id,
-          name: job.name,
-          message: job.message,
-          schedule: describeSchedule(job.schedule, job.tz),
-          sessionKey: job.origin.sessionKey,
-          nextRunAt: job.nextRunAt,
-          tz: job.tz,
-          paused: job.pausedAt !== undefined,
-        }))
-      : [],
-    pairing: database ? app.pairing.pending() : [],
+    inboxPending,
+    outboxPending,
+    conversations,
+    reminders: allJobs.map((job) => ({
+      id: job.id,
+      name: job.name,
+      message: job.message,
+      schedule: describeSchedule(job.schedule, job.tz),
+      sessionKey: job.origin.sessionKey,
+      nextRunAt: job.nextRunAt,
+      tz: job.tz,
+      paused: job.pausedAt !== undefined,
+    })),
+    pairing: requests,
     skills: skills(),
   };
 }

@@ -115,7 +115,10 @@ export interface FakeDiscord {
   /** Calls `listener` for each message the bot posts, as it is stored; returns an unsubscribe function. */
   onSent(listener: (message: SentMessage) => void): () => void;
   /** Resolves with the first truthy value of `predicate`, polled; rejects after `timeoutMs`. */
-  waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
+  waitFor<T>(
+    predicate: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+    timeoutMs?: number,
+  ): Promise<T>;
   /** Number of open, identified gateway connections. */
   readonly liveConnections: number;
   close(): Promise<void>;
@@ -499,10 +502,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   });
 
   // A deadline, not a delay: generous, so a machine busy with other work does not fail a test.
-  async function waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
+  async function waitFor<T>(
+    predicate: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+    timeoutMs = 15_000,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const value = predicate();
+      const value = await predicate();
       if (value) return value;
       if (Date.now() > deadline) throw new Error(`fake Discord: condition not met within ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 10));

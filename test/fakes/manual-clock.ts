@@ -24,8 +24,11 @@ export class ManualClock {
     },
   };
 
-  /** Moves time forward by `ms`, firing every timer that comes due on the way. */
-  advance(ms: number): void {
+  /**
+   * Moves time forward by `ms`, firing every timer that comes due on the way; after each, lets
+   * the work it started settle (the store's promises), so the timer it arms next is seen.
+   */
+  async advance(ms: number): Promise<void> {
     const end = this.current + ms;
     for (;;) {
       const due = [...this.pending.entries()].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
@@ -33,8 +36,14 @@ export class ManualClock {
       this.pending.delete(due[0]);
       this.current = Math.max(this.current, due[1].at);
       due[1].fn();
+      await this.settle();
     }
     this.current = end;
+  }
+
+  /** Lets promise callbacks queued so far run (what a timer's async work needs against SQLite). */
+  async settle(): Promise<void> {
+    for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   /** Sets the wall clock without firing timers, like a suspended machine or an NTP step. */

@@ -79,7 +79,10 @@ export interface FakeTelegram {
   holdCall(method: string, nth: number): { arrived: Promise<void>; clientGone: Promise<void>; release(): void };
 
   /** Resolves with the first truthy value of `check`, polled until `timeoutMs` (then rejects). */
-  waitFor<T>(check: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
+  waitFor<T>(
+    check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+    timeoutMs?: number,
+  ): Promise<T>;
   /** Posts an update to the webhook the bot registered with setWebhook; returns the HTTP status. */
   deliverWebhook(update: UpdateInput): Promise<number>;
   /** Updates not yet confirmed by a getUpdates offset. */
@@ -456,7 +459,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     async waitFor(check, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const value = check();
+        const value = await check();
         if (value) return value;
         if (Date.now() > deadline) throw new Error(`fake Telegram: condition not met within ${timeoutMs} ms`);
         // Re-checked as soon as the bot makes a call (precise for benchmarks), or every 10 ms for other state.

@@ -6,20 +6,22 @@ import { type App, type AppOptions, createApp } from "../../src/app.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { InboundMessage, OutboundMessage } from "../../src/bus/types.js";
 import { type Config, loadConfig } from "../../src/config/config.js";
+import type { Database } from "../../src/store/sqlite/database.js";
+import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 export function tempHome(prefix = "pincer-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
 /** An app wired like the daemon, on a temporary PINCER_HOME, talking to the given fake model. */
-export function testApp(
+export async function testApp(
   modelUrl: string,
   home: string,
   env: Record<string, string> = {},
   adjust?: (config: Config) => void,
   log: Logger = pino({ level: "silent" }),
   options: Omit<AppOptions, "log"> = {},
-): App {
+): Promise<App> {
   const config = loadConfig({
     OPENAI_API_KEY: "test",
     OPENAI_BASE_URL: modelUrl,
@@ -32,6 +34,12 @@ export function testApp(
   config.agent.modelRetries = 0;
   adjust?.(config);
   return createApp(config, { log, ...options });
+}
+
+/** The SQLite connection under an app's store, for tests that look at rows directly. */
+export function sqliteOf(app: App): Database {
+  if (app.store.engine !== "sqlite") throw new Error("this test reads SQLite rows directly");
+  return (app.store as SqliteStore).db;
 }
 
 /** A channel that records what the agent sends to "console" chats, for tests that drive the bus directly. */

@@ -65,7 +65,7 @@ export async function startDiscordHarness(
   options.adjust?.(config);
   const logs: LogLine[] = [];
   const log = pino({ level: "warn" }, { write: (line: string) => void logs.push(JSON.parse(line)) });
-  const app = createApp(config, { log });
+  const app = await createApp(config, { log });
   const channel = createDiscordChannel({
     config,
     bus: app.bus,

@@ -66,7 +66,7 @@ export async function startTelegramHarness(options: HarnessOptions = {}): Promis
       },
     }),
   );
-  const app = testApp(
+  const app = await testApp(
     model.url,
     home,
     {

@@ -52,7 +52,7 @@ function keepTimes(path: string, edit: () => void): void {
 }
 
 describe("ReadCache.text", () => {
-  it("serves an unchanged file from memory and reads it again once it changed", () => {
+  it("serves an unchanged file from memory and reads it again once it changed", async () => {
     const cache = settledCache();
     expect(cache.text(workspace, "AGENTS.md", 1000)).toEqual({
       ok: true,
@@ -66,7 +66,7 @@ describe("ReadCache.text", () => {
     expect(cache.stats.misses).toBe(2);
   });
 
-  it("sees an edit of the same size with the mtime put back (the ctime tells)", () => {
+  it("sees an edit of the same size with the mtime put back (the ctime tells)", async () => {
     const cache = settledCache();
     const file = join(workspace, "AGENTS.md");
     expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 1\n" });
@@ -74,7 +74,7 @@ describe("ReadCache.text", () => {
     expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 2\n" });
   });
 
-  it("sees a file replaced by another of the same size and times (a new inode)", () => {
+  it("sees a file replaced by another of the same size and times (a new inode)", async () => {
     const cache = settledCache();
     const file = join(workspace, "AGENTS.md");
     expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 1\n" });
@@ -84,7 +84,7 @@ describe("ReadCache.text", () => {
     expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ text: "version 3\n" });
   });
 
-  it("does not remember a file changed within the last moments: a second edit in the same clock tick still shows", () => {
+  it("does not remember a file changed within the last moments: a second edit in the same clock tick still shows", async () => {
     // The real clock: the file was written just now, so its times are too fresh to trust.
     const cache = new ReadCache();
     const file = join(workspace, "AGENTS.md");
@@ -97,7 +97,7 @@ describe("ReadCache.text", () => {
     expect(cache.stats.hits).toBe(0);
   });
 
-  it("refuses a cached file swapped for a symlink, and never returns what the link points to", () => {
+  it("refuses a cached file swapped for a symlink, and never returns what the link points to", async () => {
     const cache = settledCache();
     const file = join(workspace, "AGENTS.md");
     expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ ok: true });
@@ -111,7 +111,7 @@ describe("ReadCache.text", () => {
     expect(cache.text(workspace, "AGENTS.md", 1000)).toMatchObject({ ok: false, reason: /is a symlink/ });
   });
 
-  it("refuses a cached file whose folder was swapped for a symlink to a folder holding the very same file", () => {
+  it("refuses a cached file whose folder was swapped for a symlink to a folder holding the very same file", async () => {
     const cache = settledCache();
     const rel = join("skills", "one", "SKILL.md");
     expect(cache.text(workspace, rel, 1000)).toMatchObject({ ok: true, text: "---\nname: one\n---\n" });
@@ -121,7 +121,7 @@ describe("ReadCache.text", () => {
     expect(cache.text(workspace, rel, 1000)).toMatchObject({ ok: false, reason: /symlink/ });
   });
 
-  it("remembers a missing file only while it is missing, and refuses FIFOs and big files as before", () => {
+  it("remembers a missing file only while it is missing, and refuses FIFOs and big files as before", async () => {
     const cache = settledCache();
     expect(cache.text(workspace, "USER.md", 1000)).toMatchObject({ ok: false, reason: /does not exist/ });
     expect(cache.text(workspace, "USER.md", 1000)).toMatchObject({ ok: false, reason: /does not exist/ });
@@ -178,7 +178,7 @@ while not os.path.exists(folder + "/done"): time.sleep(0.01)
 });
 
 describe("ReadCache.folders", () => {
-  it("lists real folders only and sees a folder added, a folder swapped for a link, and a folder created later", () => {
+  it("lists real folders only and sees a folder added, a folder swapped for a link, and a folder created later", async () => {
     const cache = settledCache();
     expect(cache.folders(workspace, "skills")).toEqual(["one"]);
     expect(cache.folders(workspace, "skills")).toEqual(["one"]);
@@ -230,7 +230,7 @@ console.log(JSON.stringify({ results, hitsBefore, warnings }));
 `;
 
 describe("ReadCache against a workspace made unreadable", () => {
-  it("never throws: the prompt goes on without the files, and has them back once the folder is readable", () => {
+  it("never throws: the prompt goes on without the files, and has them back once the folder is readable", async () => {
     const runAsNobody = process.getuid?.() === 0;
     for (const dir of [root, workspace]) chmodSync(dir, 0o755);
     if (runAsNobody) execFileSync("chown", ["-R", "65534:65534", workspace]);

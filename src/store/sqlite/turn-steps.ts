@@ -1,36 +1,24 @@
-import type { InboundMessage } from "../bus/types.js";
-import type { StoredMessage } from "./conversations.js";
+import type { InboundMessage } from "../../bus/types.js";
+import type { StoredMessage, TurnSoFar, TurnStepStore } from "../store.js";
 import type { Database } from "./database.js";
 import { inboxId } from "./journal.js";
 
-/** What a turn had done when it was cut short: its model replies and tool results so far. */
-export interface TurnSoFar {
-  /** Assistant messages with tool calls and the tool results recorded, in order. */
-  produced: StoredMessage[];
-  /** Calls that started but have no result: they were running when the process died. */
-  interrupted: Set<string>;
-}
-
-/**
- * The turn's journal, written as it happens (each row before the next step starts), so a turn cut
- * short by a crash resumes where it was. The rows go when the inbound message is completed.
- */
-export class TurnSteps {
+export class SqliteTurnSteps implements TurnStepStore {
   constructor(private readonly db: Database) {}
 
-  assistant(msg: InboundMessage, message: StoredMessage): void {
+  async assistant(msg: InboundMessage, message: StoredMessage): Promise<void> {
     this.insert(msg, "assistant", null, JSON.stringify(message));
   }
 
-  started(msg: InboundMessage, callId: string): void {
+  async started(msg: InboundMessage, callId: string): Promise<void> {
     this.insert(msg, "started", callId, null);
   }
 
-  result(msg: InboundMessage, callId: string, content: string): void {
+  async result(msg: InboundMessage, callId: string, content: string): Promise<void> {
     this.insert(msg, "result", callId, content);
   }
 
-  load(msg: InboundMessage): TurnSoFar {
+  async load(msg: InboundMessage): Promise<TurnSoFar> {
     const rows = this.db
       .prepare("SELECT kind, call_id, payload FROM turn_steps WHERE inbox_id = ? ORDER BY id")
       .all(inboxId(msg)) as Array<{ kind: string; call_id: string | null; payload: string | null }>;

@@ -1,5 +1,7 @@
 import { randomInt } from "node:crypto";
+import type { JobOwner, OpenRequest, PairingRequest, PairingStore } from "../store.js";
 import type { Database } from "./database.js";
+import { pauseOwnedBy, resumeOwnedBy } from "./jobs.js";
 
 /** No 0/O or 1/I: codes are read aloud and typed by hand. */
 const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
@@ -12,24 +14,12 @@ export interface PairingOptions {
   maxPending?: number;
 }
 
-export interface PairingRequest {
-  channel: string;
-  userId: string;
-  userName: string;
-  code: string;
-  expiresAt: number;
-}
-
-/** A stranger's open request as `request` returns it: whether it is new, and when they were last told. */
-export interface OpenRequest extends PairingRequest {
-  isNew: boolean;
-  toldAt?: number;
-}
+type JobChannel = JobOwner["channel"];
 
 const SELECT = "SELECT channel, user_id AS userId, user_name AS userName, code, expires_at AS expiresAt";
 
 /** Pairing codes for strangers and the list of users the owner approved, in SQLite. */
-export class PairingStore {
+export class SqlitePairing implements PairingStore {
   private readonly now: () => number;
   private readonly ttlMs: number;
   private readonly maxPending: number;
@@ -43,19 +33,15 @@ export class PairingStore {
     this.maxPending = options.maxPending ?? 10;
   }
 
-  isApproved(channel: string, userId: string): boolean {
+  async isApproved(channel: string, userId: string): Promise<boolean> {
     return (
       this.db.prepare("SELECT 1 FROM approved_users WHERE channel = ? AND user_id = ?").get(channel, userId) !==
       undefined
     );
   }
 
-  /**
-   * The stranger's one open code: the same code while it is valid, so asking again never piles
-   * up requests. A new stranger always gets one; at the cap the oldest open request on the
-   * channel makes room (a flood of strangers cannot lock the next real user out).
-   */
-  request(channel: string, userId: string, userName: string): OpenRequest {
+  /** Asking again never piles up requests; a flood of strangers cannot lock the next real user out. */
+  async request(channel: string, userId: string, userName: string): Promise<OpenRequest> {
     const now = this.now();
     return this.db.transaction((): OpenRequest => {
       this.db.prepare("DELETE FROM pairing_requests WHERE expires_at <= ?").run(now);
@@ -79,53 +65,50 @@ export class PairingStore {
     })();
   }
 
-  /** Records that the stranger was sent their code now (the gate repeats it only now and then). */
-  markTold(channel: string, userId: string): void {
+  async markTold(channel: string, userId: string): Promise<void> {
     this.db
       .prepare("UPDATE pairing_requests SET told_at = ? WHERE channel = ? AND user_id = ?")
       .run(this.now(), channel, userId);
   }
 
-  /** Approves the user behind a valid code; undefined when the code is unknown or expired. */
-  approve(channel: string, code: string): PairingRequest | undefined {
-    const row = this.db
-      .prepare(`${SELECT} FROM pairing_requests WHERE channel = ? AND code = ? AND expires_at > ?`)
-      .get(channel, code.trim().toUpperCase(), this.now()) as PairingRequest | undefined;
-    if (!row) return undefined;
-    this.db.transaction(() => {
+  async approve(channel: string, code: string): Promise<{ user: PairingRequest; resumedJobs: number } | undefined> {
+    return this.db.transaction(() => {
+      const user = this.db
+        .prepare(`${SELECT} FROM pairing_requests WHERE channel = ? AND code = ? AND expires_at > ?`)
+        .get(channel, code.trim().toUpperCase(), this.now()) as PairingRequest | undefined;
+      if (!user) return undefined;
       this.db
         .prepare("INSERT OR REPLACE INTO approved_users (channel, user_id, user_name, approved_at) VALUES (?, ?, ?, ?)")
-        .run(channel, row.userId, row.userName, this.now());
-      this.db.prepare("DELETE FROM pairing_requests WHERE channel = ? AND user_id = ?").run(channel, row.userId);
+        .run(channel, user.userId, user.userName, this.now());
+      this.db.prepare("DELETE FROM pairing_requests WHERE channel = ? AND user_id = ?").run(channel, user.userId);
+      return { user, resumedJobs: resumeOwnedBy(this.db, { channel: channel as JobChannel, userId: user.userId }) };
     })();
-    return row;
   }
 
-  /** Takes back an approval (and any open code); false when the user was not approved. */
-  revoke(channel: string, userId: string): boolean {
+  async revoke(channel: string, userId: string, at = this.now()): Promise<{ revoked: boolean; pausedJobs: number }> {
     return this.db.transaction(() => {
       this.db.prepare("DELETE FROM pairing_requests WHERE channel = ? AND user_id = ?").run(channel, userId);
-      return (
+      const revoked =
         this.db.prepare("DELETE FROM approved_users WHERE channel = ? AND user_id = ?").run(channel, userId).changes ===
-        1
-      );
+        1;
+      return { revoked, pausedJobs: pauseOwnedBy(this.db, { channel: channel as JobChannel, userId }, at) };
     })();
   }
 
   /** Drops a stranger's open request (the control page's Deny); false when there was none. */
-  deny(channel: string, userId: string): boolean {
+  async deny(channel: string, userId: string): Promise<boolean> {
     return (
       this.db.prepare("DELETE FROM pairing_requests WHERE channel = ? AND user_id = ?").run(channel, userId).changes > 0
     );
   }
 
-  pending(): PairingRequest[] {
+  async pending(): Promise<PairingRequest[]> {
     return this.db
       .prepare(`${SELECT} FROM pairing_requests WHERE expires_at > ? ORDER BY created_at`)
       .all(this.now()) as PairingRequest[];
   }
 
-  approved(): Array<{ channel: string; userId: string; userName: string }> {
+  async approved(): Promise<Array<{ channel: string; userId: string; userName: string }>> {
     return this.db
       .prepare("SELECT channel, user_id AS userId, user_name AS userName FROM approved_users ORDER BY approved_at")
       .all() as Array<{ channel: string; userId: string; userName: string }>;

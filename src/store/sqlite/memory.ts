@@ -1,51 +1,16 @@
-import { findOpenConversation, type StoredRole, type ToolCallRecord } from "./conversations.js";
+import type {
+  MemoryEntry,
+  MemoryStore,
+  NewEntry,
+  PendingMessage,
+  SearchHit,
+  SearchScope,
+  StoredRole,
+  ToolCallRecord,
+} from "../store.js";
+import { findOpenConversation } from "./conversations.js";
 import type { Database } from "./database.js";
 import { buildFtsQuery, likePattern, makeSnippet } from "./fts-query.js";
-
-/** A dated summary of consolidated turns. */
-export interface MemoryEntry {
-  id: number;
-  periodStart: number;
-  periodEnd: number;
-  text: string;
-  tokens: number;
-}
-
-/** A message not yet consolidated, with its id (the watermark moves by id). */
-export interface PendingMessage {
-  id: number;
-  role: StoredRole;
-  content: string | null;
-  toolCalls?: ToolCallRecord[];
-  tokens: number;
-  createdAt: number;
-}
-
-export interface NewEntry {
-  sessionKey: string;
-  conversationId: number;
-  /** The last message the entry covers; everything up to it leaves the prompt. */
-  throughId: number;
-  firstId: number;
-  periodStart: number;
-  periodEnd: number;
-  text: string;
-  tokens: number;
-}
-
-export interface SearchScope {
-  sessionKey: string;
-  /** Whether MEMORY.md (indexed by syncMemoryFile) is searched too. */
-  memoryFile: boolean;
-  limit: number;
-}
-
-export interface SearchHit {
-  kind: "memory" | "entry" | "message";
-  role?: StoredRole;
-  at: number;
-  snippet: string;
-}
 
 /** `snippet` holds the whole text until makeSnippet cuts it. */
 interface Row {
@@ -56,17 +21,17 @@ interface Row {
   snippet: string;
 }
 
-/** Consolidation's bookkeeping and the full-text index over memory; the only SQL for either. */
-export class MemoryStore {
+/** Consolidation's bookkeeping and the full-text index over memory (FTS5, trigram), in SQLite. */
+export class SqliteMemory implements MemoryStore {
   constructor(private readonly db: Database) {}
 
   /** The session's open conversation, if it has one (never creates it). */
-  openConversation(sessionKey: string): number | undefined {
+  async openConversation(sessionKey: string): Promise<number | undefined> {
     return findOpenConversation(this.db, sessionKey);
   }
 
   /** Archived conversations of the session that still have turns to consolidate (after /new). */
-  archivedWithPending(sessionKey: string): number[] {
+  async archivedWithPending(sessionKey: string): Promise<number[]> {
     return this.db
       .prepare(
         `SELECT c.id FROM conversations c WHERE c.session_key = ? AND c.archived_at IS NOT NULL
@@ -77,7 +42,7 @@ export class MemoryStore {
   }
 
   /** Tokens of the messages still in the prompt's history (not consolidated). */
-  pendingTokens(conversationId: number): number {
+  async pendingTokens(conversationId: number): Promise<number> {
     return this.db
       .prepare(
         `SELECT coalesce(sum(tokens), 0) FROM messages
@@ -88,7 +53,7 @@ export class MemoryStore {
   }
 
   /** The oldest unconsolidated messages, in order, until `maxTokens` is passed (at least `minRows`). */
-  pending(conversationId: number, maxTokens: number, minRows = 1): PendingMessage[] {
+  async pending(conversationId: number, maxTokens: number, minRows = 1): Promise<PendingMessage[]> {
     const rows = this.db
       .prepare(
         `SELECT id, role, content, tool_calls, tokens, created_at FROM messages
@@ -126,7 +91,7 @@ export class MemoryStore {
    * transaction: a crash leaves either both or neither. Returns false (and stores nothing) when
    * another run consolidated these messages first.
    */
-  addEntry(entry: NewEntry): boolean {
+  async addEntry(entry: NewEntry): Promise<boolean> {
     return this.db.transaction(() => {
       const moved = this.db
         .prepare("UPDATE conversations SET consolidated_through = ? WHERE id = ? AND consolidated_through < ?")
@@ -153,7 +118,7 @@ export class MemoryStore {
   }
 
   /** The conversation's newest entries that fit in `tokenBudget`, oldest first. */
-  recentEntries(conversationId: number, tokenBudget: number): MemoryEntry[] {
+  async recentEntries(conversationId: number, tokenBudget: number): Promise<MemoryEntry[]> {
     const rows = this.db
       .prepare(
         `SELECT id, period_start AS periodStart, period_end AS periodEnd, text, tokens FROM memory_entries
@@ -171,7 +136,7 @@ export class MemoryStore {
     return out.reverse();
   }
 
-  entryCount(sessionKey: string): number {
+  async entryCount(sessionKey: string): Promise<number> {
     return this.db
       .prepare("SELECT count(*) FROM memory_entries WHERE session_key = ?")
       .pluck()
@@ -179,7 +144,7 @@ export class MemoryStore {
   }
 
   /** Re-indexes MEMORY.md's paragraphs when the file changed since the last time. */
-  syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): void {
+  async syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
     const current = this.db.prepare("SELECT hash FROM memory_file_state WHERE id = 1").pluck().get() as
       | string
       | undefined;
@@ -201,8 +166,8 @@ export class MemoryStore {
    * conversation it had, also before /new), its memory entries, and MEMORY.md if allowed.
    * Queries of only one- or two-character terms (too short for trigrams) scan with LIKE, newest first.
    */
-  search(query: string, scope: SearchScope): SearchHit[] {
-    this.indexPending();
+  async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
+    this.indexNow();
     const fts = buildFtsQuery(query);
     const params = { session: scope.sessionKey, memoryFile: scope.memoryFile ? 1 : 0, limit: scope.limit };
     const rows: Row[] = fts.match ? this.matchRows(fts.match, params) : [];
@@ -225,7 +190,11 @@ export class MemoryStore {
    * Adds the messages stored since the last call to the search index, in one transaction
    * (a turn only marks its messages; see migration 16-fts-deferred). Returns how many.
    */
-  indexPending(): number {
+  async indexPending(): Promise<number> {
+    return this.indexNow();
+  }
+
+  private indexNow(): number {
     if (this.db.prepare("SELECT 1 FROM messages_fts_pending LIMIT 1").get() === undefined) return 0;
     return this.db.transaction(() => {
       const indexed = this.db

@@ -1,10 +1,11 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempHome } from "../../test/helpers/app.js";
-import { AuditLog } from "./audit.js";
-import { ConversationStore, type StoredMessage } from "./conversations.js";
-import { DashboardQueries } from "./dashboard.js";
+import { tempHome } from "../../../test/helpers/app.js";
+import type { StoredMessage } from "../store.js";
+import { SqliteAudit } from "./audit.js";
+import { SqliteConversations } from "./conversations.js";
+import { SqliteDashboard } from "./dashboard.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
 
 let home: string | undefined;
@@ -20,7 +21,7 @@ afterEach(() => {
 function stores() {
   home = tempHome("pincer-dashboard-");
   db = openDatabase(join(home, "pincer.db"));
-  return { conversations: new ConversationStore(db), audit: new AuditLog(db), queries: new DashboardQueries(db) };
+  return { conversations: new SqliteConversations(db), audit: new SqliteAudit(db), queries: new SqliteDashboard(db) };
 }
 
 /** The clock's next millisecond: the steps below must not share one (times are stored in ms). */
@@ -43,37 +44,34 @@ function turn(receivedAt: number, tool: string): StoredMessage[] {
 }
 
 const call = (tool: string) => ({ sessionKey: "telegram:42", tool, arguments: "{}", result: "done", durationMs: 1 });
-const tools = (queries: DashboardQueries) =>
-  queries
-    .history("telegram:42")
-    .filter((e) => e.kind === "tool")
-    .map((e) => e.tool);
+const tools = async (queries: SqliteDashboard) =>
+  (await queries.history("telegram:42")).filter((e) => e.kind === "tool").map((e) => e.tool);
 
 describe("the control page's history of a conversation", () => {
-  it("shows the tool calls of a new chat's first turn (its conversation is created when the turn is stored)", () => {
+  it("shows the tool calls of a new chat's first turn (its conversation is created when the turn is stored)", async () => {
     const { conversations, audit, queries } = stores();
     const receivedAt = Date.now();
-    expect(conversations.recent("telegram:42", 1000)).toEqual([]);
+    expect(await conversations.recent("telegram:42", 1000)).toEqual([]);
     nextMs();
-    audit.record(call("cron"));
+    await audit.record(call("cron"));
     nextMs();
-    conversations.append("telegram:42", turn(receivedAt, "cron"));
-    expect(tools(queries)).toEqual(["cron"]);
+    await conversations.append("telegram:42", turn(receivedAt, "cron"));
+    expect(await tools(queries)).toEqual(["cron"]);
   });
 
-  it("after /new, leaves out the tool calls of the conversation before, even for a message that waited behind /new", () => {
+  it("after /new, leaves out the tool calls of the conversation before, even for a message that waited behind /new", async () => {
     const { conversations, audit, queries } = stores();
-    conversations.append("telegram:42", turn(Date.now(), "read_file"));
+    await conversations.append("telegram:42", turn(Date.now(), "read_file"));
     // A message arrives while the previous turn still runs its tool; then /new; then its turn.
     const waitedAt = nextMs();
     nextMs();
-    audit.record(call("read_file"));
+    await audit.record(call("read_file"));
     nextMs();
-    conversations.archive("telegram:42");
+    await conversations.archive("telegram:42");
     nextMs();
-    audit.record(call("exec"));
+    await audit.record(call("exec"));
     nextMs();
-    conversations.append("telegram:42", turn(waitedAt, "exec"));
-    expect(tools(queries)).toEqual(["exec"]);
+    await conversations.append("telegram:42", turn(waitedAt, "exec"));
+    expect(await tools(queries)).toEqual(["exec"]);
   });
 });

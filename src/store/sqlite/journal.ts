@@ -1,6 +1,6 @@
-import type { BusJournal } from "../bus/bus.js";
-import type { OutboxRow, OutboxState } from "../bus/delivery.js";
-import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
+import type { OutboxRow } from "../../bus/delivery.js";
+import type { ChannelName, InboundMessage, OutboundMessage } from "../../bus/types.js";
+import type { JournalStore, PendingOutbound } from "../store.js";
 import type { Database } from "./database.js";
 
 interface OutboxRecord {
@@ -13,21 +13,14 @@ interface OutboxRecord {
 }
 
 /** The inbox and outbox in SQLite: accepted messages survive a crash, delivered replies are not resent. */
-export class SqliteJournal implements BusJournal {
+export class SqliteJournal implements JournalStore {
   constructor(private readonly db: Database) {}
 
-  acceptInbound(msg: InboundMessage): boolean {
-    const result = this.db
-      .prepare("INSERT OR IGNORE INTO inbox (id, session_key, payload, received_at) VALUES (?, ?, ?, ?)")
-      .run(inboxId(msg), msg.sessionKey, JSON.stringify(msg), msg.receivedAt);
-    return result.changes === 1;
+  async acceptInbound(msg: InboundMessage): Promise<boolean> {
+    return acceptInbound(this.db, msg);
   }
 
-  /**
-   * Counts a start of the message's turn and returns how many there have been, this one included.
-   * A count above one means earlier turns were cut off by a crash: the daemon died during them.
-   */
-  recordTurnStart(msg: InboundMessage): number {
+  async recordTurnStart(msg: InboundMessage): Promise<number> {
     const starts = this.db
       .prepare("UPDATE inbox SET starts = starts + 1 WHERE id = ? RETURNING starts")
       .pluck()
@@ -35,16 +28,11 @@ export class SqliteJournal implements BusJournal {
     return starts ?? 1;
   }
 
-  /** Takes back a start: the turn was stopped by an orderly shutdown, not by a crash. */
-  forgetTurnStart(msg: InboundMessage): void {
+  async forgetTurnStart(msg: InboundMessage): Promise<void> {
     this.db.prepare("UPDATE inbox SET starts = max(0, starts - 1) WHERE id = ?").run(inboxId(msg));
   }
 
-  /**
-   * Counts a try of the message that found the model unavailable (begun at `triedAt`); returns
-   * the tries so far and when the first of them began.
-   */
-  recordModelWait(msg: InboundMessage, triedAt: number): { tries: number; since: number } {
+  async recordModelWait(msg: InboundMessage, triedAt: number): Promise<{ tries: number; since: number }> {
     const row = this.db
       .prepare(
         `UPDATE inbox SET model_tries = model_tries + 1, model_failed_at = coalesce(model_failed_at, ?)
@@ -54,19 +42,15 @@ export class SqliteJournal implements BusJournal {
     return row ?? { tries: 1, since: triedAt };
   }
 
-  completeInbound(msg: InboundMessage): void {
-    this.db.prepare("UPDATE inbox SET status = 'done' WHERE id = ?").run(inboxId(msg));
-    // A finished turn's steps are in the conversation now; its journal is not needed again.
-    this.db.prepare("DELETE FROM turn_steps WHERE inbox_id = ?").run(inboxId(msg));
+  async completeInbound(msg: InboundMessage): Promise<void> {
+    completeInbound(this.db, msg);
   }
 
-  /** True while the message is accepted but its turn has not finished. */
-  isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): boolean {
+  async isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> {
     return this.db.prepare("SELECT 1 FROM inbox WHERE id = ? AND status = 'pending'").get(inboxId(msg)) !== undefined;
   }
 
-  /** Messages accepted but never finished, oldest first: the turns to run again after a restart. */
-  pendingInbound(): InboundMessage[] {
+  async pendingInbound(): Promise<InboundMessage[]> {
     return (
       this.db
         .prepare("SELECT payload FROM inbox WHERE status = 'pending' ORDER BY received_at, rowid")
@@ -75,16 +59,11 @@ export class SqliteJournal implements BusJournal {
     ).map((payload) => JSON.parse(payload) as InboundMessage);
   }
 
-  recordOutbound(msg: OutboundMessage): number {
-    const chatKey = msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId;
-    return Number(
-      this.db
-        .prepare("INSERT INTO outbox (channel, chat_key, payload, created_at) VALUES (?, ?, ?, ?)")
-        .run(msg.channel, chatKey, JSON.stringify(msg), Date.now()).lastInsertRowid,
-    );
+  async recordOutbound(msg: OutboundMessage): Promise<number> {
+    return recordOutbound(this.db, msg);
   }
 
-  outboxHeads(channel: ChannelName): OutboxRow[] {
+  async outboxHeads(channel: ChannelName): Promise<OutboxRow[]> {
     const rows = this.db
       .prepare(
         `SELECT id, payload, parts_sent, attempts, created_at, next_attempt_at FROM outbox
@@ -102,8 +81,7 @@ export class SqliteJournal implements BusJournal {
     }));
   }
 
-  /** Every pending row of a channel, oldest first (for status and tests). */
-  pendingOutbound(channel: ChannelName): Array<{ id: number; msg: OutboundMessage; partsSent: number }> {
+  async pendingOutbound(channel: ChannelName): Promise<PendingOutbound[]> {
     const rows = this.db
       .prepare("SELECT id, payload, parts_sent FROM outbox WHERE channel = ? AND status = 'pending' ORDER BY id")
       .all(channel) as Array<{ id: number; payload: string; parts_sent: number }>;
@@ -114,41 +92,56 @@ export class SqliteJournal implements BusJournal {
     }));
   }
 
-  markOutboundPartSent(id: number, partsSent: number): void {
+  async markOutboundPartSent(id: number, partsSent: number): Promise<void> {
     this.db.prepare("UPDATE outbox SET parts_sent = ? WHERE id = ?").run(partsSent, id);
   }
 
-  markOutboundSent(id: number, partsSent?: number): void {
+  async markOutboundSent(id: number, partsSent?: number): Promise<void> {
     this.db
       .prepare("UPDATE outbox SET status = 'sent', finished_at = ?, parts_sent = coalesce(?, parts_sent) WHERE id = ?")
       .run(Date.now(), partsSent ?? null, id);
   }
 
-  deferOutbound(id: number, nextAttemptAt: number, error: string): void {
+  async deferOutbound(id: number, nextAttemptAt: number, error: string): Promise<void> {
     this.db
       .prepare("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?")
       .run(nextAttemptAt, error.slice(0, 500), id);
   }
 
-  deadLetterOutbound(id: number, error: string): void {
+  async deadLetterOutbound(id: number, error: string): Promise<void> {
     this.db
       .prepare("UPDATE outbox SET status = 'dead', last_error = ?, finished_at = ? WHERE id = ?")
       .run(error.slice(0, 500), Date.now(), id);
   }
 
-  outboxState(id: number): OutboxState | undefined {
-    const row = this.db.prepare("SELECT status, last_error FROM outbox WHERE id = ?").get(id) as
-      | { status: "pending" | "sent" | "dead"; last_error: string | null }
-      | undefined;
-    if (row?.status === "dead") return { status: "dead", error: row.last_error ?? "" };
-    return row && { status: row.status };
-  }
-
-  /** Keeps the journal from growing forever: finished rows older than `maxAgeMs` go. */
-  prune(maxAgeMs: number, now = Date.now()): void {
+  async prune(maxAgeMs: number, now = Date.now()): Promise<void> {
     this.db.prepare("DELETE FROM inbox WHERE status = 'done' AND received_at < ?").run(now - maxAgeMs);
     this.db.prepare("DELETE FROM outbox WHERE status = 'sent' AND finished_at < ?").run(now - maxAgeMs);
   }
+}
+
+/** Marks the message done; in the caller's transaction when there is one (finishing a turn). */
+export function completeInbound(db: Database, msg: InboundMessage): void {
+  db.prepare("UPDATE inbox SET status = 'done' WHERE id = ?").run(inboxId(msg));
+  // A finished turn's steps are in the conversation now; its journal is not needed again.
+  db.prepare("DELETE FROM turn_steps WHERE inbox_id = ?").run(inboxId(msg));
+}
+
+export function recordOutbound(db: Database, msg: OutboundMessage): number {
+  const chatKey = msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId;
+  return Number(
+    db
+      .prepare("INSERT INTO outbox (channel, chat_key, payload, created_at) VALUES (?, ?, ?, ?)")
+      .run(msg.channel, chatKey, JSON.stringify(msg), Date.now()).lastInsertRowid,
+  );
+}
+
+/** Accepts a message into the inbox; false for one seen before. */
+export function acceptInbound(db: Database, msg: InboundMessage): boolean {
+  const result = db
+    .prepare("INSERT OR IGNORE INTO inbox (id, session_key, payload, received_at) VALUES (?, ?, ?, ?)")
+    .run(inboxId(msg), msg.sessionKey, JSON.stringify(msg), msg.receivedAt);
+  return result.changes === 1;
 }
 
 /** Platform message ids are only unique per chat (Telegram) or per channel. */

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConversationStore } from "./conversations.js";
+import { SqliteConversations } from "./conversations.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
-import { MemoryStore } from "./memory.js";
+import { SqliteMemory } from "./memory.js";
 import { migrations } from "./migrations.js";
 import { pruneDatabase } from "./retention.js";
 
@@ -35,35 +35,36 @@ function checkIndex(db: Database): void {
 }
 
 const pending = (db: Database) => db.prepare("SELECT count(*) FROM messages_fts_pending").pluck().get();
-const found = (memory: MemoryStore, query: string) => memory.search(query, scope).map((hit) => hit.snippet);
+const found = async (memory: SqliteMemory, query: string) =>
+  (await memory.search(query, scope)).map((hit) => hit.snippet);
 
 describe("the message search index, filled in batches", () => {
-  it("marks stored messages and indexes them before a search, so a search sees every message", () => {
+  it("marks stored messages and indexes them before a search, so a search sees every message", async () => {
     const db = openDatabase(":memory:");
-    const conversations = new ConversationStore(db);
-    const memory = new MemoryStore(db);
-    conversations.append("s", [
+    const conversations = new SqliteConversations(db);
+    const memory = new SqliteMemory(db);
+    await conversations.append("s", [
       { role: "user", content: "where is the blue umbrella" },
       { role: "assistant", content: "in the hallway closet" },
       { role: "tool", content: "umbrella tool output", toolCallId: "c1" },
     ]);
     expect(pending(db)).toBe(2);
-    expect(found(memory, "umbrella")).toEqual(["where is the blue «umbrella»"]);
+    expect(await found(memory, "umbrella")).toEqual(["where is the blue «umbrella»"]);
     expect(pending(db)).toBe(0);
     checkIndex(db);
-    expect(memory.indexPending()).toBe(0);
+    expect(await memory.indexPending()).toBe(0);
   });
 
-  it("keeps the index whole when messages are edited or deleted before and after they were indexed", () => {
+  it("keeps the index whole when messages are edited or deleted before and after they were indexed", async () => {
     const db = openDatabase(":memory:");
-    const conversations = new ConversationStore(db);
-    const memory = new MemoryStore(db);
-    conversations.append("s", [
+    const conversations = new SqliteConversations(db);
+    const memory = new SqliteMemory(db);
+    await conversations.append("s", [
       { role: "user", content: "indexed first alpha" },
       { role: "assistant", content: "indexed second bravo" },
     ]);
-    expect(memory.indexPending()).toBe(2);
-    conversations.append("s", [
+    expect(await memory.indexPending()).toBe(2);
+    await conversations.append("s", [
       { role: "user", content: "pending third charlie" },
       { role: "assistant", content: "pending fourth delta" },
     ]);
@@ -75,27 +76,27 @@ describe("the message search index, filled in batches", () => {
     db.prepare("DELETE FROM messages WHERE id = ?").run(id("pending fourth delta"));
     db.prepare("UPDATE messages SET role = 'tool' WHERE id = ?").run(id("indexed first echo"));
     checkIndex(db);
-    for (const gone of ["alpha", "bravo", "charlie", "delta", "echo"]) expect(found(memory, gone)).toEqual([]);
-    expect(found(memory, "foxtrot")).toEqual(["pending third «foxtrot»"]);
+    for (const gone of ["alpha", "bravo", "charlie", "delta", "echo"]) expect(await found(memory, gone)).toEqual([]);
+    expect(await found(memory, "foxtrot")).toEqual(["pending third «foxtrot»"]);
     checkIndex(db);
   });
 
-  it("survives a restart with marks left, and retention deleting marked and indexed messages", () => {
+  it("survives a restart with marks left, and retention deleting marked and indexed messages", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pincer-fts-"));
     try {
       let db = openDatabase(join(dir, "p.db"));
       const old = Date.now() - 100 * DAY;
-      new ConversationStore(db).append("s", [{ role: "user", content: "kept across restart golf" }]);
-      new ConversationStore(db).append("gone", [{ role: "user", content: "old hotel", createdAt: old }]);
-      new MemoryStore(db).indexPending();
-      new ConversationStore(db).append("gone", [{ role: "assistant", content: "old india", createdAt: old }]);
+      await new SqliteConversations(db).append("s", [{ role: "user", content: "kept across restart golf" }]);
+      await new SqliteConversations(db).append("gone", [{ role: "user", content: "old hotel", createdAt: old }]);
+      await new SqliteMemory(db).indexPending();
+      await new SqliteConversations(db).append("gone", [{ role: "assistant", content: "old india", createdAt: old }]);
       db.prepare("UPDATE conversations SET archived_at = ? WHERE session_key = 'gone'").run(old);
       closeDatabase(db);
       db = openDatabase(join(dir, "p.db"));
       const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, mediaDays: 30 };
       expect(pruneDatabase(db, ages)).toMatchObject({ messages: 2 });
       checkIndex(db);
-      expect(found(new MemoryStore(db), "golf")).toEqual(["kept across restart «golf»"]);
+      expect(await found(new SqliteMemory(db), "golf")).toEqual(["kept across restart «golf»"]);
       checkIndex(db);
       closeDatabase(db);
     } finally {
@@ -103,16 +104,16 @@ describe("the message search index, filled in batches", () => {
     }
   });
 
-  it("leaves messages indexed before the migration searchable", () => {
+  it("leaves messages indexed before the migration searchable", async () => {
     const before = migrations.filter((m) => m.id !== "16-fts-deferred");
     const dir = mkdtempSync(join(tmpdir(), "pincer-fts-"));
     try {
       let db = openDatabase(join(dir, "p.db"), before);
-      new ConversationStore(db).append("s", [{ role: "user", content: "from the old schema juliett" }]);
+      await new SqliteConversations(db).append("s", [{ role: "user", content: "from the old schema juliett" }]);
       closeDatabase(db);
       db = openDatabase(join(dir, "p.db"));
       expect(pending(db)).toBe(0);
-      expect(found(new MemoryStore(db), "juliett")).toEqual(["from the old schema «juliett»"]);
+      expect(await found(new SqliteMemory(db), "juliett")).toEqual(["from the old schema «juliett»"]);
       db.prepare("DELETE FROM messages").run();
       checkIndex(db);
       closeDatabase(db);

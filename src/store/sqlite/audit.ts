@@ -1,20 +1,13 @@
+import type { AuditStore, ToolCallEntry } from "../store.js";
 import type { Database } from "./database.js";
 
 const PREVIEW_CHARS = 2000;
 
-export interface ToolCallEntry {
-  sessionKey: string;
-  tool: string;
-  arguments: string;
-  result: string;
-  durationMs: number;
-}
-
 /** Remembers every tool call (arguments and the start of the result) for `pincer status` and forensics. */
-export class AuditLog {
+export class SqliteAudit implements AuditStore {
   constructor(private readonly db: Database) {}
 
-  record(entry: ToolCallEntry): void {
+  async record(entry: ToolCallEntry): Promise<void> {
     this.db
       .prepare(
         "INSERT INTO tool_audit (session_key, tool, arguments, result, ok, duration_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ConversationStore, estimateTokens, type StoredMessage } from "./conversations.js";
+import { estimateTokens, type StoredMessage } from "../store.js";
+import { SqliteConversations } from "./conversations.js";
 import { openDatabase } from "./database.js";
 
 function store() {
-  return new ConversationStore(openDatabase(":memory:"));
+  return new SqliteConversations(openDatabase(":memory:"));
 }
 
 const text = (role: "user" | "assistant", n: number): StoredMessage => ({
@@ -12,11 +13,11 @@ const text = (role: "user" | "assistant", n: number): StoredMessage => ({
 });
 
 describe("ConversationStore", () => {
-  it("returns the newest messages that fit the budget, oldest first", () => {
+  it("returns the newest messages that fit the budget, oldest first", async () => {
     const s = store();
-    for (let i = 0; i < 50; i++) s.append("a", [text("user", i), text("assistant", i)]);
+    for (let i = 0; i < 50; i++) await s.append("a", [text("user", i), text("assistant", i)]);
     const lastSix = [47, 48, 49].flatMap((i) => [text("user", i), text("assistant", i)]);
-    const recent = s.recent("a", lastSix.reduce((n, m) => n + estimateTokens(m), 0) + 1);
+    const recent = await s.recent("a", lastSix.reduce((n, m) => n + estimateTokens(m), 0) + 1);
     expect(recent.map((m) => m.content?.slice(0, 13))).toEqual([
       "user 47 xxxxx",
       "assistant 47 ",
@@ -27,61 +28,61 @@ describe("ConversationStore", () => {
     ]);
   });
 
-  it("reads a long history: every message that fits, in order, none consolidated, none twice", () => {
+  it("reads a long history: every message that fits, in order, none consolidated, none twice", async () => {
     const db = openDatabase(":memory:");
-    const s = new ConversationStore(db);
-    for (let i = 0; i < 700; i++) s.append("a", [text("user", i), text("assistant", i)]);
-    const all = s.recent("a", Number.MAX_SAFE_INTEGER);
+    const s = new SqliteConversations(db);
+    for (let i = 0; i < 700; i++) await s.append("a", [text("user", i), text("assistant", i)]);
+    const all = await s.recent("a", Number.MAX_SAFE_INTEGER);
     expect(all).toHaveLength(1400);
     expect(all.map((m) => m.content?.split(" ").slice(0, 2).join(" "))).toEqual(
       Array.from({ length: 700 }, (_, i) => [`user ${i}`, `assistant ${i}`]).flat(),
     );
     const last500 = Array.from({ length: 250 }, (_, i) => [text("user", 450 + i), text("assistant", 450 + i)]).flat();
-    const some = s.recent("a", last500.reduce((n, m) => n + estimateTokens(m), 0) + 1);
+    const some = await s.recent("a", last500.reduce((n, m) => n + estimateTokens(m), 0) + 1);
     expect(some).toHaveLength(500);
     expect(some[0].content).toMatch(/^user 450 /);
     expect(some.at(-1)?.content).toMatch(/^assistant 699 /);
     // Consolidated turns are left out.
     const id = db.prepare("SELECT id FROM messages WHERE content LIKE 'assistant 599 %'").pluck().get();
     db.prepare("UPDATE conversations SET consolidated_through = ?").run(id);
-    const left = s.recent("a", Number.MAX_SAFE_INTEGER);
+    const left = await s.recent("a", Number.MAX_SAFE_INTEGER);
     expect(left).toHaveLength(200);
     expect(left[0].content).toMatch(/^user 600 /);
   });
 
-  it("never starts the context inside a tool exchange", () => {
+  it("never starts the context inside a tool exchange", async () => {
     const s = store();
-    s.append("a", [
+    await s.append("a", [
       { role: "user", content: "list files" },
       { role: "assistant", content: null, toolCalls: [{ id: "c1", name: "list_dir", arguments: "{}" }] },
       { role: "tool", content: "a.txt\nb.txt", toolCallId: "c1" },
       { role: "assistant", content: "Two files." },
     ]);
-    const all = s.recent("a", 10_000);
+    const all = await s.recent("a", 10_000);
     expect(all).toHaveLength(4);
     expect(all[1].toolCalls).toEqual([{ id: "c1", name: "list_dir", arguments: "{}" }]);
     const budget = all.slice(2).reduce((n, m) => n + estimateTokens(m), 0);
-    expect(s.recent("a", budget + estimateTokens(all[1]))).toEqual([]);
+    expect(await s.recent("a", budget + estimateTokens(all[1]))).toEqual([]);
   });
 
-  it("reads a new chat's empty history without creating its conversation (append does, with its messages)", () => {
+  it("reads a new chat's empty history without creating its conversation (append does, with its messages)", async () => {
     const db = openDatabase(":memory:");
-    const s = new ConversationStore(db);
+    const s = new SqliteConversations(db);
     const conversations = () => db.prepare("SELECT count(*) FROM conversations").pluck().get();
-    expect(s.recent("new", 1000)).toEqual([]);
+    expect(await s.recent("new", 1000)).toEqual([]);
     expect(conversations()).toBe(0);
-    s.append("new", [text("user", 1)]);
+    await s.append("new", [text("user", 1)]);
     expect(conversations()).toBe(1);
-    expect(s.recent("new", 1000)).toHaveLength(1);
+    expect(await s.recent("new", 1000)).toHaveLength(1);
   });
 
-  it("keeps sessions apart and starts fresh after archive", () => {
+  it("keeps sessions apart and starts fresh after archive", async () => {
     const s = store();
-    s.append("a", [text("user", 1)]);
-    s.append("b", [text("user", 2)]);
-    expect(s.recent("a", 1000)).toHaveLength(1);
-    s.archive("a");
-    expect(s.recent("a", 1000)).toEqual([]);
-    expect(s.count("b")).toBe(1);
+    await s.append("a", [text("user", 1)]);
+    await s.append("b", [text("user", 2)]);
+    expect(await s.recent("a", 1000)).toHaveLength(1);
+    await s.archive("a");
+    expect(await s.recent("a", 1000)).toEqual([]);
+    expect(await s.count("b")).toBe(1);
   });
 });

@@ -66,13 +66,3 @@ export function closeDatabase(db: Database): void {
     db.close();
   }
 }
-
-/** Opens the database for one short command (CLI) and always closes it. */
-export function withDatabase<T>(path: string, use: (db: Database) => T): T {
-  const db = openDatabase(path);
-  try {
-    return use(db);
-  } finally {
-    db.close();
-  }
-}

@@ -1,36 +1,12 @@
+import type { ConversationSummary, DashboardStore, HistoryEntry } from "../store.js";
 import type { Database } from "./database.js";
-
-/** Read-only views of the database for the control page. Cheap, bounded queries only. */
-
-export interface ConversationSummary {
-  sessionKey: string;
-  messages: number;
-  tokens: number;
-  /** The newest user or assistant text, cut to a preview. */
-  lastText?: string;
-  lastRole?: string;
-  lastAt: number;
-}
-
-export interface HistoryEntry {
-  kind: "message" | "tool";
-  at: number;
-  role?: string;
-  text?: string;
-  tool?: string;
-  arguments?: string;
-  result?: string;
-  ok?: boolean;
-  durationMs?: number;
-}
 
 const PREVIEW = 200;
 
-export class DashboardQueries {
+export class SqliteDashboard implements DashboardStore {
   constructor(private readonly db: Database) {}
 
-  /** Open conversations, most recently active first. */
-  conversations(limit = 50): ConversationSummary[] {
+  async conversations(limit = 50): Promise<ConversationSummary[]> {
     const rows = this.db
       .prepare(
         `SELECT c.session_key AS sessionKey,
@@ -54,7 +30,7 @@ export class DashboardQueries {
    * The open conversation's newest messages with the audit's tool calls between them, oldest
    * first. Tool results come from the audit (what the tool returned), not the model's copy.
    */
-  history(sessionKey: string, limit = 200): HistoryEntry[] {
+  async history(sessionKey: string, limit = 200): Promise<HistoryEntry[]> {
     const conversation = this.db
       .prepare(
         "SELECT id, created_at AS createdAt FROM conversations WHERE session_key = ? AND archived_at IS NULL ORDER BY id DESC LIMIT 1",
@@ -95,16 +71,15 @@ export class DashboardQueries {
       .slice(-limit);
   }
 
-  outboxPending(): number {
+  async outboxPending(): Promise<number> {
     return this.db.prepare("SELECT count(*) FROM outbox WHERE status = 'pending'").pluck().get() as number;
   }
 
-  inboxPending(): number {
+  async inboxPending(): Promise<number> {
     return this.db.prepare("SELECT count(*) FROM inbox WHERE status = 'pending'").pluck().get() as number;
   }
 
-  /** True when the database answers a trivial query. */
-  ping(): boolean {
+  async ping(): Promise<boolean> {
     try {
       return this.db.prepare("SELECT 1").pluck().get() === 1;
     } catch {

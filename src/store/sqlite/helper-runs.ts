@@ -1,22 +1,6 @@
-import type { InboundMessage } from "../bus/types.js";
+import type { InboundMessage } from "../../bus/types.js";
+import type { HelperRun, HelperRunStore, HelperStatus } from "../store.js";
 import type { Database } from "./database.js";
-
-export type HelperStatus = "running" | "done" | "failed" | "timeout" | "cancelled" | "interrupted";
-
-/** One spawned helper as stored: what it was asked, where its result goes, how it ended. */
-export interface HelperRun {
-  id: string;
-  sessionKey: string;
-  label?: string;
-  task: string;
-  model: string;
-  status: HelperStatus;
-  /** The message whose turn spawned it: its result is addressed to that conversation. */
-  origin: InboundMessage;
-  startedAt: number;
-  finishedAt?: number;
-  result?: string;
-}
 
 interface Row {
   id: string;
@@ -35,10 +19,10 @@ interface Row {
 const RESULT_CHARS = 20_000;
 
 /** Spawned helpers' runs in SQLite, so a restart knows which were cut short. */
-export class HelperRunStore {
+export class SqliteHelperRuns implements HelperRunStore {
   constructor(private readonly db: Database) {}
 
-  start(run: Omit<HelperRun, "status" | "finishedAt" | "result">): void {
+  async start(run: Omit<HelperRun, "status" | "finishedAt" | "result">): Promise<void> {
     this.db
       .prepare(
         "INSERT INTO helper_runs (id, session_key, label, task, model, status, origin, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
@@ -46,21 +30,21 @@ export class HelperRunStore {
       .run(run.id, run.sessionKey, run.label ?? null, run.task, run.model, JSON.stringify(run.origin), run.startedAt);
   }
 
-  finish(id: string, status: Exclude<HelperStatus, "running">, result: string, at = Date.now()): void {
+  async finish(id: string, status: Exclude<HelperStatus, "running">, result: string, at = Date.now()): Promise<void> {
     this.db
       .prepare("UPDATE helper_runs SET status = ?, result = ?, finished_at = ? WHERE id = ? AND status = 'running'")
       .run(status, result.slice(0, RESULT_CHARS), at, id);
   }
 
   /** Runs still marked running: after a restart, the ones the previous process never finished. */
-  running(): HelperRun[] {
+  async running(): Promise<HelperRun[]> {
     return (
       this.db.prepare("SELECT * FROM helper_runs WHERE status = 'running' ORDER BY started_at").all() as Row[]
     ).map(toRun);
   }
 
   /** The newest runs, newest first (for `pincer status`). */
-  recent(limit: number): HelperRun[] {
+  async recent(limit: number): Promise<HelperRun[]> {
     return (
       this.db.prepare("SELECT * FROM helper_runs ORDER BY started_at DESC, rowid DESC LIMIT ?").all(limit) as Row[]
     ).map(toRun);

@@ -1,44 +1,9 @@
 import { randomBytes } from "node:crypto";
-import type { ChannelName } from "../bus/types.js";
-import type { Database } from "../store/database.js";
-import type { Schedule } from "./schedule.js";
-
-/** Where a job was created: its runs are addressed to this conversation and answered there. */
-export interface JobOrigin {
-  channel: ChannelName;
-  chatId: string;
-  threadId?: string;
-  sessionKey: string;
-  isGroup: boolean;
-}
-
-/** Who created a job: it runs only while this person still has access. */
-export interface JobOwner {
-  channel: ChannelName;
-  userId: string;
-}
-
-export interface CronJob {
-  id: string;
-  name?: string;
-  /** What the user asked to be told or done when the job fires. */
-  message: string;
-  schedule: Schedule;
-  /** The zone the job's times are shown in (and a cron expression is read in). */
-  tz: string;
-  origin: JobOrigin;
-  /** Absent only for jobs from before owners were recorded whose owner could not be told; they do not run. */
-  owner?: JobOwner;
-  /** Set when the job was paused (its owner's access was revoked); a paused job never fires. */
-  pausedAt?: number;
-  createdAt: number;
-  nextRunAt: number;
-  lastRunAt?: number;
-  /** The inbound message id of the latest run, to keep a recurring job from overlapping itself. */
-  lastDeliveryId?: string;
-}
-
-export type NewJob = Omit<CronJob, "id" | "lastRunAt" | "lastDeliveryId" | "owner" | "pausedAt"> & { owner: JobOwner };
+import type { ChannelName } from "../../bus/types.js";
+import type { Schedule } from "../../scheduler/schedule.js";
+import type { CronJob, JobOwner, JobSlot, JobStore, NewJob } from "../store.js";
+import type { Database } from "./database.js";
+import { acceptInbound } from "./journal.js";
 
 interface JobRow {
   id: string;
@@ -65,18 +30,10 @@ interface JobRow {
 }
 
 /** Cron jobs in SQLite. Every read goes to the database, so a `pincer cron remove` from another process is seen. */
-export class JobStore {
+export class SqliteJobs implements JobStore {
   constructor(private readonly db: Database) {}
 
-  /**
-   * Runs `fn` in one transaction of the shared connection, so a job advanced and its run
-   * published to the inbox (the journal shares the connection) commit together or not at all.
-   */
-  atomically<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
-  }
-
-  add(job: NewJob): CronJob {
+  async add(job: NewJob): Promise<CronJob> {
     const id = this.freshId();
     const s = job.schedule;
     this.db
@@ -108,13 +65,13 @@ export class JobStore {
     return { ...job, id };
   }
 
-  get(id: string): CronJob | undefined {
+  async get(id: string): Promise<CronJob | undefined> {
     const row = this.db.prepare("SELECT * FROM cron_jobs WHERE id = ?").get(id) as JobRow | undefined;
     return row && toJob(row);
   }
 
   /** One conversation's jobs, soonest first. */
-  listBySession(sessionKey: string): CronJob[] {
+  async listBySession(sessionKey: string): Promise<CronJob[]> {
     return (
       this.db
         .prepare("SELECT * FROM cron_jobs WHERE session_key = ? ORDER BY next_run_at, id")
@@ -122,16 +79,16 @@ export class JobStore {
     ).map(toJob);
   }
 
-  listAll(): CronJob[] {
+  async listAll(): Promise<CronJob[]> {
     return (this.db.prepare("SELECT * FROM cron_jobs ORDER BY next_run_at, id").all() as JobRow[]).map(toJob);
   }
 
-  countBySession(sessionKey: string): number {
+  async countBySession(sessionKey: string): Promise<number> {
     return this.db.prepare("SELECT count(*) FROM cron_jobs WHERE session_key = ?").pluck().get(sessionKey) as number;
   }
 
   /** Removes a job; with `sessionKey`, only if it belongs to that conversation. */
-  remove(id: string, sessionKey?: string): boolean {
+  async remove(id: string, sessionKey?: string): Promise<boolean> {
     const result =
       sessionKey === undefined
         ? this.db.prepare("DELETE FROM cron_jobs WHERE id = ?").run(id)
@@ -139,31 +96,12 @@ export class JobStore {
     return result.changes === 1;
   }
 
-  /** Pauses every job this person created (their access was revoked); returns how many. */
-  pauseOwnedBy(owner: JobOwner, at: number): number {
-    return this.db
-      .prepare("UPDATE cron_jobs SET paused_at = ? WHERE owner_channel = ? AND owner_id = ? AND paused_at IS NULL")
-      .run(at, owner.channel, owner.userId).changes;
-  }
-
-  /** Resumes the paused jobs of this person (approved again); returns how many. */
-  resumeOwnedBy(owner: JobOwner): number {
-    return this.db
-      .prepare(
-        "UPDATE cron_jobs SET paused_at = NULL WHERE owner_channel = ? AND owner_id = ? AND paused_at IS NOT NULL",
-      )
-      .run(owner.channel, owner.userId).changes;
-  }
-
-  pause(id: string, at: number): void {
+  async pause(id: string, at: number): Promise<void> {
     this.db.prepare("UPDATE cron_jobs SET paused_at = ? WHERE id = ?").run(at, id);
   }
 
-  /**
-   * Unpaused jobs whose next run is at or before `now`, the most overdue first; only those of
-   * `channels` when given.
-   */
-  due(now: number, channels?: readonly ChannelName[]): CronJob[] {
+  /** Unpaused jobs whose next run is at or before `now`, the most overdue first; only those of `channels` when given. */
+  async due(now: number, channels?: readonly ChannelName[]): Promise<CronJob[]> {
     const [filter, params] = channelFilter(channels);
     return (
       this.db
@@ -174,7 +112,7 @@ export class JobStore {
     ).map(toJob);
   }
 
-  earliestNextRun(channels?: readonly ChannelName[]): number | undefined {
+  async earliestNextRun(channels?: readonly ChannelName[]): Promise<number | undefined> {
     const [filter, params] = channelFilter(channels);
     return (
       (this.db
@@ -184,15 +122,28 @@ export class JobStore {
     );
   }
 
-  /** Moves a recurring job to its next run, recording the run that just went out (if any). */
-  advance(id: string, nextRunAt: number, ran?: { at: number; deliveryId: string }): void {
-    if (ran) {
-      this.db
-        .prepare("UPDATE cron_jobs SET next_run_at = ?, last_run_at = ?, last_delivery_id = ? WHERE id = ?")
-        .run(nextRunAt, ran.at, ran.deliveryId, id);
-    } else {
-      this.db.prepare("UPDATE cron_jobs SET next_run_at = ? WHERE id = ?").run(nextRunAt, id);
-    }
+  async postpone(id: string, nextRunAt: number): Promise<void> {
+    this.db.prepare("UPDATE cron_jobs SET next_run_at = ? WHERE id = ?").run(nextRunAt, id);
+  }
+
+  async takeSlot(slot: JobSlot): Promise<{ taken: boolean; accepted: boolean }> {
+    return this.db.transaction(() => {
+      const { jobId, scheduledAt, nextRunAt, run } = slot;
+      const moved =
+        nextRunAt === null
+          ? this.db.prepare("DELETE FROM cron_jobs WHERE id = ? AND next_run_at = ?").run(jobId, scheduledAt)
+          : run
+            ? this.db
+                .prepare(
+                  "UPDATE cron_jobs SET next_run_at = ?, last_run_at = ?, last_delivery_id = ? WHERE id = ? AND next_run_at = ?",
+                )
+                .run(nextRunAt, slot.ranAt ?? Date.now(), run.id, jobId, scheduledAt)
+            : this.db
+                .prepare("UPDATE cron_jobs SET next_run_at = ? WHERE id = ? AND next_run_at = ?")
+                .run(nextRunAt, jobId, scheduledAt);
+      if (moved.changes === 0) return { taken: false, accepted: false };
+      return { taken: true, accepted: run ? acceptInbound(this.db, run) : false };
+    })();
   }
 
   /** Short ids are easy to say in a chat; eight hex digits leave collisions to the retry. */
@@ -202,6 +153,20 @@ export class JobStore {
       if (!this.db.prepare("SELECT 1 FROM cron_jobs WHERE id = ?").get(id)) return id;
     }
   }
+}
+
+/** Pauses every job this person created (their access was revoked), in the caller's transaction; returns how many. */
+export function pauseOwnedBy(db: Database, owner: JobOwner, at: number): number {
+  return db
+    .prepare("UPDATE cron_jobs SET paused_at = ? WHERE owner_channel = ? AND owner_id = ? AND paused_at IS NULL")
+    .run(at, owner.channel, owner.userId).changes;
+}
+
+/** Resumes the paused jobs of this person (approved again), in the caller's transaction; returns how many. */
+export function resumeOwnedBy(db: Database, owner: JobOwner): number {
+  return db
+    .prepare("UPDATE cron_jobs SET paused_at = NULL WHERE owner_channel = ? AND owner_id = ? AND paused_at IS NOT NULL")
+    .run(owner.channel, owner.userId).changes;
 }
 
 function channelFilter(channels: readonly ChannelName[] | undefined): [string, string[]] {

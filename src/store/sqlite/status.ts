@@ -1,17 +1,15 @@
+import type { StatusStore, StoreStatus } from "../store.js";
 import type { Database } from "./database.js";
 
-/** What `pincer status` shows about the database. */
-export interface StoreStatus {
-  openConversations: number;
-  messages: number;
-  pendingInbound: number;
-  pendingOutbound: number;
-  deadLetters: number;
-  toolCalls: number;
-  lastToolCall?: { tool: string; ok: boolean; at: number };
+export class SqliteStatus implements StatusStore {
+  constructor(private readonly db: Database) {}
+
+  async summary(): Promise<StoreStatus> {
+    return storeStatus(this.db);
+  }
 }
 
-export function storeStatus(db: Database): StoreStatus {
+function storeStatus(db: Database): StoreStatus {
   const count = (sql: string) => db.prepare(sql).pluck().get() as number;
   const last = db.prepare("SELECT tool, ok, created_at AS at FROM tool_audit ORDER BY id DESC LIMIT 1").get() as
     | { tool: string; ok: number; at: number }

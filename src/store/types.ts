@@ -1,0 +1,221 @@
+import type { InboundMessage } from "../bus/types.js";
+import type { Schedule } from "../scheduler/schedule.js";
+
+/** The records the store keeps, as the rest of pincer sees them (no engine's types leak out). */
+
+export type StoredRole = "user" | "assistant" | "tool";
+
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One message of a conversation as the model sees it. */
+export interface StoredMessage {
+  role: StoredRole;
+  content: string | null;
+  toolCalls?: ToolCallRecord[];
+  toolCallId?: string;
+  createdAt?: number;
+  /** What the message costs in a request, as stored (set when read back for the prompt). */
+  tokens?: number;
+}
+
+/** What a turn had done when it was cut short: its model replies and tool results so far. */
+export interface TurnSoFar {
+  /** Assistant messages with tool calls and the tool results recorded, in order. */
+  produced: StoredMessage[];
+  /** Calls that started but have no result: they were running when the process died. */
+  interrupted: Set<string>;
+}
+
+/** A dated summary of consolidated turns. */
+export interface MemoryEntry {
+  id: number;
+  periodStart: number;
+  periodEnd: number;
+  text: string;
+  tokens: number;
+}
+
+/** A message not yet consolidated, with its id (the watermark moves by id). */
+export interface PendingMessage {
+  id: number;
+  role: StoredRole;
+  content: string | null;
+  toolCalls?: ToolCallRecord[];
+  tokens: number;
+  createdAt: number;
+}
+
+export interface NewEntry {
+  sessionKey: string;
+  conversationId: number;
+  /** The last message the entry covers; everything up to it leaves the prompt. */
+  throughId: number;
+  firstId: number;
+  periodStart: number;
+  periodEnd: number;
+  text: string;
+  tokens: number;
+}
+
+export interface SearchScope {
+  sessionKey: string;
+  /** Whether MEMORY.md (indexed by syncMemoryFile) is searched too. */
+  memoryFile: boolean;
+  limit: number;
+}
+
+export interface SearchHit {
+  kind: "memory" | "entry" | "message";
+  role?: StoredRole;
+  at: number;
+  snippet: string;
+}
+
+/** Where a job was created: its runs are addressed to this conversation and answered there. */
+export interface JobOrigin {
+  channel: InboundMessage["channel"];
+  chatId: string;
+  threadId?: string;
+  sessionKey: string;
+  isGroup: boolean;
+}
+
+/** Who created a job: it runs only while this person still has access. */
+export interface JobOwner {
+  channel: InboundMessage["channel"];
+  userId: string;
+}
+
+export interface CronJob {
+  id: string;
+  name?: string;
+  /** What the user asked to be told or done when the job fires. */
+  message: string;
+  schedule: Schedule;
+  /** The zone the job's times are shown in (and a cron expression is read in). */
+  tz: string;
+  origin: JobOrigin;
+  /** Absent only for jobs from before owners were recorded whose owner could not be told; they do not run. */
+  owner?: JobOwner;
+  /** Set when the job was paused (its owner's access was revoked); a paused job never fires. */
+  pausedAt?: number;
+  createdAt: number;
+  nextRunAt: number;
+  lastRunAt?: number;
+  /** The inbound message id of the latest run, to keep a recurring job from overlapping itself. */
+  lastDeliveryId?: string;
+}
+
+export type NewJob = Omit<CronJob, "id" | "lastRunAt" | "lastDeliveryId" | "owner" | "pausedAt"> & { owner: JobOwner };
+
+/**
+ * One slot of a job taken by the scheduler: the job moves to `nextRunAt` (or goes, when null) and
+ * `run` (if any) enters the inbox, together and only if the job is still due at `scheduledAt`.
+ */
+export interface JobSlot {
+  jobId: string;
+  scheduledAt: number;
+  nextRunAt: number | null;
+  /** The run's message; absent when the slot is skipped (folded into a run still pending). */
+  run?: InboundMessage;
+  ranAt?: number;
+}
+
+export interface PairingRequest {
+  channel: string;
+  userId: string;
+  userName: string;
+  code: string;
+  expiresAt: number;
+}
+
+/** A stranger's open request as `request` returns it: whether it is new, and when they were last told. */
+export interface OpenRequest extends PairingRequest {
+  isNew: boolean;
+  toldAt?: number;
+}
+
+export type HelperStatus = "running" | "done" | "failed" | "timeout" | "cancelled" | "interrupted";
+
+/** One spawned helper as stored: what it was asked, where its result goes, how it ended. */
+export interface HelperRun {
+  id: string;
+  sessionKey: string;
+  label?: string;
+  task: string;
+  model: string;
+  status: HelperStatus;
+  /** The message whose turn spawned it: its result is addressed to that conversation. */
+  origin: InboundMessage;
+  startedAt: number;
+  finishedAt?: number;
+  result?: string;
+}
+
+export interface ToolCallEntry {
+  sessionKey: string;
+  tool: string;
+  arguments: string;
+  result: string;
+  durationMs: number;
+}
+
+export interface ConversationSummary {
+  sessionKey: string;
+  messages: number;
+  tokens: number;
+  /** The newest user or assistant text, cut to a preview. */
+  lastText?: string;
+  lastRole?: string;
+  lastAt: number;
+}
+
+export interface HistoryEntry {
+  kind: "message" | "tool";
+  at: number;
+  role?: string;
+  text?: string;
+  tool?: string;
+  arguments?: string;
+  result?: string;
+  ok?: boolean;
+  durationMs?: number;
+}
+
+/** What `pincer status` shows about the database. */
+export interface StoreStatus {
+  openConversations: number;
+  messages: number;
+  pendingInbound: number;
+  pendingOutbound: number;
+  deadLetters: number;
+  toolCalls: number;
+  lastToolCall?: { tool: string; ok: boolean; at: number };
+}
+
+/** How long pincer keeps what only grows (config `retention`, in days). */
+export interface RetentionAges {
+  auditDays: number;
+  archivedConversationDays: number;
+  deadLetterDays: number;
+  mediaDays: number;
+}
+
+export interface Pruned {
+  auditRows: number;
+  conversations: number;
+  messages: number;
+  deadLetters: number;
+}
+
+/** A rough token count (about four characters a token) that is cheap and never underestimates much. */
+export function estimateTokens(message: StoredMessage): number {
+  const chars =
+    (message.content?.length ?? 0) +
+    (message.toolCalls?.reduce((n, c) => n + c.name.length + c.arguments.length + 16, 0) ?? 0);
+  return Math.ceil(chars / 4) + 4;
+}
