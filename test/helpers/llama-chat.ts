@@ -27,7 +27,7 @@ export async function chatWithLlama(server: LlamaServer, adjust?: (config: Confi
   const home = tempHome("pincer-llama-");
   mkdirSync(join(home, "workspace"), { recursive: true });
   writeFileSync(join(home, "workspace/notes.txt"), `${NOTES}\n`);
-  const app = testApp(server.url, home, {}, adjust);
+  const app = await testApp(server.url, home, {}, adjust);
   const channel = recordingChannel(app);
   await app.start([channel]);
   const sent = (chat: string) => channel.sent.filter((m) => m.chatId === chat).map((m) => m.text ?? "");
@@ -36,7 +36,7 @@ export async function chatWithLlama(server: LlamaServer, adjust?: (config: Confi
     sent,
     async say(chat, text, ms = 50_000) {
       const before = sent(chat).length;
-      app.bus.publishInbound(userMessage(chat, text));
+      await app.bus.publishInbound(userMessage(chat, text));
       return until(
         () => sent(chat)[before],
         `pincer's answer to "${text}"`,
