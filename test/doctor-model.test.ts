@@ -83,6 +83,21 @@ describe("pincer doctor runs a turn's request", () => {
     }
   });
 
+  it("a tool call written as text naming the offered tool is one pincer runs: ok; naming another tool, a warning", async () => {
+    fake.respond(() => ({ content: '<tool_call>\n{"name": "list_dir", "arguments": {}}\n</tool_call>' }));
+    try {
+      expect(turnLine((await doctor()).stdout)).toMatch(
+        /^\[ok {2}\] model turn: .*answered with a tool call \(list_dir\)/,
+      );
+      fake.respond(() => ({ content: '<tool_call>{"name": "ls", "arguments": {}}</tool_call>' }));
+      expect(turnLine((await doctor()).stdout)).toMatch(
+        /^\[warn\] model turn: the model writes its tool calls as text/,
+      );
+    } finally {
+      fake.respond(() => ({ content: "ok" }));
+    }
+  });
+
   it("warns when the reply ignores the tools (a template without tool support)", async () => {
     const result = await doctor();
     expect(turnLine(result.stdout)).toMatch(

@@ -90,7 +90,9 @@ export async function probeModelTurn(config: Config): Promise<Check> {
       detail: `a request with ${tools.length} tools was answered with a tool call (${calls.join(", ")}); ${context}; the fixed prompt takes about ${n(fixed)}`,
     };
   }
-  if (TEXT_CALL.test(reply.content)) {
+  // Text calls naming an offered tool come back as real ones (see llm/text-tool-calls.ts); the
+  // rest are left out of the content and listed in `discarded`.
+  if (reply.discarded?.length || TEXT_CALL.test(reply.content)) {
     return {
       name: "model turn",
       status: "warn",
