@@ -63,6 +63,14 @@ export interface LlamaServer {
   stop(): Promise<void>;
 }
 
+function parsedBody(body: Buffer): Exchange["body"] {
+  try {
+    return JSON.parse(body.toString()) as Exchange["body"];
+  } catch {
+    return { messages: [], unparsed: body.toString() };
+  }
+}
+
 /** Records every chat completion on its way through to `target`, streamed answers included. */
 async function recordingProxy(target: number, exchanges: Exchange[]): Promise<Server> {
   const proxy = createServer((req, res) => {
@@ -83,7 +91,7 @@ async function recordingProxy(target: number, exchanges: Exchange[]): Promise<Se
             res.end();
             if (req.url?.endsWith("/chat/completions"))
               exchanges.push({
-                body: JSON.parse(body.toString()) as Exchange["body"],
+                body: parsedBody(body),
                 status: answer.statusCode ?? 0,
                 response: Buffer.concat(parts).toString(),
               });
@@ -115,9 +123,13 @@ export async function startLlamaServer(build: LlamaBuild, flags: string[]): Prom
   child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
   const exited = once(child, "exit");
+  // Should the test process end without its hooks (a crash, a timeout's kill), the server goes too.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
   const exchanges: Exchange[] = [];
   const proxy = await recordingProxy(port, exchanges);
   const stop = async () => {
+    process.off("exit", killOnExit);
     proxy.closeAllConnections();
     await new Promise((resolve) => proxy.close(resolve));
     if (child.exitCode === null && child.signalCode === null) {
