@@ -8,7 +8,7 @@ import { AgentWorker } from "./agent/worker.js";
 import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
 import { outboxLog } from "./bus/outbox-log.js";
-import { replyTarget } from "./bus/types.js";
+import { type ChannelName, replyTarget } from "./bus/types.js";
 import type { Config } from "./config/config.js";
 import { contextRecheck, contextWindow, createConfiguredModel, discoverContexts } from "./llm/configured.js";
 import { ContextLimits } from "./llm/context-limits.js";
@@ -17,7 +17,7 @@ import { createTokenCounter } from "./llm/tokens.js";
 import { createTranscriber } from "./llm/transcribe.js";
 import { withVisionFallback } from "./llm/vision-fallback.js";
 import { Consolidator } from "./memory/consolidator.js";
-import { contextLimitsPath, databasePath, mediaDir, skillDirs } from "./paths.js";
+import { contextLimitsPath, mediaDir, skillDirs, storeLocation } from "./paths.js";
 import { Heartbeat } from "./scheduler/heartbeat.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureHome } from "./setup/ensure-home.js";
@@ -84,8 +84,9 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   const { log } = options;
   ensureHome(config, log);
   const tokens = createTokenCounter(config.openai.model);
-  const store = await openStore(databasePath(config.home), {
+  const store = await openStore(storeLocation(config), {
     countTokens: (m) => tokens.rawMessage(toChatMessage(m)),
+    onError: (err) => log.warn({ err: err.message }, "lost a connection to the database; it is opened again"),
   });
   const { journal } = store;
   const bus = new MessageBus({
@@ -252,6 +253,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   const running: Channel[] = [];
   let workerDone: Promise<void> = Promise.resolve();
   let stopHousekeeping: (() => void) | undefined;
+  let stopWatching: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
 
   return {
@@ -306,6 +308,10 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
       );
       scheduler.start([...served]);
       heartbeat?.start();
+      // Another process's reply wakes this one's sender at once (PostgreSQL; a single process wakes itself).
+      stopWatching = await store.watch?.((change) => {
+        if (change.kind === "outbox") bus.outboundRecorded(change.channel as ChannelName);
+      });
       stopHousekeeping = startHousekeeping({
         store,
         mediaDir: mediaDir(config.home),
@@ -316,6 +322,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     stop() {
       stopping ??= (async () => {
         stopHousekeeping?.();
+        await stopWatching?.();
         scheduler.stop();
         heartbeat?.stop();
         await Promise.allSettled(running.map((c) => c.stop()));

@@ -17,6 +17,11 @@ export function databasePath(home: string): string {
   return join(home, "pincer.db");
 }
 
+/** The store of this configuration: PostgreSQL with PINCER_DATABASE_URL, else the SQLite file in PINCER_HOME. */
+export function storeLocation(config: { home: string; databaseUrl?: string }): { path: string; url?: string } {
+  return { path: databasePath(config.home), url: config.databaseUrl };
+}
+
 /** The model endpoints' context windows, as learned from the servers (see llm/context-limits.ts). */
 export function contextLimitsPath(home: string): string {
   return join(home, "context-windows.json");

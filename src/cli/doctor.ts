@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync } from "node:fs";
 import { listSkills } from "../agent/skills.js";
 import { type Config, isValidTimeZone } from "../config/config.js";
-import { databasePath, skillDirs } from "../paths.js";
+import { databasePath, skillDirs, storeLocation } from "../paths.js";
 import { withStore } from "../store/open.js";
 import { checkSandbox, describeLimits } from "../tools/exec/sandbox-check.js";
 import { checkMcpServers } from "../tools/mcp/check.js";
@@ -89,7 +89,7 @@ function writable(name: string, path: string): Check {
 async function databaseCheck(config: Config): Promise<Check> {
   if (!existsSync(config.home)) return { name: "database", status: "warn", detail: "not created yet" };
   try {
-    await withStore(databasePath(config.home), async () => {});
+    await withStore(storeLocation(config), async () => {});
     return { name: "database", status: "ok", detail: databasePath(config.home) };
   } catch (err) {
     return {

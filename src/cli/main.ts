@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command } from "commander";
 import { ConfigError } from "../config/config.js";
-import { databasePath } from "../paths.js";
+import { storeLocation } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
 import { withStore } from "../store/open.js";
 import { describeFsProblem } from "./fs-problem.js";
@@ -96,14 +96,14 @@ cron
   .description("every job with its conversation and next run")
   .action(async () => {
     const { config } = loadOrExit({ requireApiKey: false });
-    console.log(await withStore(databasePath(config.home), (store) => listJobsText(store.jobs)));
+    console.log(await withStore(storeLocation(config), (store) => listJobsText(store.jobs)));
   });
 cron
   .command("remove <id>")
   .description("remove a job (the running daemon notices within a minute at most)")
   .action(async (id: string) => {
     const { config } = loadOrExit({ requireApiKey: false });
-    const result = await withStore(databasePath(config.home), (store) => removeJob(store.jobs, id));
+    const result = await withStore(storeLocation(config), (store) => removeJob(store.jobs, id));
     console.log(result.text);
     if (!result.ok) process.exitCode = 1;
   });

@@ -1,11 +1,11 @@
 import { isPairedChannel } from "../access/approve.js";
 import type { Config } from "../config/config.js";
-import { databasePath } from "../paths.js";
+import { storeLocation } from "../paths.js";
 import { withStore } from "../store/open.js";
 
 /** `pincer pairing list`: open codes and approved users. */
 export async function pairingList(config: Config): Promise<string> {
-  return withStore(databasePath(config.home), async ({ pairing }) => {
+  return withStore(storeLocation(config), async ({ pairing }) => {
     const pending = await pairing.pending();
     const approved = await pairing.approved();
     return [
@@ -32,7 +32,7 @@ export async function pairingApprove(
   code: string,
 ): Promise<{ ok: boolean; text: string }> {
   if (!isPairedChannel(channel)) return UNKNOWN_CHANNEL(channel);
-  const approved = await withStore(databasePath(config.home), (store) => store.pairing.approve(channel, code));
+  const approved = await withStore(storeLocation(config), (store) => store.pairing.approve(channel, code));
   if (!approved) {
     return { ok: false, text: `No valid pairing code ${code} on ${channel} (codes expire after an hour).` };
   }
@@ -53,7 +53,7 @@ export async function pairingRevoke(
   if (!isPairedChannel(channel)) return UNKNOWN_CHANNEL(channel);
   const allowFrom = channel === "telegram" ? config.telegramAllowFrom : config.discordAllowFrom;
   const variable = channel === "telegram" ? "TELEGRAM_ALLOW_FROM" : "DISCORD_ALLOW_FROM";
-  const { revoked, pausedJobs: paused } = await withStore(databasePath(config.home), (store) =>
+  const { revoked, pausedJobs: paused } = await withStore(storeLocation(config), (store) =>
     store.pairing.revoke(channel, userId, Date.now()),
   );
   const lines = [

@@ -1,14 +1,17 @@
 import { existsSync, statSync } from "node:fs";
 import type { Config } from "../config/config.js";
-import { databasePath } from "../paths.js";
+import { databaseHost } from "../config/database-url.js";
+import { databasePath, storeLocation } from "../paths.js";
 import { withStore } from "../store/open.js";
 import { lastKnownMcpStatus } from "../tools/mcp/check.js";
 
 /** `pincer status`: what is stored and what is waiting, read straight from the database. */
 export async function statusText(config: Config): Promise<string> {
   const path = databasePath(config.home);
-  if (!existsSync(path)) return `No database yet at ${path}: pincer has not run with PINCER_HOME=${config.home}.`;
-  const [s, helpers] = await withStore(path, (store) =>
+  if (!config.databaseUrl && !existsSync(path)) {
+    return `No database yet at ${path}: pincer has not run with PINCER_HOME=${config.home}.`;
+  }
+  const [s, helpers] = await withStore(storeLocation(config), (store) =>
     Promise.all([store.status.summary(), store.helperRuns.recent(10)]),
   );
   const running = helpers.filter((h) => h.status === "running");
@@ -16,7 +19,7 @@ export async function statusText(config: Config): Promise<string> {
   return [
     `home:          ${config.home}`,
     `workspace:     ${config.workspace}`,
-    `database:      ${path} (${(statSync(path).size / 1024).toFixed(0)} KiB)`,
+    `database:      ${config.databaseUrl ? `PostgreSQL at ${databaseHost(config.databaseUrl)}` : `${path} (${(statSync(path).size / 1024).toFixed(0)} KiB)`}`,
     `model:         ${config.openai.model} at ${config.openai.baseUrl}`,
     `channels:      telegram ${config.telegramToken ? "on" : "off"}, discord ${config.discordToken ? "on" : "off"}`,
     `conversations: ${s.openConversations} open, ${s.messages} messages`,

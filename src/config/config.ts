@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseSessionKey } from "../bus/types.js";
+import { databaseUrl } from "./database-url.js";
 import { ConfigError } from "./errors.js";
 import type { FileConfig } from "./file-schema.js";
 import { fileValidator } from "./file-validator.js";
@@ -29,6 +30,8 @@ export interface Config extends FileConfig {
   /** Where the control page listens; undefined when PINCER_WEB_ADDR is `off`. */
   webAddr?: WebAddr;
   webToken?: string;
+  /** PINCER_DATABASE_URL: clustered mode on PostgreSQL; undefined for the embedded SQLite file. */
+  databaseUrl?: string;
 }
 
 export interface WebAddr {
@@ -104,6 +107,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     timezone,
     logLevel,
     ...controlPageSettings(env),
+    databaseUrl: databaseUrl(env.PINCER_DATABASE_URL),
   };
 }
 

@@ -1,20 +1,31 @@
-import { openSqliteStore, type StoreOptions } from "./sqlite/sqlite-store.js";
-import type { Store } from "./store.js";
+import { openSqliteStore } from "./sqlite/sqlite-store.js";
+import type { Store, StoreOptions } from "./store.js";
 
-export type { StoreOptions } from "./sqlite/sqlite-store.js";
+export type { StoreOptions } from "./store.js";
 
-/** Opens the store pincer runs on: the embedded SQLite file at `path`. */
-export async function openStore(path: string, options: StoreOptions = {}): Promise<Store> {
-  return openSqliteStore(path, options);
+/** Where the store lives: the SQLite file, or (PINCER_DATABASE_URL) a PostgreSQL database. */
+export interface StoreLocation {
+  path: string;
+  url?: string;
+}
+
+/**
+ * Opens the store pincer runs on: PostgreSQL when a URL is given (its client is loaded only
+ * then), else the embedded SQLite file.
+ */
+export async function openStore(where: StoreLocation, options: StoreOptions = {}): Promise<Store> {
+  if (!where.url) return openSqliteStore(where.path, options);
+  const { openPostgresStore } = await import("./postgres/postgres-store.js");
+  return openPostgresStore(where.url, options);
 }
 
 /** Opens the store for one short command (CLI) and always closes it. */
 export async function withStore<T>(
-  path: string,
+  where: StoreLocation,
   use: (store: Store) => Promise<T>,
   options?: StoreOptions,
 ): Promise<T> {
-  const store = await openStore(path, { ...options, brief: true });
+  const store = await openStore(where, { ...options, brief: true });
   try {
     return await use(store);
   } finally {

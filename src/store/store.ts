@@ -45,8 +45,35 @@ export interface Store {
   dashboard: DashboardStore;
   retention: RetentionStore;
   status: StatusStore;
+  /**
+   * Tells of rows written by any process (PostgreSQL's LISTEN/NOTIFY): a reply recorded for a
+   * channel, a message accepted for a conversation. Absent where one process is all there is.
+   * Resolves with the function that stops listening.
+   */
+  watch?(listener: (change: StoreChange) => void): Promise<() => Promise<void>>;
   /** Closes the store for good (the engine tidies up: SQLite folds its WAL back into the file). */
   close(): Promise<void>;
+}
+
+export type StoreChange = { kind: "outbox"; channel: string } | { kind: "inbox"; sessionKey: string };
+
+export interface PairingOptions {
+  now?: () => number;
+  /** How long a code stays valid. */
+  ttlMs?: number;
+  /** Open requests per channel; at the cap the oldest one makes room for a new stranger. */
+  maxPending?: number;
+}
+
+/** How a store is opened (both engines take the same). */
+export interface StoreOptions {
+  /** Tokens a message costs in a request, stored with it (default: a rough estimate). */
+  countTokens?: (message: StoredMessage) => number;
+  pairing?: PairingOptions;
+  /** A short command's store (CLI): close() leaves the file's upkeep to the daemon that may be running. */
+  brief?: boolean;
+  /** A lost connection to a database server: told, never thrown (PostgreSQL). */
+  onError?: (err: Error) => void;
 }
 
 /** One pending outbound row, as `pendingOutbound` lists it. */

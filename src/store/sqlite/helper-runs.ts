@@ -1,19 +1,6 @@
-import type { InboundMessage } from "../../bus/types.js";
+import { type HelperRunRow, toRun } from "../rows.js";
 import type { HelperRun, HelperRunStore, HelperStatus } from "../store.js";
 import type { Database } from "./database.js";
-
-interface Row {
-  id: string;
-  session_key: string;
-  label: string | null;
-  task: string;
-  model: string;
-  status: HelperStatus;
-  origin: string;
-  started_at: number;
-  finished_at: number | null;
-  result: string | null;
-}
 
 /** Where a result longer than this is cut: the table is for `pincer status` and forensics. */
 const RESULT_CHARS = 20_000;
@@ -39,29 +26,16 @@ export class SqliteHelperRuns implements HelperRunStore {
   /** Runs still marked running: after a restart, the ones the previous process never finished. */
   async running(): Promise<HelperRun[]> {
     return (
-      this.db.prepare("SELECT * FROM helper_runs WHERE status = 'running' ORDER BY started_at").all() as Row[]
+      this.db.prepare("SELECT * FROM helper_runs WHERE status = 'running' ORDER BY started_at").all() as HelperRunRow[]
     ).map(toRun);
   }
 
   /** The newest runs, newest first (for `pincer status`). */
   async recent(limit: number): Promise<HelperRun[]> {
     return (
-      this.db.prepare("SELECT * FROM helper_runs ORDER BY started_at DESC, rowid DESC LIMIT ?").all(limit) as Row[]
+      this.db
+        .prepare("SELECT * FROM helper_runs ORDER BY started_at DESC, rowid DESC LIMIT ?")
+        .all(limit) as HelperRunRow[]
     ).map(toRun);
   }
-}
-
-function toRun(row: Row): HelperRun {
-  return {
-    id: row.id,
-    sessionKey: row.session_key,
-    label: row.label ?? undefined,
-    task: row.task,
-    model: row.model,
-    status: row.status,
-    origin: JSON.parse(row.origin) as InboundMessage,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at ?? undefined,
-    result: row.result ?? undefined,
-  };
 }

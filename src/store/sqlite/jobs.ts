@@ -1,33 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { ChannelName } from "../../bus/types.js";
-import type { Schedule } from "../../scheduler/schedule.js";
+import { type JobRow, toJob } from "../rows.js";
 import type { CronJob, JobOwner, JobSlot, JobStore, NewJob } from "../store.js";
 import type { Database } from "./database.js";
 import { acceptInbound } from "./journal.js";
-
-interface JobRow {
-  id: string;
-  name: string | null;
-  message: string;
-  kind: Schedule["kind"];
-  at_ms: number | null;
-  every_seconds: number | null;
-  anchor_ms: number | null;
-  cron_expr: string | null;
-  tz: string;
-  channel: ChannelName;
-  chat_id: string;
-  thread_id: string | null;
-  session_key: string;
-  is_group: number;
-  created_at: number;
-  next_run_at: number;
-  last_run_at: number | null;
-  last_delivery_id: string | null;
-  owner_channel: ChannelName | null;
-  owner_id: string | null;
-  paused_at: number | null;
-}
 
 /** Cron jobs in SQLite. Every read goes to the database, so a `pincer cron remove` from another process is seen. */
 export class SqliteJobs implements JobStore {
@@ -172,38 +148,4 @@ export function resumeOwnedBy(db: Database, owner: JobOwner): number {
 function channelFilter(channels: readonly ChannelName[] | undefined): [string, string[]] {
   if (channels === undefined) return ["", []];
   return [` AND channel IN (${channels.map(() => "?").join(", ") || "NULL"})`, [...channels]];
-}
-
-function toJob(row: JobRow): CronJob {
-  return {
-    id: row.id,
-    name: row.name ?? undefined,
-    message: row.message,
-    schedule: toSchedule(row),
-    tz: row.tz,
-    origin: {
-      channel: row.channel,
-      chatId: row.chat_id,
-      threadId: row.thread_id ?? undefined,
-      sessionKey: row.session_key,
-      isGroup: row.is_group === 1,
-    },
-    owner: row.owner_channel && row.owner_id ? { channel: row.owner_channel, userId: row.owner_id } : undefined,
-    pausedAt: row.paused_at ?? undefined,
-    createdAt: row.created_at,
-    nextRunAt: row.next_run_at,
-    lastRunAt: row.last_run_at ?? undefined,
-    lastDeliveryId: row.last_delivery_id ?? undefined,
-  };
-}
-
-function toSchedule(row: JobRow): Schedule {
-  switch (row.kind) {
-    case "at":
-      return { kind: "at", at: row.at_ms as number };
-    case "every":
-      return { kind: "every", everySeconds: row.every_seconds as number, anchor: row.anchor_ms as number };
-    case "cron":
-      return { kind: "cron", expr: row.cron_expr as string, tz: row.tz };
-  }
 }

@@ -1,5 +1,6 @@
 import type { OutboxRow } from "../../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../../bus/types.js";
+import { inboxId } from "../rows.js";
 import type { JournalStore, PendingOutbound } from "../store.js";
 import type { Database } from "./database.js";
 
@@ -142,9 +143,4 @@ export function acceptInbound(db: Database, msg: InboundMessage): boolean {
     .prepare("INSERT OR IGNORE INTO inbox (id, session_key, payload, received_at) VALUES (?, ?, ?, ?)")
     .run(inboxId(msg), msg.sessionKey, JSON.stringify(msg), msg.receivedAt);
   return result.changes === 1;
-}
-
-/** Platform message ids are only unique per chat (Telegram) or per channel. */
-export function inboxId(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): string {
-  return `${msg.channel}:${msg.chatId}:${msg.id}`;
 }

@@ -1,18 +1,10 @@
 import { randomInt } from "node:crypto";
-import type { JobOwner, OpenRequest, PairingRequest, PairingStore } from "../store.js";
+import type { JobOwner, OpenRequest, PairingOptions, PairingRequest, PairingStore } from "../store.js";
 import type { Database } from "./database.js";
 import { pauseOwnedBy, resumeOwnedBy } from "./jobs.js";
 
 /** No 0/O or 1/I: codes are read aloud and typed by hand. */
 const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-
-export interface PairingOptions {
-  now?: () => number;
-  /** How long a code stays valid. */
-  ttlMs?: number;
-  /** Open requests per channel; at the cap the oldest one makes room for a new stranger. */
-  maxPending?: number;
-}
 
 type JobChannel = JobOwner["channel"];
 

@@ -1,25 +1,17 @@
-import { estimateTokens, type Store } from "../store.js";
+import { estimateTokens, type Store, type StoreOptions } from "../store.js";
 import { SqliteAudit } from "./audit.js";
-import { type CountTokens, SqliteConversations } from "./conversations.js";
+import { SqliteConversations } from "./conversations.js";
 import { SqliteDashboard } from "./dashboard.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
 import { SqliteHelperRuns } from "./helper-runs.js";
 import { SqliteJobs } from "./jobs.js";
 import { SqliteJournal } from "./journal.js";
 import { SqliteMemory } from "./memory.js";
-import { type PairingOptions, SqlitePairing } from "./pairing.js";
+import { SqlitePairing } from "./pairing.js";
 import { SqliteRetention } from "./retention.js";
 import { SqliteStatus } from "./status.js";
 import { SqliteTurnSteps } from "./turn-steps.js";
 import { SqliteTurns } from "./turns.js";
-
-export interface StoreOptions {
-  /** Tokens a message costs in a request, stored with it (default: a rough estimate). */
-  countTokens?: CountTokens;
-  pairing?: PairingOptions;
-  /** A short command's store (CLI): close() leaves the file's upkeep to the daemon that may be running. */
-  brief?: boolean;
-}
 
 /** The embedded engine: one SQLite file (WAL) under PINCER_HOME, one connection, shared by every group. */
 export interface SqliteStore extends Store {

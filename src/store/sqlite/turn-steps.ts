@@ -1,7 +1,7 @@
 import type { InboundMessage } from "../../bus/types.js";
+import { inboxId } from "../rows.js";
 import type { StoredMessage, TurnSoFar, TurnStepStore } from "../store.js";
 import type { Database } from "./database.js";
-import { inboxId } from "./journal.js";
 
 export class SqliteTurnSteps implements TurnStepStore {
   constructor(private readonly db: Database) {}

@@ -1,0 +1,32 @@
+import { ConfigError } from "./errors.js";
+
+/**
+ * PINCER_DATABASE_URL: unset for the embedded SQLite file, or a `postgres://` URL for clustered
+ * mode. A bad one stops the start with one line that never repeats the password.
+ */
+export function databaseUrl(raw: string | undefined): string | undefined {
+  const value = raw?.trim();
+  if (!value) return undefined;
+  const example = "postgres://USER:PASSWORD@HOST:5432/DATABASE";
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`PINCER_DATABASE_URL is not a URL: use ${example}, or unset it for the embedded database.`);
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new ConfigError(
+      `PINCER_DATABASE_URL must start with postgres:// (not ${url.protocol}//): use ${example}, or unset it for the embedded database.`,
+    );
+  }
+  if ((!url.hostname && !url.searchParams.has("host")) || url.pathname.length <= 1) {
+    throw new ConfigError(`PINCER_DATABASE_URL must name a host and a database, like ${example}.`);
+  }
+  return value;
+}
+
+/** The server's host, port and database, without user or password (for status lines). */
+export function databaseHost(raw: string): string {
+  const url = new URL(raw);
+  return `${url.host}${url.pathname}`;
+}

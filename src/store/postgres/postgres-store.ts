@@ -1,0 +1,82 @@
+import pg from "pg";
+import { estimateTokens, type Store, type StoreChange, type StoreOptions } from "../store.js";
+import { PostgresConversations } from "./conversations.js";
+import { createPool } from "./db.js";
+import { PostgresJobs, PostgresPairing } from "./jobs.js";
+import { NOTIFY_INBOX, NOTIFY_OUTBOX, PostgresJournal, PostgresTurnSteps, PostgresTurns } from "./journal.js";
+import { PostgresMemory } from "./memory.js";
+import { migrate } from "./schema.js";
+import { PostgresAudit, PostgresDashboard, PostgresHelperRuns, PostgresRetention, PostgresStatus } from "./views.js";
+
+/** After a lost LISTEN connection, the next try comes this soon. */
+const RELISTEN_MS = 1000;
+
+/** The clustered engine: every process of the cluster on one PostgreSQL database (PINCER_DATABASE_URL). */
+export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<Store> {
+  const pool = createPool(url, { onError: options.onError });
+  try {
+    const client = await pool.connect();
+    try {
+      await migrate(client);
+    } finally {
+      client.release();
+    }
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  const countTokens = options.countTokens ?? estimateTokens;
+  return {
+    engine: "postgres",
+    journal: new PostgresJournal(pool),
+    steps: new PostgresTurnSteps(pool),
+    turns: new PostgresTurns(pool, countTokens),
+    conversations: new PostgresConversations(pool, countTokens),
+    memory: new PostgresMemory(pool),
+    jobs: new PostgresJobs(pool),
+    pairing: new PostgresPairing(pool, options.pairing),
+    audit: new PostgresAudit(pool),
+    helperRuns: new PostgresHelperRuns(pool),
+    dashboard: new PostgresDashboard(pool),
+    retention: new PostgresRetention(pool),
+    status: new PostgresStatus(pool),
+    watch: (listener) => watch(url, listener, options.onError),
+    close: () => pool.end(),
+  };
+}
+
+/** LISTENs on a connection of its own (a pooled one would be handed to queries); reconnects when it is lost. */
+async function watch(
+  url: string,
+  listener: (change: StoreChange) => void,
+  onError?: (err: Error) => void,
+): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async () => {
+    const next = new pg.Client({ connectionString: url });
+    next.on("notification", ({ channel, payload = "" }) => {
+      if (channel === NOTIFY_OUTBOX) listener({ kind: "outbox", channel: payload });
+      else if (channel === NOTIFY_INBOX) listener({ kind: "inbox", sessionKey: payload });
+    });
+    next.on("error", (err) => {
+      onError?.(err);
+      next.end().catch(() => {});
+      if (!stopped) retry = setTimeout(() => void connect().catch(again), RELISTEN_MS);
+    });
+    await next.connect();
+    await next.query(`LISTEN ${NOTIFY_OUTBOX}; LISTEN ${NOTIFY_INBOX}`);
+    client = next;
+  };
+  const again = (err: Error) => {
+    onError?.(err);
+    if (!stopped) retry = setTimeout(() => void connect().catch(again), RELISTEN_MS);
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => {});
+  };
+}

@@ -1,0 +1,181 @@
+import type pg from "pg";
+
+/**
+ * The PostgreSQL engine's tables, the same shape as SQLite's (times are milliseconds since the
+ * epoch in bigints). Each migration runs once, in order, in its own transaction.
+ */
+const MIGRATIONS: Array<{ id: string; sql: string }> = [
+  {
+    id: "001-store",
+    sql: `
+      CREATE EXTENSION IF NOT EXISTS pg_trgm;
+      CREATE TABLE conversations (
+        id bigserial PRIMARY KEY,
+        session_key text NOT NULL,
+        created_at bigint NOT NULL,
+        archived_at bigint,
+        consolidated_through bigint NOT NULL DEFAULT 0
+      );
+      CREATE INDEX conversations_by_session ON conversations (session_key, archived_at);
+      -- One open conversation per chat, whichever process creates it.
+      CREATE UNIQUE INDEX conversations_one_open ON conversations (session_key) WHERE archived_at IS NULL;
+      CREATE TABLE messages (
+        id bigserial PRIMARY KEY,
+        conversation_id bigint NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        role text NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+        content text,
+        tool_calls text,
+        tool_call_id text,
+        tokens integer NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX messages_by_conversation ON messages (conversation_id, id);
+      CREATE INDEX messages_search ON messages USING gin (content gin_trgm_ops) WHERE role IN ('user', 'assistant');
+      CREATE TABLE inbox (
+        id text PRIMARY KEY,
+        seq bigserial,
+        session_key text NOT NULL,
+        payload text NOT NULL,
+        status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
+        received_at bigint NOT NULL,
+        starts integer NOT NULL DEFAULT 0
+      );
+      CREATE INDEX inbox_pending ON inbox (received_at, seq) WHERE status = 'pending';
+      CREATE INDEX inbox_done ON inbox (received_at) WHERE status = 'done';
+      CREATE TABLE outbox (
+        id bigserial PRIMARY KEY,
+        channel text NOT NULL,
+        chat_key text NOT NULL,
+        payload text NOT NULL,
+        status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'dead')),
+        parts_sent integer NOT NULL DEFAULT 0,
+        attempts integer NOT NULL DEFAULT 0,
+        next_attempt_at bigint NOT NULL DEFAULT 0,
+        last_error text,
+        created_at bigint NOT NULL,
+        finished_at bigint
+      );
+      CREATE INDEX outbox_pending ON outbox (channel, chat_key, id) WHERE status = 'pending';
+      CREATE INDEX outbox_finished ON outbox (status, finished_at);
+      CREATE TABLE turn_steps (
+        id bigserial PRIMARY KEY,
+        inbox_id text NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('assistant', 'started', 'result')),
+        call_id text,
+        payload text,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX turn_steps_inbox ON turn_steps (inbox_id, id);
+      CREATE TABLE tool_audit (
+        id bigserial PRIMARY KEY,
+        session_key text NOT NULL,
+        tool text NOT NULL,
+        arguments text NOT NULL,
+        result text NOT NULL,
+        ok boolean NOT NULL,
+        duration_ms integer NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX tool_audit_by_session ON tool_audit (session_key, id);
+      CREATE INDEX tool_audit_by_time ON tool_audit (created_at);
+      CREATE TABLE pairing_requests (
+        channel text NOT NULL,
+        user_id text NOT NULL,
+        seq bigserial,
+        user_name text NOT NULL,
+        code text NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        told_at bigint,
+        PRIMARY KEY (channel, user_id)
+      );
+      CREATE UNIQUE INDEX pairing_by_code ON pairing_requests (channel, code);
+      CREATE TABLE approved_users (
+        channel text NOT NULL,
+        user_id text NOT NULL,
+        user_name text NOT NULL,
+        approved_at bigint NOT NULL,
+        PRIMARY KEY (channel, user_id)
+      );
+      CREATE TABLE cron_jobs (
+        id text PRIMARY KEY,
+        name text,
+        message text NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('at', 'every', 'cron')),
+        at_ms bigint,
+        every_seconds bigint,
+        anchor_ms bigint,
+        cron_expr text,
+        tz text NOT NULL,
+        channel text NOT NULL,
+        chat_id text NOT NULL,
+        thread_id text,
+        session_key text NOT NULL,
+        is_group integer NOT NULL,
+        created_at bigint NOT NULL,
+        next_run_at bigint NOT NULL,
+        last_run_at bigint,
+        last_delivery_id text,
+        owner_channel text,
+        owner_id text,
+        paused_at bigint
+      );
+      CREATE INDEX cron_jobs_due ON cron_jobs (next_run_at) WHERE paused_at IS NULL;
+      CREATE INDEX cron_jobs_by_session ON cron_jobs (session_key, next_run_at);
+      CREATE INDEX cron_jobs_by_owner ON cron_jobs (owner_channel, owner_id);
+      CREATE TABLE helper_runs (
+        id text PRIMARY KEY,
+        seq bigserial,
+        session_key text NOT NULL,
+        label text,
+        task text NOT NULL,
+        model text NOT NULL,
+        status text NOT NULL,
+        origin text NOT NULL,
+        started_at bigint NOT NULL,
+        finished_at bigint,
+        result text
+      );
+      CREATE INDEX helper_runs_by_status ON helper_runs (status, started_at);
+      CREATE TABLE memory_entries (
+        id bigserial PRIMARY KEY,
+        session_key text NOT NULL,
+        conversation_id bigint NOT NULL,
+        first_message_id bigint NOT NULL,
+        last_message_id bigint NOT NULL,
+        period_start bigint NOT NULL,
+        period_end bigint NOT NULL,
+        text text NOT NULL,
+        tokens integer NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX memory_entries_by_conversation ON memory_entries (conversation_id, id);
+      CREATE INDEX memory_entries_by_session ON memory_entries (session_key, id);
+      CREATE INDEX memory_entries_search ON memory_entries USING gin (text gin_trgm_ops);
+      CREATE TABLE memory_file_paragraphs (id serial PRIMARY KEY, text text NOT NULL);
+      CREATE TABLE memory_file_state (id integer PRIMARY KEY CHECK (id = 1), hash text NOT NULL, modified_at bigint NOT NULL);
+    `,
+  },
+];
+
+/** Any number, the same in every process: two processes starting at once migrate one after the other. */
+const MIGRATION_LOCK = 7_390_025;
+
+export async function migrate(client: pg.PoolClient): Promise<void> {
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await client.query("CREATE TABLE IF NOT EXISTS store_migrations (id text PRIMARY KEY, applied_at bigint NOT NULL)");
+    const { rows } = await client.query<{ id: string }>("SELECT id FROM store_migrations");
+    const applied = new Set(rows.map((row) => row.id));
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.id)) continue;
+      await client.query(migration.sql);
+      await client.query("INSERT INTO store_migrations (id, applied_at) VALUES ($1, $2)", [migration.id, Date.now()]);
+    }
+    await client.query("COMMIT");
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  }
+}
