@@ -158,6 +158,21 @@ export function describeStoreConformance(engine: string, newDatabase: NewDatabas
       expect(await store.journal.isPending(quiet)).toBe(false);
     });
 
+    it("counts a message's waits for the model across a restart, and sets waiting messages aside in one step", async () => {
+      const { store, open } = await fresh();
+      const [a, b] = [inbound("1", "a"), inbound("1", "b")];
+      for (const msg of [a, b]) await store.journal.acceptInbound(msg);
+      expect(await store.journal.recordModelWait(a, 1000)).toEqual({ tries: 1, since: 1000 });
+      const again = await open();
+      expect(await again.journal.recordModelWait(a, 5000)).toEqual({ tries: 2, since: 1000 });
+      await again.conversations.append(a.sessionKey, [{ role: "user", content: "earlier" }]);
+      const id = await again.turns.setAside([a, b], reply("1", "set aside"), a.sessionKey);
+      expect(await again.journal.pendingInbound()).toEqual([]);
+      expect((await again.journal.outboxHeads("telegram")).map((r) => [r.id, r.msg.text])).toEqual([[id, "set aside"]]);
+      expect(await again.conversations.count(a.sessionKey)).toBe(0);
+      expect(await again.memory.archivedWithPending(a.sessionKey)).toHaveLength(1);
+    });
+
     it("returns the newest history that fits the budget, oldest first, starting at a user message", async () => {
       const { store } = await fresh();
       const s = store.conversations;

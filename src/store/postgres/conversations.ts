@@ -19,11 +19,8 @@ export class PostgresConversations implements ConversationStore {
     private readonly countTokens: CountTokens,
   ) {}
 
-  async archive(sessionKey: string): Promise<void> {
-    await this.pool.query("UPDATE conversations SET archived_at = $1 WHERE session_key = $2 AND archived_at IS NULL", [
-      Date.now(),
-      sessionKey,
-    ]);
+  archive(sessionKey: string): Promise<void> {
+    return archiveConversation(this.pool, sessionKey);
   }
 
   append(sessionKey: string, messages: StoredMessage[]): Promise<void> {
@@ -65,6 +62,13 @@ export class PostgresConversations implements ConversationStore {
       )) ?? 0
     );
   }
+}
+
+export async function archiveConversation(db: Db, sessionKey: string): Promise<void> {
+  await db.query("UPDATE conversations SET archived_at = $1 WHERE session_key = $2 AND archived_at IS NULL", [
+    Date.now(),
+    sessionKey,
+  ]);
 }
 
 /** Appends to the session's open conversation (created here when it has none), in one round trip for the rows. */

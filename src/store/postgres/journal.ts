@@ -3,7 +3,7 @@ import type { OutboxRow } from "../../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../../bus/types.js";
 import { inboxId } from "../rows.js";
 import type { JournalStore, PendingOutbound, StoredMessage, TurnSoFar, TurnStepStore, TurnStore } from "../store.js";
-import { appendMessages, type CountTokens } from "./conversations.js";
+import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
 import { type Db, scalar, transaction } from "./db.js";
 
 /** Channels a process LISTENs on: another process recorded something for it. */
@@ -27,6 +27,15 @@ export class PostgresJournal implements JournalStore {
 
   async forgetTurnStart(msg: InboundMessage): Promise<void> {
     await this.pool.query("UPDATE inbox SET starts = greatest(0, starts - 1) WHERE id = $1", [inboxId(msg)]);
+  }
+
+  async recordModelWait(msg: InboundMessage, triedAt: number): Promise<{ tries: number; since: number }> {
+    const { rows } = await this.pool.query<{ tries: number; since: number }>(
+      `UPDATE inbox SET model_tries = model_tries + 1, model_failed_at = coalesce(model_failed_at, $1)
+        WHERE id = $2 RETURNING model_tries AS tries, model_failed_at AS since`,
+      [triedAt, inboxId(msg)],
+    );
+    return rows[0] ?? { tries: 1, since: triedAt };
   }
 
   completeInbound(msg: InboundMessage): Promise<void> {
@@ -212,6 +221,14 @@ export class PostgresTurns implements TurnStore {
       if (messages.length > 0) await appendMessages(tx, this.countTokens, msg.sessionKey, messages);
       await completeInbound(tx, msg);
       return out ? recordOutbound(tx, out) : undefined;
+    });
+  }
+
+  setAside(messages: InboundMessage[], out: OutboundMessage, archive?: string): Promise<number> {
+    return transaction(this.pool, async (tx) => {
+      if (archive !== undefined) await archiveConversation(tx, archive);
+      for (const msg of messages) await completeInbound(tx, msg);
+      return recordOutbound(tx, out);
     });
   }
 }

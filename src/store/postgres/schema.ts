@@ -38,7 +38,9 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
         payload text NOT NULL,
         status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
         received_at bigint NOT NULL,
-        starts integer NOT NULL DEFAULT 0
+        starts integer NOT NULL DEFAULT 0,
+        model_tries integer NOT NULL DEFAULT 0,
+        model_failed_at bigint
       );
       CREATE INDEX inbox_pending ON inbox (received_at, seq) WHERE status = 'pending';
       CREATE INDEX inbox_done ON inbox (received_at) WHERE status = 'done';
