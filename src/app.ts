@@ -11,7 +11,7 @@ import { outboxLog } from "./bus/outbox-log.js";
 import { type ChannelName, replyTarget } from "./bus/types.js";
 import type { Config } from "./config/config.js";
 import { contextRecheck, contextWindow, createConfiguredModel, discoverContexts } from "./llm/configured.js";
-import { ContextLimits } from "./llm/context-limits.js";
+import { ContextLimits, contextLine } from "./llm/context-limits.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
 import { createTokenCounter } from "./llm/tokens.js";
 import { createTranscriber } from "./llm/transcribe.js";
@@ -224,7 +224,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     window,
     recheckWindow: contextRecheck(config, limits),
     ready: () => ready,
-    statusLines: () => mcpStatusLines(mcp.status()),
+    statusLines: () => [contextLine(window(), config.agent.contextTokens), ...mcpStatusLines(mcp.status())],
     observer: metrics?.observer,
   });
 

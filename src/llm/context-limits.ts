@@ -81,6 +81,14 @@ export class ContextLimits {
   }
 }
 
+/** The `/status` line: the window turns fit, and what limits it. */
+export function contextLine(window: number, configured: number): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  return window < configured
+    ? `Context: ${n(window)} tokens (the model server's; agent.contextTokens is ${n(configured)})`
+    : `Context: ${n(window)} tokens (agent.contextTokens)`;
+}
+
 export interface DiscoverOptions {
   baseUrl: string;
   apiKey: string;
