@@ -21,15 +21,20 @@ export async function boundedCall<T>(
   signal: AbortSignal | undefined,
   attempt: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const deadline = new AbortController();
+  // One plain controller per call, not AbortSignal.any: the openai client adds an abort listener
+  // to the signal it is given and never removes it, and Node keeps a composite signal that has a
+  // listener alive until it aborts — forever, for a call that ended — with everything it holds.
+  const call = new AbortController();
+  const bounded = call.signal;
   const seconds = Math.round(bounds.timeoutMs / 100) / 10;
   const timer = setTimeout(
     // Not "away": a server busy with a long answer looks the same, and must not be waited on for hours.
-    () => deadline.abort(new ModelError(`${bounds.who} did not answer within ${seconds} s`, false, undefined, false)),
+    () => call.abort(new ModelError(`${bounds.who} did not answer within ${seconds} s`, false, undefined, false)),
     bounds.timeoutMs,
   );
-  // AbortSignal.any holds its sources weakly: the turn's own signal gains no listener per call.
-  const bounded = signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal;
+  const onAbort = () => call.abort(signal?.reason);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener("abort", onAbort, { once: true });
   try {
     for (let tried = 0; ; tried++) {
       try {
@@ -47,5 +52,6 @@ export async function boundedCall<T>(
     }
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
   }
 }
