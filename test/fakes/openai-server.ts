@@ -26,6 +26,12 @@ export interface FakeReply {
   body?: unknown;
   /** A stream's chunks, each sent as one `data:` event as it is (strings unquoted), then `[DONE]`. */
   chunks?: unknown[];
+  /**
+   * A stream's raw bytes, each piece written on its own a few ms apart (no `data:`, no `[DONE]`
+   * added): comments, CRLF, a piece ending inside a UTF-8 character. A string `"CLOSE"` drops the
+   * connection there.
+   */
+  sse?: Array<string | Buffer>;
 }
 
 export interface ChatRequest {
@@ -49,6 +55,8 @@ export interface FakeOpenAI {
   url: string;
   /** Replies used in order, one per request. */
   enqueue(...replies: FakeReply[]): void;
+  /** Drops the replies still queued (so one failed test does not feed the next). */
+  clearQueue(): void;
   /** Answers requests when the queue is empty (default: content "ok"). */
   respond(fn: (request: ChatRequest) => FakeReply | Promise<FakeReply>): void;
   requests: ChatRequest[];
@@ -128,6 +136,7 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
       const error = reply.body ?? { error: { code: reply.status, message, type: "server_error" } };
       return sendJson(res, reply.status, error);
     }
+    if (reply.sse) return sendRaw(res, reply.sse);
     if (reply.trickleMs) return trickle(res, request, reply.content ?? "", reply.trickleMs);
     const id = `chatcmpl-${++counter}`;
     const toolCalls = (reply.toolCalls ?? []).map((call, index) => ({
@@ -192,6 +201,9 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
       transcript = reply;
     },
     enqueue: (...replies) => queue.push(...replies),
+    clearQueue: () => {
+      queue.length = 0;
+    },
     respond: (fn) => {
       responder = fn;
     },
@@ -293,6 +305,17 @@ async function trickle(res: ServerResponse, request: ChatRequest, content: strin
     if (res.destroyed) return;
     res.write(byte);
     await new Promise((r) => setTimeout(r, everyMs));
+  }
+  res.end();
+}
+
+async function sendRaw(res: ServerResponse, pieces: Array<string | Buffer>): Promise<void> {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const piece of pieces) {
+    if (res.destroyed) return;
+    if (piece === "CLOSE") return void res.socket?.destroy();
+    res.write(piece);
+    await new Promise((r) => setTimeout(r, 5));
   }
   res.end();
 }
