@@ -47,6 +47,10 @@ export function normalizeReply(raw: RawReply, offered: readonly string[], newId 
   if (toolCalls.length === 0) {
     for (const call of found.calls) toolCalls.push({ id: uniqueId(undefined), ...call });
   }
+  if (toolCalls.length > MAX_CALLS) {
+    discarded.push(`${toolCalls.length - MAX_CALLS} tool calls beyond the ${MAX_CALLS} one reply may make`);
+    toolCalls.length = MAX_CALLS;
+  }
   for (const name of found.unknown) {
     discarded.push(
       name
@@ -104,6 +108,13 @@ export function withoutReasoning(content: string): string {
   if (text.trimStart().startsWith(OPEN)) return "";
   return text.trim();
 }
+
+/**
+ * Calls one reply may make; the rest are dropped unrun and unstored. A model in a loop has sent
+ * thousands at once: every one would run (read-only ones all together), be stored, and go back
+ * in the next request, which then cannot fit.
+ */
+const MAX_CALLS = 64;
 
 const OPEN = "<think>";
 const CLOSE = "</think>";
