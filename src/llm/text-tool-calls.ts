@@ -40,6 +40,8 @@ export function findTextToolCalls(content: string, offered: ReadonlySet<string>)
       for (const value of Array.isArray(parsed) ? parsed : [parsed]) take(value);
       return "";
     });
+    // A closing tag left over from nested tags (`<tool_call><tool_call>…</tool_call></tool_call>`).
+    found.text = found.text.replaceAll("</tool_call>", "");
   }
   const marker = found.text.indexOf(MISTRAL);
   if (marker >= 0) {
