@@ -67,6 +67,16 @@ describe("token counting", () => {
     tokens.calibrate(10, 10_000); // too small a request to learn from
     expect(tokens.factor).toBeLessThan(1.01);
   });
+
+  it("ignores a usage no tokenizer could explain (a running total, 10^12), but still caps a plausible rise at 4", () => {
+    const tokens = createTokenCounter("llama3");
+    const text = "word ".repeat(1000);
+    const before = tokens.text(text);
+    for (const absurd of [1e12, Number.MAX_VALUE, before * 9, -5]) tokens.calibrate(tokens.text(text), absurd);
+    expect(tokens.factor).toBe(1);
+    tokens.calibrate(tokens.text(text), before * 6);
+    expect(tokens.factor).toBe(4);
+  });
 });
 
 describe("images", () => {

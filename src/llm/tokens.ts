@@ -53,6 +53,7 @@ const SLICE = 256;
 /** Past this many characters the rest is extrapolated from the counted part, so a pasted book costs milliseconds. */
 const EXACT_CHARS = 32_000;
 const MAX_FACTOR = 4;
+const IMPLAUSIBLE_FACTOR = 2 * MAX_FACTOR;
 const MEMO_MIN_CHARS = 2000;
 const MEMO_ENTRIES = 16;
 /** Slices of long texts remembered (at most 256 characters each, so at most ~0.5 MB). */
@@ -160,6 +161,10 @@ export function createTokenCounter(model: string): TokenCounter {
       // `counted` is already scaled; recover the raw count so the factor does not compound.
       const rawCounted = counted / factor;
       if (!(rawCounted > 200) || !(reported > 0)) return;
+      // No tokenizer splits text that differently: such a count is the server's bug (a running
+      // total, another request's). Believed, it would make the instructions alone too big for a
+      // small window, and no request would go out again to correct it.
+      if (reported / rawCounted > IMPLAUSIBLE_FACTOR) return;
       const observed = Math.min(MAX_FACTOR, Math.max(1, reported / rawCounted));
       // Rise at once (never send more than the endpoint allows), fall back slowly.
       factor = observed >= factor ? observed : factor * 0.8 + observed * 0.2;
