@@ -21,8 +21,17 @@ export function isFinal(reply: ModelReply): boolean {
   return reply.toolCalls.length === 0 || reply.finishReason === "length";
 }
 
-/** The answer the user gets and the history keeps: a cut reply says so, visibly. */
+/** The answer the user gets and the history keeps: a cut or filtered reply says so, visibly. */
 export function finalText(reply: ModelReply): string {
+  // OpenAI and Azure end a filtered answer so, empty or half-written: silence would look ignored.
+  if (reply.finishReason === "content_filter") {
+    const note = "[the model's endpoint withheld the rest of this answer (content filter)]";
+    return reply.content === ""
+      ? note
+      : `${reply.content}
+
+${note}`;
+  }
   if (reply.finishReason !== "length") return reply.content;
   const note =
     reply.toolCalls.length > 0 || reply.discarded?.length
