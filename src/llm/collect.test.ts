@@ -8,9 +8,21 @@ const delta = (d: object, finish: string | null = null) => ({
   choices: [{ index: 0, delta: d, finish_reason: finish }],
 });
 
+async function collected(chunks: AsyncIterable<unknown>) {
+  const result = await collectStream(chunks);
+  if (!result) throw new Error("no choice collected");
+  return result;
+}
+
 describe("collectStream", () => {
+  it("collects nothing from a stream without a choice (a usage chunk, empty choices)", async () => {
+    expect(
+      await collectStream(from([{ choices: [] }, { choices: [], usage: { prompt_tokens: 5 } }, null])),
+    ).toBeUndefined();
+  });
+
   it("glues content and indexed tool-call pieces, keeps the last finish reason and the usage chunk", async () => {
-    const { raw, usage } = await collectStream(
+    const { raw, usage } = await collected(
       from([
         delta({ role: "assistant", content: "" }),
         delta({ content: "<thi" }),
@@ -36,7 +48,7 @@ describe("collectStream", () => {
   });
 
   it("copes with pieces without index (by id, else the last call), names sent again, object arguments, no choices", async () => {
-    const { raw, usage } = await collectStream(
+    const { raw, usage } = await collected(
       from([
         {},
         null,

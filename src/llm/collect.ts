@@ -21,20 +21,22 @@ export interface Collected {
  * Glues a streamed reply back together, tolerating what servers really send: tool-call pieces
  * keyed by `index`, or by `id` alone, or by neither (then they continue the last call); a name
  * sent again with every piece; arguments as an object; no `choices` on a usage chunk; the finish
- * reason anywhere, or nowhere. Reasoning deltas (`reasoning_content`, `reasoning`) are left out.
+ * reason anywhere, or nowhere. Undefined when no chunk had a choice. Reasoning deltas (`reasoning_content`, `reasoning`) are left out.
  */
-export async function collectStream(chunks: AsyncIterable<unknown>): Promise<Collected> {
+export async function collectStream(chunks: AsyncIterable<unknown>): Promise<Collected | undefined> {
   let content = "";
   const calls: RawCall[] = [];
   const byIndex = new Map<number, RawCall>();
   let finishReason: unknown;
   let usage: Usage | undefined;
+  let chose = false;
   for await (const chunk of chunks) {
     const { choices, usage: reported } = (chunk ?? {}) as { choices?: unknown; usage?: unknown };
     usage = usageOf(reported) ?? usage;
     const choice = (Array.isArray(choices) ? choices[0] : undefined) as
       | { delta?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown }
       | undefined;
+    chose ||= choice !== undefined;
     if (choice?.finish_reason) finishReason = choice.finish_reason;
     const delta = choice?.delta;
     if (!delta) continue;
@@ -64,7 +66,8 @@ export async function collectStream(chunks: AsyncIterable<unknown>): Promise<Col
       else if (args !== undefined && args !== null) call.arguments = JSON.stringify(args);
     }
   }
-  return { raw: { content, toolCalls: calls, finishReason }, usage };
+  // No choice at all is no answer (as a plain reply's `choices: []`), not an empty one the user never sees.
+  return chose ? { raw: { content, toolCalls: calls, finishReason }, usage } : undefined;
 }
 
 /**
