@@ -1,6 +1,7 @@
+import type { OutboxRow } from "../bus/delivery.js";
 import type { ChannelName, InboundMessage } from "../bus/types.js";
 import type { Schedule } from "../scheduler/schedule.js";
-import type { CronJob, HelperRun, HelperStatus } from "./types.js";
+import type { CronJob, HelperRun, HelperStatus, StoredMessage, TurnSoFar } from "./types.js";
 
 /** Rows both engines store alike (the same columns), and how they read back. */
 
@@ -92,5 +93,40 @@ export function toRun(row: HelperRunRow): HelperRun {
     startedAt: row.started_at,
     finishedAt: row.finished_at ?? undefined,
     result: row.result ?? undefined,
+  };
+}
+
+/** A turn's journal rows, oldest first, as what the turn had done. */
+export function turnSoFar(rows: Array<{ kind: string; call_id: string | null; payload: string | null }>): TurnSoFar {
+  const produced: StoredMessage[] = [];
+  const interrupted = new Set<string>();
+  for (const row of rows) {
+    if (row.kind === "assistant") produced.push(JSON.parse(row.payload ?? "{}") as StoredMessage);
+    else if (row.kind === "started") interrupted.add(row.call_id ?? "");
+    else {
+      interrupted.delete(row.call_id ?? "");
+      produced.push({ role: "tool", content: row.payload, toolCallId: row.call_id ?? "" });
+    }
+  }
+  return { produced, interrupted };
+}
+
+export interface OutboxRecord {
+  id: number;
+  payload: string;
+  parts_sent: number;
+  attempts: number;
+  created_at: number;
+  next_attempt_at: number;
+}
+
+export function toOutboxRow(row: OutboxRecord): OutboxRow {
+  return {
+    id: row.id,
+    msg: JSON.parse(row.payload) as OutboxRow["msg"],
+    partsSent: row.parts_sent,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    nextAttemptAt: row.next_attempt_at,
   };
 }

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { OutboxRow } from "../../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../../bus/types.js";
-import { inboxId } from "../rows.js";
+import { inboxId, type OutboxRecord, toOutboxRow, turnSoFar } from "../rows.js";
 import type { JournalStore, PendingOutbound, StoredMessage, TurnSoFar, TurnStepStore, TurnStore } from "../store.js";
 import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
 import { type Db, scalar, transaction } from "./db.js";
@@ -66,16 +66,7 @@ export class PostgresJournal implements JournalStore {
         WHERE channel = $1 AND status = 'pending' ORDER BY chat_key, id`,
       [channel],
     );
-    return rows
-      .sort((a, b) => a.id - b.id)
-      .map((row) => ({
-        id: row.id,
-        msg: JSON.parse(row.payload) as OutboundMessage,
-        partsSent: row.parts_sent,
-        attempts: row.attempts,
-        createdAt: row.created_at,
-        nextAttemptAt: row.next_attempt_at,
-      }));
+    return rows.sort((a, b) => a.id - b.id).map(toOutboxRow);
   }
 
   async pendingOutbound(channel: ChannelName): Promise<PendingOutbound[]> {
@@ -120,15 +111,6 @@ export class PostgresJournal implements JournalStore {
     await this.pool.query("DELETE FROM inbox WHERE status = 'done' AND received_at < $1", [now - maxAgeMs]);
     await this.pool.query("DELETE FROM outbox WHERE status = 'sent' AND finished_at < $1", [now - maxAgeMs]);
   }
-}
-
-interface OutboxRecord {
-  id: number;
-  payload: string;
-  parts_sent: number;
-  attempts: number;
-  created_at: number;
-  next_attempt_at: number;
 }
 
 export async function acceptInbound(db: Db, msg: InboundMessage): Promise<boolean> {
@@ -179,17 +161,7 @@ export class PostgresTurnSteps implements TurnStepStore {
       "SELECT kind, call_id, payload FROM turn_steps WHERE inbox_id = $1 ORDER BY id",
       [inboxId(msg)],
     );
-    const produced: StoredMessage[] = [];
-    const interrupted = new Set<string>();
-    for (const row of rows) {
-      if (row.kind === "assistant") produced.push(JSON.parse(row.payload ?? "{}") as StoredMessage);
-      else if (row.kind === "started") interrupted.add(row.call_id ?? "");
-      else {
-        interrupted.delete(row.call_id ?? "");
-        produced.push({ role: "tool", content: row.payload, toolCallId: row.call_id ?? "" });
-      }
-    }
-    return { produced, interrupted };
+    return turnSoFar(rows);
   }
 
   private async insert(

@@ -1,17 +1,8 @@
 import type { OutboxRow } from "../../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../../bus/types.js";
-import { inboxId } from "../rows.js";
+import { inboxId, type OutboxRecord, toOutboxRow } from "../rows.js";
 import type { JournalStore, PendingOutbound } from "../store.js";
 import type { Database } from "./database.js";
-
-interface OutboxRecord {
-  id: number;
-  payload: string;
-  parts_sent: number;
-  attempts: number;
-  created_at: number;
-  next_attempt_at: number;
-}
 
 /** The inbox and outbox in SQLite: accepted messages survive a crash, delivered replies are not resent. */
 export class SqliteJournal implements JournalStore {
@@ -72,14 +63,7 @@ export class SqliteJournal implements JournalStore {
          ORDER BY id`,
       )
       .all(channel) as OutboxRecord[];
-    return rows.map((row) => ({
-      id: row.id,
-      msg: JSON.parse(row.payload) as OutboundMessage,
-      partsSent: row.parts_sent,
-      attempts: row.attempts,
-      createdAt: row.created_at,
-      nextAttemptAt: row.next_attempt_at,
-    }));
+    return rows.map(toOutboxRow);
   }
 
   async pendingOutbound(channel: ChannelName): Promise<PendingOutbound[]> {

@@ -1,5 +1,5 @@
 import type { InboundMessage } from "../../bus/types.js";
-import { inboxId } from "../rows.js";
+import { inboxId, turnSoFar } from "../rows.js";
 import type { StoredMessage, TurnSoFar, TurnStepStore } from "../store.js";
 import type { Database } from "./database.js";
 
@@ -22,17 +22,7 @@ export class SqliteTurnSteps implements TurnStepStore {
     const rows = this.db
       .prepare("SELECT kind, call_id, payload FROM turn_steps WHERE inbox_id = ? ORDER BY id")
       .all(inboxId(msg)) as Array<{ kind: string; call_id: string | null; payload: string | null }>;
-    const produced: StoredMessage[] = [];
-    const interrupted = new Set<string>();
-    for (const row of rows) {
-      if (row.kind === "assistant") produced.push(JSON.parse(row.payload ?? "{}") as StoredMessage);
-      else if (row.kind === "started") interrupted.add(row.call_id ?? "");
-      else {
-        interrupted.delete(row.call_id ?? "");
-        produced.push({ role: "tool", content: row.payload, toolCallId: row.call_id ?? "" });
-      }
-    }
-    return { produced, interrupted };
+    return turnSoFar(rows);
   }
 
   private insert(msg: InboundMessage, kind: string, callId: string | null, payload: string | null): void {
