@@ -1,11 +1,13 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import type { StoreChange } from "../src/store/store.js";
 import { tempHome } from "./helpers/app.js";
 import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
-import { describeStoreConformance } from "./helpers/store-conformance.js";
+import { describeStoreConformance, inbound } from "./helpers/store-conformance.js";
+import { until } from "./helpers/until.js";
 
 const homes: string[] = [];
 afterAll(() => {
@@ -28,4 +30,37 @@ describe.skipIf(!hasPostgres())("on PostgreSQL", () => {
     const url = await (server as TestPostgres).newDatabase();
     return async (options) => openPostgresStore(url, options);
   });
+
+  it("tells every process of a reply or a message another one recorded, also after the server restarted", async () => {
+    const pg = server as TestPostgres;
+    const url = await pg.newDatabase();
+    const [listener, writer] = [await openPostgresStore(url), await openPostgresStore(url)];
+    const changes: StoreChange[] = [];
+    const stop = await listener.watch?.((change) => changes.push(change));
+    try {
+      await writer.journal.recordOutbound({ channel: "discord", chatId: "1", text: "hi", kind: "reply" });
+      await writer.journal.acceptInbound(inbound("1", "hello"));
+      await until(() => changes.length === 2, "two notifications");
+      expect(changes).toEqual([
+        { kind: "outbox", channel: "discord" },
+        { kind: "inbox", sessionKey: "telegram:1" },
+      ]);
+      await pg.restart();
+      await until(
+        async () => {
+          // The writer's first try may meet a connection the restart cut; the pool opens a new one.
+          await writer.journal
+            .recordOutbound({ channel: "telegram", chatId: "1", text: "again", kind: "reply" })
+            .catch(() => undefined);
+          return changes.some((c) => c.kind === "outbox" && c.channel === "telegram");
+        },
+        "a notification after the restart",
+        20_000,
+      );
+    } finally {
+      await stop?.();
+      await listener.close();
+      await writer.close();
+    }
+  }, 60_000);
 });
