@@ -58,7 +58,7 @@ describe("the endpoint's context", () => {
     expect(fake.requests[0].promptTokens).toBeLessThanOrEqual(8192);
     expect(String(fake.requests[0].messages.at(-1)?.content)).toContain("cut to fit the context budget");
     expect(remembered(home)[ENDPOINT()]).toMatchObject({ tokens: 8192, source: "props" });
-    app.bus.publishInbound(userMessage("p", "/status"));
+    await app.bus.publishInbound(userMessage("p", "/status"));
     await channel.waitFor(2);
     expect(channel.sent[1].text).toContain("Context: 8,192 tokens (the model server's; agent.contextTokens is 32,000)");
   });
