@@ -8,6 +8,28 @@ import { PostgresMemory } from "./memory.js";
 import { migrate } from "./schema.js";
 import { PostgresAudit, PostgresDashboard, PostgresHelperRuns, PostgresRetention, PostgresStatus } from "./views.js";
 
+/**
+ * The store's groups on `pool`: the engine's own pool, or one that fences every write under a
+ * turn lease (see fenced-pool.ts), so a process that lost its lease cannot write through them.
+ */
+export function storeOn(pool: pg.Pool, options: StoreOptions = {}): Omit<Store, "engine" | "watch" | "close"> {
+  const countTokens = options.countTokens ?? estimateTokens;
+  return {
+    journal: new PostgresJournal(pool),
+    steps: new PostgresTurnSteps(pool),
+    turns: new PostgresTurns(pool, countTokens),
+    conversations: new PostgresConversations(pool, countTokens),
+    memory: new PostgresMemory(pool),
+    jobs: new PostgresJobs(pool),
+    pairing: new PostgresPairing(pool, options.pairing),
+    audit: new PostgresAudit(pool),
+    helperRuns: new PostgresHelperRuns(pool),
+    dashboard: new PostgresDashboard(pool),
+    retention: new PostgresRetention(pool),
+    status: new PostgresStatus(pool),
+  };
+}
+
 /** After a lost LISTEN connection, the next try comes this soon. */
 const RELISTEN_MS = 1000;
 
@@ -25,21 +47,9 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
     await pool.end();
     throw err;
   }
-  const countTokens = options.countTokens ?? estimateTokens;
   return {
     engine: "postgres",
-    journal: new PostgresJournal(pool),
-    steps: new PostgresTurnSteps(pool),
-    turns: new PostgresTurns(pool, countTokens),
-    conversations: new PostgresConversations(pool, countTokens),
-    memory: new PostgresMemory(pool),
-    jobs: new PostgresJobs(pool),
-    pairing: new PostgresPairing(pool, options.pairing),
-    audit: new PostgresAudit(pool),
-    helperRuns: new PostgresHelperRuns(pool),
-    dashboard: new PostgresDashboard(pool),
-    retention: new PostgresRetention(pool),
-    status: new PostgresStatus(pool),
+    ...storeOn(pool, options),
     watch: (listener) => watch(url, listener, options.onError),
     close: () => pool.end(),
   };
