@@ -49,3 +49,14 @@ function formatWait(ms: number): string {
   if (minutes < 1) return `${Math.max(1, Math.round(ms / 1000))} s`;
   return minutes < 120 ? `${minutes} min` : `${Math.round(minutes / 60)} h`;
 }
+
+/** The answer to /new; `setAside` messages that waited for the model were closed with it. */
+export function newConversationNotice(setAside: number): string {
+  const started = "Started a new conversation. Long-term memory is kept.";
+  if (setAside === 0) return started;
+  const waited =
+    setAside === 1
+      ? "The message that waited for the model is"
+      : `The ${setAside} messages that waited for the model are`;
+  return `${started} ${waited} set aside.`;
+}

@@ -10,22 +10,21 @@ import { BudgetError } from "./budget.js";
 import { statusReply, stopReply } from "./commands.js";
 import { toChatMessage, userContent } from "./context.js";
 import { runAgentLoop } from "./loop.js";
+import { ModelWaits } from "./model-wait.js";
 import {
   failure,
-  giveUpNotice,
   isSilentReply,
   MAX_TURN_STARTS,
   modelErrorNotice,
+  newConversationNotice,
   notice,
   POISON_NOTICE,
-  waitingNotice,
 } from "./notices.js";
 import { ProgressReporter } from "./progress.js";
 import { scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
 import { tooSmallFor } from "./too-small.js";
 import { buildTurnContext } from "./turn-context.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
-import { decideWait } from "./waiting.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /** One conversation's queue: its messages run strictly one after another. */
@@ -50,10 +49,11 @@ export class AgentWorker {
   private readonly shutdown = new AbortController();
   private active = 0;
   private readonly startedAt = Date.now();
-  /** Chats already told during the current model outage (cleared by the first turn that works). */
-  private readonly toldAboutOutage = new Set<string>();
+  private readonly modelWaits: ModelWaits;
 
-  constructor(private readonly deps: WorkerDeps) {}
+  constructor(private readonly deps: WorkerDeps) {
+    this.modelWaits = new ModelWaits(deps, (msg, out) => this.finish(msg, [], out));
+  }
 
   /** Consumes the bus until it closes. */
   async run(): Promise<void> {
@@ -186,12 +186,7 @@ export class AgentWorker {
   }
 
   private startOver(lane: Lane, msg: InboundMessage): void {
-    const n = lane.queue.length;
-    const waited =
-      n === 1
-        ? "The message that waited for the model is set aside."
-        : `The ${n} messages that waited for the model are set aside.`;
-    this.setAside(lane, n, msg, `Started a new conversation. Long-term memory is kept. ${waited}`, msg.sessionKey)
+    this.setAside(lane, lane.queue.length, msg, newConversationNotice(lane.queue.length), msg.sessionKey)
       .then(() => this.deps.consolidator?.afterTurn(msg.sessionKey, msg.isGroup))
       .catch((err: unknown) => this.deps.log.error({ err, session: msg.sessionKey }, "could not start over"));
   }
@@ -238,7 +233,7 @@ export class AgentWorker {
       }
       if (msg.channel !== "system" && parseCommand(msg.text) === "new") {
         await deps.conversations.archive(msg.sessionKey);
-        return this.finish(msg, [], notice(target, "Started a new conversation. Long-term memory is kept."));
+        return this.finish(msg, [], notice(target, newConversationNotice(0)));
       }
       if (msg.media.length > 0 && deps.attachments) {
         const prepared = await deps.attachments(msg.media, signal);
@@ -323,7 +318,7 @@ export class AgentWorker {
           resume: await steps?.load(msg),
         },
       );
-      this.toldAboutOutage.clear();
+      this.modelWaits.answered();
       const replyToId = msg.channel === "system" ? undefined : msg.id;
       // An answer already sent with the message tool is not sent a second time, and a run that
       // may stay silent (the heartbeat) sends nothing when the model answers with its token.
@@ -344,7 +339,7 @@ export class AgentWorker {
       if (signal.aborted) return this.finish(msg, [user, ...produced], notice(target, "Stopped."));
       // Nothing happened yet (no tool ran): the message can wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && meter.toolCalls === 0) {
-        return this.waitOrGiveUp(msg, err, startedAt);
+        return this.modelWaits.unavailable(msg, err, startedAt);
       }
       if (err instanceof ModelError) {
         outcome = "model_error";
@@ -369,48 +364,6 @@ export class AgentWorker {
       // After the reply went out: consolidation never delays it.
       if (!this.shutdown.signal.aborted) deps.consolidator?.afterTurn(msg.sessionKey, msg.isGroup);
     }
-  }
-
-  /**
-   * The model is unavailable for a message before any tool ran: it waits (the lane pauses until
-   * `retryAt`, which is returned) or, past agent.waitForModel's bounds, is given up with one notice.
-   */
-  private async waitOrGiveUp(
-    msg: InboundMessage,
-    err: ModelUnavailableError,
-    triedAt: number,
-  ): Promise<number | undefined> {
-    const { deps } = this;
-    const target = replyTarget(msg);
-    const now = Date.now();
-    // Waiting for the model is no crash: this start does not count against the message.
-    await deps.journal.forgetTurnStart(msg);
-    const { tries, since } = await deps.journal.recordModelWait(msg, triedAt);
-    const facts = { tries, since, now, away: err.away, answeredAt: err.answeredAt, retryAt: err.retryAt };
-    const decision = decideWait(facts, deps.settings.waitLimits);
-    const log = { session: msg.sessionKey, err: err.message, tries, waitedMs: now - since };
-    if ("giveUp" in decision) {
-      deps.log.warn({ ...log, kind: decision.giveUp }, "giving up a message the model is unavailable for");
-      // A run that may stay silent (the heartbeat) is given up silently; a reminder says it could not run.
-      const text = giveUpNotice(decision.giveUp, err.message, decision.waitedMs, msg.channel === "system");
-      return this.finish(msg, [], msg.meta?.silentReply ? undefined : failure(target, text));
-    }
-    deps.log.warn({ ...log, kind: decision.wait, retryAt: decision.retryAt }, "model unavailable; the message waits");
-    // Told once, on the message's second failed try: a blip says nothing, and by then another
-    // chat's answer may have shown the endpoint is there (a refused message's only notice is the
-    // one it is given up with). The count is stored, so a restart does not tell again.
-    if (
-      decision.wait === "outage" &&
-      tries === 2 &&
-      msg.channel !== "system" &&
-      !this.toldAboutOutage.has(msg.sessionKey)
-    ) {
-      this.toldAboutOutage.add(msg.sessionKey);
-      void deps.bus
-        .publishOutbound(notice(target, waitingNotice(err.message)))
-        .catch((e: unknown) => deps.log.warn({ err: e }, "could not send a notice"));
-    }
-    return decision.retryAt;
   }
 
   /** Stores the turn, marks the message done and records the reply in one transaction. */

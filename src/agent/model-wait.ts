@@ -1,0 +1,57 @@
+import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
+import type { ModelUnavailableError } from "../llm/resilient.js";
+import { failure, giveUpNotice, notice, waitingNotice } from "./notices.js";
+import { decideWait } from "./waiting.js";
+import type { WorkerDeps } from "./worker-deps.js";
+
+/**
+ * What the worker does with a message the model is unavailable for before any tool ran: it
+ * waits (the lane pauses until the time returned) or, past agent.waitForModel's bounds, is given
+ * up with one notice through `finish`. Each chat is told about an outage once.
+ */
+export class ModelWaits {
+  /** Chats already told during the current outage (cleared by the first turn that works). */
+  private readonly told = new Set<string>();
+
+  constructor(
+    private readonly deps: Pick<WorkerDeps, "journal" | "bus" | "log" | "settings">,
+    private readonly finish: (msg: InboundMessage, out: OutboundMessage | undefined) => Promise<unknown>,
+  ) {}
+
+  /** A turn got its answer: the model is back for every chat. */
+  answered(): void {
+    this.told.clear();
+  }
+
+  /** `triedAt`: when this try's turn began. Returns when to run the message again, or undefined when given up. */
+  async unavailable(msg: InboundMessage, err: ModelUnavailableError, triedAt: number): Promise<number | undefined> {
+    const { deps } = this;
+    const target = replyTarget(msg);
+    const now = Date.now();
+    // Waiting for the model is no crash: this start does not count against the message.
+    await deps.journal.forgetTurnStart(msg);
+    const { tries, since } = await deps.journal.recordModelWait(msg, triedAt);
+    const facts = { tries, since, now, away: err.away, answeredAt: err.answeredAt, retryAt: err.retryAt };
+    const decision = decideWait(facts, deps.settings.waitLimits);
+    const log = { session: msg.sessionKey, err: err.message, tries, waitedMs: now - since };
+    if ("giveUp" in decision) {
+      deps.log.warn({ ...log, kind: decision.giveUp }, "giving up a message the model is unavailable for");
+      // A run that may stay silent (the heartbeat) is given up silently; a reminder says it could not run.
+      const text = giveUpNotice(decision.giveUp, err.message, decision.waitedMs, msg.channel === "system");
+      await this.finish(msg, msg.meta?.silentReply ? undefined : failure(target, text));
+      return undefined;
+    }
+    deps.log.warn({ ...log, kind: decision.wait, retryAt: decision.retryAt }, "model unavailable; the message waits");
+    // Told on the message's second failed try: a blip says nothing, and by then another chat's
+    // answer may have shown the endpoint is there (a refused message's only notice is the one it
+    // is given up with). The count is stored, so a restart does not tell again.
+    const tell = decision.wait === "outage" && tries === 2 && msg.channel !== "system";
+    if (tell && !this.told.has(msg.sessionKey)) {
+      this.told.add(msg.sessionKey);
+      void deps.bus
+        .publishOutbound(notice(target, waitingNotice(err.message)))
+        .catch((e: unknown) => deps.log.warn({ err: e }, "could not send a notice"));
+    }
+    return decision.retryAt;
+  }
+}
