@@ -14,9 +14,25 @@ export class ModelWaits {
   private readonly told = new Set<string>();
 
   constructor(
-    private readonly deps: Pick<WorkerDeps, "journal" | "bus" | "log" | "settings">,
+    private readonly deps: Pick<WorkerDeps, "journal" | "turns" | "bus" | "log" | "settings" | "onTurnFinished">,
     private readonly finish: (msg: InboundMessage, out: OutboundMessage | undefined) => Promise<unknown>,
   ) {}
+
+  /**
+   * Closes messages that waited for the model (a /stop or /new while they did) together with
+   * `command` and one notice, in one transaction; with `archive`, the conversation ends too.
+   */
+  async setAside(dropped: InboundMessage[], command: InboundMessage, text: string, archive?: string): Promise<void> {
+    const { deps } = this;
+    const out = notice(replyTarget(command), text);
+    await deps.turns.setAside([...dropped, command], out, archive);
+    deps.log.info(
+      { session: command.sessionKey, count: dropped.length },
+      "set aside messages that waited for the model",
+    );
+    deps.bus.outboundRecorded(out.channel);
+    for (const msg of [...dropped, command]) deps.onTurnFinished?.(msg);
+  }
 
   /** A turn got its answer: the model is back for every chat. */
   answered(): void {

@@ -164,24 +164,9 @@ export class AgentWorker {
     if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
   }
 
-  /**
-   * Closes the messages a paused lane holds (the waiting one first) with one notice, in one
-   * transaction with `command` itself, then lets the lane go on. `/new` also ends the conversation.
-   */
-  private async setAside(
-    lane: Lane,
-    count: number,
-    command: InboundMessage,
-    text: string,
-    archive?: string,
-  ): Promise<void> {
-    const { deps } = this;
-    const dropped = lane.queue.splice(0, count);
-    const out = notice(replyTarget(command), text);
-    await deps.turns.setAside([...dropped, command], out, archive);
-    deps.log.info({ session: lane.key, count: dropped.length }, "set aside messages that waited for the model");
-    deps.bus.outboundRecorded(out.channel);
-    for (const msg of [...dropped, command]) deps.onTurnFinished?.(msg);
+  /** Sets aside `count` messages of a paused lane (the waiting one first) with `command`; the lane goes on. */
+  private async setAside(lane: Lane, count: number, command: InboundMessage, text: string, archive?: string) {
+    await this.modelWaits.setAside(lane.queue.splice(0, count), command, text, archive);
     this.unpause(lane);
   }
 
@@ -339,7 +324,7 @@ export class AgentWorker {
       if (signal.aborted) return this.finish(msg, [user, ...produced], notice(target, "Stopped."));
       // Nothing happened yet (no tool ran): the message can wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && meter.toolCalls === 0) {
-        return this.modelWaits.unavailable(msg, err, startedAt);
+        return await this.modelWaits.unavailable(msg, err, startedAt);
       }
       if (err instanceof ModelError) {
         outcome = "model_error";
