@@ -82,6 +82,16 @@ describe("text tool calls", () => {
     }
   });
 
+  it("leaves prose that mentions the markup as it was: the answer is not cut at the token", () => {
+    for (const content of [
+      "Mistral models start a call with the [TOOL_CALLS] token, followed by a JSON list.",
+      "Qwen writes <tool_call> tags around a JSON object, closed by </tool_call>.",
+      "Qwen writes <tool_call> and then the call.",
+    ]) {
+      expect(find(content)).toEqual({ text: content, calls: [], unknown: [] });
+    }
+  });
+
   it("survives hostile input: braces inside strings, deep nesting, no tools offered", () => {
     expect(find('<tool_call>{"name": "exec", "arguments": {"command": "echo \\"}}\\""}}</tool_call>').calls).toEqual([
       { name: "exec", arguments: '{"command":"echo \\"}}\\""}' },

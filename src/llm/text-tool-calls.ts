@@ -35,16 +35,21 @@ export function findTextToolCalls(content: string, offered: ReadonlySet<string>)
     else found.unknown.push(call?.name ?? "");
   };
   if (content.includes("<tool_call>")) {
-    found.text = content.replace(HERMES, (_block, inner: string) => {
-      const parsed = readJson(inner.trim());
+    let taken = false;
+    found.text = content.replace(HERMES, (block, inner: string) => {
+      const body = inner.trim();
+      // Prose about the tag ("Qwen writes <tool_call> tags") is no call: a JSON body is, or nested tags.
+      if (!/^[[{]|^<tool_call>/.test(body)) return block;
+      taken = true;
+      const parsed = readJson(body);
       for (const value of Array.isArray(parsed) ? parsed : [parsed]) take(value);
       return "";
     });
-    // A closing tag left over from nested tags (`<tool_call><tool_call>…</tool_call></tool_call>`).
-    found.text = found.text.replaceAll("</tool_call>", "");
+    // A closing tag left over from nested tags.
+    if (taken) found.text = found.text.replaceAll("</tool_call>", "");
   }
   const marker = found.text.indexOf(MISTRAL);
-  if (marker >= 0) {
+  if (marker >= 0 && isMistralCall(found.text.slice(marker + MISTRAL.length))) {
     for (const value of mistralCalls(found.text.slice(marker))) take(value);
     found.text = found.text.slice(0, marker);
   }
@@ -54,6 +59,12 @@ export function findTextToolCalls(content: string, offered: ReadonlySet<string>)
   }
   found.text = found.text.trim();
   return found;
+}
+
+/** What follows the marker is a call (JSON, or `name[ARGS]`), not prose that mentions the token. */
+function isMistralCall(rest: string): boolean {
+  const body = rest.trimStart();
+  return body.startsWith("[") || body.startsWith("{") || /^[\w.-]+(?:\[CALL_ID\][\w-]*)?\[ARGS\]/.test(body);
 }
 
 /** `[TOOL_CALLS][{…}, …]` (older Mistral) or `[TOOL_CALLS]name[ARGS]{…}` repeated (v11 and later). */
