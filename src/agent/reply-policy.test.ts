@@ -43,4 +43,10 @@ describe("reply policy", () => {
     expect(isFinal(reply({ content: "hi", finishReason: "stop" }))).toBe(true);
     expect(finalText(reply({ content: "hi" }))).toBe("hi");
   });
+
+  it("says so when the endpoint withheld the answer (content_filter), empty or cut", () => {
+    const note = "[the model's endpoint withheld the rest of this answer (content filter)]";
+    expect(finalText(reply({ finishReason: "content_filter" }))).toBe(note);
+    expect(finalText(reply({ content: "Half", finishReason: "content_filter" }))).toBe(`Half\n\n${note}`);
+  });
 });
