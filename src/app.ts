@@ -9,6 +9,7 @@ import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
 import { outboxLog } from "./bus/outbox-log.js";
 import { type ChannelName, replyTarget } from "./bus/types.js";
+import type { ClusterMode } from "./cluster/cluster-mode.js";
 import type { Config } from "./config/config.js";
 import { contextRecheck, contextWindow, createConfiguredModel, discoverContexts } from "./llm/configured.js";
 import { ContextLimits, contextLine } from "./llm/context-limits.js";
@@ -89,7 +90,12 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     onError: (err) => log.warn({ err: err.message }, "lost a connection to the database; it is opened again"),
   });
   const { journal } = store;
+  // Clustered mode (PINCER_DATABASE_URL): its code is loaded only then.
+  const clustering = config.databaseUrl ? await import("./cluster/cluster-mode.js") : undefined;
+  let cluster: ClusterMode | undefined;
   const bus = new MessageBus({
+    // Clustered: accepted messages wait in the shared inbox for whichever process takes their conversation.
+    elsewhere: clustering && (() => cluster?.accepted()),
     journal,
     retry: {
       baseDelayMs: config.delivery.retryMinSeconds * 1000,
@@ -185,13 +191,17 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     contextTokens: window,
     now: options.now,
   });
+  const ownWrites = { journal, steps: store.steps, turns: store.turns };
+  // Clustered: every journal write of a turn is made under its conversation's turn lease.
+  const writes = clustering ? clustering.fenceTurnWrites(ownWrites, (key) => cluster?.fence(key)) : ownWrites;
   const worker = new AgentWorker({
     bus,
-    journal,
+    journal: writes.journal,
     conversations: store.conversations,
-    turns: store.turns,
+    turns: writes.turns,
     senderHasAccess: (msg) => access.hasAccess(msg.channel, msg.senderId),
-    steps: store.steps,
+    steps: writes.steps,
+    onTurnFinished: clustering && ((msg) => cluster?.finished(msg)),
     audit,
     registry,
     log,
@@ -272,6 +282,45 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     consolidator,
     files,
     async start(channels) {
+      if (clustering && config.databaseUrl) {
+        // Clustered: the roles decide what runs here; the shared inbox, which conversations.
+        mcp.start();
+        ready = Promise.all([
+          mcp.firstAttempts(options.mcpWaitMs ?? { ...DEFAULT_TIMING, ...options.mcpTiming }.connectTimeoutMs),
+          discoverContexts(config, limits),
+        ]).then(() => undefined);
+        workerDone = worker.run();
+        cluster = await clustering.joinCluster(config.databaseUrl, {
+          log,
+          leaseMs: config.cluster.leaseSeconds * 1000,
+          channels,
+          singletons: {
+            start: () => {
+              scheduler.start(channels.map((c) => c.name));
+              heartbeat?.start();
+              stopHousekeeping = startHousekeeping({
+                store,
+                mediaDir: mediaDir(config.home),
+                retention: config.retention,
+                log,
+              });
+            },
+            stop: () => {
+              stopHousekeeping?.();
+              scheduler.stop();
+              heartbeat?.stop();
+            },
+          },
+          worker: { room: () => config.agent.maxConcurrentTurns, drop: (key) => worker.drop(key) },
+          run: (msg) => bus.inbound.push(msg),
+        });
+        // Another process's reply wakes the sender here; a new message, the dispatcher.
+        stopWatching = await store.watch?.((change) => {
+          if (change.kind === "outbox") bus.outboundRecorded(change.channel as ChannelName);
+          else cluster?.wake();
+        });
+        return;
+      }
       // In the background: a slow or broken server never delays the channels, only the first turns.
       mcp.start();
       ready = Promise.all([
@@ -321,6 +370,8 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     },
     stop() {
       stopping ??= (async () => {
+        // Clustered: the channels and singletons stop with their roles, given back at once.
+        await cluster?.stopRoles();
         stopHousekeeping?.();
         await stopWatching?.();
         scheduler.stop();
@@ -328,6 +379,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
         await Promise.allSettled(running.map((c) => c.stop()));
         await helpers.stop();
         await worker.stop();
+        await cluster?.leave();
         await mcp.close();
         await consolidator.stop();
         bus.close();

@@ -54,6 +54,7 @@ interface Proc {
   member: ClusterMember;
   dispatcher: TurnDispatcher;
   pool: pg.Pool;
+  work: PostgresClusterWork;
   /** Set to make this process hang in every turn (as if paused mid-turn), or stop working at all. */
   stall: boolean;
   dropped: string[];
@@ -77,6 +78,7 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
       await p.member.stop();
       await p.store.close().catch(() => {});
       await p.pool.end();
+      await p.work.close();
     }
     await admin?.end();
   });
@@ -111,9 +113,11 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
     const leases = new TurnLeases(member);
     // The engine's own pool makes the fenced writes, as the PostgreSQL engine does with its pool.
     const writes = new PostgresClusterStore(pool);
+    const work = new PostgresClusterWork(url);
     let running = 0;
     const proc: Proc = {
       name,
+      work,
       store,
       member,
       pool,
@@ -142,7 +146,7 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
       dispatcher.finished(msg);
     };
     const dispatcher = new TurnDispatcher({
-      work: new PostgresClusterWork(pool, url),
+      work,
       leases,
       run: (msg) => {
         running++;

@@ -79,6 +79,18 @@ export class AgentWorker {
     await Promise.allSettled([...this.turns]);
   }
 
+  /**
+   * Gives a conversation up here (clustered mode: its turn lease went to another process): its
+   * running turn is aborted without writing anything more, and its queued messages are dropped;
+   * they stay pending in the shared inbox for the process that runs the conversation now.
+   */
+  drop(sessionKey: string): void {
+    const lane = this.lanes.get(sessionKey);
+    if (!lane) return;
+    lane.queue.length = 0;
+    lane.running?.abort(new ConversationMovedError(sessionKey));
+  }
+
   /** Turns running now, and messages waiting behind them. */
   get load(): { running: number; queued: number } {
     let queued = 0;
@@ -321,6 +333,8 @@ export class AgentWorker {
         await deps.journal.forgetTurnStart(msg);
         return;
       }
+      // Another process runs the conversation now and resumes this turn from its journal.
+      if (signal.reason instanceof ConversationMovedError) return;
       if (signal.aborted) return this.finish(msg, [user, ...produced], notice(target, "Stopped."));
       // Nothing happened yet (no tool ran): the message can wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && meter.toolCalls === 0) {
@@ -392,5 +406,12 @@ export class AgentWorker {
       });
     }
     await this.finish(msg, [], notice(replyTarget(msg), text));
+  }
+}
+
+/** Why a turn was cut short when its conversation moved to another process of the cluster. */
+class ConversationMovedError extends Error {
+  constructor(sessionKey: string) {
+    super(`the conversation ${sessionKey} moved to another process`);
   }
 }

@@ -26,6 +26,11 @@ export interface BusOptions {
   retry?: Partial<RetryTiming>;
   events?: SenderEvents;
   gate?: InboundGate;
+  /**
+   * Where an accepted message goes instead of this process's queue (clustered mode: the shared
+   * inbox is the queue, and whichever process takes the conversation runs it).
+   */
+  elsewhere?: (msg: InboundMessage) => void;
 }
 
 export const DEFAULT_RETRY_TIMING: RetryTiming = {
@@ -62,7 +67,7 @@ export class MessageBus {
   async publishInbound(msg: InboundMessage): Promise<boolean> {
     if (!(await this.screenInbound(msg))) return false;
     if (!(await this.journal.acceptInbound(msg))) return false;
-    this.inbound.push(msg);
+    this.requeueInbound(msg);
     return true;
   }
 
@@ -76,7 +81,8 @@ export class MessageBus {
 
   /** Queues a message already in the journal (after a restart, a scheduled run) without journaling it again. */
   requeueInbound(msg: InboundMessage): void {
-    this.inbound.push(msg);
+    if (this.options.elsewhere) this.options.elsewhere(msg);
+    else this.inbound.push(msg);
   }
 
   /**

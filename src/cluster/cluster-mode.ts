@@ -4,11 +4,15 @@ import type { Logger } from "pino";
 import type { Channel } from "../bus/channel.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { ClusterStore, ClusterWork, Fence } from "../store/cluster.js";
+import { openClusterStore } from "../store/postgres/cluster-store.js";
+import { PostgresClusterWork } from "../store/postgres/cluster-work.js";
 import { leaseTiming } from "./lease-policy.js";
 import { ClusterMember } from "./member.js";
 import { RoleKeeper } from "./roles.js";
 import { TurnDispatcher } from "./turn-dispatcher.js";
 import { TurnLeases } from "./turn-leases.js";
+
+export { fenceTurnWrites } from "./fenced-writes.js";
 
 /** The role that runs the scheduler's tick (and what else must run once per cluster). */
 export const SCHEDULER_ROLE = "scheduler";
@@ -45,6 +49,8 @@ export interface ClusterMode {
   finished(msg: InboundMessage): void;
   /** A message was accepted into the shared inbox: wake the cluster's dispatchers. */
   accepted(): void;
+  /** Another process announced work: look for it now. */
+  wake(): void;
   /** The roles running here now. */
   roles(): string[];
   /** Gives every role back (their work stopped first); call before the worker stops. */
@@ -93,6 +99,7 @@ export function startClusterMode(deps: ClusterModeDeps): ClusterMode {
     processId,
     fence: (sessionKey) => leases.fence(sessionKey),
     finished: (msg) => dispatcher.finished(msg),
+    wake: () => dispatcher.wake(),
     accepted: () => {
       dispatcher.wake();
       deps.work.announce().catch((err: Error) => log.warn({ err: err.message }, "could not wake the cluster"));
@@ -103,6 +110,21 @@ export function startClusterMode(deps: ClusterModeDeps): ClusterMode {
       await dispatcher.stop();
       await member.stop();
       await store.close();
+    },
+  };
+}
+
+/** Opens clustered mode's own connections to the shared database and joins the cluster. */
+export async function joinCluster(url: string, deps: Omit<ClusterModeDeps, "store" | "work">): Promise<ClusterMode> {
+  const onError = (err: Error) => deps.log.warn({ err: err.message }, "the cluster's database connection failed");
+  const store = await openClusterStore(url, { onError });
+  const work = new PostgresClusterWork(url, onError);
+  const mode = startClusterMode({ ...deps, store, work });
+  return {
+    ...mode,
+    async leave() {
+      await mode.leave();
+      await work.close();
     },
   };
 }

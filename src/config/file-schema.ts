@@ -200,6 +200,15 @@ export const fileSchema = {
         deadLetterAfterHours: { type: "number", minimum: 0.001, default: 24 },
       },
     },
+    cluster: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        // How long a role or a conversation stays with a process that stopped renewing it.
+        leaseSeconds: { type: "number", minimum: 2, maximum: 300, default: 10 },
+      },
+    },
     retention: {
       type: "object",
       additionalProperties: false,
@@ -302,6 +311,8 @@ export interface FileConfig {
     search: { provider?: "brave" | "searxng"; baseUrl?: string; timeoutSeconds: number; apiKey?: string };
   };
   delivery: { retryMinSeconds: number; retryMaxSeconds: number; deadLetterAfterHours: number };
+  /** Clustered mode (PINCER_DATABASE_URL) only. */
+  cluster: { leaseSeconds: number };
   retention: { auditDays: number; archivedConversationDays: number; deadLetterDays: number; mediaDays: number };
   mcp: { servers: Record<string, McpServerFileSettings> };
   memory: { promptChars: number; shareWithGroups: boolean; consolidate: boolean };

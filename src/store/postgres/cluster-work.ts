@@ -10,11 +10,19 @@ const TURN_PREFIX = "turn:";
  * others instead of every one of them polling fast.
  */
 export class PostgresClusterWork implements ClusterWork {
+  private readonly pool: pg.Pool;
+
   constructor(
-    private readonly pool: pg.Pool,
     private readonly url: string,
     private readonly onError: (err: Error) => void = () => {},
-  ) {}
+  ) {
+    this.pool = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 3000, query_timeout: 5000 });
+    this.pool.on("error", (err) => onError(err));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
 
   async freeSessions(limit: number): Promise<string[]> {
     const { rows } = await this.pool.query<{ session_key: string }>(

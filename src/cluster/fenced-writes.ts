@@ -1,0 +1,49 @@
+import type { InboundMessage } from "../bus/types.js";
+import { type Fence, FencedOutError } from "../store/cluster.js";
+import type { JournalStore, TurnStepStore, TurnStore } from "../store/store.js";
+
+/** The writes a turn makes, as the worker gets them. */
+export interface TurnWrites {
+  journal: JournalStore;
+  steps: TurnStepStore;
+  turns: TurnStore;
+}
+
+/**
+ * The same writes made under the engine's fence: each runs only while the fence is current in
+ * the database (PostgreSQL: one transaction that locks the lease row first). Without it, the
+ * fence is checked here only, before each write.
+ */
+export type FencedWrites = (fence: Fence) => Pick<TurnWrites, "steps" | "turns"> & {
+  recordTurnStart(msg: InboundMessage): Promise<number>;
+};
+
+/**
+ * Clustered mode's turn writes: every journal write of a conversation's turn is made under the
+ * conversation's turn lease, and refused (FencedOutError, nothing written) once this process no
+ * longer holds it — also a write already on its way when the process was paused.
+ */
+export function fenceTurnWrites(
+  writes: TurnWrites,
+  fenceOf: (sessionKey: string) => Fence | undefined,
+  fenced?: FencedWrites,
+): TurnWrites {
+  const under = (msg: InboundMessage) => {
+    const fence = fenceOf(msg.sessionKey);
+    if (!fence) throw new FencedOutError({ name: `turn:${msg.sessionKey}`, epoch: 0 });
+    return fenced?.(fence) ?? { ...writes, recordTurnStart: (m: InboundMessage) => writes.journal.recordTurnStart(m) };
+  };
+  // The journal as it is (the bus and the worker use the rest of it), with only the turn's write fenced.
+  const journal: JournalStore = Object.create(writes.journal);
+  journal.recordTurnStart = async (msg) => under(msg).recordTurnStart(msg);
+  return {
+    journal,
+    steps: {
+      assistant: async (msg, message) => under(msg).steps.assistant(msg, message),
+      started: async (msg, callId) => under(msg).steps.started(msg, callId),
+      result: async (msg, callId, content) => under(msg).steps.result(msg, callId, content),
+      load: (msg) => writes.steps.load(msg),
+    },
+    turns: { finishTurn: async (msg, messages, out) => under(msg).turns.finishTurn(msg, messages, out) },
+  };
+}
