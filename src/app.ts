@@ -73,6 +73,8 @@ export interface App {
   consolidator: Consolidator;
   /** The prompt files and skills served from memory (its stats show hits, for tests). */
   files: ReadCache;
+  /** Clustered mode, once start() joined the cluster: the cluster's state as status lines. */
+  clusterLines?: () => Promise<string[]>;
   /**
    * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
    * turns: a message from before a restart always runs before a newer one of its conversation.
@@ -281,6 +283,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     metrics,
     consolidator,
     files,
+    clusterLines: clustering && (async () => (cluster ? cluster.lines() : ["cluster: joining"])),
     async start(channels) {
       if (clustering && config.databaseUrl) {
         // Clustered: the roles decide what runs here; the shared inbox, which conversations.

@@ -9,6 +9,7 @@ import { PostgresClusterWork } from "../store/postgres/cluster-work.js";
 import { leaseTiming } from "./lease-policy.js";
 import { ClusterMember } from "./member.js";
 import { RoleKeeper } from "./roles.js";
+import { clusterLines, expectedRoles } from "./status-text.js";
 import { TurnDispatcher } from "./turn-dispatcher.js";
 import { TurnLeases } from "./turn-leases.js";
 
@@ -53,6 +54,8 @@ export interface ClusterMode {
   wake(): void;
   /** The roles running here now. */
   roles(): string[];
+  /** The cluster as `pincer status` shows it (for the control page). */
+  lines(): Promise<string[]>;
   /** Gives every role back (their work stopped first); call before the worker stops. */
   stopRoles(): Promise<void>;
   /** Gives the conversations back and leaves the cluster; call after the worker stopped. */
@@ -105,6 +108,10 @@ export function startClusterMode(deps: ClusterModeDeps): ClusterMode {
       deps.work.announce().catch((err: Error) => log.warn({ err: err.message }, "could not wake the cluster"));
     },
     roles: () => keeper.running(),
+    lines: async () => {
+      const here = `this process: ${processId}; roles here: ${keeper.running().join(", ") || "none"}`;
+      return [here, ...clusterLines(await store.view(), expectedRoles(deps.channels.map((c) => c.name)))];
+    },
     stopRoles: () => keeper.stop(),
     async leave() {
       await dispatcher.stop();

@@ -39,6 +39,7 @@ function renderStatus(state: DashboardState, now: number, formatTime: TimeFormat
 <dt>Inbox / outbox pending</dt><dd>${state.inboxPending} / ${state.outboxPending}</dd>
 <dt>Model</dt><dd>${esc(state.model)}</dd>
 <dt>Up since</dt><dd>${esc(formatTime(state.startedAt, state.timezone))} <small>(${esc(formatAgo(state.startedAt, now))})</small></dd>
+${state.cluster ? `<dt>Cluster</dt><dd><pre class="cluster">${esc(state.cluster.join("\n"))}</pre></dd>` : ""}
 </dl>`;
 }
 

@@ -40,6 +40,8 @@ export interface DashboardState {
   reminders: ReminderView[];
   pairing: PairingRequest[];
   skills: SkillView[];
+  /** Clustered mode only: who holds which role, each process's heartbeat. */
+  cluster?: string[];
 }
 
 export interface StateSources {
@@ -66,11 +68,13 @@ export async function collectState({ app, channels, skills, startedAt }: StateSo
         pairing.pending(),
       ])
     : [0, 0, [], [], []];
+  const cluster = await app.clusterLines?.().catch((err: Error) => [`cluster: ${err.message}`]);
   return {
     model: app.config.openai.model,
     startedAt,
     timezone: app.config.timezone,
     database,
+    cluster,
     channels: channels().map((c) => ({ name: c.name, ...channelStatus(c) })),
     running: app.worker.runningSessions,
     helpers: app.helpers.list(),
