@@ -202,6 +202,35 @@ describe("agent worker", () => {
   });
 });
 
+describe("a conversation that moved to another process (clustered mode)", () => {
+  it("is dropped here: its running turn ends without writing, its queued messages stay pending", async () => {
+    const seen: string[] = [];
+    fake.respond(async (request) => {
+      seen.push(lastUserOf(request));
+      return { content: `re: ${lastUserOf(request)}`, delayMs: 1500 };
+    });
+    const { app, channel } = await started();
+    try {
+      const first = userMessage("moved", "m1");
+      const second = userMessage("moved", "m2");
+      await app.bus.publishInbound(first);
+      await app.bus.publishInbound(second);
+      await until(() => seen.includes("m1"), "the first turn to ask the model");
+      app.worker.drop(first.sessionKey);
+      await until(() => app.worker.runningSessions.length === 0, "the turn to end");
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      // Nothing was answered or stored: both messages wait in the inbox for the new holder.
+      expect(channel.sent).toEqual([]);
+      expect(seen).toEqual(["m1"]);
+      expect(await app.store.journal.isPending(first)).toBe(true);
+      expect(await app.store.journal.isPending(second)).toBe(true);
+      expect(await app.store.conversations.count(first.sessionKey)).toBe(0);
+    } finally {
+      await app.stop();
+    }
+  });
+});
+
 describe("restarts", () => {
   it("keeps history across a restart of the store", async () => {
     const home = tempHome();
