@@ -267,6 +267,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   let stopHousekeeping: (() => void) | undefined;
   let stopWatching: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
+  let outboxPoll: NodeJS.Timeout | undefined;
 
   return {
     config,
@@ -322,6 +323,10 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
           if (change.kind === "outbox") bus.outboundRecorded(change.channel as ChannelName);
           else cluster?.wake();
         });
+        // And every second, in case a notification was missed while the connection was down.
+        outboxPoll = setInterval(() => {
+          for (const channel of channels) bus.outboundRecorded(channel.name);
+        }, 1000);
         return;
       }
       // In the background: a slow or broken server never delays the channels, only the first turns.
@@ -374,6 +379,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     stop() {
       stopping ??= (async () => {
         // Clustered: the channels and singletons stop with their roles, given back at once.
+        clearInterval(outboxPoll);
         await cluster?.stopRoles();
         stopHousekeeping?.();
         await stopWatching?.();
