@@ -92,8 +92,9 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     onError: (err) => log.warn({ err: err.message }, "lost a connection to the database; it is opened again"),
   });
   const { journal } = store;
-  // Clustered mode (PINCER_DATABASE_URL): its code is loaded only then.
-  const clustering = config.databaseUrl ? await import("./cluster/cluster-mode.js") : undefined;
+  // Clustered mode (PINCER_DATABASE_URL, on the PostgreSQL engine): its code is loaded only then.
+  const clustering =
+    config.databaseUrl && store.engine === "postgres" ? await import("./cluster/cluster-mode.js") : undefined;
   let cluster: ClusterMode | undefined;
   const bus = new MessageBus({
     // Clustered: accepted messages wait in the shared inbox for whichever process takes their conversation.

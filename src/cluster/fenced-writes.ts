@@ -44,6 +44,13 @@ export function fenceTurnWrites(
       result: async (msg, callId, content) => under(msg).steps.result(msg, callId, content),
       load: (msg) => writes.steps.load(msg),
     },
-    turns: { finishTurn: async (msg, messages, out) => under(msg).turns.finishTurn(msg, messages, out) },
+    turns: {
+      finishTurn: async (msg, messages, out) => under(msg).turns.finishTurn(msg, messages, out),
+      // The messages set aside are all of one conversation, the one the notice goes to.
+      setAside: async (messages, out, archive) =>
+        messages[0]
+          ? under(messages[0]).turns.setAside(messages, out, archive)
+          : writes.turns.setAside(messages, out, archive),
+    },
   };
 }
