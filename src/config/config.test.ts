@@ -43,6 +43,11 @@ describe("loadConfig", () => {
     expect(config.agent.maxIterations).toBe(5);
     expect(config.agent.maxConcurrentTurns).toBe(8);
     expect(config.exec.network).toBe(true);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.cluster.leaseSeconds).toBe(10);
+    expect(loadConfig({ ...base, PINCER_DATABASE_URL: "postgres://p:s@db:5432/pincer" }).databaseUrl).toBe(
+      "postgres://p:s@db:5432/pincer",
+    );
   });
 
   it.each([
@@ -53,6 +58,8 @@ describe("loadConfig", () => {
     [{ PINCER_TIMEZONE: "Mars/Olympus" }, /^PINCER_TIMEZONE "Mars\/Olympus" is not an IANA time zone/],
     [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL must be one of/],
     [{ PINCER_CONFIG: "/nonexistent/pincer.json" }, /^PINCER_CONFIG points to \/nonexistent\/pincer.json/],
+    [{ PINCER_DATABASE_URL: "mysql://db/pincer" }, /^PINCER_DATABASE_URL must be a PostgreSQL URL/],
+    [{ PINCER_DATABASE_URL: "db.internal:5432" }, /^PINCER_DATABASE_URL must be a PostgreSQL URL/],
   ])("rejects %j with one sentence naming the variable", (env, message) => {
     const text = errorOf({ ...base, ...env });
     expect(text).toMatch(message);
