@@ -196,7 +196,9 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   });
   const ownWrites = { journal, steps: store.steps, turns: store.turns };
   // Clustered: every journal write of a turn is made under its conversation's turn lease.
-  const writes = clustering ? clustering.fenceTurnWrites(ownWrites, (key) => cluster?.fence(key)) : ownWrites;
+  const writes = clustering
+    ? clustering.fenceTurnWrites(ownWrites, (key) => cluster?.fence(key), store.fenced?.bind(store))
+    : ownWrites;
   const worker = new AgentWorker({
     bus,
     journal: writes.journal,
@@ -287,13 +289,14 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     files,
     clusterLines: clustering && (async () => (cluster ? cluster.lines() : ["cluster: joining"])),
     async start(channels) {
+      // In the background: a slow or broken server never delays the channels, only the first turns.
+      mcp.start();
+      ready = Promise.all([
+        mcp.firstAttempts(options.mcpWaitMs ?? { ...DEFAULT_TIMING, ...options.mcpTiming }.connectTimeoutMs),
+        discoverContexts(config, limits),
+      ]).then(() => undefined);
       if (clustering && config.databaseUrl) {
         // Clustered: the roles decide what runs here; the shared inbox, which conversations.
-        mcp.start();
-        ready = Promise.all([
-          mcp.firstAttempts(options.mcpWaitMs ?? { ...DEFAULT_TIMING, ...options.mcpTiming }.connectTimeoutMs),
-          discoverContexts(config, limits),
-        ]).then(() => undefined);
         workerDone = worker.run();
         cluster = await clustering.joinCluster(config.databaseUrl, {
           log,
@@ -330,12 +333,6 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
         }, 1000);
         return;
       }
-      // In the background: a slow or broken server never delays the channels, only the first turns.
-      mcp.start();
-      ready = Promise.all([
-        mcp.firstAttempts(options.mcpWaitMs ?? { ...DEFAULT_TIMING, ...options.mcpTiming }.connectTimeoutMs),
-        discoverContexts(config, limits),
-      ]).then(() => undefined);
       const served = new Set(channels.map((c) => c.name));
       // Queued before any channel takes new messages, so per-conversation order holds across a restart.
       const pending = (await journal.pendingInbound()).filter((msg) => served.has(replyTarget(msg).channel));

@@ -1,6 +1,6 @@
 import type { InboundMessage } from "../bus/types.js";
 import { type Fence, FencedOutError } from "../store/cluster.js";
-import type { JournalStore, TurnStepStore, TurnStore } from "../store/store.js";
+import type { FencedTurnWrites, JournalStore, TurnStepStore, TurnStore } from "../store/store.js";
 
 /** The writes a turn makes, as the worker gets them. */
 export interface TurnWrites {
@@ -9,14 +9,8 @@ export interface TurnWrites {
   turns: TurnStore;
 }
 
-/**
- * The same writes made under the engine's fence: each runs only while the fence is current in
- * the database (PostgreSQL: one transaction that locks the lease row first). Without it, the
- * fence is checked here only, before each write.
- */
-export type FencedWrites = (fence: Fence) => Pick<TurnWrites, "steps" | "turns"> & {
-  recordTurnStart(msg: InboundMessage): Promise<number>;
-};
+/** The engine's fenced writes (Store.fenced): without them, the fence is checked here only, before each write. */
+export type FencedWrites = (fence: Fence) => FencedTurnWrites;
 
 /**
  * Clustered mode's turn writes: every journal write of a conversation's turn is made under the

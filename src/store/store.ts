@@ -1,5 +1,6 @@
 import type { BusJournal } from "../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
+import type { Fence } from "./cluster.js";
 import type {
   ConversationSummary,
   CronJob,
@@ -51,6 +52,11 @@ export interface Store {
    * Resolves with the function that stops listening.
    */
   watch?(listener: (change: StoreChange) => void): Promise<() => Promise<void>>;
+  /**
+   * Clustered mode (PostgreSQL): a turn's writes made under its conversation's turn lease, each
+   * refused (FencedOutError, nothing written) once the lease has changed hands.
+   */
+  fenced?(fence: Fence): FencedTurnWrites;
   /** Closes the store for good (the engine tidies up: SQLite folds its WAL back into the file). */
   close(): Promise<void>;
 }
@@ -270,4 +276,11 @@ export interface RetentionStore {
 export interface StatusStore {
   /** What `pincer status` shows about the database. */
   summary(): Promise<StoreStatus>;
+}
+
+/** A turn's writes made under a fence: each commits only while the fence is current in the database. */
+export interface FencedTurnWrites {
+  steps: TurnStepStore;
+  turns: TurnStore;
+  recordTurnStart(msg: InboundMessage): Promise<number>;
 }

@@ -2,6 +2,7 @@ import pg from "pg";
 import { estimateTokens, type Store, type StoreChange, type StoreOptions } from "../store.js";
 import { PostgresConversations } from "./conversations.js";
 import { createPool } from "./db.js";
+import { fencedPool } from "./fenced-pool.js";
 import { PostgresJobs, PostgresPairing } from "./jobs.js";
 import { NOTIFY_INBOX, NOTIFY_OUTBOX, PostgresJournal, PostgresTurnSteps, PostgresTurns } from "./journal.js";
 import { PostgresMemory } from "./memory.js";
@@ -51,6 +52,15 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
     engine: "postgres",
     ...storeOn(pool, options),
     watch: (listener) => watch(url, listener, options.onError),
+    fenced: (fence) => {
+      const under = fencedPool(pool, fence);
+      const journal = new PostgresJournal(under);
+      return {
+        steps: new PostgresTurnSteps(under),
+        turns: new PostgresTurns(under, countTokens),
+        recordTurnStart: (msg) => journal.recordTurnStart(msg),
+      };
+    },
     close: () => pool.end(),
   };
 }
