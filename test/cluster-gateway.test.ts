@@ -1,0 +1,165 @@
+/**
+ * Clustered mode end to end: two and three built `pincer gateway` processes on one real
+ * PostgreSQL, against the fake Bot API and the fake model, killed (SIGKILL), paused (SIGSTOP) and
+ * cut off from the database at the worst moments. Each test asserts the exact set of replies:
+ * none lost, none doubled.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { tempHome } from "./helpers/app.js";
+import { type Daemon, gatewayOnFakes, killHard } from "./helpers/daemon.js";
+import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
+
+const havePostgres = hasPostgres();
+const LEASE_SECONDS = 3;
+const fakes = gatewayOnFakes();
+const { model, say } = fakes;
+
+/** The text of the newest user message of a request (the fake model answers "re: " + it). */
+function lastUserText(messages: Array<{ role: string; content?: unknown }>): string {
+  const content = messages.filter((m) => m.role === "user").at(-1)?.content;
+  if (typeof content === "string") return content;
+  return JSON.stringify(content ?? "");
+}
+
+describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", () => {
+  let server: TestPostgres;
+  let url: string;
+  let home: string;
+
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 90_000);
+  afterAll(() => server?.stop());
+  beforeEach(async () => {
+    url = await server.newDatabase();
+    // One PINCER_HOME for every process: the shared storage of a real cluster (media, workspace).
+    home = tempHome("pincer-cluster-");
+    writeFileSync(join(home, "config.json"), JSON.stringify({ cluster: { leaseSeconds: LEASE_SECONDS } }));
+    model.respond((request) => ({ content: `re: ${lastUserText(request.messages).replace(/^.*\n/s, "")}` }));
+  });
+
+  const gateway = () => fakes.gateway(home, { PINCER_DATABASE_URL: url });
+  const replies = () => fakes.telegram.sent.map((m) => m.text);
+  const answered = (text: string) => replies().filter((r) => r.includes(`re: ${text}`)).length;
+
+  async function query<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query<R>(text, params)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** The daemon holding a lease now, found by the process id in its holder name. */
+  async function holderOf(lease: string, daemons: Daemon[]): Promise<Daemon | undefined> {
+    const rows = await query<{ holder: string }>(
+      "SELECT holder FROM cluster_leases WHERE name = $1 AND expires_at > now()",
+      [lease],
+    );
+    const pid = rows[0]?.holder.split(":").at(-2);
+    return daemons.find((d) => String(d.pid) === pid);
+  }
+
+  async function allUp(daemons: Daemon[]): Promise<void> {
+    await fakes.until(
+      async () =>
+        (await query<{ n: number }>("SELECT count(*)::int AS n FROM cluster_processes"))[0]?.n === daemons.length &&
+        (await holderOf("channel:telegram", daemons)) !== undefined,
+      "every gateway to join and one to hold Telegram",
+      60_000,
+    );
+  }
+
+  it("answers every message once with two gateways", async () => {
+    const daemons = [gateway(), gateway()];
+    await allUp(daemons);
+    const texts = Array.from({ length: 12 }, (_, i) => `two-${i}`);
+    for (const text of texts) say(text);
+    await fakes.until(() => texts.every((t) => answered(t) === 1), "every message answered", 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    for (const text of texts) expect(answered(text)).toBe(1);
+    expect(replies()).toHaveLength(texts.length);
+  }, 120_000);
+
+  it("keeps answering, each message once, when the Telegram holder is killed with SIGKILL", async () => {
+    const daemons = [gateway(), gateway(), gateway()];
+    await allUp(daemons);
+    say("before-0");
+    await fakes.until(() => answered("before-0") === 1, "the first answer", 30_000);
+    const holder = (await holderOf("channel:telegram", daemons)) as Daemon;
+    await killHard(holder);
+    const texts = Array.from({ length: 6 }, (_, i) => `after-${i}`);
+    for (const text of texts) say(text);
+    await fakes.until(() => texts.every((t) => answered(t) === 1), "every message answered after the kill", 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(replies().sort()).toEqual(["re: before-0", ...texts.map((t) => `re: ${t}`)].sort());
+  }, 120_000);
+
+  it("resumes a turn whose process was killed mid-turn on another process, with one answer", async () => {
+    let slowAsked = 0;
+    model.respond((request) => {
+      const text = lastUserText(request.messages);
+      if (text.includes("slow") && slowAsked++ === 0) return { content: "never sent", delayMs: 30_000 };
+      return { content: `re: ${text.replace(/^.*\n/s, "")}` };
+    });
+    const daemons = [gateway(), gateway()];
+    await allUp(daemons);
+    say("slow");
+    await fakes.until(() => slowAsked === 1, "the slow turn to start", 30_000);
+    const runner = (await fakes.until(
+      async () => holderOf("turn:telegram:42", daemons),
+      "the process running the turn",
+      10_000,
+    )) as Daemon;
+    await killHard(runner);
+    await fakes.until(() => answered("slow") === 1, "the turn resumed elsewhere", 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(replies()).toEqual(["re: slow"]);
+  }, 120_000);
+
+  it("fences out a process paused past its lease mid-turn: on SIGCONT nothing of its turn is sent", async () => {
+    let slowAsked = 0;
+    model.respond((request) => {
+      const text = lastUserText(request.messages);
+      if (text.includes("paused") && slowAsked++ === 0) return { content: "stale answer", delayMs: 1500 };
+      return { content: `re: ${text.replace(/^.*\n/s, "")}` };
+    });
+    const daemons = [gateway(), gateway()];
+    await allUp(daemons);
+    say("paused");
+    await fakes.until(() => slowAsked === 1, "the turn to start", 30_000);
+    const runner = (await fakes.until(
+      async () => holderOf("turn:telegram:42", daemons),
+      "the turn's process",
+      10_000,
+    )) as Daemon;
+    runner.kill("SIGSTOP");
+    try {
+      await fakes.until(() => answered("paused") === 1, "another process to answer", 60_000);
+    } finally {
+      runner.kill("SIGCONT");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(replies()).toEqual(["re: paused"]);
+  }, 120_000);
+
+  it("answers what was sent while PostgreSQL was down for 20 s, once each, after it is back", async () => {
+    const daemons = [gateway(), gateway()];
+    await allUp(daemons);
+    say("up-0");
+    await fakes.until(() => answered("up-0") === 1, "the first answer", 30_000);
+    await server.down();
+    const texts = ["down-0", "down-1", "down-2"];
+    for (const text of texts) say(text);
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    await server.up();
+    await fakes.until(() => texts.every((t) => answered(t) === 1), "the answers after the outage", 90_000);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(replies().sort()).toEqual(["re: up-0", ...texts.map((t) => `re: ${t}`)].sort());
+  }, 180_000);
+});
