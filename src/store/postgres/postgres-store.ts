@@ -52,14 +52,10 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
     engine: "postgres",
     ...storeOn(pool, options),
     watch: (listener) => watch(url, listener, options.onError),
+    // The same classes on a pool whose every write checks the turn lease's fence first.
     fenced: (fence) => {
-      const under = fencedPool(pool, fence);
-      const journal = new PostgresJournal(under);
-      return {
-        steps: new PostgresTurnSteps(under),
-        turns: new PostgresTurns(under, countTokens),
-        recordTurnStart: (msg) => journal.recordTurnStart(msg),
-      };
+      const under = storeOn(fencedPool(pool, fence), options);
+      return { steps: under.steps, turns: under.turns, recordTurnStart: (msg) => under.journal.recordTurnStart(msg) };
     },
     close: () => pool.end(),
   };
