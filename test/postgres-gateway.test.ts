@@ -44,6 +44,17 @@ describe.skipIf(!hasPostgres())("pincer gateway on PostgreSQL", () => {
     expect(second.text).toContain("(4 messages in view)");
     say("remind me in 3 seconds");
     await until(() => fakes.telegram.sent.find((m) => m.text.startsWith("Okay.")), "the confirmation");
+    // Killed only once the confirmation's delivery is recorded: a kill between Telegram's answer
+    // and that write resends it (the Delivery section's one honest exception), which is not under test.
+    const watcher = await openPostgresStore(url);
+    try {
+      await until(
+        async () => (await watcher.journal.pendingOutbound("telegram")).length === 0,
+        "the delivery recorded",
+      );
+    } finally {
+      await watcher.close();
+    }
     await killHard(first);
     await new Promise((resolve) => setTimeout(resolve, 4000)); // the reminder comes due while pincer is dead
 
