@@ -7,6 +7,7 @@ import {
   FencedOutError,
   type FencedTx,
 } from "../cluster.js";
+import { type Db, transaction } from "./db.js";
 
 /**
  * Clustered mode's tables. Epochs come from one sequence, so they never repeat even after a lease
@@ -179,22 +180,7 @@ export class PostgresClusterStore implements ClusterStore {
     await this.pool.end();
   }
 
-  private async transaction<T>(work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      // A connection that cannot even roll back is dropped, not handed to the next query.
-      await client.query("ROLLBACK").catch(() => {
-        broken = true;
-      });
-      throw err;
-    } finally {
-      client.release(broken);
-    }
+  private transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
+    return transaction(this.pool, work);
   }
 }
