@@ -107,7 +107,8 @@ open("swap/target.txt", "w").write("inside\\n")
 os.symlink(os.environ["OUTSIDE"], "link")
 open("swapping", "w").close()
 n = 0
-end = time.time() + 4
+# Until the victim has made its calls; the deadline (inside exec's 60 s) stops one nobody stops.
+end = time.time() + 45
 while time.time() < end and not os.path.exists("stop-swapping"):
     libc.renameat2(-100, b"swap", -100, b"link", 2)  # RENAME_EXCHANGE
     n += 1
@@ -117,8 +118,13 @@ print("swaps", n)
 
 describe.skipIf(!bwrap)("file tools against a sandboxed command swapping a folder and a symlink", () => {
   it("never read, write, list or search a host file, over hundreds of calls", async () => {
+    // Bounded by calls, not by time: on a busy machine the victim makes fewer calls a second,
+    // so the swapper runs until the victim is done. Four rounds of 54 calls keep the turn far
+    // inside the context budget (a longer turn would have its older results cut to fit).
+    const CALLS = 216;
     const victimResults: string[] = [];
     let victimRounds = 0;
+    let swapperStoppedFirst = false;
     fake.respond(async (request): Promise<FakeReply> => {
       const chat = chatOf(request);
       if (chat === "attacker") {
@@ -135,8 +141,13 @@ describe.skipIf(!bwrap)("file tools against a sandboxed command swapping a folde
       // The victim: keeps calling the file tools on the swapped folder while the swapping runs.
       victimResults.push(...toolResults(request).slice(-54));
       await until(() => existsSync(join(workspace, "swapping")), "the swapper to start");
-      if (existsSync(join(workspace, "swapped")) || victimRounds >= 12) {
+      if (victimResults.length >= CALLS || victimRounds >= 8) {
         writeFileSync(join(workspace, "stop-swapping"), "");
+        return { content: "victim done" };
+      }
+      // Calls made after the swapping stopped would race nothing.
+      if (existsSync(join(workspace, "swapped"))) {
+        swapperStoppedFirst = true;
         return { content: "victim done" };
       }
       victimRounds++;
@@ -161,18 +172,25 @@ describe.skipIf(!bwrap)("file tools against a sandboxed command swapping a folde
     await running().bus.publishInbound(userMessage("attacker", "swap"));
     await until(() => existsSync(join(workspace, "swapping")), "the swapper to start", 20_000);
     await running().bus.publishInbound(userMessage("victim", "work"));
-    await channel.waitFor(2);
+    await until(
+      () => channel.sent.length >= 2,
+      "both chats to finish",
+      75_000,
+      () => JSON.stringify(channel.sent),
+    );
 
     // The host folder is exactly as it was: same file, same content, nothing added.
     expect(readdirSync(outside)).toEqual(["target.txt"]);
     expect(readFileSync(join(outside, "target.txt"), "utf8")).toBe(`${HOST_SECRET}\n`);
     for (const result of victimResults) expect(result).not.toContain(HOST_SECRET);
-    // The calls really raced the swaps: some reached the real folder, some met the symlink.
-    expect(victimResults.length).toBeGreaterThanOrEqual(200);
+    // The calls really raced the swaps: all of them while it swapped, some reached the real
+    // folder, some met the symlink.
+    expect(swapperStoppedFirst).toBe(false);
+    expect(victimResults.length).toBeGreaterThanOrEqual(CALLS);
     expect(victimResults.some((r) => r.startsWith("Error:") && /symlink|changed while/.test(r))).toBe(true);
     expect(victimResults.some((r) => /^(Created|Overwrote) swap\//.test(r))).toBe(true);
-    expect(Number(readFileSync(join(workspace, "swapped"), "utf8"))).toBeGreaterThan(1000);
-  }, 40_000);
+    expect(Number(readFileSync(join(workspace, "swapped"), "utf8"))).toBeGreaterThan(CALLS);
+  }, 90_000);
 });
 
 describe("FIFOs, sockets and links as files", () => {
