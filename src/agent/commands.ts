@@ -1,4 +1,49 @@
+import { helpText } from "../bus/commands.js";
+import type { InboundMessage } from "../bus/types.js";
+import type { WorkerDeps } from "./worker-deps.js";
+
 /** The agent's answers to chat commands; their names and parsing are the bus contract's (src/bus/commands.ts). */
+
+/** What the worker's answers to /stop, /status and /help need of it and of the chat's lane. */
+export interface CommandContext {
+  deps: WorkerDeps;
+  lane: { running?: AbortController; pausedUntil?: number; queue: unknown[] };
+  load: { running: number; queued: number };
+  upForMs: number;
+  /** Sets the message waiting for the model aside with this notice (the lane goes on). */
+  setAsideWaiting(text: string): Promise<void>;
+  reply(text: string): Promise<unknown>;
+}
+
+/** Answers /stop, /status or /help for the chat of `msg`. */
+export async function answerCommand(
+  command: "stop" | "status" | "help",
+  msg: InboundMessage,
+  { deps, lane, load, upForMs, setAsideWaiting, reply }: CommandContext,
+): Promise<void> {
+  let text = helpText();
+  if (command === "stop") {
+    const cancelled = deps.helpers?.cancel(msg.sessionKey) ?? 0;
+    // The message waiting for the model is this chat's running work: /stop sets it aside.
+    if (lane.pausedUntil !== undefined) return await setAsideWaiting(stopReply(false, cancelled, true));
+    text = stopReply(Boolean(lane.running), cancelled);
+    lane.running?.abort(new Error("stopped by /stop"));
+  } else if (command === "status") {
+    text = statusReply({
+      model: deps.settings.model,
+      sessionKey: msg.sessionKey,
+      storedMessages: await deps.conversations.count(msg.sessionKey),
+      busy: Boolean(lane.running),
+      waitingForModel: lane.pausedUntil !== undefined,
+      waiting: lane.queue.length,
+      load,
+      helpers: deps.helpers && { here: deps.helpers.list(msg.sessionKey), all: deps.helpers.list().length },
+      upForMs,
+      extra: deps.statusLines?.() ?? [],
+    });
+  }
+  await reply(text);
+}
 
 /** The answer to `/stop`: what it stops (a message waiting for the model is set aside at once). */
 export function stopReply(runningTurn: boolean, helpersCancelled: number, waitingMessage = false): string {

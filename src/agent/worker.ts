@@ -1,4 +1,4 @@
-import { helpText, parseCommand } from "../bus/commands.js";
+import { parseCommand } from "../bus/commands.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { type ChatMessage, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
@@ -7,7 +7,7 @@ import type { StoredMessage } from "../store/store.js";
 import { untilAborted } from "./abortable.js";
 import { type ContentPart, mediaKind } from "./attachments.js";
 import { BudgetError } from "./budget.js";
-import { statusReply, stopReply } from "./commands.js";
+import { answerCommand } from "./commands.js";
 import { toChatMessage, userContent } from "./context.js";
 import { runAgentLoop } from "./loop.js";
 import { ModelWaits } from "./model-wait.js";
@@ -108,7 +108,14 @@ export class AgentWorker {
     const command = msg.channel === "system" ? undefined : parseCommand(msg.text);
     // Answered at once, even while a turn runs: that is the point of /stop and /status.
     if (command === "stop" || command === "status" || command === "help") {
-      this.answerCommand(command, lane, msg).catch((err: unknown) =>
+      answerCommand(command, msg, {
+        deps: this.deps,
+        lane,
+        load: this.load,
+        upForMs: Date.now() - this.startedAt,
+        setAsideWaiting: (text) => this.setAside(lane, 1, msg, text),
+        reply: (text) => this.finish(msg, [], notice(replyTarget(msg), text)),
+      }).catch((err: unknown) =>
         this.deps.log.error({ err, session: msg.sessionKey, command }, "could not answer a command"),
       );
       return;
@@ -380,32 +387,6 @@ export class AgentWorker {
     if (out && outboxId !== undefined) deps.bus.outboundRecorded(out.channel);
     deps.onTurnFinished?.(msg);
     return undefined;
-  }
-
-  private async answerCommand(command: "stop" | "status" | "help", lane: Lane, msg: InboundMessage): Promise<void> {
-    const { deps } = this;
-    let text = helpText();
-    if (command === "stop") {
-      const cancelled = deps.helpers?.cancel(msg.sessionKey) ?? 0;
-      // The message waiting for the model is this chat's running work: /stop sets it aside.
-      if (lane.pausedUntil !== undefined) return await this.setAside(lane, 1, msg, stopReply(false, cancelled, true));
-      text = stopReply(Boolean(lane.running), cancelled);
-      lane.running?.abort(new Error("stopped by /stop"));
-    } else if (command === "status") {
-      text = statusReply({
-        model: deps.settings.model,
-        sessionKey: msg.sessionKey,
-        storedMessages: await deps.conversations.count(msg.sessionKey),
-        busy: Boolean(lane.running),
-        waitingForModel: lane.pausedUntil !== undefined,
-        waiting: lane.queue.length,
-        load: this.load,
-        helpers: deps.helpers && { here: deps.helpers.list(msg.sessionKey), all: deps.helpers.list().length },
-        upForMs: Date.now() - this.startedAt,
-        extra: deps.statusLines?.() ?? [],
-      });
-    }
-    await this.finish(msg, [], notice(replyTarget(msg), text));
   }
 }
 
