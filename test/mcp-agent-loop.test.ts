@@ -8,7 +8,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
+import type { InboundMessage } from "../src/bus/types.js";
 import { runMessage } from "../src/scheduler/delivery.js";
+import { HEARTBEAT_OK, HEARTBEAT_SESSION } from "../src/scheduler/heartbeat.js";
 import type { CronJob } from "../src/store/store.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
@@ -156,12 +158,7 @@ describe("MCP over stdio with server-everything", () => {
     expect(h.channel.sent.at(-1)?.text).toMatch(/MCP servers:\n {2}every\.thing \(stdio\): connected, \d+ tools/);
   });
 
-  it("keeps untrusted servers' tools from scheduled runs", async () => {
-    const before = model.requests.length;
-    model.enqueue(
-      { toolCalls: [{ name: "mcp_every_thing_echo", arguments: { message: "from cron" } }] },
-      { content: "ok" },
-    );
+  it("keeps untrusted servers' tools from runs nobody watches: reminders, the heartbeat, a helper's relayed result", async () => {
     const job = {
       id: "j1",
       name: "",
@@ -170,14 +167,41 @@ describe("MCP over stdio with server-everything", () => {
       tz: "UTC",
       origin: { channel: "console", chatId: h.chat, sessionKey: `console:${h.chat}`, isGroup: false },
     } as unknown as CronJob;
-    await h.app.bus.publishInbound(runMessage(job, Date.now(), Date.now()));
-    await until(() => model.requests.length >= before + 2, "the scheduled run's two model calls");
-    expect(offered(before).some((name) => name.startsWith("mcp_"))).toBe(false);
-    expect(offered(before)).toContain("exec");
-    const result = model.requests[before + 1].messages.filter((m) => m.role === "tool").at(-1);
-    expect(String(result?.content)).toMatch(
-      /^Error: mcp_every_thing_echo belongs to an MCP server not marked "trusted"/,
-    );
+    const system = (id: string, sessionKey: string, meta: Record<string, string>): InboundMessage => ({
+      ...userMessage(h.chat, "a run nobody watches"),
+      id,
+      channel: "system",
+      senderId: meta.kind,
+      sessionKey,
+      meta,
+    });
+    const runs = [
+      runMessage(job, Date.now(), Date.now()),
+      system(`heartbeat:${Date.now()}`, HEARTBEAT_SESSION, {
+        kind: "heartbeat",
+        deliverTo: `console:${h.chat}`,
+        silentReply: HEARTBEAT_OK,
+      }),
+      system("helper:h9", `console:${h.chat}`, { kind: "helper", runId: "h9", status: "done" }),
+    ];
+    for (const run of runs) {
+      const before = model.requests.length;
+      model.enqueue(
+        { toolCalls: [{ name: "mcp_every_thing_echo", arguments: { message: "unwatched" } }] },
+        { content: "ok" },
+      );
+      await h.app.bus.publishInbound(run);
+      await until(() => model.requests.length >= before + 2, `the ${run.meta?.kind} run's two model calls`);
+      expect(
+        offered(before).filter((name) => name.startsWith("mcp_")),
+        run.meta?.kind,
+      ).toEqual([]);
+      expect(offered(before)).toContain("exec");
+      const result = model.requests[before + 1].messages.filter((m) => m.role === "tool").at(-1);
+      expect(String(result?.content)).toMatch(
+        /^Error: mcp_every_thing_echo belongs to an MCP server not marked "trusted"/,
+      );
+    }
     h.seen = h.channel.sent.length;
   });
 

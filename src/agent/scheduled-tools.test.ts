@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
+import { nobodyWatches, scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
 
 describe("tools of a scheduled run", () => {
   it("by default offers everything but cron and spawn", () => {
@@ -21,5 +21,14 @@ describe("tools of a scheduled run", () => {
   it("says why a tool is withheld", () => {
     expect(withheldInScheduledRun("cron")).toMatch(/may not create jobs or start helpers/);
     expect(withheldInScheduledRun("exec")).toMatch(/config cron\.tools/);
+  });
+
+  it("counts reminders, the heartbeat and a helper's relayed result as runs nobody watches, chats not", () => {
+    for (const kind of ["cron", "heartbeat", "helper"]) {
+      expect(nobodyWatches({ channel: "system", sessionKey: `console:x`, meta: { kind } })).toBe(true);
+    }
+    for (const channel of ["telegram", "discord", "console", "web"] as const) {
+      expect(nobodyWatches({ channel, sessionKey: `${channel}:x` })).toBe(false);
+    }
   });
 });

@@ -1,3 +1,5 @@
+import type { InboundMessage } from "../bus/types.js";
+
 /**
  * Tools a scheduled run never gets, whatever the config says: no one is there to watch it, so
  * it may not create jobs (no runaway loops) or start helpers.
@@ -13,4 +15,12 @@ export function withheldInScheduledRun(name: string): string {
   return NEVER_IN_SCHEDULED_RUNS.includes(name)
     ? `${name} is not available in a scheduled run: it may not create jobs or start helpers. Deliver the result in your reply instead.`
     : `${name} is not available in a scheduled run (config cron.tools lists the tools it may use).`;
+}
+
+/**
+ * A run nobody watches: every message pincer addresses to itself (a reminder or job, the
+ * heartbeat, the turn that relays a helper's result). Such runs do not get untrusted MCP tools.
+ */
+export function nobodyWatches(msg: Pick<InboundMessage, "channel" | "sessionKey" | "meta">): boolean {
+  return msg.channel === "system";
 }

@@ -21,7 +21,7 @@ import {
   POISON_NOTICE,
 } from "./notices.js";
 import { ProgressReporter } from "./progress.js";
-import { scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
+import { nobodyWatches, scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
 import { tooSmallFor } from "./too-small.js";
 import { buildTurnContext } from "./turn-context.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
@@ -254,12 +254,11 @@ export class AgentWorker {
             .catch((err: unknown) => deps.log.warn({ err }, "could not send a notice"));
         }
       }
-      // A scheduled run runs with no one watching: fewer tools, enforced by the registry itself.
-      const registry = isScheduledRun(msg)
-        ? deps.registry
-            .restricted(scheduledRunOffers(deps.settings.cronTools), withheldInScheduledRun)
-            .withoutUntrusted()
+      // Runs with no one watching get fewer tools, enforced by the registry itself.
+      const scheduled = isScheduledRun(msg)
+        ? deps.registry.restricted(scheduledRunOffers(deps.settings.cronTools), withheldInScheduledRun)
         : deps.registry;
+      const registry = nobodyWatches(msg) ? scheduled.withoutUntrusted() : scheduled;
       // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start.
       if (deps.ready) await untilAborted(deps.ready(), signal);
       const userMessage: ChatMessage =
