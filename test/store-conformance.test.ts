@@ -1,5 +1,6 @@
-import { rmSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
@@ -18,6 +19,35 @@ describeStoreConformance("SQLite", async () => {
   const home = tempHome("pincer-store-");
   homes.push(home);
   return async (options) => openSqliteStore(join(home, "pincer.db"), options);
+});
+
+describe("the SQLite outbox", () => {
+  it("records a long reply's parts without rewriting its text: the write-ahead log stays small", async () => {
+    const home = tempHome("pincer-store-");
+    homes.push(home);
+    const file = join(home, "pincer.db");
+    const store = await openSqliteStore(file);
+    const wal = new Database(file);
+    try {
+      const id = await store.journal.recordOutbound({
+        channel: "telegram",
+        chatId: "1",
+        text: "x".repeat(5_000_000),
+        kind: "reply",
+      });
+      wal.pragma("wal_checkpoint(TRUNCATE)");
+      for (let part = 1; part <= 20; part++) await store.journal.markOutboundPartSent(id, part);
+      // Rewriting the 5 MB row writes it whole to the write-ahead log each time (the file keeps its size).
+      expect(statSync(`${file}-wal`).size).toBeLessThan(1_000_000);
+      expect((await store.journal.outboxHeads("telegram"))[0]).toMatchObject({ id, partsSent: 20 });
+      expect((await store.journal.pendingOutbound("telegram"))[0]).toMatchObject({ id, partsSent: 20 });
+      await store.journal.markOutboundSent(id);
+      expect(await store.journal.outboxHeads("telegram")).toEqual([]);
+    } finally {
+      wal.close();
+      await store.close();
+    }
+  });
 });
 
 describe.skipIf(!hasPostgres())("on PostgreSQL", () => {

@@ -4,6 +4,10 @@ import { inboxId, type OutboxRecord, toOutboxRow } from "../rows.js";
 import type { JournalStore, PendingOutbound } from "../store.js";
 import type { Database } from "./database.js";
 
+/** A pending row's parts sent so far, counted beside it (see migration 29-outbox-progress). */
+const PARTS_SENT =
+  "max(parts_sent, coalesce((SELECT p.parts_sent FROM outbox_progress p WHERE p.id = outbox.id), 0)) AS parts_sent";
+
 /** The inbox and outbox in SQLite: accepted messages survive a crash, delivered replies are not resent. */
 export class SqliteJournal implements JournalStore {
   constructor(private readonly db: Database) {}
@@ -58,7 +62,7 @@ export class SqliteJournal implements JournalStore {
   async outboxHeads(channel: ChannelName): Promise<OutboxRow[]> {
     const rows = this.db
       .prepare(
-        `SELECT id, payload, parts_sent, attempts, created_at, next_attempt_at FROM outbox
+        `SELECT id, payload, ${PARTS_SENT}, attempts, created_at, next_attempt_at FROM outbox
          WHERE id IN (SELECT min(id) FROM outbox WHERE channel = ? AND status = 'pending' GROUP BY chat_key)
          ORDER BY id`,
       )
@@ -68,7 +72,7 @@ export class SqliteJournal implements JournalStore {
 
   async pendingOutbound(channel: ChannelName): Promise<PendingOutbound[]> {
     const rows = this.db
-      .prepare("SELECT id, payload, parts_sent FROM outbox WHERE channel = ? AND status = 'pending' ORDER BY id")
+      .prepare(`SELECT id, payload, ${PARTS_SENT} FROM outbox WHERE channel = ? AND status = 'pending' ORDER BY id`)
       .all(channel) as Array<{ id: number; payload: string; parts_sent: number }>;
     return rows.map((row) => ({
       id: row.id,
@@ -78,7 +82,11 @@ export class SqliteJournal implements JournalStore {
   }
 
   async markOutboundPartSent(id: number, partsSent: number): Promise<void> {
-    this.db.prepare("UPDATE outbox SET parts_sent = ? WHERE id = ?").run(partsSent, id);
+    this.db
+      .prepare(
+        "INSERT INTO outbox_progress (id, parts_sent) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET parts_sent = excluded.parts_sent",
+      )
+      .run(id, partsSent);
   }
 
   async markOutboundSent(id: number, partsSent?: number): Promise<void> {

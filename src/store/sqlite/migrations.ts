@@ -300,4 +300,13 @@ export const migrations: Migration[] = [
       ALTER TABLE inbox ADD COLUMN model_failed_at INTEGER;
     `,
   },
+  {
+    // Issue 29: SQLite rewrites a whole row on any update, so counting a long reply's parts in
+    // its outbox row rewrote the whole text per part (quadratic). A pending row's count lives here.
+    id: "29-outbox-progress",
+    sql: `CREATE TABLE outbox_progress (
+            id INTEGER PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
+            parts_sent INTEGER NOT NULL
+          );`,
+  },
 ];
