@@ -45,6 +45,22 @@ describe("argument schemas, compiled when first needed", () => {
     expect(registry.get("odd2")).toBeUndefined();
   });
 
+  it("matches `pattern`s with RE2: each its own, no backtracking, lookaround refused at registration", async () => {
+    const patterned = (patterns: Record<string, string>): ToolParameters => ({
+      type: "object",
+      properties: Object.fromEntries(Object.entries(patterns).map(([k, pattern]) => [k, { type: "string", pattern }])),
+    });
+    const registry = new ToolRegistry().register(tool("p", patterned({ a: "^(a+)+$", b: "^\\d{3}$" })), {
+      compileNow: true,
+    });
+    expect(await registry.execute("p", JSON.stringify({ a: "aaaa", b: "123" }), ctx)).toMatch(/^p got/);
+    expect(await registry.execute("p", JSON.stringify({ a: `${"a".repeat(5000)}!`, b: "12x" }), ctx)).toBe(
+      'Error: invalid arguments for p: a must match pattern "^(a+)+$"; b must match pattern "^\\d{3}$".',
+    );
+    expect(() => registry.register(tool("q", patterned({ a: "(?=a)b" })), { compileNow: true })).toThrow(/Perl/);
+    expect(registry.get("q")).toBeUndefined();
+  });
+
   it("every built-in tool's schema compiles", async () => {
     const app = await testApp("http://127.0.0.1:9/v1", tempHome());
     onTestFinished(() => app.stop());

@@ -29,7 +29,18 @@ export class SchemaCompiler {
       const { Ajv } = require("ajv") as typeof import("ajv");
       const addFormats = require("ajv-formats") as typeof ajvFormats.default;
       // Schemas from MCP servers use formats ("uri", "date-time"); unknown ones are ignored without console noise.
-      this.ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false }));
+      // Their `pattern`s are matched by RE2, in time linear in the argument: a server's `^(a+)+$`
+      // cannot backtrack on the event loop. A pattern RE2 cannot compile leaves the tool out.
+      const regExp = Object.assign(
+        (pattern: string) => {
+          const re = (require("re2js") as typeof import("re2js")).RE2JS.compile(pattern);
+          return { test: (text: string) => re.test(text), toString: () => pattern };
+        },
+        { code: "re2js" },
+      );
+      this.ajv = addFormats(
+        new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false, code: { regExp } }),
+      );
     }
     return this.ajv.compile(schema);
   }

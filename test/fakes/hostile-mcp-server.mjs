@@ -4,6 +4,7 @@
 //   tools=N          offer N tools t0…t(N-1) besides the fixed ones
 //   odd-names        tools whose names collide or run long after sanitising
 //   bloated          a 100 KB description, a 30 KB schema, a schema ajv refuses
+//   redos            a tool whose argument pattern backtracks exponentially, one RE2 cannot compile
 //   no-init          read stdin, never answer anything (initialize included)
 //   crash            write a reason to stderr and exit 3 at once
 //   crash-after=MS   exit MS milliseconds after the client says it is initialized
@@ -90,6 +91,13 @@ async function serve() {
         description: "a schema ajv refuses",
         inputSchema: { type: "object", properties: { x: { type: "no-such-type" } } },
       },
+    );
+  }
+  if (args.has("redos")) {
+    const patterned = (pattern) => ({ type: "object", properties: { text: { type: "string", pattern } } });
+    tools.push(
+      { name: "match", description: "checks its text with ^(a+)+$", inputSchema: patterned("^(a+)+$") },
+      { name: "lookahead", description: "a pattern with lookahead", inputSchema: patterned("^(?=a)a+$") },
     );
   }
   if (args.has("odd-names")) {
