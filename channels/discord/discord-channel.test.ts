@@ -237,6 +237,19 @@ describe("Discord channel", () => {
     expect(printed.join("\n")).toBe(code);
   });
 
+  it("sends a reply over 32,000 characters as one message with a Markdown file, replying to the user", async () => {
+    const { discord, model } = await start();
+    const long = "many words ".repeat(3000).trim();
+    model.enqueue({ content: long });
+    const dm = discord.dispatchMessage({ channelId: DM, author: ALICE, content: "write a book" });
+    await discord.waitFor(() => discord.sent.some((m) => m.channelId === DM));
+    await settle();
+    const sent = discord.sent.filter((m) => m.channelId === DM);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ replyTo: dm.id, files: [{ name: "reply.md", size: long.length }] });
+    expect(sent[0].content).toContain("32,999 characters");
+  });
+
   it("resumes a dropped gateway connection without losing or doubling messages", async () => {
     const { discord, model } = await start();
     model.respond((req) => ({ content: `re: ${lastUserText(req).split("\n").at(-1)}` }));

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { REST } from "discord.js";
 import type { Logger } from "pino";
-import { type Delivery, DeliveryError } from "../../src/bus/delivery.js";
+import { type Delivery, DeliveryError, LONG_REPLY_CHARS, longReplyFile } from "../../src/bus/delivery.js";
 import { ProgressNotes } from "../../src/bus/progress-notes.js";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
 import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
@@ -24,8 +24,12 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
   return async function send(msg: OutboundMessage, delivery: Delivery): Promise<DeliveryReceipt> {
     if (msg.kind === "progress") return progress.show(msg);
     const channelId = msg.threadId ?? msg.chatId;
-    const chunks = splitMessage(msg.text);
-    const files = await loadFiles(msg.media ?? [], log);
+    const long = msg.text.length > LONG_REPLY_CHARS ? longReplyFile(msg.text) : undefined;
+    const chunks = long ? [long.note] : splitMessage(msg.text);
+    const files = [
+      ...(long ? [{ name: long.name, data: long.data }] : []),
+      ...(await loadFiles(msg.media ?? [], log)),
+    ].slice(0, MAX_FILES);
     const messageIds: string[] = [];
     if (chunks.length === 0 && files.length === 0) return { messageIds };
     if (chunks.length === 0) chunks.push("");

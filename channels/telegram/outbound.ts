@@ -2,10 +2,10 @@ import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import type { Api, GrammyError as GrammyErrorType } from "grammy";
 import type { Logger } from "pino";
-import { type Delivery, DeliveryError } from "../../src/bus/delivery.js";
+import { type Delivery, DeliveryError, LONG_REPLY_CHARS, longReplyFile } from "../../src/bus/delivery.js";
 import { ProgressNotes } from "../../src/bus/progress-notes.js";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
-import { markdownToTelegramHtml } from "./format.js";
+import { escapeHtml, markdownToTelegramHtml } from "./format.js";
 import { GrammyError, InputFile } from "./library.js";
 import { htmlToPlainText, splitTelegramHtml } from "./split.js";
 
@@ -35,14 +35,25 @@ export function toDeliveryError(err: unknown): unknown {
   return err;
 }
 
-/** The parts a message goes out in, in order: the text split under the limit, then each file. */
-type Part = { kind: "text"; html: string } | { kind: "file"; path: string };
+/** The parts a message goes out in, in order: the text split under the limit (or as one file), then each file. */
+type Part = { kind: "text"; html: string } | { kind: "file"; path: string } | { kind: "long"; text: string };
 
-function partsOf(msg: OutboundMessage): Part[] {
-  return [
-    ...splitTelegramHtml(markdownToTelegramHtml(msg.text)).map((html): Part => ({ kind: "text", html })),
-    ...(msg.media ?? []).map((path): Part => ({ kind: "file", path })),
-  ];
+function partsOf(msg: OutboundMessage, log: Logger): Part[] {
+  const text: Part[] =
+    msg.text.length > LONG_REPLY_CHARS
+      ? [{ kind: "long", text: msg.text }]
+      : splitTelegramHtml(formatted(msg, log)).map((html): Part => ({ kind: "text", html }));
+  return [...text, ...(msg.media ?? []).map((path): Part => ({ kind: "file", path }))];
+}
+
+/** The reply as Telegram HTML, or as escaped plain text when formatting fails: it fails the same way every time. */
+function formatted(msg: OutboundMessage, log: Logger): string {
+  try {
+    return markdownToTelegramHtml(msg.text);
+  } catch (err) {
+    log.warn({ chatId: msg.chatId, err: String(err) }, "could not format a reply; sending it as plain text");
+    return escapeHtml(msg.text);
+  }
 }
 
 /**
@@ -59,7 +70,7 @@ export function createSender(
   return async (msg, delivery) => {
     if (msg.kind === "progress") return progress.show(msg);
     const threadId = msg.threadId ? Number(msg.threadId) : undefined;
-    const parts = partsOf(msg);
+    const parts = partsOf(msg, log);
     const messageIds: string[] = [];
     // grammy types its signal with its AbortController polyfill; Node's own signal is what it uses.
     const signal = delivery.signal as unknown as Parameters<Api["sendMessage"]>[3];
@@ -69,6 +80,7 @@ export function createSender(
       let id: number | undefined;
       try {
         if (part.kind === "text") id = await sendText(api, msg.chatId, threadId, replyTo, part.html, signal, log);
+        else if (part.kind === "long") id = await sendLong(api, msg.chatId, threadId, replyTo, part.text, signal);
         else id = await sendFile(api, msg.chatId, threadId, part.path, signal, log);
       } catch (err) {
         throw toDeliveryError(err);
@@ -112,6 +124,23 @@ async function sendText(
     log.warn({ chatId, err: (err as GrammyErrorType).description }, "telegram refused the HTML; sent as plain text");
     return (await api.sendMessage(chatId, htmlToPlainText(html), common, signal)).message_id;
   }
+}
+
+async function sendLong(
+  api: Api,
+  chatId: string,
+  threadId: number | undefined,
+  replyTo: number | undefined,
+  text: string,
+  signal: Parameters<Api["sendMessage"]>[3],
+): Promise<number> {
+  const { name, data, note } = longReplyFile(text);
+  const options = {
+    message_thread_id: threadId,
+    caption: note,
+    ...(replyTo ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
+  };
+  return (await api.sendDocument(chatId, new InputFile(data, name), options, signal)).message_id;
 }
 
 async function sendFile(

@@ -102,3 +102,20 @@ export function retryDelay(
   const ceiling = Math.min(timing.maxDelayMs, timing.baseDelayMs * 2 ** Math.max(0, failures - 1));
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
+
+/**
+ * A reply longer than this goes out as a Markdown file with a one-line note instead of dozens of
+ * messages: it stays readable, and formatting and splitting it, which take time growing with the
+ * text on the event loop (marked overflows its stack on megabytes), stay bounded.
+ */
+export const LONG_REPLY_CHARS = 32_000;
+
+/** A long reply as the file it is sent as, with the note that goes with it. */
+export function longReplyFile(text: string): { name: string; data: Buffer; note: string } {
+  const chars = text.length.toLocaleString("en");
+  return {
+    name: "reply.md",
+    data: Buffer.from(text),
+    note: `The answer is long (${chars} characters): it is in this file.`,
+  };
+}
