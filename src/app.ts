@@ -9,7 +9,7 @@ import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
 import { outboxLog } from "./bus/outbox-log.js";
 import { type ChannelName, replyTarget } from "./bus/types.js";
-import type { ClusterMode } from "./cluster/cluster-mode.js";
+import type { ClusterMode, RoleHolders } from "./cluster/cluster-mode.js";
 import type { Config } from "./config/config.js";
 import { contextRecheck, contextWindow, createConfiguredModel, discoverContexts } from "./llm/configured.js";
 import { ContextLimits, contextLine } from "./llm/context-limits.js";
@@ -75,6 +75,8 @@ export interface App {
   files: ReadCache;
   /** Clustered mode, once start() joined the cluster: the cluster's state as status lines. */
   clusterLines?: () => Promise<string[]>;
+  /** Clustered mode: which roles run here and who holds each (nothing runs here before start()). */
+  clusterRoles?: () => Promise<RoleHolders>;
   /**
    * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
    * turns: a message from before a restart always runs before a newer one of its conversation.
@@ -148,6 +150,10 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     registry,
     audit,
     log: log.child({ part: "helpers" }),
+    presence: clustering && {
+      started: (id) => cluster?.helperStarted(id),
+      ended: (id) => cluster?.helperEnded(id),
+    },
     tokens,
     window,
     settings: {
@@ -288,6 +294,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     consolidator,
     files,
     clusterLines: clustering && (async () => (cluster ? cluster.lines() : ["cluster: joining"])),
+    clusterRoles: clustering && (async () => cluster?.roleHolders() ?? { here: [], holders: new Map() }),
     async start(channels) {
       // In the background: a slow or broken server never delays the channels, only the first turns.
       mcp.start();
@@ -321,6 +328,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
           },
           worker: { room: () => config.agent.maxConcurrentTurns, drop: (key) => worker.drop(key) },
           run: (msg) => bus.inbound.push(msg),
+          recoverHelpers: (orphaned) => helpers.recoverInterrupted(orphaned, "the pincer process running it stopped"),
         });
         // Another process's reply wakes the sender here; a new message, the dispatcher.
         stopWatching = await store.watch?.((change) => {

@@ -39,6 +39,11 @@ export interface HelperDeps {
   log: Logger;
   settings: HelperSettings;
   now?: () => number;
+  /**
+   * Clustered mode: told when a helper starts and ends in this process, so the others can tell a
+   * helper that runs from one whose process died (see recoverInterrupted).
+   */
+  presence?: { started(id: string): void; ended(id: string): void };
   /** With both, every request of a helper fits the context window `window()` says (as for turns). */
   tokens?: TokenCounter;
   window?: () => number;
@@ -90,6 +95,7 @@ export class HelperManager {
     const entry: Running = { id, sessionKey: origin.sessionKey, label, startedAt, controller, done: Promise.resolve() };
     // Counted before the write: a spawn elsewhere meanwhile sees the caps with this one in them.
     this.runs.set(id, entry);
+    this.deps.presence?.started(id);
     try {
       await this.deps.store.start({
         id,
@@ -102,9 +108,13 @@ export class HelperManager {
       });
     } catch (err) {
       this.runs.delete(id);
+      this.deps.presence?.ended(id);
       throw err;
     }
-    entry.done = this.run(entry, origin, task).finally(() => this.runs.delete(id));
+    entry.done = this.run(entry, origin, task).finally(() => {
+      this.runs.delete(id);
+      this.deps.presence?.ended(id);
+    });
     return id;
   }
 
@@ -125,13 +135,19 @@ export class HelperManager {
   /**
    * After a restart: helpers the previous process left running are marked interrupted, and each
    * conversation is told once (the system message's id is the run's, so the inbox drops a repeat).
+   * Clustered, only the runs whose process died (`orphaned` picks their ids), told `why`.
    */
-  async recoverInterrupted(): Promise<void> {
-    for (const run of await this.deps.store.running()) {
+  async recoverInterrupted(
+    orphaned?: (runIds: string[]) => Promise<ReadonlySet<string>>,
+    why = "pincer was restarted while it worked",
+  ): Promise<void> {
+    const running = await this.deps.store.running();
+    const picked = await orphaned?.(running.map((run) => run.id));
+    for (const run of running.filter((r) => !picked || picked.has(r.id))) {
       await this.deps.bus.publishInbound(
-        resultMessage(run, "interrupted", "pincer was restarted while it worked, so it did not finish.", this.now()),
+        resultMessage(run, "interrupted", `${why}, so it did not finish.`, this.now()),
       );
-      await this.deps.store.finish(run.id, "interrupted", "interrupted by a restart", this.now());
+      await this.deps.store.finish(run.id, "interrupted", `interrupted: ${why}`, this.now());
     }
   }
 

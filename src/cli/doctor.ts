@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync } from "node:fs";
 import { listSkills } from "../agent/skills.js";
 import { type Config, isValidTimeZone } from "../config/config.js";
+import { databaseHost } from "../config/database-url.js";
 import { databasePath, skillDirs, storeLocation } from "../paths.js";
 import { withStore } from "../store/open.js";
 import { checkSandbox, describeLimits } from "../tools/exec/sandbox-check.js";
@@ -26,6 +27,7 @@ export async function runDoctor(config: Config): Promise<Check[]> {
   checks.push(writable("PINCER_HOME", config.home));
   checks.push(writable("PINCER_WORKSPACE", config.workspace));
   checks.push(await databaseCheck(config));
+  if (config.databaseUrl) checks.push(await clusterCheck(config, config.databaseUrl));
   checks.push({
     name: "timezone",
     status: isValidTimeZone(config.timezone) ? "ok" : "fail",
@@ -87,15 +89,21 @@ function writable(name: string, path: string): Check {
 }
 
 async function databaseCheck(config: Config): Promise<Check> {
-  if (!existsSync(config.home)) return { name: "database", status: "warn", detail: "not created yet" };
+  if (!config.databaseUrl && !existsSync(config.home))
+    return { name: "database", status: "warn", detail: "not created yet" };
+  // Never the URL itself: it carries the password.
+  const where = config.databaseUrl ? `PostgreSQL at ${databaseHost(config.databaseUrl)}` : databasePath(config.home);
   try {
     await withStore(storeLocation(config), async () => {});
-    return { name: "database", status: "ok", detail: databasePath(config.home) };
+    return { name: "database", status: "ok", detail: where };
   } catch (err) {
-    return {
-      name: "database",
-      status: "fail",
-      detail: `cannot open ${databasePath(config.home)}: ${(err as Error).message}`,
-    };
+    return { name: "database", status: "fail", detail: `cannot open ${where}: ${(err as Error).message}` };
   }
+}
+
+/** Clustered mode: every role held by a live process (a warning otherwise: the cluster may be starting). */
+async function clusterCheck(config: Config, url: string): Promise<Check> {
+  const { configuredChannels, inspectCluster } = await import("../cluster/inspect.js");
+  const report = await inspectCluster(url, configuredChannels(config));
+  return { name: "cluster", status: report.ok ? "ok" : "warn", detail: report.detail };
 }

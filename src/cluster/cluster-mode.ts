@@ -6,10 +6,11 @@ import type { InboundMessage } from "../bus/types.js";
 import type { ClusterStore, ClusterWork, Fence } from "../store/cluster.js";
 import { openClusterStore } from "../store/postgres/cluster-store.js";
 import { PostgresClusterWork } from "../store/postgres/cluster-work.js";
+import { helperLeaseName, orphanedHelpers } from "./helper-leases.js";
 import { leaseTiming } from "./lease-policy.js";
 import { ClusterMember } from "./member.js";
 import { RoleKeeper } from "./roles.js";
-import { clusterLines, expectedRoles } from "./status-text.js";
+import { clusterLines, expectedRoles, liveHolders } from "./status-text.js";
 import { TurnDispatcher } from "./turn-dispatcher.js";
 import { TurnLeases } from "./turn-leases.js";
 
@@ -36,10 +37,20 @@ export interface ClusterModeDeps {
   singletons: { start(): void; stop(): void };
   /** The worker: how many more conversations it takes, and dropping one whose lease was lost. */
   worker: { room(): number; drop(sessionKey: string): void };
+  /**
+   * Marks interrupted (and tells their chats) the helper runs `orphaned` picks: run by the holder
+   * of the scheduler role, for helpers whose process died (their lease ran out).
+   */
+  recoverHelpers(orphaned: (runIds: string[]) => Promise<ReadonlySet<string>>): Promise<void>;
   /** Hands a message of a conversation held here to the worker. */
   run(msg: InboundMessage): void;
   /** How often the dispatcher looks for waiting conversations without being woken. */
   pollMs?: number;
+}
+
+export interface RoleHolders {
+  here: string[];
+  holders: Map<string, string>;
 }
 
 export interface ClusterMode {
@@ -54,8 +65,13 @@ export interface ClusterMode {
   wake(): void;
   /** The roles running here now. */
   roles(): string[];
+  /** A helper (spawn) started or ended here: its lease tells the others it lives. */
+  helperStarted(runId: string): void;
+  helperEnded(runId: string): void;
   /** The cluster as `pincer status` shows it (for the control page). */
   lines(): Promise<string[]>;
+  /** For `/healthz`: the roles running here, and each role's live holder in the cluster. */
+  roleHolders(): Promise<RoleHolders>;
   /** Gives every role back (their work stopped first); call before the worker stops. */
   stopRoles(): Promise<void>;
   /** Gives the conversations back and leaves the cluster; call after the worker stopped. */
@@ -80,10 +96,17 @@ export function startClusterMode(deps: ClusterModeDeps): ClusterMode {
   for (const channel of deps.channels) {
     keeper.add({ name: channelRole(channel.name), start: () => channel.start(), stop: () => channel.stop() });
   }
+  const sweeper = helperSweeper(deps, store, log);
   keeper.add({
     name: SCHEDULER_ROLE,
-    start: async () => deps.singletons.start(),
-    stop: async () => deps.singletons.stop(),
+    start: async () => {
+      deps.singletons.start();
+      sweeper.start();
+    },
+    stop: async () => {
+      sweeper.stop();
+      deps.singletons.stop();
+    },
   });
   const leases = new TurnLeases(member);
   const dispatcher = new TurnDispatcher({
@@ -108,16 +131,51 @@ export function startClusterMode(deps: ClusterModeDeps): ClusterMode {
       deps.work.announce().catch((err: Error) => log.warn({ err: err.message }, "could not wake the cluster"));
     },
     roles: () => keeper.running(),
+    helperStarted: (runId) => member.want(helperLeaseName(runId), { gained: () => {}, lost: () => {} }),
+    helperEnded: (runId) => void member.unwant(helperLeaseName(runId)),
     lines: async () => {
       const here = `this process: ${processId}; roles here: ${keeper.running().join(", ") || "none"}`;
       return [here, ...clusterLines(await store.view(), expectedRoles(deps.channels.map((c) => c.name)))];
     },
+    roleHolders: async () => ({ here: keeper.running(), holders: liveHolders(await store.view()) }),
     stopRoles: () => keeper.stop(),
     async leave() {
       await dispatcher.stop();
       await member.stop();
       await store.close();
     },
+  };
+}
+
+/**
+ * Every half lease, the scheduler's holder looks for helper runs whose lease nobody holds (their
+ * process died, or stopped with them running) and marks them interrupted, as a restart does.
+ */
+function helperSweeper(deps: ClusterModeDeps, store: ClusterStore, log: Logger): { start(): void; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let suspects = new Set<string>();
+  let sweeping = false;
+  const orphaned = async (runIds: string[]) => {
+    const sweep = orphanedHelpers(runIds, await store.view(), suspects);
+    suspects = sweep.suspects;
+    return sweep.orphaned;
+  };
+  const sweep = () => {
+    if (sweeping) return;
+    sweeping = true;
+    deps
+      .recoverHelpers(orphaned)
+      .catch((err: Error) => log.warn({ err: err.message }, "could not look for helpers whose process died"))
+      .finally(() => {
+        sweeping = false;
+      });
+  };
+  return {
+    start: () => {
+      suspects = new Set();
+      timer = setInterval(sweep, deps.leaseMs / 2);
+    },
+    stop: () => clearInterval(timer),
   };
 }
 

@@ -1,4 +1,6 @@
+import type { Config } from "../config/config.js";
 import { openClusterStore } from "../store/postgres/cluster-store.js";
+import { PostgresClusterWork } from "../store/postgres/cluster-work.js";
 import { clusterLines, clusterVerdict, expectedRoles } from "./status-text.js";
 
 export interface ClusterReport {
@@ -9,18 +11,36 @@ export interface ClusterReport {
   detail: string;
 }
 
+/** The channels a gateway with this configuration runs, each a role of the cluster (the web chat too). */
+export function configuredChannels(config: Pick<Config, "telegramToken" | "discordToken" | "webAddr">): string[] {
+  return [config.telegramToken && "telegram", config.discordToken && "discord", config.webAddr && "web"].filter(
+    (name): name is string => typeof name === "string",
+  );
+}
+
 /** Reads the cluster from its database once, for `pincer status` and `pincer doctor` (never throws). */
 export async function inspectCluster(url: string, channels: readonly string[]): Promise<ClusterReport> {
   const roles = expectedRoles(channels);
   let store: Awaited<ReturnType<typeof openClusterStore>> | undefined;
+  const work = new PostgresClusterWork(url);
   try {
     store = await openClusterStore(url, { queryTimeoutMs: 5000 });
     const view = await store.view();
-    return { lines: clusterLines(view, roles), ...clusterVerdict(view, roles) };
+    // Before any gateway created the inbox there is nothing waiting (and no line to show).
+    const waiting = await work.freeSessions(1000).catch(() => undefined);
+    const lines = clusterLines(view, roles);
+    if (waiting) lines.push(`  ${"turns waiting".padEnd(18)} ${waitingText(waiting.length)}`);
+    return { lines, ...clusterVerdict(view, roles) };
   } catch (err) {
     const detail = `cannot read the cluster from PINCER_DATABASE_URL: ${err instanceof Error ? err.message : String(err)}`;
     return { lines: [`cluster:       ${detail}`], ok: false, detail };
   } finally {
     await store?.close().catch(() => {});
+    await work.close().catch(() => {});
   }
+}
+
+function waitingText(conversations: number): string {
+  if (conversations === 0) return "none";
+  return `${conversations} conversation${conversations === 1 ? "" : "s"} with messages no process runs yet`;
 }

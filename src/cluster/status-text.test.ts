@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterView } from "../store/cluster.js";
-import { clusterLines, clusterVerdict, expectedRoles } from "./status-text.js";
+import { clusterLines, clusterVerdict, expectedRoles, liveHolders } from "./status-text.js";
 
 const view: ClusterView = {
   processes: [
@@ -12,6 +12,7 @@ const view: ClusterView = {
     { name: "scheduler", holder: "a", epoch: 3, expiresInMs: 4100 },
     { name: "turn:telegram:1", holder: "a", epoch: 40, expiresInMs: 3000 },
     { name: "turn:discord:9", holder: "a", epoch: 41, expiresInMs: 3000 },
+    { name: "helper:h-1", holder: "a", epoch: 42, expiresInMs: 3000 },
     // Expired: b died holding it, and nobody has taken it yet.
     { name: "channel:discord", holder: "b", epoch: 7, expiresInMs: -60_000 },
   ],
@@ -23,12 +24,27 @@ describe("the cluster in pincer status", () => {
     expect(roles).toEqual(["channel:telegram", "channel:discord", "scheduler"]);
     expect(clusterLines(view, roles)).toEqual([
       "cluster:       2 processes",
-      "  alpha:11 heartbeat 0.8 s ago; roles: channel:telegram, scheduler; turns running: 2",
+      "  alpha:11 heartbeat 0.8 s ago; roles: channel:telegram, scheduler; turns running: 2; helpers running: 1",
       "  beta:22 heartbeat 95 s ago (silent: presumed dead); roles: none; turns running: 0",
       "  channel:telegram   alpha:11 (epoch 12, renewed within 4.2 s)",
       "  channel:discord    nobody",
       "  scheduler          alpha:11 (epoch 3, renewed within 4.1 s)",
     ]);
+  });
+});
+
+describe("the cluster in /healthz", () => {
+  it("names the live holder of each role, never of a turn, an expired lease or a silent process", () => {
+    const silent: ClusterView = {
+      ...view,
+      leases: [...view.leases, { name: "scheduler-b", holder: "b", epoch: 9, expiresInMs: 5000 }],
+    };
+    expect(liveHolders(silent)).toEqual(
+      new Map([
+        ["channel:telegram", "alpha:11"],
+        ["scheduler", "alpha:11"],
+      ]),
+    );
   });
 });
 

@@ -12,7 +12,7 @@ import { credentialOf, sameOrigin, sessionCookie } from "./auth.js";
 import { LOCKED_PAGE, renderPage } from "./page.js";
 import { renderChatLog, renderHistory, renderSections } from "./sections.js";
 import { SseHub } from "./sse.js";
-import { channelStatus, collectState, healthOf, type SkillView } from "./state.js";
+import { channelStates, collectState, healthOf, type SkillView } from "./state.js";
 import { secretsEqual } from "./token.js";
 
 /** The web chat as the server sees it (implemented by channels/web, which the server must not import). */
@@ -126,10 +126,7 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
 
     if (path === "/healthz" && read) {
       const database = await app.store.dashboard.ping();
-      const health = healthOf({
-        database,
-        channels: deps.channels().map((c) => ({ name: c.name, ...channelStatus(c) })),
-      });
+      const health = healthOf({ database, channels: await channelStates(app, deps.channels()) });
       return sendJson(res, health.ok ? 200 : 503, health.body);
     }
     if (path === "/metrics" && read && app.metrics) {

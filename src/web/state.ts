@@ -55,6 +55,23 @@ export function channelStatus(channel: Channel): ChannelStatus {
   return channel.status?.() ?? { state: "connected" };
 }
 
+/**
+ * Each channel's state. Clustered, a channel runs on the one process holding its role: elsewhere
+ * it is up when a live process holds it (named in `detail`), and stopped when nobody does.
+ */
+export async function channelStates(app: App, channels: Channel[]): Promise<DashboardState["channels"]> {
+  // A database that does not answer leaves each channel with what this process knows of it.
+  const cluster = await app.clusterRoles?.().catch(() => undefined);
+  return channels.map((c) => {
+    const role = `channel:${c.name}`;
+    if (!cluster || cluster.here.includes(role)) return { name: c.name, ...channelStatus(c) };
+    const holder = cluster.holders.get(role);
+    return holder
+      ? { name: c.name, state: "connected", detail: `held by ${holder}` }
+      : { name: c.name, state: "stopped", detail: "no process of the cluster holds it" };
+  });
+}
+
 export async function collectState({ app, channels, skills, startedAt }: StateSources): Promise<DashboardState> {
   const { dashboard, jobs, pairing } = app.store;
   const database = await dashboard.ping();
@@ -75,7 +92,7 @@ export async function collectState({ app, channels, skills, startedAt }: StateSo
     timezone: app.config.timezone,
     database,
     cluster,
-    channels: channels().map((c) => ({ name: c.name, ...channelStatus(c) })),
+    channels: await channelStates(app, channels()),
     running: app.worker.runningSessions,
     helpers: app.helpers.list(),
     queued: app.worker.load.queued,
