@@ -65,7 +65,7 @@ function run(
 const calls = (produced: StoredMessage[]) => produced.flatMap((m) => m.toolCalls ?? []);
 
 describe.each([false, true])("hostile model replies (stream: %s)", (stream) => {
-  it("runs at most 64 of 10,000 tool calls in one reply, each answered, the rest neither run nor stored", async () => {
+  it("runs at most 64 of 10,000 tool calls in one reply, each answered, the rest not run nor stored but named in one Error: line", async () => {
     const many = Array.from({ length: 10_000 }, (_, i) => ({ name: "read_file", arguments: { path: `f${i}` } }));
     fake.enqueue({ toolCalls: many }, { content: "done" });
     const result = await run(stream);
@@ -76,6 +76,11 @@ describe.each([false, true])("hostile model replies (stream: %s)", (stream) => {
     const next = fake.requests[1].messages;
     expect(next.filter((m) => m.role === "tool")).toHaveLength(64);
     expect(JSON.stringify(next)).not.toContain('"f64');
+    expect(next.at(-1)).toEqual({
+      role: "system",
+      content:
+        "Error: your last reply also contained 9936 tool calls beyond the 64 one reply may make; those were not run.",
+    });
   });
 
   it("never runs a text call naming __proto__, constructor or toString, nor one nested in another's tags", async () => {

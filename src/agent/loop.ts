@@ -126,6 +126,11 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
     });
     produced.push(...round);
     signal.throwIfAborted();
+    // The calls left out (past the cap, unnamed, unknown) get one line, not a result each.
+    if (reply.discarded?.length) {
+      const content = `Error: your last reply also contained ${reply.discarded.join(" and ")}; those were not run.`;
+      note = [{ role: "system", content }];
+    }
   }
 
   deps.log.info({ session: input.toolContext.sessionKey }, "iteration limit reached");
