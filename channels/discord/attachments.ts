@@ -28,7 +28,15 @@ export interface DownloadResult {
  */
 export async function downloadAttachments(
   attachments: AttachmentInfo[],
-  options: { dir: string; maxBytes: number; maxAudioSeconds?: number; messageId: string; timeoutMs?: number },
+  options: {
+    dir: string;
+    maxBytes: number;
+    maxAudioSeconds?: number;
+    messageId: string;
+    timeoutMs?: number;
+    /** DISCORD_API_URL: its origin may serve attachments too (a proxy, the tests' fake server). */
+    apiUrl: string;
+  },
 ): Promise<DownloadResult> {
   const result: DownloadResult = { paths: [], notes: [] };
   if (attachments.length === 0) return result;
@@ -47,6 +55,10 @@ export async function downloadAttachments(
       );
       continue;
     }
+    if (!attachmentUrlAllowed(attachment.url, options.apiUrl)) {
+      result.notes.push(`[attachment ${attachment.name} not downloaded: its address is not on Discord's CDN]`);
+      continue;
+    }
     const path = join(options.dir, `discord-${options.messageId}-${attachment.id}-${safeFileName(attachment.name)}`);
     try {
       await download(attachment.url, path, options.maxBytes, options.timeoutMs ?? 60_000);
@@ -59,8 +71,24 @@ export async function downloadAttachments(
   return result;
 }
 
+const DISCORD_CDN = ["https://cdn.discordapp.com", "https://media.discordapp.net"];
+
+/**
+ * An attachment's URL comes in the message: only Discord's CDN (or the configured REST server's
+ * origin) is fetched, so no message can point pincer at a local or private address.
+ */
+export function attachmentUrlAllowed(url: string, apiUrl: string): boolean {
+  try {
+    const { origin } = new URL(url);
+    return DISCORD_CDN.includes(origin) || origin === new URL(apiUrl).origin;
+  } catch {
+    return false;
+  }
+}
+
 async function download(url: string, path: string, maxBytes: number, timeoutMs: number): Promise<void> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  // No redirects: each hop would have to pass the check above.
+  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: "error" });
   if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
   let received = 0;
   const body = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>);

@@ -1,4 +1,7 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { once } from "node:events";
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pino } from "pino";
 import sharp from "sharp";
@@ -441,6 +444,32 @@ describe("Discord channel", () => {
     expect(existsSync(path as string) && readFileSync(path as string, "utf8")).toBe("small file");
     expect(text).toContain("huge.bin skipped");
     expect(discord.calls.filter((c) => c.path.startsWith("/attachments/"))).toHaveLength(1);
+    expect(statSync(path as string).mode & 0o777).toBe(0o600);
+  });
+
+  it("fetches no attachment whose address is not Discord's (a local service, say)", async () => {
+    const hits: string[] = [];
+    const local = createServer((req, res) => {
+      hits.push(req.url ?? "");
+      res.end("local secret");
+    });
+    local.listen(0, "127.0.0.1");
+    await once(local, "listening");
+    cleanups.push(() => new Promise<void>((resolve) => local.close(() => resolve())));
+    const { discord, model } = await start();
+    model.enqueue({ content: "got it" });
+    const url = `http://127.0.0.1:${(local.address() as AddressInfo).port}/secret.txt`;
+    const dm = discord.dispatchMessage({
+      channelId: DM,
+      author: ALICE,
+      content: "see the file",
+      attachments: [{ filename: "secret.txt", data: "", contentType: "text/plain", url }],
+    });
+    await discord.waitFor(() => discord.sent.find((m) => m.replyTo === dm.id));
+    expect(lastUserText(model.requests[0])).toBe(
+      "see the file\n[attachment secret.txt not downloaded: its address is not on Discord's CDN]",
+    );
+    expect(hits).toEqual([]);
   });
 });
 

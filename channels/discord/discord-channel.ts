@@ -68,6 +68,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
     log,
     guildPolicy: { allowBots: config.discord.allowBots, allowedChannels: config.discord.allowedChannels },
     mediaDir: deps.mediaDir,
+    apiUrl: config.discordApiUrl,
     maxBytes: config.media.maxBytes,
     maxAudioSeconds: config.media.maxAudioSeconds,
     botId: () => client.user?.id ?? "",

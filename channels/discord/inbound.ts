@@ -11,6 +11,8 @@ export interface InboundDeps {
   log: Logger;
   guildPolicy: Omit<GuildPolicy, "botId">;
   mediaDir: string;
+  /** DISCORD_API_URL, whose origin may serve attachments besides Discord's CDN. */
+  apiUrl: string;
   maxBytes: number;
   maxAudioSeconds: number;
   botId: () => string;
@@ -65,6 +67,7 @@ export function createInboundHandler(deps: InboundDeps) {
         maxBytes: deps.maxBytes,
         maxAudioSeconds: deps.maxAudioSeconds,
         messageId: message.id,
+        apiUrl: deps.apiUrl,
       },
     );
     const content = forwarded ? (forwarded.content ?? "") : message.content;

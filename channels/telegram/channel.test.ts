@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { mediaDir } from "../../src/paths.js";
+import { tempHome } from "../../test/helpers/app.js";
 import {
   groupChat,
   message,
@@ -338,7 +339,45 @@ describe("telegram channel: update kinds and media", () => {
     expect(lastUserText(h, 1)).toContain("\nid,name\n1,Ann\n\n[end of document excerpt]");
     expect(docPath.endsWith("people.csv")).toBe(true);
     expect(readFileSync(docPath, "utf8")).toBe("id,name\n1,Ann\n");
+    expect(statSync(docPath).mode & 0o777).toBe(0o600);
     expect(lastUserText(h, 2)).toBe("[document big.bin (4.9 KB) was not downloaded: larger than the 1000 B limit]");
     expect(existsSync(`${mediaDir(h.home)}/telegram-42-3-0-big.bin`)).toBe(false);
+  });
+
+  it("copies a self-hosted Bot API's local file only from its files folder, regular and within the size cap", async () => {
+    h = await startTelegramHarness({ adjust: (c) => (c.media.maxBytes = 1000) });
+    const telegram = h.telegram;
+    // As telegram-bot-api --local lays it out: <--dir>/<bot token>/documents/file_N.
+    const root = tempHome("pincer-bot-api-");
+    const folder = join(root, telegram.token, "documents");
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, "file_0.txt"), "local bytes");
+    writeFileSync(join(folder, "file_1.bin"), Buffer.alloc(5000, 1));
+    const secret = join(root, "secret.txt");
+    writeFileSync(secret, "TOP SECRET");
+    symlinkSync(secret, join(folder, "file_2.txt"));
+    const cases = [
+      join(folder, "file_0.txt"),
+      secret,
+      "/dev/zero",
+      join(folder, "file_2.txt"),
+      `${folder}/../../secret.txt`,
+      join(folder, "file_1.bin"),
+    ];
+    const chat = privateChat(42);
+    for (const [i, filePath] of cases.entries()) {
+      const file = telegram.addFile("", { filePath });
+      telegram.pushUpdate(message(chat, user(42), { document: { ...file, file_name: `case${i}.txt` } }));
+      await telegram.waitFor(() => telegram.sent[i]);
+    }
+    const shown = cases.map((_, i) => lastUserText(h as TelegramHarness, i));
+    expect(shown[0]).toContain("\nlocal bytes\n");
+    const outside = "[document case1.txt could not be downloaded: the Bot API named a file outside its files folder]";
+    for (const i of [1, 2, 3, 4]) expect(shown[i]).toBe(outside.replace("case1", `case${i}`));
+    expect(shown[5]).toBe("[document case5.txt (4.9 KB) was not downloaded: larger than the 1000 B limit]");
+    const saved = readdirSync(mediaDir(h.home));
+    expect(saved).toHaveLength(1);
+    expect(readFileSync(join(mediaDir(h.home), saved[0]), "utf8")).toBe("local bytes");
+    expect(statSync(join(mediaDir(h.home), saved[0])).mode & 0o777).toBe(0o600);
   });
 });

@@ -1,6 +1,6 @@
-import { createWriteStream, existsSync } from "node:fs";
-import { copyFile, mkdir, rm, stat } from "node:fs/promises";
-import { isAbsolute, join } from "node:path";
+import { constants, createWriteStream } from "node:fs";
+import { type FileHandle, mkdir, open, realpath, rm } from "node:fs/promises";
+import { isAbsolute, join, sep } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Api } from "grammy";
@@ -55,21 +55,24 @@ export async function downloadAttachment(
     if (file.file_size !== undefined && file.file_size > deps.maxBytes) return tooBig(file.file_size);
     if (!file.file_path) return { note: `[${attachment.label} could not be downloaded: Telegram gave no file path]` };
     await mkdir(deps.dir, { recursive: true });
-    // A self-hosted Bot API server in --local mode answers with a path on its own disk.
-    if (isAbsolute(file.file_path) && existsSync(file.file_path)) {
-      const size = (await stat(file.file_path)).size;
-      if (size > deps.maxBytes) return tooBig(size);
-      await copyFile(file.file_path, target);
-      return { path: target };
+    let source: Readable | undefined;
+    if (isAbsolute(file.file_path)) {
+      const local = await localFile(file.file_path, deps.token);
+      if (local === "refused") {
+        return {
+          note: `[${attachment.label} could not be downloaded: the Bot API named a file outside its files folder]`,
+        };
+      }
+      if (local) {
+        const { size } = await local.stat();
+        if (size > deps.maxBytes) {
+          await local.close();
+          return tooBig(size);
+        }
+        source = local.createReadStream();
+      }
     }
-    const timeoutMs = deps.timeoutMs ?? 60_000;
-    const response = await fetch(`${deps.apiRoot}/file/bot${deps.token}/${file.file_path}`, {
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    if (!response.ok || !response.body) {
-      await response.body?.cancel();
-      return { note: `[${attachment.label} could not be downloaded: HTTP ${response.status}]` };
-    }
+    source ??= await fetched(deps, file.file_path);
     let received = 0;
     const cap = new Transform({
       transform(chunk: Buffer, _encoding, done) {
@@ -78,7 +81,7 @@ export async function downloadAttachment(
         else done(null, chunk);
       },
     });
-    await pipeline(Readable.fromWeb(response.body), cap, createWriteStream(target));
+    await pipeline(source, cap, createWriteStream(target, { mode: 0o600 }));
     return { path: target };
   } catch (err) {
     await rm(target, { force: true });
@@ -90,6 +93,37 @@ export async function downloadAttachment(
     }
     return { note: `[${attachment.label} could not be downloaded: ${(err as Error).message}]` };
   }
+}
+
+async function fetched(deps: MediaDeps, filePath: string): Promise<Readable> {
+  const response = await fetch(`${deps.apiRoot}/file/bot${deps.token}/${filePath}`, {
+    signal: AbortSignal.timeout(deps.timeoutMs ?? 60_000),
+  });
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    throw new Error(`HTTP ${response.status}`);
+  }
+  return Readable.fromWeb(response.body);
+}
+
+/**
+ * A self-hosted Bot API server in --local mode answers with a path on its own disk,
+ * `<its --dir>/<bot token>/<kind>/file_N`. Only a regular file inside that token's folder, links
+ * resolved, is read ("refused" otherwise); undefined when the folder is not on this machine (the
+ * server runs in a container), and the file is then fetched over HTTP like any other.
+ */
+async function localFile(path: string, token: string): Promise<FileHandle | "refused" | undefined> {
+  const parts = path.split(sep);
+  const at = parts.lastIndexOf(token);
+  if (at < 1 || at === parts.length - 1) return "refused";
+  const folder = await realpath(parts.slice(0, at + 1).join(sep)).catch(() => undefined);
+  if (!folder) return undefined;
+  const real = await realpath(path).catch(() => undefined);
+  if (!real?.startsWith(folder + sep)) return "refused";
+  const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  if ((await handle.stat()).isFile()) return handle;
+  await handle.close();
+  return "refused";
 }
 
 function formatSeconds(deps: MediaDeps): string {

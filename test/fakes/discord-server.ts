@@ -63,7 +63,14 @@ export interface DispatchInput {
   mentions?: FakeUser[];
   /** Id of the message this one replies to (must be known to the fake: dispatched or sent). */
   replyTo?: string;
-  attachments?: Array<{ filename: string; data: Buffer | string; contentType?: string; durationSecs?: number }>;
+  /** `url` replaces the fake's own address for the file (a message pointing elsewhere). */
+  attachments?: Array<{
+    filename: string;
+    data: Buffer | string;
+    contentType?: string;
+    durationSecs?: number;
+    url?: string;
+  }>;
   /** Makes this a forward (message_reference type 1) of a message with this content and these attachments. */
   forward?: boolean;
 }
@@ -203,7 +210,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         id,
         filename: file.filename,
         size: data.length,
-        url: `${base}/attachments/${input.channelId}/${id}/${encodeURIComponent(file.filename)}`,
+        url: file.url ?? `${base}/attachments/${input.channelId}/${id}/${encodeURIComponent(file.filename)}`,
         proxy_url: `${base}/attachments/${input.channelId}/${id}/${encodeURIComponent(file.filename)}`,
         content_type: contentType,
         ...(file.durationSecs !== undefined ? { duration_secs: file.durationSecs, waveform: "AAAA" } : {}),

@@ -59,8 +59,11 @@ export interface FakeTelegram {
   /** Stores a file for getFile and the download path; returns what a Message's photo/document would carry. */
   addFile(
     content: Buffer | string,
-    /** `delayMs` holds the download this long (a slow file server). */
-    options?: { fileName?: string; delayMs?: number },
+    /**
+     * `delayMs` holds the download this long (a slow file server); `filePath` is getFile's answer
+     * instead of `documents/<fileName>` (a self-hosted server in --local mode answers a local path).
+     */
+    options?: { fileName?: string; delayMs?: number; filePath?: string },
   ): { file_id: string; file_unique_id: string; file_size: number };
   /** Every request, in order. */
   calls: ApiCall[];
@@ -417,10 +420,10 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       for (const waiter of [...pollWaiters]) waiter.wake();
       return update;
     },
-    addFile(content, { fileName, delayMs = 0 } = {}) {
+    addFile(content, { fileName, delayMs = 0, filePath } = {}) {
       const id = `file-${++fileCounter}`;
       const buffer = Buffer.isBuffer(content) ? content : Buffer.from(content);
-      files.set(id, { path: `documents/${fileName ?? `${id}.bin`}`, content: buffer, delayMs });
+      files.set(id, { path: filePath ?? `documents/${fileName ?? `${id}.bin`}`, content: buffer, delayMs });
       return { file_id: id, file_unique_id: `u-${id}`, file_size: buffer.length };
     },
     calls,
