@@ -7,9 +7,8 @@ import { createOpenAIModel } from "../src/llm/model.js";
 import { createTokenCounter } from "../src/llm/tokens.js";
 import { Consolidator } from "../src/memory/consolidator.js";
 import { appendMemoryFacts } from "../src/memory/memory-file.js";
-import { SqliteConversations } from "../src/store/sqlite/conversations.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
-import { SqliteMemory } from "../src/store/sqlite/memory.js";
+import { sqliteStoreOn } from "../src/store/sqlite/sqlite-store.js";
 import type { StoredMessage } from "../src/store/store.js";
 import type { FakeReply } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
@@ -27,8 +26,9 @@ function setup(contextTokens = 4000, timeoutSeconds = 10) {
   const workspace = join(home, "workspace");
   mkdirSync(workspace);
   const db = openDatabase(join(home, "pincer.db"));
-  const conversations = new SqliteConversations(db, (m) => tokens.rawMessage(toChatMessage(m)));
-  const store = new SqliteMemory(db);
+  const { conversations, memory: store } = sqliteStoreOn(db, {
+    countTokens: (m) => tokens.rawMessage(toChatMessage(m)),
+  });
   let now = Date.parse("2026-03-05T10:00:00Z");
   /** A consolidator on this store and the fake model; on the real clock unless given one. */
   const consolidatorOn = (clock?: () => Date) =>

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { databasePath } from "../src/paths.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
-import { SqliteHelperRuns } from "../src/store/sqlite/helper-runs.js";
-import { SqliteJournal } from "../src/store/sqlite/journal.js";
+import { sqliteStoreOn } from "../src/store/sqlite/sqlite-store.js";
 import { tempHome } from "./helpers/app.js";
 import { gatewayOnFakes, killHard, USER } from "./helpers/daemon.js";
 
@@ -14,7 +13,7 @@ const { model, gateway, say, until } = fakes;
 async function pendingOutbox(home: string): Promise<number> {
   const db = openDatabase(databasePath(home));
   try {
-    return (await new SqliteJournal(db).pendingOutbound("telegram")).length;
+    return (await sqliteStoreOn(db).journal.pendingOutbound("telegram")).length;
   } finally {
     db.close();
   }
@@ -68,7 +67,7 @@ describe("spawn across kill -9", () => {
     ).toHaveLength(1);
     const db = openDatabase(databasePath(home));
     try {
-      expect((await new SqliteHelperRuns(db).recent(5)).map((r) => [r.label, r.status])).toEqual([
+      expect((await sqliteStoreOn(db).helperRuns.recent(5)).map((r) => [r.label, r.status])).toEqual([
         ["stars", "interrupted"],
       ]);
     } finally {

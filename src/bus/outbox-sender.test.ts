@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../store/sqlite/database.js";
-import { SqliteJournal } from "../store/sqlite/journal.js";
+import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
 import { DEFAULT_RETRY_TIMING } from "./bus.js";
 import type { OutboundHandler } from "./delivery.js";
 import { ChannelSender } from "./outbox-sender.js";
@@ -10,7 +10,7 @@ const reply = { channel: "telegram" as const, chatId: "1", text: "three parts", 
 
 async function deliver(handler: OutboundHandler) {
   const db = openDatabase(":memory:");
-  const journal = new SqliteJournal(db);
+  const journal = sqliteStoreOn(db).journal;
   const id = await journal.recordOutbound(reply);
   const row = () => db.prepare("SELECT status, parts_sent AS parts FROM outbox WHERE id = ?").get(id);
   const outcomes: DeliveryOutcome[] = [];

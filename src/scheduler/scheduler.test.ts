@@ -6,10 +6,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../test/fakes/manual-clock.js";
 import { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
+import { ownedJobs } from "../store/jobs.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
-import { resumeOwnedBy, SqliteJobs } from "../store/sqlite/jobs.js";
-import { SqliteJournal } from "../store/sqlite/journal.js";
-import type { JobOrigin } from "../store/store.js";
+import { sqliteSql } from "../store/sqlite/sql.js";
+import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
+import type { JobOrigin, JobStore, JournalStore } from "../store/store.js";
 import { nextRun, type Schedule } from "./schedule.js";
 import { Scheduler } from "./scheduler.js";
 
@@ -26,16 +27,17 @@ const origin: JobOrigin = {
 /** One pincer process's worth of scheduler state over a database file that outlives it. */
 class Process {
   readonly db: Database;
-  readonly journal: SqliteJournal;
+  readonly journal: JournalStore;
   readonly bus: MessageBus;
-  readonly store: SqliteJobs;
+  readonly store: JobStore;
   readonly scheduler: Scheduler;
 
   constructor(path: string, clock: ManualClock) {
     this.db = openDatabase(path);
-    this.journal = new SqliteJournal(this.db);
+    const store = sqliteStoreOn(this.db);
+    this.journal = store.journal;
     this.bus = new MessageBus({ journal: this.journal });
-    this.store = new SqliteJobs(this.db);
+    this.store = store.jobs;
     this.scheduler = new Scheduler({
       store: this.store,
       bus: this.bus,
@@ -274,7 +276,7 @@ describe("Scheduler", () => {
     revoked.clear();
     await clock.advance(30 * MIN);
     expect(await published(proc)).toEqual([]);
-    expect(resumeOwnedBy(proc.db, { channel: "telegram", userId: "42" })).toBe(1);
+    expect(await ownedJobs(sqliteSql(proc.db), "resume", { channel: "telegram", userId: "42" })).toBe(1);
     proc.scheduler.wake();
     await clock.settle();
     expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);

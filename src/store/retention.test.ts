@@ -3,11 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { pruneMediaFiles } from "./retention.js";
-import { SqliteConversations } from "./sqlite/conversations.js";
 import { closeDatabase, openDatabase } from "./sqlite/database.js";
-import { SqliteJournal } from "./sqlite/journal.js";
-import { pruneDatabase } from "./sqlite/retention.js";
-import { SqliteStatus } from "./sqlite/status.js";
+import { sqliteStoreOn } from "./sqlite/sqlite-store.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, mediaDays: 30 };
@@ -21,7 +18,7 @@ describe("retention", () => {
     );
     audit.run(now - 31 * DAY);
     audit.run(now - 29 * DAY);
-    const conversations = new SqliteConversations(db);
+    const conversations = sqliteStoreOn(db).conversations;
     await conversations.append("old", [{ role: "user", content: "long ago" }]);
     await conversations.archive("old");
     db.prepare("UPDATE conversations SET archived_at = ? WHERE session_key = 'old'").run(now - 91 * DAY);
@@ -29,7 +26,7 @@ describe("retention", () => {
     await conversations.archive("recent");
     // An open conversation is kept however old it is.
     await conversations.append("open", [{ role: "user", content: "still talking", createdAt: now - 400 * DAY }]);
-    const journal = new SqliteJournal(db);
+    const journal = sqliteStoreOn(db).journal;
     const old = await journal.recordOutbound({ channel: "telegram", chatId: "1", text: "gone", kind: "reply" });
     const young = await journal.recordOutbound({ channel: "telegram", chatId: "1", text: "kept", kind: "reply" });
     await journal.recordOutbound({ channel: "telegram", chatId: "2", text: "pending", kind: "reply" });
@@ -37,15 +34,25 @@ describe("retention", () => {
     await journal.deadLetterOutbound(young, "refused");
     db.prepare("UPDATE outbox SET finished_at = ? WHERE id = ?").run(now - 31 * DAY, old);
 
-    expect(pruneDatabase(db, ages, now)).toEqual({ auditRows: 1, conversations: 1, messages: 1, deadLetters: 1 });
-    expect(await new SqliteStatus(db).summary()).toMatchObject({
+    expect(await sqliteStoreOn(db).retention.prune(ages, now)).toEqual({
+      auditRows: 1,
+      conversations: 1,
+      messages: 1,
+      deadLetters: 1,
+    });
+    expect(await sqliteStoreOn(db).status.summary()).toMatchObject({
       toolCalls: 1,
       deadLetters: 1,
       pendingOutbound: 1,
       messages: 2,
     });
     expect((await conversations.recent("open", 1000)).map((m) => m.content)).toEqual(["still talking"]);
-    expect(pruneDatabase(db, ages, now)).toEqual({ auditRows: 0, conversations: 0, messages: 0, deadLetters: 0 });
+    expect(await sqliteStoreOn(db).retention.prune(ages, now)).toEqual({
+      auditRows: 0,
+      conversations: 0,
+      messages: 0,
+      deadLetters: 0,
+    });
   });
 
   it("deletes media files older than mediaDays and the folders left empty, never following a symlink", async () => {
@@ -70,7 +77,7 @@ describe("retention", () => {
   it("optimizes and folds the write-ahead log into the file on close", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pincer-close-"));
     const db = openDatabase(join(dir, "pincer.db"));
-    await new SqliteConversations(db).append("a", [{ role: "user", content: "x".repeat(100_000) }]);
+    await sqliteStoreOn(db).conversations.append("a", [{ role: "user", content: "x".repeat(100_000) }]);
     expect(statSync(join(dir, "pincer.db-wal")).size).toBeGreaterThan(0);
     closeDatabase(db);
     expect(existsSync(join(dir, "pincer.db-wal")) ? statSync(join(dir, "pincer.db-wal")).size : 0).toBe(0);

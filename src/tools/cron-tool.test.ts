@@ -7,7 +7,8 @@ import { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
 import { runMessage } from "../scheduler/delivery.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
-import { SqliteJobs } from "../store/sqlite/jobs.js";
+import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
+import type { JobStore } from "../store/store.js";
 import { createCronTool } from "./cron-tool.js";
 import { ToolRegistry } from "./registry.js";
 import type { ToolContext } from "./tool.js";
@@ -15,14 +16,14 @@ import type { ToolContext } from "./tool.js";
 const NOW = Date.parse("2025-03-01T10:00:00Z"); // 11:00 in Berlin
 let dir: string;
 let db: Database;
-let store: SqliteJobs;
+let store: JobStore;
 let registry: ToolRegistry;
 let wakes: number;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "pincer-cron-tool-"));
   db = openDatabase(join(dir, "pincer.db"));
-  store = new SqliteJobs(db);
+  store = sqliteStoreOn(db).jobs;
   wakes = 0;
   registry = new ToolRegistry().register(
     createCronTool({

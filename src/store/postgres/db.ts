@@ -1,4 +1,5 @@
 import pg from "pg";
+import type { Sql } from "../sql.js";
 
 /** What runs a query: the pool, or one connection inside a transaction. */
 export interface Db {
@@ -47,9 +48,42 @@ export async function transaction<T>(pool: pg.Pool, work: (tx: Db) => Promise<T>
   }
 }
 
-/** The first row's first column (a count, an id), or undefined. */
-export async function scalar<T>(db: Db, sql: string, params: unknown[] = []): Promise<T | undefined> {
-  const { rows } = await db.query(sql, params);
-  const row = rows[0];
-  return row === undefined ? undefined : (Object.values(row)[0] as T);
+/** The store's SQL on a pool (or, inside a transaction, on its one connection). */
+export function pgSql(pool: pg.Pool): Sql {
+  return { ...on(pool), transaction: (work) => transaction(pool, (client) => work(on(client))) };
+}
+
+function on(db: Db): Sql {
+  const self: Sql = {
+    engine: "postgres",
+    seq: "seq",
+    async rows<R>(sql: string, params?: readonly unknown[]) {
+      return (await db.query(sql, params as unknown[])).rows as R[];
+    },
+    async run(sql, params) {
+      return (await db.query(sql, params as unknown[])).rowCount ?? 0;
+    },
+    transaction: (work) => work(self),
+    async notify(channel, payload) {
+      await db.query("SELECT pg_notify($1, $2)", [channel, payload]);
+    },
+    /** Running sums over the rows in `order`: PostgreSQL reads them all, then keeps what fits. */
+    budgeted<R extends { tokens: number }>(
+      select: string,
+      order: string,
+      params: readonly unknown[],
+      budget: number,
+      minRows = 0,
+    ) {
+      const n = params.length;
+      return self.rows<R>(
+        `SELECT * FROM (
+           SELECT t.*, sum(t.tokens) OVER (ORDER BY ${order}) AS budget_used, row_number() OVER (ORDER BY ${order}) AS budget_n
+             FROM (${select}) t
+         ) b WHERE budget_n <= $${n + 1} OR budget_used <= $${n + 2} ORDER BY ${order}`,
+        [...params, minRows, Math.min(budget, Number.MAX_SAFE_INTEGER)],
+      );
+    },
+  };
+  return self;
 }

@@ -1,34 +1,19 @@
 import pg from "pg";
-import { estimateTokens, type Store, type StoreChange, type StoreOptions } from "../store.js";
-import { PostgresConversations } from "./conversations.js";
-import { createPool } from "./db.js";
+import { NOTIFY_INBOX, NOTIFY_OUTBOX } from "../journal.js";
+import type { Store, StoreChange, StoreOptions } from "../store.js";
+import { storeOn } from "../store-on.js";
+import { createPool, pgSql } from "./db.js";
 import { fencedPool } from "./fenced-pool.js";
-import { PostgresJobs, PostgresPairing } from "./jobs.js";
-import { NOTIFY_INBOX, NOTIFY_OUTBOX, PostgresJournal, PostgresTurnSteps, PostgresTurns } from "./journal.js";
-import { PostgresMemory } from "./memory.js";
 import { migrate } from "./schema.js";
-import { PostgresAudit, PostgresDashboard, PostgresHelperRuns, PostgresRetention, PostgresStatus } from "./views.js";
+import { PostgresSearch } from "./search.js";
 
 /**
  * The store's groups on `pool`: the engine's own pool, or one that fences every write under a
  * turn lease (see fenced-pool.ts), so a process that lost its lease cannot write through them.
  */
-export function storeOn(pool: pg.Pool, options: StoreOptions = {}): Omit<Store, "engine" | "watch" | "close"> {
-  const countTokens = options.countTokens ?? estimateTokens;
-  return {
-    journal: new PostgresJournal(pool),
-    steps: new PostgresTurnSteps(pool),
-    turns: new PostgresTurns(pool, countTokens),
-    conversations: new PostgresConversations(pool, countTokens),
-    memory: new PostgresMemory(pool),
-    jobs: new PostgresJobs(pool),
-    pairing: new PostgresPairing(pool, options.pairing),
-    audit: new PostgresAudit(pool),
-    helperRuns: new PostgresHelperRuns(pool),
-    dashboard: new PostgresDashboard(pool),
-    retention: new PostgresRetention(pool),
-    status: new PostgresStatus(pool),
-  };
+function groupsOn(pool: pg.Pool, options: StoreOptions) {
+  const sql = pgSql(pool);
+  return storeOn(sql, new PostgresSearch(sql), options);
 }
 
 /** After a lost LISTEN connection, the next try comes this soon. */
@@ -50,11 +35,11 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
   }
   return {
     engine: "postgres",
-    ...storeOn(pool, options),
+    ...groupsOn(pool, options),
     watch: (listener) => watch(url, listener, options.onError),
     // The same classes on a pool whose every write checks the turn lease's fence first.
     fenced: (fence) => {
-      const under = storeOn(fencedPool(pool, fence), options);
+      const under = groupsOn(fencedPool(pool, fence), options);
       return { steps: under.steps, turns: under.turns, recordTurnStart: (msg) => under.journal.recordTurnStart(msg) };
     },
     close: () => pool.end(),

@@ -158,6 +158,14 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
       CREATE TABLE memory_file_state (id integer PRIMARY KEY CHECK (id = 1), hash text NOT NULL, modified_at bigint NOT NULL);
     `,
   },
+  {
+    // A pending reply's parts sent, counted beside its row as SQLite does (see its 29-outbox-progress).
+    id: "002-outbox-progress",
+    sql: `CREATE TABLE outbox_progress (
+            id bigint PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
+            parts_sent integer NOT NULL
+          );`,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

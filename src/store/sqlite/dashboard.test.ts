@@ -2,11 +2,9 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempHome } from "../../../test/helpers/app.js";
-import type { StoredMessage } from "../store.js";
-import { SqliteAudit } from "./audit.js";
-import { SqliteConversations } from "./conversations.js";
-import { SqliteDashboard } from "./dashboard.js";
+import type { DashboardStore, StoredMessage } from "../store.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
+import { sqliteStoreOn } from "./sqlite-store.js";
 
 let home: string | undefined;
 let db: Database | undefined;
@@ -21,7 +19,11 @@ afterEach(() => {
 function stores() {
   home = tempHome("pincer-dashboard-");
   db = openDatabase(join(home, "pincer.db"));
-  return { conversations: new SqliteConversations(db), audit: new SqliteAudit(db), queries: new SqliteDashboard(db) };
+  return {
+    conversations: sqliteStoreOn(db).conversations,
+    audit: sqliteStoreOn(db).audit,
+    queries: sqliteStoreOn(db).dashboard,
+  };
 }
 
 /** The clock's next millisecond: the steps below must not share one (times are stored in ms). */
@@ -44,7 +46,7 @@ function turn(receivedAt: number, tool: string): StoredMessage[] {
 }
 
 const call = (tool: string) => ({ sessionKey: "telegram:42", tool, arguments: "{}", result: "done", durationMs: 1 });
-const tools = async (queries: SqliteDashboard) =>
+const tools = async (queries: DashboardStore) =>
   (await queries.history("telegram:42")).filter((e) => e.kind === "tool").map((e) => e.tool);
 
 describe("the control page's history of a conversation", () => {

@@ -1,17 +1,8 @@
-import { estimateTokens, type Store, type StoreOptions } from "../store.js";
-import { SqliteAudit } from "./audit.js";
-import { SqliteConversations } from "./conversations.js";
-import { SqliteDashboard } from "./dashboard.js";
+import type { Store, StoreOptions } from "../store.js";
+import { storeOn } from "../store-on.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
-import { SqliteHelperRuns } from "./helper-runs.js";
-import { SqliteJobs } from "./jobs.js";
-import { SqliteJournal } from "./journal.js";
-import { SqliteMemory } from "./memory.js";
-import { SqlitePairing } from "./pairing.js";
-import { SqliteRetention } from "./retention.js";
-import { SqliteStatus } from "./status.js";
-import { SqliteTurnSteps } from "./turn-steps.js";
-import { SqliteTurns } from "./turns.js";
+import { SqliteSearch } from "./search.js";
+import { sqliteSql } from "./sql.js";
 
 /** The embedded engine: one SQLite file (WAL) under PINCER_HOME, one connection, shared by every group. */
 export interface SqliteStore extends Store {
@@ -22,23 +13,16 @@ export interface SqliteStore extends Store {
 
 /** Opens (creating and migrating if needed) the SQLite database at `path` (":memory:" for tests). */
 export function openSqliteStore(path: string, options: StoreOptions = {}): SqliteStore {
-  const db = openDatabase(path);
-  const countTokens = options.countTokens ?? estimateTokens;
+  return sqliteStoreOn(openDatabase(path), options);
+}
+
+/** The store on an open database (tests that open it themselves). */
+export function sqliteStoreOn(db: Database, options: StoreOptions = {}): SqliteStore {
+  const sql = sqliteSql(db);
   return {
     engine: "sqlite",
     db,
-    journal: new SqliteJournal(db),
-    steps: new SqliteTurnSteps(db),
-    turns: new SqliteTurns(db, countTokens),
-    conversations: new SqliteConversations(db, countTokens),
-    memory: new SqliteMemory(db),
-    jobs: new SqliteJobs(db),
-    pairing: new SqlitePairing(db, options.pairing),
-    audit: new SqliteAudit(db),
-    helperRuns: new SqliteHelperRuns(db),
-    dashboard: new SqliteDashboard(db),
-    retention: new SqliteRetention(db),
-    status: new SqliteStatus(db),
+    ...storeOn(sql, new SqliteSearch(sql), options),
     async close() {
       if (options.brief) db.close();
       else closeDatabase(db);

@@ -1,5 +1,5 @@
-import type pg from "pg";
-import { type HelperRunRow, toRun } from "../rows.js";
+import type { InboundMessage } from "../bus/types.js";
+import { type Sql, scalar } from "./sql.js";
 import type {
   AuditStore,
   ConversationSummary,
@@ -14,19 +14,20 @@ import type {
   StatusStore,
   StoreStatus,
   ToolCallEntry,
-} from "../store.js";
-import { scalar, transaction } from "./db.js";
+} from "./store.js";
 
 const PREVIEW_CHARS = 2000;
+/** Where a helper's result longer than this is cut: the table is for `pincer status` and forensics. */
 const RESULT_CHARS = 20_000;
 const PREVIEW = 200;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-export class PostgresAudit implements AuditStore {
-  constructor(private readonly pool: pg.Pool) {}
+/** Remembers every tool call (arguments and the start of the result) for `pincer status` and forensics. */
+export class SqlAudit implements AuditStore {
+  constructor(private readonly db: Sql) {}
 
   async record(entry: ToolCallEntry): Promise<void> {
-    await this.pool.query(
+    await this.db.run(
       "INSERT INTO tool_audit (session_key, tool, arguments, result, ok, duration_ms, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
       [
         entry.sessionKey,
@@ -41,47 +42,71 @@ export class PostgresAudit implements AuditStore {
   }
 }
 
-export class PostgresHelperRuns implements HelperRunStore {
-  constructor(private readonly pool: pg.Pool) {}
+interface HelperRunRow {
+  id: string;
+  session_key: string;
+  label: string | null;
+  task: string;
+  model: string;
+  status: HelperStatus;
+  origin: string;
+  started_at: number;
+  finished_at: number | null;
+  result: string | null;
+}
+
+/** Spawned helpers' runs, so a restart knows which were cut short. */
+export class SqlHelperRuns implements HelperRunStore {
+  constructor(private readonly db: Sql) {}
 
   async start(run: Omit<HelperRun, "status" | "finishedAt" | "result">): Promise<void> {
-    await this.pool.query(
+    await this.db.run(
       "INSERT INTO helper_runs (id, session_key, label, task, model, status, origin, started_at) VALUES ($1, $2, $3, $4, $5, 'running', $6, $7)",
       [run.id, run.sessionKey, run.label ?? null, run.task, run.model, JSON.stringify(run.origin), run.startedAt],
     );
   }
 
   async finish(id: string, status: Exclude<HelperStatus, "running">, result: string, at = Date.now()): Promise<void> {
-    await this.pool.query(
+    await this.db.run(
       "UPDATE helper_runs SET status = $1, result = $2, finished_at = $3 WHERE id = $4 AND status = 'running'",
       [status, result.slice(0, RESULT_CHARS), at, id],
     );
   }
 
-  async running(): Promise<HelperRun[]> {
-    const { rows } = await this.pool.query<HelperRunRow>(
-      "SELECT * FROM helper_runs WHERE status = 'running' ORDER BY started_at, seq",
-    );
-    return rows.map(toRun);
+  running(): Promise<HelperRun[]> {
+    return this.list(`WHERE status = 'running' ORDER BY started_at, ${this.db.seq}`, []);
   }
 
-  async recent(limit: number): Promise<HelperRun[]> {
-    const { rows } = await this.pool.query<HelperRunRow>(
-      "SELECT * FROM helper_runs ORDER BY started_at DESC, seq DESC LIMIT $1",
-      [limit],
-    );
-    return rows.map(toRun);
+  recent(limit: number): Promise<HelperRun[]> {
+    return this.list(`ORDER BY started_at DESC, ${this.db.seq} DESC LIMIT $1`, [limit]);
+  }
+
+  private async list(rest: string, params: unknown[]): Promise<HelperRun[]> {
+    const rows = await this.db.rows<HelperRunRow>(`SELECT * FROM helper_runs ${rest}`, params);
+    return rows.map((row) => ({
+      id: row.id,
+      sessionKey: row.session_key,
+      label: row.label ?? undefined,
+      task: row.task,
+      model: row.model,
+      status: row.status,
+      origin: JSON.parse(row.origin) as InboundMessage,
+      startedAt: row.started_at,
+      finishedAt: row.finished_at ?? undefined,
+      result: row.result ?? undefined,
+    }));
   }
 }
 
-export class PostgresDashboard implements DashboardStore {
-  constructor(private readonly pool: pg.Pool) {}
+/** Read-only views for the control page. Cheap, bounded queries only. */
+export class SqlDashboard implements DashboardStore {
+  constructor(private readonly db: Sql) {}
 
   async conversations(limit = 50): Promise<ConversationSummary[]> {
-    const { rows } = await this.pool.query<ConversationSummary & { lastText: string | null; lastRole: string | null }>(
+    const rows = await this.db.rows<ConversationSummary & { lastText: string | null; lastRole: string | null }>(
       `SELECT c.session_key AS "sessionKey",
               (SELECT count(*) FROM messages WHERE conversation_id = c.id) AS messages,
-              (SELECT coalesce(sum(tokens), 0)::bigint FROM messages WHERE conversation_id = c.id) AS tokens,
+              (SELECT coalesce(sum(tokens), 0) FROM messages WHERE conversation_id = c.id) AS tokens,
               m.role AS "lastRole", substr(m.content, 1, ${PREVIEW}) AS "lastText",
               coalesce(m.created_at, c.created_at) AS "lastAt"
          FROM conversations c
@@ -96,24 +121,27 @@ export class PostgresDashboard implements DashboardStore {
     return rows.map((r) => ({ ...r, lastText: r.lastText ?? undefined, lastRole: r.lastRole ?? undefined }));
   }
 
+  /**
+   * The open conversation's newest messages with the audit's tool calls between them, oldest
+   * first. Tool results come from the audit (what the tool returned), not the model's copy.
+   */
   async history(sessionKey: string, limit = 200): Promise<HistoryEntry[]> {
-    const { rows: open } = await this.pool.query<{ id: number; created_at: number }>(
-      "SELECT id, created_at FROM conversations WHERE session_key = $1 AND archived_at IS NULL",
+    const [conversation] = await this.db.rows<{ id: number; created_at: number }>(
+      "SELECT id, created_at FROM conversations WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1",
       [sessionKey],
     );
-    const conversation = open[0];
     if (!conversation) return [];
-    const messages = await this.pool.query<{ role: string; content: string; at: number }>(
+    const messages = await this.db.rows<{ role: string; content: string; at: number }>(
       `SELECT role, content, created_at AS at FROM messages
         WHERE conversation_id = $1 AND role != 'tool' AND content IS NOT NULL AND content != ''
         ORDER BY id DESC LIMIT $2`,
       [conversation.id, limit],
     );
-    const tools = await this.pool.query<{
+    const tools = await this.db.rows<{
       tool: string;
       arguments: string;
       result: string;
-      ok: boolean;
+      ok: boolean | number;
       durationMs: number;
       at: number;
     }>(
@@ -122,63 +150,60 @@ export class PostgresDashboard implements DashboardStore {
       [sessionKey, conversation.created_at, limit],
     );
     const entries: HistoryEntry[] = [
-      ...messages.rows
-        .reverse()
-        .map((m): HistoryEntry => ({ kind: "message", role: m.role, text: m.content, at: m.at })),
-      ...tools.rows.reverse().map((t): HistoryEntry => ({ kind: "tool", ...t })),
+      ...messages.reverse().map((m): HistoryEntry => ({ kind: "message", role: m.role, text: m.content, at: m.at })),
+      ...tools.reverse().map((t): HistoryEntry => ({ kind: "tool", ...t, ok: Boolean(t.ok) })),
     ];
     // Oldest first (the sort is stable); at the same millisecond a tool call goes before the message.
     return entries.sort((a, b) => a.at - b.at || (a.kind === b.kind ? 0 : a.kind === "tool" ? -1 : 1)).slice(-limit);
   }
 
   async outboxPending(): Promise<number> {
-    return (await scalar<number>(this.pool, "SELECT count(*) FROM outbox WHERE status = 'pending'")) ?? 0;
+    return (await scalar<number>(this.db, "SELECT count(*) FROM outbox WHERE status = 'pending'")) ?? 0;
   }
 
   async inboxPending(): Promise<number> {
-    return (await scalar<number>(this.pool, "SELECT count(*) FROM inbox WHERE status = 'pending'")) ?? 0;
+    return (await scalar<number>(this.db, "SELECT count(*) FROM inbox WHERE status = 'pending'")) ?? 0;
   }
 
   async ping(): Promise<boolean> {
     try {
-      return (await scalar<number>(this.pool, "SELECT 1")) === 1;
+      return (await scalar<number>(this.db, "SELECT 1")) === 1;
     } catch {
       return false;
     }
   }
 }
 
-export class PostgresRetention implements RetentionStore {
-  constructor(private readonly pool: pg.Pool) {}
+export class SqlRetention implements RetentionStore {
+  constructor(private readonly db: Sql) {}
 
+  /**
+   * The open conversation of a chat is never touched, however old: the context window already
+   * bounds what the model sees of it.
+   */
   prune(ages: Omit<RetentionAges, "mediaDays">, now = Date.now()): Promise<Pruned> {
-    return transaction(this.pool, async (tx) => {
-      const audit = await tx.query("DELETE FROM tool_audit WHERE created_at < $1", [now - ages.auditDays * DAY_MS]);
+    return this.db.transaction(async (tx) => {
+      const auditRows = await tx.run("DELETE FROM tool_audit WHERE created_at < $1", [now - ages.auditDays * DAY_MS]);
       const archivedBefore = now - ages.archivedConversationDays * DAY_MS;
       const old = "SELECT id FROM conversations WHERE archived_at IS NOT NULL AND archived_at < $1";
-      const messages = await tx.query(`DELETE FROM messages WHERE conversation_id IN (${old})`, [archivedBefore]);
-      const conversations = await tx.query(
+      const messages = await tx.run(`DELETE FROM messages WHERE conversation_id IN (${old})`, [archivedBefore]);
+      const conversations = await tx.run(
         "DELETE FROM conversations WHERE archived_at IS NOT NULL AND archived_at < $1",
         [archivedBefore],
       );
-      const dead = await tx.query("DELETE FROM outbox WHERE status = 'dead' AND finished_at < $1", [
+      const deadLetters = await tx.run("DELETE FROM outbox WHERE status = 'dead' AND finished_at < $1", [
         now - ages.deadLetterDays * DAY_MS,
       ]);
-      return {
-        auditRows: audit.rowCount ?? 0,
-        conversations: conversations.rowCount ?? 0,
-        messages: messages.rowCount ?? 0,
-        deadLetters: dead.rowCount ?? 0,
-      };
+      return { auditRows, conversations, messages, deadLetters };
     });
   }
 }
 
-export class PostgresStatus implements StatusStore {
-  constructor(private readonly pool: pg.Pool) {}
+export class SqlStatus implements StatusStore {
+  constructor(private readonly db: Sql) {}
 
   async summary(): Promise<StoreStatus> {
-    const { rows } = await this.pool.query<Omit<StoreStatus, "lastToolCall">>(
+    const [counts] = await this.db.rows<Omit<StoreStatus, "lastToolCall">>(
       `SELECT (SELECT count(*) FROM conversations WHERE archived_at IS NULL) AS "openConversations",
               (SELECT count(*) FROM messages) AS messages,
               (SELECT count(*) FROM inbox WHERE status = 'pending') AS "pendingInbound",
@@ -186,9 +211,9 @@ export class PostgresStatus implements StatusStore {
               (SELECT count(*) FROM outbox WHERE status = 'dead') AS "deadLetters",
               (SELECT count(*) FROM tool_audit) AS "toolCalls"`,
     );
-    const last = await this.pool.query<{ tool: string; ok: boolean; at: number }>(
+    const [last] = await this.db.rows<{ tool: string; ok: boolean | number; at: number }>(
       "SELECT tool, ok, created_at AS at FROM tool_audit ORDER BY id DESC LIMIT 1",
     );
-    return { ...rows[0], lastToolCall: last.rows[0] };
+    return { ...counts, lastToolCall: last && { tool: last.tool, ok: Boolean(last.ok), at: last.at } };
   }
 }

@@ -1,0 +1,130 @@
+import { type Sql, scalar } from "./sql.js";
+import type { ConversationStore, StoredMessage, StoredRole, ToolCallRecord } from "./store.js";
+
+/** Tokens a message costs in a request; stored with it so picking history needs no tokenizer. */
+export type CountTokens = (message: StoredMessage) => number;
+
+/** Rows a multi-row insert takes at once (SQLite allows 32,766 parameters in a statement). */
+const INSERT_ROWS = 500;
+
+export class SqlConversations implements ConversationStore {
+  constructor(
+    private readonly db: Sql,
+    private readonly countTokens: CountTokens,
+  ) {}
+
+  archive(sessionKey: string): Promise<void> {
+    return archiveConversation(this.db, sessionKey);
+  }
+
+  append(sessionKey: string, messages: StoredMessage[]): Promise<void> {
+    return this.db.transaction((tx) => appendMessages(tx, this.countTokens, sessionKey, messages));
+  }
+
+  async recent(sessionKey: string, tokenBudget: number): Promise<StoredMessage[]> {
+    // A new chat has no history: its conversation is created with its first messages (append),
+    // in the turn's own transaction, not in a commit of its own here.
+    const conversationId = await openConversation(this.db, sessionKey);
+    if (conversationId === undefined) return [];
+    const rows = await this.db.budgeted<{
+      role: StoredRole;
+      content: string | null;
+      tool_calls: string | null;
+      tool_call_id: string | null;
+      tokens: number;
+      created_at: number;
+    }>(
+      `SELECT id, role, content, tool_calls, tool_call_id, tokens, created_at FROM messages
+        WHERE conversation_id = $1 AND id > (SELECT consolidated_through FROM conversations WHERE id = $1)`,
+      "id DESC",
+      [conversationId],
+      tokenBudget,
+    );
+    const picked = rows.reverse().map(
+      (row): StoredMessage => ({
+        role: row.role,
+        content: row.content,
+        toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls) as ToolCallRecord[]) : undefined,
+        toolCallId: row.tool_call_id ?? undefined,
+        createdAt: row.created_at,
+        tokens: row.tokens,
+      }),
+    );
+    // A cut through a tool exchange would leave results without their call: start at a user message.
+    const firstUser = picked.findIndex((m) => m.role === "user");
+    return firstUser === -1 ? [] : picked.slice(firstUser);
+  }
+
+  async count(sessionKey: string): Promise<number> {
+    const conversationId = await openConversation(this.db, sessionKey);
+    if (conversationId === undefined) return 0;
+    return (
+      (await scalar<number>(this.db, "SELECT count(*) FROM messages WHERE conversation_id = $1", [conversationId])) ?? 0
+    );
+  }
+}
+
+export async function archiveConversation(db: Sql, sessionKey: string): Promise<void> {
+  await db.run("UPDATE conversations SET archived_at = $1 WHERE session_key = $2 AND archived_at IS NULL", [
+    Date.now(),
+    sessionKey,
+  ]);
+}
+
+/** Appends to the session's open conversation (created here when it has none), in the caller's transaction. */
+export async function appendMessages(
+  db: Sql,
+  countTokens: CountTokens,
+  sessionKey: string,
+  messages: StoredMessage[],
+): Promise<void> {
+  const conversationId = (await openConversation(db, sessionKey)) ?? (await begin(db, sessionKey, messages));
+  const now = Date.now();
+  for (let from = 0; from < messages.length; from += INSERT_ROWS) {
+    const batch = messages.slice(from, from + INSERT_ROWS);
+    const values = batch.map((_, i) => `(${[1, 2, 3, 4, 5, 6, 7].map((c) => `$${i * 7 + c}`).join(", ")})`);
+    await db.run(
+      `INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, tokens, created_at)
+       VALUES ${values.join(", ")}`,
+      batch.flatMap((m) => [
+        conversationId,
+        m.role,
+        m.content,
+        m.toolCalls?.length ? JSON.stringify(m.toolCalls) : null,
+        m.toolCallId ?? null,
+        countTokens(m),
+        m.createdAt ?? now,
+      ]),
+    );
+  }
+}
+
+/**
+ * A conversation created with its first turn's messages begins when the first of them arrived,
+ * not when the turn is stored: the control page shows the tool calls made since it began, and
+ * the first turn's come before it is stored. Never before the previous one ended, though (a
+ * message that waited behind /new). Another process creating it at the same moment (PostgreSQL)
+ * wins the unique index of open conversations; its conversation is used.
+ */
+async function begin(db: Sql, sessionKey: string, messages: StoredMessage[]): Promise<number> {
+  const now = Date.now();
+  const first = messages.reduce((t, m) => Math.min(t, m.createdAt ?? now), now);
+  const ended = await scalar<number | null>(db, "SELECT max(archived_at) FROM conversations WHERE session_key = $1", [
+    sessionKey,
+  ]);
+  const created = await scalar<number>(
+    db,
+    "INSERT INTO conversations (session_key, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id",
+    [sessionKey, Math.max(first, ended ?? 0)],
+  );
+  return created ?? ((await openConversation(db, sessionKey)) as number);
+}
+
+/** The id of the session's open conversation, if it has one (never creates it). */
+export function openConversation(db: Sql, sessionKey: string): Promise<number | undefined> {
+  return scalar<number>(
+    db,
+    "SELECT id FROM conversations WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1",
+    [sessionKey],
+  );
+}

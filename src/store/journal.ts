@@ -1,0 +1,244 @@
+import type { OutboxRow } from "../bus/delivery.js";
+import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
+import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
+import { type Sql, scalar } from "./sql.js";
+import type { JournalStore, PendingOutbound, StoredMessage, TurnSoFar, TurnStepStore, TurnStore } from "./store.js";
+
+/** Channels a process LISTENs on (PostgreSQL): another process recorded something for it. */
+export const NOTIFY_OUTBOX = "pincer_outbox";
+export const NOTIFY_INBOX = "pincer_inbox";
+
+/** Platform message ids are only unique per chat (Telegram) or per channel. */
+export function inboxId(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): string {
+  return `${msg.channel}:${msg.chatId}:${msg.id}`;
+}
+
+/**
+ * A pending row's parts sent so far, counted beside it (SQLite rewrites a whole row on any update,
+ * so counting a long reply's parts in its row rewrote the whole text per part).
+ */
+const PARTS_SENT = `CASE WHEN p.parts_sent > outbox.parts_sent THEN p.parts_sent ELSE outbox.parts_sent END AS parts_sent`;
+const WITH_PROGRESS = "outbox LEFT JOIN outbox_progress p ON p.id = outbox.id";
+
+interface OutboxRecord {
+  id: number;
+  payload: string;
+  parts_sent: number;
+  attempts: number;
+  created_at: number;
+  next_attempt_at: number;
+}
+
+/** The inbox and outbox: accepted messages survive a crash, delivered replies are not resent. */
+export class SqlJournal implements JournalStore {
+  constructor(private readonly db: Sql) {}
+
+  acceptInbound(msg: InboundMessage): Promise<boolean> {
+    return acceptInbound(this.db, msg);
+  }
+
+  async recordTurnStart(msg: InboundMessage): Promise<number> {
+    return (
+      (await scalar<number>(this.db, "UPDATE inbox SET starts = starts + 1 WHERE id = $1 RETURNING starts", [
+        inboxId(msg),
+      ])) ?? 1
+    );
+  }
+
+  async forgetTurnStart(msg: InboundMessage): Promise<void> {
+    await this.db.run("UPDATE inbox SET starts = CASE WHEN starts > 0 THEN starts - 1 ELSE 0 END WHERE id = $1", [
+      inboxId(msg),
+    ]);
+  }
+
+  async recordModelWait(msg: InboundMessage, triedAt: number): Promise<{ tries: number; since: number }> {
+    const [row] = await this.db.rows<{ tries: number; since: number }>(
+      `UPDATE inbox SET model_tries = model_tries + 1, model_failed_at = coalesce(model_failed_at, $1)
+        WHERE id = $2 RETURNING model_tries AS tries, model_failed_at AS since`,
+      [triedAt, inboxId(msg)],
+    );
+    return row ?? { tries: 1, since: triedAt };
+  }
+
+  completeInbound(msg: InboundMessage): Promise<void> {
+    return this.db.transaction((tx) => completeInbound(tx, msg));
+  }
+
+  async isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> {
+    const rows = await this.db.rows("SELECT 1 FROM inbox WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
+    return rows.length === 1;
+  }
+
+  async pendingInbound(): Promise<InboundMessage[]> {
+    const rows = await this.db.rows<{ payload: string }>(
+      `SELECT payload FROM inbox WHERE status = 'pending' ORDER BY received_at, ${this.db.seq}`,
+    );
+    return rows.map((row) => JSON.parse(row.payload) as InboundMessage);
+  }
+
+  recordOutbound(msg: OutboundMessage): Promise<number> {
+    return recordOutbound(this.db, msg);
+  }
+
+  async outboxHeads(channel: ChannelName): Promise<OutboxRow[]> {
+    const rows = await this.db.rows<OutboxRecord>(
+      `SELECT outbox.id, payload, ${PARTS_SENT}, attempts, created_at, next_attempt_at FROM ${WITH_PROGRESS}
+        WHERE outbox.id IN (SELECT min(id) FROM outbox WHERE channel = $1 AND status = 'pending' GROUP BY chat_key)
+        ORDER BY outbox.id`,
+      [channel],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      msg: JSON.parse(row.payload) as OutboxRow["msg"],
+      partsSent: row.parts_sent,
+      attempts: row.attempts,
+      createdAt: row.created_at,
+      nextAttemptAt: row.next_attempt_at,
+    }));
+  }
+
+  async pendingOutbound(channel: ChannelName): Promise<PendingOutbound[]> {
+    const rows = await this.db.rows<OutboxRecord>(
+      `SELECT outbox.id, payload, ${PARTS_SENT} FROM ${WITH_PROGRESS}
+        WHERE channel = $1 AND status = 'pending' ORDER BY outbox.id`,
+      [channel],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      msg: JSON.parse(row.payload) as OutboundMessage,
+      partsSent: row.parts_sent,
+    }));
+  }
+
+  async markOutboundPartSent(id: number, partsSent: number): Promise<void> {
+    await this.db.run(
+      "INSERT INTO outbox_progress (id, parts_sent) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET parts_sent = excluded.parts_sent",
+      [id, partsSent],
+    );
+  }
+
+  async markOutboundSent(id: number, partsSent?: number): Promise<void> {
+    await this.db.run(
+      "UPDATE outbox SET status = 'sent', finished_at = $1, parts_sent = coalesce($2, parts_sent) WHERE id = $3",
+      [Date.now(), partsSent ?? null, id],
+    );
+  }
+
+  async deferOutbound(id: number, nextAttemptAt: number, error: string): Promise<void> {
+    await this.db.run(
+      "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE id = $3",
+      [nextAttemptAt, error.slice(0, 500), id],
+    );
+  }
+
+  async deadLetterOutbound(id: number, error: string): Promise<void> {
+    await this.db.run("UPDATE outbox SET status = 'dead', last_error = $1, finished_at = $2 WHERE id = $3", [
+      error.slice(0, 500),
+      Date.now(),
+      id,
+    ]);
+  }
+
+  async prune(maxAgeMs: number, now = Date.now()): Promise<void> {
+    await this.db.run("DELETE FROM inbox WHERE status = 'done' AND received_at < $1", [now - maxAgeMs]);
+    await this.db.run("DELETE FROM outbox WHERE status = 'sent' AND finished_at < $1", [now - maxAgeMs]);
+  }
+}
+
+/** Accepts a message into the inbox (and tells the cluster); false for one seen before. */
+export async function acceptInbound(db: Sql, msg: InboundMessage): Promise<boolean> {
+  const accepted = await db.run(
+    "INSERT INTO inbox (id, session_key, payload, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
+    [inboxId(msg), msg.sessionKey, JSON.stringify(msg), msg.receivedAt],
+  );
+  if (accepted === 1) await db.notify(NOTIFY_INBOX, msg.sessionKey);
+  return accepted === 1;
+}
+
+/** Marks the message done, in the caller's transaction (finishing a turn). */
+async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
+  await db.run("UPDATE inbox SET status = 'done' WHERE id = $1", [inboxId(msg)]);
+  // A finished turn's steps are in the conversation now; its journal is not needed again.
+  await db.run("DELETE FROM turn_steps WHERE inbox_id = $1", [inboxId(msg)]);
+}
+
+/** Records the row and tells every listening process which channel has something to send. */
+async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<number> {
+  const chatKey = msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId;
+  const id = await scalar<number>(
+    db,
+    "INSERT INTO outbox (channel, chat_key, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+    [msg.channel, chatKey, JSON.stringify(msg), Date.now()],
+  );
+  await db.notify(NOTIFY_OUTBOX, msg.channel);
+  return id as number;
+}
+
+/**
+ * The turn's journal, written as it happens (each row before the next step starts), so a turn cut
+ * short by a crash resumes where it was.
+ */
+export class SqlTurnSteps implements TurnStepStore {
+  constructor(private readonly db: Sql) {}
+
+  assistant(msg: InboundMessage, message: StoredMessage): Promise<void> {
+    return this.insert(msg, "assistant", null, JSON.stringify(message));
+  }
+
+  started(msg: InboundMessage, callId: string): Promise<void> {
+    return this.insert(msg, "started", callId, null);
+  }
+
+  result(msg: InboundMessage, callId: string, content: string): Promise<void> {
+    return this.insert(msg, "result", callId, content);
+  }
+
+  async load(msg: InboundMessage): Promise<TurnSoFar> {
+    const rows = await this.db.rows<{ kind: string; call_id: string | null; payload: string | null }>(
+      "SELECT kind, call_id, payload FROM turn_steps WHERE inbox_id = $1 ORDER BY id",
+      [inboxId(msg)],
+    );
+    const produced: StoredMessage[] = [];
+    const interrupted = new Set<string>();
+    for (const row of rows) {
+      if (row.kind === "assistant") produced.push(JSON.parse(row.payload ?? "{}") as StoredMessage);
+      else if (row.kind === "started") interrupted.add(row.call_id ?? "");
+      else {
+        interrupted.delete(row.call_id ?? "");
+        produced.push({ role: "tool", content: row.payload, toolCallId: row.call_id ?? "" });
+      }
+    }
+    return { produced, interrupted };
+  }
+
+  private async insert(msg: InboundMessage, kind: string, callId: string | null, payload: string | null) {
+    await this.db.run(
+      "INSERT INTO turn_steps (inbox_id, kind, call_id, payload, created_at) VALUES ($1, $2, $3, $4, $5)",
+      [inboxId(msg), kind, callId, payload, Date.now()],
+    );
+  }
+}
+
+/** The end of a turn as one transaction, so a crash keeps all of it or none. */
+export class SqlTurns implements TurnStore {
+  constructor(
+    private readonly db: Sql,
+    private readonly countTokens: CountTokens,
+  ) {}
+
+  finishTurn(msg: InboundMessage, messages: StoredMessage[], out: OutboundMessage | undefined) {
+    return this.db.transaction(async (tx) => {
+      if (messages.length > 0) await appendMessages(tx, this.countTokens, msg.sessionKey, messages);
+      await completeInbound(tx, msg);
+      return out ? recordOutbound(tx, out) : undefined;
+    });
+  }
+
+  setAside(messages: InboundMessage[], out: OutboundMessage, archive?: string): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      if (archive !== undefined) await archiveConversation(tx, archive);
+      for (const msg of messages) await completeInbound(tx, msg);
+      return recordOutbound(tx, out);
+    });
+  }
+}

@@ -1,0 +1,140 @@
+import { openConversation } from "./conversations.js";
+import { type Sql, scalar } from "./sql.js";
+import type {
+  MemoryEntry,
+  MemoryStore,
+  NewEntry,
+  PendingMessage,
+  SearchHit,
+  SearchScope,
+  StoredRole,
+  ToolCallRecord,
+} from "./store.js";
+
+/** The engine's own part of memory: its full-text index (SQLite's FTS5, PostgreSQL's pg_trgm). */
+export interface SearchIndex {
+  syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void>;
+  search(query: string, scope: SearchScope): Promise<SearchHit[]>;
+  indexPending(): Promise<number>;
+}
+
+const UNCONSOLIDATED =
+  "FROM messages WHERE conversation_id = $1 AND id > (SELECT consolidated_through FROM conversations WHERE id = $1)";
+
+/** Consolidation's bookkeeping, and the engine's search index behind it. */
+export class SqlMemory implements MemoryStore {
+  constructor(
+    private readonly db: Sql,
+    private readonly index: SearchIndex,
+  ) {}
+
+  openConversation(sessionKey: string): Promise<number | undefined> {
+    return openConversation(this.db, sessionKey);
+  }
+
+  async archivedWithPending(sessionKey: string): Promise<number[]> {
+    const rows = await this.db.rows<{ id: number }>(
+      `SELECT c.id FROM conversations c WHERE c.session_key = $1 AND c.archived_at IS NOT NULL
+         AND EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.id > c.consolidated_through)
+       ORDER BY c.id`,
+      [sessionKey],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  async pendingTokens(conversationId: number): Promise<number> {
+    return (await scalar<number>(this.db, `SELECT coalesce(sum(tokens), 0) ${UNCONSOLIDATED}`, [conversationId])) ?? 0;
+  }
+
+  async pending(conversationId: number, maxTokens: number, minRows = 1): Promise<PendingMessage[]> {
+    const rows = await this.db.budgeted<{
+      id: number;
+      role: StoredRole;
+      content: string | null;
+      tool_calls: string | null;
+      tokens: number;
+      created_at: number;
+    }>(
+      `SELECT id, role, content, tool_calls, tokens, created_at ${UNCONSOLIDATED}`,
+      "id",
+      [conversationId],
+      maxTokens,
+      minRows,
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      role: row.role,
+      content: row.content,
+      toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls) as ToolCallRecord[]) : undefined,
+      tokens: row.tokens,
+      createdAt: row.created_at,
+    }));
+  }
+
+  addEntry(entry: NewEntry): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      // The conditional update takes the row lock: a second run waits here, then finds it moved.
+      const moved = await tx.run(
+        "UPDATE conversations SET consolidated_through = $1 WHERE id = $2 AND consolidated_through < $3",
+        [entry.throughId, entry.conversationId, entry.firstId],
+      );
+      if (moved === 0) return false;
+      await tx.run(
+        `INSERT INTO memory_entries (session_key, conversation_id, first_message_id, last_message_id, period_start,
+           period_end, text, tokens, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [
+          entry.sessionKey,
+          entry.conversationId,
+          entry.firstId,
+          entry.throughId,
+          entry.periodStart,
+          entry.periodEnd,
+          entry.text,
+          entry.tokens,
+          Date.now(),
+        ],
+      );
+      return true;
+    });
+  }
+
+  async recentEntries(conversationId: number, tokenBudget: number): Promise<MemoryEntry[]> {
+    const rows = await this.db.budgeted<{
+      id: number;
+      period_start: number;
+      period_end: number;
+      text: string;
+      tokens: number;
+    }>(
+      "SELECT id, period_start, period_end, text, tokens FROM memory_entries WHERE conversation_id = $1",
+      "id DESC",
+      [conversationId],
+      tokenBudget,
+    );
+    return rows.reverse().map((row) => ({
+      id: row.id,
+      periodStart: row.period_start,
+      periodEnd: row.period_end,
+      text: row.text,
+      tokens: row.tokens,
+    }));
+  }
+
+  async entryCount(sessionKey: string): Promise<number> {
+    return (
+      (await scalar<number>(this.db, "SELECT count(*) FROM memory_entries WHERE session_key = $1", [sessionKey])) ?? 0
+    );
+  }
+
+  syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
+    return this.index.syncMemoryFile(hash, modifiedAt, paragraphs);
+  }
+
+  search(query: string, scope: SearchScope): Promise<SearchHit[]> {
+    return this.index.search(query, scope);
+  }
+
+  indexPending(): Promise<number> {
+    return this.index.indexPending();
+  }
+}

@@ -1,0 +1,127 @@
+import { randomInt } from "node:crypto";
+import type { ChannelName } from "../bus/types.js";
+import { ownedJobs } from "./jobs.js";
+import type { Sql } from "./sql.js";
+import type { OpenRequest, PairingOptions, PairingRequest, PairingStore } from "./store.js";
+
+/** No 0/O or 1/I: codes are read aloud and typed by hand. */
+const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+const REQUEST = `channel, user_id AS "userId", user_name AS "userName", code, expires_at AS "expiresAt"`;
+
+/** Pairing codes for strangers and the list of users the owner approved. */
+export class SqlPairing implements PairingStore {
+  private readonly now: () => number;
+  private readonly ttlMs: number;
+  private readonly maxPending: number;
+
+  constructor(
+    private readonly db: Sql,
+    options: PairingOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.ttlMs = options.ttlMs ?? 60 * 60 * 1000;
+    this.maxPending = options.maxPending ?? 10;
+  }
+
+  async isApproved(channel: string, userId: string): Promise<boolean> {
+    const rows = await this.db.rows("SELECT 1 FROM approved_users WHERE channel = $1 AND user_id = $2", [
+      channel,
+      userId,
+    ]);
+    return rows.length === 1;
+  }
+
+  /** Asking again never piles up requests; a flood of strangers cannot lock the next real user out. */
+  request(channel: string, userId: string, userName: string): Promise<OpenRequest> {
+    const now = this.now();
+    return this.db.transaction(async (tx) => {
+      // One channel's requests change one process at a time (PostgreSQL): the cap and the codes stay exact.
+      if (tx.engine === "postgres") {
+        await tx.rows("SELECT pg_advisory_xact_lock(hashtext('pincer-pairing:' || $1))", [channel]);
+      }
+      await tx.run("DELETE FROM pairing_requests WHERE expires_at <= $1", [now]);
+      const [existing] = await tx.rows<PairingRequest & { toldAt: number | null }>(
+        `SELECT ${REQUEST}, told_at AS "toldAt" FROM pairing_requests WHERE channel = $1 AND user_id = $2`,
+        [channel, userId],
+      );
+      if (existing) return { ...existing, toldAt: existing.toldAt ?? undefined, isNew: false };
+      // At the cap, the oldest open requests make room for this one.
+      const open = await tx.rows<{ user_id: string }>(
+        `SELECT user_id FROM pairing_requests WHERE channel = $1 ORDER BY created_at DESC, ${tx.seq} DESC`,
+        [channel],
+      );
+      for (const { user_id } of open.slice(this.maxPending - 1)) {
+        await tx.run("DELETE FROM pairing_requests WHERE channel = $1 AND user_id = $2", [channel, user_id]);
+      }
+      const request = { channel, userId, userName, code: await freshCode(tx, channel), expiresAt: now + this.ttlMs };
+      await tx.run(
+        "INSERT INTO pairing_requests (channel, user_id, user_name, code, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        [channel, userId, userName, request.code, now, request.expiresAt],
+      );
+      return { ...request, isNew: true };
+    });
+  }
+
+  async markTold(channel: string, userId: string): Promise<void> {
+    await this.db.run("UPDATE pairing_requests SET told_at = $1 WHERE channel = $2 AND user_id = $3", [
+      this.now(),
+      channel,
+      userId,
+    ]);
+  }
+
+  approve(channel: string, code: string): Promise<{ user: PairingRequest; resumedJobs: number } | undefined> {
+    return this.db.transaction(async (tx) => {
+      const [user] = await tx.rows<PairingRequest>(
+        `DELETE FROM pairing_requests WHERE channel = $1 AND code = $2 AND expires_at > $3 RETURNING ${REQUEST}`,
+        [channel, code.trim().toUpperCase(), this.now()],
+      );
+      if (!user) return undefined;
+      await tx.run(
+        `INSERT INTO approved_users (channel, user_id, user_name, approved_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (channel, user_id) DO UPDATE SET user_name = excluded.user_name, approved_at = excluded.approved_at`,
+        [channel, user.userId, user.userName, this.now()],
+      );
+      const owner = { channel: channel as ChannelName, userId: user.userId };
+      return { user, resumedJobs: await ownedJobs(tx, "resume", owner) };
+    });
+  }
+
+  revoke(channel: string, userId: string, at = this.now()): Promise<{ revoked: boolean; pausedJobs: number }> {
+    return this.db.transaction(async (tx) => {
+      await tx.run("DELETE FROM pairing_requests WHERE channel = $1 AND user_id = $2", [channel, userId]);
+      const revoked = await tx.run("DELETE FROM approved_users WHERE channel = $1 AND user_id = $2", [channel, userId]);
+      const pausedJobs = await ownedJobs(tx, "pause", { channel: channel as ChannelName, userId }, at);
+      return { revoked: revoked === 1, pausedJobs };
+    });
+  }
+
+  /** Drops a stranger's open request (the control page's Deny); false when there was none. */
+  async deny(channel: string, userId: string): Promise<boolean> {
+    return (
+      (await this.db.run("DELETE FROM pairing_requests WHERE channel = $1 AND user_id = $2", [channel, userId])) > 0
+    );
+  }
+
+  pending(): Promise<PairingRequest[]> {
+    return this.db.rows<PairingRequest>(
+      `SELECT ${REQUEST} FROM pairing_requests WHERE expires_at > $1 ORDER BY created_at, ${this.db.seq}`,
+      [this.now()],
+    );
+  }
+
+  approved(): Promise<Array<{ channel: string; userId: string; userName: string }>> {
+    return this.db.rows(
+      `SELECT channel, user_id AS "userId", user_name AS "userName" FROM approved_users ORDER BY approved_at`,
+    );
+  }
+}
+
+/** Codes are unique per channel (the approve command names only the code). */
+async function freshCode(db: Sql, channel: string): Promise<string> {
+  for (;;) {
+    const code = Array.from({ length: 8 }, () => ALPHABET[randomInt(ALPHABET.length)]).join("");
+    const taken = await db.rows("SELECT 1 FROM pairing_requests WHERE channel = $1 AND code = $2", [channel, code]);
+    if (taken.length === 0) return code;
+  }
+}

@@ -1,0 +1,72 @@
+import type { SearchIndex } from "../memory.js";
+import { type Sql, scalar } from "../sql.js";
+import { buildFtsQuery, likePattern, makeSnippet } from "../sqlite/fts-query.js";
+import type { SearchHit, SearchScope, StoredRole } from "../store.js";
+
+/**
+ * Search on PostgreSQL: the same terms as SQLite's trigram index (pg_trgm's GIN indexes answer
+ * them, CJK included), ranked by how many terms a text holds and then by PostgreSQL's own
+ * full-text rank of its words.
+ */
+export class PostgresSearch implements SearchIndex {
+  constructor(private readonly db: Sql) {}
+
+  async syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
+    const current = await scalar<string>(this.db, "SELECT hash FROM memory_file_state WHERE id = 1");
+    if (current === hash) return;
+    await this.db.transaction(async (tx) => {
+      // Two processes syncing the same new file at once: the second waits, then replaces the same rows.
+      await tx.run("LOCK TABLE memory_file_paragraphs IN EXCLUSIVE MODE");
+      await tx.run("DELETE FROM memory_file_paragraphs");
+      await tx.run("INSERT INTO memory_file_paragraphs (text) SELECT * FROM unnest($1::text[])", [paragraphs]);
+      await tx.run(
+        `INSERT INTO memory_file_state (id, hash, modified_at) VALUES (1, $1, $2)
+         ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, modified_at = excluded.modified_at`,
+        [hash, modifiedAt],
+      );
+    });
+  }
+
+  async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
+    const fts = buildFtsQuery(query);
+    const terms = [...new Set([...fts.terms, ...fts.short])];
+    if (terms.length === 0) return [];
+    const patterns = terms.map(likePattern);
+    // $1 session, $2 MEMORY.md allowed, $3 limit, $4 the words for the full-text rank, $5… the patterns.
+    const hits = (column: string) => patterns.map((_, i) => `(${column} ILIKE $${i + 5})::int`).join(" + ");
+    const any = (column: string) => patterns.map((_, i) => `${column} ILIKE $${i + 5}`).join(" OR ");
+    const rank = (column: string) => `ts_rank(to_tsvector('simple', ${column}), websearch_to_tsquery('simple', $4))`;
+    const rows = await this.db.rows<{
+      kind: SearchHit["kind"];
+      role: StoredRole | null;
+      at: number;
+      text: string;
+    }>(
+      `SELECT kind, role, at, text FROM (
+         SELECT 'message' AS kind, m.id, m.role, m.created_at AS at, m.content AS text,
+                ${hits("m.content")} AS score, ${rank("m.content")} AS rank
+           FROM messages m JOIN conversations c ON c.id = m.conversation_id
+          WHERE c.session_key = $1 AND m.role IN ('user', 'assistant') AND (${any("m.content")})
+         UNION ALL
+         SELECT 'entry', e.id, NULL, e.period_end, e.text, ${hits("e.text")}, ${rank("e.text")}
+           FROM memory_entries e WHERE e.session_key = $1 AND (${any("e.text")})
+         UNION ALL
+         SELECT 'memory', p.id, NULL, (SELECT modified_at FROM memory_file_state WHERE id = 1), p.text,
+                ${hits("p.text")}, ${rank("p.text")}
+           FROM memory_file_paragraphs p WHERE $2 AND (${any("p.text")})
+       ) found ORDER BY score DESC, rank DESC, at DESC, id DESC LIMIT $3`,
+      [scope.sessionKey, scope.memoryFile, scope.limit, terms.join(" or "), ...patterns],
+    );
+    return rows.map((row) => ({
+      kind: row.kind,
+      role: row.role ?? undefined,
+      at: row.at,
+      snippet: makeSnippet(row.text, fts.terms),
+    }));
+  }
+
+  /** PostgreSQL keeps its indexes as rows are written: nothing waits to be indexed. */
+  async indexPending(): Promise<number> {
+    return 0;
+  }
+}

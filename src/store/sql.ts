@@ -1,0 +1,38 @@
+/**
+ * What the store's groups run their SQL on, the same for both engines: `$1, $2…` placeholders,
+ * standard SQL both understand (upserts, RETURNING), and the few things that differ behind it.
+ */
+export interface Sql {
+  readonly engine: "sqlite" | "postgres";
+  /** The column that orders a table's rows as inserted where no id does (SQLite's rowid, a bigserial here). */
+  readonly seq: "rowid" | "seq";
+  rows<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Runs a write; returns how many rows it changed. */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /** Runs `work` in one transaction: all of it commits, or none. Inside, `tx` is the transaction's. */
+  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  /** Tells every listening process (PostgreSQL's NOTIFY, sent at commit); nothing where one process is all there is. */
+  notify(channel: string, payload: string): Promise<void>;
+  /**
+   * The rows of `select` taken in `order` while their `tokens` add up to at most `budget` (the
+   * first `minRows` always), in that order. Costs depend on the budget where the engine can stop early.
+   */
+  budgeted<R extends { tokens: number }>(
+    select: string,
+    order: string,
+    params: readonly unknown[],
+    budget: number,
+    minRows?: number,
+  ): Promise<R[]>;
+}
+
+/** The first row's first column (a count, an id), or undefined. */
+export async function scalar<T>(db: Sql, sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
+  const [row] = await db.rows(sql, params);
+  return row === undefined ? undefined : (Object.values(row)[0] as T);
+}
+
+/** `$from, $from+1…` for each value: an IN list both engines read. */
+export function placeholders(values: readonly unknown[], from: number): string {
+  return values.map((_, i) => `$${from + i}`).join(", ") || "NULL";
+}

@@ -1,0 +1,116 @@
+import type { SearchIndex } from "../memory.js";
+import type { Sql } from "../sql.js";
+import type { SearchHit, SearchScope, StoredRole } from "../store.js";
+import { buildFtsQuery, likePattern, makeSnippet } from "./fts-query.js";
+
+/** `snippet` holds the whole text until makeSnippet cuts it. */
+interface Row {
+  kind: SearchHit["kind"];
+  id: number;
+  role: StoredRole | null;
+  at: number;
+  snippet: string;
+}
+
+/** The full-text index over memory in SQLite (FTS5, trigram). */
+export class SqliteSearch implements SearchIndex {
+  constructor(private readonly db: Sql) {}
+
+  /** Re-indexes MEMORY.md's paragraphs when the file changed since the last time. */
+  async syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
+    const [current] = await this.db.rows<{ hash: string }>("SELECT hash FROM memory_file_state WHERE id = 1");
+    if (current?.hash === hash) return;
+    await this.db.transaction(async (tx) => {
+      await tx.run("DELETE FROM memory_file_fts");
+      for (const p of paragraphs) await tx.run("INSERT INTO memory_file_fts (text) VALUES ($1)", [p]);
+      await tx.run(
+        `INSERT INTO memory_file_state (id, hash, modified_at) VALUES (1, $1, $2)
+         ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, modified_at = excluded.modified_at`,
+        [hash, modifiedAt],
+      );
+    });
+  }
+
+  /**
+   * BM25-ranked hits for `query` in what the session may see: its own messages (every
+   * conversation it had, also before /new), its memory entries, and MEMORY.md if allowed.
+   * Queries of only one- or two-character terms (too short for trigrams) scan with LIKE, newest first.
+   */
+  async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
+    await this.indexPending();
+    const fts = buildFtsQuery(query);
+    const params = [scope.sessionKey, scope.memoryFile ? 1 : 0, scope.limit];
+    const rows: Row[] = fts.match ? await this.matchRows(fts.match, params) : [];
+    if (rows.length < scope.limit && fts.short.length > 0) {
+      const seen = new Set(rows.map((r) => `${r.kind}:${r.id}`));
+      for (const row of await this.likeRows(fts.short, params)) {
+        if (rows.length >= scope.limit) break;
+        if (!seen.has(`${row.kind}:${row.id}`)) rows.push(row);
+      }
+    }
+    return rows.map((r) => ({
+      kind: r.kind,
+      role: r.role ?? undefined,
+      at: r.at,
+      snippet: makeSnippet(r.snippet, fts.terms),
+    }));
+  }
+
+  /**
+   * Adds the messages stored since the last call to the search index, in one transaction
+   * (a turn only marks its messages; see migration 16-fts-deferred). Returns how many.
+   */
+  async indexPending(): Promise<number> {
+    if ((await this.db.rows("SELECT 1 FROM messages_fts_pending LIMIT 1")).length === 0) return 0;
+    return this.db.transaction(async (tx) => {
+      const indexed = await tx.run(
+        "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM messages_fts_pending p JOIN messages m ON m.id = p.id",
+      );
+      await tx.run("DELETE FROM messages_fts_pending");
+      return indexed;
+    });
+  }
+
+  /** $1 the session, $2 whether MEMORY.md is searched, $3 the limit, $4 the FTS5 query. */
+  private matchRows(match: string, params: unknown[]): Promise<Row[]> {
+    return this.db.rows<Row>(
+      `SELECT * FROM (
+         SELECT 'message' AS kind, m.id AS id, m.role AS role, m.created_at AS at,
+                m.content AS snippet, bm25(messages_fts) AS score
+           FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+           JOIN conversations c ON c.id = m.conversation_id
+          WHERE messages_fts MATCH $4 AND c.session_key = $1
+         UNION ALL
+         SELECT 'entry', e.id, NULL, e.period_end, e.text, bm25(entries_fts)
+           FROM entries_fts JOIN memory_entries e ON e.id = entries_fts.rowid
+          WHERE entries_fts MATCH $4 AND e.session_key = $1
+         UNION ALL
+         SELECT 'memory', rowid, NULL, (SELECT modified_at FROM memory_file_state WHERE id = 1),
+                text, bm25(memory_file_fts)
+           FROM memory_file_fts WHERE $2 = 1 AND memory_file_fts MATCH $4
+       ) ORDER BY score, at DESC LIMIT $3`,
+      [...params, match],
+    );
+  }
+
+  /** A scan for terms too short for trigrams, best first by how many of them a text contains. */
+  private likeRows(terms: string[], params: unknown[]): Promise<Row[]> {
+    const hits = (column: string) => terms.map((_, i) => `(${column} LIKE $${i + 4} ESCAPE '\\')`).join(" + ");
+    return this.db.rows<Row>(
+      `SELECT * FROM (
+         SELECT 'message' AS kind, m.id AS id, m.role AS role, m.created_at AS at,
+                m.content AS snippet, ${hits("m.content")} AS score
+           FROM messages m JOIN conversations c ON c.id = m.conversation_id
+          WHERE c.session_key = $1 AND m.role IN ('user', 'assistant') AND m.content IS NOT NULL
+         UNION ALL
+         SELECT 'entry', e.id, NULL, e.period_end, e.text, ${hits("e.text")}
+           FROM memory_entries e WHERE e.session_key = $1
+         UNION ALL
+         SELECT 'memory', rowid, NULL, (SELECT modified_at FROM memory_file_state WHERE id = 1),
+                text, ${hits("text")}
+           FROM memory_file_fts WHERE $2 = 1
+       ) WHERE score > 0 ORDER BY score DESC, at DESC LIMIT $3`,
+      [...params, ...terms.map(likePattern)],
+    );
+  }
+}

@@ -1,0 +1,96 @@
+import type { Sql } from "../sql.js";
+import type { Database } from "./database.js";
+
+/** better-sqlite3 binds `$1, $2…` by name ("1", "2"…), and takes no booleans. */
+function bind(params: readonly unknown[]): Record<string, unknown> {
+  const named: Record<string, unknown> = {};
+  params.forEach((value, i) => {
+    named[i + 1] = typeof value === "boolean" ? Number(value) : value;
+  });
+  return named;
+}
+
+/**
+ * The store's SQL on pincer's one SQLite connection. Every call runs synchronously; a transaction
+ * is BEGIN IMMEDIATE … COMMIT around its work, and while one is open any other query waits for it
+ * (on one connection it would otherwise become part of it).
+ */
+export function sqliteSql(db: Database): Sql {
+  let open: Promise<unknown> | undefined;
+  // The check and the start run in one step (no await between them), so two waiting callers never both go.
+  const idle = async () => {
+    while (open) await open.catch(() => {});
+  };
+  const inside: Sql = {
+    engine: "sqlite",
+    seq: "rowid",
+    async rows<R>(sql: string, params: readonly unknown[] = []) {
+      return db.prepare(sql).all(bind(params)) as R[];
+    },
+    async run(sql, params = []) {
+      return db.prepare(sql).run(bind(params)).changes;
+    },
+    transaction: (work) => work(inside),
+    async notify() {},
+    async budgeted<R extends { tokens: number }>(
+      select: string,
+      order: string,
+      params: readonly unknown[],
+      budget: number,
+      minRows = 0,
+    ) {
+      const rows = db.prepare(`${select} ORDER BY ${order}`).iterate(bind(params)) as IterableIterator<R>;
+      const picked: R[] = [];
+      let used = 0;
+      // Walks the index and stops at the budget: the cost depends on the budget, not on the table.
+      for (const row of rows) {
+        if (picked.length >= minRows && used + row.tokens > budget) break;
+        used += row.tokens;
+        picked.push(row);
+      }
+      rows.return?.();
+      return picked;
+    },
+  };
+  return {
+    ...inside,
+    async rows<R>(sql: string, params?: readonly unknown[]) {
+      while (open) await idle();
+      return inside.rows<R>(sql, params);
+    },
+    async run(sql, params) {
+      while (open) await idle();
+      return inside.run(sql, params);
+    },
+    async budgeted<R extends { tokens: number }>(
+      select: string,
+      order: string,
+      params: readonly unknown[],
+      budget: number,
+      minRows?: number,
+    ) {
+      while (open) await idle();
+      return inside.budgeted<R>(select, order, params, budget, minRows);
+    },
+    async transaction(work) {
+      while (open) await idle();
+      const done = (async () => {
+        db.exec("BEGIN IMMEDIATE");
+        try {
+          const result = await work(inside);
+          db.exec("COMMIT");
+          return result;
+        } catch (err) {
+          if (db.inTransaction) db.exec("ROLLBACK");
+          throw err;
+        }
+      })();
+      open = done;
+      try {
+        return await done;
+      } finally {
+        if (open === done) open = undefined;
+      }
+    },
+  };
+}
