@@ -12,7 +12,13 @@ async function deliver(handler: OutboundHandler) {
   const db = openDatabase(":memory:");
   const journal = sqliteStoreOn(db).journal;
   const id = await journal.recordOutbound(reply);
-  const row = () => db.prepare("SELECT status, parts_sent AS parts FROM outbox WHERE id = ?").get(id);
+  // A pending row's parts are counted beside it (outbox_progress).
+  const row = () =>
+    db
+      .prepare(
+        "SELECT status, max(o.parts_sent, coalesce(p.parts_sent, 0)) AS parts FROM outbox o LEFT JOIN outbox_progress p ON p.id = o.id WHERE o.id = ?",
+      )
+      .get(id);
   const outcomes: DeliveryOutcome[] = [];
   const sent: Array<{ waitedMs: number; sendMs: number }> = [];
   const seen: unknown[] = [];
