@@ -56,6 +56,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
   const { config, bus, log } = deps;
   const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
   const client = new Client(clientOptions(config.discordApiUrl));
+  let running = new AbortController();
 
   const typing = createTypingIndicator({
     sendTyping: (channelId) => client.rest.post(Routes.channelTyping(channelId)),
@@ -72,6 +73,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
     maxBytes: config.media.maxBytes,
     maxAudioSeconds: config.media.maxAudioSeconds,
     botId: () => client.user?.id ?? "",
+    signal: () => running.signal,
   });
   const sendOutbound = createOutboundHandler({ rest: client.rest, log });
   let stopActivity: (() => void) | undefined;
@@ -94,6 +96,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
     },
     async start() {
       if (!config.discordToken) throw new Error("DISCORD_BOT_TOKEN is not set");
+      running = new AbortController();
       const ready = once(client, Events.ClientReady);
       ready.catch(() => {}); // a failed login rejects below; this only keeps the rejection handled
       try {
@@ -110,6 +113,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
     },
     async stop() {
       started = false;
+      running.abort();
       await bus.unsubscribeOutbound("discord");
       stopActivity?.();
       typing.stopAll();

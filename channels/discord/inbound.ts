@@ -2,6 +2,7 @@ import type { Message } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { InboundMessage } from "../../src/bus/types.js";
+import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { downloadAttachments } from "./attachments.js";
 import { MessageReferenceType, MessageType } from "./library.js";
 import { cleanContent, conversationOf, decide, type GuildPolicy, type MessageFacts, quoteOf } from "./policy.js";
@@ -16,6 +17,8 @@ export interface InboundDeps {
   maxBytes: number;
   maxAudioSeconds: number;
   botId: () => string;
+  /** Aborted when the channel stops: until then, a message's store write is retried (Discord does not send it again). */
+  signal: () => AbortSignal;
 }
 
 /** User messages; joins, pins, boosts and other system messages never reach the model. */
@@ -46,8 +49,10 @@ export function createInboundHandler(deps: InboundDeps) {
       receivedAt: message.createdTimestamp || Date.now(),
       sessionKey: conversation.sessionKey,
     };
+    // The store may be away (the gate reads it too): both calls are retried until it answers.
+    const retries = inboundRetries(deps.log, deps.signal());
     // Before any download: a stranger's files are never fetched (the gate answers them itself).
-    if (!(await deps.bus.screenInbound(envelope))) return;
+    if (!(await untilStored(() => deps.bus.screenInbound(envelope), retries))) return;
     const names = new Map(
       message.mentions.users.map((user) => [user.id, displayName(message, user.id) ?? user.username]),
     );
@@ -81,7 +86,7 @@ export function createInboundHandler(deps: InboundDeps) {
       media: attachments.paths,
       ...(Object.keys(meta).length > 0 ? { meta } : {}),
     };
-    if (!(await deps.bus.publishInbound(inbound)))
+    if (!(await untilStored(() => deps.bus.publishInbound(inbound), retries)))
       deps.log.debug({ id: message.id, sessionKey }, "not accepted: a replayed message, or refused by the gate");
   }
 

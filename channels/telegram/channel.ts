@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
-import type { RunnerHandle } from "@grammyjs/runner";
 import type { Bot as GrammyBot } from "grammy";
+import type { Update } from "grammy/types";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
@@ -10,7 +10,7 @@ import { COMMANDS } from "../../src/bus/commands.js";
 import type { Config } from "../../src/config/config.js";
 import { trackConnection } from "./connection.js";
 import { createInboundHandlers } from "./inbound.js";
-import { Api, Bot, GrammyError, run, sequentialize, webhookCallback } from "./library.js";
+import { Api, Bot, Context, GrammyError, webhookCallback } from "./library.js";
 import { createSender } from "./outbound.js";
 import { backoffDelay, DEFAULT_RETRY_POLICY, installRetries, type RetryPolicy } from "./retry.js";
 import { createTypingIndicator } from "./typing.js";
@@ -56,8 +56,7 @@ export interface TelegramChannelDeps {
 const ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat_member"] as const;
 
 /**
- * The Telegram adapter: long polling through @grammyjs/runner (updates of one chat in order,
- * chats in parallel) or a webhook server, publishing to the bus and rendering the replies.
+ * The Telegram adapter: long polling (updates of one chat in order, chats in parallel) or a webhook server, publishing to the bus and rendering the replies.
  */
 export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   const { config, bus, log } = deps;
@@ -68,7 +67,6 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   const connection = trackConnection();
   bot.api.config.use(connection.transformer);
   installRetries(bot.api, timing.retry, log);
-  bot.use(sequentialize((ctx) => ctx.chat?.id.toString()));
   bot.use(
     createInboundHandlers({
       bus,
@@ -82,9 +80,10 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         timeoutMs: timing.downloadTimeoutMs,
       },
       log,
+      signal: () => shutdown.signal,
     }),
   );
-  // One bad update is logged and skipped; it never stops the polling.
+  // One bad update is logged and skipped; it never stops the polling (the webhook's handler).
   bot.catch((err) => log.error({ err: err.error, updateId: err.ctx.update.update_id }, "telegram update failed"));
 
   // Typing and command registration are best effort: a client without the retry layers, so a
@@ -99,7 +98,6 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   });
 
   let stopped = false;
-  let runner: RunnerHandle | undefined;
   let webhookServer: Server | undefined;
   let supervisor: Promise<void> | undefined;
   const sleepers = new Set<() => void>();
@@ -141,24 +139,48 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     }
   }
 
-  /** Keeps the poller running: reconnects whenever it stops with an error, forever. */
+  /**
+   * Handles one getUpdates batch: each chat's updates in order, chats side by side. A handler
+   * that fails is logged and skipped; one whose store write is still being retried when the
+   * channel stops throws, and since no further getUpdates follows, Telegram keeps the batch.
+   */
+  async function handleBatch(updates: Update[]): Promise<void> {
+    const chats = new Map<string, Update[]>();
+    for (const update of updates) {
+      const chat = String(new Context(update, bot.api, bot.botInfo).chat?.id);
+      chats.set(chat, [...(chats.get(chat) ?? []), update]);
+    }
+    await Promise.all(
+      [...chats.values()].map(async (list) => {
+        for (const update of list) {
+          if (stopped) return;
+          await bot.handleUpdate(update).catch((err: unknown) => {
+            if (!stopped) log.error({ err: describe(err), updateId: update.update_id }, "telegram update failed");
+          });
+        }
+      }),
+    );
+  }
+
+  /**
+   * Long polling, our own loop rather than a runner's: the offset that confirms a batch to
+   * Telegram is sent only after every update of it was handled (stored in the inbox), so an
+   * update is never confirmed while its inbox row is still missing. Reconnects forever.
+   */
   async function supervisePolling(): Promise<void> {
+    let offset = 0;
     while (!stopped) {
       await persist("connecting to Telegram", async () => {
         if (!bot.isInited()) bot.botInfo = await bot.api.getMe(apiSignal());
         await bot.api.deleteWebhook(undefined, apiSignal());
       });
-      if (stopped) return;
-      runner = run(bot, {
-        runner: {
-          fetch: { timeout: timing.pollTimeoutSeconds, allowed_updates: ALLOWED_UPDATES },
-          silent: true,
-          maxRetryTime: Number.POSITIVE_INFINITY,
-          retryInterval: timing.reconnectBaseMs,
-        },
-      });
       try {
-        await runner.task();
+        while (!stopped) {
+          const params = { offset, timeout: timing.pollTimeoutSeconds, allowed_updates: ALLOWED_UPDATES };
+          const updates = await bot.api.getUpdates(params, apiSignal());
+          await handleBatch(updates);
+          if (!stopped && updates.length > 0) offset = Math.max(...updates.map((u) => u.update_id)) + 1;
+        }
       } catch (err) {
         if (!stopped) log.error({ err: describe(err) }, "telegram polling stopped; reconnecting");
       }
@@ -176,7 +198,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         .slice(0, 64);
     const handle = webhookCallback(bot, "http", {
       secretToken: secret,
-      onTimeout: "return",
+      // A 500 after 9 s, not a 200: Telegram sends the update again unless its inbox row was written.
+      onTimeout: "throw",
       timeoutMilliseconds: 9000,
     });
     const path = new URL(url).pathname;
@@ -247,7 +270,6 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       typing.stopAll();
       offActivity?.();
       await bus.unsubscribeOutbound("telegram");
-      await runner?.stop();
       await supervisor;
       if (webhookServer) {
         webhookServer.closeAllConnections();

@@ -3,6 +3,7 @@ import type { Message } from "grammy/types";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import { type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
+import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { groupDecision } from "./gating.js";
 import { Composer } from "./library.js";
 import { downloadAttachment, type MediaDeps } from "./media.js";
@@ -13,6 +14,8 @@ export interface InboundDeps {
   allowedGroups: string[];
   media: Omit<MediaDeps, "api">;
   log: Logger;
+  /** Aborted when the channel stops: a message not stored by then is not confirmed to Telegram. */
+  signal: () => AbortSignal;
 }
 
 /**
@@ -79,8 +82,10 @@ export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context
       sessionKey: sessionKeyOf("telegram", normalized.chatId, normalized.threadId),
       ...(Object.keys(normalized.meta).length > 0 ? { meta: normalized.meta } : {}),
     };
+    // The store may be away (the gate reads it too): both calls are retried until it answers.
+    const retries = inboundRetries(log, deps.signal());
     // Before any download: a stranger's files are never fetched (the gate answers them itself).
-    if (!(await deps.bus.screenInbound(inbound))) return;
+    if (!(await untilStored(() => deps.bus.screenInbound(inbound), retries))) return;
     const media: string[] = [];
     const notes: string[] = [];
     for (const [index, attachment] of normalized.attachments.entries()) {
@@ -93,7 +98,7 @@ export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context
       else notes.push(outcome.note);
     }
     const text = [normalized.text, ...notes].filter(Boolean).join("\n");
-    if (!(await deps.bus.publishInbound({ ...inbound, text, media }))) {
+    if (!(await untilStored(() => deps.bus.publishInbound({ ...inbound, text, media }), retries))) {
       log.debug({ chatId: inbound.chatId, id: inbound.id }, "not accepted: a replayed update, or refused by the gate");
     }
   }

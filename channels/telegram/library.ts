@@ -7,9 +7,7 @@ import { createRequire } from "node:module";
  */
 const require = createRequire(import.meta.url);
 const grammy = require("grammy") as typeof import("grammy");
-const runner = require("@grammyjs/runner") as typeof import("@grammyjs/runner");
 const retry = require("@grammyjs/auto-retry") as typeof import("@grammyjs/auto-retry");
 
-export const { Api, Bot, Composer, GrammyError, HttpError, InputFile, webhookCallback } = grammy;
-export const { run, sequentialize } = runner;
+export const { Api, Bot, Composer, Context, GrammyError, HttpError, InputFile, webhookCallback } = grammy;
 export const { autoRetry } = retry;

@@ -85,7 +85,7 @@ function keepPolling(policy: RetryPolicy, log: Logger): Transformer {
       let wait: number;
       try {
         const result = await prev(method, payload, signal);
-        // 401 and 404 mean the token is wrong: no amount of waiting fixes that, the runner reports it.
+        // 401 and 404 mean the token is wrong: no amount of waiting fixes that, the poll loop reports it.
         if (result.ok || result.error_code === 401 || result.error_code === 404) {
           if (result.ok && failingSince !== undefined) {
             log.info({ failures, downMs: Date.now() - failingSince }, "telegram polling recovered");

@@ -10,6 +10,11 @@ export function outboxLog(log: Logger): SenderEvents {
         { channel, chatId: row.msg.chatId, outboxId: row.id, err: describe(err), retryInMs: delayMs },
         first ? "could not send; retrying with backoff until it works" : "could not send again",
       ),
+    onStoreFailure: (channel, err, failures) =>
+      (failures === 1 ? log.warn.bind(log) : log.debug.bind(log))(
+        { channel, err: describe(err), failures },
+        "could not read or write the outbox; sending waits until the store answers",
+      ),
     onRecovered: (channel, failures) => log.info({ channel, failures }, "sending works again"),
     onSent: (channel, row, waitedMs, sendMs) =>
       log.debug({ channel, outboxId: row.id, waitedMs, sendMs: Math.round(sendMs * 100) / 100 }, "sent"),

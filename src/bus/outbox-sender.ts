@@ -7,6 +7,7 @@ import {
   retryDelay,
 } from "./delivery.js";
 import type { ChannelName, DeliveryOutcome, DeliveryReceipt } from "./types.js";
+import { untilStored } from "./until-stored.js";
 
 /** What the sender reports; the app turns these into log lines. */
 export interface SenderEvents {
@@ -18,6 +19,8 @@ export interface SenderEvents {
   onDeadLetter?(channel: ChannelName, row: OutboxRow, err: unknown, reason: "refused" | "expired"): void;
   /** The outcome of every attempt at a row (sent, refused and dead-lettered, or failed for now). */
   onAttempt?(row: OutboxRow, outcome: DeliveryOutcome): void;
+  /** The outbox could not be read or written (the database is away); sending waits for it. */
+  onStoreFailure?(channel: ChannelName, err: unknown, failures: number): void;
   /** A row went out: it waited `waitedMs` in the outbox, the platform took `sendMs` (debug log). */
   onSent?(channel: ChannelName, row: OutboxRow, waitedMs: number, sendMs: number): void;
 }
@@ -86,62 +89,82 @@ export class ChannelSender {
   }
 
   private async run(): Promise<void> {
-    while (!this.stopped) {
-      this.woken = false;
-      const heads = await this.journal.outboxHeads(this.channel);
-      if (heads.length === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
-      const now = Date.now();
-      const due = heads.filter((row) => row.nextAttemptAt <= now);
-      if (due.length === 0) {
-        const next = Math.min(...heads.map((row) => row.nextAttemptAt));
-        await this.sleep(Number.isFinite(next) ? next - now : undefined);
-        continue;
+    for (let failures = 0; !this.stopped; ) {
+      try {
+        await this.round();
+        failures = 0;
+      } catch (err) {
+        // The journal failed: nothing is sent until it answers again, and the loop never dies.
+        if (this.stopped) return;
+        this.events.onStoreFailure?.(this.channel, err, ++failures);
+        await this.sleep(retryDelay(failures, { baseDelayMs: 250, maxDelayMs: 5000 }));
       }
-      // The heads are one row per chat, so sending them side by side keeps every chat in order.
-      let next = 0;
-      const lane = async () => {
-        while (!this.stopped && next < due.length) await this.attempt(due[next++]);
-      };
-      await Promise.all(Array.from({ length: Math.min(PARALLEL_CHATS, due.length) }, lane));
     }
   }
 
+  private async round(): Promise<void> {
+    this.woken = false;
+    const heads = await this.journal.outboxHeads(this.channel);
+    if (heads.length === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    const now = Date.now();
+    const due = heads.filter((row) => row.nextAttemptAt <= now);
+    if (due.length === 0) {
+      const next = Math.min(...heads.map((row) => row.nextAttemptAt));
+      await this.sleep(Number.isFinite(next) ? next - now : undefined);
+      return;
+    }
+    // The heads are one row per chat, so sending them side by side keeps every chat in order.
+    let next = 0;
+    const lane = async () => {
+      while (!this.stopped && next < due.length) await this.attempt(due[next++]);
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_CHATS, due.length) }, lane));
+  }
+
   private async attempt(row: OutboxRow): Promise<void> {
-    const { journal } = this;
-    let partsSent = row.partsSent;
     const controller = new AbortController();
     this.inFlight.add(controller);
+    try {
+      await this.send(row, controller.signal);
+    } finally {
+      this.inFlight.delete(controller);
+    }
+  }
+
+  private async send(row: OutboxRow, signal: AbortSignal): Promise<void> {
+    const { journal } = this;
+    let partsSent = row.partsSent;
     let receipt: DeliveryReceipt | undefined;
     /** The handler said its last part went out, and the row was recorded as sent with it. */
     let delivered = false;
     const waitedMs = Date.now() - row.createdAt;
     const sending = performance.now();
+    // The platform took a part: its record is retried (within the stop's grace), never sent again for it.
+    const record = (write: () => Promise<void>) => untilStored(write, { signal });
     try {
       receipt = (await this.handler(row.msg, {
         partsSent: row.partsSent,
         markPartSent: async (last) => {
-          partsSent++;
-          if (!last) return journal.markOutboundPartSent(row.id, partsSent);
-          await journal.markOutboundSent(row.id, partsSent);
+          const parts = ++partsSent;
+          if (!last) return record(() => journal.markOutboundPartSent(row.id, parts));
+          await record(() => journal.markOutboundSent(row.id, parts));
           delivered = true;
         },
-        signal: controller.signal,
+        signal,
       })) as DeliveryReceipt | undefined;
     } catch (err) {
       // A failure after the last part went out changes nothing: the message was delivered.
       if (!delivered) {
         // Cut short by stop(): not a failure of the platform; the row simply stays pending.
-        if (!controller.signal.aborted) await this.failed({ ...row, partsSent }, err);
+        if (!signal.aborted) await this.failed({ ...row, partsSent }, err);
         return;
       }
-    } finally {
-      this.inFlight.delete(controller);
     }
     if (!delivered && receipt?.refused) {
       await this.failed({ ...row, partsSent }, new DeliveryError(receipt.refused, { permanent: true }));
       return;
     }
-    if (!delivered) await journal.markOutboundSent(row.id);
+    if (!delivered) await record(() => journal.markOutboundSent(row.id));
     this.events.onSent?.(this.channel, row, waitedMs, performance.now() - sending);
     if (this.failuresInARow > 0) this.events.onRecovered?.(this.channel, this.failuresInARow);
     this.failuresInARow = 0;

@@ -1,0 +1,60 @@
+import { setTimeout as pause } from "node:timers/promises";
+import type { Logger } from "pino";
+import { retryDelay } from "./delivery.js";
+
+export interface UntilStoredOptions {
+  /** Ends the retries (the channel stops, the send's grace ran out); the last failure is thrown. */
+  signal: AbortSignal;
+  /** Each failure, counted from 1: the caller logs the first one and the recovery. */
+  onFailure?(err: unknown, failures: number): void;
+  /** It worked after `failures` failures. */
+  onRecovered?(failures: number): void;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+/**
+ * Runs a store operation that must not be skipped — an arriving message's inbox row, the record
+ * that a reply went out — until it works: a failure (the database away, a locked file) is retried
+ * with capped backoff until `signal` aborts. Then it throws, and the caller must act as if the
+ * operation never happened (a platform is not told the message was taken).
+ */
+export async function untilStored<T>(operation: () => Promise<T>, options: UntilStoredOptions): Promise<T> {
+  const timing = { baseDelayMs: options.baseDelayMs ?? 250, maxDelayMs: options.maxDelayMs ?? 5000 };
+  for (let failures = 1; ; failures++) {
+    options.signal.throwIfAborted();
+    try {
+      // A call the store never answers (the network paused) is left behind once the signal aborts.
+      const result = await unlessAborted(operation(), options.signal);
+      if (failures > 1) options.onRecovered?.(failures - 1);
+      return result;
+    } catch (err) {
+      if (options.signal.aborted) throw err;
+      options.onFailure?.(err, failures);
+    }
+    await pause(retryDelay(failures, timing), undefined, { signal: options.signal });
+  }
+}
+
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** The options a channel uses for an arriving message: the first failure and the recovery are logged. */
+export function inboundRetries(log: Pick<Logger, "warn" | "info">, signal: AbortSignal): UntilStoredOptions {
+  return {
+    signal,
+    onFailure: (err, failures) => {
+      if (failures === 1)
+        log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          "could not store an arriving message; it is not confirmed to the platform, retrying until the store answers",
+        );
+    },
+    onRecovered: (failures) => log.info({ failures }, "stored the arriving message after the store came back"),
+  };
+}
