@@ -125,6 +125,8 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     log: log.child({ part: "scheduler" }),
     ownerHasAccess: (owner) => access.hasAccess(owner.channel, owner.userId),
     now: wallClock && (() => wallClock().getTime()),
+    // Clustered: a job added on another process is seen within a second, not at the next minute.
+    maxSleepMs: clustering ? 1000 : undefined,
   });
   const { audit, memory } = store;
   // What each endpoint's context is, learned from the servers and remembered across restarts.

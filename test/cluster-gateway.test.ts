@@ -152,6 +152,67 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     expect(replies()).toEqual(["re: paused"]);
   }, 120_000);
 
+  it("fires each reminder once while the scheduler's holder is killed with SIGKILL at its tick and before one", async () => {
+    const asked = /set it up: (.+)/;
+    const fired: string[] = [];
+    model.respond((request) => {
+      const last = request.messages.at(-1);
+      const text = lastUserText(request.messages);
+      if (last?.role === "tool") return { content: `Okay. ${String(last.content).split("\n")[0]}` };
+      const due = asked.exec(text);
+      if (due) {
+        fired.push(due[1]);
+        return { content: `REMINDER: ${due[1]}` };
+      }
+      const remind = /remind (\w+) in (\d+)/.exec(text);
+      if (remind) {
+        const at = new Date(Date.now() + Number(remind[2]) * 1000).toISOString();
+        return { toolCalls: [{ name: "cron", arguments: { action: "add", message: remind[1], at } }] };
+      }
+      return { content: `re: ${text.replace(/^.*\n/s, "")}` };
+    });
+    const daemons = [gateway(), gateway(), gateway()];
+    await allUp(daemons);
+    await fakes.until(async () => holderOf("scheduler", daemons), "a scheduler", 30_000);
+    say("remind pizza in 5");
+    await fakes.until(
+      () => replies().filter((r) => r.startsWith("Okay.")).length === 1,
+      "the first confirmation",
+      30_000,
+    );
+    say("remind tea in 14");
+    await fakes.until(
+      () => replies().filter((r) => r.startsWith("Okay.")).length === 2,
+      "the second confirmation",
+      30_000,
+    );
+    // Killed at its tick: the moment the first reminder's run reaches the model.
+    const first = (await holderOf("scheduler", daemons)) as Daemon;
+    await fakes.until(() => fired.includes("pizza"), "the first reminder to fire", 30_000);
+    await killHard(first);
+    // The next holder, killed before the second one is due.
+    const second = (await fakes.until(
+      async () =>
+        holderOf(
+          "scheduler",
+          daemons.filter((d) => d !== first),
+        ),
+      "another scheduler",
+      30_000,
+    )) as Daemon;
+    expect(fired).not.toContain("tea");
+    await killHard(second);
+    await fakes.until(() => replies().includes("REMINDER: tea"), "the second reminder", 60_000);
+    await fakes.until(() => replies().includes("REMINDER: pizza"), "the first reminder", 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(
+      replies()
+        .filter((r) => r.startsWith("REMINDER:"))
+        .sort(),
+    ).toEqual(["REMINDER: pizza", "REMINDER: tea"]);
+    expect(replies()).toHaveLength(4);
+  }, 180_000);
+
   it("sends a reply once when PostgreSQL restarts between Telegram taking it and the outbox recording it", async () => {
     const daemons = [gateway(), gateway()];
     await allUp(daemons);
