@@ -1,5 +1,5 @@
 import { type Sql, scalar } from "./sql.js";
-import type { ConversationStore, StoredMessage, StoredRole, ToolCallRecord } from "./store.js";
+import type { StoredMessage, StoredRole, ToolCallRecord } from "./types.js";
 
 /** Tokens a message costs in a request; stored with it so picking history needs no tokenizer. */
 export type CountTokens = (message: StoredMessage) => number;
@@ -7,12 +7,17 @@ export type CountTokens = (message: StoredMessage) => number;
 /** Rows a multi-row insert takes at once (SQLite allows 32,766 parameters in a statement). */
 const INSERT_ROWS = 500;
 
-export class SqlConversations implements ConversationStore {
+/**
+ * Conversations and their messages. A session key has one open conversation at a time;
+ * `/new` archives it and the next message starts another.
+ */
+export class SqlConversations {
   constructor(
     private readonly db: Sql,
     private readonly countTokens: CountTokens,
   ) {}
 
+  /** Starts a fresh conversation for the session (the old one stays in the database). */
   archive(sessionKey: string): Promise<void> {
     return archiveConversation(this.db, sessionKey);
   }
@@ -21,6 +26,11 @@ export class SqlConversations implements ConversationStore {
     return this.db.transaction((tx) => appendMessages(tx, this.countTokens, sessionKey, messages));
   }
 
+  /**
+   * The newest messages of the open conversation that fit in `tokenBudget`, oldest first, starting
+   * at a user message, leaving out those consolidated into memory entries. Costs depend on the
+   * budget, not on the length of the conversation.
+   */
   async recent(sessionKey: string, tokenBudget: number): Promise<StoredMessage[]> {
     // A new chat has no history: its conversation is created with its first messages (append),
     // in the turn's own transaction, not in a commit of its own here.
@@ -55,6 +65,7 @@ export class SqlConversations implements ConversationStore {
     return firstUser === -1 ? [] : picked.slice(firstUser);
   }
 
+  /** Messages of the session's open conversation. */
   async count(sessionKey: string): Promise<number> {
     const conversationId = await openConversation(this.db, sessionKey);
     if (conversationId === undefined) return 0;

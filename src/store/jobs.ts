@@ -3,7 +3,7 @@ import type { ChannelName } from "../bus/types.js";
 import type { Schedule } from "../scheduler/schedule.js";
 import { acceptInbound } from "./journal.js";
 import { placeholders, type Sql, scalar } from "./sql.js";
-import type { CronJob, JobOwner, JobSlot, JobStore, NewJob } from "./store.js";
+import type { CronJob, JobOwner, JobSlot, NewJob } from "./types.js";
 
 interface JobRow {
   id: string;
@@ -30,7 +30,7 @@ interface JobRow {
 }
 
 /** Cron jobs. Every read goes to the database, so a `pincer cron remove` from another process is seen. */
-export class SqlJobs implements JobStore {
+export class SqlJobs {
   constructor(private readonly db: Sql) {}
 
   async add(job: NewJob): Promise<CronJob> {
@@ -71,6 +71,7 @@ export class SqlJobs implements JobStore {
     return (await this.list("WHERE id = $1", [id]))[0];
   }
 
+  /** One conversation's jobs, soonest first. */
   listBySession(sessionKey: string): Promise<CronJob[]> {
     return this.list("WHERE session_key = $1", [sessionKey]);
   }
@@ -83,6 +84,7 @@ export class SqlJobs implements JobStore {
     return (await scalar<number>(this.db, "SELECT count(*) FROM cron_jobs WHERE session_key = $1", [sessionKey])) ?? 0;
   }
 
+  /** Removes a job; with `sessionKey`, only if it belongs to that conversation. */
   async remove(id: string, sessionKey?: string): Promise<boolean> {
     const removed =
       sessionKey === undefined
@@ -95,6 +97,7 @@ export class SqlJobs implements JobStore {
     await this.db.run("UPDATE cron_jobs SET paused_at = $1 WHERE id = $2", [at, id]);
   }
 
+  /** Unpaused jobs due at `now`, the most overdue first; only those of `channels` when given. */
   due(now: number, channels?: readonly ChannelName[]): Promise<CronJob[]> {
     return this.list(`WHERE next_run_at <= $1 AND paused_at IS NULL${channelFilter(channels, 2)}`, [
       now,
@@ -111,10 +114,16 @@ export class SqlJobs implements JobStore {
     return next ?? undefined;
   }
 
+  /** Moves a job to its next run without running it (a failed attempt waits). */
   async postpone(id: string, nextRunAt: number): Promise<void> {
     await this.db.run("UPDATE cron_jobs SET next_run_at = $1 WHERE id = $2", [nextRunAt, id]);
   }
 
+  /**
+   * Takes one slot of a job, all or nothing: moves (or removes) the job and accepts the run into
+   * the inbox, only if the job is still at `scheduledAt` (no other process took it). `taken`:
+   * the job moved; `accepted`: the run entered the inbox now (false for a replay).
+   */
   takeSlot(slot: JobSlot): Promise<{ taken: boolean; accepted: boolean }> {
     const { jobId, scheduledAt, nextRunAt, run } = slot;
     return this.db.transaction(async (tx) => {

@@ -1,8 +1,8 @@
-import type { OutboxRow } from "../bus/delivery.js";
+import type { BusJournal, OutboxRow } from "../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
 import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
 import { type Sql, scalar } from "./sql.js";
-import type { JournalStore, PendingOutbound, StoredMessage, TurnSoFar, TurnStepStore, TurnStore } from "./store.js";
+import type { PendingOutbound, StoredMessage, TurnSoFar } from "./types.js";
 
 /** Channels a process LISTENs on (PostgreSQL): another process recorded something for it. */
 export const NOTIFY_OUTBOX = "pincer_outbox";
@@ -30,13 +30,17 @@ interface OutboxRecord {
 }
 
 /** The inbox and outbox: accepted messages survive a crash, delivered replies are not resent. */
-export class SqlJournal implements JournalStore {
+export class SqlJournal implements BusJournal {
   constructor(private readonly db: Sql) {}
 
   acceptInbound(msg: InboundMessage): Promise<boolean> {
     return acceptInbound(this.db, msg);
   }
 
+  /**
+   * Counts a start of the message's turn and returns how many there have been, this one included.
+   * A count above one means earlier turns were cut off by a crash: the daemon died during them.
+   */
   async recordTurnStart(msg: InboundMessage): Promise<number> {
     return (
       (await scalar<number>(this.db, "UPDATE inbox SET starts = starts + 1 WHERE id = $1 RETURNING starts", [
@@ -45,12 +49,17 @@ export class SqlJournal implements JournalStore {
     );
   }
 
+  /** Takes back a start: the turn was stopped by an orderly shutdown, not by a crash. */
   async forgetTurnStart(msg: InboundMessage): Promise<void> {
     await this.db.run("UPDATE inbox SET starts = CASE WHEN starts > 0 THEN starts - 1 ELSE 0 END WHERE id = $1", [
       inboxId(msg),
     ]);
   }
 
+  /**
+   * Counts a try of the message that found the model unavailable (begun at `triedAt`); returns
+   * the tries so far and when the first of them began (kept across restarts).
+   */
   async recordModelWait(msg: InboundMessage, triedAt: number): Promise<{ tries: number; since: number }> {
     const [row] = await this.db.rows<{ tries: number; since: number }>(
       `UPDATE inbox SET model_tries = model_tries + 1, model_failed_at = coalesce(model_failed_at, $1)
@@ -60,15 +69,18 @@ export class SqlJournal implements JournalStore {
     return row ?? { tries: 1, since: triedAt };
   }
 
+  /** Marks the message done (its turn's steps go with it). */
   completeInbound(msg: InboundMessage): Promise<void> {
     return this.db.transaction((tx) => completeInbound(tx, msg));
   }
 
+  /** True while the message is accepted but its turn has not finished. */
   async isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> {
     const rows = await this.db.rows("SELECT 1 FROM inbox WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
     return rows.length === 1;
   }
 
+  /** Messages accepted but never finished, oldest first: the turns to run again after a restart. */
   async pendingInbound(): Promise<InboundMessage[]> {
     const rows = await this.db.rows<{ payload: string }>(
       `SELECT payload FROM inbox WHERE status = 'pending' ORDER BY received_at, ${this.db.seq}`,
@@ -97,6 +109,7 @@ export class SqlJournal implements JournalStore {
     }));
   }
 
+  /** Every pending row of a channel, oldest first (for status and tests). */
   async pendingOutbound(channel: ChannelName): Promise<PendingOutbound[]> {
     const rows = await this.db.rows<OutboxRecord>(
       `SELECT outbox.id, payload, ${PARTS_SENT} FROM ${WITH_PROGRESS}
@@ -139,6 +152,7 @@ export class SqlJournal implements JournalStore {
     ]);
   }
 
+  /** Keeps the journal from growing forever: finished rows older than `maxAgeMs` go. */
   async prune(maxAgeMs: number, now = Date.now()): Promise<void> {
     await this.db.run("DELETE FROM inbox WHERE status = 'done' AND received_at < $1", [now - maxAgeMs]);
     await this.db.run("DELETE FROM outbox WHERE status = 'sent' AND finished_at < $1", [now - maxAgeMs]);
@@ -176,9 +190,9 @@ async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<number> {
 
 /**
  * The turn's journal, written as it happens (each row before the next step starts), so a turn cut
- * short by a crash resumes where it was.
+ * short by a crash resumes where it was. The rows go when the inbound message is completed.
  */
-export class SqlTurnSteps implements TurnStepStore {
+export class SqlTurnSteps {
   constructor(private readonly db: Sql) {}
 
   assistant(msg: InboundMessage, message: StoredMessage): Promise<void> {
@@ -220,12 +234,16 @@ export class SqlTurnSteps implements TurnStepStore {
 }
 
 /** The end of a turn as one transaction, so a crash keeps all of it or none. */
-export class SqlTurns implements TurnStore {
+export class SqlTurns {
   constructor(
     private readonly db: Sql,
     private readonly countTokens: CountTokens,
   ) {}
 
+  /**
+   * Appends the turn's messages to the conversation, marks the inbound message done and records
+   * the reply in the outbox, all or nothing. Returns the reply's outbox id.
+   */
   finishTurn(msg: InboundMessage, messages: StoredMessage[], out: OutboundMessage | undefined) {
     return this.db.transaction(async (tx) => {
       if (messages.length > 0) await appendMessages(tx, this.countTokens, msg.sessionKey, messages);
@@ -234,6 +252,11 @@ export class SqlTurns implements TurnStore {
     });
   }
 
+  /**
+   * Closes messages that will not be run (a /stop or /new while they waited for the model) with
+   * one notice, all or nothing; with `archive`, that session's conversation ends too. Returns the
+   * notice's outbox id.
+   */
   setAside(messages: InboundMessage[], out: OutboundMessage, archive?: string): Promise<number> {
     return this.db.transaction(async (tx) => {
       if (archive !== undefined) await archiveConversation(tx, archive);

@@ -2,19 +2,24 @@ import { openConversation } from "./conversations.js";
 import { type Sql, scalar } from "./sql.js";
 import type {
   MemoryEntry,
-  MemoryStore,
   NewEntry,
   PendingMessage,
   SearchHit,
   SearchScope,
   StoredRole,
   ToolCallRecord,
-} from "./store.js";
+} from "./types.js";
 
 /** The engine's own part of memory: its full-text index (SQLite's FTS5, PostgreSQL's pg_trgm). */
 export interface SearchIndex {
+  /** Re-indexes MEMORY.md's paragraphs when the file changed since the last time. */
   syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void>;
+  /**
+   * Ranked hits for `query` in what the session may see: its own messages (every conversation it
+   * had, also before /new), its memory entries, and MEMORY.md if allowed. Any script, CJK too.
+   */
   search(query: string, scope: SearchScope): Promise<SearchHit[]>;
+  /** Indexes messages stored since the last call for search (turns only mark them). Returns how many. */
   indexPending(): Promise<number>;
 }
 
@@ -22,16 +27,18 @@ const UNCONSOLIDATED =
   "FROM messages WHERE conversation_id = $1 AND id > (SELECT consolidated_through FROM conversations WHERE id = $1)";
 
 /** Consolidation's bookkeeping, and the engine's search index behind it. */
-export class SqlMemory implements MemoryStore {
+export class SqlMemory implements SearchIndex {
   constructor(
     private readonly db: Sql,
     private readonly index: SearchIndex,
   ) {}
 
+  /** The session's open conversation, if it has one (never creates it). */
   openConversation(sessionKey: string): Promise<number | undefined> {
     return openConversation(this.db, sessionKey);
   }
 
+  /** Archived conversations of the session that still have turns to consolidate (after /new). */
   async archivedWithPending(sessionKey: string): Promise<number[]> {
     const rows = await this.db.rows<{ id: number }>(
       `SELECT c.id FROM conversations c WHERE c.session_key = $1 AND c.archived_at IS NOT NULL
@@ -42,10 +49,12 @@ export class SqlMemory implements MemoryStore {
     return rows.map((row) => row.id);
   }
 
+  /** Tokens of the messages still in the prompt's history (not consolidated). */
   async pendingTokens(conversationId: number): Promise<number> {
     return (await scalar<number>(this.db, `SELECT coalesce(sum(tokens), 0) ${UNCONSOLIDATED}`, [conversationId])) ?? 0;
   }
 
+  /** The oldest unconsolidated messages, in order, until `maxTokens` is passed (at least `minRows`). */
   async pending(conversationId: number, maxTokens: number, minRows = 1): Promise<PendingMessage[]> {
     const rows = await this.db.budgeted<{
       id: number;
@@ -71,6 +80,10 @@ export class SqlMemory implements MemoryStore {
     }));
   }
 
+  /**
+   * Stores the entry and moves the conversation's watermark past the messages it covers, all or
+   * nothing. False (and nothing stored) when another run consolidated these messages first.
+   */
   addEntry(entry: NewEntry): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       // The conditional update takes the row lock: a second run waits here, then finds it moved.
@@ -98,6 +111,7 @@ export class SqlMemory implements MemoryStore {
     });
   }
 
+  /** The conversation's newest entries that fit in `tokenBudget`, oldest first. */
   async recentEntries(conversationId: number, tokenBudget: number): Promise<MemoryEntry[]> {
     const rows = await this.db.budgeted<{
       id: number;

@@ -2,14 +2,14 @@ import { randomInt } from "node:crypto";
 import type { ChannelName } from "../bus/types.js";
 import { ownedJobs } from "./jobs.js";
 import type { Sql } from "./sql.js";
-import type { OpenRequest, PairingOptions, PairingRequest, PairingStore } from "./store.js";
+import type { OpenRequest, PairingOptions, PairingRequest } from "./types.js";
 
 /** No 0/O or 1/I: codes are read aloud and typed by hand. */
 const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 const REQUEST = `channel, user_id AS "userId", user_name AS "userName", code, expires_at AS "expiresAt"`;
 
 /** Pairing codes for strangers and the list of users the owner approved. */
-export class SqlPairing implements PairingStore {
+export class SqlPairing {
   private readonly now: () => number;
   private readonly ttlMs: number;
   private readonly maxPending: number;
@@ -31,7 +31,11 @@ export class SqlPairing implements PairingStore {
     return rows.length === 1;
   }
 
-  /** Asking again never piles up requests; a flood of strangers cannot lock the next real user out. */
+  /**
+   * The stranger's one open code: the same code while it is valid. A new stranger always gets one;
+   * at the cap the oldest open request on the channel makes room. Asking again never piles up
+   * requests; a flood of strangers cannot lock the next real user out.
+   */
   request(channel: string, userId: string, userName: string): Promise<OpenRequest> {
     const now = this.now();
     return this.db.transaction(async (tx) => {
@@ -62,6 +66,7 @@ export class SqlPairing implements PairingStore {
     });
   }
 
+  /** Records that the stranger was sent their code now. */
   async markTold(channel: string, userId: string): Promise<void> {
     await this.db.run("UPDATE pairing_requests SET told_at = $1 WHERE channel = $2 AND user_id = $3", [
       this.now(),
@@ -70,6 +75,10 @@ export class SqlPairing implements PairingStore {
     ]);
   }
 
+  /**
+   * Approves the user behind a valid code and resumes the jobs an earlier revoke paused, all or
+   * nothing. Undefined when the code is unknown or expired.
+   */
   approve(channel: string, code: string): Promise<{ user: PairingRequest; resumedJobs: number } | undefined> {
     return this.db.transaction(async (tx) => {
       const [user] = await tx.rows<PairingRequest>(
@@ -87,6 +96,7 @@ export class SqlPairing implements PairingStore {
     });
   }
 
+  /** Takes back an approval (and any open code) and pauses the jobs the user created, all or nothing. */
   revoke(channel: string, userId: string, at = this.now()): Promise<{ revoked: boolean; pausedJobs: number }> {
     return this.db.transaction(async (tx) => {
       await tx.run("DELETE FROM pairing_requests WHERE channel = $1 AND user_id = $2", [channel, userId]);

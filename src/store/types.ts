@@ -1,4 +1,4 @@
-import type { InboundMessage } from "../bus/types.js";
+import type { InboundMessage, OutboundMessage } from "../bus/types.js";
 import type { Schedule } from "../scheduler/schedule.js";
 
 /** The records the store keeps, as the rest of pincer sees them (no engine's types leak out). */
@@ -218,4 +218,19 @@ export function estimateTokens(message: StoredMessage): number {
     (message.content?.length ?? 0) +
     (message.toolCalls?.reduce((n, c) => n + c.name.length + c.arguments.length + 16, 0) ?? 0);
   return Math.ceil(chars / 4) + 4;
+}
+
+/** One pending outbound row, as `pendingOutbound` lists it. */
+export interface PendingOutbound {
+  id: number;
+  msg: OutboundMessage;
+  partsSent: number;
+}
+
+export interface PairingOptions {
+  now?: () => number;
+  /** How long a code stays valid. */
+  ttlMs?: number;
+  /** Open requests per channel; at the cap the oldest one makes room for a new stranger. */
+  maxPending?: number;
 }

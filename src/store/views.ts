@@ -1,20 +1,15 @@
 import type { InboundMessage } from "../bus/types.js";
 import { type Sql, scalar } from "./sql.js";
 import type {
-  AuditStore,
   ConversationSummary,
-  DashboardStore,
   HelperRun,
-  HelperRunStore,
   HelperStatus,
   HistoryEntry,
   Pruned,
   RetentionAges,
-  RetentionStore,
-  StatusStore,
   StoreStatus,
   ToolCallEntry,
-} from "./store.js";
+} from "./types.js";
 
 const PREVIEW_CHARS = 2000;
 /** Where a helper's result longer than this is cut: the table is for `pincer status` and forensics. */
@@ -23,7 +18,7 @@ const PREVIEW = 200;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Remembers every tool call (arguments and the start of the result) for `pincer status` and forensics. */
-export class SqlAudit implements AuditStore {
+export class SqlAudit {
   constructor(private readonly db: Sql) {}
 
   async record(entry: ToolCallEntry): Promise<void> {
@@ -56,7 +51,7 @@ interface HelperRunRow {
 }
 
 /** Spawned helpers' runs, so a restart knows which were cut short. */
-export class SqlHelperRuns implements HelperRunStore {
+export class SqlHelperRuns {
   constructor(private readonly db: Sql) {}
 
   async start(run: Omit<HelperRun, "status" | "finishedAt" | "result">): Promise<void> {
@@ -73,10 +68,12 @@ export class SqlHelperRuns implements HelperRunStore {
     );
   }
 
+  /** Runs still marked running: after a restart, the ones the previous process never finished. */
   running(): Promise<HelperRun[]> {
     return this.list(`WHERE status = 'running' ORDER BY started_at, ${this.db.seq}`, []);
   }
 
+  /** The newest runs, newest first. */
   recent(limit: number): Promise<HelperRun[]> {
     return this.list(`ORDER BY started_at DESC, ${this.db.seq} DESC LIMIT $1`, [limit]);
   }
@@ -99,9 +96,10 @@ export class SqlHelperRuns implements HelperRunStore {
 }
 
 /** Read-only views for the control page. Cheap, bounded queries only. */
-export class SqlDashboard implements DashboardStore {
+export class SqlDashboard {
   constructor(private readonly db: Sql) {}
 
+  /** Open conversations, most recently active first. */
   async conversations(limit = 50): Promise<ConversationSummary[]> {
     const rows = await this.db.rows<ConversationSummary & { lastText: string | null; lastRole: string | null }>(
       `SELECT c.session_key AS "sessionKey",
@@ -165,6 +163,7 @@ export class SqlDashboard implements DashboardStore {
     return (await scalar<number>(this.db, "SELECT count(*) FROM inbox WHERE status = 'pending'")) ?? 0;
   }
 
+  /** True when the database answers a trivial query (never throws). */
   async ping(): Promise<boolean> {
     try {
       return (await scalar<number>(this.db, "SELECT 1")) === 1;
@@ -174,12 +173,13 @@ export class SqlDashboard implements DashboardStore {
   }
 }
 
-export class SqlRetention implements RetentionStore {
+export class SqlRetention {
   constructor(private readonly db: Sql) {}
 
   /**
-   * The open conversation of a chat is never touched, however old: the context window already
-   * bounds what the model sees of it.
+   * Deletes tool-audit rows, conversations archived by `/new` (with their messages) and dead
+   * letters older than their ages, all or nothing. The open conversation of a chat is never
+   * touched, however old: the context window already bounds what the model sees of it.
    */
   prune(ages: Omit<RetentionAges, "mediaDays">, now = Date.now()): Promise<Pruned> {
     return this.db.transaction(async (tx) => {
@@ -199,9 +199,10 @@ export class SqlRetention implements RetentionStore {
   }
 }
 
-export class SqlStatus implements StatusStore {
+export class SqlStatus {
   constructor(private readonly db: Sql) {}
 
+  /** What `pincer status` shows about the database. */
   async summary(): Promise<StoreStatus> {
     const [counts] = await this.db.rows<Omit<StoreStatus, "lastToolCall">>(
       `SELECT (SELECT count(*) FROM conversations WHERE archived_at IS NULL) AS "openConversations",

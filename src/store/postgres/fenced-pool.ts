@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { type Fence, FencedOutError } from "../cluster.js";
+import { transaction } from "./db.js";
 
 /** FOR SHARE: a takeover (an update of the lease row) waits until the fenced transaction ends. */
 const FENCE_CHECK = "SELECT 1 FROM cluster_leases WHERE name = $1 AND epoch = $2 FOR SHARE";
@@ -27,24 +28,10 @@ export function fencedPool(pool: pg.Pool, fence: Fence): pg.Pool {
         };
       },
     });
-  const query = async (sql: string, params?: unknown[]) => {
-    const client = fencedClient(await pool.connect());
-    let broken = false;
-    try {
-      await client.query("BEGIN");
-      const result = await client.query(sql, params);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => {
-        broken = true;
-      });
-      throw err;
-    } finally {
-      client.release(broken);
-    }
-  };
   const connect = async () => fencedClient(await pool.connect());
+  // A single query is a transaction of its own, so it checks the fence too.
+  const query = (sql: string, params?: unknown[]) =>
+    transaction({ connect } as pg.Pool, (client) => client.query(sql, params));
   // Only what the engine's classes use of a pool: query() and connect().
   return { query, connect } as unknown as pg.Pool;
 }

@@ -1,7 +1,7 @@
 import type { SearchIndex } from "../memory.js";
 import { type Sql, scalar } from "../sql.js";
 import { buildFtsQuery, likePattern, makeSnippet } from "../sqlite/fts-query.js";
-import type { SearchHit, SearchScope, StoredRole } from "../store.js";
+import type { SearchHit, SearchScope, StoredRole } from "../types.js";
 
 /**
  * Search on PostgreSQL: the same terms as SQLite's trigram index (pg_trgm's GIN indexes answer

@@ -1,6 +1,6 @@
 import type { SearchIndex } from "../memory.js";
 import type { Sql } from "../sql.js";
-import type { SearchHit, SearchScope, StoredRole } from "../store.js";
+import type { SearchHit, SearchScope, StoredRole } from "../types.js";
 import { buildFtsQuery, likePattern, makeSnippet } from "./fts-query.js";
 
 /** `snippet` holds the whole text until makeSnippet cuts it. */

@@ -12,85 +12,73 @@ function bind(params: readonly unknown[]): Record<string, unknown> {
 
 /**
  * The store's SQL on pincer's one SQLite connection. Every call runs synchronously; a transaction
- * is BEGIN IMMEDIATE … COMMIT around its work, and while one is open any other query waits for it
- * (on one connection it would otherwise become part of it).
+ * is BEGIN IMMEDIATE … COMMIT around its work, and while one is open any other call waits for it
+ * (on one connection it would otherwise become part of it). The check and the start are one step
+ * (no await between them), so two waiting callers never both go.
  */
 export function sqliteSql(db: Database): Sql {
   let open: Promise<unknown> | undefined;
-  // The check and the start run in one step (no await between them), so two waiting callers never both go.
   const idle = async () => {
     while (open) await open.catch(() => {});
   };
-  const inside: Sql = {
-    engine: "sqlite",
-    seq: "rowid",
-    async rows<R>(sql: string, params: readonly unknown[] = []) {
-      return db.prepare(sql).all(bind(params)) as R[];
-    },
-    async run(sql, params = []) {
-      return db.prepare(sql).run(bind(params)).changes;
-    },
-    transaction: (work) => work(inside),
-    async notify() {},
-    async budgeted<R extends { tokens: number }>(
-      select: string,
-      order: string,
-      params: readonly unknown[],
-      budget: number,
-      minRows = 0,
-    ) {
-      const rows = db.prepare(`${select} ORDER BY ${order}`).iterate(bind(params)) as IterableIterator<R>;
-      const picked: R[] = [];
-      let used = 0;
-      // Walks the index and stops at the budget: the cost depends on the budget, not on the table.
-      for (const row of rows) {
-        if (picked.length >= minRows && used + row.tokens > budget) break;
-        used += row.tokens;
-        picked.push(row);
-      }
-      rows.return?.();
-      return picked;
-    },
-  };
-  return {
-    ...inside,
-    async rows<R>(sql: string, params?: readonly unknown[]) {
-      while (open) await idle();
-      return inside.rows<R>(sql, params);
-    },
-    async run(sql, params) {
-      while (open) await idle();
-      return inside.run(sql, params);
-    },
-    async budgeted<R extends { tokens: number }>(
-      select: string,
-      order: string,
-      params: readonly unknown[],
-      budget: number,
-      minRows?: number,
-    ) {
-      while (open) await idle();
-      return inside.budgeted<R>(select, order, params, budget, minRows);
-    },
-    async transaction(work) {
-      while (open) await idle();
-      const done = (async () => {
-        db.exec("BEGIN IMMEDIATE");
-        try {
-          const result = await work(inside);
-          db.exec("COMMIT");
-          return result;
-        } catch (err) {
-          if (db.inTransaction) db.exec("ROLLBACK");
-          throw err;
-        }
-      })();
-      open = done;
+  const begin = async <T>(work: (tx: Sql) => Promise<T>): Promise<T> => {
+    while (open) await idle();
+    const done = (async () => {
+      db.exec("BEGIN IMMEDIATE");
       try {
-        return await done;
-      } finally {
-        if (open === done) open = undefined;
+        const result = await work(inside);
+        db.exec("COMMIT");
+        return result;
+      } catch (err) {
+        if (db.inTransaction) db.exec("ROLLBACK");
+        throw err;
       }
-    },
+    })();
+    open = done;
+    try {
+      return await done;
+    } finally {
+      if (open === done) open = undefined;
+    }
   };
+  /** The calls inside a transaction, or (`outside`) the ones that first wait for an open one. */
+  const calls = (outside: boolean): Sql => {
+    const self: Sql = {
+      engine: "sqlite",
+      seq: "rowid",
+      async rows<R>(sql: string, params: readonly unknown[] = []) {
+        while (outside && open) await idle();
+        return db.prepare(sql).all(bind(params)) as R[];
+      },
+      async run(sql, params = []) {
+        while (outside && open) await idle();
+        return db.prepare(sql).run(bind(params)).changes;
+      },
+      transaction: outside ? begin : (work) => work(self),
+      async notify() {},
+      async budgeted<R extends { tokens: number }>(
+        select: string,
+        order: string,
+        params: readonly unknown[],
+        budget: number,
+        minRows = 0,
+      ) {
+        while (outside && open) await idle();
+        const rows = db.prepare(`${select} ORDER BY ${order}`).iterate(bind(params)) as IterableIterator<R>;
+        const picked: R[] = [];
+        let used = 0;
+        // Walks the index and stops at the budget: the cost depends on the budget, not on the table.
+        for (const row of rows) {
+          if (picked.length >= minRows && used + row.tokens > budget) break;
+          used += row.tokens;
+          picked.push(row);
+        }
+        rows.return?.();
+        return picked;
+      },
+    };
+    return self;
+  };
+  const inside = calls(false);
+  return calls(true);
 }
