@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempHome } from "./helpers/app.js";
 import { gatewayOnFakes, killHard } from "./helpers/daemon.js";
@@ -77,6 +78,57 @@ describe("delivery faults with the real daemon", () => {
     expect(fakes.telegram.sent.map((m) => m.text)).toEqual(["re: older", "re: newer"]);
     expect(model.requests.map(lastUser)).toEqual(["older", "older", "newer"]);
   });
+
+  it("an inbox write refused by a locked SQLite file: Telegram is not told, and the message is answered once", async () => {
+    const home = quickRetryHome();
+    model.respond((request) => ({ content: `re: ${lastUser(request)}` }));
+    const first = gateway(home);
+    say("before");
+    await until(() => fakes.telegram.sent.length === 1, "the first answer", 20_000);
+    // Another connection holds the write lock: the daemon's inbox write fails after its busy timeout.
+    const lock = () => {
+      const other = new Database(join(home, "pincer.db"));
+      other.exec("BEGIN IMMEDIATE");
+      return () => {
+        other.exec("ROLLBACK");
+        other.close();
+      };
+    };
+    const refusals = (daemon: { output: string[] }) =>
+      daemon.output.join("").split("could not store an arriving message").length - 1;
+
+    let unlock = lock();
+    say("locked-1");
+    await until(() => refusals(first) === 1, "the inbox write to be refused", 20_000);
+    expect(fakes.telegram.pendingUpdates()).toBe(1);
+    unlock();
+    await until(() => fakes.telegram.sent.length === 2, "the answer once the lock is gone", 30_000);
+    // Locked again only once that answer is recorded as sent and its turn closed: a kill before
+    // that record sends it again (the Delivery section's one exception), which is not under test.
+    const settled = () => {
+      const db = new Database(join(home, "pincer.db"), { readonly: true });
+      try {
+        const pending = (table: string) =>
+          db.prepare(`SELECT count(*) AS n FROM ${table} WHERE status = 'pending'`).get() as { n: number };
+        return pending("outbox").n === 0 && pending("inbox").n === 0;
+      } finally {
+        db.close();
+      }
+    };
+    await until(settled, "the answer recorded and its turn closed", 20_000);
+
+    // Refused again, then killed: Telegram still has the update and gives it to the next start.
+    unlock = lock();
+    say("locked-2");
+    await until(() => refusals(first) === 2, "the inbox write to be refused again", 20_000);
+    expect(fakes.telegram.pendingUpdates()).toBe(1);
+    await killHard(first);
+    unlock();
+    gateway(home);
+    await until(() => fakes.telegram.sent.length === 3, "the answer after the restart", 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(fakes.telegram.sent.map((m) => m.text)).toEqual(["re: before", "re: locked-1", "re: locked-2"]);
+  }, 120_000);
 });
 
 describe("a 40-second Telegram send outage", () => {
