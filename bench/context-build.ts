@@ -26,7 +26,7 @@ export async function contextBuild(): Promise<Figure[]> {
   try {
     const config = loadConfig({ OPENAI_API_KEY: "bench", PINCER_HOME: home, LOG_LEVEL: "silent" });
     ensureHome(config);
-    const tokens = createTokenCounter(config.openai.model);
+    const tokens = createTokenCounter();
     const store = openSqliteStore(join(home, "pincer.db"), { countTokens: (m) => tokens.rawMessage(toChatMessage(m)) });
     const { conversations } = store;
     const registry = new ToolRegistry();

@@ -44,7 +44,7 @@ const config = loadConfig({
   LOG_LEVEL: "silent",
 });
 const app = await createApp(config, { log: pino({ level: "silent" }), model });
-const tokens = createTokenCounter(config.openai.model);
+const tokens = createTokenCounter();
 
 const topics = [
   "the garden and the tomatoes that need water",

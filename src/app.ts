@@ -88,7 +88,7 @@ export interface App {
 export async function createApp(config: Config, options: AppOptions): Promise<App> {
   const { log } = options;
   ensureHome(config, log);
-  const tokens = createTokenCounter(config.openai.model);
+  const tokens = createTokenCounter();
   const store = await openStore(storeLocation(config), {
     countTokens: (m) => tokens.rawMessage(toChatMessage(m)),
     onError: (err) => log.warn({ err: err.message }, "lost a connection to the database; it is opened again"),

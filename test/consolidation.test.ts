@@ -16,7 +16,7 @@ import { fakeModelForFile } from "./helpers/model.js";
 import { until } from "./helpers/until.js";
 
 const fake = fakeModelForFile();
-const tokens = createTokenCounter("gpt-4.1-mini");
+const tokens = createTokenCounter();
 const GOOD: FakeReply = {
   content: JSON.stringify({ summary: "They planned Anna's party.", facts: ["Anna is the user's sister."] }),
 };

@@ -15,7 +15,7 @@ import { until } from "./helpers/until.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 
-const counter = createTokenCounter("gpt-4.1-mini");
+const counter = createTokenCounter();
 const fake = fakeModelForFile();
 let app: App | undefined;
 

@@ -43,7 +43,7 @@ function run(stream: boolean, extra: { window?: number } = {}) {
       registry,
       log,
       maxIterations: 20,
-      tokens: extra.window ? createTokenCounter("m") : undefined,
+      tokens: extra.window ? createTokenCounter() : undefined,
       window: extra.window ? () => extra.window as number : undefined,
     },
     {
@@ -230,7 +230,7 @@ describe.each([false, true])("replies as servers send them (stream: %s)", (strea
 describe("streamed usage", () => {
   it("asks for include_usage, calibrates the counter on it and puts the counts on the turn's report", async () => {
     fake.enqueue({ content: "hello", usage: { prompt_tokens: 900, completion_tokens: 3 } });
-    const tokens = createTokenCounter("m");
+    const tokens = createTokenCounter();
     const meter = new TurnMeter(model(true));
     await runAgentLoop(
       { model: meter.model, registry, log, maxIterations: 3, tokens, window: () => 32_000 },

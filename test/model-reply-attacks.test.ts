@@ -168,7 +168,7 @@ describe.each([false, true])("hostile model replies (stream: %s)", (stream) => {
   });
 
   it("keeps the counter sane when usage is absurd or negative: the next request still fits a small window", async () => {
-    const tokens = createTokenCounter("m");
+    const tokens = createTokenCounter();
     const system = "Rules of the house. ".repeat(300);
     fake.enqueue(
       { toolCalls: [{ name: "read_file", arguments: {} }], usage: { prompt_tokens: 1e12, completion_tokens: -3 } },

@@ -3,7 +3,7 @@ import type { ChatMessage } from "../llm/model.js";
 import { createTokenCounter } from "../llm/tokens.js";
 import { BudgetError, fitRequest } from "./budget.js";
 
-const tokens = createTokenCounter("gpt-4.1-mini");
+const tokens = createTokenCounter();
 const call = (id: string): ChatMessage => ({
   role: "assistant",
   content: null,

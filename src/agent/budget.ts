@@ -29,7 +29,7 @@ export interface FitInput {
   messages: ChatMessage[];
   /** Index of the user's message that started the turn. */
   userIndex: number;
-  tools?: unknown[];
+  tools?: readonly object[];
   counter: TokenCounter;
   /** The most the request may cost, in tokens (the answer's reserve already taken off). */
   budget: number;
@@ -63,7 +63,7 @@ export function fitRequest({ messages, userIndex, tools, counter, budget, cache 
     return Math.ceil(raw * counter.factor);
   };
   const costs = out.map(cost);
-  const fixed = 3 + (tools && tools.length > 0 ? counter.text(JSON.stringify(tools)) : 0);
+  const fixed = 3 + (tools ? counter.tools(tools) : 0);
   let total = fixed + costs.reduce((a, b) => a + b, 0);
   const fits = () => total <= budget;
   const replace = (i: number, message: ChatMessage) => {

@@ -46,6 +46,6 @@ export function tooSmallFor(
     needed: err.needed,
     tools: deps.registry
       .toSchemas()
-      .map((schema) => ({ name: schema.function.name, tokens: deps.tokens.text(JSON.stringify(schema)) })),
+      .map((schema) => ({ name: schema.function.name, tokens: deps.tokens.tools([schema]) })),
   });
 }

@@ -12,7 +12,7 @@ export interface TurnContextDeps {
   conversations: ConversationStore;
   memory: MemoryStore;
   tokens: TokenCounter;
-  toolSchemas: () => unknown[];
+  toolSchemas: () => readonly object[];
   skills: () => Skill[];
   /** Serves unchanged prompt files from memory. */
   files?: ReadCache;

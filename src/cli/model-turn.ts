@@ -38,7 +38,7 @@ const n = (x: number) => x.toLocaleString("en-US");
  */
 export async function probeModelTurn(config: Config): Promise<Check> {
   const { system, tools } = fixedPrompt(config);
-  const counter = createTokenCounter(config.openai.model);
+  const counter = createTokenCounter();
   const fixed = counter.request(
     [
       { role: "system", content: system },
@@ -53,7 +53,7 @@ export async function probeModelTurn(config: Config): Promise<Check> {
   const where = told ? `from the server's /${told.source === "props" ? "props" : "v1/models"}` : "as pincer learned it";
   const window = Math.min(config.agent.contextTokens, known?.tokens ?? Number.POSITIVE_INFINITY);
   const biggest = [...tools]
-    .map((t) => ({ name: t.function.name, tokens: counter.text(JSON.stringify(t)) }))
+    .map((t) => ({ name: t.function.name, tokens: counter.tools([t]) }))
     .sort((a, b) => b.tokens - a.tokens)
     .slice(0, 4)
     .map((t) => `${t.name} (${n(t.tokens)})`)

@@ -1,30 +1,23 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { createTokenCounter, encodingForModel } from "./tokens.js";
+import type { ChatMessage } from "./model.js";
+import { createTokenCounter } from "./tokens.js";
 
 describe("token counting", () => {
-  it("picks the encoding by model name, o200k_base for anything unknown", () => {
-    expect(encodingForModel("gpt-4.1-mini")).toBe("o200k_base");
-    expect(encodingForModel("gpt-4o")).toBe("o200k_base");
-    expect(encodingForModel("openai/gpt-5")).toBe("o200k_base");
-    expect(encodingForModel("gpt-4-turbo")).toBe("cl100k_base");
-    expect(encodingForModel("gpt-3.5-turbo")).toBe("cl100k_base");
-    expect(encodingForModel("llama3.1:8b")).toBe("o200k_base");
-  });
-
   it("counts Chinese, Japanese and emoji far above characters / 4", () => {
-    const tokens = createTokenCounter("gpt-4.1-mini");
+    const tokens = createTokenCounter();
     const chinese = "我妹妹的生日是三月五日，我们要给她买一个蛋糕。";
     const japanese = "明日の午後三時に歯医者の予約があります。";
     const emoji = "🎂🎉👨‍👩‍👧❤️🔥🚀";
     for (const text of [chinese, japanese, emoji]) {
       expect(tokens.text(text)).toBeGreaterThan(Math.ceil(text.length / 4) * 2);
     }
-    expect(tokens.text("hello world")).toBe(2);
+    expect(tokens.text("hello world")).toBeGreaterThanOrEqual(2);
+    expect(tokens.text("hello world")).toBeLessThanOrEqual(3);
   });
 
   it("treats special-token text as text and counts a 110,000-character run of Chinese (quadratic in one piece)", () => {
-    const tokens = createTokenCounter("gpt-4.1-mini");
+    const tokens = createTokenCounter();
     expect(tokens.text("<|endoftext|> hi")).toBeGreaterThan(3);
     const long = "我妹妹的生日是三月五日".repeat(10_000);
     const counted = tokens.text(long);
@@ -32,27 +25,26 @@ describe("token counting", () => {
     expect(counted).toBeLessThan(130_000);
   });
 
-  it("never splits an emoji between slices", () => {
-    const tokens = createTokenCounter("gpt-4.1-mini");
-    const text = `a${"😀".repeat(600)}`;
-    // 255 units then a surrogate pair across the boundary: an unpaired half would count as extra tokens.
-    expect(tokens.text(text)).toBeLessThanOrEqual(tokens.text("a") + 600 + 3);
-  });
-
-  it("counts long texts that share their beginning exactly as a fresh counter does", () => {
-    const shared = "# Workspace\n\nThe agent reads these files every turn. ".repeat(80);
-    const counter = createTokenCounter("gpt-4.1-mini");
-    for (let chat = 0; chat < 40; chat++) {
-      const prompt = `${shared}\n\n## Runtime\n\nConversation: telegram:${chat * 7919} (direct chat).`;
-      expect(counter.text(prompt)).toBe(createTokenCounter("gpt-4.1-mini").text(prompt));
-    }
-    // A change in the middle shifts every later slice: still counted exactly.
-    const edited = `${shared.slice(0, 1000)}an edit in the middle${shared.slice(1000)}`;
-    expect(counter.text(edited)).toBe(createTokenCounter("gpt-4.1-mini").text(edited));
+  it("counts each tool schema once, and a changed one anew", () => {
+    const tokens = createTokenCounter();
+    let serialised = 0;
+    const schema = (description: string) => ({
+      toJSON() {
+        serialised++;
+        return { type: "function", function: { name: "exec", description, parameters: { type: "object" } } };
+      },
+    });
+    const exec = schema("Run a shell command in the sandbox. ".repeat(20));
+    const first = tokens.tools([exec]);
+    const hi: ChatMessage[] = [{ role: "user", content: "hi" }];
+    for (let turn = 0; turn < 50; turn++) expect(tokens.request(hi, [exec])).toBe(tokens.request(hi) + first);
+    expect(serialised).toBe(1);
+    expect(tokens.tools([schema("Run a shell command.")])).toBeLessThan(first);
+    expect(serialised).toBe(2);
   });
 
   it("calibrates against the endpoint's usage: up at once, down slowly, never below 1", () => {
-    const tokens = createTokenCounter("llama3");
+    const tokens = createTokenCounter();
     const text = "word ".repeat(1000);
     const before = tokens.text(text);
     tokens.calibrate(before, before * 2);
@@ -69,7 +61,7 @@ describe("token counting", () => {
   });
 
   it("ignores a usage no tokenizer could explain (a running total, 10^12), but still caps a plausible rise at 4", () => {
-    const tokens = createTokenCounter("llama3");
+    const tokens = createTokenCounter();
     const text = "word ".repeat(1000);
     const before = tokens.text(text);
     for (const absurd of [1e12, Number.MAX_VALUE, before * 9, -5]) tokens.calibrate(tokens.text(text), absurd);
@@ -81,7 +73,7 @@ describe("token counting", () => {
 
 describe("images", () => {
   it("counts an image part as a picture's worth of tokens", () => {
-    const tokens = createTokenCounter("gpt-4.1-mini");
+    const tokens = createTokenCounter();
     const withImage = tokens.message({
       role: "user",
       content: [
@@ -95,12 +87,12 @@ describe("images", () => {
 });
 
 describe("memory", () => {
-  it("does not keep the long texts it has counted alive through the slices it remembers", () => {
+  it("remembers only a few of the long texts it has counted", () => {
     // In a child with --expose-gc: 1,000 prompts of 30,000 characters that differ only at the end,
-    // as each chat's system prompt does. Kept alive, they would hold ~30 MB.
+    // as each chat's system prompt does. Kept alive, they would hold ~60 MB.
     const script = `
       const { createTokenCounter } = await import(${JSON.stringify(new URL("../../dist/src/llm/tokens.js", import.meta.url).href)});
-      const tokens = createTokenCounter("gpt-4.1-mini");
+      const tokens = createTokenCounter();
       const shared = "The workspace files, the same for every chat. ".repeat(650);
       tokens.text(shared + "warm up");
       globalThis.gc(); globalThis.gc();

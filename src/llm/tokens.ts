@@ -1,137 +1,66 @@
-import { createRequire } from "node:module";
+import { estimateTokens } from "./estimate-tokens.js";
 import type { ChatMessage } from "./model.js";
 
-/** One encoding's module of gpt-tokenizer (both have the same shape). */
-type Encoding = typeof import("gpt-tokenizer/encoding/o200k_base");
-type Count = Encoding["countTokens"];
-
-// gpt-tokenizer's CommonJS build, so the first count can load its encoding synchronously.
-const requireCjs = createRequire(import.meta.url);
-
-export type EncodingName = "o200k_base" | "cl100k_base";
-
 /**
- * Counts tokens the way the model's endpoint will, as closely as a local tokenizer can:
- * gpt-tokenizer's BPE for the model's encoding, times a factor learned from the `usage` the
- * endpoint reports (other tokenizers — Llama, Qwen, Mistral — split differently).
+ * Counts what a request will cost at the model's endpoint: an estimate from the kinds of
+ * characters in the text (`estimateTokens`, close to OpenAI's o200k_base), times a factor learned
+ * from the `usage` the endpoint reports, which also covers other tokenizers (Llama, Qwen, Mistral).
  */
 export interface TokenCounter {
-  readonly encoding: EncodingName;
   /** Tokens of a piece of text, calibrated. */
   text(text: string): number;
   /** Tokens of a chat message with its framing and tool calls, calibrated. */
   message(message: ChatMessage): number;
   /** Tokens of a chat message before calibration (what the store keeps; scale by `factor` when using it). */
   rawMessage(message: ChatMessage): number;
+  /** Tokens of the tools' JSON schemas, calibrated; each schema object is counted once. */
+  tools(schemas: readonly object[]): number;
   /** Tokens of a whole request: messages plus the tools' JSON schemas. */
-  request(messages: ChatMessage[], tools?: unknown[]): number;
+  request(messages: ChatMessage[], tools?: readonly object[]): number;
   /** Feeds back what the endpoint said a request cost (`usage.prompt_tokens`). */
   calibrate(counted: number, reported: number): void;
   /** The current calibration factor (1 until the endpoint reports more than we counted). */
   readonly factor: number;
 }
 
-/**
- * OpenAI's current models (gpt-4o, gpt-4.1, gpt-5, o-series) use o200k_base; gpt-4 and gpt-3.5
- * use cl100k_base. Anything else — local and third-party models — falls back to o200k_base,
- * whose counts are then corrected by calibration against the endpoint's `usage`.
- */
-export function encodingForModel(model: string): EncodingName {
-  const name = model.toLowerCase().replace(/^.*\//, "");
-  if (/^(gpt-4(?!o|\.)|gpt-3\.5|text-embedding-(ada|3))/.test(name)) return "cl100k_base";
-  return "o200k_base";
-}
-
 /** Each message costs a few tokens of framing (role, separators) beyond its text. */
 const MESSAGE_OVERHEAD = 4;
-/**
- * BPE merges are quadratic in the length of one pre-token, and a run of CJK text or emoji without
- * spaces is one pre-token: 110,000 Chinese characters took 142 s in one piece. Counting in slices of
- * this many UTF-16 units keeps it linear; a slice boundary adds at most a token, so counts stay high.
- */
-const SLICE = 256;
-/** Past this many characters the rest is extrapolated from the counted part, so a pasted book costs milliseconds. */
-const EXACT_CHARS = 32_000;
 const MAX_FACTOR = 4;
 const IMPLAUSIBLE_FACTOR = 2 * MAX_FACTOR;
+/** The system prompt is counted again in each round of a turn: remember a few long texts. */
 const MEMO_MIN_CHARS = 2000;
 const MEMO_ENTRIES = 16;
-/** Slices of long texts remembered (at most 256 characters each, so at most ~0.5 MB). */
-const SLICE_ENTRIES = 1024;
 /**
  * An image part, counted without decoding it: OpenAI charges 765 tokens for a 1024×1024 picture
  * at high detail (pincer downscales photos to that); other endpoints differ, calibration adjusts.
  */
 const IMAGE_TOKENS = 800;
 
-/**
- * Loads one encoding's merge tables. They are big (o200k_base: ~70 MB and ~150 ms; cl100k_base:
- * ~40 MB and ~80 ms), so this happens on the first count, not at start: the daemon gets its
- * channels up without them, and the first turn after a start pays the load once. It is
- * synchronous, so turns starting together cannot race it: the first one loads, the rest wait
- * behind it on the event loop and find it loaded.
- */
-function loadEncoding(encoding: EncodingName): Count {
-  try {
-    return (requireCjs(`gpt-tokenizer/encoding/${encoding}`) as Encoding).countTokens;
-  } catch (err) {
-    throw new Error(
-      `the token counter could not load gpt-tokenizer's ${encoding} (${(err as Error).message}); reinstall pincer's dependencies (npm ci)`,
-      { cause: err },
-    );
-  }
-}
-
-export function createTokenCounter(model: string): TokenCounter {
-  const encoding = encodingForModel(model);
-  let loaded: Count | undefined;
-  const count: Count = (text, options) => {
-    loaded ??= loadEncoding(encoding);
-    return loaded(text, options);
-  };
-  // Special-token strings in user text (`<|endoftext|>`) are plain text to us, not an error.
-  const options = { disallowedSpecial: new Set<string>() };
+export function createTokenCounter(): TokenCounter {
   let factor = 1;
-
-  // The tools' schemas and the workspace files come back every turn: remember a few long texts.
   const memo = new Map<string, number>();
   const raw = (text: string): number => {
-    if (text.length === 0) return 0;
-    if (text.length >= MEMO_MIN_CHARS) {
-      const known = memo.get(text);
-      if (known !== undefined) return known;
-      const counted = rawUncached(text, true);
-      if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
-      memo.set(text, counted);
-      return counted;
-    }
-    return rawUncached(text, false);
-  };
-  // Long texts that differ only near their end share their first slices: every chat's system
-  // prompt is the same workspace files followed by its own runtime lines, so a chat seen for
-  // the first time costs only its last slices.
-  const slices = new Map<string, number>();
-  const countSlice = (slice: string, remember: boolean): number => {
-    if (!remember) return count(slice, options);
-    const known = slices.get(slice);
+    if (text.length < MEMO_MIN_CHARS) return estimateTokens(text);
+    const known = memo.get(text);
     if (known !== undefined) return known;
-    const counted = count(slice, options);
-    if (slices.size >= SLICE_ENTRIES) slices.delete(slices.keys().next().value as string);
-    slices.set(ownCopy(slice), counted);
+    const counted = estimateTokens(text);
+    if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
+    memo.set(text, counted);
     return counted;
   };
-  const rawUncached = (text: string, remember: boolean): number => {
-    const exactPart = text.length > EXACT_CHARS ? text.slice(0, EXACT_CHARS) : text;
+  // The registry hands out the same schema objects until a tool changes: never serialised to count them again.
+  const schemaTokens = new WeakMap<object, number>();
+  const rawTools = (schemas: readonly object[]): number => {
     let tokens = 0;
-    for (let i = 0; i < exactPart.length; ) {
-      let end = Math.min(exactPart.length, i + SLICE);
-      // Never split a surrogate pair: half an emoji would count as replacement bytes.
-      if (end < exactPart.length && isHighSurrogate(exactPart.charCodeAt(end - 1))) end++;
-      tokens += countSlice(exactPart.slice(i, end), remember);
-      i = end;
+    for (const schema of schemas) {
+      let counted = schemaTokens.get(schema);
+      if (counted === undefined) {
+        counted = estimateTokens(JSON.stringify(schema));
+        schemaTokens.set(schema, counted);
+      }
+      tokens += counted;
     }
-    if (exactPart.length === text.length) return tokens;
-    return Math.ceil((tokens / exactPart.length) * text.length * 1.1);
+    return tokens;
   };
 
   const rawMessage = (message: ChatMessage): number => {
@@ -146,16 +75,16 @@ export function createTokenCounter(model: string): TokenCounter {
     return tokens;
   };
 
-  const rawRequest = (messages: ChatMessage[], tools?: unknown[]): number =>
-    messages.reduce((n, m) => n + rawMessage(m), 3) + (tools && tools.length > 0 ? raw(JSON.stringify(tools)) : 0);
+  const rawRequest = (messages: ChatMessage[], tools?: readonly object[]): number =>
+    messages.reduce((n, m) => n + rawMessage(m), 3) + (tools ? rawTools(tools) : 0);
 
   const scale = (tokens: number) => Math.ceil(tokens * factor);
 
   return {
-    encoding,
     text: (text) => scale(raw(text)),
     message: (message) => scale(rawMessage(message)),
     rawMessage,
+    tools: (schemas) => scale(rawTools(schemas)),
     request: (messages, tools) => scale(rawRequest(messages, tools)),
     calibrate(counted, reported) {
       // `counted` is already scaled; recover the raw count so the factor does not compound.
@@ -183,17 +112,4 @@ function contentText(content: ChatMessage["content"]): string {
 
 function imageCount(content: ChatMessage["content"]): number {
   return Array.isArray(content) ? content.filter((part) => part.type === "image_url").length : 0;
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
-}
-
-/**
- * A string of its own. V8 makes `text.slice()` a view that keeps the whole of `text` alive: a
- * remembered slice of each chat's system prompt would keep that prompt (up to ~150 KB with
- * MEMORY.md) for as long as the slice is remembered.
- */
-function ownCopy(slice: string): string {
-  return Buffer.from(slice, "utf16le").toString("utf16le");
 }

@@ -13,6 +13,8 @@ interface Entry {
   tool: Tool;
   /** Compiled on the tool's first call (or at registration when asked). */
   validate?: ValidateFunction;
+  /** What the model is shown, made once: the same object every turn lets its token count be remembered. */
+  schema?: ToolSchema;
 }
 
 /**
@@ -127,10 +129,14 @@ export class ToolRegistry {
   }
 
   toSchemas(): ToolSchema[] {
-    return [...this.entries.values()].map(({ tool }) => ({
-      type: "function",
-      function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
-    }));
+    return [...this.entries.values()].map((entry) => {
+      const { tool } = entry;
+      entry.schema ??= {
+        type: "function",
+        function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
+      };
+      return entry.schema;
+    });
   }
 
   /**
