@@ -1,3 +1,8 @@
+/** A section of the file: known keys only, each with its default (ajv fills in a missing section too). */
+function section(properties: Record<string, object>) {
+  return { type: "object", additionalProperties: false, default: {}, properties };
+}
+
 /**
  * The JSON Schema of the optional config file (PINCER_CONFIG). Every property has a default,
  * applied by ajv, so the rest of pincer reads a complete object. docs/configuration.md lists them.
@@ -6,247 +11,167 @@ export const fileSchema = {
   type: "object",
   additionalProperties: false,
   properties: {
-    agent: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        maxIterations: { type: "integer", minimum: 1, maximum: 500, default: 40 },
-        maxConcurrentTurns: { type: "integer", minimum: 1, maximum: 256, default: 8 },
-        contextTokens: { type: "integer", minimum: 1000, default: 32000 },
-        toolTimeoutSeconds: { type: "integer", minimum: 1, default: 300 },
-        modelTimeoutSeconds: { type: "integer", minimum: 1, default: 120 },
-        modelRetries: { type: "integer", minimum: 0, maximum: 10, default: 2 },
-        stream: { type: "boolean", default: false },
-        temperature: { type: "number", minimum: 0, maximum: 2 },
-        helperModel: { type: "string", minLength: 1 },
-        fallbackModels: {
-          type: "array",
-          default: [],
-          items: {
-            anyOf: [
-              { type: "string", minLength: 1 },
-              {
-                type: "object",
-                additionalProperties: false,
-                required: ["model"],
-                properties: {
-                  model: { type: "string", minLength: 1 },
-                  baseUrl: { type: "string", pattern: "^https?://" },
-                },
+    agent: section({
+      maxIterations: { type: "integer", minimum: 1, maximum: 500, default: 40 },
+      maxConcurrentTurns: { type: "integer", minimum: 1, maximum: 256, default: 8 },
+      contextTokens: { type: "integer", minimum: 1000, default: 32000 },
+      toolTimeoutSeconds: { type: "integer", minimum: 1, default: 300 },
+      modelTimeoutSeconds: { type: "integer", minimum: 1, default: 120 },
+      modelRetries: { type: "integer", minimum: 0, maximum: 10, default: 2 },
+      stream: { type: "boolean", default: false },
+      temperature: { type: "number", minimum: 0, maximum: 2 },
+      helperModel: { type: "string", minLength: 1 },
+      fallbackModels: {
+        type: "array",
+        default: [],
+        items: {
+          anyOf: [
+            { type: "string", minLength: 1 },
+            {
+              type: "object",
+              additionalProperties: false,
+              required: ["model"],
+              properties: {
+                model: { type: "string", minLength: 1 },
+                baseUrl: { type: "string", pattern: "^https?://" },
               },
-            ],
-          },
-        },
-        circuitBreaker: {
-          type: "object",
-          additionalProperties: false,
-          default: {},
-          properties: {
-            failureThreshold: { type: "integer", minimum: 1, default: 3 },
-            coolDownSeconds: { type: "number", minimum: 0.01, default: 30 },
-          },
-        },
-        waitForModel: {
-          type: "object",
-          additionalProperties: false,
-          default: {},
-          properties: {
-            refusedSeconds: { type: "number", minimum: 1, default: 60 },
-            refusedTries: { type: "integer", minimum: 1, default: 10 },
-            outageHours: { type: "number", minimum: 0.01, default: 24 },
-          },
-        },
-        vision: { type: "boolean", default: true },
-        transcriptionModel: { type: "string", minLength: 1, default: "gpt-4o-mini-transcribe" },
-        maxToolResultChars: { type: "integer", minimum: 1000, default: 16000 },
-        disabledTools: { type: "array", items: { type: "string", minLength: 1 }, default: [] },
-      },
-    },
-    exec: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        network: { type: "boolean", default: false },
-        timeoutSeconds: { type: "integer", minimum: 1, default: 60 },
-        maxTimeoutSeconds: { type: "integer", minimum: 1, default: 600 },
-        envAllowlist: { type: "array", items: { type: "string" }, default: [] },
-        denyPatterns: { type: "array", items: { type: "string" }, default: [] },
-        allowPatterns: { type: "array", items: { type: "string" }, default: [] },
-        restrictToWorkspace: { type: "boolean", default: true },
-        maxOutputChars: { type: "integer", minimum: 100, default: 10000 },
-        // Per command, inside the sandbox; 0 turns a limit off. docs/security.md explains each.
-        maxProcesses: { type: "integer", minimum: 0, default: 256 },
-        maxFileSizeMB: { type: "integer", minimum: 0, default: 1024 },
-        maxMemoryMB: { type: "integer", minimum: 0, default: 2048 },
-      },
-    },
-    telegram: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        allowedGroups: { type: "array", items: { type: "string" }, default: [] },
-        webhookUrl: { type: "string" },
-        webhookSecret: { type: "string" },
-        webhookPort: { type: "integer", minimum: 1, maximum: 65535, default: 8443 },
-      },
-    },
-    discord: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        allowedChannels: { type: "array", items: { type: "string" }, default: [] },
-        allowBots: { type: "boolean", default: false },
-      },
-    },
-    cron: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        minEverySeconds: { type: "integer", minimum: 1, default: 60 },
-        tools: { type: "array", items: { type: "string" } },
-      },
-    },
-    memory: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        promptChars: { type: "integer", minimum: 0, default: 8000 },
-        shareWithGroups: { type: "boolean", default: false },
-        consolidate: { type: "boolean", default: true },
-      },
-    },
-    media: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        maxBytes: { type: "integer", minimum: 1, default: 20 * 1024 * 1024 },
-        maxAudioSeconds: { type: "integer", minimum: 1, default: 600 },
-      },
-    },
-    message: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        allowedTargets: { type: "array", items: { type: "string" }, default: [] },
-      },
-    },
-    helpers: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        maxConcurrent: { type: "integer", minimum: 1, maximum: 64, default: 4 },
-        maxPerConversation: { type: "integer", minimum: 1, maximum: 64, default: 2 },
-        maxIterations: { type: "integer", minimum: 1, maximum: 500, default: 20 },
-        timeoutSeconds: { type: "integer", minimum: 1, default: 900 },
-      },
-    },
-    progress: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        enabled: { type: "boolean", default: true },
-        afterSeconds: { type: "number", exclusiveMinimum: 0, default: 3 },
-      },
-    },
-    heartbeat: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        intervalMinutes: { type: "integer", minimum: 1 },
-        target: { type: "string" },
-      },
-    },
-    web: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        allow: { type: "array", items: { type: "string" }, default: [] },
-        timeoutSeconds: { type: "integer", minimum: 1, maximum: 300, default: 20 },
-        maxBytes: { type: "integer", minimum: 1024, default: 2 * 1024 * 1024 },
-        maxChars: { type: "integer", minimum: 100, maximum: 100000, default: 20000 },
-        maxRedirects: { type: "integer", minimum: 0, maximum: 5, default: 5 },
-        userAgent: { type: "string", minLength: 1 },
-        search: {
-          type: "object",
-          additionalProperties: false,
-          default: {},
-          properties: {
-            provider: { enum: ["brave", "searxng"] },
-            baseUrl: { type: "string" },
-            timeoutSeconds: { type: "integer", minimum: 1, maximum: 120, default: 15 },
-          },
-        },
-      },
-    },
-    delivery: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        retryMinSeconds: { type: "number", minimum: 0.01, default: 1 },
-        retryMaxSeconds: { type: "number", minimum: 0.01, default: 30 },
-        deadLetterAfterHours: { type: "number", minimum: 0.001, default: 24 },
-      },
-    },
-    cluster: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        // How long a role or a conversation stays with a process that stopped renewing it.
-        leaseSeconds: { type: "number", minimum: 2, maximum: 300, default: 10 },
-      },
-    },
-    retention: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        auditDays: { type: "number", minimum: 0.001, default: 30 },
-        archivedConversationDays: { type: "number", minimum: 0.001, default: 90 },
-        deadLetterDays: { type: "number", minimum: 0.001, default: 30 },
-        mediaDays: { type: "number", minimum: 0.001, default: 30 },
-      },
-    },
-    mcp: {
-      type: "object",
-      additionalProperties: false,
-      default: {},
-      properties: {
-        servers: {
-          type: "object",
-          default: {},
-          propertyNames: { minLength: 1, maxLength: 40 },
-          additionalProperties: {
-            type: "object",
-            additionalProperties: false,
-            properties: {
-              command: { type: "string", minLength: 1 },
-              args: { type: "array", items: { type: "string" }, default: [] },
-              env: { type: "object", additionalProperties: { type: "string" }, default: {} },
-              cwd: { type: "string", minLength: 1 },
-              url: { type: "string", minLength: 1 },
-              headers: { type: "object", additionalProperties: { type: "string" }, default: {} },
-              enabledTools: { type: "array", items: { type: "string" } },
-              toolTimeoutSeconds: { type: "integer", minimum: 1, default: 60 },
-              trusted: { type: "boolean", default: false },
             },
+          ],
+        },
+      },
+      circuitBreaker: {
+        type: "object",
+        additionalProperties: false,
+        default: {},
+        properties: {
+          failureThreshold: { type: "integer", minimum: 1, default: 3 },
+          coolDownSeconds: { type: "number", minimum: 0.01, default: 30 },
+        },
+      },
+      waitForModel: {
+        type: "object",
+        additionalProperties: false,
+        default: {},
+        properties: {
+          refusedSeconds: { type: "number", minimum: 1, default: 60 },
+          refusedTries: { type: "integer", minimum: 1, default: 10 },
+          outageHours: { type: "number", minimum: 0.01, default: 24 },
+        },
+      },
+      vision: { type: "boolean", default: true },
+      transcriptionModel: { type: "string", minLength: 1, default: "gpt-4o-mini-transcribe" },
+      maxToolResultChars: { type: "integer", minimum: 1000, default: 16000 },
+      disabledTools: { type: "array", items: { type: "string", minLength: 1 }, default: [] },
+    }),
+    exec: section({
+      network: { type: "boolean", default: false },
+      timeoutSeconds: { type: "integer", minimum: 1, default: 60 },
+      maxTimeoutSeconds: { type: "integer", minimum: 1, default: 600 },
+      envAllowlist: { type: "array", items: { type: "string" }, default: [] },
+      denyPatterns: { type: "array", items: { type: "string" }, default: [] },
+      allowPatterns: { type: "array", items: { type: "string" }, default: [] },
+      restrictToWorkspace: { type: "boolean", default: true },
+      maxOutputChars: { type: "integer", minimum: 100, default: 10000 },
+      // Per command, inside the sandbox; 0 turns a limit off. docs/security.md explains each.
+      maxProcesses: { type: "integer", minimum: 0, default: 256 },
+      maxFileSizeMB: { type: "integer", minimum: 0, default: 1024 },
+      maxMemoryMB: { type: "integer", minimum: 0, default: 2048 },
+    }),
+    telegram: section({
+      allowedGroups: { type: "array", items: { type: "string" }, default: [] },
+      webhookUrl: { type: "string" },
+      webhookSecret: { type: "string" },
+      webhookPort: { type: "integer", minimum: 1, maximum: 65535, default: 8443 },
+    }),
+    discord: section({
+      allowedChannels: { type: "array", items: { type: "string" }, default: [] },
+      allowBots: { type: "boolean", default: false },
+    }),
+    cron: section({
+      minEverySeconds: { type: "integer", minimum: 1, default: 60 },
+      tools: { type: "array", items: { type: "string" } },
+    }),
+    memory: section({
+      promptChars: { type: "integer", minimum: 0, default: 8000 },
+      shareWithGroups: { type: "boolean", default: false },
+      consolidate: { type: "boolean", default: true },
+    }),
+    media: section({
+      maxBytes: { type: "integer", minimum: 1, default: 20 * 1024 * 1024 },
+      maxAudioSeconds: { type: "integer", minimum: 1, default: 600 },
+    }),
+    message: section({
+      allowedTargets: { type: "array", items: { type: "string" }, default: [] },
+    }),
+    helpers: section({
+      maxConcurrent: { type: "integer", minimum: 1, maximum: 64, default: 4 },
+      maxPerConversation: { type: "integer", minimum: 1, maximum: 64, default: 2 },
+      maxIterations: { type: "integer", minimum: 1, maximum: 500, default: 20 },
+      timeoutSeconds: { type: "integer", minimum: 1, default: 900 },
+    }),
+    progress: section({
+      enabled: { type: "boolean", default: true },
+      afterSeconds: { type: "number", exclusiveMinimum: 0, default: 3 },
+    }),
+    heartbeat: section({
+      intervalMinutes: { type: "integer", minimum: 1 },
+      target: { type: "string" },
+    }),
+    web: section({
+      allow: { type: "array", items: { type: "string" }, default: [] },
+      timeoutSeconds: { type: "integer", minimum: 1, maximum: 300, default: 20 },
+      maxBytes: { type: "integer", minimum: 1024, default: 2 * 1024 * 1024 },
+      maxChars: { type: "integer", minimum: 100, maximum: 100000, default: 20000 },
+      maxRedirects: { type: "integer", minimum: 0, maximum: 5, default: 5 },
+      userAgent: { type: "string", minLength: 1 },
+      search: {
+        type: "object",
+        additionalProperties: false,
+        default: {},
+        properties: {
+          provider: { enum: ["brave", "searxng"] },
+          baseUrl: { type: "string" },
+          timeoutSeconds: { type: "integer", minimum: 1, maximum: 120, default: 15 },
+        },
+      },
+    }),
+    delivery: section({
+      retryMinSeconds: { type: "number", minimum: 0.01, default: 1 },
+      retryMaxSeconds: { type: "number", minimum: 0.01, default: 30 },
+      deadLetterAfterHours: { type: "number", minimum: 0.001, default: 24 },
+    }),
+    cluster: section({
+      // How long a role or a conversation stays with a process that stopped renewing it.
+      leaseSeconds: { type: "number", minimum: 2, maximum: 300, default: 10 },
+    }),
+    retention: section({
+      auditDays: { type: "number", minimum: 0.001, default: 30 },
+      archivedConversationDays: { type: "number", minimum: 0.001, default: 90 },
+      deadLetterDays: { type: "number", minimum: 0.001, default: 30 },
+      mediaDays: { type: "number", minimum: 0.001, default: 30 },
+    }),
+    mcp: section({
+      servers: {
+        type: "object",
+        default: {},
+        propertyNames: { minLength: 1, maxLength: 40 },
+        additionalProperties: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            command: { type: "string", minLength: 1 },
+            args: { type: "array", items: { type: "string" }, default: [] },
+            env: { type: "object", additionalProperties: { type: "string" }, default: {} },
+            cwd: { type: "string", minLength: 1 },
+            url: { type: "string", minLength: 1 },
+            headers: { type: "object", additionalProperties: { type: "string" }, default: {} },
+            enabledTools: { type: "array", items: { type: "string" } },
+            toolTimeoutSeconds: { type: "integer", minimum: 1, default: 60 },
+            trusted: { type: "boolean", default: false },
           },
         },
       },
-    },
+    }),
   },
 } as const;
 
