@@ -252,6 +252,47 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     expect(daemons.map((d) => d.exitCode ?? d.signalCode)).toEqual([null, null]);
   }, 120_000);
 
+  it("answers what was sent while PostgreSQL did not answer for 15 s (paused, its connections open), once each", async () => {
+    const daemons = [gateway(), gateway()];
+    await allUp(daemons);
+    say("up-0");
+    await fakes.until(() => answered("up-0") === 1, "the first answer", 30_000);
+    await fakes.until(async () => (await pendingReplies()) === 0, "the first reply recorded as sent");
+    server.pause();
+    try {
+      for (const text of ["paused-0", "paused-1"]) say(text);
+      await new Promise((resolve) => setTimeout(resolve, 15_000));
+    } finally {
+      server.resume();
+    }
+    await fakes.until(() => answered("paused-0") === 1 && answered("paused-1") === 1, "the answers after", 90_000);
+    say("after");
+    await fakes.until(() => answered("after") === 1, "a new message's answer", 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(replies().sort()).toEqual(["re: after", "re: paused-0", "re: paused-1", "re: up-0"]);
+    expect(daemons.map((d) => d.exitCode ?? d.signalCode)).toEqual([null, null]);
+  }, 180_000);
+
+  it("answers once each when PostgreSQL goes down during the takeover from a killed Telegram holder", async () => {
+    const daemons = [gateway(), gateway(), gateway()];
+    await allUp(daemons);
+    say("up-0");
+    await fakes.until(() => answered("up-0") === 1, "the first answer", 30_000);
+    await fakes.until(async () => (await pendingReplies()) === 0, "the first reply recorded as sent");
+    await killHard((await holderOf("channel:telegram", daemons)) as Daemon);
+    say("takeover-0");
+    // Down while the others wait out the dead holder's lease (3 s), and back after 10 s.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await server.down();
+    say("takeover-1");
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    await server.up();
+    await fakes.until(() => answered("takeover-0") === 1 && answered("takeover-1") === 1, "the answers", 90_000);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(replies().sort()).toEqual(["re: takeover-0", "re: takeover-1", "re: up-0"]);
+    expect(daemons.filter((d) => d.exitCode === null && d.signalCode === null)).toHaveLength(2);
+  }, 180_000);
+
   it("answers what was sent while PostgreSQL was down for 20 s, once each, after it is back", async () => {
     const daemons = [gateway(), gateway()];
     await allUp(daemons);

@@ -33,6 +33,12 @@ export interface TestPostgres {
   up(): Promise<void>;
   /** down(), then up(). */
   restart(): Promise<void>;
+  /**
+   * Freezes the server and its sessions (SIGSTOP): connections stay open and nothing answers, as
+   * when the network pauses; resume() lets them answer again.
+   */
+  pause(): void;
+  resume(): void;
   /** Stops the server for good and deletes its folder; safe to call twice (call it in afterAll). */
   stop(): Promise<void>;
   /** The server's log, for a failing test's message. */
@@ -167,6 +173,14 @@ export async function startPostgres(): Promise<TestPostgres> {
 
   const log = () => output;
 
+  /** The postmaster and its children (sessions, background workers), by process id. */
+  const serverPids = (): number[] => {
+    const main = server?.pid;
+    if (!main) throw new Error("the test PostgreSQL is not running");
+    const children = execFileSync("ps", ["-o", "pid=", "--ppid", String(main)], { encoding: "utf8" });
+    return [main, ...children.split("\n").filter(Boolean).map(Number)];
+  };
+
   // The free port may be taken again between freePort() and the server's bind: try another.
   for (let attempt = 1; ; attempt++) {
     try {
@@ -207,6 +221,13 @@ export async function startPostgres(): Promise<TestPostgres> {
     async restart() {
       await down();
       await up();
+    },
+    pause() {
+      // The postmaster first, so it forks no new session while its sessions are being stopped.
+      for (const pid of serverPids()) process.kill(pid, "SIGSTOP");
+    },
+    resume() {
+      for (const pid of serverPids().reverse()) process.kill(pid, "SIGCONT");
     },
     async stop() {
       if (stopped) return;
