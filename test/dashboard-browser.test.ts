@@ -1,3 +1,6 @@
+import { once } from "node:events";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -64,11 +67,10 @@ describe.runIf(available)("control page in Chromium", () => {
       if (msg.type() === "error") errors.push(msg.text());
     });
     await page.goto(`${h.base}/?token=${encodeURIComponent(h.token)}`);
-    // The token leaves the address bar at once; the cookie carries the session.
+    // The token leaves the address bar at once; this tab's sessionStorage holds the session, no cookie.
     expect(page.url()).toBe(`${h.base}/`);
-    const cookies = await context.cookies();
-    expect(cookies).toHaveLength(1);
-    expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: "Strict" });
+    await expect.poll(() => page.evaluate(`sessionStorage.getItem("pincer-session")`)).toMatch(/^[\w-]{43}$/);
+    expect(await context.cookies()).toEqual([]);
 
     const conversations = page.locator("#conversations");
     await expect.poll(() => conversations.textContent()).toContain("telegram:42");
@@ -108,9 +110,8 @@ describe.runIf(available)("control page in Chromium", () => {
 
     // A phone's screen, in dark mode.
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: "dark" });
-    await phone.addCookies(await context.cookies());
     const small = await phone.newPage();
-    await small.goto(`${h.base}/`);
+    await small.goto(`${h.base}/?token=${encodeURIComponent(h.token)}`);
     await small.locator("#conversations", { hasText: "telegram:42" }).waitFor();
     const overflow = (await small.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
     expect(overflow).toBeLessThanOrEqual(0);
@@ -118,5 +119,73 @@ describe.runIf(available)("control page in Chromium", () => {
     expect(errors).toEqual([]);
     await phone.close();
     await context.close();
+  }, 60_000);
+
+  it("gives a page on another local port nothing to replay, and logs out for good", async () => {
+    // Another local user's server on another port of 127.0.0.1: it keeps every header the
+    // owner's browser sends it, and its page tries the control page from inside the browser.
+    const seen: IncomingHttpHeaders[] = [];
+    const target = h.base;
+    const evil = createServer((req, res) => {
+      seen.push(req.headers);
+      res.setHeader("content-type", "text/html");
+      res.end(`<script>
+        window.cookies = document.cookie;
+        fetch("${target}/api/state", { credentials: "include" }).then(() => { window.read = "yes"; }, () => { window.read = "no"; });
+        fetch("${target}/api/chat", { method: "POST", mode: "no-cors", credentials: "include",
+          headers: { "content-type": "text/plain" }, body: JSON.stringify({ chatId: "evil", text: "from another port" }) })
+          .finally(() => { window.posted = true; });
+      </script>`);
+    });
+    evil.listen(0, "127.0.0.1");
+    await once(evil, "listening");
+    const evilBase = `http://127.0.0.1:${(evil.address() as AddressInfo).port}`;
+    const context = await browser.newContext();
+    try {
+      const owner = await context.newPage();
+      await owner.goto(`${h.base}/?token=${encodeURIComponent(h.token)}`);
+      await owner.locator("#conversations").waitFor();
+      await expect.poll(() => owner.locator("#live").textContent()).toBe("live");
+      const session = (await owner.evaluate(`sessionStorage.getItem("pincer-session")`)) as string;
+
+      // The owner, logged in, opens the other user's page: in another tab and in the same one.
+      const lured = await context.newPage();
+      await lured.goto(`${evilBase}/lure`);
+      await expect.poll(() => lured.evaluate("window.posted")).toBe(true);
+      await expect.poll(() => lured.evaluate("window.read")).toBe("no");
+      expect(await lured.evaluate("window.cookies")).toBe("");
+      await owner.goto(`${evilBase}/same-tab`);
+      await expect.poll(() => owner.evaluate("window.posted")).toBe(true);
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      // Whatever the browser sent the other port, replayed from a plain HTTP client, reads and posts nothing.
+      for (const headers of seen) {
+        const replay: Record<string, string> = {};
+        for (const name of ["cookie", "authorization", "x-pincer-session"]) {
+          if (typeof headers[name] === "string") replay[name] = headers[name] as string;
+        }
+        expect(JSON.stringify(headers)).not.toContain(session);
+        expect((await fetch(`${h.base}/api/state`, { headers: replay })).status).toBe(401);
+        const post = await fetch(`${h.base}/api/chat`, {
+          method: "POST",
+          headers: { ...replay, "content-type": "application/json" },
+          body: JSON.stringify({ chatId: "evil", text: "replayed" }),
+        });
+        expect(post.status).toBe(401);
+      }
+      expect((await tg.app.store.dashboard.history("web:evil")).length).toBe(0);
+
+      // Back in the owner's tab the session is still there; logging out ends it on the server too.
+      await owner.goto(`${h.base}/`);
+      await owner.locator("#conversations").waitFor();
+      await owner.locator("#logout").click();
+      await owner.locator("#locked").waitFor();
+      expect(await owner.locator("#main").innerHTML()).toBe("");
+      await owner.reload();
+      await owner.locator("#locked").waitFor();
+      expect((await fetch(`${h.base}/api/state`, { headers: { "x-pincer-session": session } })).status).toBe(401);
+    } finally {
+      await context.close();
+      await new Promise<void>((resolve) => evil.close(() => resolve()));
+    }
   }, 60_000);
 });

@@ -1,8 +1,10 @@
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
+import { startControlPage } from "../src/web/control-page.js";
 import { webTokenPath } from "../src/web/token.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { tempHome, testApp } from "./helpers/app.js";
@@ -14,14 +16,14 @@ import { login, startWebHarness, type WebHarness } from "./helpers/web.js";
 let model: FakeOpenAI;
 let app: App;
 let h: WebHarness;
-let cookie: string;
+let auth: { "x-pincer-session": string };
 
 beforeAll(async () => {
   model = await startFakeOpenAI();
   app = await testApp(model.url, tempHome("pincer-web-"), { PINCER_WEB_ADDR: "127.0.0.1:0" });
   await app.start([]);
   h = await startWebHarness(app);
-  cookie = await login(h.base, h.token);
+  auth = await login(h.base, h.token);
 });
 afterAll(async () => {
   await h.close();
@@ -36,7 +38,6 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
     headers: { "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
-const sameOrigin = () => ({ cookie, origin: h.base });
 
 describe("auth", () => {
   it("keeps a generated token in PINCER_HOME, readable by the owner only", async () => {
@@ -44,70 +45,99 @@ describe("auth", () => {
     expect(statSync(webTokenPath(app.config.home)).mode & 0o777).toBe(0o600);
   });
 
-  it("serves no data without the token, and a wrong token exactly like none", async () => {
-    const none = await get("/");
-    const wrongQuery = await get("/?token=wrong-token-wrong-token");
+  it("serves no data without a session, and a wrong token or session exactly like none", async () => {
+    const none = await get("/api/state");
+    const wrongToken = await post("/api/session", { token: "wrong-token-wrong-token" });
     // One character off (never the same character: that would be the real token).
-    const almost = await get(`/?token=${h.token.slice(0, -1)}${h.token.endsWith("x") ? "y" : "x"}`);
-    const wrongCookie = await get("/api/state", { cookie: `${cookie.split("=")[0]}=forged` });
+    const almost = await post("/api/session", { token: `${h.token.slice(0, -1)}${h.token.endsWith("x") ? "y" : "x"}` });
+    const wrongSession = await get("/api/state", { "x-pincer-session": "forged" });
     const wrongBearer = await get("/api/state", { authorization: "Bearer nope" });
-    const bodies = await Promise.all([none, wrongQuery, almost, wrongCookie, wrongBearer].map((r) => r.text()));
-    for (const res of [none, wrongQuery, almost, wrongCookie, wrongBearer]) {
+    const responses = [none, wrongToken, almost, wrongSession, wrongBearer];
+    const bodies = await Promise.all(responses.map((r) => r.text()));
+    for (const res of responses) {
       expect(res.status).toBe(401);
       expect(res.headers.get("set-cookie")).toBeNull();
     }
     expect(new Set(bodies).size).toBe(1);
     expect(bodies[0]).not.toContain(h.token);
-    for (const path of ["/api/state", "/api/events", "/api/history?key=web:main"]) {
+    for (const path of ["/api/page", "/api/state", "/api/events", "/api/history?key=web:main"]) {
       expect((await get(path)).status).toBe(401);
     }
     expect((await post("/api/chat", { chatId: "main", text: "hi" }, { origin: h.base })).status).toBe(401);
+    // The page itself is the same for everyone and holds nothing but the script that logs in.
+    const shells = await Promise.all(["/", `/?token=${h.token}`, "/?c=web:main"].map((path) => get(path)));
+    const html = await Promise.all(shells.map((r) => r.text()));
+    for (const [i, res] of shells.entries()) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get("set-cookie")).toBeNull();
+      expect(html[i]).not.toContain(h.token);
+      expect(html[i]).not.toContain("web:main");
+      expect(html[i].replace(/nonce="[^"]*"/g, "")).toBe(html[0].replace(/nonce="[^"]*"/g, ""));
+    }
   });
 
-  it("trades ?token= for an HttpOnly SameSite=Strict cookie that never carries the token", async () => {
-    const res = await get(`/?token=${encodeURIComponent(h.token)}`);
+  it("trades the token for a per-login session sent in a header, never in a cookie", async () => {
+    const res = await post("/api/session", { token: h.token });
     expect(res.status).toBe(200);
-    const setCookie = res.headers.get("set-cookie") ?? "";
-    expect(setCookie).toMatch(/HttpOnly/);
-    expect(setCookie).toMatch(/SameSite=Strict/);
-    expect(setCookie).not.toContain(h.token);
-    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
-    expect(res.headers.get("content-security-policy")).toMatch(/script-src 'nonce-/);
-    const page = await res.text();
-    expect(page).not.toContain(h.token);
-    expect(page).toContain("history.replaceState");
-    expect((await get("/api/state", { cookie })).status).toBe(200);
+    expect(res.headers.get("set-cookie")).toBeNull();
+    const { session } = (await res.json()) as { session: string };
+    expect(session).not.toContain(h.token);
+    expect(session).not.toBe(auth["x-pincer-session"]);
+    const mine = { "x-pincer-session": session };
+    expect((await get("/api/state", mine)).status).toBe(200);
     expect((await get("/api/state", { authorization: `Bearer ${h.token}` })).status).toBe(200);
+    // The session in a cookie, or in a query other than the event stream's, authorises nothing.
+    expect((await get("/api/state", { cookie: `pincer_session=${session}; x-pincer-session=${session}` })).status).toBe(
+      401,
+    );
+    expect((await get(`/api/state?session=${session}`)).status).toBe(401);
+    const shell = await get("/");
+    expect(shell.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(shell.headers.get("content-security-policy")).toMatch(/script-src 'nonce-/);
+    expect(await shell.text()).toContain("sessionStorage");
+
+    // Logging out ends the session and its open event stream; other sessions go on.
+    const events = await fetch(`${h.base}/api/events?chat=main&session=${session}`);
+    expect(events.status).toBe(200);
+    const ended = events.text();
+    expect((await post("/api/logout", {}, mine)).status).toBe(200);
+    await expect(ended).rejects.toThrow(/terminated/);
+    expect((await get("/api/state", mine)).status).toBe(401);
+    expect((await get("/api/state", auth)).status).toBe(200);
+
+    // A restart ends every session: the new server knows none of them, only the token.
+    const restarted = await startControlPage({ app, channels: () => [], log: pino({ level: "silent" }) });
+    try {
+      const base = `http://127.0.0.1:${restarted?.addr.port}`;
+      expect((await fetch(`${base}/api/state`, { headers: auth })).status).toBe(401);
+      expect((await fetch(`${base}/api/state`, { headers: await login(base, h.token) })).status).toBe(200);
+    } finally {
+      await restarted?.close();
+    }
   });
 
-  it("refuses mutations from another origin or without proof of origin (CSRF)", async () => {
+  it("takes mutations only with the session header or the bearer token, which no other page can add (CSRF)", async () => {
     const body = { chatId: "csrf", text: "/help" };
-    expect((await post("/api/chat", body, { cookie })).status).toBe(403);
-    expect((await post("/api/chat", body, { cookie, origin: "http://evil.example" })).status).toBe(403);
-    expect((await post("/api/chat", body, { cookie, origin: "null" })).status).toBe(403);
-    expect((await post("/api/chat", body, { cookie, origin: h.base, "sec-fetch-site": "cross-site" })).status).toBe(
-      403,
-    );
+    expect((await post("/api/chat", body, { origin: h.base, "sec-fetch-site": "same-origin" })).status).toBe(401);
     // An HTML form can only send simple content types; the API takes JSON only.
-    expect(
-      (await post("/api/chat", "chatId=csrf&text=hi", { ...sameOrigin(), "content-type": "text/plain" })).status,
-    ).toBe(415);
-    expect((await post("/api/chat", body, sameOrigin())).status).toBe(202);
-    expect((await post("/api/chat", body, { cookie, "sec-fetch-site": "same-origin" })).status).toBe(202);
+    expect((await post("/api/chat", "chatId=csrf&text=hi", { ...auth, "content-type": "text/plain" })).status).toBe(
+      415,
+    );
+    expect((await post("/api/chat", body, auth)).status).toBe(202);
     expect((await post("/api/chat", body, { authorization: `Bearer ${h.token}` })).status).toBe(202);
-    expect((await get("/api/chat", { cookie })).status).toBe(404);
+    expect((await get("/api/chat", auth)).status).toBe(404);
   });
 });
 
 describe("hostile requests", () => {
   it("refuses huge bodies without reading them", async () => {
     const big = JSON.stringify({ chatId: "main", text: "x".repeat(100_000) });
-    expect((await post("/api/chat", big, sameOrigin())).status).toBe(413);
+    expect((await post("/api/chat", big, auth)).status).toBe(413);
     // Streamed without a length: cut off once past the limit.
     const status = await new Promise<number>((resolve, reject) => {
       const req = request(`${h.base}/api/chat`, {
         method: "POST",
-        headers: { ...sameOrigin(), "content-type": "application/json", "transfer-encoding": "chunked" },
+        headers: { ...auth, "content-type": "application/json", "transfer-encoding": "chunked" },
       });
       req.on("response", (res) => resolve(res.statusCode ?? 0));
       req.on("error", reject);
@@ -123,9 +153,9 @@ describe("hostile requests", () => {
       pump();
     });
     expect(status).toBe(413);
-    expect((await post("/api/chat", "{not json", sameOrigin())).status).toBe(400);
-    expect((await post("/api/chat", { chatId: "../../etc", text: "hi" }, sameOrigin())).status).toBe(400);
-    expect((await post("/api/chat", { chatId: "main", text: 42 }, sameOrigin())).status).toBe(400);
+    expect((await post("/api/chat", "{not json", auth)).status).toBe(400);
+    expect((await post("/api/chat", { chatId: "../../etc", text: "hi" }, auth)).status).toBe(400);
+    expect((await post("/api/chat", { chatId: "main", text: 42 }, auth)).status).toBe(400);
   });
 
   it("answers only to loopback names (DNS rebinding)", async () => {
@@ -152,7 +182,7 @@ describe("hostile requests", () => {
       "/api/..%2f..%2fpackage.json",
       "/static/../app.ts",
     ]) {
-      const res = await get(path, { cookie });
+      const res = await get(path, auth);
       expect(res.status).toBe(404);
       expect(await res.text()).not.toMatch(/root:|"name"/);
     }
@@ -178,8 +208,9 @@ describe("hostile requests", () => {
       result: evil,
       durationMs: 1,
     });
-    const page = await (await get("/", { cookie })).text();
-    const history = await (await get(`/?c=${encodeURIComponent("telegram:<b>1</b>")}`, { cookie })).text();
+    const main = async (path: string) => ((await (await get(path, auth)).json()) as { main: string }).main;
+    const page = await main("/api/page");
+    const history = await main(`/api/page?c=${encodeURIComponent("telegram:<b>1</b>")}`);
     for (const html of [page, history]) {
       expect(html).not.toContain("<img src=x");
       expect(html).not.toContain("<script>alert");
@@ -191,7 +222,8 @@ describe("hostile requests", () => {
     expect(page).toContain("&lt;script&gt;alert(4)&lt;/script&gt;");
     expect(page).toContain("Left out of the prompt: program no-such-binary-here is not on PATH");
     // Only the page's own nonce'd script runs.
-    expect(page.match(/<script/g)).toHaveLength(1);
+    expect(page).not.toContain("<script");
+    expect((await (await get("/")).text()).match(/<script/g)).toHaveLength(1);
   });
 });
 
@@ -250,7 +282,7 @@ describe("health and metrics", () => {
     const off = h.web.listen((e) => {
       if (e.type === "message") events.push(e.text);
     });
-    expect((await post("/api/chat", { chatId: "metrics", text: "what is scheduled?" }, sameOrigin())).status).toBe(202);
+    expect((await post("/api/chat", { chatId: "metrics", text: "what is scheduled?" }, auth)).status).toBe(202);
     await until(() => events.includes("No reminders yet."), "the reply");
     off();
     await until(
@@ -262,7 +294,7 @@ describe("health and metrics", () => {
     expect(text).toMatch(/^pincer_tool_calls_total\{tool="unknown",outcome="error"\} 1$/m);
     expect(text).toMatch(/^pincer_model_request_duration_seconds_count\{outcome="ok"\} [2-9]/m);
     expect(text).toMatch(/^pincer_turn_duration_seconds_count [1-9]/m);
-    const state = (await (await get("/api/state", { cookie })).json()) as {
+    const state = (await (await get("/api/state", auth)).json()) as {
       conversations: Array<{ sessionKey: string }>;
     };
     expect(state.conversations.map((c) => c.sessionKey)).toContain("web:metrics");
@@ -289,10 +321,10 @@ describe("running work", () => {
       "look something up",
       "<u>research</u>",
     );
-    const state = (await (await get("/api/state", { cookie })).json()) as { helpers: Array<{ id: string }> };
+    const state = (await (await get("/api/state", auth)).json()) as { helpers: Array<{ id: string }> };
     expect(state.helpers.map((x) => x.id)).toEqual([id]);
-    const page = await (await get("/", { cookie })).text();
-    expect(page).toContain("&lt;u&gt;research&lt;/u&gt; (web:main");
+    const { main } = (await (await get("/api/page", auth)).json()) as { main: string };
+    expect(main).toContain("&lt;u&gt;research&lt;/u&gt; (web:main");
     await until(async () => app.helpers.list().length === 0, "the helper to finish");
   });
 });

@@ -6,6 +6,7 @@ import { type Daemon, killHard, pincer, startDaemon } from "./helpers/daemon.js"
 import { fakeModelForFile } from "./helpers/model.js";
 import { freePort } from "./helpers/net.js";
 import { until } from "./helpers/until.js";
+import { login } from "./helpers/web.js";
 
 /** The built daemon with its control page: `pincer gateway`, `pincer dashboard`, the log it writes. */
 
@@ -80,9 +81,12 @@ describe("pincer gateway with the control page", () => {
     expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/\\?token=[A-Za-z0-9_-]{32}$`));
     expect(stdout).toContain("Open it in a browser");
     const token = new URL(url).searchParams.get("token") ?? "";
-    const page = await fetch(url);
-    expect(page.status).toBe(200);
-    expect(await page.text()).toContain('<h2 id="h-status">Status</h2>');
+    const shell = await fetch(url);
+    expect(shell.status).toBe(200);
+    expect(await shell.text()).not.toContain('<h2 id="h-status">Status</h2>');
+    const session = await login(`http://127.0.0.1:${port}`, token);
+    const page = await fetch(`http://127.0.0.1:${port}/api/page`, { headers: session });
+    expect(((await page.json()) as { main: string }).main).toContain('<h2 id="h-status">Status</h2>');
 
     model.enqueue({ content: "A private answer." });
     const sent = await fetch(`http://127.0.0.1:${port}/api/chat`, {

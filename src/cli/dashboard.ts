@@ -19,7 +19,7 @@ export async function dashboardText(config: Config): Promise<{ ok: boolean; text
     running = false;
   }
   const note = running
-    ? "Open it in a browser (the token is then kept in a cookie)."
+    ? "Open it in a browser (that tab then keeps a session until you log out or pincer restarts)."
     : "pincer does not answer there now: start it with `npm start` (pincer gateway), then open the address.";
   return { ok: true, text: `${url}\n${note}` };
 }

@@ -34,72 +34,113 @@ form.chat{display:flex;gap:.5rem;margin-top:.5rem}form.chat textarea{flex:1;font
 export const SCRIPT = `
 (() => {
   "use strict";
-  // The token came once in the address; the cookie holds the session now. Keep it out of history.
-  if (new URLSearchParams(location.search).has("token")) {
-    const url = new URL(location.href);
-    url.searchParams.delete("token");
-    history.replaceState(null, "", url.pathname + url.search + url.hash);
+  // The session lives in this tab's sessionStorage, which no other origin (another port) can read,
+  // and goes out in a header, never in a cookie.
+  const KEY = "pincer-session";
+  const $ = (id) => document.getElementById(id);
+  const live = $("live");
+  const params = new URLSearchParams(location.search);
+  const token = params.get("token");
+  if (token !== null) {
+    // The token came once in the address: traded for a session below, and kept out of history.
+    params.delete("token");
+    const query = params.toString();
+    history.replaceState(null, "", location.pathname + (query ? "?" + query : "") + location.hash);
   }
-  const chatId = document.body.dataset.chat;
-  const live = document.getElementById("live");
-  const log = document.getElementById("chat-log");
-  const thinking = document.getElementById("thinking");
-  const post = (path, body) => fetch(path, {
-    method: "POST", credentials: "same-origin",
-    headers: { "content-type": "application/json" }, body: JSON.stringify(body),
-  }).then(async (res) => { if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || res.statusText); return res.json(); });
-  const addMessage = (cls, text) => {
-    const li = document.createElement("li");
-    li.className = "msg " + cls;
-    const div = document.createElement("div");
-    div.className = "text";
-    div.textContent = text;
-    li.append(div);
-    log.append(li);
-    log.scrollTop = log.scrollHeight;
+  const locked = () => {
+    sessionStorage.removeItem(KEY);
+    $("main").replaceChildren();
+    $("locked").hidden = false;
+    $("logout").hidden = true;
+    live.textContent = "";
   };
-  log.scrollTop = log.scrollHeight;
-
-  const events = new EventSource("/api/events?chat=" + encodeURIComponent(chatId));
-  events.addEventListener("open", () => { live.textContent = "live"; live.className = "live good"; });
-  events.addEventListener("error", () => { live.textContent = "reconnecting…"; live.className = "live warn"; });
-  events.addEventListener("sections", (e) => {
-    const sections = JSON.parse(e.data);
-    for (const id of Object.keys(sections)) {
-      const el = document.getElementById(id);
-      if (el) el.innerHTML = sections[id];
-    }
-  });
-  events.addEventListener("chat", (e) => {
-    const msg = JSON.parse(e.data);
-    if (msg.type === "busy") { thinking.textContent = msg.busy ? "pincer is working…" : ""; return; }
-    addMessage(msg.kind === "reply" ? "bot" : "bot " + msg.kind, msg.text);
+  const json = async (res) => {
+    const body = await res.json().catch(() => ({}));
+    if (res.status === 401) { locked(); throw new Error("logged out"); }
+    if (!res.ok) throw new Error(body.error || res.statusText);
+    return body;
+  };
+  const login = token === null ? Promise.resolve(sessionStorage.getItem(KEY))
+    : fetch("/api/session", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token }) })
+        .then(json).then((body) => { sessionStorage.setItem(KEY, body.session); return body.session; });
+  login.then((session) => (session ? start(session) : locked())).catch((err) => {
+    if (err.message !== "logged out") live.textContent = "could not load: " + err.message;
   });
 
-  document.getElementById("chat-form").addEventListener("submit", (e) => {
-    e.preventDefault();
-    const box = e.target.elements.text;
-    const text = box.value.trim();
-    if (!text) return;
-    box.value = "";
-    addMessage("user", text);
-    post("/api/chat", { chatId, text }).catch((err) => addMessage("bot notice", "Not sent: " + err.message));
-  });
-  document.getElementById("chat-form").elements.text.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); e.target.form.requestSubmit(); }
-  });
+  async function start(session) {
+    const headers = { "x-pincer-session": session };
+    const post = (path, body) => fetch(path, {
+      method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body),
+    }).then(json);
+    const page = await fetch("/api/page" + location.search, { headers }).then(json);
+    $("model").textContent = page.model;
+    $("main").innerHTML = page.main;
+    $("logout").hidden = false;
+    const chatId = page.chatId;
+    const log = $("chat-log");
+    const thinking = $("thinking");
+    const addMessage = (cls, text) => {
+      const li = document.createElement("li");
+      li.className = "msg " + cls;
+      const div = document.createElement("div");
+      div.className = "text";
+      div.textContent = text;
+      li.append(div);
+      log.append(li);
+      log.scrollTop = log.scrollHeight;
+    };
+    log.scrollTop = log.scrollHeight;
 
-  document.addEventListener("click", (e) => {
-    const button = e.target.closest("button[data-action]");
-    if (!button) return;
-    const d = button.dataset;
-    const action = d.action === "remove-job" ? post("/api/reminders/remove", { id: d.id })
-      : d.action === "approve" ? post("/api/pairing/approve", { channel: d.channel, code: d.code })
-      : d.action === "deny" ? post("/api/pairing/deny", { channel: d.channel, userId: d.user })
-      : null;
-    if (!action) return;
-    button.disabled = true;
-    action.then(() => button.closest("li").remove()).catch((err) => { button.disabled = false; alert(err.message); });
-  });
+    const events = new EventSource("/api/events?chat=" + encodeURIComponent(chatId) + "&session=" + encodeURIComponent(session));
+    events.addEventListener("open", () => { live.textContent = "live"; live.className = "live good"; });
+    events.addEventListener("error", () => {
+      live.textContent = "reconnecting…"; live.className = "live warn";
+      // Refused for good (logged out, expired, pincer restarted): say so instead of retrying.
+      if (events.readyState === EventSource.CLOSED) fetch("/api/state", { headers }).then(json).catch(() => {});
+    });
+    events.addEventListener("sections", (e) => {
+      const sections = JSON.parse(e.data);
+      for (const id of Object.keys(sections)) {
+        const el = $(id);
+        if (el) el.innerHTML = sections[id];
+      }
+    });
+    events.addEventListener("chat", (e) => {
+      const msg = JSON.parse(e.data);
+      if (msg.type === "busy") { thinking.textContent = msg.busy ? "pincer is working…" : ""; return; }
+      addMessage(msg.kind === "reply" ? "bot" : "bot " + msg.kind, msg.text);
+    });
+    $("logout").addEventListener("click", () => {
+      events.close();
+      post("/api/logout", {}).finally(locked);
+    });
+
+    const form = $("chat-form");
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const box = form.elements.text;
+      const text = box.value.trim();
+      if (!text) return;
+      box.value = "";
+      addMessage("user", text);
+      post("/api/chat", { chatId, text }).catch((err) => addMessage("bot notice", "Not sent: " + err.message));
+    });
+    form.elements.text.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
+    });
+
+    document.addEventListener("click", (e) => {
+      const button = e.target.closest("button[data-action]");
+      if (!button) return;
+      const d = button.dataset;
+      const action = d.action === "remove-job" ? post("/api/reminders/remove", { id: d.id })
+        : d.action === "approve" ? post("/api/pairing/approve", { channel: d.channel, code: d.code })
+        : d.action === "deny" ? post("/api/pairing/deny", { channel: d.channel, userId: d.user })
+        : null;
+      if (!action) return;
+      button.disabled = true;
+      action.then(() => button.closest("li").remove()).catch((err) => { button.disabled = false; alert(err.message); });
+    });
+  }
 })();
 `;

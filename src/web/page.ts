@@ -6,7 +6,6 @@ import type { DashboardState } from "./state.js";
 export interface PageInput {
   state: DashboardState;
   now: number;
-  nonce: string;
   chatId: string;
   /** Rendered web chat messages (stored). */
   chatLog: string;
@@ -22,23 +21,37 @@ const TITLES: Record<SectionId, string> = {
   skills: "Skills",
 };
 
-/** The whole page, rendered on the server: it paints complete before any script runs. */
-export function renderPage(input: PageInput): string {
-  const sections = renderSections(input.state, input.now);
-  const card = (id: SectionId, wide = false) =>
-    `<section${wide ? ' class="wide"' : ""} aria-labelledby="h-${id}"><h2 id="h-${id}">${TITLES[id]}</h2><div id="${id}">${sections[id]}</div></section>`;
+/** What anyone without a session sees, whatever they sent: no data, and no hint whether a token was close. */
+const LOCKED_TEXT =
+  "This page needs its token. Run <code>pincer dashboard</code> on the machine pincer runs on and open the address it prints.";
+
+/**
+ * The page as every address serves it, to anyone: no data. Its script logs in with `?token=` or
+ * the session kept in this tab, then asks for the content (renderMain) with the session header.
+ */
+export function renderShell(nonce: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <link rel="icon" href="data:,">
 <title>pincer</title>
-<style nonce="${input.nonce}">${STYLE}</style>
+<style nonce="${nonce}">${STYLE}</style>
 </head>
-<body data-chat="${esc(input.chatId)}">
-<header><h1>pincer</h1><small>${esc(input.state.model)}</small><span id="live" class="live">connecting…</span></header>
-<main>
-${input.history ? `<section class="wide" id="history">${input.history}</section>` : ""}
+<body>
+<header><h1>pincer</h1><small id="model"></small><span id="live" class="live">connecting…</span><button type="button" id="logout" hidden>Log out</button></header>
+<p id="locked" hidden>${LOCKED_TEXT}</p>
+<main id="main"></main>
+<script nonce="${nonce}">${SCRIPT}</script>
+</body></html>`;
+}
+
+/** The page's content, rendered on the server: it paints complete the moment the script inserts it. */
+export function renderMain(input: PageInput): string {
+  const sections = renderSections(input.state, input.now);
+  const card = (id: SectionId, wide = false) =>
+    `<section${wide ? ' class="wide"' : ""} aria-labelledby="h-${id}"><h2 id="h-${id}">${TITLES[id]}</h2><div id="${id}">${sections[id]}</div></section>`;
+  return `${input.history ? `<section class="wide" id="history">${input.history}</section>` : ""}
 ${card("status")}
 <section aria-labelledby="h-chat"><h2 id="h-chat">Chat <small>web:${esc(input.chatId)}</small></h2>
 <ol class="chat" id="chat-log">${input.chatLog}</ol>
@@ -48,12 +61,8 @@ ${card("status")}
 ${card("conversations")}
 ${card("reminders")}
 ${card("pairing")}
-${card("skills")}
-</main>
-<script nonce="${input.nonce}">${SCRIPT}</script>
-</body></html>`;
+${card("skills")}`;
 }
 
-/** What anyone without the token sees, whatever they sent: no data, and no hint whether a token was close. */
 export const LOCKED_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>pincer</title></head>
-<body><h1>pincer</h1><p>This page needs its token. Run <code>pincer dashboard</code> on the machine pincer runs on and open the address it prints.</p></body></html>`;
+<body><h1>pincer</h1><p>${LOCKED_TEXT}</p></body></html>`;

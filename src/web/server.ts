@@ -8,9 +8,10 @@ import type { App } from "../app.js";
 import type { Channel } from "../bus/channel.js";
 import type { ChannelName } from "../bus/types.js";
 import { isLoopback } from "../config/config.js";
-import { credentialOf, sameOrigin, sessionCookie } from "./auth.js";
-import { LOCKED_PAGE, renderPage } from "./page.js";
+import { bearerMatches, presentedSession } from "./auth.js";
+import { LOCKED_PAGE, renderMain, renderShell } from "./page.js";
 import { renderChatLog, renderHistory, renderSections } from "./sections.js";
+import { WebSessions } from "./sessions.js";
 import { SseHub } from "./sse.js";
 import { channelStates, collectState, healthOf, type SkillView } from "./state.js";
 import { secretsEqual } from "./token.js";
@@ -71,7 +72,7 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
   const now = deps.now ?? Date.now;
   const startedAt = now();
   const hub = new SseHub();
-  let port = 0;
+  const sessions = new WebSessions(now);
   let loopbackOnly = false;
   const state = () => collectState({ app, channels: deps.channels, skills: deps.skills, startedAt });
 
@@ -136,20 +137,19 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
       return;
     }
 
-    // `/?token=…` once: the answer sets the session cookie, and the page's script takes the token
-    // out of the address bar. (Not a redirect: a SameSite=Strict cookie set by a link followed
-    // from another site would not be sent on the redirected request.)
-    const presented = path === "/" && read ? url.searchParams.get("token") : null;
-    if (presented !== null) {
-      if (!secretsEqual(presented, token)) return locked(res);
-      return page(res, url, sessionCookie(token, port));
+    // The page holds no data: its script logs in (`?token=…` traded for a session) and fetches it.
+    if (path === "/" && read) return shell(res);
+    if (path === "/api/session" && method === "POST") {
+      const presented = (await readJson(req)).token;
+      if (typeof presented !== "string" || !secretsEqual(presented, token)) return locked(res);
+      return sendJson(res, 200, { session: sessions.create() });
     }
 
-    const credential = credentialOf(req, token, port);
-    if (credential === "none") return locked(res);
+    const session = presentedSession(req, url);
+    if (session === undefined ? !bearerMatches(req, token) : !sessions.check(session)) return locked(res);
 
     if (read) {
-      if (path === "/") return page(res, url);
+      if (path === "/api/page") return sendJson(res, 200, await page(url));
       if (path === "/api/state") return sendJson(res, 200, await state());
       if (path === "/api/history") {
         const key = url.searchParams.get("key") ?? "";
@@ -158,13 +158,17 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
       if (path === "/api/events") {
         const chat = url.searchParams.get("chat") ?? "";
         if (!hub.add(res, CHAT_ID.test(chat) ? chat : undefined)) throw new HttpError(503, "too many open pages");
+        if (session !== undefined) sessions.onEnd(session, () => res.destroy());
         return;
       }
       throw new HttpError(404, "not found");
     }
     if (method !== "POST") throw new HttpError(405, "method not allowed");
-    if (!sameOrigin(req, credential)) throw new HttpError(403, "cross-origin request refused");
     const body = await readJson(req);
+    if (path === "/api/logout" && session !== undefined) {
+      sessions.end(session);
+      return sendJson(res, 200, { ok: true });
+    }
     await mutate(path, body, res);
   }
 
@@ -208,28 +212,31 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
     throw new HttpError(404, "not found");
   }
 
-  async function page(res: ServerResponse, url: URL, setCookie?: string): Promise<void> {
-    const nonce = randomBytes(16).toString("base64");
+  /** The page's content for `?chat=` and `?c=` (a conversation's history), as /api/page answers it. */
+  async function page(url: URL): Promise<{ model: string; chatId: string; main: string }> {
     const chat = url.searchParams.get("chat") ?? "main";
     const chatId = CHAT_ID.test(chat) ? chat : "main";
     const key = url.searchParams.get("c");
-    const timezone = app.config.timezone;
     const { dashboard } = app.store;
-    const html = renderPage({
-      state: await state(),
+    const current = await state();
+    const main = renderMain({
+      state: current,
       now: now(),
-      nonce,
       chatId,
       chatLog: renderChatLog(await dashboard.history(`web:${chatId}`, 100)),
-      history: key ? renderHistory(key, await dashboard.history(key.slice(0, 300)), timezone) : undefined,
+      history: key ? renderHistory(key, await dashboard.history(key.slice(0, 300)), app.config.timezone) : undefined,
     });
+    return { model: current.model, chatId, main };
+  }
+
+  function shell(res: ServerResponse): void {
+    const nonce = randomBytes(16).toString("base64");
     res.writeHead(200, {
       ...BASE_HEADERS,
       "content-type": "text/html; charset=utf-8",
-      ...(setCookie ? { "set-cookie": setCookie } : {}),
       "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
     });
-    res.end(html);
+    res.end(renderShell(nonce));
   }
 
   return {
@@ -247,7 +254,6 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
         return undefined;
       }
       const address = server.address() as AddressInfo;
-      port = address.port;
       loopbackOnly = isLoopback(host);
       return address;
     },
@@ -256,6 +262,7 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
       clearTimeout(pending);
       for (const off of offActivity) off();
       offChat?.();
+      sessions.endAll();
       hub.close();
       if (!server.listening) return;
       server.closeAllConnections();

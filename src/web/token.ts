@@ -36,8 +36,3 @@ export function secretsEqual(presented: string, expected: string): boolean {
   const b = createHash("sha256").update(expected).digest();
   return timingSafeEqual(a, b);
 }
-
-/** What the cookie holds: derived from the token, so the cookie jar never holds the token itself. */
-export function sessionValue(token: string): string {
-  return createHash("sha256").update(`pincer-web-session\0${token}`).digest("base64url");
-}

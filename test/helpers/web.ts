@@ -36,10 +36,13 @@ export async function startWebHarness(app: App, others: Channel[] = []): Promise
   };
 }
 
-/** Logs in like a browser following `/?token=…` and returns the session cookie. */
-export async function login(base: string, token: string): Promise<string> {
-  const res = await fetch(`${base}/?token=${encodeURIComponent(token)}`);
-  const cookie = res.headers.get("set-cookie");
-  if (res.status !== 200 || !cookie) throw new Error(`login failed: ${res.status}`);
-  return cookie.split(";")[0];
+/** Logs in as the page's script does with `?token=…`; returns the header that carries the session. */
+export async function login(base: string, token: string): Promise<{ "x-pincer-session": string }> {
+  const res = await fetch(`${base}/api/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token }),
+  });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
+  return { "x-pincer-session": ((await res.json()) as { session: string }).session };
 }

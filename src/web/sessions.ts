@@ -1,0 +1,75 @@
+import { createHash, randomBytes } from "node:crypto";
+
+/** A page left alone this long is logged out; any request with the session extends it. */
+export const SESSION_IDLE_MS = 12 * 3600 * 1000;
+const MAX_SESSIONS = 64;
+
+interface Session {
+  lastUsed: number;
+  /** What ends with the session: its open event streams. */
+  onEnd: Set<() => void>;
+}
+
+/**
+ * The control page's logins, kept in memory: a random secret per login, which the page holds in
+ * its sessionStorage and sends as a header, never in a cookie (browsers send cookies to every
+ * port of a host). A restart, and so a changed token, ends them all. Only hashes are kept.
+ */
+export class WebSessions {
+  private readonly sessions = new Map<string, Session>();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly idleMs = SESSION_IDLE_MS,
+  ) {}
+
+  create(): string {
+    const secret = randomBytes(32).toString("base64url");
+    this.sessions.set(hash(secret), { lastUsed: this.now(), onEnd: new Set() });
+    // The oldest logins go first when someone logs in again and again (Map keeps insertion order).
+    for (const key of this.sessions.keys()) {
+      if (this.sessions.size <= MAX_SESSIONS) break;
+      this.endKey(key);
+    }
+    return secret;
+  }
+
+  /** True for a live session (and extends it); an expired one is ended here. */
+  check(secret: string): boolean {
+    const key = hash(secret);
+    const session = this.sessions.get(key);
+    if (!session) return false;
+    if (this.now() - session.lastUsed > this.idleMs) {
+      this.endKey(key);
+      return false;
+    }
+    session.lastUsed = this.now();
+    return true;
+  }
+
+  /** Runs `fn` when the session ends (logout, expiry, eviction, close). */
+  onEnd(secret: string, fn: () => void): void {
+    this.sessions.get(hash(secret))?.onEnd.add(fn);
+  }
+
+  end(secret: string): boolean {
+    return this.endKey(hash(secret));
+  }
+
+  endAll(): void {
+    for (const key of [...this.sessions.keys()]) this.endKey(key);
+  }
+
+  private endKey(key: string): boolean {
+    const session = this.sessions.get(key);
+    if (!session) return false;
+    this.sessions.delete(key);
+    for (const fn of session.onEnd) fn();
+    return true;
+  }
+}
+
+/** Map lookups by a hash: the time a lookup takes says nothing about the secret. */
+function hash(secret: string): string {
+  return createHash("sha256").update(secret).digest("base64url");
+}
