@@ -7,8 +7,9 @@ import { HOSTILE } from "./helpers/mcp.js";
 
 /**
  * An MCP server's argument schema is the server's to choose: a `pattern` that backtracks
- * exponentially (`^(a+)+$` against 34 a's and a `!`, hours in a backtracking engine) must not freeze
- * the built daemon. Checked from outside: another chat is answered while and after the model uses it.
+ * exponentially (`^(a+)+$` against 34 a's and a `!`, hours in a backtracking engine) or a
+ * `uniqueItems` checked pair by pair must not freeze the built daemon. Checked from outside:
+ * another chat is answered while and after the model uses them.
  */
 
 const OTHER = USER + 1;
@@ -16,17 +17,27 @@ const fakes = gatewayOnFakes({ TELEGRAM_ALLOW_FROM: `${USER},${OTHER}` });
 const { model, gateway, say, until } = fakes;
 
 describe("an MCP tool's argument schema", () => {
-  it("a catastrophic pattern is matched by RE2: the call gets an Error, other chats stay answered", async () => {
+  it("costs linear time whatever it declares (a catastrophic pattern, uniqueItems): other chats stay answered", async () => {
     const home = tempHome("pincer-mcp-redos-");
     writeFileSync(
       join(home, "config.json"),
-      JSON.stringify({ mcp: { servers: { h: { command: process.execPath, args: [HOSTILE, "redos"] } } } }),
+      JSON.stringify({
+        // Room for the 40,000 items in the prompt of the turn's second model call.
+        agent: { contextTokens: 1_000_000 },
+        mcp: { servers: { h: { command: process.execPath, args: [HOSTILE, "redos"] } } },
+      }),
     );
     model.respond((request) => {
       const last = request.messages.at(-1);
-      if (last?.role === "tool") return { content: `tool said: ${String(last.content)}` };
+      if (last?.role === "tool") return { content: "checked" };
       if (String(last?.content).includes("ping")) return { content: "pong" };
-      return { toolCalls: [{ name: "mcp_h_match", arguments: { text: `${"a".repeat(34)}!` } }] };
+      return {
+        toolCalls: [
+          { name: "mcp_h_match", arguments: { text: `${"a".repeat(34)}!` } },
+          // 40,000 distinct objects: ajv's own uniqueItems compares every pair (minutes).
+          { name: "mcp_h_unique", arguments: { items: Array.from({ length: 40_000 }, (_, i) => ({ n: i })) } },
+        ],
+      };
     });
     gateway(home);
     say("check my text");
@@ -36,11 +47,18 @@ describe("an MCP tool's argument schema", () => {
       () => fakes.telegram.sent.find((m) => m.chatId === String(OTHER) && m.text === "pong"),
       "the other chat's answer",
     );
-    const answer = await until(
-      () => fakes.telegram.sent.find((m) => m.chatId === String(USER) && m.text.startsWith("tool said")),
+    await until(
+      () => fakes.telegram.sent.find((m) => m.chatId === String(USER) && m.text === "checked"),
       "the first chat's answer",
     );
-    expect(answer.text).toBe('tool said: Error: invalid arguments for mcp_h_match: text must match pattern "^(a+)+$".');
+    const results = model.requests
+      .flatMap((r) => r.messages)
+      .filter((m) => m.role === "tool")
+      .map((m) => String(m.content));
+    expect(results.slice(0, 2)).toEqual([
+      'Error: invalid arguments for mcp_h_match: text must match pattern "^(a+)+$".',
+      "unique ran",
+    ]);
     // A pattern RE2 cannot compile (lookahead) leaves that tool out instead of matching it some other way.
     const offered = (model.requests[0].tools ?? []).map((t) => t.function.name);
     expect(offered).toContain("mcp_h_match");

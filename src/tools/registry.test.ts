@@ -1,7 +1,8 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { tempHome, testApp } from "../../test/helpers/app.js";
 import { toolContext } from "../../test/helpers/tools.js";
-import { SchemaCompiler, ToolRegistry } from "./registry.js";
+import { ToolRegistry } from "./registry.js";
+import { SchemaCompiler } from "./schema-compiler.js";
 import type { Tool, ToolParameters } from "./tool.js";
 
 const ctx = toolContext("x", "/tmp");
@@ -59,6 +60,18 @@ describe("argument schemas, compiled when first needed", () => {
     );
     expect(() => registry.register(tool("q", patterned({ a: "(?=a)b" })), { compileNow: true })).toThrow(/Perl/);
     expect(registry.get("q")).toBeUndefined();
+  });
+
+  it("checks uniqueItems as JSON Schema defines it (key order aside), in a set rather than pair by pair", async () => {
+    const registry = new ToolRegistry().register(
+      tool("u", { type: "object", properties: { x: { type: "array", uniqueItems: true } } }),
+    );
+    const call = (x: unknown) => registry.execute("u", JSON.stringify({ x }), ctx);
+    const duplicate = "Error: invalid arguments for u: x must not have duplicate items.";
+    expect(await call([{ a: 1, b: [2] }, { b: [2], a: 1 }])).toBe(duplicate);
+    expect(await call([1, 1.0])).toBe(duplicate);
+    expect(await call([1, "1", [1], { 1: 1 }, null, true, "true"])).toMatch(/^u got/);
+    expect(await call(Array.from({ length: 50_000 }, (_, i) => ({ item: i })))).toMatch(/^u got/);
   });
 
   it("every built-in tool's schema compiles", async () => {

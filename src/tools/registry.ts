@@ -1,10 +1,9 @@
-import { createRequire } from "node:module";
-import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
-import type ajvFormats from "ajv-formats";
+import type { ErrorObject, ValidateFunction } from "ajv";
 import { distance } from "fastest-levenshtein";
 import type { ToolSchema } from "../llm/model.js";
 import { capToolResult, DEFAULT_MAX_RESULT_CHARS } from "./result-cap.js";
-import type { Tool, ToolContext, ToolParameters } from "./tool.js";
+import { SchemaCompiler } from "./schema-compiler.js";
+import type { Tool, ToolContext } from "./tool.js";
 import { ToolError } from "./tool.js";
 
 export type { ToolSchema };
@@ -15,37 +14,6 @@ interface Entry {
   validate?: ValidateFunction;
   /** What the model is shown, made once: the same object every turn lets its token count be remembered. */
   schema?: ToolSchema;
-}
-
-/**
- * Compiles tools' argument schemas, for a registry and all its views. ajv and its formats (~10 MB,
- * ~40 ms with the built-in tools' schemas) are loaded and a schema compiled on the first call that
- * needs it, not at start; both are CommonJS, so this stays synchronous.
- */
-export class SchemaCompiler {
-  private ajv?: Ajv;
-
-  compile(schema: ToolParameters): ValidateFunction {
-    if (!this.ajv) {
-      const require = createRequire(import.meta.url);
-      const { Ajv } = require("ajv") as typeof import("ajv");
-      const addFormats = require("ajv-formats") as typeof ajvFormats.default;
-      // Schemas from MCP servers use formats ("uri", "date-time"); unknown ones are ignored without console noise.
-      // Their `pattern`s are matched by RE2, in time linear in the argument: a server's `^(a+)+$`
-      // cannot backtrack on the event loop. A pattern RE2 cannot compile leaves the tool out.
-      const regExp = Object.assign(
-        (pattern: string) => {
-          const re = (require("re2js") as typeof import("re2js")).RE2JS.compile(pattern);
-          return { test: (text: string) => re.test(text), toString: () => pattern };
-        },
-        { code: "re2js" },
-      );
-      this.ajv = addFormats(
-        new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false, code: { regExp } }),
-      );
-    }
-    return this.ajv.compile(schema);
-  }
 }
 
 /** Holds the tools offered to the model and runs one call, turning every failure into `Error: …`. */

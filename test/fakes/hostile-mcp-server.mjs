@@ -4,7 +4,7 @@
 //   tools=N          offer N tools t0…t(N-1) besides the fixed ones
 //   odd-names        tools whose names collide or run long after sanitising
 //   bloated          a 100 KB description, a 30 KB schema, a schema ajv refuses
-//   redos            a tool whose argument pattern backtracks exponentially, one RE2 cannot compile
+//   redos            tools whose argument checks cost exponential or quadratic time, one RE2 cannot compile
 //   no-init          read stdin, never answer anything (initialize included)
 //   crash            write a reason to stderr and exit 3 at once
 //   crash-after=MS   exit MS milliseconds after the client says it is initialized
@@ -98,6 +98,11 @@ async function serve() {
     tools.push(
       { name: "match", description: "checks its text with ^(a+)+$", inputSchema: patterned("^(a+)+$") },
       { name: "lookahead", description: "a pattern with lookahead", inputSchema: patterned("^(?=a)a+$") },
+      {
+        name: "unique",
+        description: "takes a list of distinct items (ajv compares every pair)",
+        inputSchema: { type: "object", properties: { items: { type: "array", uniqueItems: true } } },
+      },
     );
   }
   if (args.has("odd-names")) {
