@@ -95,7 +95,7 @@ export function turnContextDeps(
       timezone: config.timezone,
       contextTokens: config.agent.contextTokens,
       memoryPromptChars: config.memory.promptChars,
-      shareMemoryWithGroups: config.memory.shareWithGroups,
+      sharing: { allowFrom: {}, shareWithGroups: config.memory.shareWithGroups, shareWithGuests: false },
     },
   };
 }

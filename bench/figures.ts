@@ -477,6 +477,7 @@ export async function readOnlyBatch(): Promise<Figure[]> {
     sessionKey: "console:bench",
     inbound: userMessage("bench", "go"),
     workspace: tmpdir(),
+    seesOwnerMemory: true,
     signal: new AbortController().signal,
     bus: new MessageBus(),
     log: pino({ level: "silent" }),

@@ -236,7 +236,11 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
       progressAfterMs: config.progress.enabled ? config.progress.afterSeconds * 1000 : undefined,
       cronTools: config.cron.tools,
       memoryPromptChars: config.memory.promptChars,
-      shareMemoryWithGroups: config.memory.shareWithGroups,
+      sharing: {
+        allowFrom: { telegram: config.telegramAllowFrom, discord: config.discordAllowFrom },
+        shareWithGroups: config.memory.shareWithGroups,
+        shareWithGuests: config.memory.shareWithGuests,
+      },
     },
     // A skill whose programs or variables are missing would only mislead the model.
     skills: () => listSkills(skills, log, process.env, files).filter((skill) => skill.missing.length === 0),

@@ -79,6 +79,7 @@ function run(options: { stream?: boolean; maxIterations?: number } = {}) {
         sessionKey: "console:local",
         inbound,
         workspace: "/tmp",
+        seesOwnerMemory: true,
         signal: new AbortController().signal,
         bus: new MessageBus(),
         log,

@@ -49,6 +49,7 @@ function setup(servers: Record<string, McpServerFileSettings>, timing = FAST_MCP
     sessionKey: "console:attack",
     inbound: userMessage("attack", "go"),
     workspace,
+    seesOwnerMemory: true,
     signal: new AbortController().signal,
     bus: new MessageBus(),
     log,

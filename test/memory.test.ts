@@ -2,6 +2,7 @@ import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { seesOwnerMemory } from "../src/access/policy.js";
 import type { App } from "../src/app.js";
 import type { InboundMessage } from "../src/bus/types.js";
 import type { Config } from "../src/config/config.js";
@@ -61,6 +62,11 @@ function search(target: App, inbound: InboundMessage, query: string, limit?: num
     sessionKey: inbound.sessionKey,
     inbound,
     workspace: target.config.workspace,
+    seesOwnerMemory: seesOwnerMemory(inbound, {
+      allowFrom: {},
+      shareWithGroups: target.config.memory.shareWithGroups,
+      shareWithGuests: target.config.memory.shareWithGuests,
+    }),
     signal: new AbortController().signal,
     bus: target.bus,
     log: pino({ level: "silent" }),
@@ -364,6 +370,7 @@ describe.skipIf(!bwrap)("what consolidation relies on", () => {
         sessionKey: ctx.sessionKey,
         inbound: ctx,
         workspace: target.config.workspace,
+        seesOwnerMemory: true,
         signal: new AbortController().signal,
         bus: target.bus,
         log: pino({ level: "silent" }),

@@ -4,6 +4,7 @@
  * the real bwrap. The guard's path checks are off here (restrictToWorkspace: false) so each
  * attempt reaches the sandbox itself; the guard gets its own test at the end.
  */
+
 import {
   existsSync,
   mkdirSync,
@@ -20,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { conversationMediaDir } from "../src/bus/types.js";
 import { type Config, loadConfig } from "../src/config/config.js";
 import { databasePath, mediaDir } from "../src/paths.js";
 import { createExecTool } from "../src/tools/exec/exec-tool.js";
@@ -57,7 +59,7 @@ beforeAll(async () => {
   workspace = join(home, "workspace");
   outside = join(root, "outside");
   mkdirSync(workspace, { recursive: true });
-  mkdirSync(mediaDir(home), { recursive: true });
+  mkdirSync(ownMedia(), { recursive: true });
   mkdirSync(outside);
   writeFileSync(join(home, ".env"), `OPENAI_API_KEY=${DOTENV_SECRET}\n`);
   writeFileSync(
@@ -69,7 +71,7 @@ beforeAll(async () => {
   db.prepare("INSERT INTO secrets VALUES (?)").run(DB_SECRET);
   db.close();
   writeFileSync(join(outside, "target.txt"), `${OUTSIDE_SECRET}\n`);
-  writeFileSync(join(mediaDir(home), "photo.txt"), "a received file\n");
+  writeFileSync(join(ownMedia(), "photo.txt"), "a received file\n");
 
   process.env.PINCER_TEST_SECRET = ENV_SECRET;
   process.env.OPENAI_API_KEY = KEY_SECRET;
@@ -102,6 +104,8 @@ function registryFor(adjust: (c: Config) => Config = (c) => c, checker?: () => R
 }
 
 const context = (signal?: AbortSignal) => toolContext("escape", workspace, signal);
+/** The received files of the conversation the calls run in (toolContext("escape")). */
+const ownMedia = () => conversationMediaDir(mediaDir(home), "console:escape");
 
 function exec(registry: ToolRegistry, command: string, extra: Record<string, unknown> = {}, signal?: AbortSignal) {
   return registry.execute("exec", JSON.stringify({ command, ...extra }), context(signal));
@@ -194,12 +198,12 @@ describe.skipIf(!bwrap)("the sandbox holds", () => {
     expect(existsSync("/etc/pwned")).toBe(false);
   });
 
-  it("sees the media folder read-only", async () => {
+  it("sees its conversation's media folder read-only", async () => {
     const registry = registryFor();
-    const result = await exec(registry, `cat ${mediaDir(home)}/photo.txt; echo x > ${mediaDir(home)}/new.txt`);
+    const result = await exec(registry, `cat ${ownMedia()}/photo.txt; echo x > ${ownMedia()}/new.txt`);
     expect(result).toContain("a received file");
     expect(result).toContain("Read-only file system");
-    expect(existsSync(join(mediaDir(home), "new.txt"))).toBe(false);
+    expect(existsSync(join(ownMedia(), "new.txt"))).toBe(false);
   });
 
   it("cannot reach a server on the host's 127.0.0.1 (and can, once exec.network is on)", async () => {

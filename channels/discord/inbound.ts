@@ -1,7 +1,7 @@
 import type { Message } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
-import type { InboundMessage } from "../../src/bus/types.js";
+import { conversationMediaDir, type InboundMessage } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { downloadAttachments } from "./attachments.js";
 import { MessageReferenceType, MessageType } from "./library.js";
@@ -68,7 +68,7 @@ export function createInboundHandler(deps: InboundDeps) {
         durationSeconds: a.duration ?? undefined,
       })),
       {
-        dir: deps.mediaDir,
+        dir: conversationMediaDir(deps.mediaDir, envelope.sessionKey),
         maxBytes: deps.maxBytes,
         maxAudioSeconds: deps.maxAudioSeconds,
         messageId: message.id,

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { conversationMediaDir } from "../../src/bus/types.js";
 import { mediaDir } from "../../src/paths.js";
 import { tempHome } from "../../test/helpers/app.js";
 import {
@@ -375,9 +376,12 @@ describe("telegram channel: update kinds and media", () => {
     const outside = "[document case1.txt could not be downloaded: the Bot API named a file outside its files folder]";
     for (const i of [1, 2, 3, 4]) expect(shown[i]).toBe(outside.replace("case1", `case${i}`));
     expect(shown[5]).toBe("[document case5.txt (4.9 KB) was not downloaded: larger than the 1000 B limit]");
-    const saved = readdirSync(mediaDir(h.home));
+    // Saved in the chat's own folder of media/ (issue 29 finding 6).
+    const own = conversationMediaDir(mediaDir(h.home), "telegram:42");
+    expect(readdirSync(mediaDir(h.home))).toEqual(["telegram_42"]);
+    const saved = readdirSync(own);
     expect(saved).toHaveLength(1);
-    expect(readFileSync(join(mediaDir(h.home), saved[0]), "utf8")).toBe("local bytes");
-    expect(statSync(join(mediaDir(h.home), saved[0])).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(own, saved[0]), "utf8")).toBe("local bytes");
+    expect(statSync(join(own, saved[0])).mode & 0o777).toBe(0o600);
   });
 });

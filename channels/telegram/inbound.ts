@@ -2,7 +2,7 @@ import type { Context, Composer as GrammyComposer } from "grammy";
 import type { Message } from "grammy/types";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
-import { type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
+import { conversationMediaDir, type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { groupDecision } from "./gating.js";
 import { Composer } from "./library.js";
@@ -90,7 +90,7 @@ export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context
     const notes: string[] = [];
     for (const [index, attachment] of normalized.attachments.entries()) {
       const outcome = await downloadAttachment(
-        { ...deps.media, api: ctx.api },
+        { ...deps.media, dir: conversationMediaDir(deps.media.dir, inbound.sessionKey), api: ctx.api },
         attachment,
         `telegram-${normalized.chatId}-${normalized.messageId}-${index}`,
       );

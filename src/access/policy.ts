@@ -1,4 +1,4 @@
-import type { ChannelName } from "../bus/types.js";
+import { type ChannelName, type InboundMessage, parseSessionKey } from "../bus/types.js";
 
 /**
  * Channels reached only from this machine or through the control page's token: the terminal,
@@ -20,6 +20,33 @@ export async function hasAccess({ channel, senderId, allowFrom, isApproved }: Ac
   if (LOCAL_CHANNELS.has(channel)) return true;
   if (allowFrom?.includes("*") || allowFrom?.includes(senderId)) return true;
   return isApproved();
+}
+
+/** Who shares the owner's MEMORY.md besides the owner (config memory.shareWithGroups, memory.shareWithGuests). */
+export interface MemorySharing {
+  allowFrom: Partial<Record<ChannelName, readonly string[]>>;
+  shareWithGroups: boolean;
+  shareWithGuests: boolean;
+}
+
+/**
+ * Whether a conversation is a direct chat with the owner: pincer's local ones (the terminal, the
+ * control page, its own runs such as the heartbeat) and a private chat with someone named in
+ * TELEGRAM_ALLOW_FROM / DISCORD_ALLOW_FROM. People let in by `pincer pairing approve` or by `*`
+ * are guests. A scheduled run or a helper's result speaks for the person it was set up by (meta.userId).
+ */
+export function isOwnersChat(msg: InboundMessage, allowFrom: MemorySharing["allowFrom"]): boolean {
+  if (msg.isGroup) return false;
+  const channel = parseSessionKey(msg.sessionKey)?.channel ?? msg.channel;
+  if (LOCAL_CHANNELS.has(channel)) return true;
+  const person = msg.channel === "system" ? msg.meta?.userId : msg.senderId;
+  return person !== undefined && (allowFrom[channel]?.includes(person) ?? false);
+}
+
+/** Whether a conversation may see the owner's MEMORY.md (prompt, memory_search, the file tools, exec). */
+export function seesOwnerMemory(msg: InboundMessage, sharing: MemorySharing): boolean {
+  if (msg.isGroup) return sharing.shareWithGroups;
+  return sharing.shareWithGuests || isOwnersChat(msg, sharing.allowFrom);
 }
 
 export type StrangerAction = "send-code" | "stay-silent";

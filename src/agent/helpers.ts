@@ -189,7 +189,16 @@ export class HelperManager {
           system: helperPrompt(settings, new Date(this.now())),
           history: [],
           user: { role: "user", content: task },
-          toolContext: { sessionKey, inbound: origin, workspace: settings.workspace, signal, bus: deps.bus, log },
+          // Nobody watches a helper either: the owner's MEMORY.md stays out of its reach.
+          toolContext: {
+            sessionKey,
+            inbound: origin,
+            workspace: settings.workspace,
+            seesOwnerMemory: false,
+            signal,
+            bus: deps.bus,
+            log,
+          },
         },
       );
       // A tool or model call that ignores the signal must not keep the helper past its limit.
@@ -225,6 +234,8 @@ export function resultMessage(run: HelperRun, status: HelperStatus, result: stri
   const seconds = Math.max(0, Math.round((now - run.startedAt) / 1000));
   const task = run.task.length > 500 ? `${run.task.slice(0, 500)}…` : run.task;
   const body = result.length > RESULT_CHARS ? `${result.slice(0, RESULT_CHARS)}\n[… result cut]` : result;
+  // The person the helper was started for: its result's turn sees what their own messages would.
+  const person = run.origin.channel === "system" ? run.origin.meta?.userId : run.origin.senderId;
   const lines =
     status === "done"
       ? [
@@ -257,6 +268,7 @@ export function resultMessage(run: HelperRun, status: HelperStatus, result: stri
       kind: "helper",
       runId: run.id,
       status,
+      ...(person ? { userId: person } : {}),
       ...(run.origin.meta?.deliverTo ? { deliverTo: run.origin.meta.deliverTo } : {}),
     },
   };

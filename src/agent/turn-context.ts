@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { type MemorySharing, seesOwnerMemory } from "../access/policy.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
@@ -24,8 +25,8 @@ export interface TurnContextDeps {
     contextTokens: number;
     /** MEMORY.md is cut at this many characters in the prompt. */
     memoryPromptChars: number;
-    /** Whether group chats see MEMORY.md (and search it). */
-    shareMemoryWithGroups: boolean;
+    /** Who sees the owner's MEMORY.md besides the owner's own chats. */
+    sharing: MemorySharing;
   };
 }
 
@@ -39,11 +40,6 @@ export interface TurnContext {
 
 /** Share of the budget the consolidated entries of the conversation may take in the prompt. */
 const ENTRIES_SHARE = 0.1;
-
-/** Whether the conversation may see the owner's MEMORY.md (in its prompt and its searches). */
-function seesPrivateMemory(inbound: InboundMessage, shareWithGroups: boolean): boolean {
-  return !inbound.isGroup || shareWithGroups;
-}
 
 /**
  * The prompt for one turn: instructions (workspace files, MEMORY.md where allowed, summaries of
@@ -74,7 +70,7 @@ export async function buildTurnContext(
     log: deps.log,
     cache: deps.files,
     memory: {
-      include: seesPrivateMemory(inbound, settings.shareMemoryWithGroups),
+      include: seesOwnerMemory(inbound, settings.sharing),
       maxChars: settings.memoryPromptChars,
     },
     earlier: entries.map((e) => `- ${entryDates(e, settings.timezone)}: ${e.text}`),

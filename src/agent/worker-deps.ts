@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { MemorySharing } from "../access/policy.js";
 import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { Model } from "../llm/model.js";
@@ -50,7 +51,8 @@ export interface WorkerDeps {
     /** Config cron.tools: what a scheduled run may use (absent: every tool but cron and spawn). */
     cronTools?: readonly string[];
     memoryPromptChars: number;
-    shareMemoryWithGroups: boolean;
+    /** Who sees the owner's MEMORY.md besides the owner's own chats. */
+    sharing: MemorySharing;
   };
   skills: () => Skill[];
   /** Serves unchanged prompt files from memory (shared with `skills`). */

@@ -1,3 +1,4 @@
+import { isOwnersChat, seesOwnerMemory } from "../access/policy.js";
 import { parseCommand } from "../bus/commands.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { type ChatMessage, ModelError } from "../llm/model.js";
@@ -191,7 +192,9 @@ export class AgentWorker {
 
   private startOver(lane: Lane, msg: InboundMessage): void {
     this.setAside(lane, lane.queue.length, msg, newConversationNotice(lane.queue.length), msg.sessionKey)
-      .then(() => this.deps.consolidator?.afterTurn(msg.sessionKey, msg.isGroup))
+      .then(() =>
+        this.deps.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, this.deps.settings.sharing.allowFrom)),
+      )
       .catch((err: unknown) => this.deps.log.error({ err, session: msg.sessionKey }, "could not start over"));
   }
 
@@ -313,6 +316,7 @@ export class AgentWorker {
             sessionKey: msg.sessionKey,
             inbound: msg,
             workspace: deps.settings.workspace,
+            seesOwnerMemory: seesOwnerMemory(msg, deps.settings.sharing),
             signal,
             bus: deps.bus,
             log: deps.log.child({ session: msg.sessionKey }),
@@ -367,7 +371,8 @@ export class AgentWorker {
       deps.log.info(meter.finish(msg.sessionKey, outcome), "turn finished");
       deps.bus.publishActivity({ ...activity, busy: false });
       // After the reply went out: consolidation never delays it.
-      if (!this.shutdown.signal.aborted) deps.consolidator?.afterTurn(msg.sessionKey, msg.isGroup);
+      if (!this.shutdown.signal.aborted)
+        deps.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, deps.settings.sharing.allowFrom));
     }
   }
 

@@ -1,3 +1,5 @@
+import { join } from "node:path";
+
 /** The message contracts every channel and the agent share (names fixed by design.md). */
 
 export type ChannelName = "telegram" | "discord" | "console" | "web" | "system";
@@ -73,6 +75,14 @@ export function parseSessionKey(key: string): { channel: ChannelName; chatId: st
   const m = /^(telegram|discord|console|web|system):(.+?)(?::thread:(.+))?$/.exec(key);
   if (!m) return undefined;
   return { channel: m[1] as ChannelName, chatId: m[2], threadId: m[3] };
+}
+
+/**
+ * The folder of one conversation's received files under media/: only that conversation's tools
+ * see it (the sandbox mounts no other, the file tools read no other).
+ */
+export function conversationMediaDir(mediaDir: string, sessionKey: string): string {
+  return join(mediaDir, sessionKey.replace(/[^\w-]/g, "_"));
 }
 
 /** Where a message's answers go: the conversation its session key names (system messages included). */

@@ -94,6 +94,7 @@ export const fileSchema = {
     memory: section({
       promptChars: { type: "integer", minimum: 0, default: 8000 },
       shareWithGroups: { type: "boolean", default: false },
+      shareWithGuests: { type: "boolean", default: false },
       consolidate: { type: "boolean", default: true },
     }),
     media: section({
@@ -240,7 +241,7 @@ export interface FileConfig {
   cluster: { leaseSeconds: number };
   retention: { auditDays: number; archivedConversationDays: number; deadLetterDays: number; mediaDays: number };
   mcp: { servers: Record<string, McpServerFileSettings> };
-  memory: { promptChars: number; shareWithGroups: boolean; consolidate: boolean };
+  memory: { promptChars: number; shareWithGroups: boolean; shareWithGuests: boolean; consolidate: boolean };
 }
 
 /** One MCP server as written in the config file: `command` (stdio) or `url` (streamable HTTP). */

@@ -54,12 +54,12 @@ export class Consolidator {
   }
 
   /** After a turn: consolidates the open conversation if it is over its share. Returns at once. */
-  afterTurn(sessionKey: string, isGroup: boolean): void {
+  afterTurn(sessionKey: string, ownersChat: boolean): void {
     // The check is a few queries: made once the turn's reply is on its way, not before.
     const queued = new Promise<void>((resolve) =>
       setImmediate(() => {
         this.queued.delete(queued);
-        this.start(sessionKey, isGroup);
+        this.start(sessionKey, ownersChat);
         resolve();
       }),
     );
@@ -78,7 +78,7 @@ export class Consolidator {
     await this.idle();
   }
 
-  private start(sessionKey: string, isGroup: boolean): void {
+  private start(sessionKey: string, ownersChat: boolean): void {
     if (this.shutdown.signal.aborted) return;
     if (this.running.has(sessionKey)) {
       this.again.add(sessionKey);
@@ -86,14 +86,14 @@ export class Consolidator {
     }
     const failure = this.failures.get(sessionKey);
     if (failure && this.now() < failure.retryAt) return;
-    const run = this.runFor(sessionKey, isGroup)
+    const run = this.runFor(sessionKey, ownersChat)
       .then(() => {
         this.failures.delete(sessionKey);
       })
       .catch((err: unknown) => this.failed(sessionKey, err))
       .finally(() => {
         this.running.delete(sessionKey);
-        if (this.again.delete(sessionKey)) this.start(sessionKey, isGroup);
+        if (this.again.delete(sessionKey)) this.start(sessionKey, ownersChat);
       });
     this.running.set(sessionKey, run);
   }
@@ -109,21 +109,21 @@ export class Consolidator {
     );
   }
 
-  private async runFor(sessionKey: string, isGroup: boolean): Promise<void> {
+  private async runFor(sessionKey: string, ownersChat: boolean): Promise<void> {
     const { store } = this.deps;
     const { contextTokens } = this;
     // Conversations ended by /new are consolidated whole: what they taught is kept.
     for (const archived of await store.archivedWithPending(sessionKey)) {
-      await this.consolidate(sessionKey, archived, isGroup, 0);
+      await this.consolidate(sessionKey, archived, ownersChat, 0);
     }
     const open = await store.openConversation(sessionKey);
     if (open === undefined) return;
     if ((await store.pendingTokens(open)) <= Math.floor(contextTokens * TRIGGER_SHARE)) return;
-    await this.consolidate(sessionKey, open, isGroup, Math.floor(contextTokens * TARGET_SHARE));
+    await this.consolidate(sessionKey, open, ownersChat, Math.floor(contextTokens * TARGET_SHARE));
   }
 
   /** Consolidates whole turns, oldest first, until at most `keepTokens` of history remain. */
-  private async consolidate(sessionKey: string, conversationId: number, isGroup: boolean, keepTokens: number) {
+  private async consolidate(sessionKey: string, conversationId: number, ownersChat: boolean, keepTokens: number) {
     const { store } = this.deps;
     const { contextTokens } = this;
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -134,7 +134,7 @@ export class Consolidator {
       const complete = rows.reduce((n, r) => n + r.tokens, 0) >= pendingTotal;
       const chunk = this.pickChunk(rows, pendingTotal - keepTokens, complete);
       if (chunk.length === 0) return;
-      await this.summarise(sessionKey, conversationId, isGroup, chunk);
+      await this.summarise(sessionKey, conversationId, ownersChat, chunk);
     }
   }
 
@@ -162,13 +162,14 @@ export class Consolidator {
     return rows.slice(0, best);
   }
 
-  private async summarise(sessionKey: string, conversationId: number, isGroup: boolean, chunk: PendingMessage[]) {
+  private async summarise(sessionKey: string, conversationId: number, ownersChat: boolean, chunk: PendingMessage[]) {
     const { deps } = this;
-    const memory = readMemoryFile(deps.workspace)?.text ?? "";
+    // The owner's MEMORY.md goes only with the owner's own chats: a summary of another's would carry it there.
+    const memory = ownersChat ? (readMemoryFile(deps.workspace)?.text ?? "") : "";
     const limitChars = this.contextTokens; // about a quarter of the budget in any script
     const body = [
       `MEMORY.md now:\n${safeSlice(memory, 0, Math.floor(limitChars / 4)) || "(empty)"}`,
-      `The chat (${isGroup ? "a group chat" : "a direct chat"}):\n${safeSlice(
+      `The chat (${ownersChat ? "a direct chat with the owner" : "a group chat, or a chat with a guest"}):\n${safeSlice(
         transcript(chunk, (ms) => formatMinute(ms, deps.timezone)),
         0,
         limitChars,
@@ -185,8 +186,8 @@ export class Consolidator {
     if (!parsed) throw new Error(`the model's summary was not the JSON asked for: ${safeSlice(reply.content, 0, 120)}`);
     const first = chunk[0];
     const last = chunk[chunk.length - 1];
-    // A group's members are not the owner: what they say stays in the group's own entries.
-    const facts = isGroup ? [] : parsed.facts;
+    // A group's members and guests are not the owner: what they say stays in their chat's own entries.
+    const facts = ownersChat ? parsed.facts : [];
     const added =
       facts.length > 0 ? appendMemoryFacts(deps.workspace, facts, formatDay(this.now(), deps.timezone)) : [];
     const text = [parsed.summary, ...(parsed.facts.length > 0 ? [`Facts: ${parsed.facts.join(" · ")}`] : [])].join(

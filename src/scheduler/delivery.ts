@@ -50,6 +50,13 @@ export function runMessage(job: CronJob, scheduledAt: number, now: number): Inbo
     mentionsBot: true,
     receivedAt: now,
     sessionKey: job.origin.sessionKey,
-    meta: { kind: "cron", jobId: job.id, runId: id, scheduledAt: String(scheduledAt) },
+    // The person the job runs for: what the run may see is decided as for their own messages.
+    meta: {
+      kind: "cron",
+      jobId: job.id,
+      runId: id,
+      scheduledAt: String(scheduledAt),
+      ...(job.owner ? { userId: job.owner.userId } : {}),
+    },
   };
 }

@@ -65,6 +65,7 @@ function ctx(sessionKey = "telegram:123", msg = inbound(sessionKey)): ToolContex
     sessionKey,
     inbound: msg,
     workspace: dir,
+    seesOwnerMemory: true,
     signal: new AbortController().signal,
     bus: new MessageBus(),
     log: pino({ level: "silent" }),

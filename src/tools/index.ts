@@ -45,7 +45,6 @@ export function createTools(deps: ToolDeps): Tool[] {
     createMemorySearchTool({
       store: deps.store.memory,
       timezone: deps.config.timezone,
-      shareWithGroups: deps.config.memory.shareWithGroups,
     }),
   ];
 }

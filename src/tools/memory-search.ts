@@ -5,8 +5,6 @@ import { type Tool, ToolError } from "./tool.js";
 export interface MemorySearchDeps {
   store: MemoryStore;
   timezone: string;
-  /** Whether group chats may search MEMORY.md (direct chats always may). */
-  shareWithGroups: boolean;
 }
 
 type Args = { query: string; limit?: number };
@@ -16,7 +14,7 @@ const MAX_LIMIT = 25;
 
 /**
  * Full-text search (ranked, any script, CJK too) over what this conversation may see:
- * MEMORY.md where allowed, the summaries of its consolidated turns, and its past messages —
+ * the owner's MEMORY.md where this chat may see it (ctx.seesOwnerMemory), the summaries of its consolidated turns, and its past messages —
  * also those from before /new — never another chat's.
  */
 export function createMemorySearchTool(deps: MemorySearchDeps): Tool<Args> {
@@ -45,7 +43,7 @@ export function createMemorySearchTool(deps: MemorySearchDeps): Tool<Args> {
       if (!/[\p{L}\p{N}\p{Extended_Pictographic}]/u.test(args.query)) {
         throw new ToolError("the query has no letters, digits or emoji to look for.");
       }
-      const memoryFile = !ctx.inbound.isGroup || deps.shareWithGroups;
+      const memoryFile = ctx.seesOwnerMemory;
       if (memoryFile) {
         const file = readMemoryFile(ctx.workspace);
         // Hits from MEMORY.md are dated when pincer first indexed that version of the file.

@@ -124,7 +124,7 @@ export function resolveTarget(
  */
 async function snapshotFiles(paths: string[], ctx: ToolContext, deps: MessageToolDeps): Promise<string[]> {
   if (paths.length === 0) return [];
-  const scope = fileScope(ctx.workspace, deps.home, deps.mediaDir);
+  const scope = fileScope(ctx, deps.home, deps.mediaDir);
   const copies: string[] = [];
   for (const path of paths) {
     // Opened the race-free way the file tools use (files/safe-open.ts): regular files only, no link out.

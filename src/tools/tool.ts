@@ -17,6 +17,8 @@ export interface ToolContext {
   /** The message that started this turn (its channel, chat and thread are where answers go). */
   inbound: InboundMessage;
   workspace: string;
+  /** Whether this conversation may see the owner's MEMORY.md (access/policy.ts seesOwnerMemory). */
+  seesOwnerMemory: boolean;
   /** Aborted by /stop, by the tool timeout, or when pincer shuts down. */
   signal: AbortSignal;
   bus: MessageBus;

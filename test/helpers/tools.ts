@@ -21,6 +21,7 @@ export function toolContext(chat: string, workspace: string, signal = new AbortC
       sessionKey,
     },
     workspace,
+    seesOwnerMemory: true,
     signal,
     bus: new MessageBus(),
     log: pino({ level: "silent" }),

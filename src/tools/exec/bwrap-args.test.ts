@@ -96,6 +96,15 @@ describe("buildBwrapArgs", () => {
     expect(m.lastIndexOf("--ro-bind /home/u/.pincer/media /home/u/.pincer/media")).toBeGreaterThan(cover);
   });
 
+  it("shows a masked file (MEMORY.md for a guest) as /dev/null, mounted after the workspace and any cover", () => {
+    const memory = "/home/u/MEMORY.md";
+    const inside: SandboxSpec = { ...spec, workspace: "/home/u", workingDir: "/home/u", masked: [memory] };
+    const m = mounts(buildBwrapArgs(mergedUsr, inside, ["true"]));
+    const mask = m.indexOf(`--ro-bind /dev/null ${memory}`);
+    expect(mask).toBeGreaterThan(m.indexOf("--tmpfs /home/u/.pincer"));
+    expect(mask).toBeLessThan(m.indexOf("--remount-ro /"));
+  });
+
   it("covers PINCER_HOME when it sits inside a system folder", () => {
     const m = mounts(buildBwrapArgs(mergedUsr, { ...spec, hidden: ["/usr/local/pincer"] }, ["true"]));
     expect(m).toContain("--tmpfs /usr/local/pincer");

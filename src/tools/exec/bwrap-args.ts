@@ -46,8 +46,10 @@ export interface SandboxSpec {
   workspace: string;
   /** Real path of the working directory, inside the workspace. */
   workingDir: string;
-  /** Real path of the media folder, mounted read-only when present. */
+  /** Real path of the conversation's own media folder, mounted read-only when present. */
   media?: string;
+  /** Files in the workspace shown empty and unreadable (MEMORY.md for a chat that may not see it). */
+  masked?: string[];
   /** Real paths that must stay invisible even if they sit inside a mounted folder (PINCER_HOME). */
   hidden: string[];
   network: boolean;
@@ -134,6 +136,7 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
     }
   }
 
+  for (const file of spec.masked ?? []) args.push("--ro-bind", "/dev/null", file);
   args.push("--remount-ro", "/");
   args.push("--unshare-all");
   // --disable-userns needs an explicit --unshare-user (--unshare-all only tries one).

@@ -1,5 +1,7 @@
 import { closeSync } from "node:fs";
-import { mkdir, realpath } from "node:fs/promises";
+import { lstat, mkdir, realpath } from "node:fs/promises";
+import { join } from "node:path";
+import { conversationMediaDir } from "../../bus/types.js";
 import type { Config } from "../../config/config.js";
 import { mediaDir } from "../../paths.js";
 import { openInScope } from "../files/safe-open.js";
@@ -50,7 +52,7 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
     name: "exec",
     description:
       "Run a shell command (sh -c) in a sandbox. It sees the workspace (read-write, also HOME and the default " +
-      "working directory), system programs (read-only) and the media folder with received files (read-only); " +
+      "working directory), system programs (read-only) and this chat's received files in the media folder (read-only); " +
       `nothing else of the host, ${exec.network ? "with" : "and no"} network access. Each call starts fresh: ` +
       "background processes are killed when the command ends. Output is capped at " +
       `${exec.maxOutputChars} characters; stderr is marked STDERR:. Timeout ${exec.timeoutSeconds} s by default, ` +
@@ -106,7 +108,9 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
         const status = await sandboxStatus();
         if (!status.ok) throw new ToolError(status.detail);
         file = status.bwrap ?? "bwrap";
-        const mediaReal = await realpath(media).catch(() => undefined);
+        const mediaReal = await realpath(conversationMediaDir(media, ctx.sessionKey)).catch(() => undefined);
+        const memory = join(workspace, "MEMORY.md");
+        const masked = !ctx.seesOwnerMemory && (await lstat(memory).catch(() => undefined))?.isFile() ? [memory] : [];
         const homeReal = await realpath(deps.config.home).catch(() => deps.config.home);
         const features = status.features;
         argv = buildBwrapArgs(
@@ -115,6 +119,7 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
             workspace,
             workingDir,
             media: mediaReal,
+            masked,
             hidden: [homeReal],
             network: exec.network,
             env,

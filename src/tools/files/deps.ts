@@ -1,8 +1,9 @@
+import type { ToolContext } from "../tool.js";
 import type { PathScope } from "./workspace-path.js";
 
-/** What the file tools need: where they may act, given the turn's workspace. */
+/** What the file tools need: where they may act, given the turn (its workspace and conversation). */
 export interface FileToolDeps {
-  scope(workspace: string): PathScope;
+  scope(ctx: ToolContext): PathScope;
   /** The tool timeout: grep's own hard limit is never longer. */
   searchSeconds?: number;
 }

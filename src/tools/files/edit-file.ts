@@ -35,7 +35,7 @@ export function createEditFileTool(deps: FileToolDeps): Tool<EditFileArgs> {
     },
 
     async execute(args, ctx) {
-      const scope = deps.scope(ctx.workspace);
+      const scope = deps.scope(ctx);
       const opened = openInScope(args.path, scope, { access: "edit", want: "file" });
       let bytes: Buffer;
       try {

@@ -1,4 +1,13 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -18,9 +27,11 @@ beforeEach(() => {
   home = join(root, "home");
   workspace = join(home, "workspace");
   mkdirSync(join(workspace, "notes", "deep"), { recursive: true });
-  mkdirSync(join(home, "media"), { recursive: true });
+  mkdirSync(join(home, "media", "console_test"), { recursive: true });
+  mkdirSync(join(home, "media", "telegram_77"), { recursive: true });
   writeFileSync(join(home, ".env"), "OPENAI_API_KEY=sk-secret-env\n");
-  writeFileSync(join(home, "media", "doc.txt"), "a received document\n");
+  writeFileSync(join(home, "media", "console_test", "doc.txt"), "a received document\n");
+  writeFileSync(join(home, "media", "telegram_77", "theirs.txt"), "another chat's document\n");
   writeFileSync(join(root, "outside.txt"), "outside secret\n");
   writeFileSync(join(workspace, "notes", "todo.md"), "# Todo\n- buy milk\n- call Bob\n");
   writeFileSync(join(workspace, "notes", "deep", "idea.md"), "An idea about milk.\n");
@@ -70,8 +81,31 @@ describe("read_file", () => {
     );
   });
 
-  it("reads received files from the media folder by absolute path", async () => {
-    expect(await call("read_file", { path: join(home, "media", "doc.txt") })).toBe("     1\ta received document");
+  it("reads this conversation's received files by absolute path, never another conversation's", async () => {
+    expect(await call("read_file", { path: join(home, "media", "console_test", "doc.txt") })).toBe(
+      "     1\ta received document",
+    );
+    expect(await call("read_file", { path: join(home, "media", "telegram_77", "theirs.txt") })).toMatch(/^Error: /);
+    expect(await call("list_dir", { path: join(home, "media") })).toMatch(/^Error: /);
+  });
+
+  it("keeps the owner's MEMORY.md from a chat that may not see it, under any name", async () => {
+    writeFileSync(join(workspace, "MEMORY.md"), "- the owner's bank PIN hint: blue notebook\n");
+    symlinkSync("MEMORY.md", join(workspace, "alias.md"));
+    linkSync(join(workspace, "MEMORY.md"), join(workspace, "notes", "hard.md"));
+    expect(await call("read_file", { path: "MEMORY.md" })).toContain("blue notebook");
+    ctx = { ...ctx, seesOwnerMemory: false };
+    for (const path of ["MEMORY.md", "alias.md", "notes/hard.md", join(workspace, "MEMORY.md")]) {
+      expect(await call("read_file", { path })).toBe(
+        `Error: "${path}" is the owner's private memory, which this chat may not read.`,
+      );
+    }
+    expect(await call("edit_file", { path: "MEMORY.md", old_text: "blue", new_text: "red" })).toMatch(/^Error: /);
+    expect(await call("write_file", { path: "alias.md", content: "mine now" })).toMatch(/^Error: /);
+    expect(readFileSync(join(workspace, "MEMORY.md"), "utf8")).toContain("blue notebook");
+    expect(await call("grep", { pattern: "notebook" })).toMatch(/^No matches/);
+    expect(await call("grep", { pattern: "notebook", path: "notes/hard.md" })).toMatch(/^Error: /);
+    expect(await call("grep", { pattern: "milk" })).toContain("notes/todo.md");
   });
 
   it.each([
@@ -112,7 +146,7 @@ describe("write_file", () => {
   it("refuses to write outside, into media, or through a symlinked folder", async () => {
     symlinkSync(root, join(workspace, "escape"));
     expect(await call("write_file", { path: "../evil.txt", content: "x" })).toContain("leads outside the workspace");
-    expect(await call("write_file", { path: join(home, "media", "x.txt"), content: "x" })).toContain(
+    expect(await call("write_file", { path: join(home, "media", "console_test", "x.txt"), content: "x" })).toContain(
       "read-only media folder",
     );
     expect(await call("write_file", { path: "escape/evil.txt", content: "x" })).toContain("through a symlink");

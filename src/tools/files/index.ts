@@ -14,7 +14,7 @@ export function createFileTools(
   config: Pick<Config, "home"> & { agent?: Pick<Config["agent"], "toolTimeoutSeconds"> },
 ): Tool[] {
   const deps: FileToolDeps = {
-    scope: (workspace) => fileScope(workspace, config.home, mediaDir(config.home)),
+    scope: (ctx) => fileScope(ctx, config.home, mediaDir(config.home)),
     searchSeconds: config.agent?.toolTimeoutSeconds,
   };
   return [

@@ -24,7 +24,7 @@ export function createListDirTool(deps: FileToolDeps): Tool<ListDirArgs> {
     readOnly: true,
 
     async execute(args, ctx) {
-      const opened = openInScope(args.path, deps.scope(ctx.workspace), { access: "read", want: "dir" });
+      const opened = openInScope(args.path, deps.scope(ctx), { access: "read", want: "dir" });
       try {
         // Listed and inspected through the descriptor: a swap of the path cannot redirect it.
         const entries = await readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true });

@@ -35,7 +35,7 @@ export function createReadFileTool(deps: FileToolDeps): Tool<ReadFileArgs> {
     readOnly: true,
 
     async execute(args, ctx) {
-      const opened = openInScope(args.path, deps.scope(ctx.workspace), { access: "read", want: "any" });
+      const opened = openInScope(args.path, deps.scope(ctx), { access: "read", want: "any" });
       let bytes: Buffer;
       try {
         if (opened.stats.isDirectory()) {

@@ -46,7 +46,10 @@ export interface PathScope {
   workspace: string;
   /** Extra folders that may be read but never written (the media folder with users' attachments). */
   readRoots?: string[];
-  /** Folders that stay off-limits even when they sit inside the workspace (PINCER_HOME). */
+  /**
+   * What stays off-limits even inside the workspace, by identity (so no link or second name
+   * reaches it): PINCER_HOME, and MEMORY.md for a conversation that may not see it.
+   */
   hidden?: string[];
 }
 
@@ -228,9 +231,13 @@ function walk(rootReal: string, parts: string[], raw: string, request: OpenReque
       created = opened.created;
       names.push(name);
       const stats = fstatSync(opened.fd);
-      if (stats.isDirectory() && hidden.some((h) => sameFile(h, stats))) {
+      if (hidden.some((h) => sameFile(h, stats))) {
         closeSync(opened.fd);
-        throw new ToolError(`"${raw}" is inside pincer's own data folder, which tools never touch.`);
+        throw new ToolError(
+          stats.isDirectory()
+            ? `"${raw}" is inside pincer's own data folder, which tools never touch.`
+            : `"${raw}" is the owner's private memory, which this chat may not read.`,
+        );
       }
       return { fd: opened.fd, stats, path: [rootReal, ...names].join(sep), created };
     }

@@ -71,7 +71,7 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
     async execute(args, ctx) {
       checkPatternLength(args.pattern);
       const filter = compileGlob(args.glob ?? "**/*");
-      const scope = deps.scope(ctx.workspace);
+      const scope = deps.scope(ctx);
       const release = await slots.acquire(ctx.signal);
       let opened: Opened | undefined;
       let searcher: LineSearcher | undefined;
@@ -134,11 +134,12 @@ async function grep(
   if (opened.stats.isFile()) {
     await searchFile(opened, show(opened.path));
   } else {
+    const hidden = hiddenBelow(scope, opened.path);
     const walk = await visitFiles(
       opened.fd,
       {
         skip: SKIPPED_FOLDERS,
-        hidden: hiddenBelow(scope, opened.path),
+        hidden,
         signal: ctx.signal,
         maxEntries: MAX_TREE_ENTRIES,
       },
@@ -147,6 +148,8 @@ async function grep(
         const file = openRegularAt(dirFd, name);
         if (!file) return true;
         try {
+          // MEMORY.md, under any name, is not searched for a chat that may not read it.
+          if (hidden.some((h) => h.dev === file.stats.dev && h.ino === file.stats.ino)) return true;
           const path = join(opened.path, rel);
           return await searchFile({ ...file, path, created: false }, show(path));
         } finally {
@@ -190,7 +193,7 @@ export function createGlobTool(deps: FileToolDeps): Tool<GlobArgs> {
 
     async execute(args, ctx) {
       const filter = compileGlob(args.pattern);
-      const scope = deps.scope(ctx.workspace);
+      const scope = deps.scope(ctx);
       const opened = openInScope(args.path, scope, { access: "read", want: "any" });
       const found: string[] = [];
       const workspaceReal = realpathSync(ctx.workspace);

@@ -1,5 +1,7 @@
 import { realpathSync } from "node:fs";
-import { relative } from "node:path";
+import { join, relative } from "node:path";
+import { conversationMediaDir } from "../../bus/types.js";
+import type { ToolContext } from "../tool.js";
 import { isInside, type PathScope } from "./safe-open.js";
 
 export { isInside, type PathScope } from "./safe-open.js";
@@ -21,7 +23,19 @@ export function workspaceDisplay(real: string, workspace: string): string {
   return displayPath(real, workspaceReal);
 }
 
-/** The scope every file tool works in: the workspace, the media folder to read, PINCER_HOME hidden. */
-export function fileScope(workspace: string, home: string, media: string): PathScope {
-  return { workspace, readRoots: [media], hidden: [home] };
+/**
+ * The scope every file tool works in: the workspace, this conversation's own media folder to
+ * read, PINCER_HOME hidden, and the owner's MEMORY.md too where this conversation may not see it.
+ */
+export function fileScope(
+  ctx: Pick<ToolContext, "workspace" | "sessionKey" | "seesOwnerMemory">,
+  home: string,
+  mediaDir: string,
+): PathScope {
+  const memory = ctx.seesOwnerMemory ? [] : [join(ctx.workspace, "MEMORY.md")];
+  return {
+    workspace: ctx.workspace,
+    readRoots: [conversationMediaDir(mediaDir, ctx.sessionKey)],
+    hidden: [home, ...memory],
+  };
 }

@@ -27,7 +27,7 @@ export function createWriteFileTool(deps: FileToolDeps): Tool<WriteFileArgs> {
 
     async execute(args, ctx) {
       const bytes = Buffer.from(args.content, "utf8");
-      const created = await writeInScope(args.path, deps.scope(ctx.workspace), bytes, true);
+      const created = await writeInScope(args.path, deps.scope(ctx), bytes, true);
       return `${created ? "Created" : "Overwrote"} ${args.path} (${bytes.length} bytes).`;
     },
   };

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import type { InboundMessage } from "../bus/types.js";
+import { isOwnersChat, type MemorySharing, seesOwnerMemory } from "./policy.js";
+
+const from = (channel: InboundMessage["channel"], senderId: string, extra: Partial<InboundMessage> = {}) =>
+  ({
+    id: "1",
+    channel,
+    chatId: senderId,
+    senderId,
+    senderName: "x",
+    text: "",
+    media: [],
+    isGroup: false,
+    mentionsBot: true,
+    receivedAt: 0,
+    sessionKey: `${channel}:${senderId}`,
+    ...extra,
+  }) as InboundMessage;
+
+const sharing: MemorySharing = {
+  allowFrom: { telegram: ["42", "*"], discord: ["7"] },
+  shareWithGroups: false,
+  shareWithGuests: false,
+};
+
+describe("who sees the owner's MEMORY.md", () => {
+  it("the owner's own chats: local ones and people named in the allowlist, not those let in by * or pairing", () => {
+    expect(seesOwnerMemory(from("console", "me"), sharing)).toBe(true);
+    expect(seesOwnerMemory(from("web", "main"), sharing)).toBe(true);
+    expect(seesOwnerMemory(from("telegram", "42"), sharing)).toBe(true);
+    expect(seesOwnerMemory(from("discord", "7", { chatId: "900", sessionKey: "discord:900" }), sharing)).toBe(true);
+    expect(seesOwnerMemory(from("telegram", "43"), sharing)).toBe(false);
+    expect(seesOwnerMemory(from("discord", "8"), sharing)).toBe(false);
+  });
+
+  it("a group only with shareWithGroups, whoever speaks in it; a guest only with shareWithGuests", () => {
+    const group = from("telegram", "42", { chatId: "-100", isGroup: true, sessionKey: "telegram:-100" });
+    expect(seesOwnerMemory(group, sharing)).toBe(false);
+    expect(seesOwnerMemory(group, { ...sharing, shareWithGroups: true })).toBe(true);
+    expect(seesOwnerMemory(from("telegram", "43"), { ...sharing, shareWithGuests: true })).toBe(true);
+    expect(isOwnersChat(group, sharing.allowFrom)).toBe(false);
+  });
+
+  it("a scheduled run or a helper's result speaks for the person it was set up by; the heartbeat is the owner's", () => {
+    const run = (userId?: string) =>
+      from("system", "cron", { chatId: "42", sessionKey: "telegram:42", meta: userId ? { userId } : {} });
+    expect(seesOwnerMemory(run("42"), sharing)).toBe(true);
+    expect(seesOwnerMemory(run("43"), sharing)).toBe(false);
+    expect(seesOwnerMemory(run(), sharing)).toBe(false);
+    expect(seesOwnerMemory(from("system", "heartbeat", { sessionKey: "system:heartbeat" }), sharing)).toBe(true);
+  });
+});
