@@ -10,28 +10,25 @@ import type {
   ToolCallRecord,
 } from "./types.js";
 
-/** The engine's own part of memory: its full-text index (SQLite's FTS5, PostgreSQL's pg_trgm). */
-export interface SearchIndex {
+const UNCONSOLIDATED =
+  "FROM messages WHERE conversation_id = $1 AND id > (SELECT consolidated_through FROM conversations WHERE id = $1)";
+
+/**
+ * Consolidation's bookkeeping; each engine adds its own full-text index over memory (SQLite's
+ * FTS5, PostgreSQL's pg_trgm).
+ */
+export abstract class SqlMemory {
+  constructor(protected readonly db: Sql) {}
+
   /** Re-indexes MEMORY.md's paragraphs when the file changed since the last time. */
-  syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void>;
+  abstract syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void>;
   /**
    * Ranked hits for `query` in what the session may see: its own messages (every conversation it
    * had, also before /new), its memory entries, and MEMORY.md if allowed. Any script, CJK too.
    */
-  search(query: string, scope: SearchScope): Promise<SearchHit[]>;
+  abstract search(query: string, scope: SearchScope): Promise<SearchHit[]>;
   /** Indexes messages stored since the last call for search (turns only mark them). Returns how many. */
-  indexPending(): Promise<number>;
-}
-
-const UNCONSOLIDATED =
-  "FROM messages WHERE conversation_id = $1 AND id > (SELECT consolidated_through FROM conversations WHERE id = $1)";
-
-/** Consolidation's bookkeeping, and the engine's search index behind it. */
-export class SqlMemory implements SearchIndex {
-  constructor(
-    private readonly db: Sql,
-    private readonly index: SearchIndex,
-  ) {}
+  abstract indexPending(): Promise<number>;
 
   /** The session's open conversation, if it has one (never creates it). */
   openConversation(sessionKey: string): Promise<number | undefined> {
@@ -138,17 +135,5 @@ export class SqlMemory implements SearchIndex {
     return (
       (await scalar<number>(this.db, "SELECT count(*) FROM memory_entries WHERE session_key = $1", [sessionKey])) ?? 0
     );
-  }
-
-  syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
-    return this.index.syncMemoryFile(hash, modifiedAt, paragraphs);
-  }
-
-  search(query: string, scope: SearchScope): Promise<SearchHit[]> {
-    return this.index.search(query, scope);
-  }
-
-  indexPending(): Promise<number> {
-    return this.index.indexPending();
   }
 }

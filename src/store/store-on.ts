@@ -1,16 +1,16 @@
 import { SqlConversations } from "./conversations.js";
 import { SqlJobs } from "./jobs.js";
 import { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
-import { type SearchIndex, SqlMemory } from "./memory.js";
+import type { SqlMemory } from "./memory.js";
 import { SqlPairing } from "./pairing.js";
 import type { Sql } from "./sql.js";
 import { estimateTokens, type Store, type StoreOptions } from "./store.js";
 import { SqlAudit, SqlDashboard, SqlHelperRuns, SqlRetention, SqlStatus } from "./views.js";
 
-/** The store's groups on one engine's SQL, with that engine's search index. */
+/** The store's groups on one engine's SQL, with that engine's memory (its own search index). */
 export function storeOn(
   db: Sql,
-  search: SearchIndex,
+  memory: SqlMemory,
   options: StoreOptions = {},
 ): Omit<Store, "engine" | "watch" | "fenced" | "close"> {
   const countTokens = options.countTokens ?? estimateTokens;
@@ -19,7 +19,7 @@ export function storeOn(
     steps: new SqlTurnSteps(db),
     turns: new SqlTurns(db, countTokens),
     conversations: new SqlConversations(db, countTokens),
-    memory: new SqlMemory(db, search),
+    memory,
     jobs: new SqlJobs(db),
     pairing: new SqlPairing(db, options.pairing),
     audit: new SqlAudit(db),

@@ -4,8 +4,8 @@ import type { Store, StoreChange, StoreOptions } from "../store.js";
 import { storeOn } from "../store-on.js";
 import { createPool, pgSql } from "./db.js";
 import { fencedPool } from "./fenced-pool.js";
+import { PostgresMemory } from "./memory.js";
 import { migrate } from "./schema.js";
-import { PostgresSearch } from "./search.js";
 
 /**
  * The store's groups on `pool`: the engine's own pool, or one that fences every write under a
@@ -13,7 +13,7 @@ import { PostgresSearch } from "./search.js";
  */
 function groupsOn(pool: pg.Pool, options: StoreOptions) {
   const sql = pgSql(pool);
-  return storeOn(sql, new PostgresSearch(sql), options);
+  return storeOn(sql, new PostgresMemory(sql), options);
 }
 
 /** After a lost LISTEN connection, the next try comes this soon. */

@@ -1,7 +1,7 @@
 import type { Store, StoreOptions } from "../store.js";
 import { storeOn } from "../store-on.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
-import { SqliteSearch } from "./search.js";
+import { SqliteMemory } from "./memory.js";
 import { sqliteSql } from "./sql.js";
 
 /** The embedded engine: one SQLite file (WAL) under PINCER_HOME, one connection, shared by every group. */
@@ -22,7 +22,7 @@ export function sqliteStoreOn(db: Database, options: StoreOptions = {}): SqliteS
   return {
     engine: "sqlite",
     db,
-    ...storeOn(sql, new SqliteSearch(sql), options),
+    ...storeOn(sql, new SqliteMemory(sql), options),
     async close() {
       if (options.brief) db.close();
       else closeDatabase(db);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildBwrapArgs, type HostLayout, isInside, limitArgs, type SandboxSpec, sandboxEnv } from "./bwrap-args.js";
+import { isInside } from "../files/safe-open.js";
+import { buildBwrapArgs, type HostLayout, limitArgs, type SandboxSpec, sandboxEnv } from "./bwrap-args.js";
 
 const mergedUsr: HostLayout = {
   "/usr": { type: "dir" },

@@ -1,4 +1,4 @@
-import { isAbsolute, relative } from "node:path";
+import { isInside } from "../files/safe-open.js";
 
 /** How a system path exists on the host; the host is described as data so the argument list stays pure. */
 export type HostEntry = { type: "dir" } | { type: "file" } | { type: "symlink"; target: string };
@@ -78,11 +78,6 @@ export function limitArgs(limits: SandboxLimits): string[] {
   if (limits.fileSizeBytes > 0) args.push(`--fsize=${limits.fileSizeBytes}`);
   if (limits.memoryBytes > 0) args.push(`--data=${limits.memoryBytes}`);
   return args.length > 0 ? [limits.prlimit, ...args, "--"] : [];
-}
-
-export function isInside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 function depth(path: string): number {

@@ -1,5 +1,5 @@
 import { ConfigError } from "../../config/config.js";
-import { isInside } from "./bwrap-args.js";
+import { isInside } from "../files/safe-open.js";
 import { commandParts } from "./command-parts.js";
 
 /**

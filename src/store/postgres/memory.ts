@@ -1,16 +1,14 @@
-import type { SearchIndex } from "../memory.js";
-import { type Sql, scalar } from "../sql.js";
+import { SqlMemory } from "../memory.js";
+import { scalar } from "../sql.js";
 import { buildFtsQuery, likePattern, makeSnippet } from "../sqlite/fts-query.js";
 import type { SearchHit, SearchScope, StoredRole } from "../types.js";
 
 /**
- * Search on PostgreSQL: the same terms as SQLite's trigram index (pg_trgm's GIN indexes answer
+ * Memory on PostgreSQL, searched for the same terms as SQLite's trigram index (pg_trgm's GIN indexes answer
  * them, CJK included), ranked by how many terms a text holds and then by PostgreSQL's own
  * full-text rank of its words.
  */
-export class PostgresSearch implements SearchIndex {
-  constructor(private readonly db: Sql) {}
-
+export class PostgresMemory extends SqlMemory {
   async syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
     const current = await scalar<string>(this.db, "SELECT hash FROM memory_file_state WHERE id = 1");
     if (current === hash) return;

@@ -1,5 +1,4 @@
-import type { SearchIndex } from "../memory.js";
-import type { Sql } from "../sql.js";
+import { SqlMemory } from "../memory.js";
 import type { SearchHit, SearchScope, StoredRole } from "../types.js";
 import { buildFtsQuery, likePattern, makeSnippet } from "./fts-query.js";
 
@@ -12,11 +11,8 @@ interface Row {
   snippet: string;
 }
 
-/** The full-text index over memory in SQLite (FTS5, trigram). */
-export class SqliteSearch implements SearchIndex {
-  constructor(private readonly db: Sql) {}
-
-  /** Re-indexes MEMORY.md's paragraphs when the file changed since the last time. */
+/** Memory in SQLite, with its full-text index (FTS5, trigram). */
+export class SqliteMemory extends SqlMemory {
   async syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
     const [current] = await this.db.rows<{ hash: string }>("SELECT hash FROM memory_file_state WHERE id = 1");
     if (current?.hash === hash) return;
@@ -32,9 +28,7 @@ export class SqliteSearch implements SearchIndex {
   }
 
   /**
-   * BM25-ranked hits for `query` in what the session may see: its own messages (every
-   * conversation it had, also before /new), its memory entries, and MEMORY.md if allowed.
-   * Queries of only one- or two-character terms (too short for trigrams) scan with LIKE, newest first.
+   * BM25-ranked. Queries of only one- or two-character terms (too short for trigrams) scan with LIKE, newest first.
    */
   async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
     await this.indexPending();
