@@ -85,4 +85,13 @@ describe("ChannelSender and the parts of a message", () => {
     expect(outcomes).toEqual([{ status: "failed", error: "the platform is down" }]);
     expect(sent).toEqual([]);
   });
+
+  it("dead-letters a message the handler overflows its stack on at once, instead of retrying the same crash", async () => {
+    const { outcomes, final } = await deliver(async () => {
+      const deep = (n: number): number => deep(n + 1) + 1;
+      deep(0);
+    });
+    expect(final).toEqual({ status: "dead", parts: 0 });
+    expect(outcomes).toEqual([{ status: "refused", error: "Maximum call stack size exceeded" }]);
+  });
 });

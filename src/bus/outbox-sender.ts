@@ -173,7 +173,9 @@ export class ChannelSender {
 
   private async failed(row: OutboxRow, err: unknown): Promise<void> {
     const now = Date.now();
-    const refused = err instanceof DeliveryError && err.permanent;
+    // A RangeError (stack overflow, string too long) is pincer's own code failing on this message:
+    // it fails the same way on every try, so it is not retried for a day ahead of the chat's next replies.
+    const refused = (err instanceof DeliveryError && err.permanent) || err instanceof RangeError;
     const error = describe(err);
     if (refused || now - row.createdAt >= this.timing.deadLetterAfterMs) {
       await this.journal.deadLetterOutbound(row.id, error);
