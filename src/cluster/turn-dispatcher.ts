@@ -105,13 +105,13 @@ export class TurnDispatcher {
     }
     const room = this.deps.room() - [...this.held.values()].filter((entry) => entry.queued.size > 0).length;
     if (room <= 0 || this.stopped) return;
-    for (const key of await work.freeSessions(room)) {
-      if (this.stopped || this.held.has(key)) continue;
-      const fence = await leases.take(key, () => this.lost(key));
-      if (!fence) continue;
-      this.held.set(key, { seen: new Set(), queued: new Set() });
-      this.handOver(await work.pendingOf([key]));
-    }
+    // All at once: the member claims the leases wanted meanwhile in one round trip, not one each.
+    const free = (await work.freeSessions(room)).filter((key) => !this.held.has(key));
+    const taken = await Promise.all(free.map((key) => leases.take(key, () => this.lost(key))));
+    const mine = free.filter((_, i) => taken[i] !== undefined);
+    for (const key of mine) this.held.set(key, { seen: new Set(), queued: new Set() });
+    if (this.stopped) return;
+    if (mine.length > 0) this.handOver(await work.pendingOf(mine));
   }
 
   private handOver(messages: InboundMessage[]): void {
