@@ -131,7 +131,7 @@ export async function channelTurns(platform: "telegram" | "discord", sizes: Size
 
 const USER = { id: "200000000000000001", username: "bench" };
 
-async function oneTurn(platform: "telegram" | "discord", places: Platforms, i: number): Promise<number> {
+export async function oneTurn(platform: "telegram" | "discord", places: Platforms, i: number): Promise<number> {
   if (platform === "telegram") {
     const { telegram } = places;
     const before = telegram.sent.length;

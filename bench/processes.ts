@@ -59,6 +59,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Preload `memory-probe.mjs` and open an IPC channel, so `memory()` can ask the bot. */
   probe?: boolean;
+  /** Not to wait for the platforms (a second clustered process, which holds no channel). */
+  unwatched?: boolean;
 }
 
 /** Starts one bot as a child process and waits until both platforms see it connected. */
@@ -106,8 +108,9 @@ export async function startBot(kind: Kind, options: StartOptions): Promise<Bot> 
     stderr += chunk;
   });
   const ready = () =>
-    (!channels.telegram || telegram.callsTo("getUpdates").length > polls) &&
-    (!channels.discord || discord.gateway.filter((g) => g.op === 2).length > identifies);
+    options.unwatched ||
+    ((!channels.telegram || telegram.callsTo("getUpdates").length > polls) &&
+      (!channels.discord || discord.gateway.filter((g) => g.op === 2).length > identifies));
   const deadline = Date.now() + 30_000;
   while (!ready()) {
     if (child.exitCode !== null || Date.now() > deadline) {

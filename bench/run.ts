@@ -6,11 +6,13 @@
  *   npm run bench            # full
  *   npm run bench -- --quick # smoke run
  *   npm run bench -- --quick --only turns,start   # just those steps; docs/benchmarks.md untouched
+ *   npm run bench -- --only cluster   # embedded against one and two clustered processes (PostgreSQL)
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../src/paths.js";
+import { clusterFigures } from "./cluster.js";
 import { contextBuild } from "./context-build.js";
 import {
   channelTurns,
@@ -40,6 +42,7 @@ const steps: Array<[string, () => Promise<Figure[]>]> = [
   ["sandbox", sandboxCost],
   ["batch", readOnlyBatch],
   ["soak", () => soak(sizes)],
+  ["cluster", () => clusterFigures(sizes)],
 ];
 
 const figures: Figure[] = [];

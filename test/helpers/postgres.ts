@@ -46,7 +46,7 @@ export interface TestPostgres {
 }
 
 /** Debian installs the server outside PATH, under /usr/lib/postgresql/<major>/bin. */
-function postgresBinDir(): string | undefined {
+export function postgresBinDir(): string | undefined {
   const root = "/usr/lib/postgresql";
   const majors = existsSync(root)
     ? readdirSync(root)
