@@ -17,7 +17,7 @@ const fakes = gatewayOnFakes({ TELEGRAM_ALLOW_FROM: `${USER},${OTHER}` });
 const { model, gateway, say, until } = fakes;
 
 describe("an MCP tool's argument schema", () => {
-  it("costs linear time whatever it declares (a catastrophic pattern, uniqueItems): other chats stay answered", async () => {
+  it("costs bounded time whatever it declares (a catastrophic or huge pattern, uniqueItems): other chats stay answered", async () => {
     const home = tempHome("pincer-mcp-redos-");
     writeFileSync(
       join(home, "config.json"),
@@ -34,6 +34,8 @@ describe("an MCP tool's argument schema", () => {
       return {
         toolCalls: [
           { name: "mcp_h_match", arguments: { text: `${"a".repeat(34)}!` } },
+          // Half a minute of RE2 for a pattern of 19,000 instructions against 200 KB: over its budget.
+          { name: "mcp_h_heavy", arguments: { text: "ab".repeat(100_000) } },
           // 40,000 distinct objects: ajv's own uniqueItems compares every pair (minutes).
           { name: "mcp_h_unique", arguments: { items: Array.from({ length: 40_000 }, (_, i) => ({ n: i })) } },
         ],
@@ -55,8 +57,9 @@ describe("an MCP tool's argument schema", () => {
       .flatMap((r) => r.messages)
       .filter((m) => m.role === "tool")
       .map((m) => String(m.content));
-    expect(results.slice(0, 2)).toEqual([
+    expect(results.slice(0, 3)).toEqual([
       'Error: invalid arguments for mcp_h_match: text must match pattern "^(a+)+$".',
+      expect.stringMatching(/^Error: invalid arguments for mcp_h_heavy: text must match pattern/),
       "unique ran",
     ]);
     // A pattern RE2 cannot compile (lookahead) leaves that tool out instead of matching it some other way.

@@ -62,13 +62,33 @@ describe("argument schemas, compiled when first needed", () => {
     expect(registry.get("q")).toBeUndefined();
   });
 
+  it("bounds a pattern's cost: a text too long for its pattern does not match, too complex a schema is refused", async () => {
+    const wants = (pattern: string): ToolParameters => ({
+      type: "object",
+      properties: { text: { type: "string", pattern } },
+    });
+    const registry = new ToolRegistry().register(tool("big", wants("[a-z]{1000}".repeat(3))), { compileNow: true });
+    expect(await registry.execute("big", JSON.stringify({ text: "a".repeat(3000) }), ctx)).toMatch(/^big got/);
+    expect(await registry.execute("big", JSON.stringify({ text: "a".repeat(100_000) }), ctx)).toMatch(
+      /^Error: invalid arguments for big: text must match pattern/,
+    );
+    expect(() => registry.register(tool("huge", wants("[a-z]{1000}".repeat(21))), { compileNow: true })).toThrow(
+      "its patterns are too complex to check",
+    );
+  });
+
   it("checks uniqueItems as JSON Schema defines it (key order aside), in a set rather than pair by pair", async () => {
     const registry = new ToolRegistry().register(
       tool("u", { type: "object", properties: { x: { type: "array", uniqueItems: true } } }),
     );
     const call = (x: unknown) => registry.execute("u", JSON.stringify({ x }), ctx);
     const duplicate = "Error: invalid arguments for u: x must not have duplicate items.";
-    expect(await call([{ a: 1, b: [2] }, { b: [2], a: 1 }])).toBe(duplicate);
+    expect(
+      await call([
+        { a: 1, b: [2] },
+        { b: [2], a: 1 },
+      ]),
+    ).toBe(duplicate);
     expect(await call([1, 1.0])).toBe(duplicate);
     expect(await call([1, "1", [1], { 1: 1 }, null, true, "true"])).toMatch(/^u got/);
     expect(await call(Array.from({ length: 50_000 }, (_, i) => ({ item: i })))).toMatch(/^u got/);

@@ -13,9 +13,15 @@ import type { ToolParameters } from "./tool.js";
  * are matched by RE2 (a server's `^(a+)+$` cannot backtrack; a pattern RE2 cannot compile leaves
  * the tool out), and `uniqueItems` compares canonical JSON in a set, not every pair of items
  * (ajv's own takes 30 s for 20,000 objects).
+ *
+ * RE2's time per character still grows with the pattern's program (`[a-z]{1000}` twenty times:
+ * 14 s for 100 KB), so a text longer than its pattern's budget counts as not matching, and a
+ * schema whose patterns add up to more than PROGRAM_BUDGET (compiling costs time too) is refused.
  */
 export class SchemaCompiler {
   private ajv?: Ajv;
+  /** The program sizes of the patterns compiled for the schema being compiled. */
+  private programs = 0;
 
   compile(schema: ToolParameters): ValidateFunction {
     if (!this.ajv) {
@@ -25,7 +31,13 @@ export class SchemaCompiler {
       const regExp = Object.assign(
         (pattern: string) => {
           const re = (require("re2js") as typeof import("re2js")).RE2JS.compile(pattern);
-          return { test: (text: string) => re.test(text), toString: () => pattern };
+          const size = re.programSize();
+          this.programs += size;
+          if (this.programs > PROGRAM_BUDGET) throw new Error("its patterns are too complex to check");
+          return {
+            test: (text: string) => text.length * size <= MATCH_BUDGET && re.test(text),
+            toString: () => pattern,
+          };
         },
         { code: "re2js" },
       );
@@ -43,9 +55,15 @@ export class SchemaCompiler {
       });
       this.ajv = ajv;
     }
+    this.programs = 0;
     return this.ajv.compile(schema);
   }
 }
+
+/** Text length × program size one pattern check may cost: about 0.15 s at worst. */
+const MATCH_BUDGET = 20_000_000;
+/** All patterns of one schema together (a realistic pattern is a few dozen). */
+const PROGRAM_BUDGET = 20_000;
 
 /** JSON with object keys sorted: equal for values JSON Schema calls equal. */
 function canonical(value: unknown): string {

@@ -98,6 +98,8 @@ async function serve() {
     tools.push(
       { name: "match", description: "checks its text with ^(a+)+$", inputSchema: patterned("^(a+)+$") },
       { name: "lookahead", description: "a pattern with lookahead", inputSchema: patterned("^(?=a)a+$") },
+      // RE2 takes time per character in proportion to the program: this one ~19,000 instructions.
+      { name: "heavy", description: "a long pattern", inputSchema: patterned("[a-z]{1000}".repeat(19)) },
       {
         name: "unique",
         description: "takes a list of distinct items (ajv compares every pair)",
