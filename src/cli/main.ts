@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command } from "commander";
-import { ConfigError } from "../config/config.js";
+import { type Config, ConfigError } from "../config/config.js";
 import { storeLocation } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
 import { withStore } from "../store/open.js";
@@ -8,6 +8,18 @@ import { describeFsProblem } from "./fs-problem.js";
 import { loadOrExit } from "./load.js";
 
 // Each command's module is imported by its action, so `pincer gateway` starts without the others'.
+
+/** A command that needs only the configuration: prints its answer; a failed one sets exit code 1. */
+function answer<A extends string[]>(
+  run: (config: Config, ...args: A) => Promise<string | { ok: boolean; text: string }>,
+) {
+  return async (...args: A) => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    const result = await run(config, ...args);
+    console.log(typeof result === "string" ? result : result.text);
+    if (typeof result !== "string" && !result.ok) process.exitCode = 1;
+  };
+}
 
 const program = new Command("pincer")
   .description(
@@ -53,91 +65,61 @@ program
 program
   .command("onboard")
   .description("create PINCER_HOME, the workspace and .env (overwrites nothing)")
-  .action(async () => {
-    const { config } = loadOrExit({ requireApiKey: false });
-    const { runOnboard } = await import("./onboard.js");
-    console.log(runOnboard(config).join("\n"));
-  });
+  .action(answer(async (config) => (await import("./onboard.js")).runOnboard(config).join("\n")));
 
 program
   .command("doctor")
   .description("check the configuration, the model endpoint, the sandbox and the channels")
-  .action(async () => {
-    const { config } = loadOrExit({ requireApiKey: false });
-    const { formatChecks, runDoctor } = await import("./doctor.js");
-    const checks = await runDoctor(config);
-    console.log(formatChecks(checks));
-    if (checks.some((c) => c.status === "fail")) process.exitCode = 1;
-  });
+  .action(
+    answer(async (config) => {
+      const { formatChecks, runDoctor } = await import("./doctor.js");
+      const checks = await runDoctor(config);
+      return { ok: !checks.some((c) => c.status === "fail"), text: formatChecks(checks) };
+    }),
+  );
 
 program
   .command("status")
   .description("show what is stored and waiting")
-  .action(async () => {
-    const { config } = loadOrExit({ requireApiKey: false });
-    const { statusText } = await import("./status.js");
-    console.log(await statusText(config));
-  });
+  .action(answer(async (config) => (await import("./status.js")).statusText(config)));
 
 program
   .command("dashboard")
   .description("print the control page's address with its token")
-  .action(async () => {
-    const { config } = loadOrExit({ requireApiKey: false });
-    const { dashboardText } = await import("./dashboard.js");
-    const result = await dashboardText(config);
-    console.log(result.text);
-    if (!result.ok) process.exitCode = 1;
-  });
+  .action(answer(async (config) => (await import("./dashboard.js")).dashboardText(config)));
 
 const cron = program.command("cron").description("reminders and scheduled jobs of every conversation");
 cron
   .command("list")
   .description("every job with its conversation and next run")
-  .action(async () => {
-    const { config } = loadOrExit({ requireApiKey: false });
-    console.log(await withStore(storeLocation(config), (store) => listJobsText(store.jobs)));
-  });
+  .action(answer((config) => withStore(storeLocation(config), (store) => listJobsText(store.jobs))));
 cron
   .command("remove <id>")
   .description("remove a job (the running daemon notices within a minute at most)")
-  .action(async (id: string) => {
-    const { config } = loadOrExit({ requireApiKey: false });
-    const result = await withStore(storeLocation(config), (store) => removeJob(store.jobs, id));
-    console.log(result.text);
-    if (!result.ok) process.exitCode = 1;
-  });
+  .action(answer((config, id: string) => withStore(storeLocation(config), (store) => removeJob(store.jobs, id))));
 
 const pairing = program.command("pairing").description("approve strangers who asked for access");
 pairing
   .command("list")
   .description("pending codes and approved users")
-  .action(async () => {
-    const { config } = loadOrExit({ requireApiKey: false });
-    const { pairingList } = await import("./pairing.js");
-    console.log(await pairingList(config));
-  });
+  .action(answer(async (config) => (await import("./pairing.js")).pairingList(config)));
 pairing
   .command("approve <channel> <code>")
   .description("approve the user behind a pairing code (channel: telegram or discord)")
-  .action(async (channel: string, code: string) => {
-    const { config } = loadOrExit({ requireApiKey: false });
-    const { pairingApprove } = await import("./pairing.js");
-    const result = await pairingApprove(config, channel, code);
-    console.log(result.text);
-    if (!result.ok) process.exitCode = 1;
-  });
+  .action(
+    answer(async (config, channel: string, code: string) =>
+      (await import("./pairing.js")).pairingApprove(config, channel, code),
+    ),
+  );
 
 pairing
   .command("revoke <channel> <user>")
   .description("take back a user's access (channel: telegram or discord; user: their id) and pause their jobs")
-  .action(async (channel: string, userId: string) => {
-    const { config } = loadOrExit({ requireApiKey: false });
-    const { pairingRevoke } = await import("./pairing.js");
-    const result = await pairingRevoke(config, channel, userId);
-    console.log(result.text);
-    if (!result.ok) process.exitCode = 1;
-  });
+  .action(
+    answer(async (config, channel: string, userId: string) =>
+      (await import("./pairing.js")).pairingRevoke(config, channel, userId),
+    ),
+  );
 
 try {
   await program.parseAsync();
