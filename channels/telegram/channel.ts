@@ -56,7 +56,8 @@ export interface TelegramChannelDeps {
 const ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat_member"] as const;
 
 /**
- * The Telegram adapter: long polling (updates of one chat in order, chats in parallel) or a webhook server, publishing to the bus and rendering the replies.
+ * The Telegram adapter: long polling (updates of one chat in order, chats in parallel) or a
+ * webhook server, publishing to the bus and rendering the replies.
  */
 export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   const { config, bus, log } = deps;
