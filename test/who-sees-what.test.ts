@@ -3,18 +3,19 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ChatRequest } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
-import { gatewayOnFakes } from "./helpers/daemon.js";
+import { gatewayOnFakes, pincer } from "./helpers/daemon.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 
 /**
  * Issue 29 finding 6, through the built daemon with the real bwrap: the owner (named in
- * TELEGRAM_ALLOW_FROM) and a guest (let in by `*`) talk to the same pincer. The guest's chat gets
- * neither the owner's MEMORY.md (prompt, memory_search, read_file, grep, exec) nor the owner's
- * received files; the owner's chat gets its memory and its own files, not the guest's.
+ * TELEGRAM_ALLOW_FROM) and a guest (approved with `pincer pairing approve`) talk to the same
+ * pincer. The guest's chat, and a group the owner speaks in, get neither the owner's MEMORY.md
+ * (prompt, memory_search, read_file, grep, exec) nor the owner's received files; the owner's
+ * direct chat gets its memory and its own files, not the guest's.
  */
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
-const fakes = gatewayOnFakes({ PINCER_SANDBOX: "bwrap", TELEGRAM_ALLOW_FROM: "42,*" });
+const fakes = gatewayOnFakes({ PINCER_SANDBOX: "bwrap" });
 const { model, gateway, until } = fakes;
 
 const OWNER = 42;
@@ -38,12 +39,14 @@ function sendDocument(from: number, fileName: string, content: string): void {
   });
 }
 
-function say(from: number, text: string): void {
+const GROUP = -1009;
+
+function say(from: number, text: string, inGroup = false): void {
   fakes.telegram.pushUpdate({
     message: {
       message_id: 0,
       date: 0,
-      chat: { id: from, type: "private", first_name: "P" },
+      chat: inGroup ? { id: GROUP, type: "group", title: "family" } : { id: from, type: "private", first_name: "P" },
       from: { id: from, is_bot: false, first_name: "P" },
       text,
     },
@@ -74,15 +77,21 @@ describe.skipIf(!bwrap)("who sees what, with the real daemon and bwrap", () => {
       };
     });
     gateway(home);
+    // The guest asks, gets a pairing code, and the owner approves it.
+    say(GUEST, "hello?");
+    const notice = await until(() => fakes.telegram.sent.find((m) => m.chatId === String(GUEST)), "the code", 30_000);
+    const code = /pairing code is (\S+)/.exec(notice.text)?.[1] ?? "";
+    expect((await pincer(["pairing", "approve", "telegram", code], home)).code).toBe(0);
     sendDocument(OWNER, "owner.txt", "OWNER-DOCUMENT-TEXT");
-    await until(() => fakes.telegram.sent.length >= 1, "the owner's document noted", 30_000);
+    await until(() => fakes.telegram.sent.length >= 2, "the owner's document noted", 30_000);
     sendDocument(GUEST, "guest.txt", "GUEST-DOCUMENT-TEXT");
-    await until(() => fakes.telegram.sent.length >= 2, "the guest's document noted", 30_000);
+    await until(() => fakes.telegram.sent.length >= 3, "the guest's document noted", 30_000);
 
-    const probe = async (from: number, replies: number) => {
-      say(from, "probe");
+    const probe = async (from: number, replies: number, inGroup = false) => {
+      const before = model.requests.length;
+      say(from, inGroup ? "@pincer_test_bot probe" : "probe", inGroup);
       await until(() => fakes.telegram.sent.length >= replies, `the probe of ${from} answered`, 60_000);
-      const request = model.requests.findLast((r) => r.messages.at(-1)?.role === "tool");
+      const request = model.requests.slice(before).find((r) => r.messages.at(-1)?.role === "tool");
       if (!request) throw new Error("no request carried the tool results");
       return {
         prompt: String(request.messages[0].content),
@@ -90,7 +99,7 @@ describe.skipIf(!bwrap)("who sees what, with the real daemon and bwrap", () => {
       };
     };
 
-    const guest = await probe(GUEST, 3);
+    const guest = await probe(GUEST, 4);
     expect(guest.prompt).not.toContain(MEMORY_SECRET);
     const [read, grep, search, exec] = guest.results;
     expect(read).toBe(`Error: "MEMORY.md" is the owner's private memory, which this chat may not read.`);
@@ -102,7 +111,14 @@ describe.skipIf(!bwrap)("who sees what, with the real daemon and bwrap", () => {
     expect(exec).not.toMatch(new RegExp(`^telegram_${OWNER}$`, "m"));
     expect(exec).toContain("GUEST-DOCUMENT-TEXT");
 
-    const owner = await probe(OWNER, 4);
+    // The owner in a group (memory.shareWithGroups is false): the group's answers are read by all.
+    const group = await probe(OWNER, 5, true);
+    expect(group.prompt).not.toContain(MEMORY_SECRET);
+    expect(group.results[0]).toMatch(/^Error: "MEMORY.md" is the owner's private memory/);
+    expect(group.results[3]).not.toContain(MEMORY_SECRET);
+    expect(group.results[3]).not.toContain("OWNER-DOCUMENT-TEXT");
+
+    const owner = await probe(OWNER, 6);
     expect(owner.prompt).toContain(MEMORY_SECRET);
     expect(owner.results[0]).toContain(MEMORY_SECRET);
     expect(owner.results[2]).toContain("· MEMORY.md] - The owner's PIN hint");
