@@ -1,5 +1,4 @@
-import { accessSync, constants, statSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { findExecutable } from "../tools/exec/sandbox-check.js";
 
 export interface RequirementEnv {
   /** The daemon's environment (PATH is searched for binaries). */
@@ -13,17 +12,7 @@ function names(value: string | undefined): string[] {
 
 function onPath(binary: string, path: string): boolean {
   // A name with a slash is not a PATH lookup; refuse it rather than probe arbitrary files.
-  if (binary.includes("/")) return false;
-  for (const dir of path.split(delimiter).filter(Boolean)) {
-    const file = join(dir, binary);
-    try {
-      accessSync(file, constants.X_OK);
-      if (statSync(file).isFile()) return true;
-    } catch {
-      // not in this directory
-    }
-  }
-  return false;
+  return !binary.includes("/") && findExecutable(binary, path) !== undefined;
 }
 
 /**
