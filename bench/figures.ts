@@ -160,7 +160,7 @@ export async function oneTurn(platform: "telegram" | "discord", places: Platform
 
 /**
  * Start to ready with both channels, resident memory once idle, and again after the first reply
- * (pincer loads its tokenizer's tables with the first turn); alternating rounds.
+ * (pincer loads the model client with its first turn if the start-up probe has not); alternating rounds.
  */
 export async function startAndIdle(sizes: Sizes): Promise<Figure[]> {
   const model = await startFakeOpenAI();
@@ -232,7 +232,7 @@ export async function throughput(sizes: Sizes): Promise<Figure[]> {
   const bot = await startBot("pincer", { model, platforms, channels: { telegram: true, discord: false } });
   const { telegram } = platforms;
   try {
-    // The first reply after a start loads the tokenizer and the model client; it has its own row.
+    // The first reply after a start may load the model client; it has its own row.
     await oneTurn("telegram", platforms, 0);
     const started = performance.now();
     for (let chat = 1; chat <= sizes.chats; chat++) {
@@ -339,8 +339,23 @@ export async function soak(sizes: Sizes): Promise<Figure[]> {
     ratio: final.pincer[key] / final.baseline[key],
     target,
   });
+  // One sample lands anywhere in each bot's cycle of collections; the waves show the whole cycle.
+  const loaded = waves.filter((w) => w.turns >= chats);
+  const over = (pick: (values: number[]) => number, figure: string): Figure => {
+    const p = pick(loaded.map((w) => w.pincer.rss));
+    const b = pick(loaded.map((w) => w.baseline.rss));
+    return {
+      figure: `${figure} over the soak's waves`,
+      pincer: fmt(p, "MB"),
+      baseline: fmt(b, "MB"),
+      ratio: p / b,
+      target: { report: true },
+    };
+  };
   return [
     { ...row("RSS", "rss", { max: 1.3 }), detail: { idle, waves } },
+    over((values) => summary(values).median, "RSS, median"),
+    over((values) => Math.max(...values), "RSS, peak"),
     row("JavaScript heap (heapTotal)", "heapTotal", { report: true }),
     row("heap in use (heapUsed)", "heapUsed", { report: true }),
     row("external memory (external, array buffers included)", "external", { report: true }),
