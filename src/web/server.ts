@@ -158,7 +158,9 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
       if (path === "/api/events") {
         const chat = url.searchParams.get("chat") ?? "";
         if (!hub.add(res, CHAT_ID.test(chat) ? chat : undefined)) throw new HttpError(503, "too many open pages");
-        if (session !== undefined) sessions.onEnd(session, () => res.destroy());
+        // Logging out closes the session's streams; a stream that closes first forgets its session.
+        const forget = session === undefined ? undefined : sessions.onEnd(session, () => res.destroy());
+        if (forget) res.on("close", forget);
         return;
       }
       throw new HttpError(404, "not found");

@@ -13,6 +13,8 @@ describe("control page sessions", () => {
     expect(sessions.check("forged")).toBe(false);
     let closed = 0;
     sessions.onEnd(b, () => closed++);
+    const off = sessions.onEnd(b, () => closed++);
+    off();
     expect(sessions.end(b)).toBe(true);
     expect(closed).toBe(1);
     expect(sessions.check(b)).toBe(false);

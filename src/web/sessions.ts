@@ -47,9 +47,11 @@ export class WebSessions {
     return true;
   }
 
-  /** Runs `fn` when the session ends (logout, expiry, eviction, close). */
-  onEnd(secret: string, fn: () => void): void {
-    this.sessions.get(hash(secret))?.onEnd.add(fn);
+  /** Runs `fn` when the session ends (logout, expiry, eviction, close); returns how to stop that. */
+  onEnd(secret: string, fn: () => void): () => void {
+    const set = this.sessions.get(hash(secret))?.onEnd;
+    set?.add(fn);
+    return () => set?.delete(fn);
   }
 
   end(secret: string): boolean {
