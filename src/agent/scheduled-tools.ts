@@ -1,4 +1,6 @@
 import type { InboundMessage } from "../bus/types.js";
+import { isScheduledRun } from "../scheduler/delivery.js";
+import type { ToolRegistry } from "../tools/registry.js";
 
 /**
  * Tools a scheduled run never gets, whatever the config says: no one is there to watch it, so
@@ -23,4 +25,12 @@ export function withheldInScheduledRun(name: string): string {
  */
 export function nobodyWatches(msg: Pick<InboundMessage, "channel" | "sessionKey" | "meta">): boolean {
   return msg.channel === "system";
+}
+
+/** The tools a run may use: runs with no one watching get fewer, enforced by the registry itself. */
+export function registryFor(msg: InboundMessage, registry: ToolRegistry, cronTools?: readonly string[]): ToolRegistry {
+  const scheduled = isScheduledRun(msg)
+    ? registry.restricted(scheduledRunOffers(cronTools), withheldInScheduledRun)
+    : registry;
+  return nobodyWatches(msg) ? scheduled.withoutUntrusted() : scheduled;
 }

@@ -3,7 +3,6 @@ import { parseCommand } from "../bus/commands.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { type ChatMessage, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
-import { isScheduledRun } from "../scheduler/delivery.js";
 import type { StoredMessage } from "../store/store.js";
 import { untilAborted } from "./abortable.js";
 import { type ContentPart, mediaKind } from "./attachments.js";
@@ -22,7 +21,7 @@ import {
   POISON_NOTICE,
 } from "./notices.js";
 import { ProgressReporter } from "./progress.js";
-import { nobodyWatches, scheduledRunOffers, withheldInScheduledRun } from "./scheduled-tools.js";
+import { registryFor } from "./scheduled-tools.js";
 import { tooSmallFor } from "./too-small.js";
 import { buildTurnContext } from "./turn-context.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
@@ -257,11 +256,7 @@ export class AgentWorker {
             .catch((err: unknown) => deps.log.warn({ err }, "could not send a notice"));
         }
       }
-      // Runs with no one watching get fewer tools, enforced by the registry itself.
-      const scheduled = isScheduledRun(msg)
-        ? deps.registry.restricted(scheduledRunOffers(deps.settings.cronTools), withheldInScheduledRun)
-        : deps.registry;
-      const registry = nobodyWatches(msg) ? scheduled.withoutUntrusted() : scheduled;
+      const registry = registryFor(msg, deps.registry, deps.settings.cronTools);
       // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start.
       if (deps.ready) await untilAborted(deps.ready(), signal);
       const userMessage: ChatMessage =
