@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { untilStored } from "./until-stored.js";
+import { failsEveryTime, untilStored } from "./until-stored.js";
 
 const fast = { baseDelayMs: 1, maxDelayMs: 5 };
 
@@ -45,5 +45,40 @@ describe("untilStored", () => {
     const after = calls;
     await new Promise((resolve) => setTimeout(resolve, 120));
     expect(calls).toBe(after);
+  });
+});
+
+describe("failsEveryTime", () => {
+  it("tells the data refused or pincer's own failure from the store being away", () => {
+    const withCode = (code: string) => Object.assign(new Error("x"), { code });
+    for (const err of [withCode("22021"), withCode("23505"), withCode("42P01"), withCode("SQLITE_TOOBIG")])
+      expect(failsEveryTime(err)).toBe(true);
+    expect(failsEveryTime(withCode("SQLITE_CONSTRAINT_PRIMARYKEY"))).toBe(true);
+    expect(failsEveryTime(new RangeError("Maximum call stack size exceeded"))).toBe(true);
+    for (const err of [
+      withCode("ECONNREFUSED"),
+      withCode("57P01"),
+      withCode("08006"),
+      withCode("53300"),
+      withCode("SQLITE_BUSY"),
+      withCode("SQLITE_IOERR_WRITE"),
+      new Error("Connection terminated unexpectedly"),
+      "a string",
+      null,
+    ])
+      expect(failsEveryTime(err)).toBe(false);
+  });
+
+  it("is thrown at once, not retried", async () => {
+    let calls = 0;
+    const refused = untilStored(
+      async () => {
+        calls++;
+        throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: "22021" });
+      },
+      { ...fast, signal: new AbortController().signal },
+    );
+    await expect(refused).rejects.toThrow("0x00");
+    expect(calls).toBe(1);
   });
 });

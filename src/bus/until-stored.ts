@@ -17,7 +17,9 @@ export interface UntilStoredOptions {
  * Runs a store operation that must not be skipped — an arriving message's inbox row, the record
  * that a reply went out — until it works: a failure (the database away, a locked file) is retried
  * with capped backoff until `signal` aborts. Then it throws, and the caller must act as if the
- * operation never happened (a platform is not told the message was taken).
+ * operation never happened (a platform is not told the message was taken). A failure that
+ * repeats on every try (see failsEveryTime) is thrown at once: retried, it would hold up the
+ * channel's every other chat for ever.
  */
 export async function untilStored<T>(operation: () => Promise<T>, options: UntilStoredOptions): Promise<T> {
   const timing = { baseDelayMs: options.baseDelayMs ?? 250, maxDelayMs: options.maxDelayMs ?? 5000 };
@@ -29,11 +31,24 @@ export async function untilStored<T>(operation: () => Promise<T>, options: Until
       if (failures > 1) options.onRecovered?.(failures - 1);
       return result;
     } catch (err) {
-      if (options.signal.aborted) throw err;
+      if (options.signal.aborted || failsEveryTime(err)) throw err;
       options.onFailure?.(err, failures);
     }
     await pause(retryDelay(failures, timing), undefined, { signal: options.signal });
   }
+}
+
+/**
+ * Whether retrying cannot help: pincer's own code failing on this input (a RangeError or
+ * TypeError), or the database refusing the data itself (PostgreSQL's classes 22 data exception,
+ * 23 constraint and 42 rule: a NUL in a name; SQLite's constraint, size and type errors).
+ * Everything else (connections, locks, I/O, a shutting-down server) is the store being away.
+ */
+export function failsEveryTime(err: unknown): boolean {
+  if (err instanceof RangeError || err instanceof TypeError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return /^(22|23|42)[0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH|RANGE)/.test(code);
 }
 
 function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
