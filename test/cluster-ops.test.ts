@@ -110,6 +110,29 @@ describe.skipIf(!havePostgres)("operating clustered pincer gateways", () => {
     const withPage = await cli(["doctor"], { PINCER_WEB_ADDR: "127.0.0.1:1" });
     expect(withPage.stdout).toMatch(/^\[warn\] cluster: 2 live processes; held by nobody: channel:web \(start/m);
 
+    // A database that does not exist, or no server at all: one sentence naming it, no stack trace.
+    const missing = url.replace(/pincer_test_\d+$/, "no_such_db");
+    const closed = `postgres://postgres:${SECRET}@127.0.0.1:${await freePort()}/pincer`;
+    for (const [wrong, why] of [
+      [missing, /database "no_such_db" does not exist/],
+      [closed, /ECONNREFUSED/],
+    ] as const) {
+      for (const command of [["status"], ["cron", "list"]]) {
+        const out = await cli(command, { PINCER_DATABASE_URL: wrong });
+        expect(out.code).toBe(1);
+        expect(out.stderr.trim()).toMatch(
+          /^pincer: cannot use the database at PINCER_DATABASE_URL \(PostgreSQL at 127\.0\.0\.1:\d+\/\w+\): /,
+        );
+        expect(out.stderr).toMatch(why);
+        expect(out.stderr.trim().split("\n")).toHaveLength(1);
+        expect(out.stdout + out.stderr).not.toContain(SECRET);
+      }
+      const doctor = await cli(["doctor"], { PINCER_DATABASE_URL: wrong });
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toMatch(/^\[FAIL\] database: cannot open PostgreSQL at 127\.0\.0\.1:\d+\/\w+: /m);
+      expect(doctor.stdout + doctor.stderr).not.toContain(SECRET);
+    }
+
     // Without PINCER_DATABASE_URL nothing of the cluster shows: the SQLite file is the database.
     const embedded = await cli(["doctor"], { PINCER_DATABASE_URL: "" });
     expect(embedded.stdout).toMatch(/^\[ok {2}\] database: .*pincer\.db$/m);

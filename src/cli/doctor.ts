@@ -6,6 +6,7 @@ import { databasePath, skillDirs, storeLocation } from "../paths.js";
 import { withStore } from "../store/open.js";
 import { checkSandbox, describeLimits } from "../tools/exec/sandbox-check.js";
 import { checkMcpServers } from "../tools/mcp/check.js";
+import { databaseErrorText } from "./database-problem.js";
 import { folderProblem } from "./fs-problem.js";
 import { probeModelTurn } from "./model-turn.js";
 import { type Check, probeDiscord, probeModel, probeTelegram } from "./probes.js";
@@ -97,7 +98,7 @@ async function databaseCheck(config: Config): Promise<Check> {
     await withStore(storeLocation(config), async () => {});
     return { name: "database", status: "ok", detail: where };
   } catch (err) {
-    return { name: "database", status: "fail", detail: `cannot open ${where}: ${(err as Error).message}` };
+    return { name: "database", status: "fail", detail: `cannot open ${where}: ${databaseErrorText(err)}` };
   }
 }
 

@@ -4,6 +4,7 @@ import { type Config, ConfigError } from "../config/config.js";
 import { storeLocation } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
 import { withStore } from "../store/open.js";
+import { describeDatabaseProblem } from "./database-problem.js";
 import { describeFsProblem } from "./fs-problem.js";
 import { loadOrExit } from "./load.js";
 
@@ -126,7 +127,10 @@ try {
 } catch (err) {
   // Settings checked after start-up (exec patterns, for one) fail the same way as the environment's,
   // and so does a PINCER_HOME this user cannot write: one sentence, never a stack trace.
-  const sentence = err instanceof ConfigError ? err.message : describeFsProblem(err);
+  const sentence =
+    err instanceof ConfigError
+      ? err.message
+      : (describeFsProblem(err) ?? describeDatabaseProblem(err, process.env.PINCER_DATABASE_URL?.trim()));
   if (sentence === undefined) throw err;
   process.stderr.write(`pincer: ${sentence}\n`);
   process.exit(1);
