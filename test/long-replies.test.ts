@@ -46,4 +46,19 @@ describe("replies too big or too odd to format", () => {
     ]);
     expect(daemon.output.join("")).toContain("could not format a reply; sending it as plain text");
   }, 60_000);
+
+  it("drops a reply.md Telegram refuses as too large (413) at once, and the chat's next answer goes out", async () => {
+    const long = "x".repeat(32_001);
+    model.respond((request) => ({ content: lastUser(request) === "long please" ? long : `re: ${lastUser(request)}` }));
+    fakes.telegram.failNext("sendDocument", { status: 413 }, 5);
+    const daemon = gateway(tempHome("pincer-long-"));
+    say("long please");
+    await until(() => fakes.telegram.callsTo("sendDocument").length >= 1, "the document's upload", 30_000);
+    say("and now?");
+    await until(() => fakes.telegram.sent.find((m) => m.text === "re: and now?"), "the next answer", 30_000);
+    // Refused for good: never uploaded again (a retry would wait behind the chat's next replies for a day).
+    expect(fakes.telegram.callsTo("sendDocument")).toHaveLength(1);
+    expect(fakes.telegram.sent.map((m) => m.text)).toEqual(["re: and now?"]);
+    expect(daemon.output.join("")).toContain("Request Entity Too Large");
+  }, 60_000);
 });

@@ -18,10 +18,10 @@ export function isEntityParseError(err: unknown): boolean {
 
 /**
  * A refusal that no retry or restart can fix (bad chat, bot blocked or kicked, message
- * malformed): the message is dead-lettered at once instead of being resent forever.
+ * malformed, a file too large): the message is dead-lettered at once instead of being resent forever.
  */
 export function isPermanentRefusal(err: unknown): boolean {
-  return err instanceof GrammyError && (err.error_code === 400 || err.error_code === 403);
+  return err instanceof GrammyError && [400, 403, 413].includes(err.error_code);
 }
 
 /** Tells the outbox sender what a failed call means: refused for good, wait as asked, or try again later. */

@@ -33,7 +33,7 @@ export interface SentMessage {
 
 /** How the fake should fail the next call of a method, the way the Bot API fails. */
 export interface Failure {
-  status: 400 | 401 | 403 | 404 | 409 | 429 | 500 | 502 | 503;
+  status: 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 502 | 503;
   description?: string;
   /** Seconds; sent as parameters.retry_after (429). */
   retryAfter?: number;
@@ -526,6 +526,7 @@ function bad(description: string): Reply {
 }
 
 function defaultDescription(failure: Failure): string {
+  if (failure.status === 413) return "Request Entity Too Large";
   if (failure.status === 429) return `Too Many Requests: retry after ${failure.retryAfter ?? 1}`;
   if (failure.status >= 500) return "Internal Server Error";
   if (failure.status === 400) return 'Bad Request: can\'t parse entities: Unsupported start tag "x" at byte offset 0';
