@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { type AccessGate, createAccessGate } from "./access/gate.js";
+import { resumePending } from "./access/resume.js";
 import { prepareAttachments } from "./agent/attachments.js";
 import { toChatMessage } from "./agent/context.js";
 import { HelperManager } from "./agent/helpers.js";
@@ -8,7 +9,7 @@ import { AgentWorker } from "./agent/worker.js";
 import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
 import { outboxLog } from "./bus/outbox-log.js";
-import { type ChannelName, replyTarget } from "./bus/types.js";
+import type { ChannelName } from "./bus/types.js";
 import type { ClusterMode, RoleHolders } from "./cluster/cluster-mode.js";
 import type { Config } from "./config/config.js";
 import { contextRecheck, contextWindow, createConfiguredModel, discoverContexts } from "./llm/configured.js";
@@ -19,14 +20,13 @@ import { createTranscriber } from "./llm/transcribe.js";
 import { withVisionFallback } from "./llm/vision-fallback.js";
 import { Consolidator } from "./memory/consolidator.js";
 import { contextLimitsPath, mediaDir, skillDirs, storeLocation } from "./paths.js";
-import { Heartbeat } from "./scheduler/heartbeat.js";
+import { Heartbeat, readHeartbeatFile } from "./scheduler/heartbeat.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureHome } from "./setup/ensure-home.js";
 import { startHousekeeping } from "./store/housekeeping.js";
 import { openStore } from "./store/open.js";
 import type { Store } from "./store/store.js";
 import { ReadCache, type ReadCacheOptions } from "./tools/files/read-cache.js";
-import { readTextBeneath } from "./tools/files/safe-read.js";
 import { createTools } from "./tools/index.js";
 import { DEFAULT_TIMING, type Timing } from "./tools/mcp/connection.js";
 import { McpManager } from "./tools/mcp/manager.js";
@@ -265,13 +265,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
           intervalMs: intervalMinutes * 60_000,
           log: log.child({ part: "heartbeat" }),
           now: wallClock && (() => wallClock().getTime()),
-          // Read like the prompt files: no symlink out, no FIFO, size-capped.
-          readFile: () => {
-            const read = readTextBeneath(config.workspace, "HEARTBEAT.md", 64 * 1024);
-            if (read.ok) return read.text;
-            if (!/does not exist/.test(read.reason)) log.warn({ reason: read.reason }, "HEARTBEAT.md skipped");
-            return undefined;
-          },
+          readFile: () => readHeartbeatFile(config.workspace, log),
         })
       : undefined;
 
@@ -348,18 +342,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
         return;
       }
       const served = new Set(channels.map((c) => c.name));
-      // Queued before any channel takes new messages, so per-conversation order holds across a restart.
-      const pending = (await journal.pendingInbound()).filter((msg) => served.has(replyTarget(msg).channel));
-      if (pending.length > 0) log.info({ count: pending.length }, "resuming messages from before the restart");
-      for (const msg of pending) {
-        if (await access.hasAccess(msg.channel, msg.senderId)) {
-          bus.requeueInbound(msg);
-          continue;
-        }
-        // Access was revoked while pincer was down: the message is closed, not run.
-        log.info({ channel: msg.channel, userId: msg.senderId }, "dropping a pending message: its sender lost access");
-        await journal.completeInbound(msg);
-      }
+      await resumePending({ journal, bus, access, log }, served);
       // After the re-queue, or a notice published here would be queued twice.
       await helpers.recoverInterrupted();
       workerDone = worker.run();

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
+import { readTextBeneath } from "../tools/files/safe-read.js";
 import { realTimers, type Timers } from "./scheduler.js";
 
 /** What the model answers when a heartbeat finds nothing worth telling; such a reply is not sent. */
@@ -116,4 +117,12 @@ export class Heartbeat {
         .finally(() => this.arm());
     }, this.deps.intervalMs);
   }
+}
+
+/** HEARTBEAT.md, read like the prompt files: no symlink out, no FIFO, size-capped. */
+export function readHeartbeatFile(workspace: string, log: Logger): string | undefined {
+  const read = readTextBeneath(workspace, "HEARTBEAT.md", 64 * 1024);
+  if (read.ok) return read.text;
+  if (!/does not exist/.test(read.reason)) log.warn({ reason: read.reason }, "HEARTBEAT.md skipped");
+  return undefined;
 }
