@@ -187,7 +187,7 @@ describe("Consolidator", () => {
 });
 
 describe("appendMemoryFacts", () => {
-  it("adds only new facts, atomically, and never writes through a symlink", async () => {
+  it("adds only new facts, in place, and never writes through a symlink", async () => {
     const workspace = join(tempHome(), "ws");
     mkdirSync(workspace);
     expect(appendMemoryFacts(workspace, ["Likes tea.", "likes  TEA."], "2026-03-05")).toEqual(["Likes tea."]);

@@ -1,5 +1,5 @@
-import { createHash, randomUUID } from "node:crypto";
-import { lstatSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, constants, fstatSync, lstatSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readTextBeneath } from "../tools/files/safe-read.js";
 
@@ -32,11 +32,12 @@ export function memoryParagraphs(text: string): string[] {
 }
 
 /**
- * Adds facts to MEMORY.md under a dated heading, skipping those already written there. The new
- * file is written beside it (O_EXCL, so no symlink is followed) and renamed over it in one step:
- * a crash leaves the old file or the new one, never half of it. When MEMORY.md is there but is not
- * a regular file (a symlink the owner made, say), it is left alone and nothing is written.
- * Returns the facts that were added.
+ * Adds facts to MEMORY.md under a dated heading, skipping those already written there. They are
+ * appended in place (O_APPEND, O_NOFOLLOW: no symlink is followed), never renamed over the file:
+ * a guest's sandbox hides MEMORY.md with a mount on the name, and a rename on the host detaches
+ * it, showing the new file to a command still running. A crash leaves the old text and part of
+ * the new section at most. When MEMORY.md is there but is not a regular file (a symlink the owner
+ * made, say), it is left alone and nothing is written. Returns the facts that were added.
  */
 export function appendMemoryFacts(workspace: string, facts: string[], date: string): string[] {
   const path = join(workspace, MEMORY_FILE);
@@ -59,14 +60,16 @@ export function appendMemoryFacts(workspace: string, facts: string[], date: stri
     known += `\n${normalize(clean)}`;
   }
   if (added.length === 0) return [];
-  const text = `${current.trimEnd()}\n\n## Learned ${date}\n\n${added.map((f) => `- ${f}`).join("\n")}\n`;
-  const temp = join(workspace, `.${MEMORY_FILE}.${randomUUID()}.tmp`);
+  const gap = current.endsWith("\n") ? "\n" : "\n\n";
+  const section = `${gap}## Learned ${date}\n\n${added.map((f) => `- ${f}`).join("\n")}\n`;
+  const { O_WRONLY, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
+  const flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | (exists ? O_APPEND : O_CREAT | O_EXCL);
+  const fd = openSync(path, flags, 0o644);
   try {
-    writeFileSync(temp, text, { flag: "wx", mode: 0o644 });
-    renameSync(temp, path);
-  } catch (err) {
-    rmSync(temp, { force: true });
-    throw err;
+    if (!fstatSync(fd).isFile()) return [];
+    writeFileSync(fd, exists ? section : current + section);
+  } finally {
+    closeSync(fd);
   }
   return added;
 }
