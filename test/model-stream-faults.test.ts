@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { ChatRequest } from "./fakes/openai-server.js";
-import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { startedRecording, tempHome, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
 import { until } from "./helpers/until.js";
 
@@ -19,26 +19,11 @@ afterEach(async () => {
   fake.clearQueue();
 });
 
-async function started() {
-  const app = await testApp(fake.url, tempHome(), {}, (config) => {
-    config.memory.consolidate = false;
+const started = () =>
+  startedRecording(fake.url, apps, tempHome(), (config) => {
     config.agent.stream = true;
     config.agent.modelRetries = 0;
-    config.agent.circuitBreaker = { failureThreshold: 3, coolDownSeconds: 0.2 };
   });
-  apps.push(app);
-  const channel = recordingChannel(app);
-  await app.start([channel]);
-  const to = (chat: string) => channel.sent.filter((m) => m.chatId === chat).map((m) => m.text);
-  const settled = () =>
-    until(
-      async () =>
-        (await app.store.journal.pendingInbound()).length === 0 &&
-        (await app.store.journal.pendingOutbound("console")).length === 0,
-      "nothing left to run or send",
-    );
-  return { app, channel, to, settled };
-}
 
 describe("a stream that breaks part-way", () => {
   it("is asked again: the user gets the whole answer once, none of the half one", async () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { Config } from "../src/config/config.js";
 import type { ChatRequest } from "./fakes/openai-server.js";
-import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { startedRecording, tempHome, userMessage } from "./helpers/app.js";
 import { chatOf, fakeModelForFile } from "./helpers/model.js";
 import { until } from "./helpers/until.js";
 
@@ -21,25 +21,8 @@ afterEach(async () => {
   apps = [];
 });
 
-async function started(home = tempHome(), adjust?: (config: Config) => void) {
-  const app = await testApp(fake.url, home, {}, (config) => {
-    config.memory.consolidate = false;
-    config.agent.circuitBreaker = { failureThreshold: 3, coolDownSeconds: 0.2 };
-    adjust?.(config);
-  });
-  apps.push(app);
-  const channel = recordingChannel(app);
-  await app.start([channel]);
-  const to = (chat: string) => channel.sent.filter((m) => m.chatId === chat).map((m) => m.text);
-  const settled = () =>
-    until(
-      async () =>
-        (await app.store.journal.pendingInbound()).length === 0 &&
-        (await app.store.journal.pendingOutbound("console")).length === 0,
-      "nothing left to run or send",
-    );
-  return { app, channel, to, settled };
-}
+const started = (home = tempHome(), adjust?: (config: Config) => void) =>
+  startedRecording(fake.url, apps, home, adjust);
 
 describe("a request the endpoint refuses", () => {
   it("is answered at once with its reason, asked once, and neither wedges its chat nor opens the breaker", async () => {

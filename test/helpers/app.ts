@@ -8,6 +8,7 @@ import type { InboundMessage, OutboundMessage } from "../../src/bus/types.js";
 import { type Config, loadConfig } from "../../src/config/config.js";
 import type { Database } from "../../src/store/sqlite/database.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { until } from "./until.js";
 
 export function tempHome(prefix = "pincer-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -92,4 +93,29 @@ export function userMessage(chatId: string, text: string): InboundMessage {
     receivedAt: Date.now(),
     sessionKey: `console:${chatId}`,
   };
+}
+
+/**
+ * A started app (consolidation off, a quick circuit breaker) on one recording channel, kept in
+ * `apps` to be stopped: `to(chat)` is what a chat got, `settled()` waits until nothing is left to
+ * run or send.
+ */
+export async function startedRecording(url: string, apps: App[], home = tempHome(), adjust?: (config: Config) => void) {
+  const app = await testApp(url, home, {}, (config) => {
+    config.memory.consolidate = false;
+    config.agent.circuitBreaker = { failureThreshold: 3, coolDownSeconds: 0.2 };
+    adjust?.(config);
+  });
+  apps.push(app);
+  const channel = recordingChannel(app);
+  await app.start([channel]);
+  const to = (chat: string) => channel.sent.filter((m) => m.chatId === chat).map((m) => m.text);
+  const settled = () =>
+    until(
+      async () =>
+        (await app.store.journal.pendingInbound()).length === 0 &&
+        (await app.store.journal.pendingOutbound("console")).length === 0,
+      "nothing left to run or send",
+    );
+  return { app, channel, to, settled };
 }
