@@ -1,8 +1,41 @@
+import { type ConversationHead, HistoryCache, type HistoryRow, pickNewest } from "./history-cache.js";
 import { type Sql, scalar } from "./sql.js";
 import type { StoredMessage, StoredRole, ToolCallRecord } from "./types.js";
 
 /** Tokens a message costs in a request; stored with it so picking history needs no tokenizer. */
 export type CountTokens = (message: StoredMessage) => number;
+
+const COLUMNS = "id, role, content, tool_calls, tool_call_id, tokens, created_at";
+
+interface MessageRow {
+  id: number;
+  role: StoredRole;
+  content: string | null;
+  tool_calls: string | null;
+  tool_call_id: string | null;
+  tokens: number;
+  created_at: number;
+}
+
+function historyRow(row: MessageRow): HistoryRow {
+  return {
+    id: row.id,
+    message: {
+      role: row.role,
+      content: row.content,
+      toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls) as ToolCallRecord[]) : undefined,
+      toolCallId: row.tool_call_id ?? undefined,
+      createdAt: row.created_at,
+      tokens: row.tokens,
+    },
+  };
+}
+
+/** A cut through a tool exchange would leave results without their call: start at a user message. */
+function startAtUser(picked: StoredMessage[]): StoredMessage[] {
+  const firstUser = picked.findIndex((m) => m.role === "user");
+  return firstUser === -1 ? [] : picked.slice(firstUser);
+}
 
 /** Rows a multi-row insert takes at once (SQLite allows 32,766 parameters in a statement). */
 const INSERT_ROWS = 500;
@@ -12,10 +45,15 @@ const INSERT_ROWS = 500;
  * `/new` archives it and the next message starts another.
  */
 export class SqlConversations {
+  /** SQLite only (see HistoryCache): elsewhere every turn reads its history anew. */
+  private readonly cache: HistoryCache | undefined;
+
   constructor(
     private readonly db: Sql,
     private readonly countTokens: CountTokens,
-  ) {}
+  ) {
+    this.cache = db.engine === "sqlite" ? new HistoryCache() : undefined;
+  }
 
   /** Starts a fresh conversation for the session (the old one stays in the database). */
   archive(sessionKey: string): Promise<void> {
@@ -34,35 +72,49 @@ export class SqlConversations {
   async recent(sessionKey: string, tokenBudget: number): Promise<StoredMessage[]> {
     // A new chat has no history: its conversation is created with its first messages (append),
     // in the turn's own transaction, not in a commit of its own here.
-    const conversationId = await openConversation(this.db, sessionKey);
-    if (conversationId === undefined) return [];
-    const rows = await this.db.budgeted<{
-      role: StoredRole;
-      content: string | null;
-      tool_calls: string | null;
-      tool_call_id: string | null;
-      tokens: number;
-      created_at: number;
-    }>(
-      `SELECT id, role, content, tool_calls, tool_call_id, tokens, created_at FROM messages
-        WHERE conversation_id = $1 AND id > (SELECT consolidated_through FROM conversations WHERE id = $1)`,
+    const [head] = await this.db.rows<{ id: number; created_at: number; through: number }>(
+      `SELECT id, created_at, consolidated_through AS through FROM conversations
+        WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1`,
+      [sessionKey],
+    );
+    if (head === undefined) return [];
+    const at = { id: head.id, sessionKey, createdAt: head.created_at, through: head.through };
+    const picked = this.cache ? await this.cached(at, tokenBudget, this.cache) : undefined;
+    return startAtUser(picked ?? (await this.newest(at, tokenBudget)).map((r) => r.message));
+  }
+
+  /** The newest history from the cache and the rows added since it was filled, if it has enough. */
+  private async cached(head: ConversationHead, budget: number, cache: HistoryCache) {
+    const hit = cache.lookup(head);
+    if (hit) {
+      const added = await this.db.rows<MessageRow>(
+        `SELECT ${COLUMNS} FROM messages WHERE conversation_id = $1 AND id > $2 ORDER BY id`,
+        [head.id, HistoryCache.after(head, hit.rows)],
+      );
+      const rows = added.length ? [...hit.rows, ...added.map(historyRow)] : hit.rows;
+      if (added.length) cache.store(head, rows, hit.complete, budget);
+      const picked = pickNewest(rows, hit.complete, budget);
+      if (picked) return picked;
+    }
+    const rows = await this.newest(head, budget * 1.25);
+    const oldest = rows[0]?.id ?? Number.MAX_SAFE_INTEGER;
+    const older = await this.db.rows(
+      "SELECT 1 FROM messages WHERE conversation_id = $1 AND id > $2 AND id < $3 LIMIT 1",
+      [head.id, head.through, oldest],
+    );
+    cache.store(head, rows, older.length === 0, budget);
+    return pickNewest(rows, older.length === 0, budget);
+  }
+
+  /** The newest rows after the consolidated ones that fit in `budget`, oldest first. */
+  private async newest(head: ConversationHead, budget: number): Promise<HistoryRow[]> {
+    const rows = await this.db.budgeted<MessageRow>(
+      `SELECT ${COLUMNS} FROM messages WHERE conversation_id = $1 AND id > $2`,
       "id DESC",
-      [conversationId],
-      tokenBudget,
+      [head.id, head.through],
+      budget,
     );
-    const picked = rows.reverse().map(
-      (row): StoredMessage => ({
-        role: row.role,
-        content: row.content,
-        toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls) as ToolCallRecord[]) : undefined,
-        toolCallId: row.tool_call_id ?? undefined,
-        createdAt: row.created_at,
-        tokens: row.tokens,
-      }),
-    );
-    // A cut through a tool exchange would leave results without their call: start at a user message.
-    const firstUser = picked.findIndex((m) => m.role === "user");
-    return firstUser === -1 ? [] : picked.slice(firstUser);
+    return rows.reverse().map(historyRow);
   }
 
   /** Messages of the session's open conversation. */

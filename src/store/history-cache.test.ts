@@ -1,0 +1,111 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { tempHome } from "../../test/helpers/app.js";
+import { openSqliteStore } from "./sqlite/sqlite-store.js";
+import type { StoredMessage } from "./types.js";
+
+const homes: string[] = [];
+afterEach(() => {
+  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
+});
+
+function open() {
+  const home = tempHome("pincer-history-");
+  homes.push(home);
+  const file = join(home, "pincer.db");
+  return { file, store: openSqliteStore(file) };
+}
+
+/** What the history must be, read straight from the file: every message after the watermark, walked newest first. */
+function expected(file: string, sessionKey: string, budget: number): Array<string | null> {
+  const db = new Database(file, { readonly: true });
+  try {
+    const rows = db
+      .prepare(
+        `SELECT m.role, m.content, m.tokens FROM messages m JOIN conversations c ON c.id = m.conversation_id
+          WHERE c.session_key = ? AND c.archived_at IS NULL AND m.id > c.consolidated_through ORDER BY m.id DESC`,
+      )
+      .all(sessionKey) as Array<{ role: string; content: string | null; tokens: number }>;
+    const picked: typeof rows = [];
+    let used = 0;
+    for (const row of rows) {
+      if (used + row.tokens > budget) break;
+      used += row.tokens;
+      picked.unshift(row);
+    }
+    const first = picked.findIndex((r) => r.role === "user");
+    return first === -1 ? [] : picked.slice(first).map((r) => r.content);
+  } finally {
+    db.close();
+  }
+}
+
+const say = (role: "user" | "assistant", text: string): StoredMessage => ({ role, content: text });
+
+describe("the history a turn reads, from the cache of recent conversations", () => {
+  it("is what the database holds after appends from this and another connection, any budget, consolidation and /new", async () => {
+    const { file, store } = open();
+    const other = openSqliteStore(file);
+    try {
+      const budgets = [0, 30, 200, 1_000, 5_000, Number.MAX_SAFE_INTEGER];
+      let seed = 7;
+      const next = () => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return seed;
+      };
+      for (let round = 0; round < 120; round++) {
+        const writer = next() % 4 === 0 ? other : store;
+        const long = next() % 10 === 0 ? "x".repeat(next() % 4_000) : "";
+        await writer.conversations.append("a", [say("user", `u${round}${long}`), say("assistant", `a${round}`)]);
+        if (round === 40 || round === 90) {
+          const id = (await store.memory.openConversation("a")) as number;
+          const pending = await store.memory.pending(id, 0, 30);
+          const through = pending[pending.length - 1];
+          await other.memory.addEntry({
+            sessionKey: "a",
+            conversationId: id,
+            firstId: pending[0].id,
+            throughId: through.id,
+            periodStart: pending[0].createdAt,
+            periodEnd: through.createdAt,
+            text: "summary",
+            tokens: 5,
+          });
+        }
+        if (round === 70) await other.conversations.archive("a");
+        for (const budget of [budgets[next() % budgets.length], budgets[next() % budgets.length]]) {
+          const got = await store.conversations.recent("a", budget);
+          expect(got.map((m) => m.content)).toEqual(expected(file, "a", budget));
+        }
+      }
+    } finally {
+      await other.close();
+      await store.close();
+    }
+  });
+
+  it("forgets a pruned conversation whose id a new one is given again", async () => {
+    const { file, store } = open();
+    try {
+      await store.conversations.append("a", [say("user", "before /new"), say("assistant", "old reply")]);
+      expect((await store.conversations.recent("a", 1_000)).map((m) => m.content)).toEqual([
+        "before /new",
+        "old reply",
+      ]);
+      const id = await store.memory.openConversation("a");
+      await store.conversations.archive("a");
+      await store.retention.prune(
+        { auditDays: 1, archivedConversationDays: 1, deadLetterDays: 1 },
+        Date.now() + 3 * 86_400_000,
+      );
+      await store.conversations.append("a", [say("user", "after")]);
+      expect(await store.memory.openConversation("a")).toBe(id);
+      expect((await store.conversations.recent("a", 1_000)).map((m) => m.content)).toEqual(["after"]);
+      expect(expected(file, "a", 1_000)).toEqual(["after"]);
+    } finally {
+      await store.close();
+    }
+  });
+});

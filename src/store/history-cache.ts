@@ -1,0 +1,101 @@
+import type { StoredMessage } from "./types.js";
+
+/** A stored message with its row id, the order of a conversation's messages. */
+export interface HistoryRow {
+  id: number;
+  message: StoredMessage;
+}
+
+/** Which conversation a cached history is of: ids of deleted rows can come back in SQLite. */
+export interface ConversationHead {
+  id: number;
+  sessionKey: string;
+  createdAt: number;
+  /** Messages up to this id are consolidated into memory entries and left out. */
+  through: number;
+}
+
+interface Entry {
+  head: ConversationHead;
+  /** The newest messages after `through`, oldest first. */
+  rows: HistoryRow[];
+  /** The rows are every message after `through`, not just the newest of them. */
+  complete: boolean;
+}
+
+/**
+ * The newest history of the few most recently active conversations, so a turn reads only the
+ * messages added since the last one instead of walking and rebuilding its whole history. Only for
+ * SQLite: its messages are appended and never changed, and a row id, taken inside the one writer's
+ * lock, is always above every committed one, so "ids above the last one seen" are all that is new,
+ * whichever process wrote them. (PostgreSQL's ids are handed out before commit, out of order.)
+ */
+export class HistoryCache {
+  private readonly entries = new Map<number, Entry>();
+
+  constructor(
+    /** Conversations kept; the least recently read goes first. */
+    private readonly size = 32,
+    /** Rows are kept while they fit this many times the last budget asked for. */
+    private readonly slack = 1.25,
+  ) {}
+
+  /** The cached rows of this conversation, if they are still its rows. */
+  lookup(head: ConversationHead): { rows: HistoryRow[]; complete: boolean } | undefined {
+    const entry = this.entries.get(head.id);
+    if (!entry) return undefined;
+    const was = entry.head;
+    if (was.sessionKey !== head.sessionKey || was.createdAt !== head.createdAt || head.through < was.through) {
+      this.entries.delete(head.id);
+      return undefined;
+    }
+    if (head.through > was.through) {
+      entry.rows = entry.rows.filter((r) => r.id > head.through);
+      entry.head = head;
+    }
+    this.entries.delete(head.id);
+    this.entries.set(head.id, entry);
+    return entry;
+  }
+
+  /** The id after which rows are new to the cache. */
+  static after(head: ConversationHead, rows: readonly HistoryRow[]): number {
+    return Math.max(head.through, rows.at(-1)?.id ?? 0);
+  }
+
+  /** Remembers a conversation's newest rows (oldest first), trimmed to what `budget` could use again. */
+  store(head: ConversationHead, rows: HistoryRow[], complete: boolean, budget: number): void {
+    let keep = rows.length;
+    let used = 0;
+    const limit = budget * this.slack;
+    while (keep > 0 && used + (rows[keep - 1].message.tokens ?? 0) <= limit) {
+      used += rows[keep - 1].message.tokens ?? 0;
+      keep--;
+    }
+    const trimmed = keep > 0;
+    this.entries.delete(head.id);
+    this.entries.set(head.id, { head, rows: trimmed ? rows.slice(keep) : rows, complete: complete && !trimmed });
+    while (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value as number);
+  }
+}
+
+/**
+ * The newest rows whose tokens fit in `budget`, oldest first, as the store's budgeted walk picks
+ * them; undefined when the walk ran out of rows that are not all there are (read the database).
+ */
+export function pickNewest(
+  rows: readonly HistoryRow[],
+  complete: boolean,
+  budget: number,
+): StoredMessage[] | undefined {
+  let used = 0;
+  let from = rows.length;
+  while (from > 0) {
+    const tokens = rows[from - 1].message.tokens ?? 0;
+    if (used + tokens > budget) break;
+    used += tokens;
+    from--;
+  }
+  if (from === 0 && !complete) return undefined;
+  return rows.slice(from).map((r) => r.message);
+}
