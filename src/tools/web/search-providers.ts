@@ -1,3 +1,5 @@
+import { htmlToPlainText } from "./html-to-text.js";
+
 export interface SearchResult {
   title: string;
   url: string;
@@ -144,13 +146,7 @@ function isResult(r: SearchResult | undefined): r is SearchResult {
   return r !== undefined;
 }
 
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", "#39": "'" };
-
-/** Snippets arrive with <strong> highlights and entities; the model wants plain text. */
+/** Snippets arrive with <strong> highlights and entities; the model wants plain text on one line. */
 function plain(html: string): string {
-  return html
-    .replace(/<[^>]*>/g, "")
-    .replace(/&(amp|lt|gt|quot|apos|nbsp|#39);/g, (_, name: string) => ENTITIES[name])
-    .replace(/\s+/g, " ")
-    .trim();
+  return htmlToPlainText(html).replace(/\s+/g, " ");
 }
