@@ -14,6 +14,17 @@ describe("local dates", () => {
     expect(formatLocal(new Date(lateNewYearsEveUtc), "UTC")).toBe("Thu 2026-01-01 23:30");
     expect(formatLocal(lateNewYearsEveUtc, "Asia/Tokyo")).toBe("Fri 2026-01-02 08:30");
   });
+
+  it("formats each minute anew, and every instant of one minute the same, whatever came between", () => {
+    const second = 1000;
+    expect(formatLocal(lateNewYearsEveUtc + 59 * second, "UTC")).toBe("Thu 2026-01-01 23:30");
+    expect(formatLocal(lateNewYearsEveUtc + 60 * second, "UTC")).toBe("Thu 2026-01-01 23:31");
+    expect(formatLocal(lateNewYearsEveUtc + 60 * second + 1, "UTC")).toBe("Thu 2026-01-01 23:31");
+    expect(formatDay(lateNewYearsEveUtc - 86_400_000, "UTC")).toBe("2025-12-31");
+    expect(formatLocal(lateNewYearsEveUtc + 61 * second, "UTC")).toBe("Thu 2026-01-01 23:31");
+    expect(formatLocal(lateNewYearsEveUtc + 61 * second, "Asia/Kathmandu")).toBe("Fri 2026-01-02 05:16");
+    expect(() => formatLocal(Number.NaN, "UTC")).toThrow(RangeError);
+  });
 });
 
 describe("history sent back to the model", () => {

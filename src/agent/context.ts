@@ -131,8 +131,14 @@ export function toChatMessage(m: StoredMessage): ChatMessage {
   return { role: "user", content: m.content ?? "" };
 }
 
-/** Formatters by time zone: building one costs far more than using it, and zones are few. */
-const localFormats = new Map<string, Intl.DateTimeFormat>();
+/**
+ * Formatters by time zone, each with the parts of the last minute it formatted: building one costs
+ * far more than using it, zones are few, and every turn asks for the current minute again.
+ */
+const localFormats = new Map<
+  string,
+  { format: Intl.DateTimeFormat; minute: number; parts: Intl.DateTimeFormatPart[] }
+>();
 
 export function formatLocal(date: Date | number, timezone: string): string {
   const get = localParts(date, timezone);
@@ -152,9 +158,9 @@ export function formatDay(date: Date | number, timezone: string): string {
 }
 
 function localParts(date: Date | number, timezone: string): (type: Intl.DateTimeFormatPartTypes) => string {
-  let format = localFormats.get(timezone);
-  if (!format) {
-    format = new Intl.DateTimeFormat("en-CA", {
+  let zone = localFormats.get(timezone);
+  if (!zone) {
+    const format = new Intl.DateTimeFormat("en-CA", {
       timeZone: timezone,
       year: "numeric",
       month: "2-digit",
@@ -164,8 +170,15 @@ function localParts(date: Date | number, timezone: string): (type: Intl.DateTime
       minute: "2-digit",
       hourCycle: "h23",
     });
-    localFormats.set(timezone, format);
+    zone = { format, minute: Number.NaN, parts: [] };
+    localFormats.set(timezone, zone);
   }
-  const parts = format.formatToParts(date);
+  // Zones have been whole minutes off UTC since 1972, so one minute's parts serve all of its instants.
+  const minute = Math.floor(Number(date) / 60_000);
+  if (minute !== zone.minute) {
+    zone.parts = zone.format.formatToParts(date);
+    zone.minute = minute;
+  }
+  const { parts } = zone;
   return (type) => parts.find((p) => p.type === type)?.value ?? "";
 }
