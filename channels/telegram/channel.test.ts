@@ -260,6 +260,21 @@ describe("telegram channel: update kinds and media", () => {
     expect(order.slice(1)).toEqual(["1:re: slow photo", "1:re: after the photo"]);
   });
 
+  it("answers another chat while one chat's download from an earlier batch is still running", async () => {
+    h = await startTelegramHarness({ allowFrom: "*" });
+    h.model.respond((req) => ({ content: `re: ${String(req.messages.at(-1)?.content).split("\n")[0]}` }));
+    const stalled = h.telegram.addFile("big picture", { fileName: "slow.jpg", delayMs: 30_000 });
+    h.telegram.pushUpdate(
+      message(privateChat(1), user(1), { caption: "slow photo", photo: [{ ...stalled, width: 1, height: 1 }] }),
+    );
+    await h.telegram.waitFor(() => h?.telegram.callsTo("getFile").length === 1);
+    // Chat 2 writes while chat 1's batch is being handled: it comes in a later getUpdates, which
+    // must not wait for chat 1's download (up to a minute per file).
+    h.telegram.pushUpdate(message(privateChat(2), user(2), { text: "other chat" }));
+    await h.telegram.waitFor(() => h?.telegram.sent.find((m) => m.chatId === "2"), 15_000);
+    expect(h.telegram.sent.map((m) => `${m.chatId}:${m.text}`)).toEqual(["2:re: other chat"]);
+  });
+
   it("ignores edits, channel posts, button presses and unknown kinds on purpose, and keeps polling", async () => {
     h = await startTelegramHarness();
     const ann = user(42);

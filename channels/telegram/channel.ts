@@ -140,36 +140,36 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     }
   }
 
-  /**
-   * Handles one getUpdates batch: each chat's updates in order, chats side by side. A handler
-   * that fails is logged and skipped; one whose store write is still being retried when the
-   * channel stops throws, and since no further getUpdates follows, Telegram keeps the batch.
-   */
-  async function handleBatch(updates: Update[]): Promise<void> {
-    const chats = new Map<string, Update[]>();
-    for (const update of updates) {
-      const chat = String(new Context(update, bot.api, bot.botInfo).chat?.id);
-      chats.set(chat, [...(chats.get(chat) ?? []), update]);
-    }
-    await Promise.all(
-      [...chats.values()].map(async (list) => {
-        for (const update of list) {
-          if (stopped) return;
-          await bot.handleUpdate(update).catch((err: unknown) => {
-            if (!stopped) log.error({ err: describe(err), updateId: update.update_id }, "telegram update failed");
-          });
-        }
-      }),
-    );
+  /** Handles one update; one that fails is logged and skipped (one whose store write was still being retried at stop throws). */
+  async function handle(update: Update): Promise<void> {
+    if (stopped) return;
+    await bot.handleUpdate(update).catch((err: unknown) => {
+      if (!stopped) log.error({ err: describe(err), updateId: update.update_id }, "telegram update failed");
+    });
   }
 
   /**
-   * Long polling, our own loop rather than a runner's: the offset that confirms a batch to
-   * Telegram is sent only after every update of it was handled (stored in the inbox), so an
-   * update is never confirmed while its inbox row is still missing. Reconnects forever.
+   * Long polling, our own loop rather than a runner's: an update is confirmed to Telegram (the
+   * offset passes it) only once it was handled (its inbox row written), each chat's in order.
+   * While some are still being handled (a download takes up to a minute), polling goes on every
+   * second from the first unfinished one, handing on only updates not seen before, so no other
+   * chat waits behind a slow one. Reconnects forever.
    */
   async function supervisePolling(): Promise<void> {
-    let offset = 0;
+    const handling = new Map<number, Promise<void>>();
+    const chats = new Map<string, Promise<void>>();
+    let next = 0; // the first update_id not handed on yet
+    const handOn = (update: Update) => {
+      next = update.update_id + 1;
+      const chat = String(new Context(update, bot.api, bot.botInfo).chat?.id);
+      const done = (chats.get(chat) ?? Promise.resolve()).then(() => handle(update));
+      chats.set(chat, done);
+      handling.set(update.update_id, done);
+      void done.then(() => {
+        handling.delete(update.update_id);
+        if (chats.get(chat) === done) chats.delete(chat);
+      });
+    };
     while (!stopped) {
       await persist("connecting to Telegram", async () => {
         if (!bot.isInited()) bot.botInfo = await bot.api.getMe(apiSignal());
@@ -177,16 +177,21 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       });
       try {
         while (!stopped) {
-          const params = { offset, timeout: timing.pollTimeoutSeconds, allowed_updates: ALLOWED_UPDATES };
-          const updates = await bot.api.getUpdates(params, apiSignal());
-          await handleBatch(updates);
-          if (!stopped && updates.length > 0) offset = Math.max(...updates.map((u) => u.update_id)) + 1;
+          const busy = handling.size > 0;
+          const offset = busy ? Math.min(...handling.keys()) : next;
+          const timeout = busy ? 0 : timing.pollTimeoutSeconds;
+          const updates = await bot.api.getUpdates({ offset, timeout, allowed_updates: ALLOWED_UPDATES }, apiSignal());
+          // Sorted and each taken once: a server repeating or reordering updates cannot get one handled twice.
+          for (const update of [...updates].sort((a, b) => a.update_id - b.update_id))
+            if (update.update_id >= next && !stopped) handOn(update);
+          if (handling.size > 0) await Promise.race([sleep(1000), Promise.all(handling.values())]);
         }
       } catch (err) {
         if (!stopped) log.error({ err: describe(err) }, "telegram polling stopped; reconnecting");
       }
       if (!stopped) await sleep(timing.reconnectBaseMs);
     }
+    await Promise.all(handling.values());
   }
 
   async function startWebhook(url: string, port: number): Promise<void> {
