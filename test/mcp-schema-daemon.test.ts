@@ -17,7 +17,7 @@ const fakes = gatewayOnFakes({ TELEGRAM_ALLOW_FROM: `${USER},${OTHER}` });
 const { model, gateway, say, until } = fakes;
 
 describe("an MCP tool's argument schema", () => {
-  it("costs bounded time whatever it declares (a catastrophic or huge pattern, uniqueItems): other chats stay answered", async () => {
+  it("costs bounded time whatever it declares (a catastrophic or huge pattern, uniqueItems, an allOf bomb): other chats stay answered", async () => {
     const home = tempHome("pincer-mcp-redos-");
     writeFileSync(
       join(home, "config.json"),
@@ -38,6 +38,8 @@ describe("an MCP tool's argument schema", () => {
           { name: "mcp_h_heavy", arguments: { text: "ab".repeat(100_000) } },
           // 40,000 distinct objects: ajv's own uniqueItems compares every pair (minutes).
           { name: "mcp_h_unique", arguments: { items: Array.from({ length: 40_000 }, (_, i) => ({ n: i })) } },
+          // Offered, its check would walk 2^32 schemas: refused when the server's tools are listed.
+          { name: "mcp_h_bomb", arguments: { x: "boom" } },
         ],
       };
     });
@@ -66,5 +68,6 @@ describe("an MCP tool's argument schema", () => {
     const offered = (model.requests[0].tools ?? []).map((t) => t.function.name);
     expect(offered).toContain("mcp_h_match");
     expect(offered).not.toContain("mcp_h_lookahead");
+    expect(offered).not.toContain("mcp_h_bomb");
   }, 90_000);
 });

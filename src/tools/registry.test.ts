@@ -77,6 +77,26 @@ describe("argument schemas, compiled when first needed", () => {
     );
   });
 
+  it("refuses a schema whose $refs expand past the budget (an allOf bomb), keeps recursive and reused ones", async () => {
+    const defs: Record<string, unknown> = { d30: { type: "string" } };
+    for (let i = 0; i < 30; i++)
+      defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+    const bomb = { type: "object", properties: { x: { $ref: "#/$defs/d0" } }, $defs: defs } as ToolParameters;
+    const registry = new ToolRegistry();
+    expect(() => registry.register(tool("bomb", bomb), { compileNow: true })).toThrow("too large to check");
+    const elsewhere = { type: "object", properties: { x: { $ref: "https://example.com/s.json" } } } as ToolParameters;
+    expect(() => registry.register(tool("far", elsewhere), { compileNow: true })).toThrow("not a #/… pointer");
+    const tree = {
+      type: "object",
+      properties: { root: { $ref: "#/$defs/node" }, other: { $ref: "#/$defs/node" } },
+      $defs: { node: { type: "object", properties: { children: { type: "array", items: { $ref: "#/$defs/node" } } } } },
+    } as ToolParameters;
+    registry.register(tool("tree", tree), { compileNow: true });
+    const deep = { children: [{ children: [{ children: [] }] }] };
+    expect(await registry.execute("tree", JSON.stringify({ root: deep }), ctx)).toMatch(/^tree got/);
+    expect(await registry.execute("tree", JSON.stringify({ root: { children: [1] } }), ctx)).toMatch(/^Error: invalid/);
+  });
+
   it("checks uniqueItems as JSON Schema defines it (key order aside), in a set rather than pair by pair", async () => {
     const registry = new ToolRegistry().register(
       tool("u", { type: "object", properties: { x: { type: "array", uniqueItems: true } } }),

@@ -17,6 +17,8 @@ import type { ToolParameters } from "./tool.js";
  * RE2's time per character still grows with the pattern's program (`[a-z]{1000}` twenty times:
  * 14 s for 100 KB), so a text longer than its pattern's budget counts as not matching, and a
  * schema whose patterns add up to more than PROGRAM_BUDGET (compiling costs time too) is refused.
+ * So is one larger than SIZE_BUDGET with each `$ref` counted as the schema it names: thirty
+ * levels of `allOf` referring twice to the next are a few lines that ajv walks 2^30 times.
  */
 export class SchemaCompiler {
   private ajv?: Ajv;
@@ -56,6 +58,8 @@ export class SchemaCompiler {
       this.ajv = ajv;
     }
     this.programs = 0;
+    if (expandedSize(schema) > SIZE_BUDGET)
+      throw new Error("its schema is too large to check once its $refs are expanded");
     return this.ajv.compile(schema);
   }
 }
@@ -64,6 +68,56 @@ export class SchemaCompiler {
 const MATCH_BUDGET = 20_000_000;
 /** All patterns of one schema together (a realistic pattern is a few dozen). */
 const PROGRAM_BUDGET = 20_000;
+
+/** JSON values in a schema once expanded (each value once a check may visit it per piece of data). */
+const SIZE_BUDGET = 20_000;
+/** Keywords whose values are data, not schemas: a `$ref` in them refers to nothing. */
+const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
+
+/**
+ * The number of JSON values in `root` with each `$ref` counted as the size of what it names (a
+ * reference back into itself once: ajv follows it only as deep as the data goes). Only `#…`
+ * pointers into the schema can be counted, so any other reference, and a nested `$id` (which
+ * moves what `#` means), throws.
+ */
+function expandedSize(root: unknown): number {
+  const sizes = new Map<string, number>();
+  const open = new Set<string>();
+  const data = (node: unknown): number =>
+    node && typeof node === "object" ? Object.values(node).reduce((n: number, v) => n + data(v), 1) : 1;
+  const schema = (node: unknown, top = false): number => {
+    if (!node || typeof node !== "object") return 1;
+    let size = 1;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "$id" && typeof value === "string" && !top) throw new Error("a nested $id is not supported");
+      if (key === "$ref" && typeof value === "string") size += ref(value);
+      else size += DATA_KEYWORDS.has(key) ? data(value) : schema(value);
+      if (size > SIZE_BUDGET) return size;
+    }
+    return size;
+  };
+  const ref = (pointer: string): number => {
+    if (!/^#(\/|$)/.test(pointer)) throw new Error(`its $ref "${pointer.slice(0, 80)}" is not a #/… pointer`);
+    if (open.has(pointer)) return 1;
+    let size = sizes.get(pointer);
+    if (size === undefined) {
+      let target: unknown = root;
+      for (const part of pointer
+        .slice(2)
+        .split("/")
+        .filter((p, i) => p !== "" || i > 0)) {
+        const key = decodeURIComponent(part).replaceAll("~1", "/").replaceAll("~0", "~");
+        target = target && typeof target === "object" ? (target as Record<string, unknown>)[key] : undefined;
+      }
+      open.add(pointer);
+      size = schema(target);
+      open.delete(pointer);
+      sizes.set(pointer, size);
+    }
+    return size;
+  };
+  return schema(root, true);
+}
 
 /** JSON with object keys sorted: equal for values JSON Schema calls equal. */
 function canonical(value: unknown): string {

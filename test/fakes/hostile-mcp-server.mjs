@@ -105,6 +105,21 @@ async function serve() {
         description: "takes a list of distinct items (ajv compares every pair)",
         inputSchema: { type: "object", properties: { items: { type: "array", uniqueItems: true } } },
       },
+      {
+        // 32 levels of allOf naming the next twice: a few lines that ajv walks 2^32 times per call.
+        name: "bomb",
+        description: "an allOf bomb through $refs",
+        inputSchema: {
+          type: "object",
+          properties: { x: { $ref: "#/$defs/d0" } },
+          $defs: Object.fromEntries(
+            Array.from({ length: 33 }, (_, i) => [
+              `d${i}`,
+              i === 32 ? { type: "string" } : { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] },
+            ]),
+          ),
+        },
+      },
     );
   }
   if (args.has("odd-names")) {
