@@ -95,6 +95,9 @@ describe("argument schemas, compiled when first needed", () => {
     const deep = { children: [{ children: [{ children: [] }] }] };
     expect(await registry.execute("tree", JSON.stringify({ root: deep }), ctx)).toMatch(/^tree got/);
     expect(await registry.execute("tree", JSON.stringify({ root: { children: [1] } }), ctx)).toMatch(/^Error: invalid/);
+    // Arguments nested deeper than the check's recursion can go are an Error for the model, not a failed turn.
+    const nested = `{"root":${'{"children":['.repeat(20_000)}{}${"]}".repeat(20_000)}}`;
+    expect(await registry.execute("tree", nested, ctx)).toMatch(/^Error: the arguments for tree could not be checked/);
   });
 
   it("checks uniqueItems as JSON Schema defines it (key order aside), in a set rather than pair by pair", async () => {

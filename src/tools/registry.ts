@@ -137,9 +137,14 @@ export class ToolRegistry {
     } catch (err) {
       return `Error: ${name} cannot check its arguments (${(err as Error).message}).`;
     }
-    if (!entry.validate(args)) {
-      return `Error: invalid arguments for ${name}: ${formatAjvErrors(entry.validate.errors)}.`;
+    let valid: boolean;
+    try {
+      valid = entry.validate(args);
+    } catch (err) {
+      // A recursive schema is checked by recursion: arguments nested thousands deep overflow the stack.
+      return `Error: the arguments for ${name} could not be checked (${(err as Error).message}).`;
     }
+    if (!valid) return `Error: invalid arguments for ${name}: ${formatAjvErrors(entry.validate.errors)}.`;
 
     const seconds = entry.tool.timeoutSeconds ?? this.defaultTimeoutSeconds;
     const timeout = AbortSignal.timeout(seconds * 1000);
