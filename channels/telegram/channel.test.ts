@@ -275,6 +275,22 @@ describe("telegram channel: update kinds and media", () => {
     expect(h.telegram.sent.map((m) => `${m.chatId}:${m.text}`)).toEqual(["2:re: other chat"]);
   });
 
+  it("answers a burst of 100 updates across 50 chats once each, each chat in order", async () => {
+    h = await startTelegramHarness({ allowFrom: "*" });
+    h.model.respond((req) => ({ content: `re: ${String(req.messages.at(-1)?.content).split("\n")[0]}` }));
+    for (let round = 0; round < 2; round++)
+      for (let chat = 1; chat <= 50; chat++)
+        h.telegram.pushUpdate(message(privateChat(chat), user(chat), { text: `m${round}` }));
+    // An update without any chat in the same stream is skipped, not grouped with anything.
+    h.telegram.pushUpdate({ poll: { id: "p", question: "?", options: [] } } as never);
+    await h.telegram.waitFor(() => h?.telegram.sent.length === 100, 60_000);
+    for (let chat = 1; chat <= 50; chat++) {
+      const texts = h.telegram.sent.filter((m) => m.chatId === String(chat)).map((m) => m.text);
+      expect(texts).toEqual(["re: m0", "re: m1"]);
+    }
+    await h.telegram.waitFor(() => h?.telegram.pendingUpdates() === 0);
+  }, 90_000);
+
   it("ignores edits, channel posts, button presses and unknown kinds on purpose, and keeps polling", async () => {
     h = await startTelegramHarness();
     const ann = user(42);
