@@ -253,6 +253,19 @@ describe("Discord channel", () => {
     expect(sent[0].content).toContain("32,999 characters");
   });
 
+  it("drops a reply.md Discord refuses as too large (413) at once, and the chat's next answer goes out", async () => {
+    const { discord, model } = await start();
+    model.respond((req) => ({ content: lastUserText(req).endsWith("book") ? "x".repeat(32_001) : "re: next" }));
+    discord.failNext({ method: "POST", path: /\/messages$/, status: 413 });
+    discord.dispatchMessage({ channelId: DM, author: ALICE, content: "write a book" });
+    await discord.waitFor(() => discord.calls.some((c) => c.status === 413));
+    discord.dispatchMessage({ channelId: DM, author: ALICE, content: "and now?" });
+    await discord.waitFor(() => discord.sent.some((m) => m.channelId === DM && m.content === "re: next"));
+    await settle();
+    // Refused for good: the file is never uploaded again, ahead of the chat's later replies or after them.
+    expect(discord.sent.filter((m) => m.channelId === DM).map((m) => m.content)).toEqual(["re: next"]);
+  });
+
   it("resumes a dropped gateway connection without losing or doubling messages", async () => {
     const { discord, model } = await start();
     model.respond((req) => ({ content: `re: ${lastUserText(req).split("\n").at(-1)}` }));
