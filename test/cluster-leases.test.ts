@@ -312,6 +312,34 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     expect(rows).toEqual([{ holder: "p2" }]);
   });
 
+  it("does not let a holder that stopped inside a fenced transaction (paused) hold the takeover back", async () => {
+    await freshDatabase();
+    const store = await open();
+    const other = await open();
+    const name = "turn:telegram:9";
+    const epoch1 = (await store.claim("p1", [name], 1)).get(name) as number;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The lease row is locked for share, and then the holder does nothing more: as when SIGSTOP lands there.
+    let resume = () => {};
+    const stuck = store.fenced({ name, epoch: epoch1 }, () => new Promise<void>((resolve) => (resume = resolve)));
+    stuck.catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    let held: Map<string, number> | undefined;
+    // The server ends the idle transaction after IDLE_IN_TRANSACTION_MS (5 s); claims that time out before retry.
+    await until(
+      async () => {
+        held = await other.claim("p2", [name], TTL).catch(() => undefined);
+        return held?.has(name);
+      },
+      "the takeover",
+      30_000,
+    );
+    expect(held?.get(name)).toBeGreaterThan(epoch1);
+    // When the holder wakes, its transaction is gone: nothing of it commits, and nothing crashes.
+    resume();
+    await expect(stuck).rejects.toThrow();
+  }, 60_000);
+
   it("shows each process's heartbeat and who holds what, and forgets a process that leaves", async () => {
     await freshDatabase();
     const store = await open();

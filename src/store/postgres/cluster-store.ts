@@ -7,7 +7,7 @@ import {
   FencedOutError,
   type FencedTx,
 } from "../cluster.js";
-import { type Db, transaction } from "./db.js";
+import { type Db, IDLE_IN_TRANSACTION_MS, transaction } from "./db.js";
 
 /**
  * Clustered mode's tables. Epochs come from one sequence, so they never repeat even after a lease
@@ -52,6 +52,7 @@ export async function openClusterStore(url: string, options: ClusterStoreOptions
     connectionTimeoutMillis: options.queryTimeoutMs ?? 3000,
     query_timeout: options.queryTimeoutMs ?? 3000,
     idleTimeoutMillis: 30_000,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
   });
   // An idle connection cut off by the server (a restart) is only an event here, never a crash.
   pool.on("error", (err) => options.onError?.(err));

@@ -15,12 +15,20 @@ const types = {
     oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * The server ends a session left idle inside a transaction this long: a process paused (SIGSTOP,
+ * a frozen VM) in the middle of a fenced write would otherwise hold its lease row's lock, and so
+ * hold back the takeover, for as long as it stays paused.
+ */
+export const IDLE_IN_TRANSACTION_MS = 5000;
+
 export function createPool(url: string, options: { max?: number; onError?: (err: Error) => void } = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     types,
   });
   // An idle connection cut off by the server (a restart) is only an event here, never a crash.
@@ -32,6 +40,11 @@ export function createPool(url: string, options: { max?: number; onError?: (err:
 export async function transaction<T>(pool: pg.Pool, work: (tx: Db) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
+  // Ended by the server between two statements (IDLE_IN_TRANSACTION_MS, a restart): the next one fails, no crash.
+  const ended = () => {
+    broken = true;
+  };
+  client.on("error", ended);
   try {
     await client.query("BEGIN");
     const result = await work(client);
@@ -44,6 +57,7 @@ export async function transaction<T>(pool: pg.Pool, work: (tx: Db) => Promise<T>
     });
     throw err;
   } finally {
+    client.off("error", ended);
     client.release(broken);
   }
 }
