@@ -3,6 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempHome } from "../../test/helpers/app.js";
+import { HistoryCache, pickNewest } from "./history-cache.js";
 import { openSqliteStore } from "./sqlite/sqlite-store.js";
 import type { StoredMessage } from "./types.js";
 
@@ -107,5 +108,44 @@ describe("the history a turn reads, from the cache of recent conversations", () 
     } finally {
       await store.close();
     }
+  });
+});
+
+describe("the cache's bounds", () => {
+  const head = (id: number) => ({ id, sessionKey: `s${id}`, createdAt: 1, through: 0 });
+  const rows = (n: number, tokens: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      id: i + 1,
+      message: { role: "user" as const, content: `m${i + 1}`, tokens },
+    }));
+
+  it("keeps the conversations read most recently, and of each only what the budget could use again", () => {
+    const cache = new HistoryCache(2, 1.25);
+    cache.store(head(1), rows(3, 10), true, 100);
+    cache.store(head(2), rows(3, 10), true, 100);
+    expect(cache.lookup(head(1))).toBeDefined();
+    cache.store(head(3), rows(3, 10), true, 100);
+    expect(cache.lookup(head(2))).toBeUndefined();
+    expect(cache.lookup(head(1))).toBeDefined();
+    cache.store(head(4), rows(20, 10), true, 40);
+    const kept = cache.lookup(head(4));
+    expect(kept?.rows.map((r) => r.id)).toEqual([16, 17, 18, 19, 20]);
+    expect(kept?.complete).toBe(false);
+  });
+
+  it("sends a walk that runs out of a trimmed cache to the database, never a shorter history", () => {
+    const held = rows(5, 10).slice(2);
+    expect(pickNewest(held, false, 25)?.map((m) => m.content)).toEqual(["m4", "m5"]);
+    expect(pickNewest(held, false, 30)).toBeUndefined();
+    expect(pickNewest(held, true, 30)?.map((m) => m.content)).toEqual(["m3", "m4", "m5"]);
+  });
+
+  it("drops rows consolidated since, and forgets a conversation whose watermark went back or whose id came back", () => {
+    const cache = new HistoryCache();
+    cache.store(head(1), rows(5, 10), true, 100);
+    expect(cache.lookup({ ...head(1), through: 3 })?.rows.map((r) => r.id)).toEqual([4, 5]);
+    expect(cache.lookup(head(1))).toBeUndefined();
+    cache.store(head(1), rows(5, 10), true, 100);
+    expect(cache.lookup({ ...head(1), createdAt: 2 })).toBeUndefined();
   });
 });
