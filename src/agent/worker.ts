@@ -3,6 +3,7 @@ import { parseCommand } from "../bus/commands.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { type ChatMessage, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
+import { FencedOutError } from "../store/cluster.js";
 import type { StoredMessage } from "../store/store.js";
 import { untilAborted } from "./abortable.js";
 import { type ContentPart, mediaKind } from "./attachments.js";
@@ -340,6 +341,8 @@ export class AgentWorker {
       }
       // Another process runs the conversation now and resumes this turn from its journal.
       if (signal.reason instanceof ConversationMovedError) return;
+      // Another process answered the message meanwhile (this one was paused): nothing to add.
+      if (err instanceof FencedOutError) return void deps.onTurnFinished?.(msg);
       if (signal.aborted) return this.finish(msg, [user, ...produced], notice(target, "Stopped."));
       // Nothing happened yet (no tool ran): the message can wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && meter.toolCalls === 0) {

@@ -1,5 +1,6 @@
 import type { BusJournal, OutboxRow } from "../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
+import { FencedOutError } from "./cluster.js";
 import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
 import { type Sql, scalar } from "./sql.js";
 import type { PendingOutbound, StoredMessage, TurnSoFar } from "./types.js";
@@ -171,7 +172,12 @@ export async function acceptInbound(db: Sql, msg: InboundMessage): Promise<boole
 
 /** Marks the message done, in the caller's transaction (finishing a turn). */
 async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
-  await db.run("UPDATE inbox SET status = 'done' WHERE id = $1", [inboxId(msg)]);
+  const changed = await db.run("UPDATE inbox SET status = 'done' WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
+  // Done already: another process answered it while this one was paused past its lease (and has
+  // taken the conversation again since). The late turn must write nothing, least of all a reply.
+  if (changed === 0 && (await db.rows("SELECT 1 FROM inbox WHERE id = $1", [inboxId(msg)])).length > 0) {
+    throw new FencedOutError({ name: `turn:${msg.sessionKey}`, epoch: 0 });
+  }
   // A finished turn's steps are in the conversation now; its journal is not needed again.
   await db.run("DELETE FROM turn_steps WHERE inbox_id = $1", [inboxId(msg)]);
 }

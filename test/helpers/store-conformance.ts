@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { InboundMessage, OutboundMessage } from "../../src/bus/types.js";
+import { FencedOutError } from "../../src/store/cluster.js";
 import type { StoreOptions } from "../../src/store/open.js";
 import { estimateTokens, type Store, type StoredMessage } from "../../src/store/store.js";
 import { describeStateConformance } from "./store-conformance-state.js";
@@ -156,6 +157,25 @@ export function describeStoreConformance(engine: string, newDatabase: NewDatabas
       await store.journal.acceptInbound(quiet);
       expect(await store.turns.finishTurn(quiet, [], undefined)).toBeUndefined();
       expect(await store.journal.isPending(quiet)).toBe(false);
+    });
+
+    it("refuses to finish a message already answered (a process paused past its lease and back): nothing of it is written", async () => {
+      const { store } = await fresh();
+      const msg = inbound("1", "paused");
+      await store.journal.acceptInbound(msg);
+      const user: StoredMessage = { role: "user", content: "paused", createdAt: msg.receivedAt };
+      const first = await store.turns.finishTurn(
+        msg,
+        [user, { role: "assistant", content: "re: paused" }],
+        reply("1", "re: paused"),
+      );
+      await expect(
+        store.turns.finishTurn(msg, [user, { role: "assistant", content: "late" }], reply("1", "late")),
+      ).rejects.toThrow(FencedOutError);
+      expect((await store.journal.outboxHeads("telegram")).map((r) => [r.id, r.msg.text])).toEqual([
+        [first, "re: paused"],
+      ]);
+      expect(await store.conversations.count(msg.sessionKey)).toBe(2);
     });
 
     it("counts a message's waits for the model across a restart, and sets waiting messages aside in one step", async () => {
