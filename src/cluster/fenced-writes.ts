@@ -22,14 +22,18 @@ export function fenceTurnWrites(
   fenceOf: (sessionKey: string) => Fence | undefined,
   fenced?: FencedWrites,
 ): TurnWrites {
-  const under = (msg: InboundMessage) => {
-    const fence = fenceOf(msg.sessionKey);
+  // The fence each running turn began under, by message: a process paused past its lease that took
+  // the conversation again since holds a newer fence, which its late turn must not write under.
+  const began = new Map<string, Fence>();
+  const under = (msg: InboundMessage, beginning = false) => {
+    const fence = beginning ? fenceOf(msg.sessionKey) : (began.get(msg.id) ?? fenceOf(msg.sessionKey));
     if (!fence) throw new FencedOutError({ name: `turn:${msg.sessionKey}`, epoch: 0 });
+    if (beginning) began.set(msg.id, fence);
     return fenced?.(fence) ?? { ...writes, recordTurnStart: (m: InboundMessage) => writes.journal.recordTurnStart(m) };
   };
   // The journal as it is (the bus and the worker use the rest of it), with only the turn's write fenced.
   const journal: JournalStore = Object.create(writes.journal);
-  journal.recordTurnStart = async (msg) => under(msg).recordTurnStart(msg);
+  journal.recordTurnStart = async (msg) => under(msg, true).recordTurnStart(msg);
   return {
     journal,
     steps: {
@@ -39,11 +43,18 @@ export function fenceTurnWrites(
       load: (msg) => writes.steps.load(msg),
     },
     turns: {
-      finishTurn: async (msg, messages, out) => under(msg).turns.finishTurn(msg, messages, out),
+      finishTurn: async (msg, messages, out) =>
+        under(msg)
+          .turns.finishTurn(msg, messages, out)
+          .finally(() => began.delete(msg.id)),
       // The messages set aside are all of one conversation, the one the notice goes to.
       setAside: async (messages, out, archive) =>
         messages[0]
-          ? under(messages[0]).turns.setAside(messages, out, archive)
+          ? under(messages[0])
+              .turns.setAside(messages, out, archive)
+              .finally(() => {
+                for (const msg of messages) began.delete(msg.id);
+              })
           : writes.turns.setAside(messages, out, archive),
     },
   };
