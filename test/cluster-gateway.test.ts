@@ -104,6 +104,40 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     expect(replies().sort()).toEqual(["re: before-0", ...texts.map((t) => `re: ${t}`)].sort());
   }, 120_000);
 
+  it("finishes a multi-part reply on the new holder when the Telegram holder is killed with SIGKILL mid-send", async () => {
+    const parts = Array.from({ length: 5 }, (_, i) => `Part ${i + 1}: ${"lorem ipsum ".repeat(300)}`);
+    model.respond((request) => {
+      const text = lastUserText(request.messages).replace(/^.*\n/s, "");
+      return { content: text === "long please" ? parts.join("\n\n") : `re: ${text}` };
+    });
+    const daemons = [gateway(), gateway()];
+    await allUp(daemons);
+    // Telegram takes parts 1 and 2; part 3 reaches it, and its sender dies before the answer.
+    const third = fakes.telegram.holdCall("sendMessage", 3);
+    say("long please");
+    await third.arrived;
+    const holder = (await holderOf("channel:telegram", daemons)) as Daemon;
+    await killHard(holder);
+    await third.clientGone;
+    third.release();
+    say("after the kill");
+    await fakes.until(() => replies().length >= 6, "the other parts and the newer answer from the new holder", 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(replies().map((text) => text.slice(0, 15))).toEqual([
+      "Part 1: lorem i",
+      "Part 2: lorem i",
+      "Part 3: lorem i",
+      "Part 4: lorem i",
+      "Part 5: lorem i",
+      "re: after the k",
+    ]);
+    // The long reply's turn was finished before the kill: the model was not asked again.
+    expect(model.requests.map((r) => lastUserText(r.messages).replace(/^.*\n/s, ""))).toEqual([
+      "long please",
+      "after the kill",
+    ]);
+  }, 120_000);
+
   it("resumes a turn whose process was killed mid-turn on another process, with one answer", async () => {
     let slowAsked = 0;
     model.respond((request) => {
