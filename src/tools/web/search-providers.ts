@@ -1,5 +1,3 @@
-import { htmlToPlainText } from "./html-to-text.js";
-
 export interface SearchResult {
   title: string;
   url: string;
@@ -43,8 +41,9 @@ export function createSearchProvider(settings: SearchSettings): SearchProvider {
           "check BRAVE_API_KEY",
         );
         const results = (data as { web?: { results?: unknown[] } })?.web?.results ?? [];
+        const { htmlToPlainText } = await import("./html-to-text.js");
         return results
-          .map((r) => toResult(r, "description"))
+          .map((r) => toResult(r, "description", htmlToPlainText))
           .filter(isResult)
           .slice(0, count);
       },
@@ -65,8 +64,10 @@ export function createSearchProvider(settings: SearchSettings): SearchProvider {
         'the instance must list "json" under search.formats in its settings.yml',
       );
       const results = (data as { results?: unknown[] })?.results ?? [];
+      // The HTML parser loads with the first search, not at start.
+      const { htmlToPlainText } = await import("./html-to-text.js");
       return results
-        .map((r) => toResult(r, "content"))
+        .map((r) => toResult(r, "content", htmlToPlainText))
         .filter(isResult)
         .slice(0, count);
     },
@@ -131,7 +132,9 @@ async function readText(
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function toResult(raw: unknown, snippetField: string): SearchResult | undefined {
+function toResult(raw: unknown, snippetField: string, toText: (html: string) => string): SearchResult | undefined {
+  // Snippets arrive with <strong> highlights and entities; the model wants plain text on one line.
+  const plain = (html: string) => toText(html).replace(/\s+/g, " ");
   if (typeof raw !== "object" || raw === null) return undefined;
   const r = raw as Record<string, unknown>;
   if (typeof r.url !== "string" || r.url === "") return undefined;
@@ -144,9 +147,4 @@ function toResult(raw: unknown, snippetField: string): SearchResult | undefined 
 
 function isResult(r: SearchResult | undefined): r is SearchResult {
   return r !== undefined;
-}
-
-/** Snippets arrive with <strong> highlights and entities; the model wants plain text on one line. */
-function plain(html: string): string {
-  return htmlToPlainText(html).replace(/\s+/g, " ");
 }
