@@ -53,9 +53,10 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
       } catch (err) {
         throw toDeliveryError(err);
       }
-      await delivery.markPartSent(last);
       const id = (posted as { id?: unknown } | undefined)?.id;
-      if (typeof id === "string") messageIds.push(id);
+      const ids = typeof id === "string" ? [id] : [];
+      await delivery.markPartSent(last, ids);
+      messageIds.push(...ids);
     }
     return { messageIds };
   };

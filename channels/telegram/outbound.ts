@@ -85,8 +85,9 @@ export function createSender(
       } catch (err) {
         throw toDeliveryError(err);
       }
-      await delivery.markPartSent(index === parts.length - 1);
-      if (id !== undefined) messageIds.push(String(id));
+      const ids = id === undefined ? [] : [String(id)];
+      await delivery.markPartSent(index === parts.length - 1, ids);
+      messageIds.push(...ids);
     }
     return { messageIds };
   };

@@ -4,11 +4,14 @@ import { MemoryJournal } from "./memory-journal.js";
 import { ChannelSender, type SenderEvents } from "./outbox-sender.js";
 import {
   type ActivityEvent,
+  type ButtonTap,
   type ChannelName,
   type DeliveryOutcome,
   type InboundMessage,
   type OutboundMessage,
   sessionKeyOf,
+  type TapAnswer,
+  type TapHandler,
 } from "./types.js";
 
 export type { BusJournal, OutboundHandler } from "./delivery.js";
@@ -54,6 +57,7 @@ export class MessageBus {
   private readonly activityHandlers = new Map<ChannelName, Set<ActivityHandler>>();
   /** Callers waiting for the next attempt at an outbox row, by row id. */
   private readonly waiters = new Map<number, Waiter[]>();
+  private tapHandler: TapHandler | undefined;
 
   constructor(private readonly options: BusOptions = {}) {
     this.journal = options.journal ?? new MemoryJournal();
@@ -90,15 +94,17 @@ export class MessageBus {
    * its first attempt: sent (with the platform's ids), refused for good, or failed for now (it
    * stays in the outbox and is retried) — also when an earlier message to the same chat is
    * waiting for a retry. Without a running channel it resolves `queued` at once. Progress notes
-   * are not journaled: after a restart they would describe nothing.
+   * are not journaled: after a restart they would describe nothing. `outboxId` is the row it
+   * was recorded as, for a later edit of it (`editOf`).
    */
-  async publishOutbound(msg: OutboundMessage): Promise<DeliveryOutcome> {
+  async publishOutbound(msg: OutboundMessage): Promise<DeliveryOutcome & { outboxId?: number }> {
     if (msg.kind === "progress") return this.sendProgress(msg);
-    const id = await this.journal.recordOutbound(msg);
-    if (!this.serves(msg.channel)) return { status: "queued" };
-    const outcome = this.outcome(id, msg);
+    // The row's id lets a later message edit this one (editOf), whenever it is sent.
+    const outboxId = await this.journal.recordOutbound(msg);
+    if (!this.serves(msg.channel)) return { status: "queued", outboxId };
+    const outcome = this.outcome(outboxId, msg);
     this.outboundRecorded(msg.channel);
-    return outcome;
+    return { ...(await outcome), outboxId };
   }
 
   /** Whether a channel is running and sending now. */
@@ -144,6 +150,16 @@ export class MessageBus {
     const entry = this.senders.get(channel);
     this.senders.delete(channel);
     await entry?.sender.stop();
+  }
+
+  /** Sets the one handler of button taps (the composition root's router, by data prefix). */
+  onTap(handler: TapHandler): void {
+    this.tapHandler = handler;
+  }
+
+  /** Hands a tap to its handler; resolves with what the tapper alone is told. */
+  publishTap(tap: ButtonTap): Promise<TapAnswer> {
+    return this.tapHandler?.(tap) ?? Promise.resolve({ text: "This button has expired." });
   }
 
   publishActivity(event: ActivityEvent): void {

@@ -29,8 +29,9 @@ export interface Delivery {
   /**
    * `last`: this was the message's last part. The row is then recorded as sent in the same
    * write, one fewer per reply; once said, the message counts as delivered whatever follows.
+   * `messageIds`: the platform's ids for this part, kept so that a later edit can find it.
    */
-  markPartSent(last?: boolean): Promise<void>;
+  markPartSent(last?: boolean, messageIds?: string[]): Promise<void>;
   /** Aborted when the channel stops while this send is still running. */
   readonly signal: AbortSignal;
 }
@@ -51,6 +52,8 @@ export interface OutboxRow {
   id: number;
   msg: OutboundMessage;
   partsSent: number;
+  /** The platform's ids of the parts already sent. */
+  messageIds?: string[];
   /** Failed attempts so far. */
   attempts: number;
   createdAt: number;
@@ -69,9 +72,18 @@ export interface BusJournal {
   recordOutbound(msg: OutboundMessage): Promise<number>;
   /** The oldest pending row of each chat of `channel`, oldest first: what may be sent next. */
   outboxHeads(channel: ChannelName): Promise<OutboxRow[]>;
-  markOutboundPartSent(id: number, partsSent: number): Promise<void>;
-  /** Records the row as sent (with `partsSent`, when given, in the same write). */
-  markOutboundSent(id: number, partsSent?: number): Promise<void>;
+  /** `messageIds`: the platform's ids of every part sent so far. */
+  markOutboundPartSent(id: number, partsSent: number, messageIds?: string[]): Promise<void>;
+  /** Records the row as sent (with `partsSent`, when given, in the same write) and the platform's ids of its parts. */
+  markOutboundSent(id: number, partsSent?: number, messageIds?: string[]): Promise<void>;
+  /**
+   * The platform's ids of what a row posted, if it was sent to the same chat as `to` (the message
+   * an edit replaces); undefined for a row unknown, pending, dead-lettered or of another chat.
+   */
+  postedMessageIds(
+    id: number,
+    to: Pick<OutboundMessage, "channel" | "chatId" | "threadId">,
+  ): Promise<string[] | undefined>;
   /** Counts a failed attempt and sets when the row is tried again. */
   deferOutbound(id: number, nextAttemptAt: number, error: string): Promise<void>;
   deadLetterOutbound(id: number, error: string): Promise<void>;

@@ -5,6 +5,8 @@ import { type ChannelName, type InboundMessage, type OutboundMessage, sessionKey
 export class MemoryJournal implements BusJournal {
   private readonly seen = new Set<string>();
   private readonly rows = new Map<number, OutboxRow & { dead?: string }>();
+  /** Sent rows' platform ids, by outbox id, with the chat they went to. */
+  private readonly posted = new Map<number, { chat: string; messageIds: string[] }>();
   private nextId = 1;
 
   async acceptInbound(msg: InboundMessage): Promise<boolean> {
@@ -29,13 +31,22 @@ export class MemoryJournal implements BusJournal {
     return [...heads.values()];
   }
 
-  async markOutboundPartSent(id: number, partsSent: number): Promise<void> {
+  async markOutboundPartSent(id: number, partsSent: number, messageIds?: string[]): Promise<void> {
     const row = this.rows.get(id);
-    if (row) row.partsSent = partsSent;
+    if (row) Object.assign(row, { partsSent, messageIds });
   }
 
-  async markOutboundSent(id: number): Promise<void> {
+  async markOutboundSent(id: number, _partsSent?: number, messageIds?: string[]): Promise<void> {
+    const row = this.rows.get(id);
+    if (!row) return;
     this.rows.delete(id);
+    const { channel, chatId, threadId } = row.msg;
+    this.posted.set(id, { chat: sessionKeyOf(channel, chatId, threadId), messageIds: messageIds ?? [] });
+  }
+
+  async postedMessageIds(id: number, to: Pick<OutboundMessage, "channel" | "chatId" | "threadId">) {
+    const posted = this.posted.get(id);
+    return posted?.chat === sessionKeyOf(to.channel, to.chatId, to.threadId) ? posted.messageIds : undefined;
   }
 
   async deferOutbound(id: number, nextAttemptAt: number): Promise<void> {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../store/sqlite/database.js";
 import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
-import { DEFAULT_RETRY_TIMING } from "./bus.js";
+import { DEFAULT_RETRY_TIMING, MessageBus } from "./bus.js";
 import type { OutboundHandler } from "./delivery.js";
 import { ChannelSender } from "./outbox-sender.js";
-import type { DeliveryOutcome } from "./types.js";
+import type { DeliveryOutcome, OutboundMessage } from "./types.js";
 
 const reply = { channel: "telegram" as const, chatId: "1", text: "three parts", kind: "reply" as const };
 
@@ -93,5 +93,35 @@ describe("ChannelSender and the parts of a message", () => {
     });
     expect(final).toEqual({ status: "dead", parts: 0 });
     expect(outcomes).toEqual([{ status: "refused", error: "Maximum call stack size exceeded" }]);
+  });
+});
+
+describe("an edit of an earlier outbox row", () => {
+  it("goes to that row's first platform message, also after a restart; one never posted to the chat is refused once", async () => {
+    const db = openDatabase(":memory:");
+    const journal = sqliteStoreOn(db).journal;
+    const seen: OutboundMessage[] = [];
+    let next = 100;
+    const handler: OutboundHandler = async (msg, delivery) => {
+      seen.push(msg);
+      const ids = [String(next++), String(next++)];
+      await delivery.markPartSent(false, ids.slice(0, 1));
+      await delivery.markPartSent(true, ids.slice(1));
+      return { messageIds: ids };
+    };
+    const bus = new MessageBus({ journal });
+    await bus.subscribeOutbound("telegram", handler);
+    const first = await bus.publishOutbound({ ...reply, buttons: [[{ label: "Yes", data: "b:0" }]] });
+    expect(first).toMatchObject({ status: "sent", messageIds: ["100", "101"], outboxId: expect.any(Number) });
+    await bus.unsubscribeOutbound("telegram");
+    const again = new MessageBus({ journal });
+    await again.subscribeOutbound("telegram", handler);
+    const editOf = { outboxId: first.outboxId as number };
+    expect(await again.publishOutbound({ ...reply, text: "done", editOf })).toMatchObject({ status: "sent" });
+    expect(seen[1]).toMatchObject({ text: "done", editOf: { messageId: "100" } });
+    const elsewhere = await again.publishOutbound({ ...reply, chatId: "2", text: "not here", editOf });
+    expect(elsewhere).toMatchObject({ status: "refused", error: expect.stringContaining("never posted to this chat") });
+    expect(seen).toHaveLength(2);
+    await again.unsubscribeOutbound("telegram");
   });
 });

@@ -135,6 +135,7 @@ export class ChannelSender {
     const { journal } = this;
     let partsSent = row.partsSent;
     let receipt: DeliveryReceipt | undefined;
+    const messageIds = [...(row.messageIds ?? [])];
     /** The handler said its last part went out, and the row was recorded as sent with it. */
     let delivered = false;
     const waitedMs = Date.now() - row.createdAt;
@@ -142,12 +143,13 @@ export class ChannelSender {
     // The platform took a part: its record is retried (within the stop's grace), never sent again for it.
     const record = (write: () => Promise<void>) => untilStored(write, { signal });
     try {
-      receipt = (await this.handler(row.msg, {
+      receipt = (await this.handler(await this.editTarget(row), {
         partsSent: row.partsSent,
-        markPartSent: async (last) => {
+        markPartSent: async (last, ids = []) => {
           const parts = ++partsSent;
-          if (!last) return record(() => journal.markOutboundPartSent(row.id, parts));
-          await record(() => journal.markOutboundSent(row.id, parts));
+          messageIds.push(...ids);
+          if (!last) return record(() => journal.markOutboundPartSent(row.id, parts, [...messageIds]));
+          await record(() => journal.markOutboundSent(row.id, parts, [...messageIds]));
           delivered = true;
         },
         signal,
@@ -164,11 +166,28 @@ export class ChannelSender {
       await this.failed({ ...row, partsSent }, new DeliveryError(receipt.refused, { permanent: true }));
       return;
     }
-    if (!delivered) await record(() => journal.markOutboundSent(row.id));
+    const posted = messageIds.length > 0 ? messageIds : (receipt?.messageIds ?? []);
+    if (!delivered) await record(() => journal.markOutboundSent(row.id, undefined, posted));
     this.events.onSent?.(this.channel, row, waitedMs, performance.now() - sending);
     if (this.failuresInARow > 0) this.events.onRecovered?.(this.channel, this.failuresInARow);
     this.failuresInARow = 0;
-    this.events.onAttempt?.(row, { status: "sent", messageIds: receipt?.messageIds ?? [] });
+    this.events.onAttempt?.(row, { status: "sent", messageIds: receipt?.messageIds ?? posted });
+  }
+
+  /**
+   * The row's message with an edit of an earlier outbox row pointed at that row's first platform
+   * message. Per-chat order has sent that row already if it ever will be: one unknown, dead or of
+   * another chat cannot be edited, which is a refusal, not something to retry.
+   */
+  private async editTarget(row: OutboxRow): Promise<OutboxRow["msg"]> {
+    const edit = row.msg.editOf;
+    if (!edit || !("outboxId" in edit)) return row.msg;
+    const [messageId] = (await this.journal.postedMessageIds(edit.outboxId, row.msg)) ?? [];
+    if (messageId === undefined)
+      throw new DeliveryError(`the message to edit (outbox row ${edit.outboxId}) was never posted to this chat`, {
+        permanent: true,
+      });
+    return { ...row.msg, editOf: { messageId } };
   }
 
   private async failed(row: OutboxRow, err: unknown): Promise<void> {

@@ -27,6 +27,12 @@ export interface InboundMessage {
 
 export type OutboundKind = "reply" | "progress" | "notice";
 
+/** A button under a message; `data` is what a tap reports back (at most 64 bytes: Telegram's limit). */
+export interface Button {
+  label: string;
+  data: string;
+}
+
 export interface OutboundMessage {
   channel: ChannelName;
   chatId: string;
@@ -38,7 +44,40 @@ export interface OutboundMessage {
   threadId?: string;
   /** Set on the notice of a turn that could not be answered (the text says why); scripts exit non-zero. */
   failed?: boolean;
+  /** Rows of buttons under the message (on its last part). */
+  buttons?: Button[][];
+  /**
+   * The earlier message this one replaces in place (its text, and its buttons: none removes them).
+   * `outboxId`: the message an earlier outbox row posted (its first platform message; the journal
+   * keeps each sent row's platform ids); `messageId`: a platform message id known directly.
+   */
+  editOf?: { outboxId: number } | { messageId: string };
 }
+
+/** Someone tapped a button under one of pincer's messages. */
+export interface ButtonTap {
+  /** The platform's id of the tap (callback query / interaction): replays are taken once. */
+  id: string;
+  channel: ChannelName;
+  chatId: string;
+  threadId?: string;
+  senderId: string;
+  senderName: string;
+  isGroup: boolean;
+  /** The platform message the button is under. */
+  messageId: string;
+  data: string;
+  /** The tapped button's label as the platform shows it. */
+  label?: string;
+  receivedAt: number;
+}
+
+/** What the tapper alone is told (a toast on Telegram, an ephemeral reply on Discord). */
+export interface TapAnswer {
+  text?: string;
+}
+
+export type TapHandler = (tap: ButtonTap) => Promise<TapAnswer>;
 
 /** What a channel reports once it has sent a message: the platform's ids for what it posted. */
 export interface DeliveryReceipt {

@@ -21,10 +21,20 @@ export function inboxId(msg: Pick<InboundMessage, "channel" | "chatId" | "id">):
 const PARTS_SENT = `CASE WHEN p.parts_sent > outbox.parts_sent THEN p.parts_sent ELSE outbox.parts_sent END AS parts_sent`;
 const WITH_PROGRESS = "outbox LEFT JOIN outbox_progress p ON p.id = outbox.id";
 
+/** A row's platform message ids, kept as one comma-separated column (both engines, no JSON functions). */
+const joinIds = (ids: string[] | undefined) => (ids && ids.length > 0 ? ids.join(",") : null);
+const splitIds = (ids: string | null | undefined) => (ids ? ids.split(",") : []);
+
+/** The chat an outbox row goes to, as its chat_key column holds it. */
+function chatKeyOf(msg: Pick<OutboundMessage, "chatId" | "threadId">): string {
+  return msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId;
+}
+
 interface OutboxRecord {
   id: number;
   payload: string;
   parts_sent: number;
+  message_ids: string | null;
   attempts: number;
   created_at: number;
   next_attempt_at: number;
@@ -95,7 +105,7 @@ export class SqlJournal implements BusJournal {
 
   async outboxHeads(channel: ChannelName): Promise<OutboxRow[]> {
     const rows = await this.db.rows<OutboxRecord>(
-      `SELECT outbox.id, payload, ${PARTS_SENT}, attempts, created_at, next_attempt_at FROM ${WITH_PROGRESS}
+      `SELECT outbox.id, payload, ${PARTS_SENT}, p.message_ids, attempts, created_at, next_attempt_at FROM ${WITH_PROGRESS}
         WHERE outbox.id IN (SELECT min(id) FROM outbox WHERE channel = $1 AND status = 'pending' GROUP BY chat_key)
         ORDER BY outbox.id`,
       [channel],
@@ -104,6 +114,7 @@ export class SqlJournal implements BusJournal {
       id: row.id,
       msg: JSON.parse(row.payload) as OutboxRow["msg"],
       partsSent: row.parts_sent,
+      ...(row.message_ids ? { messageIds: splitIds(row.message_ids) } : {}),
       attempts: row.attempts,
       createdAt: row.created_at,
       nextAttemptAt: row.next_attempt_at,
@@ -124,18 +135,31 @@ export class SqlJournal implements BusJournal {
     }));
   }
 
-  async markOutboundPartSent(id: number, partsSent: number): Promise<void> {
+  async markOutboundPartSent(id: number, partsSent: number, messageIds?: string[]): Promise<void> {
     await this.db.run(
-      "INSERT INTO outbox_progress (id, parts_sent) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET parts_sent = excluded.parts_sent",
-      [id, partsSent],
+      `INSERT INTO outbox_progress (id, parts_sent, message_ids) VALUES ($1, $2, $3)
+        ON CONFLICT (id) DO UPDATE SET parts_sent = excluded.parts_sent, message_ids = excluded.message_ids`,
+      [id, partsSent, joinIds(messageIds)],
     );
   }
 
-  async markOutboundSent(id: number, partsSent?: number): Promise<void> {
+  async markOutboundSent(id: number, partsSent?: number, messageIds?: string[]): Promise<void> {
     await this.db.run(
-      "UPDATE outbox SET status = 'sent', finished_at = $1, parts_sent = coalesce($2, parts_sent) WHERE id = $3",
-      [Date.now(), partsSent ?? null, id],
+      `UPDATE outbox SET status = 'sent', finished_at = $1, parts_sent = coalesce($2, parts_sent), message_ids = $3
+        WHERE id = $4`,
+      [Date.now(), partsSent ?? null, joinIds(messageIds), id],
     );
+  }
+
+  async postedMessageIds(
+    id: number,
+    to: Pick<OutboundMessage, "channel" | "chatId" | "threadId">,
+  ): Promise<string[] | undefined> {
+    const [row] = await this.db.rows<{ message_ids: string | null }>(
+      "SELECT message_ids FROM outbox WHERE id = $1 AND status = 'sent' AND channel = $2 AND chat_key = $3",
+      [id, to.channel, chatKeyOf(to)],
+    );
+    return row && splitIds(row.message_ids);
   }
 
   async deferOutbound(id: number, nextAttemptAt: number, error: string): Promise<void> {
@@ -184,11 +208,10 @@ async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
 
 /** Records the row and tells every listening process which channel has something to send. */
 async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<number> {
-  const chatKey = msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId;
   const id = await scalar<number>(
     db,
     "INSERT INTO outbox (channel, chat_key, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
-    [msg.channel, chatKey, JSON.stringify(msg), Date.now()],
+    [msg.channel, chatKeyOf(msg), JSON.stringify(msg), Date.now()],
   );
   await db.notify(NOTIFY_OUTBOX, msg.channel);
   return id as number;

@@ -135,6 +135,29 @@ export function describeStoreConformance(engine: string, newDatabase: NewDatabas
       expect(await store.dashboard.outboxPending()).toBe(3);
     });
 
+    it("keeps the platform ids a sent row posted, for an edit in the same chat only", async () => {
+      const { store } = await fresh();
+      const { journal } = store;
+      const to = reply("a", "edit");
+      const long = await journal.recordOutbound(reply("a", "three parts"));
+      await journal.markOutboundPartSent(long, 1, ["101"]);
+      const [head] = await journal.outboxHeads("telegram");
+      expect(head).toMatchObject({ id: long, partsSent: 1, messageIds: ["101"] });
+      expect(await journal.postedMessageIds(long, to)).toBeUndefined();
+      await journal.markOutboundSent(long, 3, ["101", "102", "103"]);
+      expect(await journal.postedMessageIds(long, to)).toEqual(["101", "102", "103"]);
+      expect(await journal.postedMessageIds(long, reply("b", "edit"))).toBeUndefined();
+      expect(await journal.postedMessageIds(long, reply("a", "edit", "7"))).toBeUndefined();
+      expect(await journal.postedMessageIds(long, { ...to, channel: "discord" })).toBeUndefined();
+      const dead = await journal.recordOutbound(reply("a", "refused"));
+      await journal.deadLetterOutbound(dead, "refused");
+      expect(await journal.postedMessageIds(dead, to)).toBeUndefined();
+      expect(await journal.postedMessageIds(99_999, to)).toBeUndefined();
+      const quiet = await journal.recordOutbound(reply("a", "no ids"));
+      await journal.markOutboundSent(quiet);
+      expect(await journal.postedMessageIds(quiet, to)).toEqual([]);
+    });
+
     it("finishes a turn all or nothing: messages stored, inbound done and reply recorded together", async () => {
       const { store } = await fresh();
       const msg = inbound("1", "hello");

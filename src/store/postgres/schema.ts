@@ -166,6 +166,14 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
             parts_sent integer NOT NULL
           );`,
   },
+  {
+    // A sent row's platform message ids, for edits (see SQLite's 25-outbox-message-ids).
+    id: "003-outbox-message-ids",
+    sql: `
+      ALTER TABLE outbox ADD COLUMN message_ids text;
+      ALTER TABLE outbox_progress ADD COLUMN message_ids text;
+    `,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

@@ -309,4 +309,13 @@ export const migrations: Migration[] = [
             parts_sent INTEGER NOT NULL
           );`,
   },
+  {
+    // Issue 25: a sent row keeps the platform's ids of what it posted, so a later edit finds them
+    // (pending rows keep those of the parts sent so far beside them, as their count).
+    id: "25-outbox-message-ids",
+    sql: `
+      ALTER TABLE outbox ADD COLUMN message_ids TEXT;
+      ALTER TABLE outbox_progress ADD COLUMN message_ids TEXT;
+    `,
+  },
 ];
