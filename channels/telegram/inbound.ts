@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import { conversationMediaDir, type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
+import { createTapHandler } from "./buttons.js";
 import { groupDecision } from "./gating.js";
 import { Composer } from "./library.js";
 import { downloadAttachment, type MediaDeps } from "./media.js";
@@ -38,11 +39,7 @@ export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context
   composer.on(["channel_post", "edited_channel_post"], (ctx) => {
     log.debug({ chatId: ctx.chat.id }, "ignored a channel post");
   });
-  // pincer sends no buttons; a stale button press only needs its spinner stopped.
-  composer.on("callback_query", async (ctx) => {
-    log.debug({ from: ctx.from.id }, "answered a callback query without acting on it");
-    await ctx.answerCallbackQuery().catch((err: unknown) => log.debug({ err }, "could not answer a callback query"));
-  });
+  composer.on("callback_query", createTapHandler({ bus: deps.bus, allowedGroups: deps.allowedGroups, log }));
   composer.on("my_chat_member", (ctx) => {
     const { chat, new_chat_member: member } = ctx.myChatMember;
     if (chat.type === "private") return;

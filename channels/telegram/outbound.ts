@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { type Delivery, DeliveryError, LONG_REPLY_CHARS, longReplyFile } from "../../src/bus/delivery.js";
 import { ProgressNotes } from "../../src/bus/progress-notes.js";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
+import { keyboardOf } from "./buttons.js";
 import { escapeHtml, markdownToTelegramHtml } from "./format.js";
 import { GrammyError, InputFile } from "./library.js";
 import { htmlToPlainText, splitTelegramHtml } from "./split.js";
@@ -69,19 +70,27 @@ export function createSender(
   const progress = progressNotes(api);
   return async (msg, delivery) => {
     if (msg.kind === "progress") return progress.show(msg);
+    // grammy types its signal with its AbortController polyfill; Node's own signal is what it uses.
+    const signal = delivery.signal as unknown as Parameters<Api["sendMessage"]>[3];
+    if (msg.editOf && "messageId" in msg.editOf) return edit(api, msg, msg.editOf.messageId, delivery, signal, log);
     const threadId = msg.threadId ? Number(msg.threadId) : undefined;
     const parts = partsOf(msg, log);
     const messageIds: string[] = [];
-    // grammy types its signal with its AbortController polyfill; Node's own signal is what it uses.
-    const signal = delivery.signal as unknown as Parameters<Api["sendMessage"]>[3];
     for (let index = delivery.partsSent; index < parts.length; index++) {
       const part = parts[index];
-      const replyTo = index === 0 && msg.replyToId ? Number(msg.replyToId) : undefined;
+      const options: SendOptions = {
+        message_thread_id: threadId,
+        ...(index === 0 && msg.replyToId
+          ? { reply_parameters: { message_id: Number(msg.replyToId), allow_sending_without_reply: true } }
+          : {}),
+        // The buttons go under the last part, where the user is reading.
+        ...(index === parts.length - 1 ? { reply_markup: keyboardOf(msg) } : {}),
+      };
       let id: number | undefined;
       try {
-        if (part.kind === "text") id = await sendText(api, msg.chatId, threadId, replyTo, part.html, signal, log);
-        else if (part.kind === "long") id = await sendLong(api, msg.chatId, threadId, replyTo, part.text, signal);
-        else id = await sendFile(api, msg.chatId, threadId, part.path, signal, log);
+        if (part.kind === "text") id = await sendText(api, msg.chatId, options, part.html, signal, log);
+        else if (part.kind === "long") id = await sendLong(api, msg.chatId, options, part.text, signal);
+        else id = await sendFile(api, msg.chatId, options, part.path, signal, log);
       } catch (err) {
         throw toDeliveryError(err);
       }
@@ -101,53 +110,86 @@ function progressNotes(api: Api): ProgressNotes {
       String((await api.sendMessage(msg.chatId, msg.text, { message_thread_id: thread(msg) })).message_id),
     edit: async (msg, id) => void (await api.editMessageText(msg.chatId, Number(id), msg.text)),
     remove: async (msg, id) => void (await api.deleteMessage(msg.chatId, Number(id))),
-    isUnchanged: (err) => err instanceof GrammyError && /message is not modified/i.test(err.description),
+    isUnchanged,
   });
+}
+
+type SendOptions = Pick<
+  NonNullable<Parameters<Api["sendMessage"]>[2]>,
+  "message_thread_id" | "reply_parameters" | "reply_markup"
+>;
+type EditOptions = NonNullable<Parameters<Api["editMessageText"]>[3]>;
+
+/** Telegram's words for an edit to what the message already shows: the edit is done. */
+const isUnchanged = (err: unknown) => err instanceof GrammyError && /message is not modified/i.test(err.description);
+
+/**
+ * Replaces an earlier message's text (formatted as a reply is, cut to one message) and its
+ * keyboard (none removes it). A message that cannot be edited (deleted, too old, not text) is a
+ * 400: refused for good, like any other.
+ */
+async function edit(
+  api: Api,
+  msg: OutboundMessage,
+  messageId: string,
+  delivery: Delivery,
+  signal: Parameters<Api["sendMessage"]>[3],
+  log: Logger,
+): Promise<DeliveryReceipt> {
+  if (!/^\d+$/.test(messageId))
+    throw new DeliveryError(`no Telegram message ${messageId} to edit`, { permanent: true });
+  const [html = ""] = splitTelegramHtml(formatted({ ...msg, text: msg.text.slice(0, 8192) }, log));
+  const options: EditOptions = { reply_markup: keyboardOf(msg) };
+  const call = (text: string, extra: EditOptions) =>
+    api.editMessageText(msg.chatId, Number(messageId), text, { ...options, ...extra }, signal);
+  try {
+    await call(html, { parse_mode: "HTML" }).catch((err: unknown) => {
+      if (!isEntityParseError(err)) throw err;
+      log.warn(
+        { chatId: msg.chatId, err: (err as GrammyErrorType).description },
+        "telegram refused the HTML; edited as plain text",
+      );
+      return call(htmlToPlainText(html), {});
+    });
+  } catch (err) {
+    if (!isUnchanged(err)) throw toDeliveryError(err);
+  }
+  await delivery.markPartSent(true, [messageId]);
+  return { messageIds: [messageId] };
 }
 
 async function sendText(
   api: Api,
   chatId: string,
-  threadId: number | undefined,
-  replyTo: number | undefined,
+  options: SendOptions,
   html: string,
   signal: Parameters<Api["sendMessage"]>[3],
   log: Logger,
 ): Promise<number> {
-  const common = {
-    message_thread_id: threadId,
-    ...(replyTo ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
-  };
   try {
-    return (await api.sendMessage(chatId, html, { ...common, parse_mode: "HTML" }, signal)).message_id;
+    return (await api.sendMessage(chatId, html, { ...options, parse_mode: "HTML" }, signal)).message_id;
   } catch (err) {
     if (!isEntityParseError(err)) throw err;
     log.warn({ chatId, err: (err as GrammyErrorType).description }, "telegram refused the HTML; sent as plain text");
-    return (await api.sendMessage(chatId, htmlToPlainText(html), common, signal)).message_id;
+    return (await api.sendMessage(chatId, htmlToPlainText(html), options, signal)).message_id;
   }
 }
 
 async function sendLong(
   api: Api,
   chatId: string,
-  threadId: number | undefined,
-  replyTo: number | undefined,
+  options: SendOptions,
   text: string,
   signal: Parameters<Api["sendMessage"]>[3],
 ): Promise<number> {
   const { name, data, note } = longReplyFile(text);
-  const options = {
-    message_thread_id: threadId,
-    caption: note,
-    ...(replyTo ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
-  };
-  return (await api.sendDocument(chatId, new InputFile(data, name), options, signal)).message_id;
+  return (await api.sendDocument(chatId, new InputFile(data, name), { ...options, caption: note }, signal)).message_id;
 }
 
 async function sendFile(
   api: Api,
   chatId: string,
-  threadId: number | undefined,
+  options: SendOptions,
   path: string,
   signal: Parameters<Api["sendMessage"]>[3],
   log: Logger,
@@ -157,8 +199,10 @@ async function sendFile(
     return undefined;
   }
   const file = new InputFile(path);
+  // Files are not sent as replies; the thread and the keyboard go with them.
+  const { reply_parameters: _, ...rest } = options;
   const sent = PHOTO_EXTENSIONS.has(extname(path).toLowerCase())
-    ? await api.sendPhoto(chatId, file, { message_thread_id: threadId }, signal)
-    : await api.sendDocument(chatId, file, { message_thread_id: threadId }, signal);
+    ? await api.sendPhoto(chatId, file, rest, signal)
+    : await api.sendDocument(chatId, file, rest, signal);
   return sent.message_id;
 }

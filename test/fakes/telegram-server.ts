@@ -1,7 +1,16 @@
 import { EventEmitter, once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Chat, Message, MessageEntity, Update, UserFromGetMe } from "grammy/types";
+import type {
+  Chat,
+  InlineKeyboardButton,
+  InlineKeyboardMarkup,
+  Message,
+  MessageEntity,
+  Update,
+  User,
+  UserFromGetMe,
+} from "grammy/types";
 
 /** One request the bot made, in arrival order. */
 export interface ApiCall {
@@ -29,6 +38,8 @@ export interface SentMessage {
   edits?: string[];
   /** Removed with deleteMessage. */
   deleted?: boolean;
+  /** The inline keyboard under it now (reply_markup when sent, replaced by each edit). */
+  keyboard?: InlineKeyboardButton[][];
 }
 
 /** How the fake should fail the next call of a method, the way the Bot API fails. */
@@ -90,6 +101,13 @@ export interface FakeTelegram {
   deliverWebhook(update: UpdateInput): Promise<number>;
   /** Updates not yet confirmed by a getUpdates offset. */
   pendingUpdates(): number;
+  /**
+   * `from` presses the button labelled `label` under a sent message: queues the callback query a
+   * client sends (the message with its keyboard as it is now). Returns the query's id.
+   */
+  tap(message: SentMessage, label: string, from: User, options?: { id?: string }): string;
+  /** The answers given to callback queries, by query id (answerCallbackQuery). */
+  answers: Map<string, { text?: string }>;
   close(): Promise<void>;
 }
 
@@ -151,6 +169,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const files = new Map<string, { path: string; content: Buffer; delayMs: number }>();
   const chats = new Map<string, Chat>();
   const messageIds = new Map<string, number>();
+  const answers = new Map<string, { text?: string }>();
+  let tapCounter = 0;
   /** Held getUpdates calls: `wake` answers if updates arrived, `finish` answers regardless. */
   const pollWaiters = new Set<{ wake: () => void; finish: () => void }>();
   let nextUpdateId = 1;
@@ -203,7 +223,13 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     getWebhookInfo: () => ok({ url: webhook?.url ?? "", has_custom_certificate: false, pending_update_count: 0 }),
     setMyCommands: () => ok(true),
     sendChatAction: (params) => (params.chat_id ? ok(true) : bad("Bad Request: chat_id is empty")),
-    answerCallbackQuery: () => ok(true),
+    answerCallbackQuery: (params) => {
+      const id = String(params.callback_query_id ?? "");
+      if (!id || answers.has(id))
+        return bad("Bad Request: query is too old and response timeout expired or query ID is invalid");
+      answers.set(id, { text: params.text as string | undefined });
+      return ok(true);
+    },
     getFile: (params) => {
       const file = files.get(String(params.file_id));
       if (!file) return bad("Bad Request: invalid file_id");
@@ -233,14 +259,23 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   function editMessageText(params: Record<string, unknown>): Reply {
     const message = findSent(params);
     if (!message || message.deleted) return bad("Bad Request: message to edit not found");
-    const text = String(params.text ?? "");
+    if (message.method !== "sendMessage") return bad("Bad Request: there is no text in the message to edit");
+    let text = String(params.text ?? "");
+    if (params.parse_mode === "HTML") {
+      const parsed = parseHtml(text);
+      if ("error" in parsed) return bad(`Bad Request: can't parse entities: ${parsed.error}`);
+      text = parsed.text;
+    }
     if (!text.trim()) return bad("Bad Request: message text is empty");
-    if (text === (message.edits?.at(-1) ?? message.text)) {
+    const keyboard = keyboardOf(params);
+    if (typeof keyboard === "string") return bad(keyboard);
+    if (text === (message.edits?.at(-1) ?? message.text) && sameKeyboard(keyboard, message.keyboard)) {
       return bad(
         "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
       );
     }
     message.edits = [...(message.edits ?? []), text];
+    message.keyboard = keyboard;
     const chat = chats.get(message.chatId) ?? ({ id: Number(message.chatId), type: "private" } as Chat);
     return ok({ message_id: message.messageId, date: Math.floor(message.at / 1000), chat, from: botUser, text });
   }
@@ -294,6 +329,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     }
     if (!visibleText.trim()) return bad("Bad Request: message text is empty");
     if (visibleText.length > 4096) return bad("Bad Request: message is too long");
+    if (typeof keyboardOf(params) === "string") return bad(keyboardOf(params) as string);
     return ok(recordSent("sendMessage", chatId, visibleText, params, call, undefined));
   }
 
@@ -302,6 +338,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     const file = params[field];
     if (!chatId) return bad("Bad Request: chat_id is empty");
     if (!(file instanceof File)) return bad(`Bad Request: there is no ${field} in the request`);
+    if (typeof keyboardOf(params) === "string") return bad(keyboardOf(params) as string);
     return ok(
       recordSent(`send${field[0].toUpperCase()}${field.slice(1)}`, chatId, String(params.caption ?? ""), params, call, {
         field,
@@ -331,6 +368,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       file,
       messageId,
       at: call.at,
+      keyboard: keyboardOf(params) as InlineKeyboardButton[][] | undefined,
     });
     const chat = chats.get(chatId) ?? ({ id: Number(chatId), type: "private", first_name: "someone" } as Chat);
     return { message_id: messageId, date: Math.floor(Date.now() / 1000), chat, from: botUser, text } as Message;
@@ -406,6 +444,13 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     return handler(call.params, call);
   }
 
+  function pushUpdate(input: UpdateInput): Update {
+    const update = complete(input);
+    updates.push(update);
+    for (const waiter of [...pollWaiters]) waiter.wake();
+    return update;
+  }
+
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
@@ -414,12 +459,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     apiRoot: `http://127.0.0.1:${port}`,
     token,
     botUser,
-    pushUpdate(input) {
-      const update = complete(input);
-      updates.push(update);
-      for (const waiter of [...pollWaiters]) waiter.wake();
-      return update;
-    },
+    pushUpdate,
     addFile(content, { fileName, delayMs = 0, filePath } = {}) {
       const id = `file-${++fileCounter}`;
       const buffer = Buffer.isBuffer(content) ? content : Buffer.from(content);
@@ -492,6 +532,27 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       return response.status;
     },
     pendingUpdates: () => updates.length,
+    answers,
+    tap(message, label, from, { id = `cbq-${++tapCounter}` } = {}) {
+      const button = message.keyboard?.flat().find((b) => b.text === label);
+      if (!button || !("callback_data" in button))
+        throw new Error(`fake Telegram: no button "${label}" under that message`);
+      const chat =
+        chats.get(message.chatId) ?? ({ id: Number(message.chatId), type: "private", first_name: "someone" } as Chat);
+      const shown = {
+        message_id: message.messageId,
+        date: Math.floor(message.at / 1000),
+        chat,
+        from: botUser,
+        text: message.edits?.at(-1) ?? message.text,
+        ...(message.threadId ? { message_thread_id: message.threadId, is_topic_message: true } : {}),
+        reply_markup: { inline_keyboard: message.keyboard ?? [] },
+      } as Message;
+      pushUpdate({
+        callback_query: { id, from, chat_instance: `ci-${message.chatId}`, message: shown, data: button.callback_data },
+      });
+      return id;
+    },
     close: () =>
       new Promise((resolve) => {
         for (const waiter of [...pollWaiters]) waiter.finish();
@@ -515,6 +576,22 @@ export function entitiesOf(text: string): MessageEntity[] {
     entities.push({ type: m[2] ? "bot_command" : "mention", offset, length: token.length });
   }
   return entities;
+}
+
+/** The inline keyboard of a request, or Telegram's words for why it is refused. */
+function keyboardOf(params: Record<string, unknown>): InlineKeyboardButton[][] | undefined | string {
+  const markup = params.reply_markup as InlineKeyboardMarkup | undefined;
+  if (!markup) return undefined;
+  for (const button of markup.inline_keyboard.flat()) {
+    if (!button.text) return "Bad Request: text buttons are unallowed in the inline keyboard";
+    if ("callback_data" in button && Buffer.byteLength(button.callback_data) > 64)
+      return "Bad Request: BUTTON_DATA_INVALID";
+  }
+  return markup.inline_keyboard.length > 0 ? markup.inline_keyboard : undefined;
+}
+
+function sameKeyboard(a: InlineKeyboardButton[][] | undefined, b: InlineKeyboardButton[][] | undefined): boolean {
+  return JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
 }
 
 function ok(result: unknown): Reply {
