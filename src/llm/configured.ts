@@ -87,23 +87,18 @@ export function contextRecheck(config: Config, limits: ContextLimits): () => Pro
   return async () => {
     const before = window();
     if (before >= config.agent.contextTokens) return false;
-    await Promise.all(
-      configuredEndpoints(config).map(async ({ name, baseUrl, model }) => {
-        const found = await discoverContext({ baseUrl, model, apiKey: config.openai.apiKey, timeoutMs: 5000 });
-        if (found) limits.learn(name, found.tokens, found.source);
-        else limits.forgetRefusal(name);
-      }),
-    );
+    await discoverContexts(config, limits, 5000, true);
     return window() > before;
   };
 }
 
-/** Asks each configured endpoint for its context; settles when all answered or gave up. */
-export async function discoverContexts(config: Config, limits: ContextLimits, timeoutMs = 5000): Promise<void> {
+/** Asks each configured endpoint for its context (`forget`: what a silent one's refusal taught); settles when all answered or gave up. */
+export async function discoverContexts(config: Config, limits: ContextLimits, timeoutMs = 5000, forget = false) {
   await Promise.all(
     configuredEndpoints(config).map(async ({ name, baseUrl, model }) => {
       const found = await discoverContext({ baseUrl, model, apiKey: config.openai.apiKey, timeoutMs });
       if (found) limits.learn(name, found.tokens, found.source);
+      else if (forget) limits.forgetRefusal(name);
     }),
   );
 }

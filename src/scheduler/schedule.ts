@@ -88,29 +88,14 @@ export function parseIsoInZone(text: string, tz: string): number {
       `at "${text}" is not an ISO 8601 date-time such as 2025-06-01T09:30 or 2025-06-01T09:30:00+02:00.`,
     );
   }
-  const [, y, mo, d, h = "0", mi = "0", s = "0", ms = "0", offset] = m;
-  const wall = { year: +y, month: +mo, day: +d, hour: +h, minute: +mi, second: +s, ms: +ms.padEnd(3, "0") };
-  if (!isRealWallTime(wall)) throw new ScheduleError(`at "${text}" is not a real date and time.`);
-  const asUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second, wall.ms);
+  const [, y, mo, d, h = "00", mi = "00", s = "00", ms = "0", offset] = m;
+  const asUtc = Date.UTC(+y, +mo - 1, +d, +h, +mi, +s, +ms.padEnd(3, "0"));
+  // Date.UTC rolls 31 April over into May and 24:00 into the next day: a real time reads back the same.
+  if (new Date(asUtc).toISOString().slice(5, 19) !== `${mo}-${d}T${h}:${mi}:${s}`) {
+    throw new ScheduleError(`at "${text}" is not a real date and time.`);
+  }
   if (offset) return asUtc - offsetMinutes(offset) * 60_000;
   return wallTimeToInstant(asUtc, tz);
-}
-
-interface WallTime {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-  ms: number;
-}
-
-function isRealWallTime(w: WallTime): boolean {
-  const date = new Date(Date.UTC(w.year, w.month - 1, w.day));
-  return (
-    date.getUTCMonth() === w.month - 1 && date.getUTCDate() === w.day && w.hour < 24 && w.minute < 60 && w.second < 60
-  );
 }
 
 function offsetMinutes(offset: string): number {
@@ -133,25 +118,8 @@ function wallTimeToInstant(wallAsUtc: number, tz: string): number {
   return wallAsUtc - before;
 }
 
-/** How far `tz` is ahead of UTC at `instant`, in milliseconds. */
-export function zoneOffsetMs(tz: string, instant: number): number {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone: tz,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  }).formatToParts(new Date(instant));
-  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-  const wall = Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second"));
-  return wall - Math.floor(instant / 1000) * 1000;
-}
-
-/** An absolute time as a person in `tz` reads it, with the offset so the model can't misread it. */
-export function formatInZone(instant: number, tz: string): string {
+/** The wall clock in `tz` at `instant`, field by field (weekday, year, month, day, hour, minute, second). */
+function wallClock(tz: string, instant: number): (type: string) => string {
   const parts = new Intl.DateTimeFormat("en-US", {
     timeZone: tz,
     hourCycle: "h23",
@@ -163,7 +131,19 @@ export function formatInZone(instant: number, tz: string): string {
     minute: "2-digit",
     second: "2-digit",
   }).formatToParts(new Date(instant));
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
+  return (type) => parts.find((p) => p.type === type)?.value ?? "";
+}
+
+/** How far `tz` is ahead of UTC at `instant`, in milliseconds. */
+export function zoneOffsetMs(tz: string, instant: number): number {
+  const get = (type: string) => Number(wallClock(tz, instant)(type));
+  const wall = Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second"));
+  return wall - Math.floor(instant / 1000) * 1000;
+}
+
+/** An absolute time as a person in `tz` reads it, with the offset so the model can't misread it. */
+export function formatInZone(instant: number, tz: string): string {
+  const get = wallClock(tz, instant);
   const offset = zoneOffsetMs(tz, instant) / 60_000;
   const sign = offset < 0 ? "-" : "+";
   const abs = Math.abs(offset);
@@ -185,12 +165,12 @@ export function describeSchedule(schedule: Schedule, tz: string): string {
 }
 
 export function formatSeconds(total: number): string {
-  const units: Array<[number, string]> = [
+  const units = [
     [86400, "d"],
     [3600, "h"],
     [60, "min"],
     [1, "s"],
-  ];
+  ] as const;
   const parts: string[] = [];
   let rest = total;
   for (const [size, label] of units) {

@@ -10,7 +10,6 @@ export type { ToolSchema };
 
 interface Entry {
   tool: Tool;
-  /** Compiled on the tool's first call (or at registration when asked). */
   validate?: ValidateFunction;
   /** What the model is shown, made once: the same object every turn lets its token count be remembered. */
   schema?: ToolSchema;
@@ -56,7 +55,6 @@ export class ToolRegistry {
     );
   }
 
-  /** For tools that come and go while pincer runs (MCP servers' lists change). */
   unregister(name: string): void {
     this.entries.delete(name);
   }
@@ -98,11 +96,8 @@ export class ToolRegistry {
 
   toSchemas(): ToolSchema[] {
     return [...this.entries.values()].map((entry) => {
-      const { tool } = entry;
-      entry.schema ??= {
-        type: "function",
-        function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
-      };
+      const { name, description, parameters } = entry.tool;
+      entry.schema ??= { type: "function", function: { name, description, parameters: { ...parameters } } };
       return entry.schema;
     });
   }

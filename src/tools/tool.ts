@@ -12,7 +12,6 @@ export interface ToolParameters {
 
 /** Everything a tool may touch during one call; passed in, never imported. */
 export interface ToolContext {
-  /** The conversation the call belongs to. */
   sessionKey: string;
   /** The message that started this turn (its channel, chat and thread are where answers go). */
   inbound: InboundMessage;

@@ -56,7 +56,6 @@ export interface ReadCacheOptions {
  */
 export class ReadCache {
   private readonly entries = new Map<string, Entry>();
-  /** Served from memory, and read anew (for tests and the curious). */
   readonly stats = { hits: 0, misses: 0 };
   private readonly settledMs: number;
   private readonly now: () => number;
@@ -183,17 +182,12 @@ function plainParts(relativePath: string): string[] | undefined {
   return parts.every((p) => p !== "" && p !== "." && p !== "..") ? parts : undefined;
 }
 
+const STAMPED = ["dev", "ino", "mode", "size", "mtimeNs", "ctimeNs"] as const;
+
 function stampOf(path: string, s: BigIntStats): Stamp {
-  return { path, dev: s.dev, ino: s.ino, mode: s.mode, size: s.size, mtimeNs: s.mtimeNs, ctimeNs: s.ctimeNs };
+  return { path, ...Object.fromEntries(STAMPED.map((key) => [key, s[key]])) } as Stamp;
 }
 
 function same(a: Stamp, b: Stamp): boolean {
-  return (
-    a.dev === b.dev &&
-    a.ino === b.ino &&
-    a.mode === b.mode &&
-    a.size === b.size &&
-    a.mtimeNs === b.mtimeNs &&
-    a.ctimeNs === b.ctimeNs
-  );
+  return STAMPED.every((key) => a[key] === b[key]);
 }

@@ -53,7 +53,7 @@ export type SafeText = { ok: true; text: string; path: string } | { ok: false; r
  * metadata call or a bounded read of a regular file. Never throws: `reason` says why not.
  */
 export function readTextBeneath(root: string, relativePath: string, maxBytes: number): SafeText {
-  return readText(root, relativePath, maxBytes, false);
+  return readTextBeneathStamped(root, relativePath, maxBytes, false);
 }
 
 /**
@@ -64,15 +64,7 @@ export function readTextBeneathStamped(
   root: string,
   relativePath: string,
   maxBytes: number,
-): SafeText & { stats?: BigIntStats } {
-  return readText(root, relativePath, maxBytes, true);
-}
-
-function readText(
-  root: string,
-  relativePath: string,
-  maxBytes: number,
-  stamp: boolean,
+  stamp = true,
 ): SafeText & { stats?: BigIntStats } {
   let opened: Opened | undefined;
   try {

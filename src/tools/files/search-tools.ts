@@ -8,7 +8,7 @@ import { compileGlob, MAX_GLOB_CHARS } from "./glob-pattern.js";
 import { checkPatternLength, LineSearcher, MAX_PATTERN_CHARS, SearchSlots } from "./line-search.js";
 import { hiddenBelow, type Opened, openInScope, type PathScope } from "./safe-open.js";
 import { readOpened } from "./safe-read.js";
-import { openRegularAt, visitFiles } from "./walk-tree.js";
+import { openRegularAt, type TreeOptions, visitFiles } from "./walk-tree.js";
 import { displayPath } from "./workspace-path.js";
 
 const MAX_MATCHES = 200;
@@ -23,16 +23,8 @@ const GREP_TIME_LIMIT_SECONDS = 30;
 const MAX_LINE_CHARS = 300;
 const SKIPPED_FOLDERS = new Set([".git", "node_modules"]);
 
-export type GrepArgs = {
-  pattern: string;
-  path?: string;
-  glob?: string;
-};
-
-export type GlobArgs = {
-  pattern: string;
-  path?: string;
-};
+export type GlobArgs = { pattern: string; path?: string };
+export type GrepArgs = GlobArgs & { glob?: string };
 
 /** Searches running at once per pincer process; more wait for a free worker. */
 const MAX_CONCURRENT_SEARCHES = 4;
@@ -134,29 +126,21 @@ async function grep(
   if (opened.stats.isFile()) {
     await searchFile(opened, show(opened.path));
   } else {
-    const hidden = hiddenBelow(scope, opened.path);
-    const walk = await visitFiles(
-      opened.fd,
-      {
-        skip: SKIPPED_FOLDERS,
-        hidden,
-        signal: ctx.signal,
-        maxEntries: MAX_TREE_ENTRIES,
-      },
-      async ({ rel, dirFd, name }) => {
-        if (!filter.test(rel)) return true;
-        const file = openRegularAt(dirFd, name);
-        if (!file) return true;
-        try {
-          // MEMORY.md, under any name, is not searched for a chat that may not read it.
-          if (hidden.some((h) => h.dev === file.stats.dev && h.ino === file.stats.ino)) return true;
-          const path = join(opened.path, rel);
-          return await searchFile({ ...file, path, created: false }, show(path));
-        } finally {
-          closeSync(file.fd);
-        }
-      },
-    );
+    const options = walkOptions(scope, opened, ctx.signal);
+    const { hidden } = options;
+    const walk = await visitFiles(opened.fd, options, async ({ rel, dirFd, name }) => {
+      if (!filter.test(rel)) return true;
+      const file = openRegularAt(dirFd, name);
+      if (!file) return true;
+      try {
+        // MEMORY.md, under any name, is not searched for a chat that may not read it.
+        if (hidden.some((h) => h.dev === file.stats.dev && h.ino === file.stats.ino)) return true;
+        const path = join(opened.path, rel);
+        return await searchFile({ ...file, path, created: false }, show(path));
+      } finally {
+        closeSync(file.fd);
+      }
+    });
     if (walk.truncated) note ||= `(stopped after ${MAX_TREE_ENTRIES} entries; narrow the path or glob)`;
   }
   if (ctx.signal.aborted) throw new ToolError("grep was stopped (time limit or /stop).");
@@ -166,6 +150,10 @@ async function grep(
   if (truncated) matches.push(`(stopped at ${MAX_MATCHES} matches; narrow the pattern, path or glob)`);
   if (note) matches.push(note);
   return matches.join("\n");
+}
+
+function walkOptions(scope: PathScope, opened: Opened, signal: AbortSignal): TreeOptions {
+  return { skip: SKIPPED_FOLDERS, hidden: hiddenBelow(scope, opened.path), signal, maxEntries: MAX_TREE_ENTRIES };
 }
 
 export function createGlobTool(deps: FileToolDeps): Tool<GlobArgs> {
@@ -201,19 +189,10 @@ export function createGlobTool(deps: FileToolDeps): Tool<GlobArgs> {
         if (!opened.stats.isDirectory()) {
           throw new ToolError(`"${args.path}" is a file; glob needs a folder as path.`);
         }
-        await visitFiles(
-          opened.fd,
-          {
-            skip: SKIPPED_FOLDERS,
-            hidden: hiddenBelow(scope, opened.path),
-            signal: ctx.signal,
-            maxEntries: MAX_TREE_ENTRIES,
-          },
-          ({ rel }) => {
-            if (filter.test(rel)) found.push(displayPath(join(opened.path, rel), workspaceReal));
-            return true;
-          },
-        );
+        await visitFiles(opened.fd, walkOptions(scope, opened, ctx.signal), ({ rel }) => {
+          if (filter.test(rel)) found.push(displayPath(join(opened.path, rel), workspaceReal));
+          return true;
+        });
       } finally {
         closeSync(opened.fd);
       }

@@ -1,29 +1,9 @@
 import { Parser } from "htmlparser2";
 
 const SKIP = new Set(["script", "style", "noscript", "template", "svg", "head", "title", "iframe", "object"]);
-const BLOCK = new Set([
-  "p",
-  "div",
-  "br",
-  "li",
-  "tr",
-  "h1",
-  "h2",
-  "h3",
-  "h4",
-  "h5",
-  "h6",
-  "section",
-  "article",
-  "header",
-  "footer",
-  "blockquote",
-  "pre",
-  "table",
-  "ul",
-  "ol",
-  "hr",
-]);
+const BLOCK = new Set(
+  "p div br li tr h1 h2 h3 h4 h5 h6 section article header footer blockquote pre table ul ol hr".split(" "),
+);
 
 /**
  * The text of an HTML page without markup, from a streaming parser: linear in the page's size
@@ -50,12 +30,7 @@ export function htmlToPlainText(html: string): string {
     { decodeEntities: true },
   );
   parser.end(html);
-  return parts
-    .join("")
-    .replace(/[ \t\r\f\v]+/g, " ")
-    .replace(/ ?\n ?/g, "\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
+  return tidy(parts.join(""));
 }
 
 /**
@@ -78,7 +53,11 @@ export function stripTags(html: string): string {
     }
   }
   if (!inTag) out += html.slice(start);
-  return out
+  return tidy(out);
+}
+
+function tidy(text: string): string {
+  return text
     .replace(/[ \t\r\f\v]+/g, " ")
     .replace(/ ?\n ?/g, "\n")
     .replace(/\n{3,}/g, "\n\n")

@@ -25,49 +25,28 @@ const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 /** The configured provider. Its base URL is the operator's choice, so it is not SSRF-checked. */
 export function createSearchProvider(settings: SearchSettings): SearchProvider {
   const base = settings.baseUrl.replace(/\/+$/, "");
-  if (settings.provider === "brave") {
-    return {
-      label: "Brave Search",
-      async search(query, count, signal) {
-        const url = new URL(`${base}/res/v1/web/search`);
-        url.searchParams.set("q", query);
-        url.searchParams.set("count", String(count));
-        const data = await getJson(
-          "Brave Search",
-          url,
-          { accept: "application/json", "x-subscription-token": settings.apiKey ?? "" },
-          settings.timeoutMs,
-          signal,
-          "check BRAVE_API_KEY",
-        );
-        const results = (data as { web?: { results?: unknown[] } })?.web?.results ?? [];
-        const { htmlToPlainText } = await import("./html-to-text.js");
-        return results
-          .map((r) => toResult(r, "description", htmlToPlainText))
-          .filter(isResult)
-          .slice(0, count);
-      },
-    };
-  }
+  const brave = settings.provider === "brave";
+  const label = brave ? "Brave Search" : "SearXNG";
   return {
-    label: "SearXNG",
+    label,
     async search(query, count, signal) {
-      const url = new URL(`${base}/search`);
+      const url = new URL(brave ? `${base}/res/v1/web/search` : `${base}/search`);
       url.searchParams.set("q", query);
-      url.searchParams.set("format", "json");
-      const data = await getJson(
-        "SearXNG",
-        url,
-        { accept: "application/json" },
-        settings.timeoutMs,
-        signal,
-        'the instance must list "json" under search.formats in its settings.yml',
-      );
-      const results = (data as { results?: unknown[] })?.results ?? [];
+      url.searchParams.set(brave ? "count" : "format", brave ? String(count) : "json");
+      const headers: Record<string, string> = { accept: "application/json" };
+      if (brave) headers["x-subscription-token"] = settings.apiKey ?? "";
+      const hint = brave
+        ? "check BRAVE_API_KEY"
+        : 'the instance must list "json" under search.formats in its settings.yml';
+      const data = (await getJson(label, url, headers, settings.timeoutMs, signal, hint)) as {
+        web?: { results?: unknown[] };
+        results?: unknown[];
+      } | null;
+      const results = (brave ? data?.web?.results : data?.results) ?? [];
       // The HTML parser loads with the first search, not at start.
       const { htmlToPlainText } = await import("./html-to-text.js");
       return results
-        .map((r) => toResult(r, "content", htmlToPlainText))
+        .map((r) => toResult(r, brave ? "description" : "content", htmlToPlainText))
         .filter(isResult)
         .slice(0, count);
     },
