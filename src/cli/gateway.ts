@@ -14,22 +14,13 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   const app = await createApp(config, { log, mcpStatusFile: mcpStatusPath(config) });
   const channels: Channel[] = [];
   const media = mediaDir(config.home);
+  const deps = (channel: string) => ({ config, bus: app.bus, mediaDir: media, log: log.child({ channel }) });
   if (config.telegramToken) {
-    const { createTelegramChannel } = await import("../../channels/telegram/index.js");
-    channels.push(
-      createTelegramChannel({ config, bus: app.bus, mediaDir: media, log: log.child({ channel: "telegram" }) }),
-    );
-  } else {
-    log.info("telegram is off: TELEGRAM_BOT_TOKEN is not set");
-  }
+    channels.push((await import("../../channels/telegram/index.js")).createTelegramChannel(deps("telegram")));
+  } else log.info("telegram is off: TELEGRAM_BOT_TOKEN is not set");
   if (config.discordToken) {
-    const { createDiscordChannel } = await import("../../channels/discord/index.js");
-    channels.push(
-      createDiscordChannel({ config, bus: app.bus, mediaDir: media, log: log.child({ channel: "discord" }) }),
-    );
-  } else {
-    log.info("discord is off: DISCORD_BOT_TOKEN is not set");
-  }
+    channels.push((await import("../../channels/discord/index.js")).createDiscordChannel(deps("discord")));
+  } else log.info("discord is off: DISCORD_BOT_TOKEN is not set");
   if (channels.length === 0) log.warn("no channel is configured; pincer idles until one is (see .env.example)");
   // The web chat is a channel only while its page is served; a page that cannot listen stops nothing else.
   let page: ControlPage | undefined;

@@ -38,14 +38,13 @@ const n = (x: number) => x.toLocaleString("en-US");
  */
 export async function probeModelTurn(config: Config): Promise<Check> {
   const { system, tools } = fixedPrompt(config);
+  const messages: ChatMessage[] = [
+    { role: "system", content: system },
+    { role: "user", content: ASK },
+  ];
   const counter = createTokenCounter();
-  const fixed = counter.request(
-    [
-      { role: "system", content: system },
-      { role: "user", content: ASK },
-    ],
-    tools,
-  );
+  const fixed = counter.request(messages, tools);
+  const check = (status: Check["status"], detail: string): Check => ({ name: "model turn", status, detail });
   const endpoint = `${config.openai.model} at ${config.openai.baseUrl}`;
   const timeoutSeconds = Math.min(config.agent.modelTimeoutSeconds, MAX_TIMEOUT_SECONDS);
   const told = await discoverContext({ ...config.openai, timeoutMs: 5000 });
@@ -62,48 +61,36 @@ export async function probeModelTurn(config: Config): Promise<Check> {
     `${size}, smaller than pincer's fixed prompt (about ${n(fixed)} tokens: instructions and ${tools.length} tool schemas), so no turn can succeed: start the server with a larger context (llama.cpp -c 8192, Ollama num_ctx or OLLAMA_CONTEXT_LENGTH, LM Studio's context length), or turn off tools in agent.disabledTools (the biggest: ${biggest})`;
 
   const model = createOpenAIModel({ ...config.openai, timeoutSeconds, retries: 0, stream: config.agent.stream });
-  const messages: ChatMessage[] = [
-    { role: "system", content: system },
-    { role: "user", content: ASK },
-  ];
   let reply: ModelReply;
   try {
     reply = await model.complete({ messages, tools });
   } catch (err) {
-    return { name: "model turn", status: "fail", detail: refusalAdvice(err, tooSmall, timeoutSeconds) };
+    return check("fail", refusalAdvice(err, tooSmall, timeoutSeconds));
   }
   const context = known
     ? `context ${n(window)} tokens${window < config.agent.contextTokens ? ` (${where})` : " (agent.contextTokens)"}`
     : `context not told by the server, agent.contextTokens ${n(config.agent.contextTokens)} assumed`;
-  if (requestBudget(window) < fixed) {
-    return {
-      name: "model turn",
-      status: "fail",
-      detail: tooSmall(`the model's context is ${n(window)} tokens (${where})`),
-    };
-  }
+  if (requestBudget(window) < fixed)
+    return check("fail", tooSmall(`the model's context is ${n(window)} tokens (${where})`));
   const calls = reply.toolCalls.map((c) => c.name);
   if (calls.length > 0) {
-    return {
-      name: "model turn",
-      status: "ok",
-      detail: `a request with ${tools.length} tools was answered with a tool call (${calls.join(", ")}); ${context}; the fixed prompt takes about ${n(fixed)}`,
-    };
+    return check(
+      "ok",
+      `a request with ${tools.length} tools was answered with a tool call (${calls.join(", ")}); ${context}; the fixed prompt takes about ${n(fixed)}`,
+    );
   }
   // Text calls naming an offered tool come back as real ones (see llm/text-tool-calls.ts); the
   // rest are left out of the content and listed in `discarded`.
   if (reply.discarded?.length || TEXT_CALL.test(reply.content)) {
-    return {
-      name: "model turn",
-      status: "warn",
-      detail: `the model writes its tool calls as text instead of the API's tool_calls: the server does not parse them (llama.cpp: --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser NAME; Ollama: a model whose template has tools); ${context}`,
-    };
+    return check(
+      "warn",
+      `the model writes its tool calls as text instead of the API's tool_calls: the server does not parse them (llama.cpp: --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser NAME; Ollama: a model whose template has tools); ${context}`,
+    );
   }
-  return {
-    name: "model turn",
-    status: "warn",
-    detail: `the model answered without calling the offered tool: its chat template may not support tools (llama-server then drops them silently; use --jinja with a template that has tools), or the model declined; ${context}`,
-  };
+  return check(
+    "warn",
+    `the model answered without calling the offered tool: its chat template may not support tools (llama-server then drops them silently; use --jinja with a template that has tools), or the model declined; ${context}`,
+  );
 }
 
 /** What an error to the tool-offering request means for a turn, with what to do. */

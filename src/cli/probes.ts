@@ -13,36 +13,29 @@ const TIMEOUT_MS = 10_000;
 /** Asks the model endpoint for its models with the configured key, as the first turn would. */
 export async function probeModel(config: Pick<Config, "openai">): Promise<Check> {
   const { apiKey, baseUrl, model } = config.openai;
-  if (!apiKey) return { name: "model", status: "fail", detail: "OPENAI_API_KEY is not set: put it in .env" };
+  const check = (status: Check["status"], detail: string): Check => ({ name: "model", status, detail });
+  if (!apiKey) return check("fail", "OPENAI_API_KEY is not set: put it in .env");
   let OpenAI: Awaited<ReturnType<typeof loadOpenAI>>;
   try {
     OpenAI = await loadOpenAI();
   } catch (err) {
-    return { name: "model", status: "fail", detail: (err as Error).message };
+    return check("fail", (err as Error).message);
   }
   const client = new OpenAI({ apiKey, baseURL: baseUrl, timeout: TIMEOUT_MS, maxRetries: 0 });
   try {
     const ids: string[] = [];
     for await (const entry of client.models.list()) ids.push(entry.id);
     if (ids.length > 0 && !ids.includes(model)) {
-      return {
-        name: "model",
-        status: "warn",
-        detail: `${baseUrl} answers, but does not list PINCER_MODEL "${model}"; it lists ${ids.slice(0, 5).join(", ")}${ids.length > 5 ? ", …" : ""}`,
-      };
+      const listed = `${ids.slice(0, 5).join(", ")}${ids.length > 5 ? ", …" : ""}`;
+      return check("warn", `${baseUrl} answers, but does not list PINCER_MODEL "${model}"; it lists ${listed}`);
     }
-    return { name: "model", status: "ok", detail: `${model} at ${baseUrl} answers` };
+    return check("ok", `${model} at ${baseUrl} answers`);
   } catch (err) {
-    if (err instanceof OpenAI.AuthenticationError) {
-      return { name: "model", status: "fail", detail: `${baseUrl} refused OPENAI_API_KEY (401): check the key` };
-    }
-    if (err instanceof OpenAI.NotFoundError)
-      return { name: "model", status: "fail", detail: notFoundHint(config.openai) };
-    return {
-      name: "model",
-      status: "fail",
-      detail: `${baseUrl} did not answer (${(err as Error).message}): check OPENAI_BASE_URL and that the endpoint runs`,
-    };
+    if (err instanceof OpenAI.AuthenticationError)
+      return check("fail", `${baseUrl} refused OPENAI_API_KEY (401): check the key`);
+    if (err instanceof OpenAI.NotFoundError) return check("fail", notFoundHint(config.openai));
+    const said = (err as Error).message;
+    return check("fail", `${baseUrl} did not answer (${said}): check OPENAI_BASE_URL and that the endpoint runs`);
   }
 }
 
