@@ -6,6 +6,7 @@ import { toChatMessage } from "./agent/context.js";
 import { HelperManager } from "./agent/helpers.js";
 import { listSkills } from "./agent/skills.js";
 import { AgentWorker } from "./agent/worker.js";
+import { type Approvals, createApprovals } from "./approvals/approvals.js";
 import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
 import { outboxLog } from "./bus/outbox-log.js";
@@ -66,6 +67,8 @@ export interface App {
   scheduler: Scheduler;
   /** MCP servers: connected in the background by start(), closed by stop(). */
   mcp: McpManager;
+  /** Present when config `approvals` asks for any: the control page decides through it. */
+  approvals?: Approvals;
   /** Present when heartbeat.intervalMinutes is set. */
   heartbeat?: Heartbeat;
   /** Present when the control page is on (PINCER_WEB_ADDR): it is what serves /metrics. */
@@ -117,6 +120,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     log: log.child({ part: "access" }),
   });
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
+  const approvals = createApprovals(config, { store, bus, log, now: options.now });
   const wallClock = options.now;
   const scheduler = new Scheduler({
     store: store.jobs,
@@ -158,6 +162,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     },
     tokens,
     window,
+    approve: approvals?.forHelpers,
     settings: {
       ...config.helpers,
       modelName: helperModel ?? config.openai.model,
@@ -250,6 +255,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     now: options.now,
     window,
     recheckWindow: contextRecheck(config, limits),
+    approve: approvals?.forTurns,
     ready: () => ready,
     statusLines: () => [contextLine(window(), config.agent.contextTokens), ...mcpStatusLines(mcp.status())],
     observer: metrics?.observer,
@@ -274,6 +280,8 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   const running: Channel[] = [];
   let workerDone: Promise<void> = Promise.resolve();
   let stopHousekeeping: (() => void) | undefined;
+  const housekeep = () =>
+    startHousekeeping({ store, mediaDir: mediaDir(config.home), retention: config.retention, log });
   let stopWatching: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
   let outboxPoll: NodeJS.Timeout | undefined;
@@ -289,6 +297,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     helpers,
     scheduler,
     mcp,
+    approvals,
     heartbeat,
     metrics,
     consolidator,
@@ -313,12 +322,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
             start: () => {
               scheduler.start(channels.map((c) => c.name));
               heartbeat?.start();
-              stopHousekeeping = startHousekeeping({
-                store,
-                mediaDir: mediaDir(config.home),
-                retention: config.retention,
-                log,
-              });
+              stopHousekeeping = housekeep();
             },
             stop: () => {
               stopHousekeeping?.();
@@ -364,12 +368,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
       stopWatching = await store.watch?.((change) => {
         if (change.kind === "outbox") bus.outboundRecorded(change.channel as ChannelName);
       });
-      stopHousekeeping = startHousekeeping({
-        store,
-        mediaDir: mediaDir(config.home),
-        retention: config.retention,
-        log,
-      });
+      stopHousekeeping = housekeep();
     },
     stop() {
       stopping ??= (async () => {

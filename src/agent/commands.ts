@@ -15,6 +15,13 @@ export interface CommandContext {
   reply(text: string): Promise<unknown>;
 }
 
+/** Why a turn was aborted by /stop (not a shutdown, after which it resumes). */
+export class StopRequested extends Error {
+  constructor() {
+    super("stopped by /stop");
+  }
+}
+
 /** Answers /stop, /status or /help for the chat of `msg`. */
 export async function answerCommand(
   command: "stop" | "status" | "help",
@@ -27,7 +34,7 @@ export async function answerCommand(
     // The message waiting for the model is this chat's running work: /stop sets it aside.
     if (lane.pausedUntil !== undefined) return await setAsideWaiting(stopReply(false, cancelled, true));
     text = stopReply(Boolean(lane.running), cancelled);
-    lane.running?.abort(new Error("stopped by /stop"));
+    lane.running?.abort(new StopRequested());
   } else if (command === "status") {
     text = statusReply({
       model: deps.settings.model,

@@ -9,7 +9,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import { ToolError } from "../tools/tool.js";
 import { untilAborted } from "./abortable.js";
 import { formatLocal } from "./context.js";
-import { runAgentLoop } from "./loop.js";
+import { type LoopDeps, runAgentLoop } from "./loop.js";
 
 /** Tools a helper never gets: it may not spawn more helpers, write to chats, or schedule jobs. */
 export const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
@@ -47,6 +47,8 @@ export interface HelperDeps {
   /** With both, every request of a helper fits the context window `window()` says (as for turns). */
   tokens?: TokenCounter;
   window?: () => number;
+  /** Asks the user the helper works for before a call where config `approvals` says so. */
+  approve?: LoopDeps["approve"];
 }
 
 /** A running helper as /status shows it. */
@@ -180,6 +182,7 @@ export class HelperManager {
           log,
           tokens: deps.tokens,
           window: deps.window,
+          approve: deps.approve,
           onToolResult: (call, text, durationMs) =>
             void deps.audit
               ?.record({ sessionKey, tool: call.name, arguments: call.arguments, result: text, durationMs })

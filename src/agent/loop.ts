@@ -32,6 +32,8 @@ export interface LoopDeps {
   window?: () => number;
   /** When the request does not fit `window()`: asks whether the endpoint takes more now (true: try again). */
   recheckWindow?: () => Promise<boolean>;
+  /** Asks a person before a call where config `approvals` says so: undefined to run it, else its result. */
+  approve?: (call: ToolCall, ctx: ToolContext) => Promise<string | undefined>;
 }
 
 /** The message a tool call gets when it was running as the process died and is not safe to repeat. */
@@ -240,8 +242,10 @@ async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext)
       batch.map(async (index) => {
         const call = calls[index];
         const started = performance.now();
-        await deps.steps?.started(call);
-        results[index] = await deps.registry.execute(call.name, call.arguments, ctx);
+        // Asked first (a call waiting for its tap has not started: a resumed turn asks again, or waits on).
+        const refused = await deps.approve?.(call, ctx);
+        if (refused === undefined) await deps.steps?.started(call);
+        results[index] = refused ?? (await deps.registry.execute(call.name, call.arguments, ctx));
         // Not recorded once the turn is cancelled: a shutdown's "cancelled" is not the tool's result.
         if (!ctx.signal.aborted) await deps.steps?.result(call, results[index]);
         deps.onToolResult?.(call, results[index], performance.now() - started);

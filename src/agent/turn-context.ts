@@ -93,3 +93,17 @@ function entryDates(entry: MemoryEntry, timezone: string): string {
   const to = formatDay(entry.periodEnd, timezone);
   return from === to ? from : `${from} – ${to}`;
 }
+
+/** What kind of run a message starts: a person's message, or one pincer addressed to itself. */
+export type RunKind = "conversation" | "reminder" | "heartbeat" | "helper";
+
+export function runKindOf(msg: Pick<InboundMessage, "channel" | "meta">): RunKind {
+  if (msg.channel !== "system") return "conversation";
+  const kind = msg.meta?.kind;
+  return kind === "cron" ? "reminder" : kind === "heartbeat" || kind === "helper" ? kind : "conversation";
+}
+
+/** The user a run speaks for: the sender, or for a scheduled run or a helper's result the job's / parent's owner. */
+export function ownerOf(msg: Pick<InboundMessage, "channel" | "senderId" | "meta">): string | undefined {
+  return msg.channel === "system" ? msg.meta?.userId : msg.senderId;
+}

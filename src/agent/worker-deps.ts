@@ -16,6 +16,7 @@ import type {
 import type { ReadCache } from "../tools/files/read-cache.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { PreparedAttachments } from "./attachments.js";
+import type { LoopDeps } from "./loop.js";
 import type { Skill } from "./skills.js";
 import type { TurnObserver } from "./turn-stats.js";
 import type { WaitLimits } from "./waiting.js";
@@ -86,6 +87,8 @@ export interface WorkerDeps {
   senderHasAccess?: (msg: InboundMessage) => Promise<boolean>;
   /** Called once a message's turn is over and its reply is in the outbox. */
   onTurnFinished?: (msg: InboundMessage) => void;
+  /** Asks a person before a call where config `approvals` says so (src/approvals); absent when off. */
+  approve?: LoopDeps["approve"];
   /** Told about model calls, tool calls and finished turns (metrics). */
   observer?: TurnObserver;
 }

@@ -198,10 +198,7 @@ export class AgentWorker {
       .catch((err: unknown) => this.deps.log.error({ err, session: msg.sessionKey }, "could not start over"));
   }
 
-  /**
-   * Runs one message's turn; returns a time to run it again when the model was unavailable.
-   * `signal` is aborted by /stop and by the shutdown (stop() aborts every running turn's controller).
-   */
+  /** Runs one message's turn (`signal`: /stop and the shutdown); returns when to run it again if the model was away. */
   private async runTurn(msg: InboundMessage, signal: AbortSignal): Promise<number | undefined> {
     const { deps } = this;
     const startedAt = Date.now();
@@ -287,6 +284,7 @@ export class AgentWorker {
           tokens: deps.tokens,
           window,
           recheckWindow: deps.recheckWindow,
+          approve: deps.approve,
           onToolResult: (call, text, durationMs) => {
             meter.tool(call.name, text);
             deps.audit

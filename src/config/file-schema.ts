@@ -77,6 +77,12 @@ export const fileSchema = {
       maxFileSizeMB: { type: "integer", minimum: 0, default: 1024 },
       maxMemoryMB: { type: "integer", minimum: 0, default: 2048 },
     }),
+    // Ask in the chat before a command or a listed tool runs (src/approvals; docs/security.md).
+    approvals: section({
+      exec: { enum: ["off", "ask", "unlisted"], default: "off" },
+      tools: { type: "array", items: { type: "string", minLength: 1 }, default: [] },
+      timeoutSeconds: { type: "number", minimum: 5, default: 300 },
+    }),
     telegram: section({
       allowedGroups: { type: "array", items: { type: "string" }, default: [] },
       webhookUrl: { type: "string" },
@@ -214,6 +220,8 @@ export interface FileConfig {
     maxFileSizeMB: number;
     maxMemoryMB: number;
   };
+  /** `exec`: off, ask for every command, or only for those outside exec.allowPatterns; `tools`: name globs. */
+  approvals: { exec: "off" | "ask" | "unlisted"; tools: string[]; timeoutSeconds: number };
   telegram: { allowedGroups: string[]; webhookUrl?: string; webhookSecret?: string; webhookPort: number };
   discord: { allowedChannels: string[]; allowBots: boolean };
   /** `tools`: what a scheduled run may use; absent means every tool but cron and spawn. */

@@ -207,7 +207,7 @@ async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
 }
 
 /** Records the row and tells every listening process which channel has something to send. */
-async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<number> {
+export async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<number> {
   const id = await scalar<number>(
     db,
     "INSERT INTO outbox (channel, chat_key, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id",

@@ -1,3 +1,4 @@
+import { SqlApprovals } from "./approvals.js";
 import { SqlConversations } from "./conversations.js";
 import { SqlJobs } from "./jobs.js";
 import { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
@@ -27,5 +28,6 @@ export function storeOn(
     dashboard: new SqlDashboard(db),
     retention: new SqlRetention(db),
     status: new SqlStatus(db),
+    approvals: new SqlApprovals(db),
   };
 }

@@ -1,4 +1,5 @@
 import type { InboundMessage } from "../bus/types.js";
+import type { SqlApprovals } from "./approvals.js";
 import type { Fence } from "./cluster.js";
 import type { SqlConversations } from "./conversations.js";
 import type { SqlJobs } from "./jobs.js";
@@ -8,6 +9,7 @@ import type { SqlPairing } from "./pairing.js";
 import type { PairingOptions, StoredMessage } from "./types.js";
 import type { SqlAudit, SqlDashboard, SqlHelperRuns, SqlRetention, SqlStatus } from "./views.js";
 
+export type { AllowedEntry, Approval, ApprovalChoice, ApprovalState, NewApproval } from "./approvals.js";
 export type * from "./types.js";
 export { estimateTokens } from "./types.js";
 
@@ -31,6 +33,8 @@ export type HelperRunStore = Api<SqlHelperRuns>;
 export type DashboardStore = Api<SqlDashboard>;
 export type RetentionStore = Api<SqlRetention>;
 export type StatusStore = Api<SqlStatus>;
+/** Tool calls waiting for a tap, and each conversation's "always allowed" list. */
+export type ApprovalStore = Api<SqlApprovals>;
 
 /**
  * Every durable thing pincer does goes through this one asynchronous interface, in small groups.
@@ -51,6 +55,7 @@ export interface Store {
   dashboard: DashboardStore;
   retention: RetentionStore;
   status: StatusStore;
+  approvals: ApprovalStore;
   /**
    * Tells of rows written by any process (PostgreSQL's LISTEN/NOTIFY): a reply recorded for a
    * channel, a message accepted for a conversation. Absent where one process is all there is.

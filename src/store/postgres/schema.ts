@@ -174,6 +174,38 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
       ALTER TABLE outbox_progress ADD COLUMN message_ids text;
     `,
   },
+  {
+    // Pending approvals and the "always allowed" lists, as SQLite's 25-approvals.
+    id: "004-approvals",
+    sql: `
+      CREATE TABLE approvals (
+        id text PRIMARY KEY,
+        session_key text NOT NULL,
+        turn_key text NOT NULL,
+        tool_call_id text NOT NULL,
+        tool text NOT NULL,
+        summary text NOT NULL,
+        remember text NOT NULL,
+        decider text,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'allowed', 'denied', 'expired')),
+        choice text CHECK (choice IN ('once', 'always', 'deny')),
+        decided_by text,
+        decided_at bigint,
+        prompt_outbox_id bigint,
+        UNIQUE (turn_key, tool_call_id)
+      );
+      CREATE INDEX approvals_by_state ON approvals (state, created_at);
+      CREATE TABLE always_allowed (
+        session_key text NOT NULL,
+        entry text NOT NULL,
+        added_by text NOT NULL,
+        added_at bigint NOT NULL,
+        PRIMARY KEY (session_key, entry)
+      );
+    `,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

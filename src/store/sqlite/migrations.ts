@@ -318,4 +318,36 @@ export const migrations: Migration[] = [
       ALTER TABLE outbox_progress ADD COLUMN message_ids TEXT;
     `,
   },
+  {
+    // Issue 25: tool calls waiting for a person's tap, and what each conversation always allows.
+    id: "25-approvals",
+    sql: `
+      CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        turn_key TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        remember TEXT NOT NULL,
+        decider TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'allowed', 'denied', 'expired')),
+        choice TEXT CHECK (choice IN ('once', 'always', 'deny')),
+        decided_by TEXT,
+        decided_at INTEGER,
+        prompt_outbox_id INTEGER,
+        UNIQUE (turn_key, tool_call_id)
+      );
+      CREATE INDEX approvals_by_state ON approvals (state, created_at);
+      CREATE TABLE always_allowed (
+        session_key TEXT NOT NULL,
+        entry TEXT NOT NULL,
+        added_by TEXT NOT NULL,
+        added_at INTEGER NOT NULL,
+        PRIMARY KEY (session_key, entry)
+      );
+    `,
+  },
 ];

@@ -20,7 +20,7 @@ export type ExecArgs = {
 };
 
 export interface ExecToolDeps {
-  config: Pick<Config, "exec" | "sandbox" | "home">;
+  config: Pick<Config, "exec" | "sandbox" | "home"> & Partial<Pick<Config, "approvals">>;
   /** The host environment the allowlist picks from; process.env in production. */
   hostEnv?: Record<string, string | undefined>;
   /** Probes the sandbox once, on the first call; injectable so tests can simulate a host without bwrap. */
@@ -35,7 +35,9 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
   const hostEnv = deps.hostEnv ?? process.env;
   const media = mediaDir(deps.config.home);
   const denyPatterns = compilePatterns(exec.denyPatterns, "exec.denyPatterns");
-  const allowPatterns = compilePatterns(exec.allowPatterns, "exec.allowPatterns");
+  // With approvals.exec "unlisted" the allowlist says what runs unasked; the rest is asked, not refused.
+  const unlisted = deps.config.approvals?.exec === "unlisted";
+  const allowPatterns = unlisted ? [] : compilePatterns(exec.allowPatterns, "exec.allowPatterns");
   const probe = deps.checkSandbox ?? (() => checkSandbox(deps.config));
   // One probe per tool instance: the host does not change between calls, and a failed probe is re-tried.
   let sandboxReady: Promise<SandboxStatus> | undefined;

@@ -1,0 +1,255 @@
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import { StopRequested } from "../agent/commands.js";
+import { ownerOf } from "../agent/turn-context.js";
+import type { MessageBus } from "../bus/bus.js";
+import {
+  type ButtonTap,
+  type OutboundMessage,
+  parseSessionKey,
+  replyTarget,
+  sessionKeyOf,
+  type TapAnswer,
+} from "../bus/types.js";
+import type { Config } from "../config/config.js";
+import type { ToolCall } from "../llm/model.js";
+import type { Approval, ApprovalStore, Store } from "../store/store.js";
+import { compilePatterns } from "../tools/exec/guard.js";
+import type { ToolContext } from "../tools/tool.js";
+import {
+  type ApprovalPolicy,
+  approvalButtons,
+  askedCall,
+  type Choice,
+  fenced,
+  MAX_SUMMARY_CHARS,
+  mayAsk,
+  mayDecide,
+  parseTapData,
+} from "./policy.js";
+
+export interface ApprovalDeps {
+  store: ApprovalStore;
+  bus: Pick<MessageBus, "outboundRecorded">;
+  policy: ApprovalPolicy;
+  timeoutSeconds: number;
+  log: Logger;
+  now?: () => number;
+  /** How often a waiting call reads its approval again: the deciding tap may land in another process. */
+  pollMs?: number;
+}
+
+/** The approvals config `approvals` asks for; undefined when it asks for none (nothing changes). */
+export function createApprovals(
+  config: Config,
+  deps: { store: Store; bus: MessageBus; log: Logger; now?: () => Date },
+): Approvals | undefined {
+  const { exec, tools, timeoutSeconds } = config.approvals;
+  if (exec === "off" && tools.length === 0) return undefined;
+  const allowPatterns = compilePatterns(config.exec.allowPatterns, "exec.allowPatterns");
+  const { now } = deps;
+  return new Approvals({
+    store: deps.store.approvals,
+    bus: deps.bus,
+    policy: { exec, tools, allowPatterns },
+    timeoutSeconds,
+    log: deps.log.child({ part: "approvals" }),
+    now: now && (() => now().getTime()),
+  });
+}
+
+export const DENIED = "Error: denied by the user.";
+const EXPIRED = "This approval has expired.";
+const NOT_YOURS = "This is not yours to decide.";
+
+/**
+ * Asks a person before a call the policy names: posts the prompt with its three buttons to the
+ * run's own conversation, waits for the decision (woken here, or by polling the store when it
+ * was taken in another process) up to the deadline, and takes each decision exactly once.
+ */
+export class Approvals {
+  private readonly wakers = new Map<string, Set<() => void>>();
+  private readonly now: () => number;
+
+  constructor(private readonly deps: ApprovalDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** For a conversation's turns, which resume after a restart, and for helpers, which do not. */
+  readonly forTurns = (call: ToolCall, ctx: ToolContext) => this.check(call, ctx, true);
+  readonly forHelpers = (call: ToolCall, ctx: ToolContext) => this.check(call, ctx, false);
+  /** The router's handler of `a:` taps. */
+  readonly onTap = (tap: ButtonTap) => this.tap(tap);
+
+  /**
+   * Undefined when the call may run; else the call's result instead (`Error: …`). Throws the
+   * signal's reason when the run is aborted meanwhile. `resumable`: the run resumes after a
+   * restart (a conversation's turn), so a shutdown leaves its approval waiting for it.
+   */
+  async check(call: ToolCall, ctx: ToolContext, resumable: boolean): Promise<string | undefined> {
+    const { policy, store } = this.deps;
+    if (!mayAsk(call.name, policy)) return undefined;
+    const args = parseArgs(call.arguments);
+    // Arguments the tool cannot take are the registry's to refuse: nothing of them would run.
+    if (!args) return undefined;
+    const target = replyTarget(ctx.inbound);
+    const sessionKey = sessionKeyOf(target.channel, target.chatId, target.threadId);
+    const asked = askedCall(call.name, args, policy, await store.alwaysAllowed(sessionKey));
+    if (!asked) return undefined;
+    if (asked.summary.length > MAX_SUMMARY_CHARS) {
+      return `Error: this call is too long to show for approval (${asked.summary.length} characters, at most ${MAX_SUMMARY_CHARS}); do it in smaller steps.`;
+    }
+    const turnKey = `${ctx.sessionKey}|${ctx.inbound.id}`;
+    // Click fatigue: the same question is not put to the user twice in one turn.
+    if (await store.deniedInTurn(turnKey, asked.summary))
+      return `${DENIED} They said no to this already; do not ask again.`;
+    const owner = ownerOf(ctx.inbound);
+    const now = this.now();
+    const id = randomBytes(9).toString("base64url");
+    const { approval, created } = await store.request(
+      {
+        id,
+        sessionKey,
+        turnKey,
+        toolCallId: call.id,
+        tool: call.name,
+        ...asked,
+        decider: owner && `${target.channel}:${owner}`,
+        createdAt: now,
+        expiresAt: now + this.deps.timeoutSeconds * 1000,
+      },
+      {
+        ...target,
+        kind: "reply",
+        text: promptText(call.name, asked.summary, this.deps.timeoutSeconds),
+        buttons: approvalButtons(id),
+      },
+    );
+    if (created) this.deps.bus.outboundRecorded(target.channel);
+    // A resumed turn's call is the one asked about, unchanged, or it does not run.
+    if (approval.summary !== asked.summary) return "Error: this call differs from the one the user was asked about.";
+    const settled = await this.wait(approval, ctx.signal, resumable);
+    if (settled.state === "allowed") return undefined;
+    if (settled.state === "denied") return DENIED;
+    return `Error: nobody answered the approval request within ${this.deps.timeoutSeconds} s, so it did not run.`;
+  }
+
+  /** A tap on a prompt's button: only the person the run speaks for, in the conversation asked. */
+  async tap(tap: ButtonTap): Promise<TapAnswer> {
+    const parsed = parseTapData(tap.data);
+    const approval = parsed && (await this.deps.store.get(parsed.id));
+    if (!parsed || !approval) return { text: EXPIRED };
+    const here = {
+      sessionKey: sessionKeyOf(tap.channel, tap.chatId, tap.threadId),
+      decider: `${tap.channel}:${tap.senderId}`,
+    };
+    if (!mayDecide(approval, here)) return { text: NOT_YOURS };
+    return { text: await this.decide(approval.id, parsed.choice, tap.senderName) };
+  }
+
+  /** Decides (the control page calls it directly); returns what the decider is told. */
+  async decide(id: string, choice: Choice, by: string): Promise<string> {
+    const { store } = this.deps;
+    const now = this.now();
+    const decided = await store.decide(id, choice, by, now, (a) => this.edit(a, decidedText(a)));
+    if (decided) {
+      this.settled(decided);
+      return choice === "deny" ? "Denied." : choice === "always" ? "Always allowed here." : "Allowed once.";
+    }
+    const current = await store.get(id);
+    if (current?.state === "pending" && now >= current.expiresAt) await this.expire(current, now);
+    return current?.state === "allowed" || current?.state === "denied" ? `Already ${current.state}.` : EXPIRED;
+  }
+
+  private async wait(approval: Approval, signal: AbortSignal, resumable: boolean): Promise<Approval> {
+    let current = approval;
+    try {
+      while (current.state === "pending") {
+        const left = current.expiresAt - this.now();
+        if (left <= 0) return (await this.expire(current, this.now())) ?? current;
+        await this.sleep(current.id, signal, Math.min(left, this.deps.pollMs ?? 1000));
+        current = (await this.deps.store.get(current.id)) ?? current;
+      }
+      return current;
+    } catch (err) {
+      // Stopped, or a helper's end: nobody waits for a decision any more. A shutdown keeps it for the resumed turn.
+      if (signal.aborted && (!resumable || signal.reason instanceof StopRequested)) {
+        await this.expire(current, this.now(), "the request ended before anyone answered").catch((e: unknown) =>
+          this.deps.log.warn({ err: e }, "could not close an approval"),
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** Resolves after `ms`, or when the approval is decided here; rejects when the run is aborted. */
+  private sleep(id: string, signal: AbortSignal, ms: number): Promise<void> {
+    signal.throwIfAborted();
+    return new Promise<void>((resolve, reject) => {
+      const set = this.wakers.get(id) ?? new Set();
+      this.wakers.set(id, set);
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", aborted);
+        set.delete(done);
+        if (set.size === 0) this.wakers.delete(id);
+      };
+      const aborted = () => {
+        done();
+        reject(signal.reason);
+      };
+      const timer = setTimeout(() => {
+        done();
+        resolve();
+      }, ms);
+      set.add(() => {
+        done();
+        resolve();
+      });
+      signal.addEventListener("abort", aborted, { once: true });
+    });
+  }
+
+  private async expire(approval: Approval, now: number, why?: string): Promise<Approval | undefined> {
+    const reason = why ?? `nobody answered within ${this.deps.timeoutSeconds} s`;
+    const expired = await this.deps.store.expire(approval.id, now, (a) =>
+      this.edit(a, `⌛ Not run: ${reason}.\n${fenced(a.summary)}`),
+    );
+    if (expired) this.settled(expired);
+    return expired ?? (await this.deps.store.get(approval.id));
+  }
+
+  private settled(approval: Approval): void {
+    for (const wake of [...(this.wakers.get(approval.id) ?? [])]) wake();
+    const target = parseSessionKey(approval.sessionKey);
+    if (target) this.deps.bus.outboundRecorded(target.channel);
+  }
+
+  /** The prompt rewritten in place, its buttons gone. */
+  private edit(approval: Approval, text: string): OutboundMessage | undefined {
+    const target = parseSessionKey(approval.sessionKey);
+    if (!target || approval.promptOutboxId === undefined) return undefined;
+    return { ...target, kind: "reply", text, editOf: { outboxId: approval.promptOutboxId }, buttons: [] };
+  }
+}
+
+function parseArgs(raw: string): Record<string, unknown> | undefined {
+  try {
+    const args: unknown = typeof raw === "string" ? JSON.parse(raw || "{}") : raw;
+    return args !== null && typeof args === "object" && !Array.isArray(args)
+      ? (args as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function promptText(tool: string, summary: string, seconds: number): string {
+  const what = tool === "exec" ? "run this command" : `use the tool ${tool}`;
+  return `**Approval needed:** pincer wants to ${what}:\n${fenced(summary)}\nOnly the person who started this can decide; ${seconds} s to answer.`;
+}
+
+function decidedText(a: Approval): string {
+  const how = a.choice === "deny" ? "🚫 Denied" : a.choice === "always" ? "✅ Always allowed here" : "✅ Allowed once";
+  return `${how} by ${a.decidedBy}:\n${fenced(a.summary)}`;
+}

@@ -1,0 +1,95 @@
+import type { Button } from "../bus/types.js";
+import { commandParts } from "../tools/exec/command-parts.js";
+
+/** What config `approvals` asks for, with exec.allowPatterns compiled. */
+export interface ApprovalPolicy {
+  exec: "off" | "ask" | "unlisted";
+  /** Tool-name globs (`*` any run of characters): these tools ask too. exec is governed by `exec` alone. */
+  tools: readonly string[];
+  /** exec.allowPatterns: in `unlisted` mode a command whose every part matches one runs without asking. */
+  allowPatterns: readonly RegExp[];
+}
+
+/** A call that must be asked about: what the prompt shows, and what "Always allow" remembers of it. */
+export interface AskedCall {
+  /** Exactly what will run: the command (and its folder), or the tool and its arguments. */
+  summary: string;
+  /** `exec:<the exact command>` or `tool:<name>`: the "always allowed" entry that covers the call. */
+  remember: string;
+}
+
+export type Choice = "once" | "always" | "deny";
+
+/** Longer calls are refused unasked: a prompt must show all of what runs, and fit in one chat message. */
+export const MAX_SUMMARY_CHARS = 700;
+
+/** The call as it is asked about, or undefined when the policy lets it run unasked. */
+export function askedCall(
+  tool: string,
+  args: Record<string, unknown>,
+  policy: ApprovalPolicy,
+  alwaysAllowed: readonly string[],
+): AskedCall | undefined {
+  const asked = subjectOf(tool, args, policy);
+  return asked && !alwaysAllowed.includes(asked.remember) ? asked : undefined;
+}
+
+/** Whether the policy can ask about this tool at all (cheap: decides whether the store is read). */
+export function mayAsk(tool: string, policy: ApprovalPolicy): boolean {
+  return tool === "exec" ? policy.exec !== "off" : policy.tools.some((glob) => matchesGlob(tool, glob));
+}
+
+function subjectOf(tool: string, args: Record<string, unknown>, policy: ApprovalPolicy): AskedCall | undefined {
+  if (!mayAsk(tool, policy)) return undefined;
+  if (tool !== "exec") return { summary: `${tool} ${JSON.stringify(args, null, 1)}`, remember: `tool:${tool}` };
+  const command = String(args.command ?? "");
+  if (policy.exec === "unlisted" && isListed(command, policy.allowPatterns)) return undefined;
+  const where = typeof args.working_dir === "string" ? `\n(in ${args.working_dir})` : "";
+  return { summary: `${command}${where}`, remember: `exec:${command}` };
+}
+
+/** Every part of a chained command matches an allow pattern (as the guard checks it). */
+function isListed(command: string, patterns: readonly RegExp[]): boolean {
+  const parts = commandParts(command);
+  return patterns.length > 0 && parts.length > 0 && parts.every((part) => patterns.some((p) => p.test(part)));
+}
+
+export function matchesGlob(name: string, glob: string): boolean {
+  const escaped = glob.split("*").map((piece) => piece.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
+  return new RegExp(`^${escaped.join(".*")}$`).test(name);
+}
+
+/** The three buttons under a prompt; their data is `a:<id>:<choice>`. */
+export function approvalButtons(id: string): Button[][] {
+  return [
+    [
+      { label: "Allow once", data: `a:${id}:once` },
+      { label: "Always allow", data: `a:${id}:always` },
+      { label: "Deny", data: `a:${id}:deny` },
+    ],
+  ];
+}
+
+/** A tap's data read back; undefined for anything else (forged, truncated, another prefix). */
+export function parseTapData(data: string): { id: string; choice: Choice } | undefined {
+  const m = /^a:([A-Za-z0-9_-]{1,40}):(once|always|deny)$/.exec(data);
+  return m ? { id: m[1], choice: m[2] as Choice } : undefined;
+}
+
+/**
+ * Who may decide: the person the run speaks for (`channel:userId`), tapping in the conversation
+ * asked. Nobody else, in a group or anywhere; without a known person, only the control page.
+ */
+export function mayDecide(
+  approval: { sessionKey: string; decider?: string },
+  tap: { sessionKey: string; decider: string },
+): boolean {
+  return approval.sessionKey === tap.sessionKey && approval.decider !== undefined && approval.decider === tap.decider;
+}
+
+/** The command in a code fence no backtick run inside it can close. */
+export function fenced(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return `${fence}\n${text}\n${fence}`;
+}

@@ -1,0 +1,276 @@
+/**
+ * Approvals through the whole app (issue 25): the real worker, store and exec tool, the scripted
+ * model, a chat that records what pincer posts and taps the buttons the way a channel reports them.
+ */
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { App } from "../src/app.js";
+import type { Channel } from "../src/bus/channel.js";
+import type { ButtonTap, InboundMessage, OutboundMessage } from "../src/bus/types.js";
+import type { Config } from "../src/config/config.js";
+import { tempHome, testApp, userMessage } from "./helpers/app.js";
+import { fakeModelForFile } from "./helpers/model.js";
+import { until } from "./helpers/until.js";
+
+const model = fakeModelForFile();
+const apps: App[] = [];
+const homes: string[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.stop();
+  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
+});
+
+/** A chat that keeps what pincer posts, each with a platform id (so edits find their message). */
+function chat(app: App): Channel & { sent: OutboundMessage[] } {
+  const sent: OutboundMessage[] = [];
+  return {
+    name: "console",
+    sent,
+    async start() {
+      await app.bus.subscribeOutbound("console", async (msg) => {
+        if (msg.kind !== "progress") sent.push(msg);
+        return { messageIds: [`msg-${sent.length}`] };
+      });
+    },
+    async stop() {
+      await app.bus.unsubscribeOutbound("console");
+    },
+  };
+}
+
+let clockOffset = 0;
+
+async function started(adjust: (config: Config) => void = () => {}, home = tempHome("pincer-approvals-")) {
+  homes.push(home);
+  clockOffset = 0;
+  const app = await testApp(
+    model.url,
+    home,
+    {},
+    (config) => {
+      config.memory.consolidate = false;
+      config.approvals.exec = "ask";
+      adjust(config);
+    },
+    undefined,
+    { now: () => new Date(Date.now() + clockOffset) },
+  );
+  apps.push(app);
+  const channel = chat(app);
+  await app.start([channel]);
+  return { app, channel, home };
+}
+
+const prompts = (sent: OutboundMessage[]) => sent.filter((m) => m.buttons?.length);
+const edits = (sent: OutboundMessage[]) => sent.filter((m) => m.editOf);
+
+function tapOn(prompt: OutboundMessage, choice: 0 | 1 | 2, who: Partial<ButtonTap> = {}): ButtonTap {
+  const button = prompt.buttons?.[0]?.[choice];
+  return {
+    id: `tap-${Math.random()}`,
+    channel: "console",
+    chatId: prompt.chatId,
+    senderId: "user",
+    senderName: "Ann",
+    isGroup: false,
+    messageId: "msg-1",
+    data: button?.data ?? "",
+    label: button?.label,
+    receivedAt: Date.now(),
+    ...who,
+  };
+}
+
+/** The model runs `command`, then answers with what the tool said. */
+function modelRuns(command: string) {
+  model.respond((request) => {
+    const tool = request.messages.findLast((m) => m.role === "tool");
+    if (tool && request.messages.at(-1)?.role === "tool") return { content: `tool said: ${tool.content}` };
+    return { toolCalls: [{ name: "exec", arguments: { command } }] };
+  });
+}
+
+function publish(app: App, msg: InboundMessage) {
+  return app.bus.publishInbound(msg);
+}
+
+describe("approvals in a chat", () => {
+  it("posts the exact command with three buttons, runs it on Allow once, and edits the prompt", async () => {
+    const { app, channel, home } = await started();
+    modelRuns("echo approved > ran.txt; echo done");
+    await publish(app, userMessage("a1", "make the file"));
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    expect(prompt.text).toContain("```\necho approved > ran.txt; echo done\n```");
+    expect(prompt.buttons?.[0]?.map((b) => b.label)).toEqual(["Allow once", "Always allow", "Deny"]);
+    expect(prompt.chatId).toBe("a1");
+    // Asking is waiting: nothing ran, the model was asked once.
+    expect(existsSync(join(home, "workspace", "ran.txt"))).toBe(false);
+    expect(await tapThrough(app, tapOn(prompt, 0))).toEqual({ text: "Allowed once." });
+    await until(() => channel.sent.some((m) => m.text.startsWith("tool said:")), "the answer");
+    expect(existsSync(join(home, "workspace", "ran.txt"))).toBe(true);
+    const [edit] = edits(channel.sent);
+    expect(edit).toMatchObject({ chatId: "a1", buttons: [] });
+    expect(edit.text).toContain("Allowed once by Ann");
+    // A second tap (a double tap, another device) changes nothing.
+    expect(await tapThrough(app, tapOn(prompt, 2))).toEqual({ text: "Already allowed." });
+    expect(edits(channel.sent)).toHaveLength(1);
+  });
+
+  it("Deny returns the error to the model and runs nothing; asking again in the turn is denied unasked", async () => {
+    const { app, channel, home } = await started();
+    let asked = 0;
+    model.respond((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool" && asked >= 2) return { content: `gave up: ${last.content}` };
+      asked++;
+      return { toolCalls: [{ name: "exec", arguments: { command: "touch nope.txt" } }] };
+    });
+    await publish(app, userMessage("d1", "touch it"));
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    expect(await tapThrough(app, tapOn(prompt, 2))).toEqual({ text: "Denied." });
+    const answer = await until(() => channel.sent.find((m) => m.text.startsWith("gave up:")), "the answer");
+    expect(answer.text).toContain("Error: denied by the user.");
+    expect(answer.text).toContain("do not ask again");
+    expect(prompts(channel.sent)).toHaveLength(1);
+    expect(existsSync(join(home, "workspace", "nope.txt"))).toBe(false);
+    expect(edits(channel.sent)[0]?.text).toContain("Denied by Ann");
+  });
+
+  it("Always allow runs it and later turns of that chat run the same command unasked, another one asked", async () => {
+    const { app, channel } = await started();
+    modelRuns("echo same");
+    await publish(app, userMessage("w1", "one"));
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    expect(await tapThrough(app, tapOn(prompt, 1))).toEqual({ text: "Always allowed here." });
+    await until(() => channel.sent.filter((m) => m.text.startsWith("tool said:")).length === 1, "the first answer");
+    await publish(app, userMessage("w1", "two"));
+    await until(() => channel.sent.filter((m) => m.text.startsWith("tool said:")).length === 2, "the second answer");
+    expect(prompts(channel.sent)).toHaveLength(1);
+    expect(await app.store.approvals.alwaysAllowed("console:w1")).toEqual(["exec:echo same"]);
+    // Another chat's list is its own.
+    await publish(app, userMessage("w2", "three"));
+    await until(() => prompts(channel.sent).length === 2, "the other chat's prompt");
+  });
+
+  it("nobody answering denies it at the deadline, not before; a tap racing the deadline gets expired", async () => {
+    const { app, channel } = await started((config) => {
+      config.approvals.timeoutSeconds = 30;
+    });
+    modelRuns("echo late");
+    await publish(app, userMessage("t1", "go"));
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    // Past a few polls the request still waits (peers' auto-deny in 400 ms).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await app.store.approvals.pending()).length).toBe(1);
+    expect(model.requests).toHaveLength(1);
+    clockOffset = 31_000;
+    // The tap comes at the deadline, before the waiting turn's next look: it is too late.
+    expect(await tapThrough(app, tapOn(prompt, 0))).toEqual({ text: "This approval has expired." });
+    const answer = await until(() => channel.sent.find((m) => m.text.startsWith("tool said:")), "the answer");
+    expect(answer.text).toContain("Error: nobody answered the approval request within 30 s");
+    expect(edits(channel.sent)).toHaveLength(1);
+    expect(edits(channel.sent)[0]?.text).toContain("Not run: nobody answered within 30 s");
+  });
+
+  it("in a group only the person who started the turn decides; a forged tap from another chat does nothing", async () => {
+    const { app, channel } = await started();
+    modelRuns("echo group");
+    await publish(app, { ...userMessage("g1", "run it"), isGroup: true, senderId: "owner-1" });
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    const stranger = tapOn(prompt, 0, { senderId: "stranger", isGroup: true });
+    expect(await tapThrough(app, stranger)).toEqual({ text: "This is not yours to decide." });
+    // The owner, but in another chat, with this prompt's data.
+    const elsewhere = tapOn(prompt, 0, { senderId: "owner-1", chatId: "g2" });
+    expect(await tapThrough(app, elsewhere)).toEqual({ text: "This is not yours to decide." });
+    expect((await app.store.approvals.pending()).length).toBe(1);
+    expect(await tapThrough(app, tapOn(prompt, 0, { senderId: "owner-1", isGroup: true }))).toEqual({
+      text: "Allowed once.",
+    });
+    await until(() => channel.sent.some((m) => m.text.startsWith("tool said: group")), "the answer");
+  });
+
+  it("two taps at once: one decides, the command runs once", async () => {
+    const { app, channel } = await started();
+    modelRuns("echo x >> count.txt; wc -l < count.txt");
+    await publish(app, userMessage("x1", "count"));
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    const answers = await Promise.all([
+      tapThrough(app, tapOn(prompt, 0)),
+      tapThrough(app, tapOn(prompt, 2)),
+      tapThrough(app, tapOn(prompt, 1)),
+    ]);
+    expect(answers.filter((a) => !a.text?.startsWith("Already"))).toHaveLength(1);
+    const answer = await until(() => channel.sent.find((m) => m.text.startsWith("tool said:")), "the answer");
+    expect(answer.text === "tool said: 1" || answer.text.includes("denied")).toBe(true);
+  });
+
+  it("/stop while waiting ends the turn and the prompt: a later tap gets expired", async () => {
+    const { app, channel } = await started();
+    modelRuns("echo never");
+    await publish(app, userMessage("s1", "go"));
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    await publish(app, userMessage("s1", "/stop"));
+    await until(() => channel.sent.some((m) => m.text === "Stopped."), "the turn stopped");
+    await until(() => edits(channel.sent).length === 1, "the prompt closed");
+    expect(edits(channel.sent)[0]?.text).toContain("ended before anyone answered");
+    expect(await tapThrough(app, tapOn(prompt, 0))).toEqual({ text: "This approval has expired." });
+  });
+
+  it("a scheduled run asks its job's owner in the job's chat", async () => {
+    const { app, channel } = await started();
+    modelRuns("echo reminder");
+    await publish(app, {
+      ...userMessage("c1", "Scheduled reminder is due now."),
+      id: "cron:job1:1",
+      channel: "system",
+      senderId: "cron",
+      senderName: "scheduler",
+      sessionKey: "console:c1",
+      meta: { kind: "cron", jobId: "job1", userId: "job-owner" },
+    });
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    expect(prompt.chatId).toBe("c1");
+    expect(await tapThrough(app, tapOn(prompt, 0, { senderId: "user" }))).toEqual({
+      text: "This is not yours to decide.",
+    });
+    expect(await tapThrough(app, tapOn(prompt, 0, { senderId: "job-owner" }))).toEqual({ text: "Allowed once." });
+    await until(() => channel.sent.some((m) => m.text.startsWith("tool said: reminder")), "the answer");
+  });
+
+  it("a restart between the request and the tap: the resumed turn waits on the same buttons, no second prompt", async () => {
+    const first = await started();
+    modelRuns("echo once >> runs.txt; cat runs.txt");
+    await publish(first.app, userMessage("r1", "go"));
+    const [prompt] = await until(
+      () => prompts(first.channel.sent).length === 1 && prompts(first.channel.sent),
+      "prompt",
+    );
+    await first.app.stop();
+    apps.splice(apps.indexOf(first.app), 1);
+    homes.splice(homes.indexOf(first.home), 1);
+    const second = await started(() => {}, first.home);
+    await until(async () => (await second.app.store.journal.pendingInbound()).length === 1, "the turn resumed");
+    expect(await tapThrough(second.app, tapOn(prompt, 0))).toEqual({ text: "Allowed once." });
+    const answer = await until(() => second.channel.sent.find((m) => m.text.startsWith("tool said:")), "the answer");
+    expect(answer.text).toBe("tool said: once");
+    expect(prompts(second.channel.sent)).toHaveLength(0);
+    expect(edits(second.channel.sent)).toHaveLength(1);
+  });
+
+  it("with approvals absent nothing is asked", async () => {
+    const { app, channel } = await started((config) => {
+      config.approvals.exec = "off";
+    });
+    modelRuns("echo free");
+    await publish(app, userMessage("o1", "go"));
+    await until(() => channel.sent.some((m) => m.text.startsWith("tool said: free")), "the answer");
+    expect(prompts(channel.sent)).toHaveLength(0);
+    expect(app.approvals).toBeUndefined();
+  });
+});
+
+/** A tap as a channel hands it on. */
+async function tapThrough(app: App, tap: ButtonTap) {
+  return (await app.approvals?.onTap(tap)) ?? { text: "no approvals" };
+}
