@@ -10,6 +10,7 @@ import { type Approvals, createApprovals } from "./approvals/approvals.js";
 import { MessageBus } from "./bus/bus.js";
 import type { Channel } from "./bus/channel.js";
 import { outboxLog } from "./bus/outbox-log.js";
+import { routeTaps } from "./bus/tap-router.js";
 import type { ChannelName } from "./bus/types.js";
 import type { ClusterMode, RoleHolders } from "./cluster/cluster-mode.js";
 import type { Config } from "./config/config.js";
@@ -121,6 +122,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   });
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
   const approvals = createApprovals(config, { store, bus, log, now: options.now });
+  bus.onTap(routeTaps({ "a:": approvals?.onTap }));
   const wallClock = options.now;
   const scheduler = new Scheduler({
     store: store.jobs,

@@ -106,14 +106,14 @@ describe("approvals in a chat", () => {
     expect(prompt.chatId).toBe("a1");
     // Asking is waiting: nothing ran, the model was asked once.
     expect(existsSync(join(home, "workspace", "ran.txt"))).toBe(false);
-    expect(await tapThrough(app, tapOn(prompt, 0))).toEqual({ text: "Allowed once." });
+    expect(await app.bus.publishTap(tapOn(prompt, 0))).toEqual({ text: "Allowed once." });
     await until(() => channel.sent.some((m) => m.text.startsWith("tool said:")), "the answer");
     expect(existsSync(join(home, "workspace", "ran.txt"))).toBe(true);
     const [edit] = edits(channel.sent);
     expect(edit).toMatchObject({ chatId: "a1", buttons: [] });
     expect(edit.text).toContain("Allowed once by Ann");
     // A second tap (a double tap, another device) changes nothing.
-    expect(await tapThrough(app, tapOn(prompt, 2))).toEqual({ text: "Already allowed." });
+    expect(await app.bus.publishTap(tapOn(prompt, 2))).toEqual({ text: "Already allowed." });
     expect(edits(channel.sent)).toHaveLength(1);
   });
 
@@ -128,7 +128,7 @@ describe("approvals in a chat", () => {
     });
     await publish(app, userMessage("d1", "touch it"));
     const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
-    expect(await tapThrough(app, tapOn(prompt, 2))).toEqual({ text: "Denied." });
+    expect(await app.bus.publishTap(tapOn(prompt, 2))).toEqual({ text: "Denied." });
     const answer = await until(() => channel.sent.find((m) => m.text.startsWith("gave up:")), "the answer");
     expect(answer.text).toContain("Error: denied by the user.");
     expect(answer.text).toContain("do not ask again");
@@ -142,7 +142,7 @@ describe("approvals in a chat", () => {
     modelRuns("echo same");
     await publish(app, userMessage("w1", "one"));
     const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
-    expect(await tapThrough(app, tapOn(prompt, 1))).toEqual({ text: "Always allowed here." });
+    expect(await app.bus.publishTap(tapOn(prompt, 1))).toEqual({ text: "Always allowed here." });
     await until(() => channel.sent.filter((m) => m.text.startsWith("tool said:")).length === 1, "the first answer");
     await publish(app, userMessage("w1", "two"));
     await until(() => channel.sent.filter((m) => m.text.startsWith("tool said:")).length === 2, "the second answer");
@@ -166,7 +166,7 @@ describe("approvals in a chat", () => {
     expect(model.requests).toHaveLength(1);
     clockOffset = 31_000;
     // The tap comes at the deadline, before the waiting turn's next look: it is too late.
-    expect(await tapThrough(app, tapOn(prompt, 0))).toEqual({ text: "This approval has expired." });
+    expect(await app.bus.publishTap(tapOn(prompt, 0))).toEqual({ text: "This approval has expired." });
     const answer = await until(() => channel.sent.find((m) => m.text.startsWith("tool said:")), "the answer");
     expect(answer.text).toContain("Error: nobody answered the approval request within 30 s");
     expect(edits(channel.sent)).toHaveLength(1);
@@ -179,12 +179,12 @@ describe("approvals in a chat", () => {
     await publish(app, { ...userMessage("g1", "run it"), isGroup: true, senderId: "owner-1" });
     const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
     const stranger = tapOn(prompt, 0, { senderId: "stranger", isGroup: true });
-    expect(await tapThrough(app, stranger)).toEqual({ text: "This is not yours to decide." });
+    expect(await app.bus.publishTap(stranger)).toEqual({ text: "This is not yours to decide." });
     // The owner, but in another chat, with this prompt's data.
     const elsewhere = tapOn(prompt, 0, { senderId: "owner-1", chatId: "g2" });
-    expect(await tapThrough(app, elsewhere)).toEqual({ text: "This is not yours to decide." });
+    expect(await app.bus.publishTap(elsewhere)).toEqual({ text: "This is not yours to decide." });
     expect((await app.store.approvals.pending()).length).toBe(1);
-    expect(await tapThrough(app, tapOn(prompt, 0, { senderId: "owner-1", isGroup: true }))).toEqual({
+    expect(await app.bus.publishTap(tapOn(prompt, 0, { senderId: "owner-1", isGroup: true }))).toEqual({
       text: "Allowed once.",
     });
     await until(() => channel.sent.some((m) => m.text.startsWith("tool said: group")), "the answer");
@@ -196,9 +196,9 @@ describe("approvals in a chat", () => {
     await publish(app, userMessage("x1", "count"));
     const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
     const answers = await Promise.all([
-      tapThrough(app, tapOn(prompt, 0)),
-      tapThrough(app, tapOn(prompt, 2)),
-      tapThrough(app, tapOn(prompt, 1)),
+      app.bus.publishTap(tapOn(prompt, 0)),
+      app.bus.publishTap(tapOn(prompt, 2)),
+      app.bus.publishTap(tapOn(prompt, 1)),
     ]);
     expect(answers.filter((a) => !a.text?.startsWith("Already"))).toHaveLength(1);
     const answer = await until(() => channel.sent.find((m) => m.text.startsWith("tool said:")), "the answer");
@@ -214,7 +214,7 @@ describe("approvals in a chat", () => {
     await until(() => channel.sent.some((m) => m.text === "Stopped."), "the turn stopped");
     await until(() => edits(channel.sent).length === 1, "the prompt closed");
     expect(edits(channel.sent)[0]?.text).toContain("ended before anyone answered");
-    expect(await tapThrough(app, tapOn(prompt, 0))).toEqual({ text: "This approval has expired." });
+    expect(await app.bus.publishTap(tapOn(prompt, 0))).toEqual({ text: "This approval has expired." });
   });
 
   it("a scheduled run asks its job's owner in the job's chat", async () => {
@@ -231,10 +231,10 @@ describe("approvals in a chat", () => {
     });
     const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
     expect(prompt.chatId).toBe("c1");
-    expect(await tapThrough(app, tapOn(prompt, 0, { senderId: "user" }))).toEqual({
+    expect(await app.bus.publishTap(tapOn(prompt, 0, { senderId: "user" }))).toEqual({
       text: "This is not yours to decide.",
     });
-    expect(await tapThrough(app, tapOn(prompt, 0, { senderId: "job-owner" }))).toEqual({ text: "Allowed once." });
+    expect(await app.bus.publishTap(tapOn(prompt, 0, { senderId: "job-owner" }))).toEqual({ text: "Allowed once." });
     await until(() => channel.sent.some((m) => m.text.startsWith("tool said: reminder")), "the answer");
   });
 
@@ -251,7 +251,7 @@ describe("approvals in a chat", () => {
     homes.splice(homes.indexOf(first.home), 1);
     const second = await started(() => {}, first.home);
     await until(async () => (await second.app.store.journal.pendingInbound()).length === 1, "the turn resumed");
-    expect(await tapThrough(second.app, tapOn(prompt, 0))).toEqual({ text: "Allowed once." });
+    expect(await second.app.bus.publishTap(tapOn(prompt, 0))).toEqual({ text: "Allowed once." });
     const answer = await until(() => second.channel.sent.find((m) => m.text.startsWith("tool said:")), "the answer");
     expect(answer.text).toBe("tool said: once");
     expect(prompts(second.channel.sent)).toHaveLength(0);
@@ -269,8 +269,3 @@ describe("approvals in a chat", () => {
     expect(app.approvals).toBeUndefined();
   });
 });
-
-/** A tap as a channel hands it on. */
-async function tapThrough(app: App, tap: ButtonTap) {
-  return (await app.approvals?.onTap(tap)) ?? { text: "no approvals" };
-}
