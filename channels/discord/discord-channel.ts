@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Config } from "../../src/config/config.js";
+import { createTapHandler } from "./buttons.js";
 import { createInboundHandler } from "./inbound.js";
 import { Client, Events, GatewayIntentBits, Partials, Routes, Status } from "./library.js";
 import { createOutboundHandler } from "./outbound.js";
@@ -79,6 +80,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
   let stopActivity: (() => void) | undefined;
 
   client.on(Events.MessageCreate, handleMessage);
+  client.on(Events.InteractionCreate, createTapHandler({ bus, allowedChannels: config.discord.allowedChannels, log }));
   client.on(Events.Error, (err) => log.error({ err }, "Discord client error"));
   client.on(Events.Warn, (message) => log.warn(message));
   client.on(Events.ShardDisconnect, (event) => log.error({ code: event.code }, "Discord gateway closed for good"));

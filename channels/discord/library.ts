@@ -12,6 +12,7 @@ export const {
   DiscordAPIError,
   Events,
   GatewayIntentBits,
+  MessageFlags,
   MessageReferenceType,
   MessageType,
   Partials,

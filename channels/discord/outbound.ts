@@ -5,8 +5,12 @@ import type { Logger } from "pino";
 import { type Delivery, DeliveryError, LONG_REPLY_CHARS, longReplyFile } from "../../src/bus/delivery.js";
 import { ProgressNotes } from "../../src/bus/progress-notes.js";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
+import { componentsOf } from "./buttons.js";
 import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
 import { splitMessage } from "./split.js";
+
+/** An edit names nobody new: whoever it pinged was pinged when it was posted. */
+const NO_PINGS = { parse: [] as string[] };
 
 /** Discord takes at most this many files per message. */
 const MAX_FILES = 10;
@@ -24,6 +28,22 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
   return async function send(msg: OutboundMessage, delivery: Delivery): Promise<DeliveryReceipt> {
     if (msg.kind === "progress") return progress.show(msg);
     const channelId = msg.threadId ?? msg.chatId;
+    if (msg.editOf && "messageId" in msg.editOf) {
+      const messageId = msg.editOf.messageId;
+      // The content and the buttons are replaced (none: [] removes them); an unknown message is a 404, refused.
+      const body = {
+        content: splitMessage(msg.text)[0] ?? "",
+        components: componentsOf(msg),
+        allowed_mentions: NO_PINGS,
+      };
+      try {
+        await rest.patch(Routes.channelMessage(channelId, messageId), { body, signal: delivery.signal });
+      } catch (err) {
+        throw toDeliveryError(err);
+      }
+      await delivery.markPartSent(true, [messageId]);
+      return { messageIds: [messageId] };
+    }
     const long = msg.text.length > LONG_REPLY_CHARS ? longReplyFile(msg.text) : undefined;
     const chunks = long ? [long.note] : splitMessage(msg.text);
     const files = [
@@ -41,6 +61,8 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
         ...(index === 0 && msg.replyToId
           ? { message_reference: { message_id: msg.replyToId, fail_if_not_exists: false } }
           : {}),
+        // The buttons go under the last chunk, where the user is reading.
+        ...(index === chunks.length - 1 && msg.buttons ? { components: componentsOf(msg) } : {}),
       };
       const last = index === chunks.length - 1;
       let posted: unknown;

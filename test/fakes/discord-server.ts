@@ -44,6 +44,24 @@ export interface SentMessage {
   edits?: string[];
   /** Removed with DELETE. */
   deleted?: boolean;
+  /** The action rows of buttons under it now (as posted, replaced by a PATCH that names them). */
+  components?: ActionRow[];
+}
+
+export interface ActionRow {
+  type: 1;
+  components: Array<{ type: 2; label?: string; custom_id?: string; style?: number }>;
+}
+
+/** How the bot answered an interaction (its callback), and what it sent after (follow-ups). */
+export interface InteractionAnswer {
+  /** 4: a message (with `content`, `flags` 64 = ephemeral); 6: a deferred update. */
+  type: number;
+  content?: string;
+  flags?: number;
+  /** Milliseconds after the interaction was dispatched. */
+  afterMs: number;
+  followUps: Array<{ content?: string; flags?: number }>;
 }
 
 export interface GatewayRecord {
@@ -119,6 +137,13 @@ export interface FakeDiscord {
   failNext(script: FailureScript): void;
   /** Ends every scripted failure (the end of an outage). */
   clearFailures(): void;
+  /**
+   * `user` presses the button labelled `label` under a sent message: dispatches INTERACTION_CREATE
+   * (type 3, the message with its buttons as they are now). Returns the interaction's id.
+   */
+  tap(message: SentMessage, label: string, user: FakeUser): string;
+  /** Answers to interactions by id; a callback after 3 s or a second one is refused like Discord does. */
+  interactions: Map<string, InteractionAnswer>;
   /** Calls `listener` for each message the bot posts, as it is stored; returns an unsubscribe function. */
   onSent(listener: (message: SentMessage) => void): () => void;
   /** Resolves with the first truthy value of `predicate`, polled; rejects after `timeoutMs`. */
@@ -160,6 +185,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const sessions = new Map<string, Session>();
   const messages = new Map<string, Record<string, unknown>>();
   const attachments = new Map<string, { data: Buffer; contentType: string }>();
+  const interactions = new Map<string, InteractionAnswer>();
+  /** Interactions dispatched and not yet answered: their token and when they were sent. */
+  const openInteractions = new Map<string, { token: string; at: number }>();
   let counter = 0n;
 
   const snowflake = (): string => (((BigInt(Date.now()) - DISCORD_EPOCH) << 22n) | (counter++ & 0xfffn)).toString();
@@ -327,6 +355,43 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       record(404);
       return sendJson(res, 404, { message: "404: Not Found", code: 0 });
     }
+    // Interaction callbacks and follow-ups are authorised by the interaction's token, not the bot's.
+    const callback = /^\/interactions\/(\d+)\/([\w-]+)\/callback$/.exec(path);
+    if (method === "POST" && callback) {
+      const open = openInteractions.get(callback[1]);
+      const json = (body.json ?? {}) as { type?: number; data?: { content?: string; flags?: number } };
+      if (interactions.has(callback[1])) {
+        record(400);
+        return sendJson(res, 400, { message: "Interaction has already been acknowledged.", code: 40060 });
+      }
+      if (!open || open.token !== callback[2] || Date.now() - open.at > 3000) {
+        record(404);
+        return sendJson(res, 404, { message: "Unknown interaction", code: 10062 });
+      }
+      interactions.set(callback[1], {
+        type: Number(json.type),
+        content: json.data?.content,
+        flags: json.data?.flags,
+        afterMs: Date.now() - open.at,
+        followUps: [],
+      });
+      record(204);
+      res.writeHead(204).end();
+      return;
+    }
+    const followUp = /^\/webhooks\/(\d+)\/([\w-]+)$/.exec(path);
+    if (method === "POST" && followUp) {
+      const id = [...openInteractions].find(([, o]) => o.token === followUp[2])?.[0];
+      const answer = id ? interactions.get(id) : undefined;
+      if (!answer) {
+        record(404);
+        return sendJson(res, 404, { message: "Unknown Webhook", code: 10015 });
+      }
+      const json = (body.json ?? {}) as { content?: string; flags?: number };
+      answer.followUps.push({ content: json.content, flags: json.flags });
+      record(200);
+      return sendJson(res, 200, { id: snowflake(), content: json.content ?? "", flags: json.flags ?? 0 });
+    }
     const auth = String(req.headers.authorization ?? "");
     if (!auth.startsWith("Bot ") || (options.token !== undefined && auth !== `Bot ${options.token}`)) {
       record(401);
@@ -383,9 +448,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       return;
     }
     if (method === "POST" && route?.[2] === "/messages") {
-      const json = (body.json ?? {}) as { content?: string; message_reference?: { message_id?: string } };
+      const json = (body.json ?? {}) as {
+        content?: string;
+        message_reference?: { message_id?: string };
+        components?: ActionRow[];
+      };
       const content = json.content ?? "";
-      if (content.length > 2000) {
+      if (content.length > 2000 || !validComponents(json.components)) {
         record(400);
         return sendJson(res, 400, { message: "Invalid Form Body", code: 50035 });
       }
@@ -399,6 +468,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         content,
         replyTo: replyTo && messages.has(replyTo) ? replyTo : undefined,
       });
+      if (json.components?.length) payload.components = json.components;
       messages.set(payload.id as string, payload);
       const message: SentMessage = {
         id: payload.id as string,
@@ -407,6 +477,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         replyTo,
         files: body.files,
         at: Date.now(),
+        ...(json.components?.length ? { components: json.components } : {}),
       };
       sent.push(message);
       for (const listener of sentListeners) listener(message);
@@ -423,9 +494,21 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       return sendJson(res, 404, { message: "Unknown Message", code: 10008 });
     }
     if (method === "PATCH" && target) {
-      const content = String((body.json as { content?: string } | undefined)?.content ?? "");
+      const json = (body.json ?? {}) as { content?: string; components?: ActionRow[] };
+      const content = String(json.content ?? "");
+      if (!validComponents(json.components)) {
+        record(400);
+        return sendJson(res, 400, { message: "Invalid Form Body", code: 50035 });
+      }
       target.edits = [...(target.edits ?? []), content];
-      const payload = { ...(messages.get(target.id) ?? {}), content, edited_timestamp: new Date().toISOString() };
+      // Like Discord: components left out of the PATCH stay; an empty list removes them.
+      if (json.components) target.components = json.components.length > 0 ? json.components : undefined;
+      const payload = {
+        ...(messages.get(target.id) ?? {}),
+        content,
+        components: target.components ?? [],
+        edited_timestamp: new Date().toISOString(),
+      };
       messages.set(target.id, payload);
       record(200);
       return sendJson(res, 200, payload);
@@ -545,6 +628,43 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     clearFailures() {
       failures.length = 0;
     },
+    interactions,
+    tap(message, label, user) {
+      const button = message.components?.flatMap((row) => row.components).find((b) => b.label === label);
+      if (!button?.custom_id) throw new Error(`fake Discord: no button "${label}" under that message`);
+      const id = snowflake();
+      const token = `token-${id}`;
+      const channel = channelById(message.channelId) ?? {
+        id: message.channelId,
+        type: 1,
+        recipients: [userPayload(user)],
+      };
+      const guildId = channel.guild_id as string | undefined;
+      openInteractions.set(id, { token, at: Date.now() });
+      dispatchToAll("INTERACTION_CREATE", {
+        id,
+        application_id: bot.id,
+        type: 3,
+        token,
+        version: 1,
+        data: { custom_id: button.custom_id, component_type: 2 },
+        channel_id: message.channelId,
+        channel,
+        ...(guildId
+          ? {
+              guild_id: guildId,
+              member: { user: userPayload(user), roles: [], joined_at: new Date(0).toISOString(), permissions: "0" },
+            }
+          : { user: userPayload(user) }),
+        message: messages.get(message.id),
+        app_permissions: "0",
+        locale: "en-US",
+        entitlements: [],
+        authorizing_integration_owners: {},
+        context: guildId ? 0 : 1,
+      });
+      return id;
+    },
     onSent(listener) {
       sentListeners.add(listener);
       return () => sentListeners.delete(listener);
@@ -561,6 +681,25 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         server.close(() => resolve());
       }),
   };
+}
+
+/** Discord's limits on buttons: 5 rows of 5, labels up to 80 characters, custom ids of 1 to 100. */
+function validComponents(rows: ActionRow[] | undefined): boolean {
+  if (!rows) return true;
+  if (rows.length > 5) return false;
+  return rows.every(
+    (row) =>
+      row.type === 1 &&
+      row.components.length >= 1 &&
+      row.components.length <= 5 &&
+      row.components.every(
+        (b) =>
+          b.type === 2 &&
+          (b.label ?? "").length <= 80 &&
+          (b.custom_id ?? "").length >= 1 &&
+          (b.custom_id ?? "").length <= 100,
+      ),
+  );
 }
 
 function threadPayload(

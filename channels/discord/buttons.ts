@@ -1,0 +1,84 @@
+import type { ButtonInteraction, Interaction } from "discord.js";
+import type { Logger } from "pino";
+import type { MessageBus } from "../../src/bus/bus.js";
+import { usableButtons } from "../../src/bus/buttons.js";
+import type { ButtonTap, OutboundMessage, TapAnswer } from "../../src/bus/types.js";
+import { MessageFlags } from "./library.js";
+import { conversationOf } from "./policy.js";
+
+/** Discord drops an interaction not answered within 3 s; past this, it is answered first and told later. */
+const ANSWER_WITHIN_MS = 2500;
+
+/** The message's buttons as action rows of (grey) buttons, custom_id = data; [] for none (an edit then removes them). */
+export function componentsOf(msg: Pick<OutboundMessage, "buttons">) {
+  return usableButtons(msg.buttons).map((row) => ({
+    type: 1,
+    components: row.map((b) => ({ type: 2, style: 2, label: b.label, custom_id: b.data })),
+  }));
+}
+
+/** A button interaction as a tap on a message of the channel (or thread) it is in. */
+export function tapOf(interaction: ButtonInteraction): ButtonTap {
+  const channel = interaction.channel;
+  const parentId = channel?.isThread() ? (channel.parentId ?? undefined) : undefined;
+  const { chatId, threadId } = conversationOf({ channelId: interaction.channelId, parentId });
+  const label = labelIn(interaction.message.components, interaction.customId);
+  return {
+    id: interaction.id,
+    channel: "discord",
+    chatId,
+    ...(threadId ? { threadId } : {}),
+    senderId: interaction.user.id,
+    senderName: interaction.user.displayName ?? interaction.user.username,
+    isGroup: interaction.guildId !== null,
+    messageId: interaction.message.id,
+    data: interaction.customId,
+    ...(label ? { label } : {}),
+    receivedAt: interaction.createdTimestamp || Date.now(),
+  };
+}
+
+/** The label of the button with this custom_id, as the message shows it. */
+function labelIn(rows: ReadonlyArray<{ toJSON(): unknown }>, customId: string): string | undefined {
+  for (const row of rows) {
+    const { components = [] } = row.toJSON() as { components?: Array<{ custom_id?: string; label?: string }> };
+    const button = components.find((c) => c.custom_id === customId);
+    if (button?.label) return button.label;
+  }
+  return undefined;
+}
+
+/**
+ * Hands a button press to the bus and answers the interaction within Discord's 3 s: the answer's
+ * text as an ephemeral reply, or a deferred update (nothing shown). A handler slower than that
+ * gets the interaction deferred first and its text sent as an ephemeral follow-up.
+ */
+export function createTapHandler(deps: { bus: MessageBus; allowedChannels: string[]; log: Logger }) {
+  const { bus, allowedChannels, log } = deps;
+  return async (interaction: Interaction): Promise<void> => {
+    if (!interaction.isButton()) return;
+    const tap = tapOf(interaction);
+    const outside = tap.isGroup && allowedChannels.length > 0 && !allowedChannels.includes(tap.chatId);
+    const answering = outside
+      ? Promise.resolve<TapAnswer>({})
+      : bus.publishTap(tap).catch((err: unknown): TapAnswer => {
+          log.error({ err: err instanceof Error ? err.message : String(err), data: tap.data }, "a button press failed");
+          return { text: "Something went wrong." };
+        });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), ANSWER_WITHIN_MS);
+    });
+    try {
+      const answer = await Promise.race([answering, late]);
+      clearTimeout(timer);
+      if (answer?.text) await interaction.reply({ content: answer.text.slice(0, 2000), flags: MessageFlags.Ephemeral });
+      else await interaction.deferUpdate();
+      if (answer) return;
+      const { text } = await answering;
+      if (text) await interaction.followUp({ content: text.slice(0, 2000), flags: MessageFlags.Ephemeral });
+    } catch (err) {
+      log.debug({ err: err instanceof Error ? err.message : String(err) }, "could not answer a button press");
+    }
+  };
+}
