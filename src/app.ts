@@ -34,6 +34,7 @@ import { DEFAULT_TIMING, type Timing } from "./tools/mcp/connection.js";
 import { McpManager } from "./tools/mcp/manager.js";
 import { mcpStatusLines } from "./tools/mcp/status-text.js";
 import { ToolRegistry } from "./tools/registry.js";
+import { createUsageMeter } from "./usage/meter.js";
 import { createMetrics, type Metrics } from "./web/metrics.js";
 
 export interface AppOptions {
@@ -134,21 +135,20 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     // Clustered: a job added on another process is seen within a second, not at the next minute.
     maxSleepMs: clustering ? 1000 : undefined,
   });
-  const { audit, memory } = store;
   // What each endpoint's context is, learned from the servers and remembered across restarts.
   const limits = new ContextLimits(contextLimitsPath(config.home), log.child({ part: "model" }));
   const window = contextWindow(config, limits);
   // The main model and agent.fallbackModels, each behind a circuit breaker.
   const model = createConfiguredModel(config, log.child({ part: "model" }), options.model, limits);
-  const helperModel = config.agent.helperModel;
+  const usage = createUsageMeter(config, { store: store.usage, tokens, log, now: wallClock });
   const helpers = new HelperManager({
     bus,
     store: store.helperRuns,
     model:
-      helperModel && !options.model
+      config.agent.helperModel && !options.model
         ? createOpenAIModel({
             ...config.openai,
-            model: helperModel,
+            model: config.agent.helperModel,
             timeoutSeconds: config.agent.modelTimeoutSeconds,
             retries: config.agent.modelRetries,
             stream: config.agent.stream,
@@ -156,7 +156,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
           })
         : model,
     registry,
-    audit,
+    audit: store.audit,
     log: log.child({ part: "helpers" }),
     presence: clustering && {
       started: (id) => cluster?.helperStarted(id),
@@ -165,9 +165,10 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     tokens,
     window,
     approve: approvals?.forHelpers,
+    usage,
     settings: {
       ...config.helpers,
-      modelName: helperModel ?? config.openai.model,
+      modelName: config.agent.helperModel ?? config.openai.model,
       workspace: config.workspace,
       timezone: config.timezone,
     },
@@ -200,7 +201,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
       })
     : undefined;
   const consolidator = new Consolidator({
-    store: memory,
+    store: store.memory,
     model,
     tokens,
     log: log.child({ part: "memory" }),
@@ -208,6 +209,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     timezone: config.timezone,
     contextTokens: window,
     now: options.now,
+    usage,
   });
   const ownWrites = { journal, steps: store.steps, turns: store.turns };
   // Clustered: every journal write of a turn is made under its conversation's turn lease.
@@ -222,14 +224,14 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     senderHasAccess: (msg) => access.hasAccess(msg.channel, msg.senderId),
     steps: writes.steps,
     onTurnFinished: clustering && ((msg) => cluster?.finished(msg)),
-    audit,
+    audit: store.audit,
     registry,
     log,
     model: withVisionFallback(model, (err) =>
       log.warn({ err: err.message }, "the model endpoint refused an image; images are described in text from now on"),
     ),
     helpers,
-    memory,
+    memory: store.memory,
     tokens,
     consolidator: config.memory.consolidate ? consolidator : undefined,
     settings: {
@@ -261,6 +263,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     ready: () => ready,
     statusLines: () => [contextLine(window(), config.agent.contextTokens), ...mcpStatusLines(mcp.status())],
     observer: metrics?.observer,
+    usage,
   });
 
   const { intervalMinutes, target } = config.heartbeat;

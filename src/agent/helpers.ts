@@ -7,6 +7,7 @@ import type { TokenCounter } from "../llm/tokens.js";
 import type { AuditStore, HelperRun, HelperRunStore, HelperStatus } from "../store/store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { ToolError } from "../tools/tool.js";
+import type { UsageMeter } from "../usage/meter.js";
 import { untilAborted } from "./abortable.js";
 import { formatLocal } from "./context.js";
 import { type LoopDeps, runAgentLoop } from "./loop.js";
@@ -49,6 +50,8 @@ export interface HelperDeps {
   window?: () => number;
   /** Asks the user the helper works for before a call where config `approvals` says so. */
   approve?: LoopDeps["approve"];
+  /** Counts the helpers' model calls (under the chat that started them) and checks the budgets. */
+  usage?: Pick<UsageMeter, "wrap">;
 }
 
 /** A running helper as /status shows it. */
@@ -175,7 +178,7 @@ export class HelperManager {
     try {
       const loop = runAgentLoop(
         {
-          model: deps.model,
+          model: deps.usage?.wrap(deps.model, { sessionKey: origin.sessionKey, kind: "helper" }) ?? deps.model,
           // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
           registry: deps.registry.without(HELPER_DENIED_TOOLS).withoutUntrusted(),
           maxIterations: settings.maxIterations,

@@ -1,4 +1,6 @@
 import type { OutboundMessage } from "../bus/types.js";
+import type { ModelError } from "../llm/model.js";
+import { UsageLimitError } from "../usage/meter.js";
 
 type Target = Pick<OutboundMessage, "channel" | "chatId" | "threadId">;
 
@@ -42,6 +44,12 @@ export function giveUpNotice(kind: "outage" | "refused", reason: string, waitedM
 /** The apology for a failed turn: "try again in a moment" only when waiting may help. */
 export function modelErrorNotice(reason: string, mayHeal: boolean): string {
   return `Sorry, ${reason}.${mayHeal ? " Please try again in a moment." : ""}`;
+}
+
+/** The notice of a turn the model failed; a used-up budget tells a chat once a period (none when told). */
+export function modelFailure(target: Target, err: ModelError): OutboundMessage | undefined {
+  if (err instanceof UsageLimitError) return err.notice === undefined ? undefined : failure(target, err.notice);
+  return failure(target, modelErrorNotice(err.message, !err.permanent));
 }
 
 function formatWait(ms: number): string {

@@ -38,6 +38,11 @@ export interface TurnContext {
   tokenCache: WeakMap<ChatMessage, number>;
 }
 
+/** The conversation and kind of run a turn's model calls are counted under. */
+export function runOf(msg: Pick<InboundMessage, "channel" | "meta" | "sessionKey">) {
+  return { sessionKey: msg.sessionKey, kind: runKindOf(msg) };
+}
+
 /** Share of the budget the consolidated entries of the conversation may take in the prompt. */
 const ENTRIES_SHARE = 0.1;
 

@@ -15,6 +15,7 @@ import type {
 } from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import type { UsageMeter } from "../usage/meter.js";
 import type { PreparedAttachments } from "./attachments.js";
 import type { LoopDeps } from "./loop.js";
 import type { Skill } from "./skills.js";
@@ -91,4 +92,6 @@ export interface WorkerDeps {
   approve?: LoopDeps["approve"];
   /** Told about model calls, tool calls and finished turns (metrics). */
   observer?: TurnObserver;
+  /** Counts every model call and checks the budgets before it (config `usage`). */
+  usage?: Pick<UsageMeter, "wrap">;
 }

@@ -16,7 +16,7 @@ import {
   failure,
   isSilentReply,
   MAX_TURN_STARTS,
-  modelErrorNotice,
+  modelFailure,
   newConversationNotice,
   notice,
   POISON_NOTICE,
@@ -24,7 +24,7 @@ import {
 import { ProgressReporter } from "./progress.js";
 import { registryFor } from "./scheduled-tools.js";
 import { tooSmallFor } from "./too-small.js";
-import { buildTurnContext } from "./turn-context.js";
+import { buildTurnContext, runOf } from "./turn-context.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
@@ -214,7 +214,7 @@ export class AgentWorker {
       afterMs === undefined
         ? undefined
         : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
-    const meter = new TurnMeter(deps.model, deps.observer, msg.receivedAt);
+    const meter = new TurnMeter(deps.usage?.wrap(deps.model, runOf(msg)) ?? deps.model, deps.observer, msg.receivedAt);
     let outcome: TurnReport["outcome"] = "ok";
     // Finished rounds of the turn: stored even when the turn then fails.
     const produced: StoredMessage[] = [];
@@ -349,7 +349,7 @@ export class AgentWorker {
       if (err instanceof ModelError) {
         outcome = "model_error";
         deps.log.warn({ session: msg.sessionKey, err: err.message }, "model call failed");
-        return this.finish(msg, [user, ...produced], failure(target, modelErrorNotice(err.message, !err.permanent)));
+        return this.finish(msg, [user, ...produced], modelFailure(target, err));
       }
       if (err instanceof BudgetError) {
         deps.log.warn({ session: msg.sessionKey, needed: err.needed, budget: err.budget }, "the prompt does not fit");

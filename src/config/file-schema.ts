@@ -1,3 +1,6 @@
+import type { UsageLimits } from "../usage/budget.js";
+import type { Price } from "../usage/prices.js";
+
 /** A section of the file: known keys only, each with its default (ajv fills in a missing section too). */
 function section(properties: Record<string, object>) {
   return { type: "object", additionalProperties: false, default: {}, properties };
@@ -156,6 +159,28 @@ export const fileSchema = {
       archivedConversationDays: { type: "number", minimum: 0.001, default: 90 },
       deadLetterDays: { type: "number", minimum: 0.001, default: 30 },
       mediaDays: { type: "number", minimum: 0.001, default: 30 },
+      // At least a month and a day: the monthly budgets sum the whole month.
+      usageDays: { type: "number", minimum: 32, default: 400 },
+    }),
+    usage: section({
+      dailyTokens: { type: "integer", minimum: 1 },
+      monthlyCost: { type: "number", exclusiveMinimum: 0 },
+      chatDailyTokens: { type: "integer", minimum: 1 },
+      chatMonthlyCost: { type: "number", exclusiveMinimum: 0 },
+      prices: {
+        type: "object",
+        default: {},
+        additionalProperties: {
+          type: "object",
+          additionalProperties: false,
+          required: ["prompt", "completion"],
+          properties: {
+            prompt: { type: "number", minimum: 0 },
+            completion: { type: "number", minimum: 0 },
+            cached: { type: "number", minimum: 0 },
+          },
+        },
+      },
     }),
     mcp: section({
       servers: {
@@ -247,8 +272,16 @@ export interface FileConfig {
   delivery: { retryMinSeconds: number; retryMaxSeconds: number; deadLetterAfterHours: number };
   /** Clustered mode (PINCER_DATABASE_URL) only. */
   cluster: { leaseSeconds: number };
-  retention: { auditDays: number; archivedConversationDays: number; deadLetterDays: number; mediaDays: number };
+  retention: {
+    auditDays: number;
+    archivedConversationDays: number;
+    deadLetterDays: number;
+    mediaDays: number;
+    usageDays: number;
+  };
   mcp: { servers: Record<string, McpServerFileSettings> };
+  /** Budgets (a limit not set is none) and per model what a million tokens cost; see src/usage. */
+  usage: UsageLimits & { prices: Record<string, Price> };
   memory: { promptChars: number; shareWithGroups: boolean; shareWithGuests: boolean; consolidate: boolean };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { collectStream, fromCompletion } from "./collect.js";
+import { collectStream, fromCompletion, usageOf } from "./collect.js";
 
 async function* from(chunks: unknown[]) {
   yield* chunks;
@@ -101,5 +101,30 @@ describe("fromCompletion", () => {
     });
     for (const body of [{}, { choices: [] }, { choices: [{}] }, null, "text"])
       expect(fromCompletion(body)).toBeUndefined();
+  });
+
+  it("takes only believable usage: absurd counts (negative, strings, NaN, huge) are none, so pincer counts itself", () => {
+    expect(usageOf({ prompt_tokens: 10, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 4 } })).toEqual({
+      promptTokens: 10,
+      completionTokens: 3,
+      cachedTokens: 4,
+    });
+    // More cached than prompt tokens is cut to the prompt's; a cache count that makes no sense is left out.
+    expect(usageOf({ prompt_tokens: 10, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 99 } })).toEqual({
+      promptTokens: 10,
+      completionTokens: 3,
+      cachedTokens: 10,
+    });
+    expect(usageOf({ prompt_tokens: 10, completion_tokens: 3, prompt_tokens_details: { cached_tokens: "4" } })).toEqual(
+      {
+        promptTokens: 10,
+        completionTokens: 3,
+      },
+    );
+    for (const bad of [-1, "12", Number.NaN, Number.POSITIVE_INFINITY, 1e300, 2.5, null]) {
+      expect(usageOf({ prompt_tokens: bad, completion_tokens: 3 })).toBeUndefined();
+      expect(usageOf({ prompt_tokens: 10, completion_tokens: bad })).toBeUndefined();
+    }
+    expect(usageOf("lots")).toBeUndefined();
   });
 });

@@ -10,6 +10,7 @@ interface RawCall {
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  cachedTokens?: number;
 }
 
 export interface Collected {
@@ -105,9 +106,23 @@ export function fromCompletion(response: unknown): Collected | undefined {
   return { raw: { content: message.content, toolCalls, finishReason: choice.finish_reason }, usage: usageOf(usage) };
 }
 
-/** Token counts from a `usage` object, when it has them. */
+/** More tokens than any request or answer has: a count past it is a server's mistake. */
+const MAX_TOKENS = 100_000_000;
+
+/** A count a server could mean: a whole number from 0 to MAX_TOKENS; anything else (negative, NaN, a string) is none. */
+function count(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_TOKENS ? value : undefined;
+}
+
+/**
+ * Token counts from a `usage` object, when it has believable ones (otherwise pincer counts
+ * itself): a missing completion count is 0, cached tokens are at most the prompt's.
+ */
 export function usageOf(usage: unknown): Usage | undefined {
-  const { prompt_tokens: prompt, completion_tokens: completion } = (usage ?? {}) as Record<string, unknown>;
-  if (typeof prompt !== "number") return undefined;
-  return { promptTokens: prompt, completionTokens: typeof completion === "number" ? completion : 0 };
+  const { prompt_tokens, completion_tokens, prompt_tokens_details } = (usage ?? {}) as Record<string, unknown>;
+  const promptTokens = count(prompt_tokens);
+  const completionTokens = completion_tokens === undefined ? 0 : count(completion_tokens);
+  if (promptTokens === undefined || completionTokens === undefined) return undefined;
+  const cached = count((prompt_tokens_details as { cached_tokens?: unknown } | null)?.cached_tokens);
+  return { promptTokens, completionTokens, ...(cached ? { cachedTokens: Math.min(cached, promptTokens) } : {}) };
 }

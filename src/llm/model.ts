@@ -24,8 +24,10 @@ export interface ToolCall {
 export interface ModelReply {
   content: string;
   toolCalls: ToolCall[];
-  /** Tokens the endpoint counted, when it says (plain completions do; streams usually not). */
-  usage?: { promptTokens: number; completionTokens: number };
+  /** Tokens the endpoint counted, when it says (plain completions do; streams when asked); `cachedTokens` are part of the prompt's. */
+  usage?: { promptTokens: number; completionTokens: number; cachedTokens?: number };
+  /** The configured name of the model that answered (a fallback's, when it did). */
+  model?: string;
   /**
    * Why the reply ended, as the server said: "stop", "tool_calls", or "length" (cut at
    * `maxTokens` or the context: its text is incomplete and its tool calls may be half-written).
@@ -128,7 +130,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
               : fromCompletion(await client.chat.completions.create(body, { signal }));
             if (!collected) throw new ModelError("the model returned no choices");
             const names = (offered ?? []).map((tool) => tool.function.name);
-            return { ...normalizeReply(collected.raw, names), usage: collected.usage };
+            return { ...normalizeReply(collected.raw, names), usage: collected.usage, model: options.model };
           } catch (err) {
             // A field this endpoint does not know: asked again at once without it, and never sent again.
             const refused = err instanceof OpenAI.APIError && (err.status === 400 || err.status === 422);

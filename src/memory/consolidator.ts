@@ -4,6 +4,7 @@ import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { MemoryStore, PendingMessage } from "../store/store.js";
 import { safeSlice } from "../tools/result-cap.js";
+import type { UsageMeter } from "../usage/meter.js";
 import { CONSOLIDATION_INSTRUCTIONS, parseConsolidation, transcript } from "./consolidation-prompt.js";
 import { appendMemoryFacts, readMemoryFile } from "./memory-file.js";
 
@@ -17,6 +18,8 @@ export interface ConsolidatorDeps {
   /** The context window: a number, or what the endpoint is known to take now. */
   contextTokens: number | (() => number);
   now?: () => Date;
+  /** Counts the summaries' model calls and checks the budgets before each. */
+  usage?: Pick<UsageMeter, "wrap">;
 }
 
 /** A conversation is consolidated once its history passes this share of the context budget… */
@@ -175,7 +178,8 @@ export class Consolidator {
         limitChars,
       )}`,
     ].join("\n\n");
-    const reply = await deps.model.complete({
+    const model = deps.usage?.wrap(deps.model, { sessionKey, kind: "consolidation" }) ?? deps.model;
+    const reply = await model.complete({
       messages: [
         { role: "system", content: CONSOLIDATION_INSTRUCTIONS },
         { role: "user", content: body },

@@ -106,7 +106,7 @@ function offsetMinutes(offset: string): number {
 }
 
 /** `wallAsUtc` is the wall-clock reading encoded as if it were UTC; returns the real instant in `tz`. */
-function wallTimeToInstant(wallAsUtc: number, tz: string): number {
+export function wallTimeToInstant(wallAsUtc: number, tz: string): number {
   const day = 24 * 3600_000;
   const before = zoneOffsetMs(tz, wallAsUtc - day);
   const after = zoneOffsetMs(tz, wallAsUtc + day);

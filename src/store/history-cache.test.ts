@@ -98,7 +98,7 @@ describe("the history a turn reads, from the cache of recent conversations", () 
       const id = await store.memory.openConversation("a");
       await store.conversations.archive("a");
       await store.retention.prune(
-        { auditDays: 1, archivedConversationDays: 1, deadLetterDays: 1 },
+        { auditDays: 1, archivedConversationDays: 1, deadLetterDays: 1, usageDays: 32 },
         Date.now() + 3 * 86_400_000,
       );
       await store.conversations.append("a", [say("user", "after")]);

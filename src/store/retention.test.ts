@@ -7,7 +7,7 @@ import { closeDatabase, openDatabase } from "./sqlite/database.js";
 import { sqliteStoreOn } from "./sqlite/sqlite-store.js";
 
 const DAY = 24 * 60 * 60 * 1000;
-const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, mediaDays: 30 };
+const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, mediaDays: 30, usageDays: 400 };
 
 describe("retention", () => {
   it("prunes old audit rows, old archived conversations and old dead letters, and nothing else", async () => {
@@ -39,6 +39,7 @@ describe("retention", () => {
       conversations: 1,
       messages: 1,
       deadLetters: 1,
+      usageRows: 0,
     });
     expect(await sqliteStoreOn(db).status.summary()).toMatchObject({
       toolCalls: 1,
@@ -52,6 +53,7 @@ describe("retention", () => {
       conversations: 0,
       messages: 0,
       deadLetters: 0,
+      usageRows: 0,
     });
   });
 

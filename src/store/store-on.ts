@@ -6,6 +6,7 @@ import type { SqlMemory } from "./memory.js";
 import { SqlPairing } from "./pairing.js";
 import type { Sql } from "./sql.js";
 import { estimateTokens, type Store, type StoreOptions } from "./store.js";
+import { SqlUsage } from "./usage.js";
 import { SqlAudit, SqlDashboard, SqlHelperRuns, SqlRetention, SqlStatus } from "./views.js";
 
 /** The store's groups on one engine's SQL, with that engine's memory (its own search index). */
@@ -29,5 +30,6 @@ export function storeOn(
     retention: new SqlRetention(db),
     status: new SqlStatus(db),
     approvals: new SqlApprovals(db),
+    usage: new SqlUsage(db),
   };
 }

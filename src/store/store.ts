@@ -7,11 +7,13 @@ import type { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
 import type { SqlMemory } from "./memory.js";
 import type { SqlPairing } from "./pairing.js";
 import type { PairingOptions, StoredMessage } from "./types.js";
+import type { SqlUsage } from "./usage.js";
 import type { SqlAudit, SqlDashboard, SqlHelperRuns, SqlRetention, SqlStatus } from "./views.js";
 
 export type { AllowedEntry, Approval, ApprovalChoice, ApprovalState, NewApproval } from "./approvals.js";
 export type * from "./types.js";
 export { estimateTokens } from "./types.js";
+export type { UsageEntry, UsageGroup, UsageSums } from "./usage.js";
 
 /** What callers see of a group: its methods (one implementation serves both engines). */
 type Api<T> = { [K in keyof T]: T[K] };
@@ -35,6 +37,8 @@ export type RetentionStore = Api<SqlRetention>;
 export type StatusStore = Api<SqlStatus>;
 /** Tool calls waiting for a tap, and each conversation's "always allowed" list. */
 export type ApprovalStore = Api<SqlApprovals>;
+/** Every model call's tokens and cost (the `model_usage` table). */
+export type UsageStore = Api<SqlUsage>;
 
 /**
  * Every durable thing pincer does goes through this one asynchronous interface, in small groups.
@@ -56,6 +60,7 @@ export interface Store {
   retention: RetentionStore;
   status: StatusStore;
   approvals: ApprovalStore;
+  usage: UsageStore;
   /**
    * Tells of rows written by any process (PostgreSQL's LISTEN/NOTIFY): a reply recorded for a
    * channel, a message accepted for a conversation. Absent where one process is all there is.

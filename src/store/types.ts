@@ -203,6 +203,7 @@ export interface RetentionAges {
   archivedConversationDays: number;
   deadLetterDays: number;
   mediaDays: number;
+  usageDays: number;
 }
 
 export interface Pruned {
@@ -210,6 +211,7 @@ export interface Pruned {
   conversations: number;
   messages: number;
   deadLetters: number;
+  usageRows: number;
 }
 
 /** A rough token count (about four characters a token) that is cheap and never underestimates much. */

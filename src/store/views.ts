@@ -177,7 +177,7 @@ export class SqlRetention {
   constructor(private readonly db: Sql) {}
 
   /**
-   * Deletes tool-audit rows, conversations archived by `/new` (with their messages) and dead
+   * Deletes tool-audit and model-usage rows, conversations archived by `/new` (with their messages) and dead
    * letters older than their ages, all or nothing. The open conversation of a chat is never
    * touched, however old: the context window already bounds what the model sees of it.
    */
@@ -194,7 +194,8 @@ export class SqlRetention {
       const deadLetters = await tx.run("DELETE FROM outbox WHERE status = 'dead' AND finished_at < $1", [
         now - ages.deadLetterDays * DAY_MS,
       ]);
-      return { auditRows, conversations, messages, deadLetters };
+      const usageRows = await tx.run("DELETE FROM model_usage WHERE created_at < $1", [now - ages.usageDays * DAY_MS]);
+      return { auditRows, conversations, messages, deadLetters, usageRows };
     });
   }
 }

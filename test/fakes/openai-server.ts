@@ -18,7 +18,7 @@ export interface FakeReply {
   /** Sent as `reasoning_content`, the way llama.cpp, vLLM and DeepSeek report thinking. */
   reasoning?: string;
   /** The usage reported (plain replies, and streams that asked with `stream_options.include_usage`). */
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  usage?: Record<string, unknown>;
   /**
    * With `status`: this body instead of the default error (a server's error in its own words);
    * without: a plain reply's whole body, sent as it is (odd shapes).

@@ -249,17 +249,21 @@ export function describeStateConformance(fresh: Fresh): void {
     await store.conversations.archive("old");
     await store.conversations.append("open", [{ role: "user", content: "still talking", createdAt: 1 }]);
     await store.audit.record({ sessionKey: "open", tool: "exec", arguments: "{}", result: "ok", durationMs: 1 });
+    const call = { kind: "conversation", model: "m", promptTokens: 1, completionTokens: 1, cachedTokens: 0 };
+    await store.usage.record({ ...call, sessionKey: "open", estimated: false, at: Date.now() });
     const dead = await store.journal.recordOutbound({ channel: "telegram", chatId: "1", text: "x", kind: "reply" });
     await store.journal.deadLetterOutbound(dead, "refused");
     await store.journal.recordOutbound({ channel: "telegram", chatId: "2", text: "pending", kind: "reply" });
-    const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30 };
-    expect(await store.retention.prune(ages)).toEqual({ auditRows: 0, conversations: 0, messages: 0, deadLetters: 0 });
+    const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, usageDays: 90 };
+    const none = { auditRows: 0, conversations: 0, messages: 0, deadLetters: 0, usageRows: 0 };
+    expect(await store.retention.prune(ages)).toEqual(none);
     const later = Date.now() + 100 * DAY;
     expect(await store.retention.prune(ages, later)).toEqual({
       auditRows: 1,
       conversations: 1,
       messages: 1,
       deadLetters: 1,
+      usageRows: 1,
     });
     expect(await store.status.summary()).toMatchObject({
       messages: 1,

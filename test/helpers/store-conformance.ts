@@ -4,6 +4,7 @@ import { FencedOutError } from "../../src/store/cluster.js";
 import type { StoreOptions } from "../../src/store/open.js";
 import { estimateTokens, type Store, type StoredMessage } from "../../src/store/store.js";
 import { describeStateConformance } from "./store-conformance-state.js";
+import { describeUsageConformance } from "./store-conformance-usage.js";
 
 /** Opens a store on one database; every call opens the same database again (as after a restart). */
 export type OpenStore = (options?: StoreOptions) => Promise<Store>;
@@ -281,5 +282,6 @@ export function describeStoreConformance(engine: string, newDatabase: NewDatabas
     });
 
     describeStateConformance(fresh);
+    describeUsageConformance(fresh);
   });
 }

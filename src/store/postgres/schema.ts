@@ -206,6 +206,23 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
       );
     `,
   },
+  {
+    // Every model call's tokens and cost, as SQLite's 27-model-usage.
+    id: "005-model-usage",
+    sql: `CREATE TABLE model_usage (
+            id bigserial PRIMARY KEY,
+            session_key text NOT NULL,
+            kind text NOT NULL,
+            model text NOT NULL,
+            prompt_tokens integer NOT NULL,
+            completion_tokens integer NOT NULL,
+            cached_tokens integer NOT NULL,
+            estimated integer NOT NULL,
+            cost double precision,
+            created_at bigint NOT NULL
+          );
+          CREATE INDEX model_usage_by_time ON model_usage (created_at);`,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

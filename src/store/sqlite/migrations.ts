@@ -350,4 +350,22 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    // Issue 27: every model call's tokens (the endpoint's, or pincer's estimate) and cost at the
+    // prices of its time, for /usage, the page and the budgets.
+    id: "27-model-usage",
+    sql: `CREATE TABLE model_usage (
+            id INTEGER PRIMARY KEY,
+            session_key TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            cached_tokens INTEGER NOT NULL,
+            estimated INTEGER NOT NULL,
+            cost REAL,
+            created_at INTEGER NOT NULL
+          );
+          CREATE INDEX model_usage_by_time ON model_usage (created_at);`,
+  },
 ];

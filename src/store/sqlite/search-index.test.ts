@@ -94,7 +94,7 @@ describe("the message search index, filled in batches", () => {
       db.prepare("UPDATE conversations SET archived_at = ? WHERE session_key = 'gone'").run(old);
       closeDatabase(db);
       db = openDatabase(join(dir, "p.db"));
-      const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, mediaDays: 30 };
+      const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, mediaDays: 30, usageDays: 400 };
       expect(await sqliteStoreOn(db).retention.prune(ages)).toMatchObject({ messages: 2 });
       checkIndex(db);
       expect(await found(sqliteStoreOn(db).memory, "golf")).toEqual(["kept across restart «golf»"]);

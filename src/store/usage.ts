@@ -1,0 +1,107 @@
+import type { Sql } from "./sql.js";
+
+/** One model call as counted: the endpoint's tokens, or pincer's estimate (`estimated`). */
+export interface UsageEntry {
+  sessionKey: string;
+  /** conversation | reminder | heartbeat | helper | consolidation */
+  kind: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  estimated: boolean;
+  /** At the prices of the call's time; undefined when the model has no price. */
+  cost?: number;
+  at: number;
+}
+
+/** Sums of one group of calls: `unpriced` calls have no cost, `estimated` ones pincer counted. */
+export interface UsageSums {
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  cost: number;
+  unpriced: number;
+  estimated: number;
+}
+
+/** This month's calls from `since` on, by kind and model, for this chat or not, today or not. */
+export interface UsageGroup extends UsageSums {
+  kind: string;
+  model: string;
+  here: boolean;
+  today: boolean;
+}
+
+const SUMS = `count(*) AS calls, sum(prompt_tokens) AS "promptTokens", sum(completion_tokens) AS "completionTokens",
+  sum(cached_tokens) AS "cachedTokens", coalesce(sum(cost), 0) AS cost,
+  sum(CASE WHEN cost IS NULL THEN 1 ELSE 0 END) AS unpriced, sum(estimated) AS estimated`;
+/** The chart's days are put together from quarter hours, so every zone's midnight falls on a slot's edge. */
+export const SLOT_MS = 15 * 60_000;
+
+/** Model calls and what they cost: what /usage, `pincer usage`, the page and the budgets read. */
+export class SqlUsage {
+  constructor(private readonly db: Sql) {}
+
+  /** One row per call: processes recording at once never overwrite each other. */
+  async record(e: UsageEntry): Promise<void> {
+    await this.db.run(
+      `INSERT INTO model_usage (session_key, kind, model, prompt_tokens, completion_tokens, cached_tokens, estimated, cost, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        e.sessionKey,
+        e.kind,
+        e.model,
+        e.promptTokens,
+        e.completionTokens,
+        e.cachedTokens,
+        e.estimated ? 1 : 0,
+        e.cost ?? null,
+        e.at,
+      ],
+    );
+  }
+
+  /** What the budgets compare: tokens since `dayStart` and cost since `monthStart`, overall and for one chat. */
+  async spent(sessionKey: string, dayStart: number, monthStart: number) {
+    const [row] = await this.db.rows<Record<"dayTokens" | "monthCost" | "chatDayTokens" | "chatMonthCost", number>>(
+      `SELECT coalesce(sum(CASE WHEN created_at >= $2 THEN prompt_tokens + completion_tokens END), 0) AS "dayTokens",
+              coalesce(sum(cost), 0) AS "monthCost",
+              coalesce(sum(CASE WHEN created_at >= $2 AND session_key = $3 THEN prompt_tokens + completion_tokens END), 0) AS "chatDayTokens",
+              coalesce(sum(CASE WHEN session_key = $3 THEN cost END), 0) AS "chatMonthCost"
+         FROM model_usage WHERE created_at >= $1`,
+      [monthStart, dayStart, sessionKey],
+    );
+    return row;
+  }
+
+  /** Calls since `monthStart` grouped by kind, model, chat (`sessionKey` or not) and day (from `dayStart` or not). */
+  async groups(monthStart: number, dayStart: number, sessionKey?: string): Promise<UsageGroup[]> {
+    const rows = await this.db.rows<Omit<UsageGroup, "here" | "today"> & { here: number; today: number }>(
+      `SELECT kind, model, CASE WHEN session_key = $3 THEN 1 ELSE 0 END AS here,
+              CASE WHEN created_at >= $2 THEN 1 ELSE 0 END AS today, ${SUMS}
+         FROM model_usage WHERE created_at >= $1 GROUP BY kind, model, here, today ORDER BY kind, model`,
+      [monthStart, dayStart, sessionKey ?? null],
+    );
+    return rows.map((r) => ({ ...r, here: Boolean(r.here), today: Boolean(r.today) }));
+  }
+
+  /** Tokens and cost per quarter hour since `since` (slot = time / SLOT_MS), for the chart. */
+  slots(since: number): Promise<Array<{ slot: number; tokens: number; cost: number }>> {
+    return this.db.rows(
+      `SELECT created_at / ${SLOT_MS} AS slot, sum(prompt_tokens + completion_tokens) AS tokens, coalesce(sum(cost), 0) AS cost
+         FROM model_usage WHERE created_at >= $1 GROUP BY slot ORDER BY slot`,
+      [since],
+    );
+  }
+
+  /** Each chat's calls since `since`, most tokens first. */
+  chats(since: number, limit = 50): Promise<Array<UsageSums & { sessionKey: string }>> {
+    return this.db.rows(
+      `SELECT session_key AS "sessionKey", ${SUMS} FROM model_usage WHERE created_at >= $1
+        GROUP BY session_key ORDER BY sum(prompt_tokens + completion_tokens) DESC, session_key LIMIT $2`,
+      [since, limit],
+    );
+  }
+}

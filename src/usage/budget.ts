@@ -1,0 +1,45 @@
+import type { Periods } from "./periods.js";
+
+/** Config `usage`: what may be spent; a limit not set is no limit. Costs are in the price table's currency. */
+export interface UsageLimits {
+  dailyTokens?: number;
+  monthlyCost?: number;
+  chatDailyTokens?: number;
+  chatMonthlyCost?: number;
+}
+
+/** What was spent in the periods the limits count: tokens today, cost this month, overall and in this chat. */
+export interface Spent {
+  dayTokens: number;
+  monthCost: number;
+  chatDayTokens: number;
+  chatMonthCost: number;
+}
+
+export type Verdict = { ok: true } | { ok: false; limit: keyof UsageLimits; reason: string; resetsAt: number };
+
+/**
+ * Whether a model call may go out now. A limit is reached once what was spent is at or over
+ * it (a call already on its way when another finished may go past it a little). When several
+ * are reached, the one that resets last is named: nothing can be called before it resets.
+ */
+export function mayCall(spent: Spent, limits: UsageLimits, periods: Periods): Verdict {
+  const checks: Array<[keyof UsageLimits, number, number, string]> = [
+    ["monthlyCost", spent.monthCost, periods.monthEnd, "the monthly cost budget"],
+    ["chatMonthlyCost", spent.chatMonthCost, periods.monthEnd, "this chat's monthly cost budget"],
+    ["dailyTokens", spent.dayTokens, periods.dayEnd, "the daily token budget"],
+    ["chatDailyTokens", spent.chatDayTokens, periods.dayEnd, "this chat's daily token budget"],
+  ];
+  for (const [limit, used, resetsAt, what] of checks) {
+    const max = limits[limit];
+    if (max !== undefined && used >= max) {
+      const amount = limit.endsWith("Cost") ? `${round(used)} of ${max}` : `${used} of ${max} tokens`;
+      return { ok: false, limit, resetsAt, reason: `${what} is used up (${amount}, usage.${limit})` };
+    }
+  }
+  return { ok: true };
+}
+
+function round(cost: number): string {
+  return cost.toFixed(cost < 1 ? 4 : 2);
+}

@@ -1,0 +1,150 @@
+import type { Logger } from "pino";
+import type { RunKind } from "../agent/turn-context.js";
+import type { Config } from "../config/config.js";
+import { type Model, ModelError, type ModelReply, type ModelRequest } from "../llm/model.js";
+import type { TokenCounter } from "../llm/tokens.js";
+import { formatInZone } from "../scheduler/schedule.js";
+import type { UsageStore } from "../store/store.js";
+import { mayCall, type UsageLimits, type Verdict } from "./budget.js";
+import { periodsAt } from "./periods.js";
+import { costOf, type Price } from "./prices.js";
+
+/** What a model call was made for: a turn's kind of run, or the summaries of consolidation. */
+export type UsageKind = RunKind | "consolidation";
+
+export interface MeteredRun {
+  sessionKey: string;
+  kind: UsageKind;
+}
+
+export interface UsageMeterDeps {
+  store: Pick<UsageStore, "record" | "spent">;
+  tokens: Pick<TokenCounter, "request" | "text">;
+  prices: Record<string, Price>;
+  limits: UsageLimits;
+  timezone: string;
+  /** The name a reply is counted under when it does not say which model answered. */
+  defaultModel: string;
+  log: Pick<Logger, "warn">;
+  now?: () => number;
+}
+
+/**
+ * A budget is used up: the call was not made. Permanent, so no fallback model is tried.
+ * `notice` is what the chat is told, absent when it was already told in this period.
+ */
+export class UsageLimitError extends ModelError {
+  constructor(
+    message: string,
+    readonly notice?: string,
+  ) {
+    super(message, true);
+  }
+}
+
+/** The most one call is counted at: pincer's own estimate of a huge request stays believable. */
+const MAX_COUNT = 100_000_000;
+
+/**
+ * Counts every model call (the endpoint's usage, else pincer's estimate, marked) with its chat,
+ * kind of run and model, and checks the budgets before each call. Which chats were told of a
+ * used-up budget is kept in memory: after a restart, or on another process of a cluster, a chat
+ * may be told once more.
+ */
+export class UsageMeter {
+  /** `chat limit scheduled?` → when the period it was told about ends. */
+  private readonly told = new Map<string, number>();
+
+  constructor(private readonly deps: UsageMeterDeps) {}
+
+  /** `model` counted and checked as calls of `run`; a turn wraps it once, so a later refusal knows it cut the turn short. */
+  wrap(model: Model, run: MeteredRun): Model {
+    let answered = 0;
+    return {
+      complete: async (request) => {
+        await this.check(run, answered > 0);
+        const reply = await model.complete(request);
+        answered++;
+        await this.record(run, request, reply);
+        return reply;
+      },
+    };
+  }
+
+  private now(): number {
+    return this.deps.now?.() ?? Date.now();
+  }
+
+  private async check(run: MeteredRun, cutShort: boolean): Promise<void> {
+    const { limits, timezone } = this.deps;
+    if (Object.values(limits).every((limit) => limit === undefined)) return;
+    const now = this.now();
+    const periods = periodsAt(now, timezone);
+    const spent = await this.deps.store.spent(run.sessionKey, periods.dayStart, periods.monthStart);
+    const verdict = mayCall(spent, limits, periods);
+    if (!verdict.ok) throw new UsageLimitError(verdict.reason, this.notice(run, verdict, cutShort, now));
+  }
+
+  private notice(run: MeteredRun, verdict: Exclude<Verdict, { ok: true }>, cutShort: boolean, now: number) {
+    const resets = `It resets ${formatInZone(verdict.resetsAt, this.deps.timezone)}.`;
+    if (cutShort) return `I had to stop before finishing: ${verdict.reason}. ${resets}`;
+    for (const [key, end] of this.told) if (end <= now) this.told.delete(key);
+    const key = `${run.sessionKey} ${verdict.limit} ${run.kind !== "conversation"}`;
+    if (this.told.has(key)) return undefined;
+    this.told.set(key, verdict.resetsAt);
+    if (run.kind === "conversation") {
+      return `I cannot answer now: ${verdict.reason}. ${resets} Messages until then are kept but not answered.`;
+    }
+    return `${SCHEDULED[run.kind]} did not run: ${verdict.reason}. ${resets} Until then such runs are skipped.`;
+  }
+
+  private async record(run: MeteredRun, request: ModelRequest, reply: ModelReply): Promise<void> {
+    const { tokens, prices } = this.deps;
+    const { usage } = reply;
+    const answer = reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join("");
+    const counted = {
+      promptTokens: usage?.promptTokens ?? Math.min(MAX_COUNT, tokens.request(request.messages, request.tools)),
+      completionTokens: usage?.completionTokens ?? Math.min(MAX_COUNT, tokens.text(answer)),
+      cachedTokens: usage?.cachedTokens ?? 0,
+    };
+    const model = reply.model ?? this.deps.defaultModel;
+    const entry = {
+      ...run,
+      ...counted,
+      model,
+      estimated: !usage,
+      cost: costOf(counted, prices[model]),
+      at: this.now(),
+    };
+    // A count that could not be stored must not cost the user the answer.
+    await this.deps.store
+      .record(entry)
+      .catch((err: unknown) =>
+        this.deps.log.warn({ err, session: run.sessionKey }, "could not record a model call's usage"),
+      );
+  }
+}
+
+/** The meter as the config sets it up. */
+export function createUsageMeter(
+  config: Pick<Config, "usage" | "timezone" | "openai">,
+  deps: Pick<UsageMeterDeps, "store" | "tokens" | "log"> & { now?: () => Date },
+): UsageMeter {
+  const { prices, ...limits } = config.usage;
+  const { now } = deps;
+  return new UsageMeter({
+    ...deps,
+    prices,
+    limits,
+    timezone: config.timezone,
+    defaultModel: config.openai.model,
+    now: now && (() => now().getTime()),
+  });
+}
+
+const SCHEDULED: Record<Exclude<UsageKind, "conversation">, string> = {
+  reminder: "A scheduled reminder",
+  heartbeat: "The heartbeat",
+  helper: "A background helper's report",
+  consolidation: "Summarising old messages",
+};

@@ -1,0 +1,22 @@
+/** Config `usage.prices`: per model, what a million tokens cost (prompt, completion, and cached prompt tokens). */
+export interface Price {
+  prompt: number;
+  completion: number;
+  /** Cached prompt tokens; when absent they cost what other prompt tokens do. */
+  cached?: number;
+}
+
+export interface Counted {
+  promptTokens: number;
+  completionTokens: number;
+  /** Part of the prompt tokens. */
+  cachedTokens: number;
+}
+
+/** What a call cost at `price`; undefined without a price (cost unknown, never taken as free). */
+export function costOf(counted: Counted, price: Price | undefined): number | undefined {
+  if (!price) return undefined;
+  const cached = price.cached === undefined ? 0 : counted.cachedTokens;
+  const prompt = (counted.promptTokens - cached) * price.prompt + cached * (price.cached ?? 0);
+  return (prompt + counted.completionTokens * price.completion) / 1_000_000;
+}

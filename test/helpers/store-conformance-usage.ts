@@ -1,0 +1,67 @@
+import { expect, it } from "vitest";
+import type { Store, UsageEntry } from "../../src/store/store.js";
+import { SLOT_MS } from "../../src/store/usage.js";
+import type { OpenStore } from "./store-conformance.js";
+
+type Fresh = () => Promise<{ store: Store; open: OpenStore }>;
+
+const DAY = 24 * 3600_000;
+const call = (sessionKey: string, at: number, extra: Partial<UsageEntry> = {}): UsageEntry => ({
+  sessionKey,
+  kind: "conversation",
+  model: "small",
+  promptTokens: 100,
+  completionTokens: 10,
+  cachedTokens: 0,
+  estimated: false,
+  cost: 0.5,
+  at,
+  ...extra,
+});
+
+/** The usage table: what the budgets, /usage and the page add up, the same on both engines. */
+export function describeUsageConformance(fresh: Fresh): void {
+  it("adds up model calls per day, month and chat; two processes recording at once lose none", async () => {
+    const { store, open } = await fresh();
+    const other = await open();
+    const monthStart = Date.UTC(2026, 11, 1);
+    const dayStart = monthStart + 14 * DAY;
+    // Two processes of a cluster recording at once: 2 × 50 calls today in chat a.
+    await Promise.all(
+      [store, other].flatMap((s) => Array.from({ length: 50 }, (_, i) => s.usage.record(call("a", dayStart + i)))),
+    );
+    await store.usage.record(call("b", dayStart + 5, { kind: "reminder", cost: undefined, estimated: true }));
+    await store.usage.record(call("a", monthStart + DAY, { model: "big", cachedTokens: 40, cost: 2 }));
+    await store.usage.record(call("a", monthStart - 1, { cost: 100 })); // last month: counted nowhere
+    expect(await store.usage.spent("a", dayStart, monthStart)).toEqual({
+      dayTokens: 101 * 110,
+      monthCost: 52,
+      chatDayTokens: 100 * 110,
+      chatMonthCost: 52,
+    });
+    const groups = await other.usage.groups(monthStart, dayStart, "b");
+    expect(groups).toHaveLength(3);
+    expect(groups).toContainEqual({
+      kind: "reminder",
+      model: "small",
+      here: true,
+      today: true,
+      calls: 1,
+      promptTokens: 100,
+      completionTokens: 10,
+      cachedTokens: 0,
+      cost: 0,
+      unpriced: 1,
+      estimated: 1,
+    });
+    expect(groups).toContainEqual(
+      expect.objectContaining({ model: "big", here: false, today: false, cachedTokens: 40 }),
+    );
+    expect(groups).toContainEqual(expect.objectContaining({ kind: "conversation", today: true, calls: 100, cost: 50 }));
+    expect(await store.usage.chats(monthStart)).toEqual([
+      expect.objectContaining({ sessionKey: "a", calls: 101, promptTokens: 10100, cost: 52, unpriced: 0 }),
+      expect.objectContaining({ sessionKey: "b", calls: 1, cost: 0, unpriced: 1 }),
+    ]);
+    expect(await store.usage.slots(dayStart)).toEqual([{ slot: dayStart / SLOT_MS, tokens: 101 * 110, cost: 50 }]);
+  });
+}

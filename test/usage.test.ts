@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { App } from "../src/app.js";
+import type { Config } from "../src/config/config.js";
+import { sqliteOf, startedRecording, tempHome, userMessage } from "./helpers/app.js";
+import { fakeModelForFile } from "./helpers/model.js";
+
+// Every model call counted, through the app: the real openai client against the fake model, the real SQLite file.
+const fake = fakeModelForFile();
+
+let apps: App[] = [];
+afterEach(async () => {
+  await Promise.all(apps.map((app) => app.stop()));
+  apps = [];
+  fake.clearQueue();
+});
+
+const PRICES = { "test-model": { prompt: 2, completion: 8, cached: 1 } };
+
+function start(adjust?: (config: Config) => void) {
+  return startedRecording(fake.url, apps, tempHome(), (config) => {
+    config.openai.model = "test-model";
+    config.usage.prices = PRICES;
+    adjust?.(config);
+  });
+}
+
+interface Row {
+  session_key: string;
+  kind: string;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  estimated: number;
+  cost: number | null;
+}
+
+const rows = (app: App) => sqliteOf(app).prepare("SELECT * FROM model_usage ORDER BY id").all() as Row[];
+
+describe("counting model calls", () => {
+  it("records the endpoint's usage of a plain reply, cached tokens and the cost at the configured prices", async () => {
+    fake.enqueue({
+      content: "hi",
+      usage: { prompt_tokens: 1000, completion_tokens: 100, prompt_tokens_details: { cached_tokens: 400 } },
+    });
+    const ctx = await start();
+    await ctx.app.bus.publishInbound(userMessage("c", "hello"));
+    await ctx.settled();
+    expect(ctx.to("c")).toEqual(["hi"]);
+    expect(rows(ctx.app)).toEqual([
+      expect.objectContaining({
+        session_key: "console:c",
+        kind: "conversation",
+        model: "test-model",
+        prompt_tokens: 1000,
+        completion_tokens: 100,
+        cached_tokens: 400,
+        estimated: 0,
+      }),
+    ]);
+    // 600 prompt tokens at 2, 400 cached at 1, 100 completion at 8, per million.
+    expect(rows(ctx.app)[0].cost).toBeCloseTo((600 * 2 + 400 + 800) / 1e6, 12);
+  });
+
+  it("records a stream's usage chunk, and counts itself (marked estimated) when a stream sends none", async () => {
+    const ctx = await start((config) => {
+      config.agent.stream = true;
+    });
+    fake.enqueue({ content: "streamed answer", usage: { prompt_tokens: 321, completion_tokens: 12 } });
+    await ctx.app.bus.publishInbound(userMessage("s", "first"));
+    await ctx.settled();
+    expect(fake.requests[0].stream_options).toEqual({ include_usage: true });
+    fake.enqueue({
+      chunks: [{ choices: [{ index: 0, delta: { content: "an answer without any usage" }, finish_reason: "stop" }] }],
+    });
+    await ctx.app.bus.publishInbound(userMessage("s", "second"));
+    await ctx.settled();
+    expect(ctx.to("s")).toEqual(["streamed answer", "an answer without any usage"]);
+    const [counted, estimated] = rows(ctx.app);
+    expect(counted).toMatchObject({ prompt_tokens: 321, completion_tokens: 12, estimated: 0 });
+    expect(estimated).toMatchObject({ kind: "conversation", model: "test-model", estimated: 1, cached_tokens: 0 });
+    // The system prompt alone is hundreds of tokens; the answer is a few words.
+    expect(estimated.prompt_tokens).toBeGreaterThan(100);
+    expect(estimated.completion_tokens).toBeGreaterThan(2);
+    expect(estimated.completion_tokens).toBeLessThan(20);
+    expect(estimated.cost).toBeGreaterThan(0);
+  });
+
+  it("takes absurd usage (negative, strings, huge) for none: the call is counted by pincer, the answer still goes out", async () => {
+    fake.enqueue({ content: "one", usage: { prompt_tokens: -50, completion_tokens: 3 } });
+    fake.enqueue({ content: "two", usage: { prompt_tokens: "12", completion_tokens: "3" } });
+    fake.enqueue({ content: "three", usage: { prompt_tokens: 1e300, completion_tokens: 1e300 } });
+    const ctx = await start();
+    for (const text of ["a", "b", "c"]) await ctx.app.bus.publishInbound(userMessage("x", text));
+    await ctx.settled();
+    expect(ctx.to("x")).toEqual(["one", "two", "three"]);
+    const counted = rows(ctx.app);
+    expect(counted.map((r) => r.estimated)).toEqual([1, 1, 1]);
+    for (const row of counted) {
+      expect(row.prompt_tokens).toBeGreaterThan(100);
+      expect(row.prompt_tokens).toBeLessThan(100_000);
+    }
+  });
+
+  it("leaves the cost unknown (not zero) for a model without a price", async () => {
+    fake.enqueue({ content: "ok", usage: { prompt_tokens: 10, completion_tokens: 1 } });
+    const ctx = await start((config) => {
+      config.usage.prices = {};
+    });
+    await ctx.app.bus.publishInbound(userMessage("p", "hello"));
+    await ctx.settled();
+    expect(rows(ctx.app)).toEqual([expect.objectContaining({ prompt_tokens: 10, cost: null })]);
+  });
+});
