@@ -5,6 +5,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createConsoleChannel } from "../channels/console/console-channel.js";
 import type { App } from "../src/app.js";
 import type { Channel } from "../src/bus/channel.js";
 import type { ButtonTap, InboundMessage, OutboundMessage } from "../src/bus/types.js";
@@ -256,6 +257,32 @@ describe("approvals in a chat", () => {
     expect(answer.text).toBe("tool said: once");
     expect(prompts(second.channel.sent)).toHaveLength(0);
     expect(edits(second.channel.sent)).toHaveLength(1);
+  });
+
+  it("pincer chat asks on the terminal: y, a or n decides", async () => {
+    const home = tempHome("pincer-approvals-");
+    homes.push(home);
+    const app = await testApp(model.url, home, {}, (config) => {
+      config.memory.consolidate = false;
+      config.approvals.exec = "ask";
+    });
+    apps.push(app);
+    const written: OutboundMessage[] = [];
+    const terminal = createConsoleChannel({ bus: app.bus, chatId: "term", write: (msg) => written.push(msg) });
+    await app.start([terminal]);
+    modelRuns("echo from-terminal");
+    const turn = terminal.send("run it");
+    const prompt = await until(() => written.find((m) => m.buttons?.length), "the prompt on the terminal");
+    expect(prompt.text).toContain("[y] Allow once  [a] Always allow  [n] Deny");
+    await terminal.send("y");
+    await turn;
+    expect(written.map((m) => m.text)).toContain("Allowed once.");
+    await until(() => written.some((m) => m.text === "tool said: from-terminal"), "the answer");
+    await until(() => written.some((m) => m.text.startsWith("✅ Allowed once by you")), "the prompt rewritten");
+    // No prompt open: "y" is a message like any other.
+    model.respond(() => ({ content: "a plain y" }));
+    await terminal.send("y");
+    expect(written.at(-1)?.text).toBe("a plain y");
   });
 
   it("with approvals absent nothing is asked", async () => {

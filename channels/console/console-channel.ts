@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { parseCommand } from "../../src/bus/commands.js";
-import { type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
+import { type Button, type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 
 export interface ConsoleDeps {
   bus: MessageBus;
@@ -28,6 +28,9 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
   const turnEnded: Array<() => void> = [];
   const commandAnswered: Array<() => void> = [];
   let unsubscribeActivity = () => {};
+  // Messages with buttons still to answer, oldest first: a line naming a button's key taps it.
+  const open: Array<{ messageId: string; buttons: Button[] }> = [];
+  let posted = 0;
 
   return {
     name: "console",
@@ -44,15 +47,43 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
       await deps.bus.subscribeOutbound("console", async (msg) => {
         // Progress notes are for chats; the terminal shows that a turn is busy by itself.
         if (msg.chatId !== chatId || msg.kind === "progress") return;
-        deps.write(msg);
+        const messageId = `console-${++posted}`;
+        const edited = msg.editOf && "messageId" in msg.editOf ? msg.editOf.messageId : undefined;
+        const at = open.findIndex((m) => m.messageId === edited);
+        if (at >= 0) open.splice(at, 1);
+        const buttons = msg.buttons?.flat() ?? [];
+        if (buttons.length > 0) open.push({ messageId, buttons });
+        const keys = keysOf(buttons);
+        const choices = buttons.map((b, i) => `[${keys[i]}] ${b.label}`).join("  ");
+        deps.write(buttons.length > 0 ? { ...msg, text: `${msg.text}\n${choices}` } : msg);
         if (msg.kind === "notice") commandAnswered.shift()?.();
+        return { messageIds: [messageId] };
       });
     },
     async stop() {
       unsubscribeActivity();
       await deps.bus.unsubscribeOutbound("console");
     },
-    send(text) {
+    async send(text) {
+      const asked = open[0];
+      const button = asked?.buttons[keysOf(asked.buttons).indexOf(text.trim().toLowerCase())];
+      if (asked && button) {
+        open.shift();
+        const answer = await deps.bus.publishTap({
+          id: randomUUID(),
+          channel: "console",
+          chatId,
+          senderId: "console",
+          senderName: deps.senderName ?? "you",
+          isGroup: false,
+          messageId: asked.messageId,
+          data: button.data,
+          label: button.label,
+          receivedAt: Date.now(),
+        });
+        if (answer.text) deps.write({ channel: "console", chatId, kind: "notice", text: answer.text });
+        return;
+      }
       const command = parseCommand(text);
       const instant = command === "stop" || command === "status" || command === "help";
       const ended = new Promise<void>((resolve) => (instant ? commandAnswered : turnEnded).push(resolve));
@@ -72,4 +103,10 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
       return published.then(() => ended);
     },
   };
+}
+
+/** The keys that tap a message's buttons: y, a and n for an approval's three, else 1, 2, 3… */
+function keysOf(buttons: Button[]): string[] {
+  const approval = buttons.length === 3 && buttons.every((b) => b.data.startsWith("a:"));
+  return approval ? ["y", "a", "n"] : buttons.map((_, i) => String(i + 1));
 }
