@@ -144,21 +144,25 @@ export class Approvals {
       decider: `${tap.channel}:${tap.senderId}`,
     };
     if (!mayDecide(approval, here)) return { text: NOT_YOURS };
-    return { text: await this.decide(approval.id, parsed.choice, tap.senderName) };
+    return { text: (await this.decide(approval.id, parsed.choice, tap.senderName)).text };
   }
 
-  /** Decides (the control page calls it directly); returns what the decider is told. */
-  async decide(id: string, choice: Choice, by: string): Promise<string> {
+  /** Decides (the control page calls it directly): whether this decision was taken, and what the decider is told. */
+  async decide(id: string, choice: Choice, by: string): Promise<{ taken: boolean; text: string }> {
     const { store } = this.deps;
     const now = this.now();
     const decided = await store.decide(id, choice, by, now, (a) => this.edit(a, decidedText(a)));
     if (decided) {
       this.settled(decided);
-      return choice === "deny" ? "Denied." : choice === "always" ? "Always allowed here." : "Allowed once.";
+      return {
+        taken: true,
+        text: choice === "deny" ? "Denied." : choice === "always" ? "Always allowed here." : "Allowed once.",
+      };
     }
     const current = await store.get(id);
     if (current?.state === "pending" && now >= current.expiresAt) await this.expire(current, now);
-    return current?.state === "allowed" || current?.state === "denied" ? `Already ${current.state}.` : EXPIRED;
+    const settled = current?.state === "allowed" || current?.state === "denied";
+    return { taken: false, text: settled ? `Already ${current.state}.` : EXPIRED };
   }
 
   private async wait(approval: Approval, signal: AbortSignal, resumable: boolean): Promise<Approval> {

@@ -136,6 +136,8 @@ export const SCRIPT = `
       const action = d.action === "remove-job" ? post("/api/reminders/remove", { id: d.id })
         : d.action === "approve" ? post("/api/pairing/approve", { channel: d.channel, code: d.code })
         : d.action === "deny" ? post("/api/pairing/deny", { channel: d.channel, userId: d.user })
+        : d.action === "decide" ? post("/api/approvals/decide", { id: d.id, choice: d.choice })
+        : d.action === "revoke" ? post("/api/approvals/revoke", { sessionKey: d.session, entry: d.entry })
         : null;
       if (!action) return;
       button.disabled = true;

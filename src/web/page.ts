@@ -18,6 +18,7 @@ const TITLES: Record<SectionId, string> = {
   conversations: "Conversations",
   reminders: "Reminders",
   pairing: "Pairing requests",
+  approvals: "Approvals",
   skills: "Skills",
 };
 
@@ -61,6 +62,7 @@ ${card("status")}
 ${card("conversations")}
 ${card("reminders")}
 ${card("pairing")}
+${input.state.approvals ? card("approvals") : ""}
 ${card("skills")}`;
 }
 

@@ -6,7 +6,7 @@ import type { DashboardState } from "./state.js";
  * The page's live parts, each rendered to an HTML fragment on the server. The first paint and
  * every SSE update use these same functions, so escaping lives in one place.
  */
-export type SectionId = "status" | "conversations" | "reminders" | "pairing" | "skills";
+export type SectionId = "status" | "conversations" | "reminders" | "pairing" | "approvals" | "skills";
 
 export function renderSections(state: DashboardState, now: number): Record<SectionId, string> {
   const formatTime = timeFormat();
@@ -15,6 +15,7 @@ export function renderSections(state: DashboardState, now: number): Record<Secti
     conversations: renderConversations(state, now),
     reminders: renderReminders(state, formatTime),
     pairing: renderPairing(state, now),
+    approvals: renderApprovals(state, now),
     skills: renderSkills(state),
   };
 }
@@ -77,6 +78,32 @@ function renderPairing(state: DashboardState, now: number): string {
 <button type="button" class="danger" data-action="deny" data-channel="${esc(p.channel)}" data-user="${esc(p.userId)}">Deny</button></span></li>`,
     )
     .join("")}</ul>`;
+}
+
+const CHOICES = [
+  ["once", "Allow once"],
+  ["always", "Always allow"],
+  ["deny", "Deny"],
+] as const;
+
+function renderApprovals({ approvals }: DashboardState, now: number): string {
+  if (!approvals) return "";
+  const pending = approvals.pending.map(
+    (
+      a,
+    ) => `<li class="approval"><div><b>${esc(a.tool)}</b> <small>${esc(a.sessionKey)} · expires in ${esc(formatAgo(now, a.expiresAt).replace(" ago", ""))}</small>
+<pre>${esc(a.summary)}</pre></div><span class="buttons">${CHOICES.map(([choice, label]) => `<button type="button"${choice === "deny" ? ' class="danger"' : ""} data-action="decide" data-id="${esc(a.id)}" data-choice="${choice}">${label}</button>`).join("")}</span></li>`,
+  );
+  const allowed = approvals.allowed.map(
+    (
+      e,
+    ) => `<li><div><code>${esc(e.entry)}</code> <small>always allowed in ${esc(e.sessionKey)} by ${esc(e.addedBy)}</small></div>
+<button type="button" class="danger" data-action="revoke" data-session="${esc(e.sessionKey)}" data-entry="${esc(e.entry)}">Revoke</button></li>`,
+  );
+  const rows = [...pending, ...allowed].join("");
+  return rows
+    ? `<ul class="rows">${rows}</ul>`
+    : '<p class="empty">Nothing waits for a decision; nothing is always allowed.</p>';
 }
 
 function renderSkills(state: DashboardState): string {

@@ -211,6 +211,23 @@ export function createControlServer(deps: ControlServerDeps): ControlServer {
       refresh();
       return sendJson(res, 200, { ok: true });
     }
+    if (path === "/api/approvals/decide" || path === "/api/approvals/revoke") {
+      if (!app.approvals) throw new HttpError(404, "approvals are off (config approvals)");
+      if (path.endsWith("revoke")) {
+        if (!(await app.store.approvals.revoke(text("sessionKey", 300), text("entry", 1000)))) {
+          throw new HttpError(404, "no such entry");
+        }
+      } else {
+        const choice = text("choice", 6);
+        if (choice !== "once" && choice !== "always" && choice !== "deny") {
+          throw new HttpError(400, '"choice" must be once, always or deny');
+        }
+        const decided = await app.approvals.decide(text("id", 40), choice, "the control page");
+        if (!decided.taken) throw new HttpError(409, decided.text);
+      }
+      refresh();
+      return sendJson(res, 200, { ok: true });
+    }
     throw new HttpError(404, "not found");
   }
 

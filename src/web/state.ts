@@ -2,7 +2,7 @@ import type { HelperInfo } from "../agent/helpers.js";
 import type { App } from "../app.js";
 import type { Channel, ChannelStatus } from "../bus/channel.js";
 import { describeSchedule } from "../scheduler/schedule.js";
-import type { ConversationSummary, PairingRequest } from "../store/store.js";
+import type { AllowedEntry, Approval, ConversationSummary, PairingRequest } from "../store/store.js";
 
 /** A skill as the page shows it: `missing` says why it is left out of the prompt. */
 export interface SkillView {
@@ -40,6 +40,8 @@ export interface DashboardState {
   reminders: ReminderView[];
   pairing: PairingRequest[];
   skills: SkillView[];
+  /** With config `approvals` on: calls waiting for a decision, and each chat's "always allowed" list. */
+  approvals?: { pending: Approval[]; allowed: AllowedEntry[] };
   /** Clustered mode only: who holds which role, each process's heartbeat. */
   cluster?: string[];
 }
@@ -86,6 +88,11 @@ export async function collectState({ app, channels, skills, startedAt }: StateSo
       ])
     : [0, 0, [], [], []];
   const cluster = await app.clusterLines?.().catch((err: Error) => [`cluster: ${err.message}`]);
+  const { approvals } = app.store;
+  const asked =
+    app.approvals && database
+      ? { pending: await approvals.pending(), allowed: await approvals.allowedEntries() }
+      : undefined;
   return {
     model: app.config.openai.model,
     startedAt,
@@ -111,6 +118,7 @@ export async function collectState({ app, channels, skills, startedAt }: StateSo
     })),
     pairing: requests,
     skills: skills(),
+    approvals: asked,
   };
 }
 
