@@ -53,37 +53,14 @@ export interface RoleHolders {
   holders: Map<string, string>;
 }
 
-export interface ClusterMode {
-  readonly processId: string;
-  /** The fence of a conversation held here (every write of its turns is made under it). */
-  fence(sessionKey: string): Fence | undefined;
-  /** The worker finished a message's turn. */
-  finished(msg: InboundMessage): void;
-  /** A message was accepted into the shared inbox: wake the cluster's dispatchers. */
-  accepted(): void;
-  /** Another process announced work: look for it now. */
-  wake(): void;
-  /** The roles running here now. */
-  roles(): string[];
-  /** A helper (spawn) started or ended here: its lease tells the others it lives. */
-  helperStarted(runId: string): void;
-  helperEnded(runId: string): void;
-  /** The cluster as `pincer status` shows it (for the control page). */
-  lines(): Promise<string[]>;
-  /** For `/healthz`: the roles running here, and each role's live holder in the cluster. */
-  roleHolders(): Promise<RoleHolders>;
-  /** Gives every role back (their work stopped first); call before the worker stops. */
-  stopRoles(): Promise<void>;
-  /** Gives the conversations back and leaves the cluster; call after the worker stopped. */
-  leave(): Promise<void>;
-}
+export type ClusterMode = ReturnType<typeof startClusterMode>;
 
 /**
  * Clustered mode for one process: it joins the cluster (heartbeats), runs each channel and the
  * singletons only while it holds their role, and takes waiting conversations under their turn
  * lease. Loaded only with PINCER_DATABASE_URL.
  */
-export function startClusterMode(deps: ClusterModeDeps): ClusterMode {
+export function startClusterMode(deps: ClusterModeDeps) {
   const { store, log } = deps;
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const member = new ClusterMember({
@@ -123,23 +100,35 @@ export function startClusterMode(deps: ClusterModeDeps): ClusterMode {
   log.info({ processId }, "clustered mode: this process joined the cluster");
   return {
     processId,
-    fence: (sessionKey) => leases.fence(sessionKey),
-    finished: (msg) => dispatcher.finished(msg),
+    /** The fence of a conversation held here (every write of its turns is made under it). */
+    fence: (sessionKey: string): Fence | undefined => leases.fence(sessionKey),
+    /** The worker finished a message's turn. */
+    finished: (msg: InboundMessage) => dispatcher.finished(msg),
+    /** Another process announced work: look for it now. */
     wake: () => dispatcher.wake(),
+    /** A message was accepted into the shared inbox: wake the cluster's dispatchers. */
     accepted: () => {
       dispatcher.wake();
       deps.work.announce().catch((err: Error) => log.warn({ err: err.message }, "could not wake the cluster"));
     },
     roles: () => keeper.running(),
-    helperStarted: (runId) => member.want(helperLeaseName(runId), { gained: () => {}, lost: () => {} }),
-    helperEnded: (runId) => void member.unwant(helperLeaseName(runId)),
+    /** A helper (spawn) started or ended here: its lease tells the others it lives. */
+    helperStarted: (runId: string) => member.want(helperLeaseName(runId), { gained: () => {}, lost: () => {} }),
+    helperEnded: (runId: string) => void member.unwant(helperLeaseName(runId)),
+    /** The cluster as `pincer status` shows it (for the control page). */
     lines: async () => {
       const here = `this process: ${processId}; roles here: ${keeper.running().join(", ") || "none"}`;
       return [here, ...clusterLines(await store.view(), expectedRoles(deps.channels.map((c) => c.name)))];
     },
-    roleHolders: async () => ({ here: keeper.running(), holders: liveHolders(await store.view()) }),
+    /** For `/healthz`: the roles running here, and each role's live holder in the cluster. */
+    roleHolders: async (): Promise<RoleHolders> => ({
+      here: keeper.running(),
+      holders: liveHolders(await store.view()),
+    }),
+    /** Gives every role back (their work stopped first); call before the worker stops. */
     stopRoles: () => keeper.stop(),
-    async leave() {
+    /** Gives the conversations back and leaves the cluster; call after the worker stopped. */
+    async leave(): Promise<void> {
       await dispatcher.stop();
       await member.stop();
       await store.close();

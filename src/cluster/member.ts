@@ -92,10 +92,6 @@ export class ClusterMember {
       : undefined;
   }
 
-  holds(name: string): boolean {
-    return this.fence(name) !== undefined;
-  }
-
   /** Stops the rounds and leaves the cluster, giving back every lease (their holders stopped first). */
   async stop(): Promise<void> {
     this.stopped = true;

@@ -1,27 +1,7 @@
 import { estimateTokens } from "./estimate-tokens.js";
 import type { ChatMessage } from "./model.js";
 
-/**
- * Counts what a request will cost at the model's endpoint: an estimate from the kinds of
- * characters in the text (`estimateTokens`, close to OpenAI's o200k_base), times a factor learned
- * from the `usage` the endpoint reports, which also covers other tokenizers (Llama, Qwen, Mistral).
- */
-export interface TokenCounter {
-  /** Tokens of a piece of text, calibrated. */
-  text(text: string): number;
-  /** Tokens of a chat message with its framing and tool calls, calibrated. */
-  message(message: ChatMessage): number;
-  /** Tokens of a chat message before calibration (what the store keeps; scale by `factor` when using it). */
-  rawMessage(message: ChatMessage): number;
-  /** Tokens of the tools' JSON schemas, calibrated; each schema object is counted once. */
-  tools(schemas: readonly object[]): number;
-  /** Tokens of a whole request: messages plus the tools' JSON schemas. */
-  request(messages: ChatMessage[], tools?: readonly object[]): number;
-  /** Feeds back what the endpoint said a request cost (`usage.prompt_tokens`). */
-  calibrate(counted: number, reported: number): void;
-  /** The current calibration factor (1 until the endpoint reports more than we counted). */
-  readonly factor: number;
-}
+export type TokenCounter = ReturnType<typeof createTokenCounter>;
 
 /** Each message costs a few tokens of framing (role, separators) beyond its text. */
 const MESSAGE_OVERHEAD = 4;
@@ -36,7 +16,13 @@ const MEMO_ENTRIES = 16;
  */
 const IMAGE_TOKENS = 800;
 
-export function createTokenCounter(): TokenCounter {
+/**
+ * Counts what a request will cost at the model's endpoint: an estimate from the kinds of
+ * characters in the text (`estimateTokens`, close to OpenAI's o200k_base), times a factor learned
+ * from the `usage` the endpoint reports, which also covers other tokenizers (Llama, Qwen, Mistral).
+ * Every count is calibrated but `rawMessage` (what the store keeps; scale by `factor` when using it).
+ */
+export function createTokenCounter() {
   let factor = 1;
   const memo = new Map<string, number>();
   const raw = (text: string): number => {
@@ -81,12 +67,14 @@ export function createTokenCounter(): TokenCounter {
   const scale = (tokens: number) => Math.ceil(tokens * factor);
 
   return {
-    text: (text) => scale(raw(text)),
-    message: (message) => scale(rawMessage(message)),
+    text: (text: string) => scale(raw(text)),
+    message: (message: ChatMessage) => scale(rawMessage(message)),
     rawMessage,
-    tools: (schemas) => scale(rawTools(schemas)),
-    request: (messages, tools) => scale(rawRequest(messages, tools)),
-    calibrate(counted, reported) {
+    /** Each schema object is counted once. */
+    tools: (schemas: readonly object[]) => scale(rawTools(schemas)),
+    request: (messages: ChatMessage[], tools?: readonly object[]) => scale(rawRequest(messages, tools)),
+    /** Feeds back what the endpoint said a request cost (`usage.prompt_tokens`). */
+    calibrate(counted: number, reported: number): void {
       // `counted` is already scaled; recover the raw count so the factor does not compound.
       const rawCounted = counted / factor;
       if (!(rawCounted > 200) || !(reported > 0)) return;
@@ -98,7 +86,8 @@ export function createTokenCounter(): TokenCounter {
       // Rise at once (never send more than the endpoint allows), fall back slowly.
       factor = observed >= factor ? observed : factor * 0.8 + observed * 0.2;
     },
-    get factor() {
+    /** 1 until the endpoint reports more than we counted. */
+    get factor(): number {
       return factor;
     },
   };

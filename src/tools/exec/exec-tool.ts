@@ -8,16 +8,12 @@ import { openInScope } from "../files/safe-open.js";
 import { type Tool, ToolError } from "../tool.js";
 import { buildBwrapArgs, sandboxEnv } from "./bwrap-args.js";
 import { createPidsCgroup, inCgroup, removeWhenEmpty } from "./cgroup.js";
-import { checkCommand, compilePatterns, type GuardPolicy } from "./guard.js";
+import { checkCommand, compilePatterns } from "./guard.js";
 import { formatExecResult } from "./output.js";
 import { runProcess } from "./run-process.js";
 import { checkSandbox, execLimits, inspectHost, type SandboxStatus } from "./sandbox-check.js";
 
-export type ExecArgs = {
-  command: string;
-  working_dir?: string;
-  timeout?: number;
-};
+export type ExecArgs = { command: string; working_dir?: string; timeout?: number };
 
 export interface ExecToolDeps {
   config: Pick<Config, "exec" | "sandbox" | "home"> & Partial<Pick<Config, "approvals">>;
@@ -87,14 +83,8 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
       // where nothing of the host is mounted, so a later swap cannot lead out.
       const workingDir = workingFolder(args.working_dir, workspace, deps.config.home);
 
-      const policy: GuardPolicy = {
-        denyPatterns,
-        allowPatterns,
-        restrictToWorkspace: exec.restrictToWorkspace,
-        workspace,
-        media,
-        home: deps.config.home,
-      };
+      const { restrictToWorkspace } = exec;
+      const policy = { denyPatterns, allowPatterns, restrictToWorkspace, workspace, media, home: deps.config.home };
       const verdict = checkCommand(args.command, policy);
       if (!verdict.allowed) throw new ToolError(`the command was blocked by the safety guard: ${verdict.reason}.`);
 
@@ -113,23 +103,12 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
         const mediaReal = await realpath(conversationMediaDir(media, ctx.sessionKey)).catch(() => undefined);
         const memory = join(workspace, "MEMORY.md");
         const masked = !ctx.seesOwnerMemory && (await lstat(memory).catch(() => undefined))?.isFile() ? [memory] : [];
-        const homeReal = await realpath(deps.config.home).catch(() => deps.config.home);
+        const hidden = [await realpath(deps.config.home).catch(() => deps.config.home)];
         const features = status.features;
-        argv = buildBwrapArgs(
-          inspectHost(),
-          {
-            workspace,
-            workingDir,
-            media: mediaReal,
-            masked,
-            hidden: [homeReal],
-            network: exec.network,
-            env,
-            disableUserns: features?.disableUserns,
-            limits: features?.prlimit ? execLimits(features.prlimit, exec) : undefined,
-          },
-          command,
-        );
+        const limits = features?.prlimit ? execLimits(features.prlimit, exec) : undefined;
+        const { network } = exec;
+        const spec = { workspace, workingDir, media: mediaReal, masked, hidden, network, env, limits };
+        argv = buildBwrapArgs(inspectHost(), { ...spec, disableUserns: features?.disableUserns }, command);
         // Under root RLIMIT_NPROC does not bind; a pids cgroup (where the host allows one) does.
         if (features?.pidsCgroup && exec.maxProcesses > 0) {
           cgroup = createPidsCgroup(features.pidsCgroup, `pincer-${process.pid}-${++commands}`, exec.maxProcesses);

@@ -36,11 +36,6 @@ export interface SandboxFeatures {
   pidsCgroup?: string;
 }
 
-export interface CheckOptions {
-  /** Where to look for bwrap; the host's PATH by default. */
-  searchPath?: string;
-}
-
 export const INSTALL_BWRAP =
   "bubblewrap (bwrap) is not installed, so exec cannot sandbox commands and refuses to run them: install it " +
   "(Debian/Ubuntu: sudo apt install bubblewrap; Fedora: sudo dnf install bubblewrap; Arch: sudo pacman -S bubblewrap; " +
@@ -78,7 +73,8 @@ export function inspectHost(paths: readonly string[] = SYSTEM_PATHS): HostLayout
  */
 export async function checkSandbox(
   config: Pick<Config, "sandbox" | "home" | "exec">,
-  options: CheckOptions = {},
+  /** Where to look for bwrap; the host's PATH by default. */
+  options: { searchPath?: string } = {},
 ): Promise<SandboxStatus> {
   if (config.sandbox === "none") return { ok: true, sandboxed: false, detail: UNSANDBOXED_WARNING };
   const bwrap = findExecutable("bwrap", options.searchPath ?? process.env.PATH ?? "/usr/bin:/bin");
@@ -92,24 +88,13 @@ export async function checkSandbox(
       disableUserns: `${help.stdout}${help.stderr}`.includes("--disable-userns"),
       prlimit: findExecutable("prlimit", "/usr/bin:/bin:/usr/sbin:/sbin"),
     };
-    const probe = (features: SandboxFeatures) =>
-      execa(
-        bwrap,
-        buildBwrapArgs(
-          inspectHost(),
-          {
-            workspace,
-            workingDir: workspace,
-            hidden: [config.home],
-            network: config.exec.network,
-            env: sandboxEnv(process.env, workspace, []),
-            disableUserns: features.disableUserns,
-            limits: features.prlimit ? execLimits(features.prlimit, config.exec) : undefined,
-          },
-          ["sh", "-c", "echo ok"],
-        ),
-        { reject: false, timeout: 15_000, stdin: "ignore", extendEnv: false },
-      );
+    const spec = { workspace, workingDir: workspace, hidden: [config.home], network: config.exec.network };
+    const env = sandboxEnv(process.env, workspace, []);
+    const probe = ({ disableUserns, prlimit }: SandboxFeatures) => {
+      const limits = prlimit ? execLimits(prlimit, config.exec) : undefined;
+      const args = buildBwrapArgs(inspectHost(), { ...spec, env, disableUserns, limits }, ["sh", "-c", "echo ok"]);
+      return execa(bwrap, args, { reject: false, timeout: 15_000, stdin: "ignore", extendEnv: false });
+    };
     // Each extra is dropped in turn if the host refuses it, so exec keeps working with what it can enforce.
     const attempts: SandboxFeatures[] = [wanted, { ...wanted, disableUserns: false }, { disableUserns: false }];
     let result = await probe(attempts[0]);

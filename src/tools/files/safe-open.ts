@@ -137,7 +137,7 @@ export function openInScope(input: string | undefined, scope: PathScope, request
  */
 export function hiddenBelow(scope: PathScope, rootReal: string): Stats[] {
   return (scope.hidden ?? []).flatMap((p) => {
-    const real = realOr(p);
+    const real = realOr(p, p);
     if (isInside(real, rootReal)) return [];
     const s = statOrUndefined(real);
     return s ? [s] : [];
@@ -146,21 +146,15 @@ export function hiddenBelow(scope: PathScope, rootReal: string): Stats[] {
 
 function rootOf(path: string, writable: boolean): Root | undefined {
   const configured = resolve(path);
-  let real: string;
-  try {
-    real = realOr(configured, true);
-  } catch {
-    return undefined;
-  }
-  return { paths: [...new Set([configured, real])], real, writable };
+  const real = realOr(configured, undefined);
+  return real === undefined ? undefined : { paths: [...new Set([configured, real])], real, writable };
 }
 
-function realOr(path: string, strict = false): string {
+function realOr<T>(path: string, fallback: T): string | T {
   try {
     return realpathSync(path);
-  } catch (err) {
-    if (strict) throw err;
-    return path;
+  } catch {
+    return fallback;
   }
 }
 
@@ -215,11 +209,10 @@ function walk(rootReal: string, parts: string[], raw: string, request: OpenReque
         continue;
       }
       if (!last) {
-        let fd = openDir(at, raw, info === undefined && request.create === true);
+        const fd = openDir(at, raw, info === undefined && request.create === true);
         if (fd === undefined) throw new ToolError(`"${raw}" does not exist.`);
-        if (hidden.some((h) => sameFile(h, fstatSync(fd as number)))) {
+        if (hidden.some((h) => sameFile(h, fstatSync(fd)))) {
           closeSync(fd);
-          fd = undefined;
           throw new ToolError(`"${raw}" is inside pincer's own data folder, which tools never touch.`);
         }
         stack.push(fd);
@@ -261,19 +254,10 @@ function openRoot(rootReal: string): number {
     lstatSync(`/proc/self/fd/${fd}`);
     return fd;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT" && !safeExists("/proc/self/fd")) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" && !statOrUndefined("/proc/self/fd")) {
       throw new Error("pincer's file access needs Linux's /proc (mounted at /proc)");
     }
     throw err;
-  }
-}
-
-function safeExists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 
