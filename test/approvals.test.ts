@@ -7,11 +7,13 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConsoleChannel } from "../channels/console/console-channel.js";
 import type { App } from "../src/app.js";
+import { Approvals } from "../src/approvals/approvals.js";
 import type { Channel } from "../src/bus/channel.js";
 import type { ButtonTap, InboundMessage, OutboundMessage } from "../src/bus/types.js";
 import type { Config } from "../src/config/config.js";
 import { tempHome, testApp, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
+import { toolContext } from "./helpers/tools.js";
 import { until } from "./helpers/until.js";
 
 const model = fakeModelForFile();
@@ -283,6 +285,28 @@ describe("approvals in a chat", () => {
     model.respond(() => ({ content: "a plain y" }));
     await terminal.send("y");
     expect(written.at(-1)?.text).toBe("a plain y");
+  });
+
+  it("a decision taken in another process wakes the waiting call by polling; a swapped call does not run", async () => {
+    const { app, channel } = await started();
+    const options = { store: app.store.approvals, bus: app.bus, timeoutSeconds: 60, log: app.log };
+    const policy = { exec: "ask" as const, tools: [], allowPatterns: [] };
+    const here = new Approvals({ ...options, policy, pollMs: 50 });
+    const elsewhere = new Approvals({ ...options, policy });
+    const stop = new AbortController();
+    const ctx = toolContext("p1", app.config.workspace, stop.signal);
+    const call = { id: "call_7", name: "exec", arguments: JSON.stringify({ command: "echo original" }) };
+    const waiting = here.check(call, ctx, true);
+    const asked = await until(async () => (await app.store.approvals.pending())[0], "the request");
+    expect(asked.summary).toBe("echo original");
+    // The same call read back with another command (a tampered journal): refused, not asked again.
+    const swapped = { ...call, arguments: JSON.stringify({ command: "rm -f important" }) };
+    expect(await here.check(swapped, ctx, true)).toBe(
+      "Error: this call differs from the one the user was asked about.",
+    );
+    expect(prompts(channel.sent)).toHaveLength(1);
+    expect(await elsewhere.decide(asked.id, "once", "Ann")).toEqual({ taken: true, text: "Allowed once." });
+    expect(await waiting).toBeUndefined();
   });
 
   it("with approvals absent nothing is asked", async () => {
