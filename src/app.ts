@@ -8,6 +8,7 @@ import { listSkills } from "./agent/skills.js";
 import { AgentWorker } from "./agent/worker.js";
 import { type Approvals, createApprovals } from "./approvals/approvals.js";
 import { MessageBus } from "./bus/bus.js";
+import { MESSAGE_BUTTON_PREFIX, messageButtonTaps } from "./bus/button-taps.js";
 import type { Channel } from "./bus/channel.js";
 import { outboxLog } from "./bus/outbox-log.js";
 import { routeTaps } from "./bus/tap-router.js";
@@ -123,7 +124,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   });
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
   const approvals = createApprovals(config, { store, bus, log, now: options.now });
-  bus.onTap(routeTaps({ "a:": approvals?.onTap }));
+  bus.onTap(routeTaps({ "a:": approvals?.onTap, [MESSAGE_BUTTON_PREFIX]: messageButtonTaps(bus) }));
   const wallClock = options.now;
   const scheduler = new Scheduler({
     store: store.jobs,

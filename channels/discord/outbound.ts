@@ -58,7 +58,8 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
         content: chunks[index],
         // The model's text must never ping @everyone or a role; the user it answers may be pinged.
         allowed_mentions: { parse: ["users"], replied_user: true },
-        ...(index === 0 && msg.replyToId
+        // Only to a Discord message: an answer to a button tap (inbound id `tap:…`) replies to nothing.
+        ...(index === 0 && msg.replyToId && /^\d+$/.test(msg.replyToId)
           ? { message_reference: { message_id: msg.replyToId, fail_if_not_exists: false } }
           : {}),
         // The buttons go under the last chunk, where the user is reading.

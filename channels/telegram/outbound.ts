@@ -80,7 +80,8 @@ export function createSender(
       const part = parts[index];
       const options: SendOptions = {
         message_thread_id: threadId,
-        ...(index === 0 && msg.replyToId
+        // Only to a Telegram message: an answer to a button tap (inbound id `tap:…`) replies to nothing.
+        ...(index === 0 && msg.replyToId && /^\d+$/.test(msg.replyToId)
           ? { reply_parameters: { message_id: Number(msg.replyToId), allow_sending_without_reply: true } }
           : {}),
         // The buttons go under the last part, where the user is reading.

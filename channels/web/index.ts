@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { MessageBus } from "../../src/bus/bus.js";
+import { withButtonLines } from "../../src/bus/buttons.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { sessionKeyOf } from "../../src/bus/types.js";
 
@@ -40,7 +41,7 @@ export function createWebChannel(deps: { bus: MessageBus; now?: () => number }):
       offActivity = bus.onActivity("web", (event) => emit({ chatId: event.chatId, type: "busy", busy: event.busy }));
       // With no page open the reply is still stored in the conversation; the page shows it on load.
       await bus.subscribeOutbound("web", async (msg) => {
-        emit({ chatId: msg.chatId, type: "message", kind: msg.kind, text: msg.text, at: now() });
+        emit({ chatId: msg.chatId, type: "message", kind: msg.kind, text: withButtonLines(msg), at: now() });
       });
     },
     async stop() {

@@ -19,3 +19,9 @@ export function usableButtons(rows: Button[][] | undefined): Button[][] {
     .filter((row) => row.length > 0)
     .slice(0, BUTTON_LIMITS.rows);
 }
+
+/** The message's text with its buttons as lines of `[Label]`, for channels without buttons (terminal, web chat). */
+export function withButtonLines(msg: { text: string; buttons?: Button[][] }): string {
+  const lines = usableButtons(msg.buttons).map((row) => row.map((b) => `[${b.label}]`).join(" "));
+  return [msg.text, ...lines].filter(Boolean).join("\n");
+}

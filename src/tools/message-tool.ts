@@ -2,7 +2,10 @@ import { randomUUID } from "node:crypto";
 import { closeSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { MESSAGE_BUTTON_PREFIX } from "../bus/button-taps.js";
+import { BUTTON_LIMITS } from "../bus/buttons.js";
 import {
+  type Button,
   type ChannelName,
   type DeliveryOutcome,
   type OutboundMessage,
@@ -15,7 +18,13 @@ import { readOpened } from "./files/safe-read.js";
 import { fileScope } from "./files/workspace-path.js";
 import { type Tool, type ToolContext, ToolError } from "./tool.js";
 
-export type MessageArgs = { content: string; channel?: string; chat_id?: string; media?: string[] };
+export type MessageArgs = {
+  content: string;
+  channel?: string;
+  chat_id?: string;
+  media?: string[];
+  buttons?: string[][];
+};
 
 export interface MessageToolDeps {
   /** `channel:chatId` entries from message.allowedTargets: the only chats besides the current one. */
@@ -35,6 +44,7 @@ const DESCRIPTION = [
   "Send a message now, without ending your turn: a note to the user during a long task, files from the workspace (`media`: workspace paths, sent as attachments),",
   "or a message to another chat (`channel` and `chat_id`; only chats the owner allowed in the config).",
   "Without channel/chat_id it goes to the current conversation. The result is the platform's answer (message id or its error).",
+  "`buttons`: rows of button labels under the message; a tap comes back to you as a message `[button] Label` from whoever tapped.",
   "If you send your whole answer this way, do not repeat it in your reply.",
 ].join(" ");
 
@@ -58,6 +68,17 @@ export function createMessageTool(deps: MessageToolDeps): Tool<MessageArgs> {
           maxItems: MAX_FILES,
           description: "Workspace paths of files to attach",
         },
+        buttons: {
+          type: "array",
+          maxItems: BUTTON_LIMITS.rows,
+          items: {
+            type: "array",
+            minItems: 1,
+            maxItems: BUTTON_LIMITS.perRow,
+            items: { type: "string", minLength: 1, maxLength: BUTTON_LIMITS.labelChars },
+          },
+          description: `Rows of button labels, e.g. [["Yes","No"]]: at most ${BUTTON_LIMITS.rows} rows of ${BUTTON_LIMITS.perRow}, labels up to ${BUTTON_LIMITS.labelChars} characters`,
+        },
       },
       required: ["content"],
       additionalProperties: false,
@@ -65,6 +86,7 @@ export function createMessageTool(deps: MessageToolDeps): Tool<MessageArgs> {
     async execute(args, ctx) {
       const media = args.media ?? [];
       if (!args.content.trim() && media.length === 0) throw new ToolError("`content` is empty and there is no media.");
+      const buttons = buttonsOf(args.buttons);
       const { target, current } = resolveTarget(args, ctx, deps.allowedTargets);
       if (!ctx.bus.serves(target.channel)) {
         throw new ToolError(`the ${target.channel} channel is not running in this pincer, so nothing was sent.`);
@@ -75,6 +97,7 @@ export function createMessageTool(deps: MessageToolDeps): Tool<MessageArgs> {
         kind: "reply",
         text: args.content,
         ...(files.length ? { media: files } : {}),
+        ...(buttons ? { buttons } : {}),
       };
       const outcome = await ctx.bus.publishOutbound(out);
       const where = `${target.channel}:${target.chatId}${target.threadId ? ` (thread ${target.threadId})` : ""}`;
@@ -96,6 +119,20 @@ export function createMessageTool(deps: MessageToolDeps): Tool<MessageArgs> {
 }
 
 type Target = Pick<OutboundMessage, "channel" | "chatId" | "threadId">;
+
+/**
+ * The labels as buttons: the data names the button's place (`b:<row>.<column>`), short whatever
+ * the label, and a tap reports the label the platform shows. Blank or repeated labels are refused.
+ */
+export function buttonsOf(rows: string[][] | undefined): Button[][] | undefined {
+  if (!rows || rows.length === 0) return undefined;
+  const labels = rows.flat();
+  if (labels.some((label) => !label.trim())) throw new ToolError("a button label is empty.");
+  const twice = labels.find((label, i) => labels.indexOf(label) !== i);
+  if (twice !== undefined)
+    throw new ToolError(`the button label "${twice}" is used twice; a tap could not tell them apart.`);
+  return rows.map((row, r) => row.map((label, c) => ({ label, data: `${MESSAGE_BUTTON_PREFIX}${r}.${c}` })));
+}
 
 /** The current conversation unless channel/chat_id name another chat, which must be allowed. */
 export function resolveTarget(
