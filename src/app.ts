@@ -4,6 +4,7 @@ import { resumePending } from "./access/resume.js";
 import { prepareAttachments } from "./agent/attachments.js";
 import { toChatMessage } from "./agent/context.js";
 import { HelperManager } from "./agent/helpers.js";
+import { createChatModels } from "./agent/model-choice.js";
 import { listSkills } from "./agent/skills.js";
 import { AgentWorker } from "./agent/worker.js";
 import { type Approvals, createApprovals } from "./approvals/approvals.js";
@@ -15,12 +16,11 @@ import { routeTaps } from "./bus/tap-router.js";
 import type { ChannelName } from "./bus/types.js";
 import type { ClusterMode, RoleHolders } from "./cluster/cluster-mode.js";
 import type { Config } from "./config/config.js";
-import { contextRecheck, contextWindow, createConfiguredModel, discoverContexts } from "./llm/configured.js";
+import { contextRecheck, contextWindow, createConfiguredModels, discoverContexts } from "./llm/configured.js";
 import { ContextLimits, contextLine } from "./llm/context-limits.js";
 import { createOpenAIModel, type Model } from "./llm/model.js";
 import { createTokenCounter } from "./llm/tokens.js";
 import { createTranscriber } from "./llm/transcribe.js";
-import { withVisionFallback } from "./llm/vision-fallback.js";
 import { Consolidator } from "./memory/consolidator.js";
 import { contextLimitsPath, mediaDir, skillDirs, storeLocation } from "./paths.js";
 import { Heartbeat, readHeartbeatFile } from "./scheduler/heartbeat.js";
@@ -139,8 +139,8 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   // What each endpoint's context is, learned from the servers and remembered across restarts.
   const limits = new ContextLimits(contextLimitsPath(config.home), log.child({ part: "model" }));
   const window = contextWindow(config, limits);
-  // The main model and agent.fallbackModels, each behind a circuit breaker.
-  const model = createConfiguredModel(config, log.child({ part: "model" }), options.model, limits);
+  // The main model (or a chat's choice of agent.models) and agent.fallbackModels, each behind a circuit breaker.
+  const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), options.model, limits);
   const usage = createUsageMeter(config, { store: store.usage, tokens, log, now: wallClock });
   const helpers = new HelperManager({
     bus,
@@ -228,9 +228,8 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     audit: store.audit,
     registry,
     log,
-    model: withVisionFallback(model, (err) =>
-      log.warn({ err: err.message }, "the model endpoint refused an image; images are described in text from now on"),
-    ),
+    model,
+    chatModels: createChatModels({ config, store: store.chatModels, access, chain }),
     helpers,
     memory: store.memory,
     tokens,

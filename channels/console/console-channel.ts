@@ -85,7 +85,7 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
         return;
       }
       const command = parseCommand(text);
-      const instant = command === "stop" || command === "status" || command === "help";
+      const instant = command !== undefined && command !== "new";
       const ended = new Promise<void>((resolve) => (instant ? commandAnswered : turnEnded).push(resolve));
       const published = deps.bus.publishInbound({
         id: randomUUID(),

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
 import type { PairingStore } from "../store/store.js";
-import { hasAccess, pairingNotice, strangerAction } from "./policy.js";
+import { hasAccess, isOwner, pairingNotice, strangerAction } from "./policy.js";
 
 export interface AccessGateDeps {
   /** The allowlists by channel (TELEGRAM_ALLOW_FROM, DISCORD_ALLOW_FROM). */
@@ -20,6 +20,8 @@ export interface AccessGate {
   admit(msg: InboundMessage): Promise<boolean>;
   /** Whether this person may talk to the agent now (a job runs only while its owner may). */
   hasAccess(channel: ChannelName, userId: string): Promise<boolean>;
+  /** Whether this person may change a chat's settings (see policy.ts's isOwner). */
+  isOwner(channel: ChannelName, userId: string): Promise<boolean>;
 }
 
 /** The one place that decides who may talk to pincer; channels only describe who is talking. */
@@ -27,17 +29,17 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
   const now = deps.now ?? Date.now;
   const repeatAfterMs = deps.repeatAfterMs ?? 10 * 60 * 1000;
 
-  function allowed(channel: ChannelName, userId: string): Promise<boolean> {
-    return hasAccess({
-      channel,
-      senderId: userId,
-      allowFrom: deps.allowFrom[channel],
-      isApproved: () => deps.pairing.isApproved(channel, userId),
-    });
-  }
+  const facts = (channel: ChannelName, userId: string) => ({
+    channel,
+    senderId: userId,
+    allowFrom: deps.allowFrom[channel],
+    isApproved: () => deps.pairing.isApproved(channel, userId),
+  });
+  const allowed = (channel: ChannelName, userId: string) => hasAccess(facts(channel, userId));
 
   return {
     hasAccess: allowed,
+    isOwner: (channel, userId) => isOwner(facts(channel, userId)),
     async admit(msg) {
       if (await allowed(msg.channel, msg.senderId)) return true;
       const where = { channel: msg.channel, userId: msg.senderId, chatId: msg.chatId, isGroup: msg.isGroup };

@@ -22,6 +22,15 @@ export async function hasAccess({ channel, senderId, allowFrom, isApproved }: Ac
   return isApproved();
 }
 
+/**
+ * Whether a person may change pincer's settings for a chat (`/model`): someone named in the
+ * allowlist or approved with `pincer pairing approve`, or anyone on a local channel. `*` lets
+ * everyone talk, not everyone decide: in a group open to all, a member is no owner.
+ */
+export async function isOwner({ channel, senderId, allowFrom, isApproved }: AccessFacts): Promise<boolean> {
+  return LOCAL_CHANNELS.has(channel) || allowFrom?.includes(senderId) || isApproved();
+}
+
 /** Who shares the owner's MEMORY.md besides the owner (config memory.shareWithGroups, memory.shareWithGuests). */
 export interface MemorySharing {
   allowFrom: Partial<Record<ChannelName, readonly string[]>>;

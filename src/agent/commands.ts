@@ -1,4 +1,4 @@
-import { helpText } from "../bus/commands.js";
+import { type CommandName, commandArgument, helpText } from "../bus/commands.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
@@ -22,9 +22,9 @@ export class StopRequested extends Error {
   }
 }
 
-/** Answers /stop, /status or /help for the chat of `msg`. */
+/** Answers a command other than /new (that one runs in its turn) for the chat of `msg`. */
 export async function answerCommand(
-  command: "stop" | "status" | "help",
+  command: Exclude<CommandName, "new">,
   msg: InboundMessage,
   { deps, lane, load, upForMs, setAsideWaiting, reply }: CommandContext,
 ): Promise<void> {
@@ -35,9 +35,16 @@ export async function answerCommand(
     if (lane.pausedUntil !== undefined) return await setAsideWaiting(stopReply(false, cancelled, true));
     text = stopReply(Boolean(lane.running), cancelled);
     lane.running?.abort(new StopRequested());
+  } else if (command === "model") {
+    text = deps.chatModels
+      ? await deps.chatModels.answer(msg, commandArgument(msg.text))
+      : `Model: ${deps.settings.model}`;
   } else if (command === "status") {
+    const chat = await deps.chatModels?.current(msg);
     text = statusReply({
-      model: deps.settings.model,
+      model: chat?.chosen
+        ? `${chat.name} (this chat's choice; the default is ${deps.settings.model})`
+        : deps.settings.model,
       sessionKey: msg.sessionKey,
       storedMessages: await deps.conversations.count(msg.sessionKey),
       busy: Boolean(lane.running),

@@ -18,6 +18,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { UsageMeter } from "../usage/meter.js";
 import type { PreparedAttachments } from "./attachments.js";
 import type { LoopDeps } from "./loop.js";
+import type { ChatModels } from "./model-choice.js";
 import type { Skill } from "./skills.js";
 import type { TurnObserver } from "./turn-stats.js";
 import type { WaitLimits } from "./waiting.js";
@@ -31,7 +32,9 @@ export interface WorkerDeps {
   audit: AuditStore;
   /** The turn's journal: a turn cut short by a crash resumes instead of repeating finished tool calls. */
   steps?: TurnStepStore;
+  /** The default model; with `chatModels`, a chat's choice (`/model`) instead. */
   model: Model;
+  chatModels?: ChatModels;
   registry: ToolRegistry;
   log: Logger;
   memory: MemoryStore;

@@ -108,7 +108,7 @@ export class AgentWorker {
     const lane = this.lane(msg.sessionKey);
     const command = msg.channel === "system" ? undefined : parseCommand(msg.text);
     // Answered at once, even while a turn runs: that is the point of /stop and /status.
-    if (command === "stop" || command === "status" || command === "help") {
+    if (command !== undefined && command !== "new") {
       answerCommand(command, msg, {
         deps: this.deps,
         lane,
@@ -122,12 +122,11 @@ export class AgentWorker {
       return;
     }
     // A chat whose message waits for the model starts over at once, not behind that message.
-    if (command === "new" && lane.pausedUntil !== undefined) {
-      this.startOver(lane, msg);
-      return;
+    if (command === "new" && lane.pausedUntil !== undefined) this.startOver(lane, msg);
+    else {
+      lane.queue.push(msg);
+      this.schedule(lane);
     }
-    lane.queue.push(msg);
-    this.schedule(lane);
   }
 
   private lane(key: string): Lane {
@@ -214,7 +213,9 @@ export class AgentWorker {
       afterMs === undefined
         ? undefined
         : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
-    const meter = new TurnMeter(deps.usage?.wrap(deps.model, runOf(msg)) ?? deps.model, deps.observer, msg.receivedAt);
+    const chosen = await deps.chatModels?.forTurn(msg);
+    const model = chosen?.model ?? deps.model;
+    const meter = new TurnMeter(deps.usage?.wrap(model, runOf(msg)) ?? model, deps.observer, msg.receivedAt);
     let outcome: TurnReport["outcome"] = "ok";
     // Finished rounds of the turn: stored even when the turn then fails.
     const produced: StoredMessage[] = [];
@@ -261,7 +262,7 @@ export class AgentWorker {
         images.length > 0
           ? { role: "user", content: [{ type: "text", text: user.content ?? "" }, ...images] }
           : toChatMessage(user);
-      const window = deps.window ?? (() => deps.settings.contextTokens);
+      const window = chosen?.window ?? deps.window ?? (() => deps.settings.contextTokens);
       const context = await buildTurnContext(
         { ...deps, settings: { ...deps.settings, contextTokens: window() }, toolSchemas: () => registry.toSchemas() },
         msg,

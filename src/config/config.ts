@@ -74,6 +74,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   }
   const file = readConfigFile(configFile, Boolean(env.PINCER_CONFIG));
   checkTargets(file, configFile);
+  checkModels(file, configFile);
   return {
     ...file,
     telegram: telegramSettings(env, file.telegram),
@@ -175,6 +176,22 @@ function checkTargets(file: FileConfig, path: string): void {
     throw new ConfigError(
       `PINCER_CONFIG file ${path}: heartbeat.target must name the chat for heartbeat messages when heartbeat.intervalMinutes is set.`,
     );
+  }
+}
+
+/** `/model NAME` finds a model by name or label in any case: each names one model, and "default" is taken. */
+function checkModels(file: FileConfig, path: string): void {
+  const seen = new Set<string>();
+  for (const { name, label } of file.agent.models) {
+    if (/\s/.test(name)) throw new ConfigError(`PINCER_CONFIG file ${path}: agent.models name "${name}" has a space.`);
+    const words = [name, label?.trim()].flatMap((w) => (w === undefined ? [] : [w.toLowerCase()]));
+    for (const word of new Set(words)) {
+      if (word === "default" || seen.has(word)) {
+        const why = word === "default" ? "is what /model default means" : "names two models (in any case)";
+        throw new ConfigError(`PINCER_CONFIG file ${path}: agent.models "${word}" ${why}; rename one.`);
+      }
+      seen.add(word);
+    }
   }
 }
 

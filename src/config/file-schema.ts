@@ -24,6 +24,20 @@ export const fileSchema = {
       stream: { type: "boolean", default: false },
       temperature: { type: "number", minimum: 0, maximum: 2 },
       helperModel: { type: "string", minLength: 1 },
+      models: {
+        type: "array",
+        default: [],
+        items: {
+          type: "object",
+          additionalProperties: false,
+          required: ["name"],
+          properties: {
+            name: { type: "string", minLength: 1 },
+            baseUrl: { type: "string", pattern: "^https?://" },
+            label: { type: "string", minLength: 1 },
+          },
+        },
+      },
       fallbackModels: {
         type: "array",
         default: [],
@@ -221,6 +235,8 @@ export interface FileConfig {
     helperModel?: string;
     /** Tried in order when the main model fails with a 5xx, a timeout or no connection. */
     fallbackModels: Array<string | { model: string; baseUrl?: string }>;
+    /** What `/model` offers a chat besides the default (PINCER_MODEL); see src/agent/model-choice.ts. */
+    models: ModelSetting[];
     circuitBreaker: { failureThreshold: number; coolDownSeconds: number };
     /** When a message the model is unavailable for is given up (src/agent/waiting.ts). */
     waitForModel: { refusedSeconds: number; refusedTries: number; outageHours: number };
@@ -283,6 +299,13 @@ export interface FileConfig {
   /** Budgets (a limit not set is none) and per model what a million tokens cost; see src/usage. */
   usage: UsageLimits & { prices: Record<string, Price> };
   memory: { promptChars: number; shareWithGroups: boolean; shareWithGuests: boolean; consolidate: boolean };
+}
+
+/** One of `agent.models`: a model name, on `baseUrl` (the default endpoint when absent), shown as `label`. */
+export interface ModelSetting {
+  name: string;
+  baseUrl?: string;
+  label?: string;
 }
 
 /** One MCP server as written in the config file: `command` (stdio) or `url` (streamable HTTP). */

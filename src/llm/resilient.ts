@@ -86,6 +86,8 @@ export interface Endpoint {
   /** `baseUrl model`: what the circuit breaker and the log call it. */
   name: string;
   model: Model;
+  /** Its circuit, when several chains share the endpoint (one made for it here otherwise). */
+  breaker?: CircuitBreaker;
 }
 
 export interface ResilienceEvents {
@@ -106,7 +108,7 @@ export function createResilientModel(
   events: ResilienceEvents = {},
   now: () => number = Date.now,
 ): Model {
-  const breakers = new Map(endpoints.map((e) => [e.name, new CircuitBreaker(settings)]));
+  const breakers = new Map(endpoints.map((e) => [e.name, e.breaker ?? new CircuitBreaker(settings)]));
   // Each endpoint's last transient failure: an open circuit fails fast with the reason it opened.
   const lastErrors = new Map<string, ModelError>();
   let answeredAt: number | undefined;

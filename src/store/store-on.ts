@@ -1,4 +1,5 @@
 import { SqlApprovals } from "./approvals.js";
+import { SqlChatModels } from "./chat-models.js";
 import { SqlConversations } from "./conversations.js";
 import { SqlJobs } from "./jobs.js";
 import { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
@@ -21,6 +22,7 @@ export function storeOn(
     steps: new SqlTurnSteps(db),
     turns: new SqlTurns(db, countTokens),
     conversations: new SqlConversations(db, countTokens),
+    chatModels: new SqlChatModels(db),
     memory,
     jobs: new SqlJobs(db),
     pairing: new SqlPairing(db, options.pairing),

@@ -1,5 +1,6 @@
 import type { InboundMessage } from "../bus/types.js";
 import type { SqlApprovals } from "./approvals.js";
+import type { SqlChatModels } from "./chat-models.js";
 import type { Fence } from "./cluster.js";
 import type { SqlConversations } from "./conversations.js";
 import type { SqlJobs } from "./jobs.js";
@@ -23,6 +24,7 @@ export type JournalStore = Api<SqlJournal>;
 export type TurnStepStore = Api<SqlTurnSteps>;
 export type TurnStore = Api<SqlTurns>;
 export type ConversationStore = Api<SqlConversations>;
+export type ChatModelStore = Api<SqlChatModels>;
 export type MemoryStore = Api<SqlMemory>;
 /** Cron jobs. Every read goes to the database, so a change by another process is seen. */
 export type JobStore = Api<SqlJobs>;
@@ -51,6 +53,7 @@ export interface Store {
   steps: TurnStepStore;
   turns: TurnStore;
   conversations: ConversationStore;
+  chatModels: ChatModelStore;
   memory: MemoryStore;
   jobs: JobStore;
   pairing: PairingStore;

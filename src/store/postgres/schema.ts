@@ -223,6 +223,16 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
           );
           CREATE INDEX model_usage_by_time ON model_usage (created_at);`,
   },
+  {
+    // Each chat's /model choice, as SQLite's 27-chat-models.
+    id: "006-chat-models",
+    sql: `CREATE TABLE chat_models (
+            session_key text PRIMARY KEY,
+            model text NOT NULL,
+            chosen_by text NOT NULL,
+            chosen_at bigint NOT NULL
+          );`,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

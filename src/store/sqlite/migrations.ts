@@ -368,4 +368,14 @@ export const migrations: Migration[] = [
           );
           CREATE INDEX model_usage_by_time ON model_usage (created_at);`,
   },
+  {
+    // Issue 27: each chat's /model choice, kept across restarts and /new.
+    id: "27-chat-models",
+    sql: `CREATE TABLE chat_models (
+            session_key TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            chosen_by TEXT NOT NULL,
+            chosen_at INTEGER NOT NULL
+          );`,
+  },
 ];

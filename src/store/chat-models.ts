@@ -1,0 +1,26 @@
+import type { Sql } from "./sql.js";
+
+/** Each chat's choice of `agent.models` (`/model NAME`), by conversation; a chat without one uses the default. */
+export class SqlChatModels {
+  constructor(private readonly db: Sql) {}
+
+  async get(sessionKey: string): Promise<string | undefined> {
+    const [row] = await this.db.rows<{ model: string }>("SELECT model FROM chat_models WHERE session_key = $1", [
+      sessionKey,
+    ]);
+    return row?.model;
+  }
+
+  /** Sets the chat's model (who chose it kept for the record); undefined returns it to the default. */
+  async set(sessionKey: string, model: string | undefined, by: string): Promise<void> {
+    if (model === undefined) {
+      await this.db.run("DELETE FROM chat_models WHERE session_key = $1", [sessionKey]);
+      return;
+    }
+    await this.db.run(
+      `INSERT INTO chat_models (session_key, model, chosen_by, chosen_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (session_key) DO UPDATE SET model = excluded.model, chosen_by = excluded.chosen_by, chosen_at = excluded.chosen_at`,
+      [sessionKey, model, by, Date.now()],
+    );
+  }
+}
