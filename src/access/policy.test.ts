@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { InboundMessage } from "../bus/types.js";
-import { isOwnersChat, type MemorySharing, seesOwnerMemory } from "./policy.js";
+import { isOwner, isOwnersChat, type MemorySharing, seesOwnerMemory } from "./policy.js";
 
 const from = (channel: InboundMessage["channel"], senderId: string, extra: Partial<InboundMessage> = {}) =>
   ({
@@ -49,5 +49,16 @@ describe("who sees the owner's MEMORY.md", () => {
     expect(seesOwnerMemory(run("43"), sharing)).toBe(false);
     expect(seesOwnerMemory(run(), sharing)).toBe(false);
     expect(seesOwnerMemory(from("system", "heartbeat", { sessionKey: "system:heartbeat" }), sharing)).toBe(true);
+  });
+});
+
+describe("who may change a chat's settings (/model)", () => {
+  it("someone named in the allowlist, someone approved, or a local channel; not everyone * lets in", async () => {
+    const owner = (channel: InboundMessage["channel"], senderId: string, approved = false) =>
+      isOwner({ channel, senderId, allowFrom: ["42", "*"], isApproved: async () => approved });
+    expect(await owner("telegram", "42")).toBe(true);
+    expect(await owner("telegram", "43", true)).toBe(true);
+    expect(await owner("telegram", "43")).toBe(false);
+    expect(await owner("web", "anyone")).toBe(true);
   });
 });

@@ -80,6 +80,27 @@ describe("loadConfig", () => {
     expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/is not valid JSON/);
   });
 
+  it("refuses an agent.models entry /model could not tell apart, in one sentence naming it", () => {
+    const file = join(home, "models.json");
+    const refused = (models: unknown) => {
+      writeFileSync(file, JSON.stringify({ agent: { models } }));
+      return errorOf({ ...base, PINCER_CONFIG: file });
+    };
+    expect(refused([{ label: "x" }])).toMatch(/agent.models.0 must have required property 'name'/);
+    expect(refused([{ name: "a", baseUrl: "ftp://x" }])).toMatch(/agent.models.0.baseUrl must match/);
+    expect(refused([{ name: "a", key: "x" }])).toMatch(/agent.models.0 must NOT have additional properties "key"/);
+    expect(refused([{ name: "llama 3" }])).toMatch(/agent.models name "llama 3" has a space\.$/);
+    expect(refused([{ name: "a", label: "Fast" }, { name: "FAST" }])).toMatch(
+      /agent.models "fast" names two models \(in any case\); rename one\.$/,
+    );
+    expect(refused([{ name: "a", label: "Default" }])).toMatch(/"default" is what \/model default means/);
+    writeFileSync(file, JSON.stringify({ agent: { models: [{ name: "a", label: "A" }, { name: "b" }] } }));
+    expect(loadConfig({ ...base, PINCER_CONFIG: file }).agent.models).toEqual([
+      { name: "a", label: "A" },
+      { name: "b" },
+    ]);
+  });
+
   it("lets commands that never call the model run without a key", () => {
     expect(loadConfig({ ...base, OPENAI_API_KEY: "" }, { requireApiKey: false }).openai.apiKey).toBe("");
   });

@@ -189,6 +189,21 @@ export function describeStateConformance(fresh: Fresh): void {
     expect(await store.pairing.isApproved("telegram", "s24")).toBe(true);
   });
 
+  it("keeps each chat's /model choice apart, across a reopen (another process sees it), until set back", async () => {
+    const { store, open } = await fresh();
+    await store.chatModels.set("telegram:1", "gpt-4o", "42");
+    await store.chatModels.set("telegram:1", "qwen2.5:7b", "43");
+    await store.chatModels.set("discord:9:thread:3", "gpt-4o", "7");
+    const other = await open();
+    expect(await other.chatModels.get("telegram:1")).toBe("qwen2.5:7b");
+    expect(await other.chatModels.get("discord:9:thread:3")).toBe("gpt-4o");
+    expect(await other.chatModels.get("discord:9")).toBeUndefined();
+    await other.chatModels.set("telegram:1", undefined, "42");
+    expect(await store.chatModels.get("telegram:1")).toBeUndefined();
+    await store.conversations.archive("discord:9:thread:3");
+    expect(await store.chatModels.get("discord:9:thread:3")).toBe("gpt-4o");
+  });
+
   it("records helper runs, finishing each once, and lists the ones a crash left running", async () => {
     const { store, open } = await fresh();
     const origin = run("spawner");
