@@ -41,11 +41,31 @@ export function mayAsk(tool: string, policy: ApprovalPolicy): boolean {
 
 function subjectOf(tool: string, args: Record<string, unknown>, policy: ApprovalPolicy): AskedCall | undefined {
   if (!mayAsk(tool, policy)) return undefined;
-  if (tool !== "exec") return { summary: `${tool} ${JSON.stringify(args, null, 1)}`, remember: `tool:${tool}` };
+  if (tool !== "exec") return { summary: shown(`${tool} ${JSON.stringify(args, null, 1)}`), remember: `tool:${tool}` };
   const command = String(args.command ?? "");
   if (policy.exec === "unlisted" && isListed(command, policy.allowPatterns)) return undefined;
-  const where = typeof args.working_dir === "string" ? `\n(in ${args.working_dir})` : "";
-  return { summary: `${command}${where}`, remember: `exec:${command}` };
+  // The folder as the shell would say it: a line of the command itself cannot pass for it, and
+  // "Always allow" of `rm -rf *` in one folder is not an allow in another.
+  const exact = typeof args.working_dir === "string" ? `cd ${shellWord(args.working_dir)} && ${command}` : command;
+  return { summary: shown(exact), remember: `exec:${exact}` };
+}
+
+/** What does not show, or reorders the text: controls, bidi marks, zero-width and default-ignorable characters, odd spaces. */
+const HIDDEN = /[^\P{Cc}\n\t]|[\p{Cf}\p{DI}\p{Zl}\p{Zp}\u2800]|[^\P{Zs} ]/gu;
+
+/**
+ * The text as a person must read it to know what runs: hidden characters as `<U+XXXX>`, and no
+ * two backticks side by side (a zero-width space between), since Discord ends a code block at
+ * the first ``` whatever its fence.
+ */
+function shown(text: string): string {
+  return text
+    .replace(HIDDEN, (c) => `<U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}>`)
+    .replace(/`(?=`)/g, "`\u200B");
+}
+
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
 /** Every part of a chained command matches an allow pattern (as the guard checks it). */
