@@ -146,5 +146,20 @@ describe("message tool buttons on Discord", () => {
     expect(heard.replyTo).toBeUndefined();
     expect(discord.interactions.get(tap)).toMatchObject({ type: 6 });
     expect(model.requests).toHaveLength(3);
+
+    // The gateway session resumed with everything replayed, the interaction too: taken once.
+    discord.dropConnection({ replayAfterSeq: 0 });
+    await discord.waitFor(
+      () => discord.gateway.filter((g) => g.op === 6).length === 1 && discord.liveConnections === 1,
+    );
+    await discord.waitFor(() =>
+      discord.calls.some((c) => c.path.startsWith(`/interactions/${tap}/`) && c.status === 400),
+    );
+    discord.dispatchMessage({ channelId: DM, author: ALICE, content: "and now?" });
+    await discord.waitFor(() => discord.sent.find((m) => m.content === "heard: and now?"));
+    expect(discord.sent.filter((m) => m.content.startsWith("heard:")).map((m) => m.content)).toEqual([
+      "heard: [button] Ship it",
+      "heard: and now?",
+    ]);
   });
 });

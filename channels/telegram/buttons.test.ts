@@ -17,8 +17,11 @@ const to = (chatId: string, text: string, extra: Partial<OutboundMessage> = {}):
   ...extra,
 });
 
-async function withTaps(answer: (tap: ButtonTap) => Promise<{ text?: string }> = async () => ({ text: "Noted" })) {
-  h = await startTelegramHarness();
+async function withTaps(
+  answer: (tap: ButtonTap) => Promise<{ text?: string }> = async () => ({ text: "Noted" }),
+  allowedGroups: string[] = [],
+) {
+  h = await startTelegramHarness({ adjust: (config) => (config.telegram.allowedGroups = allowedGroups) });
   const taps: ButtonTap[] = [];
   h.app.bus.onTap(async (tap) => {
     taps.push(tap);
@@ -87,6 +90,15 @@ describe("telegram channel: buttons, taps and edits", () => {
       ["-1007", true, "7"],
     ]);
     expect(h.logs.some((l) => l.msg === "a button press failed")).toBe(true);
+  });
+
+  it("does not act on a tap in a group outside telegram.allowedGroups, but still answers it", async () => {
+    const { h, taps } = await withTaps(undefined, ["-1001"]);
+    h.telegram.pushUpdate(message(groupChat(-1009), user(42), { text: "elsewhere" }));
+    await h.app.bus.publishOutbound(to("-1009", "old", { buttons: [[{ label: "Go", data: "b:0.0" }]] }));
+    const id = h.telegram.tap(h.telegram.sent[0], "Go", user(42));
+    await h.telegram.waitFor(() => h.telegram.answers.get(id));
+    expect(taps).toEqual([]);
   });
 
   it("shows hostile buttons safely: data over 64 bytes and empty labels left out, long labels cut, the text still sent", async () => {
