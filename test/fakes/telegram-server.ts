@@ -225,6 +225,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     sendChatAction: (params) => (params.chat_id ? ok(true) : bad("Bad Request: chat_id is empty")),
     answerCallbackQuery: (params) => {
       const id = String(params.callback_query_id ?? "");
+      if (String(params.text ?? "").length > 200) return bad("Bad Request: MESSAGE_TOO_LONG");
       if (!id || answers.has(id))
         return bad("Bad Request: query is too old and response timeout expired or query ID is invalid");
       answers.set(id, { text: params.text as string | undefined });
