@@ -197,11 +197,7 @@ function checkInterval(schedule: Schedule, current: number, minSeconds: number):
 
 /** The conversation a job belongs to: where the request came from, thread included. */
 function originOf(ctx: ToolContext): JobOrigin {
-  return {
-    ...replyTarget(ctx.inbound),
-    sessionKey: ctx.sessionKey,
-    isGroup: ctx.inbound.isGroup,
-  };
+  return { ...replyTarget(ctx.inbound), sessionKey: ctx.sessionKey, isGroup: ctx.inbound.isGroup };
 }
 
 /**

@@ -30,15 +30,8 @@ function collect(text: string, parts: string[]): void {
       const end = doubleQuoteEnd(text, i + 1, parts);
       current += text.slice(i, end + 1);
       i = end + 1;
-    } else if (c === "`") {
-      const end = backtickEnd(text, i + 1);
-      collect(text.slice(i + 1, end), parts);
-      current += text.slice(i, end + 1);
-      i = end + 1;
-    } else if (c === "$" && text[i + 1] === "(") {
-      const end = matchingParen(text, i + 1);
-      // $((…)) is arithmetic, not a command; anything else in $(…) runs.
-      if (text[i + 2] !== "(") collect(text.slice(i + 2, end), parts);
+    } else if (c === "`" || (c === "$" && text[i + 1] === "(")) {
+      const end = substitution(text, i, parts);
       current += text.slice(i, end + 1);
       i = end + 1;
     } else if (c === "(") {
@@ -70,27 +63,34 @@ function closing(text: string, from: number, quote: string): number {
   return end === -1 ? text.length : end;
 }
 
+/** Collects the commands of the backticks or `$(…)` at `i`; returns the index of its closing character. */
+function substitution(text: string, i: number, parts: string[]): number {
+  if (text[i] === "`") {
+    const end = quotedEnd(text, i + 1, "`");
+    collect(text.slice(i + 1, end), parts);
+    return end;
+  }
+  const end = matchingParen(text, i + 1);
+  // $((…)) is arithmetic, not a command; anything else in $(…) runs.
+  if (text[i + 2] !== "(") collect(text.slice(i + 2, end), parts);
+  return end;
+}
+
 /** Inside double quotes `$(…)` and backticks still run, so their commands are collected too. */
 function doubleQuoteEnd(text: string, from: number, parts: string[]): number {
   let i = from;
   while (i < text.length && text[i] !== '"') {
     if (text[i] === "\\") i += 2;
-    else if (text[i] === "`") {
-      const end = backtickEnd(text, i + 1);
-      collect(text.slice(i + 1, end), parts);
-      i = end + 1;
-    } else if (text[i] === "$" && text[i + 1] === "(") {
-      const end = matchingParen(text, i + 1);
-      if (text[i + 2] !== "(") collect(text.slice(i + 2, end), parts);
-      i = end + 1;
-    } else i++;
+    else if (text[i] === "`" || (text[i] === "$" && text[i + 1] === "(")) i = substitution(text, i, parts) + 1;
+    else i++;
   }
   return i;
 }
 
-function backtickEnd(text: string, from: number): number {
+/** Index of the closing `quote` (backslash escapes skipped), or the end of the text. */
+function quotedEnd(text: string, from: number, quote: string): number {
   let i = from;
-  while (i < text.length && text[i] !== "`") i += text[i] === "\\" ? 2 : 1;
+  while (i < text.length && text[i] !== quote) i += text[i] === "\\" ? 2 : 1;
   return i;
 }
 
@@ -102,7 +102,7 @@ function matchingParen(text: string, open: number): number {
     const c = text[i];
     if (c === "\\") i += 2;
     else if (c === "'") i = closing(text, i + 1, "'") + 1;
-    else if (c === '"') i = doubleQuoteEndPlain(text, i + 1) + 1;
+    else if (c === '"') i = quotedEnd(text, i + 1, '"') + 1;
     else {
       if (c === "(") depth++;
       if (c === ")" && --depth === 0) return i;
@@ -110,12 +110,6 @@ function matchingParen(text: string, open: number): number {
     }
   }
   return text.length;
-}
-
-function doubleQuoteEndPlain(text: string, from: number): number {
-  let i = from;
-  while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
-  return i;
 }
 
 function isWordOnItsOwn(text: string, i: number): boolean {

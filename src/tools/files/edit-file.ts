@@ -9,12 +9,7 @@ import { writeInScope } from "./safe-write.js";
 
 const MAX_EDIT_BYTES = 10 * 1024 * 1024;
 
-export type EditFileArgs = {
-  path: string;
-  old_text: string;
-  new_text: string;
-  replace_all?: boolean;
-};
+export type EditFileArgs = { path: string; old_text: string; new_text: string; replace_all?: boolean };
 
 export function createEditFileTool(deps: FileToolDeps): Tool<EditFileArgs> {
   return {

@@ -5,9 +5,7 @@ import type { FileToolDeps } from "./deps.js";
 import { atPath, openInScope } from "./safe-open.js";
 import { workspaceDisplay } from "./workspace-path.js";
 
-export type ListDirArgs = {
-  path?: string;
-};
+export type ListDirArgs = { path?: string };
 
 const MAX_ENTRIES = 500;
 

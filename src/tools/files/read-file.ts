@@ -5,11 +5,7 @@ import type { FileToolDeps } from "./deps.js";
 import { openInScope } from "./safe-open.js";
 import { readOpened } from "./safe-read.js";
 
-export type ReadFileArgs = {
-  path: string;
-  offset?: number;
-  limit?: number;
-};
+export type ReadFileArgs = { path: string; offset?: number; limit?: number };
 
 const MAX_FILE_BYTES = 10 * 1024 * 1024;
 const DEFAULT_LIMIT = 2000;

@@ -2,10 +2,7 @@ import type { Tool } from "../tool.js";
 import type { FileToolDeps } from "./deps.js";
 import { writeInScope } from "./safe-write.js";
 
-export type WriteFileArgs = {
-  path: string;
-  content: string;
-};
+export type WriteFileArgs = { path: string; content: string };
 
 export function createWriteFileTool(deps: FileToolDeps): Tool<WriteFileArgs> {
   return {

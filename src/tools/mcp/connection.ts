@@ -73,10 +73,6 @@ export class McpConnection {
     });
   }
 
-  get transportName(): "stdio" | "http" {
-    return this.settings.command ? "stdio" : "http";
-  }
-
   /** The stdio server's process id while it runs. */
   get pid(): number | undefined {
     return this.current?.group?.pid;

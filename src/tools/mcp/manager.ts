@@ -62,8 +62,8 @@ export class McpManager {
 
   constructor(private readonly deps: McpManagerDeps) {
     const timing = { ...DEFAULT_TIMING, ...deps.timing };
+    const log = deps.log.child({ part: "mcp" });
     for (const [name, settings] of Object.entries(deps.servers)) {
-      const log = deps.log.child({ part: "mcp" });
       const server: Server = { settings, registered: [], warnings: [], connection: undefined as never };
       server.connection = new McpConnection(
         name,
@@ -102,7 +102,7 @@ export class McpManager {
   status(): McpServerStatus[] {
     return [...this.servers.values()].map(({ connection, settings, registered, warnings }) => ({
       name: connection.name,
-      transport: connection.transportName,
+      transport: settings.command ? "stdio" : "http",
       state: connection.state,
       tools: registered.length,
       trusted: settings.trusted,

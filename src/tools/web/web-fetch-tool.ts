@@ -20,10 +20,7 @@ export interface WebFetchDeps {
   ca?: string | Buffer;
 }
 
-type Args = {
-  url: string;
-  max_chars?: number;
-};
+type Args = { url: string; max_chars?: number };
 
 const MAX_CHARS = 100_000;
 const DEFAULT_HTML_LIMITS: HtmlLimits = { timeoutMs: 10_000, memoryMb: 256, concurrency: 2 };

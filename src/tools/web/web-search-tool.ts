@@ -2,10 +2,7 @@ import { type Tool, ToolError } from "../tool.js";
 import { SearchError, type SearchProvider } from "./search-providers.js";
 import { wrapUntrusted } from "./untrusted.js";
 
-type Args = {
-  query: string;
-  count?: number;
-};
+type Args = { query: string; count?: number };
 
 const DEFAULT_COUNT = 5;
 const MAX_COUNT = 10;
