@@ -29,7 +29,7 @@ export function tapOf(interaction: ButtonInteraction): ButtonTap {
     chatId,
     ...(threadId ? { threadId } : {}),
     senderId: interaction.user.id,
-    senderName: interaction.user.displayName ?? interaction.user.username,
+    senderName: interaction.inCachedGuild() ? interaction.member.displayName : interaction.user.displayName,
     isGroup: interaction.guildId !== null,
     messageId: interaction.message.id,
     data: interaction.customId,
