@@ -120,4 +120,18 @@ describe("isValidTimeZone", () => {
     for (const zone of ["Mars/Olympus", "", "Europe/Berlin ", "../etc/passwd"])
       expect(isValidTimeZone(zone), zone).toBe(false);
   });
+
+  it("stops when a cost budget is set and a configured model has no price", () => {
+    const file = join(home, "budget.json");
+    const prices = { "gpt-4.1-mini": { prompt: 0.4, completion: 1.6 } };
+    writeFileSync(file, JSON.stringify({ usage: { chatMonthlyCost: 5, prices }, agent: { helperModel: "cheap" } }));
+    expect(errorOf({ ...base, PINCER_CONFIG: file })).toBe(
+      `PINCER_CONFIG file ${file}: usage.chatMonthlyCost is set, so usage.prices needs a price for "cheap" (its cost would be unknown).`,
+    );
+    writeFileSync(file, JSON.stringify({ usage: { monthlyCost: 5, dailyTokens: 9, prices } }));
+    expect(loadConfig({ ...base, PINCER_CONFIG: file }).usage).toEqual({ monthlyCost: 5, dailyTokens: 9, prices });
+    // Token budgets need no prices.
+    writeFileSync(file, JSON.stringify({ usage: { dailyTokens: 9 } }));
+    expect(loadConfig({ ...base, PINCER_CONFIG: file }).usage).toEqual({ dailyTokens: 9, prices: {} });
+  });
 });

@@ -75,6 +75,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   const file = readConfigFile(configFile, Boolean(env.PINCER_CONFIG));
   checkTargets(file, configFile);
   checkModels(file, configFile);
+  checkPrices(file, env.PINCER_MODEL || DEFAULT_MODEL, configFile);
   return {
     ...file,
     telegram: telegramSettings(env, file.telegram),
@@ -192,6 +193,23 @@ function checkModels(file: FileConfig, path: string): void {
       }
       seen.add(word);
     }
+  }
+}
+
+/** A cost budget is kept only where costs are known: every configured model needs a price then. */
+function checkPrices({ usage, agent }: FileConfig, model: string, path: string): void {
+  const budget = (["monthlyCost", "chatMonthlyCost"] as const).find((limit) => usage[limit] !== undefined);
+  const models = [
+    model,
+    ...agent.fallbackModels.map((f) => (typeof f === "string" ? f : f.model)),
+    agent.helperModel,
+    ...agent.models.map((m) => m.name),
+  ];
+  const unpriced = models.find((name) => name !== undefined && !usage.prices[name]);
+  if (budget && unpriced) {
+    throw new ConfigError(
+      `PINCER_CONFIG file ${path}: usage.${budget} is set, so usage.prices needs a price for "${unpriced}" (its cost would be unknown).`,
+    );
   }
 }
 

@@ -52,7 +52,7 @@ const MAX_COUNT = 100_000_000;
  * may be told once more.
  */
 export class UsageMeter {
-  /** `chat limit scheduled?` → when the period it was told about ends. */
+  /** `chat limit kind` → when the period it was told about ends. */
   private readonly told = new Map<string, number>();
 
   constructor(private readonly deps: UsageMeterDeps) {}
@@ -89,7 +89,7 @@ export class UsageMeter {
     const resets = `It resets ${formatInZone(verdict.resetsAt, this.deps.timezone)}.`;
     if (cutShort) return `I had to stop before finishing: ${verdict.reason}. ${resets}`;
     for (const [key, end] of this.told) if (end <= now) this.told.delete(key);
-    const key = `${run.sessionKey} ${verdict.limit} ${run.kind !== "conversation"}`;
+    const key = `${run.sessionKey} ${verdict.limit} ${run.kind}`;
     if (this.told.has(key)) return undefined;
     this.told.set(key, verdict.resetsAt);
     if (run.kind === "conversation") {
