@@ -309,6 +309,23 @@ describe("approvals in a chat", () => {
     expect(await waiting).toBeUndefined();
   });
 
+  it("unlisted: commands in exec.allowPatterns run unasked; others are asked, and run after a yes", async () => {
+    const { app, channel } = await started((config) => {
+      config.approvals.exec = "unlisted";
+      config.exec.allowPatterns = ["^echo listed$"];
+    });
+    modelRuns("echo listed");
+    await publish(app, userMessage("u1", "listed"));
+    await until(() => channel.sent.some((m) => m.text === "tool said: listed"), "the listed command's answer");
+    expect(prompts(channel.sent)).toHaveLength(0);
+    modelRuns("echo other");
+    await publish(app, userMessage("u1", "other"));
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    await app.bus.publishTap(tapOn(prompt, 0));
+    // Not refused by the allowlist after the yes: the guard's allowlist gave way to asking.
+    await until(() => channel.sent.some((m) => m.text === "tool said: other"), "the unlisted command's answer");
+  });
+
   it("with approvals absent nothing is asked", async () => {
     const { app, channel } = await started((config) => {
       config.approvals.exec = "off";
