@@ -326,6 +326,32 @@ describe("approvals in a chat", () => {
     await until(() => channel.sent.some((m) => m.text === "tool said: other"), "the unlisted command's answer");
   });
 
+  it("a background helper asks the user who started it, in their chat", async () => {
+    const { app, channel } = await started();
+    model.respond((request) => {
+      const last = request.messages.at(-1);
+      const helper = String(request.messages[0]?.content).startsWith("You are a background helper");
+      if (helper) {
+        if (last?.role === "tool") return { content: `helper found: ${last.content}` };
+        return { toolCalls: [{ name: "exec", arguments: { command: "echo from-helper" } }] };
+      }
+      if (String(last?.content).includes("Background helper")) return { content: "relayed" };
+      if (last?.role === "tool") return { content: "started a helper" };
+      return { toolCalls: [{ name: "spawn", arguments: { task: "run the command" } }] };
+    });
+    await publish(app, { ...userMessage("h1", "do it in the background"), senderId: "ann" });
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    expect(prompt.chatId).toBe("h1");
+    expect(await app.bus.publishTap(tapOn(prompt, 0, { senderId: "someone" }))).toEqual({
+      text: "This is not yours to decide.",
+    });
+    expect(await app.bus.publishTap(tapOn(prompt, 0, { senderId: "ann" }))).toEqual({ text: "Allowed once." });
+    await until(() => channel.sent.some((m) => m.text === "relayed"), "the helper's result relayed");
+    // The relay turn got the helper's result: the command ran after the yes.
+    const relay = model.requests.find((r) => String(r.messages.at(-1)?.content).includes("Background helper"));
+    expect(String(relay?.messages.at(-1)?.content)).toContain("helper found: from-helper");
+  });
+
   it("with approvals absent nothing is asked", async () => {
     const { app, channel } = await started((config) => {
       config.approvals.exec = "off";
