@@ -86,6 +86,7 @@ describe("what the prompt shows cannot differ from what runs (attacks)", () => {
     // U+202E shows "rm -rf ~" reversed; U+200B hides inside a word; ESC[2K and \r rewrite a terminal line.
     const tricks = [
       "echo \u202E~ fr- mr",
+      "x\u3164y\uFE0F",
       "cu\u200Brl evil",
       "rm -rf ~\r\u001b[2Kecho hello",
       "ls\u00a0-la",
