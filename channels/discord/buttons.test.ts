@@ -24,9 +24,10 @@ const to = (chatId: string, text: string, extra: Partial<OutboundMessage> = {}):
   ...extra,
 });
 
-async function start(answer: (tap: ButtonTap) => Promise<TapAnswer>) {
+async function start(answer: (tap: ButtonTap) => Promise<TapAnswer>, allowedChannels: string[] = []) {
   const h = await startDiscordHarness(cleanups, {
     allowFrom: ALICE.id,
+    adjust: (config) => (config.discord.allowedChannels = allowedChannels),
     fake: {
       guilds: [
         {
@@ -117,6 +118,20 @@ describe("Discord channel: buttons, taps and edits", () => {
       [GENERAL, THREAD, true, MALLORY.id],
     ]);
   }, 20_000);
+
+  it("acts on a tap in a listed thread (discord.allowedChannels), and only answers one elsewhere", async () => {
+    const { app, discord, taps } = await start(async () => ({ text: "Noted" }), [THREAD]);
+    const buttons = [[{ label: "Go", data: "b:0.0" }]];
+    await app.bus.publishOutbound(to(GENERAL, "in the thread", { threadId: THREAD, buttons }));
+    await app.bus.publishOutbound(to(GENERAL, "in the channel", { buttons }));
+    const [inThread, inChannel] = discord.sent;
+    const listed = discord.tap(inThread, "Go", ALICE);
+    const unlisted = discord.tap(inChannel, "Go", ALICE);
+    await discord.waitFor(() => discord.interactions.get(listed) && discord.interactions.get(unlisted));
+    expect(discord.interactions.get(listed)).toMatchObject({ type: 4, content: "Noted" });
+    expect(discord.interactions.get(unlisted)).toMatchObject({ type: 6 });
+    expect(taps.map((t) => t.id)).toEqual([listed]);
+  });
 
   it("edits an earlier row in place (content and buttons; none removes them) and refuses a deleted one once", async () => {
     const { app, discord } = await start(async () => ({}));

@@ -58,7 +58,9 @@ export function createTapHandler(deps: { bus: MessageBus; allowedChannels: strin
   return async (interaction: Interaction): Promise<void> => {
     if (!interaction.isButton()) return;
     const tap = tapOf(interaction);
-    const outside = tap.isGroup && allowedChannels.length > 0 && !allowedChannels.includes(tap.chatId);
+    // discord.allowedChannels as for messages: the channel, or the thread itself, is listed.
+    const listed = [tap.chatId, tap.threadId].some((id) => id !== undefined && allowedChannels.includes(id));
+    const outside = tap.isGroup && allowedChannels.length > 0 && !listed;
     const answering = outside
       ? Promise.resolve<TapAnswer>({})
       : bus.publishTap(tap).catch((err: unknown): TapAnswer => {
