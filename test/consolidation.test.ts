@@ -46,7 +46,7 @@ function setup(contextTokens = 4000, timeoutSeconds = 10) {
       log: pino({ level: "silent" }),
       workspace,
       timezone: "UTC",
-      contextTokens,
+      contextTokens: () => contextTokens,
       ...(clock ? { now: clock } : {}),
     });
   const consolidator = consolidatorOn(() => new Date(now));

@@ -15,8 +15,8 @@ export interface ConsolidatorDeps {
   log: Logger;
   workspace: string;
   timezone: string;
-  /** The context window: a number, or what the endpoint is known to take now. */
-  contextTokens: number | (() => number);
+  /** The context window the endpoint is known to take now. */
+  contextTokens: () => number;
   now?: () => Date;
   /** Counts the summaries' model calls and checks the budgets before each. */
   usage?: Pick<UsageMeter, "wrap">;
@@ -52,8 +52,7 @@ export class Consolidator {
   constructor(private readonly deps: ConsolidatorDeps) {}
 
   private get contextTokens(): number {
-    const { contextTokens } = this.deps;
-    return typeof contextTokens === "function" ? contextTokens() : contextTokens;
+    return this.deps.contextTokens();
   }
 
   /** After a turn: consolidates the open conversation if it is over its share. Returns at once. */

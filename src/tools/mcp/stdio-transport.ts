@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { once } from "node:events";
+import { setTimeout as delay } from "node:timers/promises";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -180,12 +181,6 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-async function settleWithin(promise: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  const done = await Promise.race([promise.then(() => true), timeout]);
-  clearTimeout(timer);
-  return done;
+function settleWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  return Promise.race([promise.then(() => true), delay(ms, false, { ref: false })]);
 }
