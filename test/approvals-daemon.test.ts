@@ -1,0 +1,44 @@
+/**
+ * An approval survives the daemon: the built `pincer gateway` on the fake Bot API, killed with
+ * SIGKILL while a command waits for its tap and started again on the same PINCER_HOME.
+ */
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { tempHome } from "./helpers/app.js";
+import { gatewayOnFakes, killHard } from "./helpers/daemon.js";
+
+const fakes = gatewayOnFakes();
+const homes: string[] = [];
+afterEach(() => {
+  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
+});
+
+describe("a pending approval across a crash", () => {
+  it("the restarted daemon asks no second time, and the old prompt's button still runs the command once", async () => {
+    const home = tempHome("pincer-approvals-daemon-");
+    homes.push(home);
+    writeFileSync(join(home, "config.json"), JSON.stringify({ approvals: { exec: "ask" } }));
+    fakes.model.respond((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { content: `tool said: ${last.content}` };
+      return { toolCalls: [{ name: "exec", arguments: { command: "echo run >> runs.txt; cat runs.txt" } }] };
+    });
+    const first = fakes.gateway(home);
+    fakes.say("run it");
+    const { telegram } = fakes;
+    const prompt = await fakes.until(() => telegram.sent.find((m) => m.keyboard?.length), "the prompt", 20_000);
+    await killHard(first);
+
+    fakes.gateway(home);
+    // The resumed turn asks the model nothing new and posts no second prompt; the same button works.
+    const tap = telegram.tap(prompt, "Allow once", { id: 42, is_bot: false, first_name: "Ada" });
+    await fakes.until(() => telegram.answers.get(tap), "the tap answered", 20_000);
+    expect(telegram.answers.get(tap)).toEqual({ text: "Allowed once." });
+    await fakes.until(() => telegram.sent.find((m) => m.text.startsWith("tool said:")), "the answer", 20_000);
+    expect(readFileSync(join(home, "workspace", "runs.txt"), "utf8")).toBe("run\n");
+    expect(telegram.sent.filter((m) => m.keyboard?.length)).toHaveLength(0);
+    expect(telegram.sent.filter((m) => m.text.includes("echo run >> runs.txt"))).toHaveLength(1);
+    expect(fakes.model.requests).toHaveLength(2);
+  });
+});
