@@ -18,7 +18,7 @@ const lastText = (r: ChatRequest) => String(r.messages.at(-1)?.content ?? "");
 
 describe("/model on Discord", () => {
   it("a server member let in by * is refused; the owner's switch reaches the model, the chat's reminder too", async () => {
-    const { discord, model, mention } = await startDiscordHarness(cleanups, {
+    const { discord, model, mention, app } = await startDiscordHarness(cleanups, {
       allowFrom: `${OWNER.id},*`,
       fake: { guilds: [GUILD] },
       adjust: (config) => {
@@ -55,5 +55,11 @@ describe("/model on Discord", () => {
     const reminder = model.requests.find((r) => lastText(r).includes("is due now"));
     expect(reminder?.model).toBe("big-model");
     expect(model.requests.some((r) => r.model !== "big-model")).toBe(false);
+    // Counted under the model that answered, for /usage.
+    const counted = () => app.store.usage.groups(0, 0, `discord:${CHANNEL}`);
+    await discord.waitFor(async () => (await counted()).some((g) => g.kind !== "conversation"));
+    expect(new Set((await counted()).map((g) => `${g.kind} ${g.model}`))).toEqual(
+      new Set(["conversation big-model", "reminder big-model"]),
+    );
   });
 });

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import type { App } from "../src/app.js";
 import type { Config } from "../src/config/config.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
@@ -209,5 +209,25 @@ describe("the endpoint's context", () => {
     expect(offered).not.toContain("exec");
     expect(offered).not.toContain("cron");
     expect(offered).not.toContain("web_fetch");
+  });
+
+  it("a chat on a model of agent.models is fitted to that model's context, another chat to the default's", async () => {
+    fake.models.push("small-ctx");
+    onTestFinished(() => void fake.models.pop());
+    fake.modelInfo["small-ctx"] = { max_model_len: 8192 };
+    const { app, channel } = await started(tempHome(), (config) => {
+      config.agent.models = [{ name: "small-ctx" }];
+    });
+    await app.bus.publishInbound(userMessage("small", "/model small-ctx"));
+    await channel.waitFor(1);
+    expect(channel.sent[0].text).toBe("This chat uses small-ctx from the next message on.");
+    await app.bus.publishInbound(userMessage("small", longText(2000)));
+    await app.bus.publishInbound(userMessage("big", longText(2000)));
+    await channel.waitFor(3);
+    const [small, big] = ["small-ctx", "gpt-4.1-mini"].map((name) => turnRequests().find((r) => r.model === name));
+    expect(small?.promptTokens).toBeLessThanOrEqual(8192);
+    expect(String(small?.messages.at(-1)?.content)).toContain("cut to fit the context budget");
+    expect(big?.promptTokens).toBeGreaterThan(8192);
+    expect(String(big?.messages.at(-1)?.content)).not.toContain("cut to fit");
   });
 });

@@ -8,6 +8,8 @@ export interface TurnModel {
   name: string;
   model: Model;
   window: () => number;
+  /** Whether the chain's servers take more now (asked when a turn does not fit `window`). */
+  recheck?: () => Promise<boolean>;
 }
 
 export interface ChatModelsDeps {

@@ -284,7 +284,7 @@ export class AgentWorker {
           },
           tokens: deps.tokens,
           window,
-          recheckWindow: deps.recheckWindow,
+          recheckWindow: chosen?.recheck ?? deps.recheckWindow,
           approve: deps.approve,
           onToolResult: (call, text, durationMs) => {
             meter.tool(call.name, text);

@@ -38,7 +38,7 @@ export interface ConfiguredModels {
    * The chain of a chat's choice with the context it takes now, made once (its endpoints and
    * their circuits shared with every chain); undefined is the main chain.
    */
-  chain(choice: string | undefined): { model: Model; window: () => number };
+  chain(choice: string | undefined): { model: Model; window: () => number; recheck?: () => Promise<boolean> };
 }
 
 /**
@@ -90,7 +90,9 @@ export function createConfiguredModels(
     let made = chains.get(specs[0].name);
     if (!made) {
       const model = withVisionFallback(createResilientModel(specs.map(endpoint), breaker, events), onImageRefused);
-      made = { model, window: limits ? contextWindow(config, limits, choice) : () => config.agent.contextTokens };
+      made = limits
+        ? { model, window: contextWindow(config, limits, choice), recheck: contextRecheck(config, limits, choice) }
+        : { model, window: () => config.agent.contextTokens };
       chains.set(specs[0].name, made);
     }
     return made;
@@ -127,10 +129,11 @@ export function contextWindow(config: Config, limits: ContextLimits, choice?: st
 /**
  * For a turn that does not fit a window smaller than `agent.contextTokens`: asks the endpoints
  * again (a server restarted with a bigger context says so), and forgets what a refusal taught
- * where the server says nothing (the next refusal teaches it again). True when the window grew.
+ * where the server says nothing (the next refusal teaches it again). True when the window of
+ * the chain (the main one, or a chat's choice) grew.
  */
-export function contextRecheck(config: Config, limits: ContextLimits): () => Promise<boolean> {
-  const window = contextWindow(config, limits);
+export function contextRecheck(config: Config, limits: ContextLimits, choice?: string): () => Promise<boolean> {
+  const window = contextWindow(config, limits, choice);
   return async () => {
     const before = window();
     if (before >= config.agent.contextTokens) return false;
