@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { collectStream, fromCompletion, usageOf } from "./collect.js";
+import { collectStream, fromCompletion, usageOf, visibleSoFar } from "./collect.js";
 
 async function* from(chunks: unknown[]) {
   yield* chunks;
@@ -126,5 +126,34 @@ describe("fromCompletion", () => {
       expect(usageOf({ prompt_tokens: 10, completion_tokens: bad })).toBeUndefined();
     }
     expect(usageOf("lots")).toBeUndefined();
+  });
+});
+
+describe("onText and visibleSoFar", () => {
+  it("hears the text so far after every chunk that adds to it, and only then", async () => {
+    const heard: string[] = [];
+    await collectStream(
+      from([
+        delta({ role: "assistant", content: "" }),
+        delta({ content: "Hel" }),
+        delta({ reasoning_content: "hmm" }),
+        delta({ content: "lo" }),
+        delta({ tool_calls: [{ index: 0, id: "a", function: { name: "exec", arguments: "{}" } }] }),
+        delta({}, "stop"),
+      ]),
+      (text) => heard.push(text),
+    );
+    expect(heard).toEqual(["Hel", "Hello"]);
+  });
+
+  it("shows no reasoning, no tool-call markup, no bare JSON call and no half-written tag", () => {
+    expect(visibleSoFar("<think>let me see")).toBe("");
+    expect(visibleSoFar("<think>a</think>The answer")).toBe("The answer");
+    expect(visibleSoFar('Checking.<tool_call>{"name"')).toBe("Checking.");
+    expect(visibleSoFar("Checking. [TOOL_CALLS][{")).toBe("Checking.");
+    expect(visibleSoFar('{"name": "exec"')).toBe("");
+    expect(visibleSoFar("Sure <thi")).toBe("Sure");
+    expect(visibleSoFar("Sure [TOOL_CA")).toBe("Sure");
+    expect(visibleSoFar("a < b and [x](y)")).toBe("a < b and [x](y)");
   });
 });

@@ -1,4 +1,4 @@
-import { type RawReply, textOf } from "./reply.js";
+import { type RawReply, textOf, withoutReasoning } from "./reply.js";
 
 interface RawCall {
   id: string;
@@ -23,8 +23,12 @@ export interface Collected {
  * keyed by `index`, or by `id` alone, or by neither (then they continue the last call); a name
  * sent again with every piece; arguments as an object; no `choices` on a usage chunk; the finish
  * reason anywhere, or nowhere. Undefined when no chunk had a choice. Reasoning deltas (`reasoning_content`, `reasoning`) are left out.
+ * `onText` hears the text so far whenever a chunk adds to it (a streamed answer shown as it grows).
  */
-export async function collectStream(chunks: AsyncIterable<unknown>): Promise<Collected | undefined> {
+export async function collectStream(
+  chunks: AsyncIterable<unknown>,
+  onText?: (textSoFar: string) => void,
+): Promise<Collected | undefined> {
   let content = "";
   const calls: RawCall[] = [];
   const byIndex = new Map<number, RawCall>();
@@ -41,7 +45,11 @@ export async function collectStream(chunks: AsyncIterable<unknown>): Promise<Col
     if (choice?.finish_reason) finishReason = choice.finish_reason;
     const delta = choice?.delta;
     if (!delta) continue;
-    content += textOf(delta.content);
+    const text = textOf(delta.content);
+    if (text) {
+      content += text;
+      onText?.(content);
+    }
     for (const piece of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
       const {
         index,
@@ -125,4 +133,19 @@ export function usageOf(usage: unknown): Usage | undefined {
   if (promptTokens === undefined || completionTokens === undefined) return undefined;
   const cached = count((prompt_tokens_details as { cached_tokens?: unknown } | null)?.cached_tokens);
   return { promptTokens, completionTokens, ...(cached ? { cachedTokens: Math.min(cached, promptTokens) } : {}) };
+}
+
+/**
+ * What of a streamed reply's raw text may be shown while it is still being written: no
+ * reasoning (an unclosed `<think>` hides the rest), nothing from tool-call markup on, nothing
+ * while the text could still be a bare JSON call, and no half-written tag at the end.
+ */
+export function visibleSoFar(raw: string): string {
+  let text = withoutReasoning(raw);
+  for (const marker of ["<think>", "<tool_call>", "[TOOL_CALLS]"]) {
+    const at = text.indexOf(marker);
+    if (at >= 0) text = text.slice(0, at);
+  }
+  if (/^[[{]/.test(text)) return "";
+  return text.replace(/(?:<[\w/]*|\[[A-Z_]*)$/, "").trimEnd();
 }

@@ -44,6 +44,8 @@ export interface ModelRequest {
   signal?: AbortSignal;
   /** The most tokens the answer may take (sent as `max_tokens`); unlimited when absent. */
   maxTokens?: number;
+  /** Called with the reply's raw text so far each time a streamed reply's text grows (never for a plain one). */
+  onText?: (textSoFar: string) => void;
 }
 
 /** The one thing the agent needs from a model endpoint. */
@@ -92,7 +94,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
     complete: (request) => boundedCall(bounds, request.signal, (signal) => once.complete({ ...request, signal })),
   };
   const once: Model = {
-    async complete({ messages, tools, signal, maxTokens }) {
+    async complete({ messages, tools, signal, maxTokens, onText }) {
       const OpenAIClass = await loadOpenAI();
       made ??= {
         OpenAI: OpenAIClass,
@@ -126,6 +128,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
                     },
                     { signal },
                   ),
+                  onText,
                 )
               : fromCompletion(await client.chat.completions.create(body, { signal }));
             if (!collected) throw new ModelError("the model returned no choices");

@@ -26,6 +26,10 @@ export interface FakeReply {
   body?: unknown;
   /** A stream's chunks, each sent as one `data:` event as it is (strings unquoted), then `[DONE]`. */
   chunks?: unknown[];
+  /** A slow stream: its chunks are written this many ms apart (a model that writes as it thinks). */
+  chunkDelayMs?: number;
+  /** A stream that stops after `chunks` chunks until `until` settles (tests order on it, not on time). */
+  holdAfter?: { chunks: number; until: Promise<unknown> };
   /**
    * A stream's raw bytes, each piece written on its own a few ms apart (no `data:`, no `[DONE]`
    * added): comments, CRLF, a piece ending inside a UTF-8 character. A string `"CLOSE"` drops the
@@ -153,7 +157,7 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
     if (request.stream) {
       const chunks = reply.chunks ?? streamChunks(reply.content ?? "", toolCalls, finish, reply.reasoning);
       if (!reply.chunks && request.stream_options?.include_usage) chunks.push({ choices: [], usage });
-      return sendStream(res, id, request.model, chunks);
+      return sendStream(res, id, request.model, chunks, reply);
     }
     if (reply.body !== undefined) return sendJson(res, 200, reply.body);
     sendJson(res, 200, {
@@ -276,9 +280,19 @@ function streamChunks(
 }
 
 /** Sends chunks as server-sent events; objects get the chunk envelope, strings go as they are. */
-function sendStream(res: ServerResponse, id: string, model: string, chunks: unknown[]): void {
+async function sendStream(
+  res: ServerResponse,
+  id: string,
+  model: string,
+  chunks: unknown[],
+  pace: Pick<FakeReply, "chunkDelayMs" | "holdAfter"> = {},
+): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  for (const chunk of chunks) {
+  for (const [index, chunk] of chunks.entries()) {
+    if (index === pace.holdAfter?.chunks) await pace.holdAfter.until.catch(() => {});
+    if (pace.chunkDelayMs && index > 0) await new Promise((r) => setTimeout(r, pace.chunkDelayMs));
+    // The client gave up (a stopped turn): nothing more to write.
+    if (res.destroyed) return;
     const data =
       typeof chunk === "string"
         ? chunk
