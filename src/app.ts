@@ -243,6 +243,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
       waitLimits: config.agent.waitForModel,
       contextTokens: config.agent.contextTokens,
       progressAfterMs: config.progress.enabled ? config.progress.afterSeconds * 1000 : undefined,
+      streamReplies: config.agent.streamReplies,
       cronTools: config.cron.tools,
       memoryPromptChars: config.memory.promptChars,
       sharing: {

@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempHome } from "./helpers/app.js";
 import { gatewayOnFakes } from "./helpers/daemon.js";
@@ -20,7 +22,10 @@ describe("replies too big or too odd to format", () => {
   it("sends an 8.4M-character reply as a Markdown file, then answers the next message", async () => {
     const huge = "word ".repeat(1_680_000);
     model.respond((request) => ({ content: lastUser(request) === "huge please" ? huge : `re: ${lastUser(request)}` }));
-    gateway(tempHome("pincer-long-"));
+    const home = tempHome("pincer-long-");
+    // Plain replies: streamed in the fake's 5-character pieces, 8.4M characters are 1.7 million events.
+    writeFileSync(join(home, "config.json"), JSON.stringify({ agent: { streamReplies: "off" } }));
+    gateway(home);
     say("huge please");
     await until(() => fakes.telegram.sent.length >= 1, "the huge reply", 60_000);
     say("and now?");

@@ -5,6 +5,7 @@ import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Config } from "../../src/config/config.js";
 import { createTapHandler } from "./buttons.js";
+import { discordDrafts } from "./drafts.js";
 import { createInboundHandler } from "./inbound.js";
 import { Client, Events, GatewayIntentBits, Partials, Routes, Status } from "./library.js";
 import { createOutboundHandler } from "./outbound.js";
@@ -111,7 +112,8 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "Discord connected");
       stopActivity = bus.onActivity("discord", typing.onActivity);
       // Replies left from before a restart go out in the background; start() only promises we listen.
-      await bus.subscribeOutbound("discord", sendOutbound);
+      const drafts = discordDrafts(client.rest, (err) => log.debug({ err }, "could not update a draft"));
+      await bus.subscribeOutbound("discord", sendOutbound, drafts);
     },
     async stop() {
       started = false;

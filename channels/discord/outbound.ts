@@ -53,6 +53,11 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
     const messageIds: string[] = [];
     if (chunks.length === 0 && files.length === 0) return { messageIds };
     if (chunks.length === 0) chunks.push("");
+    // A draft's messages take the reply's text parts; those it does not need go first.
+    const drafts = (msg.draftIds ?? []).slice(0, files.length > 0 ? chunks.length - 1 : chunks.length);
+    if (delivery.partsSent === 0)
+      for (const id of (msg.draftIds ?? []).slice(drafts.length))
+        await rest.delete(Routes.channelMessage(channelId, id)).catch(() => {});
     for (let index = delivery.partsSent; index < chunks.length; index++) {
       const body = {
         content: chunks[index],
@@ -68,11 +73,25 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
       const last = index === chunks.length - 1;
       let posted: unknown;
       try {
-        posted = await rest.post(Routes.channelMessages(channelId), {
-          body,
-          ...(last && files.length ? { files } : {}),
-          signal: delivery.signal,
-        });
+        const post = () =>
+          rest.post(Routes.channelMessages(channelId), {
+            body,
+            ...(last && files.length ? { files } : {}),
+            signal: delivery.signal,
+          });
+        // An edit keeps the draft's reference to the user's message; its content and buttons change.
+        const { message_reference: _, ...edit } = body as typeof body & { message_reference?: unknown };
+        posted = drafts[index]
+          ? await rest
+              .patch(Routes.channelMessage(channelId, drafts[index]), {
+                body: edit,
+                signal: delivery.signal,
+              })
+              // The draft was deleted meanwhile: the part is posted anew.
+              .catch((err: unknown) =>
+                err instanceof DiscordAPIError && err.status === 404 ? post() : Promise.reject(err),
+              )
+          : await post();
       } catch (err) {
         throw toDeliveryError(err);
       }

@@ -9,6 +9,7 @@ import type { Channel } from "../../src/bus/channel.js";
 import { COMMANDS } from "../../src/bus/commands.js";
 import type { Config } from "../../src/config/config.js";
 import { trackConnection } from "./connection.js";
+import { telegramDrafts } from "./drafts.js";
 import { createInboundHandlers } from "./inbound.js";
 import { Api, Bot, Context, GrammyError, webhookCallback } from "./library.js";
 import { createSender } from "./outbound.js";
@@ -260,7 +261,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       if (outcome) log.warn({ err: describe(outcome) }, "telegram is not reachable yet; pincer keeps trying");
       if (bot.isInited()) log.info({ username: bot.botInfo.username }, "telegram bot connected");
       offActivity = bus.onActivity("telegram", typing.onActivity);
-      await bus.subscribeOutbound("telegram", createSender(bot.api, log));
+      const drafts = telegramDrafts(bestEffort, (err) => log.debug({ err: describe(err) }, "could not update a draft"));
+      await bus.subscribeOutbound("telegram", createSender(bot.api, log), drafts);
       bestEffort
         .setMyCommands(COMMANDS.map((c) => ({ command: c.name, description: c.description })))
         .catch((err: unknown) => log.warn({ err: describe(err) }, "could not register the bot's commands"));

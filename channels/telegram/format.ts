@@ -161,3 +161,33 @@ function plainText(tokens: Token[] | undefined): string {
     })
     .join("");
 }
+
+/**
+ * A reply still being written, as Telegram HTML that Telegram never refuses and that does not
+ * flicker: the blocks already finished are formatted as the reply will be, the paragraph still
+ * being written is plain text (its `**` may not be closed yet), an open code block is code.
+ */
+export function partialTelegramHtml(markdown: string): string {
+  let fence: { marker: string; at: number; body: number } | undefined;
+  let finished = 0;
+  let at = 0;
+  for (const line of markdown.split("\n")) {
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (marker && !fence) fence = { marker, at, body: at + line.length + 1 };
+    else if (marker && fence && marker[0] === fence.marker[0] && marker.length >= fence.marker.length) {
+      if (line.trim() === marker) fence = undefined;
+    } else if (!fence && line.trim() === "") finished = at;
+    at += line.length + 1;
+  }
+  const closedEnd = fence ? fence.at : finished;
+  let closed: string;
+  try {
+    closed = markdownToTelegramHtml(markdown.slice(0, closedEnd));
+  } catch {
+    closed = escapeHtml(markdown.slice(0, closedEnd));
+  }
+  const tail = fence
+    ? `<pre>${escapeHtml(markdown.slice(fence.body).replace(/\n+$/, ""))}</pre>`
+    : escapeHtml(markdown.slice(closedEnd).trim());
+  return [closed, tail.replace(/^<pre><\/pre>$/, "")].filter(Boolean).join("\n\n");
+}

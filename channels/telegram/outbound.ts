@@ -76,6 +76,11 @@ export function createSender(
     const threadId = msg.threadId ? Number(msg.threadId) : undefined;
     const parts = partsOf(msg, log);
     const messageIds: string[] = [];
+    const drafts = msg.draftIds ?? [];
+    // Draft messages the reply does not need (it came out shorter, or goes as a file) go first.
+    const texts = parts.filter((part) => part.kind === "text").length;
+    if (delivery.partsSent === 0)
+      for (const id of drafts.slice(texts)) await api.deleteMessage(msg.chatId, Number(id)).catch(() => {});
     for (let index = delivery.partsSent; index < parts.length; index++) {
       const part = parts[index];
       const options: SendOptions = {
@@ -89,7 +94,10 @@ export function createSender(
       };
       let id: number | undefined;
       try {
-        if (part.kind === "text") id = await sendText(api, msg.chatId, options, part.html, signal, log);
+        const draft = part.kind === "text" ? drafts[index] : undefined;
+        if (part.kind === "text" && draft)
+          id = await replaceDraft(api, msg.chatId, Number(draft), part.html, options, signal, log);
+        else if (part.kind === "text") id = await sendText(api, msg.chatId, options, part.html, signal, log);
         else if (part.kind === "long") id = await sendLong(api, msg.chatId, options, part.text, signal);
         else id = await sendFile(api, msg.chatId, options, part.path, signal, log);
       } catch (err) {
@@ -157,6 +165,28 @@ async function edit(
   }
   await delivery.markPartSent(true, [messageId]);
   return { messageIds: [messageId] };
+}
+
+/** A part of a reply in place of its draft message: edited to it, or posted anew when the draft is gone. */
+async function replaceDraft(
+  api: Api,
+  chatId: string,
+  draftId: number,
+  html: string,
+  options: SendOptions,
+  signal: Parameters<Api["sendMessage"]>[3],
+  log: Logger,
+): Promise<number> {
+  const extra: EditOptions = options.reply_markup ? { reply_markup: options.reply_markup } : {};
+  try {
+    await api.editMessageText(chatId, draftId, html, { ...extra, parse_mode: "HTML" }, signal);
+  } catch (err) {
+    if (isUnchanged(err)) return draftId;
+    if (isEntityParseError(err)) await api.editMessageText(chatId, draftId, htmlToPlainText(html), extra, signal);
+    else if (isPermanentRefusal(err)) return sendText(api, chatId, options, html, signal, log);
+    else throw err;
+  }
+  return draftId;
 }
 
 async function sendText(

@@ -7,3 +7,10 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }
+
+/** Why a turn was cut short when its conversation moved to another process of the cluster. */
+export class ConversationMovedError extends Error {
+  constructor(sessionKey: string) {
+    super(`the conversation ${sessionKey} moved to another process`);
+  }
+}

@@ -16,6 +16,8 @@ export interface LoopDeps {
   log: Logger;
   /** Called after every tool call, for the audit log. */
   onToolResult?: (call: ToolCall, result: string, durationMs: number) => void;
+  /** Hears each model call's text as it is streamed (the reply shown as it is written). */
+  onText?: (textSoFar: string) => void;
   /** Called when a round of tool calls starts; the function it returns is called when the round ends (progress notes). */
   onToolRound?: (calls: ToolCall[]) => () => void;
   /** The turn's journal: each step is recorded before the next one starts, so a crash can resume. */
@@ -193,7 +195,8 @@ async function callModel(
   cache: WeakMap<ChatMessage, number>,
 ): Promise<ModelReply> {
   const { tokens, window } = deps;
-  if (!tokens || !window) return deps.model.complete({ messages, tools, signal });
+  const { onText } = deps;
+  if (!tokens || !window) return deps.model.complete({ messages, tools, signal, onText });
   const fitTo = (budget: number) => fitRequest({ messages, userIndex, tools, counter: tokens, budget, cache });
   let fitted: Fitted;
   try {
@@ -206,7 +209,7 @@ async function callModel(
   // The answer gets the room the budget kept for it, and no more: a runaway reply ends there.
   let maxTokens = answerReserve(window());
   const send = async () => {
-    const reply = await deps.model.complete({ messages: fitted.messages, tools, signal, maxTokens });
+    const reply = await deps.model.complete({ messages: fitted.messages, tools, signal, maxTokens, onText });
     if (reply.usage) tokens.calibrate(fitted.tokens, reply.usage.promptTokens);
     return reply;
   };

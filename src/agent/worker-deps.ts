@@ -53,6 +53,8 @@ export interface WorkerDeps {
     contextTokens: number;
     /** Show a progress note when a tool round runs longer than this; off when absent. */
     progressAfterMs?: number;
+    /** Where a reply is shown as the model writes it (config agent.streamReplies); nowhere when absent. */
+    streamReplies?: "private" | "all" | "off";
     /** Config cron.tools: what a scheduled run may use (absent: every tool but cron and spawn). */
     cronTools?: readonly string[];
     memoryPromptChars: number;

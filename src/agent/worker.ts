@@ -5,7 +5,7 @@ import { type ChatMessage, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
 import { FencedOutError } from "../store/cluster.js";
 import type { StoredMessage } from "../store/store.js";
-import { untilAborted } from "./abortable.js";
+import { ConversationMovedError, untilAborted } from "./abortable.js";
 import { type ContentPart, mediaKind } from "./attachments.js";
 import { BudgetError } from "./budget.js";
 import { answerCommand } from "./commands.js";
@@ -22,6 +22,7 @@ import {
   POISON_NOTICE,
 } from "./notices.js";
 import { ProgressReporter } from "./progress.js";
+import { TurnDrafts } from "./reply-stream.js";
 import { registryFor } from "./scheduled-tools.js";
 import { tooSmallFor } from "./too-small.js";
 import { buildTurnContext, runOf } from "./turn-context.js";
@@ -51,9 +52,11 @@ export class AgentWorker {
   private active = 0;
   private readonly startedAt = Date.now();
   private readonly modelWaits: ModelWaits;
+  private readonly drafts: TurnDrafts;
 
   constructor(private readonly deps: WorkerDeps) {
     this.modelWaits = new ModelWaits(deps, (msg, out) => this.finish(msg, [], out));
+    this.drafts = new TurnDrafts({ ...deps, setting: deps.settings.streamReplies });
   }
 
   /** Consumes the bus until it closes. */
@@ -277,6 +280,7 @@ export class AgentWorker {
           maxIterations: deps.settings.maxIterations,
           log: deps.log,
           onToolRound: progress && ((calls) => progress.roundStarted(calls)),
+          onText: this.drafts.open(msg),
           steps: steps && {
             assistant: (message) => steps.assistant(msg, message),
             started: (call) => steps.started(msg, call.id),
@@ -342,7 +346,8 @@ export class AgentWorker {
       if (signal.reason instanceof ConversationMovedError) return;
       // Another process answered the message meanwhile (this one was paused): nothing to add.
       if (err instanceof FencedOutError) return void deps.onTurnFinished?.(msg);
-      if (signal.aborted) return this.finish(msg, [user, ...produced], notice(target, "Stopped."));
+      const stopped = signal.aborted && (this.drafts.stopped(msg) ?? notice(target, "Stopped."));
+      if (stopped) return this.finish(msg, [user, ...produced], stopped);
       // Nothing happened yet (no tool ran): the message can wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && meter.toolCalls === 0) {
         return await this.modelWaits.unavailable(msg, err, startedAt);
@@ -381,6 +386,7 @@ export class AgentWorker {
     meter?: TurnMeter,
   ): Promise<undefined> {
     const { deps } = this;
+    out = await this.drafts.settle(msg, out);
     const storing = performance.now();
     const outboxId = await deps.turns.finishTurn(msg, messages, out);
     meter?.stored(performance.now() - storing);
@@ -388,12 +394,5 @@ export class AgentWorker {
     if (out && outboxId !== undefined) deps.bus.outboundRecorded(out.channel);
     deps.onTurnFinished?.(msg);
     return undefined;
-  }
-}
-
-/** Why a turn was cut short when its conversation moved to another process of the cluster. */
-class ConversationMovedError extends Error {
-  constructor(sessionKey: string) {
-    super(`the conversation ${sessionKey} moved to another process`);
   }
 }

@@ -1,5 +1,6 @@
 import { AsyncQueue } from "./async-queue.js";
 import type { BusJournal, OutboundHandler, OutboxRow, RetryTiming } from "./delivery.js";
+import type { DraftRenderer, DraftSink, DraftTarget } from "./draft-stream.js";
 import { MemoryJournal } from "./memory-journal.js";
 import { ChannelSender, type SenderEvents } from "./outbox-sender.js";
 import {
@@ -53,7 +54,10 @@ export class MessageBus {
   readonly inbound = new AsyncQueue<InboundMessage>();
   private readonly journal: BusJournal;
   private readonly retry: RetryTiming;
-  private readonly senders = new Map<ChannelName, { sender: ChannelSender; handler: OutboundHandler }>();
+  private readonly senders = new Map<
+    ChannelName,
+    { sender: ChannelSender; handler: OutboundHandler; drafts?: DraftRenderer }
+  >();
   private readonly activityHandlers = new Map<ChannelName, Set<ActivityHandler>>();
   /** Callers waiting for the next attempt at an outbox row, by row id. */
   private readonly waiters = new Map<number, Waiter[]>();
@@ -131,8 +135,16 @@ export class MessageBus {
     await this.senders.get(channel)?.sender.idle();
   }
 
-  /** One sender per channel; it starts with what is pending from before a restart. */
-  async subscribeOutbound(channel: ChannelName, handler: OutboundHandler): Promise<void> {
+  /**
+   * A reply shown in its chat while it is written, when the chat's channel runs in this process
+   * and shows drafts; undefined otherwise (the reply then simply goes out when it is done).
+   */
+  openDraft(target: DraftTarget, onIds: (messageIds: string[]) => Promise<void>): DraftSink | undefined {
+    return this.senders.get(target.channel)?.drafts?.(target, onIds);
+  }
+
+  /** One sender per channel; it starts with what is pending from before a restart. `drafts`: how it shows replies being written. */
+  async subscribeOutbound(channel: ChannelName, handler: OutboundHandler, drafts?: DraftRenderer): Promise<void> {
     await this.unsubscribeOutbound(channel);
     const events = this.options.events ?? {};
     const sender = new ChannelSender(channel, handler, this.journal, this.retry, {
@@ -142,7 +154,7 @@ export class MessageBus {
         this.settle(row, outcome);
       },
     });
-    this.senders.set(channel, { sender, handler });
+    this.senders.set(channel, { sender, handler, drafts });
   }
 
   /** Stops the channel's sender, letting a running send finish; the rest stays in the outbox. */

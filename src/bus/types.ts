@@ -52,6 +52,12 @@ export interface OutboundMessage {
    * keeps each sent row's platform ids); `messageId`: a platform message id known directly.
    */
   editOf?: { outboxId: number } | { messageId: string };
+  /**
+   * The messages that showed this reply while it was written (its draft): its parts take their
+   * place in order (one deleted meanwhile is posted again), further parts go out as new
+   * messages, and drafts left over are deleted.
+   */
+  draftIds?: string[];
 }
 
 /** Someone tapped a button under one of pincer's messages. */

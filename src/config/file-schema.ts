@@ -22,6 +22,7 @@ export const fileSchema = {
       modelTimeoutSeconds: { type: "integer", minimum: 1, default: 120 },
       modelRetries: { type: "integer", minimum: 0, maximum: 10, default: 2 },
       stream: { type: "boolean", default: false },
+      streamReplies: { enum: ["private", "all", "off"], default: "private" },
       temperature: { type: "number", minimum: 0, maximum: 2 },
       helperModel: { type: "string", minLength: 1 },
       models: {
@@ -230,6 +231,8 @@ export interface FileConfig {
     modelTimeoutSeconds: number;
     modelRetries: number;
     stream: boolean;
+    /** Where replies are shown as they are written (docs/delivery.md): private chats, every chat, or nowhere. */
+    streamReplies: "private" | "all" | "off";
     temperature?: number;
     /** A cheaper model (same endpoint) for spawned helpers; the main model when absent. */
     helperModel?: string;

@@ -107,6 +107,8 @@ export function createOpenAIModel(options: ModelOptions): Model {
       };
       const { client, OpenAI } = made;
       const offered = tools && tools.length > 0 ? tools : undefined;
+      // A reply shown as it is written needs the stream, whatever agent.stream says for the rest.
+      const streaming = options.stream || onText !== undefined;
       try {
         for (;;) {
           const sent = accepted;
@@ -118,7 +120,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
             ...(maxTokens !== undefined && sent.lengthField ? { [sent.lengthField]: maxTokens } : {}),
           };
           try {
-            const collected = options.stream
+            const collected = streaming
               ? await collectStream(
                   await client.chat.completions.create(
                     {
@@ -137,7 +139,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
           } catch (err) {
             // A field this endpoint does not know: asked again at once without it, and never sent again.
             const refused = err instanceof OpenAI.APIError && (err.status === 400 || err.status === 422);
-            const retry = refused && withoutRefused(sent, err.message, options.stream);
+            const retry = refused && withoutRefused(sent, err.message, streaming);
             if (!retry) throw err;
             accepted = retry;
           }

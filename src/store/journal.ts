@@ -85,6 +85,18 @@ export class SqlJournal implements BusJournal {
     return this.db.transaction((tx) => completeInbound(tx, msg));
   }
 
+  /** Keeps the platform ids of the draft the message's reply is shown in while it is written. */
+  async recordDraft(msg: InboundMessage, messageIds: string[]): Promise<void> {
+    await this.db.run("UPDATE inbox SET draft = $1 WHERE id = $2", [JSON.stringify(messageIds), inboxId(msg)]);
+  }
+
+  /** The draft's platform ids (from before a restart); empty when it has none. */
+  async draftOf(msg: InboundMessage): Promise<string[]> {
+    const draft = await scalar<string | null>(this.db, "SELECT draft FROM inbox WHERE id = $1", [inboxId(msg)]);
+    const ids: unknown = draft ? JSON.parse(draft) : [];
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === "string") : [];
+  }
+
   /** True while the message is accepted but its turn has not finished. */
   async isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> {
     const rows = await this.db.rows("SELECT 1 FROM inbox WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);

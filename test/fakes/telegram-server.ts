@@ -81,6 +81,8 @@ export interface FakeTelegram {
   callsTo(method: string): ApiCall[];
   /** Successful sends, in order. */
   sent: SentMessage[];
+  /** Native drafts shown (sendMessageDraft), in order: what the chat showed while a reply was written. */
+  drafts: Array<{ chatId: string; draftId: number; text: string; at: number }>;
   /** Fails the next `times` calls of `method` with `failure`. */
   failNext(method: string, failure: Failure, times?: number): void;
   /** Ends every scripted failure (the end of an outage). */
@@ -156,6 +158,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const maxPollMs = (options.maxPollSeconds ?? 30) * 1000;
   const calls: ApiCall[] = [];
   const sent: SentMessage[] = [];
+  const drafts: FakeTelegram["drafts"] = [];
   const updates: Update[] = [];
   const failures = new Map<string, Failure[]>();
   const callCounts = new Map<string, number>();
@@ -245,6 +248,15 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     sendDocument: (params, call) => sendFile("document", params, call),
     sendPhoto: (params, call) => sendFile("photo", params, call),
     editMessageText: (params) => editMessageText(params),
+    sendMessageDraft: (params, call) => {
+      const chatId = String(params.chat_id ?? "");
+      if (chats.get(chatId)?.type !== "private") return bad("Bad Request: message drafts are only for private chats");
+      if (!Number(params.draft_id)) return bad("Bad Request: draft_id must be non-zero");
+      const visible = visibleOf(params);
+      if ("error" in visible) return bad(visible.error);
+      drafts.push({ chatId, draftId: Number(params.draft_id), text: visible.text, at: call.at });
+      return ok(true);
+    },
     deleteMessage: (params) => {
       const message = findSent(params);
       if (!message || message.deleted) return bad("Bad Request: message to delete not found");
@@ -261,12 +273,9 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     const message = findSent(params);
     if (!message || message.deleted) return bad("Bad Request: message to edit not found");
     if (message.method !== "sendMessage") return bad("Bad Request: there is no text in the message to edit");
-    let text = String(params.text ?? "");
-    if (params.parse_mode === "HTML") {
-      const parsed = parseHtml(text);
-      if ("error" in parsed) return bad(`Bad Request: can't parse entities: ${parsed.error}`);
-      text = parsed.text;
-    }
+    const visible = visibleOf(params);
+    if ("error" in visible) return bad(visible.error);
+    const text = visible.text;
     if (!text.trim()) return bad("Bad Request: message text is empty");
     const keyboard = keyboardOf(params);
     if (typeof keyboard === "string") return bad(keyboard);
@@ -279,6 +288,14 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     message.keyboard = keyboard;
     const chat = chats.get(message.chatId) ?? ({ id: Number(message.chatId), type: "private" } as Chat);
     return ok({ message_id: message.messageId, date: Math.floor(message.at / 1000), chat, from: botUser, text });
+  }
+
+  /** The text a reader sees of an edit or a draft, or Telegram's refusal of its HTML or its length. */
+  function visibleOf(params: Record<string, unknown>): { text: string } | { error: string } {
+    const text = String(params.text ?? "");
+    const parsed = params.parse_mode === "HTML" ? parseHtml(text) : { text };
+    if ("error" in parsed) return { error: `Bad Request: can't parse entities: ${parsed.error}` };
+    return parsed.text.length > 4096 ? { error: "Bad Request: MESSAGE_TOO_LONG" } : parsed;
   }
 
   function getUpdates(params: Record<string, unknown>): Promise<Reply> | Reply {
@@ -470,6 +487,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     calls,
     callsTo: (method) => calls.filter((c) => c.method === method),
     sent,
+    drafts,
     failNext(method, failure, times = 1) {
       const list = failures.get(method) ?? [];
       for (let i = 0; i < times; i++) list.push(failure);
@@ -612,7 +630,7 @@ function defaultDescription(failure: Failure): string {
 }
 
 /** Telegram's HTML parse mode: a fixed set of tags, properly nested, and only &lt; &gt; &amp; &quot; entities. */
-function parseHtml(html: string): { text: string } | { error: string } {
+export function parseHtml(html: string): { text: string } | { error: string } {
   const stack: string[] = [];
   let text = "";
   const pattern = /<(\/?)([a-z][\w-]*)((?:\s[^>]*)?)>|&(#\d+|#x[\da-f]+|[a-z]+);|[<&]|[^<&]+/gi;

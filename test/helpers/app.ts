@@ -33,6 +33,8 @@ export async function testApp(
     ...env,
   });
   config.agent.modelRetries = 0;
+  // Drafts add platform calls most tests do not expect; the streaming tests turn them on.
+  config.agent.streamReplies = "off";
   adjust?.(config);
   return createApp(config, { log, ...options });
 }

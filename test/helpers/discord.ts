@@ -62,6 +62,8 @@ export async function startDiscordHarness(
   });
   // The outbox sender retries within tens of milliseconds here (seconds by default).
   config.delivery = { ...config.delivery, retryMinSeconds: 0.05, retryMaxSeconds: 0.2 };
+  // Drafts add messages most tests do not expect; the streaming tests turn them on.
+  config.agent.streamReplies = "off";
   options.adjust?.(config);
   const logs: LogLine[] = [];
   const log = pino({ level: "warn" }, { write: (line: string) => void logs.push(JSON.parse(line)) });

@@ -233,6 +233,11 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
             chosen_at bigint NOT NULL
           );`,
   },
+  {
+    // A turn's draft (its reply shown as it is written), as SQLite's 26-inbox-draft.
+    id: "007-inbox-draft",
+    sql: "ALTER TABLE inbox ADD COLUMN draft text;",
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

@@ -378,4 +378,10 @@ export const migrations: Migration[] = [
             chosen_at INTEGER NOT NULL
           );`,
   },
+  {
+    // Issue 26: the platform ids of the draft a turn's reply is shown in while it is written, so
+    // that after a crash the next start finishes that draft instead of posting a second one.
+    id: "26-inbox-draft",
+    sql: "ALTER TABLE inbox ADD COLUMN draft TEXT;",
+  },
 ];

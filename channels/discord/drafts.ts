@@ -1,0 +1,43 @@
+import type { REST } from "discord.js";
+import { draftIntervalMs } from "../../src/bus/draft-pace.js";
+import { type DraftRenderer, DraftStream } from "../../src/bus/draft-stream.js";
+import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
+import { openFenceAtEnd, splitMessage } from "./split.js";
+
+/**
+ * Replies shown as they are written: a message edited in place (a new one past 2,000
+ * characters). A code block still open is closed, so the rest of the message is not shown as
+ * code until it is. Drafts ping nobody; discord.js waits out short rate limits itself.
+ */
+export function discordDrafts(rest: REST, onError: (err: unknown) => void): DraftRenderer {
+  return (target, onIds) => {
+    const channelId = target.threadId ?? target.chatId;
+    const noPings = { parse: [] as string[] };
+    return new DraftStream(
+      {
+        parts: (text) => {
+          const fence = openFenceAtEnd(text);
+          return splitMessage(fence ? `${text}\n${fence.marker}` : text);
+        },
+        send: async (content, first) => {
+          const reference =
+            first && target.replyToId
+              ? { message_reference: { message_id: target.replyToId, fail_if_not_exists: false } }
+              : {};
+          const body = { content, allowed_mentions: noPings, ...reference };
+          return ((await rest.post(Routes.channelMessages(channelId), { body })) as { id: string }).id;
+        },
+        edit: async (id, content) =>
+          void (await rest.patch(Routes.channelMessage(channelId, id), {
+            body: { content, allowed_mentions: noPings },
+          })),
+        remove: async (id) => void (await rest.delete(Routes.channelMessage(channelId, id))),
+        retryAfterMs: (err) => (err instanceof RateLimitError ? err.retryAfter : undefined),
+        isUnchanged: () => false,
+        isRefusal: (err) =>
+          err instanceof DiscordAPIError && err.status >= 400 && err.status < 500 && err.status !== 429,
+      },
+      { intervalMs: draftIntervalMs(target.isPrivate), messageIds: target.messageIds, onIds, onError },
+    );
+  };
+}

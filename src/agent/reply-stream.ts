@@ -1,0 +1,117 @@
+import type { Logger } from "pino";
+import type { MessageBus } from "../bus/bus.js";
+import { LONG_REPLY_CHARS } from "../bus/delivery.js";
+import type { DraftSink } from "../bus/draft-stream.js";
+import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
+import { visibleSoFar } from "../llm/collect.js";
+import type { JournalStore } from "../store/store.js";
+
+/** What a reply stopped with /stop ends with, after the words it had so far. */
+export const STOPPED_NOTE = "_(stopped)_";
+
+export type StreamSetting = "private" | "all" | "off";
+
+/** Whether a message's reply is shown as it is written: people's messages only, in the chats the setting names. */
+export function streamsReplyTo(msg: InboundMessage, setting: StreamSetting | undefined): boolean {
+  if (!setting || setting === "off" || msg.channel === "system") return false;
+  return setting === "all" || !msg.isGroup;
+}
+
+/** How often a streamed text is looked at (reasoning and markup taken out), whatever its chunks: bounded work per reply. */
+const LOOK_EVERY_MS = 100;
+
+interface Draft {
+  /** The raw text so far of the model call now streaming. */
+  raw: string;
+  /** Its visible part, as last looked at. */
+  text: string;
+  look?: NodeJS.Timeout;
+  opening?: Promise<DraftSink | undefined>;
+  sink?: DraftSink;
+}
+
+export interface TurnDraftDeps {
+  bus: MessageBus;
+  journal: Pick<JournalStore, "draftOf" | "recordDraft">;
+  log: Logger;
+  setting?: StreamSetting;
+}
+
+/**
+ * The drafts of running turns (docs/delivery.md): each model call's text shown in the chat as
+ * it is written, a later call's text replacing an earlier one's (text before a tool call is
+ * replaced by what follows). The turn's outcome settles the draft: the reply takes its place,
+ * a reply that goes another way (the message tool, nothing to say) deletes it, and a notice
+ * (an error) leaves it as it was and goes out on its own.
+ */
+export class TurnDrafts {
+  private readonly drafts = new WeakMap<InboundMessage, Draft>();
+
+  constructor(private readonly deps: TurnDraftDeps) {}
+
+  /** The turn's `onText`; undefined where its reply is not streamed. */
+  open(msg: InboundMessage): ((raw: string) => void) | undefined {
+    if (!streamsReplyTo(msg, this.deps.setting)) return undefined;
+    const draft: Draft = { raw: "", text: "" };
+    this.drafts.set(msg, draft);
+    return (raw) => {
+      // A reply this long goes out as a file: its draft stops growing (and the reply deletes it).
+      if (raw.length > LONG_REPLY_CHARS) return;
+      draft.raw = raw;
+      draft.look ??= setTimeout(() => this.look(msg, draft), draft.text ? LOOK_EVERY_MS : 0);
+    };
+  }
+
+  private look(msg: InboundMessage, draft: Draft): void {
+    draft.look = undefined;
+    const text = visibleSoFar(draft.raw);
+    // Nothing to show yet: a later call keeps the earlier one's words until it has its own.
+    if (!text) return;
+    draft.text = text;
+    if (draft.sink) draft.sink.update(text);
+    else draft.opening ??= this.start(msg, draft).catch(() => undefined);
+  }
+
+  /** A stopped turn's reply: the words so far with a note, in the draft's place; undefined when none were shown. */
+  stopped(msg: InboundMessage): OutboundMessage | undefined {
+    const draft = this.drafts.get(msg);
+    const text = draft?.text && (visibleSoFar(draft.raw) || draft.text);
+    if (!text) return undefined;
+    return { ...replyTarget(msg), kind: "reply", text: `${text}\n\n${STOPPED_NOTE}`, replyToId: msg.id };
+  }
+
+  /** Ends the turn's draft before its outcome is recorded: the outbound message that settles it. */
+  async settle(msg: InboundMessage, out: OutboundMessage | undefined): Promise<OutboundMessage | undefined> {
+    const draft = this.drafts.get(msg);
+    this.drafts.delete(msg);
+    clearTimeout(draft?.look);
+    const sink = await draft?.opening;
+    if (!sink) return out;
+    if (!out) {
+      await sink.discard();
+      return out;
+    }
+    const draftIds = await sink.close();
+    return out.kind === "reply" && draftIds.length > 0 ? { ...out, draftIds } : out;
+  }
+
+  private async start(msg: InboundMessage, draft: Draft): Promise<DraftSink | undefined> {
+    const { bus, journal, log } = this.deps;
+    // A turn cut short by a crash goes on in the draft it had.
+    const messageIds = await journal.draftOf(msg).catch(() => []);
+    const sink = bus.openDraft(
+      {
+        ...replyTarget(msg),
+        replyToId: msg.id,
+        isPrivate: !msg.isGroup,
+        key: `${msg.sessionKey}:${msg.id}`,
+        messageIds,
+      },
+      (ids) => journal.recordDraft(msg, ids),
+    );
+    if (!sink) log.debug({ session: msg.sessionKey }, "this chat's channel shows no drafts here");
+    sink?.update(draft.text);
+    draft.sink = sink;
+    return sink;
+  }
+}

@@ -1,0 +1,176 @@
+import { backoffMs, type DraftStep, nextCallAt, nextDraftStep } from "./draft-pace.js";
+import type { ChannelName } from "./types.js";
+
+/** Where a reply being written is shown: the chat its reply goes to. */
+export interface DraftTarget {
+  channel: ChannelName;
+  chatId: string;
+  threadId?: string;
+  /** The message the reply answers: the draft's first message replies to it. */
+  replyToId?: string;
+  /** A private chat (a DM), where drafts change faster and Telegram has native drafts. */
+  isPrivate: boolean;
+  /** Stable for one turn, across restarts (a native draft keeps its id). */
+  key: string;
+  /** Messages this draft posted before a restart, to go on editing instead of posting again. */
+  messageIds: string[];
+}
+
+/** A reply shown while it is written. */
+export interface DraftSink {
+  /** The whole text so far (markdown); shown at the draft's pace, the latest text winning. */
+  update(text: string): void;
+  /** No more changes: waits for a call still under way; the platform ids of the draft's messages. */
+  close(): Promise<string[]>;
+  /** Closes and deletes the draft's messages (the reply went another way, or there is none). */
+  discard(): Promise<void>;
+}
+
+/** A channel's way of showing drafts; `onIds` stores the draft's platform ids each time a message is posted. */
+export type DraftRenderer = (target: DraftTarget, onIds: (messageIds: string[]) => Promise<void>) => DraftSink;
+
+/** What a channel does for a DraftStream: its formatting, its split and its API calls. */
+export interface DraftOps {
+  /** The text as the parts it would go out in now, formatted so that an unfinished text is never refused. */
+  parts(text: string): string[];
+  /** Shows one part as the platform's own draft, without posting a message (Telegram private chats). */
+  native?(part: string): Promise<void>;
+  /** Posts a part as a new message (`first`: the draft's first, replying to the user); its platform id. */
+  send(part: string, first: boolean): Promise<string>;
+  edit(messageId: string, part: string): Promise<void>;
+  remove(messageId: string): Promise<void>;
+  /** The platform asked to wait this long (a 429's retry_after). */
+  retryAfterMs(err: unknown): number | undefined;
+  /** The edit changed nothing (Telegram's "message is not modified"): done. */
+  isUnchanged(err: unknown): boolean;
+  /** A refusal no retry fixes (the message was deleted, native drafts are not allowed here). */
+  isRefusal(err: unknown): boolean;
+}
+
+export interface DraftStreamOptions {
+  intervalMs: number;
+  messageIds?: string[];
+  onIds?: (messageIds: string[]) => Promise<void>;
+  onError?: (err: unknown) => void;
+  now?: () => number;
+}
+
+/**
+ * One draft: the latest text shown at most once per interval, one platform call at a time, as
+ * native drafts or as messages edited in place (moving on to a new message at the platform's
+ * limit). A rate limit pauses it for the retry_after asked; a refusal ends it (a native draft
+ * refused goes on as messages), and the reply itself settles whatever the draft shows.
+ */
+export class DraftStream implements DraftSink {
+  private latest = "";
+  private dirty = false;
+  private closed = false;
+  private broken = false;
+  private readonly ids: string[];
+  /** What each message shows; the first ones are whatever they showed before a restart. */
+  private readonly shown: string[];
+  private nativeShown: string | undefined;
+  private native: DraftOps["native"];
+  private lastAt: number | undefined;
+  private blockedUntil = 0;
+  private failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly ops: DraftOps,
+    private readonly options: DraftStreamOptions,
+  ) {
+    this.ids = [...(options.messageIds ?? [])];
+    this.shown = this.ids.map(() => "\u0000");
+    // A draft that already has messages goes on in them.
+    this.native = this.ids.length === 0 ? ops.native?.bind(ops) : undefined;
+    this.now = options.now ?? Date.now;
+  }
+
+  update(text: string): void {
+    if (this.closed || this.broken || text === this.latest) return;
+    this.latest = text;
+    this.dirty = true;
+    this.kick();
+  }
+
+  async close(): Promise<string[]> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.running;
+    return [...this.ids];
+  }
+
+  async discard(): Promise<void> {
+    for (const id of await this.close()) await this.ops.remove(id).catch((err: unknown) => this.options.onError?.(err));
+  }
+
+  private kick(): void {
+    if (this.closed || this.broken || !this.dirty || this.running || this.timer) return;
+    const wait = nextCallAt(this.lastAt, this.options.intervalMs, this.blockedUntil) - this.now();
+    if (wait > 0) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.kick();
+      }, wait);
+      return;
+    }
+    this.running = this.step()
+      .catch((err: unknown) => this.options.onError?.(err))
+      .finally(() => {
+        this.running = undefined;
+        this.kick();
+      });
+  }
+
+  private async step(): Promise<void> {
+    this.dirty = false;
+    const parts = this.ops.parts(this.latest);
+    const part = parts.at(-1);
+    const step: DraftStep | "native" | undefined = this.native
+      ? part !== undefined && part !== this.nativeShown
+        ? "native"
+        : undefined
+      : nextDraftStep(this.shown, parts);
+    if (!step) return;
+    this.lastAt = this.now();
+    // More may be left to show for the same text (a message completed before the next is posted).
+    this.dirty = true;
+    try {
+      if (step === "native") {
+        await this.native?.(part as string);
+        this.nativeShown = part;
+      } else await this.call(step, parts);
+      this.failures = 0;
+    } catch (err) {
+      if (step !== "native" && step.kind === "edit" && this.ops.isUnchanged(err)) {
+        this.shown[step.index] = parts[step.index];
+        return;
+      }
+      this.options.onError?.(err);
+      if (this.ops.isRefusal(err)) {
+        if (step === "native") this.native = undefined;
+        else this.broken = true;
+        return;
+      }
+      this.failures++;
+      this.blockedUntil = this.now() + backoffMs(this.failures, this.options.intervalMs, this.ops.retryAfterMs(err));
+    }
+  }
+
+  private async call(step: DraftStep, parts: string[]): Promise<void> {
+    const part = parts[step.index];
+    if (step.kind === "edit") {
+      await this.ops.edit(this.ids[step.index], part);
+      this.shown[step.index] = part;
+      return;
+    }
+    const id = await this.ops.send(part, this.ids.length === 0);
+    this.ids.push(id);
+    this.shown.push(part);
+    // Stored before anything else is posted: after a crash the next start edits it, never posts a second draft.
+    await this.options.onIds?.([...this.ids]).catch((err: unknown) => this.options.onError?.(err));
+  }
+}

@@ -1,0 +1,126 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { FakeReply } from "./fakes/openai-server.js";
+import type { ApiCall } from "./fakes/telegram-server.js";
+import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
+import { until } from "./helpers/until.js";
+
+/** Replies shown as they are written on Telegram: real grammy against the fake Bot API and a slow fake model. */
+
+let h: TelegramHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+async function streaming(setting: "private" | "all" = "private") {
+  h = await startTelegramHarness({ adjust: (config) => void (config.agent.streamReplies = setting) });
+  return h;
+}
+
+/** A reply the fake model writes in pieces and holds after `chunks` of them until `release()`. */
+function heldReply(content: string, chunks = 4, extra: Partial<FakeReply> = {}) {
+  let release = () => {};
+  const until = new Promise<void>((resolve) => (release = resolve));
+  return { reply: { content, holdAfter: { chunks, until }, ...extra } satisfies FakeReply, release };
+}
+
+/** The most calls of `methods` in any window of `ms`. */
+function mostIn(calls: ApiCall[], ms: number): number {
+  return Math.max(0, ...calls.map((c) => calls.filter((d) => d.at >= c.at && d.at < c.at + ms).length));
+}
+
+const ANSWER = "Here is **the plan**: first we look, then we act, and then we look again to be sure.";
+
+describe("streamed replies on Telegram", () => {
+  it("shows a private chat's first words as a native draft while the model still writes, then one formatted reply", async () => {
+    const { telegram, model } = await streaming();
+    const held = heldReply(ANSWER);
+    model.enqueue(held.reply);
+    const asked = telegram.pushUpdate(message(privateChat(42), user(42), { text: "what is the plan?" }));
+    // The model's stream is held after its first chunks: whatever shows now was shown before it finished.
+    const first = await telegram.waitFor(() => telegram.drafts.find((d) => d.text.length > 0));
+    expect(ANSWER.startsWith(first.text)).toBe(true);
+    expect(telegram.sent).toHaveLength(0);
+    held.release();
+    const reply = await telegram.waitFor(() => telegram.sent[0]);
+    expect(reply).toMatchObject({ method: "sendMessage", parseMode: "HTML", replyToId: asked.message?.message_id });
+    expect(reply.text).toBe("Here is the plan: first we look, then we act, and then we look again to be sure.");
+    // One reply message, and every draft of it under one draft id (Telegram animates one draft).
+    await until(async () => (await h?.app.store.journal.pendingOutbound("telegram"))?.length === 0, "the outbox empty");
+    expect(telegram.sent).toHaveLength(1);
+    expect(new Set(telegram.drafts.map((d) => d.draftId)).size).toBe(1);
+    expect(model.requests[0].stream).toBe(true);
+  });
+
+  it("without native drafts: one message edited in place at most once a second, settled into the reply", async () => {
+    const { telegram, model } = await streaming();
+    telegram.failNext("sendMessageDraft", { status: 400, description: "Bad Request: method is not available" });
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+    model.enqueue({ content: `${words}.`, chunkDelayMs: 40 });
+    telegram.pushUpdate(message(privateChat(42), user(42), { text: "talk" }));
+    const draft = await telegram.waitFor(() => telegram.sent[0]);
+    await telegram.waitFor(() => (draft.edits?.at(-1) ?? draft.text) === `${words}.`, 20_000);
+    await until(async () => (await h?.app.store.journal.pendingOutbound("telegram"))?.length === 0, "the outbox empty");
+    expect(telegram.sent).toHaveLength(1);
+    expect(draft.deleted).toBeFalsy();
+    const draftCalls = telegram.calls.filter((c) => ["sendMessage", "editMessageText"].includes(c.method));
+    // The draft's own calls keep the pace; the reply's one edit may follow the last of them at once.
+    expect(mostIn(draftCalls.slice(0, -1), 1000)).toBeLessThanOrEqual(1);
+    expect(mostIn(draftCalls, 1000)).toBeLessThanOrEqual(2);
+    expect(draftCalls.length).toBeGreaterThan(2);
+  });
+
+  it("backs off for a 429's retry_after during the stream and still ends with one reply", async () => {
+    const { telegram, model } = await streaming();
+    telegram.failNext("sendMessageDraft", { status: 429, retryAfter: 2 });
+    const held = heldReply(ANSWER, 6, { chunkDelayMs: 20 });
+    model.enqueue(held.reply);
+    telegram.pushUpdate(message(privateChat(42), user(42), { text: "plan?" }));
+    const limited = await telegram.waitFor(() => telegram.callsTo("sendMessageDraft").find((c) => c.status === 429));
+    const next = await telegram.waitFor(
+      () => telegram.callsTo("sendMessageDraft").find((c) => c.status === 200),
+      10_000,
+    );
+    expect(next.at - limited.at).toBeGreaterThanOrEqual(2000 - 5);
+    held.release();
+    await telegram.waitFor(() => telegram.sent[0]);
+    await until(async () => (await h?.app.store.journal.pendingOutbound("telegram"))?.length === 0, "the outbox empty");
+    expect(telegram.sent.map((m) => m.text)).toEqual([
+      "Here is the plan: first we look, then we act, and then we look again to be sure.",
+    ]);
+  });
+
+  it("a long answer: the full draft message stays, the rest continues in a new one, nothing is cut or sent twice", async () => {
+    const { telegram, model } = await streaming();
+    telegram.failNext("sendMessageDraft", { status: 400, description: "Bad Request: method is not available" });
+    const paragraph = (i: number) => `Paragraph ${i}: ${"lorem ipsum dolor sit amet ".repeat(12).trim()}.`;
+    const answer = Array.from({ length: 22 }, (_, i) => paragraph(i)).join("\n\n");
+    expect(answer.length).toBeGreaterThan(6000);
+    model.enqueue({ content: answer, chunkDelayMs: 2 });
+    telegram.pushUpdate(message(privateChat(42), user(42), { text: "write a lot" }));
+    const shown = () => telegram.sent.filter((m) => !m.deleted).map((m) => m.edits?.at(-1) ?? m.text);
+    await telegram.waitFor(() => shown().join("\n\n") === answer, 30_000);
+    await until(async () => (await h?.app.store.journal.pendingOutbound("telegram"))?.length === 0, "the outbox empty");
+    expect(shown()).toHaveLength(2);
+    expect(telegram.sent).toHaveLength(2);
+  });
+
+  it("/stop stops the stream where it is: the words so far stay, marked stopped, and nothing more comes", async () => {
+    const { telegram, model } = await streaming();
+    telegram.failNext("sendMessageDraft", { status: 400, description: "Bad Request: method is not available" });
+    const held = heldReply(ANSWER, 6);
+    model.enqueue(held.reply);
+    telegram.pushUpdate(message(privateChat(42), user(42), { text: "plan?" }));
+    const draft = await telegram.waitFor(() => telegram.sent[0]);
+    // The stream is held after 5 pieces of 5 characters: the draft catches up with them.
+    const soFar = ANSWER.slice(0, 25);
+    await telegram.waitFor(() => (draft.edits?.at(-1) ?? draft.text) === soFar);
+    telegram.pushUpdate(message(privateChat(42), user(42), { text: "/stop" }));
+    await telegram.waitFor(() => draft.edits?.at(-1)?.endsWith("(stopped)"));
+    held.release();
+    await until(async () => (await h?.app.store.journal.pendingOutbound("telegram"))?.length === 0, "the outbox empty");
+    // The draft and the command's own answer; no "Stopped." notice of its own, no reply after it.
+    expect(telegram.sent.map((m) => m.text)).toEqual([draft.text, "Stopping the running turn."]);
+    expect(draft.edits?.at(-1)).toBe("Here is the plan: fir\n\n(stopped)");
+  });
+});
