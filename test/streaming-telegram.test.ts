@@ -13,7 +13,11 @@ afterEach(async () => {
 });
 
 async function streaming(setting: "private" | "all" = "private") {
-  h = await startTelegramHarness({ adjust: (config) => void (config.agent.streamReplies = setting) });
+  h = await startTelegramHarness({
+    adjust: (config) => {
+      config.agent.streamReplies = setting;
+    },
+  });
   return h;
 }
 
