@@ -177,7 +177,8 @@ async function replaceDraft(
   signal: Parameters<Api["sendMessage"]>[3],
   log: Logger,
 ): Promise<number> {
-  const extra: EditOptions = options.reply_markup ? { reply_markup: options.reply_markup } : {};
+  const markup = options.reply_markup;
+  const extra: EditOptions = markup && "inline_keyboard" in markup ? { reply_markup: markup } : {};
   try {
     await api.editMessageText(chatId, draftId, html, { ...extra, parse_mode: "HTML" }, signal);
   } catch (err) {
