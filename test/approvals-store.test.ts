@@ -84,6 +84,21 @@ function describeApprovals(engine: string, open: () => Promise<{ a: Store; b: St
       expect(await a.approvals.deniedInTurn("t5", "ls -la")).toBe(false);
       expect(await a.approvals.pending()).toEqual([]);
     });
+
+    it("retention drops approvals older than the audit's age, pending or not, and keeps newer ones", async () => {
+      const { a } = await open();
+      const day = 86_400_000;
+      const now = 100 * day;
+      await a.approvals.request(
+        approval("old", { createdAt: now - 40 * day, expiresAt: now - 40 * day + 300_000 }),
+        prompt,
+      );
+      await a.approvals.request(approval("new", { createdAt: now - day, expiresAt: now - day + 300_000 }), prompt);
+      const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, usageDays: 90 };
+      await a.retention.prune(ages, now);
+      expect(await a.approvals.get("old")).toBeUndefined();
+      expect(await a.approvals.get("new")).toMatchObject({ state: "pending" });
+    });
   });
 }
 

@@ -195,6 +195,8 @@ export class SqlRetention {
         now - ages.deadLetterDays * DAY_MS,
       ]);
       const usageRows = await tx.run("DELETE FROM model_usage WHERE created_at < $1", [now - ages.usageDays * DAY_MS]);
+      // Approvals are kept as long as the audit of the calls they let through (or not).
+      await tx.run("DELETE FROM approvals WHERE expires_at < $1", [now - ages.auditDays * DAY_MS]);
       return { auditRows, conversations, messages, deadLetters, usageRows };
     });
   }
