@@ -352,6 +352,29 @@ describe("approvals in a chat", () => {
     expect(String(relay?.messages.at(-1)?.content)).toContain("helper found: from-helper");
   });
 
+  it("a run for nobody in particular (the heartbeat) is decided on the control page only", async () => {
+    const { app, channel } = await started();
+    modelRuns("echo beat");
+    await publish(app, {
+      ...userMessage("hb", "Heartbeat: look at HEARTBEAT.md."),
+      id: "heartbeat:1",
+      channel: "system",
+      senderId: "heartbeat",
+      sessionKey: "system:heartbeat",
+      meta: { kind: "heartbeat", deliverTo: "console:hb" },
+    });
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    expect(prompt.chatId).toBe("hb");
+    expect(prompt.text).toContain("Decide on the control page");
+    expect(await app.bus.publishTap(tapOn(prompt, 0))).toEqual({ text: "This is not yours to decide." });
+    const [pending] = await app.store.approvals.pending();
+    expect(await app.approvals?.decide(pending.id, "once", "the control page")).toEqual({
+      taken: true,
+      text: "Allowed once.",
+    });
+    await until(() => channel.sent.some((m) => m.text === "tool said: beat"), "the answer");
+  });
+
   it("with approvals absent nothing is asked", async () => {
     const { app, channel } = await started((config) => {
       config.approvals.exec = "off";

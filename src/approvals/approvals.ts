@@ -121,7 +121,7 @@ export class Approvals {
       {
         ...target,
         kind: "reply",
-        text: promptText(call.name, asked.summary, this.deps.timeoutSeconds),
+        text: promptText(call.name, asked.summary, this.deps.timeoutSeconds, owner !== undefined),
         buttons: approvalButtons(id),
       },
     );
@@ -248,9 +248,10 @@ function parseArgs(raw: string): Record<string, unknown> | undefined {
   }
 }
 
-function promptText(tool: string, summary: string, seconds: number): string {
+function promptText(tool: string, summary: string, seconds: number, inChat: boolean): string {
   const what = tool === "exec" ? "run this command" : `use the tool ${tool}`;
-  return `**Approval needed:** pincer wants to ${what}:\n${fenced(summary)}\nOnly the person who started this can decide; ${seconds} s to answer.`;
+  const who = inChat ? "Only the person who started this can decide" : "Decide on the control page";
+  return `**Approval needed:** pincer wants to ${what}:\n${fenced(summary)}\n${who}; ${seconds} s to answer.`;
 }
 
 function decidedText(a: Approval): string {
