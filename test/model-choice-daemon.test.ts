@@ -84,7 +84,7 @@ describe("/model on Telegram, the built daemon", () => {
     expect(status.text.split("\n")[0]).toBe("Model: big-model (this chat's choice; the default is gpt-4.1-mini)");
     inGroup("/model");
     const list = await sentToGroup("Models");
-    expect(list.text).toMatch(/^. Big \(big-model\)  ← this chat$/m);
+    expect(list.text).toMatch(/^. Big \(big-model\) {2}← this chat$/m);
 
     inGroup("@pincer_test_bot this will fail");
     await sentToGroup("spare-model says hi");

@@ -111,4 +111,30 @@ describe("counting model calls", () => {
     await ctx.settled();
     expect(rows(ctx.app)).toEqual([expect.objectContaining({ prompt_tokens: 10, cost: null })]);
   });
+
+  it("answers /usage in the chat at once, without the model: this chat and all, today and this month", async () => {
+    fake.respond(() => ({ content: "ok", usage: { prompt_tokens: 1000, completion_tokens: 500 } }));
+    const ctx = await start();
+    await ctx.app.bus.publishInbound(userMessage("a", "hello"));
+    await ctx.app.bus.publishInbound(userMessage("b", "hello"));
+    await ctx.settled();
+    await ctx.app.bus.publishInbound(userMessage("a", "/usage"));
+    await ctx.settled();
+    expect(fake.requests).toHaveLength(2);
+    const day = new Date().toISOString().slice(0, 10);
+    // 1000 prompt tokens at 2 and 500 completion tokens at 8 a million: 0.006 a call.
+    expect(ctx.to("a").at(-1)).toBe(
+      [
+        "Model usage (UTC; costs in the price table's currency):",
+        `Today (${day}), this chat: 1,500 tokens, 0.0060`,
+        "  conversation 1,500 · test-model 1,500",
+        "Today, all chats: 3,000 tokens, 0.0120",
+        "  conversation 3,000 · test-model 3,000",
+        `This month (${day.slice(0, 7)}), this chat: 1,500 tokens, 0.0060`,
+        "  conversation 1,500 · test-model 1,500",
+        "This month, all chats: 3,000 tokens, 0.0120",
+        "  conversation 3,000 · test-model 3,000",
+      ].join("\n"),
+    );
+  });
 });

@@ -1,5 +1,6 @@
 import { type CommandName, commandArgument, helpText } from "../bus/commands.js";
 import type { InboundMessage } from "../bus/types.js";
+import { reportText } from "../usage/report.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /** The agent's answers to chat commands; their names and parsing are the bus contract's (src/bus/commands.ts). */
@@ -39,6 +40,8 @@ export async function answerCommand(
     text = deps.chatModels
       ? await deps.chatModels.answer(msg, commandArgument(msg.text))
       : `Model: ${deps.settings.model}`;
+  } else if (command === "usage") {
+    text = deps.usage ? reportText(await deps.usage.report(msg.sessionKey)) : "Model calls are not counted here.";
   } else if (command === "status") {
     const chat = await deps.chatModels?.current(msg);
     text = statusReply({

@@ -98,5 +98,5 @@ export interface WorkerDeps {
   /** Told about model calls, tool calls and finished turns (metrics). */
   observer?: TurnObserver;
   /** Counts every model call and checks the budgets before it (config `usage`). */
-  usage?: Pick<UsageMeter, "wrap">;
+  usage?: Pick<UsageMeter, "wrap" | "report">;
 }

@@ -2,7 +2,7 @@
  * Chat commands pincer answers itself instead of sending them to the model: part of the bus
  * contract, since channels offer them (Telegram's command menu) and spot them (the console's /stop).
  */
-export type CommandName = "new" | "stop" | "status" | "help" | "model";
+export type CommandName = "new" | "stop" | "status" | "help" | "model" | "usage";
 
 export const COMMANDS: Array<{ name: CommandName; description: string }> = [
   { name: "new", description: "Start a fresh conversation (long-term memory is kept)" },
@@ -10,6 +10,7 @@ export const COMMANDS: Array<{ name: CommandName; description: string }> = [
   { name: "status", description: "Show model, conversation size and queue" },
   { name: "help", description: "List the commands" },
   { name: "model", description: "List the models, or switch this chat: /model NAME" },
+  { name: "usage", description: "Tokens and cost today and this month" },
 ];
 
 /** Commands that take the rest of the line: `/model NAME`. */

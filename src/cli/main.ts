@@ -85,6 +85,15 @@ program
   .action(answer(async (config) => (await import("./status.js")).statusText(config)));
 
 program
+  .command("usage")
+  .description("model tokens and cost today and this month, by kind of run, model and chat")
+  .option("--json", "print it as JSON")
+  .action(async (options: { json?: boolean }) => {
+    const { config } = loadOrExit({ requireApiKey: false });
+    console.log(await (await import("./usage.js")).usageText(config, options.json === true));
+  });
+
+program
   .command("dashboard")
   .description("print the control page's address with its token")
   .action(answer(async (config) => (await import("./dashboard.js")).dashboardText(config)));

@@ -6,8 +6,9 @@ import type { TokenCounter } from "../llm/tokens.js";
 import { formatInZone } from "../scheduler/schedule.js";
 import type { UsageStore } from "../store/store.js";
 import { mayCall, type UsageLimits, type Verdict } from "./budget.js";
-import { periodsAt } from "./periods.js";
+import { localDay, periodsAt } from "./periods.js";
 import { costOf, type Price } from "./prices.js";
+import { foldGroups, type UsageReport } from "./report.js";
 
 /** What a model call was made for: a turn's kind of run, or the summaries of consolidation. */
 export type UsageKind = RunKind | "consolidation";
@@ -18,7 +19,7 @@ export interface MeteredRun {
 }
 
 export interface UsageMeterDeps {
-  store: Pick<UsageStore, "record" | "spent">;
+  store: Pick<UsageStore, "record" | "spent" | "groups">;
   tokens: Pick<TokenCounter, "request" | "text">;
   prices: Record<string, Price>;
   limits: UsageLimits;
@@ -69,6 +70,11 @@ export class UsageMeter {
         return reply;
       },
     };
+  }
+
+  /** Today's and this month's calls, for one chat (`sessionKey`) and overall. */
+  report(sessionKey?: string): Promise<UsageReport> {
+    return readUsage(this.deps.store, this.deps.timezone, this.now(), sessionKey);
   }
 
   private now(): number {
@@ -123,6 +129,19 @@ export class UsageMeter {
         this.deps.log.warn({ err, session: run.sessionKey }, "could not record a model call's usage"),
       );
   }
+}
+
+/** Today's and this month's calls in `timezone` as of `now`, for one chat (`sessionKey`) and overall. */
+export async function readUsage(
+  store: Pick<UsageStore, "groups">,
+  timezone: string,
+  now: number,
+  sessionKey?: string,
+): Promise<UsageReport> {
+  const { dayStart, monthStart } = periodsAt(now, timezone);
+  const groups = await store.groups(monthStart, dayStart, sessionKey);
+  const day = localDay(now, timezone);
+  return foldGroups(groups, { timezone, day, month: day.slice(0, 7), sessionKey });
 }
 
 /** The meter as the config sets it up. */

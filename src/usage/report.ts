@@ -1,0 +1,95 @@
+import type { UsageGroup, UsageSums } from "../store/store.js";
+
+/** One scope's calls: in all, by kind of run and by model. */
+export interface UsagePart {
+  total: UsageSums;
+  byKind: Record<string, UsageSums>;
+  byModel: Record<string, UsageSums>;
+}
+
+/** What /usage and `pincer usage` show: today and this month (in `timezone`), for one chat and overall. */
+export interface UsageReport {
+  timezone: string;
+  day: string;
+  month: string;
+  sessionKey?: string;
+  today: { chat?: UsagePart; all: UsagePart };
+  thisMonth: { chat?: UsagePart; all: UsagePart };
+}
+
+const zero = (): UsageSums => ({
+  calls: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  cachedTokens: 0,
+  cost: 0,
+  unpriced: 0,
+  estimated: 0,
+});
+
+function add(into: UsageSums, group: UsageSums): UsageSums {
+  for (const key of Object.keys(into) as Array<keyof UsageSums>) into[key] += Number(group[key]);
+  return into;
+}
+
+/** Folds the store's groups (this month's, see SqlUsage.groups) into the four scopes. */
+export function foldGroups(
+  groups: UsageGroup[],
+  head: Pick<UsageReport, "timezone" | "day" | "month" | "sessionKey">,
+): UsageReport {
+  const part = (pick: (g: UsageGroup) => boolean): UsagePart => {
+    const result: UsagePart = { total: zero(), byKind: {}, byModel: {} };
+    for (const g of groups.filter(pick)) {
+      add(result.total, g);
+      result.byKind[g.kind] = add(result.byKind[g.kind] ?? zero(), g);
+      result.byModel[g.model] = add(result.byModel[g.model] ?? zero(), g);
+    }
+    return result;
+  };
+  const chat = head.sessionKey !== undefined;
+  return {
+    ...head,
+    today: { chat: chat ? part((g) => g.here && g.today) : undefined, all: part((g) => g.today) },
+    thisMonth: { chat: chat ? part((g) => g.here) : undefined, all: part(() => true) },
+  };
+}
+
+const tokensOf = (s: UsageSums) => s.promptTokens + s.completionTokens;
+const number = (n: number) => n.toLocaleString("en-US");
+
+/** Cost as known: "unknown" where no call had a price, a lower bound where some had none. */
+export function costText(s: UsageSums): string {
+  if (s.calls === 0) return "0";
+  if (s.unpriced === s.calls) return "cost unknown";
+  const cost = s.cost.toFixed(s.cost < 1 ? 4 : 2);
+  return s.unpriced > 0 ? `${cost} + unknown (${s.unpriced} call${s.unpriced > 1 ? "s" : ""} without a price)` : cost;
+}
+
+export function sumsText(s: UsageSums): string {
+  const estimated = s.estimated > 0 ? ` (${s.estimated} of ${s.calls} calls estimated)` : "";
+  return `${number(tokensOf(s))} tokens${estimated}, ${costText(s)}`;
+}
+
+function partLines(title: string, part: UsagePart): string[] {
+  if (part.total.calls === 0) return [`${title}: nothing`];
+  const split = (by: Record<string, UsageSums>) =>
+    Object.entries(by)
+      .sort(([, a], [, b]) => tokensOf(b) - tokensOf(a))
+      .map(([name, s]) => `${name} ${number(tokensOf(s))}`)
+      .join(", ");
+  return [`${title}: ${sumsText(part.total)}`, `  ${split(part.byKind)} · ${split(part.byModel)}`];
+}
+
+/** The compact text of /usage and `pincer usage`. */
+export function reportText(report: UsageReport): string {
+  const scopes: Array<[string, UsagePart | undefined]> = [
+    [`Today (${report.day}), this chat`, report.today.chat],
+    ["Today, all chats", report.today.all],
+    [`This month (${report.month}), this chat`, report.thisMonth.chat],
+    ["This month, all chats", report.thisMonth.all],
+  ];
+  return [
+    `Model usage (${report.timezone}; costs in the price table's currency):`,
+    ...scopes.flatMap(([title, part]) => (part ? partLines(title, part) : [])),
+  ].join("\n");
+}
