@@ -46,7 +46,7 @@ describe("/model on Discord", () => {
     say(OWNER, `${mention} /model nope`);
     expect((await answer("There is no model")).content).toContain("big-model");
     say(OWNER, `${mention} /model Big-Model`);
-    await answer("This chat uses big-model");
+    await answer("This chat uses `big-model`");
     say(MEMBER, `${mention} hello`);
     await answer("big-model says hi");
     say(OWNER, `${mention} remind me to stretch`);

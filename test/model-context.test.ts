@@ -220,7 +220,7 @@ describe("the endpoint's context", () => {
     });
     await app.bus.publishInbound(userMessage("small", "/model small-ctx"));
     await channel.waitFor(1);
-    expect(channel.sent[0].text).toBe("This chat uses small-ctx from the next message on.");
+    expect(channel.sent[0].text).toBe("This chat uses `small-ctx` from the next message on.");
     await app.bus.publishInbound(userMessage("small", longText(2000)));
     await app.bus.publishInbound(userMessage("big", longText(2000)));
     await channel.waitFor(3);

@@ -53,9 +53,9 @@ describe("choosing a chat's model", () => {
   it("lists the default first and marks this chat's model", () => {
     const text = modelList("gpt-4.1-mini", models, "gpt-4o");
     expect(text.split("\n").slice(1)).toEqual([
-      "- Mini (gpt-4.1-mini), the default",
-      "- Fast local (qwen2.5:7b)",
-      "- gpt-4o  ← this chat",
+      "- Mini (`gpt-4.1-mini`), the default",
+      "- Fast local (`qwen2.5:7b`)",
+      "- `gpt-4o`  ← this chat",
     ]);
     expect(modelList("gpt-4.1-mini", [], "gpt-4.1-mini")).toMatch(/only model configured.*agent\.models/);
   });
@@ -63,7 +63,7 @@ describe("choosing a chat's model", () => {
   it("the owner switches, and back to the default; the turn gets the chosen chain", async () => {
     const { made, rows, chains } = chatModels();
     expect(await made.answer(msg("/model fast local"), "fast local")).toBe(
-      "This chat uses Fast local (qwen2.5:7b) from the next message on.",
+      "This chat uses Fast local (`qwen2.5:7b`) from the next message on.",
     );
     expect(rows.get("telegram:-100")).toBe("qwen2.5:7b");
     expect((await made.forTurn(msg("hi"))).name).toBe("qwen2.5:7b");

@@ -46,7 +46,8 @@ export function findModel(models: readonly ModelSetting[], arg: string): ModelSe
   return models.find((m) => m.name.toLowerCase() === wanted || m.label?.trim().toLowerCase() === wanted);
 }
 
-const shown = (m: ModelSetting) => (m.label ? `${m.label.trim()} (${m.name})` : m.name);
+// As code: shown as typed (no `*` taken for emphasis), and a tap copies it on Telegram.
+const shown = (m: ModelSetting) => (m.label ? `${m.label.trim()} (\`${m.name}\`)` : `\`${m.name}\``);
 
 /** The `/model` list: the default first, this chat's one marked. */
 export function modelList(defaultModel: string, models: readonly ModelSetting[], current: string): string {
