@@ -1,5 +1,5 @@
 import type { ToolContext } from "../tool.js";
-import type { PathScope } from "./workspace-path.js";
+import type { PathScope } from "./safe-open.js";
 
 /** What the file tools need: where they may act, given the turn (its workspace and conversation). */
 export interface FileToolDeps {

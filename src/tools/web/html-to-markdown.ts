@@ -31,7 +31,7 @@ export function htmlToMarkdown(html: string, url: string): ReadableText {
   let { document } = parseHTML(page);
   const pageTitle = document.querySelector("title")?.textContent?.trim() || undefined;
   if (depthExceeds(document, MAX_DEPTH)) {
-    return { title: pageTitle, text: bareText(document), plain: `nested more than ${MAX_DEPTH} levels deep` };
+    return { title: pageTitle, text: htmlToPlainText(html), plain: `nested more than ${MAX_DEPTH} levels deep` };
   }
   let article: { title?: string | null; content?: string | null; length?: number | null } | null = null;
   if (document.querySelectorAll("*").length <= MAX_READABILITY_ELEMENTS) {
@@ -77,14 +77,6 @@ function depthExceeds(document: Doc, limit: number): boolean {
     for (const child of node.children) stack.push([child as Element, depth + 1]);
   }
   return false;
-}
-
-function bareText(document: Doc): string {
-  for (const node of document.querySelectorAll("script, style, noscript, template, svg")) node.remove();
-  return (document.body?.textContent ?? "")
-    .replace(/\s*\n\s*/g, "\n")
-    .replace(/[ \t]+/g, " ")
-    .trim();
 }
 
 /** Readability and our link fixing resolve relative links against <base>; linkedom has none. */
