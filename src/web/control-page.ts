@@ -35,19 +35,10 @@ export async function startControlPage(deps: {
     log.info("the control page is off (PINCER_WEB_ADDR=off)");
     return undefined;
   }
-  const server = createControlServer({
-    app,
-    token: loadWebToken(app.config.home, app.config.webToken),
-    log,
-    channels: deps.channels,
-    web: deps.web,
-    skills: () =>
-      listSkills(skillDirs(app.config.workspace)).map(({ name, description, missing }) => ({
-        name,
-        description,
-        missing,
-      })),
-  });
+  const token = loadWebToken(app.config.home, app.config.webToken);
+  const dirs = skillDirs(app.config.workspace);
+  const skills = () => listSkills(dirs).map(({ name, description, missing }) => ({ name, description, missing }));
+  const server = createControlServer({ ...deps, token, skills });
   const address = await server.listen(wanted.host, wanted.port);
   if (!address) {
     await server.close();

@@ -43,8 +43,7 @@ export class SseHub {
 
   /** Sends to every client, or only to those showing `chatId`. */
   send(event: string, data: unknown, chatId?: string): void {
-    const frame = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    this.write(frame, chatId);
+    this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`, chatId);
   }
 
   close(): void {
