@@ -84,8 +84,10 @@ export class TurnDrafts {
   async settle(msg: InboundMessage, out: OutboundMessage | undefined): Promise<OutboundMessage | undefined> {
     const draft = this.drafts.get(msg);
     this.drafts.delete(msg);
-    clearTimeout(draft?.look);
-    const sink = await draft?.opening;
+    if (!draft) return out;
+    clearTimeout(draft.look);
+    // A turn over before its draft opened may still have one from before a crash: that one is settled.
+    const sink = (await draft.opening) ?? (await this.opened(msg, true));
     if (!sink) return out;
     if (!out) {
       await sink.discard();
@@ -96,22 +98,20 @@ export class TurnDrafts {
   }
 
   private async start(msg: InboundMessage, draft: Draft): Promise<DraftSink | undefined> {
-    const { bus, journal, log } = this.deps;
-    // A turn cut short by a crash goes on in the draft it had.
-    const messageIds = await journal.draftOf(msg).catch(() => []);
-    const sink = bus.openDraft(
-      {
-        ...replyTarget(msg),
-        replyToId: msg.id,
-        isPrivate: !msg.isGroup,
-        key: `${msg.sessionKey}:${msg.id}`,
-        messageIds,
-      },
-      (ids) => journal.recordDraft(msg, ids),
-    );
-    if (!sink) log.debug({ session: msg.sessionKey }, "this chat's channel shows no drafts here");
+    const sink = await this.opened(msg);
+    if (!sink) this.deps.log.debug({ session: msg.sessionKey }, "this chat's channel shows no drafts here");
     sink?.update(draft.text);
     draft.sink = sink;
     return sink;
+  }
+
+  /** The message's draft, going on in the messages it had before a crash; `stored`: only a draft it had. */
+  private async opened(msg: InboundMessage, stored = false): Promise<DraftSink | undefined> {
+    const { bus, journal } = this.deps;
+    const messageIds = await journal.draftOf(msg).catch(() => []);
+    if (stored && messageIds.length === 0) return undefined;
+    const key = `${msg.sessionKey}:${msg.id}`;
+    const target = { ...replyTarget(msg), replyToId: msg.id, isPrivate: !msg.isGroup, key, messageIds };
+    return bus.openDraft(target, (ids) => journal.recordDraft(msg, ids));
   }
 }
