@@ -1,12 +1,16 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Approvals } from "../src/approvals/approvals.js";
 import type { OutboundMessage } from "../src/bus/types.js";
 import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { NewApproval, Store } from "../src/store/store.js";
 import { tempHome } from "./helpers/app.js";
 import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { toolContext } from "./helpers/tools.js";
+import { until } from "./helpers/until.js";
 
 const prompt: OutboundMessage = { channel: "telegram", chatId: "-100", text: "allow?", kind: "reply" };
 const edit = (text: string) => (): OutboundMessage => ({ ...prompt, text, editOf: { outboxId: 1 }, buttons: [] });
@@ -128,6 +132,32 @@ describe.skipIf(!hasPostgres())("on PostgreSQL", () => {
     server = await startPostgres();
   }, 60_000);
   afterAll(() => server?.stop());
+  it("a call waiting in one process is let through by a tap taken in another (each with its own store)", async () => {
+    const url = await (server as TestPostgres).newDatabase();
+    const [a, b] = [await openPostgresStore(url), await openPostgresStore(url)];
+    stores.push(a, b);
+    const quiet = { bus: { outboundRecorded() {} }, timeoutSeconds: 60, log: pino({ level: "silent" }) };
+    const policy = { exec: "ask" as const, tools: [], allowPatterns: [] };
+    const waiting = new Approvals({ ...quiet, store: a.approvals, policy, pollMs: 50 });
+    const deciding = new Approvals({ ...quiet, store: b.approvals, policy });
+    const workspace = tempHome("pincer-approvals-ws-");
+    homes.push(workspace);
+    const ctx = toolContext("c1", workspace);
+    const call = { id: "call_1", name: "exec", arguments: JSON.stringify({ command: "echo hi" }) };
+    const result = waiting.check(call, ctx, true);
+    const asked = await until(async () => (await b.approvals.pending())[0], "the request in the other process");
+    const tap = { id: "t1", channel: "console" as const, chatId: "c1", senderId: "u", senderName: "u" };
+    const answer = await deciding.tap({
+      ...tap,
+      isGroup: false,
+      messageId: "1",
+      data: `a:${asked.id}:once`,
+      receivedAt: 0,
+    });
+    expect(answer).toEqual({ text: "Allowed once." });
+    expect(await result).toBeUndefined();
+  });
+
   describeApprovals("PostgreSQL", async () => {
     const url = await (server as TestPostgres).newDatabase();
     const pair = { a: await openPostgresStore(url), b: await openPostgresStore(url) };
