@@ -136,7 +136,8 @@ function wallClock(tz: string, instant: number): (type: string) => string {
 
 /** How far `tz` is ahead of UTC at `instant`, in milliseconds. */
 export function zoneOffsetMs(tz: string, instant: number): number {
-  const get = (type: string) => Number(wallClock(tz, instant)(type));
+  const clock = wallClock(tz, instant);
+  const get = (type: string) => Number(clock(type));
   const wall = Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second"));
   return wall - Math.floor(instant / 1000) * 1000;
 }
