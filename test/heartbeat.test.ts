@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config/config.js";
 import { HEARTBEAT_SESSION } from "../src/scheduler/heartbeat.js";
 import { tempHome } from "./helpers/app.js";
-import { startTelegramHarness, type TelegramHarness } from "./helpers/telegram.js";
+import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
 
 /** The heartbeat through the app, the fake model and the fake Bot API. */
 
@@ -62,6 +62,24 @@ describe("heartbeat", () => {
     const sent = await h.telegram.waitFor(() => h?.telegram.sent[0], 10_000);
     expect(sent).toMatchObject({ chatId: "42", text: "The logs show 3 errors." });
     expect(h.telegram.sent).toHaveLength(1);
+  });
+
+  it("runs on the model heartbeat.target's chat chose with /model", async () => {
+    h = await startTelegramHarness({
+      adjust: (config) => {
+        config.heartbeat = { intervalMinutes: 30, target: "telegram:42" };
+        config.agent.models = [{ name: "big-model" }];
+      },
+    });
+    const heartbeat = h.app.heartbeat;
+    if (!heartbeat) throw new Error("no heartbeat");
+    writeFileSync(join(h.app.config.workspace, "HEARTBEAT.md"), "- check the disk space\n");
+    h.telegram.pushUpdate(message(privateChat(42), user(42), { text: "/model big-model" }));
+    await h.telegram.waitFor(() => h?.telegram.sent.find((m) => m.text.startsWith("This chat uses")));
+    h.model.enqueue({ content: "HEARTBEAT_OK" });
+    expect(await heartbeat.tick()).toBe(true);
+    await h.telegram.waitFor(() => h?.model.requests.length === 1);
+    expect(h.model.requests[0].model).toBe("big-model");
   });
 
   it("does not run without active tasks, or when HEARTBEAT.md is a symlink or a FIFO", async () => {
