@@ -112,18 +112,14 @@ export class ReadCache {
 
   private lookup(key: string): unknown {
     const entry = this.entries.get(key);
-    if (!entry || this.now() - entry.at > this.maxAgeMs) {
+    const unchanged = (stamp: Stamp) => {
+      const now = lstatOrFail(stamp.path);
+      return now !== "failed" && (stamp.absent ? now === undefined : !!now && same(stamp, stampOf(stamp.path, now)));
+    };
+    if (!entry || this.now() - entry.at > this.maxAgeMs || !entry.stamps.every(unchanged)) {
       this.entries.delete(key);
       this.stats.misses++;
       return undefined;
-    }
-    for (const stamp of entry.stamps) {
-      const now = lstatOrFail(stamp.path);
-      if (now === "failed" || (stamp.absent ? now !== undefined : !now || !same(stamp, stampOf(stamp.path, now)))) {
-        this.entries.delete(key);
-        this.stats.misses++;
-        return undefined;
-      }
     }
     this.stats.hits++;
     return entry.value;
