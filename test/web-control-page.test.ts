@@ -208,18 +208,23 @@ describe("hostile requests", () => {
       result: evil,
       durationMs: 1,
     });
+    const call = { kind: "<u>kind</u>", model: evil, completionTokens: 1, cachedTokens: 0, estimated: false };
+    await app.store.usage.record({ ...call, sessionKey: "telegram:<b>1</b>", promptTokens: 1, at: Date.now() });
     const main = async (path: string) => ((await (await get(path, auth)).json()) as { main: string }).main;
     const page = await main("/api/page");
     const history = await main(`/api/page?c=${encodeURIComponent("telegram:<b>1</b>")}`);
     for (const html of [page, history]) {
       expect(html).not.toContain("<img src=x");
       expect(html).not.toContain("<script>alert");
-      expect(html).not.toContain("<svg");
+      expect(html).not.toContain("<svg onload");
       expect(html).not.toContain("<b>1</b>");
     }
     expect(history).toContain("&lt;script&gt;alert(2)&lt;/script&gt;");
     expect(history).toContain("&lt;i&gt;exec&lt;/i&gt;");
     expect(page).toContain("&lt;script&gt;alert(4)&lt;/script&gt;");
+    // The usage table names the chat escaped; the chart is the page's only SVG.
+    expect(page).toContain("<td>telegram:&lt;b&gt;1&lt;/b&gt;</td>");
+    expect(page.match(/<svg/g)).toHaveLength(1);
     expect(page).toContain("Left out of the prompt: program no-such-binary-here is not on PATH");
     // Only the page's own nonce'd script runs.
     expect(page).not.toContain("<script");

@@ -29,6 +29,8 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--bg);border:1px 
 ol.chat{max-height:50vh;overflow:auto;padding:.2rem}.msg.progress .text,.msg.notice .text{font-style:italic;color:var(--muted)}
 form.chat{display:flex;gap:.5rem;margin-top:.5rem}form.chat textarea{flex:1;font:inherit;padding:.45rem;border-radius:7px;border:1px solid var(--line);background:var(--bg);color:var(--fg);resize:vertical;min-height:2.4rem}
 #thinking{font-size:.85rem;color:var(--muted);min-height:1.2rem}
+svg.chart{width:100%;height:auto;font-size:10px;fill:var(--muted)}.tokens{fill:var(--accent);background:var(--accent)}.cost{fill:var(--warn);background:var(--warn)}
+.key{display:inline-block;width:.7rem;height:.7rem;border-radius:2px}table.usage{border-collapse:collapse;width:100%}table.usage td,table.usage th{text-align:left;padding:.2rem .5rem;border-top:1px solid var(--line)}
 `;
 
 export const SCRIPT = `

@@ -20,6 +20,7 @@ const TITLES: Record<SectionId, string> = {
   pairing: "Pairing requests",
   approvals: "Approvals",
   skills: "Skills",
+  usage: "Model usage",
 };
 
 /** What anyone without a session sees, whatever they sent: no data, and no hint whether a token was close. */
@@ -63,7 +64,8 @@ ${card("conversations")}
 ${card("reminders")}
 ${card("pairing")}
 ${input.state.approvals ? card("approvals") : ""}
-${card("skills")}`;
+${card("skills")}
+${card("usage", true)}`;
 }
 
 export const LOCKED_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>pincer</title></head>

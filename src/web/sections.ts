@@ -1,12 +1,13 @@
 import type { HistoryEntry } from "../store/store.js";
 import { clip, esc, formatAgo, type TimeFormat, timeFormat } from "./html.js";
 import type { DashboardState } from "./state.js";
+import { renderUsage } from "./usage-section.js";
 
 /**
  * The page's live parts, each rendered to an HTML fragment on the server. The first paint and
  * every SSE update use these same functions, so escaping lives in one place.
  */
-export type SectionId = "status" | "conversations" | "reminders" | "pairing" | "approvals" | "skills";
+export type SectionId = "status" | "conversations" | "reminders" | "pairing" | "approvals" | "skills" | "usage";
 
 export function renderSections(state: DashboardState, now: number): Record<SectionId, string> {
   const formatTime = timeFormat();
@@ -17,6 +18,7 @@ export function renderSections(state: DashboardState, now: number): Record<Secti
     pairing: renderPairing(state, now),
     approvals: renderApprovals(state, now),
     skills: renderSkills(state),
+    usage: renderUsage(state.usage),
   };
 }
 

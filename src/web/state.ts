@@ -3,6 +3,7 @@ import type { App } from "../app.js";
 import type { Channel, ChannelStatus } from "../bus/channel.js";
 import { describeSchedule } from "../scheduler/schedule.js";
 import type { AllowedEntry, Approval, ConversationSummary, PairingRequest } from "../store/store.js";
+import { collectUsage, type UsageView } from "./usage-section.js";
 
 /** A skill as the page shows it: `missing` says why it is left out of the prompt. */
 export interface SkillView {
@@ -42,6 +43,8 @@ export interface DashboardState {
   skills: SkillView[];
   /** With config `approvals` on: calls waiting for a decision, and each chat's "always allowed" list. */
   approvals?: { pending: Approval[]; allowed: AllowedEntry[] };
+  /** Tokens and cost per day and per chat; absent while the database does not answer. */
+  usage?: UsageView;
   /** Clustered mode only: who holds which role, each process's heartbeat. */
   cluster?: string[];
 }
@@ -119,6 +122,7 @@ export async function collectState({ app, channels, skills, startedAt }: StateSo
     pairing: requests,
     skills: skills(),
     approvals: asked,
+    usage: database ? await collectUsage(app.store.usage, app.config.timezone, Date.now()) : undefined,
   };
 }
 
