@@ -25,6 +25,7 @@ import {
   startAndIdle,
   throughput,
 } from "./figures.js";
+import { streamingFigures } from "./streaming.js";
 
 const quick = process.argv.includes("--quick");
 const onlyAt = process.argv.indexOf("--only");
@@ -36,6 +37,7 @@ const started = Date.now();
 const steps: Array<[string, () => Promise<Figure[]>]> = [
   ["telegram", () => channelTurns("telegram", sizes)],
   ["discord", () => channelTurns("discord", sizes)],
+  ["streaming", () => streamingFigures(sizes)],
   ["start", () => startAndIdle(sizes)],
   ["throughput", () => throughput(sizes)],
   ["context", contextBuild],
