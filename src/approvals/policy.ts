@@ -68,10 +68,26 @@ function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
-/** Every part of a chained command matches an allow pattern (as the guard checks it). */
+/**
+ * Every part of a chained command matches an allow pattern (as the guard checks it), and it
+ * neither writes a file (`echo x >> AGENTS.md` is not the `echo` that was listed) nor sets a
+ * variable for a part (`LD_PRELOAD=./x.so ls` runs more than `ls`): those parts are cut off
+ * before the patterns see them, so such a command is asked about.
+ */
 function isListed(command: string, patterns: readonly RegExp[]): boolean {
+  const writes = />/.test(command.replace(/\d*>&\d+|\d*>>?\s*\/dev\/null\b/g, ""));
+  const assigns =
+    /(?:^|[\n;&|(`{]|\$\()\s*(?:(?:sudo|doas|exec|nohup|command|nice|env|timeout\s+\S+)\s+(?:-\S+\s+)*)*[A-Za-z_]\w*\+?=/i.test(
+      command,
+    );
   const parts = commandParts(command);
-  return patterns.length > 0 && parts.length > 0 && parts.every((part) => patterns.some((p) => p.test(part)));
+  return (
+    !writes &&
+    !assigns &&
+    patterns.length > 0 &&
+    parts.length > 0 &&
+    parts.every((part) => patterns.some((p) => p.test(part)))
+  );
 }
 
 export function matchesGlob(name: string, glob: string): boolean {
