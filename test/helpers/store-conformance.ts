@@ -112,6 +112,19 @@ export function describeStoreConformance(engine: string, newDatabase: NewDatabas
       expect((await again.steps.load(msg)).produced).toEqual([]);
     });
 
+    it("keeps a message's draft ids across a crash, none for a message without one", async () => {
+      const { store, open } = await fresh();
+      const [msg, other] = [inbound("1", "write slowly"), inbound("2", "no draft")];
+      await store.journal.acceptInbound(msg);
+      await store.journal.acceptInbound(other);
+      await store.journal.recordDraft(msg, ["11"]);
+      await store.journal.recordDraft(msg, ["11", "12"]);
+      const again = await open();
+      expect(await again.journal.draftOf(msg)).toEqual(["11", "12"]);
+      expect(await again.journal.draftOf(other)).toEqual([]);
+      expect(await again.journal.draftOf(inbound("3", "never accepted"))).toEqual([]);
+    });
+
     it("hands out the oldest pending outbox row of each chat, threads apart, parts and retries recorded", async () => {
       const { store } = await fresh();
       const { journal } = store;
