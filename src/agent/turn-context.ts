@@ -40,7 +40,8 @@ export interface TurnContext {
 
 /** The conversation and kind of run a turn's model calls are counted under. */
 export function runOf(msg: Pick<InboundMessage, "channel" | "meta" | "sessionKey">) {
-  return { sessionKey: msg.sessionKey, kind: runKindOf(msg) };
+  const about = msg.meta?.kind === "cron" ? msg.meta.reminder : undefined;
+  return { sessionKey: msg.sessionKey, kind: runKindOf(msg), ...(about ? { about } : {}) };
 }
 
 /** Share of the budget the consolidated entries of the conversation may take in the prompt. */

@@ -56,6 +56,8 @@ export function runMessage(job: CronJob, scheduledAt: number, now: number): Inbo
       jobId: job.id,
       runId: id,
       scheduledAt: String(scheduledAt),
+      // Told to the user if the run is refused (a used-up budget): a reminder is not lost unsaid.
+      reminder: job.message,
       ...(job.owner ? { userId: job.owner.userId } : {}),
     },
   };

@@ -16,6 +16,8 @@ export type UsageKind = RunKind | "consolidation";
 export interface MeteredRun {
   sessionKey: string;
   kind: UsageKind;
+  /** What a scheduled run was asked to deliver: a refused one says it each time, so it is not lost. */
+  about?: string;
 }
 
 export interface UsageMeterDeps {
@@ -94,6 +96,8 @@ export class UsageMeter {
   private notice(run: MeteredRun, verdict: Exclude<Verdict, { ok: true }>, cutShort: boolean, now: number) {
     const resets = `It resets ${formatInZone(verdict.resetsAt, this.deps.timezone)}.`;
     if (cutShort) return `I had to stop before finishing: ${verdict.reason}. ${resets}`;
+    if (run.about !== undefined)
+      return `${SCHEDULED[run.kind as "reminder"]} did not run: ${verdict.reason}. ${resets} It was: ${run.about}`;
     for (const [key, end] of this.told) if (end <= now) this.told.delete(key);
     const key = `${run.sessionKey} ${verdict.limit} ${run.kind}`;
     if (this.told.has(key)) return undefined;
