@@ -5,7 +5,7 @@
 import { afterEach, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { InboundMessage } from "../src/bus/types.js";
-import { startedRecording, tempHome, userMessage } from "./helpers/app.js";
+import { sqliteOf, startedRecording, tempHome, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
 
 const fake = fakeModelForFile();
@@ -49,4 +49,23 @@ it("reminders due over budget are not lost: each one says what it was, though th
     /^A scheduled reminder did not run: the daily token budget is used up .* It was: take the pills$/,
   );
   expect(second).toMatch(/It was: call mom$/);
+});
+
+it("a server reporting an impossible prompt count (99 million for a short request) is not believed: the budget is not used up by it", async () => {
+  fake.respond(() => ({ content: "ok", usage: { prompt_tokens: 99_000_000, completion_tokens: 5 } }));
+  const ctx = await startedRecording(fake.url, apps, tempHome(), (config) => {
+    config.usage.dailyTokens = 1_000_000;
+  });
+  await ctx.app.bus.publishInbound(userMessage("a", "hello"));
+  await ctx.settled();
+  await ctx.app.bus.publishInbound(userMessage("a", "again"));
+  await ctx.settled();
+  expect(ctx.to("a")).toEqual(["ok", "ok"]);
+  const rows = sqliteOf(ctx.app).prepare("SELECT prompt_tokens, estimated FROM model_usage").all() as Array<{
+    prompt_tokens: number;
+    estimated: number;
+  }>;
+  expect(rows).toHaveLength(2);
+  for (const row of rows) expect(row).toEqual({ prompt_tokens: expect.any(Number), estimated: 1 });
+  expect(rows.every((row) => row.prompt_tokens > 0 && row.prompt_tokens < 100_000)).toBe(true);
 });

@@ -47,6 +47,8 @@ export class UsageLimitError extends ModelError {
 
 /** The most one call is counted at: pincer's own estimate of a huge request stays believable. */
 const MAX_COUNT = 100_000_000;
+/** As the token counter's calibration: no tokenizer counts a text this many times higher than pincer does. */
+const IMPLAUSIBLE = 8;
 
 /**
  * Counts every model call (the endpoint's usage, else pincer's estimate, marked) with its chat,
@@ -110,10 +112,13 @@ export class UsageMeter {
 
   private async record(run: MeteredRun, request: ModelRequest, reply: ModelReply): Promise<void> {
     const { tokens, prices } = this.deps;
-    const { usage } = reply;
     const answer = reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join("");
+    const prompt = Math.min(MAX_COUNT, tokens.request(request.messages, request.tools));
+    // A prompt count far past what any tokenizer makes of this request (a running total, another
+    // request's) is the server's mistake; believed, one call would use up a day's budget.
+    const usage = reply.usage && reply.usage.promptTokens <= prompt * IMPLAUSIBLE + 100_000 ? reply.usage : undefined;
     const counted = {
-      promptTokens: usage?.promptTokens ?? Math.min(MAX_COUNT, tokens.request(request.messages, request.tools)),
+      promptTokens: usage?.promptTokens ?? prompt,
       completionTokens: usage?.completionTokens ?? Math.min(MAX_COUNT, tokens.text(answer)),
       cachedTokens: usage?.cachedTokens ?? 0,
     };
