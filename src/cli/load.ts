@@ -1,15 +1,17 @@
+import { existsSync } from "node:fs";
 import type { Logger } from "pino";
 import { type Config, ConfigError, type LoadOptions, loadConfig } from "../config/config.js";
 import { createLogger } from "../log.js";
-import { loadEnvFile } from "./env-file.js";
 
 /**
- * Reads `.env` and the configuration for a command. A configuration problem ends the process
- * with its one-sentence message on stderr and exit code 1, never a stack trace.
+ * Reads `.env` from the working directory (variables already set in the environment win, so
+ * systemd's Environment= and a shell's export override the file) and the configuration for a
+ * command. A configuration problem ends the process with its one-sentence message on stderr and
+ * exit code 1, never a stack trace.
  */
 export function loadOrExit(options: LoadOptions = {}): { config: Config; log: Logger } {
   try {
-    loadEnvFile();
+    if (existsSync(".env")) process.loadEnvFile(".env");
     const config = loadConfig(process.env, options);
     return { config, log: createLogger(config.logLevel) };
   } catch (err) {
