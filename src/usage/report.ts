@@ -17,18 +17,12 @@ export interface UsageReport {
   thisMonth: { chat?: UsagePart; all: UsagePart };
 }
 
-const zero = (): UsageSums => ({
-  calls: 0,
-  promptTokens: 0,
-  completionTokens: 0,
-  cachedTokens: 0,
-  cost: 0,
-  unpriced: 0,
-  estimated: 0,
-});
+const KEYS = ["calls", "promptTokens", "completionTokens", "cachedTokens", "cost", "unpriced", "estimated"] as const;
+const zero = () => Object.fromEntries(KEYS.map((key) => [key, 0])) as Record<(typeof KEYS)[number], number>;
 
+/** Adds a group's sums into `into` (PostgreSQL's sums may come as text), and returns it. */
 function add(into: UsageSums, group: UsageSums): UsageSums {
-  for (const key of Object.keys(into) as Array<keyof UsageSums>) into[key] += Number(group[key]);
+  for (const key of KEYS) into[key] += Number(group[key]);
   return into;
 }
 
