@@ -1,5 +1,5 @@
 import type { Button } from "../bus/types.js";
-import { commandParts } from "../tools/exec/command-parts.js";
+import { unlisted } from "../tools/exec/command-parts.js";
 
 /** What config `approvals` asks for, with exec.allowPatterns compiled. */
 export interface ApprovalPolicy {
@@ -43,7 +43,8 @@ function subjectOf(tool: string, args: Record<string, unknown>, policy: Approval
   if (!mayAsk(tool, policy)) return undefined;
   if (tool !== "exec") return { summary: shown(`${tool} ${JSON.stringify(args, null, 1)}`), remember: `tool:${tool}` };
   const command = String(args.command ?? "");
-  if (policy.exec === "unlisted" && isListed(command, policy.allowPatterns)) return undefined;
+  if (policy.exec === "unlisted" && policy.allowPatterns.length > 0 && !unlisted(command, policy.allowPatterns))
+    return undefined;
   // The folder as the shell would say it: a line of the command itself cannot pass for it, and
   // "Always allow" of `rm -rf *` in one folder is not an allow in another.
   const exact = typeof args.working_dir === "string" ? `cd ${shellWord(args.working_dir)} && ${command}` : command;
@@ -66,28 +67,6 @@ function shown(text: string): string {
 
 function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
-}
-
-/**
- * Every part of a chained command matches an allow pattern (as the guard checks it), and it
- * neither writes a file (`echo x >> AGENTS.md` is not the `echo` that was listed) nor sets a
- * variable for a part (`LD_PRELOAD=./x.so ls` runs more than `ls`): those parts are cut off
- * before the patterns see them, so such a command is asked about.
- */
-function isListed(command: string, patterns: readonly RegExp[]): boolean {
-  const writes = />/.test(command.replace(/\d*>&\d+|\d*>>?\s*\/dev\/null\b/g, ""));
-  const assigns =
-    /(?:^|[\n;&|(`{]|\$\()\s*(?:(?:sudo|doas|exec|nohup|command|nice|env|timeout\s+\S+)\s+(?:-\S+\s+)*)*[A-Za-z_]\w*\+?=/i.test(
-      command,
-    );
-  const parts = commandParts(command);
-  return (
-    !writes &&
-    !assigns &&
-    patterns.length > 0 &&
-    parts.length > 0 &&
-    parts.every((part) => patterns.some((p) => p.test(part)))
-  );
 }
 
 export function matchesGlob(name: string, glob: string): boolean {

@@ -10,6 +10,24 @@ export function commandParts(command: string): string[] {
   return parts.map(normalizePart).filter((part) => part !== "");
 }
 
+/**
+ * Why exec.allowPatterns does not list `command`, or undefined when it does: every part matches a
+ * pattern, and the command neither writes a file (`echo x >> AGENTS.md` is not the `echo` that was
+ * listed) nor sets a variable for a part (`LD_PRELOAD=./x.so ls` runs more than `ls`), since
+ * commandParts cuts both off before the patterns see them. The guard and approvals both ask this.
+ */
+export function unlisted(command: string, patterns: readonly RegExp[]): string | undefined {
+  if (/>/.test(command.replace(/\d*>&\d+|\d*>>?\s*\/dev\/null\b/g, ""))) return "it writes to a file (>)";
+  if (ASSIGNS.test(command)) return "it sets a variable for the command it runs (X=… cmd)";
+  const parts = commandParts(command);
+  if (parts.length === 0) return "it runs nothing";
+  const stray = parts.find((part) => !patterns.some((pattern) => pattern.test(part)));
+  return stray === undefined ? undefined : `"${stray.length > 80 ? `${stray.slice(0, 80)}…` : stray}" is not in it`;
+}
+
+const ASSIGNS =
+  /(?:^|[\n;&|(`{]|\$\()\s*(?:(?:sudo|doas|exec|nohup|command|nice|env|timeout\s+\S+)\s+(?:-\S+\s+)*)*[A-Za-z_]\w*\+?=/i;
+
 function collect(text: string, parts: string[]): void {
   let current = "";
   const flush = () => {

@@ -1,6 +1,6 @@
 import { ConfigError } from "../../config/config.js";
 import { isInside } from "../files/safe-open.js";
-import { commandParts } from "./command-parts.js";
+import { commandParts, unlisted } from "./command-parts.js";
 
 /**
  * The guard is a cheap first filter in front of the sandbox: it stops the obvious accidents and
@@ -94,8 +94,8 @@ export function checkCommand(command: string, policy: GuardPolicy): GuardVerdict
     if (pattern.test(command)) return deny(`the command matches the configured deny pattern /${pattern.source}/`);
   }
   if (policy.allowPatterns.length > 0) {
-    const stray = parts.find((part) => !policy.allowPatterns.some((pattern) => pattern.test(part)));
-    if (stray !== undefined) return deny(`"${shorten(stray)}" is not in the configured allowlist (exec.allowPatterns)`);
+    const why = unlisted(command, policy.allowPatterns);
+    if (why) return deny(`the configured allowlist (exec.allowPatterns) does not cover this command: ${why}`);
   }
   if (policy.restrictToWorkspace) return checkPaths(command, policy);
   return { allowed: true };
@@ -141,10 +141,6 @@ function stripWrappers(part: string): string {
 
 function deny(reason: string): GuardVerdict {
   return { allowed: false, reason };
-}
-
-function shorten(text: string): string {
-  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }
 
 function escapeRegExp(text: string): string {
