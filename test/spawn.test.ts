@@ -98,6 +98,12 @@ describe("spawn", () => {
     const [run] = await runs(h.app);
     expect(run).toMatchObject({ status: "done", label: "garden", sessionKey: "telegram:-1007:thread:55" });
     expect(run.result).toContain("tomatoes");
+    // Every model call is counted under the topic: the turn's two, then the helper's own and the relay turn's.
+    const counted = await h.app.store.usage.groups(0, 0, "telegram:-1007:thread:55");
+    expect(counted.filter((g) => g.here).map((g) => [g.kind, g.calls])).toEqual([
+      ["conversation", 2],
+      ["helper", 2],
+    ]);
   });
 });
 
