@@ -228,7 +228,7 @@ export class AgentWorker {
           { session: msg.sessionKey, userId: msg.senderId },
           "dropping a queued message: its sender lost access",
         );
-        return this.finish(msg, [], undefined);
+        return await this.finish(msg, [], undefined);
       }
       // A message whose turn was cut off twice (the daemon died during it) is not run a third time.
       const starts = await deps.journal.recordTurnStart(msg);
@@ -237,11 +237,11 @@ export class AgentWorker {
           { session: msg.sessionKey, id: msg.id, starts: starts - 1 },
           "dropping a message that crashed pincer",
         );
-        return this.finish(msg, [], notice(target, POISON_NOTICE));
+        return await this.finish(msg, [], notice(target, POISON_NOTICE));
       }
       if (msg.channel !== "system" && parseCommand(msg.text) === "new") {
         await deps.conversations.archive(msg.sessionKey);
-        return this.finish(msg, [], notice(target, newConversationNotice(0)));
+        return await this.finish(msg, [], notice(target, newConversationNotice(0)));
       }
       if (msg.media.length > 0 && deps.attachments) {
         const prepared = await deps.attachments(msg.media, signal);
@@ -251,7 +251,7 @@ export class AgentWorker {
           const problem = failure(target, prepared.problems.join(" "));
           // Nothing left to answer (a voice note alone that could not be heard): the sentence is the answer.
           if (!msg.text.trim() && msg.media.every((path) => mediaKind(path) === "audio")) {
-            return this.finish(msg, [user], problem);
+            return await this.finish(msg, [user], problem);
           }
           void deps.bus
             .publishOutbound(problem)
@@ -347,7 +347,7 @@ export class AgentWorker {
       // Another process answered the message meanwhile (this one was paused): nothing to add.
       if (err instanceof FencedOutError) return void deps.onTurnFinished?.(msg);
       const stopped = signal.aborted && (this.drafts.stopped(msg) ?? notice(target, "Stopped."));
-      if (stopped) return this.finish(msg, [user, ...produced], stopped);
+      if (stopped) return await this.finish(msg, [user, ...produced], stopped);
       // Nothing happened yet (no tool ran): the message can wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel !== false && meter.toolCalls === 0) {
         return await this.modelWaits.unavailable(msg, err, startedAt);
@@ -355,11 +355,11 @@ export class AgentWorker {
       if (err instanceof ModelError) {
         outcome = "model_error";
         deps.log.warn({ session: msg.sessionKey, err: err.message }, "model call failed");
-        return this.finish(msg, [user, ...produced], modelFailure(target, err));
+        return await this.finish(msg, [user, ...produced], modelFailure(target, err));
       }
       if (err instanceof BudgetError) {
         deps.log.warn({ session: msg.sessionKey, needed: err.needed, budget: err.budget }, "the prompt does not fit");
-        return this.finish(msg, [user, ...produced], failure(target, tooSmallFor(err, deps)));
+        return await this.finish(msg, [user, ...produced], failure(target, tooSmallFor(err, deps)));
       }
       deps.log.error({ err, session: msg.sessionKey }, "turn failed");
       await this.finish(
