@@ -2,7 +2,7 @@
  * Approvals through the whole app (issue 25): the real worker, store and exec tool, the scripted
  * model, a chat that records what pincer posts and taps the buttons the way a channel reports them.
  */
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConsoleChannel } from "../channels/console/console-channel.js";
@@ -373,6 +373,28 @@ describe("approvals in a chat", () => {
       text: "Allowed once.",
     });
     await until(() => channel.sent.some((m) => m.text === "tool said: beat"), "the answer");
+  });
+
+  it("a 5,000-character write_file is asked about with its content shortened, and after a yes written exactly", async () => {
+    const { app, channel, home } = await started((config) => {
+      config.approvals.exec = "off";
+      config.approvals.tools = ["write_file"];
+    });
+    const content = Array.from({ length: 100 }, (_, i) => `line ${i} ${"x".repeat(40)}\n`)
+      .join("")
+      .padEnd(5000, "y");
+    model.respond((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { content: `tool said: ${last.content}` };
+      return { toolCalls: [{ name: "write_file", arguments: { path: "big.txt", content } }] };
+    });
+    await publish(app, userMessage("w1", "write it"));
+    const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
+    expect(prompt.text).toContain("(5000 characters in all)");
+    expect(prompt.text).toMatch(/sha256 of the full arguments: [0-9a-f]{64}/);
+    await app.bus.publishTap(tapOn(prompt, 0));
+    await until(() => channel.sent.some((m) => m.text.startsWith("tool said:")), "the answer");
+    expect(readFileSync(join(home, "workspace", "big.txt"), "utf8")).toBe(content);
   });
 
   it("with approvals absent nothing is asked", async () => {

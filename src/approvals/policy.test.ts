@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { type ApprovalPolicy, askedCall, fenced, matchesGlob, mayDecide, parseTapData } from "./policy.js";
+import {
+  type ApprovalPolicy,
+  askedCall,
+  fenced,
+  MAX_SUMMARY_CHARS,
+  matchesGlob,
+  mayDecide,
+  parseTapData,
+} from "./policy.js";
 
 const policy = (over: Partial<ApprovalPolicy> = {}): ApprovalPolicy => ({
   exec: "ask",
@@ -55,6 +63,22 @@ describe("which calls need a tap", () => {
     expect(askedCall("write_file", { path: "a" }, mcp, ["tool:write_file"])).toBeUndefined();
     // exec follows approvals.exec alone, whatever the globs say.
     expect(askedCall("exec", { command: "ls" }, policy({ exec: "off", tools: ["*"] }), [])).toBeUndefined();
+  });
+
+  it("another tool's long strings show their start and length, and the summary binds to the full arguments", () => {
+    const content = `${"a".repeat(4999)}b`;
+    const summaryOf = (args: Record<string, unknown>) =>
+      askedCall("write_file", args, policy({ tools: ["write_file"] }), [])?.summary ?? "";
+    const summary = summaryOf({ path: "big.txt", content });
+    expect(summary.length).toBeLessThanOrEqual(MAX_SUMMARY_CHARS);
+    expect(summary).toContain(`"content": "${"a".repeat(200)}… (5000 characters in all)"`);
+    expect(summary).toContain('"path": "big.txt"');
+    expect(summary).toMatch(/\nsha256 of the full arguments: [0-9a-f]{64}$/);
+    // The same start, another end: another summary, so a call swapped after the question does not run.
+    expect(summaryOf({ path: "big.txt", content: `${"a".repeat(4999)}c` })).not.toBe(summary);
+    expect(summaryOf({ path: "big.txt", content })).toBe(summary);
+    // exec keeps showing the whole command, so a long one stays too long to ask about.
+    expect(askedCall("exec", { command: `echo ${content}` }, policy(), [])?.summary.length).toBe(5005);
   });
 
   it("globs match whole names, * any run, other characters literally", () => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Button } from "../bus/types.js";
 import { unlisted } from "../tools/exec/command-parts.js";
 
@@ -12,7 +13,10 @@ export interface ApprovalPolicy {
 
 /** A call that must be asked about: what the prompt shows, and what "Always allow" remembers of it. */
 export interface AskedCall {
-  /** Exactly what will run: the command (and its folder), or the tool and its arguments. */
+  /**
+   * Exactly what will run: the command (and its folder), or the tool and its arguments, long
+   * strings shortened, then with a hash of the full arguments, so the summary still binds to them.
+   */
   summary: string;
   /** `exec:<the exact command>` or `tool:<name>`: the "always allowed" entry that covers the call. */
   remember: string;
@@ -20,8 +24,10 @@ export interface AskedCall {
 
 export type Choice = "once" | "always" | "deny";
 
-/** Longer calls are refused unasked: a prompt must show all of what runs, and fit in one chat message. */
+/** Longer calls are refused unasked: a prompt must fit in one chat message, and show all of a command. */
 export const MAX_SUMMARY_CHARS = 700;
+/** Another tool's string argument shows this much of itself (a file's content can be any length). */
+const SHOWN_STRING_CHARS = 200;
 
 /** The call as it is asked about, or undefined when the policy lets it run unasked. */
 export function askedCall(
@@ -41,7 +47,7 @@ export function mayAsk(tool: string, policy: ApprovalPolicy): boolean {
 
 function subjectOf(tool: string, args: Record<string, unknown>, policy: ApprovalPolicy): AskedCall | undefined {
   if (!mayAsk(tool, policy)) return undefined;
-  if (tool !== "exec") return { summary: shown(`${tool} ${JSON.stringify(args, null, 1)}`), remember: `tool:${tool}` };
+  if (tool !== "exec") return { summary: toolSummary(tool, args), remember: `tool:${tool}` };
   const command = String(args.command ?? "");
   if (policy.exec === "unlisted" && policy.allowPatterns.length > 0 && !unlisted(command, policy.allowPatterns))
     return undefined;
@@ -49,6 +55,19 @@ function subjectOf(tool: string, args: Record<string, unknown>, policy: Approval
   // "Always allow" of `rm -rf *` in one folder is not an allow in another.
   const exact = typeof args.working_dir === "string" ? `cd ${shellWord(args.working_dir)} && ${command}` : command;
   return { summary: shown(exact), remember: `exec:${exact}` };
+}
+
+/** The tool and its arguments, each long string its start only; then the full arguments' hash. */
+function toolSummary(tool: string, args: Record<string, unknown>): string {
+  let cut = false;
+  const short = (_key: string, value: unknown) => {
+    if (typeof value !== "string" || value.length <= SHOWN_STRING_CHARS) return value;
+    cut = true;
+    return `${value.slice(0, SHOWN_STRING_CHARS)}… (${value.length} characters in all)`;
+  };
+  const text = shown(`${tool} ${JSON.stringify(args, short, 1)}`);
+  if (!cut) return text;
+  return `${text}\nsha256 of the full arguments: ${createHash("sha256").update(JSON.stringify(args)).digest("hex")}`;
 }
 
 /** What does not show, or reorders the text: controls, bidi marks, zero-width and default-ignorable characters, odd spaces. */
