@@ -104,8 +104,8 @@ describe("a token budget", () => {
 
 describe("a cost budget", () => {
   it("counts the cost at the configured prices and stops at the limit", async () => {
-    fake.respond(() => ({ content: "priced", usage: { prompt_tokens: 500_000, completion_tokens: 0 } }));
-    const ctx = await start({ monthlyCost: 1, prices: { m: { prompt: 2, completion: 2 } } });
+    fake.respond(() => ({ content: "priced", usage: { prompt_tokens: 50_000, completion_tokens: 0 } }));
+    const ctx = await start({ monthlyCost: 1, prices: { m: { prompt: 20, completion: 20 } } });
     await ctx.app.bus.publishInbound(userMessage("c", "one"));
     await ctx.settled();
     await ctx.app.bus.publishInbound(userMessage("c", "two"));
