@@ -16,9 +16,15 @@ import { routeTaps } from "./bus/tap-router.js";
 import type { ChannelName } from "./bus/types.js";
 import type { ClusterMode, RoleHolders } from "./cluster/cluster-mode.js";
 import type { Config } from "./config/config.js";
-import { contextRecheck, contextWindow, createConfiguredModels, discoverContexts } from "./llm/configured.js";
+import {
+  contextRecheck,
+  contextWindow,
+  createConfiguredModels,
+  createHelperModel,
+  discoverContexts,
+} from "./llm/configured.js";
 import { ContextLimits, contextLine } from "./llm/context-limits.js";
-import { createOpenAIModel, type Model } from "./llm/model.js";
+import type { Model } from "./llm/model.js";
 import { createTokenCounter } from "./llm/tokens.js";
 import { createTranscriber } from "./llm/transcribe.js";
 import { Consolidator } from "./memory/consolidator.js";
@@ -145,17 +151,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   const helpers = new HelperManager({
     bus,
     store: store.helperRuns,
-    model:
-      config.agent.helperModel && !options.model
-        ? createOpenAIModel({
-            ...config.openai,
-            model: config.agent.helperModel,
-            timeoutSeconds: config.agent.modelTimeoutSeconds,
-            retries: config.agent.modelRetries,
-            stream: config.agent.stream,
-            temperature: config.agent.temperature,
-          })
-        : model,
+    model: createHelperModel(config, model, options.model !== undefined),
     registry,
     audit: store.audit,
     log: log.child({ part: "helpers" }),

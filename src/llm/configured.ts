@@ -115,6 +115,14 @@ function learnsContext(model: Model, endpoint: string, limits: ContextLimits | u
   };
 }
 
+/** The helpers' model: agent.helperModel on the configured endpoint, else (or when a model is injected) the main one. */
+export function createHelperModel(config: Config, main: Model, injected: boolean): Model {
+  const { helperModel, modelTimeoutSeconds, modelRetries, stream, temperature } = config.agent;
+  if (!helperModel || injected) return main;
+  const settings = { timeoutSeconds: modelTimeoutSeconds, retries: modelRetries, stream, temperature };
+  return createOpenAIModel({ ...config.openai, model: helperModel, ...settings });
+}
+
 /**
  * The context every request of a chain (the main one, or a chat's choice) must fit now:
  * `agent.contextTokens`, or less where one of its endpoints is known to take less (a fallback
