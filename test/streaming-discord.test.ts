@@ -5,6 +5,9 @@ import { startDiscordHarness } from "./helpers/discord.js";
 /** Replies shown as they are written on Discord: real discord.js against the fake REST API and gateway. */
 
 const DM = "140000000000000001";
+const GUILD = "110000000000000001";
+const GENERAL = "120000000000000001";
+const THREAD = "130000000000000001";
 const ALICE: FakeUser = { id: "200000000000000001", username: "alice" };
 const ANSWER = "Here is **the plan**: first we look, then we act, and then we look again to be sure.";
 
@@ -36,5 +39,44 @@ describe("streamed replies on Discord", () => {
     // The draft's own calls (all but the reply's edit, which may follow at once) kept the pace.
     const calls = discord.calls.filter((c) => ["POST", "PATCH"].includes(c.method) && c.path.includes("/messages"));
     for (let i = 1; i < calls.length - 1; i++) expect(calls[i].at - calls[i - 1].at).toBeGreaterThanOrEqual(995);
+  });
+  it("in a thread: the draft is posted in the thread replying to the user, and edited into the reply there", async () => {
+    const { discord, model, app, mention } = await startDiscordHarness(cleanups, {
+      allowFrom: ALICE.id,
+      fake: {
+        guilds: [
+          {
+            id: GUILD,
+            name: "home",
+            channels: [{ id: GENERAL, name: "general" }],
+            threads: [{ id: THREAD, name: "plans", parentId: GENERAL }],
+          },
+        ],
+      },
+      adjust: (config) => {
+        config.agent.streamReplies = "all";
+      },
+    });
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    model.enqueue({ content: ANSWER, holdAfter: { chunks: 4, until: held } });
+    const asked = discord.dispatchMessage({
+      channelId: THREAD,
+      guildId: GUILD,
+      author: ALICE,
+      content: `${mention} what is the plan?`,
+    });
+    const draft = await discord.waitFor(() => discord.sent.find((m) => m.replyTo === asked.id));
+    expect(draft.channelId).toBe(THREAD);
+    expect(ANSWER.startsWith(draft.content)).toBe(true);
+    release();
+    await discord.waitFor(() => draft.edits?.at(-1) === ANSWER, 15_000);
+    await discord.waitFor(async () => (await app.store.journal.pendingOutbound("discord")).length === 0);
+    // One message in all, in the thread; nothing in the parent channel; every edit is of the draft.
+    expect(discord.sent).toEqual([draft]);
+    expect(draft.deleted).toBeFalsy();
+    const edits = discord.calls.filter((c) => c.method === "PATCH" && c.path.includes("/messages/"));
+    expect(edits.length).toBeGreaterThan(0);
+    for (const e of edits) expect(e.path).toBe(`/channels/${THREAD}/messages/${draft.id}`);
   });
 });
