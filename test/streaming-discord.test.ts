@@ -36,9 +36,10 @@ describe("streamed replies on Discord", () => {
     await discord.waitFor(async () => (await app.store.journal.pendingOutbound("discord")).length === 0);
     expect(discord.sent.filter((m) => m.channelId === DM)).toHaveLength(1);
     expect(draft.deleted).toBeFalsy();
-    // The draft's own calls (all but the reply's edit, which may follow at once) kept the pace.
+    // The draft's own calls (all but the reply's edit, which may follow at once) kept the pace; 900 ms,
+    // not 1000: a call's arrival here varies with the machine's load, an unpaced draft calls far more often.
     const calls = discord.calls.filter((c) => ["POST", "PATCH"].includes(c.method) && c.path.includes("/messages"));
-    for (let i = 1; i < calls.length - 1; i++) expect(calls[i].at - calls[i - 1].at).toBeGreaterThanOrEqual(995);
+    for (let i = 1; i < calls.length - 1; i++) expect(calls[i].at - calls[i - 1].at).toBeGreaterThanOrEqual(900);
   });
   it("in a thread: the draft is posted in the thread replying to the user, and edited into the reply there", async () => {
     const { discord, model, app, mention } = await startDiscordHarness(cleanups, {

@@ -77,9 +77,10 @@ describe("streamed replies on Telegram", () => {
     expect(draft.deleted).toBeFalsy();
     const draftCalls = telegram.calls.filter((c) => ["sendMessage", "editMessageText"].includes(c.method));
     // The draft's own calls keep the pace; the reply's one edit may follow the last of them at once.
-    // The pace is kept from each call's start; its arrival here varies by a few ms (997 ms gaps were seen).
-    expect(mostIn(draftCalls.slice(0, -1), 990)).toBeLessThanOrEqual(1);
-    expect(mostIn(draftCalls, 990)).toBeLessThanOrEqual(2);
+    // The pace is kept from each call's start; its arrival here varies with the machine's load (997 ms gaps
+    // were seen on a quiet one), so the window is 900 ms: an unpaced draft would call every 40 ms.
+    expect(mostIn(draftCalls.slice(0, -1), 900)).toBeLessThanOrEqual(1);
+    expect(mostIn(draftCalls, 900)).toBeLessThanOrEqual(2);
     expect(draftCalls.length).toBeGreaterThan(2);
   });
 
