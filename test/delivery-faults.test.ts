@@ -85,6 +85,19 @@ describe("delivery faults with the real daemon", () => {
     const first = gateway(home);
     say("before");
     await until(() => fakes.telegram.sent.length === 1, "the first answer", 20_000);
+    const settled = () => {
+      const db = new Database(join(home, "pincer.db"), { readonly: true });
+      try {
+        const pending = (table: string) =>
+          db.prepare(`SELECT count(*) AS n FROM ${table} WHERE status = 'pending'`).get() as { n: number };
+        return pending("outbox").n === 0 && pending("inbox").n === 0;
+      } finally {
+        db.close();
+      }
+    };
+    // Locked only once the first answer is recorded as sent: the lock is for the next arrival, not
+    // for the sender's record of a message Telegram already has.
+    await until(settled, "the first answer recorded and its turn closed", 20_000);
     // Another connection holds the write lock: the daemon's inbox write fails after its busy timeout.
     const lock = () => {
       const other = new Database(join(home, "pincer.db"));
@@ -105,16 +118,6 @@ describe("delivery faults with the real daemon", () => {
     await until(() => fakes.telegram.sent.length === 2, "the answer once the lock is gone", 30_000);
     // Locked again only once that answer is recorded as sent and its turn closed: a kill before
     // that record sends it again (the Delivery section's one exception), which is not under test.
-    const settled = () => {
-      const db = new Database(join(home, "pincer.db"), { readonly: true });
-      try {
-        const pending = (table: string) =>
-          db.prepare(`SELECT count(*) AS n FROM ${table} WHERE status = 'pending'`).get() as { n: number };
-        return pending("outbox").n === 0 && pending("inbox").n === 0;
-      } finally {
-        db.close();
-      }
-    };
     await until(settled, "the answer recorded and its turn closed", 20_000);
 
     // Refused again, then killed: Telegram still has the update and gives it to the next start.
