@@ -1,4 +1,5 @@
 import { AsyncQueue } from "./async-queue.js";
+import { EXPIRED_BUTTON } from "./buttons.js";
 import type { BusJournal, OutboundHandler, OutboxRow, RetryTiming } from "./delivery.js";
 import type { DraftRenderer, DraftSink, DraftTarget } from "./draft-stream.js";
 import { MemoryJournal } from "./memory-journal.js";
@@ -171,7 +172,7 @@ export class MessageBus {
 
   /** Hands a tap to its handler; resolves with what the tapper alone is told. */
   publishTap(tap: ButtonTap): Promise<TapAnswer> {
-    return this.tapHandler?.(tap) ?? Promise.resolve({ text: "This button has expired." });
+    return this.tapHandler?.(tap) ?? Promise.resolve({ text: EXPIRED_BUTTON });
   }
 
   publishActivity(event: ActivityEvent): void {

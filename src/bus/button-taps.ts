@@ -1,4 +1,5 @@
 import type { MessageBus } from "./bus.js";
+import { EXPIRED_BUTTON } from "./buttons.js";
 import { type InboundMessage, sessionKeyOf, type TapHandler } from "./types.js";
 
 /** The data prefix of the message tool's buttons (`b:<row>.<column>`); the label is read from the platform. */
@@ -12,7 +13,7 @@ export const MESSAGE_BUTTON_PREFIX = "b:";
 export function messageButtonTaps(bus: Pick<MessageBus, "publishInbound">): TapHandler {
   return async (tap) => {
     // The label is what the model offered; a message too old to show its keyboard has none.
-    if (!tap.label) return { text: "This button has expired." };
+    if (!tap.label) return { text: EXPIRED_BUTTON };
     const msg: InboundMessage = {
       id: `tap:${tap.id}`,
       channel: tap.channel,

@@ -1,6 +1,9 @@
 import type { Button } from "./types.js";
 
 /** What both platforms take: Discord's 5 rows of 5, Telegram's 64 bytes of data; labels kept short. */
+/** What a tap is told when nothing here answers for its button any more. */
+export const EXPIRED_BUTTON = "This button has expired.";
+
 export const BUTTON_LIMITS = { rows: 5, perRow: 5, labelChars: 64, dataBytes: 64 } as const;
 
 /**

@@ -113,12 +113,16 @@ export class UsageMeter {
   private async record(run: MeteredRun, request: ModelRequest, reply: ModelReply): Promise<void> {
     const { tokens, prices } = this.deps;
     const answer = reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join("");
-    const prompt = Math.min(MAX_COUNT, tokens.request(request.messages, request.tools));
+    // Estimated only when needed (no usage, or a count past the floor the check below allows):
+    // the request is the whole prompt, and most endpoints count it themselves.
+    const estimate = () => Math.min(MAX_COUNT, tokens.request(request.messages, request.tools));
     // A prompt count far past what any tokenizer makes of this request (a running total, another
     // request's) is the server's mistake; believed, one call would use up a day's budget.
-    const usage = reply.usage && reply.usage.promptTokens <= prompt * IMPLAUSIBLE + 100_000 ? reply.usage : undefined;
+    const reported = reply.usage?.promptTokens;
+    const believed = reported !== undefined && (reported <= 100_000 || reported <= estimate() * IMPLAUSIBLE + 100_000);
+    const usage = believed ? reply.usage : undefined;
     const counted = {
-      promptTokens: usage?.promptTokens ?? prompt,
+      promptTokens: usage?.promptTokens ?? estimate(),
       completionTokens: usage?.completionTokens ?? Math.min(MAX_COUNT, tokens.text(answer)),
       cachedTokens: usage?.cachedTokens ?? 0,
     };
