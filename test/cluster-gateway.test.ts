@@ -196,7 +196,11 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
       const due = asked.exec(text);
       if (due) {
         fired.push(due[1]);
-        return { content: `REMINDER: ${due[1]}` };
+        // The first run's answer is held back until after the kill: a kill between Telegram's
+        // answer and the outbox's record of it resends (the Delivery section's one honest
+        // exception), which is not what this test is about.
+        const first = fired.filter((f) => f === due[1]).length === 1;
+        return { content: `REMINDER: ${due[1]}`, delayMs: first ? 8000 : 0 };
       }
       const remind = /remind (\w+) in (\d+)/.exec(text);
       if (remind) {
