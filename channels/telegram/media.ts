@@ -4,6 +4,7 @@ import { isAbsolute, join, sep } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Api } from "grammy";
+import { formatBytes } from "../../src/bus/format-bytes.js";
 import type { AttachmentRef } from "./normalize.js";
 
 export interface MediaDeps {
@@ -25,12 +26,6 @@ export type MediaOutcome = { path: string } | { note: string };
 export function safeFileName(name: string): string {
   const cleaned = name.replace(/[^\w.-]+/g, "_").replace(/^\.+/, "");
   return (cleaned || "file").slice(-80);
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /**

@@ -1,9 +1,10 @@
-import { closeSync, lstatSync, readlinkSync } from "node:fs";
+import { closeSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { readdir } from "node:fs/promises";
+import { formatBytes } from "../../bus/format-bytes.js";
 import type { Tool } from "../tool.js";
 import type { FileToolDeps } from "./deps.js";
 import { atPath, openInScope } from "./safe-open.js";
-import { workspaceDisplay } from "./workspace-path.js";
+import { displayPath } from "./workspace-path.js";
 
 export type ListDirArgs = { path?: string };
 
@@ -27,14 +28,13 @@ export function createListDirTool(deps: FileToolDeps): Tool<ListDirArgs> {
         // Listed and inspected through the descriptor: a swap of the path cannot redirect it.
         const entries = await readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true });
         entries.sort((a, b) => a.name.localeCompare(b.name));
-        const lines: string[] = [];
-        for (const entry of entries.slice(0, MAX_ENTRIES)) {
+        const lines = entries.slice(0, MAX_ENTRIES).map((entry) => {
           const at = atPath(opened.fd, entry.name);
-          if (entry.isDirectory()) lines.push(`${entry.name}/`);
-          else if (entry.isSymbolicLink()) lines.push(`${entry.name} -> ${attempt(() => readlinkSync(at)) ?? "?"}`);
-          else lines.push(`${entry.name}  (${formatSize(attempt(() => lstatSync(at).size) ?? 0)})`);
-        }
-        const shown = workspaceDisplay(opened.path, ctx.workspace);
+          if (entry.isDirectory()) return `${entry.name}/`;
+          if (entry.isSymbolicLink()) return `${entry.name} -> ${attempt(() => readlinkSync(at)) ?? "?"}`;
+          return `${entry.name}  (${formatBytes(attempt(() => lstatSync(at).size) ?? 0)})`;
+        });
+        const shown = displayPath(opened.path, realpathSync(ctx.workspace));
         if (entries.length === 0) return `${shown} is empty.`;
         if (entries.length > MAX_ENTRIES) lines.push(`… and ${entries.length - MAX_ENTRIES} more entries`);
         return `${shown}:\n${lines.join("\n")}`;
@@ -45,16 +45,11 @@ export function createListDirTool(deps: FileToolDeps): Tool<ListDirArgs> {
   };
 }
 
+/** An entry gone (or made unreadable) since readdir is still listed, its target or size unknown. */
 function attempt<T>(fn: () => T): T | undefined {
   try {
     return fn();
   } catch {
     return undefined;
   }
-}
-
-export function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }

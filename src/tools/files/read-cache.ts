@@ -1,40 +1,25 @@
 import { type BigIntStats, closeSync, fstatSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { atPath, openInScope } from "./safe-open.js";
-import { readTextBeneath, readTextBeneathStamped, type SafeText } from "./safe-read.js";
+import { readTextBeneath, type SafeText } from "./safe-read.js";
 
-/** A file's or folder's identity and state, as lstat (or fstat of what was opened) reports it. */
-interface Stamp {
-  path: string;
-  /** Nothing has this name: the entry stays valid while that is so. */
-  absent?: true;
-  dev: bigint;
-  ino: bigint;
-  mode: bigint;
-  size: bigint;
-  mtimeNs: bigint;
-  ctimeNs: bigint;
-}
+const STAMPED = ["dev", "ino", "mode", "size", "mtimeNs", "ctimeNs"] as const;
+/** A component's identity and state, as lstat (or fstat of what was opened) reports it; `absent`: nothing has this name. */
+type Stamp = { path: string; absent?: true } & Pick<BigIntStats, (typeof STAMPED)[number]>;
 
-interface Entry {
-  /** Every component from below the root down to what was read: all must be unchanged. */
-  stamps: Stamp[];
-  value: unknown;
-  /** When it was remembered (this.now()). */
-  at: number;
-}
+/**
+ * A component whose change time is younger than this is not remembered: file times are coarse
+ * (the kernel's clock tick, 1–10 ms), so a second edit of the same size in the same tick would
+ * look unchanged. Once the time has passed, any later change shows a newer ctime, which no one
+ * can set back (utimes sets mtime, and that changes ctime). Three seconds on file systems that
+ * keep whole seconds (FAT keeps two).
+ */
+const SETTLED_MS = 100;
+/** A handful of paths are read every turn; anything beyond that is a surprise, not a working set. */
+const MAX_ENTRIES = 256;
 
 export interface ReadCacheOptions {
-  /**
-   * A component whose change time is younger than this is not remembered: file times are coarse
-   * (the kernel's clock tick, 1–10 ms), so a second edit of the same size in the same tick would
-   * look unchanged. Once the time has passed, any later change shows a newer ctime, which no one
-   * can set back (utimes sets mtime, and that changes ctime). Default 100 ms; three seconds on
-   * file systems that keep whole seconds (FAT keeps two).
-   */
-  settledMs?: number;
   now?: () => number;
-  maxEntries?: number;
   /**
    * An entry is served for at most this long, then read anew. Stamps miss one kind of edit: a
    * write through a shared mmap to a page already dirty changes neither mtime nor ctime (the
@@ -47,37 +32,33 @@ export interface ReadCacheOptions {
 /**
  * What the prompt reads every turn (the workspace files, the skill folders and their SKILL.md),
  * kept in memory while it is unchanged. Nothing is ever read by path: a miss reads race-free
- * through readTextBeneath (safe-open.ts) and remembers the status of the descriptor it read from
- * and of each folder on the way. A hit only compares lstat of those paths with what was
- * remembered (device, inode, type and mode, size, mtime and ctime in nanoseconds) — a symlink swapped in
- * anywhere, a file replaced or edited (even with its mtime put back) no longer matches, and the
- * next read is the race-free one again, which refuses the link. What a hit returns is always
- * what was read race-free from that very inode, at most maxAgeMs ago.
+ * through readTextBeneath and remembers the status of the descriptor it read from and of each
+ * folder on the way. A hit only compares lstat of those paths with what was remembered (device,
+ * inode, type and mode, size, mtime and ctime in nanoseconds): a symlink swapped in anywhere, a
+ * file replaced or edited (even with its mtime put back) no longer matches, and the next read is
+ * the race-free one again, which refuses the link. What a hit returns is always what was read
+ * race-free from that very inode, at most maxAgeMs ago.
  */
 export class ReadCache {
-  private readonly entries = new Map<string, Entry>();
+  /** Per key: every component from below the root down to what was read (all must be unchanged), and when. */
+  private readonly entries = new Map<string, { stamps: Stamp[]; value: unknown; at: number }>();
   readonly stats = { hits: 0, misses: 0 };
-  private readonly settledMs: number;
   private readonly now: () => number;
-  private readonly maxEntries: number;
   private readonly maxAgeMs: number;
 
   constructor(options: ReadCacheOptions = {}) {
-    this.settledMs = options.settledMs ?? 100;
     this.now = options.now ?? Date.now;
-    this.maxEntries = options.maxEntries ?? 256;
     this.maxAgeMs = options.maxAgeMs ?? 5000;
   }
 
   /** readTextBeneath(root, relativePath, maxBytes), from memory while nothing on the way changed. */
   text(root: string, relativePath: string, maxBytes: number): SafeText {
     const parts = plainParts(relativePath);
-    if (!parts) return readTextBeneath(root, relativePath, maxBytes);
     const key = `t\0${maxBytes}\0${root}\0${relativePath}`;
-    const hit = this.lookup(key);
+    const hit = parts && this.lookup(key);
     if (hit) return hit as SafeText;
-    const { stats, ...read } = readTextBeneathStamped(root, relativePath, maxBytes);
-    if (stats || /does not exist/.test(read.ok ? "" : read.reason)) this.remember(key, read, root, parts, stats);
+    const { stats, ...read } = readTextBeneath(root, relativePath, maxBytes);
+    if (parts && (read.ok || /does not exist/.test(read.reason))) this.remember(key, read, root, parts, stats);
     return read;
   }
 
@@ -114,7 +95,7 @@ export class ReadCache {
     const entry = this.entries.get(key);
     const unchanged = (stamp: Stamp) => {
       const now = lstatOrFail(stamp.path);
-      return now !== "failed" && (stamp.absent ? now === undefined : !!now && same(stamp, stampOf(stamp.path, now)));
+      return now !== "failed" && (stamp.absent ? now === undefined : !!now && same(stamp, now));
     };
     if (!entry || this.now() - entry.at > this.maxAgeMs || !entry.stamps.every(unchanged)) {
       this.entries.delete(key);
@@ -141,20 +122,19 @@ export class ReadCache {
         break;
       }
       if (!stats || stats.isSymbolicLink()) return;
-      stamps.push(stampOf(path, stats));
+      stamps.push({ path, ...Object.fromEntries(STAMPED.map((k) => [k, stats[k]])) } as Stamp);
     }
     const last = stamps[stamps.length - 1];
-    if (!last || (opened ? !same(last, stampOf(last.path, opened)) : !last.absent)) return;
+    if (!last || (opened ? !same(last, opened) : !last.absent)) return;
     const at = this.now();
     const now = BigInt(at) * 1_000_000n;
     const unsettled = (s: Stamp) => {
       const coarse = s.ctimeNs % 1_000_000_000n === 0n && s.mtimeNs % 1_000_000_000n === 0n;
-      const margin = BigInt(Math.max(this.settledMs, coarse ? 3000 : 0)) * 1_000_000n;
+      const margin = BigInt(coarse ? 3000 : SETTLED_MS) * 1_000_000n;
       return s.ctimeNs > now - margin || s.mtimeNs > now - margin;
     };
     if (stamps.some((s) => !s.absent && unsettled(s))) return;
-    // A handful of paths are read every turn; anything beyond that is a surprise, not a working set.
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     this.entries.set(key, { stamps, value, at });
   }
 }
@@ -178,12 +158,6 @@ function plainParts(relativePath: string): string[] | undefined {
   return parts.every((p) => p !== "" && p !== "." && p !== "..") ? parts : undefined;
 }
 
-const STAMPED = ["dev", "ino", "mode", "size", "mtimeNs", "ctimeNs"] as const;
-
-function stampOf(path: string, s: BigIntStats): Stamp {
-  return { path, ...Object.fromEntries(STAMPED.map((key) => [key, s[key]])) } as Stamp;
-}
-
-function same(a: Stamp, b: Stamp): boolean {
+function same(a: Stamp, b: Pick<BigIntStats, (typeof STAMPED)[number]>): boolean {
   return STAMPED.every((key) => a[key] === b[key]);
 }

@@ -1,24 +1,18 @@
 /**
  * Race-free file access beneath a root folder.
  *
- * Why a descriptor walk and not a sandboxed file server: a sandboxed command runs at the same time
- * as file tools called from another chat and can swap any workspace folder for a symlink to the
- * host between a check and an open. Checking a path string and then opening it again can always
- * lose that race. Instead every path is walked one component at a time from a descriptor of the
- * root, like openat(2): each folder is opened with O_DIRECTORY|O_NOFOLLOW *relative to the
- * descriptor of its parent*, so a swapped-in symlink makes the open fail (ELOOP) instead of being
- * followed, and a folder renamed away keeps being the folder we hold. Node has no openat, so
- * "relative to a descriptor" is spelled `/proc/self/fd/<dirfd>/<name>`: the kernel resolves the fd
- * link to the very folder the descriptor holds (not to a path string), then `name` inside it, and
- * O_NOFOLLOW applies to `name`. Symlinks that stay inside the root are resolved by pincer itself
- * (readlink of the fd-relative name, then walked the same way), so a link can never lead out.
- * This keeps each call cheap (no process), needs only Linux's /proc (bwrap needs Linux anyway), and
- * also covers the prompt files and start-up, which run when no sandbox exists. A bwrap file server
- * would be just as safe but costs a long-lived process, a protocol and a restart path.
+ * A sandboxed command runs beside file tools called from other chats and can swap any workspace
+ * folder for a symlink to the host between a check and an open, so a path string is never
+ * checked and then opened again. Every path is walked one component at a time from a descriptor
+ * of the root, like openat(2): each folder is opened O_DIRECTORY|O_NOFOLLOW relative to its
+ * parent's descriptor (Node has no openat, so that is spelled `/proc/self/fd/<dirfd>/<name>`),
+ * so a swapped-in symlink fails (ELOOP) instead of being followed. Symlinks that stay inside the
+ * root are resolved by pincer itself and walked the same way, so a link never leads out. This
+ * needs no process (unlike a bwrap file server) and also covers prompt files and start-up, which
+ * run when no sandbox exists.
  *
- * Files are opened O_NONBLOCK so a FIFO never blocks (neither the event loop nor a libuv thread),
- * checked with lstat before the open (devices, sockets and FIFOs are never even opened) and with
- * fstat after it (what was opened is what is used).
+ * Files are lstat-ed before the open (devices, sockets and FIFOs are never opened), opened
+ * O_NONBLOCK (a FIFO swapped in cannot block a thread) and fstat-ed after it.
  */
 import {
   closeSync,
@@ -35,7 +29,6 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { ToolError } from "../tool.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
-const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 /** Like Linux's own limit on symlinks followed in one lookup. */
 const MAX_LINKS = 40;
 /** Folders held open at once in one walk: a tree 10,000 deep must not use up pincer's descriptors. */
@@ -46,19 +39,13 @@ export interface PathScope {
   workspace: string;
   /** Extra folders that may be read but never written (the media folder with users' attachments). */
   readRoots?: string[];
-  /**
-   * What stays off-limits even inside the workspace, by identity (so no link or second name
-   * reaches it): PINCER_HOME, and MEMORY.md for a conversation that may not see it.
-   */
+  /** Off-limits even inside the workspace, by identity: PINCER_HOME, and MEMORY.md for a chat that may not see it. */
   hidden?: string[];
 }
 
-/** "edit": allowed only where writing is, but opened for reading (edit_file reads, then writes anew). */
-export type Access = "read" | "write" | "edit";
-
 export interface OpenRequest {
-  access: Access;
-  /** What the path must name: a regular file, a folder, or either. */
+  /** "edit": allowed only where writing is, but opened for reading (edit_file reads, then writes anew). */
+  access: "read" | "write" | "edit";
   want: "file" | "dir" | "any";
   /** Writing a file: create it (and missing folders) when absent. */
   create?: boolean;
@@ -87,13 +74,6 @@ export function isInside(parent: string, child: string): boolean {
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
-interface Root {
-  /** The folder as configured and as its real path: both spellings of an absolute path are accepted. */
-  paths: string[];
-  real: string;
-  writable: boolean;
-}
-
 /**
  * Opens what a model-given path (relative to the workspace, or absolute) names inside the scope,
  * or throws a ToolError that says why not. The caller owns `fd` and must close it.
@@ -103,32 +83,29 @@ export function openInScope(input: string | undefined, scope: PathScope, request
   if (raw === "~" || raw.startsWith("~/")) {
     throw new ToolError(`"${raw}": ~ is not expanded; paths are relative to the workspace, so drop the "~/".`);
   }
-  const workspace = rootOf(scope.workspace, true);
+  const workspace = realOr(scope.workspace, undefined);
   if (!workspace) throw new ToolError(`the workspace ${scope.workspace} does not exist.`);
-  const roots = [workspace, ...(scope.readRoots ?? []).flatMap((p) => rootOf(p, false) ?? [])];
-  const candidate = isAbsolute(raw) ? resolve(raw) : resolve(workspace.real, raw);
-
-  // The deepest root holding the path lexically; `..` was already resolved by `resolve`.
-  let root: Root | undefined;
-  let rest = "";
-  for (const r of roots) {
-    for (const p of r.paths) {
-      if (!isInside(p, candidate)) continue;
-      if (!root || p.length >= (root.paths.find((q) => isInside(q, candidate)) ?? "").length) {
-        root = r;
-        rest = relative(p, candidate);
-      }
+  const candidate = resolve(workspace, raw);
+  // The deepest root holding the path lexically, by its configured or its real spelling.
+  let best: { real: string; path: string; writable: boolean } | undefined;
+  for (const [i, configured] of [scope.workspace, ...(scope.readRoots ?? [])].entries()) {
+    const real = i === 0 ? workspace : realOr(configured, undefined);
+    if (!real) continue;
+    for (const path of new Set([resolve(configured), real])) {
+      if (isInside(path, candidate) && path.length >= (best?.path.length ?? 0))
+        best = { real, path, writable: i === 0 };
     }
   }
-  if (!root) {
+  if (!best) {
     throw new ToolError(
-      `"${raw}" leads outside the workspace; only files inside ${workspace.real} can be used (relative paths start there).`,
+      `"${raw}" leads outside the workspace; only files inside ${workspace} can be used (relative paths start there).`,
     );
   }
-  if (request.access !== "read" && !root.writable) {
+  if (request.access !== "read" && !best.writable) {
     throw new ToolError(`"${raw}" is in the read-only media folder; write inside the workspace instead.`);
   }
-  return walk(root.real, rest === "" ? [] : rest.split(sep), raw, request, hiddenBelow(scope, root.real));
+  const rest = relative(best.path, candidate);
+  return walk(best.real, rest === "" ? [] : rest.split(sep), raw, request, hiddenBelow(scope, best.real));
 }
 
 /**
@@ -139,15 +116,12 @@ export function hiddenBelow(scope: PathScope, rootReal: string): Stats[] {
   return (scope.hidden ?? []).flatMap((p) => {
     const real = realOr(p, p);
     if (isInside(real, rootReal)) return [];
-    const s = statOrUndefined(real);
-    return s ? [s] : [];
+    try {
+      return [lstatSync(real)];
+    } catch {
+      return [];
+    }
   });
-}
-
-function rootOf(path: string, writable: boolean): Root | undefined {
-  const configured = resolve(path);
-  const real = realOr(configured, undefined);
-  return real === undefined ? undefined : { paths: [...new Set([configured, real])], real, writable };
 }
 
 function realOr<T>(path: string, fallback: T): string | T {
@@ -155,14 +129,6 @@ function realOr<T>(path: string, fallback: T): string | T {
     return realpathSync(path);
   } catch {
     return fallback;
-  }
-}
-
-function statOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
   }
 }
 
@@ -174,14 +140,14 @@ function walk(rootReal: string, parts: string[], raw: string, request: OpenReque
   const stack: number[] = [openRoot(rootReal)];
   const names: string[] = [];
   const todo = parts.filter((p) => p !== "" && p !== ".");
-  let links = 0;
-  let created = false;
+  const isHidden = (stats: Stats) => hidden.some((h) => h.dev === stats.dev && h.ino === stats.ino);
+  const dataFolder = () => new ToolError(`"${raw}" is inside pincer's own data folder, which tools never touch.`);
   const outside = () =>
     new ToolError(`"${raw}" leads outside the workspace through a symlink; only files inside ${rootReal} can be used.`);
+  let links = 0;
   try {
     while (todo.length > 0) {
       const name = todo.shift() as string;
-      const dirFd = stack[stack.length - 1];
       if (name === "..") {
         if (stack.length === 1) throw outside();
         closeSync(stack.pop() as number);
@@ -189,100 +155,72 @@ function walk(rootReal: string, parts: string[], raw: string, request: OpenReque
         continue;
       }
       const last = todo.length === 0;
-      const at = atPath(dirFd, name);
+      const at = atPath(stack[stack.length - 1], name);
       const info = lstatOrUndefined(at, raw);
       if (info?.isSymbolicLink()) {
         if (++links > MAX_LINKS) throw new ToolError(`"${raw}" has too many levels of symlinks.`);
-        if (request.noLinks || (last && request.exclusive)) {
+        if (request.noLinks || (last && request.exclusive))
           throw new ToolError(`"${raw}" is a symlink; it is left alone.`);
-        }
-        const target = readlinkSync(at);
+        let target = readlinkSync(at);
         if (isAbsolute(target)) {
-          const within = resolve(target);
-          if (!isInside(rootReal, within)) throw outside();
+          if (!isInside(rootReal, resolve(target))) throw outside();
           while (stack.length > 1) closeSync(stack.pop() as number);
           names.length = 0;
-          todo.unshift(...relative(rootReal, within).split(sep).filter(Boolean));
-        } else {
-          todo.unshift(...target.split("/").filter((p) => p !== "" && p !== "."));
+          target = relative(rootReal, resolve(target));
         }
+        todo.unshift(...target.split("/").filter((p) => p !== "" && p !== "."));
         continue;
       }
       if (!last) {
         const fd = openDir(at, raw, info === undefined && request.create === true);
-        if (fd === undefined) throw new ToolError(`"${raw}" does not exist.`);
-        if (hidden.some((h) => sameFile(h, fstatSync(fd)))) {
-          closeSync(fd);
-          throw new ToolError(`"${raw}" is inside pincer's own data folder, which tools never touch.`);
-        }
         stack.push(fd);
         names.push(name);
+        if (isHidden(fstatSync(fd))) throw dataFolder();
         if (stack.length > MAX_DEPTH) throw new ToolError(`"${raw}" is more than ${MAX_DEPTH} folders deep.`);
         continue;
       }
-      const opened = openLast(at, info, raw, request);
-      created = opened.created;
-      names.push(name);
-      const stats = fstatSync(opened.fd);
-      if (hidden.some((h) => sameFile(h, stats))) {
-        closeSync(opened.fd);
-        throw new ToolError(
-          stats.isDirectory()
-            ? `"${raw}" is inside pincer's own data folder, which tools never touch.`
-            : `"${raw}" is the owner's private memory, which this chat may not read.`,
-        );
+      const { fd, stats, created } = openLast(at, info, raw, request);
+      if (isHidden(stats)) {
+        closeSync(fd);
+        if (stats.isDirectory()) throw dataFolder();
+        throw new ToolError(`"${raw}" is the owner's private memory, which this chat may not read.`);
       }
-      return { fd: opened.fd, stats, path: [rootReal, ...names].join(sep), created };
+      return { fd, stats, path: [rootReal, ...names, name].join(sep), created };
     }
     // The path names a root itself (or `a/..`): hand over the folder we hold.
+    if (request.want === "file") throw new ToolError(`"${raw}" is a folder, not a file.`);
     const fd = stack.pop() as number;
-    const stats = fstatSync(fd);
-    if (request.want === "file") {
-      closeSync(fd);
-      throw new ToolError(`"${raw}" is a folder, not a file.`);
-    }
-    return { fd, stats, path: [rootReal, ...names].join(sep) || sep, created: false };
+    return { fd, stats: fstatSync(fd), path: [rootReal, ...names].join(sep) || sep, created: false };
   } finally {
     for (const fd of stack) closeSync(fd);
   }
 }
 
 function openRoot(rootReal: string): number {
-  try {
-    const fd = openSync(rootReal, O_RDONLY | O_DIRECTORY);
-    // Everything else goes through /proc/self/fd; fail with a clear reason where it is missing.
-    lstatSync(`/proc/self/fd/${fd}`);
-    return fd;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT" && !statOrUndefined("/proc/self/fd")) {
-      throw new Error("pincer's file access needs Linux's /proc (mounted at /proc)");
-    }
-    throw err;
-  }
+  const fd = openSync(rootReal, O_RDONLY | O_DIRECTORY);
+  // Everything else goes through /proc/self/fd; fail with a clear reason where it is missing.
+  if (lstatSync(`/proc/self/fd/${fd}`, { throwIfNoEntry: false })) return fd;
+  closeSync(fd);
+  throw new Error("pincer's file access needs Linux's /proc (mounted at /proc)");
 }
 
 function lstatOrUndefined(at: string, raw: string): Stats | undefined {
   try {
-    return lstatSync(at);
+    return lstatSync(at, { throwIfNoEntry: false });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return undefined;
     throw errnoError(err, raw);
   }
 }
 
 /** Opens a folder below `at`'s parent without following a link; creates it first when asked. */
-function openDir(at: string, raw: string, create: boolean): number | undefined {
+function openDir(at: string, raw: string, create: boolean): number {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return openSync(at, DIR_FLAGS);
+      return openSync(at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ELOOP") throw new ToolError(`"${raw}" changed while it was opened (a folder became a symlink).`);
-      if (code !== "ENOENT" || !create) {
-        if (code === "ENOENT") return undefined;
-        throw errnoError(err, raw);
-      }
+      if (code !== "ENOENT" || !create) throw errnoError(err, raw);
     }
     try {
       // mkdir never follows a symlink in the last component: a link there makes it fail with EEXIST.
@@ -294,30 +232,20 @@ function openDir(at: string, raw: string, create: boolean): number | undefined {
   throw new ToolError(`"${raw}" keeps changing while it is opened; try again.`);
 }
 
-function openLast(
-  at: string,
-  info: Stats | undefined,
-  raw: string,
-  request: OpenRequest,
-): { fd: number; created: boolean } {
-  if (info) {
-    if (request.exclusive) throw new ToolError(`"${raw}" already exists.`);
-    if (!info.isFile() && !info.isDirectory()) throw new ToolError(notRegular(raw, info));
-    if (info.isDirectory() && request.want === "file") throw new ToolError(`"${raw}" is a folder, not a file.`);
-    if (info.isFile() && request.want === "dir") throw new ToolError(`"${raw}" is a file, not a folder.`);
-  } else if (!(request.create && request.access === "write" && request.want === "file")) {
+function openLast(at: string, info: Stats | undefined, raw: string, request: OpenRequest) {
+  if (info && request.exclusive) throw new ToolError(`"${raw}" already exists.`);
+  if (info && !info.isFile() && !info.isDirectory()) throw new ToolError(notRegular(raw, info));
+  if (info?.isDirectory() && request.want === "file") throw new ToolError(`"${raw}" is a folder, not a file.`);
+  if (info?.isFile() && request.want === "dir") throw new ToolError(`"${raw}" is a file, not a folder.`);
+  if (!info && !(request.create && request.access === "write" && request.want === "file")) {
     throw new ToolError(`"${raw}" does not exist.`);
   }
-  const base = O_NOFOLLOW | O_NONBLOCK;
-  let flags: number;
-  let created = false;
-  if (info?.isDirectory()) flags = O_RDONLY | O_DIRECTORY | base;
-  else if (request.access === "write") flags = O_WRONLY | base | (info ? 0 : O_CREAT | O_EXCL);
-  else flags = O_RDONLY | base;
+  let flags = O_RDONLY;
+  if (info?.isDirectory()) flags = O_RDONLY | O_DIRECTORY;
+  else if (request.access === "write") flags = O_WRONLY | (info ? 0 : O_CREAT | O_EXCL);
   let fd: number;
   try {
-    fd = openSync(at, flags, 0o666);
-    created = (flags & O_CREAT) !== 0;
+    fd = openSync(at, flags | O_NOFOLLOW | O_NONBLOCK, 0o666);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ELOOP" || code === "EEXIST" || code === "ENXIO" || code === "ENOTDIR" || code === "ENOENT") {
@@ -327,27 +255,19 @@ function openLast(
     throw errnoError(err, raw);
   }
   const stats = fstatSync(fd);
-  const ok = stats.isFile() || (stats.isDirectory() && request.want !== "file");
-  if (!ok) {
+  if (!stats.isFile() && !(stats.isDirectory() && request.want !== "file")) {
     closeSync(fd);
     throw new ToolError(stats.isDirectory() ? `"${raw}" is a folder, not a file.` : notRegular(raw, stats));
   }
-  return { fd, created };
+  return { fd, stats, created: (flags & O_CREAT) !== 0 };
 }
 
 function notRegular(raw: string, info: Stats): string {
-  const kind = info.isFIFO()
-    ? "a named pipe (FIFO)"
-    : info.isSocket()
-      ? "a socket"
-      : info.isCharacterDevice() || info.isBlockDevice()
-        ? "a device"
-        : "not a regular file";
+  let kind = "not a regular file";
+  if (info.isFIFO()) kind = "a named pipe (FIFO)";
+  else if (info.isSocket()) kind = "a socket";
+  else if (info.isCharacterDevice() || info.isBlockDevice()) kind = "a device";
   return `"${raw}" is ${kind}; only regular files can be read or written.`;
-}
-
-function sameFile(a: Stats, b: Stats): boolean {
-  return a.dev === b.dev && a.ino === b.ino;
 }
 
 function errnoError(err: unknown, raw: string): Error {

@@ -1,4 +1,3 @@
-import { realpathSync } from "node:fs";
 import { join, relative } from "node:path";
 import { conversationMediaDir } from "../../bus/types.js";
 import type { ToolContext } from "../tool.js";
@@ -8,17 +7,6 @@ import { isInside, type PathScope } from "./safe-open.js";
 export function displayPath(real: string, workspaceReal: string): string {
   if (!isInside(workspaceReal, real)) return real;
   return relative(workspaceReal, real) || ".";
-}
-
-/** displayPath against the workspace as configured (resolved to its real path). */
-export function workspaceDisplay(real: string, workspace: string): string {
-  let workspaceReal = workspace;
-  try {
-    workspaceReal = realpathSync(workspace);
-  } catch {
-    // Shown as is.
-  }
-  return displayPath(real, workspaceReal);
 }
 
 /**
