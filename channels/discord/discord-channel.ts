@@ -3,13 +3,13 @@ import type { ClientOptions } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
+import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
 import { createTapHandler } from "./buttons.js";
 import { discordDrafts } from "./drafts.js";
 import { createInboundHandler } from "./inbound.js";
 import { Client, Events, GatewayIntentBits, Partials, Routes, Status } from "./library.js";
 import { createOutboundHandler } from "./outbound.js";
-import { createTypingIndicator, TYPING_DELAY_MS, TYPING_REFRESH_MS } from "./typing.js";
 
 export interface DiscordChannelDeps {
   config: Config;
@@ -27,8 +27,9 @@ export interface DiscordTuning {
 }
 
 const DEFAULT_TUNING: DiscordTuning = {
-  typingIntervalMs: TYPING_REFRESH_MS,
-  typingDelayMs: TYPING_DELAY_MS,
+  // Discord shows "typing…" for about 10 s after each request, so it is refreshed a little sooner.
+  typingIntervalMs: 8000,
+  typingDelayMs: 400,
 };
 
 /** A rate limit longer than this is handed to the outbox sender instead of holding up the channel's sends. */
@@ -60,9 +61,9 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
   const client = new Client(clientOptions(config.discordApiUrl));
   let running = new AbortController();
 
-  const typing = createTypingIndicator({
-    sendTyping: (channelId) => client.rest.post(Routes.channelTyping(channelId)),
-    onError: (err, channelId) => log.debug({ err, channelId }, "typing indicator failed"),
+  const typing = typingIndicator({
+    send: (chatId, threadId) => client.rest.post(Routes.channelTyping(threadId ?? chatId)),
+    onError: (err) => log.debug({ err }, "typing indicator failed"),
     intervalMs: tuning.typingIntervalMs,
     delayMs: tuning.typingDelayMs,
   });

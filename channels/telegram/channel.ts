@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
+import { setTimeout as pause } from "node:timers/promises";
 import type { Bot as GrammyBot } from "grammy";
 import type { Update } from "grammy/types";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { COMMANDS } from "../../src/bus/commands.js";
+import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
 import { trackConnection } from "./connection.js";
 import { telegramDrafts } from "./drafts.js";
@@ -14,7 +16,6 @@ import { createInboundHandlers } from "./inbound.js";
 import { Api, Bot, Context, GrammyError, webhookCallback } from "./library.js";
 import { createSender } from "./outbound.js";
 import { backoffDelay, DEFAULT_RETRY_POLICY, installRetries, type RetryPolicy } from "./retry.js";
-import { createTypingIndicator } from "./typing.js";
 
 /** Timings a deployment never needs to touch; tests and benchmarks shrink them. */
 export interface TelegramTiming {
@@ -91,7 +92,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   // Typing and command registration are best effort: a client without the retry layers, so a
   // failure is one log line and nothing is still being retried after the turn has ended.
   const bestEffort = new Api(token, { apiRoot: config.telegramApiRoot });
-  const typing = createTypingIndicator({
+  const typing = typingIndicator({
     send: (chatId, threadId) =>
       bestEffort.sendChatAction(chatId, "typing", { message_thread_id: threadId ? Number(threadId) : undefined }),
     intervalMs: timing.typingIntervalMs,
@@ -102,25 +103,12 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   let stopped = false;
   let webhookServer: Server | undefined;
   let supervisor: Promise<void> | undefined;
-  const sleepers = new Set<() => void>();
-  /** Aborts API calls (and their retry pauses) made while connecting, so stop() never waits out an outage. */
+  /** Aborts API calls, their retry pauses and the channel's own, so stop() never waits out an outage. */
   let shutdown = new AbortController();
   // grammy types its signal parameter with its AbortController polyfill; Node's own signal is what it uses at run time.
   const apiSignal = () => shutdown.signal as unknown as Parameters<GrammyBot["api"]["getMe"]>[0];
   let offActivity: (() => void) | undefined;
-
-  /** A pause that ends early when the channel stops. */
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        sleepers.delete(done);
-        resolve();
-      }
-      sleepers.add(done);
-    });
-  }
+  const sleep = (ms: number) => pause(ms, undefined, { signal: shutdown.signal }).catch(() => {});
 
   /**
    * Runs `attempt` until it succeeds or the channel stops, with capped backoff. The first failure
@@ -274,7 +262,6 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     async stop() {
       stopped = true;
       shutdown.abort();
-      for (const wake of [...sleepers]) wake();
       typing.stopAll();
       offActivity?.();
       await bus.unsubscribeOutbound("telegram");

@@ -143,83 +143,28 @@ export function stripBotName(text: string, username: string): string {
 }
 
 function attachmentsOf(message: Message): AttachmentRef[] {
-  const found: AttachmentRef[] = [];
   const id = message.message_id;
-  if (message.photo?.length) {
-    // Sizes come smallest first; the largest is the one worth reading.
-    const photo = message.photo[message.photo.length - 1];
-    found.push({
-      kind: "photo",
-      fileId: photo.file_id,
-      fileName: `photo-${id}.jpg`,
-      fileSize: photo.file_size,
-      label: "photo",
-    });
-  }
-  if (message.document && !message.animation) {
-    const doc = message.document;
-    const fileName = doc.file_name || `document-${id}`;
-    found.push({
-      kind: "document",
-      fileId: doc.file_id,
-      fileName,
-      fileSize: doc.file_size,
-      label: `document ${fileName}`,
-    });
-  }
-  if (message.voice) {
-    const v = message.voice;
-    found.push({
-      kind: "voice",
-      fileId: v.file_id,
-      fileName: `voice-${id}.ogg`,
-      fileSize: v.file_size,
-      label: `voice message, ${v.duration} s`,
-      durationSeconds: v.duration,
-    });
-  }
-  if (message.audio) {
-    const a = message.audio;
-    const fileName = a.file_name || `audio-${id}.mp3`;
-    found.push({
-      kind: "audio",
-      fileId: a.file_id,
-      fileName,
-      fileSize: a.file_size,
-      label: `audio ${a.title ?? fileName}, ${a.duration} s`,
-      durationSeconds: a.duration,
-    });
-  }
-  if (message.video) {
-    const v = message.video;
-    found.push({
-      kind: "video",
-      fileId: v.file_id,
-      fileName: v.file_name || `video-${id}.mp4`,
-      fileSize: v.file_size,
-      label: `video, ${v.duration} s`,
-    });
-  }
-  if (message.video_note) {
-    const v = message.video_note;
-    found.push({
-      kind: "video_note",
-      fileId: v.file_id,
-      fileName: `video-note-${id}.mp4`,
-      fileSize: v.file_size,
-      label: `video note, ${v.duration} s`,
-    });
-  }
-  if (message.animation) {
-    const a = message.animation;
-    found.push({
-      kind: "animation",
-      fileId: a.file_id,
-      fileName: a.file_name || `animation-${id}.mp4`,
-      fileSize: a.file_size,
-      label: "animation",
-    });
-  }
+  const { voice, audio, video, video_note: note, animation } = message;
+  const found: AttachmentRef[] = [];
+  const add = (
+    kind: AttachmentRef["kind"],
+    file: { file_id: string; file_size?: number },
+    fileName: string,
+    label: string,
+    durationSeconds?: number,
+  ) => found.push({ kind, fileId: file.file_id, fileName, fileSize: file.file_size, label, durationSeconds });
+  // Sizes come smallest first; the largest is the one worth reading.
+  const photo = message.photo?.at(-1);
+  if (photo) add("photo", photo, `photo-${id}.jpg`, "photo");
+  // An animation comes with a document copy of itself: it is taken once, as the animation.
+  const doc = animation ? undefined : message.document;
+  if (doc) add("document", doc, doc.file_name || `document-${id}`, `document ${doc.file_name || `document-${id}`}`);
+  if (voice) add("voice", voice, `voice-${id}.ogg`, `voice message, ${voice.duration} s`, voice.duration);
+  const audioName = audio?.file_name || `audio-${id}.mp3`;
+  if (audio) add("audio", audio, audioName, `audio ${audio.title ?? audioName}, ${audio.duration} s`, audio.duration);
+  if (video) add("video", video, video.file_name || `video-${id}.mp4`, `video, ${video.duration} s`);
+  if (note) add("video_note", note, `video-note-${id}.mp4`, `video note, ${note.duration} s`);
+  if (animation) add("animation", animation, animation.file_name || `animation-${id}.mp4`, "animation");
   return found;
 }
 

@@ -70,44 +70,115 @@ export function createSender(
   const progress = progressNotes(api);
   return async (msg, delivery) => {
     if (msg.kind === "progress") return progress.show(msg);
+    const { chatId } = msg;
     // grammy types its signal with its AbortController polyfill; Node's own signal is what it uses.
     const signal = delivery.signal as unknown as Parameters<Api["sendMessage"]>[3];
-    if (msg.editOf && "messageId" in msg.editOf) return edit(api, msg, msg.editOf.messageId, delivery, signal, log);
-    const threadId = msg.threadId ? Number(msg.threadId) : undefined;
-    const parts = partsOf(msg, log);
-    const messageIds: string[] = [];
-    const drafts = msg.draftIds ?? [];
-    // Draft messages the reply does not need (it came out shorter, or goes as a file) go first.
-    const texts = parts.filter((part) => part.kind === "text").length;
-    if (delivery.partsSent === 0)
-      for (const id of drafts.slice(texts)) await api.deleteMessage(msg.chatId, Number(id)).catch(() => {});
-    for (let index = delivery.partsSent; index < parts.length; index++) {
-      const part = parts[index];
-      const options: SendOptions = {
-        message_thread_id: threadId,
-        // Only to a Telegram message: an answer to a button tap (inbound id `tap:…`) replies to nothing.
-        ...(index === 0 && msg.replyToId && /^\d+$/.test(msg.replyToId)
-          ? { reply_parameters: { message_id: Number(msg.replyToId), allow_sending_without_reply: true } }
-          : {}),
-        // The buttons go under the last part, where the user is reading.
-        ...(index === parts.length - 1 ? { reply_markup: keyboardOf(msg) } : {}),
-      };
-      let id: number | undefined;
+    /** Sends HTML; when Telegram refuses the HTML itself, the same words go out without formatting. */
+    const htmlOrPlain = async <T>(html: string, call: (text: string, mode: ParseMode) => Promise<T>): Promise<T> => {
       try {
-        const draft = part.kind === "text" ? drafts[index] : undefined;
-        if (part.kind === "text" && draft)
-          id = await replaceDraft(api, msg.chatId, Number(draft), part.html, options, signal, log);
-        else if (part.kind === "text") id = await sendText(api, msg.chatId, options, part.html, signal, log);
-        else if (part.kind === "long") id = await sendLong(api, msg.chatId, options, part.text, signal);
-        else id = await sendFile(api, msg.chatId, options, part.path, signal, log);
+        return await call(html, { parse_mode: "HTML" });
       } catch (err) {
-        throw toDeliveryError(err);
+        if (!isEntityParseError(err)) throw err;
+        log.warn(
+          { chatId, err: (err as GrammyErrorType).description },
+          "telegram refused the HTML; sent as plain text",
+        );
+        return call(htmlToPlainText(html), {});
       }
-      const ids = id === undefined ? [] : [String(id)];
-      await delivery.markPartSent(index === parts.length - 1, ids);
-      messageIds.push(...ids);
+    };
+    const sendText = async (html: string, options: SendOptions) =>
+      (await htmlOrPlain(html, (text, mode) => api.sendMessage(chatId, text, { ...options, ...mode }, signal)))
+        .message_id;
+    /** A part in place of its draft message: edited to it, or posted anew when the draft is gone. */
+    const replaceDraft = async (draftId: number, html: string, options: SendOptions) => {
+      const markup = options.reply_markup;
+      const extra: EditOptions = markup && "inline_keyboard" in markup ? { reply_markup: markup } : {};
+      try {
+        await htmlOrPlain(html, (text, mode) =>
+          api.editMessageText(chatId, draftId, text, { ...extra, ...mode }, signal),
+        );
+      } catch (err) {
+        if (isUnchanged(err)) return draftId;
+        if (!isPermanentRefusal(err)) throw err;
+        return sendText(html, options);
+      }
+      return draftId;
+    };
+    const sendFile = async (path: string, options: SendOptions) => {
+      if (!existsSync(path)) {
+        log.warn({ chatId, path }, "attachment to send does not exist; skipped");
+        return undefined;
+      }
+      // Files are not sent as replies; the thread and the keyboard go with them.
+      const { reply_parameters: _, ...rest } = options;
+      const file = new InputFile(path);
+      const photo = PHOTO_EXTENSIONS.has(extname(path).toLowerCase());
+      return (
+        photo ? await api.sendPhoto(chatId, file, rest, signal) : await api.sendDocument(chatId, file, rest, signal)
+      ).message_id;
+    };
+
+    try {
+      if (msg.editOf && "messageId" in msg.editOf) {
+        const messageId = msg.editOf.messageId;
+        await edit(messageId);
+        await delivery.markPartSent(true, [messageId]);
+        return { messageIds: [messageId] };
+      }
+      const parts = partsOf(msg, log);
+      const messageIds: string[] = [];
+      const drafts = msg.draftIds ?? [];
+      // Draft messages the reply does not need (it came out shorter, or goes as a file) go first.
+      const texts = parts.filter((part) => part.kind === "text").length;
+      if (delivery.partsSent === 0)
+        for (const id of drafts.slice(texts)) await api.deleteMessage(chatId, Number(id)).catch(() => {});
+      for (let index = delivery.partsSent; index < parts.length; index++) {
+        const part = parts[index];
+        const options: SendOptions = {
+          message_thread_id: msg.threadId ? Number(msg.threadId) : undefined,
+          // Only to a Telegram message: an answer to a button tap (inbound id `tap:…`) replies to nothing.
+          ...(index === 0 && msg.replyToId && /^\d+$/.test(msg.replyToId)
+            ? { reply_parameters: { message_id: Number(msg.replyToId), allow_sending_without_reply: true } }
+            : {}),
+          // The buttons go under the last part, where the user is reading.
+          ...(index === parts.length - 1 ? { reply_markup: keyboardOf(msg) } : {}),
+        };
+        let id: number | undefined;
+        if (part.kind === "text")
+          id = drafts[index]
+            ? await replaceDraft(Number(drafts[index]), part.html, options)
+            : await sendText(part.html, options);
+        else if (part.kind === "file") id = await sendFile(part.path, options);
+        else {
+          const { name, data, note } = longReplyFile(part.text);
+          id = (await api.sendDocument(chatId, new InputFile(data, name), { ...options, caption: note }, signal))
+            .message_id;
+        }
+        const ids = id === undefined ? [] : [String(id)];
+        await delivery.markPartSent(index === parts.length - 1, ids);
+        messageIds.push(...ids);
+      }
+      return { messageIds };
+    } catch (err) {
+      throw toDeliveryError(err);
     }
-    return { messageIds };
+
+    /**
+     * Replaces an earlier message's text (formatted as a reply is, cut to one message) and its
+     * keyboard (none removes it). A message that cannot be edited (deleted, too old, not text) is a
+     * 400: refused for good, like any other.
+     */
+    async function edit(messageId: string): Promise<void> {
+      if (!/^\d+$/.test(messageId))
+        throw new DeliveryError(`no Telegram message ${messageId} to edit`, { permanent: true });
+      const [html = ""] = splitTelegramHtml(formatted({ ...msg, text: msg.text.slice(0, 8192) }, log));
+      const options: EditOptions = { reply_markup: keyboardOf(msg) };
+      await htmlOrPlain(html, (text, mode) =>
+        api.editMessageText(chatId, Number(messageId), text, { ...options, ...mode }, signal),
+      ).catch((err: unknown) => {
+        if (!isUnchanged(err)) throw err;
+      });
+    }
   };
 }
 
@@ -128,113 +199,7 @@ type SendOptions = Pick<
   "message_thread_id" | "reply_parameters" | "reply_markup"
 >;
 type EditOptions = NonNullable<Parameters<Api["editMessageText"]>[3]>;
+type ParseMode = { parse_mode?: "HTML" };
 
 /** Telegram's words for an edit to what the message already shows: the edit is done. */
 const isUnchanged = (err: unknown) => err instanceof GrammyError && /message is not modified/i.test(err.description);
-
-/**
- * Replaces an earlier message's text (formatted as a reply is, cut to one message) and its
- * keyboard (none removes it). A message that cannot be edited (deleted, too old, not text) is a
- * 400: refused for good, like any other.
- */
-async function edit(
-  api: Api,
-  msg: OutboundMessage,
-  messageId: string,
-  delivery: Delivery,
-  signal: Parameters<Api["sendMessage"]>[3],
-  log: Logger,
-): Promise<DeliveryReceipt> {
-  if (!/^\d+$/.test(messageId))
-    throw new DeliveryError(`no Telegram message ${messageId} to edit`, { permanent: true });
-  const [html = ""] = splitTelegramHtml(formatted({ ...msg, text: msg.text.slice(0, 8192) }, log));
-  const options: EditOptions = { reply_markup: keyboardOf(msg) };
-  const call = (text: string, extra: EditOptions) =>
-    api.editMessageText(msg.chatId, Number(messageId), text, { ...options, ...extra }, signal);
-  try {
-    await call(html, { parse_mode: "HTML" }).catch((err: unknown) => {
-      if (!isEntityParseError(err)) throw err;
-      log.warn(
-        { chatId: msg.chatId, err: (err as GrammyErrorType).description },
-        "telegram refused the HTML; edited as plain text",
-      );
-      return call(htmlToPlainText(html), {});
-    });
-  } catch (err) {
-    if (!isUnchanged(err)) throw toDeliveryError(err);
-  }
-  await delivery.markPartSent(true, [messageId]);
-  return { messageIds: [messageId] };
-}
-
-/** A part of a reply in place of its draft message: edited to it, or posted anew when the draft is gone. */
-async function replaceDraft(
-  api: Api,
-  chatId: string,
-  draftId: number,
-  html: string,
-  options: SendOptions,
-  signal: Parameters<Api["sendMessage"]>[3],
-  log: Logger,
-): Promise<number> {
-  const markup = options.reply_markup;
-  const extra: EditOptions = markup && "inline_keyboard" in markup ? { reply_markup: markup } : {};
-  try {
-    await api.editMessageText(chatId, draftId, html, { ...extra, parse_mode: "HTML" }, signal);
-  } catch (err) {
-    if (isUnchanged(err)) return draftId;
-    if (isEntityParseError(err)) await api.editMessageText(chatId, draftId, htmlToPlainText(html), extra, signal);
-    else if (isPermanentRefusal(err)) return sendText(api, chatId, options, html, signal, log);
-    else throw err;
-  }
-  return draftId;
-}
-
-async function sendText(
-  api: Api,
-  chatId: string,
-  options: SendOptions,
-  html: string,
-  signal: Parameters<Api["sendMessage"]>[3],
-  log: Logger,
-): Promise<number> {
-  try {
-    return (await api.sendMessage(chatId, html, { ...options, parse_mode: "HTML" }, signal)).message_id;
-  } catch (err) {
-    if (!isEntityParseError(err)) throw err;
-    log.warn({ chatId, err: (err as GrammyErrorType).description }, "telegram refused the HTML; sent as plain text");
-    return (await api.sendMessage(chatId, htmlToPlainText(html), options, signal)).message_id;
-  }
-}
-
-async function sendLong(
-  api: Api,
-  chatId: string,
-  options: SendOptions,
-  text: string,
-  signal: Parameters<Api["sendMessage"]>[3],
-): Promise<number> {
-  const { name, data, note } = longReplyFile(text);
-  return (await api.sendDocument(chatId, new InputFile(data, name), { ...options, caption: note }, signal)).message_id;
-}
-
-async function sendFile(
-  api: Api,
-  chatId: string,
-  options: SendOptions,
-  path: string,
-  signal: Parameters<Api["sendMessage"]>[3],
-  log: Logger,
-): Promise<number | undefined> {
-  if (!existsSync(path)) {
-    log.warn({ chatId, path }, "attachment to send does not exist; skipped");
-    return undefined;
-  }
-  const file = new InputFile(path);
-  // Files are not sent as replies; the thread and the keyboard go with them.
-  const { reply_parameters: _, ...rest } = options;
-  const sent = PHOTO_EXTENSIONS.has(extname(path).toLowerCase())
-    ? await api.sendPhoto(chatId, file, rest, signal)
-    : await api.sendDocument(chatId, file, rest, signal);
-  return sent.message_id;
-}
