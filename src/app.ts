@@ -16,13 +16,7 @@ import { routeTaps } from "./bus/tap-router.js";
 import type { ChannelName } from "./bus/types.js";
 import type { ClusterMode, RoleHolders } from "./cluster/cluster-mode.js";
 import type { Config } from "./config/config.js";
-import {
-  contextRecheck,
-  contextWindow,
-  createConfiguredModels,
-  createHelperModel,
-  discoverContexts,
-} from "./llm/configured.js";
+import { contextWindow, createConfiguredModels, createHelperModel, discoverContexts } from "./llm/configured.js";
 import { ContextLimits, contextLine } from "./llm/context-limits.js";
 import type { Model } from "./llm/model.js";
 import { createTokenCounter } from "./llm/tokens.js";
@@ -224,7 +218,6 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     audit: store.audit,
     registry,
     log,
-    model,
     chatModels: createChatModels({ config, store: store.chatModels, access, chain }),
     helpers,
     memory: store.memory,
@@ -254,8 +247,6 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     waitForModel: options.waitForModel ?? true,
     attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),
     now: options.now,
-    window,
-    recheckWindow: contextRecheck(config, limits),
     approve: approvals?.forTurns,
     ready: () => ready,
     statusLines: () => [contextLine(window(), config.agent.contextTokens), ...mcpStatusLines(mcp.status())],

@@ -5,51 +5,12 @@ import type OpenAI from "openai";
 /** How pincer reads an attachment for the model. */
 export type MediaKind = "image" | "audio" | "text" | "other";
 
-const IMAGE = new Set([".jpg", ".jpeg", ".png", ".webp", ".gif", ".heic", ".heif", ".tif", ".tiff", ".bmp", ".avif"]);
-const AUDIO = new Set([".ogg", ".oga", ".opus", ".mp3", ".m4a", ".wav", ".webm", ".flac", ".aac", ".mpga", ".mpeg"]);
-const TEXT = new Set([
-  ".txt",
-  ".md",
-  ".markdown",
-  ".csv",
-  ".tsv",
-  ".json",
-  ".jsonl",
-  ".yaml",
-  ".yml",
-  ".toml",
-  ".ini",
-  ".xml",
-  ".html",
-  ".log",
-  ".py",
-  ".js",
-  ".mjs",
-  ".ts",
-  ".tsx",
-  ".jsx",
-  ".go",
-  ".rs",
-  ".java",
-  ".c",
-  ".h",
-  ".cpp",
-  ".cs",
-  ".rb",
-  ".php",
-  ".sh",
-  ".sql",
-  ".swift",
-  ".kt",
-  ".lua",
-  ".r",
-  ".css",
-  ".scss",
-  ".tex",
-  ".srt",
-  ".vtt",
-  ".env.example",
-]);
+const kinds = (list: string) => new Set(list.split(" ").map((ext) => `.${ext}`));
+const IMAGE = kinds("jpg jpeg png webp gif heic heif tif tiff bmp avif");
+const AUDIO = kinds("ogg oga opus mp3 m4a wav webm flac aac mpga mpeg");
+const TEXT = kinds(
+  "txt md markdown csv tsv json jsonl yaml yml toml ini xml html log py js mjs ts tsx jsx go rs java c h cpp cs rb php sh sql swift kt lua r css scss tex srt vtt",
+);
 
 /** By extension: the channels name downloaded files so their extension tells what they are. */
 export function mediaKind(path: string): MediaKind {

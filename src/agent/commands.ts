@@ -3,8 +3,6 @@ import type { InboundMessage } from "../bus/types.js";
 import { reportText } from "../usage/report.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
-/** The agent's answers to chat commands; their names and parsing are the bus contract's (src/bus/commands.ts). */
-
 /** What the worker's answers to /stop, /status and /help need of it and of the chat's lane. */
 export interface CommandContext {
   deps: WorkerDeps;
@@ -23,7 +21,10 @@ export class StopRequested extends Error {
   }
 }
 
-/** Answers a command other than /new (that one runs in its turn) for the chat of `msg`. */
+/**
+ * Answers a command other than /new (that one runs in its turn) for the chat of `msg`; the
+ * commands' names and parsing are the bus contract's (src/bus/commands.ts).
+ */
 export async function answerCommand(
   command: Exclude<CommandName, "new">,
   msg: InboundMessage,
@@ -31,39 +32,38 @@ export async function answerCommand(
 ): Promise<void> {
   let text = helpText();
   if (command === "stop") {
-    const cancelled = deps.helpers?.cancel(msg.sessionKey) ?? 0;
+    const cancelled = deps.helpers.cancel(msg.sessionKey);
     // The message waiting for the model is this chat's running work: /stop sets it aside.
     if (lane.pausedUntil !== undefined) return await setAsideWaiting(stopReply(false, cancelled, true));
     text = stopReply(Boolean(lane.running), cancelled);
     lane.running?.abort(new StopRequested());
   } else if (command === "model") {
-    text = deps.chatModels
-      ? await deps.chatModels.answer(msg, commandArgument(msg.text))
-      : `Model: ${deps.settings.model}`;
+    text = await deps.chatModels.answer(msg, commandArgument(msg.text));
   } else if (command === "usage") {
-    text = deps.usage ? reportText(await deps.usage.report(msg.sessionKey)) : "Model calls are not counted here.";
+    text = reportText(await deps.usage.report(msg.sessionKey));
   } else if (command === "status") {
-    const chat = await deps.chatModels?.current(msg);
-    text = statusReply({
-      model: chat?.chosen
-        ? `${chat.name} (this chat's choice; the default is ${deps.settings.model})`
-        : deps.settings.model,
-      sessionKey: msg.sessionKey,
-      storedMessages: await deps.conversations.count(msg.sessionKey),
-      busy: Boolean(lane.running),
-      waitingForModel: lane.pausedUntil !== undefined,
-      waiting: lane.queue.length,
-      load,
-      helpers: deps.helpers && { here: deps.helpers.list(msg.sessionKey), all: deps.helpers.list().length },
-      upForMs,
-      extra: deps.statusLines?.() ?? [],
-    });
+    const chat = await deps.chatModels.current(msg);
+    const { model } = deps.settings;
+    const here = deps.helpers.list(msg.sessionKey);
+    const state = lane.running ? "busy" : lane.pausedUntil !== undefined ? "waiting for the model" : "idle";
+    text = [
+      `Model: ${chat.chosen ? `${chat.name} (this chat's choice; the default is ${model})` : model}`,
+      `Conversation: ${msg.sessionKey}, ${await deps.conversations.count(msg.sessionKey)} stored messages`,
+      `This chat: ${state}, ${lane.queue.length} waiting`,
+      `All chats: ${load.running} running, ${load.queued} waiting`,
+      `Helpers: ${here.length} running here, ${deps.helpers.list().length} in all`,
+      ...here.map(
+        (h) => `- ${h.id}${h.label ? ` "${h.label}"` : ""}, running for ${formatDuration(Date.now() - h.startedAt)}`,
+      ),
+      `Up for ${formatDuration(upForMs)}`,
+      ...deps.statusLines(),
+    ].join("\n");
   }
   await reply(text);
 }
 
 /** The answer to `/stop`: what it stops (a message waiting for the model is set aside at once). */
-export function stopReply(runningTurn: boolean, helpersCancelled: number, waitingMessage = false): string {
+function stopReply(runningTurn: boolean, helpersCancelled: number, waitingMessage = false): string {
   const stopping = [
     ...(runningTurn ? ["the running turn"] : []),
     ...(helpersCancelled > 0 ? [`${helpersCancelled} background helper${helpersCancelled > 1 ? "s" : ""}`] : []),
@@ -73,39 +73,6 @@ export function stopReply(runningTurn: boolean, helpersCancelled: number, waitin
     ...(stopping.length ? [`Stopping ${stopping.join(" and ")}.`] : []),
   ];
   return said.length ? said.join(" ") : "Nothing is running.";
-}
-
-export interface StatusFacts {
-  model: string;
-  sessionKey: string;
-  storedMessages: number;
-  busy: boolean;
-  /** The chat's first message waits for the model to come back. */
-  waitingForModel?: boolean;
-  waiting: number;
-  load: { running: number; queued: number };
-  /** Absent when helpers are off. */
-  helpers?: { here: Array<{ id: string; label?: string; startedAt: number }>; all: number };
-  upForMs: number;
-  /** More lines (the MCP servers' state). */
-  extra: string[];
-}
-
-/** The answer to `/status`. */
-export function statusReply(facts: StatusFacts): string {
-  const { helpers } = facts;
-  return [
-    `Model: ${facts.model}`,
-    `Conversation: ${facts.sessionKey}, ${facts.storedMessages} stored messages`,
-    `This chat: ${facts.busy ? "busy" : facts.waitingForModel ? "waiting for the model" : "idle"}, ${facts.waiting} waiting`,
-    `All chats: ${facts.load.running} running, ${facts.load.queued} waiting`,
-    ...(helpers ? [`Helpers: ${helpers.here.length} running here, ${helpers.all} in all`] : []),
-    ...(helpers?.here ?? []).map(
-      (h) => `- ${h.id}${h.label ? ` "${h.label}"` : ""}, running for ${formatDuration(Date.now() - h.startedAt)}`,
-    ),
-    `Up for ${formatDuration(facts.upForMs)}`,
-    ...facts.extra,
-  ].join("\n");
 }
 
 function formatDuration(ms: number): string {

@@ -13,13 +13,13 @@ import { formatLocal } from "./context.js";
 import { type LoopDeps, runAgentLoop } from "./loop.js";
 
 /** Tools a helper never gets: it may not spawn more helpers, write to chats, or schedule jobs. */
-export const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
+const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
 
 /** What the result message carries of a helper's answer at most. */
 const RESULT_CHARS = 8000;
 
-export interface HelperSettings {
-  /** The model name helpers use (for the record; `model` is already bound to it). */
+interface HelperSettings {
+  /** The model name helpers use (for the record). */
   modelName: string;
   maxConcurrent: number;
   maxPerConversation: number;
@@ -32,26 +32,23 @@ export interface HelperSettings {
 export interface HelperDeps {
   bus: MessageBus;
   store: HelperRunStore;
-  /** The helpers' model (agent.helperModel, or the main one). */
+  /** agent.helperModel, or the main one. */
   model: Model;
   /** The full registry; helpers get a view without HELPER_DENIED_TOOLS. */
   registry: ToolRegistry;
-  audit?: AuditStore;
+  audit: AuditStore;
   log: Logger;
   settings: HelperSettings;
-  now?: () => number;
   /**
    * Clustered mode: told when a helper starts and ends in this process, so the others can tell a
    * helper that runs from one whose process died (see recoverInterrupted).
    */
   presence?: { started(id: string): void; ended(id: string): void };
-  /** With both, every request of a helper fits the context window `window()` says (as for turns). */
-  tokens?: TokenCounter;
-  window?: () => number;
-  /** Asks the user the helper works for before a call where config `approvals` says so. */
+  tokens: TokenCounter;
+  window: () => number;
   approve?: LoopDeps["approve"];
   /** Counts the helpers' model calls (under the chat that started them) and checks the budgets. */
-  usage?: Pick<UsageMeter, "wrap">;
+  usage: Pick<UsageMeter, "wrap">;
 }
 
 /** A running helper as /status shows it. */
@@ -95,7 +92,7 @@ export class HelperManager {
       );
     }
     const id = `h-${randomBytes(4).toString("hex")}`;
-    const startedAt = this.now();
+    const startedAt = Date.now();
     const controller = new AbortController();
     const entry: Running = { id, sessionKey: origin.sessionKey, label, startedAt, controller, done: Promise.resolve() };
     // Counted before the write: a spawn elsewhere meanwhile sees the caps with this one in them.
@@ -150,9 +147,9 @@ export class HelperManager {
     const picked = await orphaned?.(running.map((run) => run.id));
     for (const run of running.filter((r) => !picked || picked.has(r.id))) {
       await this.deps.bus.publishInbound(
-        resultMessage(run, "interrupted", `${why}, so it did not finish.`, this.now()),
+        resultMessage(run, "interrupted", `${why}, so it did not finish.`, Date.now()),
       );
-      await this.deps.store.finish(run.id, "interrupted", `interrupted: ${why}`, this.now());
+      await this.deps.store.finish(run.id, "interrupted", `interrupted: ${why}`, Date.now());
     }
   }
 
@@ -160,10 +157,6 @@ export class HelperManager {
   async stop(): Promise<void> {
     this.shutdown.abort(new Error("pincer is shutting down"));
     await Promise.allSettled([...this.runs.values()].map((r) => r.done));
-  }
-
-  private now(): number {
-    return this.deps.now?.() ?? Date.now();
   }
 
   private async run(entry: Running, origin: InboundMessage, task: string): Promise<void> {
@@ -178,7 +171,7 @@ export class HelperManager {
     try {
       const loop = runAgentLoop(
         {
-          model: deps.usage?.wrap(deps.model, { sessionKey: origin.sessionKey, kind: "helper" }) ?? deps.model,
+          model: deps.usage.wrap(deps.model, { sessionKey: origin.sessionKey, kind: "helper" }),
           // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
           registry: deps.registry.without(HELPER_DENIED_TOOLS).withoutUntrusted(),
           maxIterations: settings.maxIterations,
@@ -188,11 +181,11 @@ export class HelperManager {
           approve: deps.approve,
           onToolResult: (call, text, durationMs) =>
             void deps.audit
-              ?.record({ sessionKey, tool: call.name, arguments: call.arguments, result: text, durationMs })
+              .record({ sessionKey, tool: call.name, arguments: call.arguments, result: text, durationMs })
               .catch((err: unknown) => log.warn({ err, tool: call.name }, "could not record a tool call in the audit")),
         },
         {
-          system: helperPrompt(settings, new Date(this.now())),
+          system: helperPrompt(settings),
           history: [],
           user: { role: "user", content: task },
           // Nobody watches a helper either: the owner's MEMORY.md stays out of its reach.
@@ -214,7 +207,7 @@ export class HelperManager {
     } catch (err) {
       if (this.shutdown.signal.aborted) return;
       if (entry.controller.signal.aborted) {
-        await deps.store.finish(entry.id, "cancelled", "cancelled by /stop", this.now());
+        await deps.store.finish(entry.id, "cancelled", "cancelled by /stop", Date.now());
         return;
       }
       if (timeout.aborted) {
@@ -229,8 +222,8 @@ export class HelperManager {
     const run: HelperRun = { ...entry, task, model: settings.modelName, status, origin };
     // Published before the run is marked finished: a crash in between makes the next start try to
     // report it as interrupted, which the inbox drops (same message id), so the chat hears it once.
-    await deps.bus.publishInbound(resultMessage(run, status, result, this.now()));
-    await deps.store.finish(entry.id, status, result, this.now());
+    await deps.bus.publishInbound(resultMessage(run, status, result, Date.now()));
+    await deps.store.finish(entry.id, status, result, Date.now());
   }
 }
 
@@ -280,7 +273,7 @@ export function resultMessage(run: HelperRun, status: HelperStatus, result: stri
   };
 }
 
-function helperPrompt(settings: HelperSettings, now: Date): string {
+function helperPrompt(settings: HelperSettings): string {
   return [
     "You are a background helper of pincer, a personal assistant. You were given one task; do it",
     "with your tools, then answer with the result: facts, findings, file paths you wrote. Your answer",
@@ -288,7 +281,7 @@ function helperPrompt(settings: HelperSettings, now: Date): string {
     "the user, ask questions, start helpers or schedule jobs; when something is unclear, make a",
     "sensible choice and say which.",
     "",
-    `Current time: ${formatLocal(now, settings.timezone)} (${settings.timezone}).`,
+    `Current time: ${formatLocal(Date.now(), settings.timezone)} (${settings.timezone}).`,
     `Workspace: ${settings.workspace}`,
   ].join("\n");
 }

@@ -1,10 +1,7 @@
-import { closeSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { ReadCache } from "../tools/files/read-cache.js";
-import { openInScope } from "../tools/files/safe-open.js";
-import { readTextBeneath } from "../tools/files/safe-read.js";
-import { missingRequirements } from "./skill-requirements.js";
+import { findExecutable } from "../tools/exec/sandbox-check.js";
+import { ReadCache } from "../tools/files/read-cache.js";
 
 export interface Skill {
   name: string;
@@ -27,21 +24,27 @@ export const MAX_SKILL_BYTES = 64 * 1024;
 /**
  * Skills are folders with a SKILL.md whose front matter has `name` and `description`.
  * Later sources override earlier ones by name, so a workspace skill replaces a bundled one.
- * Folders and files are opened the race-free way (safe-open.ts): a symlink, a FIFO or an oversized
- * SKILL.md is skipped with a warning, never followed, blocked on or read whole.
+ * Folders and files are opened the race-free way (safe-open.ts, through `cache`, which serves
+ * unchanged ones from memory): a symlink, a FIFO or an oversized SKILL.md is skipped with a
+ * warning, never followed, blocked on or read whole.
  */
 export function listSkills(
   sources: SkillSource[],
   log?: Pick<Logger, "warn">,
   env: Record<string, string | undefined> = process.env,
-  /** Serves unchanged folders and files from memory (every turn lists the skills). */
-  cache?: ReadCache,
+  cache = new ReadCache(),
 ): Skill[] {
   const byName = new Map<string, Skill>();
   for (const { root, dir } of sources) {
-    for (const name of skillFolders(root, dir, log, cache)) {
+    let folders: string[] = [];
+    try {
+      folders = cache.folders(root, dir);
+    } catch (err) {
+      log?.warn({ folder: join(root, dir), reason: (err as Error).message }, "skills folder skipped");
+    }
+    for (const name of folders) {
       const rel = join(dir, name, "SKILL.md");
-      const read = cache ? cache.text(root, rel, MAX_SKILL_BYTES) : readTextBeneath(root, rel, MAX_SKILL_BYTES);
+      const read = cache.text(root, rel, MAX_SKILL_BYTES);
       if (!read.ok) {
         if (!/does not exist/.test(read.reason))
           log?.warn({ file: join(root, rel), reason: read.reason }, "skill skipped");
@@ -52,38 +55,29 @@ export function listSkills(
         name: meta.name ?? name,
         description: meta.description ?? "",
         path: read.path,
-        missing: missingRequirements(meta, { env }),
+        missing: missingRequirements(meta, env),
       });
     }
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The real (not linked) folders inside `root/dir`, read through a descriptor of that folder. */
-function skillFolders(root: string, dir: string, log?: Pick<Logger, "warn">, cache?: ReadCache): string[] {
-  if (cache) {
-    try {
-      return cache.folders(root, dir);
-    } catch (err) {
-      log?.warn({ folder: join(root, dir), reason: (err as Error).message }, "skills folder skipped");
-      return [];
-    }
-  }
-  let fd: number;
-  try {
-    fd = openInScope(dir, { workspace: root }, { access: "read", want: "dir", noLinks: true }).fd;
-  } catch (err) {
-    const reason = (err as Error).message;
-    if (!/does not exist/.test(reason)) log?.warn({ folder: join(root, dir), reason }, "skills folder skipped");
-    return [];
-  }
-  try {
-    return readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name);
-  } finally {
-    closeSync(fd);
-  }
+/**
+ * What a skill declares it needs (`requires-bins: jq, gh` and `requires-env: GITHUB_TOKEN` in its
+ * front matter, comma- or space-separated) and this host lacks, one phrase each.
+ */
+export function missingRequirements(meta: Record<string, string>, env: Record<string, string | undefined>): string[] {
+  const names = (field: string) => (meta[field] ?? "").split(/[,\s]+/).filter(Boolean);
+  // A name with a slash is not a PATH lookup; it is refused rather than arbitrary files probed.
+  const absent = (bin: string) => bin.includes("/") || findExecutable(bin, env.PATH ?? "") === undefined;
+  return [
+    ...names("requires-bins")
+      .filter(absent)
+      .map((bin) => `program ${bin} is not on PATH`),
+    ...names("requires-env")
+      .filter((name) => !env[name]?.trim())
+      .map((name) => `environment variable ${name} is not set`),
+  ];
 }
 
 /** The `key: value` lines between the leading `---` fences; enough for SKILL.md, not a YAML parser. */

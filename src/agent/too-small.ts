@@ -38,10 +38,10 @@ export function tooSmallSentence({ window, configured, needed, tools }: TooSmall
 /** The sentence for a turn whose request did not fit: the window now, and what each offered tool costs. */
 export function tooSmallFor(
   err: BudgetError,
-  deps: { registry: ToolRegistry; tokens: TokenCounter; window?: () => number; settings: { contextTokens: number } },
+  deps: { registry: ToolRegistry; tokens: TokenCounter; window: () => number; settings: { contextTokens: number } },
 ): string {
   return tooSmallSentence({
-    window: deps.window?.() ?? deps.settings.contextTokens,
+    window: deps.window(),
     configured: deps.settings.contextTokens,
     needed: err.needed,
     tools: deps.registry

@@ -204,7 +204,6 @@ export class AgentWorker {
   private async runTurn(msg: InboundMessage, signal: AbortSignal): Promise<number | undefined> {
     const { deps } = this;
     const startedAt = Date.now();
-    const { steps } = deps;
     const target = replyTarget(msg);
     const activity = { ...target, sessionKey: msg.sessionKey };
     deps.bus.publishActivity({ ...activity, busy: true });
@@ -216,14 +215,13 @@ export class AgentWorker {
       afterMs === undefined
         ? undefined
         : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
-    const chosen = await deps.chatModels?.forTurn(msg);
-    const model = chosen?.model ?? deps.model;
-    const meter = new TurnMeter(deps.usage?.wrap(model, runOf(msg)) ?? model, deps.observer, msg.receivedAt);
+    const chosen = await deps.chatModels.forTurn(msg);
+    const meter = new TurnMeter(deps.usage.wrap(chosen.model, runOf(msg)), deps.observer, msg.receivedAt);
     let outcome: TurnReport["outcome"] = "ok";
     // Finished rounds of the turn: stored even when the turn then fails.
     const produced: StoredMessage[] = [];
     try {
-      if (deps.senderHasAccess && !(await deps.senderHasAccess(msg))) {
+      if (!(await deps.senderHasAccess(msg))) {
         deps.log.info(
           { session: msg.sessionKey, userId: msg.senderId },
           "dropping a queued message: its sender lost access",
@@ -243,7 +241,7 @@ export class AgentWorker {
         await deps.conversations.archive(msg.sessionKey);
         return await this.finish(msg, [], notice(target, newConversationNotice(0)));
       }
-      if (msg.media.length > 0 && deps.attachments) {
+      if (msg.media.length > 0) {
         const prepared = await deps.attachments(msg.media, signal);
         user = { ...user, content: userContent(msg, prepared.lines) };
         images = prepared.images;
@@ -260,12 +258,12 @@ export class AgentWorker {
       }
       const registry = registryFor(msg, deps.registry, deps.settings.cronTools);
       // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start.
-      if (deps.ready) await untilAborted(deps.ready(), signal);
+      await untilAborted(deps.ready(), signal);
       const userMessage: ChatMessage =
         images.length > 0
           ? { role: "user", content: [{ type: "text", text: user.content ?? "" }, ...images] }
           : toChatMessage(user);
-      const window = chosen?.window ?? deps.window ?? (() => deps.settings.contextTokens);
+      const { window } = chosen;
       const context = await buildTurnContext(
         { ...deps, settings: { ...deps.settings, contextTokens: window() }, toolSchemas: () => registry.toSchemas() },
         msg,
@@ -281,14 +279,14 @@ export class AgentWorker {
           log: deps.log,
           onToolRound: progress && ((calls) => progress.roundStarted(calls)),
           onText: this.drafts.open(msg),
-          steps: steps && {
-            assistant: (message) => steps.assistant(msg, message),
-            started: (call) => steps.started(msg, call.id),
-            result: (call, content) => steps.result(msg, call.id, content),
+          steps: {
+            assistant: (message) => deps.steps.assistant(msg, message),
+            started: (call) => deps.steps.started(msg, call.id),
+            result: (call, content) => deps.steps.result(msg, call.id, content),
           },
           tokens: deps.tokens,
           window,
-          recheckWindow: chosen?.recheck ?? deps.recheckWindow,
+          recheckWindow: chosen.recheck,
           approve: deps.approve,
           onToolResult: (call, text, durationMs) => {
             meter.tool(call.name, text);
@@ -321,7 +319,7 @@ export class AgentWorker {
             log: deps.log.child({ session: msg.sessionKey }),
             sentToConversation,
           },
-          resume: await steps?.load(msg),
+          resume: await deps.steps.load(msg),
         },
       );
       this.modelWaits.answered();
@@ -349,7 +347,7 @@ export class AgentWorker {
       const stopped = signal.aborted && (this.drafts.stopped(msg) ?? notice(target, "Stopped."));
       if (stopped) return await this.finish(msg, [user, ...produced], stopped);
       // Nothing happened yet (no tool ran): the message can wait for the model and run again.
-      if (err instanceof ModelUnavailableError && deps.waitForModel !== false && meter.toolCalls === 0) {
+      if (err instanceof ModelUnavailableError && deps.waitForModel && meter.toolCalls === 0) {
         return await this.modelWaits.unavailable(msg, err, startedAt);
       }
       if (err instanceof ModelError) {
@@ -359,7 +357,11 @@ export class AgentWorker {
       }
       if (err instanceof BudgetError) {
         deps.log.warn({ session: msg.sessionKey, needed: err.needed, budget: err.budget }, "the prompt does not fit");
-        return await this.finish(msg, [user, ...produced], failure(target, tooSmallFor(err, deps)));
+        return await this.finish(
+          msg,
+          [user, ...produced],
+          failure(target, tooSmallFor(err, { ...deps, window: chosen.window })),
+        );
       }
       deps.log.error({ err, session: msg.sessionKey }, "turn failed");
       await this.finish(

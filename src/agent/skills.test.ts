@@ -2,8 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { missingRequirements } from "./skill-requirements.js";
-import { listSkills } from "./skills.js";
+import { listSkills, missingRequirements } from "./skills.js";
 
 describe("skill requirements", () => {
   const bin = mkdtempSync(join(tmpdir(), "pincer-bin-"));
@@ -13,11 +12,11 @@ describe("skill requirements", () => {
   const env = { PATH: bin, SET_VAR: "x", EMPTY_VAR: " " };
 
   it("names each missing program and variable", () => {
-    expect(missingRequirements({ "requires-bins": "present-tool", "requires-env": "SET_VAR" }, { env })).toEqual([]);
+    expect(missingRequirements({ "requires-bins": "present-tool", "requires-env": "SET_VAR" }, env)).toEqual([]);
     expect(
       missingRequirements(
         { "requires-bins": "present-tool, absent-tool not-executable", "requires-env": "EMPTY_VAR UNSET_VAR" },
-        { env },
+        env,
       ),
     ).toEqual([
       "program absent-tool is not on PATH",
@@ -26,7 +25,7 @@ describe("skill requirements", () => {
       "environment variable UNSET_VAR is not set",
     ]);
     // A path is not a PATH lookup: no probing of arbitrary files.
-    expect(missingRequirements({ "requires-bins": `${bin}/present-tool` }, { env })).toHaveLength(1);
+    expect(missingRequirements({ "requires-bins": `${bin}/present-tool` }, env)).toHaveLength(1);
   });
 
   it("listSkills reports why a skill is unavailable", () => {
