@@ -11,24 +11,16 @@
  * its figures: docs/benchmarks.md, "Counting tokens".
  */
 
-/** An ASCII word of four letters or more (shorter ones mostly merge with a space or a sign). */
-const WORD = 1.1;
-/** Each letter of a word past its eighth. */
-const LONG_WORD_LETTER = 0.12;
-/** A capital after a small letter inside a word (camelCase, base64): the word splits there. */
-const CASE_CHANGE = 1.95;
-/** A letter next to a digit (ids, hex, base64). */
-const LETTER_DIGIT = 0.52;
-/** Each started group of three digits: numbers are split that way. */
-const DIGIT_GROUP = 1.2;
-/** Each ASCII sign or punctuation mark. */
-const SIGN = 0.46;
-/** Each run of spaces, tabs or line breaks. */
-const SPACE_RUN = 0.69;
-/** Each character outside the BMP (emoji, rare CJK) — a surrogate pair. */
-const ASTRAL = 1.81;
-/** Anything else: symbols, dingbats, joiners, variation selectors. */
-const OTHER = 0.54;
+// Tokens per feature of the text.
+const WORD = 1.1; // an ASCII word of four letters or more (shorter ones mostly merge with a space or a sign)
+const LONG_WORD_LETTER = 0.12; // each letter of a word past its eighth
+const CASE_CHANGE = 1.95; // a capital after a small letter inside a word (camelCase, base64): it splits there
+const LETTER_DIGIT = 0.52; // a letter next to a digit (ids, hex, base64)
+const DIGIT_GROUP = 1.2; // each started group of three digits: numbers are split that way
+const SIGN = 0.46; // each ASCII sign or punctuation mark
+const SPACE_RUN = 0.69; // each run of spaces, tabs or line breaks
+const ASTRAL = 1.81; // each character outside the BMP (emoji, rare CJK): a surrogate pair
+const OTHER = 0.54; // anything else: symbols, dingbats, joiners, variation selectors
 
 /** Non-ASCII characters of the BMP by script: [first, last, tokens per character]. */
 const SCRIPTS: ReadonlyArray<readonly [number, number, number]> = [
@@ -51,24 +43,14 @@ const SCRIPTS: ReadonlyArray<readonly [number, number, number]> = [
   [0xff00, 0xffef, 0.88], // full-width forms
 ];
 
-const LOWER = 1;
-const UPPER = 2;
-const DIGIT = 3;
-const SPACE = 4;
-const SIGN_KIND = 5;
-const NON_ASCII = 6;
-/** The kind of each ASCII character. */
-const ASCII_KIND = Uint8Array.from({ length: 128 }, (_, code) =>
-  code >= 97 && code <= 122
-    ? LOWER
-    : code >= 65 && code <= 90
-      ? UPPER
-      : code >= 48 && code <= 57
-        ? DIGIT
-        : code === 32 || code === 9 || code === 10 || code === 13
-          ? SPACE
-          : SIGN_KIND,
-);
+const [LOWER, UPPER, DIGIT, SPACE, SIGN_KIND, NON_ASCII] = [1, 2, 3, 4, 5, 6];
+const ASCII_KIND = Uint8Array.from({ length: 128 }, (_, code) => {
+  const c = String.fromCharCode(code);
+  if (/[a-z]/.test(c)) return LOWER;
+  if (/[A-Z]/.test(c)) return UPPER;
+  if (/\d/.test(c)) return DIGIT;
+  return /[ \t\n\r]/.test(c) ? SPACE : SIGN_KIND;
+});
 
 function nonAsciiWeight(code: number): number {
   if (code >= 0xd800 && code <= 0xdbff) return ASTRAL;
@@ -81,6 +63,7 @@ function nonAsciiWeight(code: number): number {
 }
 
 const wordCost = (letters: number) => (letters < 4 ? 0 : WORD + LONG_WORD_LETTER * Math.max(0, letters - 8));
+const digitCost = (digits: number) => DIGIT_GROUP * Math.ceil(digits / 3);
 
 /** Estimated tokens of `text` (o200k_base-like), rounded up: 0 for an empty text, else at least 1. */
 export function estimateTokens(text: string): number {
@@ -93,32 +76,26 @@ export function estimateTokens(text: string): number {
     const kind = code < 128 ? ASCII_KIND[code] : NON_ASCII;
     if (kind === LOWER || kind === UPPER) {
       if (kind === UPPER && previous === LOWER) tokens += CASE_CHANGE;
-      else if (previous === DIGIT) {
-        tokens += LETTER_DIGIT + DIGIT_GROUP * Math.ceil(digits / 3);
-        digits = 0;
-      }
+      else if (previous === DIGIT) tokens += LETTER_DIGIT + digitCost(digits);
+      digits = 0;
       letters++;
+      previous = kind;
+      continue;
+    }
+    // A word or a number is priced where it ends.
+    tokens += wordCost(letters);
+    letters = 0;
+    if (kind === DIGIT) {
+      if (previous === LOWER || previous === UPPER) tokens += LETTER_DIGIT;
+      digits++;
     } else {
-      if (letters > 0) {
-        tokens += wordCost(letters);
-        letters = 0;
-      }
-      if (kind === DIGIT) {
-        if (previous === LOWER || previous === UPPER) tokens += LETTER_DIGIT;
-        digits++;
-      } else {
-        if (digits > 0) {
-          tokens += DIGIT_GROUP * Math.ceil(digits / 3);
-          digits = 0;
-        }
-        if (kind === SPACE) {
-          if (previous !== SPACE) tokens += SPACE_RUN;
-        } else if (kind === SIGN_KIND) tokens += SIGN;
-        else tokens += nonAsciiWeight(code);
-      }
+      tokens += digitCost(digits);
+      digits = 0;
+      if (kind === SPACE) tokens += previous === SPACE ? 0 : SPACE_RUN;
+      else tokens += kind === SIGN_KIND ? SIGN : nonAsciiWeight(code);
     }
     previous = kind;
   }
-  tokens += wordCost(letters) + (digits > 0 ? DIGIT_GROUP * Math.ceil(digits / 3) : 0);
+  tokens += wordCost(letters) + digitCost(digits);
   return text.length === 0 ? 0 : Math.max(1, Math.ceil(tokens));
 }
