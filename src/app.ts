@@ -16,7 +16,7 @@ import { routeTaps } from "./bus/tap-router.js";
 import type { ChannelName } from "./bus/types.js";
 import type { ClusterMode, RoleHolders } from "./cluster/cluster-mode.js";
 import type { Config } from "./config/config.js";
-import { contextWindow, createConfiguredModels, createHelperModel, discoverContexts } from "./llm/configured.js";
+import { createConfiguredModels, createHelperModel, discoverContexts } from "./llm/configured.js";
 import { ContextLimits, contextLine } from "./llm/context-limits.js";
 import type { Model } from "./llm/model.js";
 import { createTokenCounter } from "./llm/tokens.js";
@@ -138,9 +138,9 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   });
   // What each endpoint's context is, learned from the servers and remembered across restarts.
   const limits = new ContextLimits(contextLimitsPath(config.home), log.child({ part: "model" }));
-  const window = contextWindow(config, limits);
   // The main model (or a chat's choice of agent.models) and agent.fallbackModels, each behind a circuit breaker.
   const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), options.model, limits);
+  const { window } = chain(undefined);
   const usage = createUsageMeter(config, { store: store.usage, tokens, log, now: wallClock });
   const helpers = new HelperManager({
     bus,

@@ -1,5 +1,5 @@
 import type { Config } from "../config/config.js";
-import { loadOpenAI, notFoundHint } from "../llm/model.js";
+import { notFoundHint, openAIClient } from "../llm/model.js";
 
 /** One thing `pincer doctor` checked, with one line of advice when it is not fine. */
 export interface Check {
@@ -15,13 +15,13 @@ export async function probeModel(config: Pick<Config, "openai">): Promise<Check>
   const { apiKey, baseUrl, model } = config.openai;
   const check = (status: Check["status"], detail: string): Check => ({ name: "model", status, detail });
   if (!apiKey) return check("fail", "OPENAI_API_KEY is not set: put it in .env");
-  let OpenAI: Awaited<ReturnType<typeof loadOpenAI>>;
+  let made: Awaited<ReturnType<typeof openAIClient>>;
   try {
-    OpenAI = await loadOpenAI();
+    made = await openAIClient({ apiKey, baseUrl, timeoutSeconds: TIMEOUT_MS / 1000 });
   } catch (err) {
     return check("fail", (err as Error).message);
   }
-  const client = new OpenAI({ apiKey, baseURL: baseUrl, timeout: TIMEOUT_MS, maxRetries: 0 });
+  const { OpenAI, client } = made;
   try {
     const ids: string[] = [];
     for await (const entry of client.models.list()) ids.push(entry.id);

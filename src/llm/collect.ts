@@ -1,10 +1,4 @@
-import { type RawReply, textOf, withoutReasoning } from "./reply.js";
-
-interface RawCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
+import { type RawReply, type ToolCall, textOf, withoutReasoning } from "./reply.js";
 
 /** Tokens the endpoint counted (ModelReply's `usage`). */
 export interface Usage {
@@ -30,8 +24,8 @@ export async function collectStream(
   onText?: (textSoFar: string) => void,
 ): Promise<Collected | undefined> {
   let content = "";
-  const calls: RawCall[] = [];
-  const byIndex = new Map<number, RawCall>();
+  const calls: ToolCall[] = [];
+  const byIndex = new Map<number, ToolCall>();
   let finishReason: unknown;
   let usage: Usage | undefined;
   let chose = false;
@@ -84,11 +78,11 @@ export async function collectStream(
  * that number every call 0); without an index, the one with its id; without either, the last.
  */
 function findCall(
-  calls: RawCall[],
-  byIndex: Map<number, RawCall>,
+  calls: ToolCall[],
+  byIndex: Map<number, ToolCall>,
   index: number | undefined,
   id: string | undefined,
-): RawCall | undefined {
+): ToolCall | undefined {
   const last = calls.at(-1);
   if (index !== undefined) {
     const call = byIndex.get(index);

@@ -6,61 +6,56 @@ import { CircuitBreaker, createResilientModel, type Endpoint } from "./resilient
 import { withVisionFallback } from "./vision-fallback.js";
 
 type EndpointSpec = { name: string; baseUrl: string; model: string };
-const at = (baseUrl: string, model: string) => ({ name: `${model} at ${baseUrl}`, baseUrl, model });
+
+function at(url: string, model: string): EndpointSpec {
+  const baseUrl = url.replace(/\/+$/, "");
+  return { name: `${model} at ${baseUrl}`, baseUrl, model };
+}
 
 /**
  * The endpoints a turn tries in order: the chat's choice of `agent.models` (by name; the main
  * model when absent or no longer configured), then `agent.fallbackModels`.
  */
 function chainOf(config: Config, choice?: string): EndpointSpec[] {
+  const { baseUrl, model } = config.openai;
   const chosen = config.agent.models.find((m) => m.name === choice);
-  const first = chosen
-    ? at((chosen.baseUrl ?? config.openai.baseUrl).replace(/\/+$/, ""), chosen.name)
-    : at(config.openai.baseUrl, config.openai.model);
+  const first = chosen ? at(chosen.baseUrl ?? baseUrl, chosen.name) : at(baseUrl, model);
   const fallbacks = config.agent.fallbackModels.map((f) =>
-    typeof f === "string"
-      ? at(config.openai.baseUrl, f)
-      : at((f.baseUrl ?? config.openai.baseUrl).replace(/\/+$/, ""), f.model),
+    typeof f === "string" ? at(baseUrl, f) : at(f.baseUrl ?? baseUrl, f.model),
   );
   return [first, ...fallbacks.filter((f) => f.name !== first.name)];
 }
 
-/** Every endpoint any turn may reach (each chain), once each: what the context is discovered for. */
-function configuredEndpoints(config: Config): EndpointSpec[] {
-  const all = [undefined, ...config.agent.models.map((m) => m.name)].flatMap((choice) => chainOf(config, choice));
-  return [...new Map(all.map((e) => [e.name, e])).values()];
+/** One model at one endpoint, with the `agent` section's client settings. */
+function modelAt(config: Config, baseUrl: string, model: string): Model {
+  const { modelTimeoutSeconds: timeoutSeconds, modelRetries: retries, stream, temperature } = config.agent;
+  return createOpenAIModel({
+    apiKey: config.openai.apiKey,
+    baseUrl,
+    model,
+    timeoutSeconds,
+    retries,
+    stream,
+    temperature,
+  });
 }
 
-/** The agent's models: the main chain, and one for each of `agent.models` a chat chose (see chain). */
-export interface ConfiguredModels {
+/** A chain as turns use it: its model, the context its requests must fit now, and a recheck of that context. */
+export interface Chain {
   model: Model;
-  /**
-   * The chain of a chat's choice with the context it takes now, made once (its endpoints and
-   * their circuits shared with every chain); undefined is the main chain.
-   */
-  chain(choice: string | undefined): { model: Model; window: () => number; recheck?: () => Promise<boolean> };
+  window: () => number;
+  recheck: () => Promise<boolean>;
 }
 
 /**
  * The agent's model as configured: the main endpoint and model (or a chat's choice of
  * `agent.models`), then each of `agent.fallbackModels` (a model name on the same endpoint, or
- * `{model, baseUrl}`), each endpoint behind its own circuit breaker. Circuits opening and closing
- * are logged once each. With `limits`, the context an endpoint's refusal names is remembered for
- * that endpoint. A chain whose endpoint refuses images describes them in text from then on.
+ * `{model, baseUrl}`), each endpoint behind its own circuit breaker, shared by every chain.
+ * Circuits opening and closing are logged once each. The context an endpoint's refusal names is
+ * remembered in `limits`. A chain whose endpoint refuses images describes them in text from then on.
+ * `chain(undefined)` is the main chain; each chain is made once.
  */
-export function createConfiguredModels(
-  config: Config,
-  log: Logger,
-  main?: Model,
-  limits?: ContextLimits,
-): ConfiguredModels {
-  const settings = {
-    apiKey: config.openai.apiKey,
-    timeoutSeconds: config.agent.modelTimeoutSeconds,
-    retries: config.agent.modelRetries,
-    stream: config.agent.stream,
-    temperature: config.agent.temperature,
-  };
+export function createConfiguredModels(config: Config, log: Logger, main: Model | undefined, limits: ContextLimits) {
   const { failureThreshold, coolDownSeconds } = config.agent.circuitBreaker;
   const breaker = { failureThreshold, coolDownMs: coolDownSeconds * 1000 };
   const mainName = chainOf(config)[0].name;
@@ -68,7 +63,7 @@ export function createConfiguredModels(
   const endpoint = ({ name, baseUrl, model }: EndpointSpec): Endpoint => {
     let made = endpoints.get(name);
     if (!made) {
-      const client = (name === mainName && main) || createOpenAIModel({ ...settings, baseUrl, model });
+      const client = (name === mainName && main) || modelAt(config, baseUrl, model);
       made = { name, model: learnsContext(client, name, limits), breaker: new CircuitBreaker(breaker) };
       endpoints.set(name, made);
     }
@@ -84,15 +79,13 @@ export function createConfiguredModels(
   };
   const onImageRefused = (err: Error) =>
     log.warn({ err: err.message }, "the model endpoint refused an image; images are described in text from now on");
-  const chains = new Map<string, ReturnType<ConfiguredModels["chain"]>>();
-  const chain = (choice: string | undefined) => {
+  const chains = new Map<string, Chain>();
+  const chain = (choice: string | undefined): Chain => {
     const specs = chainOf(config, choice);
     let made = chains.get(specs[0].name);
     if (!made) {
       const model = withVisionFallback(createResilientModel(specs.map(endpoint), breaker, events), onImageRefused);
-      made = limits
-        ? { model, window: contextWindow(config, limits, choice), recheck: contextRecheck(config, limits, choice) }
-        : { model, window: () => config.agent.contextTokens };
+      made = { model, ...contextOf(config, limits, specs) };
       chains.set(specs[0].name, made);
     }
     return made;
@@ -100,8 +93,7 @@ export function createConfiguredModels(
   return { model: chain(undefined).model, chain };
 }
 
-function learnsContext(model: Model, endpoint: string, limits: ContextLimits | undefined): Model {
-  if (!limits) return model;
+function learnsContext(model: Model, endpoint: string, limits: ContextLimits): Model {
   return {
     async complete(request) {
       try {
@@ -117,43 +109,35 @@ function learnsContext(model: Model, endpoint: string, limits: ContextLimits | u
 
 /** The helpers' model: agent.helperModel on the configured endpoint, else (or when a model is injected) the main one. */
 export function createHelperModel(config: Config, main: Model, injected: boolean): Model {
-  const { helperModel, modelTimeoutSeconds, modelRetries, stream, temperature } = config.agent;
-  if (!helperModel || injected) return main;
-  const settings = { timeoutSeconds: modelTimeoutSeconds, retries: modelRetries, stream, temperature };
-  return createOpenAIModel({ ...config.openai, model: helperModel, ...settings });
+  const { helperModel } = config.agent;
+  return !helperModel || injected ? main : modelAt(config, config.openai.baseUrl, helperModel);
 }
 
 /**
- * The context every request of a chain (the main one, or a chat's choice) must fit now:
- * `agent.contextTokens`, or less where one of its endpoints is known to take less (a fallback
- * gets the same request).
+ * The context every request of a chain must fit now (`window`): `agent.contextTokens`, or less
+ * where one of its endpoints is known to take less (a fallback gets the same request). `recheck`,
+ * for a turn that does not fit a smaller window: asks the endpoints again (a server restarted with
+ * a bigger context says so), and forgets what a refusal taught where the server says nothing (the
+ * next refusal teaches it again); true when the window grew.
  */
-export function contextWindow(config: Config, limits: ContextLimits, choice?: string): () => number {
-  const names = chainOf(config, choice).map((e) => e.name);
-  return () =>
-    Math.min(config.agent.contextTokens, ...names.map((name) => limits.get(name) ?? Number.POSITIVE_INFINITY));
-}
-
-/**
- * For a turn that does not fit a window smaller than `agent.contextTokens`: asks the endpoints
- * again (a server restarted with a bigger context says so), and forgets what a refusal taught
- * where the server says nothing (the next refusal teaches it again). True when the window of
- * the chain (the main one, or a chat's choice) grew.
- */
-export function contextRecheck(config: Config, limits: ContextLimits, choice?: string): () => Promise<boolean> {
-  const window = contextWindow(config, limits, choice);
-  return async () => {
+function contextOf(config: Config, limits: ContextLimits, chain: EndpointSpec[]): Omit<Chain, "model"> {
+  const window = () =>
+    Math.min(config.agent.contextTokens, ...chain.map(({ name }) => limits.get(name) ?? Number.POSITIVE_INFINITY));
+  const recheck = async () => {
     const before = window();
     if (before >= config.agent.contextTokens) return false;
     await discoverContexts(config, limits, 5000, true);
     return window() > before;
   };
+  return { window, recheck };
 }
 
 /** Asks each configured endpoint for its context (`forget`: what a silent one's refusal taught); settles when all answered or gave up. */
 export async function discoverContexts(config: Config, limits: ContextLimits, timeoutMs = 5000, forget = false) {
+  const all = [undefined, ...config.agent.models.map((m) => m.name)].flatMap((choice) => chainOf(config, choice));
+  const endpoints = new Map(all.map((e) => [e.name, e]));
   await Promise.all(
-    configuredEndpoints(config).map(async ({ name, baseUrl, model }) => {
+    [...endpoints.values()].map(async ({ name, baseUrl, model }) => {
       const found = await discoverContext({ baseUrl, model, apiKey: config.openai.apiKey, timeoutMs });
       if (found) limits.learn(name, found.tokens, found.source);
       else if (forget) limits.forgetRefusal(name);

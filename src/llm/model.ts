@@ -1,11 +1,12 @@
 import type OpenAI from "openai";
 import { boundedCall } from "./bounded-call.js";
-import { collectStream, fromCompletion } from "./collect.js";
+import { collectStream, fromCompletion, type Usage } from "./collect.js";
 import { ModelError, shorten, toModelError } from "./model-error.js";
-import { normalizeReply } from "./reply.js";
+import { type NormalizedReply, normalizeReply } from "./reply.js";
 import { defaultRequestOptions, withoutRefused } from "./request-options.js";
 
 export { ContextRefusedError, ModelError, notFoundHint } from "./model-error.js";
+export type { ToolCall } from "./reply.js";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -15,27 +16,11 @@ export interface ToolSchema {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
-export interface ToolCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
-export interface ModelReply {
-  content: string;
-  toolCalls: ToolCall[];
+export interface ModelReply extends NormalizedReply {
   /** Tokens the endpoint counted, when it says (plain completions do; streams when asked); `cachedTokens` are part of the prompt's. */
-  usage?: { promptTokens: number; completionTokens: number; cachedTokens?: number };
+  usage?: Usage;
   /** The configured name of the model that answered (a fallback's, when it did). */
   model?: string;
-  /**
-   * Why the reply ended, as the server said: "stop", "tool_calls", or "length" (cut at
-   * `maxTokens` or the context: its text is incomplete and its tool calls may be half-written).
-   * Absent when the server did not say.
-   */
-  finishReason?: string;
-  /** Tool calls the reply's normalising threw away (no name, not an offered tool), in words for the model. */
-  discarded?: string[];
 }
 
 export interface ModelRequest {
@@ -64,19 +49,25 @@ export interface ModelOptions {
 }
 
 /**
- * The openai package (~10 MB, ~70 ms to load), imported by the first request rather than at start,
- * so the channels connect without waiting for it; the gateway's model probe right after start
- * usually loads it before the first turn. A broken install is a permanent ModelError.
+ * A client of the endpoint. The openai package (~10 MB, ~70 ms to load) is imported by the first
+ * request rather than at start, so the channels connect without waiting for it (the gateway's
+ * model probe usually loads it before the first turn); a broken install is a permanent ModelError.
+ * Retries and the deadline are boundedCall's: the client's own would retry a request the endpoint
+ * refuses for good, and its timeout ends with the headers.
  */
-export async function loadOpenAI(): Promise<typeof OpenAI> {
+export async function openAIClient(options: { apiKey: string; baseUrl: string; timeoutSeconds: number }) {
+  let OpenAI: typeof import("openai").default;
   try {
-    return (await import("openai")).default;
+    OpenAI = (await import("openai")).default;
   } catch (err) {
+    const why = shorten((err as Error).message);
     throw new ModelError(
-      `the model client could not be loaded (${shorten((err as Error).message)}); reinstall pincer's dependencies (npm ci)`,
+      `the model client could not be loaded (${why}); reinstall pincer's dependencies (npm ci)`,
       true,
     );
   }
+  const { apiKey, baseUrl: baseURL, timeoutSeconds } = options;
+  return { OpenAI, client: new OpenAI({ apiKey, baseURL, timeout: timeoutSeconds * 1000, maxRetries: 0 }) };
 }
 
 /**
@@ -84,70 +75,48 @@ export async function loadOpenAI(): Promise<typeof OpenAI> {
  * do one. Replies come back normalised (see reply.ts), whatever shape the server sent.
  */
 export function createOpenAIModel(options: ModelOptions): Model {
-  let made: { OpenAI: typeof OpenAI; client: OpenAI } | undefined;
+  let made: Awaited<ReturnType<typeof openAIClient>> | undefined;
   // What this endpoint accepts, learned from its refusals.
   let accepted = defaultRequestOptions();
   const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: options.retries, who: "the model" };
-  // Retries and the deadline are boundedCall's: the client's own would retry a request the
-  // endpoint refuses for good, and its timeout ends with the headers.
-  const model: Model = {
-    complete: (request) => boundedCall(bounds, request.signal, (signal) => once.complete({ ...request, signal })),
-  };
-  const once: Model = {
-    async complete({ messages, tools, signal, maxTokens, onText }) {
-      const OpenAIClass = await loadOpenAI();
-      made ??= {
-        OpenAI: OpenAIClass,
-        client: new OpenAIClass({
-          apiKey: options.apiKey,
-          baseURL: options.baseUrl,
-          timeout: options.timeoutSeconds * 1000,
-          maxRetries: 0,
-        }),
-      };
-      const { client, OpenAI } = made;
-      const offered = tools && tools.length > 0 ? tools : undefined;
-      // A reply shown as it is written needs the stream, whatever agent.stream says for the rest.
-      const streaming = options.stream || onText !== undefined;
-      try {
-        for (;;) {
-          const sent = accepted;
-          const body = {
-            model: options.model,
-            temperature: options.temperature,
-            messages,
-            ...(offered ? { tools: offered, tool_choice: "auto" as const } : {}),
-            ...(maxTokens !== undefined && sent.lengthField ? { [sent.lengthField]: maxTokens } : {}),
-          };
-          try {
-            const collected = streaming
-              ? await collectStream(
-                  await client.chat.completions.create(
-                    {
-                      ...body,
-                      stream: true,
-                      ...(sent.streamUsage ? { stream_options: { include_usage: true } } : {}),
-                    },
-                    { signal },
-                  ),
-                  onText,
-                )
-              : fromCompletion(await client.chat.completions.create(body, { signal }));
-            if (!collected) throw new ModelError("the model returned no choices");
-            const names = (offered ?? []).map((tool) => tool.function.name);
-            return { ...normalizeReply(collected.raw, names), usage: collected.usage, model: options.model };
-          } catch (err) {
-            // A field this endpoint does not know: asked again at once without it, and never sent again.
-            const refused = err instanceof OpenAI.APIError && (err.status === 400 || err.status === 422);
-            const retry = refused && withoutRefused(sent, err.message, streaming);
-            if (!retry) throw err;
-            accepted = retry;
-          }
+  const once = async ({ messages, tools, signal, maxTokens, onText }: ModelRequest): Promise<ModelReply> => {
+    made ??= await openAIClient(options);
+    const { client, OpenAI } = made;
+    const offered = tools && tools.length > 0 ? tools : undefined;
+    // A reply shown as it is written needs the stream, whatever agent.stream says for the rest.
+    const streaming = options.stream || onText !== undefined;
+    try {
+      for (;;) {
+        const sent = accepted;
+        const body = {
+          model: options.model,
+          temperature: options.temperature,
+          messages,
+          ...(offered ? { tools: offered, tool_choice: "auto" as const } : {}),
+          ...(maxTokens !== undefined && sent.lengthField ? { [sent.lengthField]: maxTokens } : {}),
+        };
+        const usage = sent.streamUsage ? { stream_options: { include_usage: true } } : {};
+        try {
+          const collected = streaming
+            ? await collectStream(
+                await client.chat.completions.create({ ...body, stream: true, ...usage }, { signal }),
+                onText,
+              )
+            : fromCompletion(await client.chat.completions.create(body, { signal }));
+          if (!collected) throw new ModelError("the model returned no choices");
+          const names = (offered ?? []).map((tool) => tool.function.name);
+          return { ...normalizeReply(collected.raw, names), usage: collected.usage, model: options.model };
+        } catch (err) {
+          // A field this endpoint does not know: asked again at once without it, and never sent again.
+          const refused = err instanceof OpenAI.APIError && (err.status === 400 || err.status === 422);
+          const retry = refused && withoutRefused(sent, err.message, streaming);
+          if (!retry) throw err;
+          accepted = retry;
         }
-      } catch (err) {
-        throw toModelError(err, OpenAI, options, signal);
       }
-    },
+    } catch (err) {
+      throw toModelError(err, OpenAI, options, signal);
+    }
   };
-  return model;
+  return { complete: (request) => boundedCall(bounds, request.signal, (signal) => once({ ...request, signal })) };
 }

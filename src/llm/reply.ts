@@ -1,11 +1,24 @@
 import { randomBytes } from "node:crypto";
 import { findTextToolCalls } from "./text-tool-calls.js";
 
-/** A reply made regular: ModelReply without `usage` (kept apart so model.ts can import this file). */
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** A JSON text, as the API carries it. */
+  arguments: string;
+}
+
+/** A reply made regular: ModelReply without `usage` and `model` (apart so that model.ts can import this file). */
 export interface NormalizedReply {
   content: string;
-  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  toolCalls: ToolCall[];
+  /**
+   * Why the reply ended, as the server said: "stop", "tool_calls", or "length" (cut at
+   * `maxTokens` or the context: its text is incomplete and its tool calls may be half-written).
+   * Absent when the server did not say.
+   */
   finishReason?: string;
+  /** Tool calls the normalising threw away (no name, not an offered tool), in words for the model. */
   discarded?: string[];
 }
 
@@ -33,7 +46,7 @@ export function normalizeReply(raw: RawReply, offered: readonly string[], newId 
     ids.add(given);
     return given;
   };
-  const toolCalls: NormalizedReply["toolCalls"] = [];
+  const toolCalls: ToolCall[] = [];
   for (const call of raw.toolCalls) {
     const name = typeof call.name === "string" ? call.name.trim() : "";
     if (name === "") {

@@ -1,9 +1,8 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import type OpenAI from "openai";
 import { boundedCall } from "./bounded-call.js";
 import { isPermanentFailure } from "./failure.js";
-import { loadOpenAI, ModelError } from "./model.js";
+import { ModelError, openAIClient } from "./model.js";
 
 /** The endpoint's own limit for one transcription upload. */
 export const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
@@ -22,23 +21,16 @@ export interface TranscriberOptions {
 export function createTranscriber(
   options: TranscriberOptions,
 ): (path: string, signal?: AbortSignal) => Promise<string> {
-  let client: OpenAI | undefined;
+  let made: Awaited<ReturnType<typeof openAIClient>> | undefined;
+  const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: 1, who: "the transcription endpoint" };
   return async (path, signal) => {
     const { size } = await stat(path);
     if (size > MAX_TRANSCRIPTION_BYTES) throw new Error("the recording is larger than the 25 MB transcription limit");
-    const OpenAI = await loadOpenAI();
-    // The client's timeout ends with the headers; boundedCall's deadline covers the whole answer.
-    client ??= new OpenAI({
-      apiKey: options.apiKey,
-      baseURL: options.baseUrl,
-      timeout: options.timeoutSeconds * 1000,
-      maxRetries: 0,
-    });
-    const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: 1, who: "the transcription endpoint" };
-    const transcriber = client;
+    made ??= await openAIClient(options);
+    const { OpenAI, client } = made;
     return boundedCall(bounds, signal, async (bounded) => {
       try {
-        const result = await transcriber.audio.transcriptions.create(
+        const result = await client.audio.transcriptions.create(
           { file: createReadStream(path), model: options.model },
           { signal: bounded },
         );
