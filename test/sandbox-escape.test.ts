@@ -20,7 +20,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { conversationMediaDir } from "../src/bus/types.js";
 import { type Config, loadConfig } from "../src/config/config.js";
 import { databasePath, mediaDir } from "../src/paths.js";
@@ -95,10 +95,10 @@ afterAll(async () => {
   }
 });
 
-function registryFor(adjust: (c: Config) => Config = (c) => c, checker?: () => ReturnType<typeof checkSandbox>) {
+function registryFor(adjust: (c: Config) => Config = (c) => c) {
   const effective = adjust(structuredClone(config));
   const registry = new ToolRegistry();
-  registry.register(createExecTool({ config: effective, checkSandbox: checker }));
+  registry.register(createExecTool({ config: effective }));
   for (const tool of createFileTools(effective)) registry.register(tool);
   return registry;
 }
@@ -365,12 +365,14 @@ describe("the guard and the sandbox setting", () => {
 
   it("refuses with install instructions on a host without bwrap", async () => {
     const empty = tempHome("pincer-no-bwrap-");
+    vi.stubEnv("PATH", empty);
     try {
-      const registry = registryFor(undefined, () => checkSandbox(config, { searchPath: empty }));
+      const registry = registryFor();
       const result = await exec(registry, "echo should-not-run");
       expect(result).toBe(`Error: ${INSTALL_BWRAP}`);
       expect(result).toContain("apt install bubblewrap");
     } finally {
+      vi.unstubAllEnvs();
       rmSync(empty, { recursive: true, force: true });
     }
   });

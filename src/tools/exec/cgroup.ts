@@ -59,6 +59,15 @@ export function removePidsCgroup(dir: string): boolean {
   }
 }
 
+/** A writable pids cgroup, tried for real: make a child, set its pids.max, remove it. */
+export function writablePidsCgroup(): string | undefined {
+  const parent = ownPidsCgroup(readOr("/proc/self/cgroup"));
+  const dir = parent && createPidsCgroup(parent, `pincer-probe-${process.pid}`, 1);
+  if (!dir) return undefined;
+  removePidsCgroup(dir);
+  return parent;
+}
+
 /** Waits (briefly) for the sandbox's last processes to be reaped, then removes the cgroup. */
 export async function removeWhenEmpty(dir: string, timeoutMs = 3000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

@@ -6,40 +6,39 @@ import type { Config } from "../../config/config.js";
 import { mediaDir } from "../../paths.js";
 import { openInScope } from "../files/safe-open.js";
 import { type Tool, ToolError } from "../tool.js";
-import { buildBwrapArgs, sandboxEnv } from "./bwrap-args.js";
+import { sandboxEnv } from "./bwrap-args.js";
 import { createPidsCgroup, inCgroup, removeWhenEmpty } from "./cgroup.js";
 import { checkCommand, compilePatterns } from "./guard.js";
 import { formatExecResult } from "./output.js";
 import { runProcess } from "./run-process.js";
-import { checkSandbox, execLimits, inspectHost, type SandboxStatus } from "./sandbox-check.js";
+import { checkSandbox, type SandboxStatus, sandboxArgs } from "./sandbox-check.js";
 
 export type ExecArgs = { command: string; working_dir?: string; timeout?: number };
 
 export interface ExecToolDeps {
   config: Pick<Config, "exec" | "sandbox" | "home"> & Partial<Pick<Config, "approvals">>;
-  /** The host environment the allowlist picks from; process.env in production. */
-  hostEnv?: Record<string, string | undefined>;
-  /** Probes the sandbox once, on the first call; injectable so tests can simulate a host without bwrap. */
-  checkSandbox?: () => Promise<SandboxStatus>;
 }
 
 /** Bytes kept per stream before a flood is stopped: plenty for 10,000 printable characters. */
 const BYTES_PER_CHAR = 8;
 
 export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
-  const { exec } = deps.config;
-  const hostEnv = deps.hostEnv ?? process.env;
-  const media = mediaDir(deps.config.home);
-  const denyPatterns = compilePatterns(exec.denyPatterns, "exec.denyPatterns");
+  const { exec, home } = deps.config;
+  const media = mediaDir(home);
   // With approvals.exec "unlisted" the allowlist says what runs unasked; the rest is asked, not refused.
   const unlisted = deps.config.approvals?.exec === "unlisted";
-  const allowPatterns = unlisted ? [] : compilePatterns(exec.allowPatterns, "exec.allowPatterns");
-  const probe = deps.checkSandbox ?? (() => checkSandbox(deps.config));
+  const guard = {
+    denyPatterns: compilePatterns(exec.denyPatterns, "exec.denyPatterns"),
+    allowPatterns: unlisted ? [] : compilePatterns(exec.allowPatterns, "exec.allowPatterns"),
+    restrictToWorkspace: exec.restrictToWorkspace,
+    media,
+    home,
+  };
   // One probe per tool instance: the host does not change between calls, and a failed probe is re-tried.
   let sandboxReady: Promise<SandboxStatus> | undefined;
   let commands = 0;
   const sandboxStatus = () => {
-    sandboxReady ??= probe().then((status) => {
+    sandboxReady ??= checkSandbox(deps.config).then((status) => {
       if (!status.ok) sandboxReady = undefined;
       return status;
     });
@@ -81,36 +80,33 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
       const workspace = await realpath(ctx.workspace);
       // Checked on the host for a clear message; bwrap resolves --chdir again inside the sandbox,
       // where nothing of the host is mounted, so a later swap cannot lead out.
-      const workingDir = workingFolder(args.working_dir, workspace, deps.config.home);
+      const workingDir = workingFolder(args.working_dir, workspace, home);
 
-      const { restrictToWorkspace } = exec;
-      const policy = { denyPatterns, allowPatterns, restrictToWorkspace, workspace, media, home: deps.config.home };
-      const verdict = checkCommand(args.command, policy);
+      const verdict = checkCommand(args.command, { ...guard, workspace });
       if (!verdict.allowed) throw new ToolError(`the command was blocked by the safety guard: ${verdict.reason}.`);
 
-      const env = sandboxEnv(hostEnv, workspace, exec.envAllowlist);
+      const env = sandboxEnv(process.env, workspace, exec.envAllowlist);
       const timeoutSeconds = Math.min(args.timeout ?? exec.timeoutSeconds, exec.maxTimeoutSeconds);
-      const command = ["sh", "-c", args.command];
-      let file: string;
-      let argv: string[];
+      let [file, ...argv]: string[] = ["sh", "-c", args.command];
       let cgroup: string | undefined;
-      if (deps.config.sandbox === "none") {
-        [file, ...argv] = command;
-      } else {
+      if (deps.config.sandbox !== "none") {
         const status = await sandboxStatus();
         if (!status.ok) throw new ToolError(status.detail);
-        file = status.bwrap ?? "bwrap";
-        const mediaReal = await realpath(conversationMediaDir(media, ctx.sessionKey)).catch(() => undefined);
+        const features = status.features ?? { disableUserns: false };
         const memory = join(workspace, "MEMORY.md");
-        const masked = !ctx.seesOwnerMemory && (await lstat(memory).catch(() => undefined))?.isFile() ? [memory] : [];
-        const hidden = [await realpath(deps.config.home).catch(() => deps.config.home)];
-        const features = status.features;
-        const limits = features?.prlimit ? execLimits(features.prlimit, exec) : undefined;
-        const { network } = exec;
-        const spec = { workspace, workingDir, media: mediaReal, masked, hidden, network, env, limits };
-        argv = buildBwrapArgs(inspectHost(), { ...spec, disableUserns: features?.disableUserns }, command);
+        const spec = {
+          workspace,
+          workingDir,
+          media: await realpath(conversationMediaDir(media, ctx.sessionKey)).catch(() => undefined),
+          masked: !ctx.seesOwnerMemory && (await lstat(memory).catch(() => undefined))?.isFile() ? [memory] : [],
+          hidden: [await realpath(home).catch(() => home)],
+          network: exec.network,
+          env,
+        };
+        argv = sandboxArgs(features, exec, spec, [file, ...argv]);
+        file = status.bwrap ?? "bwrap";
         // Under root RLIMIT_NPROC does not bind; a pids cgroup (where the host allows one) does.
-        if (features?.pidsCgroup && exec.maxProcesses > 0) {
+        if (features.pidsCgroup && exec.maxProcesses > 0) {
           cgroup = createPidsCgroup(features.pidsCgroup, `pincer-${process.pid}-${++commands}`, exec.maxProcesses);
           if (cgroup) ({ file, args: argv } = inCgroup(cgroup, file, argv));
         }

@@ -21,16 +21,8 @@ export interface RunRequest {
 export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
   // Loaded by the first command, not at start (~14 MB).
   const { execa } = await import("execa");
-  const stop = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop.abort();
-  }, request.timeoutSeconds * 1000);
-  const onCancel = () => stop.abort();
-  request.signal.addEventListener("abort", onCancel, { once: true });
-  if (request.signal.aborted) stop.abort();
-
+  const timeout = AbortSignal.timeout(request.timeoutSeconds * 1000);
+  const stop = AbortSignal.any([request.signal, timeout]);
   const subprocess = execa(request.file, request.args, {
     cwd: request.cwd,
     env: request.env,
@@ -41,15 +33,12 @@ export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
     maxBuffer: request.maxBufferBytes,
     reject: false,
     detached: true,
-    cancelSignal: stop.signal,
+    cancelSignal: stop,
     killSignal: "SIGKILL",
     cleanup: true,
   });
-  const pid = subprocess.pid;
-  const killGroup = () => {
-    if (pid !== undefined) killProcessGroup(pid);
-  };
-  stop.signal.addEventListener("abort", killGroup, { once: true });
+  const killGroup = () => killProcessGroup(subprocess.pid);
+  stop.addEventListener("abort", killGroup, { once: true });
 
   try {
     const result = await subprocess;
@@ -62,20 +51,20 @@ export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
       stderr: result.stderr ?? new Uint8Array(),
       exitCode: result.exitCode,
       signal: result.isCanceled || result.isMaxBuffer ? undefined : result.signal,
-      timedOutAfterSeconds: timedOut ? request.timeoutSeconds : undefined,
-      cancelled: !timedOut && result.isCanceled,
+      timedOutAfterSeconds: timeout.aborted ? request.timeoutSeconds : undefined,
+      cancelled: !timeout.aborted && result.isCanceled,
       overflowBytes: result.isMaxBuffer ? request.maxBufferBytes : undefined,
     };
   } finally {
-    clearTimeout(timer);
-    request.signal.removeEventListener("abort", onCancel);
+    stop.removeEventListener("abort", killGroup);
     killGroup();
   }
 }
 
-function killProcessGroup(pid: number): void {
+/** Signals the whole process group led by `pid` (started with `detached`). */
+export function killProcessGroup(pid: number | undefined, signal: NodeJS.Signals = "SIGKILL"): void {
   try {
-    process.kill(-pid, "SIGKILL");
+    if (pid !== undefined) process.kill(-pid, signal);
   } catch {
     // ESRCH: the group is already gone, which is the point.
   }

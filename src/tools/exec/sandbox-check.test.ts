@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { hasSystemPackage } from "../../../test/helpers/system-packages.js";
 import type { Config } from "../../config/config.js";
 import { checkSandbox, findExecutable, INSTALL_BWRAP, inspectHost } from "./sandbox-check.js";
@@ -18,7 +18,10 @@ let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "pincer-sandbox-check-test-"));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  vi.unstubAllEnvs();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe("checkSandbox", () => {
   it.skipIf(!bwrap)("passes on this host, where bwrap works, and names the bwrap it found", async () => {
@@ -28,8 +31,9 @@ describe("checkSandbox", () => {
     expect(status.bwrap).toMatch(/\/bwrap$/);
   });
 
-  it("says how to install bubblewrap when it is missing", async () => {
-    expect(await checkSandbox(config, { searchPath: dir })).toEqual({
+  it("says how to install bubblewrap when it is missing from PATH", async () => {
+    vi.stubEnv("PATH", dir);
+    expect(await checkSandbox(config)).toEqual({
       ok: false,
       sandboxed: false,
       detail: INSTALL_BWRAP,
@@ -41,7 +45,8 @@ describe("checkSandbox", () => {
     const fake = join(dir, "bwrap");
     writeFileSync(fake, "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n");
     chmodSync(fake, 0o755);
-    const status = await checkSandbox(config, { searchPath: dir });
+    vi.stubEnv("PATH", dir);
+    const status = await checkSandbox(config);
     expect(status.ok).toBe(false);
     expect(status.detail).toContain("cannot create a sandbox here (bwrap: setting up uid map: Permission denied)");
     expect(status.detail).toContain("unprivileged user namespaces");
@@ -49,7 +54,8 @@ describe("checkSandbox", () => {
   });
 
   it("reports PINCER_SANDBOX=none as working but unsandboxed, with the warning", async () => {
-    const status = await checkSandbox({ ...config, sandbox: "none" }, { searchPath: dir });
+    vi.stubEnv("PATH", dir);
+    const status = await checkSandbox({ ...config, sandbox: "none" });
     expect(status).toMatchObject({ ok: true, sandboxed: false });
     expect(status.detail).toMatch(/^PINCER_SANDBOX=none: exec runs commands directly on this host/);
   });

@@ -1,19 +1,9 @@
-import {
-  accessSync,
-  constants,
-  lstatSync,
-  mkdtempSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import { accessSync, constants, lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { Config } from "../../config/config.js";
-import { buildBwrapArgs, type HostLayout, type SandboxLimits, SYSTEM_PATHS, sandboxEnv } from "./bwrap-args.js";
-import { createPidsCgroup, ownPidsCgroup, removePidsCgroup } from "./cgroup.js";
+import { buildBwrapArgs, type HostLayout, type SandboxSpec, SYSTEM_PATHS, sandboxEnv } from "./bwrap-args.js";
+import { writablePidsCgroup } from "./cgroup.js";
 
 export interface SandboxStatus {
   /** exec can run commands (sandboxed, or unsandboxed because the user chose PINCER_SANDBOX=none). */
@@ -69,54 +59,43 @@ export function inspectHost(paths: readonly string[] = SYSTEM_PATHS): HostLayout
 
 /**
  * Whether exec works on this host: runs `sh -c 'echo ok'` in a sandbox built exactly like exec's
- * (with a throwaway workspace), so a pass here means commands will run.
+ * (with a throwaway workspace), so a pass here means commands will run. bwrap is looked up on PATH.
  */
-export async function checkSandbox(
-  config: Pick<Config, "sandbox" | "home" | "exec">,
-  /** Where to look for bwrap; the host's PATH by default. */
-  options: { searchPath?: string } = {},
-): Promise<SandboxStatus> {
+export async function checkSandbox(config: Pick<Config, "sandbox" | "home" | "exec">): Promise<SandboxStatus> {
   if (config.sandbox === "none") return { ok: true, sandboxed: false, detail: UNSANDBOXED_WARNING };
-  const bwrap = findExecutable("bwrap", options.searchPath ?? process.env.PATH ?? "/usr/bin:/bin");
+  const bwrap = findExecutable("bwrap", process.env.PATH ?? "/usr/bin:/bin");
   if (!bwrap) return { ok: false, sandboxed: false, detail: INSTALL_BWRAP };
 
   const { execa } = await import("execa");
+  const run = (args: string[]) =>
+    execa(bwrap, args, { reject: false, timeout: 15_000, stdin: "ignore", extendEnv: false });
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), "pincer-sandbox-check-")));
   try {
-    const help = await execa(bwrap, ["--help"], { reject: false, extendEnv: false });
+    const help = await run(["--help"]);
     const wanted: SandboxFeatures = {
       disableUserns: `${help.stdout}${help.stderr}`.includes("--disable-userns"),
       prlimit: findExecutable("prlimit", "/usr/bin:/bin:/usr/sbin:/sbin"),
     };
-    const spec = { workspace, workingDir: workspace, hidden: [config.home], network: config.exec.network };
     const env = sandboxEnv(process.env, workspace, []);
-    const probe = ({ disableUserns, prlimit }: SandboxFeatures) => {
-      const limits = prlimit ? execLimits(prlimit, config.exec) : undefined;
-      const args = buildBwrapArgs(inspectHost(), { ...spec, env, disableUserns, limits }, ["sh", "-c", "echo ok"]);
-      return execa(bwrap, args, { reject: false, timeout: 15_000, stdin: "ignore", extendEnv: false });
-    };
+    const spec = { workspace, workingDir: workspace, hidden: [config.home], network: config.exec.network, env };
+    let said = "";
     // Each extra is dropped in turn if the host refuses it, so exec keeps working with what it can enforce.
-    const attempts: SandboxFeatures[] = [wanted, { ...wanted, disableUserns: false }, { disableUserns: false }];
-    let result = await probe(attempts[0]);
-    let features = attempts[0];
-    for (const next of attempts.slice(1)) {
-      if (result.exitCode === 0 && result.stdout.trim() === "ok") break;
-      features = next;
-      result = await probe(next);
+    for (const features of [wanted, { ...wanted, disableUserns: false }, { disableUserns: false }]) {
+      const result = await run(sandboxArgs(features, config.exec, spec, ["sh", "-c", "echo ok"]));
+      if (result.exitCode === 0 && result.stdout.trim() === "ok") {
+        features.pidsCgroup = writablePidsCgroup();
+        const version = (await run(["--version"])).stdout.trim() || "bubblewrap";
+        const network = config.exec.network ? "with network access (exec.network)" : "without network access";
+        return {
+          ok: true,
+          sandboxed: true,
+          bwrap,
+          features,
+          detail: `${version} works: commands run sandboxed, ${network}.`,
+        };
+      }
+      said = (result.stderr || result.shortMessage || "no error message").trim().split("\n").slice(-3).join(" ");
     }
-    if (result.exitCode === 0 && result.stdout.trim() === "ok") {
-      features.pidsCgroup = probePidsCgroup();
-      const version = await execa(bwrap, ["--version"], { reject: false, extendEnv: false });
-      const network = config.exec.network ? "with network access (exec.network)" : "without network access";
-      return {
-        ok: true,
-        sandboxed: true,
-        bwrap,
-        features,
-        detail: `${version.stdout.trim() || "bubblewrap"} works: commands run sandboxed, ${network}.`,
-      };
-    }
-    const said = (result.stderr || result.shortMessage || "no error message").trim().split("\n").slice(-3).join(" ");
     return {
       ok: false,
       sandboxed: false,
@@ -129,32 +108,21 @@ export async function checkSandbox(
 
 const MB = 1024 * 1024;
 
-/** The configured per-command limits (exec.maxProcesses, maxFileSizeMB, maxMemoryMB; 0 = off). */
-export function execLimits(
-  prlimit: string,
+/** The bwrap arguments for `command` with what this host's sandbox enforces and the configured limits (0 = off). */
+export function sandboxArgs(
+  features: SandboxFeatures,
   exec: Partial<Pick<Config["exec"], "maxProcesses" | "maxFileSizeMB" | "maxMemoryMB">>,
-): SandboxLimits {
-  return {
+  spec: Omit<SandboxSpec, "disableUserns" | "limits">,
+  command: string[],
+): string[] {
+  const { prlimit, disableUserns } = features;
+  const limits = prlimit && {
     prlimit,
     processes: exec.maxProcesses ?? 0,
     fileSizeBytes: (exec.maxFileSizeMB ?? 0) * MB,
     memoryBytes: (exec.maxMemoryMB ?? 0) * MB,
   };
-}
-
-/** A writable pids cgroup, tried for real: make a child, set its pids.max, remove it. */
-function probePidsCgroup(): string | undefined {
-  let parent: string | undefined;
-  try {
-    parent = ownPidsCgroup(readFileSync("/proc/self/cgroup", "utf8"));
-  } catch {
-    return undefined;
-  }
-  if (!parent) return undefined;
-  const dir = createPidsCgroup(parent, `pincer-probe-${process.pid}`, 1);
-  if (!dir) return undefined;
-  removePidsCgroup(dir);
-  return parent;
+  return buildBwrapArgs(inspectHost(), { ...spec, disableUserns, limits: limits || undefined }, command);
 }
 
 /** `pincer doctor`'s line on the per-command limits: which are active on this host, and how. */
@@ -163,37 +131,33 @@ export function describeLimits(
   exec: Pick<Config["exec"], "maxProcesses" | "maxFileSizeMB" | "maxMemoryMB">,
   uid = process.getuid?.() ?? -1,
 ): { status: "ok" | "warn"; detail: string } {
-  if (!status.sandboxed || !status.features) {
-    return { status: "warn", detail: "none: commands do not run in a sandbox" };
-  }
-  const f = status.features;
-  const parts: string[] = [];
+  const f = status.sandboxed ? status.features : undefined;
+  if (!f) return { status: "warn", detail: "none: commands do not run in a sandbox" };
   let weak = false;
-  const rlimit = (value: number, text: string) => {
-    if (value === 0) parts.push(`${text}: off (0 in the config)`);
-    else if (!f.prlimit) {
-      parts.push(`${text}: NOT enforced (prlimit from util-linux is missing)`);
-      weak = true;
-    } else return true;
-    return false;
-  };
-  if (rlimit(exec.maxProcesses, "processes")) {
-    if (f.pidsCgroup) parts.push(`processes: at most ${exec.maxProcesses} (pids cgroup and RLIMIT_NPROC)`);
-    else if (uid === 0) {
-      parts.push(
-        `processes: NOT enforced (pincer runs as root, which the kernel exempts from RLIMIT_NPROC, and no pids cgroup is writable)`,
-      );
-      weak = true;
-    } else parts.push(`processes: at most ${exec.maxProcesses} (RLIMIT_NPROC)`);
-  }
-  if (rlimit(exec.maxFileSizeMB, "file size")) parts.push(`file size: at most ${exec.maxFileSizeMB} MB (RLIMIT_FSIZE)`);
-  if (rlimit(exec.maxMemoryMB, "memory"))
-    parts.push(`memory: at most ${exec.maxMemoryMB} MB per process (RLIMIT_DATA)`);
-  if (f.disableUserns) parts.push("nested user namespaces: forbidden (--disable-userns)");
-  else {
-    parts.push("nested user namespaces: allowed (this bubblewrap lacks --disable-userns; 0.8 or newer has it)");
+  const weakly = (text: string) => {
     weak = true;
-  }
+    return text;
+  };
+  const limit = (value: number, name: string, enforced: () => string) => {
+    if (value === 0) return `${name}: off (0 in the config)`;
+    return f.prlimit ? enforced() : weakly(`${name}: NOT enforced (prlimit from util-linux is missing)`);
+  };
+  const parts = [
+    limit(exec.maxProcesses, "processes", () =>
+      f.pidsCgroup
+        ? `processes: at most ${exec.maxProcesses} (pids cgroup and RLIMIT_NPROC)`
+        : uid === 0
+          ? weakly(
+              "processes: NOT enforced (pincer runs as root, which the kernel exempts from RLIMIT_NPROC, and no pids cgroup is writable)",
+            )
+          : `processes: at most ${exec.maxProcesses} (RLIMIT_NPROC)`,
+    ),
+    limit(exec.maxFileSizeMB, "file size", () => `file size: at most ${exec.maxFileSizeMB} MB (RLIMIT_FSIZE)`),
+    limit(exec.maxMemoryMB, "memory", () => `memory: at most ${exec.maxMemoryMB} MB per process (RLIMIT_DATA)`),
+    f.disableUserns
+      ? "nested user namespaces: forbidden (--disable-userns)"
+      : weakly("nested user namespaces: allowed (this bubblewrap lacks --disable-userns; 0.8 or newer has it)"),
+  ];
   return { status: weak ? "warn" : "ok", detail: parts.join("; ") };
 }
 

@@ -4,6 +4,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { killProcessGroup as killGroup } from "../exec/run-process.js";
 
 /** What a server inherits from pincer's environment: enough to run, never pincer's secrets. */
 const INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"];
@@ -66,7 +67,7 @@ export class ProcessGroupTransport implements Transport {
     });
     child.on("close", () => {
       // Whatever the server left behind in its group goes with it.
-      if (child.pid !== undefined) killGroup(child.pid, "SIGKILL");
+      killGroup(child.pid);
       this.finish();
     });
     await new Promise<void>((resolve, reject) => {
@@ -93,13 +94,13 @@ export class ProcessGroupTransport implements Transport {
     child.stdin.end();
     if (!exited) await settleWithin(gone, 1000);
     killGroup(child.pid, "SIGTERM");
-    if (!(await settleWithin(gone, 1000))) killGroup(child.pid, "SIGKILL");
+    if (!(await settleWithin(gone, 1000))) killGroup(child.pid);
     this.finish();
   }
 
   /** Synchronous last resort when pincer itself exits. */
   kill(): void {
-    if (this.child?.pid !== undefined) killGroup(this.child.pid, "SIGKILL");
+    killGroup(this.child?.pid);
   }
 
   private receive(chunk: Buffer): void {
@@ -170,14 +171,6 @@ export class LineSplitter {
   clear(): void {
     this.pending = [];
     this.size = 0;
-  }
-}
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
   }
 }
 
