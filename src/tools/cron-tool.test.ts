@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
+import type { Config } from "../config/config.js";
 import { runMessage } from "../scheduler/delivery.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
 import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
@@ -23,21 +24,16 @@ let wakes: number;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "pincer-cron-tool-"));
   db = openDatabase(join(dir, "pincer.db"));
-  store = sqliteStoreOn(db).jobs;
+  const stores = sqliteStoreOn(db);
+  store = stores.jobs;
   wakes = 0;
-  registry = new ToolRegistry().register(
-    createCronTool({
-      store,
-      timezone: "Europe/Berlin",
-      minEverySeconds: 60,
-      wake: () => wakes++,
-      now: () => NOW,
-      maxJobsPerConversation: 3,
-    }),
-  );
+  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
+  const config = { timezone: "Europe/Berlin", cron: { minEverySeconds: 60 } } as Config;
+  registry = new ToolRegistry().register(createCronTool({ store: stores, config, scheduler: { wake: () => wakes++ } }));
 });
 
 afterEach(() => {
+  vi.useRealTimers();
   db.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -144,9 +140,9 @@ describe("cron tool: add", () => {
   });
 
   it("caps the number of jobs in one conversation", async () => {
-    for (let i = 0; i < 3; i++)
+    for (let i = 0; i < 50; i++)
       expect(await cron({ action: "add", message: `m${i}`, every_seconds: 600 })).toMatch(/^Scheduled/);
-    expect(await cron({ action: "add", message: "one too many", every_seconds: 600 })).toMatch(/already has 3 jobs/);
+    expect(await cron({ action: "add", message: "one too many", every_seconds: 600 })).toMatch(/already has 50 jobs/);
   });
 });
 

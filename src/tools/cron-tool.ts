@@ -12,8 +12,8 @@ import {
   ScheduleError,
   shortestInterval,
 } from "../scheduler/schedule.js";
-import type { CronJob, JobOrigin, JobOwner, JobStore } from "../store/store.js";
-import { type Tool, type ToolContext, ToolError } from "./tool.js";
+import type { CronJob, JobOrigin, JobOwner } from "../store/store.js";
+import { type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 
 // A type alias (not an interface) so it fits the registry's Record<string, unknown> arguments.
 export type CronArgs = {
@@ -27,18 +27,8 @@ export type CronArgs = {
   name?: string;
 };
 
-export interface CronToolDeps {
-  store: JobStore;
-  /** The zone for times without an offset and for showing times (PINCER_TIMEZONE). */
-  timezone: string;
-  /** The shortest period a recurring job may have (config cron.minEverySeconds). */
-  minEverySeconds: number;
-  /** Tells the scheduler the jobs changed, so it re-arms its timer. */
-  wake: () => void;
-  now?: () => number;
-  /** A runaway model should not fill the table: jobs one conversation may hold. */
-  maxJobsPerConversation?: number;
-}
+/** A runaway model should not fill the table: jobs one conversation may hold. */
+const MAX_JOBS_PER_CONVERSATION = 50;
 
 const DESCRIPTION = [
   "Schedule reminders and recurring jobs for this conversation; they are delivered here at the time, even across restarts.",
@@ -50,9 +40,9 @@ const DESCRIPTION = [
   "action=list shows this conversation's jobs; action=remove needs `job_id` (from list).",
 ].join(" ");
 
-export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
-  const now = deps.now ?? Date.now;
-  const maxJobs = deps.maxJobsPerConversation ?? 50;
+export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "scheduler">): Tool<CronArgs> {
+  const store = deps.store.jobs;
+  const { timezone } = deps.config;
 
   async function add(args: CronArgs, ctx: ToolContext): Promise<string> {
     if (isScheduledRun(ctx.inbound)) {
@@ -70,24 +60,24 @@ export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
           : `action add takes exactly one of at, every_seconds, cron_expr; got ${given.join(" and ")}.`,
       );
     }
-    const tz = args.tz?.trim() || deps.timezone;
+    const tz = args.tz?.trim() || timezone;
     if (!isValidTimeZone(tz))
       throw new ToolError(`tz "${args.tz}" is not an IANA time zone such as Europe/Berlin or America/New_York.`);
     const origin = originOf(ctx);
     const owner = ownerOf(ctx);
-    if ((await deps.store.countBySession(origin.sessionKey)) >= maxJobs) {
+    if ((await store.countBySession(origin.sessionKey)) >= MAX_JOBS_PER_CONVERSATION) {
       throw new ToolError(
-        `this conversation already has ${maxJobs} jobs; remove some first (action list, then remove).`,
+        `this conversation already has ${MAX_JOBS_PER_CONVERSATION} jobs; remove some first (action list, then remove).`,
       );
     }
 
-    const current = now();
+    const current = Date.now();
     const schedule = toSchedule(args, tz, current);
     const first = nextRun(schedule, new Date(current));
     if (!first) throw new ToolError(`the schedule never fires after now (${formatInZone(current, tz)}).`);
-    checkInterval(schedule, current, deps.minEverySeconds);
+    checkInterval(schedule, current, deps.config.cron.minEverySeconds);
 
-    const job = await deps.store.add({
+    const job = await store.add({
       name: args.name?.trim() || undefined,
       message,
       schedule,
@@ -97,7 +87,7 @@ export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
       createdAt: current,
       nextRunAt: first.getTime(),
     });
-    deps.wake();
+    deps.scheduler?.wake();
     return [
       `Scheduled job ${job.id}${job.name ? ` "${job.name}"` : ""}: ${describeSchedule(schedule, tz)}.`,
       `Next run: ${formatInZone(job.nextRunAt, tz)} (in ${formatSeconds(Math.max(1, Math.round((job.nextRunAt - current) / 1000)))}).`,
@@ -106,7 +96,7 @@ export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
   }
 
   async function list(ctx: ToolContext): Promise<string> {
-    const jobs = await deps.store.listBySession(ctx.sessionKey);
+    const jobs = await store.listBySession(ctx.sessionKey);
     if (jobs.length === 0) return "No scheduled jobs in this conversation.";
     return [`Scheduled jobs in this conversation (${jobs.length}):`, ...jobs.map(jobLine)].join("\n");
   }
@@ -114,14 +104,14 @@ export function createCronTool(deps: CronToolDeps): Tool<CronArgs> {
   async function remove(args: CronArgs, ctx: ToolContext): Promise<string> {
     const id = args.job_id?.trim();
     if (!id) throw new ToolError("action remove needs `job_id` (action list shows the ids).");
-    const job = await deps.store.get(id);
-    if (!job || job.origin.sessionKey !== ctx.sessionKey || !(await deps.store.remove(id, ctx.sessionKey))) {
-      const ids = (await deps.store.listBySession(ctx.sessionKey)).map((j) => j.id);
+    const job = await store.get(id);
+    if (!job || job.origin.sessionKey !== ctx.sessionKey || !(await store.remove(id, ctx.sessionKey))) {
+      const ids = (await store.listBySession(ctx.sessionKey)).map((j) => j.id);
       throw new ToolError(
         `no job ${id} in this conversation. ${ids.length > 0 ? `Its jobs: ${ids.join(", ")}.` : "It has no jobs."}`,
       );
     }
-    deps.wake();
+    deps.scheduler?.wake();
     return `Removed job ${job.id}${job.name ? ` "${job.name}"` : ""} (${describeSchedule(job.schedule, job.tz)}: ${job.message}).`;
   }
 

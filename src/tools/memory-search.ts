@@ -1,11 +1,6 @@
 import { memoryParagraphs, readMemoryFile } from "../memory/memory-file.js";
-import type { MemoryStore, SearchHit } from "../store/store.js";
-import { type Tool, ToolError } from "./tool.js";
-
-export interface MemorySearchDeps {
-  store: MemoryStore;
-  timezone: string;
-}
+import type { SearchHit } from "../store/store.js";
+import { type Tool, type ToolDeps, ToolError } from "./tool.js";
 
 type Args = { query: string; limit?: number };
 
@@ -17,7 +12,7 @@ const MAX_LIMIT = 25;
  * the owner's MEMORY.md where this chat may see it (ctx.seesOwnerMemory), the summaries of its consolidated turns, and its past messages —
  * also those from before /new — never another chat's.
  */
-export function createMemorySearchTool(deps: MemorySearchDeps): Tool<Args> {
+export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store" | "config">): Tool<Args> {
   return {
     name: "memory_search",
     description:
@@ -47,16 +42,16 @@ export function createMemorySearchTool(deps: MemorySearchDeps): Tool<Args> {
       if (memoryFile) {
         const file = readMemoryFile(ctx.workspace);
         // Hits from MEMORY.md are dated when pincer first indexed that version of the file.
-        if (file) await deps.store.syncMemoryFile(file.hash, Date.now(), memoryParagraphs(file.text));
-        else await deps.store.syncMemoryFile("absent", Date.now(), []);
+        if (file) await store.memory.syncMemoryFile(file.hash, Date.now(), memoryParagraphs(file.text));
+        else await store.memory.syncMemoryFile("absent", Date.now(), []);
       }
-      const hits = await deps.store.search(args.query, {
+      const hits = await store.memory.search(args.query, {
         sessionKey: ctx.sessionKey,
         memoryFile,
         limit: args.limit ?? DEFAULT_LIMIT,
       });
       if (hits.length === 0) return `No memory matches "${args.query}".`;
-      return hits.map((hit) => formatHit(hit, deps.timezone)).join("\n\n");
+      return hits.map((hit) => formatHit(hit, config.timezone)).join("\n\n");
     },
   };
 }

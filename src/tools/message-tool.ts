@@ -12,11 +12,12 @@ import {
   replyTarget,
   sessionKeyOf,
 } from "../bus/types.js";
-import type { StoredMessage } from "../store/store.js";
+import type { Config } from "../config/config.js";
+import { mediaDir } from "../paths.js";
 import { openInScope } from "./files/safe-open.js";
 import { readOpened } from "./files/safe-read.js";
 import { fileScope } from "./files/workspace-path.js";
-import { type Tool, type ToolContext, ToolError } from "./tool.js";
+import { type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 
 export type MessageArgs = {
   content: string;
@@ -25,18 +26,6 @@ export type MessageArgs = {
   media?: string[];
   buttons?: string[][];
 };
-
-export interface MessageToolDeps {
-  /** `channel:chatId` entries from message.allowedTargets: the only chats besides the current one. */
-  allowedTargets: string[];
-  /** PINCER_HOME: hidden from paths; attachments are copied under its media folder before sending. */
-  home: string;
-  mediaDir: string;
-  /** The largest attachment, in bytes (media.maxBytes). */
-  maxBytes: number;
-  /** Where a message to another conversation is remembered. */
-  conversations: { append(sessionKey: string, messages: StoredMessage[]): Promise<void> };
-}
 
 const MAX_FILES = 10;
 
@@ -49,7 +38,7 @@ const DESCRIPTION = [
 ].join(" ");
 
 /** The message tool: proactive messages and attachments, through the outbox like any reply. */
-export function createMessageTool(deps: MessageToolDeps): Tool<MessageArgs> {
+export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "store">): Tool<MessageArgs> {
   return {
     name: "message",
     description: DESCRIPTION,
@@ -87,11 +76,11 @@ export function createMessageTool(deps: MessageToolDeps): Tool<MessageArgs> {
       const media = args.media ?? [];
       if (!args.content.trim() && media.length === 0) throw new ToolError("`content` is empty and there is no media.");
       const buttons = buttonsOf(args.buttons);
-      const { target, current } = resolveTarget(args, ctx, deps.allowedTargets);
+      const { target, current } = resolveTarget(args, ctx, config.message.allowedTargets);
       if (!ctx.bus.serves(target.channel)) {
         throw new ToolError(`the ${target.channel} channel is not running in this pincer, so nothing was sent.`);
       }
-      const files = await snapshotFiles(media, ctx, deps);
+      const files = await snapshotFiles(media, ctx, config);
       const out: OutboundMessage = {
         ...target,
         kind: "reply",
@@ -108,7 +97,7 @@ export function createMessageTool(deps: MessageToolDeps): Tool<MessageArgs> {
         const note = media.length ? `\n[attached: ${media.join(", ")}]` : "";
         // History starts at a user message, so a marker says where this one came from.
         const now = Date.now();
-        await deps.conversations.append(sessionKeyOf(target.channel, target.chatId, target.threadId), [
+        await store.conversations.append(sessionKeyOf(target.channel, target.chatId, target.threadId), [
           { role: "user", content: `[system: message tool] sent from ${ctx.sessionKey}`, createdAt: now },
           { role: "assistant", content: `${args.content}${note}`, createdAt: now },
         ]);
@@ -159,23 +148,26 @@ export function resolveTarget(
  * out, within the size limit) to its own folder under media/outgoing: the channel sends that
  * copy, so the file cannot be swapped before the send, even one that waits in the outbox.
  */
-async function snapshotFiles(paths: string[], ctx: ToolContext, deps: MessageToolDeps): Promise<string[]> {
+async function snapshotFiles(paths: string[], ctx: ToolContext, config: Config): Promise<string[]> {
   if (paths.length === 0) return [];
-  const scope = fileScope(ctx, deps.home, deps.mediaDir);
+  const { maxBytes } = config.media;
+  const media = mediaDir(config.home);
+  // PINCER_HOME stays hidden from the paths; the copies go under its media folder.
+  const scope = fileScope(ctx, config.home, media);
   const copies: string[] = [];
   for (const path of paths) {
     // Opened the race-free way the file tools use (files/safe-open.ts): regular files only, no link out.
     const opened = openInScope(path, scope, { access: "read", want: "file" });
     let data: Buffer;
     try {
-      if (opened.stats.size > deps.maxBytes) {
-        throw new ToolError(`"${path}" is ${opened.stats.size} bytes, more than the limit of ${deps.maxBytes} bytes.`);
+      if (opened.stats.size > maxBytes) {
+        throw new ToolError(`"${path}" is ${opened.stats.size} bytes, more than the limit of ${maxBytes} bytes.`);
       }
-      data = await readOpened(opened, deps.maxBytes, path);
+      data = await readOpened(opened, maxBytes, path);
     } finally {
       closeSync(opened.fd);
     }
-    const dir = join(deps.mediaDir, "outgoing", randomUUID());
+    const dir = join(media, "outgoing", randomUUID());
     await mkdir(dir, { recursive: true });
     const copy = join(dir, basename(opened.path));
     await writeFile(copy, data);

@@ -1,13 +1,6 @@
-import type { InboundMessage } from "../bus/types.js";
-import { type Tool, ToolError } from "./tool.js";
+import { type Spawner, type Tool, ToolError } from "./tool.js";
 
 export type SpawnArgs = { task: string; label?: string };
-
-/** Starts background helpers (implemented by the agent's HelperManager). */
-export interface Spawner {
-  /** Returns the run id at once; throws a ToolError when the caps are reached. */
-  spawn(origin: InboundMessage, task: string, label?: string): Promise<string>;
-}
 
 const DESCRIPTION = [
   "Start a background helper for a long task (reading many files, research, a long command), so you can answer now and keep talking.",

@@ -1,6 +1,25 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
+import type { Config } from "../config/config.js";
+import type { Store } from "../store/store.js";
+
+/** What tool factories may close over; per-call facts come through ToolContext instead. */
+export interface ToolDeps {
+  config: Config;
+  store: Pick<Store, "jobs" | "conversations" | "memory">;
+  log: Logger;
+  /** Re-arms the cron scheduler's timer when the cron tool adds or removes a job. */
+  scheduler?: { wake(): void };
+  /** Runs background helpers; without it there is no spawn tool. */
+  helpers?: Spawner;
+}
+
+/** Starts background helpers (implemented by the agent's HelperManager). */
+export interface Spawner {
+  /** Returns the run id at once; throws a ToolError when the caps are reached. */
+  spawn(origin: InboundMessage, task: string, label?: string): Promise<string>;
+}
 
 /** A JSON Schema object describing a tool's arguments (always `type: "object"` at the root). */
 export interface ToolParameters {

@@ -21,47 +21,31 @@ export interface GuardPolicy {
 
 export type GuardVerdict = { allowed: true } | { allowed: false; reason: string };
 
-interface DenyRule {
-  pattern: RegExp;
-  reason: string;
-  /** "part" rules look at each simple command after `sudo`, assignments and keywords are stripped. */
-  scope: "command" | "part";
-}
+/** "part" rules look at each simple command after `sudo`, assignments and keywords are stripped. */
+type DenyRule = [scope: "command" | "part", pattern: RegExp, reason: string];
 
 const BLOCK_DEVICE = String.raw`\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|loop\d|disk\d|mapper\/)`;
 
 const DEFAULT_DENY: DenyRule[] = [
-  {
-    pattern: /\brm\s+(?:[^;&|\n]*\s)?(?:-[a-z]*r[a-z]*|--recursive)\b/i,
-    reason: "recursive rm (rm -r / -rf) is blocked; delete files one by one, by name",
-    scope: "command",
-  },
-  {
-    pattern: /\b(?:mkfs(?:\.\w+)?|mke2fs|mkswap|wipefs|diskpart)\b/i,
-    reason: "formatting or partitioning disks is blocked",
-    scope: "command",
-  },
-  { pattern: /^format(?:\.com|\.exe)?\b/i, reason: "formatting disks is blocked", scope: "part" },
-  {
-    pattern: /\bdd\b[^;&|\n]*\bof=\/dev\/(?!null\b|zero\b|stdout\b|stderr\b)/i,
-    reason: "dd to a device is blocked",
-    scope: "command",
-  },
-  {
-    pattern: new RegExp(String.raw`(?:>\s*|\btee\s+(?:-\w+\s+)*)${BLOCK_DEVICE}`, "i"),
-    reason: "writing to a block device is blocked",
-    scope: "command",
-  },
-  {
-    pattern: /^(?:shutdown|reboot|poweroff|halt|(?:tel)?init\s+[06]|systemctl\s+(?:poweroff|reboot|halt|kexec))\b/i,
-    reason: "shutting down or rebooting the machine is blocked",
-    scope: "part",
-  },
-  {
-    pattern: /([\w:.]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&/,
-    reason: "this looks like a fork bomb",
-    scope: "command",
-  },
+  [
+    "command",
+    /\brm\s+(?:[^;&|\n]*\s)?(?:-[a-z]*r[a-z]*|--recursive)\b/i,
+    "recursive rm (rm -r / -rf) is blocked; delete files one by one, by name",
+  ],
+  ["command", /\b(?:mkfs(?:\.\w+)?|mke2fs|mkswap|wipefs|diskpart)\b/i, "formatting or partitioning disks is blocked"],
+  ["part", /^format(?:\.com|\.exe)?\b/i, "formatting disks is blocked"],
+  ["command", /\bdd\b[^;&|\n]*\bof=\/dev\/(?!null\b|zero\b|stdout\b|stderr\b)/i, "dd to a device is blocked"],
+  [
+    "command",
+    new RegExp(String.raw`(?:>\s*|\btee\s+(?:-\w+\s+)*)${BLOCK_DEVICE}`, "i"),
+    "writing to a block device is blocked",
+  ],
+  [
+    "part",
+    /^(?:shutdown|reboot|poweroff|halt|(?:tel)?init\s+[06]|systemctl\s+(?:poweroff|reboot|halt|kexec))\b/i,
+    "shutting down or rebooting the machine is blocked",
+  ],
+  ["command", /([\w:.]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&/, "this looks like a fork bomb"],
 ];
 
 /** Prefixes that do not change which program runs, removed before "part" rules look. */
@@ -83,12 +67,9 @@ const ABSOLUTE = /(?:^|[\s='"`(<>|;&,]|\s-[A-Za-z])(\/[^\s'"`;&|<>(),]*)/g;
 
 export function checkCommand(command: string, policy: GuardPolicy): GuardVerdict {
   const parts = commandParts(command);
-  for (const rule of DEFAULT_DENY) {
-    const hit =
-      rule.scope === "command"
-        ? rule.pattern.test(command)
-        : parts.some((part) => rule.pattern.test(stripWrappers(part)));
-    if (hit) return deny(rule.reason);
+  for (const [scope, pattern, reason] of DEFAULT_DENY) {
+    const hit = scope === "command" ? pattern.test(command) : parts.some((part) => pattern.test(stripWrappers(part)));
+    if (hit) return deny(reason);
   }
   for (const pattern of policy.denyPatterns) {
     if (pattern.test(command)) return deny(`the command matches the configured deny pattern /${pattern.source}/`);
