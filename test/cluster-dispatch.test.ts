@@ -5,9 +5,11 @@ import { leaseTiming } from "../src/cluster/lease-policy.js";
 import { ClusterMember } from "../src/cluster/member.js";
 import { TurnDispatcher } from "../src/cluster/turn-dispatcher.js";
 import { TurnLeases } from "../src/cluster/turn-leases.js";
-import { type ClusterStore, FencedOutError } from "../src/store/cluster.js";
-import { openClusterStore, PostgresClusterStore } from "../src/store/postgres/cluster-store.js";
-import { PostgresClusterWork } from "../src/store/postgres/cluster-work.js";
+import { FencedOutError } from "../src/store/cluster.js";
+import { type ClusterStore, openClusterStore } from "../src/store/postgres/cluster-store.js";
+import { ClusterWork } from "../src/store/postgres/cluster-work.js";
+import { transaction } from "../src/store/postgres/db.js";
+import { fencedPool } from "../src/store/postgres/fenced-pool.js";
 import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
 import { until } from "./helpers/until.js";
 
@@ -54,7 +56,7 @@ interface Proc {
   member: ClusterMember;
   dispatcher: TurnDispatcher;
   pool: pg.Pool;
-  work: PostgresClusterWork;
+  work: ClusterWork;
   /** Set to make this process hang in every turn (as if paused mid-turn), or stop working at all. */
   stall: boolean;
   dropped: string[];
@@ -111,9 +113,7 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
       log: quiet,
     });
     const leases = new TurnLeases(member);
-    // The engine's own pool makes the fenced writes, as the PostgreSQL engine does with its pool.
-    const writes = new PostgresClusterStore(pool);
-    const work = new PostgresClusterWork(url);
+    const work = new ClusterWork(url);
     let running = 0;
     const proc: Proc = {
       name,
@@ -134,7 +134,8 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
       if (!fence) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
       while (proc.stall) await new Promise((resolve) => setTimeout(resolve, 50));
-      await writes.fenced(fence, async (tx) => {
+      // The engine's own pool makes the fenced writes, as the PostgreSQL engine does with its pool.
+      await transaction(fencedPool(pool, fence), async (tx) => {
         await tx.query("INSERT INTO turns_run (process, session_key, msg_id, epoch) VALUES ($1, $2, $3, $4)", [
           name,
           msg.sessionKey,

@@ -8,8 +8,9 @@ import { leaseTiming } from "../src/cluster/lease-policy.js";
 import { ClusterMember } from "../src/cluster/member.js";
 import { RoleKeeper } from "../src/cluster/roles.js";
 import { packageRoot } from "../src/paths.js";
-import { type ClusterStore, FencedOutError } from "../src/store/cluster.js";
-import { openClusterStore } from "../src/store/postgres/cluster-store.js";
+import { type Fence, FencedOutError } from "../src/store/cluster.js";
+import { type ClusterStore, openClusterStore } from "../src/store/postgres/cluster-store.js";
+import { createPool, type Db, transaction } from "../src/store/postgres/db.js";
 import { fencedPool } from "../src/store/postgres/fenced-pool.js";
 import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
 import { until } from "./helpers/until.js";
@@ -67,6 +68,13 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     stores.push(store);
     return store;
   };
+  const pools: pg.Pool[] = [];
+  /** A fenced transaction as the engine makes one: on a pool whose every write checks the fence first. */
+  const fenced = <T>(fence: Fence, work: (tx: Db) => Promise<T>): Promise<T> => {
+    const pool = createPool(url, () => {});
+    pools.push(pool);
+    return transaction(fencedPool(pool, fence), work);
+  };
 
   beforeAll(async () => {
     server = await startPostgres();
@@ -82,6 +90,7 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
       }
     }
     await Promise.all(stores.splice(0).map((s) => s.close().catch(() => {})));
+    await Promise.all(pools.splice(0).map((p) => p.end().catch(() => {})));
   });
 
   const freshDatabase = async () => {
@@ -234,7 +243,7 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     const store = await open();
     const first = await store.claim("p1", ["turn:telegram:42"], TTL);
     const epoch1 = first.get("turn:telegram:42") as number;
-    await store.fenced({ name: "turn:telegram:42", epoch: epoch1 }, (tx) =>
+    await fenced({ name: "turn:telegram:42", epoch: epoch1 }, (tx) =>
       tx.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('p1', $1)", [epoch1]),
     );
     // p2 cannot take a live lease; after p1 gives it back it can, under a new epoch.
@@ -243,7 +252,7 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     const epoch2 = (await store.claim("p2", ["turn:telegram:42"], TTL)).get("turn:telegram:42") as number;
     expect(epoch2).toBeGreaterThan(epoch1);
 
-    const stale = store.fenced({ name: "turn:telegram:42", epoch: epoch1 }, async (tx) => {
+    const stale = fenced({ name: "turn:telegram:42", epoch: epoch1 }, async (tx) => {
       await tx.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('p1', $1)", [epoch1]);
     });
     await expect(stale).rejects.toBeInstanceOf(FencedOutError);
@@ -296,7 +305,7 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     await new Promise((resolve) => setTimeout(resolve, 20));
     let takenAt = 0;
     let committedAt = 0;
-    await store.fenced({ name, epoch: epoch1 }, async (tx) => {
+    await fenced({ name, epoch: epoch1 }, async (tx) => {
       const takeover = other.claim("p2", [name], TTL).then((held) => {
         takenAt = performance.now();
         return held;
@@ -321,7 +330,7 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     await new Promise((resolve) => setTimeout(resolve, 20));
     // The lease row is locked for share, and then the holder does nothing more: as when SIGSTOP lands there.
     let resume = () => {};
-    const stuck = store.fenced({ name, epoch: epoch1 }, () => new Promise<void>((resolve) => (resume = resolve)));
+    const stuck = fenced({ name, epoch: epoch1 }, () => new Promise<void>((resolve) => (resume = resolve)));
     stuck.catch(() => {});
     await new Promise((resolve) => setTimeout(resolve, 200));
     let held: Map<string, number> | undefined;

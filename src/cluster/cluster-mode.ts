@@ -3,9 +3,9 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Channel } from "../bus/channel.js";
 import type { InboundMessage } from "../bus/types.js";
-import type { ClusterStore, ClusterWork, Fence } from "../store/cluster.js";
-import { openClusterStore } from "../store/postgres/cluster-store.js";
-import { PostgresClusterWork } from "../store/postgres/cluster-work.js";
+import type { Fence } from "../store/cluster.js";
+import { type ClusterStore, openClusterStore } from "../store/postgres/cluster-store.js";
+import { ClusterWork } from "../store/postgres/cluster-work.js";
 import { helperLeaseName, orphanedHelpers } from "./helper-leases.js";
 import { leaseTiming } from "./lease-policy.js";
 import { ClusterMember } from "./member.js";
@@ -172,7 +172,7 @@ function helperSweeper(deps: ClusterModeDeps, store: ClusterStore, log: Logger):
 export async function joinCluster(url: string, deps: Omit<ClusterModeDeps, "store" | "work">): Promise<ClusterMode> {
   const onError = (err: Error) => deps.log.warn({ err: err.message }, "the cluster's database connection failed");
   const store = await openClusterStore(url, { onError });
-  const work = new PostgresClusterWork(url, onError);
+  const work = new ClusterWork(url, onError);
   const mode = startClusterMode({ ...deps, store, work });
   return {
     ...mode,

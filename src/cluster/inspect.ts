@@ -1,6 +1,6 @@
 import type { Config } from "../config/config.js";
 import { openClusterStore } from "../store/postgres/cluster-store.js";
-import { PostgresClusterWork } from "../store/postgres/cluster-work.js";
+import { ClusterWork } from "../store/postgres/cluster-work.js";
 import { clusterLines, clusterVerdict, expectedRoles } from "./status-text.js";
 
 export interface ClusterReport {
@@ -22,7 +22,7 @@ export function configuredChannels(config: Pick<Config, "telegramToken" | "disco
 export async function inspectCluster(url: string, channels: readonly string[]): Promise<ClusterReport> {
   const roles = expectedRoles(channels);
   let store: Awaited<ReturnType<typeof openClusterStore>> | undefined;
-  const work = new PostgresClusterWork(url);
+  const work = new ClusterWork(url);
   try {
     store = await openClusterStore(url, { queryTimeoutMs: 5000 });
     const view = await store.view();

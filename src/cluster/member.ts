@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
-import type { ClusterProcess, ClusterStore, Fence } from "../store/cluster.js";
+import type { ClusterProcess, Fence } from "../store/cluster.js";
+import type { ClusterStore } from "../store/postgres/cluster-store.js";
 import {
   afterClaim,
   afterSilence,

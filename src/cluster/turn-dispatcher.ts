@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { InboundMessage } from "../bus/types.js";
-import type { ClusterWork } from "../store/cluster.js";
+import type { ClusterWork } from "../store/postgres/cluster-work.js";
 import type { TurnLeases } from "./turn-leases.js";
 
 export interface DispatcherDeps {

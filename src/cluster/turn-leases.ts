@@ -9,7 +9,7 @@ export function turnLeaseName(sessionKey: string): string {
 /**
  * Per-conversation turn leases: a process runs a conversation's turns only while it holds the
  * conversation's lease, and every journal write of those turns is fenced with the lease's epoch
- * (ClusterStore.fenced), so a process that was paused past its lease cannot write after another
+ * (Store.fenced), so a process that was paused past its lease cannot write after another
  * took over, even with a write already on its way.
  */
 export class TurnLeases {

@@ -10,6 +10,8 @@ import { ClusterMember } from "../../src/cluster/member.js";
 import { RoleKeeper } from "../../src/cluster/roles.js";
 import { type Fence, FencedOutError } from "../../src/store/cluster.js";
 import { openClusterStore } from "../../src/store/postgres/cluster-store.js";
+import { createPool, transaction } from "../../src/store/postgres/db.js";
+import { fencedPool } from "../../src/store/postgres/fenced-pool.js";
 
 const [url, role, ttl, name] = process.argv.slice(2);
 const say = (line: string): void => {
@@ -17,6 +19,7 @@ const say = (line: string): void => {
 };
 const log = { info: () => {}, warn: () => {}, error: (o: object) => say(`error ${JSON.stringify(o)}`) };
 const store = await openClusterStore(url, { queryTimeoutMs: 1000 });
+const writes = createPool(url, () => {}, { query_timeout: 1000 });
 const member = new ClusterMember({
   store,
   process: { id: `${name}-${process.pid}`, host: hostname(), pid: process.pid },
@@ -37,22 +40,23 @@ member.start();
 setInterval(() => {
   const fence = writing;
   if (!fence) return;
-  store
-    .fenced(fence, (tx) => tx.query("INSERT INTO fenced_writes (writer, epoch) VALUES ($1, $2)", [name, fence.epoch]))
-    .then(
-      () => {},
-      (err: unknown) => {
-        if (err instanceof FencedOutError) {
-          say(`fenced out ${fence.epoch}`);
-          writing = undefined;
-        }
-      },
-    );
+  transaction(fencedPool(writes, fence), (tx) =>
+    tx.query("INSERT INTO fenced_writes (writer, epoch) VALUES ($1, $2)", [name, fence.epoch]),
+  ).then(
+    () => {},
+    (err: unknown) => {
+      if (err instanceof FencedOutError) {
+        say(`fenced out ${fence.epoch}`);
+        writing = undefined;
+      }
+    },
+  );
 }, 50);
 process.on("SIGTERM", async () => {
   await keeper.stop();
   await member.stop();
   await store.close();
+  await writes.end();
   say("left");
   process.exit(0);
 });

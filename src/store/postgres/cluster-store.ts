@@ -1,13 +1,6 @@
-import pg from "pg";
-import {
-  type ClusterProcess,
-  type ClusterStore,
-  type ClusterView,
-  type Fence,
-  FencedOutError,
-  type FencedTx,
-} from "../cluster.js";
-import { type Db, IDLE_IN_TRANSACTION_MS, transaction } from "./db.js";
+import type pg from "pg";
+import type { ClusterProcess, ClusterView } from "../cluster.js";
+import { createPool, transaction } from "./db.js";
 
 /**
  * Clustered mode's tables. Epochs come from one sequence, so they never repeat even after a lease
@@ -35,30 +28,23 @@ const SCHEMA = `
 /** Any number: it only has to be the same in every process, so two starting at once migrate in turn. */
 const MIGRATION_LOCK = 7_390_024;
 
-export interface ClusterStoreOptions {
-  /** A query that takes longer fails (the database is unreachable): a lease is never renewed late. */
-  queryTimeoutMs?: number;
-  onError?: (err: Error) => void;
-}
-
 /**
  * Opens clustered mode's store on its own small pool: lease renewals never queue behind turns'
- * queries, so a busy process does not lose its roles.
+ * queries, so a busy process does not lose its roles. A query slower than `queryTimeoutMs` fails
+ * (the database is unreachable): a lease is never renewed late.
  */
-export async function openClusterStore(url: string, options: ClusterStoreOptions = {}): Promise<ClusterStore> {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: 3,
-    connectionTimeoutMillis: options.queryTimeoutMs ?? 3000,
-    query_timeout: options.queryTimeoutMs ?? 3000,
-    idleTimeoutMillis: 30_000,
-    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
-  });
-  // An idle connection cut off by the server (a restart) is only an event here, never a crash.
-  pool.on("error", (err) => options.onError?.(err));
-  const store = new PostgresClusterStore(pool);
+export async function openClusterStore(
+  url: string,
+  options: { queryTimeoutMs?: number; onError?: (err: Error) => void } = {},
+): Promise<ClusterStore> {
+  const timeout = options.queryTimeoutMs ?? 3000;
+  const pool = createPool(url, options.onError, { max: 3, connectionTimeoutMillis: timeout, query_timeout: timeout });
+  const store = new ClusterStore(pool);
   try {
-    await store.migrate();
+    await transaction(pool, async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      await tx.query(SCHEMA);
+    });
   } catch (err) {
     await pool.end();
     throw err;
@@ -66,22 +52,20 @@ export async function openClusterStore(url: string, options: ClusterStoreOptions
   return store;
 }
 
-export class PostgresClusterStore implements ClusterStore {
+/** What clustered mode keeps in the shared database: leases and the processes' heartbeats. */
+export class ClusterStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async migrate(): Promise<void> {
-    await this.transaction(async (tx) => {
-      await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-      await tx.query(SCHEMA);
-    });
-  }
-
+  /**
+   * Takes or keeps each lease in `names` for `holder` for `ttlMs` from the database's now: a
+   * lease is taken when it is free or expired, kept when `holder` has it. Returns the epoch of
+   * every lease `holder` has afterwards; the others are held by live processes.
+   */
   async claim(holder: string, names: readonly string[], ttlMs: number): Promise<Map<string, number>> {
-    const held = new Map<string, number>();
-    if (names.length === 0) return held;
+    if (names.length === 0) return new Map();
     // Sorted, so two processes claiming overlapping sets lock the rows in the same order.
     const sorted = [...new Set(names)].sort();
-    const { rows } = await this.pool.query<{ name: string; epoch: string }>(
+    const { rows } = await this.pool.query<{ name: string; epoch: number }>(
       `INSERT INTO cluster_leases AS l (name, holder, epoch, expires_at)
          SELECT name, $2, nextval('cluster_epoch'), now() + $3 * interval '1 millisecond'
          FROM unnest($1::text[]) WITH ORDINALITY AS wanted(name, position) ORDER BY position
@@ -94,10 +78,10 @@ export class PostgresClusterStore implements ClusterStore {
        RETURNING name, epoch`,
       [sorted, holder, ttlMs],
     );
-    for (const row of rows) held.set(row.name, Number(row.epoch));
-    return held;
+    return new Map(rows.map((row) => [row.name, row.epoch]));
   }
 
+  /** Gives leases up at once (an orderly stop), so another process need not wait for them to expire. */
   async release(holder: string, names?: readonly string[]): Promise<void> {
     if (names === undefined) {
       await this.pool.query("DELETE FROM cluster_leases WHERE holder = $1", [holder]);
@@ -109,6 +93,7 @@ export class PostgresClusterStore implements ClusterStore {
     }
   }
 
+  /** Registers the process or records that it is alive now. */
   async heartbeat(process: ClusterProcess): Promise<void> {
     await this.pool.query(
       `INSERT INTO cluster_processes (id, host, pid) VALUES ($1, $2, $3)
@@ -117,13 +102,15 @@ export class PostgresClusterStore implements ClusterStore {
     );
   }
 
+  /** Removes the process (an orderly stop) with every lease it holds. */
   async leave(processId: string): Promise<void> {
-    await this.transaction(async (tx) => {
+    await transaction(this.pool, async (tx) => {
       await tx.query("DELETE FROM cluster_leases WHERE holder = $1", [processId]);
       await tx.query("DELETE FROM cluster_processes WHERE id = $1", [processId]);
     });
   }
 
+  /** Removes processes silent for longer than `ms` (their leases have long expired). */
   async forgetSilent(ms: number): Promise<number> {
     const { rowCount } = await this.pool.query(
       "DELETE FROM cluster_processes WHERE heartbeat_at < now() - $1 * interval '1 millisecond'",
@@ -132,56 +119,21 @@ export class PostgresClusterStore implements ClusterStore {
     return rowCount ?? 0;
   }
 
+  /** The cluster as `pincer status` and the control page show it; ages come from the database's clock. */
   async view(): Promise<ClusterView> {
-    const processes = await this.pool.query<{
-      id: string;
-      host: string;
-      pid: number;
-      started_at: Date;
-      age_ms: string;
-    }>(
-      `SELECT id, host, pid, started_at, (extract(epoch FROM now() - heartbeat_at) * 1000)::bigint AS age_ms
+    const processes = await this.pool.query<ClusterView["processes"][number]>(
+      `SELECT id, host, pid, (extract(epoch FROM started_at) * 1000)::bigint AS "startedAt",
+              (extract(epoch FROM now() - heartbeat_at) * 1000)::bigint AS "heartbeatAgeMs"
        FROM cluster_processes ORDER BY started_at, id`,
     );
-    const leases = await this.pool.query<{ name: string; holder: string; epoch: string; expires_in_ms: string }>(
-      `SELECT name, holder, epoch, (extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
+    const leases = await this.pool.query<ClusterView["leases"][number]>(
+      `SELECT name, holder, epoch, (extract(epoch FROM expires_at - now()) * 1000)::bigint AS "expiresInMs"
        FROM cluster_leases ORDER BY name`,
     );
-    return {
-      processes: processes.rows.map((row) => ({
-        id: row.id,
-        host: row.host,
-        pid: row.pid,
-        startedAt: row.started_at.getTime(),
-        heartbeatAgeMs: Number(row.age_ms),
-      })),
-      leases: leases.rows.map((row) => ({
-        name: row.name,
-        holder: row.holder,
-        epoch: Number(row.epoch),
-        expiresInMs: Number(row.expires_in_ms),
-      })),
-    };
-  }
-
-  fenced<T>(fence: Fence, work: (tx: FencedTx) => Promise<T>): Promise<T> {
-    return this.transaction(async (tx) => {
-      // FOR SHARE: a takeover (an UPDATE of this row) waits until this transaction ends, and a
-      // takeover that committed first changes the epoch, so the row no longer matches.
-      const { rowCount } = await tx.query("SELECT 1 FROM cluster_leases WHERE name = $1 AND epoch = $2 FOR SHARE", [
-        fence.name,
-        fence.epoch,
-      ]);
-      if (rowCount !== 1) throw new FencedOutError(fence);
-      return work(tx);
-    });
+    return { processes: processes.rows, leases: leases.rows };
   }
 
   async close(): Promise<void> {
     await this.pool.end();
-  }
-
-  private transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
-    return transaction(this.pool, work);
   }
 }

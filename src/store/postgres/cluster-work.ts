@@ -1,91 +1,57 @@
-import pg from "pg";
+import type pg from "pg";
 import type { InboundMessage } from "../../bus/types.js";
-import type { ClusterWork } from "../cluster.js";
+import { createPool, listen } from "./db.js";
 
 const CHANNEL = "pincer_work";
-const TURN_PREFIX = "turn:";
 
 /**
- * The shared inbox read by clustered mode's dispatcher, and LISTEN/NOTIFY so a process wakes the
- * others instead of every one of them polling fast.
+ * The shared inbox as clustered mode's dispatcher sees it, and LISTEN/NOTIFY so a process wakes
+ * the others instead of every one of them polling fast.
  */
-export class PostgresClusterWork implements ClusterWork {
+export class ClusterWork {
   private readonly pool: pg.Pool;
 
   constructor(
     private readonly url: string,
     private readonly onError: (err: Error) => void = () => {},
   ) {
-    this.pool = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 3000, query_timeout: 5000 });
-    this.pool.on("error", (err) => onError(err));
+    this.pool = createPool(url, onError, { max: 2, connectionTimeoutMillis: 3000, query_timeout: 5000 });
   }
 
   async close(): Promise<void> {
     await this.pool.end();
   }
 
+  /** Conversations with pending inbound messages whose turn lease nobody holds, the longest waiting first. */
   async freeSessions(limit: number): Promise<string[]> {
     const { rows } = await this.pool.query<{ session_key: string }>(
       `SELECT i.session_key FROM inbox i
        WHERE i.status = 'pending' AND NOT EXISTS (
-         SELECT 1 FROM cluster_leases l WHERE l.name = $2 || i.session_key AND l.expires_at > now())
+         SELECT 1 FROM cluster_leases l WHERE l.name = 'turn:' || i.session_key AND l.expires_at > now())
        GROUP BY i.session_key ORDER BY min(i.received_at) LIMIT $1`,
-      [limit, TURN_PREFIX],
+      [limit],
     );
     return rows.map((row) => row.session_key);
   }
 
+  /** The pending inbound messages of these conversations, oldest first. */
   async pendingOf(sessionKeys: readonly string[]): Promise<InboundMessage[]> {
     if (sessionKeys.length === 0) return [];
-    const { rows } = await this.pool.query<{ payload: string | InboundMessage }>(
-      `SELECT payload FROM inbox WHERE status = 'pending' AND session_key = ANY($1::text[])
-       ORDER BY received_at, seq`,
+    const { rows } = await this.pool.query<{ payload: string }>(
+      "SELECT payload FROM inbox WHERE status = 'pending' AND session_key = ANY($1::text[]) ORDER BY received_at, seq",
       [[...sessionKeys]],
     );
-    return rows.map((row) =>
-      typeof row.payload === "string" ? (JSON.parse(row.payload) as InboundMessage) : row.payload,
-    );
+    return rows.map((row) => JSON.parse(row.payload) as InboundMessage);
   }
 
+  /** Wakes every process's dispatcher: new work, or a conversation given back. */
   async announce(): Promise<void> {
     await this.pool.query("SELECT pg_notify($1, '')", [CHANNEL]);
   }
 
+  /** Calls `wake` whenever a process announced work (and after reconnecting); returns how to stop. */
   listen(wake: () => void): () => Promise<void> {
-    let client: pg.Client | undefined;
-    let stopped = false;
-    let retry: NodeJS.Timeout | undefined;
-    const again = () => {
-      if (stopped || retry) return;
-      retry = setTimeout(() => {
-        retry = undefined;
-        void connect();
-      }, 1000);
-    };
-    // A lost connection (the server restarted) reconnects; what was announced meanwhile is found by the pass after it.
-    const connect = async () => {
-      const next = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 3000 });
-      client = next;
-      next.on("error", (err) => this.onError(err));
-      next.on("end", () => {
-        if (client === next) again();
-      });
-      next.on("notification", () => wake());
-      try {
-        await next.connect();
-        await next.query(`LISTEN ${CHANNEL}`);
-        wake();
-      } catch (err) {
-        this.onError(err as Error);
-        await next.end().catch(() => {});
-        again();
-      }
-    };
-    void connect();
-    return async () => {
-      stopped = true;
-      clearTimeout(retry);
-      await client?.end().catch(() => {});
-    };
+    const stop = listen(this.url, [CHANNEL], () => wake(), this.onError);
+    return async () => (await stop)();
   }
 }

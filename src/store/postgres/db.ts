@@ -20,19 +20,21 @@ const types = {
  * a frozen VM) in the middle of a fenced write would otherwise hold its lease row's lock, and so
  * hold back the takeover, for as long as it stays paused.
  */
-export const IDLE_IN_TRANSACTION_MS = 5000;
+const IDLE_IN_TRANSACTION_MS = 5000;
 
-export function createPool(url: string, options: { max?: number; onError?: (err: Error) => void } = {}): pg.Pool {
+/** A pool of pincer's (the store's ten connections unless `config` says otherwise). */
+export function createPool(url: string, onError?: (err: Error) => void, config: pg.PoolConfig = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.max ?? 10,
+    max: 10,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     types,
+    ...config,
   });
   // An idle connection cut off by the server (a restart) is only an event here, never a crash.
-  pool.on("error", (err) => options.onError?.(err));
+  pool.on("error", (err) => onError?.(err));
   return pool;
 }
 
@@ -100,4 +102,52 @@ function on(db: Db): Sql {
     },
   };
   return self;
+}
+
+/**
+ * LISTENs on a connection of its own (a pooled one would be handed to queries) and calls `heard`
+ * with each notification, and with none once (re)connected: a lost connection (a server restart)
+ * reconnects a second later, and what was sent meanwhile is for the caller's next look to find.
+ * Resolves, after the first try to connect, with the function that stops listening.
+ */
+export async function listen(
+  url: string,
+  channels: readonly string[],
+  heard: (notification?: pg.Notification) => void,
+  onError: (err: Error) => void = () => {},
+): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const again = () => {
+    if (stopped || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void connect();
+    }, 1000);
+  };
+  const connect = async () => {
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+    client = next;
+    next.on("error", onError);
+    next.on("end", () => {
+      if (client === next) again();
+    });
+    next.on("notification", heard);
+    try {
+      await next.connect();
+      await next.query(channels.map((channel) => `LISTEN ${channel}`).join("; "));
+      heard();
+    } catch (err) {
+      onError(err as Error);
+      await next.end().catch(() => {});
+      again();
+    }
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => {});
+  };
 }

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { transaction } from "./db.js";
 
 /**
  * The PostgreSQL engine's tables, the same shape as SQLite's (times are milliseconds since the
@@ -243,21 +244,16 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */
 const MIGRATION_LOCK = 7_390_025;
 
-export async function migrate(client: pg.PoolClient): Promise<void> {
-  await client.query("BEGIN");
-  try {
-    await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-    await client.query("CREATE TABLE IF NOT EXISTS store_migrations (id text PRIMARY KEY, applied_at bigint NOT NULL)");
-    const { rows } = await client.query<{ id: string }>("SELECT id FROM store_migrations");
+export function migrate(pool: pg.Pool): Promise<void> {
+  return transaction(pool, async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await tx.query("CREATE TABLE IF NOT EXISTS store_migrations (id text PRIMARY KEY, applied_at bigint NOT NULL)");
+    const { rows } = await tx.query<{ id: string }>("SELECT id FROM store_migrations");
     const applied = new Set(rows.map((row) => row.id));
     for (const migration of MIGRATIONS) {
       if (applied.has(migration.id)) continue;
-      await client.query(migration.sql);
-      await client.query("INSERT INTO store_migrations (id, applied_at) VALUES ($1, $2)", [migration.id, Date.now()]);
+      await tx.query(migration.sql);
+      await tx.query("INSERT INTO store_migrations (id, applied_at) VALUES ($1, $2)", [migration.id, Date.now()]);
     }
-    await client.query("COMMIT");
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  }
+  });
 }
