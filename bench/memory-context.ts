@@ -91,7 +91,10 @@ for (let i = 0; i < TURNS; i += BATCH) {
 }
 const fillMs = performance.now() - fillStart;
 const messages = sqliteOf(app).prepare("SELECT count(*) FROM messages").pluck().get() as number;
-const entries = await app.store.memory.entryCount(SESSION);
+const entries = sqliteOf(app)
+  .prepare("SELECT count(*) FROM memory_entries WHERE session_key = ?")
+  .pluck()
+  .get(SESSION) as number;
 
 const inbound = userMessage("bench", "What did I tell you about my sister?");
 const user = toChatMessage({ role: "user", content: inbound.text });

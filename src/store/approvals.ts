@@ -1,6 +1,6 @@
 import type { OutboundMessage } from "../bus/types.js";
 import { recordOutbound } from "./journal.js";
-import type { Sql } from "./sql.js";
+import { type Sql, withoutNulls } from "./sql.js";
 
 export type ApprovalState = "pending" | "allowed" | "denied" | "expired";
 export type ApprovalChoice = "once" | "always" | "deny";
@@ -79,13 +79,13 @@ export class SqlApprovals {
         `SELECT ${COLUMNS} FROM approvals WHERE turn_key = $1 AND tool_call_id = $2`,
         [a.turnKey, a.toolCallId],
       );
-      return { approval: clean(row), created: inserted === 1 };
+      return { approval: withoutNulls(row), created: inserted === 1 };
     });
   }
 
   async get(id: string): Promise<Approval | undefined> {
     const [row] = await this.db.rows<Approval>(`SELECT ${COLUMNS} FROM approvals WHERE id = $1`, [id]);
-    return row && clean(row);
+    return row && withoutNulls(row);
   }
 
   /**
@@ -115,7 +115,7 @@ export class SqlApprovals {
           [row.sessionKey, row.remember, by, now],
         );
       }
-      return this.edited(tx, clean(row), edit);
+      return this.edited(tx, withoutNulls(row), edit);
     });
   }
 
@@ -130,7 +130,7 @@ export class SqlApprovals {
         `UPDATE approvals SET state = 'expired', decided_at = $2 WHERE id = $1 AND state = 'pending' RETURNING ${COLUMNS}`,
         [id, now],
       );
-      return row && this.edited(tx, clean(row), edit);
+      return row && this.edited(tx, withoutNulls(row), edit);
     });
   }
 
@@ -147,7 +147,7 @@ export class SqlApprovals {
   pending(): Promise<Approval[]> {
     return this.db
       .rows<Approval>(`SELECT ${COLUMNS} FROM approvals WHERE state = 'pending' ORDER BY created_at LIMIT 100`)
-      .then((rows) => rows.map(clean));
+      .then((rows) => rows.map(withoutNulls));
   }
 
   async alwaysAllowed(sessionKey: string): Promise<string[]> {
@@ -181,11 +181,4 @@ export class SqlApprovals {
     if (message) await recordOutbound(tx, message);
     return row;
   }
-}
-
-/** Database NULLs as absent fields. */
-function clean(row: Approval): Approval {
-  const out = { ...row } as Record<string, unknown>;
-  for (const key of Object.keys(out)) if (out[key] === null) delete out[key];
-  return out as unknown as Approval;
 }

@@ -120,13 +120,13 @@ describe("the cache's bounds", () => {
     }));
 
   it("keeps the conversations read most recently, and of each only what the budget could use again", () => {
-    const cache = new HistoryCache(2, 1.25);
-    cache.store(head(1), rows(3, 10), true, 100);
-    cache.store(head(2), rows(3, 10), true, 100);
+    const cache = new HistoryCache();
+    for (let id = 1; id <= 32; id++) cache.store(head(id), rows(3, 10), true, 100);
     expect(cache.lookup(head(1))).toBeDefined();
-    cache.store(head(3), rows(3, 10), true, 100);
+    cache.store(head(33), rows(3, 10), true, 100);
     expect(cache.lookup(head(2))).toBeUndefined();
     expect(cache.lookup(head(1))).toBeDefined();
+    expect(cache.lookup(head(3))).toBeDefined();
     cache.store(head(4), rows(20, 10), true, 40);
     const kept = cache.lookup(head(4));
     expect(kept?.rows.map((r) => r.id)).toEqual([16, 17, 18, 19, 20]);

@@ -23,6 +23,11 @@ interface Entry {
   complete: boolean;
 }
 
+/** Conversations kept; the least recently read goes first. */
+const CONVERSATIONS = 32;
+/** Rows are kept while they fit this many times the last budget asked for. */
+const SLACK = 1.25;
+
 /**
  * The newest history of the few most recently active conversations, so a turn reads only the
  * messages added since the last one instead of walking and rebuilding its whole history. Only for
@@ -32,13 +37,6 @@ interface Entry {
  */
 export class HistoryCache {
   private readonly entries = new Map<number, Entry>();
-
-  constructor(
-    /** Conversations kept; the least recently read goes first. */
-    private readonly size = 32,
-    /** Rows are kept while they fit this many times the last budget asked for. */
-    private readonly slack = 1.25,
-  ) {}
 
   /** The cached rows of this conversation, if they are still its rows. */
   lookup(head: ConversationHead): { rows: HistoryRow[]; complete: boolean } | undefined {
@@ -67,7 +65,7 @@ export class HistoryCache {
   store(head: ConversationHead, rows: HistoryRow[], complete: boolean, budget: number): void {
     let keep = rows.length;
     let used = 0;
-    const limit = budget * this.slack;
+    const limit = budget * SLACK;
     while (keep > 0 && used + (rows[keep - 1].message.tokens ?? 0) <= limit) {
       used += rows[keep - 1].message.tokens ?? 0;
       keep--;
@@ -75,7 +73,7 @@ export class HistoryCache {
     const trimmed = keep > 0;
     this.entries.delete(head.id);
     this.entries.set(head.id, { head, rows: trimmed ? rows.slice(keep) : rows, complete: complete && !trimmed });
-    while (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value as number);
+    while (this.entries.size > CONVERSATIONS) this.entries.delete(this.entries.keys().next().value as number);
   }
 }
 

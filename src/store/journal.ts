@@ -18,26 +18,15 @@ export function inboxId(msg: Pick<InboundMessage, "channel" | "chatId" | "id">):
  * A pending row's parts sent so far, counted beside it (SQLite rewrites a whole row on any update,
  * so counting a long reply's parts in its row rewrote the whole text per part).
  */
-const PARTS_SENT = `CASE WHEN p.parts_sent > outbox.parts_sent THEN p.parts_sent ELSE outbox.parts_sent END AS parts_sent`;
+const PARTS_SENT = `CASE WHEN p.parts_sent > outbox.parts_sent THEN p.parts_sent ELSE outbox.parts_sent END AS "partsSent"`;
 const WITH_PROGRESS = "outbox LEFT JOIN outbox_progress p ON p.id = outbox.id";
 
 /** A row's platform message ids, kept as one comma-separated column (both engines, no JSON functions). */
 const joinIds = (ids: string[] | undefined) => (ids && ids.length > 0 ? ids.join(",") : null);
 const splitIds = (ids: string | null | undefined) => (ids ? ids.split(",") : []);
 
-/** The chat an outbox row goes to, as its chat_key column holds it. */
 function chatKeyOf(msg: Pick<OutboundMessage, "chatId" | "threadId">): string {
   return msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId;
-}
-
-interface OutboxRecord {
-  id: number;
-  payload: string;
-  parts_sent: number;
-  message_ids: string | null;
-  attempts: number;
-  created_at: number;
-  next_attempt_at: number;
 }
 
 /** The inbox and outbox: accepted messages survive a crash, delivered replies are not resent. */
@@ -53,11 +42,8 @@ export class SqlJournal implements BusJournal {
    * A count above one means earlier turns were cut off by a crash: the daemon died during them.
    */
   async recordTurnStart(msg: InboundMessage): Promise<number> {
-    return (
-      (await scalar<number>(this.db, "UPDATE inbox SET starts = starts + 1 WHERE id = $1 RETURNING starts", [
-        inboxId(msg),
-      ])) ?? 1
-    );
+    const starts = "UPDATE inbox SET starts = starts + 1 WHERE id = $1 RETURNING starts";
+    return (await scalar<number>(this.db, starts, [inboxId(msg)])) ?? 1;
   }
 
   /** Takes back a start: the turn was stopped by an orderly shutdown, not by a crash. */
@@ -80,7 +66,6 @@ export class SqlJournal implements BusJournal {
     return row ?? { tries: 1, since: triedAt };
   }
 
-  /** Marks the message done (its turn's steps go with it). */
   completeInbound(msg: InboundMessage): Promise<void> {
     return this.db.transaction((tx) => completeInbound(tx, msg));
   }
@@ -116,35 +101,28 @@ export class SqlJournal implements BusJournal {
   }
 
   async outboxHeads(channel: ChannelName): Promise<OutboxRow[]> {
-    const rows = await this.db.rows<OutboxRecord>(
-      `SELECT outbox.id, payload, ${PARTS_SENT}, p.message_ids, attempts, created_at, next_attempt_at FROM ${WITH_PROGRESS}
+    const rows = await this.db.rows<Omit<OutboxRow, "msg" | "messageIds"> & { msg: string; ids: string | null }>(
+      `SELECT outbox.id, payload AS msg, ${PARTS_SENT}, p.message_ids AS ids, attempts, created_at AS "createdAt",
+              next_attempt_at AS "nextAttemptAt" FROM ${WITH_PROGRESS}
         WHERE outbox.id IN (SELECT min(id) FROM outbox WHERE channel = $1 AND status = 'pending' GROUP BY chat_key)
         ORDER BY outbox.id`,
       [channel],
     );
-    return rows.map((row) => ({
-      id: row.id,
-      msg: JSON.parse(row.payload) as OutboxRow["msg"],
-      partsSent: row.parts_sent,
-      ...(row.message_ids ? { messageIds: splitIds(row.message_ids) } : {}),
-      attempts: row.attempts,
-      createdAt: row.created_at,
-      nextAttemptAt: row.next_attempt_at,
+    return rows.map(({ msg, ids, ...row }) => ({
+      ...row,
+      msg: JSON.parse(msg) as OutboundMessage,
+      ...(ids ? { messageIds: splitIds(ids) } : {}),
     }));
   }
 
-  /** Every pending row of a channel, oldest first (for status and tests). */
+  /** Every pending row of a channel, oldest first. */
   async pendingOutbound(channel: ChannelName): Promise<PendingOutbound[]> {
-    const rows = await this.db.rows<OutboxRecord>(
-      `SELECT outbox.id, payload, ${PARTS_SENT} FROM ${WITH_PROGRESS}
+    const rows = await this.db.rows<PendingOutbound & { msg: string }>(
+      `SELECT outbox.id, payload AS msg, ${PARTS_SENT} FROM ${WITH_PROGRESS}
         WHERE channel = $1 AND status = 'pending' ORDER BY outbox.id`,
       [channel],
     );
-    return rows.map((row) => ({
-      id: row.id,
-      msg: JSON.parse(row.payload) as OutboundMessage,
-      partsSent: row.parts_sent,
-    }));
+    return rows.map((row) => ({ ...row, msg: JSON.parse(row.msg) as OutboundMessage }));
   }
 
   async markOutboundPartSent(id: number, partsSent: number, messageIds?: string[]): Promise<void> {
@@ -182,11 +160,8 @@ export class SqlJournal implements BusJournal {
   }
 
   async deadLetterOutbound(id: number, error: string): Promise<void> {
-    await this.db.run("UPDATE outbox SET status = 'dead', last_error = $1, finished_at = $2 WHERE id = $3", [
-      error.slice(0, 500),
-      Date.now(),
-      id,
-    ]);
+    const dead = "UPDATE outbox SET status = 'dead', last_error = $1, finished_at = $2 WHERE id = $3";
+    await this.db.run(dead, [error.slice(0, 500), Date.now(), id]);
   }
 
   /** Keeps the journal from growing forever: finished rows older than `maxAgeMs` go. */
@@ -196,7 +171,7 @@ export class SqlJournal implements BusJournal {
   }
 }
 
-/** Accepts a message into the inbox (and tells the cluster); false for one seen before. */
+/** Accepts a message into the inbox and tells the cluster; false for one seen before. */
 export async function acceptInbound(db: Sql, msg: InboundMessage): Promise<boolean> {
   const accepted = await db.run(
     "INSERT INTO inbox (id, session_key, payload, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
@@ -206,7 +181,7 @@ export async function acceptInbound(db: Sql, msg: InboundMessage): Promise<boole
   return accepted === 1;
 }
 
-/** Marks the message done, in the caller's transaction (finishing a turn). */
+/** Marks the message done (its turn's steps go with it), in the caller's transaction. */
 async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
   const changed = await db.run("UPDATE inbox SET status = 'done' WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
   // Done already: another process answered it while this one was paused past its lease (and has

@@ -1,14 +1,6 @@
 import { openConversation } from "./conversations.js";
 import { type Sql, scalar } from "./sql.js";
-import type {
-  MemoryEntry,
-  NewEntry,
-  PendingMessage,
-  SearchHit,
-  SearchScope,
-  StoredRole,
-  ToolCallRecord,
-} from "./types.js";
+import type { MemoryEntry, NewEntry, PendingMessage, SearchHit, SearchScope, ToolCallRecord } from "./types.js";
 
 const UNCONSOLIDATED =
   "FROM messages WHERE conversation_id = $1 AND id > (SELECT consolidated_through FROM conversations WHERE id = $1)";
@@ -20,8 +12,6 @@ const UNCONSOLIDATED =
 export abstract class SqlMemory {
   constructor(protected readonly db: Sql) {}
 
-  /** Re-indexes MEMORY.md's paragraphs when the file changed since the last time. */
-  abstract syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void>;
   /**
    * Ranked hits for `query` in what the session may see: its own messages (every conversation it
    * had, also before /new), its memory entries, and MEMORY.md if allowed. Any script, CJK too.
@@ -29,6 +19,23 @@ export abstract class SqlMemory {
   abstract search(query: string, scope: SearchScope): Promise<SearchHit[]>;
   /** Indexes messages stored since the last call for search (turns only mark them). Returns how many. */
   abstract indexPending(): Promise<number>;
+
+  /** Re-indexes MEMORY.md's paragraphs when the file changed since the last time. */
+  async syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
+    if ((await scalar<string>(this.db, "SELECT hash FROM memory_file_state WHERE id = 1")) === hash) return;
+    const table = this.db.engine === "sqlite" ? "memory_file_fts" : "memory_file_paragraphs";
+    await this.db.transaction(async (tx) => {
+      // Two processes syncing the same new file at once (PostgreSQL): the second waits, then replaces the same rows.
+      if (tx.engine === "postgres") await tx.run(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
+      await tx.run(`DELETE FROM ${table}`);
+      for (const p of paragraphs) await tx.run(`INSERT INTO ${table} (text) VALUES ($1)`, [p]);
+      await tx.run(
+        `INSERT INTO memory_file_state (id, hash, modified_at) VALUES (1, $1, $2)
+         ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, modified_at = excluded.modified_at`,
+        [hash, modifiedAt],
+      );
+    });
+  }
 
   /** The session's open conversation, if it has one (never creates it). */
   openConversation(sessionKey: string): Promise<number | undefined> {
@@ -53,27 +60,16 @@ export abstract class SqlMemory {
 
   /** The oldest unconsolidated messages, in order, until `maxTokens` is passed (at least `minRows`). */
   async pending(conversationId: number, maxTokens: number, minRows = 1): Promise<PendingMessage[]> {
-    const rows = await this.db.budgeted<{
-      id: number;
-      role: StoredRole;
-      content: string | null;
-      tool_calls: string | null;
-      tokens: number;
-      created_at: number;
-    }>(
-      `SELECT id, role, content, tool_calls, tokens, created_at ${UNCONSOLIDATED}`,
+    const rows = await this.db.budgeted<Omit<PendingMessage, "toolCalls"> & { calls: string | null }>(
+      `SELECT id, role, content, tool_calls AS calls, tokens, created_at AS "createdAt" ${UNCONSOLIDATED}`,
       "id",
       [conversationId],
       maxTokens,
       minRows,
     );
-    return rows.map((row) => ({
-      id: row.id,
-      role: row.role,
-      content: row.content,
-      toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls) as ToolCallRecord[]) : undefined,
-      tokens: row.tokens,
-      createdAt: row.created_at,
+    return rows.map(({ calls, ...row }) => ({
+      ...row,
+      toolCalls: calls ? (JSON.parse(calls) as ToolCallRecord[]) : undefined,
     }));
   }
 
@@ -110,30 +106,13 @@ export abstract class SqlMemory {
 
   /** The conversation's newest entries that fit in `tokenBudget`, oldest first. */
   async recentEntries(conversationId: number, tokenBudget: number): Promise<MemoryEntry[]> {
-    const rows = await this.db.budgeted<{
-      id: number;
-      period_start: number;
-      period_end: number;
-      text: string;
-      tokens: number;
-    }>(
-      "SELECT id, period_start, period_end, text, tokens FROM memory_entries WHERE conversation_id = $1",
+    const rows = await this.db.budgeted<MemoryEntry>(
+      `SELECT id, period_start AS "periodStart", period_end AS "periodEnd", text, tokens
+         FROM memory_entries WHERE conversation_id = $1`,
       "id DESC",
       [conversationId],
       tokenBudget,
     );
-    return rows.reverse().map((row) => ({
-      id: row.id,
-      periodStart: row.period_start,
-      periodEnd: row.period_end,
-      text: row.text,
-      tokens: row.tokens,
-    }));
-  }
-
-  async entryCount(sessionKey: string): Promise<number> {
-    return (
-      (await scalar<number>(this.db, "SELECT count(*) FROM memory_entries WHERE session_key = $1", [sessionKey])) ?? 0
-    );
+    return rows.reverse();
   }
 }

@@ -32,6 +32,11 @@ export async function scalar<T>(db: Sql, sql: string, params: readonly unknown[]
   return row === undefined ? undefined : (Object.values(row)[0] as T);
 }
 
+/** The row with its NULLs as undefined fields. */
+export function withoutNulls<T extends object>(row: T): T {
+  return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, value ?? undefined])) as T;
+}
+
 /** `$from, $from+1…` for each value: an IN list both engines read. */
 export function placeholders(values: readonly unknown[], from: number): string {
   return values.map((_, i) => `$${from + i}`).join(", ") || "NULL";

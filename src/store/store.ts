@@ -1,69 +1,55 @@
 import type { InboundMessage } from "../bus/types.js";
-import type { SqlApprovals } from "./approvals.js";
-import type { SqlChatModels } from "./chat-models.js";
+import { SqlApprovals } from "./approvals.js";
+import { SqlChatModels } from "./chat-models.js";
 import type { Fence } from "./cluster.js";
-import type { SqlConversations } from "./conversations.js";
-import type { SqlJobs } from "./jobs.js";
-import type { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
+import { SqlConversations } from "./conversations.js";
+import { SqlJobs } from "./jobs.js";
+import { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
 import type { SqlMemory } from "./memory.js";
-import type { SqlPairing } from "./pairing.js";
-import type { PairingOptions, StoredMessage } from "./types.js";
-import type { SqlUsage } from "./usage.js";
-import type { SqlAudit, SqlDashboard, SqlHelperRuns, SqlRetention, SqlStatus } from "./views.js";
+import { SqlPairing } from "./pairing.js";
+import type { Sql } from "./sql.js";
+import { estimateTokens, type PairingOptions, type StoredMessage } from "./types.js";
+import { SqlUsage } from "./usage.js";
+import { SqlAudit, SqlDashboard, SqlHelperRuns, SqlRetention, SqlStatus } from "./views.js";
 
 export type { AllowedEntry, Approval, ApprovalChoice, ApprovalState, NewApproval } from "./approvals.js";
 export type * from "./types.js";
 export { estimateTokens } from "./types.js";
 export type { UsageEntry, UsageGroup, UsageSums } from "./usage.js";
 
-/** What callers see of a group: its methods (one implementation serves both engines). */
-type Api<T> = { [K in keyof T]: T[K] };
+/** The store's groups on one engine's SQL, with that engine's memory (its own search index). */
+export function storeOn(db: Sql, memory: SqlMemory, options: StoreOptions = {}) {
+  const countTokens = options.countTokens ?? estimateTokens;
+  return {
+    journal: new SqlJournal(db),
+    steps: new SqlTurnSteps(db),
+    turns: new SqlTurns(db, countTokens),
+    conversations: new SqlConversations(db, countTokens),
+    chatModels: new SqlChatModels(db),
+    memory,
+    jobs: new SqlJobs(db),
+    pairing: new SqlPairing(db, options.pairing),
+    audit: new SqlAudit(db),
+    helperRuns: new SqlHelperRuns(db),
+    dashboard: new SqlDashboard(db),
+    retention: new SqlRetention(db),
+    status: new SqlStatus(db),
+    approvals: new SqlApprovals(db),
+    usage: new SqlUsage(db),
+  };
+}
 
-/** The inbox and outbox: accepted messages survive a crash, delivered replies are not resent. */
-export type JournalStore = Api<SqlJournal>;
-export type TurnStepStore = Api<SqlTurnSteps>;
-export type TurnStore = Api<SqlTurns>;
-export type ConversationStore = Api<SqlConversations>;
-export type ChatModelStore = Api<SqlChatModels>;
-export type MemoryStore = Api<SqlMemory>;
-/** Cron jobs. Every read goes to the database, so a change by another process is seen. */
-export type JobStore = Api<SqlJobs>;
-/** Pairing codes for strangers and the users the owner approved. */
-export type PairingStore = Api<SqlPairing>;
-/** Every tool call (arguments and the start of the result), for `pincer status` and forensics. */
-export type AuditStore = Api<SqlAudit>;
-export type HelperRunStore = Api<SqlHelperRuns>;
-/** Read-only views for the control page. Cheap, bounded queries only. */
-export type DashboardStore = Api<SqlDashboard>;
-export type RetentionStore = Api<SqlRetention>;
-export type StatusStore = Api<SqlStatus>;
-/** Tool calls waiting for a tap, and each conversation's "always allowed" list. */
-export type ApprovalStore = Api<SqlApprovals>;
-/** Every model call's tokens and cost (the `model_usage` table). */
-export type UsageStore = Api<SqlUsage>;
+type Groups = ReturnType<typeof storeOn>;
+/** What callers see of a group: its methods (one implementation serves both engines). */
+type StoreGroups = { [G in keyof Groups]: { [K in keyof Groups[G]]: Groups[G][K] } };
 
 /**
  * Every durable thing pincer does goes through this one asynchronous interface, in small groups.
  * An engine (SQLite embedded, PostgreSQL clustered) runs the same groups on its own SQL (see
  * sql.ts); what must happen together is one method, so it is one transaction.
  */
-export interface Store {
+export interface Store extends StoreGroups {
   readonly engine: "sqlite" | "postgres";
-  journal: JournalStore;
-  steps: TurnStepStore;
-  turns: TurnStore;
-  conversations: ConversationStore;
-  chatModels: ChatModelStore;
-  memory: MemoryStore;
-  jobs: JobStore;
-  pairing: PairingStore;
-  audit: AuditStore;
-  helperRuns: HelperRunStore;
-  dashboard: DashboardStore;
-  retention: RetentionStore;
-  status: StatusStore;
-  approvals: ApprovalStore;
-  usage: UsageStore;
   /**
    * Tells of rows written by any process (PostgreSQL's LISTEN/NOTIFY): a reply recorded for a
    * channel, a message accepted for a conversation. Absent where one process is all there is.
@@ -78,6 +64,22 @@ export interface Store {
   /** Closes the store for good (the engine tidies up: SQLite folds its WAL back into the file). */
   close(): Promise<void>;
 }
+
+export type JournalStore = Store["journal"];
+export type TurnStepStore = Store["steps"];
+export type TurnStore = Store["turns"];
+export type ConversationStore = Store["conversations"];
+export type ChatModelStore = Store["chatModels"];
+export type MemoryStore = Store["memory"];
+export type JobStore = Store["jobs"];
+export type PairingStore = Store["pairing"];
+export type AuditStore = Store["audit"];
+export type HelperRunStore = Store["helperRuns"];
+export type DashboardStore = Store["dashboard"];
+export type RetentionStore = Store["retention"];
+export type StatusStore = Store["status"];
+export type ApprovalStore = Store["approvals"];
+export type UsageStore = Store["usage"];
 
 export type StoreChange = { kind: "outbox"; channel: string } | { kind: "inbox"; sessionKey: string };
 

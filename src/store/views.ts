@@ -1,5 +1,5 @@
 import type { InboundMessage } from "../bus/types.js";
-import { type Sql, scalar } from "./sql.js";
+import { type Sql, scalar, withoutNulls } from "./sql.js";
 import type {
   ConversationSummary,
   HelperRun,
@@ -37,19 +37,6 @@ export class SqlAudit {
   }
 }
 
-interface HelperRunRow {
-  id: string;
-  session_key: string;
-  label: string | null;
-  task: string;
-  model: string;
-  status: HelperStatus;
-  origin: string;
-  started_at: number;
-  finished_at: number | null;
-  result: string | null;
-}
-
 /** Spawned helpers' runs, so a restart knows which were cut short. */
 export class SqlHelperRuns {
   constructor(private readonly db: Sql) {}
@@ -79,19 +66,12 @@ export class SqlHelperRuns {
   }
 
   private async list(rest: string, params: unknown[]): Promise<HelperRun[]> {
-    const rows = await this.db.rows<HelperRunRow>(`SELECT * FROM helper_runs ${rest}`, params);
-    return rows.map((row) => ({
-      id: row.id,
-      sessionKey: row.session_key,
-      label: row.label ?? undefined,
-      task: row.task,
-      model: row.model,
-      status: row.status,
-      origin: JSON.parse(row.origin) as InboundMessage,
-      startedAt: row.started_at,
-      finishedAt: row.finished_at ?? undefined,
-      result: row.result ?? undefined,
-    }));
+    const rows = await this.db.rows<Omit<HelperRun, "origin"> & { origin: string }>(
+      `SELECT id, session_key AS "sessionKey", label, task, model, status, origin, started_at AS "startedAt",
+              finished_at AS "finishedAt", result FROM helper_runs ${rest}`,
+      params,
+    );
+    return rows.map((row) => ({ ...withoutNulls(row), origin: JSON.parse(row.origin) as InboundMessage }));
   }
 }
 
@@ -101,7 +81,7 @@ export class SqlDashboard {
 
   /** Open conversations, most recently active first. */
   async conversations(limit = 50): Promise<ConversationSummary[]> {
-    const rows = await this.db.rows<ConversationSummary & { lastText: string | null; lastRole: string | null }>(
+    const rows = await this.db.rows<ConversationSummary>(
       `SELECT c.session_key AS "sessionKey",
               (SELECT count(*) FROM messages WHERE conversation_id = c.id) AS messages,
               (SELECT coalesce(sum(tokens), 0) FROM messages WHERE conversation_id = c.id) AS tokens,
@@ -116,7 +96,7 @@ export class SqlDashboard {
         LIMIT $1`,
       [limit],
     );
-    return rows.map((r) => ({ ...r, lastText: r.lastText ?? undefined, lastRole: r.lastRole ?? undefined }));
+    return rows.map(withoutNulls);
   }
 
   /**

@@ -1,5 +1,4 @@
 import { SqlMemory } from "../memory.js";
-import { scalar } from "../sql.js";
 import { buildFtsQuery, likePattern, makeSnippet } from "../sqlite/fts-query.js";
 import type { SearchHit, SearchScope, StoredRole } from "../types.js";
 
@@ -9,22 +8,6 @@ import type { SearchHit, SearchScope, StoredRole } from "../types.js";
  * full-text rank of its words.
  */
 export class PostgresMemory extends SqlMemory {
-  async syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
-    const current = await scalar<string>(this.db, "SELECT hash FROM memory_file_state WHERE id = 1");
-    if (current === hash) return;
-    await this.db.transaction(async (tx) => {
-      // Two processes syncing the same new file at once: the second waits, then replaces the same rows.
-      await tx.run("LOCK TABLE memory_file_paragraphs IN EXCLUSIVE MODE");
-      await tx.run("DELETE FROM memory_file_paragraphs");
-      await tx.run("INSERT INTO memory_file_paragraphs (text) SELECT * FROM unnest($1::text[])", [paragraphs]);
-      await tx.run(
-        `INSERT INTO memory_file_state (id, hash, modified_at) VALUES (1, $1, $2)
-         ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, modified_at = excluded.modified_at`,
-        [hash, modifiedAt],
-      );
-    });
-  }
-
   async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
     const fts = buildFtsQuery(query);
     const terms = [...new Set([...fts.terms, ...fts.short])];

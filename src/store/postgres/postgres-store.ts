@@ -1,7 +1,6 @@
 import type pg from "pg";
 import { NOTIFY_INBOX, NOTIFY_OUTBOX } from "../journal.js";
-import type { Store, StoreOptions } from "../store.js";
-import { storeOn } from "../store-on.js";
+import { type Store, type StoreOptions, storeOn } from "../store.js";
 import { createPool, listen, pgSql } from "./db.js";
 import { fencedPool } from "./fenced-pool.js";
 import { PostgresMemory } from "./memory.js";

@@ -13,20 +13,6 @@ interface Row {
 
 /** Memory in SQLite, with its full-text index (FTS5, trigram). */
 export class SqliteMemory extends SqlMemory {
-  async syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
-    const [current] = await this.db.rows<{ hash: string }>("SELECT hash FROM memory_file_state WHERE id = 1");
-    if (current?.hash === hash) return;
-    await this.db.transaction(async (tx) => {
-      await tx.run("DELETE FROM memory_file_fts");
-      for (const p of paragraphs) await tx.run("INSERT INTO memory_file_fts (text) VALUES ($1)", [p]);
-      await tx.run(
-        `INSERT INTO memory_file_state (id, hash, modified_at) VALUES (1, $1, $2)
-         ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, modified_at = excluded.modified_at`,
-        [hash, modifiedAt],
-      );
-    });
-  }
-
   /**
    * BM25-ranked. Queries of only one- or two-character terms (too short for trigrams) scan with LIKE, newest first.
    */

@@ -1,5 +1,4 @@
-import type { Store, StoreOptions } from "../store.js";
-import { storeOn } from "../store-on.js";
+import { type Store, type StoreOptions, storeOn } from "../store.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
 import { SqliteMemory } from "./memory.js";
 import { sqliteSql } from "./sql.js";
