@@ -10,7 +10,7 @@ import { ToolError } from "../tools/tool.js";
 import type { UsageMeter } from "../usage/meter.js";
 import { untilAborted } from "./abortable.js";
 import { formatLocal } from "./context.js";
-import { type LoopDeps, runAgentLoop } from "./loop.js";
+import { auditTo, type LoopDeps, runAgentLoop } from "./loop.js";
 
 /** Tools a helper never gets: it may not spawn more helpers, write to chats, or schedule jobs. */
 const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
@@ -179,10 +179,7 @@ export class HelperManager {
           tokens: deps.tokens,
           window: deps.window,
           approve: deps.approve,
-          onToolResult: (call, text, durationMs) =>
-            void deps.audit
-              .record({ sessionKey, tool: call.name, arguments: call.arguments, result: text, durationMs })
-              .catch((err: unknown) => log.warn({ err, tool: call.name }, "could not record a tool call in the audit")),
+          onToolResult: auditTo(deps.audit, sessionKey, log),
         },
         {
           system: helperPrompt(settings),

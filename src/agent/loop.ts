@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { type ChatMessage, ContextRefusedError, type Model, type ModelReply, type ToolCall } from "../llm/model.js";
 import { storableArguments } from "../llm/reply.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import type { StoredMessage, TurnSoFar } from "../store/store.js";
+import type { AuditStore, StoredMessage, TurnSoFar } from "../store/store.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
@@ -234,6 +234,14 @@ async function callModel(
     fitted = fitTo(budget);
     return await send();
   }
+}
+
+/** An onToolResult that records each call in the audit log; a failed write is logged, never fails the run. */
+export function auditTo(audit: AuditStore, sessionKey: string, log: Logger): NonNullable<LoopDeps["onToolResult"]> {
+  return (call, result, durationMs) =>
+    void audit
+      .record({ sessionKey, tool: call.name, arguments: call.arguments, result, durationMs })
+      .catch((err: unknown) => log.warn({ err, tool: call.name }, "could not record a tool call in the audit"));
 }
 
 /** Runs one reply's tool calls batch by batch; results come back in the order of the calls. */

@@ -25,8 +25,8 @@ function commandOf(call: ToolCall | undefined): string | undefined {
 
 /**
  * The progress note of one turn. A round of tool calls that is still running after `afterMs`
- * shows a note; once a note is up, every later round updates it at once (the channel edits it
- * in place); `finish` clears it. Quick turns never show one.
+ * (never when undefined) shows a note; once a note is up, every later round updates it at once
+ * (the channel edits it in place); `finish` clears it. Quick turns never show one.
  */
 export class ProgressReporter {
   private timer: NodeJS.Timeout | undefined;
@@ -34,10 +34,11 @@ export class ProgressReporter {
 
   constructor(
     private readonly publish: (text: string) => void,
-    private readonly afterMs: number,
+    private readonly afterMs: number | undefined,
   ) {}
 
   roundStarted(calls: ToolCall[]): () => void {
+    if (this.afterMs === undefined) return () => {};
     const text = describeToolRound(calls);
     clearTimeout(this.timer);
     if (this.shown) this.show(text);

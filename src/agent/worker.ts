@@ -10,7 +10,7 @@ import { type ContentPart, mediaKind } from "./attachments.js";
 import { BudgetError } from "./budget.js";
 import { answerCommand } from "./commands.js";
 import { toChatMessage, userContent } from "./context.js";
-import { runAgentLoop } from "./loop.js";
+import { auditTo, runAgentLoop } from "./loop.js";
 import { ModelWaits } from "./model-wait.js";
 import {
   failure,
@@ -133,11 +133,8 @@ export class AgentWorker {
   }
 
   private lane(key: string): Lane {
-    let lane = this.lanes.get(key);
-    if (!lane) {
-      lane = { key, queue: [] };
-      this.lanes.set(key, lane);
-    }
+    const lane = this.lanes.get(key) ?? { key, queue: [] };
+    this.lanes.set(key, lane);
     return lane;
   }
 
@@ -210,11 +207,8 @@ export class AgentWorker {
     let user: StoredMessage = { role: "user", content: userContent(msg), createdAt: msg.receivedAt };
     let images: ContentPart[] = [];
     const sentToConversation: string[] = [];
-    const afterMs = deps.settings.progressAfterMs;
-    const progress =
-      afterMs === undefined
-        ? undefined
-        : new ProgressReporter((text) => void deps.bus.publishOutbound({ ...target, kind: "progress", text }), afterMs);
+    const publishProgress = (text: string) => void deps.bus.publishOutbound({ ...target, kind: "progress", text });
+    const progress = new ProgressReporter(publishProgress, deps.settings.progressAfterMs);
     const chosen = await deps.chatModels.forTurn(msg);
     const meter = new TurnMeter(deps.usage.wrap(chosen.model, runOf(msg)), deps.observer, msg.receivedAt);
     let outcome: TurnReport["outcome"] = "ok";
@@ -271,13 +265,14 @@ export class AgentWorker {
         deps.now?.() ?? new Date(),
       );
       meter.contextBuilt();
+      const audited = auditTo(deps.audit, msg.sessionKey, deps.log);
       const result = await runAgentLoop(
         {
           model: meter.model,
           registry,
           maxIterations: deps.settings.maxIterations,
           log: deps.log,
-          onToolRound: progress && ((calls) => progress.roundStarted(calls)),
+          onToolRound: (calls) => progress.roundStarted(calls),
           onText: this.drafts.open(msg),
           steps: {
             assistant: (message) => deps.steps.assistant(msg, message),
@@ -290,25 +285,12 @@ export class AgentWorker {
           approve: deps.approve,
           onToolResult: (call, text, durationMs) => {
             meter.tool(call.name, text);
-            deps.audit
-              .record({
-                sessionKey: msg.sessionKey,
-                tool: call.name,
-                arguments: call.arguments,
-                result: text,
-                durationMs,
-              })
-              .catch((err: unknown) =>
-                deps.log.warn({ err, tool: call.name }, "could not record a tool call in the audit"),
-              );
+            audited(call, text, durationMs);
           },
         },
         {
-          system: context.system,
-          history: context.history,
-          user: context.user,
+          ...context,
           produced,
-          tokenCache: context.tokenCache,
           toolContext: {
             sessionKey: msg.sessionKey,
             inbound: msg,
@@ -323,13 +305,17 @@ export class AgentWorker {
         },
       );
       this.modelWaits.answered();
-      const replyToId = msg.channel === "system" ? undefined : msg.id;
       // An answer already sent with the message tool is not sent a second time, and a run that
       // may stay silent (the heartbeat) sends nothing when the model answers with its token.
       const text = result.reply.trim();
       const reply =
         text && !sentToConversation.includes(text) && !isSilentReply(text, msg.meta?.silentReply)
-          ? { ...target, kind: "reply" as const, text: result.reply, replyToId }
+          ? {
+              ...target,
+              kind: "reply" as const,
+              text: result.reply,
+              replyToId: msg.channel === "system" ? undefined : msg.id,
+            }
           : undefined;
       await this.finish(msg, [user, ...result.produced], reply, meter);
     } catch (err) {
@@ -344,8 +330,9 @@ export class AgentWorker {
       if (signal.reason instanceof ConversationMovedError) return;
       // Another process answered the message meanwhile (this one was paused): nothing to add.
       if (err instanceof FencedOutError) return void deps.onTurnFinished?.(msg);
+      const fail = (out: OutboundMessage | undefined) => this.finish(msg, [user, ...produced], out);
       const stopped = signal.aborted && (this.drafts.stopped(msg) ?? notice(target, "Stopped."));
-      if (stopped) return await this.finish(msg, [user, ...produced], stopped);
+      if (stopped) return await fail(stopped);
       // Nothing happened yet (no tool ran): the message can wait for the model and run again.
       if (err instanceof ModelUnavailableError && deps.waitForModel && meter.toolCalls === 0) {
         return await this.modelWaits.unavailable(msg, err, startedAt);
@@ -353,24 +340,16 @@ export class AgentWorker {
       if (err instanceof ModelError) {
         outcome = "model_error";
         deps.log.warn({ session: msg.sessionKey, err: err.message }, "model call failed");
-        return await this.finish(msg, [user, ...produced], modelFailure(target, err));
+        return await fail(modelFailure(target, err));
       }
       if (err instanceof BudgetError) {
         deps.log.warn({ session: msg.sessionKey, needed: err.needed, budget: err.budget }, "the prompt does not fit");
-        return await this.finish(
-          msg,
-          [user, ...produced],
-          failure(target, tooSmallFor(err, { ...deps, window: chosen.window })),
-        );
+        return await fail(failure(target, tooSmallFor(err, { ...deps, window: chosen.window })));
       }
       deps.log.error({ err, session: msg.sessionKey }, "turn failed");
-      await this.finish(
-        msg,
-        [user, ...produced],
-        failure(target, "Sorry, something went wrong on my side. Please try again."),
-      );
+      await fail(failure(target, "Sorry, something went wrong on my side. Please try again."));
     } finally {
-      progress?.finish();
+      progress.finish();
       // One line per turn for log search: sizes and times only, never message text.
       deps.log.info(meter.finish(msg.sessionKey, outcome), "turn finished");
       deps.bus.publishActivity({ ...activity, busy: false });

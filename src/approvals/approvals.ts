@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { EventEmitter, once } from "node:events";
 import type { Logger } from "pino";
 import { StopRequested } from "../agent/commands.js";
 import { ownerOf } from "../agent/turn-context.js";
@@ -68,7 +69,8 @@ const NOT_YOURS = "This is not yours to decide.";
  * was taken in another process) up to the deadline, and takes each decision exactly once.
  */
 export class Approvals {
-  private readonly wakers = new Map<string, Set<() => void>>();
+  /** Emits an approval's id when it is settled here: its waiting call wakes at once. */
+  private readonly decisions = new EventEmitter().setMaxListeners(0);
   private readonly now: () => number;
 
   constructor(private readonly deps: ApprovalDeps) {
@@ -187,31 +189,14 @@ export class Approvals {
   }
 
   /** Resolves after `ms`, or when the approval is decided here; rejects when the run is aborted. */
-  private sleep(id: string, signal: AbortSignal, ms: number): Promise<void> {
-    signal.throwIfAborted();
-    return new Promise<void>((resolve, reject) => {
-      const set = this.wakers.get(id) ?? new Set();
-      this.wakers.set(id, set);
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", aborted);
-        set.delete(done);
-        if (set.size === 0) this.wakers.delete(id);
-      };
-      const aborted = () => {
-        done();
-        reject(signal.reason);
-      };
-      const timer = setTimeout(() => {
-        done();
-        resolve();
-      }, ms);
-      set.add(() => {
-        done();
-        resolve();
-      });
-      signal.addEventListener("abort", aborted, { once: true });
-    });
+  private async sleep(id: string, signal: AbortSignal, ms: number): Promise<void> {
+    const timeout = AbortSignal.timeout(ms);
+    try {
+      await once(this.decisions, id, { signal: AbortSignal.any([signal, timeout]) });
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (!timeout.aborted) throw err;
+    }
   }
 
   private async expire(approval: Approval, now: number, why?: string): Promise<Approval | undefined> {
@@ -224,7 +209,7 @@ export class Approvals {
   }
 
   private settled(approval: Approval): void {
-    for (const wake of [...(this.wakers.get(approval.id) ?? [])]) wake();
+    this.decisions.emit(approval.id);
     const target = parseSessionKey(approval.sessionKey);
     if (target) this.deps.bus.outboundRecorded(target.channel);
   }
@@ -239,7 +224,7 @@ export class Approvals {
 
 function parseArgs(raw: string): Record<string, unknown> | undefined {
   try {
-    const args: unknown = typeof raw === "string" ? JSON.parse(raw || "{}") : raw;
+    const args: unknown = JSON.parse(raw || "{}");
     return args !== null && typeof args === "object" && !Array.isArray(args)
       ? (args as Record<string, unknown>)
       : undefined;

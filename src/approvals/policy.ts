@@ -36,25 +36,24 @@ export function askedCall(
   policy: ApprovalPolicy,
   alwaysAllowed: readonly string[],
 ): AskedCall | undefined {
-  const asked = subjectOf(tool, args, policy);
-  return asked && !alwaysAllowed.includes(asked.remember) ? asked : undefined;
+  if (!mayAsk(tool, policy)) return undefined;
+  const command = String(args.command ?? "");
+  if (tool === "exec" && policy.exec === "unlisted" && policy.allowPatterns.length > 0) {
+    if (!unlisted(command, policy.allowPatterns)) return undefined;
+  }
+  // The folder as the shell would say it: a line of the command itself cannot pass for it, and
+  // "Always allow" of `rm -rf *` in one folder is not an allow in another.
+  const exact = typeof args.working_dir === "string" ? `cd ${shellWord(args.working_dir)} && ${command}` : command;
+  const asked =
+    tool === "exec"
+      ? { summary: shown(exact), remember: `exec:${exact}` }
+      : { summary: toolSummary(tool, args), remember: `tool:${tool}` };
+  return alwaysAllowed.includes(asked.remember) ? undefined : asked;
 }
 
 /** Whether the policy can ask about this tool at all (cheap: decides whether the store is read). */
 export function mayAsk(tool: string, policy: ApprovalPolicy): boolean {
   return tool === "exec" ? policy.exec !== "off" : policy.tools.some((glob) => matchesGlob(tool, glob));
-}
-
-function subjectOf(tool: string, args: Record<string, unknown>, policy: ApprovalPolicy): AskedCall | undefined {
-  if (!mayAsk(tool, policy)) return undefined;
-  if (tool !== "exec") return { summary: toolSummary(tool, args), remember: `tool:${tool}` };
-  const command = String(args.command ?? "");
-  if (policy.exec === "unlisted" && policy.allowPatterns.length > 0 && !unlisted(command, policy.allowPatterns))
-    return undefined;
-  // The folder as the shell would say it: a line of the command itself cannot pass for it, and
-  // "Always allow" of `rm -rf *` in one folder is not an allow in another.
-  const exact = typeof args.working_dir === "string" ? `cd ${shellWord(args.working_dir)} && ${command}` : command;
-  return { summary: shown(exact), remember: `exec:${exact}` };
 }
 
 /** The tool and its arguments, each long string its start only; then the full arguments' hash. */
