@@ -1,10 +1,14 @@
-import { describe, expect, it } from "vitest";
-import { WebSessions } from "./sessions.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { SESSION_IDLE_MS, WebSessions } from "./sessions.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("control page sessions", () => {
   it("are random per login, end on logout, and expire after being left alone", () => {
-    let now = 0;
-    const sessions = new WebSessions(() => now, 1000);
+    vi.useFakeTimers({ now: 0 });
+    const sessions = new WebSessions();
     const a = sessions.create();
     const b = sessions.create();
     expect(a).not.toBe(b);
@@ -20,16 +24,16 @@ describe("control page sessions", () => {
     expect(sessions.check(b)).toBe(false);
     expect(sessions.end(b)).toBe(false);
     // Use extends a session; idleness ends it.
-    now = 900;
+    vi.setSystemTime(SESSION_IDLE_MS - 100);
     expect(sessions.check(a)).toBe(true);
-    now = 1800;
+    vi.setSystemTime(2 * SESSION_IDLE_MS - 200);
     expect(sessions.check(a)).toBe(true);
-    now = 2801;
+    vi.setSystemTime(3 * SESSION_IDLE_MS - 199);
     expect(sessions.check(a)).toBe(false);
   });
 
   it("keeps at most 64 logins, dropping the oldest, and ends all at once", () => {
-    const sessions = new WebSessions(() => 0);
+    const sessions = new WebSessions();
     const first = sessions.create();
     const rest = Array.from({ length: 64 }, () => sessions.create());
     expect(sessions.check(first)).toBe(false);

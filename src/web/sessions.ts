@@ -18,14 +18,9 @@ interface Session {
 export class WebSessions {
   private readonly sessions = new Map<string, Session>();
 
-  constructor(
-    private readonly now: () => number,
-    private readonly idleMs = SESSION_IDLE_MS,
-  ) {}
-
   create(): string {
     const secret = randomBytes(32).toString("base64url");
-    this.sessions.set(hash(secret), { lastUsed: this.now(), onEnd: new Set() });
+    this.sessions.set(hash(secret), { lastUsed: Date.now(), onEnd: new Set() });
     // The oldest logins go first when someone logs in again and again (Map keeps insertion order).
     for (const key of this.sessions.keys()) {
       if (this.sessions.size <= MAX_SESSIONS) break;
@@ -39,11 +34,11 @@ export class WebSessions {
     const key = hash(secret);
     const session = this.sessions.get(key);
     if (!session) return false;
-    if (this.now() - session.lastUsed > this.idleMs) {
+    if (Date.now() - session.lastUsed > SESSION_IDLE_MS) {
       this.endKey(key);
       return false;
     }
-    session.lastUsed = this.now();
+    session.lastUsed = Date.now();
     return true;
   }
 

@@ -1,58 +1,18 @@
-import type { HelperInfo } from "../agent/helpers.js";
 import type { App } from "../app.js";
 import type { Channel, ChannelStatus } from "../bus/channel.js";
 import { describeSchedule } from "../scheduler/schedule.js";
-import type { AllowedEntry, Approval, ConversationSummary, PairingRequest } from "../store/store.js";
-import { collectUsage, type UsageView } from "./usage-section.js";
+import { collectUsage } from "./usage-section.js";
 
-/** A skill as the page shows it: `missing` says why it is left out of the prompt. */
-export interface SkillView {
-  name: string;
-  description: string;
-  missing: string[];
-}
-
-export interface ReminderView {
-  id: string;
-  name?: string;
-  message: string;
-  schedule: string;
-  sessionKey: string;
-  nextRunAt: number;
-  tz: string;
-  /** Its owner lost access: the job does not fire. */
-  paused: boolean;
-}
+type ChannelView = { name: string } & ChannelStatus;
 
 /** Everything the page shows besides one conversation's history: one snapshot, also served as JSON. */
-export interface DashboardState {
-  model: string;
-  startedAt: number;
-  timezone: string;
-  database: boolean;
-  channels: Array<{ name: string } & ChannelStatus>;
-  running: string[];
-  /** Background helpers (the spawn tool) running now. */
-  helpers: HelperInfo[];
-  queued: number;
-  inboxPending: number;
-  outboxPending: number;
-  conversations: ConversationSummary[];
-  reminders: ReminderView[];
-  pairing: PairingRequest[];
-  skills: SkillView[];
-  /** With config `approvals` on: calls waiting for a decision, and each chat's "always allowed" list. */
-  approvals?: { pending: Approval[]; allowed: AllowedEntry[] };
-  /** Tokens and cost per day and per chat; absent while the database does not answer. */
-  usage?: UsageView;
-  /** Clustered mode only: who holds which role, each process's heartbeat. */
-  cluster?: string[];
-}
+export type DashboardState = Awaited<ReturnType<typeof collectState>>;
 
 export interface StateSources {
   app: App;
   channels: () => Channel[];
-  skills: () => SkillView[];
+  /** Each skill; `missing` says why it is left out of the prompt. */
+  skills: () => Array<{ name: string; description: string; missing: string[] }>;
   startedAt: number;
 }
 
@@ -64,7 +24,7 @@ export function channelStatus(channel: Channel): ChannelStatus {
  * Each channel's state. Clustered, a channel runs on the one process holding its role: elsewhere
  * it is up when a live process holds it (named in `detail`), and stopped when nobody does.
  */
-export async function channelStates(app: App, channels: Channel[]): Promise<DashboardState["channels"]> {
+export async function channelStates(app: App, channels: Channel[]): Promise<ChannelView[]> {
   // A database that does not answer leaves each channel with what this process knows of it.
   const cluster = await app.clusterRoles?.().catch(() => undefined);
   return channels.map((c) => {
@@ -77,7 +37,7 @@ export async function channelStates(app: App, channels: Channel[]): Promise<Dash
   });
 }
 
-export async function collectState({ app, channels, skills, startedAt }: StateSources): Promise<DashboardState> {
+export async function collectState({ app, channels, skills, startedAt }: StateSources) {
   const { dashboard, jobs, pairing } = app.store;
   const database = await dashboard.ping();
   // A database that does not answer leaves the page with what the process knows by itself.
@@ -101,9 +61,11 @@ export async function collectState({ app, channels, skills, startedAt }: StateSo
     startedAt,
     timezone: app.config.timezone,
     database,
+    /** Clustered mode only: who holds which role, each process's heartbeat. */
     cluster,
     channels: await channelStates(app, channels()),
     running: app.worker.runningSessions,
+    /** Background helpers (the spawn tool) running now. */
     helpers: app.helpers.list(),
     queued: app.worker.load.queued,
     inboxPending,
@@ -117,17 +79,20 @@ export async function collectState({ app, channels, skills, startedAt }: StateSo
       sessionKey: job.origin.sessionKey,
       nextRunAt: job.nextRunAt,
       tz: job.tz,
+      /** Its owner lost access: the job does not fire. */
       paused: job.pausedAt !== undefined,
     })),
     pairing: requests,
     skills: skills(),
+    /** With config `approvals` on: calls waiting for a decision, and each chat's "always allowed" list. */
     approvals: asked,
+    /** Tokens and cost per day and per chat; absent while the database does not answer. */
     usage: database ? await collectUsage(app.store.usage, app.config.timezone, Date.now()) : undefined,
   };
 }
 
 /** `/healthz`: healthy when the database answers and every configured channel is connected. */
-export function healthOf(state: Pick<DashboardState, "channels" | "database">): {
+export function healthOf(state: { database: boolean; channels: ChannelView[] }): {
   ok: boolean;
   body: { status: "ok" | "degraded"; database: "ok" | "down"; channels: Record<string, ChannelStatus> };
 } {
