@@ -204,9 +204,10 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   });
   const ownWrites = { journal, steps: store.steps, turns: store.turns };
   // Clustered: every journal write of a turn is made under its conversation's turn lease.
-  const writes = clustering
-    ? clustering.fenceTurnWrites(ownWrites, (key) => cluster?.fence(key), store.fenced?.bind(store))
-    : ownWrites;
+  const writes =
+    clustering && store.fenced
+      ? clustering.fenceTurnWrites(ownWrites, (key) => cluster?.fence(key), store.fenced.bind(store))
+      : ownWrites;
   const worker = new AgentWorker({
     bus,
     journal: writes.journal,

@@ -3,8 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../src/bus/types.js";
 import { leaseTiming } from "../src/cluster/lease-policy.js";
 import { ClusterMember } from "../src/cluster/member.js";
-import { TurnDispatcher } from "../src/cluster/turn-dispatcher.js";
-import { TurnLeases } from "../src/cluster/turn-leases.js";
+import { TurnDispatcher, turnLeaseName } from "../src/cluster/turn-dispatcher.js";
 import { FencedOutError } from "../src/store/cluster.js";
 import { type ClusterStore, openClusterStore } from "../src/store/postgres/cluster-store.js";
 import { ClusterWork } from "../src/store/postgres/cluster-work.js";
@@ -112,7 +111,6 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
       timing: leaseTiming(TTL),
       log: quiet,
     });
-    const leases = new TurnLeases(member);
     const work = new ClusterWork(url);
     let running = 0;
     const proc: Proc = {
@@ -130,7 +128,7 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
     const lanes = new Map<string, Promise<void>>();
     const runTurn = async (msg: InboundMessage) => {
       // Taken when the turn starts and used for all its writes, however long the turn takes.
-      const fence = leases.fence(msg.sessionKey);
+      const fence = dispatcher.fence(msg.sessionKey);
       if (!fence) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
       while (proc.stall) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -148,7 +146,7 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
     };
     const dispatcher = new TurnDispatcher({
       work,
-      leases,
+      member,
       run: (msg) => {
         running++;
         const previous = lanes.get(msg.sessionKey) ?? Promise.resolve();
@@ -162,7 +160,6 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
       },
       drop: (key) => proc.dropped.push(key),
       room: () => cap,
-      pollMs: 500,
       log: quiet,
     });
     proc.dispatcher = dispatcher;
@@ -211,12 +208,12 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
     await accept(message(7, 2));
     await accept(message(7, 3));
     // p1 holds the conversation and hangs in its turn of message 2; p2 arrives.
-    await until(() => p1.dispatcher.sessions().includes("telegram:7"), "p1 to hold the conversation");
+    await until(() => p1.member.fence(turnLeaseName("telegram:7")) !== undefined, "p1 to hold the conversation");
     const p2 = await startProc("p2");
     // p1's renewals go on (it is only its turn that hangs), so p2 must not take the conversation yet.
     await new Promise((resolve) => setTimeout(resolve, TTL));
     expect((await runs()).length).toBe(1);
-    expect(p2.dispatcher.sessions()).toEqual([]);
+    expect(p2.member.fence(turnLeaseName("telegram:7"))).toBeUndefined();
 
     // Now p1's leases can no longer be renewed (its cluster connection is gone), though its turn
     // still holds a connection for writes: its lease runs out and p2 takes over.

@@ -12,40 +12,22 @@ import { ClusterMember } from "./member.js";
 import { RoleKeeper } from "./roles.js";
 import { clusterLines, expectedRoles, liveHolders } from "./status-text.js";
 import { TurnDispatcher } from "./turn-dispatcher.js";
-import { TurnLeases } from "./turn-leases.js";
 
 export { fenceTurnWrites } from "./fenced-writes.js";
 
-/** The role that runs the scheduler's tick (and what else must run once per cluster). */
-export const SCHEDULER_ROLE = "scheduler";
-
-export function channelRole(channel: string): string {
-  return `channel:${channel}`;
-}
-
 export interface ClusterModeDeps {
-  store: ClusterStore;
-  work: ClusterWork;
   log: Logger;
   leaseMs: number;
-  /**
-   * The channels configured here. Each runs (its connection and its outbox sender) only while
-   * this process holds the channel's role: one poller per Telegram bot, one Discord session.
-   */
+  /** Each runs (its connection and its outbox sender) only while this process holds its role. */
   channels: Channel[];
   /** Work done once per cluster: the cron tick, the heartbeat, housekeeping. */
   singletons: { start(): void; stop(): void };
   /** The worker: how many more conversations it takes, and dropping one whose lease was lost. */
   worker: { room(): number; drop(sessionKey: string): void };
-  /**
-   * Marks interrupted (and tells their chats) the helper runs `orphaned` picks: run by the holder
-   * of the scheduler role, for helpers whose process died (their lease ran out).
-   */
+  /** Marks interrupted (and tells their chats) the helper runs `orphaned` picks: their process died. */
   recoverHelpers(orphaned: (runIds: string[]) => Promise<ReadonlySet<string>>): Promise<void>;
   /** Hands a message of a conversation held here to the worker. */
   run(msg: InboundMessage): void;
-  /** How often the dispatcher looks for waiting conversations without being woken. */
-  pollMs?: number;
 }
 
 export interface RoleHolders {
@@ -53,29 +35,33 @@ export interface RoleHolders {
   holders: Map<string, string>;
 }
 
-export type ClusterMode = ReturnType<typeof startClusterMode>;
+export type ClusterMode = Awaited<ReturnType<typeof joinCluster>>;
 
 /**
- * Clustered mode for one process: it joins the cluster (heartbeats), runs each channel and the
- * singletons only while it holds their role, and takes waiting conversations under their turn
- * lease. Loaded only with PINCER_DATABASE_URL.
+ * Clustered mode for one process, on its own connections to the shared database: it joins the
+ * cluster (heartbeats), runs each channel and the singletons only while it holds their role, and
+ * takes waiting conversations under their turn lease. Loaded only with PINCER_DATABASE_URL.
  */
-export function startClusterMode(deps: ClusterModeDeps) {
-  const { store, log } = deps;
+export async function joinCluster(url: string, deps: ClusterModeDeps) {
+  const { log } = deps;
+  const onError = (err: Error) => log.warn({ err: err.message }, "the cluster's database connection failed");
+  const store = await openClusterStore(url, { onError });
+  const work = new ClusterWork(url, onError);
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  const clusterLog = log.child({ part: "cluster" });
   const member = new ClusterMember({
     store,
     process: { id: processId, host: hostname(), pid: process.pid },
     timing: leaseTiming(deps.leaseMs),
-    log: log.child({ part: "cluster" }),
+    log: clusterLog,
   });
-  const keeper = new RoleKeeper({ member, log: log.child({ part: "cluster" }) });
+  const keeper = new RoleKeeper({ member, log: clusterLog });
   for (const channel of deps.channels) {
-    keeper.add({ name: channelRole(channel.name), start: () => channel.start(), stop: () => channel.stop() });
+    keeper.add({ name: `channel:${channel.name}`, start: () => channel.start(), stop: () => channel.stop() });
   }
   const sweeper = helperSweeper(deps, store, log);
   keeper.add({
-    name: SCHEDULER_ROLE,
+    name: "scheduler",
     start: async () => {
       deps.singletons.start();
       sweeper.start();
@@ -85,23 +71,20 @@ export function startClusterMode(deps: ClusterModeDeps) {
       deps.singletons.stop();
     },
   });
-  const leases = new TurnLeases(member);
   const dispatcher = new TurnDispatcher({
-    work: deps.work,
-    leases,
+    work,
+    member,
     run: deps.run,
     drop: deps.worker.drop,
     room: deps.worker.room,
-    pollMs: deps.pollMs ?? 1000,
-    log: log.child({ part: "cluster" }),
+    log: clusterLog,
   });
   member.start();
   dispatcher.start();
   log.info({ processId }, "clustered mode: this process joined the cluster");
   return {
-    processId,
     /** The fence of a conversation held here (every write of its turns is made under it). */
-    fence: (sessionKey: string): Fence | undefined => leases.fence(sessionKey),
+    fence: (sessionKey: string): Fence | undefined => dispatcher.fence(sessionKey),
     /** The worker finished a message's turn. */
     finished: (msg: InboundMessage) => dispatcher.finished(msg),
     /** Another process announced work: look for it now. */
@@ -109,9 +92,8 @@ export function startClusterMode(deps: ClusterModeDeps) {
     /** A message was accepted into the shared inbox: wake the cluster's dispatchers. */
     accepted: () => {
       dispatcher.wake();
-      deps.work.announce().catch((err: Error) => log.warn({ err: err.message }, "could not wake the cluster"));
+      work.announce().catch((err: Error) => log.warn({ err: err.message }, "could not wake the cluster"));
     },
-    roles: () => keeper.running(),
     /** A helper (spawn) started or ended here: its lease tells the others it lives. */
     helperStarted: (runId: string) => member.want(helperLeaseName(runId), { gained: () => {}, lost: () => {} }),
     helperEnded: (runId: string) => void member.unwant(helperLeaseName(runId)),
@@ -132,6 +114,7 @@ export function startClusterMode(deps: ClusterModeDeps) {
       await dispatcher.stop();
       await member.stop();
       await store.close();
+      await work.close();
     },
   };
 }
@@ -165,20 +148,5 @@ function helperSweeper(deps: ClusterModeDeps, store: ClusterStore, log: Logger):
       timer = setInterval(sweep, deps.leaseMs / 2);
     },
     stop: () => clearInterval(timer),
-  };
-}
-
-/** Opens clustered mode's own connections to the shared database and joins the cluster. */
-export async function joinCluster(url: string, deps: Omit<ClusterModeDeps, "store" | "work">): Promise<ClusterMode> {
-  const onError = (err: Error) => deps.log.warn({ err: err.message }, "the cluster's database connection failed");
-  const store = await openClusterStore(url, { onError });
-  const work = new ClusterWork(url, onError);
-  const mode = startClusterMode({ ...deps, store, work });
-  return {
-    ...mode,
-    async leave() {
-      await mode.leave();
-      await work.close();
-    },
   };
 }

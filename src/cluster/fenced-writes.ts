@@ -9,9 +9,6 @@ export interface TurnWrites {
   turns: TurnStore;
 }
 
-/** The engine's fenced writes (Store.fenced): without them, the fence is checked here only, before each write. */
-export type FencedWrites = (fence: Fence) => FencedTurnWrites;
-
 /**
  * Clustered mode's turn writes: every journal write of a conversation's turn is made under the
  * conversation's turn lease, and refused (FencedOutError, nothing written) once this process no
@@ -20,7 +17,7 @@ export type FencedWrites = (fence: Fence) => FencedTurnWrites;
 export function fenceTurnWrites(
   writes: TurnWrites,
   fenceOf: (sessionKey: string) => Fence | undefined,
-  fenced?: FencedWrites,
+  fenced: (fence: Fence) => FencedTurnWrites,
 ): TurnWrites {
   // The fence each running turn began under, by message: a process paused past its lease that took
   // the conversation again since holds a newer fence, which its late turn must not write under.
@@ -29,7 +26,7 @@ export function fenceTurnWrites(
     const fence = beginning ? fenceOf(msg.sessionKey) : (began.get(msg.id) ?? fenceOf(msg.sessionKey));
     if (!fence) throw new FencedOutError({ name: `turn:${msg.sessionKey}`, epoch: 0 });
     if (beginning) began.set(msg.id, fence);
-    return fenced?.(fence) ?? { ...writes, recordTurnStart: (m: InboundMessage) => writes.journal.recordTurnStart(m) };
+    return fenced(fence);
   };
   // The journal as it is (the bus and the worker use the rest of it), with only the turn's write fenced.
   const journal: JournalStore = Object.create(writes.journal);

@@ -24,8 +24,6 @@ export interface MemberDeps {
   process: ClusterProcess;
   timing: LeaseTiming;
   log: Pick<Logger, "info" | "warn">;
-  /** A monotonic clock in ms (tests pass their own). */
-  now?: () => number;
 }
 
 interface Wanted {
@@ -45,7 +43,6 @@ const FORGET_EVERY_ROUNDS = 500;
  */
 export class ClusterMember {
   private readonly wanted = new Map<string, Wanted>();
-  private readonly now: () => number;
   private timer?: NodeJS.Timeout;
   private inFlight?: Promise<void>;
   private again = false;
@@ -53,9 +50,7 @@ export class ClusterMember {
   private failing = false;
   private stopped = false;
 
-  constructor(private readonly deps: MemberDeps) {
-    this.now = deps.now ?? (() => performance.now());
-  }
+  constructor(private readonly deps: MemberDeps) {}
 
   get id(): string {
     return this.deps.process.id;
@@ -88,7 +83,7 @@ export class ClusterMember {
   /** The lease's fence while this process may act on it. */
   fence(name: string): Fence | undefined {
     const entry = this.wanted.get(name);
-    return entry && holds(entry.state, this.now()) && entry.state.epoch !== undefined
+    return entry && holds(entry.state, performance.now()) && entry.state.epoch !== undefined
       ? { name, epoch: entry.state.epoch }
       : undefined;
   }
@@ -108,7 +103,7 @@ export class ClusterMember {
 
   private tick(): void {
     // Even while a round is stuck (the database does not answer), a lease ends on time.
-    for (const [name, entry] of this.wanted) this.apply(name, entry, afterSilence(entry.state, this.now()));
+    for (const [name, entry] of this.wanted) this.apply(name, entry, afterSilence(entry.state, performance.now()));
     this.claimSoon();
   }
 
@@ -130,13 +125,13 @@ export class ClusterMember {
   private async round(): Promise<void> {
     const { store, timing } = this.deps;
     const names = [...this.wanted.keys()];
-    const sentAt = this.now();
+    const sentAt = performance.now();
     try {
       const [held] = await Promise.all([store.claim(this.id, names, timing.ttlMs), store.heartbeat(this.deps.process)]);
       if (++this.rounds % FORGET_EVERY_ROUNDS === 0) await store.forgetSilent(FORGET_AFTER_MS);
       if (this.failing) this.deps.log.info("the cluster's database answers again");
       this.failing = false;
-      const now = this.now();
+      const now = performance.now();
       for (const name of names) {
         const entry = this.wanted.get(name);
         if (entry) this.apply(name, entry, afterClaim(entry.state, held.get(name), sentAt, now, timing));

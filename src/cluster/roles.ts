@@ -26,9 +26,10 @@ interface RoleEntry {
 export interface RoleKeeperDeps {
   member: ClusterMember;
   log: Pick<Logger, "info" | "warn" | "error">;
-  /** How long a role whose start failed waits before this process tries for it again. */
-  retryAfterMs?: number;
 }
+
+/** How long a role whose start failed waits before this process tries for it again. */
+const RETRY_AFTER_MS = 30_000;
 
 /** Runs each role while this process holds its lease, and only then. */
 export class RoleKeeper {
@@ -113,15 +114,17 @@ export class RoleKeeper {
   /** A role that cannot start here (a refused token, no network) is left to another process for a while. */
   private async startFailed(entry: RoleEntry, err: unknown): Promise<void> {
     const name = entry.role.name;
-    const retryAfterMs = this.deps.retryAfterMs ?? 30_000;
-    this.deps.log.error({ role: name, err: errorText(err), retryAfterMs }, "could not start a role; giving it up");
+    this.deps.log.error(
+      { role: name, err: errorText(err), retryAfterMs: RETRY_AFTER_MS },
+      "could not start a role; giving it up",
+    );
     entry.desired = undefined;
     await entry.role.stop().catch(() => {});
     await this.deps.member.unwant(name);
     if (this.stopping) return;
     entry.retry = setTimeout(() => {
       if (!this.stopping) this.want(entry);
-    }, retryAfterMs);
+    }, RETRY_AFTER_MS);
   }
 }
 

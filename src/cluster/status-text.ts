@@ -1,6 +1,6 @@
 import type { ClusterView } from "../store/cluster.js";
 import { HELPER_PREFIX } from "./helper-leases.js";
-import { turnLeaseName } from "./turn-leases.js";
+import { turnLeaseName } from "./turn-dispatcher.js";
 
 /** A process silent for longer than this is presumed dead (its leases have run out long before). */
 export const SILENT_AFTER_MS = 30_000;

@@ -1,11 +1,20 @@
 import type { Logger } from "pino";
 import type { InboundMessage } from "../bus/types.js";
+import type { Fence } from "../store/cluster.js";
 import type { ClusterWork } from "../store/postgres/cluster-work.js";
-import type { TurnLeases } from "./turn-leases.js";
+import type { ClusterMember } from "./member.js";
+
+/** The lease that lets one process at a time run a conversation's turns. */
+export function turnLeaseName(sessionKey: string): string {
+  return `turn:${sessionKey}`;
+}
+
+/** A missed notification costs at most this: a pass also runs this often without being woken. */
+const POLL_MS = 1000;
 
 export interface DispatcherDeps {
   work: ClusterWork;
-  leases: TurnLeases;
+  member: ClusterMember;
   /** Hands messages of a conversation this process holds to the worker, oldest first. */
   run(msg: InboundMessage): void;
   /**
@@ -15,8 +24,6 @@ export interface DispatcherDeps {
   drop(sessionKey: string): void;
   /** How many more conversations the worker can take now (its cap less what it runs). */
   room(): number;
-  /** A pass also runs this often without being woken (a missed notification costs at most this). */
-  pollMs: number;
   log: Pick<Logger, "warn">;
 }
 
@@ -25,6 +32,8 @@ export interface DispatcherDeps {
  * every process takes conversations that wait and nobody runs, under the conversation's turn
  * lease, and runs their messages in order until none is left, then gives the conversation back.
  * Messages that arrive for a conversation held here join it here (a /stop reaches its turn).
+ * Every journal write of those turns is fenced with the lease's epoch (ClusterStore.fenced), so
+ * a process paused past its lease cannot write after another took over.
  */
 export class TurnDispatcher {
   /** Conversations held here, with their messages handed to the worker: all of them, and those not finished. */
@@ -39,7 +48,7 @@ export class TurnDispatcher {
 
   start(): void {
     this.unlisten = this.deps.work.listen(() => this.wake());
-    this.timer = setInterval(() => this.wake(), this.deps.pollMs);
+    this.timer = setInterval(() => this.wake(), POLL_MS);
     this.wake();
   }
 
@@ -71,9 +80,9 @@ export class TurnDispatcher {
     this.wake();
   }
 
-  /** Conversations this process holds now. */
-  sessions(): string[] {
-    return [...this.held.keys()];
+  /** The fence while this process still holds the conversation's lease. */
+  fence(sessionKey: string): Fence | undefined {
+    return this.deps.member.fence(turnLeaseName(sessionKey));
   }
 
   /** Stops taking work and gives every conversation back (call after the worker stopped). */
@@ -82,12 +91,12 @@ export class TurnDispatcher {
     clearInterval(this.timer);
     await this.running;
     await this.unlisten?.();
-    await Promise.all([...this.held.keys()].map((key) => this.deps.leases.give(key)));
+    await Promise.all([...this.held.keys()].map((key) => this.give(key)));
     this.held.clear();
   }
 
   private async pass(): Promise<void> {
-    const { work, leases } = this.deps;
+    const { work } = this.deps;
     // Conversations held here: hand over what arrived since, and give back the ones done.
     if (this.held.size > 0) {
       const keys = [...this.held.keys()];
@@ -99,7 +108,7 @@ export class TurnDispatcher {
           !pending.some((m) => m.sessionKey === key && !this.held.get(key)?.seen.has(m.id)),
       );
       for (const key of done) this.held.delete(key);
-      await Promise.all(done.map((key) => leases.give(key)));
+      await Promise.all(done.map((key) => this.give(key)));
       // Given back with nothing pending, but a message may have come in just now: others look too.
       if (done.length > 0) await work.announce();
     }
@@ -107,7 +116,7 @@ export class TurnDispatcher {
     if (room <= 0 || this.stopped) return;
     // All at once: the member claims the leases wanted meanwhile in one round trip, not one each.
     const free = (await work.freeSessions(room)).filter((key) => !this.held.has(key));
-    const taken = await Promise.all(free.map((key) => leases.take(key, () => this.lost(key))));
+    const taken = await Promise.all(free.map((key) => this.take(key)));
     const mine = free.filter((_, i) => taken[i] !== undefined);
     for (const key of mine) this.held.set(key, { seen: new Set(), queued: new Set() });
     if (this.stopped) return;
@@ -129,6 +138,35 @@ export class TurnDispatcher {
     if (!this.held.delete(key)) return;
     this.deps.log.warn({ session: key }, "lost a conversation's turn lease; another process runs it now");
     this.deps.drop(key);
-    void this.deps.leases.give(key);
+    void this.give(key);
+  }
+
+  /** Tries once for the conversation's lease: the fence when this process has it now. */
+  private take(sessionKey: string): Promise<Fence | undefined> {
+    const { member } = this.deps;
+    const name = turnLeaseName(sessionKey);
+    return new Promise((resolve) => {
+      let answered = false;
+      member.want(name, {
+        gained: (fence) => {
+          if (answered) return;
+          answered = true;
+          resolve(fence);
+        },
+        lost: () => {
+          if (answered) this.lost(sessionKey);
+        },
+        denied: () => {
+          if (answered) return;
+          answered = true;
+          void member.unwant(name).then(() => resolve(undefined));
+        },
+      });
+    });
+  }
+
+  /** Gives the conversation back: another process may run its next turn at once. */
+  private give(sessionKey: string): Promise<void> {
+    return this.deps.member.unwant(turnLeaseName(sessionKey));
   }
 }
