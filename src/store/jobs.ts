@@ -86,11 +86,8 @@ export class SqlJobs {
 
   /** Removes a job; with `sessionKey`, only if it belongs to that conversation. */
   async remove(id: string, sessionKey?: string): Promise<boolean> {
-    const removed =
-      sessionKey === undefined
-        ? await this.db.run("DELETE FROM cron_jobs WHERE id = $1", [id])
-        : await this.db.run("DELETE FROM cron_jobs WHERE id = $1 AND session_key = $2", [id, sessionKey]);
-    return removed === 1;
+    const remove = "DELETE FROM cron_jobs WHERE id = $1 AND session_key = coalesce($2, session_key)";
+    return (await this.db.run(remove, [id, sessionKey ?? null])) === 1;
   }
 
   async pause(id: string, at: number): Promise<void> {

@@ -117,7 +117,7 @@ export class SqlJournal implements BusJournal {
 
   /** Every pending row of a channel, oldest first. */
   async pendingOutbound(channel: ChannelName): Promise<PendingOutbound[]> {
-    const rows = await this.db.rows<PendingOutbound & { msg: string }>(
+    const rows = await this.db.rows<Omit<PendingOutbound, "msg"> & { msg: string }>(
       `SELECT outbox.id, payload AS msg, ${PARTS_SENT} FROM ${WITH_PROGRESS}
         WHERE channel = $1 AND status = 'pending' ORDER BY outbox.id`,
       [channel],

@@ -6,21 +6,21 @@ import type { OpenRequest, PairingOptions, PairingRequest } from "./types.js";
 
 /** No 0/O or 1/I: codes are read aloud and typed by hand. */
 const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+/** How long a code stays valid. */
+const TTL_MS = 60 * 60 * 1000;
+/** Open requests per channel; at the cap the oldest one makes room for a new stranger. */
+const MAX_PENDING = 10;
 const REQUEST = `channel, user_id AS "userId", user_name AS "userName", code, expires_at AS "expiresAt"`;
 
 /** Pairing codes for strangers and the list of users the owner approved. */
 export class SqlPairing {
   private readonly now: () => number;
-  private readonly ttlMs: number;
-  private readonly maxPending: number;
 
   constructor(
     private readonly db: Sql,
     options: PairingOptions = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.ttlMs = options.ttlMs ?? 60 * 60 * 1000;
-    this.maxPending = options.maxPending ?? 10;
   }
 
   async isApproved(channel: string, userId: string): Promise<boolean> {
@@ -54,10 +54,10 @@ export class SqlPairing {
         `SELECT user_id FROM pairing_requests WHERE channel = $1 ORDER BY created_at DESC, ${tx.seq} DESC`,
         [channel],
       );
-      for (const { user_id } of open.slice(this.maxPending - 1)) {
+      for (const { user_id } of open.slice(MAX_PENDING - 1)) {
         await tx.run("DELETE FROM pairing_requests WHERE channel = $1 AND user_id = $2", [channel, user_id]);
       }
-      const request = { channel, userId, userName, code: await freshCode(tx, channel), expiresAt: now + this.ttlMs };
+      const request = { channel, userId, userName, code: await freshCode(tx, channel), expiresAt: now + TTL_MS };
       await tx.run(
         "INSERT INTO pairing_requests (channel, user_id, user_name, code, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
         [channel, userId, userName, request.code, now, request.expiresAt],

@@ -10,32 +10,18 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export async function pruneMediaFiles(dir: string, mediaDays: number, now = Date.now()): Promise<number> {
   const before = now - mediaDays * DAY_MS;
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  const paths = entries.map((entry) => ({ path: join(entry.parentPath, entry.name), folder: entry.isDirectory() }));
   let removed = 0;
-  async function walk(path: string, depth: number): Promise<boolean> {
-    let entries: string[];
-    try {
-      entries = await readdir(path);
-    } catch {
-      return false;
+  for (const { path, folder } of paths) {
+    const info = folder ? undefined : await lstat(path).catch(() => undefined);
+    if (info && info.mtimeMs < before) {
+      await rm(path, { force: true });
+      removed++;
     }
-    let left = entries.length;
-    for (const name of entries) {
-      const child = join(path, name);
-      const info = await lstat(child).catch(() => undefined);
-      if (!info) continue;
-      if (info.isDirectory()) {
-        if (depth < 8 && (await walk(child, depth + 1))) {
-          await rmdir(child).catch(() => {});
-          left--;
-        }
-      } else if (info.mtimeMs < before) {
-        await rm(child, { force: true });
-        removed++;
-        left--;
-      }
-    }
-    return left === 0;
   }
-  await walk(dir, 0);
+  // The deepest first, so a folder that only held emptied folders goes too (rmdir leaves one with files).
+  const folders = paths.filter((p) => p.folder).map((p) => p.path);
+  for (const folder of folders.sort((a, b) => b.length - a.length)) await rmdir(folder).catch(() => {});
   return removed;
 }

@@ -1,4 +1,5 @@
-import type { InboundMessage, OutboundMessage } from "../bus/types.js";
+import type { OutboxRow } from "../bus/delivery.js";
+import type { InboundMessage } from "../bus/types.js";
 import type { Schedule } from "../scheduler/schedule.js";
 
 /** The records the store keeps, as the rest of pincer sees them (no engine's types leak out). */
@@ -40,14 +41,7 @@ export interface MemoryEntry {
 }
 
 /** A message not yet consolidated, with its id (the watermark moves by id). */
-export interface PendingMessage {
-  id: number;
-  role: StoredRole;
-  content: string | null;
-  toolCalls?: ToolCallRecord[];
-  tokens: number;
-  createdAt: number;
-}
+export type PendingMessage = Omit<StoredMessage, "toolCallId"> & { id: number; tokens: number; createdAt: number };
 
 export interface NewEntry {
   sessionKey: string;
@@ -206,13 +200,7 @@ export interface RetentionAges {
   usageDays: number;
 }
 
-export interface Pruned {
-  auditRows: number;
-  conversations: number;
-  messages: number;
-  deadLetters: number;
-  usageRows: number;
-}
+export type Pruned = Record<"auditRows" | "conversations" | "messages" | "deadLetters" | "usageRows", number>;
 
 /** A rough token count (about four characters a token) that is cheap and never underestimates much. */
 export function estimateTokens(message: StoredMessage): number {
@@ -222,17 +210,8 @@ export function estimateTokens(message: StoredMessage): number {
   return Math.ceil(chars / 4) + 4;
 }
 
-/** One pending outbound row, as `pendingOutbound` lists it. */
-export interface PendingOutbound {
-  id: number;
-  msg: OutboundMessage;
-  partsSent: number;
-}
+export type PendingOutbound = Pick<OutboxRow, "id" | "msg" | "partsSent">;
 
 export interface PairingOptions {
   now?: () => number;
-  /** How long a code stays valid. */
-  ttlMs?: number;
-  /** Open requests per channel; at the cap the oldest one makes room for a new stranger. */
-  maxPending?: number;
 }

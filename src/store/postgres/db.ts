@@ -2,12 +2,7 @@ import pg from "pg";
 import type { Sql } from "../sql.js";
 
 /** What runs a query: the pool, or one connection inside a transaction. */
-export interface Db {
-  query<R extends pg.QueryResultRow = Record<string, unknown>>(
-    sql: string,
-    params?: unknown[],
-  ): Promise<pg.QueryResult<R>>;
-}
+export type Db = Pick<pg.PoolClient, "query">;
 
 /** bigint (int8) and count(*) come back as JavaScript numbers: every one here is a time in ms, an id or a count. */
 const types = {

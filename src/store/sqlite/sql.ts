@@ -3,11 +3,7 @@ import type { Database } from "./database.js";
 
 /** better-sqlite3 binds `$1, $2…` by name ("1", "2"…), and takes no booleans. */
 function bind(params: readonly unknown[]): Record<string, unknown> {
-  const named: Record<string, unknown> = {};
-  params.forEach((value, i) => {
-    named[i + 1] = typeof value === "boolean" ? Number(value) : value;
-  });
-  return named;
+  return Object.fromEntries(params.map((value, i) => [i + 1, typeof value === "boolean" ? Number(value) : value]));
 }
 
 /**
