@@ -1,54 +1,55 @@
 import { describe, expect, it } from "vitest";
-import { LineSearcher, SearchSlots } from "./line-search.js";
+import { createLineSearch } from "./line-search.js";
 
-describe("LineSearcher", () => {
+const never = new AbortController().signal;
+const settle = <T>(p: Promise<T>) => p.then(() => "done" as const).catch(() => "failed" as const);
+
+describe("createLineSearch (worker threads; needs npm run build)", () => {
   it("matches lines with RE2 in a worker, (a+)+$ included, at most max", async () => {
-    const searcher = new LineSearcher("(a+)+$");
-    try {
-      const text = `${"a".repeat(5000)}b\n${"a".repeat(40)}\nxyz\naaa`;
-      expect(await searcher.search(text, 10)).toEqual([1, 3]);
-      expect(await searcher.search(text, 1)).toEqual([1]);
-    } finally {
-      await searcher.close();
-    }
+    const search = createLineSearch();
+    const text = `${"a".repeat(5000)}b\n${"a".repeat(40)}\nxyz\naaa`;
+    expect(await search("(a+)+$", text, 10, never)).toEqual([1, 3]);
+    expect(await search("(a+)+$", text, 1, never)).toEqual([1]);
   });
 
   it("refuses what RE2 does not do, with a reason, compiled off the event loop", async () => {
-    const searcher = new LineSearcher("(?<=a)b");
-    await expect(searcher.ready).rejects.toThrow(/RE2 syntax: no lookaround or backreferences/);
-    await expect(searcher.search("ab", 1)).rejects.toThrow(/RE2 syntax/);
-    await searcher.close();
-    expect(() => new LineSearcher("x".repeat(1001))).toThrow(/longer than 1000 characters/);
+    const search = createLineSearch();
+    await expect(search("(?<=a)b", "", 0, never)).rejects.toThrow(/RE2 syntax: no lookaround or backreferences/);
+    await expect(search("(?<=a)b", "ab", 1, never)).rejects.toThrow(/RE2 syntax/);
+    await expect(search("x".repeat(1001), "", 0, never)).rejects.toThrow(/longer than 1000 characters/);
   });
 
-  it("fails a pending search when it is closed (the timeout's way of stopping it)", async () => {
-    const searcher = new LineSearcher("(?:a?){1000}a{1000}");
-    const pending = searcher.search(`${"a".repeat(10_000)}\n`.repeat(200), 10);
-    await searcher.close();
-    await expect(pending).rejects.toThrow(/stopped/);
+  it("stops a running search when its call is stopped (the timeout's way of stopping it)", async () => {
+    const search = createLineSearch(1);
+    expect(await search("a", "a", 1, never)).toEqual([0]);
+    const stop = new AbortController();
+    const pending = search("(?:a?){1000}a{1000}", `${"a".repeat(10_000)}\n`.repeat(200), 10, stop.signal);
+    stop.abort();
+    await expect(pending).rejects.toThrow(/grep was stopped/);
+    // The one thread was busy for minutes with it: the next search runs only because it was terminated.
+    expect(await search("a", "a", 1, never)).toEqual([0]);
   });
-});
 
-describe("SearchSlots", () => {
-  it("lets `size` searches run and the next wait until one is released, or give up on abort", async () => {
-    const slots = new SearchSlots(2);
-    const never = new AbortController().signal;
-    const a = await slots.acquire(never);
-    await slots.acquire(never);
-    let third = false;
-    const waiting = slots.acquire(never).then((release) => {
-      third = true;
-      return release;
+  it("runs at most `maxThreads` searches at once; the next waits, or gives up when its call is stopped", async () => {
+    const search = createLineSearch(1);
+    const slow = new AbortController();
+    const running = settle(search("(?:a?){1000}a{1000}", `${"a".repeat(10_000)}\n`.repeat(200), 10, slow.signal));
+    const gaveUp = new AbortController();
+    const waiting = search("x", "x", 1, gaveUp.signal);
+    let next: "pending" | "done" | "failed" = "pending";
+    const queued = settle(search("x", "x", 1, never)).then((outcome) => {
+      next = outcome;
     });
-    const aborted = new AbortController();
-    const gaveUp = slots.acquire(aborted.signal);
-    await new Promise((r) => setImmediate(r));
-    expect(third).toBe(false);
-    aborted.abort();
-    await expect(gaveUp).rejects.toThrow(/stopped/);
-    a();
-    a(); // a second release of the same slot changes nothing
-    (await waiting)();
-    expect(third).toBe(true);
+    // Long enough for a second thread to start and answer, were one allowed: a fresh pool's does twice.
+    const control = createLineSearch();
+    for (let i = 0; i < 2; i++) expect(await control("x", "x", 1, never)).toEqual([0]);
+    expect(next).toBe("pending");
+    gaveUp.abort();
+    await expect(waiting).rejects.toThrow(/grep was stopped/);
+    expect(next).toBe("pending");
+    slow.abort();
+    expect(await running).toBe("failed");
+    await queued;
+    expect(next).toBe("done");
   });
 });

@@ -75,12 +75,12 @@ describe("HTML to text", () => {
 
 describe("the HTML converter (worker threads; needs npm run build)", () => {
   it("converts in a worker while the event loop keeps running", async () => {
-    const convert = createHtmlConverter({ timeoutMs: 30_000, memoryMb: 256, concurrency: 2 });
+    const convert = createHtmlConverter(30_000);
     const html = `<html><body>${`<div><p>${"word ".repeat(40)}<a href="/x">l</a></p></div>`.repeat(3000)}</body></html>`;
     let ticks = 0;
     const timer = setInterval(() => ticks++, 5);
     try {
-      const result = await convert(html, "https://example.org/");
+      const result = await convert(html, "https://example.org/", new AbortController().signal);
       expect(result.plain).toBeUndefined();
       expect(result.text).toContain("word word");
     } finally {
@@ -90,10 +90,10 @@ describe("the HTML converter (worker threads; needs npm run build)", () => {
   });
 
   it("falls back to bare text when a page takes too long to convert", async () => {
-    const convert = createHtmlConverter({ timeoutMs: 1000, memoryMb: 256, concurrency: 1 });
+    const convert = createHtmlConverter(1000);
     // Parsing nesting this deep alone takes linkedom many seconds.
     const deep = `<html><body>${"<div>".repeat(150_000)}deep text${"</div>".repeat(150_000)}</body></html>`;
-    const result = await convert(deep, "https://example.org/");
+    const result = await convert(deep, "https://example.org/", new AbortController().signal);
     expect(result).toEqual({ text: "deep text", plain: "converting it took longer than 1 s" });
   });
 });

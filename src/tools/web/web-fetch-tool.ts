@@ -3,7 +3,7 @@ import { type Tool, ToolError } from "../tool.js";
 import type { AddressPolicy } from "./address-policy.js";
 import { classifyBody, decodeBody } from "./extract.js";
 import type { FetchedPage, FetchLimits } from "./fetch-url.js";
-import { createHtmlConverter, type HtmlLimits } from "./html-converter.js";
+import { createHtmlConverter, HTML_TIMEOUT_MS } from "./html-converter.js";
 import type { Resolver } from "./pinned-agent.js";
 import { wrapUntrusted } from "./untrusted.js";
 
@@ -13,7 +13,6 @@ export interface WebFetchDeps {
   /** Characters returned when the model does not ask for a number. */
   defaultMaxChars: number;
   userAgent: string;
-  html?: HtmlLimits;
   /** Tests inject a resolver; the daemon uses the system's (dns.lookup). */
   resolve?: Resolver;
   /** Tests trust their own certificate authority; the daemon uses Node's bundle. */
@@ -23,12 +22,10 @@ export interface WebFetchDeps {
 type Args = { url: string; max_chars?: number };
 
 const MAX_CHARS = 100_000;
-const DEFAULT_HTML_LIMITS: HtmlLimits = { timeoutMs: 10_000, memoryMb: 256, concurrency: 2 };
 
 /** web_fetch: one http(s) page as readable text, never from the host's own network. */
 export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
-  const html = deps.html ?? DEFAULT_HTML_LIMITS;
-  const convert = createHtmlConverter(html);
+  const convert = createHtmlConverter();
   return {
     name: "web_fetch",
     description:
@@ -50,7 +47,7 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
     },
     readOnly: true,
     // Fetch, then at worst a wait for two conversions ahead of this one, then its own.
-    timeoutSeconds: Math.ceil((deps.limits.timeoutMs + 3 * html.timeoutMs) / 1000) + 5,
+    timeoutSeconds: Math.ceil((deps.limits.timeoutMs + 3 * HTML_TIMEOUT_MS) / 1000) + 5,
     async execute(args, ctx) {
       // The HTTP client (undici, ~17 MB) is loaded by the first fetch, not at start.
       const { FetchError, fetchUrl } = await import("./fetch-url.js");
@@ -73,7 +70,7 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
       let text = decoded;
       const notes: string[] = [];
       if (kind === "html") {
-        const readable = await convert(decoded, page.url);
+        const readable = await convert(decoded, page.url, ctx.signal);
         ({ title, text } = readable);
         if (readable.plain)
           notes.push(`the page could not be turned into Markdown (${readable.plain}); this is its bare text`);

@@ -1,0 +1,120 @@
+import { existsSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parentPort, Worker } from "node:worker_threads";
+import { packageRoot } from "../paths.js";
+
+export interface WorkerPoolOptions {
+  maxThreads: number;
+  /** An idle thread ends after this long, so an unused daemon holds none. */
+  idleMs: number;
+  /** Heap limit of each thread: a pathological input costs that thread, not the daemon. */
+  memoryMb?: number;
+}
+
+/** Runs one task; rejects with the signal's reason (a TimeoutError past `timeoutMs`, counted from its start). */
+export type RunTask<Task, Result> = (task: Task, signal: AbortSignal, timeoutMs?: number) => Promise<Result>;
+
+type Reply = { ok: true; result: unknown } | { ok: false; error: string };
+
+/**
+ * Runs tasks in worker threads of the module at `file` (which calls serveTasks), at most
+ * `maxThreads` at once, the rest waiting their turn, so no task blocks the daemon's event loop.
+ * A thread is kept for the next task (starting one and loading its libraries costs more than most
+ * tasks) and ends when idle. A task that fails, times out or whose signal aborts has its thread
+ * terminated, which really stops the work; one aborted while waiting gives up its turn. From the
+ * TypeScript sources (tests) the built copy in dist/ runs, so tests need `npm run build` first.
+ */
+export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOptions): RunTask<Task, Result> {
+  const idle: Array<{ worker: Worker; timer: NodeJS.Timeout }> = [];
+  const waiting: Array<() => void> = [];
+  let running = 0;
+
+  const take = (): Worker => {
+    const kept = idle.pop();
+    if (kept) clearTimeout(kept.timer);
+    const resourceLimits = options.memoryMb ? { maxOldGenerationSizeMb: options.memoryMb } : undefined;
+    return kept?.worker ?? new Worker(builtFile(fileURLToPath(file)), { resourceLimits, stdout: true, stderr: true });
+  };
+  const keep = (worker: Worker) => {
+    worker.unref();
+    const timer = setTimeout(() => {
+      idle.splice(
+        idle.findIndex((entry) => entry.worker === worker),
+        1,
+      );
+      void worker.terminate();
+    }, options.idleMs).unref();
+    idle.push({ worker, timer });
+  };
+  const turn = (signal: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      const go = () => {
+        signal.removeEventListener("abort", giveUp);
+        resolve();
+      };
+      const giveUp = () => {
+        waiting.splice(waiting.indexOf(go), 1);
+        reject(signal.reason);
+      };
+      waiting.push(go);
+      signal.addEventListener("abort", giveUp, { once: true });
+    });
+
+  return async (task, signal, timeoutMs) => {
+    signal.throwIfAborted();
+    // A finishing task hands its slot straight to the next waiter.
+    if (running >= options.maxThreads) await turn(signal);
+    else running++;
+    const worker = take();
+    try {
+      const stop = timeoutMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
+      const result = await runIn(worker, task, stop);
+      keep(worker);
+      return result as Result;
+    } catch (err) {
+      void worker.terminate();
+      throw err;
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
+
+function runIn(worker: Worker, task: unknown, signal: AbortSignal): Promise<unknown> {
+  worker.ref();
+  return new Promise((resolve, reject) => {
+    const done = (settle: () => void) => {
+      signal.removeEventListener("abort", onAbort);
+      worker.off("message", onMessage).off("error", onError).off("exit", onExit);
+      settle();
+    };
+    const onMessage = (reply: Reply) => done(() => (reply.ok ? resolve(reply.result) : reject(new Error(reply.error))));
+    const onError = (err: Error) => done(() => reject(err));
+    const onExit = (code: number) => done(() => reject(new Error(`the thread exited (code ${code})`)));
+    const onAbort = () => done(() => reject(signal.reason));
+    signal.addEventListener("abort", onAbort, { once: true });
+    worker.on("message", onMessage).on("error", onError).on("exit", onExit);
+    worker.postMessage(task);
+  });
+}
+
+/** The worker thread's side: answers every task posted by createWorkerPool with `handle`'s result. */
+export function serveTasks<Task>(handle: (task: Task) => unknown): void {
+  parentPort?.on("message", (task: Task) => {
+    try {
+      parentPort?.postMessage({ ok: true, result: handle(task) });
+    } catch (err) {
+      parentPort?.postMessage({ ok: false, error: (err as Error).message });
+    }
+  });
+}
+
+function builtFile(path: string): string {
+  if (existsSync(path)) return path;
+  const built = join(packageRoot(), "dist", relative(packageRoot(), path));
+  if (existsSync(built)) return built;
+  throw new Error(`${relative(packageRoot(), path)} is missing: run npm run build`);
+}
