@@ -1,9 +1,6 @@
-import type { UsageLimits } from "../usage/budget.js";
-import type { Price } from "../usage/prices.js";
-
 /** A section of the file: known keys only, each with its default (ajv fills in a missing section too). */
-function section(properties: Record<string, object>) {
-  return { type: "object", additionalProperties: false, default: {}, properties };
+function section<const P extends Record<string, object>>(properties: P) {
+  return { type: "object", additionalProperties: false, default: {}, properties } as const;
 }
 
 /**
@@ -222,104 +219,33 @@ export const fileSchema = {
   },
 } as const;
 
-export interface FileConfig {
-  agent: {
-    maxIterations: number;
-    maxConcurrentTurns: number;
-    contextTokens: number;
-    toolTimeoutSeconds: number;
-    modelTimeoutSeconds: number;
-    modelRetries: number;
-    stream: boolean;
-    /** Where replies are shown as they are written (docs/delivery.md): private chats, every chat, or nowhere. */
-    streamReplies: "private" | "all" | "off";
-    temperature?: number;
-    /** A cheaper model (same endpoint) for spawned helpers; the main model when absent. */
-    helperModel?: string;
-    /** Tried in order when the main model fails with a 5xx, a timeout or no connection. */
-    fallbackModels: Array<string | { model: string; baseUrl?: string }>;
-    /** What `/model` offers a chat besides the default (PINCER_MODEL); see src/agent/model-choice.ts. */
-    models: ModelSetting[];
-    circuitBreaker: { failureThreshold: number; coolDownSeconds: number };
-    /** When a message the model is unavailable for is given up (src/agent/waiting.ts). */
-    waitForModel: { refusedSeconds: number; refusedTries: number; outageHours: number };
-    /** Send photos to the model as images (off, or refused once by the endpoint: described in text). */
-    vision: boolean;
-    /** The model voice notes are transcribed with, on the same endpoint (`/audio/transcriptions`). */
-    transcriptionModel: string;
-    maxToolResultChars: number;
-    /** Tools never offered (built-in or `mcp_<server>_<tool>`): a small context has room for fewer schemas. */
-    disabledTools: string[];
-  };
-  exec: {
-    network: boolean;
-    timeoutSeconds: number;
-    maxTimeoutSeconds: number;
-    envAllowlist: string[];
-    denyPatterns: string[];
-    allowPatterns: string[];
-    restrictToWorkspace: boolean;
-    maxOutputChars: number;
-    maxProcesses: number;
-    maxFileSizeMB: number;
-    maxMemoryMB: number;
-  };
-  /** `exec`: off, ask for every command, or only for those outside exec.allowPatterns; `tools`: name globs. */
-  approvals: { exec: "off" | "ask" | "unlisted"; tools: string[]; timeoutSeconds: number };
-  telegram: { allowedGroups: string[]; webhookUrl?: string; webhookSecret?: string; webhookPort: number };
-  discord: { allowedChannels: string[]; allowBots: boolean };
-  /** `tools`: what a scheduled run may use; absent means every tool but cron and spawn. */
-  cron: { minEverySeconds: number; tools?: string[] };
-  /** `maxAudioSeconds`: longer voice notes and audio are not downloaded nor transcribed. */
-  media: { maxBytes: number; maxAudioSeconds: number };
-  /** Targets (`channel:chatId`) the message tool may write to besides the current conversation. */
-  message: { allowedTargets: string[] };
-  helpers: { maxConcurrent: number; maxPerConversation: number; maxIterations: number; timeoutSeconds: number };
-  progress: { enabled: boolean; afterSeconds: number };
-  /** Off unless intervalMinutes is set; target is `channel:chatId`. */
-  heartbeat: { intervalMinutes?: number; target?: string };
-  web: {
-    allow: string[];
-    timeoutSeconds: number;
-    maxBytes: number;
-    maxChars: number;
-    maxRedirects: number;
-    userAgent?: string;
-    /** apiKey comes from BRAVE_API_KEY, never from the file (see config/web.ts). */
-    search: { provider?: "brave" | "searxng"; baseUrl?: string; timeoutSeconds: number; apiKey?: string };
-  };
-  delivery: { retryMinSeconds: number; retryMaxSeconds: number; deadLetterAfterHours: number };
-  /** Clustered mode (PINCER_DATABASE_URL) only. */
-  cluster: { leaseSeconds: number };
-  retention: {
-    auditDays: number;
-    archivedConversationDays: number;
-    deadLetterDays: number;
-    mediaDays: number;
-    usageDays: number;
-  };
-  mcp: { servers: Record<string, McpServerFileSettings> };
-  /** Budgets (a limit not set is none) and per model what a million tokens cost; see src/usage. */
-  usage: UsageLimits & { prices: Record<string, Price> };
-  memory: { promptChars: number; shareWithGroups: boolean; shareWithGuests: boolean; consolidate: boolean };
-}
+/**
+ * The value a part of the schema describes once ajv has filled in the defaults: a property with a
+ * default, or listed in `required`, is always there; any other may be missing.
+ */
+type Value<S> = S extends { enum: readonly (infer E)[] }
+  ? E
+  : S extends { anyOf: readonly (infer A)[] }
+    ? Value<A>
+    : S extends { items: infer I }
+      ? Value<I>[]
+      : S extends { properties: infer P }
+        ? Fields<P, S extends { required: readonly (infer R)[] } ? R : never>
+        : S extends { additionalProperties: infer A extends object }
+          ? Record<string, Value<A>>
+          : S extends { type: "string" }
+            ? string
+            : S extends { type: "boolean" }
+              ? boolean
+              : number;
+type Always<P, R> = { [K in keyof P]: K extends R ? K : P[K] extends { default: unknown } ? K : never }[keyof P];
+type Fields<P, R> = { [K in Always<P, R>]: Value<P[K]> } & { [K in Exclude<keyof P, Always<P, R>>]?: Value<P[K]> };
+
+/** The config file as pincer reads it; `web.search.apiKey` comes from BRAVE_API_KEY, never from the file (see web.ts). */
+export type FileConfig = Value<typeof fileSchema> & { web: { search: { apiKey?: string } } };
 
 /** One of `agent.models`: a model name, on `baseUrl` (the default endpoint when absent), shown as `label`. */
-export interface ModelSetting {
-  name: string;
-  baseUrl?: string;
-  label?: string;
-}
+export type ModelSetting = FileConfig["agent"]["models"][number];
 
 /** One MCP server as written in the config file: `command` (stdio) or `url` (streamable HTTP). */
-export interface McpServerFileSettings {
-  command?: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd?: string;
-  url?: string;
-  headers: Record<string, string>;
-  enabledTools?: string[];
-  toolTimeoutSeconds: number;
-  trusted: boolean;
-}
+export type McpServerFileSettings = FileConfig["mcp"]["servers"][string];
