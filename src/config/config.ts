@@ -6,8 +6,8 @@ import { databaseUrl } from "./database-url.js";
 import { ConfigError } from "./errors.js";
 import type { FileConfig } from "./file-schema.js";
 import { fileValidator } from "./file-validator.js";
-import { McpSettingsError, resolveMcpSettings } from "./mcp-settings.js";
-import { webSettings } from "./web.js";
+import { resolveMcpSettings } from "./mcp-settings.js";
+import { isHttpUrl, webSettings } from "./web.js";
 
 export { ConfigError } from "./errors.js";
 
@@ -79,7 +79,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   return {
     ...file,
     telegram: telegramSettings(env, file.telegram),
-    mcp: { servers: mcpServers(env, file, configFile) },
+    mcp: { servers: resolveMcpSettings(env, file.mcp.servers, dirname(configFile)) },
     web: webSettings(env, file.web),
     openai: {
       apiKey,
@@ -160,18 +160,15 @@ function telegramSettings(env: Env, fromFile: FileConfig["telegram"]): FileConfi
 
 /** message.allowedTargets and heartbeat.target name chats as `channel:chatId` (a session key). */
 function checkTargets(file: FileConfig, path: string): void {
-  for (const target of file.message.allowedTargets) {
-    if (!isChatTarget(target)) {
+  const { intervalMinutes, target } = file.heartbeat;
+  const named = file.message.allowedTargets.map((t) => [`message.allowedTargets entry "${t}"`, t]);
+  if (target !== undefined) named.push([`heartbeat.target "${target}"`, target]);
+  for (const [what, value] of named) {
+    if (!isChatTarget(value)) {
       throw new ConfigError(
-        `PINCER_CONFIG file ${path}: message.allowedTargets entry "${target}" must look like "telegram:CHAT_ID" or "discord:CHANNEL_ID".`,
+        `PINCER_CONFIG file ${path}: ${what} must look like "telegram:CHAT_ID" or "discord:CHANNEL_ID".`,
       );
     }
-  }
-  const { intervalMinutes, target } = file.heartbeat;
-  if (target !== undefined && !isChatTarget(target)) {
-    throw new ConfigError(
-      `PINCER_CONFIG file ${path}: heartbeat.target "${target}" must look like "telegram:CHAT_ID" or "discord:CHANNEL_ID".`,
-    );
   }
   if (intervalMinutes !== undefined && target === undefined) {
     throw new ConfigError(
@@ -218,14 +215,6 @@ function isChatTarget(value: string): boolean {
   return parsed !== undefined && parsed.channel !== "system";
 }
 
-function mcpServers(env: Env, file: FileConfig, configFile: string): FileConfig["mcp"]["servers"] {
-  try {
-    return resolveMcpSettings(env, file.mcp.servers, dirname(configFile));
-  } catch (err) {
-    throw err instanceof McpSettingsError ? new ConfigError(err.message) : err;
-  }
-}
-
 function readConfigFile(path: string, explicit: boolean): FileConfig {
   let data: unknown = {};
   if (existsSync(path)) {
@@ -258,12 +247,7 @@ function readConfigFile(path: string, explicit: boolean): FileConfig {
 
 function url(env: Env, name: string, fallback: string): string {
   const value = env[name]?.trim() || fallback;
-  try {
-    const parsed = new URL(value);
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not http");
-  } catch {
-    throw new ConfigError(`${name} must be an http(s) URL, not "${value}".`);
-  }
+  if (!isHttpUrl(value)) throw new ConfigError(`${name} must be an http(s) URL, not "${value}".`);
   return value.replace(/\/+$/, "");
 }
 

@@ -1,13 +1,12 @@
 import { isAbsolute, resolve } from "node:path";
+import { ConfigError } from "./errors.js";
 import type { McpServerFileSettings } from "./file-schema.js";
+import { isHttpUrl } from "./web.js";
 
 /** Characters outside `[A-Za-z0-9_-]` become `_` in tool names (the design's rule). */
 export function sanitizeName(text: string): string {
   return text.replace(/[^A-Za-z0-9_-]/g, "_");
 }
-
-/** Thrown with one sentence naming the setting; loadConfig turns it into a ConfigError. */
-export class McpSettingsError extends Error {}
 
 /**
  * Checks the `mcp.servers` section beyond its JSON Schema and resolves it: exactly one of
@@ -24,22 +23,16 @@ export function resolveMcpSettings(
   for (const [name, server] of Object.entries(servers)) {
     const where = `mcp.servers.${name}`;
     if (Boolean(server.command) === Boolean(server.url)) {
-      throw new McpSettingsError(
+      throw new ConfigError(
         `PINCER_CONFIG ${where} needs either "command" (a local server) or "url" (a remote one), not ${server.command ? "both" : "neither"}.`,
       );
     }
-    if (server.url) {
-      let protocol = "";
-      try {
-        protocol = new URL(server.url).protocol;
-      } catch {}
-      if (protocol !== "http:" && protocol !== "https:") {
-        throw new McpSettingsError(`PINCER_CONFIG ${where}.url must be an http(s) URL, not "${server.url}".`);
-      }
+    if (server.url && !isHttpUrl(server.url)) {
+      throw new ConfigError(`PINCER_CONFIG ${where}.url must be an http(s) URL, not "${server.url}".`);
     }
     const clash = bySanitized.get(sanitizeName(name));
     if (clash !== undefined) {
-      throw new McpSettingsError(
+      throw new ConfigError(
         `PINCER_CONFIG mcp.servers "${clash}" and "${name}" give the same tool names (mcp_${sanitizeName(name)}_…); rename one.`,
       );
     }
@@ -64,7 +57,7 @@ function substitute(
     out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, variable: string) => {
       const found = env[variable];
       if (found === undefined || found === "") {
-        throw new McpSettingsError(
+        throw new ConfigError(
           `PINCER_CONFIG ${where}.${key} uses \${${variable}}, which is not set in the environment or .env.`,
         );
       }

@@ -33,16 +33,14 @@ export function webSettings(env: Record<string, string | undefined>, web: FileCo
       "PINCER_CONFIG web.search.baseUrl must name your SearXNG instance when the provider is searxng.",
     );
   }
-  if (search.baseUrl !== undefined) {
-    let ok = false;
-    try {
-      ok = ["http:", "https:"].includes(new URL(search.baseUrl).protocol);
-    } catch {
-      ok = false;
-    }
-    if (!ok) throw new ConfigError(`PINCER_CONFIG web.search.baseUrl must be an http(s) URL, not "${search.baseUrl}".`);
+  if (search.baseUrl !== undefined && !isHttpUrl(search.baseUrl)) {
+    throw new ConfigError(`PINCER_CONFIG web.search.baseUrl must be an http(s) URL, not "${search.baseUrl}".`);
   }
   return { ...web, search };
+}
+
+export function isHttpUrl(value: string): boolean {
+  return URL.canParse(value) && ["http:", "https:"].includes(new URL(value).protocol);
 }
 
 /** What a `web.allow` entry is: an IP address, a CIDR range, a host name, or nothing valid. */
