@@ -16,8 +16,7 @@ export interface Collected {
  * Glues a streamed reply back together, tolerating what servers really send: tool-call pieces
  * keyed by `index`, or by `id` alone, or by neither (then they continue the last call); a name
  * sent again with every piece; arguments as an object; no `choices` on a usage chunk; the finish
- * reason anywhere, or nowhere. Undefined when no chunk had a choice. Reasoning deltas (`reasoning_content`, `reasoning`) are left out.
- * `onText` hears the text so far whenever a chunk adds to it (a streamed answer shown as it grows).
+ * reason anywhere, or nowhere. Reasoning deltas are left out. `onText` hears the text so far.
  */
 export async function collectStream(
   chunks: AsyncIterable<unknown>,
@@ -92,7 +91,7 @@ function findCall(
   return calls.find((c) => c.id === id) ?? (last && last.id === "" ? last : undefined);
 }
 
-/** A plain (not streamed) completion, read without trusting its shape; undefined when it has no choice. */
+/** A plain completion, read without trusting its shape. */
 export function fromCompletion(response: unknown): Collected | undefined {
   const { choices, usage } = (response ?? {}) as { choices?: unknown; usage?: unknown };
   const choice = (Array.isArray(choices) ? choices[0] : undefined) as
@@ -111,15 +110,11 @@ export function fromCompletion(response: unknown): Collected | undefined {
 /** More tokens than any request or answer has: a count past it is a server's mistake. */
 const MAX_TOKENS = 100_000_000;
 
-/** A count a server could mean: a whole number from 0 to MAX_TOKENS; anything else (negative, NaN, a string) is none. */
 function count(value: unknown): number | undefined {
   return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_TOKENS ? value : undefined;
 }
 
-/**
- * Token counts from a `usage` object, when it has believable ones (otherwise pincer counts
- * itself): a missing completion count is 0, cached tokens are at most the prompt's.
- */
+/** Believable token counts from a `usage` object (else pincer counts): cached tokens are at most the prompt's. */
 export function usageOf(usage: unknown): Usage | undefined {
   const { prompt_tokens, completion_tokens, prompt_tokens_details } = (usage ?? {}) as Record<string, unknown>;
   const promptTokens = count(prompt_tokens);

@@ -1,7 +1,4 @@
-/**
- * What a failed model call says about the request and the endpoint, as pure functions of the
- * HTTP status (undefined: no answer at all) and the endpoint's error text.
- */
+// What a failed model call says about the request and the endpoint, from the HTTP status (undefined: no answer) and the error text.
 
 /**
  * Words with which servers blame the request itself: llama.cpp's "Unexpected empty grammar
@@ -34,10 +31,7 @@ export function isAwayFailure(status: number | undefined): boolean {
   return status === undefined || status === 408 || status === 429 || AWAY.has(status);
 }
 
-/**
- * The endpoint's error in a sentence for the user: the status once, never the server's
- * internals (a grammar dump, a template's source), and what to change where that is known.
- */
+/** The endpoint's error in a sentence for the user: the status once, never the server's internals, and what to change. */
 export function describeFailure(status: number, text: string): string {
   const said = cleanText(status, text);
   if (/--jinja|tools? param/i.test(said)) {
@@ -58,7 +52,7 @@ export function describeFailure(status: number, text: string): string {
   return said ? `the model endpoint answered ${status}: ${said}` : `the model endpoint answered ${status}`;
 }
 
-/** The text without the status it repeats (the client adds one, servers often another), on one line, at most 200 characters. */
+/** The text without the status it repeats (the client adds one, servers often another), on one line, cut at 200. */
 function cleanText(status: number, text: string): string {
   const line = text
     .replace(new RegExp(`^(\\s*${status}\\b[\\s:-]*)+`), "")

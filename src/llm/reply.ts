@@ -22,7 +22,7 @@ export interface NormalizedReply {
   discarded?: string[];
 }
 
-/** One reply as a server sent it, shapes unchecked (plain `message` or glued-together stream). */
+/** One reply as a server sent it, shapes unchecked. */
 export interface RawReply {
   content: unknown;
   toolCalls: Array<{ id?: unknown; name?: unknown; arguments?: unknown }>;
@@ -80,10 +80,7 @@ export function normalizeReply(raw: RawReply, offered: readonly string[], newId 
   };
 }
 
-/**
- * The text of a content field: a string; an array of parts (text parts kept); an object with a
- * `text`. Anything else has no text.
- */
+/** The text of a content field: a string, an array of parts (text parts kept), or an object with a `text`. */
 export function textOf(content: unknown): string {
   if (Array.isArray(content)) return content.map(partText).join("");
   return partText(content);
@@ -122,17 +119,12 @@ export function withoutReasoning(content: string): string {
   return text.trim();
 }
 
-/**
- * Calls one reply may make; the rest are dropped unrun and unstored. A model in a loop has sent
- * thousands at once: every one would run (read-only ones all together), be stored, and go back
- * in the next request, which then cannot fit.
- */
+/** Calls one reply may make: a model in a loop has sent thousands at once, and the next request could not fit them. */
 const MAX_CALLS = 64;
 
 const OPEN = "<think>";
 const CLOSE = "</think>";
 
-/** Arguments as the API's JSON text: an object is serialised, nothing becomes `{}`. */
 function argumentsText(args: unknown): string {
   if (typeof args === "string") return args;
   if (args === undefined || args === null) return "{}";
@@ -146,10 +138,8 @@ function finishReasonOf(reason: unknown): string | undefined {
 }
 
 /**
- * Arguments fit to store and send back: a JSON object text as it was (an object serialised),
- * anything else `{}`. llama.cpp and others parse the history's arguments and refuse the whole
- * request when one is not JSON, so a broken call must never reach the history as it came; rows
- * stored before this rule are mended on the way out.
+ * Arguments fit to store and send back: a JSON object text as it was, anything else `{}`
+ * (llama.cpp and others refuse a whole request whose history has arguments that are not JSON).
  */
 export function storableArguments(args: unknown): string {
   const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -157,7 +147,7 @@ export function storableArguments(args: unknown): string {
   try {
     if (isObject(JSON.parse(args))) return args;
   } catch {
-    // not JSON: replaced below
+    // replaced below
   }
   return "{}";
 }

@@ -1,9 +1,7 @@
 import { type Model, ModelError } from "./model.js";
 
-export interface BreakerSettings {
-  /** Consecutive failures that open the circuit. */
+interface BreakerSettings {
   failureThreshold: number;
-  /** How long an open circuit fails fast before one trial request may go out (half-open). */
   coolDownMs: number;
 }
 
@@ -83,29 +81,23 @@ export function isTransient(err: unknown): boolean {
 }
 
 export interface Endpoint {
-  /** `baseUrl model`: what the circuit breaker and the log call it. */
+  /** What the log calls it. */
   name: string;
   model: Model;
   /** Its circuit, when several chains share the endpoint (one made for it here otherwise). */
   breaker?: CircuitBreaker;
 }
 
-export interface ResilienceEvents {
-  onOpen?(endpoint: string, err: unknown): void;
-  onClose?(endpoint: string): void;
-}
-
 /**
- * Tries the endpoints in order (the configured model first, then `agent.fallbackModels`): the
- * next one only after a transient failure, never after a permanent one (a 4xx, a 5xx that
- * blames the request), which another model would most likely refuse the same way. Each endpoint has its own circuit breaker, so a dead one costs nothing
- * while it is open. When every endpoint failed or is open, throws ModelUnavailableError with
- * the time worth trying again.
+ * Tries the endpoints in order: the next one only after a transient failure, never after a
+ * permanent one (a 4xx, a 5xx that blames the request), which another model would most likely
+ * refuse the same way. A dead endpoint costs nothing while its circuit is open. When every
+ * endpoint failed or is open, throws ModelUnavailableError with the time worth trying again.
  */
 export function createResilientModel(
   endpoints: Endpoint[],
   settings: BreakerSettings,
-  events: ResilienceEvents = {},
+  events: { onOpen?(endpoint: string, err: unknown): void; onClose?(endpoint: string): void } = {},
   now: () => number = Date.now,
 ): Model {
   const breakers = new Map(endpoints.map((e) => [e.name, e.breaker ?? new CircuitBreaker(settings)]));

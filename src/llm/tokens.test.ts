@@ -74,7 +74,7 @@ describe("token counting", () => {
 describe("images", () => {
   it("counts an image part as a picture's worth of tokens", () => {
     const tokens = createTokenCounter();
-    const withImage = tokens.message({
+    const withImage = tokens.rawMessage({
       role: "user",
       content: [
         { type: "text", text: "what is this?" },

@@ -48,7 +48,6 @@ export function createTokenCounter() {
     }
     return tokens;
   };
-
   const rawMessage = (message: ChatMessage): number => {
     let tokens = MESSAGE_OVERHEAD + raw(contentText(message.content)) + IMAGE_TOKENS * imageCount(message.content);
     if (message.role === "assistant" && message.tool_calls) {
@@ -63,12 +62,10 @@ export function createTokenCounter() {
 
   const rawRequest = (messages: ChatMessage[], tools?: readonly object[]): number =>
     messages.reduce((n, m) => n + rawMessage(m), 3) + (tools ? rawTools(tools) : 0);
-
   const scale = (tokens: number) => Math.ceil(tokens * factor);
 
   return {
     text: (text: string) => scale(raw(text)),
-    message: (message: ChatMessage) => scale(rawMessage(message)),
     rawMessage,
     /** Each schema object is counted once. */
     tools: (schemas: readonly object[]) => scale(rawTools(schemas)),
