@@ -3,8 +3,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import type { Config } from "../../config/config.js";
 import { ToolRegistry } from "../registry.js";
-import { McpManager, type McpServerStatus } from "./manager.js";
-import { describeServer } from "./status-text.js";
+import { describeServer, McpManager, type McpServerStatus } from "./manager.js";
 
 export interface ServerCheck {
   name: string;

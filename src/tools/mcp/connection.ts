@@ -4,10 +4,8 @@ import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/
 import type { Logger } from "pino";
 import type { McpServerFileSettings } from "../../config/file-schema.js";
 import { ToolError } from "../tool.js";
-import type * as SdkModule from "./sdk.js";
+import type * as Sdk from "./sdk.js";
 import type { ProcessGroupTransport } from "./stdio-transport.js";
-
-type Sdk = typeof SdkModule;
 
 export type ServerState = "connecting" | "connected" | "unavailable" | "stopped";
 
@@ -27,19 +25,11 @@ const STABLE_MS = 60_000;
 const MAX_LIST_PAGES = 20;
 const CLIENT_INFO = { name: "pincer", version: "0.1.0" };
 
+/** A connected client, the SDK it came from and, for a stdio server, its process group. */
 interface Opened {
   client: Client;
-  transport: Transport;
-  /** The SDK the client came from: a connection only exists once it is loaded. */
-  sdk: Sdk;
-  /** Set for a stdio server: its process group. */
+  sdk: typeof Sdk;
   group?: ProcessGroupTransport;
-}
-
-export interface ConnectionEvents {
-  /** The server's full tool list, each time it is fetched (at connect and on list_changed). */
-  onTools(tools: McpTool[]): void;
-  onState(): void;
 }
 
 /**
@@ -49,29 +39,31 @@ export interface ConnectionEvents {
 export class McpConnection {
   state: ServerState = "connecting";
   error?: string;
+  /** The names its tools are registered under, and why some of its tools are not offered. */
+  registered: string[] = [];
+  warnings: string[] = [];
   private current?: Opened;
   private generation = 0;
   private failures = 0;
   private connectedAt = 0;
   private retryTimer?: NodeJS.Timeout;
   private stopped = false;
-  private refreshing?: Promise<void>;
+  private refreshing = false;
   private refreshAgain = false;
   private firstAttempt?: () => void;
   /** Settles once the first attempt to connect has succeeded or failed. */
-  readonly firstAttemptDone: Promise<void>;
+  readonly firstAttemptDone = new Promise<void>((resolve) => {
+    this.firstAttempt = resolve;
+  });
 
   constructor(
     readonly name: string,
-    private readonly settings: McpServerFileSettings,
-    private readonly events: ConnectionEvents,
+    readonly settings: McpServerFileSettings,
+    /** `onTools` gets the full tool list each time it is fetched (at connect and on list_changed). */
+    private readonly events: { onTools(tools: McpTool[]): void; onState(): void },
     private readonly log: Logger,
-    private readonly timing: Timing = DEFAULT_TIMING,
-  ) {
-    this.firstAttemptDone = new Promise((resolve) => {
-      this.firstAttempt = resolve;
-    });
-  }
+    private readonly timing: Timing,
+  ) {}
 
   /** The stdio server's process id while it runs. */
   get pid(): number | undefined {
@@ -104,18 +96,15 @@ export class McpConnection {
     signal: AbortSignal,
     timeoutMs: number,
   ): Promise<CallToolResult> {
-    const current = this.current;
-    const generation = this.generation;
+    const { current, generation } = this;
     if (!current || this.state !== "connected") {
       throw new ToolError(
         `server ${this.name} is unavailable${this.error ? ` (${this.error})` : ""}; pincer keeps reconnecting, try again later.`,
       );
     }
     try {
-      return (await current.client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
-        timeout: timeoutMs,
-      })) as CallToolResult;
+      const options = { signal, timeout: timeoutMs };
+      return (await current.client.callTool({ name: tool, arguments: args }, undefined, options)) as CallToolResult;
     } catch (err) {
       if (signal.aborted) throw err;
       const { ErrorCode, McpError } = current.sdk;
@@ -159,36 +148,29 @@ export class McpConnection {
   }
 
   private async open(generation: number): Promise<Opened> {
-    const { settings, timing } = this;
+    const { settings } = this;
     const sdk = await loadSdk();
     // Closed while the SDK was loading: start no server process for nobody.
     if (generation !== this.generation) throw new Error("the connection was closed");
-    const { Client, ErrorCode, McpError, ProcessGroupTransport, StreamableHTTPError } = sdk;
+    const { ErrorCode, McpError } = sdk;
     const connect = async (transport: Transport): Promise<Opened> => {
-      const group = transport instanceof ProcessGroupTransport ? transport : undefined;
-      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      const group = transport instanceof sdk.ProcessGroupTransport ? transport : undefined;
+      const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
       client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => this.listChanged(generation));
       try {
-        await client.connect(transport, { timeout: timing.connectTimeoutMs });
+        await client.connect(transport, { timeout: this.timing.connectTimeoutMs });
       } catch (err) {
         await client.close().catch(() => {});
-        throw err instanceof McpError && err.code === ErrorCode.ConnectionClosed
-          ? new Error(this.exitReason(group))
-          : err;
+        const closed = err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
+        throw closed ? new Error(exitReason(group)) : err;
       }
       // Set only now, so a failed start reports its own reason rather than "closed".
-      client.onclose = () => this.lost(generation, new Error(this.exitReason(group)));
-      return { client, transport, sdk, group };
+      client.onclose = () => this.lost(generation, new Error(exitReason(group)));
+      return { client, sdk, group };
     };
     if (settings.command) {
-      return connect(
-        new ProcessGroupTransport({
-          command: settings.command,
-          args: settings.args,
-          env: settings.env,
-          cwd: settings.cwd,
-        }),
-      );
+      const { command, args, env, cwd } = settings;
+      return connect(new sdk.ProcessGroupTransport({ command, args, env, cwd }));
     }
     const url = new URL(settings.url as string);
     const requestInit = { headers: settings.headers };
@@ -196,7 +178,7 @@ export class McpConnection {
       return await connect(new sdk.StreamableHTTPClientTransport(url, { requestInit }));
     } catch (err) {
       // Servers from before streamable HTTP answer its POST with 404 or 405 and speak SSE instead.
-      const status = err instanceof StreamableHTTPError ? (err.code ?? 0) : 0;
+      const status = err instanceof sdk.StreamableHTTPError ? (err.code ?? 0) : 0;
       if (status < 400 || status >= 500 || generation !== this.generation) throw err;
       this.log.info({ server: this.name, status }, "MCP server does not speak streamable HTTP; trying SSE");
       return connect(new sdk.SSEClientTransport(url, { requestInit }));
@@ -204,21 +186,17 @@ export class McpConnection {
   }
 
   /** One refresh at a time: a storm of list_changed notifications costs at most one more read. */
-  private listChanged(generation: number): void {
-    if (this.refreshing) {
-      this.refreshAgain = true;
-      return;
+  private async listChanged(generation: number): Promise<void> {
+    this.refreshAgain = true;
+    if (this.refreshing) return;
+    this.refreshing = true;
+    while (this.refreshAgain && generation === this.generation) {
+      this.refreshAgain = false;
+      await this.refresh(generation).catch((err) =>
+        this.log.warn({ server: this.name, err: describe(err) }, "MCP server's new tool list could not be read"),
+      );
     }
-    this.refreshing = (async () => {
-      do {
-        this.refreshAgain = false;
-        await this.refresh(generation).catch((err) =>
-          this.log.warn({ server: this.name, err: describe(err) }, "MCP server's new tool list could not be read"),
-        );
-      } while (this.refreshAgain && generation === this.generation);
-    })().finally(() => {
-      this.refreshing = undefined;
-    });
+    this.refreshing = false;
   }
 
   /** Reads the whole tool list (every page) and hands it on. */
@@ -239,9 +217,8 @@ export class McpConnection {
   private lost(generation: number, err: unknown): void {
     if (generation !== this.generation || this.stopped) return;
     this.generation++;
-    const current = this.current;
+    void this.current?.client.close().catch(() => {});
     this.current = undefined;
-    void current?.client.close().catch(() => {});
     if (this.connectedAt > 0 && Date.now() - this.connectedAt >= STABLE_MS) this.failures = 0;
     this.connectedAt = 0;
     const delay = Math.min(this.timing.retryMaxMs, this.timing.retryInitialMs * 2 ** this.failures);
@@ -253,21 +230,20 @@ export class McpConnection {
     this.retryTimer.unref();
   }
 
-  private exitReason(group: ProcessGroupTransport | undefined): string {
-    if (group?.refused) return `pincer closed it: ${group.refused}`;
-    const tail = group?.stderrTail ?? "";
-    const lastLine = tail.split("\n").pop()?.slice(0, 300);
-    return lastLine ? `the server exited: ${lastLine}` : "the connection closed";
-  }
-
   private setState(state: ServerState): void {
     this.state = state;
     this.events.onState();
   }
 }
 
+function exitReason(group: ProcessGroupTransport | undefined): string {
+  if (group?.refused) return `pincer closed it: ${group.refused}`;
+  const lastLine = group?.stderrTail.split("\n").pop()?.slice(0, 300);
+  return lastLine ? `the server exited: ${lastLine}` : "the connection closed";
+}
+
 /** The SDK, imported on the first connect; a broken install becomes this server's error, not a crash. */
-async function loadSdk(): Promise<Sdk> {
+async function loadSdk(): Promise<typeof Sdk> {
   try {
     return await import("./sdk.js");
   } catch (err) {

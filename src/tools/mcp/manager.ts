@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { McpServerFileSettings } from "../../config/file-schema.js";
@@ -43,82 +44,63 @@ export interface McpManagerDeps {
   timing?: Partial<Timing>;
 }
 
-interface Server {
-  connection: McpConnection;
-  settings: McpServerFileSettings;
-  registered: string[];
-  warnings: string[];
-}
-
 /**
  * Every configured MCP server: connected in the background, their tools kept registered as
  * `mcp_<server>_<tool>` while pincer runs (added, replaced and removed as the servers' lists change).
  */
 export class McpManager {
-  private readonly servers = new Map<string, Server>();
+  private readonly servers: McpConnection[];
   private readonly killAll = () => {
-    for (const server of this.servers.values()) server.connection.killNow();
+    for (const server of this.servers) server.killNow();
   };
 
   constructor(private readonly deps: McpManagerDeps) {
     const timing = { ...DEFAULT_TIMING, ...deps.timing };
     const log = deps.log.child({ part: "mcp" });
-    for (const [name, settings] of Object.entries(deps.servers)) {
-      const server: Server = { settings, registered: [], warnings: [], connection: undefined as never };
-      server.connection = new McpConnection(
-        name,
-        settings,
-        { onTools: (tools) => this.sync(server, tools), onState: () => this.writeStatus() },
-        log,
-        timing,
-      );
-      this.servers.set(name, server);
-    }
+    this.servers = Object.entries(deps.servers).map(([name, settings]) => {
+      const events = { onTools: (tools: McpTool[]) => this.sync(server, tools), onState: () => this.writeStatus() };
+      const server: McpConnection = new McpConnection(name, settings, events, log, timing);
+      return server;
+    });
   }
 
   /** Starts connecting every server; returns at once (a slow server never delays the channels). */
   start(): void {
-    if (this.servers.size === 0) return;
+    if (this.servers.length === 0) return;
     process.on("exit", this.killAll);
-    for (const server of this.servers.values()) server.connection.start();
+    for (const server of this.servers) server.start();
   }
 
   /** Settles once every server has connected or failed once, or after `maxMs`. */
   async firstAttempts(maxMs = Number.POSITIVE_INFINITY): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const all = Promise.all([...this.servers.values()].map((s) => s.connection.firstAttemptDone));
-    const late = new Promise<void>((resolve) => {
-      if (Number.isFinite(maxMs)) timer = setTimeout(resolve, maxMs);
-    });
-    await Promise.race([all, late]);
-    clearTimeout(timer);
+    const late = Number.isFinite(maxMs) ? [delay(maxMs, undefined, { ref: false })] : [];
+    await Promise.race([Promise.all(this.servers.map((s) => s.firstAttemptDone)), ...late]);
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.servers.values()].map((s) => s.connection.close()));
+    await Promise.all(this.servers.map((s) => s.close()));
     process.off("exit", this.killAll);
   }
 
   status(): McpServerStatus[] {
-    return [...this.servers.values()].map(({ connection, settings, registered, warnings }) => ({
-      name: connection.name,
+    return this.servers.map(({ name, settings, state, registered, error, warnings, pid }) => ({
+      name,
       transport: settings.command ? "stdio" : "http",
-      state: connection.state,
+      state,
       tools: registered.length,
       trusted: settings.trusted,
-      error: connection.error,
+      error,
       warnings,
-      pid: connection.pid,
+      pid,
     }));
   }
 
   /** Replaces the server's tools in the registry with its current list. */
-  private sync(server: Server, tools: McpTool[]): void {
+  private sync(server: McpConnection, tools: McpTool[]): void {
     const { registry, log } = this.deps;
-    const { connection, settings } = server;
     for (const name of server.registered) registry.unregister(name);
     server.registered = [];
-    const { picked, warnings } = pickTools(connection.name, tools, { enabledTools: settings.enabledTools });
+    const { picked, warnings } = pickTools(server.name, tools, { enabledTools: server.settings.enabledTools });
     for (const { name, tool } of picked) {
       if (this.deps.disabledTools?.has(name)) continue;
       const problem = registry.get(name)
@@ -128,14 +110,14 @@ export class McpManager {
       else server.registered.push(name);
     }
     server.warnings = warnings;
-    for (const warning of warnings) log.warn({ server: connection.name }, `MCP server ${connection.name}: ${warning}`);
-    log.info({ server: connection.name, tools: server.registered.length }, "MCP tools registered");
+    for (const warning of warnings) log.warn({ server: server.name }, `MCP server ${server.name}: ${warning}`);
+    log.info({ server: server.name, tools: server.registered.length }, "MCP tools registered");
     this.writeStatus();
   }
 
   /** Registers one tool; answers why not when its schema is unusable. */
-  private register(server: Server, name: string, tool: McpTool): string | undefined {
-    const { connection, settings } = server;
+  private register(connection: McpConnection, name: string, tool: McpTool): string | undefined {
+    const { settings } = connection;
     const parameters = toParameters(tool.inputSchema);
     if (JSON.stringify(parameters).length > MAX_SCHEMA_CHARS) {
       return `tool "${tool.name}" has an argument schema over ${MAX_SCHEMA_CHARS} characters; left out`;
@@ -175,6 +157,22 @@ export class McpManager {
       this.deps.log.debug({ err }, "could not write the MCP status file");
     }
   }
+}
+
+/** One line per server, as `/status`, `pincer status` and `pincer doctor` show it. */
+export function describeServer(s: McpServerStatus): string {
+  const how = `${s.transport}${s.trusted ? ", trusted" : ""}`;
+  if (s.state === "connected") {
+    const warned = s.warnings.length > 0 ? `; ${s.warnings.join("; ")}` : "";
+    return `${s.name} (${how}): connected, ${s.tools} tool${s.tools === 1 ? "" : "s"}${warned}`;
+  }
+  const tools = s.tools > 0 ? `, its ${s.tools} tools answer with an error meanwhile` : "";
+  return `${s.name} (${how}): ${s.state}${s.error ? ` (${s.error})` : ""}${tools}`;
+}
+
+export function mcpStatusLines(servers: McpServerStatus[]): string[] {
+  if (servers.length === 0) return [];
+  return ["MCP servers:", ...servers.map((s) => `  ${describeServer(s)}`)];
 }
 
 /** The server's JSON Schema as a tool's parameters: an object at the root, no `$schema` dialect line. */
