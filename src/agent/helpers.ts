@@ -6,9 +6,8 @@ import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { AuditStore, HelperRun, HelperRunStore, HelperStatus } from "../store/store.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import { ToolError } from "../tools/tool.js";
+import { ToolError, untilAborted } from "../tools/tool.js";
 import type { UsageMeter } from "../usage/meter.js";
-import { untilAborted } from "./abortable.js";
 import { formatLocal } from "./context.js";
 import { auditTo, type LoopDeps, runAgentLoop } from "./loop.js";
 

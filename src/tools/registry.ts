@@ -4,7 +4,7 @@ import type { ToolSchema } from "../llm/model.js";
 import { capToolResult, DEFAULT_MAX_RESULT_CHARS } from "./result-cap.js";
 import { SchemaCompiler } from "./schema-compiler.js";
 import type { Tool, ToolContext } from "./tool.js";
-import { ToolError } from "./tool.js";
+import { ToolError, untilAborted } from "./tool.js";
 
 export type { ToolSchema };
 
@@ -145,7 +145,10 @@ export class ToolRegistry {
     const timeout = AbortSignal.timeout(seconds * 1000);
     const signal = AbortSignal.any([ctx.signal, timeout]);
     try {
-      const result = await raceAbort(entry.tool.execute(args as Record<string, unknown>, { ...ctx, signal }), signal);
+      const result = await untilAborted(
+        entry.tool.execute(args as Record<string, unknown>, { ...ctx, signal }),
+        signal,
+      );
       return typeof result === "string" ? result : String(result);
     } catch (err) {
       if (timeout.aborted) return `Error: ${name} timed out after ${seconds} s.`;
@@ -178,14 +181,4 @@ function formatAjvErrors(errors: ErrorObject[] | null | undefined): string {
       return `${where} ${e.message}`;
     })
     .join("; ");
-}
-
-/** Tools that ignore their signal must not hold the turn past the timeout. */
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }

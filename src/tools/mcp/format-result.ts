@@ -1,4 +1,5 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js";
+import { formatBytes } from "../../bus/format-bytes.js";
 import { truncate } from "../exec/output.js";
 import { ToolError } from "../tool.js";
 
@@ -76,22 +77,19 @@ async function saveBase64(data: string, mimeType: string, save: SaveFile): Promi
   const bytes = Buffer.from(data, "base64");
   try {
     const path = await save(bytes, EXTENSIONS[mimeType.toLowerCase()] ?? "bin");
-    return `saved to ${path}, ${formatBytes(bytes.length)}`;
+    return `saved to ${path}, ${sizeOf(bytes.length)}`;
   } catch (err) {
     if (err instanceof TooMany)
-      return `not saved (${formatBytes(bytes.length)}): only ${MAX_FILES_PER_RESULT} files are kept per result`;
+      return `not saved (${sizeOf(bytes.length)}): only ${MAX_FILES_PER_RESULT} files are kept per result`;
     throw err;
   }
 }
 
 class TooMany extends Error {}
 
-function formatBytes(n: number): string {
-  return n < 1024
-    ? `${n} bytes`
-    : n < 1024 * 1024
-      ? `${(n / 1024).toFixed(1)} KB`
-      : `${(n / 1024 / 1024).toFixed(1)} MB`;
+/** `4 bytes` below a KB, as the model has always read it; above, the shared `4.9 KB` form. */
+function sizeOf(n: number): string {
+  return n < 1024 ? `${n} bytes` : formatBytes(n);
 }
 
 function sameJson(text: string, value: unknown): boolean {
