@@ -3,8 +3,7 @@ import type { InboundMessage } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
 import { storableArguments } from "../llm/reply.js";
 import type { StoredMessage } from "../store/store.js";
-import type { ReadCache } from "../tools/files/read-cache.js";
-import { readTextBeneath } from "../tools/files/safe-read.js";
+import { ReadCache } from "../tools/files/read-cache.js";
 import type { Skill } from "./skills.js";
 
 /** The workspace files that make up the system prompt, in this order. */
@@ -30,15 +29,13 @@ export interface PromptInput {
 }
 
 export function buildSystemPrompt(input: PromptInput): string {
-  const { workspace, skills, timezone, now, inbound, log } = input;
+  const { workspace, skills, timezone, now, inbound, log, cache = new ReadCache() } = input;
   const memory = input.memory ?? { include: true, maxChars: Number.POSITIVE_INFINITY };
   const parts: string[] = [];
   for (const file of BOOTSTRAP_FILES) {
     if (file === "MEMORY.md" && !memory.include) continue;
     // The workspace is the sandbox's to change: read without following links or blocking on a FIFO.
-    const read = input.cache
-      ? input.cache.text(workspace, file, MAX_PROMPT_FILE_BYTES)
-      : readTextBeneath(workspace, file, MAX_PROMPT_FILE_BYTES);
+    const read = cache.text(workspace, file, MAX_PROMPT_FILE_BYTES);
     if (read.ok) {
       const text = read.text.trim();
       parts.push(`## ${file}\n\n${file === "MEMORY.md" ? capMemory(text, memory.maxChars) : text}`);
@@ -114,21 +111,14 @@ function quoteLine(meta: Record<string, string>, sender: string): string {
 
 export function toChatMessage(m: StoredMessage): ChatMessage {
   if (m.role === "tool") return { role: "tool", content: m.content ?? "", tool_call_id: m.toolCallId ?? "" };
-  if (m.role === "assistant") {
-    return m.toolCalls?.length
-      ? {
-          role: "assistant",
-          content: m.content,
-          tool_calls: m.toolCalls.map((c) => ({
-            id: c.id,
-            type: "function" as const,
-            // Rows stored before broken arguments were kept out would make the server refuse the request.
-            function: { name: c.name, arguments: storableArguments(c.arguments) },
-          })),
-        }
-      : { role: "assistant", content: m.content ?? "" };
-  }
-  return { role: "user", content: m.content ?? "" };
+  if (m.role !== "assistant" || !m.toolCalls?.length) return { role: m.role, content: m.content ?? "" };
+  // Rows stored before broken arguments were kept out would make the server refuse the request.
+  const toolCalls = m.toolCalls.map(({ id, name, arguments: args }) => ({
+    id,
+    type: "function" as const,
+    function: { name, arguments: storableArguments(args) },
+  }));
+  return { role: "assistant", content: m.content, tool_calls: toolCalls };
 }
 
 /**
@@ -145,17 +135,11 @@ export function formatLocal(date: Date | number, timezone: string): string {
   return `${get("weekday")} ${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
 }
 
-/** The local time to the minute, `YYYY-MM-DD HH:MM`. */
-export function formatMinute(date: Date | number, timezone: string): string {
-  const get = localParts(date, timezone);
-  return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
-}
+/** The local time to the minute, `YYYY-MM-DD HH:MM` (formatLocal without its three-letter weekday). */
+export const formatMinute = (date: Date | number, timezone: string) => formatLocal(date, timezone).slice(4);
 
 /** The local calendar day, `YYYY-MM-DD`. */
-export function formatDay(date: Date | number, timezone: string): string {
-  const get = localParts(date, timezone);
-  return `${get("year")}-${get("month")}-${get("day")}`;
-}
+export const formatDay = (date: Date | number, timezone: string) => formatLocal(date, timezone).slice(4, 14);
 
 function localParts(date: Date | number, timezone: string): (type: Intl.DateTimeFormatPartTypes) => string {
   let zone = localFormats.get(timezone);

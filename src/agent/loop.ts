@@ -7,6 +7,7 @@ import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
 import { answerReserve, BudgetError, type Fitted, fitRequest, requestBudget, shorten } from "./budget.js";
+import { toChatMessage } from "./context.js";
 import { askAgainNote, finalText, isFinal } from "./reply-policy.js";
 
 export interface LoopDeps {
@@ -14,11 +15,11 @@ export interface LoopDeps {
   registry: ToolRegistry;
   maxIterations: number;
   log: Logger;
-  /** Called after every tool call, for the audit log. */
+  /** After every tool call (the audit log). */
   onToolResult?: (call: ToolCall, result: string, durationMs: number) => void;
   /** Hears each model call's text as it is streamed (the reply shown as it is written). */
   onText?: (textSoFar: string) => void;
-  /** Called when a round of tool calls starts; the function it returns is called when the round ends (progress notes). */
+  /** When a round of tool calls starts; what it returns, when the round ends (progress notes). */
   onToolRound?: (calls: ToolCall[]) => () => void;
   /** The turn's journal: each step is recorded before the next one starts, so a crash can resume. */
   steps?: {
@@ -26,10 +27,7 @@ export interface LoopDeps {
     started(call: ToolCall): Promise<void>;
     result(call: ToolCall, content: string): Promise<void>;
   };
-  /**
-   * With both, every request is fitted (see fitRequest) to the context window `window()` returns
-   * then, the answer's reserve taken off; without, requests go as they are.
-   */
+  /** With both, every request is fitted (fitRequest) to `window()`, the answer's reserve taken off. */
   tokens?: TokenCounter;
   window?: () => number;
   /** When the request does not fit `window()`: asks whether the endpoint takes more now (true: try again). */
@@ -49,10 +47,7 @@ export interface LoopInput {
   toolContext: ToolContext;
   /** What this turn did before a crash cut it short: replayed as it was, then the loop goes on. */
   resume?: TurnSoFar;
-  /**
-   * Filled as the turn goes (a tool call only together with its results), so a turn that ends in
-   * an error still leaves its finished rounds to be stored.
-   */
+  /** Filled as the turn goes (a call only with its results): a turn that fails still stores its finished rounds. */
   produced?: StoredMessage[];
   /** Raw token counts already known (the history's, from the store). */
   tokenCache?: WeakMap<ChatMessage, number>;
@@ -78,12 +73,11 @@ const LIMIT_NOTE =
  * results back, and repeat until it answers in plain text or the iteration limit is reached.
  */
 export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<LoopResult> {
-  const { registry } = deps;
   const { signal } = input.toolContext;
   const messages: ChatMessage[] = [{ role: "system", content: input.system }, ...input.history, input.user];
   const userIndex = messages.length - 1;
   const produced: StoredMessage[] = input.produced ?? [];
-  const tools = registry.toSchemas();
+  const tools = deps.registry.toSchemas();
   const cache = input.tokenCache ?? new WeakMap<ChatMessage, number>();
   const complete = (extra: ChatMessage[], withTools: boolean) =>
     callModel(deps, [...messages, ...extra], userIndex, withTools ? tools : undefined, signal, cache);
@@ -119,7 +113,7 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
     const kept = calls.map((call) => ({ ...call, arguments: storableArguments(call.arguments) }));
     const assistant: StoredMessage = { role: "assistant", content: reply.content || null, toolCalls: kept };
     await deps.steps?.assistant(assistant);
-    messages.push(toAssistantMessage(assistant.content, kept));
+    messages.push(toChatMessage(assistant));
 
     const roundEnded = deps.onToolRound?.(calls);
     const results = await runToolCalls(deps, calls, input.toolContext).finally(roundEnded);
@@ -158,10 +152,8 @@ async function resume(
   let rounds = 0;
   for (const step of soFar.produced) {
     produced.push(step);
-    if (step.role === "assistant") {
-      rounds++;
-      messages.push(toAssistantMessage(step.content, step.toolCalls ?? []));
-    } else messages.push({ role: "tool", tool_call_id: step.toolCallId ?? "", content: step.content ?? "" });
+    if (step.role === "assistant") rounds++;
+    messages.push(toChatMessage(step));
   }
   const last = [...soFar.produced].reverse().find((step) => step.role === "assistant");
   const answered = new Set(soFar.produced.map((step) => step.toolCallId));
@@ -194,8 +186,7 @@ async function callModel(
   signal: AbortSignal,
   cache: WeakMap<ChatMessage, number>,
 ): Promise<ModelReply> {
-  const { tokens, window } = deps;
-  const { onText } = deps;
+  const { tokens, window, onText } = deps;
   if (!tokens || !window) return deps.model.complete({ messages, tools, signal, onText });
   const fitTo = (budget: number) => fitRequest({ messages, userIndex, tools, counter: tokens, budget, cache });
   let fitted: Fitted;
@@ -264,16 +255,4 @@ async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext)
     );
   }
   return results;
-}
-
-function toAssistantMessage(content: string | null, calls: ToolCall[]): ChatMessage {
-  return {
-    role: "assistant",
-    content,
-    tool_calls: calls.map((c) => ({
-      id: c.id,
-      type: "function" as const,
-      function: { name: c.name, arguments: storableArguments(c.arguments) },
-    })),
-  };
 }

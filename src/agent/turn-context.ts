@@ -1,33 +1,19 @@
 import type { Logger } from "pino";
-import { type MemorySharing, seesOwnerMemory } from "../access/policy.js";
+import { seesOwnerMemory } from "../access/policy.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
-import type { TokenCounter } from "../llm/tokens.js";
-import type { ConversationStore, MemoryEntry, MemoryStore } from "../store/store.js";
+import type { MemoryEntry } from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import { requestBudget } from "./budget.js";
 import { buildSystemPrompt, formatDay, toChatMessage } from "./context.js";
-import type { Skill } from "./skills.js";
+import type { WorkerDeps } from "./worker-deps.js";
 
-export interface TurnContextDeps {
-  conversations: ConversationStore;
-  memory: MemoryStore;
-  tokens: TokenCounter;
+export interface TurnContextDeps extends Pick<WorkerDeps, "conversations" | "memory" | "tokens" | "skills"> {
   toolSchemas: () => readonly object[];
-  skills: () => Skill[];
-  /** Serves unchanged prompt files from memory. */
   files?: ReadCache;
   log?: Pick<Logger, "warn">;
-  settings: {
-    workspace: string;
-    timezone: string;
-    /** The context window of this turn (agent.contextTokens, or less where the endpoint takes less). */
-    contextTokens: number;
-    /** MEMORY.md is cut at this many characters in the prompt. */
-    memoryPromptChars: number;
-    /** Who sees the owner's MEMORY.md besides the owner's own chats. */
-    sharing: MemorySharing;
-  };
+  /** contextTokens: the context window of this turn (agent.contextTokens, or less where the endpoint takes less). */
+  settings: Pick<WorkerDeps["settings"], "workspace" | "timezone" | "contextTokens" | "memoryPromptChars" | "sharing">;
 }
 
 export interface TurnContext {

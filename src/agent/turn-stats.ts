@@ -32,7 +32,8 @@ export class TurnMeter {
   private readonly started = performance.now();
   private modelMs = 0;
   private modelCalls = 0;
-  private toolCount = 0;
+  /** Tool calls that have run so far in this turn. */
+  toolCalls = 0;
   private promptTokens?: number;
   private completionTokens?: number;
   private readonly stages: Pick<TurnReport, "waitedMs" | "contextMs" | "storeMs"> = {};
@@ -76,13 +77,8 @@ export class TurnMeter {
     this.stages.storeMs = round2(ms);
   }
 
-  /** Tool calls that have run so far in this turn. */
-  get toolCalls(): number {
-    return this.toolCount;
-  }
-
   tool(name: string, result: string): void {
-    this.toolCount++;
+    this.toolCalls++;
     this.observer.toolCall?.(name, !result.startsWith("Error:"));
   }
 
@@ -92,7 +88,7 @@ export class TurnMeter {
       durationMs: Math.round(performance.now() - this.started),
       modelMs: Math.round(this.modelMs),
       modelCalls: this.modelCalls,
-      toolCalls: this.toolCount,
+      toolCalls: this.toolCalls,
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
       outcome,
