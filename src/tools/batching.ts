@@ -5,16 +5,10 @@
  */
 export function planBatches<T>(calls: readonly T[], isReadOnly: (call: T) => boolean): number[][] {
   const batches: number[][] = [];
-  let current: number[] = [];
   calls.forEach((call, index) => {
-    if (isReadOnly(call)) {
-      current.push(index);
-      return;
-    }
-    if (current.length > 0) batches.push(current);
-    current = [];
-    batches.push([index]);
+    const last = batches.at(-1);
+    if (last && isReadOnly(call) && isReadOnly(calls[last[0]])) last.push(index);
+    else batches.push([index]);
   });
-  if (current.length > 0) batches.push(current);
   return batches;
 }

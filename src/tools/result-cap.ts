@@ -5,14 +5,14 @@ export const DEFAULT_MAX_RESULT_CHARS = 16_000;
  * Cuts a tool result to `max` characters, keeping the head (where the answer usually is) and a
  * short tail (errors and summaries come last), with a note saying what was cut and how to see it.
  */
-export function capToolResult(text: string, max: number, hint = MORE_HINT): string {
+export function capToolResult(text: string, max: number): string {
   if (text.length <= max) return text;
   const tailChars = Math.min(1000, Math.floor(max / 8));
   const headChars = Math.max(0, max - tailChars);
   const head = safeSlice(text, 0, headChars);
   const tail = safeSlice(text, text.length - tailChars, text.length);
   const cut = text.length - head.length - tail.length;
-  return `${head}\n… [pincer cut ${cut.toLocaleString("en-US")} of ${text.length.toLocaleString("en-US")} characters here. ${hint}] …\n${tail}`;
+  return `${head}\n… [pincer cut ${cut.toLocaleString("en-US")} of ${text.length.toLocaleString("en-US")} characters here. ${MORE_HINT}] …\n${tail}`;
 }
 
 const MORE_HINT =
