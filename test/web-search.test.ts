@@ -4,8 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MessageBus } from "../src/bus/bus.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import type { ToolContext } from "../src/tools/tool.js";
-import { createSearchProvider, type SearchSettings } from "../src/tools/web/search-providers.js";
-import { createWebSearchTool } from "../src/tools/web/web-search-tool.js";
+import { createWebSearchTool, type SearchSettings } from "../src/tools/web/web-search-tool.js";
 import { type FakeSearch, startFakeSearch } from "./fakes/search-server.js";
 import { type FakeWeb, startFakeWeb } from "./fakes/web-server.js";
 
@@ -31,8 +30,8 @@ beforeEach(() => {
 });
 
 function search(settings: Partial<SearchSettings>) {
-  const provider = createSearchProvider({ provider: "brave", baseUrl: fake.url, timeoutMs: 2000, ...settings });
-  const registry = new ToolRegistry(60).register(createWebSearchTool(provider, settings.timeoutMs ?? 2000));
+  const tool = createWebSearchTool({ provider: "brave", baseUrl: fake.url, timeoutSeconds: 2, ...settings });
+  const registry = new ToolRegistry(60).register(tool);
   const ctx = { signal: new AbortController().signal, log: pino({ level: "silent" }), bus: new MessageBus() };
   return (args: Record<string, unknown>) =>
     registry.execute("web_search", JSON.stringify(args), ctx as unknown as ToolContext);
@@ -95,7 +94,7 @@ describe("web_search", () => {
       const garbled = await startFakeWeb((_req, res) => res.end("<html>not json</html>"));
       const huge = await startFakeWeb((_req, res) => res.end(`{"results": ["${"x".repeat(3 * 1024 * 1024)}"]}`));
       odd.push(silent, garbled, huge);
-      expect(await search({ baseUrl: silent.url, timeoutMs: 300 })({ query: "x" })).toBe(
+      expect(await search({ baseUrl: silent.url, timeoutSeconds: 0.3 })({ query: "x" })).toBe(
         "Error: Brave Search did not answer within 0.3 s.",
       );
       expect(await search({ baseUrl: garbled.url })({ query: "x" })).toBe(

@@ -153,7 +153,7 @@ async function snapshotFiles(paths: string[], ctx: ToolContext, config: Config):
   const { maxBytes } = config.media;
   const media = mediaDir(config.home);
   // PINCER_HOME stays hidden from the paths; the copies go under its media folder.
-  const scope = fileScope(ctx, config.home, media);
+  const scope = fileScope(ctx, config.home);
   const copies: string[] = [];
   for (const path of paths) {
     // Opened the race-free way the file tools use (files/safe-open.ts): regular files only, no link out.

@@ -1,4 +1,4 @@
-import type { SearchResult } from "../../src/tools/web/search-providers.js";
+import type { SearchResult } from "../../src/tools/web/web-search-tool.js";
 import { type FakeWeb, startFakeWeb } from "./web-server.js";
 
 export interface FakeSearch extends FakeWeb {

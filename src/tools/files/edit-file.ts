@@ -1,11 +1,11 @@
 import { closeSync } from "node:fs";
 import { type Tool, ToolError } from "../tool.js";
 import { looksBinary } from "./binary.js";
-import type { FileToolDeps } from "./deps.js";
 import { matchesIgnoringWhitespace, nearestMatch } from "./nearest-match.js";
 import { openInScope } from "./safe-open.js";
 import { readOpened } from "./safe-read.js";
 import { writeInScope } from "./safe-write.js";
+import { type FileToolDeps, fileScope } from "./workspace-path.js";
 
 const MAX_EDIT_BYTES = 10 * 1024 * 1024;
 
@@ -30,7 +30,7 @@ export function createEditFileTool(deps: FileToolDeps): Tool<EditFileArgs> {
     },
 
     async execute(args, ctx) {
-      const scope = deps.scope(ctx);
+      const scope = fileScope(ctx, deps.home);
       const opened = openInScope(args.path, scope, { access: "edit", want: "file" });
       let bytes: Buffer;
       try {

@@ -2,9 +2,8 @@ import { closeSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { formatBytes } from "../../bus/format-bytes.js";
 import type { Tool } from "../tool.js";
-import type { FileToolDeps } from "./deps.js";
 import { atPath, openInScope } from "./safe-open.js";
-import { displayPath } from "./workspace-path.js";
+import { displayPath, type FileToolDeps, fileScope } from "./workspace-path.js";
 
 export type ListDirArgs = { path?: string };
 
@@ -23,7 +22,7 @@ export function createListDirTool(deps: FileToolDeps): Tool<ListDirArgs> {
     readOnly: true,
 
     async execute(args, ctx) {
-      const opened = openInScope(args.path, deps.scope(ctx), { access: "read", want: "dir" });
+      const opened = openInScope(args.path, fileScope(ctx, deps.home), { access: "read", want: "dir" });
       try {
         // Listed and inspected through the descriptor: a swap of the path cannot redirect it.
         const entries = await readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true });

@@ -1,9 +1,9 @@
 import { closeSync } from "node:fs";
 import { type Tool, ToolError } from "../tool.js";
 import { describeBinary, looksBinary } from "./binary.js";
-import type { FileToolDeps } from "./deps.js";
 import { openInScope } from "./safe-open.js";
 import { readOpened } from "./safe-read.js";
+import { type FileToolDeps, fileScope } from "./workspace-path.js";
 
 export type ReadFileArgs = { path: string; offset?: number; limit?: number };
 
@@ -31,7 +31,7 @@ export function createReadFileTool(deps: FileToolDeps): Tool<ReadFileArgs> {
     readOnly: true,
 
     async execute(args, ctx) {
-      const opened = openInScope(args.path, deps.scope(ctx), { access: "read", want: "any" });
+      const opened = openInScope(args.path, fileScope(ctx, deps.home), { access: "read", want: "any" });
       let bytes: Buffer;
       try {
         if (opened.stats.isDirectory()) {

@@ -2,13 +2,12 @@ import { closeSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { type Tool, type ToolContext, ToolError, type ToolParameters } from "../tool.js";
 import { looksBinary } from "./binary.js";
-import type { FileToolDeps } from "./deps.js";
 import { compileGlob, MAX_GLOB_CHARS } from "./glob-pattern.js";
 import { checkPatternLength, createLineSearch, MAX_PATTERN_CHARS } from "./line-search.js";
 import { hiddenBelow, type Opened, openInScope } from "./safe-open.js";
 import { readOpened } from "./safe-read.js";
 import { openRegularAt, visitFiles } from "./walk-tree.js";
-import { displayPath } from "./workspace-path.js";
+import { displayPath, type FileToolDeps, fileScope } from "./workspace-path.js";
 
 const MAX_MATCHES = 200;
 const MAX_GLOB_RESULTS = 500;
@@ -55,7 +54,7 @@ async function searchTree(
   visit: (file: FoundFile) => Promise<boolean | undefined> | boolean,
   onFile?: (opened: Opened, shown: string) => Promise<unknown>,
 ): Promise<{ truncated: boolean }> {
-  const scope = deps.scope(ctx);
+  const scope = fileScope(ctx, deps.home);
   const opened = openInScope(args.path, scope, { access: "read", want: "any" });
   try {
     const workspaceReal = realpathSync(ctx.workspace);
@@ -105,7 +104,7 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
     ),
     readOnly: true,
     // The registry aborts the call at this limit; the abort terminates the matching thread.
-    timeoutSeconds: Math.min(GREP_TIME_LIMIT_SECONDS, deps.searchSeconds ?? GREP_TIME_LIMIT_SECONDS),
+    timeoutSeconds: Math.min(GREP_TIME_LIMIT_SECONDS, deps.agent?.toolTimeoutSeconds ?? GREP_TIME_LIMIT_SECONDS),
 
     async execute(args, ctx) {
       checkPatternLength(args.pattern);

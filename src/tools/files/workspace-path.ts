@@ -1,5 +1,7 @@
 import { join, relative } from "node:path";
 import { conversationMediaDir } from "../../bus/types.js";
+import type { Config } from "../../config/config.js";
+import { mediaDir } from "../../paths.js";
 import type { ToolContext } from "../tool.js";
 import { isInside, type PathScope } from "./safe-open.js";
 
@@ -16,12 +18,14 @@ export function displayPath(real: string, workspaceReal: string): string {
 export function fileScope(
   ctx: Pick<ToolContext, "workspace" | "sessionKey" | "seesOwnerMemory">,
   home: string,
-  mediaDir: string,
 ): PathScope {
   const memory = ctx.seesOwnerMemory ? [] : [join(ctx.workspace, "MEMORY.md")];
   return {
     workspace: ctx.workspace,
-    readRoots: [conversationMediaDir(mediaDir, ctx.sessionKey)],
+    readRoots: [conversationMediaDir(mediaDir(home), ctx.sessionKey)],
     hidden: [home, ...memory],
   };
 }
+
+/** What the file tools are made from: PINCER_HOME (hidden, with its media folder) and the tool timeout, which grep never exceeds. */
+export type FileToolDeps = Pick<Config, "home"> & { agent?: Pick<Config["agent"], "toolTimeoutSeconds"> };

@@ -1,6 +1,6 @@
 import type { Tool } from "../tool.js";
-import type { FileToolDeps } from "./deps.js";
 import { writeInScope } from "./safe-write.js";
+import { type FileToolDeps, fileScope } from "./workspace-path.js";
 
 export type WriteFileArgs = { path: string; content: string };
 
@@ -24,7 +24,7 @@ export function createWriteFileTool(deps: FileToolDeps): Tool<WriteFileArgs> {
 
     async execute(args, ctx) {
       const bytes = Buffer.from(args.content, "utf8");
-      const created = await writeInScope(args.path, deps.scope(ctx), bytes, true);
+      const created = await writeInScope(args.path, fileScope(ctx, deps.home), bytes, true);
       return `${created ? "Created" : "Overwrote"} ${args.path} (${bytes.length} bytes).`;
     },
   };

@@ -14,8 +14,11 @@ export interface FetchLimits {
 
 export interface FetchDeps {
   policy: AddressPolicy;
-  resolve?: Resolver;
+  limits: FetchLimits;
   userAgent: string;
+  /** Tests resolve names from their own table; the daemon uses the system's (dns.lookup). */
+  resolve?: Resolver;
+  /** Tests trust their own certificate authority; the daemon uses Node's bundle. */
   ca?: string | Buffer;
 }
 
@@ -37,22 +40,11 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * GETs a URL through the pinned agent, following at most `maxRedirects` redirects, each one
  * checked like the first URL. Never throws anything but FetchError (and the caller's abort).
  */
-export async function fetchUrl(
-  raw: string,
-  deps: FetchDeps,
-  limits: FetchLimits,
-  signal: AbortSignal,
-): Promise<FetchedPage> {
+export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal): Promise<FetchedPage> {
+  const { limits } = deps;
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   const combined = AbortSignal.any([signal, deadline]);
-  const agent = createPinnedAgent({
-    policy: deps.policy,
-    resolve: deps.resolve,
-    ca: deps.ca,
-    connectTimeoutMs: Math.min(10_000, limits.timeoutMs),
-    headersTimeoutMs: limits.timeoutMs,
-    bodyTimeoutMs: limits.timeoutMs,
-  });
+  const agent = createPinnedAgent(deps.policy, limits.timeoutMs, deps.resolve, deps.ca);
   let current = raw;
   let base: URL | undefined;
   try {

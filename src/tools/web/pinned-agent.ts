@@ -13,17 +13,6 @@ export class BlockedAddressError extends Error {
   override readonly name = "BlockedAddressError";
 }
 
-export interface PinnedAgentOptions {
-  policy: AddressPolicy;
-  resolve?: Resolver;
-  connectTimeoutMs: number;
-  headersTimeoutMs: number;
-  /** Longest silence between two body chunks. */
-  bodyTimeoutMs: number;
-  /** Certificate authorities to trust instead of Node's bundle (tests with their own CA). */
-  ca?: string | Buffer;
-}
-
 type LookupCallback = (err: Error | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
@@ -33,10 +22,12 @@ type LookupCallback = (err: Error | null, address: string | LookupAddress[], fam
  * (rebinding). IP literals, which net.connect never looks up, are checked by the connector itself.
  * One refused address refuses the host: a name that mixes public and private addresses is a trick.
  */
-export function createPinnedAgent(options: PinnedAgentOptions): Agent {
-  const { policy } = options;
-  const resolve = options.resolve ?? systemResolver;
-
+export function createPinnedAgent(
+  policy: AddressPolicy,
+  timeoutMs: number,
+  resolve: Resolver = systemResolver,
+  ca?: string | Buffer,
+): Agent {
   const lookup = (hostname: string, lookupOptions: { all?: boolean; family?: number }, callback: LookupCallback) => {
     resolve(hostname).then(
       (found) => {
@@ -59,9 +50,9 @@ export function createPinnedAgent(options: PinnedAgentOptions): Agent {
   };
 
   const base = buildConnector({
-    timeout: options.connectTimeoutMs,
+    timeout: Math.min(10_000, timeoutMs),
     lookup,
-    ...(options.ca ? { ca: options.ca } : {}),
+    ...(ca ? { ca } : {}),
   } as buildConnector.BuildOptions);
   const connect: buildConnector.connector = (target, callback) => {
     if (isIP(target.hostname)) {
@@ -76,8 +67,9 @@ export function createPinnedAgent(options: PinnedAgentOptions): Agent {
 
   return new Agent({
     connect,
-    headersTimeout: options.headersTimeoutMs,
-    bodyTimeout: options.bodyTimeoutMs,
+    headersTimeout: timeoutMs,
+    // The longest silence between two body chunks.
+    bodyTimeout: timeoutMs,
     // One call, one connection at a time: nothing to gain from pooling across calls.
     pipelining: 1,
   });

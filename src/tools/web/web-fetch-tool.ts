@@ -1,22 +1,13 @@
 import { safeSlice } from "../result-cap.js";
 import { type Tool, ToolError } from "../tool.js";
-import type { AddressPolicy } from "./address-policy.js";
 import { classifyBody, decodeBody } from "./extract.js";
-import type { FetchedPage, FetchLimits } from "./fetch-url.js";
+import type { FetchDeps, FetchedPage } from "./fetch-url.js";
 import { createHtmlConverter, HTML_TIMEOUT_MS } from "./html-converter.js";
-import type { Resolver } from "./pinned-agent.js";
 import { wrapUntrusted } from "./untrusted.js";
 
-export interface WebFetchDeps {
-  policy: AddressPolicy;
-  limits: FetchLimits;
+export interface WebFetchDeps extends FetchDeps {
   /** Characters returned when the model does not ask for a number. */
   defaultMaxChars: number;
-  userAgent: string;
-  /** Tests inject a resolver; the daemon uses the system's (dns.lookup). */
-  resolve?: Resolver;
-  /** Tests trust their own certificate authority; the daemon uses Node's bundle. */
-  ca?: string | Buffer;
 }
 
 type Args = { url: string; max_chars?: number };
@@ -53,7 +44,7 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
       const { FetchError, fetchUrl } = await import("./fetch-url.js");
       let page: FetchedPage;
       try {
-        page = await fetchUrl(args.url, deps, deps.limits, ctx.signal);
+        page = await fetchUrl(args.url, deps, ctx.signal);
       } catch (err) {
         if (err instanceof FetchError) throw new ToolError(err.message);
         throw err;

@@ -1,17 +1,23 @@
+import type { Config } from "../../config/config.js";
 import { type Tool, ToolError } from "../tool.js";
-import { SearchError, type SearchProvider } from "./search-providers.js";
 import { wrapUntrusted } from "./untrusted.js";
 
 type Args = { query: string; count?: number };
+export type SearchResult = { title: string; url: string; snippet: string };
+/** The configured provider (its base URL is the operator's choice, so it is not SSRF-checked). */
+export type SearchSettings = Config["web"]["search"] & { provider: "brave" | "searxng"; baseUrl: string };
 
 const DEFAULT_COUNT = 5;
 const MAX_COUNT = 10;
+const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 
 /** web_search: titles, URLs and snippets from the configured provider (registered only when one is). */
-export function createWebSearchTool(provider: SearchProvider, timeoutMs: number): Tool<Args> {
+export function createWebSearchTool(settings: SearchSettings): Tool<Args> {
+  const brave = settings.provider === "brave";
+  const label = brave ? "Brave Search" : "SearXNG";
   return {
     name: "web_search",
-    description: `Search the web (${provider.label}). Returns title, URL and snippet per result; use web_fetch to read a page.`,
+    description: `Search the web (${label}). Returns title, URL and snippet per result; use web_fetch to read a page.`,
     parameters: {
       type: "object",
       properties: {
@@ -27,23 +33,86 @@ export function createWebSearchTool(provider: SearchProvider, timeoutMs: number)
       additionalProperties: false,
     },
     readOnly: true,
-    timeoutSeconds: Math.ceil(timeoutMs / 1000) + 5,
+    timeoutSeconds: Math.ceil(settings.timeoutSeconds) + 5,
     async execute(args, ctx) {
       const query = args.query.trim();
       if (!query) throw new ToolError("query is empty.");
       const count = args.count ?? DEFAULT_COUNT;
-      let results: Awaited<ReturnType<SearchProvider["search"]>>;
-      try {
-        results = await provider.search(query, count, ctx.signal);
-      } catch (err) {
-        if (err instanceof SearchError) throw new ToolError(err.message);
-        throw err;
-      }
+      const url = new URL(`${settings.baseUrl.replace(/\/+$/, "")}${brave ? "/res/v1/web/search" : "/search"}`);
+      url.searchParams.set("q", query);
+      url.searchParams.set(brave ? "count" : "format", brave ? String(count) : "json");
+      const headers: Record<string, string> = { accept: "application/json" };
+      if (brave) headers["x-subscription-token"] = settings.apiKey ?? "";
+      const hint = brave
+        ? "check BRAVE_API_KEY"
+        : 'the instance must list "json" under search.formats in its settings.yml';
+      const data = (await getJson(label, url, headers, settings.timeoutSeconds, ctx.signal, hint)) as {
+        web?: { results?: unknown[] };
+        results?: unknown[];
+      } | null;
+      // Snippets arrive with <strong> highlights and entities; the model wants plain text on one line.
+      // The HTML parser loads with the first search, not at start.
+      const { htmlToPlainText } = await import("./html-to-text.js");
+      const plain = (html: unknown) => (typeof html === "string" ? htmlToPlainText(html).replace(/\s+/g, " ") : "");
+      const results = ((brave ? data?.web?.results : data?.results) ?? [])
+        .flatMap((raw): SearchResult[] => {
+          const r = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+          if (typeof r.url !== "string" || r.url === "") return [];
+          const title = plain(typeof r.title === "string" ? r.title : r.url);
+          return [{ title, url: r.url, snippet: plain(r[brave ? "description" : "content"]) }];
+        })
+        .slice(0, count);
       const body =
         results.length === 0
           ? "No results."
           : results.map((r, i) => `${i + 1}. ${r.title}\n   ${r.url}\n   ${r.snippet}`.trimEnd()).join("\n\n");
-      return wrapUntrusted("web_search", { provider: provider.label, query, results: results.length }, body);
+      return wrapUntrusted("web_search", { provider: label, query, results: results.length }, body);
     },
   };
+}
+
+/** GETs the provider's JSON within the deadline and the size cap; every failure worded for the model. */
+async function getJson(
+  label: string,
+  url: URL,
+  headers: Record<string, string>,
+  timeoutSeconds: number,
+  signal: AbortSignal,
+  refusedHint: string,
+): Promise<unknown> {
+  const deadline = AbortSignal.timeout(timeoutSeconds * 1000);
+  const fail = (err: unknown, what: string) => {
+    if (err instanceof ToolError) return err;
+    if (signal.aborted) return signal.reason;
+    if (deadline.aborted) return new ToolError(`${label} did not answer within ${timeoutSeconds} s.`);
+    return new ToolError(`${label} ${what}: ${(err as Error).message}.`);
+  };
+  let response: Response;
+  try {
+    response = await fetch(url, { headers, signal: AbortSignal.any([signal, deadline]), redirect: "error" });
+  } catch (err) {
+    throw fail(((err as Error).cause as Error | undefined) ?? err, "could not be reached");
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response.body ?? []) {
+      size += chunk.length;
+      // Throwing out of the loop cancels the stream, which stops the download.
+      if (size > MAX_RESPONSE_BYTES) throw new ToolError(`${label} sent more than ${MAX_RESPONSE_BYTES} bytes.`);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    throw fail(err, "broke off its answer");
+  }
+  if (response.status === 401 || response.status === 403) {
+    throw new ToolError(`${label} refused the request (HTTP ${response.status}): ${refusedHint}.`);
+  }
+  if (response.status === 429) throw new ToolError(`${label} says too many requests (HTTP 429); try again later.`);
+  if (!response.ok) throw new ToolError(`${label} answered HTTP ${response.status}.`);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw new ToolError(`${label} answered with something that is not JSON.`);
+  }
 }
