@@ -7,8 +7,7 @@ import { TurnDispatcher, turnLeaseName } from "../src/cluster/turn-dispatcher.js
 import { FencedOutError } from "../src/store/cluster.js";
 import { type ClusterStore, openClusterStore } from "../src/store/postgres/cluster-store.js";
 import { ClusterWork } from "../src/store/postgres/cluster-work.js";
-import { transaction } from "../src/store/postgres/db.js";
-import { fencedPool } from "../src/store/postgres/fenced-pool.js";
+import { pgSql } from "../src/store/postgres/db.js";
 import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
 import { until } from "./helpers/until.js";
 
@@ -133,14 +132,14 @@ describe.skipIf(!havePostgres)("clustered mode's turn dispatch on a real Postgre
       await new Promise((resolve) => setTimeout(resolve, 20));
       while (proc.stall) await new Promise((resolve) => setTimeout(resolve, 50));
       // The engine's own pool makes the fenced writes, as the PostgreSQL engine does with its pool.
-      await transaction(fencedPool(pool, fence), async (tx) => {
-        await tx.query("INSERT INTO turns_run (process, session_key, msg_id, epoch) VALUES ($1, $2, $3, $4)", [
+      await pgSql(pool, fence).transaction(async (tx) => {
+        await tx.run("INSERT INTO turns_run (process, session_key, msg_id, epoch) VALUES ($1, $2, $3, $4)", [
           name,
           msg.sessionKey,
           msg.id,
           fence.epoch,
         ]);
-        await tx.query("UPDATE inbox SET status = 'done' WHERE id = $1", [`telegram:${msg.chatId}:${msg.id}`]);
+        await tx.run("UPDATE inbox SET status = 'done' WHERE id = $1", [`telegram:${msg.chatId}:${msg.id}`]);
       });
       dispatcher.finished(msg);
     };

@@ -10,8 +10,8 @@ import { RoleKeeper } from "../src/cluster/roles.js";
 import { packageRoot } from "../src/paths.js";
 import { type Fence, FencedOutError } from "../src/store/cluster.js";
 import { type ClusterStore, openClusterStore } from "../src/store/postgres/cluster-store.js";
-import { createPool, type Db, transaction } from "../src/store/postgres/db.js";
-import { fencedPool } from "../src/store/postgres/fenced-pool.js";
+import { createPool, pgSql } from "../src/store/postgres/db.js";
+import type { Sql } from "../src/store/sql.js";
 import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
 import { until } from "./helpers/until.js";
 
@@ -70,10 +70,10 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
   };
   const pools: pg.Pool[] = [];
   /** A fenced transaction as the engine makes one: on a pool whose every write checks the fence first. */
-  const fenced = <T>(fence: Fence, work: (tx: Db) => Promise<T>): Promise<T> => {
+  const fenced = <T>(fence: Fence, work: (tx: Sql) => Promise<T>): Promise<T> => {
     const pool = createPool(url, () => {});
     pools.push(pool);
-    return transaction(fencedPool(pool, fence), work);
+    return pgSql(pool, fence).transaction(work);
   };
 
   beforeAll(async () => {
@@ -244,7 +244,7 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     const first = await store.claim("p1", ["turn:telegram:42"], TTL);
     const epoch1 = first.get("turn:telegram:42") as number;
     await fenced({ name: "turn:telegram:42", epoch: epoch1 }, (tx) =>
-      tx.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('p1', $1)", [epoch1]),
+      tx.run("INSERT INTO fenced_writes (writer, epoch) VALUES ('p1', $1)", [epoch1]),
     );
     // p2 cannot take a live lease; after p1 gives it back it can, under a new epoch.
     expect((await store.claim("p2", ["turn:telegram:42"], TTL)).size).toBe(0);
@@ -253,7 +253,7 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     expect(epoch2).toBeGreaterThan(epoch1);
 
     const stale = fenced({ name: "turn:telegram:42", epoch: epoch1 }, async (tx) => {
-      await tx.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('p1', $1)", [epoch1]);
+      await tx.run("INSERT INTO fenced_writes (writer, epoch) VALUES ('p1', $1)", [epoch1]);
     });
     await expect(stale).rejects.toBeInstanceOf(FencedOutError);
     // The same holder renewing keeps its epoch.
@@ -270,24 +270,20 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     try {
       const name = "turn:telegram:5";
       const epoch1 = (await store.claim("p1", [name], TTL)).get(name) as number;
-      const fenced = fencedPool(pool, { name, epoch: epoch1 });
-      await fenced.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('single', $1)", [epoch1]);
-      // As the engine's transaction helper does: a connection, BEGIN, its statements, COMMIT.
-      const client = await fenced.connect();
-      await client.query("BEGIN");
-      await client.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('tx', $1)", [epoch1]);
-      await client.query("COMMIT");
-      client.release();
+      const fenced = pgSql(pool, { name, epoch: epoch1 });
+      await fenced.run("INSERT INTO fenced_writes (writer, epoch) VALUES ('single', $1)", [epoch1]);
+      await fenced.transaction((tx) => tx.run("INSERT INTO fenced_writes (writer, epoch) VALUES ('tx', $1)", [epoch1]));
 
       await store.release("p1", [name]);
       await store.claim("p2", [name], TTL);
       await expect(
-        fenced.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('stale single', $1)", [epoch1]),
+        fenced.run("INSERT INTO fenced_writes (writer, epoch) VALUES ('stale single', $1)", [epoch1]),
       ).rejects.toBeInstanceOf(FencedOutError);
-      const stale = await fenced.connect();
-      await expect(stale.query("BEGIN")).rejects.toBeInstanceOf(FencedOutError);
-      await stale.query("ROLLBACK");
-      stale.release();
+      await expect(
+        fenced.transaction((tx) =>
+          tx.run("INSERT INTO fenced_writes (writer, epoch) VALUES ('stale tx', $1)", [epoch1]),
+        ),
+      ).rejects.toBeInstanceOf(FencedOutError);
       const { rows } = await sql(url, "SELECT writer FROM fenced_writes ORDER BY id");
       expect(rows).toEqual([{ writer: "single" }, { writer: "tx" }]);
     } finally {
@@ -311,7 +307,7 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
         return held;
       });
       await new Promise((resolve) => setTimeout(resolve, 300));
-      await tx.query("INSERT INTO fenced_writes (writer, epoch) VALUES ('p1', $1)", [epoch1]);
+      await tx.run("INSERT INTO fenced_writes (writer, epoch) VALUES ('p1', $1)", [epoch1]);
       committedAt = performance.now();
       void takeover;
     });

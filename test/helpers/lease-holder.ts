@@ -10,8 +10,7 @@ import { ClusterMember } from "../../src/cluster/member.js";
 import { RoleKeeper } from "../../src/cluster/roles.js";
 import { type Fence, FencedOutError } from "../../src/store/cluster.js";
 import { openClusterStore } from "../../src/store/postgres/cluster-store.js";
-import { createPool, transaction } from "../../src/store/postgres/db.js";
-import { fencedPool } from "../../src/store/postgres/fenced-pool.js";
+import { createPool, pgSql } from "../../src/store/postgres/db.js";
 
 const [url, role, ttl, name] = process.argv.slice(2);
 const say = (line: string): void => {
@@ -40,17 +39,17 @@ member.start();
 setInterval(() => {
   const fence = writing;
   if (!fence) return;
-  transaction(fencedPool(writes, fence), (tx) =>
-    tx.query("INSERT INTO fenced_writes (writer, epoch) VALUES ($1, $2)", [name, fence.epoch]),
-  ).then(
-    () => {},
-    (err: unknown) => {
-      if (err instanceof FencedOutError) {
-        say(`fenced out ${fence.epoch}`);
-        writing = undefined;
-      }
-    },
-  );
+  pgSql(writes, fence)
+    .run("INSERT INTO fenced_writes (writer, epoch) VALUES ($1, $2)", [name, fence.epoch])
+    .then(
+      () => {},
+      (err: unknown) => {
+        if (err instanceof FencedOutError) {
+          say(`fenced out ${fence.epoch}`);
+          writing = undefined;
+        }
+      },
+    );
 }, 50);
 process.on("SIGTERM", async () => {
   await keeper.stop();

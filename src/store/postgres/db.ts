@@ -1,4 +1,5 @@
 import pg from "pg";
+import { type Fence, FencedOutError } from "../cluster.js";
 import type { Sql } from "../sql.js";
 
 /** What runs a query: the pool, or one connection inside a transaction. */
@@ -59,9 +60,23 @@ export async function transaction<T>(pool: pg.Pool, work: (tx: Db) => Promise<T>
   }
 }
 
-/** The store's SQL on a pool (or, inside a transaction, on its one connection). */
-export function pgSql(pool: pg.Pool): Sql {
-  return { ...on(pool), transaction: (work) => transaction(pool, (client) => work(on(client))) };
+/**
+ * The store's SQL on a pool (or, inside a transaction, on its one connection). Under a `fence`
+ * every write is a transaction that first checks the fence is current, the lease row locked FOR
+ * SHARE (a takeover, an update of that row, waits until the transaction ends): so the store's
+ * groups make fenced writes without knowing of leases, and a stale fence writes nothing.
+ */
+export function pgSql(pool: pg.Pool, fence?: Fence): Sql {
+  const begin = <T>(work: (client: Db) => Promise<T>) =>
+    transaction(pool, async (client) => {
+      const sql = "SELECT 1 FROM cluster_leases WHERE name = $1 AND epoch = $2 FOR SHARE";
+      if (fence && (await client.query(sql, [fence.name, fence.epoch])).rowCount !== 1) throw new FencedOutError(fence);
+      return work(client);
+    });
+  const single = fence
+    ? ({ query: (sql: string, params?: unknown[]) => begin((c) => c.query(sql, params)) } as Db)
+    : pool;
+  return { ...on(single), transaction: (work) => begin((client) => work(on(client))) };
 }
 
 function on(db: Db): Sql {

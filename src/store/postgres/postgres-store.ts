@@ -1,14 +1,14 @@
 import type pg from "pg";
+import type { Fence } from "../cluster.js";
 import { NOTIFY_INBOX, NOTIFY_OUTBOX } from "../journal.js";
 import { type Store, type StoreOptions, storeOn } from "../store.js";
 import { createPool, listen, pgSql } from "./db.js";
-import { fencedPool } from "./fenced-pool.js";
 import { PostgresMemory } from "./memory.js";
 import { migrate } from "./schema.js";
 
-/** The store's groups on `pool`: the engine's own, or one that fences every write (see fenced-pool.ts). */
-function groupsOn(pool: pg.Pool, options: StoreOptions) {
-  const sql = pgSql(pool);
+/** The store's groups on `pool`, every write fenced under `fence` when given (see pgSql). */
+function groupsOn(pool: pg.Pool, options: StoreOptions, fence?: Fence) {
+  const sql = pgSql(pool, fence);
   return storeOn(sql, new PostgresMemory(sql), options);
 }
 
@@ -36,7 +36,7 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
         options.onError,
       ),
     fenced: (fence) => {
-      const under = groupsOn(fencedPool(pool, fence), options);
+      const under = groupsOn(pool, options, fence);
       return { steps: under.steps, turns: under.turns, recordTurnStart: (msg) => under.journal.recordTurnStart(msg) };
     },
     close: () => pool.end(),
