@@ -8,7 +8,7 @@ import { createTokenCounter } from "../src/llm/tokens.js";
 import { Consolidator } from "../src/memory/consolidator.js";
 import { appendMemoryFacts } from "../src/memory/memory-file.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
-import { sqliteStoreOn } from "../src/store/sqlite/sqlite-store.js";
+import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { StoredMessage } from "../src/store/store.js";
 import type { FakeReply } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
@@ -26,7 +26,7 @@ function setup(contextTokens = 4000, timeoutSeconds = 10) {
   const workspace = join(home, "workspace");
   mkdirSync(workspace);
   const db = openDatabase(join(home, "pincer.db"));
-  const { conversations, memory: store } = sqliteStoreOn(db, {
+  const { conversations, memory: store } = openSqliteStore(db, {
     countTokens: (m) => tokens.rawMessage(toChatMessage(m)),
   });
   let now = Date.parse("2026-03-05T10:00:00Z");

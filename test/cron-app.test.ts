@@ -5,7 +5,7 @@ import type { InboundMessage } from "../src/bus/types.js";
 import { databasePath } from "../src/paths.js";
 import { removeJob } from "../src/scheduler/cron-commands.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
-import { sqliteStoreOn } from "../src/store/sqlite/sqlite-store.js";
+import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { FakeReply } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
@@ -189,7 +189,7 @@ describe("reminders through the app", () => {
     const store = async () => {
       const db = openDatabase(databasePath(home));
       try {
-        return (await sqliteStoreOn(db).jobs.listAll())[0];
+        return (await openSqliteStore(db).jobs.listAll())[0];
       } finally {
         db.close();
       }
@@ -235,7 +235,7 @@ describe("reminders through the app", () => {
 
     // `pincer cron remove ID` is another process with its own connection to the database.
     const cli = openDatabase(join(home, "pincer.db"));
-    expect((await removeJob(sqliteStoreOn(cli).jobs, id)).ok).toBe(true);
+    expect((await removeJob(openSqliteStore(cli).jobs, id)).ok).toBe(true);
     cli.close();
 
     await sleep(Math.max(0, dueAt + 1500 - Date.now()));

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { databasePath } from "../src/paths.js";
 import { listJobsText } from "../src/scheduler/cron-commands.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
-import { sqliteStoreOn } from "../src/store/sqlite/sqlite-store.js";
+import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { FakeReply } from "./fakes/openai-server.js";
 import type { SentMessage } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
@@ -67,7 +67,7 @@ describe("reminders on Telegram across kill -9", () => {
     expect(asks).toHaveLength(1);
     const db = openDatabase(databasePath(home));
     try {
-      expect(await listJobsText(sqliteStoreOn(db).jobs)).toBe("No scheduled jobs.");
+      expect(await listJobsText(openSqliteStore(db).jobs)).toBe("No scheduled jobs.");
     } finally {
       db.close();
     }

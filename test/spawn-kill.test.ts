@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { databasePath } from "../src/paths.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
-import { sqliteStoreOn } from "../src/store/sqlite/sqlite-store.js";
+import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { tempHome } from "./helpers/app.js";
 import { gatewayOnFakes, killHard, USER } from "./helpers/daemon.js";
 
@@ -13,7 +13,7 @@ const { model, gateway, say, until } = fakes;
 async function pendingOutbox(home: string): Promise<number> {
   const db = openDatabase(databasePath(home));
   try {
-    return (await sqliteStoreOn(db).journal.pendingOutbound("telegram")).length;
+    return (await openSqliteStore(db).journal.pendingOutbound("telegram")).length;
   } finally {
     db.close();
   }
@@ -67,7 +67,7 @@ describe("spawn across kill -9", () => {
     ).toHaveLength(1);
     const db = openDatabase(databasePath(home));
     try {
-      expect((await sqliteStoreOn(db).helperRuns.recent(5)).map((r) => [r.label, r.status])).toEqual([
+      expect((await openSqliteStore(db).helperRuns.recent(5)).map((r) => [r.label, r.status])).toEqual([
         ["stars", "interrupted"],
       ]);
     } finally {

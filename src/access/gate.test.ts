@@ -2,12 +2,12 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { InboundMessage, OutboundMessage } from "../bus/types.js";
 import { openDatabase } from "../store/sqlite/database.js";
-import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import { createAccessGate } from "./gate.js";
 
 function setup() {
   let now = 1_000_000;
-  const pairing = sqliteStoreOn(openDatabase(":memory:"), { pairing: { now: () => now } }).pairing;
+  const pairing = openSqliteStore(openDatabase(":memory:"), { pairing: { now: () => now } }).pairing;
   const sent: OutboundMessage[] = [];
   const gate = createAccessGate({
     allowFrom: { telegram: ["42"], discord: ["*"] },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../store/sqlite/database.js";
-import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import { DEFAULT_RETRY_TIMING, MessageBus } from "./bus.js";
 import type { OutboundHandler } from "./delivery.js";
 import { ChannelSender } from "./outbox-sender.js";
@@ -10,7 +10,7 @@ const reply = { channel: "telegram" as const, chatId: "1", text: "three parts", 
 
 async function deliver(handler: OutboundHandler) {
   const db = openDatabase(":memory:");
-  const journal = sqliteStoreOn(db).journal;
+  const journal = openSqliteStore(db).journal;
   const id = await journal.recordOutbound(reply);
   // A pending row's parts are counted beside it (outbox_progress).
   const row = () =>
@@ -99,7 +99,7 @@ describe("ChannelSender and the parts of a message", () => {
 describe("an edit of an earlier outbox row", () => {
   it("goes to that row's first platform message, also after a restart; one never posted to the chat is refused once", async () => {
     const db = openDatabase(":memory:");
-    const journal = sqliteStoreOn(db).journal;
+    const journal = openSqliteStore(db).journal;
     const seen: OutboundMessage[] = [];
     let next = 100;
     const handler: OutboundHandler = async (msg, delivery) => {

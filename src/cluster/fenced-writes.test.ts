@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { InboundMessage } from "../bus/types.js";
 import type { Fence } from "../store/cluster.js";
 import { openDatabase } from "../store/sqlite/database.js";
-import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import { fenceTurnWrites } from "./fenced-writes.js";
 
 const msg: InboundMessage = {
@@ -21,7 +21,7 @@ const msg: InboundMessage = {
 
 describe("fenced turn writes", () => {
   it("writes a turn under the fence it began with, not the newer one its process took again later", async () => {
-    const store = sqliteStoreOn(openDatabase(":memory:"));
+    const store = openSqliteStore(openDatabase(":memory:"));
     await store.journal.acceptInbound(msg);
     let current: Fence | undefined = { name: "turn:telegram:42", epoch: 1 };
     const usedEpochs: number[] = [];

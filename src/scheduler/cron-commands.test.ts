@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
-import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import { listJobsText, removeJob } from "./cron-commands.js";
 
 let dir: string;
@@ -20,7 +20,7 @@ afterEach(() => {
 });
 
 it("lists every conversation's jobs and removes one by id", async () => {
-  const store = sqliteStoreOn(db).jobs;
+  const store = openSqliteStore(db).jobs;
   expect(await listJobsText(store)).toBe("No scheduled jobs.");
   const at = Date.parse("2025-06-01T07:00:00Z");
   const job = await store.add({

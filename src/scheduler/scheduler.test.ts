@@ -9,7 +9,7 @@ import type { InboundMessage } from "../bus/types.js";
 import { ownedJobs } from "../store/jobs.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
 import { sqliteSql } from "../store/sqlite/sql.js";
-import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { JobOrigin, JobStore, JournalStore } from "../store/store.js";
 import { nextRun, type Schedule } from "./schedule.js";
 import { Scheduler } from "./scheduler.js";
@@ -34,7 +34,7 @@ class Process {
 
   constructor(path: string, clock: ManualClock) {
     this.db = openDatabase(path);
-    const store = sqliteStoreOn(this.db);
+    const store = openSqliteStore(this.db);
     this.journal = store.journal;
     this.bus = new MessageBus({ journal: this.journal });
     this.store = store.jobs;

@@ -1,13 +1,8 @@
 import { openSqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store, StoreOptions } from "./store.js";
 
-export type { StoreOptions } from "./store.js";
-
 /** Where the store lives: the SQLite file, or (PINCER_DATABASE_URL) a PostgreSQL database. */
-export interface StoreLocation {
-  path: string;
-  url?: string;
-}
+type StoreLocation = { path: string; url?: string };
 
 /**
  * Opens the store pincer runs on: PostgreSQL when a URL is given (its client is loaded only

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { pruneMediaFiles } from "./retention.js";
 import { closeDatabase, openDatabase } from "./sqlite/database.js";
-import { sqliteStoreOn } from "./sqlite/sqlite-store.js";
+import { openSqliteStore } from "./sqlite/sqlite-store.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, mediaDays: 30, usageDays: 400 };
@@ -18,7 +18,7 @@ describe("retention", () => {
     );
     audit.run(now - 31 * DAY);
     audit.run(now - 29 * DAY);
-    const conversations = sqliteStoreOn(db).conversations;
+    const conversations = openSqliteStore(db).conversations;
     await conversations.append("old", [{ role: "user", content: "long ago" }]);
     await conversations.archive("old");
     db.prepare("UPDATE conversations SET archived_at = ? WHERE session_key = 'old'").run(now - 91 * DAY);
@@ -26,7 +26,7 @@ describe("retention", () => {
     await conversations.archive("recent");
     // An open conversation is kept however old it is.
     await conversations.append("open", [{ role: "user", content: "still talking", createdAt: now - 400 * DAY }]);
-    const journal = sqliteStoreOn(db).journal;
+    const journal = openSqliteStore(db).journal;
     const old = await journal.recordOutbound({ channel: "telegram", chatId: "1", text: "gone", kind: "reply" });
     const young = await journal.recordOutbound({ channel: "telegram", chatId: "1", text: "kept", kind: "reply" });
     await journal.recordOutbound({ channel: "telegram", chatId: "2", text: "pending", kind: "reply" });
@@ -34,21 +34,21 @@ describe("retention", () => {
     await journal.deadLetterOutbound(young, "refused");
     db.prepare("UPDATE outbox SET finished_at = ? WHERE id = ?").run(now - 31 * DAY, old);
 
-    expect(await sqliteStoreOn(db).retention.prune(ages, now)).toEqual({
+    expect(await openSqliteStore(db).retention.prune(ages, now)).toEqual({
       auditRows: 1,
       conversations: 1,
       messages: 1,
       deadLetters: 1,
       usageRows: 0,
     });
-    expect(await sqliteStoreOn(db).status.summary()).toMatchObject({
+    expect(await openSqliteStore(db).status.summary()).toMatchObject({
       toolCalls: 1,
       deadLetters: 1,
       pendingOutbound: 1,
       messages: 2,
     });
     expect((await conversations.recent("open", 1000)).map((m) => m.content)).toEqual(["still talking"]);
-    expect(await sqliteStoreOn(db).retention.prune(ages, now)).toEqual({
+    expect(await openSqliteStore(db).retention.prune(ages, now)).toEqual({
       auditRows: 0,
       conversations: 0,
       messages: 0,
@@ -79,7 +79,7 @@ describe("retention", () => {
   it("optimizes and folds the write-ahead log into the file on close", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pincer-close-"));
     const db = openDatabase(join(dir, "pincer.db"));
-    await sqliteStoreOn(db).conversations.append("a", [{ role: "user", content: "x".repeat(100_000) }]);
+    await openSqliteStore(db).conversations.append("a", [{ role: "user", content: "x".repeat(100_000) }]);
     expect(statSync(join(dir, "pincer.db-wal")).size).toBeGreaterThan(0);
     closeDatabase(db);
     expect(existsSync(join(dir, "pincer.db-wal")) ? statSync(join(dir, "pincer.db-wal")).size : 0).toBe(0);

@@ -8,7 +8,7 @@ import type { InboundMessage } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { runMessage } from "../scheduler/delivery.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
-import { sqliteStoreOn } from "../store/sqlite/sqlite-store.js";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { JobStore } from "../store/store.js";
 import { createCronTool } from "./cron-tool.js";
 import { ToolRegistry } from "./registry.js";
@@ -24,7 +24,7 @@ let wakes: number;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "pincer-cron-tool-"));
   db = openDatabase(join(dir, "pincer.db"));
-  const stores = sqliteStoreOn(db);
+  const stores = openSqliteStore(db);
   store = stores.jobs;
   wakes = 0;
   vi.useFakeTimers({ toFake: ["Date"], now: NOW });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { InboundMessage, OutboundMessage } from "../../src/bus/types.js";
 import { FencedOutError } from "../../src/store/cluster.js";
-import type { StoreOptions } from "../../src/store/open.js";
+import type { StoreOptions } from "../../src/store/store.js";
 import { estimateTokens, type Store, type StoredMessage } from "../../src/store/store.js";
 import { describeStateConformance } from "./store-conformance-state.js";
 import { describeUsageConformance } from "./store-conformance-usage.js";

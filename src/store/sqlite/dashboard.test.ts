@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { tempHome } from "../../../test/helpers/app.js";
 import type { DashboardStore, StoredMessage } from "../store.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
-import { sqliteStoreOn } from "./sqlite-store.js";
+import { openSqliteStore } from "./sqlite-store.js";
 
 let home: string | undefined;
 let db: Database | undefined;
@@ -20,9 +20,9 @@ function stores() {
   home = tempHome("pincer-dashboard-");
   db = openDatabase(join(home, "pincer.db"));
   return {
-    conversations: sqliteStoreOn(db).conversations,
-    audit: sqliteStoreOn(db).audit,
-    queries: sqliteStoreOn(db).dashboard,
+    conversations: openSqliteStore(db).conversations,
+    audit: openSqliteStore(db).audit,
+    queries: openSqliteStore(db).dashboard,
   };
 }
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { MemoryStore } from "../store.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
 import { migrations } from "./migrations.js";
-import { sqliteStoreOn } from "./sqlite-store.js";
+import { openSqliteStore } from "./sqlite-store.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const scope = { sessionKey: "s", memoryFile: false, limit: 10 };
@@ -40,8 +40,8 @@ const found = async (memory: MemoryStore, query: string) =>
 describe("the message search index, filled in batches", () => {
   it("marks stored messages and indexes them before a search, so a search sees every message", async () => {
     const db = openDatabase(":memory:");
-    const conversations = sqliteStoreOn(db).conversations;
-    const memory = sqliteStoreOn(db).memory;
+    const conversations = openSqliteStore(db).conversations;
+    const memory = openSqliteStore(db).memory;
     await conversations.append("s", [
       { role: "user", content: "where is the blue umbrella" },
       { role: "assistant", content: "in the hallway closet" },
@@ -56,8 +56,8 @@ describe("the message search index, filled in batches", () => {
 
   it("keeps the index whole when messages are edited or deleted before and after they were indexed", async () => {
     const db = openDatabase(":memory:");
-    const conversations = sqliteStoreOn(db).conversations;
-    const memory = sqliteStoreOn(db).memory;
+    const conversations = openSqliteStore(db).conversations;
+    const memory = openSqliteStore(db).memory;
     await conversations.append("s", [
       { role: "user", content: "indexed first alpha" },
       { role: "assistant", content: "indexed second bravo" },
@@ -85,19 +85,19 @@ describe("the message search index, filled in batches", () => {
     try {
       let db = openDatabase(join(dir, "p.db"));
       const old = Date.now() - 100 * DAY;
-      await sqliteStoreOn(db).conversations.append("s", [{ role: "user", content: "kept across restart golf" }]);
-      await sqliteStoreOn(db).conversations.append("gone", [{ role: "user", content: "old hotel", createdAt: old }]);
-      await sqliteStoreOn(db).memory.indexPending();
-      await sqliteStoreOn(db).conversations.append("gone", [
+      await openSqliteStore(db).conversations.append("s", [{ role: "user", content: "kept across restart golf" }]);
+      await openSqliteStore(db).conversations.append("gone", [{ role: "user", content: "old hotel", createdAt: old }]);
+      await openSqliteStore(db).memory.indexPending();
+      await openSqliteStore(db).conversations.append("gone", [
         { role: "assistant", content: "old india", createdAt: old },
       ]);
       db.prepare("UPDATE conversations SET archived_at = ? WHERE session_key = 'gone'").run(old);
       closeDatabase(db);
       db = openDatabase(join(dir, "p.db"));
       const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, mediaDays: 30, usageDays: 400 };
-      expect(await sqliteStoreOn(db).retention.prune(ages)).toMatchObject({ messages: 2 });
+      expect(await openSqliteStore(db).retention.prune(ages)).toMatchObject({ messages: 2 });
       checkIndex(db);
-      expect(await found(sqliteStoreOn(db).memory, "golf")).toEqual(["kept across restart «golf»"]);
+      expect(await found(openSqliteStore(db).memory, "golf")).toEqual(["kept across restart «golf»"]);
       checkIndex(db);
       closeDatabase(db);
     } finally {
@@ -110,11 +110,11 @@ describe("the message search index, filled in batches", () => {
     const dir = mkdtempSync(join(tmpdir(), "pincer-fts-"));
     try {
       let db = openDatabase(join(dir, "p.db"), before);
-      await sqliteStoreOn(db).conversations.append("s", [{ role: "user", content: "from the old schema juliett" }]);
+      await openSqliteStore(db).conversations.append("s", [{ role: "user", content: "from the old schema juliett" }]);
       closeDatabase(db);
       db = openDatabase(join(dir, "p.db"));
       expect(pending(db)).toBe(0);
-      expect(await found(sqliteStoreOn(db).memory, "juliett")).toEqual(["from the old schema «juliett»"]);
+      expect(await found(openSqliteStore(db).memory, "juliett")).toEqual(["from the old schema «juliett»"]);
       db.prepare("DELETE FROM messages").run();
       checkIndex(db);
       closeDatabase(db);

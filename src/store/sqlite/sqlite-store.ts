@@ -10,13 +10,9 @@ export interface SqliteStore extends Store {
   readonly db: Database;
 }
 
-/** Opens (creating and migrating if needed) the SQLite database at `path` (":memory:" for tests). */
-export function openSqliteStore(path: string, options: StoreOptions = {}): SqliteStore {
-  return sqliteStoreOn(openDatabase(path), options);
-}
-
-/** The store on an open database (tests that open it themselves). */
-export function sqliteStoreOn(db: Database, options: StoreOptions = {}): SqliteStore {
+/** Opens (creating and migrating if needed) the SQLite database at `file` (":memory:" for tests), or one opened already. */
+export function openSqliteStore(file: string | Database, options: StoreOptions = {}): SqliteStore {
+  const db = typeof file === "string" ? openDatabase(file) : file;
   const sql = sqliteSql(db);
   return {
     engine: "sqlite",
