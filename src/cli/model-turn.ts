@@ -48,9 +48,10 @@ export async function probeModelTurn(config: Config): Promise<Check> {
   const endpoint = `${config.openai.model} at ${config.openai.baseUrl}`;
   const timeoutSeconds = Math.min(config.agent.modelTimeoutSeconds, MAX_TIMEOUT_SECONDS);
   const told = await discoverContext({ ...config.openai, timeoutMs: 5000 });
-  const known = told ?? rememberedContext(config, endpoint);
+  const quiet = { info() {}, warn() {} };
+  const known = told?.tokens ?? new ContextLimits(contextLimitsPath(config.home), quiet).get(endpoint);
   const where = told ? `from the server's /${told.source === "props" ? "props" : "v1/models"}` : "as pincer learned it";
-  const window = Math.min(config.agent.contextTokens, known?.tokens ?? Number.POSITIVE_INFINITY);
+  const window = Math.min(config.agent.contextTokens, known ?? Number.POSITIVE_INFINITY);
   const biggest = [...tools]
     .map((t) => ({ name: t.function.name, tokens: counter.tools([t]) }))
     .sort((a, b) => b.tokens - a.tokens)
@@ -150,9 +151,4 @@ function fixedPrompt(config: Config): { system: string; tools: ToolSchema[] } {
   } finally {
     store.db.close();
   }
-}
-
-function rememberedContext(config: Config, endpoint: string): { tokens: number } | undefined {
-  const tokens = new ContextLimits(contextLimitsPath(config.home), { info() {}, warn() {} }).get(endpoint);
-  return tokens ? { tokens } : undefined;
 }

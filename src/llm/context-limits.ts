@@ -89,12 +89,7 @@ export function contextLine(window: number, configured: number): string {
     : `Context: ${n(window)} tokens (agent.contextTokens)`;
 }
 
-export interface DiscoverOptions {
-  baseUrl: string;
-  apiKey: string;
-  model: string;
-  timeoutMs: number;
-}
+type DiscoverOptions = { baseUrl: string; apiKey: string; model: string; timeoutMs: number };
 
 /**
  * Asks the endpoint for its context up front: llama-server's `/props` (beside `/v1`), then the

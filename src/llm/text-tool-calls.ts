@@ -1,3 +1,5 @@
+import type { ToolCall } from "./reply.js";
+
 /**
  * Tool calls that a model wrote into its text instead of the API's `tool_calls`: servers whose
  * template or parser does not know the model's format (llama-server without tool support in the
@@ -10,19 +12,10 @@
  * JSON object naming no offered tool is not markup, so that text stays as it was.
  */
 
-export interface TextCall {
-  name: string;
-  /** A JSON text, as the API would send it. */
-  arguments: string;
-}
+type TextCall = Omit<ToolCall, "id">;
 
-export interface TextCallsFound {
-  /** The content without any tool-call markup. */
-  text: string;
-  calls: TextCall[];
-  /** Names of calls that were markup but named no offered tool (or no tool at all). */
-  unknown: string[];
-}
+/** `text`: the content without any tool-call markup; `unknown`: names of calls that named no offered tool (or none). */
+type TextCallsFound = { text: string; calls: TextCall[]; unknown: string[] };
 
 const HERMES = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
 const MISTRAL = "[TOOL_CALLS]";

@@ -2,24 +2,17 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { boundedCall } from "./bounded-call.js";
 import { isPermanentFailure } from "./failure.js";
-import { ModelError, openAIClient } from "./model.js";
+import { ModelError, type ModelOptions, openAIClient } from "./model.js";
 
 /** The endpoint's own limit for one transcription upload. */
 export const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
-
-export interface TranscriberOptions {
-  apiKey: string;
-  baseUrl: string;
-  model: string;
-  timeoutSeconds: number;
-}
 
 /**
  * Voice notes to text through the same OpenAI-compatible endpoint (`/audio/transcriptions`).
  * Failures throw with a short reason fit for the user.
  */
 export function createTranscriber(
-  options: TranscriberOptions,
+  options: Pick<ModelOptions, "apiKey" | "baseUrl" | "model" | "timeoutSeconds">,
 ): (path: string, signal?: AbortSignal) => Promise<string> {
   let made: Awaited<ReturnType<typeof openAIClient>> | undefined;
   const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: 1, who: "the transcription endpoint" };

@@ -4,17 +4,15 @@ import type { Logger } from "pino";
 import { mediaDir, packageRoot } from "../paths.js";
 import { openInScope } from "../tools/files/safe-open.js";
 
-export interface HomeLayout {
-  home: string;
-  workspace: string;
-}
-
 /**
  * Creates PINCER_HOME, the media folder and the workspace, copying the template files that are
  * missing. Never overwrites: the user's edits to AGENTS.md and friends are theirs. Returns the
  * files it created.
  */
-export function ensureHome({ home, workspace }: HomeLayout, log?: Pick<Logger, "warn">): string[] {
+export function ensureHome(
+  { home, workspace }: { home: string; workspace: string },
+  log?: Pick<Logger, "warn">,
+): string[] {
   mkdirSync(home, { recursive: true, mode: 0o700 });
   mkdirSync(mediaDir(home), { recursive: true });
   mkdirSync(workspace, { recursive: true });
