@@ -86,20 +86,10 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       baseUrl: url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1"),
       model: env.PINCER_MODEL || DEFAULT_MODEL,
     },
-    telegramToken: token(
-      env,
-      "TELEGRAM_BOT_TOKEN",
-      TELEGRAM_TOKEN,
-      "the token BotFather gave you, like 123456789:AAH…",
-    ),
+    telegramToken: token(env, "TELEGRAM_BOT_TOKEN"),
     telegramApiRoot: url(env, "TELEGRAM_API_ROOT", "https://api.telegram.org"),
     telegramAllowFrom: allowList(env, "TELEGRAM_ALLOW_FROM"),
-    discordToken: token(
-      env,
-      "DISCORD_BOT_TOKEN",
-      DISCORD_TOKEN,
-      "the bot token from the Developer Portal (Bot → Reset Token)",
-    ),
+    discordToken: token(env, "DISCORD_BOT_TOKEN"),
     discordApiUrl: url(env, "DISCORD_API_URL", "https://discord.com/api"),
     discordAllowFrom: allowList(env, "DISCORD_ALLOW_FROM"),
     home,
@@ -258,13 +248,18 @@ function list(value: string | undefined): string[] {
     .filter(Boolean);
 }
 
-/** A bot token of Telegram's shape: the bot's numeric id, a colon, then the secret. */
-export const TELEGRAM_TOKEN = /^\d+:[A-Za-z0-9_-]{30,}$/;
-/** A Discord bot token: three base64url parts separated by dots. */
-export const DISCORD_TOKEN = /^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}$/;
+/** Each bot token's shape (Telegram: the bot's id, a colon, the secret; Discord: three base64url parts) and where it is. */
+const TOKENS = {
+  TELEGRAM_BOT_TOKEN: [/^\d+:[A-Za-z0-9_-]{30,}$/, "the token BotFather gave you, like 123456789:AAH…"],
+  DISCORD_BOT_TOKEN: [
+    /^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}$/,
+    "the bot token from the Developer Portal (Bot → Reset Token)",
+  ],
+} as const;
 
-function token(env: Env, name: string, shape: RegExp, what: string): string | undefined {
+function token(env: Env, name: keyof typeof TOKENS): string | undefined {
   const value = env[name]?.trim();
+  const [shape, what] = TOKENS[name];
   if (!value) return undefined;
   if (!shape.test(value)) throw new ConfigError(`${name} does not look like a bot token: paste ${what}.`);
   return value;
