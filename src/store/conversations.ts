@@ -89,7 +89,7 @@ export class SqlConversations {
     if (hit) {
       const added = await this.db.rows<MessageRow>(
         `SELECT ${COLUMNS} FROM messages WHERE conversation_id = $1 AND id > $2 ORDER BY id`,
-        [head.id, HistoryCache.after(head, hit.rows)],
+        [head.id, Math.max(head.through, hit.rows.at(-1)?.id ?? 0)],
       );
       const rows = added.length ? [...hit.rows, ...added.map(historyRow)] : hit.rows;
       if (added.length) cache.store(head, rows, hit.complete, budget);
@@ -119,11 +119,9 @@ export class SqlConversations {
 
   /** Messages of the session's open conversation. */
   async count(sessionKey: string): Promise<number> {
-    const conversationId = await openConversation(this.db, sessionKey);
-    if (conversationId === undefined) return 0;
-    return (
-      (await scalar<number>(this.db, "SELECT count(*) FROM messages WHERE conversation_id = $1", [conversationId])) ?? 0
-    );
+    const count = `SELECT count(*) FROM messages WHERE conversation_id =
+      (SELECT id FROM conversations WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1)`;
+    return (await scalar<number>(this.db, count, [sessionKey])) ?? 0;
   }
 }
 

@@ -56,11 +56,6 @@ export class HistoryCache {
     return entry;
   }
 
-  /** The id after which rows are new to the cache. */
-  static after(head: ConversationHead, rows: readonly HistoryRow[]): number {
-    return Math.max(head.through, rows.at(-1)?.id ?? 0);
-  }
-
   /** Remembers a conversation's newest rows (oldest first), trimmed to what `budget` could use again. */
   store(head: ConversationHead, rows: HistoryRow[], complete: boolean, budget: number): void {
     let keep = rows.length;

@@ -83,14 +83,9 @@ export class ClusterStore {
 
   /** Gives leases up at once (an orderly stop), so another process need not wait for them to expire. */
   async release(holder: string, names?: readonly string[]): Promise<void> {
-    if (names === undefined) {
-      await this.pool.query("DELETE FROM cluster_leases WHERE holder = $1", [holder]);
-    } else if (names.length > 0) {
-      await this.pool.query("DELETE FROM cluster_leases WHERE holder = $1 AND name = ANY($2::text[])", [
-        holder,
-        [...names],
-      ]);
-    }
+    if (names?.length === 0) return;
+    const release = "DELETE FROM cluster_leases WHERE holder = $1 AND ($2::text[] IS NULL OR name = ANY($2))";
+    await this.pool.query(release, [holder, names ? [...names] : null]);
   }
 
   /** Registers the process or records that it is alive now. */
