@@ -2,10 +2,9 @@ import { closeSync } from "node:fs";
 import { lstat, mkdir, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { conversationMediaDir } from "../../bus/types.js";
-import type { Config } from "../../config/config.js";
 import { mediaDir } from "../../paths.js";
 import { openInScope } from "../files/safe-open.js";
-import { type Tool, ToolError } from "../tool.js";
+import { type Tool, type ToolDeps, ToolError } from "../tool.js";
 import { sandboxEnv } from "./bwrap-args.js";
 import { createPidsCgroup, inCgroup, removeWhenEmpty } from "./cgroup.js";
 import { checkCommand, compilePatterns } from "./guard.js";
@@ -15,18 +14,14 @@ import { checkSandbox, type SandboxStatus, sandboxArgs } from "./sandbox-check.j
 
 export type ExecArgs = { command: string; working_dir?: string; timeout?: number };
 
-export interface ExecToolDeps {
-  config: Pick<Config, "exec" | "sandbox" | "home"> & Partial<Pick<Config, "approvals">>;
-}
-
 /** Bytes kept per stream before a flood is stopped: plenty for 10,000 printable characters. */
 const BYTES_PER_CHAR = 8;
 
-export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
-  const { exec, home } = deps.config;
+export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecArgs> {
+  const { exec, home } = config;
   const media = mediaDir(home);
   // With approvals.exec "unlisted" the allowlist says what runs unasked; the rest is asked, not refused.
-  const unlisted = deps.config.approvals?.exec === "unlisted";
+  const unlisted = config.approvals.exec === "unlisted";
   const guard = {
     denyPatterns: compilePatterns(exec.denyPatterns, "exec.denyPatterns"),
     allowPatterns: unlisted ? [] : compilePatterns(exec.allowPatterns, "exec.allowPatterns"),
@@ -38,7 +33,7 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
   let sandboxReady: Promise<SandboxStatus> | undefined;
   let commands = 0;
   const sandboxStatus = () => {
-    sandboxReady ??= checkSandbox(deps.config).then((status) => {
+    sandboxReady ??= checkSandbox(config).then((status) => {
       if (!status.ok) sandboxReady = undefined;
       return status;
     });
@@ -89,7 +84,7 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
       const timeoutSeconds = Math.min(args.timeout ?? exec.timeoutSeconds, exec.maxTimeoutSeconds);
       let [file, ...argv]: string[] = ["sh", "-c", args.command];
       let cgroup: string | undefined;
-      if (deps.config.sandbox !== "none") {
+      if (config.sandbox !== "none") {
         const status = await sandboxStatus();
         if (!status.ok) throw new ToolError(status.detail);
         const features = status.features ?? { disableUserns: false };
@@ -132,15 +127,14 @@ export function createExecTool(deps: ExecToolDeps): Tool<ExecArgs> {
 }
 
 function workingFolder(input: string | undefined, workspace: string, home: string): string {
-  let opened: ReturnType<typeof openInScope>;
   try {
-    opened = openInScope(input, { workspace, hidden: [home] }, { access: "write", want: "dir" });
+    const opened = openInScope(input, { workspace, hidden: [home] }, { access: "write", want: "dir" });
+    closeSync(opened.fd);
+    return opened.path;
   } catch (err) {
     if (err instanceof ToolError && /is a file|does not exist/.test(err.message)) {
       throw new ToolError(`working_dir "${input}" is not a folder in the workspace.`);
     }
     throw err;
   }
-  closeSync(opened.fd);
-  return opened.path;
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import type { Config } from "../../config/config.js";
@@ -45,12 +45,11 @@ export function mcpStatusPath(config: Config): string {
 export function lastKnownMcpStatus(config: Config): string[] {
   const names = Object.keys(config.mcp.servers);
   if (names.length === 0) return [];
-  const path = mcpStatusPath(config);
   let saved: { updatedAt: string; servers: McpServerStatus[] } | undefined;
   try {
-    if (existsSync(path)) saved = JSON.parse(readFileSync(path, "utf8"));
+    saved = JSON.parse(readFileSync(mcpStatusPath(config), "utf8"));
   } catch {
-    // A torn or foreign file: show the configured names only.
+    // Absent, torn or foreign: show the configured names only.
   }
   const lines = [
     `mcp servers:   ${names.length} configured${saved ? `, as pincer saw them at ${saved.updatedAt}` : ""}`,
