@@ -10,6 +10,7 @@ import { ToolError, untilAborted } from "../tools/tool.js";
 import type { UsageMeter } from "../usage/meter.js";
 import { formatLocal } from "./context.js";
 import { auditTo, type LoopDeps, runAgentLoop } from "./loop.js";
+import { ownerOf } from "./turn-context.js";
 
 /** Tools a helper never gets: it may not spawn more helpers, write to chats, or schedule jobs. */
 const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
@@ -51,12 +52,7 @@ export interface HelperDeps {
 }
 
 /** A running helper as /status shows it. */
-export interface HelperInfo {
-  id: string;
-  sessionKey: string;
-  label?: string;
-  startedAt: number;
-}
+export type HelperInfo = Pick<HelperRun, "id" | "sessionKey" | "label" | "startedAt">;
 
 interface Running extends HelperInfo {
   controller: AbortController;
@@ -230,7 +226,7 @@ export function resultMessage(run: HelperRun, status: HelperStatus, result: stri
   const task = run.task.length > 500 ? `${run.task.slice(0, 500)}…` : run.task;
   const body = result.length > RESULT_CHARS ? `${result.slice(0, RESULT_CHARS)}\n[… result cut]` : result;
   // The person the helper was started for: its result's turn sees what their own messages would.
-  const person = run.origin.channel === "system" ? run.origin.meta?.userId : run.origin.senderId;
+  const person = ownerOf(run.origin);
   const lines =
     status === "done"
       ? [

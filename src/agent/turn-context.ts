@@ -1,19 +1,30 @@
 import type { Logger } from "pino";
-import { seesOwnerMemory } from "../access/policy.js";
+import { type MemorySharing, seesOwnerMemory } from "../access/policy.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
-import type { MemoryEntry } from "../store/store.js";
+import type { TokenCounter } from "../llm/tokens.js";
+import type { ConversationStore, MemoryEntry, MemoryStore } from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import { requestBudget } from "./budget.js";
 import { buildSystemPrompt, formatDay, toChatMessage } from "./context.js";
-import type { WorkerDeps } from "./worker-deps.js";
+import type { Skill } from "./skills.js";
 
-export interface TurnContextDeps extends Pick<WorkerDeps, "conversations" | "memory" | "tokens" | "skills"> {
+export interface TurnContextDeps {
+  conversations: ConversationStore;
+  memory: MemoryStore;
+  tokens: TokenCounter;
+  skills: () => Skill[];
   toolSchemas: () => readonly object[];
   files?: ReadCache;
   log?: Pick<Logger, "warn">;
-  /** contextTokens: the context window of this turn (agent.contextTokens, or less where the endpoint takes less). */
-  settings: Pick<WorkerDeps["settings"], "workspace" | "timezone" | "contextTokens" | "memoryPromptChars" | "sharing">;
+  settings: {
+    workspace: string;
+    timezone: string;
+    /** The context window of this turn (agent.contextTokens, or less where the endpoint takes less). */
+    contextTokens: number;
+    memoryPromptChars: number;
+    sharing: MemorySharing;
+  };
 }
 
 export interface TurnContext {

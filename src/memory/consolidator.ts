@@ -30,11 +30,6 @@ const MAX_ROUNDS = 50;
 const FIRST_RETRY_MS = 30_000;
 const MAX_RETRY_MS = 60 * 60 * 1000;
 
-interface Failure {
-  count: number;
-  retryAt: number;
-}
-
 /**
  * Summarises a conversation's oldest turns into dated memory entries (and durable facts into
  * MEMORY.md, for direct chats) once its history outgrows its share of the budget. Runs after a
@@ -44,16 +39,12 @@ interface Failure {
 export class Consolidator {
   private readonly running = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
-  private readonly failures = new Map<string, Failure>();
+  private readonly failures = new Map<string, { count: number; retryAt: number }>();
   private readonly shutdown = new AbortController();
   /** Checks queued by afterTurn, not yet made. */
   private readonly queued = new Set<Promise<void>>();
 
   constructor(private readonly deps: ConsolidatorDeps) {}
-
-  private get contextTokens(): number {
-    return this.deps.contextTokens();
-  }
 
   /** After a turn: consolidates the open conversation if it is over its share. Returns at once. */
   afterTurn(sessionKey: string, ownersChat: boolean): void {
@@ -89,9 +80,7 @@ export class Consolidator {
     const failure = this.failures.get(sessionKey);
     if (failure && this.now() < failure.retryAt) return;
     const run = this.runFor(sessionKey, ownersChat)
-      .then(() => {
-        this.failures.delete(sessionKey);
-      })
+      .then(() => void this.failures.delete(sessionKey))
       .catch((err: unknown) => this.failed(sessionKey, err))
       .finally(() => {
         this.running.delete(sessionKey);
@@ -113,7 +102,7 @@ export class Consolidator {
 
   private async runFor(sessionKey: string, ownersChat: boolean): Promise<void> {
     const { store } = this.deps;
-    const { contextTokens } = this;
+    const contextTokens = this.deps.contextTokens();
     // Conversations ended by /new are consolidated whole: what they taught is kept.
     for (const archived of await store.archivedWithPending(sessionKey)) {
       await this.consolidate(sessionKey, archived, ownersChat, 0);
@@ -127,12 +116,11 @@ export class Consolidator {
   /** Consolidates whole turns, oldest first, until at most `keepTokens` of history remain. */
   private async consolidate(sessionKey: string, conversationId: number, ownersChat: boolean, keepTokens: number) {
     const { store } = this.deps;
-    const { contextTokens } = this;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       this.shutdown.signal.throwIfAborted();
       const pendingTotal = await store.pendingTokens(conversationId);
       if (pendingTotal <= keepTokens) return;
-      const rows = await store.pending(conversationId, contextTokens * 4);
+      const rows = await store.pending(conversationId, this.deps.contextTokens() * 4);
       const complete = rows.reduce((n, r) => n + r.tokens, 0) >= pendingTotal;
       const chunk = this.pickChunk(rows, pendingTotal - keepTokens, complete);
       if (chunk.length === 0) return;
@@ -145,7 +133,7 @@ export class Consolidator {
    * its result) that cover `need` tokens, as far as their transcript fits in one model request.
    */
   private pickChunk(rows: PendingMessage[], need: number, complete: boolean): PendingMessage[] {
-    const limit = Math.floor(this.contextTokens * 0.5);
+    const limit = Math.floor(this.deps.contextTokens() * 0.5);
     let consumed = 0;
     let transcriptTokens = 0;
     let best = 0;
@@ -168,7 +156,7 @@ export class Consolidator {
     const { deps } = this;
     // The owner's MEMORY.md goes only with the owner's own chats: a summary of another's would carry it there.
     const memory = ownersChat ? (readMemoryFile(deps.workspace)?.text ?? "") : "";
-    const limitChars = this.contextTokens; // about a quarter of the budget in any script
+    const limitChars = deps.contextTokens(); // about a quarter of the budget in any script
     const body = [
       `MEMORY.md now:\n${safeSlice(memory, 0, Math.floor(limitChars / 4)) || "(empty)"}`,
       `The chat (${ownersChat ? "a direct chat with the owner" : "a group chat, or a chat with a guest"}):\n${safeSlice(
@@ -187,8 +175,7 @@ export class Consolidator {
     });
     const parsed = parseConsolidation(reply.content);
     if (!parsed) throw new Error(`the model's summary was not the JSON asked for: ${safeSlice(reply.content, 0, 120)}`);
-    const first = chunk[0];
-    const last = chunk[chunk.length - 1];
+    const [first, last] = [chunk[0], chunk[chunk.length - 1]];
     // A group's members and guests are not the owner: what they say stays in their chat's own entries.
     const facts = ownersChat ? parsed.facts : [];
     const added =
