@@ -11,7 +11,6 @@ import { type Approvals, createApprovals } from "./approvals/approvals.js";
 import { MessageBus } from "./bus/bus.js";
 import { MESSAGE_BUTTON_PREFIX, messageButtonTaps } from "./bus/button-taps.js";
 import type { Channel } from "./bus/channel.js";
-import { outboxLog } from "./bus/outbox-log.js";
 import { routeTaps } from "./bus/tap-router.js";
 import type { ChannelName } from "./bus/types.js";
 import type { ClusterMode, RoleHolders } from "./cluster/cluster-mode.js";
@@ -112,7 +111,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
       maxDelayMs: config.delivery.retryMaxSeconds * 1000,
       deadLetterAfterMs: config.delivery.deadLetterAfterHours * 3600_000,
     },
-    events: outboxLog(log.child({ part: "outbox" })),
+    log: log.child({ part: "outbox" }),
     gate: (msg) => access.admit(msg),
   });
   const access = createAccessGate({

@@ -1,18 +1,12 @@
-import { createWriteStream } from "node:fs";
-import { mkdir, unlink } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import type { ReadableStream } from "node:stream/web";
+import type { Attachment } from "discord.js";
+import { safeFileName, saveCapped } from "../../src/bus/received-file.js";
 
-export interface AttachmentInfo {
-  id: string;
-  name: string;
-  url: string;
-  /** Bytes, as Discord reports it before the download. */
-  size: number;
-  /** Length of a voice message, when Discord tells. */
-  durationSeconds?: number;
-}
+/** What is read of a discord.js attachment: `size` as announced, `duration` of a voice message. */
+type AttachmentInfo = Pick<Attachment, "id" | "name" | "url" | "size" | "duration">;
 
 export interface DownloadResult {
   /** Local paths of the files saved, in the order of the attachments. */
@@ -31,9 +25,8 @@ export async function downloadAttachments(
   options: {
     dir: string;
     maxBytes: number;
-    maxAudioSeconds?: number;
+    maxAudioSeconds: number;
     messageId: string;
-    timeoutMs?: number;
     /** DISCORD_API_URL: its origin may serve attachments too (a proxy, the tests' fake server). */
     apiUrl: string;
   },
@@ -48,8 +41,8 @@ export async function downloadAttachments(
       );
       continue;
     }
-    const seconds = attachment.durationSeconds;
-    if (seconds !== undefined && options.maxAudioSeconds !== undefined && seconds > options.maxAudioSeconds) {
+    const seconds = attachment.duration;
+    if (seconds !== null && seconds > options.maxAudioSeconds) {
       result.notes.push(
         `[voice message ${attachment.name}, ${Math.round(seconds)} s: not transcribed, longer than the ${options.maxAudioSeconds} s limit]`,
       );
@@ -61,10 +54,13 @@ export async function downloadAttachments(
     }
     const path = join(options.dir, `discord-${options.messageId}-${attachment.id}-${safeFileName(attachment.name)}`);
     try {
-      await download(attachment.url, path, options.maxBytes, options.timeoutMs ?? 60_000);
+      // No redirects: each hop would have to pass the check above.
+      const timeout = AbortSignal.timeout(60_000);
+      const response = await fetch(attachment.url, { signal: timeout, redirect: "error" });
+      if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+      await saveCapped(Readable.fromWeb(response.body as ReadableStream<Uint8Array>), path, options.maxBytes);
       result.paths.push(path);
     } catch (err) {
-      await unlink(path).catch(() => {});
       result.notes.push(`[attachment ${attachment.name} could not be downloaded: ${(err as Error).message}]`);
     }
   }
@@ -84,23 +80,4 @@ export function attachmentUrlAllowed(url: string, apiUrl: string): boolean {
   } catch {
     return false;
   }
-}
-
-async function download(url: string, path: string, maxBytes: number, timeoutMs: number): Promise<void> {
-  // No redirects: each hop would have to pass the check above.
-  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: "error" });
-  if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-  let received = 0;
-  const body = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>);
-  body.on("data", (chunk: Buffer) => {
-    received += chunk.length;
-    if (received > maxBytes) body.destroy(new Error(`larger than the ${maxBytes} byte limit`));
-  });
-  await pipeline(body, createWriteStream(path, { mode: 0o600 }));
-}
-
-/** Keeps names readable but harmless as one path segment. */
-export function safeFileName(name: string): string {
-  const cleaned = name.replace(/[^\w.-]+/g, "_").replace(/^\.+/, "");
-  return (cleaned || "file").slice(0, 100);
 }

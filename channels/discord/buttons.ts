@@ -61,12 +61,7 @@ export function createTapHandler(deps: { bus: MessageBus; allowedChannels: strin
     // discord.allowedChannels as for messages: the channel, or the thread itself, is listed.
     const listed = [tap.chatId, tap.threadId].some((id) => id !== undefined && allowedChannels.includes(id));
     const outside = tap.isGroup && allowedChannels.length > 0 && !listed;
-    const answering = outside
-      ? Promise.resolve<TapAnswer>({})
-      : bus.publishTap(tap).catch((err: unknown): TapAnswer => {
-          log.error({ err: err instanceof Error ? err.message : String(err), data: tap.data }, "a button press failed");
-          return { text: "Something went wrong." };
-        });
+    const answering = outside ? Promise.resolve<TapAnswer>({}) : bus.publishTap(tap);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), ANSWER_WITHIN_MS);

@@ -13,7 +13,7 @@ import { type FakeDiscord, type FakeUser, startFakeDiscord } from "../../test/fa
 import type { ChatRequest } from "../../test/fakes/openai-server.js";
 import { tempHome } from "../../test/helpers/app.js";
 import { type DiscordHarness, startDiscordHarness } from "../../test/helpers/discord.js";
-import { createDiscordChannel } from "./index.js";
+import { createDiscordChannel } from "./discord-channel.js";
 
 const GUILD = "110000000000000001";
 const GENERAL = "120000000000000001";

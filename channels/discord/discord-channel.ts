@@ -21,16 +21,13 @@ export interface DiscordChannelDeps {
   tuning?: Partial<DiscordTuning>;
 }
 
-export interface DiscordTuning {
-  typingIntervalMs: number;
-  typingDelayMs: number;
-}
-
-const DEFAULT_TUNING: DiscordTuning = {
+const DEFAULT_TUNING = {
   // Discord shows "typing…" for about 10 s after each request, so it is refreshed a little sooner.
   typingIntervalMs: 8000,
   typingDelayMs: 400,
 };
+
+export type DiscordTuning = typeof DEFAULT_TUNING;
 
 /** A rate limit longer than this is handed to the outbox sender instead of holding up the channel's sends. */
 const LONGEST_INLINE_RATE_LIMIT_MS = 5000;

@@ -2,6 +2,7 @@ import type { REST } from "discord.js";
 import { draftIntervalMs } from "../../src/bus/draft-pace.js";
 import { type DraftRenderer, DraftStream } from "../../src/bus/draft-stream.js";
 import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
+import { NO_PINGS } from "./outbound.js";
 import { openFenceAtEnd, splitMessage } from "./split.js";
 
 /**
@@ -12,7 +13,6 @@ import { openFenceAtEnd, splitMessage } from "./split.js";
 export function discordDrafts(rest: REST, onError: (err: unknown) => void): DraftRenderer {
   return (target, onIds) => {
     const channelId = target.threadId ?? target.chatId;
-    const noPings = { parse: [] as string[] };
     return new DraftStream(
       {
         parts: (text) => {
@@ -24,12 +24,12 @@ export function discordDrafts(rest: REST, onError: (err: unknown) => void): Draf
             first && target.replyToId
               ? { message_reference: { message_id: target.replyToId, fail_if_not_exists: false } }
               : {};
-          const body = { content, allowed_mentions: noPings, ...reference };
+          const body = { content, allowed_mentions: NO_PINGS, ...reference };
           return ((await rest.post(Routes.channelMessages(channelId), { body })) as { id: string }).id;
         },
         edit: async (id, content) =>
           void (await rest.patch(Routes.channelMessage(channelId, id), {
-            body: { content, allowed_mentions: noPings },
+            body: { content, allowed_mentions: NO_PINGS },
           })),
         remove: async (id) => void (await rest.delete(Routes.channelMessage(channelId, id))),
         retryAfterMs: (err) => (err instanceof RateLimitError ? err.retryAfter : undefined),

@@ -59,22 +59,13 @@ export function createInboundHandler(deps: InboundDeps) {
     const forwarded =
       message.reference?.type === MessageReferenceType.Forward ? message.messageSnapshots.first() : undefined;
     const files = forwarded ? forwarded.attachments : message.attachments;
-    const attachments = await downloadAttachments(
-      files.map((a) => ({
-        id: a.id,
-        name: a.name,
-        url: a.url,
-        size: a.size,
-        durationSeconds: a.duration ?? undefined,
-      })),
-      {
-        dir: conversationMediaDir(deps.mediaDir, envelope.sessionKey),
-        maxBytes: deps.maxBytes,
-        maxAudioSeconds: deps.maxAudioSeconds,
-        messageId: message.id,
-        apiUrl: deps.apiUrl,
-      },
-    );
+    const attachments = await downloadAttachments([...files.values()], {
+      dir: conversationMediaDir(deps.mediaDir, envelope.sessionKey),
+      maxBytes: deps.maxBytes,
+      maxAudioSeconds: deps.maxAudioSeconds,
+      messageId: message.id,
+      apiUrl: deps.apiUrl,
+    });
     const content = forwarded ? (forwarded.content ?? "") : message.content;
     const text = [cleanContent(content, deps.botId(), names), ...attachments.notes].filter(Boolean).join("\n");
     const meta = {

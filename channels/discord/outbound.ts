@@ -9,8 +9,8 @@ import { componentsOf } from "./buttons.js";
 import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
 import { splitMessage } from "./split.js";
 
-/** An edit names nobody new: whoever it pinged was pinged when it was posted. */
-const NO_PINGS = { parse: [] as string[] };
+/** Notes, drafts and edits ping nobody: whoever a reply pings is pinged when it is posted. */
+export const NO_PINGS = { parse: [] as string[] };
 
 /** Discord takes at most this many files per message. */
 const MAX_FILES = 10;
@@ -107,16 +107,15 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
 /** Progress notes: one message per channel or thread, edited in place, deleted when the turn ends. */
 function progressNotes(rest: REST): ProgressNotes {
   const where = (msg: OutboundMessage) => msg.threadId ?? msg.chatId;
-  const noPings = { parse: [] as string[] };
   return new ProgressNotes({
     send: async (msg) => {
-      const body = { content: msg.text, allowed_mentions: noPings };
+      const body = { content: msg.text, allowed_mentions: NO_PINGS };
       const posted = (await rest.post(Routes.channelMessages(where(msg)), { body })) as { id: string };
       return posted.id;
     },
     edit: async (msg, id) =>
       void (await rest.patch(Routes.channelMessage(where(msg), id), {
-        body: { content: msg.text, allowed_mentions: noPings },
+        body: { content: msg.text, allowed_mentions: NO_PINGS },
       })),
     remove: async (msg, id) => void (await rest.delete(Routes.channelMessage(where(msg), id))),
   });

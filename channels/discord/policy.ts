@@ -1,3 +1,5 @@
+import { sessionKeyOf } from "../../src/bus/types.js";
+
 /** What the adapter knows about a Discord message when it decides whether pincer should see it. */
 export interface MessageFacts {
   authorId: string;
@@ -51,14 +53,8 @@ export function conversationOf(facts: Pick<MessageFacts, "channelId" | "parentId
   threadId?: string;
   sessionKey: string;
 } {
-  if (facts.parentId) {
-    return {
-      chatId: facts.parentId,
-      threadId: facts.channelId,
-      sessionKey: `discord:${facts.parentId}:thread:${facts.channelId}`,
-    };
-  }
-  return { chatId: facts.channelId, sessionKey: `discord:${facts.channelId}` };
+  const [chatId, threadId] = facts.parentId ? [facts.parentId, facts.channelId] : [facts.channelId, undefined];
+  return { chatId, ...(threadId ? { threadId } : {}), sessionKey: sessionKeyOf("discord", chatId, threadId) };
 }
 
 /**

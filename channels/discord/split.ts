@@ -1,5 +1,5 @@
 /** Discord rejects message content longer than this. */
-export const DISCORD_MESSAGE_LIMIT = 2000;
+const DISCORD_MESSAGE_LIMIT = 2000;
 
 /** Room kept free in every chunk for the fence that closes a code block cut in two. */
 const FENCE_RESERVE = 16;

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import { usableButtons } from "../../src/bus/buttons.js";
 import type { ButtonTap, OutboundMessage } from "../../src/bus/types.js";
+import { nameOf } from "./normalize.js";
 
 /** Telegram shows at most this much of a callback answer's text. */
 const ANSWER_CHARS = 200;
@@ -31,9 +32,7 @@ export function tapOf(query: CallbackQuery, receivedAt: number): ButtonTap | und
     chatId: String(message.chat.id),
     ...(threadId ? { threadId } : {}),
     senderId: String(from.id),
-    senderName:
-      [from.first_name, from.last_name].filter(Boolean).join(" ") ||
-      (from.username ? `@${from.username}` : String(from.id)),
+    senderName: nameOf(from),
     isGroup: message.chat.type === "group" || message.chat.type === "supergroup",
     messageId: String(message.message_id),
     data,
@@ -52,14 +51,8 @@ export function createTapHandler(deps: { bus: MessageBus; allowedGroups: string[
     const tap = tapOf(ctx.callbackQuery, Date.now());
     const outside = tap?.isGroup && allowedGroups.length > 0 && !allowedGroups.includes(tap.chatId);
     let text: string | undefined;
-    if (tap && !outside) {
-      try {
-        text = (await bus.publishTap(tap)).text;
-      } catch (err) {
-        log.error({ err: err instanceof Error ? err.message : String(err), data: tap.data }, "a button press failed");
-        text = "Something went wrong.";
-      }
-    } else log.debug({ from: ctx.callbackQuery.from.id }, "answered a callback query without acting on it");
+    if (tap && !outside) text = (await bus.publishTap(tap)).text;
+    else log.debug({ from: ctx.callbackQuery.from.id }, "answered a callback query without acting on it");
     await ctx
       .answerCallbackQuery(text ? { text: [...text].slice(0, ANSWER_CHARS).join("") } : undefined)
       .catch((err: unknown) => log.debug({ err }, "could not answer a callback query"));

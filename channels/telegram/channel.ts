@@ -18,33 +18,22 @@ import { createSender } from "./outbound.js";
 import { backoffDelay, DEFAULT_RETRY_POLICY, installRetries, type RetryPolicy } from "./retry.js";
 
 /** Timings a deployment never needs to touch; tests and benchmarks shrink them. */
-export interface TelegramTiming {
-  retry: RetryPolicy;
-  /** How often "typing…" is repeated while a turn runs (Telegram shows it for ~5 s). */
-  typingIntervalMs: number;
-  /** How long a turn runs before "typing…" is first shown: quick answers need none. */
-  typingDelayMs: number;
-  /** Long-poll timeout of getUpdates, in seconds. */
-  pollTimeoutSeconds: number;
-  /** How long start() waits for Telegram to answer before going on and connecting in the background. */
-  startWaitMs: number;
-  /** Backoff between restarts of the poller after it stopped with an error. */
-  reconnectBaseMs: number;
-  reconnectMaxMs: number;
-  /** How long one attachment's download may take before it is given up with a note. */
-  downloadTimeoutMs: number;
-}
-
-export const DEFAULT_TIMING: TelegramTiming = {
-  retry: DEFAULT_RETRY_POLICY,
+const DEFAULT_TIMING = {
+  retry: DEFAULT_RETRY_POLICY as RetryPolicy,
+  // "typing…" shows for ~5 s; it is first shown once a turn ran this long (quick answers need none).
   typingIntervalMs: 4000,
   typingDelayMs: 400,
   pollTimeoutSeconds: 30,
+  // How long start() waits for Telegram before going on and connecting in the background.
   startWaitMs: 10_000,
+  // Between restarts of the poller after it stopped with an error.
   reconnectBaseMs: 1000,
   reconnectMaxMs: 60_000,
+  // One attachment's download, given up with a note after this.
   downloadTimeoutMs: 60_000,
 };
+
+export type TelegramTiming = typeof DEFAULT_TIMING;
 
 export interface TelegramChannelDeps {
   config: Config;
@@ -226,21 +215,14 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       // getMe directly, not bot.init(): grammy's init retries forever, and a Telegram outage must
       // not hold up the start of the other channels. After startWaitMs the start goes on; the
       // connection is then made in the background.
-      const first = bot.api.getMe(apiSignal()).then((me) => {
-        if (!bot.isInited()) bot.botInfo = me;
-      });
-      first.catch(() => {});
-      let timer: NodeJS.Timeout | undefined;
-      const outcome = await Promise.race([
-        first.then(
-          () => undefined,
-          (err: unknown) => err ?? new Error("getMe failed"),
-        ),
-        new Promise<Error>((resolve) => {
-          timer = setTimeout(() => resolve(new Error(`no answer within ${timing.startWaitMs} ms`)), timing.startWaitMs);
-        }),
-      ]);
-      clearTimeout(timer);
+      const first = bot.api.getMe(apiSignal()).then(
+        (me) => {
+          if (!bot.isInited()) bot.botInfo = me;
+        },
+        (err: unknown) => err ?? new Error("getMe failed"),
+      );
+      const late = sleep(timing.startWaitMs).then(() => new Error(`no answer within ${timing.startWaitMs} ms`));
+      const outcome = await Promise.race([first, late]);
       if (outcome instanceof GrammyError && (outcome.error_code === 401 || outcome.error_code === 404)) {
         throw new Error(
           `Telegram rejected TELEGRAM_BOT_TOKEN (${outcome.error_code} ${outcome.description}): check the token BotFather gave you.`,

@@ -1,4 +1,5 @@
 import { Lexer, type Token, type Tokens } from "marked";
+import { htmlToPlainText } from "./split.js";
 
 /**
  * Model markdown → the HTML subset Telegram's Bot API accepts (parse_mode "HTML").
@@ -97,7 +98,8 @@ function renderList(list: Tokens.List, scope: Scope, depth: number): string {
 
 /** Tables have no Telegram form; a monospaced block keeps the columns readable. */
 function renderTable(table: Tokens.Table): string {
-  const rows = [table.header, ...table.rows].map((row) => row.map((cell) => plainText(cell.tokens)));
+  const cellText = (tokens: Token[]) => htmlToPlainText(renderInline(tokens, { inLink: true, inQuote: false }));
+  const rows = [table.header, ...table.rows].map((row) => row.map((cell) => cellText(cell.tokens)));
   const widths = rows[0].map((_, col) => Math.max(...rows.map((row) => (row[col] ?? "").length)));
   const line = (row: string[]) =>
     row
@@ -149,17 +151,6 @@ function renderInlineToken(token: Token, scope: Scope): string {
     default:
       return "raw" in token ? escapeHtml(String(token.raw)) : "";
   }
-}
-
-/** The visible text of inline tokens, without any markup (table cells). */
-function plainText(tokens: Token[] | undefined): string {
-  return (tokens ?? [])
-    .map((token) => {
-      if ("tokens" in token && Array.isArray(token.tokens) && token.tokens.length > 0) return plainText(token.tokens);
-      if (token.type === "codespan" || token.type === "escape" || token.type === "text") return token.text as string;
-      return "raw" in token ? String(token.raw) : "";
-    })
-    .join("");
 }
 
 /**

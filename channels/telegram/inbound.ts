@@ -64,20 +64,16 @@ export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context
       log.debug({ chatId: normalized.chatId, reason: gate.reason }, "group message not for the bot");
       return;
     }
+    const { messageId, threadId, repliesToBot, isCommand: _, attachments, meta, ...said } = normalized;
     const inbound: InboundMessage = {
-      id: normalized.messageId,
+      ...said,
+      id: messageId,
       channel: "telegram",
-      chatId: normalized.chatId,
-      senderId: normalized.senderId,
-      senderName: normalized.senderName,
-      text: normalized.text,
       media: [],
-      replyToId: normalized.replyToId,
-      isGroup: normalized.isGroup,
-      mentionsBot: normalized.mentionsBot || normalized.repliesToBot,
+      mentionsBot: said.mentionsBot || repliesToBot,
       receivedAt: Date.now(),
-      sessionKey: sessionKeyOf("telegram", normalized.chatId, normalized.threadId),
-      ...(Object.keys(normalized.meta).length > 0 ? { meta: normalized.meta } : {}),
+      sessionKey: sessionKeyOf("telegram", said.chatId, threadId),
+      ...(Object.keys(meta).length > 0 ? { meta } : {}),
     };
     // The store may be away (the gate reads it too): both calls are retried until it answers.
     const retries = inboundRetries(log, deps.signal());
@@ -85,16 +81,16 @@ export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context
     if (!(await untilStored(() => deps.bus.screenInbound(inbound), retries))) return;
     const media: string[] = [];
     const notes: string[] = [];
-    for (const [index, attachment] of normalized.attachments.entries()) {
+    for (const [index, attachment] of attachments.entries()) {
       const outcome = await downloadAttachment(
         { ...deps.media, dir: conversationMediaDir(deps.media.dir, inbound.sessionKey), api: ctx.api },
         attachment,
-        `telegram-${normalized.chatId}-${normalized.messageId}-${index}`,
+        `telegram-${said.chatId}-${messageId}-${index}`,
       );
       if ("path" in outcome) media.push(outcome.path);
       else notes.push(outcome.note);
     }
-    const text = [normalized.text, ...notes].filter(Boolean).join("\n");
+    const text = [said.text, ...notes].filter(Boolean).join("\n");
     if (!(await untilStored(() => deps.bus.publishInbound({ ...inbound, text, media }), retries))) {
       log.debug({ chatId: inbound.chatId, id: inbound.id }, "not accepted: a replayed update, or refused by the gate");
     }

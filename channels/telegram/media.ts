@@ -1,10 +1,10 @@
-import { constants, createWriteStream } from "node:fs";
-import { type FileHandle, mkdir, open, realpath, rm } from "node:fs/promises";
+import { constants } from "node:fs";
+import { type FileHandle, mkdir, open, realpath } from "node:fs/promises";
 import { isAbsolute, join, sep } from "node:path";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
 import type { Api } from "grammy";
 import { formatBytes } from "../../src/bus/format-bytes.js";
+import { safeFileName, saveCapped, TooLarge } from "../../src/bus/received-file.js";
 import type { AttachmentRef } from "./normalize.js";
 
 export interface MediaDeps {
@@ -21,12 +21,6 @@ export interface MediaDeps {
 
 /** What became of an attachment: a local path for the agent, or a line saying why not. */
 export type MediaOutcome = { path: string } | { note: string };
-
-/** A file name safe on any filesystem, keeping the extension. */
-export function safeFileName(name: string): string {
-  const cleaned = name.replace(/[^\w.-]+/g, "_").replace(/^\.+/, "");
-  return (cleaned || "file").slice(-80);
-}
 
 /**
  * Downloads one attachment into the media folder, refusing anything over `maxBytes` (checked
@@ -67,24 +61,13 @@ export async function downloadAttachment(
         source = local.createReadStream();
       }
     }
-    source ??= await fetched(deps, file.file_path);
-    let received = 0;
-    const cap = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        received += chunk.length;
-        if (received > deps.maxBytes) done(new SizeLimitError(received));
-        else done(null, chunk);
-      },
-    });
-    await pipeline(source, cap, createWriteStream(target, { mode: 0o600 }));
+    await saveCapped(source ?? (await fetched(deps, file.file_path)), target, deps.maxBytes);
     return { path: target };
   } catch (err) {
-    await rm(target, { force: true });
-    if (err instanceof SizeLimitError) return tooBig(err.size);
+    if (err instanceof TooLarge) return tooBig(err.size);
     if (err instanceof DOMException && err.name === "TimeoutError") {
-      return {
-        note: `[${attachment.label} could not be downloaded: no complete answer within ${formatSeconds(deps)}]`,
-      };
+      const seconds = (deps.timeoutMs ?? 60_000) / 1000;
+      return { note: `[${attachment.label} could not be downloaded: no complete answer within ${seconds} s]` };
     }
     return { note: `[${attachment.label} could not be downloaded: ${(err as Error).message}]` };
   }
@@ -119,14 +102,4 @@ async function localFile(path: string, token: string): Promise<FileHandle | "ref
   if ((await handle.stat()).isFile()) return handle;
   await handle.close();
   return "refused";
-}
-
-function formatSeconds(deps: MediaDeps): string {
-  return `${(deps.timeoutMs ?? 60_000) / 1000} s`;
-}
-
-class SizeLimitError extends Error {
-  constructor(readonly size: number) {
-    super("file is larger than the limit");
-  }
 }

@@ -1,4 +1,4 @@
-import type { Message, MessageEntity } from "grammy/types";
+import type { Message, MessageEntity, User } from "grammy/types";
 
 /** Who the bot is, as far as reading messages goes. */
 export interface BotIdentity {
@@ -72,9 +72,7 @@ export function normalizeMessage(message: Message, bot: BotIdentity): Normalized
     chatId: String(message.chat.id),
     threadId,
     senderId: String(from.id),
-    senderName:
-      [from.first_name, from.last_name].filter(Boolean).join(" ") ||
-      (from.username ? `@${from.username}` : String(from.id)),
+    senderName: nameOf(from),
     text,
     replyToId: realReply ? String(reply.message_id) : undefined,
     isGroup,
@@ -95,9 +93,17 @@ function quoteOf(message: Message, reply: Message, bot: BotIdentity): Record<str
   if (!text) return {};
   const author = reply.from;
   const trust = author?.id === bot.id ? "bot" : author?.id === message.from?.id ? "self" : "other";
-  const name = author ? [author.first_name, author.last_name].filter(Boolean).join(" ") : "someone";
+  const name = author ? nameOf(author) : "someone";
   const cut = text.length > QUOTE_CHARS ? `${text.slice(0, QUOTE_CHARS)}…` : text;
   return { quotedText: cut, quotedFrom: name, quotedTrust: trust };
+}
+
+/** A user's name as people see it: first and last, else @username, else the id. */
+export function nameOf(user: User): string {
+  return (
+    [user.first_name, user.last_name].filter(Boolean).join(" ") ||
+    (user.username ? `@${user.username}` : String(user.id))
+  );
 }
 
 function originName(origin: NonNullable<Message["forward_origin"]>): string {

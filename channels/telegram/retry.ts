@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Api, Transformer } from "grammy";
 import type { Logger } from "pino";
 import { autoRetry, HttpError } from "./library.js";
@@ -112,20 +113,6 @@ function keepPolling(policy: RetryPolicy, log: Logger): Transformer {
   };
 }
 
-/** grammy hands transformers the signal type of its AbortController polyfill. */
-type ApiSignal = Parameters<Transformer>[3];
-
-function pause(ms: number, signal?: ApiSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error("aborted"));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Error("aborted"));
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
+/** A pause cut short (rejecting) when the call is aborted; grammy types the signal with its polyfill's type. */
+const pause = (ms: number, signal?: Parameters<Transformer>[3]) =>
+  sleep(ms, undefined, { signal: signal as AbortSignal | undefined });

@@ -24,9 +24,7 @@ export const WEB_CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
  * Telegram message (same queue, commands, tools and memory); what the agent sends back is
  * handed to the listeners, which push it to the open pages. Access is the page's token.
  */
-export function createWebChannel(deps: { bus: MessageBus; now?: () => number }): WebChannel {
-  const { bus } = deps;
-  const now = deps.now ?? Date.now;
+export function createWebChannel({ bus }: { bus: MessageBus }): WebChannel {
   const listeners = new Set<(event: WebChatEvent) => void>();
   const emit = (event: WebChatEvent) => {
     for (const listener of listeners) listener(event);
@@ -41,7 +39,7 @@ export function createWebChannel(deps: { bus: MessageBus; now?: () => number }):
       offActivity = bus.onActivity("web", (event) => emit({ chatId: event.chatId, type: "busy", busy: event.busy }));
       // With no page open the reply is still stored in the conversation; the page shows it on load.
       await bus.subscribeOutbound("web", async (msg) => {
-        emit({ chatId: msg.chatId, type: "message", kind: msg.kind, text: withButtonLines(msg), at: now() });
+        emit({ chatId: msg.chatId, type: "message", kind: msg.kind, text: withButtonLines(msg), at: Date.now() });
       });
     },
     async stop() {
@@ -61,7 +59,7 @@ export function createWebChannel(deps: { bus: MessageBus; now?: () => number }):
         media: [],
         isGroup: false,
         mentionsBot: true,
-        receivedAt: now(),
+        receivedAt: Date.now(),
         sessionKey: sessionKeyOf("web", chatId),
       });
     },

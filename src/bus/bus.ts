@@ -1,9 +1,10 @@
+import type { Logger } from "pino";
 import { AsyncQueue } from "./async-queue.js";
 import { EXPIRED_BUTTON } from "./buttons.js";
 import type { BusJournal, OutboundHandler, OutboxRow, RetryTiming } from "./delivery.js";
 import type { DraftRenderer, DraftSink, DraftTarget } from "./draft-stream.js";
 import { MemoryJournal } from "./memory-journal.js";
-import { ChannelSender, type SenderEvents } from "./outbox-sender.js";
+import { ChannelSender } from "./outbox-sender.js";
 import {
   type ActivityEvent,
   type ButtonTap,
@@ -18,10 +19,7 @@ import {
 
 export type { BusJournal, OutboundHandler } from "./delivery.js";
 
-/**
- * Who may reach the agent, decided outside the bus (the access gate in src/access) and asked
- * for every inbound message; it answers refused strangers itself.
- */
+/** Who may reach the agent (src/access's gate), asked for every inbound message; it answers strangers itself. */
 export type InboundGate = (msg: InboundMessage) => Promise<boolean>;
 
 export type ActivityHandler = (event: ActivityEvent) => void;
@@ -29,12 +27,10 @@ export type ActivityHandler = (event: ActivityEvent) => void;
 export interface BusOptions {
   journal?: BusJournal;
   retry?: Partial<RetryTiming>;
-  events?: SenderEvents;
+  /** The outbox senders' and the taps' log. */
+  log?: Logger;
   gate?: InboundGate;
-  /**
-   * Where an accepted message goes instead of this process's queue (clustered mode: the shared
-   * inbox is the queue, and whichever process takes the conversation runs it).
-   */
+  /** Where an accepted message goes instead of this process's queue (clustered: the shared inbox is the queue). */
   elsewhere?: (msg: InboundMessage) => void;
 }
 
@@ -69,10 +65,7 @@ export class MessageBus {
     this.retry = { ...DEFAULT_RETRY_TIMING, ...options.retry };
   }
 
-  /**
-   * Accepts a message for the agent; returns false for a replay that was already accepted and
-   * for a sender the gate refused (such a message is not stored).
-   */
+  /** Accepts a message for the agent; false for a replay and for a sender the gate refused (then nothing is stored). */
   async publishInbound(msg: InboundMessage): Promise<boolean> {
     if (!(await this.screenInbound(msg))) return false;
     if (!(await this.journal.acceptInbound(msg))) return false;
@@ -80,10 +73,7 @@ export class MessageBus {
     return true;
   }
 
-  /**
-   * Asks the gate alone, without accepting the message: channels call it before costly work for
-   * a message (downloading its files), so a stranger's attachments are never fetched.
-   */
+  /** Asks the gate alone: channels call it before downloading a message's files, so a stranger's are never fetched. */
   async screenInbound(msg: InboundMessage): Promise<boolean> {
     return (await this.options.gate?.(msg)) ?? true;
   }
@@ -95,16 +85,13 @@ export class MessageBus {
   }
 
   /**
-   * Records a message in the outbox for its channel's sender and resolves with what became of
-   * its first attempt: sent (with the platform's ids), refused for good, or failed for now (it
-   * stays in the outbox and is retried) — also when an earlier message to the same chat is
-   * waiting for a retry. Without a running channel it resolves `queued` at once. Progress notes
-   * are not journaled: after a restart they would describe nothing. `outboxId` is the row it
-   * was recorded as, for a later edit of it (`editOf`).
+   * Records a message in the outbox and resolves with its first attempt's outcome (failed also
+   * while an earlier message to the chat waits for a retry; `queued` without a running channel).
+   * Progress notes are not journaled: after a restart they would describe nothing. `outboxId`
+   * is the row, for a later edit of it (`editOf`).
    */
   async publishOutbound(msg: OutboundMessage): Promise<DeliveryOutcome & { outboxId?: number }> {
     if (msg.kind === "progress") return this.sendProgress(msg);
-    // The row's id lets a later message edit this one (editOf), whenever it is sent.
     const outboxId = await this.journal.recordOutbound(msg);
     if (!this.serves(msg.channel)) return { status: "queued", outboxId };
     const outcome = this.outcome(outboxId, msg);
@@ -112,7 +99,6 @@ export class MessageBus {
     return { ...(await outcome), outboxId };
   }
 
-  /** Whether a channel is running and sending now. */
   serves(channel: ChannelName): boolean {
     return this.senders.has(channel);
   }
@@ -136,25 +122,16 @@ export class MessageBus {
     await this.senders.get(channel)?.sender.idle();
   }
 
-  /**
-   * A reply shown in its chat while it is written, when the chat's channel runs in this process
-   * and shows drafts; undefined otherwise (the reply then simply goes out when it is done).
-   */
+  /** A reply shown while it is written, when the chat's channel runs here and shows drafts. */
   openDraft(target: DraftTarget, onIds: (messageIds: string[]) => Promise<void>): DraftSink | undefined {
     return this.senders.get(target.channel)?.drafts?.(target, onIds);
   }
 
-  /** One sender per channel; it starts with what is pending from before a restart. `drafts`: how it shows replies being written. */
+  /** One sender per channel; it starts with what is pending from before a restart. */
   async subscribeOutbound(channel: ChannelName, handler: OutboundHandler, drafts?: DraftRenderer): Promise<void> {
     await this.unsubscribeOutbound(channel);
-    const events = this.options.events ?? {};
-    const sender = new ChannelSender(channel, handler, this.journal, this.retry, {
-      ...events,
-      onAttempt: (row, outcome) => {
-        events.onAttempt?.(row, outcome);
-        this.settle(row, outcome);
-      },
-    });
+    const settle = (row: OutboxRow, outcome: DeliveryOutcome) => this.settle(row, outcome);
+    const sender = new ChannelSender(channel, handler, this.journal, this.retry, settle, this.options.log);
     this.senders.set(channel, { sender, handler, drafts });
   }
 
@@ -170,9 +147,17 @@ export class MessageBus {
     this.tapHandler = handler;
   }
 
-  /** Hands a tap to its handler; resolves with what the tapper alone is told. */
-  publishTap(tap: ButtonTap): Promise<TapAnswer> {
-    return this.tapHandler?.(tap) ?? Promise.resolve({ text: EXPIRED_BUTTON });
+  /** Hands a tap to its handler; resolves with what the tapper alone is told, also when the handler fails. */
+  async publishTap(tap: ButtonTap): Promise<TapAnswer> {
+    try {
+      return (await this.tapHandler?.(tap)) ?? { text: EXPIRED_BUTTON };
+    } catch (err) {
+      this.options.log?.error(
+        { err: err instanceof Error ? err.message : String(err), data: tap.data },
+        "a button press failed",
+      );
+      return { text: "Something went wrong." };
+    }
   }
 
   publishActivity(event: ActivityEvent): void {

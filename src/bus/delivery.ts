@@ -1,9 +1,6 @@
 import type { ChannelName, DeliveryReceipt, InboundMessage, OutboundMessage } from "./types.js";
 
-/**
- * Why a send failed, as a channel tells the outbox sender. Anything else a channel throws counts
- * as a transient failure (network, 5xx) and is retried with backoff.
- */
+/** Why a send failed, as a channel tells the outbox sender; anything else thrown is transient and retried. */
 export class DeliveryError extends Error {
   /** The platform refused for good (403, chat not found, malformed): retrying cannot help. */
   readonly permanent: boolean;
@@ -26,28 +23,19 @@ export class DeliveryError extends Error {
  */
 export interface Delivery {
   readonly partsSent: number;
-  /**
-   * `last`: this was the message's last part. The row is then recorded as sent in the same
-   * write, one fewer per reply; once said, the message counts as delivered whatever follows.
-   * `messageIds`: the platform's ids for this part, kept so that a later edit can find it.
-   */
+  /** `last`: the row is recorded as sent in the same write, delivered whatever follows; ids serve a later edit. */
   markPartSent(last?: boolean, messageIds?: string[]): Promise<void>;
-  /** Aborted when the channel stops while this send is still running. */
+  /** Aborted when the channel stops. */
   readonly signal: AbortSignal;
 }
 
-/**
- * Sends one message; may report the platform's message ids in a receipt. Throws to fail the
- * attempt (a DeliveryError says whether it is a refusal or asks for a wait); a receipt with
- * `refused` also counts as a refusal.
- */
+/** Sends one message, throwing to fail the attempt; a receipt with `refused` is a refusal too. */
 export type OutboundHandler = (
   msg: OutboundMessage,
   delivery: Delivery,
   // biome-ignore lint/suspicious/noConfusingVoidType: a handler with nothing to report returns Promise<void>.
 ) => Promise<DeliveryReceipt | undefined | void>;
 
-/** One row of the outbox as the sender sees it. */
 export interface OutboxRow {
   id: number;
   msg: OutboundMessage;
@@ -60,11 +48,7 @@ export interface OutboxRow {
   nextAttemptAt: number;
 }
 
-/**
- * Durable bookkeeping behind the bus (implemented by the store). The bus stays in-memory and
- * ignorant of SQLite; the journal is what makes a crash lose no accepted message and resend
- * no delivered reply.
- */
+/** The store's bookkeeping behind the bus: a crash loses no accepted message and resends no delivered reply. */
 export interface BusJournal {
   /** Records an inbound message; false when its id was seen before (a platform replay). */
   acceptInbound(msg: InboundMessage): Promise<boolean>;
@@ -76,10 +60,7 @@ export interface BusJournal {
   markOutboundPartSent(id: number, partsSent: number, messageIds?: string[]): Promise<void>;
   /** Records the row as sent (with `partsSent`, when given, in the same write) and the platform's ids of its parts. */
   markOutboundSent(id: number, partsSent?: number, messageIds?: string[]): Promise<void>;
-  /**
-   * The platform's ids of what a row posted, if it was sent to the same chat as `to` (the message
-   * an edit replaces); undefined for a row unknown, pending, dead-lettered or of another chat.
-   */
+  /** What a row posted, if it was sent to the same chat as `to` (the message an edit replaces). */
   postedMessageIds(
     id: number,
     to: Pick<OutboundMessage, "channel" | "chatId" | "threadId">,
@@ -100,9 +81,8 @@ export interface RetryTiming {
 }
 
 /**
- * The pause before the next attempt after `failures` failures: exponential, capped, with full
- * jitter over the upper half so that many rows failing together do not retry in lockstep. A
- * platform's retry_after is honoured as given.
+ * The pause after `failures` failures: exponential, capped, jittered over the upper half so rows
+ * failing together do not retry in lockstep; a platform's retry_after is honoured as given.
  */
 export function retryDelay(
   failures: number,
@@ -116,13 +96,11 @@ export function retryDelay(
 }
 
 /**
- * A reply longer than this goes out as a Markdown file with a one-line note instead of dozens of
- * messages: it stays readable, and formatting and splitting it, which take time growing with the
- * text on the event loop (marked overflows its stack on megabytes), stay bounded.
+ * A longer reply goes out as a Markdown file with a note instead of dozens of messages: it stays
+ * readable, and formatting and splitting it on the event loop (marked overflows on megabytes) stay bounded.
  */
 export const LONG_REPLY_CHARS = 32_000;
 
-/** A long reply as the file it is sent as, with the note that goes with it. */
 export function longReplyFile(text: string): { name: string; data: Buffer; note: string } {
   const chars = text.length.toLocaleString("en");
   return {

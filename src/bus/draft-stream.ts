@@ -18,11 +18,11 @@ export interface DraftTarget {
 
 /** A reply shown while it is written. */
 export interface DraftSink {
-  /** The whole text so far (markdown); shown at the draft's pace, the latest text winning. */
+  /** The whole text so far (markdown), shown at the draft's pace. */
   update(text: string): void;
-  /** No more changes: waits for a call still under way; the platform ids of the draft's messages. */
+  /** Waits for a call still under way; the draft's platform ids. */
   close(): Promise<string[]>;
-  /** Closes and deletes the draft's messages (the reply went another way, or there is none). */
+  /** Closes and deletes the draft's messages. */
   discard(): Promise<void>;
 }
 
@@ -31,17 +31,15 @@ export type DraftRenderer = (target: DraftTarget, onIds: (messageIds: string[]) 
 
 /** What a channel does for a DraftStream: its formatting, its split and its API calls. */
 export interface DraftOps {
-  /** The text as the parts it would go out in now, formatted so that an unfinished text is never refused. */
+  /** The text as the parts it would go out in now, formatted so an unfinished text is never refused. */
   parts(text: string): string[];
   /** Shows one part as the platform's own draft, without posting a message (Telegram private chats). */
   native?(part: string): Promise<void>;
-  /** Posts a part as a new message (`first`: the draft's first, replying to the user); its platform id. */
+  /** Posts a part (`first`: the draft's first, replying to the user); its platform id. */
   send(part: string, first: boolean): Promise<string>;
   edit(messageId: string, part: string): Promise<void>;
   remove(messageId: string): Promise<void>;
-  /** The platform asked to wait this long (a 429's retry_after). */
   retryAfterMs(err: unknown): number | undefined;
-  /** The edit changed nothing (Telegram's "message is not modified"): done. */
   isUnchanged(err: unknown): boolean;
   /** A refusal no retry fixes (the message was deleted, native drafts are not allowed here). */
   isRefusal(err: unknown): boolean;

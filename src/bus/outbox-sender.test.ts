@@ -1,3 +1,5 @@
+import { Writable } from "node:stream";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../store/sqlite/database.js";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
@@ -36,10 +38,17 @@ async function deliver(handler: OutboundHandler) {
       }),
     journal,
     { ...DEFAULT_RETRY_TIMING, baseDelayMs: 60_000 },
-    {
-      onAttempt: (_row, outcome) => outcomes.push(outcome),
-      onSent: (_channel, _row, waitedMs, sendMs) => sent.push({ waitedMs, sendMs }),
-    },
+    (_row, outcome) => outcomes.push(outcome),
+    pino(
+      { level: "debug" },
+      new Writable({
+        write(chunk, _encoding, done) {
+          const line = JSON.parse(String(chunk));
+          if (line.msg === "sent") sent.push({ waitedMs: line.waitedMs, sendMs: line.sendMs });
+          done();
+        },
+      }),
+    ),
   );
   const deadline = Date.now() + 5000;
   while (outcomes.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));

@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import {
   type BusJournal,
   DeliveryError,
@@ -9,22 +10,6 @@ import {
 import type { ChannelName, DeliveryOutcome, DeliveryReceipt } from "./types.js";
 import { untilStored } from "./until-stored.js";
 
-/** What the sender reports; the app turns these into log lines. */
-export interface SenderEvents {
-  /** A send failed and will be retried (`first`: the channel was working until now). */
-  onRetry?(channel: ChannelName, row: OutboxRow, err: unknown, delayMs: number, first: boolean): void;
-  /** Sending works again after failures. */
-  onRecovered?(channel: ChannelName, failures: number): void;
-  /** A row gave up for good: the one log line a dead letter gets. */
-  onDeadLetter?(channel: ChannelName, row: OutboxRow, err: unknown, reason: "refused" | "expired"): void;
-  /** The outcome of every attempt at a row (sent, refused and dead-lettered, or failed for now). */
-  onAttempt?(row: OutboxRow, outcome: DeliveryOutcome): void;
-  /** The outbox could not be read or written (the database is away); sending waits for it. */
-  onStoreFailure?(channel: ChannelName, err: unknown, failures: number): void;
-  /** A row went out: it waited `waitedMs` in the outbox, the platform took `sendMs` (debug log). */
-  onSent?(channel: ChannelName, row: OutboxRow, waitedMs: number, sendMs: number): void;
-}
-
 /** Chats whose replies are sent at once; one chat's rows always go one after another. */
 const PARALLEL_CHATS = 8;
 
@@ -34,12 +19,13 @@ const PARALLEL_CHATS = 8;
  * PARALLEL_CHATS chats at a time in order of age, so neither a chat backing off nor a busy
  * moment in many chats holds the others up behind one slow send. A failure
  * is retried with exponential backoff and jitter, or after the platform's retry_after; a
- * permanent refusal or a row failing for longer than `deadLetterAfterMs` is dead-lettered.
+ * permanent refusal or a row failing for longer than `deadLetterAfterMs` is dead-lettered. The
+ * log tells an outage once when it starts and once when it ends, and a dead letter once.
  */
 export class ChannelSender {
   private stopped = false;
   private wakeUp: () => void = () => {};
-  /** Set by wake(): a row may have been recorded after the heads were read, so the next sleep is skipped. */
+  /** A row may have been recorded after the heads were read: the next sleep is skipped. */
   private woken = false;
   private readonly loop: Promise<void>;
   /** Each running send's own controller: one per attempt, so platform clients never pile listeners on one signal. */
@@ -52,12 +38,13 @@ export class ChannelSender {
     private readonly handler: OutboundHandler,
     private readonly journal: BusJournal,
     private readonly timing: RetryTiming,
-    private readonly events: SenderEvents,
+    /** Told the outcome of every attempt at a row (sent, refused and dead-lettered, or failed for now). */
+    private readonly onAttempt: (row: OutboxRow, outcome: DeliveryOutcome) => void,
+    private readonly log?: Logger,
   ) {
     this.loop = this.run();
   }
 
-  /** A new row was recorded for this channel. */
   wake(): void {
     this.woken = true;
     this.wakeUp();
@@ -96,7 +83,10 @@ export class ChannelSender {
       } catch (err) {
         // The journal failed: nothing is sent until it answers again, and the loop never dies.
         if (this.stopped) return;
-        this.events.onStoreFailure?.(this.channel, err, ++failures);
+        this.log?.[++failures === 1 ? "warn" : "debug"](
+          { channel: this.channel, err: describe(err), failures },
+          "could not read or write the outbox; sending waits until the store answers",
+        );
         await this.sleep(retryDelay(failures, { baseDelayMs: 250, maxDelayMs: 5000 }));
       }
     }
@@ -168,10 +158,12 @@ export class ChannelSender {
     }
     const posted = messageIds.length > 0 ? messageIds : (receipt?.messageIds ?? []);
     if (!delivered) await record(() => journal.markOutboundSent(row.id, undefined, posted));
-    this.events.onSent?.(this.channel, row, waitedMs, performance.now() - sending);
-    if (this.failuresInARow > 0) this.events.onRecovered?.(this.channel, this.failuresInARow);
+    const sendMs = Math.round((performance.now() - sending) * 100) / 100;
+    this.log?.debug({ channel: this.channel, outboxId: row.id, waitedMs, sendMs }, "sent");
+    if (this.failuresInARow > 0)
+      this.log?.info({ channel: this.channel, failures: this.failuresInARow }, "sending works again");
     this.failuresInARow = 0;
-    this.events.onAttempt?.(row, { status: "sent", messageIds: receipt?.messageIds ?? posted });
+    this.onAttempt(row, { status: "sent", messageIds: receipt?.messageIds ?? posted });
   }
 
   /**
@@ -196,18 +188,28 @@ export class ChannelSender {
     // it fails the same way on every try, so it is not retried for a day ahead of the chat's next replies.
     const refused = (err instanceof DeliveryError && err.permanent) || err instanceof RangeError;
     const error = describe(err);
+    const about = { channel: this.channel, chatId: row.msg.chatId, outboxId: row.id, err: error };
     if (refused || now - row.createdAt >= this.timing.deadLetterAfterMs) {
       await this.journal.deadLetterOutbound(row.id, error);
-      this.events.onDeadLetter?.(this.channel, row, err, refused ? "refused" : "expired");
-      this.events.onAttempt?.(row, { status: "refused", error });
+      this.log?.error(
+        { ...about, kind: row.msg.kind, attempts: row.attempts + 1 },
+        refused
+          ? "the platform refused a message for good; moved it to the dead letters"
+          : "gave up on a message that could not be sent for too long; moved it to the dead letters",
+      );
+      this.onAttempt(row, { status: "refused", error });
       return;
     }
     const retryAfterMs = err instanceof DeliveryError ? err.retryAfterMs : undefined;
     const delay = retryDelay(row.attempts + 1, this.timing, retryAfterMs);
     await this.journal.deferOutbound(row.id, now + delay, error);
-    this.events.onRetry?.(this.channel, row, err, delay, this.failuresInARow === 0);
-    this.failuresInARow++;
-    this.events.onAttempt?.(row, { status: "failed", error });
+    // The first failure after working sends is a warning; the retries of the same outage are debug lines.
+    const first = this.failuresInARow++ === 0;
+    this.log?.[first ? "warn" : "debug"](
+      { ...about, retryInMs: delay },
+      first ? "could not send; retrying with backoff until it works" : "could not send again",
+    );
+    this.onAttempt(row, { status: "failed", error });
   }
 
   /** Waits `ms` (or until woken, when undefined) — a new row or stop() cuts the wait short. */

@@ -2,7 +2,6 @@ import type { DeliveryReceipt, OutboundMessage } from "./types.js";
 
 /** How a channel posts, edits and deletes the one progress note of a chat. */
 export interface NoteOps {
-  /** Posts a new note; returns the platform's message id. */
   send(msg: OutboundMessage): Promise<string>;
   edit(msg: OutboundMessage, messageId: string): Promise<void>;
   remove(msg: OutboundMessage, messageId: string): Promise<void>;

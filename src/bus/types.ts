@@ -1,7 +1,6 @@
 import { join } from "node:path";
 
 /** The message contracts every channel and the agent share (names fixed by design.md). */
-
 export type ChannelName = "telegram" | "discord" | "console" | "web" | "system";
 
 export interface InboundMessage {
@@ -46,17 +45,9 @@ export interface OutboundMessage {
   failed?: boolean;
   /** Rows of buttons under the message (on its last part). */
   buttons?: Button[][];
-  /**
-   * The earlier message this one replaces in place (its text, and its buttons: none removes them).
-   * `outboxId`: the message an earlier outbox row posted (its first platform message; the journal
-   * keeps each sent row's platform ids); `messageId`: a platform message id known directly.
-   */
+  /** The message this replaces, text and buttons (none removes them): an outbox row's first, or a platform id. */
   editOf?: { outboxId: number } | { messageId: string };
-  /**
-   * The messages that showed this reply while it was written (its draft): its parts take their
-   * place in order (one deleted meanwhile is posted again), further parts go out as new
-   * messages, and drafts left over are deleted.
-   */
+  /** The draft's messages: the reply's parts replace them in order (one deleted is posted again), leftovers go. */
   draftIds?: string[];
 }
 
@@ -70,10 +61,9 @@ export interface ButtonTap {
   senderId: string;
   senderName: string;
   isGroup: boolean;
-  /** The platform message the button is under. */
   messageId: string;
   data: string;
-  /** The tapped button's label as the platform shows it. */
+  /** As the platform shows it; none on a message too old to show its keyboard. */
   label?: string;
   receivedAt: number;
 }
@@ -92,14 +82,14 @@ export interface DeliveryReceipt {
   refused?: string;
 }
 
-/** What became of one outbound message, as the sender (for example the message tool) learns it. */
+/**
+ * What became of one outbound message, as its sender learns it: refused for good (dropped), failed
+ * for now (it stays in the outbox and goes out later), or queued for a channel not running.
+ */
 export type DeliveryOutcome =
   | { status: "sent"; messageIds: string[] }
-  /** The platform refused it for good; it was dropped. */
   | { status: "refused"; error: string }
-  /** Sending failed for now; it stays in the outbox and goes out later. */
   | { status: "failed"; error: string }
-  /** The channel is not running; it stays in the outbox until the channel starts. */
   | { status: "queued" };
 
 /** A turn started or ended for a chat; channels use it for typing indicators. */

@@ -3,11 +3,10 @@ import type { Logger } from "pino";
 import { retryDelay } from "./delivery.js";
 
 export interface UntilStoredOptions {
-  /** Ends the retries (the channel stops, the send's grace ran out); the last failure is thrown. */
+  /** Ends the retries; the last failure is thrown. */
   signal: AbortSignal;
-  /** Each failure, counted from 1: the caller logs the first one and the recovery. */
+  /** Each failure, counted from 1. */
   onFailure?(err: unknown, failures: number): void;
-  /** It worked after `failures` failures. */
   onRecovered?(failures: number): void;
   baseDelayMs?: number;
   maxDelayMs?: number;

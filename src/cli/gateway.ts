@@ -16,10 +16,10 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   const media = mediaDir(config.home);
   const deps = (channel: string) => ({ config, bus: app.bus, mediaDir: media, log: log.child({ channel }) });
   if (config.telegramToken) {
-    channels.push((await import("../../channels/telegram/index.js")).createTelegramChannel(deps("telegram")));
+    channels.push((await import("../../channels/telegram/channel.js")).createTelegramChannel(deps("telegram")));
   } else log.info("telegram is off: TELEGRAM_BOT_TOKEN is not set");
   if (config.discordToken) {
-    channels.push((await import("../../channels/discord/index.js")).createDiscordChannel(deps("discord")));
+    channels.push((await import("../../channels/discord/discord-channel.js")).createDiscordChannel(deps("discord")));
   } else log.info("discord is off: DISCORD_BOT_TOKEN is not set");
   if (channels.length === 0) log.warn("no channel is configured; pincer idles until one is (see .env.example)");
   // The web chat is a channel only while its page is served; a page that cannot listen stops nothing else.

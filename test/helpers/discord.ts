@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { type Logger, pino } from "pino";
-import { createDiscordChannel, type DiscordTuning } from "../../channels/discord/index.js";
+import { createDiscordChannel, type DiscordTuning } from "../../channels/discord/discord-channel.js";
 import { type App, createApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/config/config.js";
 import { mediaDir } from "../../src/paths.js";
