@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { closeSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { MESSAGE_BUTTON_PREFIX } from "../bus/button-taps.js";
@@ -14,8 +13,7 @@ import {
 } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { mediaDir } from "../paths.js";
-import { openInScope } from "./files/safe-open.js";
-import { readOpened } from "./files/safe-read.js";
+import { readInScope } from "./files/safe-read.js";
 import { fileScope } from "./files/workspace-path.js";
 import { type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 
@@ -157,16 +155,11 @@ async function snapshotFiles(paths: string[], ctx: ToolContext, config: Config):
   const copies: string[] = [];
   for (const path of paths) {
     // Opened the race-free way the file tools use (files/safe-open.ts): regular files only, no link out.
-    const opened = openInScope(path, scope, { access: "read", want: "file" });
-    let data: Buffer;
-    try {
-      if (opened.stats.size > maxBytes) {
-        throw new ToolError(`"${path}" is ${opened.stats.size} bytes, more than the limit of ${maxBytes} bytes.`);
+    const { opened, bytes: data } = await readInScope(path, scope, { access: "read", want: "file" }, maxBytes, (o) => {
+      if (o.stats.size > maxBytes) {
+        throw new ToolError(`"${path}" is ${o.stats.size} bytes, more than the limit of ${maxBytes} bytes.`);
       }
-      data = await readOpened(opened, maxBytes, path);
-    } finally {
-      closeSync(opened.fd);
-    }
+    });
     const dir = join(media, "outgoing", randomUUID());
     await mkdir(dir, { recursive: true });
     const copy = join(dir, basename(opened.path));

@@ -1,9 +1,7 @@
-import { closeSync } from "node:fs";
 import { type Tool, ToolError } from "../tool.js";
 import { looksBinary } from "./binary.js";
 import { matchesIgnoringWhitespace, nearestMatch } from "./nearest-match.js";
-import { openInScope } from "./safe-open.js";
-import { readOpened } from "./safe-read.js";
+import { readInScope } from "./safe-read.js";
 import { writeInScope } from "./safe-write.js";
 import { type FileToolDeps, fileScope } from "./workspace-path.js";
 
@@ -31,13 +29,7 @@ export function createEditFileTool(deps: FileToolDeps): Tool<EditFileArgs> {
 
     async execute(args, ctx) {
       const scope = fileScope(ctx, deps.home);
-      const opened = openInScope(args.path, scope, { access: "edit", want: "file" });
-      let bytes: Buffer;
-      try {
-        bytes = await readOpened(opened, MAX_EDIT_BYTES, args.path);
-      } finally {
-        closeSync(opened.fd);
-      }
+      const { bytes } = await readInScope(args.path, scope, { access: "edit", want: "file" }, MAX_EDIT_BYTES);
       if (looksBinary(bytes))
         throw new ToolError(`"${args.path}" is a binary file; edit_file changes text files only.`);
       const text = bytes.toString("utf8");

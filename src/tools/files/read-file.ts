@@ -1,8 +1,6 @@
-import { closeSync } from "node:fs";
 import { type Tool, ToolError } from "../tool.js";
 import { describeBinary, looksBinary } from "./binary.js";
-import { openInScope } from "./safe-open.js";
-import { readOpened } from "./safe-read.js";
+import { readInScope } from "./safe-read.js";
 import { type FileToolDeps, fileScope } from "./workspace-path.js";
 
 export type ReadFileArgs = { path: string; offset?: number; limit?: number };
@@ -31,16 +29,18 @@ export function createReadFileTool(deps: FileToolDeps): Tool<ReadFileArgs> {
     readOnly: true,
 
     async execute(args, ctx) {
-      const opened = openInScope(args.path, fileScope(ctx, deps.home), { access: "read", want: "any" });
-      let bytes: Buffer;
-      try {
-        if (opened.stats.isDirectory()) {
-          throw new ToolError(`"${args.path}" is a folder; use list_dir to see what is in it.`);
-        }
-        bytes = await readOpened(opened, MAX_FILE_BYTES, args.path);
-      } finally {
-        closeSync(opened.fd);
-      }
+      const scope = fileScope(ctx, deps.home);
+      const { bytes } = await readInScope(
+        args.path,
+        scope,
+        { access: "read", want: "any" },
+        MAX_FILE_BYTES,
+        (opened) => {
+          if (opened.stats.isDirectory()) {
+            throw new ToolError(`"${args.path}" is a folder; use list_dir to see what is in it.`);
+          }
+        },
+      );
       if (looksBinary(bytes)) {
         const kind = describeBinary(bytes);
         throw new ToolError(

@@ -1,7 +1,7 @@
 import { type BigIntStats, closeSync, fstatSync, read, readSync } from "node:fs";
 import { promisify } from "node:util";
 import { ToolError } from "../tool.js";
-import { type Opened, openInScope } from "./safe-open.js";
+import { type Opened, type OpenRequest, openInScope, type PathScope } from "./safe-open.js";
 
 const readAsync = promisify(read);
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -23,6 +23,23 @@ export async function readOpened(opened: Opened, maxBytes: number, what: string)
   }
   if (length > opened.stats.size && length > maxBytes) throw tooLarge(length);
   return buffer.subarray(0, length);
+}
+
+/** Opens `path` in the scope and reads it whole (see readOpened); `check` may refuse what was opened first. */
+export async function readInScope(
+  path: string,
+  scope: PathScope,
+  request: OpenRequest,
+  maxBytes: number,
+  check?: (opened: Opened) => void,
+): Promise<{ opened: Opened; bytes: Buffer }> {
+  const opened = openInScope(path, scope, request);
+  try {
+    check?.(opened);
+    return { opened, bytes: await readOpened(opened, maxBytes, path) };
+  } finally {
+    closeSync(opened.fd);
+  }
 }
 
 export type SafeText = { ok: true; text: string; path: string } | { ok: false; reason: string };

@@ -6,7 +6,7 @@ import { compileGlob, MAX_GLOB_CHARS } from "./glob-pattern.js";
 import { checkPatternLength, createLineSearch, MAX_PATTERN_CHARS } from "./line-search.js";
 import { hiddenBelow, type Opened, openInScope } from "./safe-open.js";
 import { readOpened } from "./safe-read.js";
-import { openRegularAt, visitFiles } from "./walk-tree.js";
+import { MAX_TREE_ENTRIES, openRegularAt, visitFiles } from "./walk-tree.js";
 import { displayPath, type FileToolDeps, fileScope } from "./workspace-path.js";
 
 const MAX_MATCHES = 200;
@@ -14,12 +14,9 @@ const MAX_GLOB_RESULTS = 500;
 const MAX_GREP_FILE_BYTES = 2 * 1024 * 1024;
 /** Bytes searched per call at most; past it the search stops and says so. */
 const MAX_GREP_TOTAL_BYTES = 64 * 1024 * 1024;
-/** Entries looked at per call at most (files and folders). */
-const MAX_TREE_ENTRIES = 100_000;
 /** Hard limit of one grep call; the registry's tool timeout may stop it sooner. */
 const GREP_TIME_LIMIT_SECONDS = 30;
 const MAX_LINE_CHARS = 300;
-const SKIPPED_FOLDERS = new Set([".git", "node_modules"]);
 const STOPPED = "grep was stopped (time limit or /stop).";
 
 export type GlobArgs = { pattern: string; path?: string };
@@ -64,8 +61,7 @@ async function searchTree(
       return { truncated: false };
     }
     const hidden = hiddenBelow(scope, opened.path);
-    const options = { skip: SKIPPED_FOLDERS, hidden, signal: ctx.signal, maxEntries: MAX_TREE_ENTRIES };
-    return await visitFiles(opened.fd, options, ({ rel, dirFd, name }) => {
+    return await visitFiles(opened.fd, hidden, ctx.signal, ({ rel, dirFd, name }) => {
       const path = join(opened.path, rel);
       const open = () => {
         const file = openRegularAt(dirFd, name);

@@ -3,38 +3,29 @@ import { readdir } from "node:fs/promises";
 import { atPath } from "./safe-open.js";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
-
-export interface TreeFile {
-  /** Path relative to the folder the walk started in, with `/` separators. */
-  rel: string;
-  /** Descriptor of the folder holding the file, valid only during the visit. */
-  dirFd: number;
-  name: string;
-}
-
-export interface TreeOptions {
-  /** Folder names never entered (.git, node_modules). */
-  skip: ReadonlySet<string>;
-  /** Folders never entered, by identity (PINCER_HOME when it sits inside the workspace). */
-  hidden: readonly Stats[];
-  signal: AbortSignal;
-  /** Stop after this many entries seen, so a huge tree cannot keep a call busy for ever. */
-  maxEntries: number;
-}
-
 const MAX_DEPTH = 64;
+/** Folders never entered. */
+const SKIPPED_FOLDERS = new Set([".git", "node_modules"]);
+/** Entries (files and folders) looked at per walk at most, so a huge tree cannot keep a call busy for ever. */
+export const MAX_TREE_ENTRIES = 100_000;
+
+/** A regular file met on the walk: its path relative to the start (`/`-separated), and its folder's descriptor, valid during the visit. */
+export type TreeFile = { rel: string; dirFd: number; name: string };
 
 /**
- * Visits the regular files below an open folder, depth first, in name order. Subfolders are opened
- * relative to their parent's descriptor without following links, so a folder swapped for a symlink
- * during the walk is skipped, never entered. Symlinks are not followed (the files they point to
- * inside the workspace are visited anyway). `visit` returns false to stop the walk.
+ * Visits the regular files below an open folder, depth first, in name order, skipping .git,
+ * node_modules and the `hidden` folders (by identity: PINCER_HOME inside the workspace).
+ * Subfolders are opened relative to their parent's descriptor without following links, so a
+ * folder swapped for a symlink during the walk is skipped, never entered. Symlinks are not
+ * followed (the files they point to inside the workspace are visited anyway). `visit` returns
+ * false to stop the walk; `truncated` says it stopped at MAX_TREE_ENTRIES.
  */
 export async function visitFiles(
   rootFd: number,
-  options: TreeOptions,
+  hidden: readonly Stats[],
+  signal: AbortSignal,
   visit: (file: TreeFile) => Promise<boolean | undefined> | boolean | undefined,
-): Promise<{ entries: number; truncated: boolean }> {
+): Promise<{ truncated: boolean }> {
   let entries = 0;
   let stopped = false;
 
@@ -42,38 +33,36 @@ export async function visitFiles(
     const dirents = await readdir(`/proc/self/fd/${dirFd}`, { withFileTypes: true }).catch(() => []);
     dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of dirents) {
-      if (stopped || options.signal.aborted) return;
-      if (++entries > options.maxEntries) {
+      if (stopped || signal.aborted) return;
+      if (++entries > MAX_TREE_ENTRIES) {
         stopped = true;
         return;
       }
       const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        if (options.skip.has(entry.name) || depth >= MAX_DEPTH) continue;
-        const child = openDirAt(dirFd, entry.name);
+      if (entry.isFile()) {
+        if ((await visit({ rel, dirFd, name: entry.name })) === false) stopped = true;
+      } else if (entry.isDirectory() && !SKIPPED_FOLDERS.has(entry.name) && depth < MAX_DEPTH) {
+        const child = openAt(dirFd, entry.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         if (child === undefined) continue;
         try {
           const stats = fstatSync(child);
-          if (options.hidden.some((h) => h.dev === stats.dev && h.ino === stats.ino)) continue;
-          await walkDir(child, rel, depth + 1);
+          if (!hidden.some((h) => h.dev === stats.dev && h.ino === stats.ino)) await walkDir(child, rel, depth + 1);
         } finally {
           closeSync(child);
         }
-      } else if (entry.isFile()) {
-        if ((await visit({ rel, dirFd, name: entry.name })) === false) stopped = true;
       }
     }
   }
 
   await walkDir(rootFd, "", 0);
-  return { entries, truncated: stopped && entries > options.maxEntries };
+  return { truncated: stopped && entries > MAX_TREE_ENTRIES };
 }
 
-function openDirAt(dirFd: number, name: string): number | undefined {
+/** Opens `name` inside an open folder; undefined when it is gone, or swapped for a link (O_NOFOLLOW) since readdir. */
+function openAt(dirFd: number, name: string, flags: number): number | undefined {
   try {
-    return openSync(atPath(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    return openSync(atPath(dirFd, name), flags);
   } catch {
-    // Gone, or swapped for a symlink or a file since readdir: skip it.
     return undefined;
   }
 }
@@ -83,16 +72,10 @@ function openDirAt(dirFd: number, name: string): number | undefined {
  * link swapped in is refused, O_NONBLOCK so a FIFO swapped in cannot block, fstat to verify.
  */
 export function openRegularAt(dirFd: number, name: string): { fd: number; stats: Stats } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(atPath(dirFd, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
+  const fd = openAt(dirFd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  if (fd === undefined) return undefined;
   const stats = fstatSync(fd);
-  if (!stats.isFile()) {
-    closeSync(fd);
-    return undefined;
-  }
-  return { fd, stats };
+  if (stats.isFile()) return { fd, stats };
+  closeSync(fd);
+  return undefined;
 }
