@@ -28,79 +28,66 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
   return async function send(msg: OutboundMessage, delivery: Delivery): Promise<DeliveryReceipt> {
     if (msg.kind === "progress") return progress.show(msg);
     const channelId = msg.threadId ?? msg.chatId;
-    if (msg.editOf && "messageId" in msg.editOf) {
-      const messageId = msg.editOf.messageId;
-      // The content and the buttons are replaced (none: [] removes them); an unknown message is a 404, refused.
-      const body = {
-        content: splitMessage(msg.text)[0] ?? "",
-        components: componentsOf(msg),
-        allowed_mentions: NO_PINGS,
-      };
-      try {
-        await rest.patch(Routes.channelMessage(channelId, messageId), { body, signal: delivery.signal });
-      } catch (err) {
-        throw toDeliveryError(err);
+    const { signal } = delivery;
+    const patch = (id: string, body: object) => rest.patch(Routes.channelMessage(channelId, id), { body, signal });
+    try {
+      if (msg.editOf && "messageId" in msg.editOf) {
+        const messageId = msg.editOf.messageId;
+        // The content and the buttons are replaced (none: [] removes them); an unknown message is a 404, refused.
+        const content = splitMessage(msg.text)[0] ?? "";
+        await patch(messageId, { content, components: componentsOf(msg), allowed_mentions: NO_PINGS });
+        await delivery.markPartSent(true, [messageId]);
+        return { messageIds: [messageId] };
       }
-      await delivery.markPartSent(true, [messageId]);
-      return { messageIds: [messageId] };
-    }
-    const long = msg.text.length > LONG_REPLY_CHARS ? longReplyFile(msg.text) : undefined;
-    const chunks = long ? [long.note] : splitMessage(msg.text);
-    const files = [
-      ...(long ? [{ name: long.name, data: long.data }] : []),
-      ...(await loadFiles(msg.media ?? [], log)),
-    ].slice(0, MAX_FILES);
-    const messageIds: string[] = [];
-    if (chunks.length === 0 && files.length === 0) return { messageIds };
-    if (chunks.length === 0) chunks.push("");
-    // A draft's messages take the reply's text parts; those it does not need go first.
-    const drafts = (msg.draftIds ?? []).slice(0, files.length > 0 ? chunks.length - 1 : chunks.length);
-    if (delivery.partsSent === 0)
-      for (const id of (msg.draftIds ?? []).slice(drafts.length))
-        await rest.delete(Routes.channelMessage(channelId, id)).catch(() => {});
-    for (let index = delivery.partsSent; index < chunks.length; index++) {
-      const body = {
-        content: chunks[index],
-        // The model's text must never ping @everyone or a role; the user it answers may be pinged.
-        allowed_mentions: { parse: ["users"], replied_user: true },
+      const long = msg.text.length > LONG_REPLY_CHARS ? longReplyFile(msg.text) : undefined;
+      const chunks = long ? [long.note] : splitMessage(msg.text);
+      const files = [
+        ...(long ? [{ name: long.name, data: long.data }] : []),
+        ...(await loadFiles(msg.media ?? [], log)),
+      ].slice(0, MAX_FILES);
+      const messageIds: string[] = [];
+      if (chunks.length === 0 && files.length === 0) return { messageIds };
+      if (chunks.length === 0) chunks.push("");
+      // A draft's messages take the reply's text parts; those it does not need go first.
+      const drafts = (msg.draftIds ?? []).slice(0, files.length > 0 ? chunks.length - 1 : chunks.length);
+      if (delivery.partsSent === 0)
+        for (const id of (msg.draftIds ?? []).slice(drafts.length))
+          await rest.delete(Routes.channelMessage(channelId, id)).catch(() => {});
+      for (let index = delivery.partsSent; index < chunks.length; index++) {
+        const last = index === chunks.length - 1;
+        const body = {
+          content: chunks[index],
+          // The model's text must never ping @everyone or a role; the user it answers may be pinged.
+          allowed_mentions: { parse: ["users"], replied_user: true },
+          // The buttons go under the last chunk, where the user is reading.
+          ...(last && msg.buttons ? { components: componentsOf(msg) } : {}),
+        };
         // Only to a Discord message: an answer to a button tap (inbound id `tap:…`) replies to nothing.
-        ...(index === 0 && msg.replyToId && /^\d+$/.test(msg.replyToId)
-          ? { message_reference: { message_id: msg.replyToId, fail_if_not_exists: false } }
-          : {}),
-        // The buttons go under the last chunk, where the user is reading.
-        ...(index === chunks.length - 1 && msg.buttons ? { components: componentsOf(msg) } : {}),
-      };
-      const last = index === chunks.length - 1;
-      let posted: unknown;
-      try {
+        const reference =
+          index === 0 && msg.replyToId && /^\d+$/.test(msg.replyToId)
+            ? { message_reference: { message_id: msg.replyToId, fail_if_not_exists: false } }
+            : {};
         const post = () =>
           rest.post(Routes.channelMessages(channelId), {
-            body,
+            body: { ...body, ...reference },
             ...(last && files.length ? { files } : {}),
-            signal: delivery.signal,
+            signal,
           });
-        // An edit keeps the draft's reference to the user's message; its content and buttons change.
-        const { message_reference: _, ...edit } = body as typeof body & { message_reference?: unknown };
-        posted = drafts[index]
-          ? await rest
-              .patch(Routes.channelMessage(channelId, drafts[index]), {
-                body: edit,
-                signal: delivery.signal,
-              })
-              // The draft was deleted meanwhile: the part is posted anew.
-              .catch((err: unknown) =>
-                err instanceof DiscordAPIError && err.status === 404 ? post() : Promise.reject(err),
-              )
+        // A draft keeps its reference to the user's message; one deleted meanwhile is posted anew.
+        const posted = drafts[index]
+          ? await patch(drafts[index], body).catch((err: unknown) =>
+              err instanceof DiscordAPIError && err.status === 404 ? post() : Promise.reject(err),
+            )
           : await post();
-      } catch (err) {
-        throw toDeliveryError(err);
+        const id = (posted as { id?: unknown } | undefined)?.id;
+        const ids = typeof id === "string" ? [id] : [];
+        await delivery.markPartSent(last, ids);
+        messageIds.push(...ids);
       }
-      const id = (posted as { id?: unknown } | undefined)?.id;
-      const ids = typeof id === "string" ? [id] : [];
-      await delivery.markPartSent(last, ids);
-      messageIds.push(...ids);
+      return { messageIds };
+    } catch (err) {
+      throw toDeliveryError(err);
     }
-    return { messageIds };
   };
 }
 

@@ -77,11 +77,9 @@ function findCut(
     }
     if (visible + atom.width > limit) return cutAt(breaks, limit, i, stack);
     if (atom.char === "\n" || atom.char === " ") {
-      const previous = atoms[i - 1];
-      const afterNewline = previous?.kind === "char" && previous.char === "\n";
       // Only the first character of a whitespace run is a candidate; the run is skipped at the cut.
-      if (!(afterNewline && atom.char === "\n")) {
-        const rank = atom.char === " " ? SPACE : isParagraphBreak(atoms, i) ? PARAGRAPH : LINE;
+      if (!(isChar(atoms[i - 1], "\n") && atom.char === "\n")) {
+        const rank = atom.char === " " ? SPACE : isChar(atoms[i + 1], "\n") ? PARAGRAPH : LINE;
         breaks.push({ at: i, resume: skipRun(atoms, i), visible, rank, stack: [...stack] });
       }
     }
@@ -103,33 +101,24 @@ function cutAt(
   return { end: hardAt, resume: hardAt, stackAtEnd: [...stack] };
 }
 
-function isParagraphBreak(atoms: Atom[], i: number): boolean {
-  const next = atoms[i + 1];
-  return next?.kind === "char" && next.char === "\n";
-}
+const isChar = (atom: Atom | undefined, char: string) => atom?.kind === "char" && atom.char === char;
 
 /** The index after the whitespace run that starts at i (newlines for a line break, one space otherwise). */
 function skipRun(atoms: Atom[], i: number): number {
-  const first = atoms[i] as Extract<Atom, { kind: "char" }>;
-  if (first.char === " ") return i + 1;
+  if (isChar(atoms[i], " ")) return i + 1;
   let j = i;
-  while (j < atoms.length) {
-    const a = atoms[j];
-    if (a.kind !== "char" || a.char !== "\n") break;
-    j++;
-  }
+  while (isChar(atoms[j], "\n")) j++;
   return j;
 }
 
 /** A reopened tag with nothing inside, or one closed right where it opened, is dropped (Telegram rejects empty entities). */
 function dropEmptyTags(html: string): string {
-  let previous: string;
-  let current = html;
-  do {
-    previous = current;
-    current = current.replace(/<([a-z][\w-]*)(?:\s[^>]*)?>\s*<\/\1>/gi, (match) => (match.includes("\n") ? "\n" : ""));
-  } while (current !== previous);
-  return current;
+  const empty = /<([a-z][\w-]*)(?:\s[^>]*)?>\s*<\/\1>/gi;
+  for (let previous = ""; previous !== html; ) {
+    previous = html;
+    html = html.replace(empty, (match) => (match.includes("\n") ? "\n" : ""));
+  }
+  return html;
 }
 
 const NAMED_ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'", nbsp: "\u00a0" };
