@@ -2,10 +2,7 @@ import type { Config } from "../config/config.js";
 import { pageUrl } from "../web/control-page.js";
 import { loadWebToken } from "../web/token.js";
 
-/**
- * `pincer dashboard`: the control page's address with its token (opens nothing), and whether
- * a daemon answers there right now.
- */
+/** `pincer dashboard`: the control page's address with its token, and whether a daemon answers there now. */
 export async function dashboardText(config: Config): Promise<{ ok: boolean; text: string }> {
   if (!config.webAddr) {
     return { ok: false, text: "The control page is off (PINCER_WEB_ADDR=off); set PINCER_WEB_ADDR to host:port." };

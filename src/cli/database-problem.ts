@@ -8,10 +8,7 @@ export function databaseErrorText(err: unknown): string {
   return e?.message || e?.errors?.map((inner) => inner.message).join("; ") || e?.code || String(err);
 }
 
-/**
- * One sentence for a PINCER_DATABASE_URL that cannot be reached or refuses pincer (no server, a
- * wrong host, password or database name), never the URL's password; undefined for any other error.
- */
+/** One sentence, never with the password, for a PINCER_DATABASE_URL that cannot be reached or refuses pincer. */
 export function describeDatabaseProblem(err: unknown, url: string | undefined): string | undefined {
   const e = err as PgError;
   if (!url || !e || typeof e !== "object") return undefined;

@@ -13,10 +13,7 @@ import { type Check, probeDiscord, probeModel, probeTelegram } from "./probes.js
 
 export type { Check } from "./probes.js";
 
-/**
- * `pincer doctor`: each thing pincer needs, checked for real (the model endpoint and the platforms
- * are asked with the configured keys), with what to do when it is missing.
- */
+/** `pincer doctor`: each thing pincer needs, checked for real with the configured keys, and what to do. */
 export async function runDoctor(config: Config): Promise<Check[]> {
   const checks: Check[] = [];
   const major = Number(process.versions.node.split(".")[0]);

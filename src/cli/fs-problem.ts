@@ -14,9 +14,8 @@ const REASONS: Record<string, string> = {
 };
 
 /**
- * One sentence for a file-system mistake a user can make with PINCER_HOME or PINCER_WORKSPACE
- * (a folder they cannot write, a path through a file, a full disk), or undefined for any other
- * error, which is a bug and keeps its stack trace.
+ * One sentence for a file-system mistake a user can make with PINCER_HOME or PINCER_WORKSPACE;
+ * undefined for any other error, which is a bug and keeps its stack trace.
  */
 export function describeFsProblem(err: unknown): string | undefined {
   const e = err as NodeJS.ErrnoException | undefined;
@@ -29,10 +28,7 @@ export function describeFsProblem(err: unknown): string | undefined {
   return `cannot use ${e.path} (${reason}): PINCER_HOME and PINCER_WORKSPACE must be folders this user can create and write; fix the permissions or point them elsewhere.`;
 }
 
-/**
- * Whether `path` is, or can become, a folder this user writes: the nearest existing ancestor
- * must be a writable folder. Returns undefined when fine, else what is wrong.
- */
+/** What keeps `path` from being or becoming a folder this user writes (its nearest existing ancestor decides). */
 export function folderProblem(path: string): string | undefined {
   let current = path;
   for (;;) {

@@ -4,10 +4,8 @@ import { type Config, ConfigError, type LoadOptions, loadConfig } from "../confi
 import { createLogger } from "../log.js";
 
 /**
- * Reads `.env` from the working directory (variables already set in the environment win, so
- * systemd's Environment= and a shell's export override the file) and the configuration for a
- * command. A configuration problem ends the process with its one-sentence message on stderr and
- * exit code 1, never a stack trace.
+ * Reads `.env` from the working directory (variables already set win: systemd's Environment= and
+ * a shell's export override the file) and the configuration; a problem with it exits 1 with its sentence.
  */
 export function loadOrExit(options: LoadOptions = {}): { config: Config; log: Logger } {
   try {

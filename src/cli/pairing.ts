@@ -41,10 +41,7 @@ export async function pairingApprove(
   return { ok: true, text: `Approved ${user.userName} (id ${user.userId}) on ${channel}.${jobs}` };
 }
 
-/**
- * `pincer pairing revoke CHANNEL USER`: takes back an approval and pauses the user's jobs. A user
- * on the allowlist keeps access until they are removed from it, which the message says.
- */
+/** `pincer pairing revoke CHANNEL USER`: takes back an approval and pauses the user's jobs (the allowlist still lets them in). */
 export async function pairingRevoke(
   config: Config,
   channel: string,

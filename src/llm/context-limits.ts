@@ -47,12 +47,11 @@ export class ContextLimits {
     return this.known.get(endpoint)?.tokens;
   }
 
-  /** Forgets what a refusal taught (the server may have been restarted with more); true when there was such a thing. */
-  forgetRefusal(endpoint: string): boolean {
-    if (this.known.get(endpoint)?.source !== "refusal") return false;
+  /** Forgets what a refusal taught (the server may have been restarted with more). */
+  forgetRefusal(endpoint: string): void {
+    if (this.known.get(endpoint)?.source !== "refusal") return;
     this.known.delete(endpoint);
     this.save();
-    return true;
   }
 
   learn(endpoint: string, tokens: number, source: ContextSource): void {

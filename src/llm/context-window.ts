@@ -3,11 +3,10 @@
  * `/props`, `/v1/models` metadata (vLLM, OpenRouter, LM Studio), and the words of a refusal.
  */
 
-/** What a server said when it refused a request as too long for its context. */
+/** What a server said when it refused a request as too long for its context, in its tokens. */
 export interface ContextRefusal {
-  /** The server's context window, in its tokens, when it said. */
   contextTokens?: number;
-  /** What our request cost in its tokens, when it said (it calibrates our counter). */
+  /** What our request cost (it calibrates our counter). */
   promptTokens?: number;
 }
 
@@ -28,10 +27,7 @@ const PROMPT_PATTERNS = [
 const REFUSAL_WORDS =
   /exceeds? the (?:available )?context|context[_ ]length[_ ]exceeded|maximum context length|context (?:window|length) (?:exceeded|is too small)|exceed_context_size/i;
 
-/**
- * Reads a refusal: `message` is the error's text, `body` its `error` object (llama.cpp puts
- * `n_ctx` and `n_prompt_tokens` there). Undefined when the error is not about the context.
- */
+/** Reads a refusal from the error's text and its `error` object (llama.cpp puts `n_ctx` and `n_prompt_tokens` there). */
 export function readContextRefusal(message: string, body?: unknown): ContextRefusal | undefined {
   const fields = isRecord(body) ? body : {};
   const type = `${String(fields.type ?? "")} ${String(fields.code ?? "")}`;

@@ -22,9 +22,8 @@ export class ModelError extends Error {
 }
 
 /**
- * The endpoint refused the request as too long for its context, and said what it could (see
- * context-window.ts). Permanent: the same request would be refused again, whatever its status
- * (older llama.cpp answers 500), so no fallback or circuit breaker takes it for an outage.
+ * The endpoint refused the request as too long for its context. Permanent whatever its status
+ * (older llama.cpp answers 500): no fallback or circuit breaker takes it for an outage.
  */
 export class ContextRefusedError extends ModelError {
   constructor(

@@ -18,10 +18,7 @@ export function defaultRequestOptions(): RequestOptions {
 const REFUSED_FIELD =
   /unsupported|unrecogni[sz]ed|unknown|not supported|not permitted|not allowed|extra[ _](inputs|fields|forbidden)|invalid (field|param)/i;
 
-/**
- * The options to retry with after a 400 whose message refuses a field we sent; undefined when the
- * refusal is about something else (then the error stands).
- */
+/** The options to retry with after a 400 that refuses a field we sent; undefined when it refuses something else. */
 export function withoutRefused(
   options: RequestOptions,
   message: string,

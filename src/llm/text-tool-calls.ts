@@ -1,15 +1,12 @@
 import type { ToolCall } from "./reply.js";
 
 /**
- * Tool calls that a model wrote into its text instead of the API's `tool_calls`: servers whose
- * template or parser does not know the model's format (llama-server without tool support in the
- * template, Qwen/Hermes on Ollama or MLX, vLLM without `--tool-call-parser`) pass them through.
- *
- * Formats: Hermes/Qwen `<tool_call>{"name": …, "arguments": …}</tool_call>`, Mistral's
+ * Tool calls that a model wrote into its text (servers whose template or parser does not know the
+ * model's format pass them through): Hermes/Qwen `<tool_call>{…}</tool_call>`, Mistral's
  * `[TOOL_CALLS][{…}]` and `[TOOL_CALLS]name[ARGS]{…}`, and a bare JSON call that is the whole
- * content. A call is promoted only when it names an offered tool (OpenClaw's rule: a looser
- * parse turns prose about JSON into actions). Markup is removed from the text either way; a bare
- * JSON object naming no offered tool is not markup, so that text stays as it was.
+ * content. A call is promoted only when it names an offered tool (a looser parse turns prose about
+ * JSON into actions). Markup is removed either way; a bare JSON object naming no offered tool is
+ * not markup, so that text stays.
  */
 
 type TextCall = Omit<ToolCall, "id">;

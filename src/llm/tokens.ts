@@ -10,10 +10,7 @@ const IMPLAUSIBLE_FACTOR = 2 * MAX_FACTOR;
 /** The system prompt is counted again in each round of a turn: remember a few long texts. */
 const MEMO_MIN_CHARS = 2000;
 const MEMO_ENTRIES = 16;
-/**
- * An image part, counted without decoding it: OpenAI charges 765 tokens for a 1024×1024 picture
- * at high detail (pincer downscales photos to that); other endpoints differ, calibration adjusts.
- */
+/** An image part, not decoded: OpenAI charges 765 for a 1024×1024 picture (pincer downscales to that). */
 const IMAGE_TOKENS = 800;
 
 /**
@@ -67,7 +64,6 @@ export function createTokenCounter() {
   return {
     text: (text: string) => scale(raw(text)),
     rawMessage,
-    /** Each schema object is counted once. */
     tools: (schemas: readonly object[]) => scale(rawTools(schemas)),
     request: (messages: ChatMessage[], tools?: readonly object[]) => scale(rawRequest(messages, tools)),
     /** Feeds back what the endpoint said a request cost (`usage.prompt_tokens`). */
@@ -83,7 +79,6 @@ export function createTokenCounter() {
       // Rise at once (never send more than the endpoint allows), fall back slowly.
       factor = observed >= factor ? observed : factor * 0.8 + observed * 0.2;
     },
-    /** 1 until the endpoint reports more than we counted. */
     get factor(): number {
       return factor;
     },
