@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { type AccessGate, createAccessGate } from "./access/gate.js";
+import { createAccessGate } from "./access/gate.js";
 import { resumePending } from "./access/resume.js";
 import { prepareAttachments } from "./agent/attachments.js";
 import { toChatMessage } from "./agent/context.js";
@@ -7,7 +7,7 @@ import { HelperManager } from "./agent/helpers.js";
 import { createChatModels } from "./agent/model-choice.js";
 import { listSkills } from "./agent/skills.js";
 import { AgentWorker } from "./agent/worker.js";
-import { type Approvals, createApprovals } from "./approvals/approvals.js";
+import { createApprovals } from "./approvals/approvals.js";
 import { MessageBus } from "./bus/bus.js";
 import { MESSAGE_BUTTON_PREFIX, messageButtonTaps } from "./bus/button-taps.js";
 import type { Channel } from "./bus/channel.js";
@@ -27,7 +27,6 @@ import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureHome } from "./setup/ensure-home.js";
 import { startHousekeeping } from "./store/housekeeping.js";
 import { openStore } from "./store/open.js";
-import type { Store } from "./store/store.js";
 import { ReadCache, type ReadCacheOptions } from "./tools/files/read-cache.js";
 import { createTools } from "./tools/index.js";
 import { DEFAULT_TIMING, type Timing } from "./tools/mcp/connection.js";
@@ -54,42 +53,9 @@ export interface AppOptions {
 }
 
 /** Everything one pincer process shares, wired once: the composition root of the daemon. */
-export interface App {
-  config: Config;
-  log: Logger;
-  /** Every durable thing: the one store interface (SQLite embedded, or PostgreSQL). */
-  store: Store;
-  bus: MessageBus;
-  /** Who may talk to pincer: every inbound message passes it. */
-  access: AccessGate;
-  registry: ToolRegistry;
-  worker: AgentWorker;
-  helpers: HelperManager;
-  scheduler: Scheduler;
-  /** MCP servers: connected in the background by start(), closed by stop(). */
-  mcp: McpManager;
-  /** Present when config `approvals` asks for any: the control page decides through it. */
-  approvals?: Approvals;
-  /** Present when heartbeat.intervalMinutes is set. */
-  heartbeat?: Heartbeat;
-  /** Present when the control page is on (PINCER_WEB_ADDR): it is what serves /metrics. */
-  metrics?: Metrics;
-  consolidator: Consolidator;
-  /** The prompt files and skills served from memory (its stats show hits, for tests). */
-  files: ReadCache;
-  /** Clustered mode, once start() joined the cluster: the cluster's state as status lines. */
-  clusterLines?: () => Promise<string[]>;
-  /** Clustered mode: which roles run here and who holds each (nothing runs here before start()). */
-  clusterRoles?: () => Promise<RoleHolders>;
-  /**
-   * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
-   * turns: a message from before a restart always runs before a newer one of its conversation.
-   */
-  start(channels: Channel[]): Promise<void>;
-  stop(): Promise<void>;
-}
+export type App = Awaited<ReturnType<typeof createApp>>;
 
-export async function createApp(config: Config, options: AppOptions): Promise<App> {
+export async function createApp(config: Config, options: AppOptions) {
   const { log } = options;
   ensureHome(config, log);
   const tokens = createTokenCounter();
@@ -206,7 +172,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
     clustering && store.fenced
       ? clustering.fenceTurnWrites(ownWrites, (key) => cluster?.fence(key), store.fenced.bind(store))
       : ownWrites;
-  const worker = new AgentWorker({
+  const worker: AgentWorker = new AgentWorker({
     bus,
     journal: writes.journal,
     conversations: store.conversations,
@@ -281,22 +247,36 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
   return {
     config,
     log,
+    /** Every durable thing: the one store interface (SQLite embedded, or PostgreSQL). */
     store,
     bus,
+    /** Who may talk to pincer: every inbound message passes it. */
     access,
     registry,
     worker,
     helpers,
     scheduler,
+    /** MCP servers: connected in the background by start(), closed by stop(). */
     mcp,
+    /** Present when config `approvals` asks for any: the control page decides through it. */
     approvals,
+    /** Present when heartbeat.intervalMinutes is set. */
     heartbeat,
+    /** Present when the control page is on (PINCER_WEB_ADDR): it is what serves /metrics. */
     metrics,
     consolidator,
+    /** The prompt files and skills served from memory (its stats show hits, for tests). */
     files,
+    /** Clustered mode, once start() joined the cluster: the cluster's state as status lines. */
     clusterLines: clustering && (async () => (cluster ? cluster.lines() : ["cluster: joining"])),
-    clusterRoles: clustering && (async () => cluster?.roleHolders() ?? { here: [], holders: new Map() }),
-    async start(channels) {
+    /** Clustered mode: which roles run here and who holds each (nothing runs here before start()). */
+    clusterRoles:
+      clustering && (async (): Promise<RoleHolders> => cluster?.roleHolders() ?? { here: [], holders: new Map() }),
+    /**
+     * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
+     * turns: a message from before a restart always runs before a newer one of its conversation.
+     */
+    async start(channels: Channel[]): Promise<void> {
       // In the background: a slow or broken server never delays the channels, only the first turns.
       mcp.start();
       ready = Promise.all([
@@ -362,7 +342,7 @@ export async function createApp(config: Config, options: AppOptions): Promise<Ap
       });
       stopHousekeeping = housekeep();
     },
-    stop() {
+    stop(): Promise<void> {
       stopping ??= (async () => {
         // Clustered: the channels and singletons stop with their roles, given back at once.
         clearInterval(outboxPoll);
