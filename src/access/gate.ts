@@ -10,10 +10,10 @@ export interface AccessGateDeps {
   /** Sends the pairing notice through the outbound bus. */
   send: (msg: OutboundMessage) => Promise<unknown>;
   log: Logger;
-  now?: () => number;
-  /** A stranger who keeps writing is sent their (same) code again at most this often. */
-  repeatAfterMs?: number;
 }
+
+/** A stranger who keeps writing is sent their (same) code again at most this often. */
+const REPEAT_AFTER_MS = 10 * 60 * 1000;
 
 export interface AccessGate {
   /** Every inbound message passes here: true lets it reach the agent; a stranger is answered with their code. */
@@ -26,9 +26,6 @@ export interface AccessGate {
 
 /** The one place that decides who may talk to pincer; channels only describe who is talking. */
 export function createAccessGate(deps: AccessGateDeps): AccessGate {
-  const now = deps.now ?? Date.now;
-  const repeatAfterMs = deps.repeatAfterMs ?? 10 * 60 * 1000;
-
   const facts = (channel: ChannelName, userId: string) => ({
     channel,
     senderId: userId,
@@ -52,7 +49,7 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
         return false;
       }
       const request = await deps.pairing.request(msg.channel, msg.senderId, msg.senderName);
-      const action = strangerAction({ ...request, now: now(), repeatAfterMs });
+      const action = strangerAction({ ...request, now: Date.now(), repeatAfterMs: REPEAT_AFTER_MS });
       deps.log.info({ ...where, name: msg.senderName, action }, "message from a user who is not allowed");
       if (action === "send-code") {
         await deps.pairing.markTold(msg.channel, msg.senderId);

@@ -58,6 +58,13 @@ export function seesOwnerMemory(msg: InboundMessage, sharing: MemorySharing): bo
   return sharing.shareWithGuests || isOwnersChat(msg, sharing.allowFrom);
 }
 
+/** The channels whose strangers are given pairing codes. */
+export type PairedChannel = "telegram" | "discord";
+
+export function isPairedChannel(channel: string): channel is PairedChannel {
+  return channel === "telegram" || channel === "discord";
+}
+
 export type StrangerAction = "send-code" | "stay-silent";
 
 /**

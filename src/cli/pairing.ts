@@ -1,4 +1,4 @@
-import { isPairedChannel } from "../access/approve.js";
+import { isPairedChannel } from "../access/policy.js";
 import type { Config } from "../config/config.js";
 import { storeLocation } from "../paths.js";
 import { withStore } from "../store/open.js";

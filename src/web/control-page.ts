@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
-import { isPairedChannel } from "../access/approve.js";
+import { isPairedChannel } from "../access/policy.js";
 import { listSkills } from "../agent/skills.js";
 import type { App } from "../app.js";
 import type { Channel } from "../bus/channel.js";
