@@ -14,10 +14,9 @@ export interface Timers {
 export interface SchedulerDeps {
   store: JobStore;
   bus: MessageBus;
-  /** The inbox: whether a run's message still waits for (or is in) its turn. */
   inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> };
   log: Logger;
-  /** Whether a job's creator may still talk to pincer (the access gate): a job runs only while they may. */
+  /** A job runs only while its creator may still talk to pincer (the access gate). */
   ownerHasAccess: (owner: JobOwner) => Promise<boolean>;
   now?: () => number;
   timers?: Timers;
@@ -27,21 +26,14 @@ export interface SchedulerDeps {
 
 /** After a tick that failed as a whole (the database was busy), the next try comes this soon. */
 const RETRY_TICK_MS = 5_000;
-
 /** After a failed run attempt, the job waits this long instead of being retried in a tight loop. */
 const RETRY_AFTER_MS = 60_000;
 
 /** Real, unref'd timers: the default of the scheduler and the heartbeat. */
 export const realTimers: Timers = {
-  set(fn, ms) {
-    const handle = setTimeout(fn, ms);
-    // The scheduler alone must not keep a process (a CLI command, a test) alive.
-    handle.unref();
-    return handle;
-  },
-  clear(handle) {
-    clearTimeout(handle as NodeJS.Timeout);
-  },
+  // The scheduler alone must not keep a process (a CLI command, a test) alive.
+  set: (fn, ms) => setTimeout(fn, ms).unref(),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
 /**
@@ -158,9 +150,7 @@ export class Scheduler {
     }
     const scheduledAt = job.nextRunAt;
     const recurring = job.schedule.kind !== "at";
-    const following = recurring ? nextRun(job.schedule, new Date(Math.max(now, scheduledAt))) : null;
-    const nextRunAt = following?.getTime() ?? null;
-
+    const nextRunAt = (recurring && nextRun(job.schedule, new Date(Math.max(now, scheduledAt)))?.getTime()) || null;
     const previous = job.lastDeliveryId && {
       channel: "system" as const,
       chatId: job.origin.chatId,
