@@ -22,7 +22,10 @@ function setup() {
     },
     log: pino({ level: "silent" }),
   });
-  const tick = (ms: number) => vi.setSystemTime((now += ms));
+  const tick = (ms: number) => {
+    now += ms;
+    vi.setSystemTime(now);
+  };
   return { gate, pairing, sent, tick };
 }
 
