@@ -24,20 +24,16 @@ export function isFinal(reply: ModelReply): boolean {
 /** The answer the user gets and the history keeps: a cut or filtered reply says so, visibly. */
 export function finalText(reply: ModelReply): string {
   // OpenAI and Azure end a filtered answer so, empty or half-written: silence would look ignored.
-  if (reply.finishReason === "content_filter") {
-    const note = "[the model's endpoint withheld the rest of this answer (content filter)]";
-    return reply.content === ""
-      ? note
-      : `${reply.content}
-
-${note}`;
-  }
-  if (reply.finishReason !== "length") return reply.content;
   const note =
-    reply.toolCalls.length > 0 || reply.discarded?.length
-      ? "[cut off at the length limit while writing a tool call; nothing was run]"
-      : reply.content === ""
-        ? "[cut off at the length limit before anything was said]"
-        : "[cut off at the length limit]";
+    reply.finishReason === "content_filter"
+      ? "[the model's endpoint withheld the rest of this answer (content filter)]"
+      : reply.finishReason !== "length"
+        ? undefined
+        : reply.toolCalls.length > 0 || reply.discarded?.length
+          ? "[cut off at the length limit while writing a tool call; nothing was run]"
+          : reply.content === ""
+            ? "[cut off at the length limit before anything was said]"
+            : "[cut off at the length limit]";
+  if (note === undefined) return reply.content;
   return reply.content === "" ? note : `${reply.content}\n\n${note}`;
 }
