@@ -9,17 +9,12 @@ import { safeFileName, saveCapped } from "../../src/bus/received-file.js";
 type AttachmentInfo = Pick<Attachment, "id" | "name" | "url" | "size" | "duration">;
 
 export interface DownloadResult {
-  /** Local paths of the files saved, in the order of the attachments. */
   paths: string[];
-  /** One line per attachment that was skipped, for the model to know it exists. */
+  /** One line per attachment skipped, for the model to know it exists. */
   notes: string[];
 }
 
-/**
- * Saves a message's attachments into `dir`. A file above `maxBytes` is skipped (by its announced
- * size, and again while streaming, since the announcement is not a promise); a failed download
- * becomes a note instead of failing the message.
- */
+/** Saves a message's attachments into `dir`; one too large or failing becomes a note, never a failed message. */
 export async function downloadAttachments(
   attachments: AttachmentInfo[],
   options: {

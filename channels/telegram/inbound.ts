@@ -20,10 +20,8 @@ export interface InboundDeps {
 }
 
 /**
- * The update handlers. Each message is normalised, gated (groups), screened by the bus's access
- * gate (allowlist and pairing, decided in src/access), its files downloaded, then published; the handler returns without
- * waiting for the agent. Update kinds pincer has no use for are ignored on purpose, with a
- * debug line, so nothing unexpected can stop the polling.
+ * Each message is normalised, gated (groups), screened by the access gate, its files downloaded,
+ * then published, without waiting for the agent. Kinds pincer has no use for get a debug line.
  */
 export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context> {
   const { log } = deps;

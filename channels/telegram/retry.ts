@@ -27,12 +27,9 @@ export function backoffDelay(n: number, baseMs: number, maxMs: number): number {
 }
 
 /**
- * Installs the retry layers on a bot's API client:
- * - `@grammyjs/auto-retry` honours 429 `retry_after` (bounded attempts and wait);
- * - 5xx answers and network errors are retried with a short exponential backoff whose delays
- *   are configurable (auto-retry's own backoff starts at 3 s and cannot be tuned);
- * - getUpdates never gives up: it is retried forever with capped backoff and the outage is
- *   logged once when it starts and once when it ends, not on every attempt.
+ * The retry layers: auto-retry honours 429 `retry_after`; 5xx and network errors are retried with
+ * a tunable backoff (auto-retry's starts at 3 s, fixed); getUpdates is retried forever, its outage
+ * logged once when it starts and once when it ends.
  */
 export function installRetries(api: Api, policy: RetryPolicy, log: Logger): void {
   api.config.use(
