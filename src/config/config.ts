@@ -34,10 +34,7 @@ export interface Config extends FileConfig {
   databaseUrl?: string;
 }
 
-export interface WebAddr {
-  host: string;
-  port: number;
-}
+export type WebAddr = { host: string; port: number };
 
 export const DEFAULT_MODEL = "gpt-4.1-mini";
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];

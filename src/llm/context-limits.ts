@@ -5,11 +5,7 @@ import { contextFromModels, contextFromProps } from "./context-window.js";
 /** Where a known context came from: asked up front, or read from a refusal. */
 export type ContextSource = "props" | "models" | "refusal";
 
-interface Known {
-  tokens: number;
-  source: ContextSource;
-  at: string;
-}
+type Known = { tokens: number; source: ContextSource; at: string };
 
 /** Endpoints remembered at most (one line each); the oldest goes first. */
 const MAX_ENTRIES = 32;
