@@ -1,6 +1,7 @@
 import { pipeline, type Readable, type Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { request } from "undici";
+import { ToolError } from "../tool.js";
 import { type AddressPolicy, checkTarget } from "./address-policy.js";
 import { BlockedAddressError, createPinnedAgent, type Resolver } from "./pinned-agent.js";
 
@@ -31,14 +32,11 @@ export interface FetchedPage {
   cut?: "size" | "time";
 }
 
-/** A refusal or failure worded for the model. */
-export class FetchError extends Error {}
-
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
  * GETs a URL through the pinned agent, following at most `maxRedirects` redirects, each one
- * checked like the first URL. Never throws anything but FetchError (and the caller's abort).
+ * checked like the first URL. Never throws anything but a ToolError worded for the model (and the caller's abort).
  */
 export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal): Promise<FetchedPage> {
   const { limits } = deps;
@@ -50,7 +48,7 @@ export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal
   try {
     for (let hop = 0; ; hop++) {
       const target = checkTarget(current, deps.policy, base);
-      if (!target.allowed) throw new FetchError(hop === 0 ? target.reason : `a redirect was refused: ${target.reason}`);
+      if (!target.allowed) throw new ToolError(hop === 0 ? target.reason : `a redirect was refused: ${target.reason}`);
       const url = target.url;
       const response = await request(url, {
         dispatcher: agent,
@@ -67,8 +65,7 @@ export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal
       const location = header(response.headers, "location");
       if (REDIRECTS.has(response.statusCode) && location) {
         discard(response.body);
-        if (hop >= limits.maxRedirects)
-          throw new FetchError(`${raw} redirected more than ${limits.maxRedirects} times`);
+        if (hop >= limits.maxRedirects) throw new ToolError(`${raw} redirected more than ${limits.maxRedirects} times`);
         current = location;
         base = url;
         continue;
@@ -158,18 +155,18 @@ function decoderFor(encoding: string | undefined): Transform | undefined {
   if (value === "gzip" || value === "x-gzip") return createGunzip();
   if (value === "deflate") return createInflate();
   if (value === "br") return createBrotliDecompress();
-  throw new FetchError(`the server sent the body in an encoding web_fetch cannot read (${value})`);
+  throw new ToolError(`the server sent the body in an encoding web_fetch cannot read (${value})`);
 }
 
 function explain(err: unknown, url: URL, signal: AbortSignal, deadline: AbortSignal, limits: FetchLimits): unknown {
   if (signal.aborted) return signal.reason;
-  if (err instanceof FetchError) return err;
+  if (err instanceof ToolError) return err;
   const blocked = findCause(err, (e) => e instanceof BlockedAddressError);
-  if (blocked) return new FetchError(blocked.message);
-  if (deadline.aborted) return new FetchError(`${url.href} did not answer within ${limits.timeoutMs / 1000} s`);
+  if (blocked) return new ToolError(blocked.message);
+  if (deadline.aborted) return new ToolError(`${url.href} did not answer within ${limits.timeoutMs / 1000} s`);
   const cause = findCause(err, (e) => "code" in e) ?? (err as Error);
   const code = "code" in cause ? ` (${String(cause.code)})` : "";
-  return new FetchError(`could not fetch ${url.href}: ${cause.message}${code}`);
+  return new ToolError(`could not fetch ${url.href}: ${cause.message}${code}`);
 }
 
 function findCause(err: unknown, test: (e: Error) => boolean): Error | undefined {

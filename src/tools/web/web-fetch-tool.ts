@@ -1,7 +1,7 @@
 import { safeSlice } from "../result-cap.js";
 import { type Tool, ToolError } from "../tool.js";
 import { classifyBody, decodeBody } from "./extract.js";
-import type { FetchDeps, FetchedPage } from "./fetch-url.js";
+import type { FetchDeps } from "./fetch-url.js";
 import { createHtmlConverter, HTML_TIMEOUT_MS } from "./html-converter.js";
 import { wrapUntrusted } from "./untrusted.js";
 
@@ -41,14 +41,8 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
     timeoutSeconds: Math.ceil((deps.limits.timeoutMs + 3 * HTML_TIMEOUT_MS) / 1000) + 5,
     async execute(args, ctx) {
       // The HTTP client (undici, ~17 MB) is loaded by the first fetch, not at start.
-      const { FetchError, fetchUrl } = await import("./fetch-url.js");
-      let page: FetchedPage;
-      try {
-        page = await fetchUrl(args.url, deps, ctx.signal);
-      } catch (err) {
-        if (err instanceof FetchError) throw new ToolError(err.message);
-        throw err;
-      }
+      const { fetchUrl } = await import("./fetch-url.js");
+      const page = await fetchUrl(args.url, deps, ctx.signal);
       if (page.status >= 400) throw new ToolError(`${page.url} answered HTTP ${page.status}.`);
       const kind = classifyBody(page.contentType, page.body);
       if (kind === "binary") {
