@@ -100,6 +100,25 @@ describe("pincer CLI (built)", () => {
     expect(JSON.stringify(fake.requests[2].messages)).toContain("note: buy milk");
   });
 
+  it("waits out an approval nobody can answer in `pincer agent -m`, then goes on", async () => {
+    const home = tempHome();
+    writeFileSync(
+      join(home, "config.json"),
+      JSON.stringify({ approvals: { tools: ["write_file"], timeoutSeconds: 5 } }),
+    );
+    fake.enqueue(
+      { toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "x" } }] },
+      { content: "Nobody said yes." },
+    );
+    const vars = { OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, PINCER_HOME: home, LOG_LEVEL: "silent" };
+    const result = await pincer(["agent", "-m", "write a.txt"], vars);
+    // Nothing but the approval's poll timer is pending meanwhile: were it unref'd, node would quit (code 13).
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Approval needed");
+    expect(result.stdout.trim().endsWith("Nobody said yes.")).toBe(true);
+    expect(String(fake.requests[1].messages.at(-1)?.content)).toContain("nobody answered the approval request");
+  });
+
   it("holds a conversation in `pincer chat`, with commands answered by pincer", async () => {
     fake.enqueue({ content: "Hello from the model." }, { content: "Second answer." });
     const chat = startChat();

@@ -190,12 +190,16 @@ export class Approvals {
 
   /** Resolves after `ms`, or when the approval is decided here; rejects when the run is aborted. */
   private async sleep(id: string, signal: AbortSignal, ms: number): Promise<void> {
-    const timeout = AbortSignal.timeout(ms);
+    // A timer of our own, not AbortSignal.timeout's unref'd one: `pincer agent -m` must not exit while it waits.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), ms);
     try {
-      await once(this.decisions, id, { signal: AbortSignal.any([signal, timeout]) });
+      await once(this.decisions, id, { signal: AbortSignal.any([signal, timeout.signal]) });
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if (!timeout.aborted) throw err;
+      if (!timeout.signal.aborted) throw err;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
