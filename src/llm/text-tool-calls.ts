@@ -1,5 +1,3 @@
-import type { ToolCall } from "./reply.js";
-
 /**
  * Tool calls that a model wrote into its text (servers whose template or parser does not know the
  * model's format pass them through): Hermes/Qwen `<tool_call>{…}</tool_call>`, Mistral's
@@ -9,7 +7,8 @@ import type { ToolCall } from "./reply.js";
  * not markup, so that text stays.
  */
 
-type TextCall = Omit<ToolCall, "id">;
+/** A ToolCall without its id (not imported: reply.ts imports this file). */
+type TextCall = { name: string; arguments: string };
 
 /** `text`: the content without any tool-call markup; `unknown`: names of calls that named no offered tool (or none). */
 type TextCallsFound = { text: string; calls: TextCall[]; unknown: string[] };
