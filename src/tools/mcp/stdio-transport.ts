@@ -4,7 +4,6 @@ import { setTimeout as delay } from "node:timers/promises";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import type { McpServerFileSettings } from "../../config/file-schema.js";
 import { killProcessGroup as killGroup } from "../exec/run-process.js";
 
 /** What a server inherits from pincer's environment: enough to run, never pincer's secrets. */
@@ -13,6 +12,13 @@ const INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG
 const STDERR_TAIL_BYTES = 2048;
 /** One JSON-RPC line longer than this ends the connection (a server flooding stdout). */
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+export interface StdioParams {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+}
 
 /**
  * An MCP stdio transport that starts the server in its own process group, so closing it ends
@@ -30,7 +36,7 @@ export class ProcessGroupTransport implements Transport {
   /** Why pincer dropped the connection itself (a line over the limit), for error messages. */
   refused?: string;
 
-  constructor(private readonly params: Pick<McpServerFileSettings, "args" | "env" | "cwd"> & { command: string }) {}
+  constructor(private readonly params: StdioParams) {}
 
   get pid(): number | undefined {
     return this.child?.pid;
@@ -42,9 +48,13 @@ export class ProcessGroupTransport implements Transport {
   }
 
   async start(): Promise<void> {
+    const env: Record<string, string> = {};
+    for (const key of INHERITED_ENV) {
+      const value = process.env[key];
+      if (value !== undefined) env[key] = value;
+    }
     const child = spawn(this.params.command, this.params.args, {
-      // Unset names stay unset: spawn leaves out undefined values.
-      env: { ...Object.fromEntries(INHERITED_ENV.map((key) => [key, process.env[key]])), ...this.params.env },
+      env: { ...env, ...this.params.env },
       cwd: this.params.cwd,
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,
