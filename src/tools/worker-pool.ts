@@ -66,14 +66,16 @@ export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOpt
     // A finishing task hands its slot straight to the next waiter.
     if (running >= options.maxThreads) await turn(signal);
     else running++;
-    const worker = take();
+    let worker: Worker | undefined;
     try {
+      // Inside the try: a thread that cannot start (its module missing) gives the slot back too.
+      worker = take();
       const stop = timeoutMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
       const result = await runIn(worker, task, stop);
       keep(worker);
       return result as Result;
     } catch (err) {
-      void worker.terminate();
+      void worker?.terminate();
       throw err;
     } finally {
       const next = waiting.shift();
