@@ -32,7 +32,7 @@ export interface DispatcherDeps {
  * every process takes conversations that wait and nobody runs, under the conversation's turn
  * lease, and runs their messages in order until none is left, then gives the conversation back.
  * Messages that arrive for a conversation held here join it here (a /stop reaches its turn).
- * Every journal write of those turns is fenced with the lease's epoch (ClusterStore.fenced), so
+ * Every journal write of those turns is fenced with the lease's epoch (Store.fenced), so
  * a process paused past its lease cannot write after another took over.
  */
 export class TurnDispatcher {
