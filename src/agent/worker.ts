@@ -6,7 +6,6 @@ import { ModelUnavailableError } from "../llm/resilient.js";
 import { FencedOutError } from "../store/cluster.js";
 import type { StoredMessage } from "../store/store.js";
 import { untilAborted } from "../tools/tool.js";
-import { ConversationMovedError } from "./abortable.js";
 import { type ContentPart, mediaKind } from "./attachments.js";
 import { BudgetError } from "./budget.js";
 import { answerCommand } from "./commands.js";
@@ -38,6 +37,13 @@ interface Lane {
   /** Set while the lane's first message waits for the model; `resume` runs it again. */
   pausedUntil?: number;
   resume?: NodeJS.Timeout;
+}
+
+/** Why a turn was cut short when its conversation moved to another process of the cluster. */
+class ConversationMovedError extends Error {
+  constructor(sessionKey: string) {
+    super(`the conversation ${sessionKey} moved to another process`);
+  }
 }
 
 /**
