@@ -10,6 +10,7 @@ import type { Channel } from "../bus/channel.js";
 import type { ChannelName } from "../bus/types.js";
 import { isLoopback, type WebAddr } from "../config/config.js";
 import { skillDirs } from "../paths.js";
+import { BASE_HEADERS, bearerMatches, HttpError, isLoopbackHost, readJson, send, sendJson } from "./http.js";
 import { LOCKED_PAGE, renderMain, renderShell } from "./page.js";
 import { renderChatLog, renderHistory, renderSections } from "./sections.js";
 import { WebSessions } from "./sessions.js";
@@ -35,42 +36,20 @@ export function pageUrl(addr: WebAddr, token?: string): string {
   return token ? `${base}?token=${encodeURIComponent(token)}` : base;
 }
 
-const MAX_BODY = 64 * 1024;
-const MAX_CHAT_TEXT = 16_000;
 const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const ALL_CHANNELS: ChannelName[] = ["telegram", "discord", "console", "web", "system"];
-const REFRESH_MS = 5_000;
 
 /**
- * The header the page sends its session in. No cookie is involved: browsers send a host's cookies
- * to every port of it, so a page served by another local user would collect them. A page of
- * another origin cannot add this header either (that needs CORS, which pincer never grants), so
- * no request a foreign page makes the browser send is authorised (no CSRF).
+ * The header the page sends its session in, never a cookie: browsers send a host's cookies to every port of it, so a
+ * page served by another local user would collect them. A foreign origin cannot add this header either (that needs
+ * CORS, which pincer never grants), so nothing a foreign page makes the browser send is authorised (no CSRF).
  */
 const SESSION_HEADER = "x-pincer-session";
 
-const BASE_HEADERS = {
-  "referrer-policy": "no-referrer",
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "cache-control": "no-store",
-  "content-security-policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-};
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /**
- * Starts the control page on PINCER_WEB_ADDR (node:http, no framework): `/healthz` and `/metrics`
- * for machines, everything else only with the token. Routes are exact paths; nothing is read from
- * the file system, so there is no path to traverse. Off, or an address that cannot be used, gives
- * undefined (with one line in the log) and never stops the daemon.
+ * Starts the control page on PINCER_WEB_ADDR (node:http, no framework): `/healthz` and `/metrics` for machines,
+ * everything else only with the token. Routes are exact paths and nothing is read from the file system (no path to
+ * traverse). Off, or an address that cannot be used, gives undefined (one log line) and never stops the daemon.
  */
 export async function startControlPage(deps: {
   app: App;
@@ -80,6 +59,7 @@ export async function startControlPage(deps: {
   log: Logger;
 }): Promise<ControlPage | undefined> {
   const { app, log } = deps;
+  const { dashboard } = app.store;
   const wanted = app.config.webAddr;
   if (!wanted) {
     log.info("the control page is off (PINCER_WEB_ADDR=off)");
@@ -91,12 +71,12 @@ export async function startControlPage(deps: {
   const startedAt = Date.now();
   const hub = new SseHub();
   const sessions = new WebSessions();
-  // DNS rebinding: a site whose name resolves to 127.0.0.1 reaches a loopback listener with its
-  // own name as Host. A loopback listener answers only to loopback names.
+  // DNS rebinding: a site whose name resolves to 127.0.0.1 reaches a loopback listener with its own name as Host. A
+  // loopback listener answers only to loopback names.
   const loopbackOnly = isLoopback(wanted.host);
   const state = () => collectState({ app, channels: deps.channels, skills, startedAt });
-  // Live updates: a change (a turn starting or ending, a web chat event) refreshes the sections
-  // soon after; a slow timer catches what has no event (a pairing request, a channel's state).
+  // A change (a turn starting or ending, a web chat event) refreshes the open pages' sections soon after; a slow
+  // timer catches what has no event (a pairing request, a channel's state).
   let pending: NodeJS.Timeout | undefined;
   const refresh = () => {
     if (pending || hub.size === 0) return;
@@ -109,7 +89,7 @@ export async function startControlPage(deps: {
       );
     }, 150);
   };
-  const timer = setInterval(refresh, REFRESH_MS).unref();
+  const timer = setInterval(refresh, 5_000).unref();
   const offActivity = ALL_CHANNELS.map((name) => app.bus.onActivity(name, refresh));
   const offChat = deps.web?.listen((event) => {
     hub.send("chat", event, event.chatId);
@@ -119,13 +99,10 @@ export async function startControlPage(deps: {
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
-      if (status === 500) log.error({ err, path: pathOf(req) }, "control page request failed");
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const message = err instanceof HttpError ? err.message : "internal error";
-      sendJson(res, status, { error: message });
+      // The path without the query: the query may carry the token, which must never reach the log.
+      if (status === 500) log.error({ err, path: (req.url ?? "/").split("?")[0] }, "control page request failed");
+      if (res.headersSent) res.destroy();
+      else sendJson(res, status, { error: err instanceof HttpError ? err.message : "internal error" });
       // A body we refused to read is not drained: close the connection instead.
       if (status === 413) res.on("finish", () => req.destroy());
     });
@@ -133,29 +110,25 @@ export async function startControlPage(deps: {
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   server.maxConnections = 128;
+  const locked = (res: ServerResponse) => send(res, 401, "text/html; charset=utf-8", LOCKED_PAGE);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
-    const path = url.pathname;
+    const { pathname: path, searchParams: query } = url;
     const method = req.method ?? "GET";
     const read = method === "GET" || method === "HEAD";
-
-    // DNS rebinding: a site whose name resolves to 127.0.0.1 reaches a loopback listener with its
-    // own name as Host. A loopback listener answers only to loopback names.
     if (loopbackOnly && !isLoopbackHost(req.headers.host)) throw new HttpError(421, "unknown host");
 
     if (path === "/healthz" && read) {
-      const database = await app.store.dashboard.ping();
-      const health = healthOf({ database, channels: await channelStates(app, deps.channels()) });
+      const health = healthOf({
+        database: await dashboard.ping(),
+        channels: await channelStates(app, deps.channels()),
+      });
       return sendJson(res, health.ok ? 200 : 503, health.body);
     }
     if (path === "/metrics" && read && app.metrics) {
-      const body = await app.metrics.registry.metrics();
-      res.writeHead(200, { ...BASE_HEADERS, "content-type": app.metrics.registry.contentType });
-      res.end(body);
-      return;
+      return send(res, 200, app.metrics.registry.contentType, await app.metrics.registry.metrics());
     }
-
     // The page holds no data: its script logs in (`?token=…` traded for a session) and fetches it.
     if (path === "/" && read) return shell(res);
     if (path === "/api/session" && method === "POST") {
@@ -164,25 +137,26 @@ export async function startControlPage(deps: {
       return sendJson(res, 200, { session: sessions.create() });
     }
 
-    const session = presentedSession(req, url);
+    // The session comes in the header, or for the event stream (EventSource sends no headers) as `?session=`.
+    const header = req.headers[SESSION_HEADER];
+    const session =
+      typeof header === "string" ? header : path === "/api/events" ? (query.get("session") ?? undefined) : undefined;
     if (session === undefined ? !bearerMatches(req, token) : !sessions.check(session)) return locked(res);
 
     if (read) {
-      if (path === "/api/page") return sendJson(res, 200, await page(url));
+      if (path === "/api/page") return sendJson(res, 200, await page(query));
       if (path === "/api/state") return sendJson(res, 200, await state());
       if (path === "/api/history") {
-        const key = url.searchParams.get("key") ?? "";
-        return sendJson(res, 200, { sessionKey: key, entries: await app.store.dashboard.history(key.slice(0, 300)) });
+        const key = query.get("key") ?? "";
+        return sendJson(res, 200, { sessionKey: key, entries: await dashboard.history(key.slice(0, 300)) });
       }
-      if (path === "/api/events") {
-        const chat = url.searchParams.get("chat") ?? "";
-        if (!hub.add(res, CHAT_ID.test(chat) ? chat : undefined)) throw new HttpError(503, "too many open pages");
-        // Logging out closes the session's streams; a stream that closes first forgets its session.
-        const forget = session === undefined ? undefined : sessions.onEnd(session, () => res.destroy());
-        if (forget) res.on("close", forget);
-        return;
-      }
-      throw new HttpError(404, "not found");
+      if (path !== "/api/events") throw new HttpError(404, "not found");
+      const chat = query.get("chat") ?? "";
+      if (!hub.add(res, CHAT_ID.test(chat) ? chat : undefined)) throw new HttpError(503, "too many open pages");
+      // Logging out closes the session's streams; a stream that closes first forgets its session.
+      const forget = session === undefined ? undefined : sessions.onEnd(session, () => res.destroy());
+      if (forget) res.on("close", forget);
+      return;
     }
     if (method !== "POST") throw new HttpError(405, "method not allowed");
     const body = await readJson(req);
@@ -190,10 +164,13 @@ export async function startControlPage(deps: {
       sessions.end(session);
       return sendJson(res, 200, { ok: true });
     }
-    await mutate(path, body, res);
+    const status = await mutate(path, body);
+    refresh();
+    sendJson(res, status, { ok: true });
   }
 
-  async function mutate(path: string, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+  /** A change asked for by the page; returns the status to answer `{ ok: true }` with. */
+  async function mutate(path: string, body: Record<string, unknown>): Promise<number> {
     const text = (name: string, max = 200): string => {
       const value = body[name];
       if (typeof value !== "string" || value.length === 0 || value.length > max) {
@@ -205,18 +182,15 @@ export async function startControlPage(deps: {
       if (!deps.web) throw new HttpError(503, "the web chat is not running");
       const chatId = text("chatId", 64);
       if (!CHAT_ID.test(chatId)) throw new HttpError(400, '"chatId" may only use A-Z, a-z, 0-9, _ and -');
-      await deps.web.send(chatId, text("text", MAX_CHAT_TEXT));
-      return sendJson(res, 202, { ok: true });
+      await deps.web.send(chatId, text("text", 16_000));
+      return 202;
     }
     if (path === "/api/reminders/remove") {
       const id = text("id", 64);
       if (!(await app.store.jobs.remove(id))) throw new HttpError(404, `no reminder ${id}`);
       app.scheduler.wake();
       log.info({ jobId: id }, "reminder removed from the control page");
-      refresh();
-      return sendJson(res, 200, { ok: true });
-    }
-    if (path === "/api/pairing/approve" || path === "/api/pairing/deny") {
+    } else if (path === "/api/pairing/approve" || path === "/api/pairing/deny") {
       const channel = text("channel", 16);
       if (!isPairedChannel(channel)) throw new HttpError(400, '"channel" must be telegram or discord');
       if (path.endsWith("approve")) {
@@ -227,10 +201,7 @@ export async function startControlPage(deps: {
       } else if (!(await app.store.pairing.deny(channel, text("userId", 64)))) {
         throw new HttpError(404, "no such pairing request");
       }
-      refresh();
-      return sendJson(res, 200, { ok: true });
-    }
-    if (path === "/api/approvals/decide" || path === "/api/approvals/revoke") {
+    } else if (path === "/api/approvals/decide" || path === "/api/approvals/revoke") {
       if (!app.approvals) throw new HttpError(404, "approvals are off (config approvals)");
       if (path.endsWith("revoke")) {
         if (!(await app.store.approvals.revoke(text("sessionKey", 300), text("entry", 1000)))) {
@@ -244,18 +215,17 @@ export async function startControlPage(deps: {
         const decided = await app.approvals.decide(text("id", 40), choice, "the control page");
         if (!decided.taken) throw new HttpError(409, decided.text);
       }
-      refresh();
-      return sendJson(res, 200, { ok: true });
+    } else {
+      throw new HttpError(404, "not found");
     }
-    throw new HttpError(404, "not found");
+    return 200;
   }
 
-  /** The page's content for `?chat=` and `?c=` (a conversation's history), as /api/page answers it. */
-  async function page(url: URL): Promise<{ model: string; chatId: string; main: string }> {
-    const chat = url.searchParams.get("chat") ?? "main";
+  /** The page's content for `?chat=` and `?c=` (a conversation's history). */
+  async function page(query: URLSearchParams): Promise<{ model: string; chatId: string; main: string }> {
+    const chat = query.get("chat") ?? "main";
     const chatId = CHAT_ID.test(chat) ? chat : "main";
-    const key = url.searchParams.get("c");
-    const { dashboard } = app.store;
+    const key = query.get("c");
     const current = await state();
     const main = renderMain({
       state: current,
@@ -290,10 +260,7 @@ export async function startControlPage(deps: {
   };
   server.listen(wanted.port, wanted.host);
   try {
-    await Promise.race([
-      once(server, "listening"),
-      once(server, "error").then(([err]) => Promise.reject(err as Error)),
-    ]);
+    await once(server, "listening"); // rejects on the server's "error"
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const reason = code === "EADDRINUSE" ? "the address is in use" : (err as Error).message;
@@ -304,59 +271,4 @@ export async function startControlPage(deps: {
   const addr = { host: wanted.host, port: (server.address() as AddressInfo).port };
   log.info({ url: pageUrl(addr) }, "control page is up; `pincer dashboard` prints its address with the token");
   return { addr, close };
-}
-
-/** The session a request presents: the header, or for the event stream (EventSource sends no headers) `?session=`. */
-function presentedSession(req: IncomingMessage, url: URL): string | undefined {
-  const header = req.headers[SESSION_HEADER];
-  if (typeof header === "string") return header;
-  return url.pathname === "/api/events" ? (url.searchParams.get("session") ?? undefined) : undefined;
-}
-
-/** Scripts send the token itself: `Authorization: Bearer …`. A wrong value counts exactly like none. */
-function bearerMatches(req: IncomingMessage, token: string): boolean {
-  const auth = req.headers.authorization;
-  return auth?.startsWith("Bearer ") === true && secretsEqual(auth.slice(7).trim(), token);
-}
-
-/** The Host header names a loopback address (any port): 127.x, [::1] or localhost. */
-function isLoopbackHost(host: string | undefined): boolean {
-  const m = /^(?:\[([^\]]+)\]|([^:]+))(?::\d+)?$/.exec(host ?? "");
-  return m !== null && isLoopback((m[1] ?? m[2]).toLowerCase());
-}
-
-function locked(res: ServerResponse): void {
-  res.writeHead(401, { ...BASE_HEADERS, "content-type": "text/html; charset=utf-8" });
-  res.end(LOCKED_PAGE);
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { ...BASE_HEADERS, "content-type": "application/json; charset=utf-8" });
-  res.end(JSON.stringify(body));
-}
-
-/** The path without the query: the query may carry the token, which must never reach the log. */
-function pathOf(req: IncomingMessage): string {
-  return (req.url ?? "/").split("?")[0];
-}
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const type = req.headers["content-type"] ?? "";
-  if (!/^application\/json\b/i.test(type)) throw new HttpError(415, "send application/json");
-  const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > MAX_BODY) throw new HttpError(413, "request body too large");
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) throw new HttpError(413, "request body too large");
-    chunks.push(chunk);
-  }
-  try {
-    const value: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // answered below
-  }
-  throw new HttpError(400, "the body must be a JSON object");
 }

@@ -1,43 +1,34 @@
+const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
 /** Escapes text for HTML content and double-quoted attributes. Everything shown goes through it. */
 export function esc(value: unknown): string {
-  return String(value ?? "")
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;");
+  return String(value ?? "").replace(/[&<>"']/g, (c) => ENTITIES[c]);
 }
 
 export type TimeFormat = (ms: number, timeZone: string) => string;
 
-/**
- * Formats times in a zone, short: "30 Nov 17:05". Building an Intl formatter costs far more
- * than using one, so each render makes one per zone.
- */
+const SHORT = { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" } as const;
+
+/** Formats times in a zone, short ("30 Nov 17:05"); one Intl formatter per zone and render, as making one is dear. */
 export function timeFormat(): TimeFormat {
   const formatters = new Map<string, Intl.DateTimeFormat>();
   return (ms, timeZone) => {
-    let f = formatters.get(timeZone);
-    if (!f) {
-      f = new Intl.DateTimeFormat("en-GB", {
-        timeZone,
-        day: "numeric",
-        month: "short",
-        hour: "2-digit",
-        minute: "2-digit",
-      });
-      formatters.set(timeZone, f);
-    }
-    return f.format(ms);
+    const formatter = formatters.get(timeZone) ?? new Intl.DateTimeFormat("en-GB", { ...SHORT, timeZone });
+    formatters.set(timeZone, formatter);
+    return formatter.format(ms);
   };
 }
 
+/** A duration, coarse: "40 s", "5 min", "3 h", "2 d" (negative counts as 0). */
+export function formatSpan(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  return s < 86400 ? `${Math.floor(s / 3600)} h` : `${Math.floor(s / 86400)} d`;
+}
+
 export function formatAgo(ms: number, now: number): string {
-  const s = Math.max(0, Math.round((now - ms) / 1000));
-  if (s < 60) return `${s} s ago`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
-  return `${Math.floor(s / 86400)} d ago`;
+  return `${formatSpan(now - ms)} ago`;
 }
 
 export function clip(text: string, max: number): string {

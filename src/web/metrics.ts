@@ -4,26 +4,21 @@ import type { TurnObserver } from "../agent/turn-stats.js";
 
 type PromClient = typeof import("prom-client");
 
-export interface MetricsSources {
-  /** Messages waiting behind running turns. */
-  queueDepth: () => number;
-  /** Replies recorded but not yet delivered. */
-  outboxPending: () => Promise<number>;
-  /** Tool names the registry knows; anything else is counted as "unknown" (labels stay bounded). */
-  knownTool: (name: string) => boolean;
-}
-
 export interface Metrics {
   registry: Registry;
   observer: TurnObserver;
 }
 
 /**
- * The Prometheus metrics (names fixed in design.md), on a registry of their own (no global state).
- * prom-client (~10 MB) is required here rather than imported at the top, so a daemon without the
- * control page, which is the only thing serving /metrics, never loads it.
+ * The Prometheus metrics (names fixed in design.md) on a registry of their own. prom-client (~10 MB) is required
+ * here, not imported at the top, so a daemon without the control page (the only thing serving /metrics) never loads it.
+ * A tool name `knownTool` denies is counted as "unknown", so labels stay bounded.
  */
-export function createMetrics(sources: MetricsSources): Metrics {
+export function createMetrics(sources: {
+  queueDepth: () => number;
+  outboxPending: () => Promise<number>;
+  knownTool: (name: string) => boolean;
+}): Metrics {
   const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = createRequire(import.meta.url)(
     "prom-client",
   ) as PromClient;

@@ -3,34 +3,11 @@ import { esc } from "./html.js";
 import { renderSections, type SectionId } from "./sections.js";
 import type { DashboardState } from "./state.js";
 
-export interface PageInput {
-  state: DashboardState;
-  now: number;
-  chatId: string;
-  /** Rendered web chat messages (stored). */
-  chatLog: string;
-  /** Rendered history panel when a conversation is open. */
-  history?: string;
-}
-
-const TITLES: Record<SectionId, string> = {
-  status: "Status",
-  conversations: "Conversations",
-  reminders: "Reminders",
-  pairing: "Pairing requests",
-  approvals: "Approvals",
-  skills: "Skills",
-  usage: "Model usage",
-};
-
 /** What anyone without a session sees, whatever they sent: no data, and no hint whether a token was close. */
 const LOCKED_TEXT =
   "This page needs its token. Run <code>pincer dashboard</code> on the machine pincer runs on and open the address it prints.";
 
-/**
- * The page as every address serves it, to anyone: no data. Its script logs in with `?token=` or
- * the session kept in this tab, then asks for the content (renderMain) with the session header.
- */
+/** The page as served to anyone: no data. Its script logs in (`?token=` or this tab's session), then fetches renderMain. */
 export function renderShell(nonce: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -49,23 +26,29 @@ export function renderShell(nonce: string): string {
 }
 
 /** The page's content, rendered on the server: it paints complete the moment the script inserts it. */
-export function renderMain(input: PageInput): string {
+export function renderMain(input: {
+  state: DashboardState;
+  now: number;
+  chatId: string;
+  chatLog: string;
+  history?: string;
+}) {
   const sections = renderSections(input.state, input.now);
-  const card = (id: SectionId, wide = false) =>
-    `<section${wide ? ' class="wide"' : ""} aria-labelledby="h-${id}"><h2 id="h-${id}">${TITLES[id]}</h2><div id="${id}">${sections[id]}</div></section>`;
+  const card = (id: SectionId, title: string, wide = false) =>
+    `<section${wide ? ' class="wide"' : ""} aria-labelledby="h-${id}"><h2 id="h-${id}">${title}</h2><div id="${id}">${sections[id]}</div></section>`;
   return `${input.history ? `<section class="wide" id="history">${input.history}</section>` : ""}
-${card("status")}
+${card("status", "Status")}
 <section aria-labelledby="h-chat"><h2 id="h-chat">Chat <small>web:${esc(input.chatId)}</small></h2>
 <ol class="chat" id="chat-log">${input.chatLog}</ol>
 <div id="thinking" aria-live="polite"></div>
 <form class="chat" id="chat-form"><textarea name="text" rows="1" maxlength="16000" placeholder="Message pincer…" aria-label="Message"></textarea><button type="submit">Send</button></form>
 </section>
-${card("conversations")}
-${card("reminders")}
-${card("pairing")}
-${input.state.approvals ? card("approvals") : ""}
-${card("skills")}
-${card("usage", true)}`;
+${card("conversations", "Conversations")}
+${card("reminders", "Reminders")}
+${card("pairing", "Pairing requests")}
+${input.state.approvals ? card("approvals", "Approvals") : ""}
+${card("skills", "Skills")}
+${card("usage", "Model usage", true)}`;
 }
 
 export const LOCKED_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>pincer</title></head>

@@ -1,25 +1,26 @@
 import type { HistoryEntry } from "../store/store.js";
-import { clip, esc, formatAgo, type TimeFormat, timeFormat } from "./html.js";
+import { clip, esc, formatAgo, formatSpan, type TimeFormat, timeFormat } from "./html.js";
 import type { DashboardState } from "./state.js";
 import { renderUsage } from "./usage-section.js";
 
-/**
- * The page's live parts, each rendered to an HTML fragment on the server. The first paint and
- * every SSE update use these same functions, so escaping lives in one place.
- */
+/** The page's live parts as HTML fragments: the first paint and every SSE update use these, so escaping is in one place. */
 export type SectionId = "status" | "conversations" | "reminders" | "pairing" | "approvals" | "skills" | "usage";
 
 export function renderSections(state: DashboardState, now: number): Record<SectionId, string> {
   const formatTime = timeFormat();
   return {
     status: renderStatus(state, now, formatTime),
-    conversations: renderConversations(state, now),
-    reminders: renderReminders(state, formatTime),
-    pairing: renderPairing(state, now),
+    conversations: rows(state.conversations, "No conversations yet.", (c) => conversation(c, now)),
+    reminders: rows(state.reminders, "No reminders.", (r) => reminder(r, formatTime)),
+    pairing: rows(state.pairing, "Nobody is waiting.", (p) => pairingRequest(p, now)),
     approvals: renderApprovals(state, now),
-    skills: renderSkills(state),
+    skills: rows(state.skills, "No skills installed.", skill),
     usage: renderUsage(state.usage),
   };
+}
+
+function rows<T>(items: T[], empty: string, row: (item: T) => string): string {
+  return items.length ? `<ul class="rows">${items.map(row).join("")}</ul>` : `<p class="empty">${empty}</p>`;
 }
 
 function pill(state: string): string {
@@ -27,60 +28,52 @@ function pill(state: string): string {
   return `<span class="pill ${tone}">${esc(state)}</span>`;
 }
 
+function button(label: string, data: Record<string, string>, danger = false): string {
+  const attributes = Object.entries(data).map(([name, value]) => ` data-${name}="${esc(value)}"`);
+  return `<button type="button"${danger ? ' class="danger"' : ""}${attributes.join("")}>${label}</button>`;
+}
+
 function renderStatus(state: DashboardState, now: number, formatTime: TimeFormat): string {
   const channels = state.channels
     .map((c) => `<li><b>${esc(c.name)}</b> ${pill(c.state)}${c.detail ? ` <small>${esc(c.detail)}</small>` : ""}</li>`)
     .join("");
-  const running = state.running.length
-    ? state.running.map((key) => `<a href="/?c=${encodeURIComponent(key)}">${esc(key)}</a>`).join(", ")
-    : "none";
+  const running = state.running.map((key) => `<a href="/?c=${encodeURIComponent(key)}">${esc(key)}</a>`);
+  const helpers = state.helpers.map(
+    (x) => `${esc(x.label ?? x.id)} (${esc(x.sessionKey)}, ${formatSpan(now - x.startedAt)})`,
+  );
   return `<ul class="plain">${channels || "<li>No channel is running.</li>"}<li><b>database</b> ${pill(state.database ? "ok" : "down")}</li></ul>
 <dl class="facts">
-<dt>Running turns</dt><dd>${state.running.length} <small>${running}</small></dd>
-<dt>Helpers</dt><dd>${state.helpers.length} <small>${state.helpers.map((x) => `${esc(x.label ?? x.id)} (${esc(x.sessionKey)}, ${esc(formatAgo(x.startedAt, now).replace(" ago", ""))})`).join(", ") || "none"}</small></dd>
+<dt>Running turns</dt><dd>${state.running.length} <small>${running.join(", ") || "none"}</small></dd>
+<dt>Helpers</dt><dd>${state.helpers.length} <small>${helpers.join(", ") || "none"}</small></dd>
 <dt>Queued</dt><dd>${state.queued}</dd>
 <dt>Inbox / outbox pending</dt><dd>${state.inboxPending} / ${state.outboxPending}</dd>
 <dt>Model</dt><dd>${esc(state.model)}</dd>
-<dt>Up since</dt><dd>${esc(formatTime(state.startedAt, state.timezone))} <small>(${esc(formatAgo(state.startedAt, now))})</small></dd>
+<dt>Up since</dt><dd>${esc(formatTime(state.startedAt, state.timezone))} <small>(${formatAgo(state.startedAt, now)})</small></dd>
 ${state.cluster ? `<dt>Cluster</dt><dd><pre class="cluster">${esc(state.cluster.join("\n"))}</pre></dd>` : ""}
 </dl>`;
 }
 
-function renderConversations(state: DashboardState, now: number): string {
-  if (state.conversations.length === 0) return '<p class="empty">No conversations yet.</p>';
-  return `<ul class="rows">${state.conversations
-    .map(
-      (c) => `<li><a class="conv" href="/?c=${encodeURIComponent(c.sessionKey)}"><b>${esc(c.sessionKey)}</b>
-<small>${c.messages} messages · ~${c.tokens} tokens · ${esc(formatAgo(c.lastAt, now))}</small>
-<span class="last">${c.lastText ? `${esc(c.lastRole ?? "")}: ${esc(clip(c.lastText, 160))}` : "—"}</span></a></li>`,
-    )
-    .join("")}</ul>`;
-}
+type Item<K extends keyof DashboardState> = NonNullable<DashboardState[K]> extends Array<infer T> ? T : never;
 
-function renderReminders(state: DashboardState, formatTime: TimeFormat): string {
-  if (state.reminders.length === 0) return '<p class="empty">No reminders.</p>';
-  return `<ul class="rows">${state.reminders
-    .map(
-      (r) => `<li class="reminder" data-job="${esc(r.id)}"><div><b>${esc(r.name ?? clip(r.message, 80))}</b>
+const conversation = (c: Item<"conversations">, now: number) =>
+  `<li><a class="conv" href="/?c=${encodeURIComponent(c.sessionKey)}"><b>${esc(c.sessionKey)}</b>
+<small>${c.messages} messages · ~${c.tokens} tokens · ${formatAgo(c.lastAt, now)}</small>
+<span class="last">${c.lastText ? `${esc(c.lastRole ?? "")}: ${esc(clip(c.lastText, 160))}` : "—"}</span></a></li>`;
+
+const reminder = (r: Item<"reminders">, formatTime: TimeFormat) =>
+  `<li class="reminder" data-job="${esc(r.id)}"><div><b>${esc(r.name ?? clip(r.message, 80))}</b>
 <small>${r.paused ? "paused (its owner lost access) · " : ""}next ${esc(formatTime(r.nextRunAt, r.tz))} (${esc(r.tz)}) · ${esc(r.schedule)} · ${esc(r.sessionKey)}</small>
 ${r.name ? `<span class="last">${esc(clip(r.message, 160))}</span>` : ""}</div>
-<button type="button" class="danger" data-action="remove-job" data-id="${esc(r.id)}">Remove</button></li>`,
-    )
-    .join("")}</ul>`;
-}
+${button("Remove", { action: "remove-job", id: r.id }, true)}</li>`;
 
-function renderPairing(state: DashboardState, now: number): string {
-  if (state.pairing.length === 0) return '<p class="empty">Nobody is waiting.</p>';
-  return `<ul class="rows">${state.pairing
-    .map(
-      (
-        p,
-      ) => `<li><div><b>${esc(p.userName)}</b> <small>${esc(p.channel)} user ${esc(p.userId)} · code ${esc(p.code)} · expires in ${esc(formatAgo(now, p.expiresAt).replace(" ago", ""))}</small></div>
-<span class="buttons"><button type="button" data-action="approve" data-channel="${esc(p.channel)}" data-code="${esc(p.code)}">Approve</button>
-<button type="button" class="danger" data-action="deny" data-channel="${esc(p.channel)}" data-user="${esc(p.userId)}">Deny</button></span></li>`,
-    )
-    .join("")}</ul>`;
-}
+const pairingRequest = (p: Item<"pairing">, now: number) =>
+  `<li><div><b>${esc(p.userName)}</b> <small>${esc(p.channel)} user ${esc(p.userId)} · code ${esc(p.code)} · expires in ${formatSpan(p.expiresAt - now)}</small></div>
+<span class="buttons">${button("Approve", { action: "approve", channel: p.channel, code: p.code })}
+${button("Deny", { action: "deny", channel: p.channel, user: p.userId }, true)}</span></li>`;
+
+const skill = (s: Item<"skills">) =>
+  `<li><div><span><b>${esc(s.name)}</b> ${pill(s.missing.length ? "unavailable" : "ok")}</span>
+<small>${esc(clip(s.description, 200))}</small>${s.missing.length ? `<span class="last">Left out of the prompt: ${esc(s.missing.join("; "))}</span>` : ""}</div></li>`;
 
 const CHOICES = [
   ["once", "Allow once"],
@@ -93,29 +86,19 @@ function renderApprovals({ approvals }: DashboardState, now: number): string {
   const pending = approvals.pending.map(
     (
       a,
-    ) => `<li class="approval"><div><b>${esc(a.tool)}</b> <small>${esc(a.sessionKey)} · expires in ${esc(formatAgo(now, a.expiresAt).replace(" ago", ""))}</small>
-<pre>${esc(a.summary)}</pre></div><span class="buttons">${CHOICES.map(([choice, label]) => `<button type="button"${choice === "deny" ? ' class="danger"' : ""} data-action="decide" data-id="${esc(a.id)}" data-choice="${choice}">${label}</button>`).join("")}</span></li>`,
+    ) => `<li class="approval"><div><b>${esc(a.tool)}</b> <small>${esc(a.sessionKey)} · expires in ${formatSpan(a.expiresAt - now)}</small>
+<pre>${esc(a.summary)}</pre></div><span class="buttons">${CHOICES.map(([choice, label]) => button(label, { action: "decide", id: a.id, choice }, choice === "deny")).join("")}</span></li>`,
   );
   const allowed = approvals.allowed.map(
     (
       e,
     ) => `<li><div><code>${esc(e.entry)}</code> <small>always allowed in ${esc(e.sessionKey)} by ${esc(e.addedBy)}</small></div>
-<button type="button" class="danger" data-action="revoke" data-session="${esc(e.sessionKey)}" data-entry="${esc(e.entry)}">Revoke</button></li>`,
+${button("Revoke", { action: "revoke", session: e.sessionKey, entry: e.entry }, true)}</li>`,
   );
-  const rows = [...pending, ...allowed].join("");
-  return rows
-    ? `<ul class="rows">${rows}</ul>`
+  const all = [...pending, ...allowed].join("");
+  return all
+    ? `<ul class="rows">${all}</ul>`
     : '<p class="empty">Nothing waits for a decision; nothing is always allowed.</p>';
-}
-
-function renderSkills(state: DashboardState): string {
-  if (state.skills.length === 0) return '<p class="empty">No skills installed.</p>';
-  return `<ul class="rows">${state.skills
-    .map(
-      (s) => `<li><div><span><b>${esc(s.name)}</b> ${pill(s.missing.length ? "unavailable" : "ok")}</span>
-<small>${esc(clip(s.description, 200))}</small>${s.missing.length ? `<span class="last">Left out of the prompt: ${esc(s.missing.join("; "))}</span>` : ""}</div></li>`,
-    )
-    .join("")}</ul>`;
 }
 
 /** One conversation: messages and, between them, the tool calls as the audit recorded them. */

@@ -3,19 +3,13 @@ import type { ServerResponse } from "node:http";
 /** Per-client bytes that may wait unsent before the client counts as stuck and is dropped. */
 const MAX_BUFFERED = 256 * 1024;
 
-interface Client {
-  res: ServerResponse;
-  /** Only events for this web chat id reach the client (besides the shared ones). */
-  chatId?: string;
-}
-
 /**
- * Server-sent events to the open pages. A client that does not read (a stalled phone, a
- * hostile script) is dropped once its backlog passes MAX_BUFFERED, so it can never make the
- * daemon hold unbounded memory; the page's EventSource reconnects by itself.
+ * Server-sent events to the open pages, each showing one web chat (`chatId`). A client that does not read (a stalled
+ * phone, a hostile script) is dropped once its backlog passes MAX_BUFFERED, so it can never make the daemon hold
+ * unbounded memory; the page's EventSource reconnects by itself.
  */
 export class SseHub {
-  private readonly clients = new Set<Client>();
+  private readonly clients = new Set<{ res: ServerResponse; chatId?: string }>();
   private readonly heartbeat: NodeJS.Timeout;
 
   constructor(private readonly maxClients = 32) {

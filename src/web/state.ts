@@ -8,28 +8,19 @@ type ChannelView = { name: string } & ChannelStatus;
 /** Everything the page shows besides one conversation's history: one snapshot, also served as JSON. */
 export type DashboardState = Awaited<ReturnType<typeof collectState>>;
 
-export interface StateSources {
-  app: App;
-  channels: () => Channel[];
-  /** Each skill; `missing` says why it is left out of the prompt. */
-  skills: () => Array<{ name: string; description: string; missing: string[] }>;
-  startedAt: number;
-}
-
-export function channelStatus(channel: Channel): ChannelStatus {
-  return channel.status?.() ?? { state: "connected" };
-}
+/** Each skill's `missing` says why it is left out of the prompt. */
+type Skill = { name: string; description: string; missing: string[] };
 
 /**
- * Each channel's state. Clustered, a channel runs on the one process holding its role: elsewhere
- * it is up when a live process holds it (named in `detail`), and stopped when nobody does.
+ * Each channel's state. Clustered, a channel runs on the one process holding its role: elsewhere it is up when a
+ * live process holds it (named in `detail`), and stopped when nobody does.
  */
 export async function channelStates(app: App, channels: Channel[]): Promise<ChannelView[]> {
   // A database that does not answer leaves each channel with what this process knows of it.
   const cluster = await app.clusterRoles?.().catch(() => undefined);
   return channels.map((c) => {
     const role = `channel:${c.name}`;
-    if (!cluster || cluster.here.includes(role)) return { name: c.name, ...channelStatus(c) };
+    if (!cluster || cluster.here.includes(role)) return { name: c.name, ...(c.status?.() ?? { state: "connected" }) };
     const holder = cluster.holders.get(role);
     return holder
       ? { name: c.name, state: "connected", detail: `held by ${holder}` }
@@ -37,8 +28,14 @@ export async function channelStates(app: App, channels: Channel[]): Promise<Chan
   });
 }
 
-export async function collectState({ app, channels, skills, startedAt }: StateSources) {
-  const { dashboard, jobs, pairing } = app.store;
+export async function collectState(sources: {
+  app: App;
+  channels: () => Channel[];
+  skills: () => Skill[];
+  startedAt: number;
+}) {
+  const { app, channels, skills, startedAt } = sources;
+  const { dashboard, jobs, pairing, approvals } = app.store;
   const database = await dashboard.ping();
   // A database that does not answer leaves the page with what the process knows by itself.
   const [inboxPending, outboxPending, conversations, allJobs, requests] = database
@@ -50,22 +47,16 @@ export async function collectState({ app, channels, skills, startedAt }: StateSo
         pairing.pending(),
       ])
     : [0, 0, [], [], []];
-  const cluster = await app.clusterLines?.().catch((err: Error) => [`cluster: ${err.message}`]);
-  const { approvals } = app.store;
-  const asked =
-    app.approvals && database
-      ? { pending: await approvals.pending(), allowed: await approvals.allowedEntries() }
-      : undefined;
   return {
     model: app.config.openai.model,
     startedAt,
     timezone: app.config.timezone,
     database,
     /** Clustered mode only: who holds which role, each process's heartbeat. */
-    cluster,
+    cluster: await app.clusterLines?.().catch((err: Error) => [`cluster: ${err.message}`]),
     channels: await channelStates(app, channels()),
     running: app.worker.runningSessions,
-    /** Background helpers (the spawn tool) running now. */
+    /** Background helpers (spawn) running now. */
     helpers: app.helpers.list(),
     queued: app.worker.load.queued,
     inboxPending,
@@ -79,23 +70,22 @@ export async function collectState({ app, channels, skills, startedAt }: StateSo
       sessionKey: job.origin.sessionKey,
       nextRunAt: job.nextRunAt,
       tz: job.tz,
-      /** Its owner lost access: the job does not fire. */
       paused: job.pausedAt !== undefined,
     })),
     pairing: requests,
     skills: skills(),
     /** With config `approvals` on: calls waiting for a decision, and each chat's "always allowed" list. */
-    approvals: asked,
+    approvals:
+      app.approvals && database
+        ? { pending: await approvals.pending(), allowed: await approvals.allowedEntries() }
+        : undefined,
     /** Tokens and cost per day and per chat; absent while the database does not answer. */
     usage: database ? await collectUsage(app.store.usage, app.config.timezone, Date.now()) : undefined,
   };
 }
 
 /** `/healthz`: healthy when the database answers and every configured channel is connected. */
-export function healthOf(state: { database: boolean; channels: ChannelView[] }): {
-  ok: boolean;
-  body: { status: "ok" | "degraded"; database: "ok" | "down"; channels: Record<string, ChannelStatus> };
-} {
+export function healthOf(state: { database: boolean; channels: ChannelView[] }) {
   const ok = state.database && state.channels.every((c) => c.state === "connected");
   return {
     ok,

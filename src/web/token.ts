@@ -6,10 +6,7 @@ export function webTokenPath(home: string): string {
   return join(home, "web-token");
 }
 
-/**
- * The control page's token: PINCER_WEB_TOKEN when set, else the one kept in PINCER_HOME
- * (created on first use, readable by the owner only). A file someone widened is narrowed again.
- */
+/** PINCER_WEB_TOKEN, else the one kept in PINCER_HOME (made on first use, owner-only; a widened file is narrowed). */
 export function loadWebToken(home: string, fromEnv: string | undefined): string {
   if (fromEnv) return fromEnv;
   const path = webTokenPath(home);
@@ -27,12 +24,8 @@ export function loadWebToken(home: string, fromEnv: string | undefined): string 
   return token;
 }
 
-/**
- * Compares a presented secret with the expected one in constant time. Both are hashed first,
- * so neither their length nor a common prefix shows in the timing.
- */
+/** Constant-time comparison of hashes, so neither the length nor a common prefix shows in the timing. */
 export function secretsEqual(presented: string, expected: string): boolean {
-  const a = createHash("sha256").update(presented).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
+  const digest = (secret: string) => createHash("sha256").update(secret).digest();
+  return timingSafeEqual(digest(presented), digest(expected));
 }

@@ -1,0 +1,63 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isLoopback } from "../config/config.js";
+import { secretsEqual } from "./token.js";
+
+const MAX_BODY = 64 * 1024;
+
+export const BASE_HEADERS = {
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "cache-control": "no-store",
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+};
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function send(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { ...BASE_HEADERS, "content-type": type });
+  res.end(body);
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  send(res, status, "application/json; charset=utf-8", JSON.stringify(body));
+}
+
+/** Scripts send the token itself: `Authorization: Bearer …`. A wrong value counts exactly like none. */
+export function bearerMatches(req: IncomingMessage, token: string): boolean {
+  const auth = req.headers.authorization;
+  return auth?.startsWith("Bearer ") === true && secretsEqual(auth.slice(7).trim(), token);
+}
+
+/** The Host header names a loopback address (any port): 127.x, [::1] or localhost. */
+export function isLoopbackHost(host: string | undefined): boolean {
+  const m = /^(?:\[([^\]]+)\]|([^:]+))(?::\d+)?$/.exec(host ?? "");
+  return m !== null && isLoopback((m[1] ?? m[2]).toLowerCase());
+}
+
+export async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  if (!/^application\/json\b/i.test(req.headers["content-type"] ?? ""))
+    throw new HttpError(415, "send application/json");
+  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY) throw new HttpError(413, "request body too large");
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new HttpError(413, "request body too large");
+    chunks.push(chunk);
+  }
+  try {
+    const value: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // answered below
+  }
+  throw new HttpError(400, "the body must be a JSON object");
+}
