@@ -1,20 +1,12 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { ModelError } from "./model-error.js";
 
-export interface CallBounds {
-  /** The whole call, every try and the wait between tries included, ends within this. */
-  timeoutMs: number;
-  /** Tries after the first, for failures that may heal (never for permanent ones). */
-  retries: number;
-  /** Who is not answering, for the timeout's sentence ("the model", "the transcription endpoint"). */
-  who: string;
-}
+/** `timeoutMs` covers every try and the waits between; `who` names the silent one in the timeout's sentence. */
+type CallBounds = { timeoutMs: number; retries: number; who: string };
 
 /**
- * Runs `attempt` until it succeeds, fails permanently, runs out of retries or of time. The
- * deadline covers the whole exchange, the body too: an endpoint that sends its headers and then
- * one byte a second is cut off like one that never answers. Each try gets a signal that aborts
- * on the caller's signal or the deadline, and `attempt` maps its failures to ModelError.
+ * Runs `attempt` (which maps its failures to ModelError) until it succeeds, fails permanently, or runs out of
+ * retries or time. The deadline covers the body too: headers then one byte a second is cut off like silence.
  */
 export async function boundedCall<T>(
   bounds: CallBounds,
@@ -25,7 +17,7 @@ export async function boundedCall<T>(
   // to the signal it is given and never removes it, and Node keeps a composite signal that has a
   // listener alive until it aborts — forever, for a call that ended — with everything it holds.
   const call = new AbortController();
-  const bounded = call.signal;
+  const { signal: bounded } = call;
   const seconds = Math.round(bounds.timeoutMs / 100) / 10;
   const timer = setTimeout(
     // Not "away": a server busy with a long answer looks the same, and must not be waited on for hours.

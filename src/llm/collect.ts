@@ -7,16 +7,13 @@ export interface Usage {
   cachedTokens?: number;
 }
 
-export interface Collected {
-  raw: RawReply;
-  usage?: Usage;
-}
+export type Collected = { raw: RawReply; usage?: Usage };
+type RawFunction = { name?: unknown; arguments?: unknown };
 
 /**
- * Glues a streamed reply back together, tolerating what servers really send: tool-call pieces
- * keyed by `index`, or by `id` alone, or by neither (then they continue the last call); a name
- * sent again with every piece; arguments as an object; no `choices` on a usage chunk; the finish
- * reason anywhere, or nowhere. Reasoning deltas are left out. `onText` hears the text so far.
+ * Glues a streamed reply back together, tolerating what servers really send: tool-call pieces keyed by `index`, by
+ * `id` alone, or by neither (then they continue the last call); a name sent again with every piece; arguments as an
+ * object; no `choices` on a usage chunk; the finish reason anywhere, or nowhere. Reasoning deltas are left out.
  */
 export async function collectStream(
   chunks: AsyncIterable<unknown>,
@@ -44,15 +41,7 @@ export async function collectStream(
       onText?.(content);
     }
     for (const piece of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
-      const {
-        index,
-        id,
-        function: fn,
-      } = (piece ?? {}) as {
-        index?: unknown;
-        id?: unknown;
-        function?: { name?: unknown; arguments?: unknown };
-      };
+      const { index, id, function: fn } = (piece ?? {}) as { index?: unknown; id?: unknown; function?: RawFunction };
       const givenId = typeof id === "string" && id !== "" ? id : undefined;
       let call = findCall(calls, byIndex, typeof index === "number" ? index : undefined, givenId);
       if (!call) {
@@ -72,10 +61,8 @@ export async function collectStream(
   return chose ? { raw: { content, toolCalls: calls, finishReason }, usage } : undefined;
 }
 
-/**
- * The call a piece continues: the one at its index, unless the piece brings another id (servers
- * that number every call 0); without an index, the one with its id; without either, the last.
- */
+/** The call a piece continues: the one at its index, unless the piece brings another id (servers that number every
+ * call 0); without an index, the one with its id; without either, the last. */
 function findCall(
   calls: ToolCall[],
   byIndex: Map<number, ToolCall>,
@@ -101,17 +88,15 @@ export function fromCompletion(response: unknown): Collected | undefined {
   if (!message) return undefined;
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
   const toolCalls = calls.map((call) => {
-    const { id, function: fn } = (call ?? {}) as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
+    const { id, function: fn } = (call ?? {}) as { id?: unknown; function?: RawFunction };
     return { id, name: fn?.name, arguments: fn?.arguments };
   });
   return { raw: { content: message.content, toolCalls, finishReason: choice.finish_reason }, usage: usageOf(usage) };
 }
 
-/** More tokens than any request or answer has: a count past it is a server's mistake. */
-const MAX_TOKENS = 100_000_000;
-
+/** A count past 100 million tokens (more than any request or answer has) is a server's mistake. */
 function count(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_TOKENS ? value : undefined;
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 100_000_000 ? value : undefined;
 }
 
 /** Believable token counts from a `usage` object (else pincer counts): cached tokens are at most the prompt's. */
@@ -124,11 +109,8 @@ export function usageOf(usage: unknown): Usage | undefined {
   return { promptTokens, completionTokens, ...(cached ? { cachedTokens: Math.min(cached, promptTokens) } : {}) };
 }
 
-/**
- * What of a streamed reply's raw text may be shown while it is still being written: no
- * reasoning (an unclosed `<think>` hides the rest), nothing from tool-call markup on, nothing
- * while the text could still be a bare JSON call, and no half-written tag at the end.
- */
+/** What of a streamed reply's raw text may be shown yet: no reasoning (an unclosed `<think>` hides the rest), nothing
+ * from tool-call markup on or while it could be a bare JSON call, no half-written tag at the end. */
 export function visibleSoFar(raw: string): string {
   let text = withoutReasoning(raw);
   for (const marker of ["<think>", "<tool_call>", "[TOOL_CALLS]"]) {

@@ -12,10 +12,8 @@ function at(url: string, model: string): EndpointSpec {
   return { name: `${model} at ${baseUrl}`, baseUrl, model };
 }
 
-/**
- * The endpoints a turn tries in order: the chat's choice of `agent.models` (by name; the main
- * model when absent or no longer configured), then `agent.fallbackModels`.
- */
+/** The endpoints a turn tries in order: the chat's choice of `agent.models` (by name; the main model when absent or
+ * no longer configured), then `agent.fallbackModels`. */
 function chainOf(config: Config, choice?: string): EndpointSpec[] {
   const { baseUrl, model } = config.openai;
   const chosen = config.agent.models.find((m) => m.name === choice);
@@ -26,18 +24,9 @@ function chainOf(config: Config, choice?: string): EndpointSpec[] {
   return [first, ...fallbacks.filter((f) => f.name !== first.name)];
 }
 
-/** One model at one endpoint, with the `agent` section's client settings. */
-function modelAt(config: Config, baseUrl: string, model: string): Model {
-  const { modelTimeoutSeconds: timeoutSeconds, modelRetries: retries, stream, temperature } = config.agent;
-  return createOpenAIModel({
-    apiKey: config.openai.apiKey,
-    baseUrl,
-    model,
-    timeoutSeconds,
-    retries,
-    stream,
-    temperature,
-  });
+function modelAt({ openai: { apiKey }, agent }: Config, baseUrl: string, model: string): Model {
+  const { modelTimeoutSeconds: timeoutSeconds, modelRetries: retries, stream, temperature } = agent;
+  return createOpenAIModel({ apiKey, baseUrl, model, timeoutSeconds, retries, stream, temperature });
 }
 
 /** A chain as turns use it: its model, the context its requests must fit now, and a recheck of that context. */
@@ -48,12 +37,8 @@ export interface Chain {
 }
 
 /**
- * The agent's model as configured: the main endpoint and model (or a chat's choice of
- * `agent.models`), then each of `agent.fallbackModels` (a model name on the same endpoint, or
- * `{model, baseUrl}`), each endpoint behind its own circuit breaker, shared by every chain.
- * Circuits opening and closing are logged once each. The context an endpoint's refusal names is
- * remembered in `limits`. A chain whose endpoint refuses images describes them in text from then on.
- * `chain(undefined)` is the main chain; each chain is made once.
+ * The agent's models as configured: one chain per choice (`chain(undefined)` the main one), each made once; each
+ * endpoint behind its own circuit breaker, shared by every chain. A refusal's context is remembered in `limits`.
  */
 export function createConfiguredModels(config: Config, log: Logger, main: Model | undefined, limits: ContextLimits) {
   const { failureThreshold, coolDownSeconds } = config.agent.circuitBreaker;
@@ -114,11 +99,9 @@ export function createHelperModel(config: Config, main: Model, injected: boolean
 }
 
 /**
- * The context every request of a chain must fit now (`window`): `agent.contextTokens`, or less
- * where one of its endpoints is known to take less (a fallback gets the same request). `recheck`,
- * for a turn that does not fit a smaller window: asks the endpoints again (a server restarted with
- * a bigger context says so), and forgets what a refusal taught where the server says nothing (the
- * next refusal teaches it again); true when the window grew.
+ * `window`: `agent.contextTokens`, or less where any endpoint of the chain takes less (a fallback gets the same
+ * request). `recheck`, for a turn that does not fit: asks the endpoints again (a restarted server may say more) and
+ * forgets refusals where a server says nothing (the next refusal teaches it again); true when the window grew.
  */
 function contextOf(config: Config, limits: ContextLimits, chain: EndpointSpec[]): Omit<Chain, "model"> {
   const window = () =>
@@ -132,7 +115,7 @@ function contextOf(config: Config, limits: ContextLimits, chain: EndpointSpec[])
   return { window, recheck };
 }
 
-/** Asks each configured endpoint for its context (`forget`: what a silent one's refusal taught); settles when all answered or gave up. */
+/** Asks each configured endpoint for its context (`forget`: what a silent one's refusal taught). */
 export async function discoverContexts(config: Config, limits: ContextLimits, timeoutMs = 5000, forget = false) {
   const all = [undefined, ...config.agent.models.map((m) => m.name)].flatMap((choice) => chainOf(config, choice));
   const endpoints = new Map(all.map((e) => [e.name, e]));

@@ -7,14 +7,13 @@ export type ContextSource = "props" | "models" | "refusal";
 
 type Known = { tokens: number; source: ContextSource; at: string };
 
-/** Endpoints remembered at most (one line each); the oldest goes first. */
+/** Endpoints remembered at most; the oldest goes first. */
 const MAX_ENTRIES = 32;
 
 /**
- * The context windows of the endpoints pincer talks to, per `model at baseUrl`: learned from the
- * servers themselves and kept in a small JSON file, so a restart knows them before the first turn.
- * What a server says up front replaces what was known (it may have been restarted with another
- * `-c`); a refusal can only make the known window smaller.
+ * The context windows of the endpoints pincer talks to, per `model at baseUrl`, kept in a small JSON file so a
+ * restart knows them before the first turn. What a server says up front replaces what was known (it may have been
+ * restarted with another `-c`); a refusal can only make the known window smaller.
  */
 export class ContextLimits {
   private readonly known = new Map<string, Known>();
@@ -86,10 +85,8 @@ export function contextLine(window: number, configured: number): string {
 
 type DiscoverOptions = { baseUrl: string; apiKey: string; model: string; timeoutMs: number };
 
-/**
- * Asks the endpoint for its context up front: llama-server's `/props` (beside `/v1`), then the
- * model's `/v1/models` entry. Undefined when neither says; never throws (most servers say nothing).
- */
+/** The endpoint's context from llama-server's `/props` (beside `/v1`), else the model's `/v1/models` entry; undefined
+ * when neither says. Never throws: most servers say nothing. */
 export async function discoverContext(
   options: DiscoverOptions,
 ): Promise<{ tokens: number; source: ContextSource } | undefined> {

@@ -1,14 +1,8 @@
-/**
- * What model servers say about their context window, read from their own answers: llama-server's
- * `/props`, `/v1/models` metadata (vLLM, OpenRouter, LM Studio), and the words of a refusal.
- */
+// What model servers say about their context window: llama-server's `/props`, `/v1/models` metadata (vLLM,
+// OpenRouter, LM Studio), and the words of a refusal.
 
-/** What a server said when it refused a request as too long for its context, in its tokens. */
-export interface ContextRefusal {
-  contextTokens?: number;
-  /** What our request cost (it calibrates our counter). */
-  promptTokens?: number;
-}
+/** A refusal as too long, in the server's tokens; `promptTokens` (what our request cost) calibrates our counter. */
+export type ContextRefusal = { contextTokens?: number; promptTokens?: number };
 
 /** A refusal's numbers in each server's words; the first pattern that matches wins. */
 const WINDOW_PATTERNS = [
@@ -45,9 +39,8 @@ export function contextFromProps(body: unknown): number | undefined {
 }
 
 /**
- * `GET /v1/models`: the entry of `model`, or the only entry, and the context it declares: vLLM's
- * `max_model_len`, LM Studio's `loaded_context_length` (what is loaded now) before its
- * `max_context_length`, OpenRouter's `context_length` and its top provider's.
+ * `GET /v1/models`: the context the entry of `model` (or the only entry) declares: vLLM's `max_model_len`, LM Studio's
+ * `loaded_context_length` (loaded now) before its `max_context_length`, OpenRouter's `context_length`, its provider's.
  */
 export function contextFromModels(body: unknown, model: string): number | undefined {
   const data = isRecord(body) && Array.isArray(body.data) ? body.data.filter(isRecord) : [];

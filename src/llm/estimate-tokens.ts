@@ -1,14 +1,9 @@
 /**
- * An estimate of what a text costs in tokens, from the kinds of characters in it, in one pass and
- * without a tokenizer's tables (o200k_base's took ~50 MB of memory and ~0.2 s to load).
- *
- * The weights were fitted against o200k_base (OpenAI's current encoding) on 400-character samples
- * of English prose and Markdown, TypeScript, JSON, URLs, numbers, hex and base64, emoji, and text
- * in 20 other languages, an undercount weighing six times an overcount. Over each kind of text the
- * estimate came within 0.85–1.3× of the exact count (lists of foreign place names: down to 0.7×),
- * and most single samples within 0.75–1.4×. Other models' tokenizers differ from o200k_base by as
- * much; the endpoint's reported usage corrects the rest (`TokenCounter.calibrate`). The fit and
- * its figures: docs/benchmarks.md, "Counting tokens".
+ * What a text costs in tokens, estimated from its kinds of characters in one pass: o200k_base's tables took ~50 MB
+ * and ~0.2 s to load. Weights fitted against o200k_base on 400-character samples (prose, Markdown, code, JSON, URLs,
+ * numbers, hex, base64, emoji, 20 other languages), an undercount weighing six times an overcount: within 0.85–1.3×
+ * per kind of text (foreign place names: 0.7×). The endpoint's usage corrects the rest (`TokenCounter.calibrate`).
+ * The fit and its figures: docs/benchmarks.md, "Counting tokens".
  */
 
 // Tokens per feature of the text.

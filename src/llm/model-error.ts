@@ -1,19 +1,16 @@
 import type OpenAI from "openai";
 import { type ContextRefusal, readContextRefusal } from "./context-window.js";
-import { describeFailure, isAwayFailure, isPermanentFailure } from "./failure.js";
+import { describeFailure, isAwayFailure, isPermanentFailure, shorten } from "./failure.js";
 
 /**
- * The model endpoint failed (HTTP error, timeout, refused key); `message` is fit for the user.
- * `permanent` failures (a refused key, a wrong URL or model name, a request the endpoint says is
- * at fault) will not heal by waiting; `away` ones (no connection, a gateway status, a rate limit)
- * say the endpoint is not there rather than that it refused. A timeout is not `away`: a server
- * busy with a long answer on a slow machine looks the same as a hung one.
+ * The model endpoint failed; `message` is fit for the user. `permanent`: will not heal by waiting (a refused key, a
+ * wrong URL or model, a request at fault); `away`: the endpoint is not there rather than refusing. A timeout is not
+ * `away`: a server busy with a long answer on a slow machine looks the same as a hung one.
  */
 export class ModelError extends Error {
   constructor(
     message: string,
     readonly permanent = false,
-    /** The endpoint's HTTP status, when it answered at all. */
     readonly status?: number,
     readonly away = !permanent && isAwayFailure(status),
   ) {
@@ -21,10 +18,8 @@ export class ModelError extends Error {
   }
 }
 
-/**
- * The endpoint refused the request as too long for its context. Permanent whatever its status
- * (older llama.cpp answers 500): no fallback or circuit breaker takes it for an outage.
- */
+/** Refused as too long for the context: permanent whatever its status (older llama.cpp answers 500), so no fallback
+ * or circuit breaker takes it for an outage. */
 export class ContextRefusedError extends ModelError {
   constructor(
     message: string,
@@ -64,12 +59,8 @@ export function toModelError(
     return new ModelError(message, isPermanentFailure(err.status, verdict), err.status);
   }
   // An answer the client could not read (a broken body): the endpoint is there, and wrong.
-  return new ModelError(
-    `the model call failed: ${shorten((err as Error)?.message ?? String(err))}`,
-    false,
-    undefined,
-    false,
-  );
+  const said = shorten((err as Error)?.message ?? String(err));
+  return new ModelError(`the model call failed: ${said}`, false, undefined, false);
 }
 
 /** A 404 is nearly always a base URL without its `/v1` or a model name the endpoint does not serve. */
@@ -80,8 +71,4 @@ export function notFoundHint({ baseUrl, model }: { baseUrl: string; model: strin
       ? `OPENAI_BASE_URL ${baseUrl} has no path; most endpoints want ${baseUrl}/v1`
       : `check OPENAI_BASE_URL (${baseUrl})`;
   return `the model endpoint answered 404 (not found): ${url}, and that PINCER_MODEL "${model}" is a model it serves`;
-}
-
-export function shorten(text: string): string {
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }

@@ -1,7 +1,8 @@
 import type OpenAI from "openai";
 import { boundedCall } from "./bounded-call.js";
 import { collectStream, fromCompletion, type Usage } from "./collect.js";
-import { ModelError, shorten, toModelError } from "./model-error.js";
+import { shorten } from "./failure.js";
+import { ModelError, toModelError } from "./model-error.js";
 import { type NormalizedReply, normalizeReply } from "./reply.js";
 import { defaultRequestOptions, withoutRefused } from "./request-options.js";
 
@@ -16,10 +17,9 @@ export interface ToolSchema {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
+/** `usage`: what the endpoint counted, when it says; `model`: the configured name that answered (a fallback's). */
 export interface ModelReply extends NormalizedReply {
-  /** Tokens the endpoint counted, when it says (plain completions do; streams when asked); `cachedTokens` are part of the prompt's. */
   usage?: Usage;
-  /** The configured name of the model that answered (a fallback's, when it did). */
   model?: string;
 }
 
@@ -27,13 +27,12 @@ export interface ModelRequest {
   messages: ChatMessage[];
   tools?: ToolSchema[];
   signal?: AbortSignal;
-  /** The most tokens the answer may take (sent as `max_tokens`); unlimited when absent. */
+  /** The most tokens the answer may take; unlimited when absent. */
   maxTokens?: number;
-  /** Called with the reply's raw text so far each time a streamed reply's text grows (never for a plain one). */
+  /** Hears a streamed reply's raw text so far each time it grows (never a plain one's). */
   onText?: (textSoFar: string) => void;
 }
 
-/** The one thing the agent needs from a model endpoint. */
 export interface Model {
   complete(request: ModelRequest): Promise<ModelReply>;
 }
@@ -49,11 +48,10 @@ export interface ModelOptions {
 }
 
 /**
- * A client of the endpoint. The openai package (~10 MB, ~70 ms to load) is imported by the first
- * request rather than at start, so the channels connect without waiting for it (the gateway's
- * model probe usually loads it before the first turn); a broken install is a permanent ModelError.
- * Retries and the deadline are boundedCall's: the client's own would retry a request the endpoint
- * refuses for good, and its timeout ends with the headers.
+ * A client of the endpoint. The openai package (~10 MB, ~70 ms to load) is imported by the first request, not at
+ * start, so channels connect without waiting for it; a broken install is a permanent ModelError. Retries and the
+ * deadline are boundedCall's: the client's own would retry a request refused for good, and its timeout ends with
+ * the headers.
  */
 export async function openAIClient(options: { apiKey: string; baseUrl: string; timeoutSeconds: number }) {
   let OpenAI: typeof import("openai").default;
@@ -70,10 +68,7 @@ export async function openAIClient(options: { apiKey: string; baseUrl: string; t
   return { OpenAI, client: new OpenAI({ apiKey, baseURL, timeout: timeoutSeconds * 1000, maxRetries: 0 }) };
 }
 
-/**
- * An OpenAI-compatible chat-completions model; streaming is optional because some servers only
- * do one. Replies come back normalised (see reply.ts), whatever shape the server sent.
- */
+/** An OpenAI-compatible chat-completions model (streaming optional: some servers do only one), replies normalised. */
 export function createOpenAIModel(options: ModelOptions): Model {
   let made: Awaited<ReturnType<typeof openAIClient>> | undefined;
   // What this endpoint accepts, learned from its refusals.

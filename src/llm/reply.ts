@@ -1,22 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { findTextToolCalls } from "./text-tool-calls.js";
 
-export interface ToolCall {
-  id: string;
-  name: string;
-  /** A JSON text, as the API carries it. */
-  arguments: string;
-}
+/** `arguments`: a JSON text, as the API carries it. */
+export type ToolCall = { id: string; name: string; arguments: string };
 
 /** A reply made regular: ModelReply without `usage` and `model` (apart so that model.ts can import this file). */
 export interface NormalizedReply {
   content: string;
   toolCalls: ToolCall[];
-  /**
-   * Why the reply ended, as the server said: "stop", "tool_calls", or "length" (cut at
-   * `maxTokens` or the context: its text is incomplete and its tool calls may be half-written).
-   * Absent when the server did not say.
-   */
+  /** As the server said, if it did: "stop", "tool_calls", or "length" (cut at `maxTokens` or the context: the text is
+   * incomplete, tool calls may be half-written). */
   finishReason?: string;
   /** Tool calls the normalising threw away (no name, not an offered tool), in words for the model. */
   discarded?: string[];
@@ -30,12 +23,10 @@ export interface RawReply {
 }
 
 /**
- * Turns what a server sent into a reply the loop can trust, whatever the server: reasoning is
- * never part of the answer, tool calls written as text become real calls when they name an
- * offered tool (see text-tool-calls.ts), and odd shapes are made regular — content as parts or an
- * object, arguments as an object, ids missing or repeated. A call without a name is dropped (it
- * cannot be run, answered or stored in a form every server accepts) and listed in `discarded`,
- * so the loop can tell the model when nothing else is left.
+ * A reply the loop can trust, whatever the server sent: no reasoning, tool calls written as text made real when they
+ * name an offered tool, odd shapes made regular (content as parts or an object, arguments as an object, ids missing or
+ * repeated). A call without a name cannot be run, answered or stored in a form every server accepts: it is dropped
+ * and listed in `discarded`, so the loop can tell the model when nothing else is left.
  */
 export function normalizeReply(raw: RawReply, offered: readonly string[], newId = callId): NormalizedReply {
   const offeredSet = new Set(offered);
@@ -82,8 +73,7 @@ export function normalizeReply(raw: RawReply, offered: readonly string[], newId 
 
 /** The text of a content field: a string, an array of parts (text parts kept), or an object with a `text`. */
 export function textOf(content: unknown): string {
-  if (Array.isArray(content)) return content.map(partText).join("");
-  return partText(content);
+  return Array.isArray(content) ? content.map(partText).join("") : partText(content);
 }
 
 function partText(part: unknown): string {
@@ -93,11 +83,8 @@ function partText(part: unknown): string {
   return typeof text === "string" ? text : "";
 }
 
-/**
- * The content without `<think>` blocks: closed ones anywhere, an unclosed one at the start (a
- * reply cut while thinking), and everything before a lone `</think>` (templates that open the
- * block in the prompt, as DeepSeek-R1's and Qwen3's do).
- */
+/** Without `<think>` blocks: closed ones anywhere, an unclosed one at the start (cut while thinking), and all before a
+ * lone `</think>` (templates that open the block in the prompt, as DeepSeek-R1's and Qwen3's do). */
 export function withoutReasoning(content: string): string {
   // By indexOf, not a lazy regex: that rescans to the end for every unclosed <think> (quadratic).
   const kept: string[] = [];
@@ -126,9 +113,7 @@ const OPEN = "<think>";
 const CLOSE = "</think>";
 
 function argumentsText(args: unknown): string {
-  if (typeof args === "string") return args;
-  if (args === undefined || args === null) return "{}";
-  return JSON.stringify(args);
+  return typeof args === "string" ? args : JSON.stringify(args ?? {});
 }
 
 function finishReasonOf(reason: unknown): string | undefined {
@@ -137,10 +122,8 @@ function finishReasonOf(reason: unknown): string | undefined {
   return reason === "max_tokens" ? "length" : reason;
 }
 
-/**
- * Arguments fit to store and send back: a JSON object text as it was, anything else `{}`
- * (llama.cpp and others refuse a whole request whose history has arguments that are not JSON).
- */
+/** Arguments fit to store and send back: a JSON object text as it was, anything else `{}` (llama.cpp and others
+ * refuse a whole request whose history has arguments that are not JSON). */
 export function storableArguments(args: unknown): string {
   const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
   if (typeof args !== "string") return isObject(args) ? JSON.stringify(args) : "{}";

@@ -1,14 +1,9 @@
 /**
- * Optional request fields some endpoints refuse: `stream_options` (older vLLM, some proxies) and
- * the answer limit's name (OpenAI's reasoning models want `max_completion_tokens`, most local
- * servers know only `max_tokens`). What an endpoint refused once is not sent to it again.
+ * Optional request fields some endpoints refuse, not sent to them again: `stream_options` (asks a stream for `usage`;
+ * older vLLM, some proxies refuse it) and the answer limit's name (OpenAI's reasoning models want
+ * `max_completion_tokens`, most local servers know only `max_tokens`; none once both were refused).
  */
-export interface RequestOptions {
-  /** Ask a stream for a last chunk with `usage`. */
-  streamUsage: boolean;
-  /** The field the answer limit goes in; none once the endpoint refused both. */
-  lengthField?: "max_tokens" | "max_completion_tokens";
-}
+export type RequestOptions = { streamUsage: boolean; lengthField?: "max_tokens" | "max_completion_tokens" };
 
 export function defaultRequestOptions(): RequestOptions {
   return { streamUsage: true, lengthField: "max_tokens" };

@@ -1,15 +1,9 @@
 import { type Model, ModelError } from "./model.js";
 
-interface BreakerSettings {
-  failureThreshold: number;
-  coolDownMs: number;
-}
+type BreakerSettings = { failureThreshold: number; coolDownMs: number };
 
-/**
- * A circuit breaker for one endpoint: closed while it answers; after `failureThreshold` failures
- * in a row it opens and fails fast for `coolDownMs`; then one trial request may go (half-open):
- * a success closes it, a failure opens it again.
- */
+/** One endpoint's circuit: after `failureThreshold` failures in a row it fails fast for `coolDownMs`, then lets one
+ * trial request go (half-open): a success closes it, a failure opens it again. */
 export class CircuitBreaker {
   private failures = 0;
   private openUntil = 0;
@@ -34,7 +28,7 @@ export class CircuitBreaker {
     this.trialRunning = false;
   }
 
-  /** Returns true when this success closed an open circuit. */
+  /** True when this success closed an open circuit. */
   success(): boolean {
     const wasOpen = this.isOpen;
     this.failures = 0;
@@ -42,7 +36,7 @@ export class CircuitBreaker {
     return wasOpen;
   }
 
-  /** Returns true when this failure opened the circuit (from closed). */
+  /** True when this failure opened the circuit (from closed). */
   failure(now: number): boolean {
     const wasOpen = this.isOpen;
     this.failures++;
@@ -58,12 +52,8 @@ export class CircuitBreaker {
   }
 }
 
-/**
- * Every endpoint failed for reasons that may heal by waiting (no connection, a timeout, a 5xx
- * that does not blame the request), or their circuits are open. The message is worth running
- * again at `retryAt`; `away` says whether the endpoints seem gone rather than refusing it, and
- * `answeredAt` when one last answered any request (undefined: not since the start).
- */
+/** Every endpoint failed in a way that may heal, or is open: worth running again at `retryAt`; `away`: they seem gone
+ * rather than refusing; `answeredAt`: when one last answered any request (undefined: not since the start). */
 export class ModelUnavailableError extends ModelError {
   constructor(
     message: string,
@@ -80,19 +70,13 @@ export function isTransient(err: unknown): boolean {
   return err instanceof ModelError && !err.permanent;
 }
 
-export interface Endpoint {
-  /** What the log calls it. */
-  name: string;
-  model: Model;
-  /** Its circuit, when several chains share the endpoint (one made for it here otherwise). */
-  breaker?: CircuitBreaker;
-}
+/** `breaker`: its circuit when several chains share the endpoint (else one is made for it). */
+export type Endpoint = { name: string; model: Model; breaker?: CircuitBreaker };
 
 /**
- * Tries the endpoints in order: the next one only after a transient failure, never after a
- * permanent one (a 4xx, a 5xx that blames the request), which another model would most likely
- * refuse the same way. A dead endpoint costs nothing while its circuit is open. When every
- * endpoint failed or is open, throws ModelUnavailableError with the time worth trying again.
+ * Tries the endpoints in order, the next only after a transient failure: a permanent one (a 4xx, a 5xx blaming the
+ * request) another model would most likely refuse the same way. An open circuit costs nothing; when all failed or
+ * are open, throws ModelUnavailableError.
  */
 export function createResilientModel(
   endpoints: Endpoint[],

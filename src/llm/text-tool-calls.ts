@@ -1,16 +1,12 @@
-/**
- * Tool calls that a model wrote into its text (servers whose template or parser does not know the
- * model's format pass them through): Hermes/Qwen `<tool_call>{…}</tool_call>`, Mistral's
- * `[TOOL_CALLS][{…}]` and `[TOOL_CALLS]name[ARGS]{…}`, and a bare JSON call that is the whole
- * content. A call is promoted only when it names an offered tool (a looser parse turns prose about
- * JSON into actions). Markup is removed either way; a bare JSON object naming no offered tool is
- * not markup, so that text stays.
- */
+// Tool calls a model wrote into its text (servers whose template or parser does not know its format pass them on):
+// Hermes/Qwen `<tool_call>{…}</tool_call>`, Mistral's `[TOOL_CALLS][{…}]` and `[TOOL_CALLS]name[ARGS]{…}`, and a bare
+// JSON call that is the whole content. Promoted only when naming an offered tool (a looser parse turns prose about
+// JSON into actions). Markup is removed either way; a bare JSON object naming no offered tool is not markup.
 
 /** A ToolCall without its id (not imported: reply.ts imports this file). */
 type TextCall = { name: string; arguments: string };
 
-/** `text`: the content without any tool-call markup; `unknown`: names of calls that named no offered tool (or none). */
+/** `text`: the content without tool-call markup; `unknown`: names of calls that named no offered tool (or none). */
 type TextCallsFound = { text: string; calls: TextCall[]; unknown: string[] };
 
 const HERMES = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
@@ -67,16 +63,13 @@ function mistralCalls(text: string): unknown[] {
       continue;
     }
     const args = body.indexOf("[ARGS]");
-    if (args < 0) {
-      values.push(undefined);
-      continue;
-    }
     // `name[CALL_ID]id[ARGS]{…}` in some versions: the id is not needed.
-    const name = body
-      .slice(0, args)
-      .replace(/\[CALL_ID\][\s\S]*$/, "")
-      .trim();
-    values.push({ name, arguments: readJson(body.slice(args + "[ARGS]".length).trim()) ?? {} });
+    const name = body.slice(0, args).replace(/\[CALL_ID\][\s\S]*$/, "");
+    values.push(
+      args < 0
+        ? undefined
+        : { name: name.trim(), arguments: readJson(body.slice(args + "[ARGS]".length).trim()) ?? {} },
+    );
   }
   return values;
 }

@@ -3,7 +3,7 @@ import type { ChatMessage } from "./model.js";
 
 export type TokenCounter = ReturnType<typeof createTokenCounter>;
 
-/** Each message costs a few tokens of framing (role, separators) beyond its text. */
+/** Framing (role, separators) of each message beyond its text. */
 const MESSAGE_OVERHEAD = 4;
 const MAX_FACTOR = 4;
 const IMPLAUSIBLE_FACTOR = 2 * MAX_FACTOR;
@@ -14,10 +14,9 @@ const MEMO_ENTRIES = 16;
 const IMAGE_TOKENS = 800;
 
 /**
- * Counts what a request will cost at the model's endpoint: an estimate from the kinds of
- * characters in the text (`estimateTokens`, close to OpenAI's o200k_base), times a factor learned
- * from the `usage` the endpoint reports, which also covers other tokenizers (Llama, Qwen, Mistral).
- * Every count is calibrated but `rawMessage` (what the store keeps; scale by `factor` when using it).
+ * What a request will cost at the endpoint: `estimateTokens` (close to o200k_base) times a factor learned from the
+ * `usage` it reports, which also covers other tokenizers. Every count is calibrated but `rawMessage` (what the store
+ * keeps; scale it by `factor`).
  */
 export function createTokenCounter() {
   let factor = 1;
@@ -33,18 +32,12 @@ export function createTokenCounter() {
   };
   // The registry hands out the same schema objects until a tool changes: never serialised to count them again.
   const schemaTokens = new WeakMap<object, number>();
-  const rawTools = (schemas: readonly object[]): number => {
-    let tokens = 0;
-    for (const schema of schemas) {
-      let counted = schemaTokens.get(schema);
-      if (counted === undefined) {
-        counted = estimateTokens(JSON.stringify(schema));
-        schemaTokens.set(schema, counted);
-      }
-      tokens += counted;
-    }
-    return tokens;
+  const schemaCost = (schema: object): number => {
+    const counted = schemaTokens.get(schema) ?? estimateTokens(JSON.stringify(schema));
+    schemaTokens.set(schema, counted);
+    return counted;
   };
+  const rawTools = (schemas: readonly object[]) => schemas.reduce((n, schema) => n + schemaCost(schema), 0);
   const rawMessage = (message: ChatMessage): number => {
     let tokens = MESSAGE_OVERHEAD + raw(contentText(message.content)) + IMAGE_TOKENS * imageCount(message.content);
     if (message.role === "assistant" && message.tool_calls) {
@@ -71,9 +64,8 @@ export function createTokenCounter() {
       // `counted` is already scaled; recover the raw count so the factor does not compound.
       const rawCounted = counted / factor;
       if (!(rawCounted > 200) || !(reported > 0)) return;
-      // No tokenizer splits text that differently: such a count is the server's bug (a running
-      // total, another request's). Believed, it would make the instructions alone too big for a
-      // small window, and no request would go out again to correct it.
+      // No tokenizer splits text that differently: such a count is the server's bug (a running total, another
+      // request's). Believed, it would make the instructions alone too big and no request would go out to correct it.
       if (reported / rawCounted > IMPLAUSIBLE_FACTOR) return;
       const observed = Math.min(MAX_FACTOR, Math.max(1, reported / rawCounted));
       // Rise at once (never send more than the endpoint allows), fall back slowly.

@@ -5,12 +5,9 @@ import { isPermanentFailure } from "./failure.js";
 import { ModelError, type ModelOptions, openAIClient } from "./model.js";
 
 /** The endpoint's own limit for one transcription upload. */
-export const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
+const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
 
-/**
- * Voice notes to text through the same OpenAI-compatible endpoint (`/audio/transcriptions`).
- * Failures throw with a short reason fit for the user.
- */
+/** Voice notes to text through the same endpoint (`/audio/transcriptions`); failures throw a reason fit for the user. */
 export function createTranscriber(
   options: Pick<ModelOptions, "apiKey" | "baseUrl" | "model" | "timeoutSeconds">,
 ): (path: string, signal?: AbortSignal) => Promise<string> {
@@ -34,9 +31,8 @@ export function createTranscriber(
           const permanent = isPermanentFailure(err.status, err.message);
           throw new ModelError(`the transcription endpoint answered ${err.status}`, permanent, err.status);
         }
-        if (err instanceof OpenAI.APIConnectionError) {
+        if (err instanceof OpenAI.APIConnectionError)
           throw new ModelError("the transcription endpoint could not be reached");
-        }
         throw new ModelError((err as Error).message, true);
       }
     });

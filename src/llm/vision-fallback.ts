@@ -1,10 +1,7 @@
 import { type ChatMessage, ContextRefusedError, type Model, ModelError } from "./model.js";
 
-/**
- * Wraps a model so that an endpoint refusing image parts (a 400 to a request that carries them)
- * costs one failed request: the request is sent again with the images left out, their text
- * references kept, and every later request leaves them out from the start.
- */
+/** An endpoint refusing image parts (a 400 to a request with them) costs one failed request: it is sent again without
+ * the images (their text references kept), and so is every later request. */
 export function withVisionFallback(model: Model, onRefused: (err: ModelError) => void): Model {
   let refused = false;
   return {
@@ -29,8 +26,8 @@ function hasImages(message: ChatMessage): boolean {
   return Array.isArray(message.content) && message.content.some((part) => part.type === "image_url");
 }
 
-/** The message with its image parts replaced by one line saying so; the text parts keep the paths. */
-export function withoutImages(message: ChatMessage): ChatMessage {
+/** The image parts replaced by one line saying so; the text parts keep the paths. */
+function withoutImages(message: ChatMessage): ChatMessage {
   if (message.role !== "user" || !Array.isArray(message.content) || !hasImages(message)) return message;
   const text = message.content.flatMap((part) => (part.type === "text" ? [part.text] : []));
   text.push("[the attached image could not be shown: this model endpoint does not accept images]");
