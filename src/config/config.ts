@@ -12,43 +12,17 @@ import { isHttpUrl, webSettings } from "./web.js";
 export { ConfigError } from "./errors.js";
 
 export type Env = Record<string, string | undefined>;
-
-export interface Config extends FileConfig {
-  openai: { apiKey: string; baseUrl: string; model: string };
-  telegramToken?: string;
-  telegramApiRoot: string;
-  telegramAllowFrom: string[];
-  discordToken?: string;
-  discordApiUrl: string;
-  discordAllowFrom: string[];
-  home: string;
-  workspace: string;
-  configFile: string;
-  sandbox: "bwrap" | "none";
-  timezone: string;
-  logLevel: string;
-  /** Where the control page listens; undefined when PINCER_WEB_ADDR is `off`. */
-  webAddr?: WebAddr;
-  webToken?: string;
-  /** PINCER_DATABASE_URL: clustered mode on PostgreSQL; undefined for the embedded SQLite file. */
-  databaseUrl?: string;
-}
-
+export type Config = ReturnType<typeof loadConfig>;
 export type WebAddr = { host: string; port: number };
 
-export const DEFAULT_MODEL = "gpt-4.1-mini";
+const DEFAULT_MODEL = "gpt-4.1-mini";
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
-export interface LoadOptions {
-  /** Commands that never call the model (onboard, doctor, cron, pairing) don't need the key. */
-  requireApiKey?: boolean;
-}
+/** `requireApiKey: false` for commands that never call the model (onboard, doctor, cron, pairing). */
+export type LoadOptions = { requireApiKey?: boolean };
 
-/**
- * Reads configuration from the environment and the optional JSON file. Throws ConfigError
- * with one sentence for the first problem found. Reading `.env` is the caller's job.
- */
-export function loadConfig(env: Env, options: LoadOptions = {}): Config {
+/** Reads the environment and the optional JSON file (`.env` is the caller's); throws ConfigError for the first problem. */
+export function loadConfig(env: Env, options: LoadOptions = {}) {
   const apiKey = env.OPENAI_API_KEY?.trim() ?? "";
   if (options.requireApiKey !== false && !apiKey) {
     throw new ConfigError(
@@ -70,19 +44,16 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, not "${logLevel}".`);
   }
   const file = readConfigFile(configFile, Boolean(env.PINCER_CONFIG));
+  const model = env.PINCER_MODEL || DEFAULT_MODEL;
   checkTargets(file, configFile);
   checkModels(file, configFile);
-  checkPrices(file, env.PINCER_MODEL || DEFAULT_MODEL, configFile);
+  checkPrices(file, model, configFile);
   return {
     ...file,
     telegram: telegramSettings(env, file.telegram),
     mcp: { servers: resolveMcpSettings(env, file.mcp.servers, dirname(configFile)) },
     web: webSettings(env, file.web),
-    openai: {
-      apiKey,
-      baseUrl: url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1"),
-      model: env.PINCER_MODEL || DEFAULT_MODEL,
-    },
+    openai: { apiKey, baseUrl: url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1"), model },
     telegramToken: token(env, "TELEGRAM_BOT_TOKEN"),
     telegramApiRoot: url(env, "TELEGRAM_API_ROOT", "https://api.telegram.org"),
     telegramAllowFrom: allowList(env, "TELEGRAM_ALLOW_FROM"),
@@ -96,12 +67,13 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     timezone,
     logLevel,
     ...controlPageSettings(env),
+    /** PINCER_DATABASE_URL: clustered mode on PostgreSQL; undefined for the embedded SQLite file. */
     databaseUrl: databaseUrl(env.PINCER_DATABASE_URL),
   };
 }
 
-/** PINCER_WEB_ADDR (`host:port`, `[v6]:port` or `off`); a non-loopback address needs PINCER_WEB_TOKEN. */
-function controlPageSettings(env: Env): Pick<Config, "webAddr" | "webToken"> {
+/** PINCER_WEB_ADDR (`host:port`, `[v6]:port` or `off`: no `webAddr`); a non-loopback address needs PINCER_WEB_TOKEN. */
+function controlPageSettings(env: Env): { webAddr?: WebAddr; webToken?: string } {
   const raw = env.PINCER_WEB_ADDR?.trim() || "127.0.0.1:7390";
   const webToken = env.PINCER_WEB_TOKEN?.trim() || undefined;
   if (webToken !== undefined && webToken.length < 16) {
@@ -238,13 +210,6 @@ function url(env: Env, name: string, fallback: string): string {
   return value.replace(/\/+$/, "");
 }
 
-function list(value: string | undefined): string[] {
-  return (value ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
 /** Each bot token's shape (Telegram: the bot's id, a colon, the secret; Discord: three base64url parts) and where it is. */
 const TOKENS = {
   TELEGRAM_BOT_TOKEN: [/^\d+:[A-Za-z0-9_-]{30,}$/, "the token BotFather gave you, like 123456789:AAH…"],
@@ -255,16 +220,15 @@ const TOKENS = {
 } as const;
 
 function token(env: Env, name: keyof typeof TOKENS): string | undefined {
-  const value = env[name]?.trim();
+  const value = env[name]?.trim() || undefined;
   const [shape, what] = TOKENS[name];
-  if (!value) return undefined;
-  if (!shape.test(value)) throw new ConfigError(`${name} does not look like a bot token: paste ${what}.`);
+  if (value && !shape.test(value)) throw new ConfigError(`${name} does not look like a bot token: paste ${what}.`);
   return value;
 }
 
 /** Platforms identify users by number; a @name would silently let nobody in. */
 function allowList(env: Env, name: string): string[] {
-  const entries = list(env[name]);
+  const entries = (env[name] ?? "").split(",").flatMap((entry) => entry.trim() || []);
   const bad = entries.find((entry) => entry !== "*" && !/^\d+$/.test(entry));
   if (bad !== undefined) {
     throw new ConfigError(
@@ -279,8 +243,8 @@ function expandHome(path: string): string {
 }
 
 export function isValidTimeZone(zone: string): boolean {
-  // A canonical name needs no formatter: building one loads ICU's locale data (~8 MB, ~12 ms),
-  // which can wait for the first turn. Aliases (Asia/Calcutta, US/Eastern) are tried for real.
+  // A canonical name needs no formatter: building one loads ICU's locale data (~8 MB, ~12 ms), which can wait for
+  // the first turn. Aliases (Asia/Calcutta, US/Eastern) are tried for real.
   if (zone === "UTC" || Intl.supportedValuesOf("timeZone").includes(zone)) return true;
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: zone });

@@ -1,9 +1,6 @@
 import { ConfigError } from "./errors.js";
 
-/**
- * PINCER_DATABASE_URL: unset for the embedded SQLite file, or a `postgres://` URL for clustered
- * mode. A bad one stops the start with one line that never repeats the password.
- */
+/** PINCER_DATABASE_URL: unset (embedded SQLite) or `postgres://` (clustered); a bad one never repeats the password. */
 export function databaseUrl(raw: string | undefined): string | undefined {
   const value = raw?.trim();
   if (!value) return undefined;

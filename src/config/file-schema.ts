@@ -3,10 +3,16 @@ function section<const P extends Record<string, object>>(properties: P) {
   return { type: "object", additionalProperties: false, default: {}, properties } as const;
 }
 
-/**
- * The JSON Schema of the optional config file (PINCER_CONFIG). Every property has a default,
- * applied by ajv, so the rest of pincer reads a complete object. docs/configuration.md lists them.
- */
+/** An entry of a list or a map: known keys only, the `required` ones there. */
+function entry<const P extends Record<string, object>, const R extends readonly (keyof P)[]>(
+  required: R,
+  properties: P,
+) {
+  return { type: "object", additionalProperties: false, required, properties } as const;
+}
+
+/** The optional config file (PINCER_CONFIG); ajv fills in the defaults, so pincer reads a complete object. The
+ * settings: docs/configuration.md. */
 export const fileSchema = {
   type: "object",
   additionalProperties: false,
@@ -25,16 +31,11 @@ export const fileSchema = {
       models: {
         type: "array",
         default: [],
-        items: {
-          type: "object",
-          additionalProperties: false,
-          required: ["name"],
-          properties: {
-            name: { type: "string", minLength: 1 },
-            baseUrl: { type: "string", pattern: "^https?://" },
-            label: { type: "string", minLength: 1 },
-          },
-        },
+        items: entry(["name"], {
+          name: { type: "string", minLength: 1 },
+          baseUrl: { type: "string", pattern: "^https?://" },
+          label: { type: "string", minLength: 1 },
+        }),
       },
       fallbackModels: {
         type: "array",
@@ -42,37 +43,22 @@ export const fileSchema = {
         items: {
           anyOf: [
             { type: "string", minLength: 1 },
-            {
-              type: "object",
-              additionalProperties: false,
-              required: ["model"],
-              properties: {
-                model: { type: "string", minLength: 1 },
-                baseUrl: { type: "string", pattern: "^https?://" },
-              },
-            },
+            entry(["model"], {
+              model: { type: "string", minLength: 1 },
+              baseUrl: { type: "string", pattern: "^https?://" },
+            }),
           ],
         },
       },
-      circuitBreaker: {
-        type: "object",
-        additionalProperties: false,
-        default: {},
-        properties: {
-          failureThreshold: { type: "integer", minimum: 1, default: 3 },
-          coolDownSeconds: { type: "number", minimum: 0.01, default: 30 },
-        },
-      },
-      waitForModel: {
-        type: "object",
-        additionalProperties: false,
-        default: {},
-        properties: {
-          refusedSeconds: { type: "number", minimum: 1, default: 60 },
-          refusedTries: { type: "integer", minimum: 1, default: 10 },
-          outageHours: { type: "number", minimum: 0.01, default: 24 },
-        },
-      },
+      circuitBreaker: section({
+        failureThreshold: { type: "integer", minimum: 1, default: 3 },
+        coolDownSeconds: { type: "number", minimum: 0.01, default: 30 },
+      }),
+      waitForModel: section({
+        refusedSeconds: { type: "number", minimum: 1, default: 60 },
+        refusedTries: { type: "integer", minimum: 1, default: 10 },
+        outageHours: { type: "number", minimum: 0.01, default: 24 },
+      }),
       vision: { type: "boolean", default: true },
       transcriptionModel: { type: "string", minLength: 1, default: "gpt-4o-mini-transcribe" },
       maxToolResultChars: { type: "integer", minimum: 1000, default: 16000 },
@@ -146,16 +132,11 @@ export const fileSchema = {
       maxChars: { type: "integer", minimum: 100, maximum: 100000, default: 20000 },
       maxRedirects: { type: "integer", minimum: 0, maximum: 5, default: 5 },
       userAgent: { type: "string", minLength: 1 },
-      search: {
-        type: "object",
-        additionalProperties: false,
-        default: {},
-        properties: {
-          provider: { enum: ["brave", "searxng"] },
-          baseUrl: { type: "string" },
-          timeoutSeconds: { type: "integer", minimum: 1, maximum: 120, default: 15 },
-        },
-      },
+      search: section({
+        provider: { enum: ["brave", "searxng"] },
+        baseUrl: { type: "string" },
+        timeoutSeconds: { type: "integer", minimum: 1, maximum: 120, default: 15 },
+      }),
     }),
     delivery: section({
       retryMinSeconds: { type: "number", minimum: 0.01, default: 1 },
@@ -182,16 +163,11 @@ export const fileSchema = {
       prices: {
         type: "object",
         default: {},
-        additionalProperties: {
-          type: "object",
-          additionalProperties: false,
-          required: ["prompt", "completion"],
-          properties: {
-            prompt: { type: "number", minimum: 0 },
-            completion: { type: "number", minimum: 0 },
-            cached: { type: "number", minimum: 0 },
-          },
-        },
+        additionalProperties: entry(["prompt", "completion"], {
+          prompt: { type: "number", minimum: 0 },
+          completion: { type: "number", minimum: 0 },
+          cached: { type: "number", minimum: 0 },
+        }),
       },
     }),
     mcp: section({
@@ -199,30 +175,24 @@ export const fileSchema = {
         type: "object",
         default: {},
         propertyNames: { minLength: 1, maxLength: 40 },
-        additionalProperties: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            command: { type: "string", minLength: 1 },
-            args: { type: "array", items: { type: "string" }, default: [] },
-            env: { type: "object", additionalProperties: { type: "string" }, default: {} },
-            cwd: { type: "string", minLength: 1 },
-            url: { type: "string", minLength: 1 },
-            headers: { type: "object", additionalProperties: { type: "string" }, default: {} },
-            enabledTools: { type: "array", items: { type: "string" } },
-            toolTimeoutSeconds: { type: "integer", minimum: 1, default: 60 },
-            trusted: { type: "boolean", default: false },
-          },
-        },
+        additionalProperties: entry([], {
+          command: { type: "string", minLength: 1 },
+          args: { type: "array", items: { type: "string" }, default: [] },
+          env: { type: "object", additionalProperties: { type: "string" }, default: {} },
+          cwd: { type: "string", minLength: 1 },
+          url: { type: "string", minLength: 1 },
+          headers: { type: "object", additionalProperties: { type: "string" }, default: {} },
+          enabledTools: { type: "array", items: { type: "string" } },
+          toolTimeoutSeconds: { type: "integer", minimum: 1, default: 60 },
+          trusted: { type: "boolean", default: false },
+        }),
       },
     }),
   },
 } as const;
 
-/**
- * The value a part of the schema describes once ajv has filled in the defaults: a property with a
- * default, or listed in `required`, is always there; any other may be missing.
- */
+/** The value a part of the schema describes once ajv filled in the defaults: a property with a default, or listed in
+ * `required`, is always there; any other may be missing. */
 type Value<S> = S extends { enum: readonly (infer E)[] }
   ? E
   : S extends { anyOf: readonly (infer A)[] }

@@ -11,11 +11,9 @@ export const WRITTEN_VALIDATOR = "./file-validator.cjs";
 type Written = ValidateFunction<FileConfig> & { schemaJson?: string };
 
 /**
- * The config file's validator. The build writes it out as code (ajv's standalone output), so the
- * daemon starts without loading ajv (~30 ms) and compiling the schema (~50 ms). From the
- * TypeScript sources, or when the written one is of another schema (built by plain tsc, without
- * the build's second step), or cannot be loaded at all (a build cut off while writing it leaves
- * half a file), it is compiled here instead: slower, never wrong.
+ * The build writes the validator out as code (ajv's standalone output), so a start neither loads ajv (~30 ms) nor
+ * compiles the schema (~50 ms). From the sources, or when the written one is of another schema (plain tsc) or cannot
+ * be loaded (a build cut off while writing it), it is compiled here instead: slower, never wrong.
  */
 export function fileValidator(written: string = WRITTEN_VALIDATOR): ValidateFunction<FileConfig> {
   const require = createRequire(import.meta.url);

@@ -8,11 +8,8 @@ export function sanitizeName(text: string): string {
   return text.replace(/[^A-Za-z0-9_-]/g, "_");
 }
 
-/**
- * Checks the `mcp.servers` section beyond its JSON Schema and resolves it: exactly one of
- * `command` and `url`, `${VAR}` in `env` and `headers` taken from pincer's environment (so
- * secrets can stay in `.env`), a relative `cwd` taken from the config file's folder.
- */
+/** `mcp.servers` checked beyond the schema (exactly one of `command` and `url`) and resolved: `${VAR}` in `env` and
+ * `headers` from pincer's environment (secrets can stay in `.env`), a relative `cwd` from the config file's folder. */
 export function resolveMcpSettings(
   env: Record<string, string | undefined>,
   servers: Record<string, McpServerFileSettings>,

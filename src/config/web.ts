@@ -4,10 +4,7 @@ import type { FileConfig } from "./file-schema.js";
 
 const BRAVE_BASE_URL = "https://api.search.brave.com";
 
-/**
- * Checks the `web` section and fills in the search provider: Brave when BRAVE_API_KEY is set
- * and nothing else is configured. Throws ConfigError naming the setting that is wrong.
- */
+/** Checks the `web` section and fills in the search provider: Brave when BRAVE_API_KEY is set and none is named. */
 export function webSettings(env: Record<string, string | undefined>, web: FileConfig["web"]): FileConfig["web"] {
   for (const entry of web.allow) {
     if (allowEntryKind(entry) === "invalid") {

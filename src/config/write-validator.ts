@@ -1,8 +1,5 @@
-/**
- * The build's second step (`npm run build`): writes the config file's validator as plain code
- * next to the compiled config modules, with the schema it was made from, so file-validator.ts
- * can use it only while it still matches.
- */
+// The build's second step (`npm run build`): the config file's validator as code beside the compiled modules, with
+// the schema it was made from, so file-validator.ts uses it only while it still matches.
 import { renameSync, writeFileSync } from "node:fs";
 import { Ajv } from "ajv";
 import standalone from "ajv/dist/standalone/index.js";
