@@ -17,7 +17,7 @@ export interface PromptInput {
   skills: Skill[];
   timezone: string;
   now: Date;
-  inbound: InboundMessage;
+  inbound: Pick<InboundMessage, "sessionKey" | "isGroup">;
   /** Where a skipped prompt file is reported (a symlink, a FIFO, an oversized file). */
   log?: Pick<Logger, "warn">;
   /** MEMORY.md: left out unless `include` (groups see it only when configured), cut at `maxChars`. */

@@ -13,10 +13,8 @@ const REASONS: Record<string, string> = {
   ENAMETOOLONG: "the path is too long",
 };
 
-/**
- * One sentence for a file-system mistake a user can make with PINCER_HOME or PINCER_WORKSPACE;
- * undefined for any other error, which is a bug and keeps its stack trace.
- */
+/** One sentence for a user's file-system mistake with PINCER_HOME or PINCER_WORKSPACE; undefined for any other error
+ * (a bug, which keeps its stack trace). */
 export function describeFsProblem(err: unknown): string | undefined {
   const e = err as NodeJS.ErrnoException | undefined;
   if (!e || typeof e !== "object") return undefined;

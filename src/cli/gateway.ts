@@ -45,8 +45,8 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
     { channels: channels.map((c) => c.name), model: config.openai.model, home: config.home },
     "pincer is running",
   );
-  // After the channels are up (the sandbox check runs bwrap a few times), and still at start: a
-  // broken sandbox, a wrong URL or key should show in the log now, not when the first user writes.
+  // After the channels are up (the sandbox check runs bwrap a few times), and still at start: a broken sandbox, a
+  // wrong URL or key should show in the log now, not when the first user writes.
   const [sandbox, model] = await Promise.all([
     checkSandbox(config).catch((err: unknown) => ({
       ok: false,

@@ -3,10 +3,8 @@ import type { Logger } from "pino";
 import { type Config, ConfigError, type LoadOptions, loadConfig } from "../config/config.js";
 import { createLogger } from "../log.js";
 
-/**
- * Reads `.env` from the working directory (variables already set win: systemd's Environment= and
- * a shell's export override the file) and the configuration; a problem with it exits 1 with its sentence.
- */
+/** Reads `.env` from the working directory (variables already set win: systemd's Environment= and a shell's export
+ * override the file) and the configuration; a problem with it exits 1 with its sentence. */
 export function loadOrExit(options: LoadOptions = {}): { config: Config; log: Logger } {
   try {
     if (existsSync(".env")) process.loadEnvFile(".env");

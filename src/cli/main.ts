@@ -7,11 +7,13 @@ import { withStore } from "../store/open.js";
 import { describeDatabaseProblem } from "./database-problem.js";
 import { describeFsProblem } from "./fs-problem.js";
 import { loadOrExit } from "./load.js";
+import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
 
-// Each command's module is imported by its action, so `pincer gateway` starts without the others'.
+// Each command's module (but the small store-only ones) is imported by its action, so `pincer gateway` starts
+// without the others'.
 
 /** A command that needs only the configuration: prints its answer; a failed one sets exit code 1. */
-function answer<A extends string[]>(
+function answer<A extends unknown[]>(
   run: (config: Config, ...args: A) => Promise<string | { ok: boolean; text: string }>,
 ) {
   return async (...args: A) => {
@@ -48,7 +50,7 @@ program
   .option("-s, --session <id>", "terminal conversation to continue", "local")
   .action(async (options: { session: string }) => {
     const { config, log } = loadOrExit();
-    const { runChat } = await import("./chat.js");
+    const { runChat } = await import("./terminal.js");
     await runChat(config, log, options.session);
   });
 
@@ -59,7 +61,7 @@ program
   .option("-s, --session <id>", "terminal conversation to continue", "local")
   .action(async (options: { message: string; session: string }) => {
     const { config, log } = loadOrExit();
-    const { runAgentOnce } = await import("./agent.js");
+    const { runAgentOnce } = await import("./terminal.js");
     if (!(await runAgentOnce(config, log, options.message, options.session))) process.exitCode = 3;
   });
 
@@ -88,10 +90,9 @@ program
   .command("usage")
   .description("model tokens and cost today and this month, by kind of run, model and chat")
   .option("--json", "print it as JSON")
-  .action(async (options: { json?: boolean }) => {
-    const { config } = loadOrExit({ requireApiKey: false });
-    console.log(await (await import("./usage.js")).usageText(config, options.json === true));
-  });
+  .action(
+    answer(async (config, { json }: { json?: boolean }) => (await import("./usage.js")).usageText(config, !!json)),
+  );
 
 program
   .command("dashboard")
@@ -109,27 +110,15 @@ cron
   .action(answer((config, id: string) => withStore(storeLocation(config), (store) => removeJob(store.jobs, id))));
 
 const pairing = program.command("pairing").description("approve strangers who asked for access");
-pairing
-  .command("list")
-  .description("pending codes and approved users")
-  .action(answer(async (config) => (await import("./pairing.js")).pairingList(config)));
+pairing.command("list").description("pending codes and approved users").action(answer(pairingList));
 pairing
   .command("approve <channel> <code>")
   .description("approve the user behind a pairing code (channel: telegram or discord)")
-  .action(
-    answer(async (config, channel: string, code: string) =>
-      (await import("./pairing.js")).pairingApprove(config, channel, code),
-    ),
-  );
-
+  .action(answer(pairingApprove));
 pairing
   .command("revoke <channel> <user>")
   .description("take back a user's access (channel: telegram or discord; user: their id) and pause their jobs")
-  .action(
-    answer(async (config, channel: string, userId: string) =>
-      (await import("./pairing.js")).pairingRevoke(config, channel, userId),
-    ),
-  );
+  .action(answer(pairingRevoke));
 
 try {
   await program.parseAsync();

@@ -4,7 +4,6 @@ import { pino } from "pino";
 import { requestBudget } from "../agent/budget.js";
 import { buildSystemPrompt } from "../agent/context.js";
 import { listSkills } from "../agent/skills.js";
-import type { InboundMessage } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { ContextLimits, discoverContext } from "../llm/context-limits.js";
 import {
@@ -31,11 +30,8 @@ const TEXT_CALL = /<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|"name"\s*:\s*"[^"
 
 const n = (x: number) => x.toLocaleString("en-US");
 
-/**
- * The request a first turn sends (the system prompt, every tool's schema, a user message), sent
- * once for real, and what would stop a turn: no tool support, a context smaller than that
- * fixed prompt, a chat template that refuses the request.
- */
+/** A first turn's request (system prompt, every tool's schema, a user message) sent once for real, and what would
+ * stop a turn: no tool support, a context smaller than that fixed prompt, a chat template that refuses it. */
 export async function probeModelTurn(config: Config): Promise<Check> {
   const { system, tools } = fixedPrompt(config);
   const messages: ChatMessage[] = [
@@ -80,8 +76,7 @@ export async function probeModelTurn(config: Config): Promise<Check> {
       `a request with ${tools.length} tools was answered with a tool call (${calls.join(", ")}); ${context}; the fixed prompt takes about ${n(fixed)}`,
     );
   }
-  // Text calls naming an offered tool come back as real ones (see llm/text-tool-calls.ts); the
-  // rest are left out of the content and listed in `discarded`.
+  // Text calls naming an offered tool come back as real ones; the rest are listed in `discarded`.
   if (reply.discarded?.length || TEXT_CALL.test(reply.content)) {
     return check(
       "warn",
@@ -124,19 +119,6 @@ function fixedPrompt(config: Config): { system: string; tools: ToolSchema[] } {
     for (const tool of createTools({ config, store, log: pino({ level: "silent" }) })) {
       if (!config.agent.disabledTools.includes(tool.name)) registry.register(tool);
     }
-    const inbound: InboundMessage = {
-      id: "doctor",
-      channel: "console",
-      chatId: "doctor",
-      senderId: "doctor",
-      senderName: "doctor",
-      text: ASK,
-      media: [],
-      isGroup: false,
-      mentionsBot: true,
-      receivedAt: Date.now(),
-      sessionKey: "console:doctor",
-    };
     const skills = listSkills(skillDirs(config.workspace)).filter((skill) => skill.missing.length === 0);
     const system = buildSystemPrompt({
       // Before the first start, the template the daemon will copy into the workspace.
@@ -144,7 +126,7 @@ function fixedPrompt(config: Config): { system: string; tools: ToolSchema[] } {
       skills,
       timezone: config.timezone,
       now: new Date(),
-      inbound,
+      inbound: { sessionKey: "console:doctor", isGroup: false },
       memory: { include: true, maxChars: config.memory.promptChars },
     });
     return { system, tools: registry.toSchemas() };

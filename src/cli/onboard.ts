@@ -5,24 +5,17 @@ import { copyIfAbsent, ensureHome } from "../setup/ensure-home.js";
 
 /** `pincer onboard`: creates PINCER_HOME, the workspace and a `.env`, overwriting nothing. */
 export function runOnboard(config: Config, envPath = resolve(".env")): string[] {
-  const lines: string[] = [];
   const created = ensureHome(config);
-  lines.push(`PINCER_HOME: ${config.home}`);
-  lines.push(
+  const envCreated = copyIfAbsent(join(packageRoot(), ".env.example"), envPath);
+  return [
+    `PINCER_HOME: ${config.home}`,
     `workspace:   ${config.workspace}${created.length ? ` (${created.length} files from the template)` : " (kept as it is)"}`,
-  );
-  if (copyIfAbsent(join(packageRoot(), ".env.example"), envPath)) {
-    lines.push(`.env:        ${envPath} created from .env.example`);
-  } else {
-    lines.push(`.env:        ${envPath} exists, left alone`);
-  }
-  lines.push(
+    `.env:        ${envPath} ${envCreated ? "created from .env.example" : "exists, left alone"}`,
     "",
     "Next:",
     `  1. Put OPENAI_API_KEY (and OPENAI_BASE_URL for another endpoint) in ${envPath}.`,
     "  2. Add TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN (see docs/channels.md).",
     "  3. Edit SOUL.md and USER.md in the workspace to make pincer yours.",
     "  4. Run `pincer doctor`, then `npm start` (or `pincer gateway`).",
-  );
-  return lines;
+  ];
 }

@@ -15,12 +15,8 @@ export async function probeModel(config: Pick<Config, "openai">): Promise<Check>
   const { apiKey, baseUrl, model } = config.openai;
   const check = (status: Check["status"], detail: string): Check => ({ name: "model", status, detail });
   if (!apiKey) return check("fail", "OPENAI_API_KEY is not set: put it in .env");
-  let made: Awaited<ReturnType<typeof openAIClient>>;
-  try {
-    made = await openAIClient({ apiKey, baseUrl, timeoutSeconds: TIMEOUT_MS / 1000 });
-  } catch (err) {
-    return check("fail", (err as Error).message);
-  }
+  const made = await openAIClient({ apiKey, baseUrl, timeoutSeconds: TIMEOUT_MS / 1000 }).catch((err: Error) => err);
+  if (made instanceof Error) return check("fail", made.message);
   const { OpenAI, client } = made;
   try {
     const ids: string[] = [];
@@ -45,11 +41,8 @@ export async function probeTelegram(config: Pick<Config, "telegramToken" | "tele
   if (!token) return { name: "telegram", status: "warn", detail: "off: set TELEGRAM_BOT_TOKEN to enable it" };
   try {
     const response = await fetch(`${root}/bot${token}/getMe`, { signal: AbortSignal.timeout(TIMEOUT_MS) });
-    const body = (await response.json().catch(() => ({}))) as {
-      ok?: boolean;
-      description?: string;
-      result?: { username?: string };
-    };
+    type Answer = { ok?: boolean; description?: string; result?: { username?: string } };
+    const body = (await response.json().catch(() => ({}))) as Answer;
     if (body.ok) return { name: "telegram", status: "ok", detail: `connected as @${body.result?.username}` };
     return {
       name: "telegram",
@@ -66,10 +59,8 @@ export async function probeDiscord(config: Pick<Config, "discordToken" | "discor
   const { discordToken: token, discordApiUrl: root } = config;
   if (!token) return { name: "discord", status: "warn", detail: "off: set DISCORD_BOT_TOKEN to enable it" };
   try {
-    const response = await fetch(`${root}/v10/users/@me`, {
-      headers: { authorization: `Bot ${token}` },
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
+    const headers = { authorization: `Bot ${token}` };
+    const response = await fetch(`${root}/v10/users/@me`, { headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
     const body = (await response.json().catch(() => ({}))) as { username?: string; message?: string };
     if (response.ok) return { name: "discord", status: "ok", detail: `connected as ${body.username}` };
     return {

@@ -4,11 +4,8 @@ import type { Logger } from "pino";
 import { mediaDir, packageRoot } from "../paths.js";
 import { openInScope } from "../tools/files/safe-open.js";
 
-/**
- * Creates PINCER_HOME, the media folder and the workspace, copying the template files that are
- * missing. Never overwrites: the user's edits to AGENTS.md and friends are theirs. Returns the
- * files it created.
- */
+/** Creates PINCER_HOME, the media folder and the workspace with the template files it lacks; returns the files
+ * created. Never overwrites: the user's edits to AGENTS.md and friends are theirs. */
 export function ensureHome(
   { home, workspace }: { home: string; workspace: string },
   log?: Pick<Logger, "warn">,
@@ -19,12 +16,9 @@ export function ensureHome(
   return copyMissing(join(packageRoot(), "workspace"), workspace, log);
 }
 
-/**
- * Copies what is missing from `from` into `to`. The workspace is the sandbox's to change, so each
- * file is created exclusively (O_CREAT|O_EXCL, walked without following links, see safe-open.ts):
- * whatever already has the name, even a dangling symlink that points at config.json, is left alone.
- */
-export function copyMissing(from: string, to: string, log?: Pick<Logger, "warn">, rel = ""): string[] {
+/** The workspace is the sandbox's to change, so each file is created exclusively (O_EXCL, walked without following
+ * links, see safe-open.ts): whatever has the name, even a dangling symlink to config.json, is left alone. */
+function copyMissing(from: string, to: string, log?: Pick<Logger, "warn">, rel = ""): string[] {
   const created: string[] = [];
   for (const entry of readdirSync(join(from, rel), { withFileTypes: true })) {
     const path = join(rel, entry.name);

@@ -4,10 +4,34 @@ import { createConsoleChannel } from "../../channels/console/console-channel.js"
 import { createApp } from "../app.js";
 import type { Config } from "../config/config.js";
 
+// The terminal conversation (the console channel): same agent, tools and memory as the daemon.
+
+/** `pincer agent -m TEXT`: one turn, prints what the agent says; false when the model failed (for the exit code). */
+export async function runAgentOnce(config: Config, log: Logger, text: string, session: string): Promise<boolean> {
+  // It waits for the MCP servers' first connection attempts like any first turn, but at most 15 s: a server that
+  // never answers must not hold a script up for its full timeout.
+  const app = await createApp(config, { log, waitForModel: false, mcpWaitMs: 15_000 });
+  let answered = true;
+  const console = createConsoleChannel({
+    bus: app.bus,
+    chatId: session,
+    write: (msg) => {
+      if (msg.failed) answered = false;
+      (msg.failed ? process.stderr : process.stdout).write(`${msg.text}\n`);
+    },
+  });
+  await app.start([console]);
+  try {
+    await console.send(text);
+  } finally {
+    await app.stop();
+  }
+  return answered;
+}
+
 /**
- * `pincer chat`: the console channel, interactive. Same agent, tools and memory as the daemon.
- * Input is read while a turn runs, so `/stop` and Ctrl-C reach it; lines typed meanwhile wait
- * in the conversation's queue like any chat's. Ctrl-C stops the running turn; a second one quits.
+ * `pincer chat`, interactive. Input is read while a turn runs, so `/stop` and Ctrl-C reach it; lines typed meanwhile
+ * wait in the conversation's queue like any chat's. Ctrl-C stops the running turn; a second one quits.
  */
 export async function runChat(config: Config, log: Logger, session: string): Promise<void> {
   const app = await createApp(config, { log });
