@@ -1,6 +1,6 @@
 import type { OutboundMessage } from "../bus/types.js";
 import { recordOutbound } from "./journal.js";
-import { type Sql, withoutNulls } from "./sql.js";
+import { columns, exists, insert, type Sql, withoutNulls } from "./sql.js";
 
 export type ApprovalState = "pending" | "allowed" | "denied" | "expired";
 export type ApprovalChoice = "once" | "always" | "deny";
@@ -40,46 +40,33 @@ export interface AllowedEntry {
   addedAt: number;
 }
 
-const COLUMNS = `id, session_key AS "sessionKey", turn_key AS "turnKey", tool_call_id AS "toolCallId", tool, summary,
-  remember, decider, created_at AS "createdAt", expires_at AS "expiresAt", state, choice, decided_by AS "decidedBy",
-  decided_at AS "decidedAt", prompt_outbox_id AS "promptOutboxId"`;
+const CALL_FIELDS = ["id", "sessionKey", "turnKey", "toolCallId", "tool", "summary", "remember", "decider"] as const;
+const NEW_FIELDS = [...CALL_FIELDS, "createdAt", "expiresAt"] as const;
+const COLUMNS = columns([...NEW_FIELDS, "state", "choice", "decidedBy", "decidedAt", "promptOutboxId"]);
+/** Rewrites a decided approval's prompt (undefined: leaves it). */
+type Edit = (approval: Approval) => OutboundMessage | undefined;
 
 /** Pending approvals and each conversation's "always allowed" list; every decision is taken once. */
 export class SqlApprovals {
   constructor(private readonly db: Sql) {}
 
   /**
-   * The approval of this call: the one recorded before (a resumed turn, a second process) or a
-   * new one, recorded with its prompt in the outbox in one transaction. `created` tells which.
+   * The approval of this call: the one recorded before (a resumed turn, a second process) or a new one, recorded with
+   * its prompt in the outbox in one transaction. `created` tells which.
    */
   request(approval: NewApproval, prompt: OutboundMessage): Promise<{ approval: Approval; created: boolean }> {
     return this.db.transaction(async (tx) => {
-      const a = approval;
-      const inserted = await tx.run(
-        `INSERT INTO approvals (id, session_key, turn_key, tool_call_id, tool, summary, remember, decider, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (turn_key, tool_call_id) DO NOTHING`,
-        [
-          a.id,
-          a.sessionKey,
-          a.turnKey,
-          a.toolCallId,
-          a.tool,
-          a.summary,
-          a.remember,
-          a.decider ?? null,
-          a.createdAt,
-          a.expiresAt,
-        ],
-      );
-      if (inserted === 1) {
+      const conflict = "ON CONFLICT (turn_key, tool_call_id) DO NOTHING";
+      const created = (await tx.run(...insert("approvals", approval, NEW_FIELDS, conflict))) === 1;
+      if (created) {
         const outboxId = await recordOutbound(tx, prompt);
-        await tx.run("UPDATE approvals SET prompt_outbox_id = $1 WHERE id = $2", [outboxId, a.id]);
+        await tx.run("UPDATE approvals SET prompt_outbox_id = $1 WHERE id = $2", [outboxId, approval.id]);
       }
       const [row] = await tx.rows<Approval>(
         `SELECT ${COLUMNS} FROM approvals WHERE turn_key = $1 AND tool_call_id = $2`,
-        [a.turnKey, a.toolCallId],
+        [approval.turnKey, approval.toolCallId],
       );
-      return { approval: withoutNulls(row), created: inserted === 1 };
+      return { approval: withoutNulls(row), created };
     });
   }
 
@@ -89,96 +76,77 @@ export class SqlApprovals {
   }
 
   /**
-   * Decides a pending approval still within its time: one conditional update, so of a double tap,
-   * two devices, a replayed update or two processes exactly one wins; undefined for the others.
-   * The winner's "always" joins the conversation's list, and `edit` (the prompt rewritten) goes
-   * to the outbox, all in one transaction.
+   * Decides a pending approval still within its time: one conditional update, so of a double tap, two devices, a
+   * replayed update or two processes exactly one wins; undefined for the others. The winner's "always" joins the
+   * conversation's list, and `edit` (the prompt rewritten) goes to the outbox, all in one transaction.
    */
-  decide(
-    id: string,
-    choice: ApprovalChoice,
-    by: string,
-    now: number,
-    edit: (decided: Approval) => OutboundMessage | undefined,
-  ): Promise<Approval | undefined> {
-    return this.db.transaction(async (tx) => {
-      const [row] = await tx.rows<Approval>(
-        `UPDATE approvals SET state = $2, choice = $3, decided_by = $4, decided_at = $5
-          WHERE id = $1 AND state = 'pending' AND expires_at > $5 RETURNING ${COLUMNS}`,
-        [id, choice === "deny" ? "denied" : "allowed", choice, by, now],
+  decide(id: string, choice: ApprovalChoice, by: string, now: number, edit: Edit): Promise<Approval | undefined> {
+    const decide = `UPDATE approvals SET state = $2, choice = $3, decided_by = $4, decided_at = $5
+      WHERE id = $1 AND state = 'pending' AND expires_at > $5 RETURNING ${COLUMNS}`;
+    const params = [id, choice === "deny" ? "denied" : "allowed", choice, by, now];
+    return this.ended(decide, params, edit, async (tx, row) => {
+      if (choice !== "always") return;
+      await tx.run(
+        `INSERT INTO always_allowed (session_key, entry, added_by, added_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (session_key, entry) DO NOTHING`,
+        [row.sessionKey, row.remember, by, now],
       );
-      if (!row) return undefined;
-      if (choice === "always") {
-        await tx.run(
-          `INSERT INTO always_allowed (session_key, entry, added_by, added_at) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (session_key, entry) DO NOTHING`,
-          [row.sessionKey, row.remember, by, now],
-        );
-      }
-      return this.edited(tx, withoutNulls(row), edit);
     });
   }
 
   /** Ends a pending approval unanswered (its time ran out, or its turn ended); undefined when already decided. */
-  expire(
-    id: string,
-    now: number,
-    edit: (expired: Approval) => OutboundMessage | undefined,
-  ): Promise<Approval | undefined> {
-    return this.db.transaction(async (tx) => {
-      const [row] = await tx.rows<Approval>(
-        `UPDATE approvals SET state = 'expired', decided_at = $2 WHERE id = $1 AND state = 'pending' RETURNING ${COLUMNS}`,
-        [id, now],
-      );
-      return row && this.edited(tx, withoutNulls(row), edit);
-    });
+  expire(id: string, now: number, edit: Edit): Promise<Approval | undefined> {
+    const expire = `UPDATE approvals SET state = 'expired', decided_at = $2 WHERE id = $1 AND state = 'pending'
+      RETURNING ${COLUMNS}`;
+    return this.ended(expire, [id, now], edit);
   }
 
   /** Whether this turn's user already denied exactly this (a model asking again is not asked again). */
-  async deniedInTurn(turnKey: string, summary: string): Promise<boolean> {
-    const rows = await this.db.rows(
-      "SELECT 1 FROM approvals WHERE turn_key = $1 AND summary = $2 AND state = 'denied'",
-      [turnKey, summary],
-    );
-    return rows.length > 0;
+  deniedInTurn(turnKey: string, summary: string): Promise<boolean> {
+    const denied = "SELECT 1 FROM approvals WHERE turn_key = $1 AND summary = $2 AND state = 'denied'";
+    return exists(this.db, denied, [turnKey, summary]);
   }
 
   /** Pending approvals, oldest first (the control page). */
-  pending(): Promise<Approval[]> {
-    return this.db
-      .rows<Approval>(`SELECT ${COLUMNS} FROM approvals WHERE state = 'pending' ORDER BY created_at LIMIT 100`)
-      .then((rows) => rows.map(withoutNulls));
+  async pending(): Promise<Approval[]> {
+    const pending = `SELECT ${COLUMNS} FROM approvals WHERE state = 'pending' ORDER BY created_at LIMIT 100`;
+    return (await this.db.rows<Approval>(pending)).map(withoutNulls);
   }
 
   async alwaysAllowed(sessionKey: string): Promise<string[]> {
-    const rows = await this.db.rows<{ entry: string }>("SELECT entry FROM always_allowed WHERE session_key = $1", [
-      sessionKey,
-    ]);
-    return rows.map((row) => row.entry);
+    const entries = "SELECT entry FROM always_allowed WHERE session_key = $1";
+    return (await this.db.rows<{ entry: string }>(entries, [sessionKey])).map((row) => row.entry);
   }
 
   /** Every conversation's list (the control page, where an entry is revoked). */
   allowedEntries(): Promise<AllowedEntry[]> {
     return this.db.rows<AllowedEntry>(
-      `SELECT session_key AS "sessionKey", entry, added_by AS "addedBy", added_at AS "addedAt"
-         FROM always_allowed ORDER BY session_key, added_at LIMIT 500`,
+      `SELECT ${columns(["sessionKey", "entry", "addedBy", "addedAt"])} FROM always_allowed
+        ORDER BY session_key, added_at LIMIT 500`,
     );
   }
 
   /** Takes an entry off a conversation's list; false when it was not there. */
   async revoke(sessionKey: string, entry: string): Promise<boolean> {
-    return (
-      (await this.db.run("DELETE FROM always_allowed WHERE session_key = $1 AND entry = $2", [sessionKey, entry])) > 0
-    );
+    const revoke = "DELETE FROM always_allowed WHERE session_key = $1 AND entry = $2";
+    return (await this.db.run(revoke, [sessionKey, entry])) > 0;
   }
 
-  private async edited(
-    tx: Sql,
-    row: Approval,
-    edit: (approval: Approval) => OutboundMessage | undefined,
-  ): Promise<Approval> {
-    const message = row.promptOutboxId === undefined ? undefined : edit(row);
-    if (message) await recordOutbound(tx, message);
-    return row;
+  /** Runs the conditional update ending a pending approval and, when it won, `also` and the prompt's edit, in one transaction. */
+  private ended(
+    update: string,
+    params: unknown[],
+    edit: Edit,
+    also?: (tx: Sql, row: Approval) => Promise<void>,
+  ): Promise<Approval | undefined> {
+    return this.db.transaction(async (tx) => {
+      const [ended] = await tx.rows<Approval>(update, params);
+      if (!ended) return undefined;
+      const row = withoutNulls(ended);
+      await also?.(tx, row);
+      const message = row.promptOutboxId === undefined ? undefined : edit(row);
+      if (message) await recordOutbound(tx, message);
+      return row;
+    });
   }
 }

@@ -2,68 +2,54 @@ import { randomBytes } from "node:crypto";
 import type { ChannelName } from "../bus/types.js";
 import type { Schedule } from "../scheduler/schedule.js";
 import { acceptInbound } from "./journal.js";
-import { placeholders, type Sql, scalar } from "./sql.js";
-import type { CronJob, JobOwner, JobSlot, NewJob } from "./types.js";
+import { camelCased, insert, placeholders, type Sql, scalar } from "./sql.js";
+import type { CronJob, JobOrigin, JobOwner, JobSlot, NewJob } from "./types.js";
 
-interface JobRow {
-  id: string;
-  name: string | null;
-  message: string;
-  kind: Schedule["kind"];
-  at_ms: number | null;
-  every_seconds: number | null;
-  anchor_ms: number | null;
-  cron_expr: string | null;
-  tz: string;
-  channel: ChannelName;
-  chat_id: string;
-  thread_id: string | null;
-  session_key: string;
-  is_group: number;
-  created_at: number;
-  next_run_at: number;
-  last_run_at: number | null;
-  last_delivery_id: string | null;
-  owner_channel: ChannelName | null;
-  owner_id: string | null;
-  paused_at: number | null;
-}
+/** A job as its table holds it, a column a field. */
+type JobColumns = Omit<CronJob, "schedule" | "origin" | "owner"> &
+  Omit<JobOrigin, "isGroup"> & {
+    isGroup: number;
+    kind: Schedule["kind"];
+    atMs?: number;
+    everySeconds?: number;
+    anchorMs?: number;
+    cronExpr?: string;
+    ownerChannel?: ChannelName;
+    ownerId?: string;
+  };
 
 /** Cron jobs. Every read goes to the database, so a `pincer cron remove` from another process is seen. */
 export class SqlJobs {
   constructor(private readonly db: Sql) {}
 
   async add(job: NewJob): Promise<CronJob> {
-    const s = job.schedule;
+    const { schedule: s, origin, owner } = job;
     // Short ids are easy to say in a chat; a collision (one in four billion) is retried.
     for (;;) {
       const id = randomBytes(4).toString("hex");
-      const added = await this.db.run(
-        `INSERT INTO cron_jobs (id, name, message, kind, at_ms, every_seconds, anchor_ms, cron_expr, tz, channel, chat_id,
-           thread_id, session_key, is_group, created_at, next_run_at, owner_channel, owner_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING`,
-        [
-          id,
-          job.name ?? null,
-          job.message,
-          s.kind,
-          s.kind === "at" ? s.at : null,
-          s.kind === "every" ? s.everySeconds : null,
-          s.kind === "every" ? s.anchor : null,
-          s.kind === "cron" ? s.expr : null,
-          job.tz,
-          job.origin.channel,
-          job.origin.chatId,
-          job.origin.threadId ?? null,
-          job.origin.sessionKey,
-          job.origin.isGroup ? 1 : 0,
-          job.createdAt,
-          job.nextRunAt,
-          job.owner.channel,
-          job.owner.userId,
-        ],
-      );
-      if (added === 1) return { ...job, id };
+      const columns: JobColumns = {
+        id,
+        name: job.name,
+        message: job.message,
+        tz: job.tz,
+        createdAt: job.createdAt,
+        nextRunAt: job.nextRunAt,
+        channel: origin.channel,
+        chatId: origin.chatId,
+        threadId: origin.threadId,
+        sessionKey: origin.sessionKey,
+        isGroup: origin.isGroup ? 1 : 0,
+        kind: s.kind,
+        atMs: s.kind === "at" ? s.at : undefined,
+        everySeconds: s.kind === "every" ? s.everySeconds : undefined,
+        anchorMs: s.kind === "every" ? s.anchor : undefined,
+        cronExpr: s.kind === "cron" ? s.expr : undefined,
+        ownerChannel: owner.channel,
+        ownerId: owner.userId,
+      };
+      if ((await this.db.run(...insert("cron_jobs", columns, undefined, "ON CONFLICT (id) DO NOTHING"))) === 1) {
+        return { ...job, id };
+      }
     }
   }
 
@@ -132,78 +118,48 @@ export class SqlJobs {
         );
         if (locked.length === 0) return { taken: false, accepted: false };
       }
+      const where = "WHERE id = $1 AND next_run_at = $2";
+      const set = run ? "next_run_at = $3, last_run_at = $4, last_delivery_id = $5" : "next_run_at = $3";
+      const ran = run ? [slot.ranAt ?? Date.now(), run.id] : [];
       const moved =
         nextRunAt === null
-          ? await tx.run("DELETE FROM cron_jobs WHERE id = $1 AND next_run_at = $2", [jobId, scheduledAt])
-          : run
-            ? await tx.run(
-                "UPDATE cron_jobs SET next_run_at = $1, last_run_at = $2, last_delivery_id = $3 WHERE id = $4 AND next_run_at = $5",
-                [nextRunAt, slot.ranAt ?? Date.now(), run.id, jobId, scheduledAt],
-              )
-            : await tx.run("UPDATE cron_jobs SET next_run_at = $1 WHERE id = $2 AND next_run_at = $3", [
-                nextRunAt,
-                jobId,
-                scheduledAt,
-              ]);
+          ? await tx.run(`DELETE FROM cron_jobs ${where}`, [jobId, scheduledAt])
+          : await tx.run(`UPDATE cron_jobs SET ${set} ${where}`, [jobId, scheduledAt, nextRunAt, ...ran]);
       if (moved === 0) return { taken: false, accepted: false };
       return { taken: true, accepted: run ? await acceptInbound(tx, run) : false };
     });
   }
 
   private async list(where: string, params: unknown[]): Promise<CronJob[]> {
-    const rows = await this.db.rows<JobRow>(`SELECT * FROM cron_jobs ${where} ORDER BY next_run_at, id`, params);
+    const rows = await this.db.rows(`SELECT * FROM cron_jobs ${where} ORDER BY next_run_at, id`, params);
     return rows.map(toJob);
   }
 }
 
 /** Pauses (revoked) or resumes (approved again) the jobs this person created, in the caller's transaction; returns how many. */
 export function ownedJobs(db: Sql, action: "pause" | "resume", owner: JobOwner, at = 0): Promise<number> {
-  return action === "pause"
-    ? db.run("UPDATE cron_jobs SET paused_at = $1 WHERE owner_channel = $2 AND owner_id = $3 AND paused_at IS NULL", [
-        at,
-        owner.channel,
-        owner.userId,
-      ])
-    : db.run(
-        "UPDATE cron_jobs SET paused_at = NULL WHERE owner_channel = $1 AND owner_id = $2 AND paused_at IS NOT NULL",
-        [owner.channel, owner.userId],
-      );
+  const [set, paused, params] = action === "pause" ? ["$3", "IS NULL", [at]] : ["NULL", "IS NOT NULL", []];
+  const update = `UPDATE cron_jobs SET paused_at = ${set} WHERE owner_channel = $1 AND owner_id = $2 AND paused_at ${paused}`;
+  return db.run(update, [owner.channel, owner.userId, ...params]);
 }
 
 function channelFilter(channels: readonly ChannelName[] | undefined, from: number): string {
   return channels === undefined ? "" : ` AND channel IN (${placeholders(channels, from)})`;
 }
 
-function toJob(row: JobRow): CronJob {
+function toJob(row: Record<string, unknown>): CronJob {
+  const { kind, atMs, everySeconds, anchorMs, cronExpr, ownerChannel, ownerId, ...job } = camelCased<JobColumns>(row);
+  const { channel, chatId, threadId, sessionKey, isGroup, ...times } = job;
+  const schedule: Schedule =
+    kind === "at"
+      ? { kind, at: atMs as number }
+      : kind === "every"
+        ? { kind, everySeconds: everySeconds as number, anchor: anchorMs as number }
+        : { kind, expr: cronExpr as string, tz: job.tz };
   return {
-    id: row.id,
-    name: row.name ?? undefined,
-    message: row.message,
-    schedule: toSchedule(row),
-    tz: row.tz,
-    origin: {
-      channel: row.channel,
-      chatId: row.chat_id,
-      threadId: row.thread_id ?? undefined,
-      sessionKey: row.session_key,
-      isGroup: row.is_group === 1,
-    },
-    owner: row.owner_channel && row.owner_id ? { channel: row.owner_channel, userId: row.owner_id } : undefined,
-    pausedAt: row.paused_at ?? undefined,
-    createdAt: row.created_at,
-    nextRunAt: row.next_run_at,
-    lastRunAt: row.last_run_at ?? undefined,
-    lastDeliveryId: row.last_delivery_id ?? undefined,
+    ...times,
+    schedule,
+    origin: { channel, chatId, threadId, sessionKey, isGroup: isGroup === 1 },
+    owner: ownerChannel && ownerId ? { channel: ownerChannel, userId: ownerId } : undefined,
   };
-}
-
-function toSchedule(row: JobRow): Schedule {
-  switch (row.kind) {
-    case "at":
-      return { kind: "at", at: row.at_ms as number };
-    case "every":
-      return { kind: "every", everySeconds: row.every_seconds as number, anchor: row.anchor_ms as number };
-    case "cron":
-      return { kind: "cron", expr: row.cron_expr as string, tz: row.tz };
-  }
 }

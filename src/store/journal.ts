@@ -2,7 +2,7 @@ import type { BusJournal, OutboxRow } from "../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
 import { FencedOutError } from "./cluster.js";
 import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
-import { type Sql, scalar } from "./sql.js";
+import { exists, type Sql, scalar } from "./sql.js";
 import type { PendingOutbound, StoredMessage, TurnSoFar } from "./types.js";
 
 /** Channels a process LISTENs on (PostgreSQL): another process recorded something for it. */
@@ -14,10 +14,8 @@ export function inboxId(msg: Pick<InboundMessage, "channel" | "chatId" | "id">):
   return `${msg.channel}:${msg.chatId}:${msg.id}`;
 }
 
-/**
- * A pending row's parts sent so far, counted beside it (SQLite rewrites a whole row on any update,
- * so counting a long reply's parts in its row rewrote the whole text per part).
- */
+// A pending row's parts sent so far are counted beside it (SQLite rewrites a whole row on any update, so counting a
+// long reply's parts in its row rewrote the whole text per part).
 const PARTS_SENT = `CASE WHEN p.parts_sent > outbox.parts_sent THEN p.parts_sent ELSE outbox.parts_sent END AS "partsSent"`;
 const WITH_PROGRESS = "outbox LEFT JOIN outbox_progress p ON p.id = outbox.id";
 
@@ -37,10 +35,7 @@ export class SqlJournal implements BusJournal {
     return acceptInbound(this.db, msg);
   }
 
-  /**
-   * Counts a start of the message's turn and returns how many there have been, this one included.
-   * A count above one means earlier turns were cut off by a crash: the daemon died during them.
-   */
+  /** Counts a start of the message's turn, returning the starts so far: more than one means a crash cut one off. */
   async recordTurnStart(msg: InboundMessage): Promise<number> {
     const starts = "UPDATE inbox SET starts = starts + 1 WHERE id = $1 RETURNING starts";
     return (await scalar<number>(this.db, starts, [inboxId(msg)])) ?? 1;
@@ -53,10 +48,7 @@ export class SqlJournal implements BusJournal {
     ]);
   }
 
-  /**
-   * Counts a try of the message that found the model unavailable (begun at `triedAt`); returns
-   * the tries so far and when the first of them began (kept across restarts).
-   */
+  /** Counts a try (at `triedAt`) that found the model unavailable; returns the tries and when the first began. */
   async recordModelWait(msg: InboundMessage, triedAt: number): Promise<{ tries: number; since: number }> {
     const [row] = await this.db.rows<{ tries: number; since: number }>(
       `UPDATE inbox SET model_tries = model_tries + 1, model_failed_at = coalesce(model_failed_at, $1)
@@ -83,9 +75,8 @@ export class SqlJournal implements BusJournal {
   }
 
   /** True while the message is accepted but its turn has not finished. */
-  async isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> {
-    const rows = await this.db.rows("SELECT 1 FROM inbox WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
-    return rows.length === 1;
+  isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> {
+    return exists(this.db, "SELECT 1 FROM inbox WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
   }
 
   /** Messages accepted but never finished, oldest first: the turns to run again after a restart. */
@@ -186,7 +177,7 @@ async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
   const changed = await db.run("UPDATE inbox SET status = 'done' WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
   // Done already: another process answered it while this one was paused past its lease (and has
   // taken the conversation again since). The late turn must write nothing, least of all a reply.
-  if (changed === 0 && (await db.rows("SELECT 1 FROM inbox WHERE id = $1", [inboxId(msg)])).length > 0) {
+  if (changed === 0 && (await exists(db, "SELECT 1 FROM inbox WHERE id = $1", [inboxId(msg)]))) {
     throw new FencedOutError({ name: `turn:${msg.sessionKey}`, epoch: 0 });
   }
   // A finished turn's steps are in the conversation now; its journal is not needed again.
@@ -205,8 +196,8 @@ export async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<num
 }
 
 /**
- * The turn's journal, written as it happens (each row before the next step starts), so a turn cut
- * short by a crash resumes where it was. The rows go when the inbound message is completed.
+ * The turn's journal, written as it happens (each row before the next step starts), so a turn cut short by a crash
+ * resumes where it was. The rows go when the inbound message is completed.
  */
 export class SqlTurnSteps {
   constructor(private readonly db: Sql) {}
@@ -256,10 +247,7 @@ export class SqlTurns {
     private readonly countTokens: CountTokens,
   ) {}
 
-  /**
-   * Appends the turn's messages to the conversation, marks the inbound message done and records
-   * the reply in the outbox, all or nothing. Returns the reply's outbox id.
-   */
+  /** Appends the turn's messages, marks the inbound message done and records the reply (its outbox id returned). */
   finishTurn(msg: InboundMessage, messages: StoredMessage[], out: OutboundMessage | undefined) {
     return this.db.transaction(async (tx) => {
       if (messages.length > 0) await appendMessages(tx, this.countTokens, msg.sessionKey, messages);
@@ -269,9 +257,8 @@ export class SqlTurns {
   }
 
   /**
-   * Closes messages that will not be run (a /stop or /new while they waited for the model) with
-   * one notice, all or nothing; with `archive`, that session's conversation ends too. Returns the
-   * notice's outbox id.
+   * Closes messages that will not be run (a /stop or /new while they waited for the model) with one notice (its
+   * outbox id returned), all or nothing; with `archive`, that session's conversation ends too.
    */
   setAside(messages: InboundMessage[], out: OutboundMessage, archive?: string): Promise<number> {
     return this.db.transaction(async (tx) => {

@@ -1,22 +1,39 @@
 import { openConversation } from "./conversations.js";
-import { type Sql, scalar } from "./sql.js";
-import type { MemoryEntry, NewEntry, PendingMessage, SearchHit, SearchScope, ToolCallRecord } from "./types.js";
+import { insert, type Sql, scalar } from "./sql.js";
+import { makeSnippet } from "./sqlite/fts-query.js";
+import type { MemoryEntry, NewEntry, PendingMessage, SearchHit, SearchScope, StoredMessage } from "./types.js";
 
+const ENTRY_FIELDS = ["sessionKey", "conversationId", "periodStart", "periodEnd", "text", "tokens"] as const;
 const UNCONSOLIDATED =
   "FROM messages WHERE conversation_id = $1 AND id > (SELECT consolidated_through FROM conversations WHERE id = $1)";
 
-/**
- * Consolidation's bookkeeping; each engine adds its own full-text index over memory (SQLite's
- * FTS5, PostgreSQL's pg_trgm).
- */
+/** A search's row, `text` whole until makeSnippet cuts it. */
+export type FoundRow = Omit<SearchHit, "role" | "snippet"> & {
+  id: number;
+  role: SearchHit["role"] | null;
+  text: string;
+};
+
+/** Consolidation's bookkeeping; each engine adds its own full-text index over memory (FTS5, pg_trgm). */
 export abstract class SqlMemory {
   constructor(protected readonly db: Sql) {}
 
   /**
-   * Ranked hits for `query` in what the session may see: its own messages (every conversation it
-   * had, also before /new), its memory entries, and MEMORY.md if allowed. Any script, CJK too.
+   * Ranked hits for `query` in what the session may see: its own messages (every conversation it had, also before
+   * /new), its memory entries, and MEMORY.md if allowed. Any script, CJK too.
    */
   abstract search(query: string, scope: SearchScope): Promise<SearchHit[]>;
+
+  /** The hits of `rows`, each cut to a snippet around the `terms` found in it. */
+  protected hits(rows: FoundRow[], terms: string[]): SearchHit[] {
+    return rows.map((row) => ({
+      kind: row.kind,
+      role: row.role ?? undefined,
+      at: row.at,
+      snippet: makeSnippet(row.text, terms),
+    }));
+  }
+
   /** Indexes messages stored since the last call for search (turns only mark them). Returns how many. */
   abstract indexPending(): Promise<number>;
 
@@ -37,7 +54,6 @@ export abstract class SqlMemory {
     });
   }
 
-  /** The session's open conversation, if it has one (never creates it). */
   openConversation(sessionKey: string): Promise<number | undefined> {
     return openConversation(this.db, sessionKey);
   }
@@ -69,13 +85,13 @@ export abstract class SqlMemory {
     );
     return rows.map(({ calls, ...row }) => ({
       ...row,
-      toolCalls: calls ? (JSON.parse(calls) as ToolCallRecord[]) : undefined,
+      toolCalls: calls ? (JSON.parse(calls) as StoredMessage["toolCalls"]) : undefined,
     }));
   }
 
   /**
-   * Stores the entry and moves the conversation's watermark past the messages it covers, all or
-   * nothing. False (and nothing stored) when another run consolidated these messages first.
+   * Stores the entry and moves the conversation's watermark past the messages it covers, all or nothing. False (and
+   * nothing stored) when another run consolidated these messages first.
    */
   addEntry(entry: NewEntry): Promise<boolean> {
     return this.db.transaction(async (tx) => {
@@ -85,21 +101,9 @@ export abstract class SqlMemory {
         [entry.throughId, entry.conversationId, entry.firstId],
       );
       if (moved === 0) return false;
-      await tx.run(
-        `INSERT INTO memory_entries (session_key, conversation_id, first_message_id, last_message_id, period_start,
-           period_end, text, tokens, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
-          entry.sessionKey,
-          entry.conversationId,
-          entry.firstId,
-          entry.throughId,
-          entry.periodStart,
-          entry.periodEnd,
-          entry.text,
-          entry.tokens,
-          Date.now(),
-        ],
-      );
+      const { throughId, firstId, ...rest } = entry;
+      const row = { ...rest, firstMessageId: firstId, lastMessageId: throughId, createdAt: Date.now() };
+      await tx.run(...insert("memory_entries", row, [...ENTRY_FIELDS, "firstMessageId", "lastMessageId", "createdAt"]));
       return true;
     });
   }

@@ -1,6 +1,6 @@
 /**
- * What the store's groups run their SQL on, the same for both engines: `$1, $2…` placeholders,
- * standard SQL both understand (upserts, RETURNING), and the few things that differ behind it.
+ * What the store's groups run their SQL on, the same for both engines: `$1, $2…` placeholders, standard SQL both
+ * understand (upserts, RETURNING), and the few things that differ behind it.
  */
 export interface Sql {
   readonly engine: "sqlite" | "postgres";
@@ -14,8 +14,8 @@ export interface Sql {
   /** Tells every listening process (PostgreSQL's NOTIFY, sent at commit); nothing where one process is all there is. */
   notify(channel: string, payload: string): Promise<void>;
   /**
-   * The rows of `select` taken in `order` while their `tokens` add up to at most `budget` (the
-   * first `minRows` always), in that order. Costs depend on the budget where the engine can stop early.
+   * The rows of `select` taken in `order` while their `tokens` add up to at most `budget` (the first `minRows`
+   * always). Costs depend on the budget where the engine can stop early.
    */
   budgeted<R extends { tokens: number }>(
     select: string,
@@ -32,6 +32,11 @@ export async function scalar<T>(db: Sql, sql: string, params: readonly unknown[]
   return row === undefined ? undefined : (Object.values(row)[0] as T);
 }
 
+/** Whether the query finds a row. */
+export async function exists(db: Sql, sql: string, params: readonly unknown[]): Promise<boolean> {
+  return (await db.rows(sql, params)).length > 0;
+}
+
 /** The row with its NULLs as undefined fields. */
 export function withoutNulls<T extends object>(row: T): T {
   return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, value ?? undefined])) as T;
@@ -40,4 +45,32 @@ export function withoutNulls<T extends object>(row: T): T {
 /** `$from, $from+1…` for each value: an IN list both engines read. */
 export function placeholders(values: readonly unknown[], from: number): string {
   return values.map((_, i) => `$${from + i}`).join(", ") || "NULL";
+}
+
+/** The tables name in snake_case what the records name in camelCase. */
+const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** `session_key AS "sessionKey", …`: the columns of `fields`, named as the record's fields. */
+export function columns(fields: readonly string[]): string {
+  return fields.map((field) => (snake(field) === field ? field : `${snake(field)} AS "${field}"`)).join(", ");
+}
+
+/** A row of `SELECT *` as a record: camelCase fields, NULLs as undefined. */
+export function camelCased<T>(row: Record<string, unknown>): T {
+  const fields = Object.entries(row).map(([column, value]) => [
+    column.replace(/_(.)/g, (_, c) => c.toUpperCase()),
+    value,
+  ]);
+  return withoutNulls(Object.fromEntries(fields)) as T;
+}
+
+/** The SQL and parameters inserting `fields` of `record` into their columns (undefined as NULL), then `rest`. */
+export function insert<T extends object>(
+  table: string,
+  record: T,
+  fields: readonly (keyof T & string)[] = Object.keys(record) as (keyof T & string)[],
+  rest = "",
+): [string, unknown[]] {
+  const sql = `INSERT INTO ${table} (${fields.map(snake).join(", ")}) VALUES (${placeholders(fields, 1)}) ${rest}`;
+  return [sql, fields.map((field) => record[field] ?? null)];
 }

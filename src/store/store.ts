@@ -44,22 +44,17 @@ type Groups = ReturnType<typeof storeOn>;
 type StoreGroups = { [G in keyof Groups]: { [K in keyof Groups[G]]: Groups[G][K] } };
 
 /**
- * Every durable thing pincer does goes through this one asynchronous interface, in small groups.
- * An engine (SQLite embedded, PostgreSQL clustered) runs the same groups on its own SQL (see
- * sql.ts); what must happen together is one method, so it is one transaction.
+ * Every durable thing pincer does goes through this one asynchronous interface, in small groups, the same on both
+ * engines (see sql.ts); what must happen together is one method, so it is one transaction.
  */
 export interface Store extends StoreGroups {
   readonly engine: "sqlite" | "postgres";
   /**
-   * Tells of rows written by any process (PostgreSQL's LISTEN/NOTIFY): a reply recorded for a
-   * channel, a message accepted for a conversation. Absent where one process is all there is.
-   * Resolves with the function that stops listening.
+   * Tells of rows written by any process (PostgreSQL's LISTEN/NOTIFY): a reply recorded for a channel, a message
+   * accepted for a conversation; absent where one process is all there is. Resolves with how to stop listening.
    */
   watch?(listener: (change: StoreChange) => void): Promise<() => Promise<void>>;
-  /**
-   * Clustered mode (PostgreSQL): a turn's writes made under its conversation's turn lease, each
-   * refused (FencedOutError, nothing written) once the lease has changed hands.
-   */
+  /** Clustered mode: a turn's writes under its turn lease, each refused (FencedOutError) once the lease moved on. */
   fenced?(fence: Fence): FencedTurnWrites;
   /** Closes the store for good (the engine tidies up: SQLite folds its WAL back into the file). */
   close(): Promise<void>;
@@ -75,15 +70,11 @@ export type JobStore = Store["jobs"];
 export type PairingStore = Store["pairing"];
 export type AuditStore = Store["audit"];
 export type HelperRunStore = Store["helperRuns"];
-export type DashboardStore = Store["dashboard"];
-export type RetentionStore = Store["retention"];
-export type StatusStore = Store["status"];
 export type ApprovalStore = Store["approvals"];
 export type UsageStore = Store["usage"];
 
 export type StoreChange = { kind: "outbox"; channel: string } | { kind: "inbox"; sessionKey: string };
 
-/** How a store is opened (both engines take the same). */
 export interface StoreOptions {
   /** Tokens a message costs in a request, stored with it (default: a rough estimate). */
   countTokens?: (message: StoredMessage) => number;

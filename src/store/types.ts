@@ -1,8 +1,9 @@
 import type { OutboxRow } from "../bus/delivery.js";
-import type { InboundMessage } from "../bus/types.js";
+import type { ChannelName, InboundMessage } from "../bus/types.js";
+import type { FileConfig } from "../config/file-schema.js";
 import type { Schedule } from "../scheduler/schedule.js";
 
-/** The records the store keeps, as the rest of pincer sees them (no engine's types leak out). */
+// The records the store keeps, as the rest of pincer sees them (no engine's types leak out).
 
 export type StoredRole = "user" | "assistant" | "tool";
 
@@ -12,22 +13,19 @@ export interface ToolCallRecord {
   arguments: string;
 }
 
-/** One message of a conversation as the model sees it. */
+/** One message of a conversation as the model sees it; `tokens` is set when read back for the prompt. */
 export interface StoredMessage {
   role: StoredRole;
   content: string | null;
   toolCalls?: ToolCallRecord[];
   toolCallId?: string;
   createdAt?: number;
-  /** What the message costs in a request, as stored (set when read back for the prompt). */
   tokens?: number;
 }
 
-/** What a turn had done when it was cut short: its model replies and tool results so far. */
+/** A turn cut short: its assistant messages and tool results so far, and the calls running when the process died. */
 export interface TurnSoFar {
-  /** Assistant messages with tool calls and the tool results recorded, in order. */
   produced: StoredMessage[];
-  /** Calls that started but have no result: they were running when the process died. */
   interrupted: Set<string>;
 }
 
@@ -43,21 +41,17 @@ export interface MemoryEntry {
 /** A message not yet consolidated, with its id (the watermark moves by id). */
 export type PendingMessage = Omit<StoredMessage, "toolCallId"> & { id: number; tokens: number; createdAt: number };
 
-export interface NewEntry {
+/** `throughId`: the last message the entry covers; everything up to it leaves the prompt. */
+export type NewEntry = Omit<MemoryEntry, "id"> & {
   sessionKey: string;
   conversationId: number;
-  /** The last message the entry covers; everything up to it leaves the prompt. */
   throughId: number;
   firstId: number;
-  periodStart: number;
-  periodEnd: number;
-  text: string;
-  tokens: number;
-}
+};
 
+/** `memoryFile`: whether MEMORY.md (indexed by syncMemoryFile) is searched too. */
 export interface SearchScope {
   sessionKey: string;
-  /** Whether MEMORY.md (indexed by syncMemoryFile) is searched too. */
   memoryFile: boolean;
   limit: number;
 }
@@ -70,19 +64,10 @@ export interface SearchHit {
 }
 
 /** Where a job was created: its runs are addressed to this conversation and answered there. */
-export interface JobOrigin {
-  channel: InboundMessage["channel"];
-  chatId: string;
-  threadId?: string;
-  sessionKey: string;
-  isGroup: boolean;
-}
+export type JobOrigin = Pick<InboundMessage, "channel" | "chatId" | "sessionKey" | "isGroup"> & { threadId?: string };
 
 /** Who created a job: it runs only while this person still has access. */
-export interface JobOwner {
-  channel: InboundMessage["channel"];
-  userId: string;
-}
+export type JobOwner = { channel: ChannelName; userId: string };
 
 export interface CronJob {
   id: string;
@@ -107,14 +92,14 @@ export interface CronJob {
 export type NewJob = Omit<CronJob, "id" | "lastRunAt" | "lastDeliveryId" | "owner" | "pausedAt"> & { owner: JobOwner };
 
 /**
- * One slot of a job taken by the scheduler: the job moves to `nextRunAt` (or goes, when null) and
- * `run` (if any) enters the inbox, together and only if the job is still due at `scheduledAt`.
+ * One slot of a job taken by the scheduler: the job moves to `nextRunAt` (or goes, when null) and `run` (absent: the
+ * slot is skipped, folded into a run still pending) enters the inbox, together and only if the job is still due at
+ * `scheduledAt`.
  */
 export interface JobSlot {
   jobId: string;
   scheduledAt: number;
   nextRunAt: number | null;
-  /** The run's message; absent when the slot is skipped (folded into a run still pending). */
   run?: InboundMessage;
   ranAt?: number;
 }
@@ -128,14 +113,11 @@ export interface PairingRequest {
 }
 
 /** A stranger's open request as `request` returns it: whether it is new, and when they were last told. */
-export interface OpenRequest extends PairingRequest {
-  isNew: boolean;
-  toldAt?: number;
-}
+export type OpenRequest = PairingRequest & { isNew: boolean; toldAt?: number };
 
 export type HelperStatus = "running" | "done" | "failed" | "timeout" | "cancelled" | "interrupted";
 
-/** One spawned helper as stored: what it was asked, where its result goes, how it ended. */
+/** One spawned helper: `origin` is the message whose turn spawned it (its result is addressed there). */
 export interface HelperRun {
   id: string;
   sessionKey: string;
@@ -143,7 +125,6 @@ export interface HelperRun {
   task: string;
   model: string;
   status: HelperStatus;
-  /** The message whose turn spawned it: its result is addressed to that conversation. */
   origin: InboundMessage;
   startedAt: number;
   finishedAt?: number;
@@ -158,11 +139,11 @@ export interface ToolCallEntry {
   durationMs: number;
 }
 
+/** `lastText`: the newest user or assistant text, cut to a preview. */
 export interface ConversationSummary {
   sessionKey: string;
   messages: number;
   tokens: number;
-  /** The newest user or assistant text, cut to a preview. */
   lastText?: string;
   lastRole?: string;
   lastAt: number;
@@ -192,13 +173,7 @@ export interface StoreStatus {
 }
 
 /** How long pincer keeps what only grows (config `retention`, in days). */
-export interface RetentionAges {
-  auditDays: number;
-  archivedConversationDays: number;
-  deadLetterDays: number;
-  mediaDays: number;
-  usageDays: number;
-}
+export type RetentionAges = FileConfig["retention"];
 
 export type Pruned = Record<"auditRows" | "conversations" | "messages" | "deadLetters" | "usageRows", number>;
 

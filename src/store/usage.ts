@@ -1,4 +1,4 @@
-import type { Sql } from "./sql.js";
+import { insert, type Sql } from "./sql.js";
 
 /** One model call as counted: the endpoint's tokens, or pincer's estimate (`estimated`). */
 export interface UsageEntry {
@@ -37,6 +37,9 @@ export interface UsageGroup extends UsageSums {
 const SUMS = `count(*) AS calls, sum(prompt_tokens) AS "promptTokens", sum(completion_tokens) AS "completionTokens",
   sum(cached_tokens) AS "cachedTokens", coalesce(sum(cost), 0) AS cost,
   sum(CASE WHEN cost IS NULL THEN 1 ELSE 0 END) AS unpriced, sum(estimated) AS estimated`;
+// prettier-ignore
+const COUNTS = ["promptTokens", "completionTokens", "cachedTokens"] as const;
+const USAGE_FIELDS = ["sessionKey", "kind", "model", ...COUNTS, "estimated", "cost", "createdAt"] as const;
 /** The chart's days are put together from quarter hours, so every zone's midnight falls on a slot's edge. */
 export const SLOT_MS = 15 * 60_000;
 
@@ -45,22 +48,9 @@ export class SqlUsage {
   constructor(private readonly db: Sql) {}
 
   /** One row per call: processes recording at once never overwrite each other. */
-  async record(e: UsageEntry): Promise<void> {
-    await this.db.run(
-      `INSERT INTO model_usage (session_key, kind, model, prompt_tokens, completion_tokens, cached_tokens, estimated, cost, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [
-        e.sessionKey,
-        e.kind,
-        e.model,
-        e.promptTokens,
-        e.completionTokens,
-        e.cachedTokens,
-        e.estimated ? 1 : 0,
-        e.cost ?? null,
-        e.at,
-      ],
-    );
+  async record(entry: UsageEntry): Promise<void> {
+    const row = { ...entry, estimated: entry.estimated ? 1 : 0, createdAt: entry.at };
+    await this.db.run(...insert("model_usage", row, USAGE_FIELDS));
   }
 
   /** What the budgets compare: tokens since `dayStart` and cost since `monthStart`, overall and for one chat. */

@@ -1,5 +1,5 @@
 import type { InboundMessage } from "../bus/types.js";
-import { type Sql, scalar, withoutNulls } from "./sql.js";
+import { columns, insert, type Sql, scalar, withoutNulls } from "./sql.js";
 import type {
   ConversationSummary,
   HelperRun,
@@ -16,24 +16,23 @@ const PREVIEW_CHARS = 2000;
 const RESULT_CHARS = 20_000;
 const PREVIEW = 200;
 const DAY_MS = 24 * 60 * 60 * 1000;
+const HELPER_FIELDS = ["id", "sessionKey", "label", "task", "model", "status", "origin", "startedAt"] as const;
 
 /** Remembers every tool call (arguments and the start of the result) for `pincer status` and forensics. */
 export class SqlAudit {
   constructor(private readonly db: Sql) {}
 
-  async record(entry: ToolCallEntry): Promise<void> {
-    await this.db.run(
-      "INSERT INTO tool_audit (session_key, tool, arguments, result, ok, duration_ms, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-      [
-        entry.sessionKey,
-        entry.tool,
-        entry.arguments.slice(0, PREVIEW_CHARS),
-        entry.result.slice(0, PREVIEW_CHARS),
-        !entry.result.startsWith("Error:"),
-        Math.round(entry.durationMs),
-        Date.now(),
-      ],
-    );
+  async record({ sessionKey, tool, arguments: args, result, durationMs }: ToolCallEntry): Promise<void> {
+    const row = {
+      sessionKey,
+      tool,
+      arguments: args.slice(0, PREVIEW_CHARS),
+      result: result.slice(0, PREVIEW_CHARS),
+      ok: !result.startsWith("Error:"),
+      durationMs: Math.round(durationMs),
+      createdAt: Date.now(),
+    };
+    await this.db.run(...insert("tool_audit", row));
   }
 }
 
@@ -42,10 +41,8 @@ export class SqlHelperRuns {
   constructor(private readonly db: Sql) {}
 
   async start(run: Omit<HelperRun, "status" | "finishedAt" | "result">): Promise<void> {
-    await this.db.run(
-      "INSERT INTO helper_runs (id, session_key, label, task, model, status, origin, started_at) VALUES ($1, $2, $3, $4, $5, 'running', $6, $7)",
-      [run.id, run.sessionKey, run.label ?? null, run.task, run.model, JSON.stringify(run.origin), run.startedAt],
-    );
+    const row = { ...run, status: "running", origin: JSON.stringify(run.origin) };
+    await this.db.run(...insert("helper_runs", row, HELPER_FIELDS));
   }
 
   async finish(id: string, status: Exclude<HelperStatus, "running">, result: string, at = Date.now()): Promise<void> {
@@ -66,11 +63,8 @@ export class SqlHelperRuns {
   }
 
   private async list(rest: string, params: unknown[]): Promise<HelperRun[]> {
-    const rows = await this.db.rows<Omit<HelperRun, "origin"> & { origin: string }>(
-      `SELECT id, session_key AS "sessionKey", label, task, model, status, origin, started_at AS "startedAt",
-              finished_at AS "finishedAt", result FROM helper_runs ${rest}`,
-      params,
-    );
+    const select = `SELECT ${columns([...HELPER_FIELDS, "finishedAt", "result"])} FROM helper_runs ${rest}`;
+    const rows = await this.db.rows<Omit<HelperRun, "origin"> & { origin: string }>(select, params);
     return rows.map((row) => ({ ...withoutNulls(row), origin: JSON.parse(row.origin) as InboundMessage }));
   }
 }
@@ -100,8 +94,8 @@ export class SqlDashboard {
   }
 
   /**
-   * The open conversation's newest messages with the audit's tool calls between them, oldest
-   * first. Tool results come from the audit (what the tool returned), not the model's copy.
+   * The open conversation's newest messages with the audit's tool calls between them, oldest first. Tool results come
+   * from the audit (what the tool returned), not the model's copy.
    */
   async history(sessionKey: string, limit = 200): Promise<HistoryEntry[]> {
     const [conversation] = await this.db.rows<{ id: number; created_at: number }>(
@@ -115,14 +109,7 @@ export class SqlDashboard {
         ORDER BY id DESC LIMIT $2`,
       [conversation.id, limit],
     );
-    const tools = await this.db.rows<{
-      tool: string;
-      arguments: string;
-      result: string;
-      ok: boolean | number;
-      durationMs: number;
-      at: number;
-    }>(
+    const tools = await this.db.rows<Required<Omit<HistoryEntry, "kind" | "role" | "text" | "ok">> & { ok: unknown }>(
       `SELECT tool, arguments, result, ok, duration_ms AS "durationMs", created_at AS at FROM tool_audit
         WHERE session_key = $1 AND created_at >= $2 ORDER BY id DESC LIMIT $3`,
       [sessionKey, conversation.created_at, limit],
@@ -157,9 +144,9 @@ export class SqlRetention {
   constructor(private readonly db: Sql) {}
 
   /**
-   * Deletes tool-audit and model-usage rows, conversations archived by `/new` (with their messages) and dead
-   * letters older than their ages, all or nothing. The open conversation of a chat is never
-   * touched, however old: the context window already bounds what the model sees of it.
+   * Deletes tool-audit and model-usage rows, conversations archived by `/new` (with their messages) and dead letters
+   * older than their ages, all or nothing. The open conversation of a chat is never touched, however old: the context
+   * window already bounds what the model sees of it.
    */
   prune(ages: Omit<RetentionAges, "mediaDays">, now = Date.now()): Promise<Pruned> {
     return this.db.transaction(async (tx) => {
@@ -185,7 +172,6 @@ export class SqlRetention {
 export class SqlStatus {
   constructor(private readonly db: Sql) {}
 
-  /** What `pincer status` shows about the database. */
   async summary(): Promise<StoreStatus> {
     const [counts] = await this.db.rows<Omit<StoreStatus, "lastToolCall">>(
       `SELECT (SELECT count(*) FROM conversations WHERE archived_at IS NULL) AS "openConversations",

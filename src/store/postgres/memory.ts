@@ -1,11 +1,10 @@
-import { SqlMemory } from "../memory.js";
-import { buildFtsQuery, likePattern, makeSnippet } from "../sqlite/fts-query.js";
-import type { SearchHit, SearchScope, StoredRole } from "../types.js";
+import { type FoundRow, SqlMemory } from "../memory.js";
+import { buildFtsQuery, likePattern } from "../sqlite/fts-query.js";
+import type { SearchHit, SearchScope } from "../types.js";
 
 /**
- * Memory on PostgreSQL, searched for the same terms as SQLite's trigram index (pg_trgm's GIN indexes answer
- * them, CJK included), ranked by how many terms a text holds and then by PostgreSQL's own
- * full-text rank of its words.
+ * Memory on PostgreSQL, searched for the same terms as SQLite's trigram index (pg_trgm's GIN indexes answer them, CJK
+ * included), ranked by how many terms a text holds and then by PostgreSQL's own full-text rank of its words.
  */
 export class PostgresMemory extends SqlMemory {
   async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
@@ -17,13 +16,8 @@ export class PostgresMemory extends SqlMemory {
     const hits = (column: string) => patterns.map((_, i) => `(${column} ILIKE $${i + 5})::int`).join(" + ");
     const any = (column: string) => patterns.map((_, i) => `${column} ILIKE $${i + 5}`).join(" OR ");
     const rank = (column: string) => `ts_rank(to_tsvector('simple', ${column}), websearch_to_tsquery('simple', $4))`;
-    const rows = await this.db.rows<{
-      kind: SearchHit["kind"];
-      role: StoredRole | null;
-      at: number;
-      text: string;
-    }>(
-      `SELECT kind, role, at, text FROM (
+    const rows = await this.db.rows<FoundRow>(
+      `SELECT kind, id, role, at, text FROM (
          SELECT 'message' AS kind, m.id, m.role, m.created_at AS at, m.content AS text,
                 ${hits("m.content")} AS score, ${rank("m.content")} AS rank
            FROM messages m JOIN conversations c ON c.id = m.conversation_id
@@ -38,12 +32,7 @@ export class PostgresMemory extends SqlMemory {
        ) found ORDER BY score DESC, rank DESC, at DESC, id DESC LIMIT $3`,
       [scope.sessionKey, scope.memoryFile, scope.limit, terms.join(" or "), ...patterns],
     );
-    return rows.map((row) => ({
-      kind: row.kind,
-      role: row.role ?? undefined,
-      at: row.at,
-      snippet: makeSnippet(row.text, fts.terms),
-    }));
+    return this.hits(rows, fts.terms);
   }
 
   /** PostgreSQL keeps its indexes as rows are written: nothing waits to be indexed. */

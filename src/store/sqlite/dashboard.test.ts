@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempHome } from "../../../test/helpers/app.js";
-import type { DashboardStore, StoredMessage } from "../store.js";
+import type { Store, StoredMessage } from "../store.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
 import { openSqliteStore } from "./sqlite-store.js";
 
@@ -46,7 +46,7 @@ function turn(receivedAt: number, tool: string): StoredMessage[] {
 }
 
 const call = (tool: string) => ({ sessionKey: "telegram:42", tool, arguments: "{}", result: "done", durationMs: 1 });
-const tools = async (queries: DashboardStore) =>
+const tools = async (queries: Store["dashboard"]) =>
   (await queries.history("telegram:42")).filter((e) => e.kind === "tool").map((e) => e.tool);
 
 describe("the control page's history of a conversation", () => {

@@ -1,26 +1,15 @@
-import { SqlMemory } from "../memory.js";
-import type { SearchHit, SearchScope, StoredRole } from "../types.js";
-import { buildFtsQuery, likePattern, makeSnippet } from "./fts-query.js";
-
-/** `snippet` holds the whole text until makeSnippet cuts it. */
-interface Row {
-  kind: SearchHit["kind"];
-  id: number;
-  role: StoredRole | null;
-  at: number;
-  snippet: string;
-}
+import { type FoundRow, SqlMemory } from "../memory.js";
+import type { SearchHit, SearchScope } from "../types.js";
+import { buildFtsQuery, likePattern } from "./fts-query.js";
 
 /** Memory in SQLite, with its full-text index (FTS5, trigram). */
 export class SqliteMemory extends SqlMemory {
-  /**
-   * BM25-ranked. Queries of only one- or two-character terms (too short for trigrams) scan with LIKE, newest first.
-   */
+  /** BM25-ranked. Queries of only one- or two-character terms (too short for trigrams) scan with LIKE, newest first. */
   async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
     await this.indexPending();
     const fts = buildFtsQuery(query);
     const params = [scope.sessionKey, scope.memoryFile ? 1 : 0, scope.limit];
-    const rows: Row[] = fts.match ? await this.matchRows(fts.match, params) : [];
+    const rows: FoundRow[] = fts.match ? await this.matchRows(fts.match, params) : [];
     if (rows.length < scope.limit && fts.short.length > 0) {
       const seen = new Set(rows.map((r) => `${r.kind}:${r.id}`));
       for (const row of await this.likeRows(fts.short, params)) {
@@ -28,18 +17,10 @@ export class SqliteMemory extends SqlMemory {
         if (!seen.has(`${row.kind}:${row.id}`)) rows.push(row);
       }
     }
-    return rows.map((r) => ({
-      kind: r.kind,
-      role: r.role ?? undefined,
-      at: r.at,
-      snippet: makeSnippet(r.snippet, fts.terms),
-    }));
+    return this.hits(rows, fts.terms);
   }
 
-  /**
-   * Adds the messages stored since the last call to the search index, in one transaction
-   * (a turn only marks its messages; see migration 16-fts-deferred). Returns how many.
-   */
+  /** Indexes the messages stored since the last call in one transaction (turns only mark them: 16-fts-deferred). */
   async indexPending(): Promise<number> {
     if ((await this.db.rows("SELECT 1 FROM messages_fts_pending LIMIT 1")).length === 0) return 0;
     return this.db.transaction(async (tx) => {
@@ -52,11 +33,11 @@ export class SqliteMemory extends SqlMemory {
   }
 
   /** $1 the session, $2 whether MEMORY.md is searched, $3 the limit, $4 the FTS5 query. */
-  private matchRows(match: string, params: unknown[]): Promise<Row[]> {
-    return this.db.rows<Row>(
+  private matchRows(match: string, params: unknown[]): Promise<FoundRow[]> {
+    return this.db.rows<FoundRow>(
       `SELECT * FROM (
          SELECT 'message' AS kind, m.id AS id, m.role AS role, m.created_at AS at,
-                m.content AS snippet, bm25(messages_fts) AS score
+                m.content AS text, bm25(messages_fts) AS score
            FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
            JOIN conversations c ON c.id = m.conversation_id
           WHERE messages_fts MATCH $4 AND c.session_key = $1
@@ -74,12 +55,12 @@ export class SqliteMemory extends SqlMemory {
   }
 
   /** A scan for terms too short for trigrams, best first by how many of them a text contains. */
-  private likeRows(terms: string[], params: unknown[]): Promise<Row[]> {
+  private likeRows(terms: string[], params: unknown[]): Promise<FoundRow[]> {
     const hits = (column: string) => terms.map((_, i) => `(${column} LIKE $${i + 4} ESCAPE '\\')`).join(" + ");
-    return this.db.rows<Row>(
+    return this.db.rows<FoundRow>(
       `SELECT * FROM (
          SELECT 'message' AS kind, m.id AS id, m.role AS role, m.created_at AS at,
-                m.content AS snippet, ${hits("m.content")} AS score
+                m.content AS text, ${hits("m.content")} AS score
            FROM messages m JOIN conversations c ON c.id = m.conversation_id
           WHERE c.session_key = $1 AND m.role IN ('user', 'assistant') AND m.content IS NOT NULL
          UNION ALL
