@@ -15,7 +15,7 @@ import { TurnDispatcher } from "./turn-dispatcher.js";
 
 export { fenceTurnWrites } from "./fenced-writes.js";
 
-export interface ClusterModeDeps {
+interface ClusterModeDeps {
   log: Logger;
   leaseMs: number;
   /** Each runs (its connection and its outbox sender) only while this process holds its role. */
@@ -38,9 +38,9 @@ export interface RoleHolders {
 export type ClusterMode = Awaited<ReturnType<typeof joinCluster>>;
 
 /**
- * Clustered mode for one process, on its own connections to the shared database: it joins the
- * cluster (heartbeats), runs each channel and the singletons only while it holds their role, and
- * takes waiting conversations under their turn lease. Loaded only with PINCER_DATABASE_URL.
+ * Clustered mode for one process, on its own connections to the shared database: it joins the cluster (heartbeats),
+ * runs each channel and the singletons only while it holds their role, and takes waiting conversations under their
+ * turn lease. Loaded only with PINCER_DATABASE_URL.
  */
 export async function joinCluster(url: string, deps: ClusterModeDeps) {
   const { log } = deps;
@@ -71,14 +71,7 @@ export async function joinCluster(url: string, deps: ClusterModeDeps) {
       deps.singletons.stop();
     },
   });
-  const dispatcher = new TurnDispatcher({
-    work,
-    member,
-    run: deps.run,
-    drop: deps.worker.drop,
-    room: deps.worker.room,
-    log: clusterLog,
-  });
+  const dispatcher = new TurnDispatcher({ work, member, run: deps.run, ...deps.worker, log: clusterLog });
   member.start();
   dispatcher.start();
   log.info({ processId }, "clustered mode: this process joined the cluster");
@@ -120,10 +113,10 @@ export async function joinCluster(url: string, deps: ClusterModeDeps) {
 }
 
 /**
- * Every half lease, the scheduler's holder looks for helper runs whose lease nobody holds (their
- * process died, or stopped with them running) and marks them interrupted, as a restart does.
+ * Every half lease, the scheduler's holder looks for helper runs whose lease nobody holds (their process died, or
+ * stopped with them running) and marks them interrupted, as a restart does.
  */
-function helperSweeper(deps: ClusterModeDeps, store: ClusterStore, log: Logger): { start(): void; stop(): void } {
+function helperSweeper(deps: ClusterModeDeps, store: ClusterStore, log: Logger) {
   let timer: NodeJS.Timeout | undefined;
   let suspects = new Set<string>();
   let sweeping = false;

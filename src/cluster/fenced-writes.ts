@@ -3,24 +3,24 @@ import { type Fence, FencedOutError } from "../store/cluster.js";
 import type { FencedTurnWrites, JournalStore, TurnStepStore, TurnStore } from "../store/store.js";
 
 /** The writes a turn makes, as the worker gets them. */
-export interface TurnWrites {
+interface TurnWrites {
   journal: JournalStore;
   steps: TurnStepStore;
   turns: TurnStore;
 }
 
 /**
- * Clustered mode's turn writes: every journal write of a conversation's turn is made under the
- * conversation's turn lease, and refused (FencedOutError, nothing written) once this process no
- * longer holds it — also a write already on its way when the process was paused.
+ * Clustered mode's turn writes: every journal write of a conversation's turn is made under its turn lease, and
+ * refused (FencedOutError, nothing written) once this process no longer holds it, also a write already on its way
+ * when the process was paused.
  */
 export function fenceTurnWrites(
   writes: TurnWrites,
   fenceOf: (sessionKey: string) => Fence | undefined,
   fenced: (fence: Fence) => FencedTurnWrites,
 ): TurnWrites {
-  // The fence each running turn began under, by message: a process paused past its lease that took
-  // the conversation again since holds a newer fence, which its late turn must not write under.
+  // The fence each running turn began under, by message: a process paused past its lease that took the conversation
+  // again since holds a newer fence, which its late turn must not write under.
   const began = new Map<string, Fence>();
   const under = (msg: InboundMessage, beginning = false) => {
     const fence = beginning ? fenceOf(msg.sessionKey) : (began.get(msg.id) ?? fenceOf(msg.sessionKey));

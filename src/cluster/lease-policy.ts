@@ -1,10 +1,9 @@
 /**
- * When a process may act on a lease, and when it renews, tries again or gives up. Pure: times are
- * this process's monotonic clock in ms; the database measures the lease itself with its own clock.
- *
- * A claim that left at `sentAt` made the database set the lease to expire `ttlMs` after its own
- * now, which is later than `sentAt`: so counting from `sentAt` never outlives the real lease. The
- * holder stops a further `marginMs` earlier, room for an action it checked just before the end.
+ * When a process may act on a lease, and when it renews, tries again or gives up. Pure: times are this process's
+ * monotonic clock in ms; the database measures the lease itself with its own clock. A claim that left at `sentAt`
+ * made the database set the lease to expire `ttlMs` after its own now, which is later than `sentAt`: so counting from
+ * `sentAt` never outlives the real lease. The holder stops `marginMs` earlier still, room for an action it checked
+ * just before the end.
  */
 
 export interface LeaseTiming {
@@ -39,8 +38,8 @@ export function holds(state: LeaseState, now: number): boolean {
 }
 
 /**
- * Applies a claim's answer: `epoch` is the lease's epoch when this process has it now, undefined
- * when another does. An answer that came back too late to count on gains nothing.
+ * Applies a claim's answer: `epoch` is the lease's epoch when this process has it now, undefined when another does.
+ * An answer that came back too late to count on gains nothing.
  */
 export function afterClaim(
   state: LeaseState,
@@ -56,8 +55,7 @@ export function afterClaim(
   }
   const next = { epoch, validUntil };
   if (!wasHeld) return { state: next, change: "gained" };
-  // Lost and taken back between two claims (this process was paused): what ran under the old
-  // epoch is over; the new one starts afresh.
+  // Lost and taken back between two claims (this process was paused): what ran under the old epoch is over.
   return { state: next, change: epoch === state.epoch ? "kept" : "changed hands" };
 }
 

@@ -19,16 +19,11 @@ export interface LeaseHandlers {
   denied?(): void;
 }
 
-export interface MemberDeps {
+interface MemberDeps {
   store: ClusterStore;
   process: ClusterProcess;
   timing: LeaseTiming;
   log: Pick<Logger, "info" | "warn">;
-}
-
-interface Wanted {
-  state: LeaseState;
-  handlers: LeaseHandlers;
 }
 
 /** Processes silent this long are dropped from the cluster's list (a day: long enough to be seen in status). */
@@ -36,13 +31,12 @@ const FORGET_AFTER_MS = 24 * 3600_000;
 const FORGET_EVERY_ROUNDS = 500;
 
 /**
- * This process as a member of the cluster: it heartbeats and keeps the leases it wants, all in
- * one round trip every `renewEveryMs`. A lease counts as held only until its local validity ends
- * (see lease-policy.ts); when no renewal answered by then, the lease is lost here, whatever
- * the database says, because another process may take it from that moment on.
+ * This process as a member of the cluster: it heartbeats and keeps the leases it wants, all in one round trip every
+ * `renewEveryMs`. A lease counts as held only until its local validity ends (see lease-policy.ts); when no renewal
+ * answered by then, the lease is lost here, whatever the database says: another process may take it from then on.
  */
 export class ClusterMember {
-  private readonly wanted = new Map<string, Wanted>();
+  private readonly wanted = new Map<string, { state: LeaseState; handlers: LeaseHandlers }>();
   private timer?: NodeJS.Timeout;
   private inFlight?: Promise<void>;
   private again = false;
@@ -150,7 +144,11 @@ export class ClusterMember {
     }
   }
 
-  private apply(name: string, entry: Wanted, next: { state: LeaseState; change: LeaseChange }): void {
+  private apply(
+    name: string,
+    entry: { state: LeaseState; handlers: LeaseHandlers },
+    next: { state: LeaseState; change: LeaseChange },
+  ): void {
     const before = entry.state;
     entry.state = next.state;
     const oldFence = before.epoch === undefined ? undefined : { name, epoch: before.epoch };

@@ -3,9 +3,8 @@ import type { Fence } from "../store/cluster.js";
 import type { ClusterMember } from "./member.js";
 
 /**
- * Work exactly one process of the cluster does at a time: a channel's connection, the scheduler's
- * tick, a channel's outbox sender. `start` runs when this process gains the role, `stop` when it
- * loses it (or shuts down); the two never overlap.
+ * Work one process of the cluster does at a time (a channel's connection and outbox sender, the scheduler's tick):
+ * `start` runs when this process gains the role, `stop` when it loses it (or shuts down); the two never overlap.
  */
 export interface Role {
   name: string;
@@ -23,11 +22,6 @@ interface RoleEntry {
   retry?: NodeJS.Timeout;
 }
 
-export interface RoleKeeperDeps {
-  member: ClusterMember;
-  log: Pick<Logger, "info" | "warn" | "error">;
-}
-
 /** How long a role whose start failed waits before this process tries for it again. */
 const RETRY_AFTER_MS = 30_000;
 
@@ -36,7 +30,7 @@ export class RoleKeeper {
   private readonly entries = new Map<string, RoleEntry>();
   private stopping = false;
 
-  constructor(private readonly deps: RoleKeeperDeps) {}
+  constructor(private readonly deps: { member: ClusterMember; log: Pick<Logger, "info" | "warn" | "error"> }) {}
 
   add(role: Role): void {
     const entry: RoleEntry = { role, running: false };
@@ -113,7 +107,7 @@ export class RoleKeeper {
 
   /** A role that cannot start here (a refused token, no network) is left to another process for a while. */
   private async startFailed(entry: RoleEntry, err: unknown): Promise<void> {
-    const name = entry.role.name;
+    const { name } = entry.role;
     this.deps.log.error(
       { role: name, err: errorText(err), retryAfterMs: RETRY_AFTER_MS },
       "could not start a role; giving it up",

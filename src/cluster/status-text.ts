@@ -22,9 +22,8 @@ function processName(view: ClusterView, id: string): string {
 }
 
 /**
- * `pincer status`'s cluster section: every process with its last heartbeat and what it holds,
- * then each role the configuration asks for and who holds it (`nobody` when it is free, which
- * lasts a few seconds after its holder died).
+ * `pincer status`'s cluster section: every process with its last heartbeat and what it holds, then each role the
+ * configuration asks for and who holds it (`nobody` when it is free, which lasts a few seconds after its holder died).
  */
 export function clusterLines(view: ClusterView, roles: readonly string[]): string[] {
   const live = (name: string) => view.leases.find((l) => l.name === name && l.expiresInMs > 0);

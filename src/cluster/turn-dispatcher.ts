@@ -12,14 +12,14 @@ export function turnLeaseName(sessionKey: string): string {
 /** A missed notification costs at most this: a pass also runs this often without being woken. */
 const POLL_MS = 1000;
 
-export interface DispatcherDeps {
+interface DispatcherDeps {
   work: ClusterWork;
   member: ClusterMember;
   /** Hands messages of a conversation this process holds to the worker, oldest first. */
   run(msg: InboundMessage): void;
   /**
-   * The conversation's lease was lost (this process was paused or cut off): its running turn is
-   * aborted and its queued messages dropped here; they stay pending for the process that has it now.
+   * The conversation's lease was lost (this process was paused or cut off): its running turn is aborted and its
+   * queued messages dropped here; they stay pending for the process that has it now.
    */
   drop(sessionKey: string): void;
   /** How many more conversations the worker can take now (its cap less what it runs). */
@@ -28,12 +28,11 @@ export interface DispatcherDeps {
 }
 
 /**
- * Clustered mode's way into the worker. Channels only store what arrives (the shared inbox);
- * every process takes conversations that wait and nobody runs, under the conversation's turn
- * lease, and runs their messages in order until none is left, then gives the conversation back.
- * Messages that arrive for a conversation held here join it here (a /stop reaches its turn).
- * Every journal write of those turns is fenced with the lease's epoch (Store.fenced), so
- * a process paused past its lease cannot write after another took over.
+ * Clustered mode's way into the worker. Channels only store what arrives (the shared inbox); every process takes
+ * conversations that wait and nobody runs, under the conversation's turn lease, runs their messages in order until
+ * none is left, then gives the conversation back. Messages for a conversation held here join it here (a /stop
+ * reaches its turn). Every journal write of those turns is fenced with the lease's epoch (Store.fenced), so a
+ * process paused past its lease cannot write after another took over.
  */
 export class TurnDispatcher {
   /** Conversations held here, with their messages handed to the worker: all of them, and those not finished. */
@@ -73,11 +72,9 @@ export class TurnDispatcher {
   /** The worker finished a message's turn (its result is stored): the next one, or give the conversation back. */
   finished(msg: InboundMessage): void {
     const entry = this.held.get(msg.sessionKey);
-    if (!entry) return;
-    entry.queued.delete(msg.id);
-    if (entry.queued.size > 0) return;
+    entry?.queued.delete(msg.id);
     // Nothing queued here any more: anything newer is picked up by the pass, or the lease goes.
-    this.wake();
+    if (entry?.queued.size === 0) this.wake();
   }
 
   /** The fence while this process still holds the conversation's lease. */
