@@ -45,18 +45,20 @@ export function mcpStatusPath(config: Config): string {
 export function lastKnownMcpStatus(config: Config): string[] {
   const names = Object.keys(config.mcp.servers);
   if (names.length === 0) return [];
-  let saved: { updatedAt: string; servers: McpServerStatus[] } | undefined;
+  let saved: { updatedAt?: string; servers?: McpServerStatus[] } | undefined;
   try {
     saved = JSON.parse(readFileSync(mcpStatusPath(config), "utf8"));
   } catch {
-    // Absent, torn or foreign: show the configured names only.
+    // Absent or torn: show the configured names only.
   }
-  const lines = [
-    `mcp servers:   ${names.length} configured${saved ? `, as pincer saw them at ${saved.updatedAt}` : ""}`,
+  // Foreign JSON (no servers list) counts as no file.
+  const servers = Array.isArray(saved?.servers) ? saved.servers : undefined;
+  const seen = servers ? `, as pincer saw them at ${saved?.updatedAt}` : "";
+  return [
+    `mcp servers:   ${names.length} configured${seen}`,
+    ...names.map((name) => {
+      const known = servers?.find((s) => s?.name === name);
+      return `  ${known ? describeServer({ ...known, warnings: known.warnings ?? [] }) : `${name}: not started yet`}`;
+    }),
   ];
-  for (const name of names) {
-    const known = saved?.servers.find((s) => s.name === name);
-    lines.push(`  ${known ? describeServer(known) : `${name}: not started yet`}`);
-  }
-  return lines;
 }
