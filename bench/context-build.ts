@@ -8,7 +8,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { toChatMessage } from "../src/agent/context.js";
 import { buildTurnContext, type TurnContextDeps } from "../src/agent/turn-context.js";
 import { type Config, loadConfig } from "../src/config/config.js";
@@ -30,7 +29,7 @@ export async function contextBuild(): Promise<Figure[]> {
     const store = openSqliteStore(join(home, "pincer.db"), { countTokens: (m) => tokens.rawMessage(toChatMessage(m)) });
     const { conversations } = store;
     const registry = new ToolRegistry();
-    for (const tool of createTools({ config, store, log: pino({ level: "silent" }) })) registry.register(tool);
+    for (const tool of createTools({ config, store })) registry.register(tool);
     const deps = turnContextDeps(config, {
       conversations,
       memory: store.memory,

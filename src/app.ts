@@ -133,7 +133,7 @@ export async function createApp(config: Config, options: AppOptions) {
     model: config.agent.transcriptionModel,
     timeoutSeconds: config.agent.modelTimeoutSeconds,
   });
-  for (const tool of createTools({ config, store, log, scheduler, helpers })) {
+  for (const tool of createTools({ config, store, scheduler, helpers })) {
     if (!config.agent.disabledTools.includes(tool.name)) registry.register(tool);
   }
   const mcp = new McpManager({

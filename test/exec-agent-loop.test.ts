@@ -59,7 +59,7 @@ afterAll(async () => {
 
 function setup(signal: AbortSignal) {
   const registry = new ToolRegistry();
-  for (const tool of createTools({ config, store, log })) registry.register(tool);
+  for (const tool of createTools({ config, store })) registry.register(tool);
   const model = createOpenAIModel({ ...config.openai, timeoutSeconds: 10, retries: 0, stream: false });
   return { deps: { model, registry, maxIterations: 5, log }, toolContext: toolContext("loop", workspace, signal) };
 }

@@ -69,7 +69,7 @@ function registryFor(web: unknown, env: Record<string, string> = {}): ToolRegist
     ...env,
   });
   const registry = new ToolRegistry();
-  for (const tool of createTools({ config, store, log })) registry.register(tool);
+  for (const tool of createTools({ config, store })) registry.register(tool);
   return registry;
 }
 

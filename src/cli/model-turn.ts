@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { pino } from "pino";
 import { requestBudget } from "../agent/budget.js";
 import { buildSystemPrompt } from "../agent/context.js";
 import { listSkills } from "../agent/skills.js";
@@ -116,7 +115,7 @@ function fixedPrompt(config: Config): { system: string; tools: ToolSchema[] } {
   const store = openSqliteStore(":memory:");
   try {
     const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
-    for (const tool of createTools({ config, store, log: pino({ level: "silent" }) })) {
+    for (const tool of createTools({ config, store })) {
       if (!config.agent.disabledTools.includes(tool.name)) registry.register(tool);
     }
     const skills = listSkills(skillDirs(config.workspace)).filter((skill) => skill.missing.length === 0);

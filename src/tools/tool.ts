@@ -8,10 +8,9 @@ import type { Store } from "../store/store.js";
 export interface ToolDeps {
   config: Config;
   store: Pick<Store, "jobs" | "conversations" | "memory">;
-  log: Logger;
   /** Re-arms the cron scheduler's timer when the cron tool adds or removes a job. */
   scheduler?: { wake(): void };
-  /** Runs background helpers; without it there is no spawn tool. */
+  /** Without it there is no spawn tool. */
   helpers?: Spawner;
 }
 
@@ -21,7 +20,7 @@ export interface Spawner {
   spawn(origin: InboundMessage, task: string, label?: string): Promise<string>;
 }
 
-/** A JSON Schema object describing a tool's arguments (always `type: "object"` at the root). */
+/** A tool's arguments as a JSON Schema, an object at the root. */
 export interface ToolParameters {
   type: "object";
   properties: Record<string, unknown>;
@@ -32,7 +31,7 @@ export interface ToolParameters {
 /** Everything a tool may touch during one call; passed in, never imported. */
 export interface ToolContext {
   sessionKey: string;
-  /** The message that started this turn (its channel, chat and thread are where answers go). */
+  /** The message that started this turn: its channel, chat and thread are where answers go. */
   inbound: InboundMessage;
   workspace: string;
   /** Whether this conversation may see the owner's MEMORY.md (access/policy.ts seesOwnerMemory). */
@@ -45,27 +44,18 @@ export interface ToolContext {
   sentToConversation?: string[];
 }
 
-/**
- * A tool the model can call. `readOnly` tools may run concurrently with each other;
- * `exclusive` tools (and every tool that is not read-only) run alone.
- */
+/** A tool the model can call. Only `readOnly` tools that are not `exclusive` run concurrently. */
 export interface Tool<Args = Record<string, unknown>> {
   readonly name: string;
   readonly description: string;
   readonly parameters: ToolParameters;
   readonly readOnly?: boolean;
-  /**
-   * Safe to run a second time when a crash cut the first run short (it may or may not have taken
-   * effect). Read-only tools are; others say so explicitly. The rest get an "interrupted" error.
-   */
+  /** Safe to run again when a crash cut a run short (read-only tools are); the rest get an "interrupted" error. */
   readonly repeatable?: boolean;
   readonly exclusive?: boolean;
-  /**
-   * Runs outside pincer's control and sandbox (an MCP server not marked `trusted`): scheduled runs
-   * and helpers are not offered it.
-   */
+  /** Runs outside pincer's control (an MCP server not marked `trusted`): runs nobody watches do not get it. */
   readonly untrusted?: boolean;
-  /** Seconds before the registry gives up on the call; the global default applies when absent. */
+  /** Seconds before the registry gives up on the call (default: agent.toolTimeoutSeconds). */
   readonly timeoutSeconds?: number;
   /** Returns the text the model sees. Throwing is fine: the registry turns it into `Error: …`. */
   execute(args: Args, ctx: ToolContext): Promise<string>;
@@ -74,10 +64,7 @@ export interface Tool<Args = Record<string, unknown>> {
 /** A tool's failure that should reach the model verbatim, without a stack trace. */
 export class ToolError extends Error {}
 
-/**
- * `work`, or its signal's reason as soon as it is aborted (the work itself goes on unwatched): a
- * tool that ignores its signal must not hold the turn past the timeout.
- */
+/** `work`, or its signal's reason once aborted: a tool ignoring its signal must not hold the turn past the timeout. */
 export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
