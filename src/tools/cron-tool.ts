@@ -15,8 +15,8 @@ import {
 import type { CronJob, JobOrigin, JobOwner } from "../store/store.js";
 import { type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 
-// A type alias (not an interface) so it fits the registry's Record<string, unknown> arguments.
-export type CronArgs = {
+// A type alias, not an interface: it must fit the registry's Record<string, unknown> arguments.
+type CronArgs = {
   action: "add" | "list" | "remove";
   message?: string;
   at?: string;
@@ -63,7 +63,8 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
     const tz = args.tz?.trim() || timezone;
     if (!isValidTimeZone(tz))
       throw new ToolError(`tz "${args.tz}" is not an IANA time zone such as Europe/Berlin or America/New_York.`);
-    const origin = originOf(ctx);
+    // The conversation the job belongs to (thread included), and the person whose access it runs on.
+    const origin: JobOrigin = { ...replyTarget(ctx.inbound), sessionKey: ctx.sessionKey, isGroup: ctx.inbound.isGroup };
     const owner = ownerOf(ctx);
     if ((await store.countBySession(origin.sessionKey)) >= MAX_JOBS_PER_CONVERSATION) {
       throw new ToolError(
@@ -95,7 +96,7 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
     ].join("\n");
   }
 
-  async function list(ctx: ToolContext): Promise<string> {
+  async function list(_args: CronArgs, ctx: ToolContext): Promise<string> {
     const jobs = await store.listBySession(ctx.sessionKey);
     if (jobs.length === 0) return "No scheduled jobs in this conversation.";
     return [`Scheduled jobs in this conversation (${jobs.length}):`, ...jobs.map(jobLine)].join("\n");
@@ -115,6 +116,7 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
     return `Removed job ${job.id}${job.name ? ` "${job.name}"` : ""} (${describeSchedule(job.schedule, job.tz)}: ${job.message}).`;
   }
 
+  const actions = { add, list, remove };
   return {
     name: "cron",
     description: DESCRIPTION,
@@ -140,16 +142,7 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
       },
       required: ["action"],
     },
-    async execute(args, ctx) {
-      switch (args.action) {
-        case "add":
-          return add(args, ctx);
-        case "list":
-          return list(ctx);
-        case "remove":
-          return remove(args, ctx);
-      }
-    },
+    execute: (args, ctx) => actions[args.action](args, ctx),
   };
 }
 
@@ -185,15 +178,7 @@ function checkInterval(schedule: Schedule, current: number, minSeconds: number):
   }
 }
 
-/** The conversation a job belongs to: where the request came from, thread included. */
-function originOf(ctx: ToolContext): JobOrigin {
-  return { ...replyTarget(ctx.inbound), sessionKey: ctx.sessionKey, isGroup: ctx.inbound.isGroup };
-}
-
-/**
- * The person asking: the job runs only while they keep access. Messages from pincer itself
- * (helpers' results and the like) have no person behind them, so they cannot create jobs.
- */
+/** Messages from pincer itself (helpers' results and the like) have no person behind them to own a job. */
 function ownerOf(ctx: ToolContext): JobOwner {
   const { channel, senderId } = ctx.inbound;
   if (channel === "system") {
@@ -202,7 +187,7 @@ function ownerOf(ctx: ToolContext): JobOwner {
   return { channel, userId: senderId };
 }
 
-export function jobLine(job: CronJob): string {
+function jobLine(job: CronJob): string {
   const label = job.name ? ` "${job.name}"` : "";
   const paused = job.pausedAt === undefined ? "" : " (paused)";
   return `- ${job.id}${label}${paused}: ${describeSchedule(job.schedule, job.tz)}; next run ${formatInZone(job.nextRunAt, job.tz)}; message: ${job.message}`;

@@ -17,7 +17,7 @@ import { readInScope } from "./files/safe-read.js";
 import { fileScope } from "./files/workspace-path.js";
 import { type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 
-export type MessageArgs = {
+type MessageArgs = {
   content: string;
   channel?: string;
   chat_id?: string;
@@ -35,7 +35,7 @@ const DESCRIPTION = [
   "If you send your whole answer this way, do not repeat it in your reply.",
 ].join(" ");
 
-/** The message tool: proactive messages and attachments, through the outbox like any reply. */
+/** Proactive messages and attachments, through the outbox like any reply. */
 export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "store">): Tool<MessageArgs> {
   return {
     name: "message",
@@ -107,11 +107,8 @@ export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "
 
 type Target = Pick<OutboundMessage, "channel" | "chatId" | "threadId">;
 
-/**
- * The labels as buttons: the data names the button's place (`b:<row>.<column>`), short whatever
- * the label, and a tap reports the label the platform shows. Blank or repeated labels are refused.
- */
-export function buttonsOf(rows: string[][] | undefined): Button[][] | undefined {
+/** The data names a button's place (`b:<row>.<column>`), short whatever the label; a tap reports the label. */
+function buttonsOf(rows: string[][] | undefined): Button[][] | undefined {
   if (!rows || rows.length === 0) return undefined;
   const labels = rows.flat();
   if (labels.some((label) => !label.trim())) throw new ToolError("a button label is empty.");
@@ -122,7 +119,7 @@ export function buttonsOf(rows: string[][] | undefined): Button[][] | undefined 
 }
 
 /** The current conversation unless channel/chat_id name another chat, which must be allowed. */
-export function resolveTarget(
+function resolveTarget(
   args: Pick<MessageArgs, "channel" | "chat_id">,
   ctx: Pick<ToolContext, "inbound">,
   allowedTargets: string[],
@@ -142,14 +139,12 @@ export function resolveTarget(
 }
 
 /**
- * Copies each attachment (a regular file inside the workspace or the media folder, no symlink
- * out, within the size limit) to its own folder under media/outgoing: the channel sends that
- * copy, so the file cannot be swapped before the send, even one that waits in the outbox.
+ * Copies each attachment (a regular file in the workspace or media folder, no symlink out, size-capped) to its own
+ * folder under media/outgoing: the channel sends that copy, so the file cannot be swapped before the send.
  */
 async function snapshotFiles(paths: string[], ctx: ToolContext, config: Config): Promise<string[]> {
   if (paths.length === 0) return [];
   const { maxBytes } = config.media;
-  const media = mediaDir(config.home);
   // PINCER_HOME stays hidden from the paths; the copies go under its media folder.
   const scope = fileScope(ctx, config.home);
   const copies: string[] = [];
@@ -160,7 +155,7 @@ async function snapshotFiles(paths: string[], ctx: ToolContext, config: Config):
         throw new ToolError(`"${path}" is ${o.stats.size} bytes, more than the limit of ${maxBytes} bytes.`);
       }
     });
-    const dir = join(media, "outgoing", randomUUID());
+    const dir = join(mediaDir(config.home), "outgoing", randomUUID());
     await mkdir(dir, { recursive: true });
     const copy = join(dir, basename(opened.path));
     await writeFile(copy, data);

@@ -3,15 +3,14 @@ import { distance } from "fastest-levenshtein";
 import type { ToolSchema } from "../llm/model.js";
 import { capToolResult, DEFAULT_MAX_RESULT_CHARS } from "./result-cap.js";
 import { SchemaCompiler } from "./schema-compiler.js";
-import type { Tool, ToolContext } from "./tool.js";
-import { ToolError, untilAborted } from "./tool.js";
+import { type Tool, type ToolContext, ToolError, untilAborted } from "./tool.js";
 
 export type { ToolSchema };
 
 interface Entry {
   tool: Tool;
   validate?: ValidateFunction;
-  /** What the model is shown, made once: the same object every turn lets its token count be remembered. */
+  /** Made once: the same object every turn lets its token count be remembered. */
   schema?: ToolSchema;
 }
 
@@ -23,15 +22,11 @@ export class ToolRegistry {
 
   constructor(
     private readonly defaultTimeoutSeconds = 120,
-    /** Every result is cut to this many characters here, whatever the tool returned. */
     private readonly maxResultChars = DEFAULT_MAX_RESULT_CHARS,
     private readonly schemas = new SchemaCompiler(),
   ) {}
 
-  /**
-   * Offers a tool. Its schema is compiled on its first call, or here with `compileNow` (a schema
-   * from elsewhere, an MCP server's, that may not compile: then this throws and nothing is added).
-   */
+  /** Its schema is compiled on its first call, or here with `compileNow` (an MCP server's: may throw, adding nothing). */
   register(tool: Tool, options: { compileNow?: boolean } = {}): this {
     if (this.entries.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
     const validate = options.compileNow ? this.schemas.compile(tool.parameters) : undefined;
@@ -39,11 +34,9 @@ export class ToolRegistry {
     return this;
   }
 
-  /** A registry offering every tool but `names` (a helper's tools): the same tools and checks. */
+  /** A view offering every tool but `names` (a helper's tools). */
   without(names: string[]): ToolRegistry {
-    const view = new ToolRegistry(this.defaultTimeoutSeconds, this.maxResultChars, this.schemas);
-    for (const [name, entry] of this.entries) if (!names.includes(name)) view.entries.set(name, entry);
-    return view;
+    return this.restricted((name) => !names.includes(name));
   }
 
   /** A view without the tools of untrusted MCP servers, for runs nobody watches (scheduled runs, helpers). */
@@ -59,17 +52,14 @@ export class ToolRegistry {
     this.entries.delete(name);
   }
 
-  /**
-   * A view offering only the tools `keep` accepts (same tools, same validators). The others are
-   * not shown to the model, and a call to one anyway returns `Error: <reason>`.
-   */
-  restricted(keep: (name: string) => boolean, reason: (name: string) => string): ToolRegistry {
+  /** A view of the tools `keep` accepts (same validators); a call to another returns `Error: <reason>`, or unknown. */
+  restricted(keep: (name: string) => boolean, reason?: (name: string) => string): ToolRegistry {
     const view = new ToolRegistry(this.defaultTimeoutSeconds, this.maxResultChars, this.schemas);
     // A view of a view keeps the first one's reasons.
-    for (const [name, reason] of this.withheld) view.withheld.set(name, reason);
+    for (const [name, why] of this.withheld) view.withheld.set(name, why);
     for (const [name, entry] of this.entries) {
       if (keep(name)) view.entries.set(name, entry);
-      else view.withheld.set(name, reason(name));
+      else if (reason) view.withheld.set(name, reason(name));
     }
     return view;
   }
@@ -102,10 +92,7 @@ export class ToolRegistry {
     });
   }
 
-  /**
-   * Runs one call from the model. Never throws: failures come back as `Error: …` text. No result
-   * is longer than `maxResultChars`: a longer one is cut with a note of how to read the rest.
-   */
+  /** Runs one call from the model. Never throws: failures come back as `Error: …`; long results are cut. */
   async execute(name: string, rawArgs: string, ctx: ToolContext): Promise<string> {
     return capToolResult(await this.run(name, rawArgs, ctx), this.maxResultChars);
   }
@@ -145,11 +132,9 @@ export class ToolRegistry {
     const timeout = AbortSignal.timeout(seconds * 1000);
     const signal = AbortSignal.any([ctx.signal, timeout]);
     try {
-      const result = await untilAborted(
-        entry.tool.execute(args as Record<string, unknown>, { ...ctx, signal }),
-        signal,
+      return String(
+        await untilAborted(entry.tool.execute(args as Record<string, unknown>, { ...ctx, signal }), signal),
       );
-      return typeof result === "string" ? result : String(result);
     } catch (err) {
       if (timeout.aborted) return `Error: ${name} timed out after ${seconds} s.`;
       if (ctx.signal.aborted) return `Error: ${name} was cancelled.`;

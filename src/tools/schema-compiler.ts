@@ -4,25 +4,18 @@ import type ajvFormats from "ajv-formats";
 import type { ToolParameters } from "./tool.js";
 
 /**
- * Compiles tools' argument schemas, for a registry and all its views. ajv and its formats (~10 MB,
- * ~40 ms with the built-in tools' schemas) are loaded and a schema compiled on the first call that
- * needs it, not at start; both are CommonJS, so this stays synchronous.
- *
- * An MCP server's schema is the server's to choose and the arguments are the model's, and checking
- * runs on the event loop: so no keyword may cost more than linear time in the arguments. Patterns
- * are matched by RE2 (a server's `^(a+)+$` cannot backtrack; a pattern RE2 cannot compile leaves
- * the tool out), and `uniqueItems` compares canonical JSON in a set, not every pair of items
- * (ajv's own takes 30 s for 20,000 objects).
- *
- * RE2's time per character still grows with the pattern's program (`[a-z]{1000}` twenty times:
- * 14 s for 100 KB), so a text longer than its pattern's budget counts as not matching, and a
- * schema whose patterns add up to more than PROGRAM_BUDGET (compiling costs time too) is refused.
- * So is one larger than SIZE_BUDGET with each `$ref` counted as the schema it names: thirty
- * levels of `allOf` referring twice to the next are a few lines that ajv walks 2^30 times.
+ * Compiles tools' argument schemas for a registry and its views. ajv (~10 MB, ~40 ms) loads on the first
+ * call that needs it; it is CommonJS, so this stays synchronous.
+ * Schemas are an MCP server's to choose and checks run on the event loop, so no keyword may cost more
+ * than linear time: patterns run on RE2 (`^(a+)+$` cannot backtrack; one RE2 refuses leaves the tool out)
+ * and `uniqueItems` compares canonical JSON in a set (ajv's own takes 30 s for 20,000 objects).
+ * RE2's time per character grows with the pattern's program (`[a-z]{1000}` twenty times: 14 s for 100 KB),
+ * hence MATCH_BUDGET and PROGRAM_BUDGET; SIZE_BUDGET counts each `$ref` as what it names (thirty levels
+ * of `allOf` referring twice to the next are a few lines that ajv walks 2^30 times).
  */
 export class SchemaCompiler {
   private ajv?: Ajv;
-  /** The program sizes of the patterns compiled for the schema being compiled. */
+  /** The program sizes of the patterns of the schema being compiled. */
   private programs = 0;
 
   compile(schema: ToolParameters): ValidateFunction {
@@ -64,21 +57,18 @@ export class SchemaCompiler {
   }
 }
 
-/** Text length × program size one pattern check may cost: about 0.15 s at worst. */
+/** Text length × program size one pattern check may cost (about 0.15 s); a longer text does not match. */
 const MATCH_BUDGET = 20_000_000;
-/** All patterns of one schema together (a realistic pattern is a few dozen). */
+/** All patterns of one schema together (a realistic pattern is a few dozen): compiling costs time too. */
 const PROGRAM_BUDGET = 20_000;
-
-/** JSON values in a schema once expanded (each value once a check may visit it per piece of data). */
+/** JSON values in a schema once its `$ref`s are expanded. */
 const SIZE_BUDGET = 20_000;
 /** Keywords whose values are data, not schemas: a `$ref` in them refers to nothing. */
 const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
 
 /**
- * The number of JSON values in `root` with each `$ref` counted as the size of what it names (a
- * reference back into itself once: ajv follows it only as deep as the data goes). Only `#…`
- * pointers into the schema can be counted, so any other reference, and a nested `$id` (which
- * moves what `#` means), throws.
+ * JSON values in `root`, each `$ref` counted as what it names (a reference back into itself once: ajv follows it
+ * only as deep as the data goes). Only `#…` pointers can be counted: another reference, or a nested `$id`, throws.
  */
 function expandedSize(root: unknown): number {
   const sizes = new Map<string, number>();

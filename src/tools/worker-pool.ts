@@ -18,11 +18,9 @@ export type RunTask<Task, Result> = (task: Task, signal: AbortSignal, timeoutMs?
 type Reply = { ok: true; result: unknown } | { ok: false; error: string };
 
 /**
- * Runs tasks in worker threads of the module at `file` (which calls serveTasks), at most
- * `maxThreads` at once, the rest waiting their turn, so no task blocks the daemon's event loop.
- * A thread is kept for the next task (starting one and loading its libraries costs more than most
- * tasks) and ends when idle. A task that fails, times out or whose signal aborts has its thread
- * terminated, which really stops the work; one aborted while waiting gives up its turn. From the
+ * Runs tasks in threads of the module at `file` (which calls serveTasks), at most `maxThreads` at once, so no task
+ * blocks the event loop. A thread is kept for the next task (starting one costs more than most tasks) and ends when
+ * idle; one whose task fails, times out or is aborted is terminated, which really stops the work. From the
  * TypeScript sources (tests) the built copy in dist/ runs, so tests need `npm run build` first.
  */
 export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOptions): RunTask<Task, Result> {
@@ -39,13 +37,11 @@ export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOpt
   const keep = (worker: Worker) => {
     worker.unref();
     const timer = setTimeout(() => {
-      idle.splice(
-        idle.findIndex((entry) => entry.worker === worker),
-        1,
-      );
+      idle.splice(idle.indexOf(entry), 1);
       void worker.terminate();
     }, options.idleMs).unref();
-    idle.push({ worker, timer });
+    const entry = { worker, timer };
+    idle.push(entry);
   };
   const turn = (signal: AbortSignal) =>
     new Promise<void>((resolve, reject) => {

@@ -1,73 +1,55 @@
 import { isInside } from "../files/safe-open.js";
 
-/** How a system path exists on the host; the host is described as data so the argument list stays pure. */
+/** How a system path exists on the host: data, so the argument list stays pure. */
 export type HostEntry = { type: "dir" } | { type: "file" } | { type: "symlink"; target: string };
 export type HostLayout = Record<string, HostEntry | undefined>;
 
-/**
- * What the sandbox may see of the host, read-only. Everything else (home directories, /opt, /srv,
- * PINCER_HOME with its database, config and .env) is simply never mounted.
- */
-export const SYSTEM_PATHS = [
-  "/usr",
-  "/bin",
-  "/sbin",
-  "/lib",
-  "/lib32",
-  "/lib64",
-  "/libx32",
-  "/etc/alternatives",
-  "/etc/ssl",
-  "/etc/ca-certificates",
-  "/etc/pki",
-  "/etc/resolv.conf",
-  "/etc/hosts",
-  "/etc/nsswitch.conf",
-  "/etc/localtime",
-  "/etc/ld.so.cache",
-  "/etc/ld.so.conf",
-  "/etc/ld.so.conf.d",
-  "/etc/mime.types",
-  // Without a passwd entry for the uid, git, ssh and pip fail in confusing ways; it holds no secrets.
-  "/etc/passwd",
-  "/etc/group",
-] as const;
-
 /** Top-level merged-/usr links (/bin -> usr/bin) are recreated as links rather than bound. */
 const TOP_LEVEL_LINKS = new Set(["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]);
+
+/** What the sandbox sees of the host, read-only; the rest (homes, /opt, PINCER_HOME with its .env) is never mounted. */
+export const SYSTEM_PATHS = [
+  "/usr",
+  ...TOP_LEVEL_LINKS,
+  ...["alternatives", "ssl", "ca-certificates", "pki", "resolv.conf", "hosts", "nsswitch.conf", "localtime"],
+  ...["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "mime.types"],
+  // Without a passwd entry for the uid, git, ssh and pip fail in confusing ways; it holds no secrets.
+  ...["passwd", "group"],
+].map((path) => (path.startsWith("/") ? path : `/etc/${path}`));
 
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /** pincer's own credentials never enter a sandbox, even when someone lists them in exec.envAllowlist. */
 export const NEVER_PASSED = new Set(["OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN"]);
 
+/** Paths are real paths. */
 export interface SandboxSpec {
-  /** Real path of the workspace: mounted read-write and used as HOME. */
+  /** Mounted read-write and used as HOME. */
   workspace: string;
-  /** Real path of the working directory, inside the workspace. */
+  /** Inside the workspace. */
   workingDir: string;
-  /** Real path of the conversation's own media folder, mounted read-only when present. */
+  /** The conversation's own media folder, mounted read-only when present. */
   media?: string;
-  /** Files in the workspace shown empty and unreadable (MEMORY.md for a chat that may not see it). */
+  /** Files in the workspace shown empty (MEMORY.md for a chat that may not see it). */
   masked?: string[];
-  /** Real paths that must stay invisible even if they sit inside a mounted folder (PINCER_HOME). */
+  /** Invisible even inside a mounted folder (PINCER_HOME). */
   hidden: string[];
   network: boolean;
   env: Record<string, string>;
   /** Forbid user namespaces inside the sandbox (`unshare -r`): bwrap 0.8+ only, hence a flag. */
   disableUserns?: boolean;
-  /** Per-command resource limits, set with prlimit inside the sandbox; absent or 0 means unlimited. */
+  /** Set with prlimit inside the sandbox; absent or 0 means unlimited. */
   limits?: SandboxLimits;
 }
 
 export interface SandboxLimits {
-  /** Absolute path of util-linux's prlimit, visible inside the sandbox (it lives in /usr/bin). */
+  /** util-linux's prlimit, visible inside the sandbox (it lives in /usr/bin). */
   prlimit: string;
   /** RLIMIT_NPROC: processes (and threads) of the sandbox's user. */
   processes: number;
-  /** RLIMIT_FSIZE: the largest file a command may write, in bytes. */
+  /** RLIMIT_FSIZE. */
   fileSizeBytes: number;
-  /** RLIMIT_DATA: private writable memory (heap, anonymous mappings) per process, in bytes. */
+  /** RLIMIT_DATA: private writable memory (heap, anonymous mappings) per process. */
   memoryBytes: number;
 }
 
@@ -80,14 +62,9 @@ export function limitArgs(limits: SandboxLimits): string[] {
   return args.length > 0 ? [limits.prlimit, ...args, "--"] : [];
 }
 
-function depth(path: string): number {
-  return path.split("/").filter(Boolean).length;
-}
-
 /**
- * The bubblewrap argument list (everything before the command) for one exec call. Later mounts
- * stack on earlier ones, so the order is: system, fresh /proc /dev /tmp, workspace and media,
- * then empty tmpfs over hidden folders, then re-mounts of what lives inside a hidden folder.
+ * The bubblewrap arguments for one exec call. Later mounts stack on earlier ones, so the order is: system, fresh
+ * /proc /dev /tmp, workspace and media, empty tmpfs over hidden folders, re-mounts of what lives inside those.
  */
 export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: string[]): string[] {
   if (!isInside(spec.workspace, spec.workingDir)) {
@@ -116,15 +93,14 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
   const userMounts = [
     { path: spec.workspace, flag: "--bind" },
     ...(spec.media ? [{ path: spec.media, flag: "--ro-bind" }] : []),
-  ].sort((a, b) => depth(a.path) - depth(b.path));
+  ].sort((a, b) => a.path.split("/").length - b.path.split("/").length);
   for (const mount of userMounts) {
     args.push(mount.flag, mount.path, mount.path);
     visibleSources.push(mount.path);
   }
 
   for (const hidden of spec.hidden) {
-    const exposed = visibleSources.some((source) => isInside(source, hidden));
-    if (!exposed) continue;
+    if (!visibleSources.some((source) => isInside(source, hidden))) continue;
     args.push("--tmpfs", hidden);
     for (const mount of userMounts) {
       if (mount.path !== hidden && isInside(hidden, mount.path)) args.push(mount.flag, mount.path, mount.path);
@@ -132,8 +108,7 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
   }
 
   for (const file of spec.masked ?? []) args.push("--ro-bind", "/dev/null", file);
-  args.push("--remount-ro", "/");
-  args.push("--unshare-all");
+  args.push("--remount-ro", "/", "--unshare-all");
   // --disable-userns needs an explicit --unshare-user (--unshare-all only tries one).
   if (spec.disableUserns) args.push("--unshare-user", "--disable-userns");
   if (spec.network) args.push("--share-net");
