@@ -1,18 +1,14 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-/**
- * A pids cgroup per command, where the host lets pincer make one (running as root, or a delegated
- * cgroup v2 subtree). RLIMIT_NPROC (prlimit) is the process limit everywhere else, but the kernel
- * exempts real root from it, so under root only a cgroup stops a fork bomb.
- */
+// A pids cgroup per command where the host allows one (root, or a delegated v2 subtree): the kernel exempts real
+// root from RLIMIT_NPROC (prlimit, the process limit everywhere else), so under root only a cgroup stops a fork bomb.
 
-/** The pids cgroup folder pincer itself is in, when the host has one: v1's pids hierarchy or v2's unified one. */
+/** The pids cgroup folder pincer itself is in: v1's pids hierarchy or v2's unified one. */
 export function ownPidsCgroup(procSelfCgroup: string, fsRoot = "/sys/fs/cgroup"): string | undefined {
   for (const line of procSelfCgroup.split("\n")) {
     const [, controllers, path] = line.split(":");
-    if (path === undefined) continue;
-    if (controllers.split(",").includes("pids")) return join(fsRoot, "pids", path);
+    if (path !== undefined && controllers.split(",").includes("pids")) return join(fsRoot, "pids", path);
   }
   const unified = procSelfCgroup.split("\n").find((line) => line.startsWith("0::"));
   if (unified && existsSync(join(fsRoot, "cgroup.controllers"))) {
@@ -37,10 +33,6 @@ export function createPidsCgroup(parent: string, name: string, maxPids: number):
   const dir = join(parent, name);
   try {
     mkdirSync(dir);
-  } catch {
-    return undefined;
-  }
-  try {
     writeFileSync(join(dir, "pids.max"), String(maxPids));
     return dir;
   } catch {
@@ -78,10 +70,7 @@ export async function removeWhenEmpty(dir: string, timeoutMs = 3000): Promise<bo
   return true;
 }
 
-/**
- * Starts `file args` inside the cgroup: a shell moves itself in, then execs the command, so every
- * process the command ever forks is counted from its first instruction.
- */
+/** A shell moves itself into the cgroup, then execs the command: every process it forks is counted from the start. */
 export function inCgroup(dir: string, file: string, args: string[]): { file: string; args: string[] } {
   return { file: "/bin/sh", args: ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', dir, file, ...args] };
 }

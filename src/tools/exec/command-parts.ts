@@ -1,8 +1,7 @@
 /**
- * Splits a shell command into the simple commands it would run: parts chained with `;`, `&&`,
- * `||`, `|`, `&` or newlines, and the commands inside subshells, backticks and `$(…)`. It is a
- * tokenizer for a filter, not a shell parser: when in doubt it yields more parts, which makes
- * an allowlist stricter, never looser.
+ * The simple commands a shell command would run: parts chained with `;`, `&&`, `||`, `|`, `&` or newlines, and those
+ * inside subshells, backticks and `$(…)`. A tokenizer for a filter, not a parser: in doubt it yields more parts,
+ * which makes an allowlist stricter, never looser.
  */
 export function commandParts(command: string): string[] {
   const parts: string[] = [];
@@ -11,10 +10,9 @@ export function commandParts(command: string): string[] {
 }
 
 /**
- * Why exec.allowPatterns does not list `command`, or undefined when it does: every part matches a
- * pattern, and the command neither writes a file (`echo x >> AGENTS.md` is not the `echo` that was
- * listed) nor sets a variable for a part (`LD_PRELOAD=./x.so ls` runs more than `ls`), since
- * commandParts cuts both off before the patterns see them. The guard and approvals both ask this.
+ * Why exec.allowPatterns does not list `command` (for the guard and approvals), or undefined: every part matches,
+ * and it neither writes a file (`echo x >> AGENTS.md` is not the listed `echo`) nor sets a variable for a part
+ * (`LD_PRELOAD=./x.so ls` runs more than `ls`), both of which commandParts cuts off before the patterns see them.
  */
 export function unlisted(command: string, patterns: readonly RegExp[]): string | undefined {
   if (/>/.test(command.replace(/\d*>&\d+|\d*>>?\s*\/dev\/null\b/g, ""))) return "it writes to a file (>)";
@@ -75,7 +73,7 @@ function collect(text: string, parts: string[]): void {
   flush();
 }
 
-/** Index of the closing quote, or the end of the text when it is missing. */
+/** Index of the closing quote, or the end of the text. */
 function closing(text: string, from: number, quote: string): number {
   const end = text.indexOf(quote, from);
   return end === -1 ? text.length : end;
@@ -140,10 +138,7 @@ const KEYWORD_ONLY = /^(?:then|else|do|done|fi|esac|in)$/;
 const LEADING_KEYWORD = /^(?:if|then|else|elif|do|while|until|!|time)\s+/;
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|[^\s'"]*)\s*/;
 
-/**
- * Reduces a part to the command it runs: shell keywords and leading `VAR=value` assignments go
- * (what they contain in `$(…)` was collected separately); a `for … in …` header runs nothing.
- */
+/** The command a part runs: keywords and leading `VAR=value` go (their `$(…)` was collected); `for … in` runs nothing. */
 export function normalizePart(part: string): string {
   let text = part.trim();
   for (;;) {

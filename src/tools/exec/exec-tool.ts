@@ -20,11 +20,11 @@ const BYTES_PER_CHAR = 8;
 export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecArgs> {
   const { exec, home } = config;
   const media = mediaDir(home);
-  // With approvals.exec "unlisted" the allowlist says what runs unasked; the rest is asked, not refused.
-  const unlisted = config.approvals.exec === "unlisted";
   const guard = {
     denyPatterns: compilePatterns(exec.denyPatterns, "exec.denyPatterns"),
-    allowPatterns: unlisted ? [] : compilePatterns(exec.allowPatterns, "exec.allowPatterns"),
+    // With approvals.exec "unlisted" the allowlist says what runs unasked; the rest is asked, not refused.
+    allowPatterns:
+      config.approvals.exec === "unlisted" ? [] : compilePatterns(exec.allowPatterns, "exec.allowPatterns"),
     restrictToWorkspace: exec.restrictToWorkspace,
     media,
     home,
@@ -69,14 +69,12 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
     exclusive: true,
     // Above exec's own limit, so exec's timeout (which kills the process group and reports) fires first.
     timeoutSeconds: exec.maxTimeoutSeconds + 30,
-
     async execute(args, ctx) {
       await mkdir(ctx.workspace, { recursive: true });
       const workspace = await realpath(ctx.workspace);
       // Checked on the host for a clear message; bwrap resolves --chdir again inside the sandbox,
       // where nothing of the host is mounted, so a later swap cannot lead out.
       const workingDir = workingFolder(args.working_dir, workspace, home);
-
       const verdict = checkCommand(args.command, { ...guard, workspace });
       if (!verdict.allowed) throw new ToolError(`the command was blocked by the safety guard: ${verdict.reason}.`);
 
@@ -98,15 +96,13 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
           network: exec.network,
           env,
         };
-        argv = sandboxArgs(features, exec, spec, [file, ...argv]);
-        file = status.bwrap ?? "bwrap";
+        [file, argv] = [status.bwrap ?? "bwrap", sandboxArgs(features, exec, spec, [file, ...argv])];
         // Under root RLIMIT_NPROC does not bind; a pids cgroup (where the host allows one) does.
         if (features.pidsCgroup && exec.maxProcesses > 0) {
           cgroup = createPidsCgroup(features.pidsCgroup, `pincer-${process.pid}-${++commands}`, exec.maxProcesses);
           if (cgroup) ({ file, args: argv } = inCgroup(cgroup, file, argv));
         }
       }
-
       try {
         const outcome = await runProcess({
           file,

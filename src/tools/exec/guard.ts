@@ -3,9 +3,8 @@ import { isInside } from "../files/safe-open.js";
 import { commandParts, unlisted } from "./command-parts.js";
 
 /**
- * The guard is a cheap first filter in front of the sandbox: it stops the obvious accidents and
- * tells the model why. It is not the security boundary (a determined command can always be
- * spelled so that no regex sees it); bubblewrap is.
+ * A cheap first filter in front of the sandbox: it stops the obvious accidents and tells the model why. Not the
+ * security boundary (a determined command can always be spelled so that no regex sees it); bubblewrap is.
  */
 export interface GuardPolicy {
   /** Extra patterns (exec.denyPatterns), matched case-insensitively against the whole command. */
@@ -50,6 +49,8 @@ const DEFAULT_DENY: DenyRule[] = [
 
 /** Prefixes that do not change which program runs, removed before "part" rules look. */
 const WRAPPERS = /^(?:(?:sudo|doas|exec|nohup|command|nice|env|timeout\s+\S+)\s+(?:-\S+\s+)*)+/i;
+// /sbin/reboot runs reboot: compare program names, not paths.
+const programOf = (part: string) => part.replace(WRAPPERS, "").replace(/^\S*\//, "");
 
 /** Absolute paths that are fine anywhere: the sandbox's own /tmp and devices, and system programs. */
 const HARMLESS_ABSOLUTE = [
@@ -68,7 +69,7 @@ const ABSOLUTE = /(?:^|[\s='"`(<>|;&,]|\s-[A-Za-z])(\/[^\s'"`;&|<>(),]*)/g;
 export function checkCommand(command: string, policy: GuardPolicy): GuardVerdict {
   const parts = commandParts(command);
   for (const [scope, pattern, reason] of DEFAULT_DENY) {
-    const hit = scope === "command" ? pattern.test(command) : parts.some((part) => pattern.test(stripWrappers(part)));
+    const hit = scope === "command" ? pattern.test(command) : parts.some((part) => pattern.test(programOf(part)));
     if (hit) return deny(reason);
   }
   for (const pattern of policy.denyPatterns) {
@@ -84,9 +85,7 @@ export function checkCommand(command: string, policy: GuardPolicy): GuardVerdict
 
 function checkPaths(command: string, policy: GuardPolicy): GuardVerdict {
   if (PARENT_DIR.test(command)) return deny("paths with .. are not allowed; stay inside the workspace");
-  if (TILDE.test(command)) {
-    return deny("~ is not allowed; HOME is the workspace, so use relative paths");
-  }
+  if (TILDE.test(command)) return deny("~ is not allowed; HOME is the workspace, so use relative paths");
   // Paths inside the workspace and media folder are fine; blank them out before looking for others.
   let rest = command;
   for (const root of [policy.workspace, policy.media]) {
@@ -113,11 +112,6 @@ export function compilePatterns(patterns: readonly string[], setting: string): R
       );
     }
   });
-}
-
-function stripWrappers(part: string): string {
-  // /sbin/reboot runs reboot: compare program names, not paths.
-  return part.replace(WRAPPERS, "").replace(/^\S*\//, "");
 }
 
 function deny(reason: string): GuardVerdict {

@@ -6,17 +6,15 @@ export interface RunRequest {
   cwd: string;
   env: Record<string, string>;
   timeoutSeconds: number;
-  /** /stop, shutdown or the registry's own timeout. */
+  /** /stop, shutdown or the registry's timeout. */
   signal: AbortSignal;
   /** Per stream; past it the command is stopped, so a flood cannot fill memory. */
   maxBufferBytes: number;
 }
 
 /**
- * Runs one process as the leader of its own process group and, however it ends (normally, on
- * timeout, on cancel or on an output flood), kills that whole group, so nothing it started in the
- * background outlives the call. Under bwrap the group holds bwrap itself; --die-with-parent and
- * the private PID namespace take everything inside down with it.
+ * Runs one process as leader of its own group and, however it ends, kills the whole group: nothing it started
+ * outlives the call. Under bwrap the group holds bwrap; --die-with-parent and its PID namespace take the rest.
  */
 export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
   // Loaded by the first command, not at start (~14 MB).
@@ -39,7 +37,6 @@ export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
   });
   const killGroup = () => killProcessGroup(subprocess.pid);
   stop.addEventListener("abort", killGroup, { once: true });
-
   try {
     const result = await subprocess;
     if (result.failed && result.exitCode === undefined && !result.isCanceled && !result.isMaxBuffer && !result.signal) {
@@ -61,7 +58,7 @@ export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
   }
 }
 
-/** Signals the whole process group led by `pid` (started with `detached`). */
+/** Signals the process group led by `pid` (started `detached`). */
 export function killProcessGroup(pid: number | undefined, signal: NodeJS.Signals = "SIGKILL"): void {
   try {
     if (pid !== undefined) process.kill(-pid, signal);

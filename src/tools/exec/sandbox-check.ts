@@ -6,12 +6,11 @@ import { buildBwrapArgs, type HostLayout, type SandboxSpec, SYSTEM_PATHS, sandbo
 import { writablePidsCgroup } from "./cgroup.js";
 
 export interface SandboxStatus {
-  /** exec can run commands (sandboxed, or unsandboxed because the user chose PINCER_SANDBOX=none). */
+  /** exec can run commands (sandboxed, or not because the user chose PINCER_SANDBOX=none). */
   ok: boolean;
   sandboxed: boolean;
-  /** One or two sentences for `pincer doctor` and the start-up log. */
+  /** For `pincer doctor` and the start-up log. */
   detail: string;
-  /** Absolute path of the working bwrap, when sandboxed. */
   bwrap?: string;
   /** What this host's sandbox can enforce beyond the mounts, found by trying each. */
   features?: SandboxFeatures;
@@ -20,9 +19,9 @@ export interface SandboxStatus {
 export interface SandboxFeatures {
   /** bwrap 0.8+ on a kernel that lets it forbid nested user namespaces. */
   disableUserns: boolean;
-  /** util-linux's prlimit (in a system folder the sandbox sees), for the per-command rlimits. */
+  /** util-linux's prlimit, in a system folder the sandbox sees. */
   prlimit?: string;
-  /** A pids cgroup pincer may create children in (root, or a delegated cgroup v2 subtree). */
+  /** A pids cgroup pincer may create children in. */
   pidsCgroup?: string;
 }
 
@@ -57,10 +56,7 @@ export function inspectHost(paths: readonly string[] = SYSTEM_PATHS): HostLayout
   return layout;
 }
 
-/**
- * Whether exec works on this host: runs `sh -c 'echo ok'` in a sandbox built exactly like exec's
- * (with a throwaway workspace), so a pass here means commands will run. bwrap is looked up on PATH.
- */
+/** Runs `sh -c 'echo ok'` in a sandbox built exactly like exec's (a throwaway workspace): a pass means commands run. */
 export async function checkSandbox(config: Pick<Config, "sandbox" | "home" | "exec">): Promise<SandboxStatus> {
   if (config.sandbox === "none") return { ok: true, sandboxed: false, detail: UNSANDBOXED_WARNING };
   const bwrap = findExecutable("bwrap", process.env.PATH ?? "/usr/bin:/bin");
@@ -108,7 +104,7 @@ export async function checkSandbox(config: Pick<Config, "sandbox" | "home" | "ex
 
 const MB = 1024 * 1024;
 
-/** The bwrap arguments for `command` with what this host's sandbox enforces and the configured limits (0 = off). */
+/** The bwrap arguments for `command` with what this host enforces and the configured limits (0 = off). */
 export function sandboxArgs(
   features: SandboxFeatures,
   exec: Partial<Pick<Config["exec"], "maxProcesses" | "maxFileSizeMB" | "maxMemoryMB">>,
@@ -133,31 +129,26 @@ export function describeLimits(
 ): { status: "ok" | "warn"; detail: string } {
   const f = status.sandboxed ? status.features : undefined;
   if (!f) return { status: "warn", detail: "none: commands do not run in a sandbox" };
-  let weak = false;
-  const weakly = (text: string) => {
-    weak = true;
-    return text;
-  };
-  const limit = (value: number, name: string, enforced: () => string) => {
-    if (value === 0) return `${name}: off (0 in the config)`;
-    return f.prlimit ? enforced() : weakly(`${name}: NOT enforced (prlimit from util-linux is missing)`);
-  };
+  const limit = (value: number, name: string, enforced: string) =>
+    value === 0
+      ? `${name}: off (0 in the config)`
+      : f.prlimit
+        ? enforced
+        : `${name}: NOT enforced (prlimit from util-linux is missing)`;
+  const processes = f.pidsCgroup
+    ? `processes: at most ${exec.maxProcesses} (pids cgroup and RLIMIT_NPROC)`
+    : uid === 0
+      ? "processes: NOT enforced (pincer runs as root, which the kernel exempts from RLIMIT_NPROC, and no pids cgroup is writable)"
+      : `processes: at most ${exec.maxProcesses} (RLIMIT_NPROC)`;
   const parts = [
-    limit(exec.maxProcesses, "processes", () =>
-      f.pidsCgroup
-        ? `processes: at most ${exec.maxProcesses} (pids cgroup and RLIMIT_NPROC)`
-        : uid === 0
-          ? weakly(
-              "processes: NOT enforced (pincer runs as root, which the kernel exempts from RLIMIT_NPROC, and no pids cgroup is writable)",
-            )
-          : `processes: at most ${exec.maxProcesses} (RLIMIT_NPROC)`,
-    ),
-    limit(exec.maxFileSizeMB, "file size", () => `file size: at most ${exec.maxFileSizeMB} MB (RLIMIT_FSIZE)`),
-    limit(exec.maxMemoryMB, "memory", () => `memory: at most ${exec.maxMemoryMB} MB per process (RLIMIT_DATA)`),
+    limit(exec.maxProcesses, "processes", processes),
+    limit(exec.maxFileSizeMB, "file size", `file size: at most ${exec.maxFileSizeMB} MB (RLIMIT_FSIZE)`),
+    limit(exec.maxMemoryMB, "memory", `memory: at most ${exec.maxMemoryMB} MB per process (RLIMIT_DATA)`),
     f.disableUserns
       ? "nested user namespaces: forbidden (--disable-userns)"
-      : weakly("nested user namespaces: allowed (this bubblewrap lacks --disable-userns; 0.8 or newer has it)"),
+      : "nested user namespaces: allowed (this bubblewrap lacks --disable-userns; 0.8 or newer has it)",
   ];
+  const weak = !f.disableUserns || parts.some((part) => part.includes("NOT enforced"));
   return { status: weak ? "warn" : "ok", detail: parts.join("; ") };
 }
 
