@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { type ChatMessage, ContextRefusedError, type Model, type ModelReply, type ToolCall } from "../llm/model.js";
 import { storableArguments } from "../llm/reply.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import type { AuditStore, StoredMessage, TurnSoFar } from "../store/store.js";
+import type { AuditStore, StoredMessage, TurnSoFar, TurnStepStore } from "../store/store.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
@@ -22,11 +22,7 @@ export interface LoopDeps {
   /** When a round of tool calls starts; what it returns, when the round ends (progress notes). */
   onToolRound?: (calls: ToolCall[]) => () => void;
   /** The turn's journal: each step is recorded before the next one starts, so a crash can resume. */
-  steps?: {
-    assistant(message: StoredMessage): Promise<void>;
-    started(call: ToolCall): Promise<void>;
-    result(call: ToolCall, content: string): Promise<void>;
-  };
+  steps?: Pick<TurnStepStore, "assistant" | "started" | "result">;
   /** With both, every request is fitted (fitRequest) to `window()`, the answer's reserve taken off. */
   tokens?: TokenCounter;
   window?: () => number;
@@ -53,40 +49,31 @@ export interface LoopInput {
   tokenCache?: WeakMap<ChatMessage, number>;
 }
 
-export interface LoopResult {
-  /** The assistant and tool messages this turn produced, to be stored after the user's message. */
-  produced: StoredMessage[];
-  reply: string;
-}
-
-/**
- * A tool result is kept in the history at most this long (the audit log has it whole): a later
- * turn needs to know what was found, not the 16,000 characters again.
- */
+/** A tool result kept in the history is cut to this (the audit log has it whole): later turns need what was found. */
 const HISTORY_RESULT_CHARS = 4000;
 
 const LIMIT_NOTE =
   "You have used all tool calls allowed for this turn. Answer the user now with what you have, and say what is left undone.";
 
 /**
- * One turn: call the model, run the tools it asks for (batched per the design's rule), feed the
- * results back, and repeat until it answers in plain text or the iteration limit is reached.
+ * One turn: call the model, run the tools it asks for (batched per the design's rule), feed the results back, until
+ * it answers in plain text or the iteration limit is reached. `produced`: what to store after the user's message.
  */
-export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<LoopResult> {
-  const { signal } = input.toolContext;
+export async function runAgentLoop(
+  deps: LoopDeps,
+  input: LoopInput,
+): Promise<{ produced: StoredMessage[]; reply: string }> {
+  const ctx = input.toolContext;
   const messages: ChatMessage[] = [{ role: "system", content: input.system }, ...input.history, input.user];
   const userIndex = messages.length - 1;
   const produced: StoredMessage[] = input.produced ?? [];
   const tools = deps.registry.toSchemas();
   const cache = input.tokenCache ?? new WeakMap<ChatMessage, number>();
   const complete = (extra: ChatMessage[], withTools: boolean) =>
-    callModel(deps, [...messages, ...extra], userIndex, withTools ? tools : undefined, signal, cache);
-  let iteration = 0;
+    callModel(deps, [...messages, ...extra], userIndex, withTools ? tools : undefined, ctx.signal, cache);
+  let iteration = input.resume?.produced.length ? await resume(deps, input.resume, ctx, messages, produced) : 0;
   let note: ChatMessage[] = [];
   let askedAgain = false;
-  if (input.resume && input.resume.produced.length > 0) {
-    iteration = await resume(deps, input.resume, input.toolContext, messages, produced);
-  }
 
   for (; iteration < deps.maxIterations; iteration++) {
     const reply = await complete(note, true);
@@ -94,10 +81,7 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
     const again = askedAgain ? undefined : askAgainNote(reply);
     if (again) {
       // The unusable reply is neither stored nor sent back: only the note is.
-      deps.log.info(
-        { session: input.toolContext.sessionKey, finishReason: reply.finishReason },
-        "asking the model again",
-      );
+      deps.log.info({ session: ctx.sessionKey, finishReason: reply.finishReason }, "asking the model again");
       askedAgain = true;
       note = [{ role: "system", content: again }];
       iteration--;
@@ -112,18 +96,17 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
     // Run as sent (a broken call gets its error), kept as something every server will read back.
     const kept = calls.map((call) => ({ ...call, arguments: storableArguments(call.arguments) }));
     const assistant: StoredMessage = { role: "assistant", content: reply.content || null, toolCalls: kept };
-    await deps.steps?.assistant(assistant);
+    await deps.steps?.assistant(ctx.inbound, assistant);
     messages.push(toChatMessage(assistant));
 
     const roundEnded = deps.onToolRound?.(calls);
-    const results = await runToolCalls(deps, calls, input.toolContext).finally(roundEnded);
-    const round: StoredMessage[] = [assistant];
+    const results = await runToolCalls(deps, calls, ctx).finally(roundEnded);
+    produced.push(assistant);
     calls.forEach((call, i) => {
-      round.push({ role: "tool", content: shorten(results[i], HISTORY_RESULT_CHARS), toolCallId: call.id });
+      produced.push({ role: "tool", content: shorten(results[i], HISTORY_RESULT_CHARS), toolCallId: call.id });
       messages.push({ role: "tool", tool_call_id: call.id, content: results[i] });
     });
-    produced.push(...round);
-    signal.throwIfAborted();
+    ctx.signal.throwIfAborted();
     // The calls left out (past the cap, unnamed, unknown) get one line, not a result each.
     if (reply.discarded?.length) {
       const content = `Error: your last reply also contained ${reply.discarded.join(" and ")}; those were not run.`;
@@ -131,16 +114,16 @@ export async function runAgentLoop(deps: LoopDeps, input: LoopInput): Promise<Lo
     }
   }
 
-  deps.log.info({ session: input.toolContext.sessionKey }, "iteration limit reached");
+  deps.log.info({ session: ctx.sessionKey }, "iteration limit reached");
   const final = finalText(await complete([{ role: "system", content: LIMIT_NOTE }], false));
   produced.push({ role: "assistant", content: final });
   return { produced, reply: final };
 }
 
 /**
- * Replays a cut-short turn into `messages` and `produced` as it was recorded, then finishes its
- * last round: calls that never started run now, a call that was running runs again only if its
- * tool is repeatable, else it gets INTERRUPTED. Returns the number of rounds already done.
+ * Replays a cut-short turn into `messages` and `produced`, then finishes its last round: calls that never started
+ * run now, a call that was running runs again only if its tool is repeatable, else it gets INTERRUPTED. Returns the
+ * number of rounds already done.
  */
 async function resume(
   deps: LoopDeps,
@@ -149,19 +132,16 @@ async function resume(
   messages: ChatMessage[],
   produced: StoredMessage[],
 ): Promise<number> {
-  let rounds = 0;
-  for (const step of soFar.produced) {
-    produced.push(step);
-    if (step.role === "assistant") rounds++;
-    messages.push(toChatMessage(step));
-  }
-  const last = [...soFar.produced].reverse().find((step) => step.role === "assistant");
+  produced.push(...soFar.produced);
+  messages.push(...soFar.produced.map(toChatMessage));
+  const rounds = soFar.produced.filter((step) => step.role === "assistant").length;
+  const last = soFar.produced.findLast((step) => step.role === "assistant");
   const answered = new Set(soFar.produced.map((step) => step.toolCallId));
   const open = (last?.toolCalls ?? []).filter((call) => !answered.has(call.id));
   if (open.length === 0) return rounds;
   deps.log.info({ session: ctx.sessionKey, calls: open.map((c) => c.name) }, "resuming a turn cut short");
   const cutShort = open.filter((call) => soFar.interrupted.has(call.id) && !deps.registry.isRepeatable(call.name));
-  for (const call of cutShort) await deps.steps?.result(call, INTERRUPTED);
+  for (const call of cutShort) await deps.steps?.result(ctx.inbound, call.id, INTERRUPTED);
   const rest = open.filter((call) => !cutShort.includes(call));
   const results = await runToolCalls(deps, rest, ctx);
   for (const call of open) {
@@ -174,9 +154,9 @@ async function resume(
 }
 
 /**
- * One model call, made to fit the context window first; the endpoint's `usage` calibrates the
- * counter. A request the endpoint refuses as too long is fitted to what the refusal says (the
- * window, and what the request cost in the server's tokens) and sent once more, at once.
+ * One model call, fitted to the context window first; the endpoint's `usage` calibrates the counter. A request the
+ * endpoint refuses as too long is fitted to what the refusal says (the window, the request's cost in the server's
+ * tokens) and sent once more, at once.
  */
 async function callModel(
   deps: LoopDeps,
@@ -211,9 +191,8 @@ async function callModel(
     const { contextTokens, promptTokens } = err.refusal;
     const sent = fitted.tokens;
     if (promptTokens) tokens.calibrate(sent, promptTokens);
-    // Without numbers, all that is known is that what went was too much. With them, a tenth is
-    // kept spare: our count just proved low, and servers that count max_tokens in (vLLM) have
-    // no other slack.
+    // Without numbers, all that is known is that what went was too much. With them, a tenth is kept spare: our count
+    // just proved low, and servers that count max_tokens in (vLLM) have no other slack.
     const budget = contextTokens
       ? Math.floor(requestBudget(Math.min(window(), contextTokens)) * 0.9)
       : Math.floor(sent * 0.75);
@@ -246,10 +225,10 @@ async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext)
         const started = performance.now();
         // Asked first (a call waiting for its tap has not started: a resumed turn asks again, or waits on).
         const refused = await deps.approve?.(call, ctx);
-        if (refused === undefined) await deps.steps?.started(call);
+        if (refused === undefined) await deps.steps?.started(ctx.inbound, call.id);
         results[index] = refused ?? (await deps.registry.execute(call.name, call.arguments, ctx));
         // Not recorded once the turn is cancelled: a shutdown's "cancelled" is not the tool's result.
-        if (!ctx.signal.aborted) await deps.steps?.result(call, results[index]);
+        if (!ctx.signal.aborted) await deps.steps?.result(ctx.inbound, call.id, results[index]);
         deps.onToolResult?.(call, results[index], performance.now() - started);
       }),
     );

@@ -40,11 +40,7 @@ interface Lane {
 }
 
 /** Why a turn was cut short when its conversation moved to another process of the cluster. */
-class ConversationMovedError extends Error {
-  constructor(sessionKey: string) {
-    super(`the conversation ${sessionKey} moved to another process`);
-  }
-}
+class ConversationMovedError extends Error {}
 
 /**
  * Runs turns: per conversation strictly in order, across conversations in parallel up to
@@ -90,16 +86,12 @@ export class AgentWorker {
     await Promise.allSettled([...this.turns]);
   }
 
-  /**
-   * Gives a conversation up here (clustered mode: its turn lease went to another process): its
-   * running turn is aborted without writing anything more, and its queued messages are dropped;
-   * they stay pending in the shared inbox for the process that runs the conversation now.
-   */
+  /** Clustered, the turn lease went elsewhere: abort the turn unwritten, drop the queue (it stays in the shared inbox). */
   drop(sessionKey: string): void {
     const lane = this.lanes.get(sessionKey);
     if (!lane) return;
     lane.queue.length = 0;
-    lane.running?.abort(new ConversationMovedError(sessionKey));
+    lane.running?.abort(new ConversationMovedError(`the conversation ${sessionKey} moved to another process`));
   }
 
   /** Turns running now, and messages waiting behind them. */
@@ -151,7 +143,7 @@ export class AgentWorker {
       if (!this.waiting.includes(lane)) this.waiting.push(lane);
       return;
     }
-    const msg = lane.queue.shift() as InboundMessage;
+    const msg = lane.queue.shift()!;
     const controller = new AbortController();
     if (this.shutdown.signal.aborted) controller.abort(this.shutdown.signal.reason);
     lane.running = controller;
@@ -169,7 +161,7 @@ export class AgentWorker {
         if (this.shutdown.signal.aborted) return;
         this.schedule(lane);
         while (this.active < this.deps.settings.maxConcurrentTurns && this.waiting.length > 0) {
-          this.schedule(this.waiting.shift() as Lane);
+          this.schedule(this.waiting.shift()!);
         }
         if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
       });
@@ -198,10 +190,12 @@ export class AgentWorker {
 
   private startOver(lane: Lane, msg: InboundMessage): void {
     this.setAside(lane, lane.queue.length, msg, newConversationNotice(lane.queue.length), msg.sessionKey)
-      .then(() =>
-        this.deps.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, this.deps.settings.sharing.allowFrom)),
-      )
+      .then(() => this.consolidate(msg))
       .catch((err: unknown) => this.deps.log.error({ err, session: msg.sessionKey }, "could not start over"));
+  }
+
+  private consolidate(msg: InboundMessage): void {
+    this.deps.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, this.deps.settings.sharing.allowFrom));
   }
 
   /** Runs one message's turn (`signal`: /stop and the shutdown); returns when to run it again if the model was away. */
@@ -223,10 +217,8 @@ export class AgentWorker {
     const produced: StoredMessage[] = [];
     try {
       if (!(await deps.senderHasAccess(msg))) {
-        deps.log.info(
-          { session: msg.sessionKey, userId: msg.senderId },
-          "dropping a queued message: its sender lost access",
-        );
+        const dropped = { session: msg.sessionKey, userId: msg.senderId };
+        deps.log.info(dropped, "dropping a queued message: its sender lost access");
         return await this.finish(msg, [], undefined);
       }
       // A message whose turn was cut off twice (the daemon died during it) is not run a third time.
@@ -252,9 +244,7 @@ export class AgentWorker {
           if (!msg.text.trim() && msg.media.every((path) => mediaKind(path) === "audio")) {
             return await this.finish(msg, [user], problem);
           }
-          void deps.bus
-            .publishOutbound(problem)
-            .catch((err: unknown) => deps.log.warn({ err }, "could not send a notice"));
+          deps.bus.publishOutbound(problem).catch((err: unknown) => deps.log.warn({ err }, "could not send a notice"));
         }
       }
       const registry = registryFor(msg, deps.registry, deps.settings.cronTools);
@@ -265,12 +255,9 @@ export class AgentWorker {
           ? { role: "user", content: [{ type: "text", text: user.content ?? "" }, ...images] }
           : toChatMessage(user);
       const { window } = chosen;
-      const context = await buildTurnContext(
-        { ...deps, settings: { ...deps.settings, contextTokens: window() }, toolSchemas: () => registry.toSchemas() },
-        msg,
-        userMessage,
-        deps.now?.() ?? new Date(),
-      );
+      const settings = { ...deps.settings, contextTokens: window() };
+      const turnDeps = { ...deps, settings, toolSchemas: () => registry.toSchemas() };
+      const context = await buildTurnContext(turnDeps, msg, userMessage, deps.now?.() ?? new Date());
       meter.contextBuilt();
       const audited = auditTo(deps.audit, msg.sessionKey, deps.log);
       const result = await runAgentLoop(
@@ -281,11 +268,7 @@ export class AgentWorker {
           log: deps.log,
           onToolRound: (calls) => progress.roundStarted(calls),
           onText: this.drafts.open(msg),
-          steps: {
-            assistant: (message) => deps.steps.assistant(msg, message),
-            started: (call) => deps.steps.started(msg, call.id),
-            result: (call, content) => deps.steps.result(msg, call.id, content),
-          },
+          steps: deps.steps,
           tokens: deps.tokens,
           window,
           recheckWindow: chosen.recheck,
@@ -315,16 +298,10 @@ export class AgentWorker {
       // An answer already sent with the message tool is not sent a second time, and a run that
       // may stay silent (the heartbeat) sends nothing when the model answers with its token.
       const text = result.reply.trim();
-      const reply =
-        text && !sentToConversation.includes(text) && !isSilentReply(text, msg.meta?.silentReply)
-          ? {
-              ...target,
-              kind: "reply" as const,
-              text: result.reply,
-              replyToId: msg.channel === "system" ? undefined : msg.id,
-            }
-          : undefined;
-      await this.finish(msg, [user, ...result.produced], reply, meter);
+      const replyToId = msg.channel === "system" ? undefined : msg.id;
+      const silent = !text || sentToConversation.includes(text) || isSilentReply(text, msg.meta?.silentReply);
+      const reply: OutboundMessage = { ...target, kind: "reply", text: result.reply, replyToId };
+      await this.finish(msg, [user, ...result.produced], silent ? undefined : reply, meter);
     } catch (err) {
       outcome = signal.aborted || this.shutdown.signal.aborted ? "stopped" : "error";
       // Shutting down: leave the message pending in the inbox so it runs again after the restart;
@@ -361,8 +338,7 @@ export class AgentWorker {
       deps.log.info(meter.finish(msg.sessionKey, outcome), "turn finished");
       deps.bus.publishActivity({ ...activity, busy: false });
       // After the reply went out: consolidation never delays it.
-      if (!this.shutdown.signal.aborted)
-        deps.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, deps.settings.sharing.allowFrom));
+      if (!this.shutdown.signal.aborted) this.consolidate(msg);
     }
   }
 
