@@ -138,7 +138,7 @@ describe.skipIf(!hasPostgres())("on PostgreSQL", () => {
     stores.push(a, b);
     const quiet = { bus: { outboundRecorded() {} }, timeoutSeconds: 60, log: pino({ level: "silent" }) };
     const policy = { exec: "ask" as const, tools: [], allowPatterns: [] };
-    const waiting = new Approvals({ ...quiet, store: a.approvals, policy, pollMs: 50 });
+    const waiting = new Approvals({ ...quiet, store: a.approvals, policy });
     const deciding = new Approvals({ ...quiet, store: b.approvals, policy });
     const workspace = tempHome("pincer-approvals-ws-");
     homes.push(workspace);

@@ -39,10 +39,7 @@ export interface HelperDeps {
   audit: AuditStore;
   log: Logger;
   settings: HelperSettings;
-  /**
-   * Clustered mode: told when a helper starts and ends in this process, so the others can tell a
-   * helper that runs from one whose process died (see recoverInterrupted).
-   */
+  /** Clustered: told when a helper starts and ends here, so the others tell it from one whose process died. */
   presence?: { started(id: string): void; ended(id: string): void };
   tokens: TokenCounter;
   window: () => number;
@@ -60,10 +57,9 @@ interface Running extends HelperInfo {
 }
 
 /**
- * Runs spawned helpers in the background: each gets a fresh context (its task is its only
- * message), the tools minus spawn/message/cron, its own iteration and wall-clock limits. When it
- * ends, its result enters the bus as a system message addressed to the conversation that spawned
- * it, so the main agent relays it in its own words, after whatever that conversation is doing.
+ * Runs spawned helpers in the background: a fresh context (its task its only message), the tools minus
+ * spawn/message/cron, its own iteration and time limits. Its result enters the bus as a system message to the
+ * conversation that spawned it, so the main agent relays it in its own words after what that conversation is doing.
  */
 export class HelperManager {
   private readonly runs = new Map<string, Running>();
@@ -87,22 +83,13 @@ export class HelperManager {
       );
     }
     const id = `h-${randomBytes(4).toString("hex")}`;
-    const startedAt = Date.now();
-    const controller = new AbortController();
-    const entry: Running = { id, sessionKey: origin.sessionKey, label, startedAt, controller, done: Promise.resolve() };
+    const info: HelperInfo = { id, sessionKey: origin.sessionKey, label, startedAt: Date.now() };
+    const entry: Running = { ...info, controller: new AbortController(), done: Promise.resolve() };
     // Counted before the write: a spawn elsewhere meanwhile sees the caps with this one in them.
     this.runs.set(id, entry);
     this.deps.presence?.started(id);
     try {
-      await this.deps.store.start({
-        id,
-        sessionKey: origin.sessionKey,
-        label,
-        task,
-        model: settings.modelName,
-        origin,
-        startedAt,
-      });
+      await this.deps.store.start({ ...info, task, model: settings.modelName, origin });
     } catch (err) {
       this.runs.delete(id);
       this.deps.presence?.ended(id);
@@ -119,7 +106,7 @@ export class HelperManager {
   list(sessionKey?: string): HelperInfo[] {
     return [...this.runs.values()]
       .filter((r) => sessionKey === undefined || r.sessionKey === sessionKey)
-      .map(({ id, sessionKey: key, label, startedAt }) => ({ id, sessionKey: key, label, startedAt }));
+      .map(({ controller, done, ...info }) => info);
   }
 
   /** /stop: cancels the conversation's helpers; returns how many. */
@@ -130,9 +117,8 @@ export class HelperManager {
   }
 
   /**
-   * After a restart: helpers the previous process left running are marked interrupted, and each
-   * conversation is told once (the system message's id is the run's, so the inbox drops a repeat).
-   * Clustered, only the runs whose process died (`orphaned` picks their ids), told `why`.
+   * After a restart: helpers left running are marked interrupted, each conversation told once (the message's id is the
+   * run's, so the inbox drops a repeat). Clustered, only the runs whose process died (`orphaned` picks them).
    */
   async recoverInterrupted(
     orphaned?: (runIds: string[]) => Promise<ReadonlySet<string>>,
@@ -193,27 +179,23 @@ export class HelperManager {
         },
       );
       // A tool or model call that ignores the signal must not keep the helper past its limit.
-      const outcome = await untilAborted(loop, signal);
       status = "done";
-      result = outcome.reply.trim() || "(the helper finished without saying anything)";
+      result = (await untilAborted(loop, signal)).reply.trim() || "(the helper finished without saying anything)";
     } catch (err) {
       if (this.shutdown.signal.aborted) return;
       if (entry.controller.signal.aborted) {
         await deps.store.finish(entry.id, "cancelled", "cancelled by /stop", Date.now());
         return;
       }
-      if (timeout.aborted) {
-        status = "timeout";
-        result = `it did not finish within its time limit of ${settings.timeoutSeconds} s and was stopped.`;
-      } else {
-        status = "failed";
-        result = `it failed: ${err instanceof Error ? err.message : String(err)}`;
-      }
+      status = timeout.aborted ? "timeout" : "failed";
+      result = timeout.aborted
+        ? `it did not finish within its time limit of ${settings.timeoutSeconds} s and was stopped.`
+        : `it failed: ${err instanceof Error ? err.message : String(err)}`;
       log.warn({ status, err }, "helper did not finish");
     }
     const run: HelperRun = { ...entry, task, model: settings.modelName, status, origin };
-    // Published before the run is marked finished: a crash in between makes the next start try to
-    // report it as interrupted, which the inbox drops (same message id), so the chat hears it once.
+    // Published before the run is marked finished: a crash in between makes the next start report it as interrupted,
+    // which the inbox drops (same message id), so the chat hears it once.
     await deps.bus.publishInbound(resultMessage(run, status, result, Date.now()));
     await deps.store.finish(entry.id, status, result, Date.now());
   }

@@ -19,9 +19,6 @@ export function isSilentReply(text: string, token: string | undefined): boolean 
   return token !== undefined && text.replace(/^[\s*_`]+|[\s*_`.!]+$/g, "") === token;
 }
 
-/** Turns of one message that may be cut off by a crash before it is set aside. */
-export const MAX_TURN_STARTS = 2;
-
 export const POISON_NOTICE =
   "Sorry, I have set your message aside: pincer stopped twice while working on it. Please try again, perhaps in smaller steps.";
 

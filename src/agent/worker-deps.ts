@@ -37,7 +37,6 @@ export interface WorkerDeps {
   log: Logger;
   memory: MemoryStore;
   tokens: TokenCounter;
-  /** Absent when switched off. */
   consolidator?: Consolidator;
   settings: {
     /** The default model's name. */
@@ -52,7 +51,7 @@ export interface WorkerDeps {
     /** Show a progress note when a tool round runs longer than this; off when absent. */
     progressAfterMs?: number;
     streamReplies?: "private" | "all" | "off";
-    /** Config cron.tools: what a scheduled run may use (absent: every tool but cron and spawn). */
+    /** Config cron.tools (absent: every tool but cron and spawn). */
     cronTools?: readonly string[];
     memoryPromptChars: number;
     sharing: MemorySharing;
@@ -63,17 +62,11 @@ export interface WorkerDeps {
   helpers: Pick<HelperManager, "list" | "cancel">;
   attachments: (paths: string[], signal: AbortSignal) => Promise<PreparedAttachments>;
   now?: () => Date;
-  /**
-   * What a turn waits for before it builds its prompt (bounded; settled at once after the first
-   * turns): the MCP servers' first connection attempts and what the endpoint says of its context.
-   */
+  /** Awaited (bounded) before a turn's prompt: the MCP servers' first connections and the endpoint's context. */
   ready: () => Promise<void>;
   /** More lines for `/status` (the MCP servers' state). */
   statusLines: () => string[];
-  /**
-   * While the model is unavailable, a message waits in its queue and runs again later instead of
-   * failing. Off for one-shot commands that must end.
-   */
+  /** A message the model is unavailable for waits and runs later instead of failing (off for one-shot commands). */
   waitForModel: boolean;
   /** The access gate: a message queued before a revoke is not run. */
   senderHasAccess: (msg: InboundMessage) => Promise<boolean>;
@@ -81,7 +74,6 @@ export interface WorkerDeps {
   onTurnFinished?: (msg: InboundMessage) => void;
   /** Absent when config `approvals` asks for nothing. */
   approve?: LoopDeps["approve"];
-  /** Metrics. */
   observer?: TurnObserver;
   usage: Pick<UsageMeter, "wrap" | "report">;
 }

@@ -12,15 +12,7 @@ import { answerCommand } from "./commands.js";
 import { toChatMessage, userContent } from "./context.js";
 import { auditTo, runAgentLoop } from "./loop.js";
 import { ModelWaits } from "./model-wait.js";
-import {
-  failure,
-  isSilentReply,
-  MAX_TURN_STARTS,
-  modelFailure,
-  newConversationNotice,
-  notice,
-  POISON_NOTICE,
-} from "./notices.js";
+import { failure, isSilentReply, modelFailure, newConversationNotice, notice, POISON_NOTICE } from "./notices.js";
 import { ProgressReporter } from "./progress.js";
 import { TurnDrafts } from "./reply-stream.js";
 import { registryFor } from "./scheduled-tools.js";
@@ -39,13 +31,13 @@ interface Lane {
   resume?: NodeJS.Timeout;
 }
 
+/** Turns of one message that may be cut off by a crash before it is set aside. */
+const MAX_TURN_STARTS = 2;
+
 /** Why a turn was cut short when its conversation moved to another process of the cluster. */
 class ConversationMovedError extends Error {}
 
-/**
- * Runs turns: per conversation strictly in order, across conversations in parallel up to
- * `maxConcurrentTurns`. Messages that arrive during a turn wait in their lane; none is dropped.
- */
+/** Runs turns, per conversation in order and across them in parallel up to `maxConcurrentTurns`; none is dropped. */
 export class AgentWorker {
   private readonly lanes = new Map<string, Lane>();
   /** Lanes with work that wait for a free slot under the global cap, in arrival order. */
@@ -71,8 +63,7 @@ export class AgentWorker {
       } catch (err) {
         this.deps.log.error({ err, session: msg.sessionKey }, "could not accept a message");
       }
-      // A burst of messages (many chats at once): let the turn just started send its model
-      // request before the next one spends the thread building its prompt.
+      // A burst: let the turn just started send its model request before the next one spends the thread on its prompt.
       if (this.deps.bus.inbound.size > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
@@ -96,8 +87,7 @@ export class AgentWorker {
 
   /** Turns running now, and messages waiting behind them. */
   get load(): { running: number; queued: number } {
-    let queued = 0;
-    for (const lane of this.lanes.values()) queued += lane.queue.length;
+    const queued = [...this.lanes.values()].reduce((sum, lane) => sum + lane.queue.length, 0);
     return { running: this.active, queued };
   }
 

@@ -36,9 +36,10 @@ export interface ApprovalDeps {
   timeoutSeconds: number;
   log: Logger;
   now?: () => number;
-  /** How often a waiting call reads its approval again: the deciding tap may land in another process. */
-  pollMs?: number;
 }
+
+/** How often a waiting call reads its approval again: the deciding tap may land in another process. */
+const POLL_MS = 1000;
 
 /** The approvals config `approvals` asks for; undefined when it asks for none (nothing changes). */
 export function createApprovals(
@@ -64,9 +65,9 @@ const EXPIRED = "This approval has expired.";
 const NOT_YOURS = "This is not yours to decide.";
 
 /**
- * Asks a person before a call the policy names: posts the prompt with its three buttons to the
- * run's own conversation, waits for the decision (woken here, or by polling the store when it
- * was taken in another process) up to the deadline, and takes each decision exactly once.
+ * Asks a person before a call the policy names: posts the prompt with its three buttons to the run's conversation,
+ * waits for the decision (woken here, or by polling the store when taken in another process) up to the deadline,
+ * and takes each decision exactly once.
  */
 export class Approvals {
   /** Emits an approval's id when it is settled here: its waiting call wakes at once. */
@@ -84,9 +85,8 @@ export class Approvals {
   readonly onTap = (tap: ButtonTap) => this.tap(tap);
 
   /**
-   * Undefined when the call may run; else the call's result instead (`Error: …`). Throws the
-   * signal's reason when the run is aborted meanwhile. `resumable`: the run resumes after a
-   * restart (a conversation's turn), so a shutdown leaves its approval waiting for it.
+   * Undefined when the call may run, else its result instead (`Error: …`); throws the signal's reason when aborted.
+   * `resumable`: the run resumes after a restart (a conversation's turn), so a shutdown leaves its approval waiting.
    */
   async check(call: ToolCall, ctx: ToolContext, resumable: boolean): Promise<string | undefined> {
     const { policy, store } = this.deps;
@@ -156,10 +156,7 @@ export class Approvals {
     const decided = await store.decide(id, choice, by, now, (a) => this.edit(a, decidedText(a)));
     if (decided) {
       this.settled(decided);
-      return {
-        taken: true,
-        text: choice === "deny" ? "Denied." : choice === "always" ? "Always allowed here." : "Allowed once.",
-      };
+      return { taken: true, text: { deny: "Denied.", always: "Always allowed here.", once: "Allowed once." }[choice] };
     }
     const current = await store.get(id);
     if (current?.state === "pending" && now >= current.expiresAt) await this.expire(current, now);
@@ -173,7 +170,7 @@ export class Approvals {
       while (current.state === "pending") {
         const left = current.expiresAt - this.now();
         if (left <= 0) return (await this.expire(current, this.now())) ?? current;
-        await this.sleep(current.id, signal, Math.min(left, this.deps.pollMs ?? 1000));
+        await this.sleep(current.id, signal, Math.min(left, POLL_MS));
         current = (await this.deps.store.get(current.id)) ?? current;
       }
       return current;
@@ -218,7 +215,6 @@ export class Approvals {
     if (target) this.deps.bus.outboundRecorded(target.channel);
   }
 
-  /** The prompt rewritten in place, its buttons gone. */
   private edit(approval: Approval, text: string): OutboundMessage | undefined {
     const target = parseSessionKey(approval.sessionKey);
     if (!target || approval.promptOutboxId === undefined) return undefined;
@@ -229,12 +225,11 @@ export class Approvals {
 function parseArgs(raw: string): Record<string, unknown> | undefined {
   try {
     const args: unknown = JSON.parse(raw || "{}");
-    return args !== null && typeof args === "object" && !Array.isArray(args)
-      ? (args as Record<string, unknown>)
-      : undefined;
+    if (args && typeof args === "object" && !Array.isArray(args)) return args as Record<string, unknown>;
   } catch {
-    return undefined;
+    // not run: see check
   }
+  return undefined;
 }
 
 function promptText(tool: string, summary: string, seconds: number, inChat: boolean): string {
@@ -244,6 +239,6 @@ function promptText(tool: string, summary: string, seconds: number, inChat: bool
 }
 
 function decidedText(a: Approval): string {
-  const how = a.choice === "deny" ? "🚫 Denied" : a.choice === "always" ? "✅ Always allowed here" : "✅ Allowed once";
+  const how = { deny: "🚫 Denied", always: "✅ Always allowed here", once: "✅ Allowed once" }[a.choice ?? "once"];
   return `${how} by ${a.decidedBy}:\n${fenced(a.summary)}`;
 }
