@@ -1,12 +1,6 @@
 import type { PendingMessage } from "../store/store.js";
 import { safeSlice } from "../tools/result-cap.js";
 
-/** What the model must return when it consolidates turns. */
-export interface Consolidation {
-  summary: string;
-  facts: string[];
-}
-
 const MAX_SUMMARY_CHARS = 4000;
 const MAX_FACT_CHARS = 300;
 const MAX_FACTS = 12;
@@ -42,11 +36,10 @@ export function transcript(messages: PendingMessage[], formatTime: (ms: number) 
 }
 
 /**
- * Reads the model's answer. Anything but the JSON object asked for — prose, an empty or huge
- * summary, facts that are not short strings — is refused (undefined), so a confused model never
- * replaces turns with garbage; consolidation is retried later instead.
+ * The model's answer; anything but the JSON object asked for (prose, an empty or huge summary, facts that are not
+ * short strings) is refused, so a confused model never replaces turns with garbage: it is retried later instead.
  */
-export function parseConsolidation(reply: string): Consolidation | undefined {
+export function parseConsolidation(reply: string): { summary: string; facts: string[] } | undefined {
   const body = reply
     .trim()
     .replace(/^```(?:json)?\s*/i, "")

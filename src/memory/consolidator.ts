@@ -31,10 +31,9 @@ const FIRST_RETRY_MS = 30_000;
 const MAX_RETRY_MS = 60 * 60 * 1000;
 
 /**
- * Summarises a conversation's oldest turns into dated memory entries (and durable facts into
- * MEMORY.md, for direct chats) once its history outgrows its share of the budget. Runs after a
- * turn, in the background: it never delays a reply, one run per conversation at a time, and a
- * failed run (model down, garbage answer) changes nothing and is retried later with backoff.
+ * Summarises a conversation's oldest turns into dated memory entries (and durable facts into MEMORY.md, for direct
+ * chats) once its history outgrows its share of the budget. In the background after a turn, one run per conversation
+ * at a time; a failed run (model down, garbage answer) changes nothing and is retried later with backoff.
  */
 export class Consolidator {
   private readonly running = new Map<string, Promise<void>>();
@@ -49,13 +48,10 @@ export class Consolidator {
   /** After a turn: consolidates the open conversation if it is over its share. Returns at once. */
   afterTurn(sessionKey: string, ownersChat: boolean): void {
     // The check is a few queries: made once the turn's reply is on its way, not before.
-    const queued = new Promise<void>((resolve) =>
-      setImmediate(() => {
-        this.queued.delete(queued);
-        this.start(sessionKey, ownersChat);
-        resolve();
-      }),
-    );
+    const queued = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.queued.delete(queued);
+      this.start(sessionKey, ownersChat);
+    });
     this.queued.add(queued);
   }
 
@@ -73,12 +69,8 @@ export class Consolidator {
 
   private start(sessionKey: string, ownersChat: boolean): void {
     if (this.shutdown.signal.aborted) return;
-    if (this.running.has(sessionKey)) {
-      this.again.add(sessionKey);
-      return;
-    }
-    const failure = this.failures.get(sessionKey);
-    if (failure && this.now() < failure.retryAt) return;
+    if (this.running.has(sessionKey)) return void this.again.add(sessionKey);
+    if (this.now() < (this.failures.get(sessionKey)?.retryAt ?? 0)) return;
     const run = this.runFor(sessionKey, ownersChat)
       .then(() => void this.failures.delete(sessionKey))
       .catch((err: unknown) => this.failed(sessionKey, err))
@@ -108,8 +100,7 @@ export class Consolidator {
       await this.consolidate(sessionKey, archived, ownersChat, 0);
     }
     const open = await store.openConversation(sessionKey);
-    if (open === undefined) return;
-    if ((await store.pendingTokens(open)) <= Math.floor(contextTokens * TRIGGER_SHARE)) return;
+    if (open === undefined || (await store.pendingTokens(open)) <= Math.floor(contextTokens * TRIGGER_SHARE)) return;
     await this.consolidate(sessionKey, open, ownersChat, Math.floor(contextTokens * TARGET_SHARE));
   }
 
@@ -129,8 +120,8 @@ export class Consolidator {
   }
 
   /**
-   * The oldest whole turns (a turn starts at a user message, so a tool call never leaves without
-   * its result) that cover `need` tokens, as far as their transcript fits in one model request.
+   * The oldest whole turns (a turn starts at a user message, so a tool call never leaves without its result) that
+   * cover `need` tokens, as far as their transcript fits in one model request.
    */
   private pickChunk(rows: PendingMessage[], need: number, complete: boolean): PendingMessage[] {
     const limit = Math.floor(this.deps.contextTokens() * 0.5);
@@ -157,22 +148,16 @@ export class Consolidator {
     // The owner's MEMORY.md goes only with the owner's own chats: a summary of another's would carry it there.
     const memory = ownersChat ? (readMemoryFile(deps.workspace)?.text ?? "") : "";
     const limitChars = deps.contextTokens(); // about a quarter of the budget in any script
-    const body = [
-      `MEMORY.md now:\n${safeSlice(memory, 0, Math.floor(limitChars / 4)) || "(empty)"}`,
-      `The chat (${ownersChat ? "a direct chat with the owner" : "a group chat, or a chat with a guest"}):\n${safeSlice(
-        transcript(chunk, (ms) => formatMinute(ms, deps.timezone)),
-        0,
-        limitChars,
-      )}`,
-    ].join("\n\n");
+    const chat = transcript(chunk, (ms) => formatMinute(ms, deps.timezone));
+    const who = ownersChat ? "a direct chat with the owner" : "a group chat, or a chat with a guest";
+    const known = safeSlice(memory, 0, Math.floor(limitChars / 4)) || "(empty)";
+    const body = `MEMORY.md now:\n${known}\n\nThe chat (${who}):\n${safeSlice(chat, 0, limitChars)}`;
     const model = deps.usage?.wrap(deps.model, { sessionKey, kind: "consolidation" }) ?? deps.model;
-    const reply = await model.complete({
-      messages: [
-        { role: "system", content: CONSOLIDATION_INSTRUCTIONS },
-        { role: "user", content: body },
-      ],
-      signal: this.shutdown.signal,
-    });
+    const messages = [
+      { role: "system" as const, content: CONSOLIDATION_INSTRUCTIONS },
+      { role: "user" as const, content: body },
+    ];
+    const reply = await model.complete({ messages, signal: this.shutdown.signal });
     const parsed = parseConsolidation(reply.content);
     if (!parsed) throw new Error(`the model's summary was not the JSON asked for: ${safeSlice(reply.content, 0, 120)}`);
     const [first, last] = [chunk[0], chunk[chunk.length - 1]];
@@ -180,9 +165,7 @@ export class Consolidator {
     const facts = ownersChat ? parsed.facts : [];
     const added =
       facts.length > 0 ? appendMemoryFacts(deps.workspace, facts, formatDay(this.now(), deps.timezone)) : [];
-    const text = [parsed.summary, ...(parsed.facts.length > 0 ? [`Facts: ${parsed.facts.join(" · ")}`] : [])].join(
-      "\n",
-    );
+    const text = parsed.facts.length > 0 ? `${parsed.summary}\nFacts: ${parsed.facts.join(" · ")}` : parsed.summary;
     const stored = await deps.store.addEntry({
       sessionKey,
       conversationId,
@@ -193,10 +176,8 @@ export class Consolidator {
       text,
       tokens: deps.tokens.rawMessage({ role: "system", content: text }) + 12,
     });
-    deps.log.info(
-      { session: sessionKey, messages: chunk.length, factsAdded: added.length, stored },
-      "consolidated old turns into memory",
-    );
+    const counts = { session: sessionKey, messages: chunk.length, factsAdded: added.length, stored };
+    deps.log.info(counts, "consolidated old turns into memory");
   }
 
   private now(): number {

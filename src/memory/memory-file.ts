@@ -7,17 +7,8 @@ const MEMORY_FILE = "MEMORY.md";
 /** Past this size MEMORY.md is read only in part: it is meant to be a page, not a book. */
 const MAX_READ_BYTES = 1024 * 1024;
 
-export interface MemoryFileText {
-  text: string;
-  hash: string;
-}
-
-/**
- * Reads MEMORY.md at the workspace's root through the file tools' race-free reader: a regular
- * file only (a symlink, FIFO or folder there is ignored, so nothing leads the read out of the
- * workspace or blocks it), at most 1 MiB.
- */
-export function readMemoryFile(workspace: string): MemoryFileText | undefined {
+/** MEMORY.md through the race-free reader: a regular file only (a symlink, FIFO or folder is ignored), ≤ 1 MiB. */
+export function readMemoryFile(workspace: string): { text: string; hash: string } | undefined {
   const read = readTextBeneath(workspace, MEMORY_FILE, MAX_READ_BYTES);
   if (!read.ok) return undefined;
   return { text: read.text, hash: createHash("sha256").update(read.text).digest("hex") };
@@ -32,23 +23,16 @@ export function memoryParagraphs(text: string): string[] {
 }
 
 /**
- * Adds facts to MEMORY.md under a dated heading, skipping those already written there. They are
- * appended in place (O_APPEND, O_NOFOLLOW: no symlink is followed), never renamed over the file:
- * a guest's sandbox hides MEMORY.md with a mount on the name, and a rename on the host detaches
- * it, showing the new file to a command still running. A crash leaves the old text and part of
- * the new section at most. When MEMORY.md is there but is not a regular file (a symlink the owner
- * made, say), it is left alone and nothing is written. Returns the facts that were added.
+ * Adds the facts not yet in MEMORY.md under a dated heading; returns those added. Appended in place (O_APPEND,
+ * O_NOFOLLOW), never renamed over: a guest's sandbox hides MEMORY.md with a mount on the name, and a rename on the
+ * host would show the new file to a command still running. A crash leaves the old text and part of the new section
+ * at most. A MEMORY.md that is not a regular file (a symlink the owner made) is left alone.
  */
 export function appendMemoryFacts(workspace: string, facts: string[], date: string): string[] {
   const path = join(workspace, MEMORY_FILE);
-  let exists = false;
-  try {
-    const info = lstatSync(path);
-    if (!info.isFile()) return [];
-    exists = true;
-  } catch {
-    // Not there yet: created below.
-  }
+  const info = lstatSync(path, { throwIfNoEntry: false });
+  if (info && !info.isFile()) return [];
+  const exists = info !== undefined;
   const current = exists ? readMemoryFile(workspace)?.text : "# Long-term memory\n";
   if (current === undefined) return [];
   let known = normalize(current);

@@ -25,7 +25,7 @@ function meterAt(start: string, limits: ConstructorParameters<typeof UsageMeter>
     timezone: "Europe/Berlin",
     defaultModel: "m",
     log: { warn: () => {} },
-    now: () => clock.now,
+    now: () => new Date(clock.now),
   });
   let calls = 0;
   // Each ask is a turn of its own, as the worker wraps the model once a turn.

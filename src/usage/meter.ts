@@ -11,16 +11,16 @@ import { costOf, type Price } from "./prices.js";
 import { foldGroups, type UsageReport } from "./report.js";
 
 /** What a model call was made for: a turn's kind of run, or the summaries of consolidation. */
-export type UsageKind = RunKind | "consolidation";
+type UsageKind = RunKind | "consolidation";
 
-export interface MeteredRun {
+interface MeteredRun {
   sessionKey: string;
   kind: UsageKind;
   /** What a scheduled run was asked to deliver: a refused one says it each time, so it is not lost. */
   about?: string;
 }
 
-export interface UsageMeterDeps {
+interface UsageMeterDeps {
   store: Pick<UsageStore, "record" | "spent" | "groups">;
   tokens: Pick<TokenCounter, "request" | "text">;
   prices: Record<string, Price>;
@@ -29,13 +29,10 @@ export interface UsageMeterDeps {
   /** The name a reply is counted under when it does not say which model answered. */
   defaultModel: string;
   log: Pick<Logger, "warn">;
-  now?: () => number;
+  now?: () => Date;
 }
 
-/**
- * A budget is used up: the call was not made. Permanent, so no fallback model is tried.
- * `notice` is what the chat is told, absent when it was already told in this period.
- */
+/** A budget is used up: the call was not made (permanent: no fallback is tried). `notice`: absent when already told. */
 export class UsageLimitError extends ModelError {
   constructor(
     message: string,
@@ -51,10 +48,9 @@ const MAX_COUNT = 100_000_000;
 const IMPLAUSIBLE = 8;
 
 /**
- * Counts every model call (the endpoint's usage, else pincer's estimate, marked) with its chat,
- * kind of run and model, and checks the budgets before each call. Which chats were told of a
- * used-up budget is kept in memory: after a restart, or on another process of a cluster, a chat
- * may be told once more.
+ * Counts every model call (the endpoint's usage, else pincer's estimate, marked) with its chat, kind of run and
+ * model, and checks the budgets before each call. Which chats were told of a used-up budget is kept in memory:
+ * after a restart, or on another process of a cluster, a chat may be told once more.
  */
 export class UsageMeter {
   /** `chat limit kind` → when the period it was told about ends. */
@@ -82,7 +78,7 @@ export class UsageMeter {
   }
 
   private now(): number {
-    return this.deps.now?.() ?? Date.now();
+    return (this.deps.now?.() ?? new Date()).getTime();
   }
 
   private async check(run: MeteredRun, cutShort: boolean): Promise<void> {
@@ -113,11 +109,10 @@ export class UsageMeter {
   private async record(run: MeteredRun, request: ModelRequest, reply: ModelReply): Promise<void> {
     const { tokens, prices } = this.deps;
     const answer = reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join("");
-    // Estimated only when needed (no usage, or a count past the floor the check below allows):
-    // the request is the whole prompt, and most endpoints count it themselves.
+    // Estimated only when needed: the request is the whole prompt, and most endpoints count it themselves.
     const estimate = () => Math.min(MAX_COUNT, tokens.request(request.messages, request.tools));
-    // A prompt count far past what any tokenizer makes of this request (a running total, another
-    // request's) is the server's mistake; believed, one call would use up a day's budget.
+    // A prompt count far past what any tokenizer makes of this request (a running total, another request's) is the
+    // server's mistake; believed, one call would use up a day's budget.
     const reported = reply.usage?.promptTokens;
     const believed = reported !== undefined && (reported <= 100_000 || reported <= estimate() * IMPLAUSIBLE + 100_000);
     const usage = believed ? reply.usage : undefined;
@@ -160,18 +155,10 @@ export async function readUsage(
 /** The meter as the config sets it up. */
 export function createUsageMeter(
   config: Pick<Config, "usage" | "timezone" | "openai">,
-  deps: Pick<UsageMeterDeps, "store" | "tokens" | "log"> & { now?: () => Date },
+  deps: Pick<UsageMeterDeps, "store" | "tokens" | "log" | "now">,
 ): UsageMeter {
   const { prices, ...limits } = config.usage;
-  const { now } = deps;
-  return new UsageMeter({
-    ...deps,
-    prices,
-    limits,
-    timezone: config.timezone,
-    defaultModel: config.openai.model,
-    now: now && (() => now().getTime()),
-  });
+  return new UsageMeter({ ...deps, prices, limits, timezone: config.timezone, defaultModel: config.openai.model });
 }
 
 const SCHEDULED: Record<Exclude<UsageKind, "conversation">, string> = {
