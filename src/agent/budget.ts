@@ -24,10 +24,9 @@ export function requestBudget(contextTokens: number): number {
   return contextTokens - answerReserve(contextTokens);
 }
 
-export interface FitInput {
-  /** `[system, ...history, user, ...this turn's rounds]` */
+interface FitInput {
+  /** `[system, ...history, user, ...this turn's rounds]`, the user's message that started the turn at `userIndex`. */
   messages: ChatMessage[];
-  /** Index of the user's message that started the turn. */
   userIndex: number;
   tools?: readonly object[];
   counter: TokenCounter;
@@ -37,9 +36,9 @@ export interface FitInput {
   cache?: WeakMap<ChatMessage, number>;
 }
 
+/** A fitted request and what it costs, by our count. */
 export interface Fitted {
   messages: ChatMessage[];
-  /** What the fitted request costs, by our count. */
   tokens: number;
 }
 
@@ -47,82 +46,65 @@ export interface Fitted {
 const SHORT_RESULT_CHARS = 1000;
 
 /**
- * Makes a request fit the budget without breaking its structure (a tool call keeps its result).
- * In order, until it fits: shorten this turn's tool results, oldest first; drop history, oldest
- * turn first; replace this turn's tool results by a stub, oldest first; cut the user's message.
- * Returns a new array; the caller's messages (what gets stored) are untouched.
+ * Makes a request fit the budget without breaking its structure (a tool call keeps its result). In order, until it
+ * fits: shorten this turn's tool results, oldest first; drop history, oldest turn first; replace this turn's tool
+ * results by a stub, oldest first; cut the user's message. Returns a new array; the caller's messages are untouched.
  */
 export function fitRequest({ messages, userIndex, tools, counter, budget, cache }: FitInput): Fitted {
   const out = [...messages];
   const cost = (m: ChatMessage) => {
-    let raw = cache?.get(m);
-    if (raw === undefined) {
-      raw = counter.rawMessage(m);
-      cache?.set(m, raw);
-    }
+    const raw = cache?.get(m) ?? counter.rawMessage(m);
+    cache?.set(m, raw);
     return Math.ceil(raw * counter.factor);
   };
   const costs = out.map(cost);
-  const fixed = 3 + (tools ? counter.tools(tools) : 0);
-  let total = fixed + costs.reduce((a, b) => a + b, 0);
+  let total = 3 + (tools ? counter.tools(tools) : 0) + costs.reduce((a, b) => a + b, 0);
   const fits = () => total <= budget;
-  const replace = (i: number, message: ChatMessage) => {
+  const fitted = () => ({ messages: out, tokens: total });
+  const replace = (i: number, content: string) => {
     total -= costs[i];
-    out[i] = message;
-    costs[i] = cost(message);
+    out[i] = { ...out[i], content } as ChatMessage;
+    costs[i] = cost(out[i]);
     total += costs[i];
   };
-  if (fits()) return { messages: out, tokens: total };
-
   let user = userIndex;
   const toolIndexes = () => out.map((m, i) => (i > user && m.role === "tool" ? i : -1)).filter((i) => i >= 0);
 
   for (const i of toolIndexes()) {
-    if (fits()) return { messages: out, tokens: total };
+    if (fits()) return fitted();
     const content = String(out[i].content ?? "");
-    if (content.length > SHORT_RESULT_CHARS)
-      replace(i, { ...(out[i] as ChatMessage & { role: "tool" }), content: shorten(content, SHORT_RESULT_CHARS) });
+    if (content.length > SHORT_RESULT_CHARS) replace(i, shorten(content, SHORT_RESULT_CHARS));
   }
-
   // History goes a whole turn at a time, so no tool result loses its call.
   while (!fits() && user > 1) {
     let end = 2;
     while (end < user && out[end].role !== "user") end++;
-    const removed = out.splice(1, end - 1);
-    const removedCosts = costs.splice(1, end - 1);
-    total -= removedCosts.reduce((a, b) => a + b, 0);
-    user -= removed.length;
+    out.splice(1, end - 1);
+    total -= costs.splice(1, end - 1).reduce((a, b) => a + b, 0);
+    user -= end - 1;
   }
-
   for (const i of toolIndexes()) {
-    if (fits()) return { messages: out, tokens: total };
-    replace(i, {
-      ...(out[i] as ChatMessage & { role: "tool" }),
-      content: "[result dropped to fit the context budget; run the call again if you still need it]",
-    });
+    if (fits()) return fitted();
+    replace(i, "[result dropped to fit the context budget; run the call again if you still need it]");
   }
-
-  const userContent = out[user].content;
+  const content = out[user].content;
   // A message with image parts is not cut (its pictures would go); BudgetError below if it must be.
-  if (!fits() && typeof userContent === "string") {
-    const content = userContent;
-    const cost = costs[user];
+  if (!fits() && typeof content === "string") {
+    const userCost = costs[user];
     // Keep the share of the message that fits, then halve until it does (counts are not linear).
-    let keep = Math.floor((content.length * Math.max(0, cost - (total - budget))) / Math.max(1, cost));
+    let keep = Math.floor((content.length * Math.max(0, userCost - (total - budget))) / Math.max(1, userCost));
     for (;;) {
-      replace(user, { role: "user", content: shorten(content, keep) });
+      replace(user, shorten(content, keep));
       if (fits() || keep === 0) break;
       keep = Math.floor(keep / 2);
     }
   }
-  if (!fits()) {
-    throw new BudgetError(
-      `the instructions alone (${total} tokens) are more than the context budget of ${budget} tokens allows; shorten the workspace files or raise agent.contextTokens`,
-      total,
-      budget,
-    );
-  }
-  return { messages: out, tokens: total };
+  if (fits()) return fitted();
+  throw new BudgetError(
+    `the instructions alone (${total} tokens) are more than the context budget of ${budget} tokens allows; shorten the workspace files or raise agent.contextTokens`,
+    total,
+    budget,
+  );
 }
 
 /** The head of a long text and a note of how much was cut. */

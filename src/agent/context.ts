@@ -10,9 +10,9 @@ import type { Skill } from "./skills.js";
 export const BOOTSTRAP_FILES = ["AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "MEMORY.md"];
 
 /** A prompt file larger than this is skipped with a warning rather than filling the context. */
-export const MAX_PROMPT_FILE_BYTES = 128 * 1024;
+const MAX_PROMPT_FILE_BYTES = 128 * 1024;
 
-export interface PromptInput {
+interface PromptInput {
   workspace: string;
   skills: Skill[];
   timezone: string;
@@ -41,35 +41,24 @@ export function buildSystemPrompt(input: PromptInput): string {
       parts.push(`## ${file}\n\n${file === "MEMORY.md" ? capMemory(text, memory.maxChars) : text}`);
     } else if (!/does not exist/.test(read.reason)) log?.warn({ file, reason: read.reason }, "prompt file skipped");
   }
-  if (input.earlier && input.earlier.length > 0) {
-    parts.push(
-      [
-        "## Earlier in this conversation",
-        "",
-        "Summaries of older turns (the turns themselves are no longer shown; memory_search finds details):",
-        ...input.earlier,
-      ].join("\n"),
-    );
+  const section = (title: string, lines: string[]) => parts.push([`## ${title}`, "", ...lines].join("\n"));
+  if (input.earlier?.length) {
+    section("Earlier in this conversation", [
+      "Summaries of older turns (the turns themselves are no longer shown; memory_search finds details):",
+      ...input.earlier,
+    ]);
   }
   if (skills.length > 0) {
-    parts.push(
-      [
-        "## Skills",
-        "",
-        "Each skill is a SKILL.md with instructions. When a request matches a skill, read its file first.",
-        ...skills.map((s) => `- ${s.name}: ${s.description} (${s.path})`),
-      ].join("\n"),
-    );
+    section("Skills", [
+      "Each skill is a SKILL.md with instructions. When a request matches a skill, read its file first.",
+      ...skills.map((s) => `- ${s.name}: ${s.description} (${s.path})`),
+    ]);
   }
-  parts.push(
-    [
-      "## Runtime",
-      "",
-      `Current time: ${formatLocal(now, timezone)} (${timezone}).`,
-      `Workspace: ${workspace}`,
-      `Conversation: ${inbound.sessionKey} (${inbound.isGroup ? "group chat" : "direct chat"}).`,
-    ].join("\n"),
-  );
+  section("Runtime", [
+    `Current time: ${formatLocal(now, timezone)} (${timezone}).`,
+    `Workspace: ${workspace}`,
+    `Conversation: ${inbound.sessionKey} (${inbound.isGroup ? "group chat" : "direct chat"}).`,
+  ]);
   return parts.join("\n\n");
 }
 
@@ -79,10 +68,7 @@ function capMemory(text: string, maxChars: number): string {
   return `${text.slice(0, maxChars)}\n\n[MEMORY.md continues for ${text.length - maxChars} more characters that are not shown here; memory_search finds them. Ask the owner to tidy the file.]`;
 }
 
-/**
- * What the model sees of an inbound message: who wrote it in a group, what it forwards or replies
- * to, its text, and a line per attachment (`attachmentLines` when they were read for the model).
- */
+/** What the model sees of a message: who wrote it in a group, what it forwards or quotes, its text, its attachments. */
 export function userContent(
   inbound: InboundMessage,
   attachmentLines = inbound.media.map((path) => `[attachment: ${path}]`),
@@ -121,10 +107,8 @@ export function toChatMessage(m: StoredMessage): ChatMessage {
   return { role: "assistant", content: m.content, tool_calls: toolCalls };
 }
 
-/**
- * Formatters by time zone, each with the parts of the last minute it formatted: building one costs
- * far more than using it, zones are few, and every turn asks for the current minute again.
- */
+// Formatters by zone, each with the parts of the last minute it formatted: building one costs far more than using
+// it, zones are few, and every turn asks for the current minute again.
 const localFormats = new Map<
   string,
   { format: Intl.DateTimeFormat; minute: number; parts: Intl.DateTimeFormatPart[] }

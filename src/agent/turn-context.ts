@@ -7,6 +7,7 @@ import type { ConversationStore, MemoryEntry, MemoryStore } from "../store/store
 import type { ReadCache } from "../tools/files/read-cache.js";
 import { requestBudget } from "./budget.js";
 import { buildSystemPrompt, formatDay, toChatMessage } from "./context.js";
+import type { LoopInput } from "./loop.js";
 import type { Skill } from "./skills.js";
 
 export interface TurnContextDeps {
@@ -27,34 +28,31 @@ export interface TurnContextDeps {
   };
 }
 
-export interface TurnContext {
-  system: string;
-  history: ChatMessage[];
-  user: ChatMessage;
-  /** Raw token counts of the history messages, from the store, so they are not counted again. */
-  tokenCache: WeakMap<ChatMessage, number>;
-}
+/** What kind of run a message starts: a person's message, or one pincer addressed to itself. */
+export type RunKind = "conversation" | "reminder" | "heartbeat" | "helper";
 
 /** The conversation and kind of run a turn's model calls are counted under. */
 export function runOf(msg: Pick<InboundMessage, "channel" | "meta" | "sessionKey">) {
+  const own = msg.channel === "system" ? msg.meta?.kind : undefined;
+  const kind: RunKind = own === "cron" ? "reminder" : own === "heartbeat" || own === "helper" ? own : "conversation";
   const about = msg.meta?.kind === "cron" ? msg.meta.reminder : undefined;
-  return { sessionKey: msg.sessionKey, kind: runKindOf(msg), ...(about ? { about } : {}) };
+  return { sessionKey: msg.sessionKey, kind, ...(about ? { about } : {}) };
 }
 
 /** Share of the budget the consolidated entries of the conversation may take in the prompt. */
 const ENTRIES_SHARE = 0.1;
 
 /**
- * The prompt for one turn: instructions (workspace files, MEMORY.md where allowed, summaries of
- * consolidated turns, skills, runtime), then the newest history that fits what is left of the
- * budget, then the user's message. Costs depend on the budget, not the conversation's length.
+ * The prompt for one turn: instructions (workspace files, MEMORY.md where allowed, summaries of consolidated turns,
+ * skills, runtime), the newest history that fits what is left of the budget, the user's message. Costs depend on
+ * the budget, not the conversation's length; `tokenCache` has the history's counts from the store.
  */
 export async function buildTurnContext(
   deps: TurnContextDeps,
   inbound: InboundMessage,
   userMessage: ChatMessage,
   now: Date,
-): Promise<TurnContext> {
+): Promise<Required<Pick<LoopInput, "system" | "history" | "user" | "tokenCache">>> {
   const { settings, tokens } = deps;
   const conversation = await deps.memory.openConversation(inbound.sessionKey);
   const entries =
@@ -95,15 +93,6 @@ function entryDates(entry: MemoryEntry, timezone: string): string {
   const from = formatDay(entry.periodStart, timezone);
   const to = formatDay(entry.periodEnd, timezone);
   return from === to ? from : `${from} – ${to}`;
-}
-
-/** What kind of run a message starts: a person's message, or one pincer addressed to itself. */
-export type RunKind = "conversation" | "reminder" | "heartbeat" | "helper";
-
-export function runKindOf(msg: Pick<InboundMessage, "channel" | "meta">): RunKind {
-  if (msg.channel !== "system") return "conversation";
-  const kind = msg.meta?.kind;
-  return kind === "cron" ? "reminder" : kind === "heartbeat" || kind === "helper" ? kind : "conversation";
 }
 
 /** The user a run speaks for: the sender, or for a scheduled run or a helper's result the job's / parent's owner. */
