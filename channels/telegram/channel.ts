@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { COMMANDS } from "../../src/bus/commands.js";
+import { retryDelay } from "../../src/bus/delivery.js";
 import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
 import { trackConnection } from "./connection.js";
@@ -15,7 +16,7 @@ import { telegramDrafts } from "./drafts.js";
 import { createInboundHandlers } from "./inbound.js";
 import { Api, Bot, Context, GrammyError, webhookCallback } from "./library.js";
 import { createSender } from "./outbound.js";
-import { backoffDelay, DEFAULT_RETRY_POLICY, installRetries, type RetryPolicy } from "./retry.js";
+import { DEFAULT_RETRY_POLICY, installRetries, type RetryPolicy } from "./retry.js";
 
 /** Timings a deployment never needs to touch; tests and benchmarks shrink them. */
 const DEFAULT_TIMING = {
@@ -26,7 +27,7 @@ const DEFAULT_TIMING = {
   pollTimeoutSeconds: 30,
   // How long start() waits for Telegram before going on and connecting in the background.
   startWaitMs: 10_000,
-  // Between restarts of the poller after it stopped with an error.
+  // The backoff of connecting and polling while Telegram is away.
   reconnectBaseMs: 1000,
   reconnectMaxMs: 60_000,
   // One attachment's download, given up with a note after this.
@@ -58,7 +59,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   const bot = new Bot(token, { client: { apiRoot: config.telegramApiRoot } });
   const connection = trackConnection();
   bot.api.config.use(connection.transformer);
-  installRetries(bot.api, timing.retry, log);
+  installRetries(bot.api, timing.retry);
   bot.use(
     createInboundHandlers({
       bus,
@@ -92,29 +93,28 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   let stopped = false;
   let webhookServer: Server | undefined;
   let supervisor: Promise<void> | undefined;
-  /** Aborts API calls, their retry pauses and the channel's own, so stop() never waits out an outage. */
+  // Aborts API calls, their retry pauses and the channel's own, so stop() never waits out an outage.
   let shutdown = new AbortController();
   // grammy types its signal parameter with its AbortController polyfill; Node's own signal is what it uses at run time.
   const apiSignal = () => shutdown.signal as unknown as Parameters<GrammyBot["api"]["getMe"]>[0];
   let offActivity: (() => void) | undefined;
   const sleep = (ms: number) => pause(ms, undefined, { signal: shutdown.signal }).catch(() => {});
+  const retryTiming = { baseDelayMs: timing.reconnectBaseMs, maxDelayMs: timing.reconnectMaxMs };
 
-  /**
-   * Runs `attempt` until it succeeds or the channel stops, with capped backoff. The first failure
-   * is logged as an error and the recovery as info; the retries in between only at debug level.
-   */
-  async function persist(what: string, attempt: () => Promise<void>): Promise<void> {
-    for (let failures = 0; !stopped; failures++) {
+  /** Runs `attempt` until it works or the channel stops: the first failure and the recovery are logged once. */
+  async function persist(failed: string, recovered: string, attempt: () => Promise<void>): Promise<void> {
+    for (let failures = 1; !stopped; failures++) {
       try {
         await attempt();
-        if (failures > 0) log.info({ failures }, `${what}: working again`);
+        if (failures > 1) log.info({ failures: failures - 1 }, recovered);
         return;
       } catch (err) {
         if (stopped) return;
-        if (failures === 0) log.error({ err: describe(err) }, `${what} failed; retrying with backoff`);
-        else log.debug({ err: describe(err), failures }, `${what} failed again`);
+        if (failures === 1) log.warn({ err: describe(err) }, failed);
+        else log.debug({ err: describe(err), failures }, "failed again");
+        const retryAfter = err instanceof GrammyError ? err.parameters.retry_after : undefined;
+        await sleep(retryDelay(failures, retryTiming, retryAfter === undefined ? undefined : retryAfter * 1000));
       }
-      await sleep(backoffDelay(failures, timing.reconnectBaseMs, timing.reconnectMaxMs));
     }
   }
 
@@ -127,11 +127,10 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   }
 
   /**
-   * Long polling, our own loop rather than a runner's: an update is confirmed to Telegram (the
-   * offset passes it) only once it was handled (its inbox row written), each chat's in order.
-   * While some are still being handled (a download takes up to a minute), polling goes on every
-   * second from the first unfinished one, handing on only updates not seen before, so no other
-   * chat waits behind a slow one. Reconnects forever.
+   * Long polling, our own loop rather than a runner's: the offset passes an update only once it was handled (its inbox
+   * row written), each chat's in order. While some are still being handled (a download takes up to a minute), polling
+   * goes on every second from the first unfinished one, handing on only updates not seen before, so no other chat
+   * waits behind a slow one.
    */
   async function supervisePolling(): Promise<void> {
     const handling = new Map<number, Promise<void>>();
@@ -148,26 +147,30 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         if (chats.get(chat) === done) chats.delete(chat);
       });
     };
-    while (!stopped) {
-      await persist("connecting to Telegram", async () => {
+    const poll = async () => {
+      const busy = handling.size > 0;
+      const offset = busy ? Math.min(...handling.keys()) : next;
+      const timeout = busy ? 0 : timing.pollTimeoutSeconds;
+      const updates = await bot.api.getUpdates({ offset, timeout, allowed_updates: ALLOWED_UPDATES }, apiSignal());
+      // Sorted and each taken once: a server repeating or reordering updates cannot get one handled twice.
+      for (const update of [...updates].sort((a, b) => a.update_id - b.update_id))
+        if (update.update_id >= next && !stopped) handOn(update);
+    };
+    await persist(
+      "connecting to Telegram failed; retrying with backoff",
+      "connecting to Telegram: working again",
+      async () => {
         if (!bot.isInited()) bot.botInfo = await bot.api.getMe(apiSignal());
         await bot.api.deleteWebhook(undefined, apiSignal());
-      });
-      try {
-        while (!stopped) {
-          const busy = handling.size > 0;
-          const offset = busy ? Math.min(...handling.keys()) : next;
-          const timeout = busy ? 0 : timing.pollTimeoutSeconds;
-          const updates = await bot.api.getUpdates({ offset, timeout, allowed_updates: ALLOWED_UPDATES }, apiSignal());
-          // Sorted and each taken once: a server repeating or reordering updates cannot get one handled twice.
-          for (const update of [...updates].sort((a, b) => a.update_id - b.update_id))
-            if (update.update_id >= next && !stopped) handOn(update);
-          if (handling.size > 0) await Promise.race([sleep(1000), Promise.all(handling.values())]);
-        }
-      } catch (err) {
-        if (!stopped) log.error({ err: describe(err) }, "telegram polling stopped; reconnecting");
-      }
-      if (!stopped) await sleep(timing.reconnectBaseMs);
+      },
+    );
+    while (!stopped) {
+      await persist(
+        "telegram polling failed; retrying with backoff until it works again",
+        "telegram polling recovered",
+        poll,
+      );
+      if (handling.size > 0) await Promise.race([sleep(1000), Promise.all(handling.values())]);
     }
     await Promise.all(handling.values());
   }
@@ -200,7 +203,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     // Telegram only posts over HTTPS, so a reverse proxy on this host terminates TLS and forwards here.
     webhookServer.listen(port, "127.0.0.1");
     await once(webhookServer, "listening");
-    supervisor = persist("registering the Telegram webhook", async () => {
+    const registering = "registering the Telegram webhook";
+    supervisor = persist(`${registering} failed; retrying with backoff`, `${registering}: working again`, async () => {
       if (!bot.isInited()) bot.botInfo = await bot.api.getMe(apiSignal());
       await bot.api.setWebhook(url, { secret_token: secret, allowed_updates: ALLOWED_UPDATES }, apiSignal());
       log.info({ url, port }, "telegram webhook is set");
