@@ -2,7 +2,7 @@ import type { Context, Composer as GrammyComposer } from "grammy";
 import type { Message } from "grammy/types";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
-import { conversationMediaDir, type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
+import { conversationMediaDir } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { createTapHandler } from "./buttons.js";
 import { groupDecision } from "./gating.js";
@@ -55,42 +55,30 @@ export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context
   });
 
   async function handleMessage(ctx: Context, message: Message): Promise<void> {
-    const me = ctx.me;
-    const normalized = normalizeMessage(message, { id: me.id, username: me.username });
+    const normalized = normalizeMessage(message, { id: ctx.me.id, username: ctx.me.username });
     if (!normalized) return;
-    const gate = groupDecision({ ...normalized, allowedGroups: deps.allowedGroups });
+    const { inbound, attachments } = normalized;
+    const gate = groupDecision({ ...inbound, ...normalized, allowedGroups: deps.allowedGroups });
     if (!gate.answer) {
-      log.debug({ chatId: normalized.chatId, reason: gate.reason }, "group message not for the bot");
+      log.debug({ chatId: inbound.chatId, reason: gate.reason }, "group message not for the bot");
       return;
     }
-    const { messageId, threadId, repliesToBot, isCommand: _, attachments, meta, ...said } = normalized;
-    const inbound: InboundMessage = {
-      ...said,
-      id: messageId,
-      channel: "telegram",
-      media: [],
-      mentionsBot: said.mentionsBot || repliesToBot,
-      receivedAt: Date.now(),
-      sessionKey: sessionKeyOf("telegram", said.chatId, threadId),
-      ...(Object.keys(meta).length > 0 ? { meta } : {}),
-    };
     // The store may be away (the gate reads it too): both calls are retried until it answers.
     const retries = inboundRetries(log, deps.signal());
     // Before any download: a stranger's files are never fetched (the gate answers them itself).
     if (!(await untilStored(() => deps.bus.screenInbound(inbound), retries))) return;
-    const media: string[] = [];
     const notes: string[] = [];
     for (const [index, attachment] of attachments.entries()) {
       const outcome = await downloadAttachment(
         { ...deps.media, dir: conversationMediaDir(deps.media.dir, inbound.sessionKey), api: ctx.api },
         attachment,
-        `telegram-${said.chatId}-${messageId}-${index}`,
+        `telegram-${inbound.chatId}-${inbound.id}-${index}`,
       );
-      if ("path" in outcome) media.push(outcome.path);
+      if ("path" in outcome) inbound.media.push(outcome.path);
       else notes.push(outcome.note);
     }
-    const text = [said.text, ...notes].filter(Boolean).join("\n");
-    if (!(await untilStored(() => deps.bus.publishInbound({ ...inbound, text, media }), retries))) {
+    const text = [inbound.text, ...notes].filter(Boolean).join("\n");
+    if (!(await untilStored(() => deps.bus.publishInbound({ ...inbound, text }), retries))) {
       log.debug({ chatId: inbound.chatId, id: inbound.id }, "not accepted: a replayed update, or refused by the gate");
     }
   }

@@ -18,20 +18,24 @@ function msg(fields: Record<string, unknown>): Message {
 
 describe("normalizeMessage", () => {
   it("reads a private text message", () => {
-    expect(normalizeMessage(msg({ text: "hello" }), bot)).toEqual({
-      messageId: "10",
-      chatId: "42",
-      threadId: undefined,
-      senderId: "42",
-      senderName: "Ann Lee",
-      text: "hello",
-      replyToId: undefined,
-      isGroup: false,
-      mentionsBot: false,
+    expect(normalizeMessage(msg({ text: "hello" }), bot, 1000)).toEqual({
+      inbound: {
+        id: "10",
+        channel: "telegram",
+        chatId: "42",
+        senderId: "42",
+        senderName: "Ann Lee",
+        text: "hello",
+        media: [],
+        replyToId: undefined,
+        isGroup: false,
+        mentionsBot: false,
+        receivedAt: 1000,
+        sessionKey: "telegram:42",
+      },
       repliesToBot: false,
       isCommand: false,
       attachments: [],
-      meta: {},
     });
   });
 
@@ -48,12 +52,12 @@ describe("normalizeMessage", () => {
       }),
       bot,
     );
-    expect(n).toMatchObject({ isGroup: true, mentionsBot: true, text: "please check @other_bot" });
+    expect(n?.inbound).toMatchObject({ isGroup: true, mentionsBot: true, text: "please check @other_bot" });
     const other = normalizeMessage(
       msg({ chat: group, text: "@other_bot hi", entities: [{ type: "mention", offset: 0, length: 10 }] }),
       bot,
     );
-    expect(other?.mentionsBot).toBe(false);
+    expect(other?.inbound.mentionsBot).toBe(false);
     const textMention = normalizeMessage(
       msg({
         chat: group,
@@ -64,7 +68,7 @@ describe("normalizeMessage", () => {
       }),
       bot,
     );
-    expect(textMention?.mentionsBot).toBe(true);
+    expect(textMention?.inbound.mentionsBot).toBe(true);
   });
 
   it("tells commands for this bot from commands for another", () => {
@@ -73,9 +77,9 @@ describe("normalizeMessage", () => {
         msg({ chat: group, text, entities: [{ type: "bot_command", offset: 0, length: text.split(" ")[0].length }] }),
         bot,
       );
-    expect(command("/new@pincer_bot")).toMatchObject({ isCommand: true, mentionsBot: true, text: "/new" });
-    expect(command("/stop")).toMatchObject({ isCommand: true, mentionsBot: false, text: "/stop" });
-    expect(command("/stop@other_bot")).toMatchObject({ isCommand: false, mentionsBot: false });
+    expect(command("/new@pincer_bot")).toMatchObject({ isCommand: true, inbound: { mentionsBot: true, text: "/new" } });
+    expect(command("/stop")).toMatchObject({ isCommand: true, inbound: { mentionsBot: false, text: "/stop" } });
+    expect(command("/stop@other_bot")).toMatchObject({ isCommand: false, inbound: { mentionsBot: false } });
   });
 
   it("treats a forum topic as its own thread and ignores the topic's implicit reply", () => {
@@ -90,7 +94,10 @@ describe("normalizeMessage", () => {
       }),
       bot,
     );
-    expect(inTopic).toMatchObject({ threadId: "5", replyToId: undefined, repliesToBot: false });
+    expect(inTopic).toMatchObject({
+      inbound: { sessionKey: "telegram:-100:thread:5", replyToId: undefined },
+      repliesToBot: false,
+    });
     const botMessage = {
       message_id: 8,
       date: 1,
@@ -102,13 +109,16 @@ describe("normalizeMessage", () => {
       msg({ chat: group, text: "y", message_thread_id: 5, is_topic_message: true, reply_to_message: botMessage }),
       bot,
     );
-    expect(replyInTopic).toMatchObject({ threadId: "5", replyToId: "8", repliesToBot: true });
+    expect(replyInTopic).toMatchObject({
+      inbound: { sessionKey: "telegram:-100:thread:5", replyToId: "8" },
+      repliesToBot: true,
+    });
     // In a plain supergroup a reply thread is not a topic.
     const plainReply = normalizeMessage(
       msg({ chat: group, text: "z", message_thread_id: 8, reply_to_message: botMessage }),
       bot,
     );
-    expect(plainReply).toMatchObject({ threadId: undefined, replyToId: "8", repliesToBot: true });
+    expect(plainReply).toMatchObject({ inbound: { sessionKey: "telegram:-100", replyToId: "8" }, repliesToBot: true });
   });
 
   it("lists files to download, with the caption as text", () => {
@@ -122,7 +132,7 @@ describe("normalizeMessage", () => {
       }),
       bot,
     );
-    expect(n?.text).toBe("see these");
+    expect(n?.inbound.text).toBe("see these");
     expect(n?.attachments).toEqual([
       { kind: "photo", fileId: "large", fileName: "photo-10.jpg", fileSize: 9000, label: "photo" },
     ]);
@@ -144,15 +154,16 @@ describe("normalizeMessage", () => {
   });
 
   it("describes stickers, places, contacts and polls in words", () => {
-    expect(normalizeMessage(msg({ sticker: { file_id: "s", emoji: "🙂" } }), bot)?.text).toBe("[sticker 🙂]");
-    expect(normalizeMessage(msg({ location: { latitude: 1.5, longitude: 2.5 } }), bot)?.text).toBe(
+    expect(normalizeMessage(msg({ sticker: { file_id: "s", emoji: "🙂" } }), bot)?.inbound.text).toBe("[sticker 🙂]");
+    expect(normalizeMessage(msg({ location: { latitude: 1.5, longitude: 2.5 } }), bot)?.inbound.text).toBe(
       "[location: 1.5, 2.5]",
     );
-    expect(normalizeMessage(msg({ contact: { first_name: "Bo", phone_number: "+1" } }), bot)?.text).toBe(
+    expect(normalizeMessage(msg({ contact: { first_name: "Bo", phone_number: "+1" } }), bot)?.inbound.text).toBe(
       "[contact: Bo, +1]",
     );
     expect(
-      normalizeMessage(msg({ poll: { question: "Lunch?", options: [{ text: "yes" }, { text: "no" }] } }), bot)?.text,
+      normalizeMessage(msg({ poll: { question: "Lunch?", options: [{ text: "yes" }, { text: "no" }] } }), bot)?.inbound
+        .text,
     ).toBe("[poll: Lunch? — yes / no]");
   });
 
@@ -161,7 +172,8 @@ describe("normalizeMessage", () => {
     expect(normalizeMessage(msg({ new_chat_members: [ann] }), bot)).toBeUndefined();
     expect(normalizeMessage(msg({ pinned_message: { message_id: 1 } }), bot)).toBeUndefined();
     expect(
-      normalizeMessage(msg({ text: "@pincer_bot", entities: [{ type: "mention", offset: 0, length: 11 }] }), bot)?.text,
+      normalizeMessage(msg({ text: "@pincer_bot", entities: [{ type: "mention", offset: 0, length: 11 }] }), bot)
+        ?.inbound.text,
     ).toBe("@pincer_bot");
     expect(normalizeMessage(msg({ text: "   " }), bot)).toBeUndefined();
   });

@@ -1,4 +1,5 @@
 import type { Message, MessageEntity, User } from "grammy/types";
+import { type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 
 /** Who the bot is, as far as reading messages goes. */
 export interface BotIdentity {
@@ -20,71 +21,66 @@ export interface AttachmentRef {
   durationSeconds?: number;
 }
 
-/** A Telegram message reduced to what pincer needs; the channel turns it into an InboundMessage. */
+/** A Telegram message as the bus takes it (before its files are downloaded), and what the group gate reads. */
 export interface NormalizedMessage {
-  messageId: string;
-  chatId: string;
-  /** The forum topic the message belongs to (its own conversation). */
-  threadId?: string;
-  senderId: string;
-  senderName: string;
-  /** Text or caption with the bot's @username removed, plus a line per content the bot cannot read as text. */
-  text: string;
-  replyToId?: string;
-  isGroup: boolean;
-  /** The bot was @mentioned, text-mentioned, or a command was addressed to it by name. */
-  mentionsBot: boolean;
+  inbound: InboundMessage;
   repliesToBot: boolean;
   /** A /command (bare or /command@thisbot) opens the message. */
   isCommand: boolean;
   attachments: AttachmentRef[];
-  /** Facts for the model: what is quoted or forwarded (InboundMessage.meta). */
-  meta: Record<string, string>;
 }
 
 /** How much of a replied-to message the model is shown. */
 export const QUOTE_CHARS = 300;
 
 /**
- * Reads a message from a user. Returns undefined for what has nothing for the agent: messages from
- * bots, service messages (members joining, pins, topic edits) and anything without content.
+ * Reads a message from a user. Returns undefined for what has nothing for the agent: messages from bots, service
+ * messages (members joining, pins, topic edits) and anything without content.
  */
-export function normalizeMessage(message: Message, bot: BotIdentity): NormalizedMessage | undefined {
+export function normalizeMessage(
+  message: Message,
+  bot: BotIdentity,
+  receivedAt = Date.now(),
+): NormalizedMessage | undefined {
   const from = message.from;
   if (!from || from.is_bot) return undefined;
   const rawText = message.text ?? message.caption ?? "";
   const entities = message.entities ?? message.caption_entities ?? [];
   const attachments = attachmentsOf(message);
-  const notes = describeContent(message);
-  const isGroup = message.chat.type === "group" || message.chat.type === "supergroup";
+  const chatId = String(message.chat.id);
+  // A forum topic is its own conversation.
   const threadId =
     message.is_topic_message && message.message_thread_id ? String(message.message_thread_id) : undefined;
   const reply = message.reply_to_message;
   // Inside a forum topic every message "replies" to the topic's creation message; that is not a reply.
   const realReply =
     reply && !(threadId && (reply.message_id === message.message_thread_id || reply.forum_topic_created));
+  const repliesToBot = Boolean(realReply && reply.from?.id === bot.id);
   // A bare "@botname" still says something: it is kept rather than turned into an empty message.
   const said = stripBotName(rawText, bot.username) || rawText.trim();
-  const text = [said, ...notes].filter(Boolean).join("\n");
+  const text = [said, ...describeContent(message)].filter(Boolean).join("\n");
   if (!text && attachments.length === 0) return undefined;
-  return {
-    messageId: String(message.message_id),
-    chatId: String(message.chat.id),
-    threadId,
+  const meta = {
+    ...(realReply ? quoteOf(message, reply, bot) : {}),
+    ...(message.forward_origin ? { forwardedFrom: originName(message.forward_origin) } : {}),
+  };
+  const inbound: InboundMessage = {
+    id: String(message.message_id),
+    channel: "telegram",
+    chatId,
     senderId: String(from.id),
     senderName: nameOf(from),
     text,
+    media: [],
     replyToId: realReply ? String(reply.message_id) : undefined,
-    isGroup,
-    mentionsBot: mentions(rawText, entities, bot),
-    repliesToBot: Boolean(realReply && reply.from?.id === bot.id),
-    isCommand: isCommandFor(rawText, entities, bot.username),
-    attachments,
-    meta: {
-      ...(realReply ? quoteOf(message, reply, bot) : {}),
-      ...(message.forward_origin ? { forwardedFrom: originName(message.forward_origin) } : {}),
-    },
+    isGroup: message.chat.type === "group" || message.chat.type === "supergroup",
+    // @mentioned, text-mentioned, a command addressed to the bot by name, or a reply to it.
+    mentionsBot: mentions(rawText, entities, bot) || repliesToBot,
+    receivedAt,
+    sessionKey: sessionKeyOf("telegram", chatId, threadId),
+    ...(Object.keys(meta).length > 0 ? { meta } : {}),
   };
+  return { inbound, repliesToBot, isCommand: isCommandFor(rawText, entities, bot.username), attachments };
 }
 
 /** The replied-to text (the part the user quoted, if they did), who wrote it, and whether it is trusted. */
