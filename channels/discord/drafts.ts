@@ -1,6 +1,5 @@
 import type { REST } from "discord.js";
-import { draftIntervalMs } from "../../src/bus/draft-pace.js";
-import { type DraftRenderer, DraftStream } from "../../src/bus/draft-stream.js";
+import { type DraftRenderer, DraftStream, draftIntervalMs } from "../../src/bus/draft-stream.js";
 import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
 import { NO_PINGS } from "./outbound.js";
 import { openFenceAtEnd, splitMessage } from "./split.js";

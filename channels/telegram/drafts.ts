@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Api } from "grammy";
-import { draftIntervalMs } from "../../src/bus/draft-pace.js";
-import { type DraftRenderer, DraftStream } from "../../src/bus/draft-stream.js";
+import { type DraftRenderer, DraftStream, draftIntervalMs } from "../../src/bus/draft-stream.js";
 import { partialTelegramHtml } from "./format.js";
 import { GrammyError } from "./library.js";
 import { splitTelegramHtml } from "./split.js";

@@ -10,6 +10,7 @@ import {
   type ButtonTap,
   type ChannelName,
   type DeliveryOutcome,
+  errorText,
   type InboundMessage,
   type OutboundMessage,
   sessionKeyOf,
@@ -17,19 +18,12 @@ import {
   type TapHandler,
 } from "./types.js";
 
-export type { BusJournal, OutboundHandler } from "./delivery.js";
-
-/** Who may reach the agent (src/access's gate), asked for every inbound message; it answers strangers itself. */
-export type InboundGate = (msg: InboundMessage) => Promise<boolean>;
-
-export type ActivityHandler = (event: ActivityEvent) => void;
-
-export interface BusOptions {
+interface BusOptions {
   journal?: BusJournal;
   retry?: Partial<RetryTiming>;
-  /** The outbox senders' and the taps' log. */
   log?: Logger;
-  gate?: InboundGate;
+  /** Who may reach the agent (src/access's gate), asked for every inbound message; it answers strangers itself. */
+  gate?: (msg: InboundMessage) => Promise<boolean>;
   /** Where an accepted message goes instead of this process's queue (clustered: the shared inbox is the queue). */
   elsewhere?: (msg: InboundMessage) => void;
 }
@@ -37,16 +31,11 @@ export interface BusOptions {
 export const DEFAULT_RETRY_TIMING: RetryTiming = {
   baseDelayMs: 1000,
   maxDelayMs: 30_000,
-  deadLetterAfterMs: 24 * 60 * 60 * 1000,
+  deadLetterAfterMs: 86_400_000,
   stopGraceMs: 5000,
 };
 
-type Waiter = { chat: string; resolve: (outcome: DeliveryOutcome) => void };
-
-/**
- * The in-process bus: channels publish inbound messages; outbound messages go into the outbox
- * and each subscribed channel's sender loop delivers them, outside the turn that produced them.
- */
+/** Channels publish inbound messages; outbound ones go into the outbox, and each channel's sender delivers them. */
 export class MessageBus {
   readonly inbound = new AsyncQueue<InboundMessage>();
   private readonly journal: BusJournal;
@@ -55,9 +44,9 @@ export class MessageBus {
     ChannelName,
     { sender: ChannelSender; handler: OutboundHandler; drafts?: DraftRenderer }
   >();
-  private readonly activityHandlers = new Map<ChannelName, Set<ActivityHandler>>();
-  /** Callers waiting for the next attempt at an outbox row, by row id. */
-  private readonly waiters = new Map<number, Waiter[]>();
+  private readonly activityHandlers = new Map<ChannelName, Set<(event: ActivityEvent) => void>>();
+  /** The caller waiting for the next attempt at an outbox row it recorded, by row id. */
+  private readonly waiters = new Map<number, { chat: string; resolve: (outcome: DeliveryOutcome) => void }>();
   private tapHandler: TapHandler | undefined;
 
   constructor(private readonly options: BusOptions = {}) {
@@ -85,16 +74,16 @@ export class MessageBus {
   }
 
   /**
-   * Records a message in the outbox and resolves with its first attempt's outcome (failed also
-   * while an earlier message to the chat waits for a retry; `queued` without a running channel).
-   * Progress notes are not journaled: after a restart they would describe nothing. `outboxId`
-   * is the row, for a later edit of it (`editOf`).
+   * Records a message in the outbox and resolves with its first attempt's outcome (failed also while an earlier message
+   * to the chat waits for a retry; `queued` without a running channel) and its row, for a later `editOf`. Progress
+   * notes are not journaled: after a restart they would describe nothing.
    */
   async publishOutbound(msg: OutboundMessage): Promise<DeliveryOutcome & { outboxId?: number }> {
     if (msg.kind === "progress") return this.sendProgress(msg);
     const outboxId = await this.journal.recordOutbound(msg);
     if (!this.serves(msg.channel)) return { status: "queued", outboxId };
-    const outcome = this.outcome(outboxId, msg);
+    const chat = sessionKeyOf(msg.channel, msg.chatId, msg.threadId);
+    const outcome = new Promise<DeliveryOutcome>((resolve) => this.waiters.set(outboxId, { chat, resolve }));
     this.outboundRecorded(msg.channel);
     return { ...(await outcome), outboxId };
   }
@@ -106,15 +95,6 @@ export class MessageBus {
   /** Tells the channel's sender that a row was recorded (by a transaction that also did other work). */
   outboundRecorded(channel: ChannelName): void {
     this.senders.get(channel)?.sender.wake();
-  }
-
-  /** Resolves with the outcome of the next attempt at a row just recorded (so still pending). */
-  private outcome(id: number, msg: Pick<OutboundMessage, "channel" | "chatId" | "threadId">): Promise<DeliveryOutcome> {
-    return new Promise((resolve) => {
-      const list = this.waiters.get(id) ?? [];
-      list.push({ chat: sessionKeyOf(msg.channel, msg.chatId, msg.threadId), resolve });
-      this.waiters.set(id, list);
-    });
   }
 
   /** Resolves once the channel has nothing left to send (for the terminal, which prints and exits). */
@@ -142,7 +122,7 @@ export class MessageBus {
     await entry?.sender.stop();
   }
 
-  /** Sets the one handler of button taps (the composition root's router, by data prefix). */
+  /** The one handler of button taps (the composition root's router, by data prefix). */
   onTap(handler: TapHandler): void {
     this.tapHandler = handler;
   }
@@ -152,10 +132,7 @@ export class MessageBus {
     try {
       return (await this.tapHandler?.(tap)) ?? { text: EXPIRED_BUTTON };
     } catch (err) {
-      this.options.log?.error(
-        { err: err instanceof Error ? err.message : String(err), data: tap.data },
-        "a button press failed",
-      );
+      this.options.log?.error({ err: errorText(err), data: tap.data }, "a button press failed");
       return { text: "Something went wrong." };
     }
   }
@@ -164,7 +141,7 @@ export class MessageBus {
     for (const handler of this.activityHandlers.get(event.channel) ?? []) handler(event);
   }
 
-  onActivity(channel: ChannelName, handler: ActivityHandler): () => void {
+  onActivity(channel: ChannelName, handler: (event: ActivityEvent) => void): () => void {
     const set = this.activityHandlers.get(channel) ?? new Set();
     set.add(handler);
     this.activityHandlers.set(channel, set);
@@ -175,20 +152,17 @@ export class MessageBus {
     this.inbound.close();
   }
 
-  /** Wakes the callers waiting on this row; a failure also answers those queued behind it in the same chat. */
+  /** Wakes the caller waiting on this row; a failure also answers those queued behind it in the same chat. */
   private settle(row: OutboxRow, outcome: DeliveryOutcome): void {
-    for (const waiter of this.waiters.get(row.id) ?? []) waiter.resolve(outcome);
+    this.waiters.get(row.id)?.resolve(outcome);
     this.waiters.delete(row.id);
     if (outcome.status !== "failed") return;
     const chat = sessionKeyOf(row.msg.channel, row.msg.chatId, row.msg.threadId);
-    for (const [id, list] of this.waiters) {
-      const blocked = list.filter((w) => w.chat === chat);
-      if (blocked.length === 0) continue;
-      const error = `an earlier message to this chat is waiting to be retried (${outcome.error})`;
-      for (const waiter of blocked) waiter.resolve({ status: "failed", error });
-      const rest = list.filter((w) => w.chat !== chat);
-      if (rest.length > 0) this.waiters.set(id, rest);
-      else this.waiters.delete(id);
+    const error = `an earlier message to this chat is waiting to be retried (${outcome.error})`;
+    for (const [id, waiter] of this.waiters) {
+      if (waiter.chat !== chat) continue;
+      waiter.resolve({ status: "failed", error });
+      this.waiters.delete(id);
     }
   }
 
@@ -203,7 +177,7 @@ export class MessageBus {
       });
       return { status: "sent", messageIds: receipt?.messageIds ?? [] };
     } catch (err) {
-      return { status: "failed", error: err instanceof Error ? err.message : String(err) };
+      return { status: "failed", error: errorText(err) };
     }
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { usableButtons, withButtonLines } from "./buttons.js";
+import { routeTaps, usableButtons, withButtonLines } from "./buttons.js";
+import type { ButtonTap } from "./types.js";
 
 describe("the buttons a channel shows", () => {
   it("leaves out what a platform would refuse the whole message for, and cuts labels by characters", () => {
@@ -34,5 +35,26 @@ describe("the buttons a channel shows", () => {
     ];
     expect(withButtonLines({ text: "Go?", buttons })).toBe("Go?\n[Yes] [No]\n[Later]");
     expect(withButtonLines({ text: "plain" })).toBe("plain");
+  });
+});
+
+const tap = (data: string): ButtonTap => ({
+  id: "1",
+  channel: "telegram",
+  chatId: "1",
+  senderId: "2",
+  senderName: "Ann",
+  isGroup: false,
+  messageId: "3",
+  data,
+  receivedAt: 0,
+});
+
+describe("routing taps by their data's prefix", () => {
+  it("hands each tap to its prefix's handler; anything else, or a route switched off, has expired", async () => {
+    const route = routeTaps({ "a:": async (t) => ({ text: `approval ${t.data}` }), "b:": undefined });
+    expect(await route(tap("a:x:once"))).toEqual({ text: "approval a:x:once" });
+    expect(await route(tap("b:1"))).toEqual({ text: "This button has expired." });
+    expect(await route(tap("zzz"))).toEqual({ text: "This button has expired." });
   });
 });

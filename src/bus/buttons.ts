@@ -1,15 +1,15 @@
-import type { Button } from "./types.js";
+import { type Button, type InboundMessage, sessionKeyOf, type TapHandler } from "./types.js";
 
-/** What both platforms take: Discord's 5 rows of 5, Telegram's 64 bytes of data; labels kept short. */
 /** What a tap is told when nothing here answers for its button any more. */
 export const EXPIRED_BUTTON = "This button has expired.";
 
+/** What both platforms take: Discord's 5 rows of 5, Telegram's 64 bytes of data; labels kept short. */
 export const BUTTON_LIMITS = { rows: 5, perRow: 5, labelChars: 64, dataBytes: 64 } as const;
 
 /**
- * The buttons a channel can show: a button without a label, or with data the platform would
- * refuse (which would refuse the whole message), is left out; long labels are cut; rows and
- * buttons past the limits are dropped. Producers validate first; this keeps a message from being lost.
+ * The buttons a channel can show: one without a label, or with data the platform would refuse (refusing the whole
+ * message), is left out; long labels are cut; rows and buttons past the limits dropped. Producers validate first; this
+ * keeps a message from being lost.
  */
 export function usableButtons(rows: Button[][] | undefined): Button[][] {
   return (rows ?? [])
@@ -27,4 +27,41 @@ export function usableButtons(rows: Button[][] | undefined): Button[][] {
 export function withButtonLines(msg: { text: string; buttons?: Button[][] }): string {
   const lines = usableButtons(msg.buttons).map((row) => row.map((b) => `[${b.label}]`).join(" "));
   return [msg.text, ...lines].filter(Boolean).join("\n");
+}
+
+/** The bus's one tap handler: each tap goes to the handler of its data's prefix (`a:`, `b:`…). */
+export function routeTaps(routes: Record<string, TapHandler | undefined>): TapHandler {
+  return async (tap) => {
+    const prefix = Object.keys(routes).find((p) => tap.data.startsWith(p));
+    const handler = prefix === undefined ? undefined : routes[prefix];
+    return handler ? handler(tap) : { text: EXPIRED_BUTTON };
+  };
+}
+
+/** The data prefix of the message tool's buttons (`b:<row>.<column>`); the label is read from the platform. */
+export const MESSAGE_BUTTON_PREFIX = "b:";
+
+/**
+ * A tap on a message-tool button is what the tapper says to that chat, `[button] Label`, through the access gate and
+ * the inbox's replay check like anything they type: a stranger's tap is refused, a replayed one taken once.
+ */
+export function messageButtonTaps(bus: { publishInbound(msg: InboundMessage): Promise<boolean> }): TapHandler {
+  return async (tap) => {
+    // The label is what the model offered; a message too old to show its keyboard has none.
+    if (!tap.label) return { text: EXPIRED_BUTTON };
+    await bus.publishInbound({
+      id: `tap:${tap.id}`,
+      channel: tap.channel,
+      chatId: tap.chatId,
+      senderId: tap.senderId,
+      senderName: tap.senderName,
+      text: `[button] ${tap.label}`,
+      media: [],
+      isGroup: tap.isGroup,
+      mentionsBot: true,
+      receivedAt: tap.receivedAt,
+      sessionKey: sessionKeyOf(tap.channel, tap.chatId, tap.threadId),
+    });
+    return {};
+  };
 }

@@ -1,7 +1,5 @@
-/**
- * Chat commands pincer answers itself instead of sending them to the model: part of the bus
- * contract, since channels offer them (Telegram's command menu) and spot them (the console's /stop).
- */
+// Chat commands pincer answers itself: part of the bus contract, since channels offer them (Telegram's menu) and spot
+// them (the console's /stop).
 export type CommandName = "new" | "stop" | "status" | "help" | "model" | "usage";
 
 export const COMMANDS: Array<{ name: CommandName; description: string }> = [
@@ -16,10 +14,7 @@ export const COMMANDS: Array<{ name: CommandName; description: string }> = [
 /** Commands that take the rest of the line: `/model NAME`. */
 const WITH_ARGUMENT: ReadonlySet<CommandName> = new Set(["model"]);
 
-/**
- * `/stop`, `/stop@MyBot` and ` /STOP ` are the stop command; `/stop now` and `/stopwatch` are
- * not. `/model gpt-4o` is the model command (commandArgument gives "gpt-4o").
- */
+/** `/stop`, `/stop@MyBot` and ` /STOP ` are the stop command; `/stop now` and `/stopwatch` are not; `/model x` is. */
 export function parseCommand(text: string): CommandName | undefined {
   const match = /^\/([a-z]+)(?:@\w+)?(\s+\S[\s\S]*)?$/i.exec(text.trim());
   const name = COMMANDS.find((c) => c.name === match?.[1].toLowerCase())?.name;

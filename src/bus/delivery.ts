@@ -2,9 +2,9 @@ import type { ChannelName, DeliveryReceipt, InboundMessage, OutboundMessage } fr
 
 /** Why a send failed, as a channel tells the outbox sender; anything else thrown is transient and retried. */
 export class DeliveryError extends Error {
-  /** The platform refused for good (403, chat not found, malformed): retrying cannot help. */
+  /** Refused for good (403, chat not found, malformed): retrying cannot help. */
   readonly permanent: boolean;
-  /** The platform asked to wait this long (429 retry_after). */
+  /** 429's retry_after. */
   readonly retryAfterMs?: number;
 
   constructor(message: string, options: { permanent?: boolean; retryAfterMs?: number; cause?: unknown } = {}) {
@@ -16,14 +16,12 @@ export class DeliveryError extends Error {
 }
 
 /**
- * What a channel's handler is told about one outbox row. A reply the channel splits into parts
- * (long text, attachments) is sent part by part; `partsSent` parts already reached the platform
- * on an earlier attempt (or before a restart) and must be skipped, and `markPartSent` records
- * each further part the platform accepts, before the next one goes out.
+ * What a channel's handler is told about one outbox row, sent part by part (long text, attachments): `partsSent` parts
+ * reached the platform on an earlier attempt (or before a restart) and are skipped; `markPartSent` records each further
+ * part the platform accepts before the next goes out (`last`: the row is sent in the same write; ids serve an edit).
  */
 export interface Delivery {
   readonly partsSent: number;
-  /** `last`: the row is recorded as sent in the same write, delivered whatever follows; ids serve a later edit. */
   markPartSent(last?: boolean, messageIds?: string[]): Promise<void>;
   /** Aborted when the channel stops. */
   readonly signal: AbortSignal;
@@ -52,11 +50,11 @@ export interface OutboxRow {
 export interface BusJournal {
   /** Records an inbound message; false when its id was seen before (a platform replay). */
   acceptInbound(msg: InboundMessage): Promise<boolean>;
-  /** Records an outbound message as pending and returns its outbox id. */
+  /** Records an outbound message as pending; its outbox id. */
   recordOutbound(msg: OutboundMessage): Promise<number>;
   /** The oldest pending row of each chat of `channel`, oldest first: what may be sent next. */
   outboxHeads(channel: ChannelName): Promise<OutboxRow[]>;
-  /** `messageIds`: the platform's ids of every part sent so far. */
+  /** `messageIds`: every part's so far. */
   markOutboundPartSent(id: number, partsSent: number, messageIds?: string[]): Promise<void>;
   /** Records the row as sent (with `partsSent`, when given, in the same write) and the platform's ids of its parts. */
   markOutboundSent(id: number, partsSent?: number, messageIds?: string[]): Promise<void>;
@@ -80,10 +78,7 @@ export interface RetryTiming {
   stopGraceMs: number;
 }
 
-/**
- * The pause after `failures` failures: exponential, capped, jittered over the upper half so rows
- * failing together do not retry in lockstep; a platform's retry_after is honoured as given.
- */
+/** The pause after `failures` failures: retry_after as given, else doubling, capped, jittered so none go in lockstep. */
 export function retryDelay(
   failures: number,
   timing: Pick<RetryTiming, "baseDelayMs" | "maxDelayMs">,
@@ -96,16 +91,12 @@ export function retryDelay(
 }
 
 /**
- * A longer reply goes out as a Markdown file with a note instead of dozens of messages: it stays
- * readable, and formatting and splitting it on the event loop (marked overflows on megabytes) stay bounded.
+ * A longer reply goes out as a Markdown file with a note instead of dozens of messages: it stays readable, and
+ * formatting and splitting it on the event loop (marked overflows on megabytes) stay bounded.
  */
 export const LONG_REPLY_CHARS = 32_000;
 
 export function longReplyFile(text: string): { name: string; data: Buffer; note: string } {
-  const chars = text.length.toLocaleString("en");
-  return {
-    name: "reply.md",
-    data: Buffer.from(text),
-    note: `The answer is long (${chars} characters): it is in this file.`,
-  };
+  const note = `The answer is long (${text.length.toLocaleString("en")} characters): it is in this file.`;
+  return { name: "reply.md", data: Buffer.from(text), note };
 }

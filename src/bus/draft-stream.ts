@@ -1,4 +1,3 @@
-import { backoffMs, type DraftStep, nextCallAt, nextDraftStep } from "./draft-pace.js";
 import type { ChannelName } from "./types.js";
 
 /** Where a reply being written is shown: the chat its reply goes to. */
@@ -16,9 +15,8 @@ export interface DraftTarget {
   messageIds: string[];
 }
 
-/** A reply shown while it is written. */
+/** A reply shown while it is written: `update` takes the whole text so far (markdown). */
 export interface DraftSink {
-  /** The whole text so far (markdown), shown at the draft's pace. */
   update(text: string): void;
   /** Waits for a call still under way; the draft's platform ids. */
   close(): Promise<string[]>;
@@ -29,7 +27,7 @@ export interface DraftSink {
 /** A channel's way of showing drafts; `onIds` stores the draft's platform ids each time a message is posted. */
 export type DraftRenderer = (target: DraftTarget, onIds: (messageIds: string[]) => Promise<void>) => DraftSink;
 
-/** What a channel does for a DraftStream: its formatting, its split and its API calls. */
+/** A channel's formatting, split and API calls for a DraftStream. */
 export interface DraftOps {
   /** The text as the parts it would go out in now, formatted so an unfinished text is never refused. */
   parts(text: string): string[];
@@ -45,19 +43,17 @@ export interface DraftOps {
   isRefusal(err: unknown): boolean;
 }
 
-export interface DraftStreamOptions {
+interface DraftStreamOptions {
   intervalMs: number;
   messageIds?: string[];
   onIds?: (messageIds: string[]) => Promise<void>;
   onError?: (err: unknown) => void;
-  now?: () => number;
 }
 
 /**
- * One draft: the latest text shown at most once per interval, one platform call at a time, as
- * native drafts or as messages edited in place (moving on to a new message at the platform's
- * limit). A rate limit pauses it for the retry_after asked; a refusal ends it (a native draft
- * refused goes on as messages), and the reply itself settles whatever the draft shows.
+ * The latest text shown at most once per interval, one platform call at a time, as native drafts or as messages edited
+ * in place (a new one at the platform's limit). A rate limit pauses it for its retry_after; a refusal ends it (a native
+ * draft refused goes on as messages), and the reply itself settles whatever the draft shows.
  */
 export class DraftStream implements DraftSink {
   private latest = "";
@@ -74,7 +70,6 @@ export class DraftStream implements DraftSink {
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  private readonly now: () => number;
 
   constructor(
     private readonly ops: DraftOps,
@@ -84,7 +79,6 @@ export class DraftStream implements DraftSink {
     this.shown = this.ids.map(() => "\u0000");
     // A draft that already has messages goes on in them.
     this.native = this.ids.length === 0 ? ops.native?.bind(ops) : undefined;
-    this.now = options.now ?? Date.now;
   }
 
   update(text: string): void {
@@ -107,7 +101,7 @@ export class DraftStream implements DraftSink {
 
   private kick(): void {
     if (this.closed || this.broken || !this.dirty || this.running || this.timer) return;
-    const wait = nextCallAt(this.lastAt, this.options.intervalMs, this.blockedUntil) - this.now();
+    const wait = nextCallAt(this.lastAt, this.options.intervalMs, this.blockedUntil) - Date.now();
     if (wait > 0) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
@@ -133,7 +127,7 @@ export class DraftStream implements DraftSink {
         : undefined
       : nextDraftStep(this.shown, parts);
     if (!step) return;
-    this.lastAt = this.now();
+    this.lastAt = Date.now();
     // More may be left to show for the same text (a message completed before the next is posted).
     this.dirty = true;
     try {
@@ -154,7 +148,7 @@ export class DraftStream implements DraftSink {
         return;
       }
       this.failures++;
-      this.blockedUntil = this.now() + backoffMs(this.failures, this.options.intervalMs, this.ops.retryAfterMs(err));
+      this.blockedUntil = Date.now() + backoffMs(this.failures, this.options.intervalMs, this.ops.retryAfterMs(err));
     }
   }
 
@@ -171,4 +165,36 @@ export class DraftStream implements DraftSink {
     // Stored before anything else is posted: after a crash the next start edits it, never posts a second draft.
     await this.options.onIds?.([...this.ids]).catch((err: unknown) => this.options.onError?.(err));
   }
+}
+
+/** How often a draft may change: 1 s in private; 3 s in groups (Telegram: 20 messages a minute, seen by all). */
+export function draftIntervalMs(isPrivate: boolean): number {
+  return isPrivate ? 1000 : 3000;
+}
+
+/** The longest a draft waits after failures that gave no retry_after. */
+const MAX_BACKOFF_MS = 30_000;
+
+/** An interval after the last call, and never while the platform asked to wait. */
+export function nextCallAt(lastAt: number | undefined, intervalMs: number, blockedUntil: number): number {
+  return Math.max(lastAt === undefined ? 0 : lastAt + intervalMs, blockedUntil);
+}
+
+/** The pause after the `failures`-th failure in a row: the platform's retry_after, else doubling. */
+export function backoffMs(failures: number, intervalMs: number, retryAfterMs?: number): number {
+  if (retryAfterMs !== undefined) return retryAfterMs;
+  return Math.min(MAX_BACKOFF_MS, intervalMs * 2 ** Math.max(0, failures - 1));
+}
+
+type DraftStep = { kind: "edit" | "send"; index: number };
+
+/**
+ * The one platform call a draft needs next to show `parts`: the last message catches up with its part first (which
+ * completes it once the text moved past), then the next part is posted. Full messages stay until the reply edits them.
+ */
+export function nextDraftStep(shown: readonly string[], parts: readonly string[]): DraftStep | undefined {
+  const last = shown.length - 1;
+  if (last >= 0 && last < parts.length && parts[last] !== shown[last]) return { kind: "edit", index: last };
+  if (parts.length > shown.length) return { kind: "send", index: shown.length };
+  return undefined;
 }

@@ -7,20 +7,17 @@ import {
   type RetryTiming,
   retryDelay,
 } from "./delivery.js";
-import type { ChannelName, DeliveryOutcome, DeliveryReceipt } from "./types.js";
+import { type ChannelName, type DeliveryOutcome, type DeliveryReceipt, errorText } from "./types.js";
 import { untilStored } from "./until-stored.js";
 
 /** Chats whose replies are sent at once; one chat's rows always go one after another. */
 const PARALLEL_CHATS = 8;
 
 /**
- * One channel's sender loop. It sends the outbox's pending rows outside any turn: per chat
- * strictly in order (a chat's next row waits until the one before it is sent or dead), up to
- * PARALLEL_CHATS chats at a time in order of age, so neither a chat backing off nor a busy
- * moment in many chats holds the others up behind one slow send. A failure
- * is retried with exponential backoff and jitter, or after the platform's retry_after; a
- * permanent refusal or a row failing for longer than `deadLetterAfterMs` is dead-lettered. The
- * log tells an outage once when it starts and once when it ends, and a dead letter once.
+ * One channel's sender loop, outside any turn: per chat strictly in order, up to PARALLEL_CHATS chats at a time in
+ * order of age, so neither a chat backing off nor a busy moment holds the others up behind one slow send. A failure is
+ * retried with backoff or after retry_after; a refusal, or a row failing past `deadLetterAfterMs`, is dead-lettered.
+ * The log tells an outage once when it starts and once when it ends.
  */
 export class ChannelSender {
   private stopped = false;
@@ -28,7 +25,7 @@ export class ChannelSender {
   /** A row may have been recorded after the heads were read: the next sleep is skipped. */
   private woken = false;
   private readonly loop: Promise<void>;
-  /** Each running send's own controller: one per attempt, so platform clients never pile listeners on one signal. */
+  /** One controller per attempt, so platform clients never pile listeners on one signal. */
   private readonly inFlight = new Set<AbortController>();
   private failuresInARow = 0;
   private readonly idleWaiters: Array<() => void> = [];
@@ -38,7 +35,6 @@ export class ChannelSender {
     private readonly handler: OutboundHandler,
     private readonly journal: BusJournal,
     private readonly timing: RetryTiming,
-    /** Told the outcome of every attempt at a row (sent, refused and dead-lettered, or failed for now). */
     private readonly onAttempt: (row: OutboxRow, outcome: DeliveryOutcome) => void,
     private readonly log?: Logger,
   ) {
@@ -84,7 +80,7 @@ export class ChannelSender {
         // The journal failed: nothing is sent until it answers again, and the loop never dies.
         if (this.stopped) return;
         this.log?.[++failures === 1 ? "warn" : "debug"](
-          { channel: this.channel, err: describe(err), failures },
+          { channel: this.channel, err: errorText(err), failures },
           "could not read or write the outbox; sending waits until the store answers",
         );
         await this.sleep(retryDelay(failures, { baseDelayMs: 250, maxDelayMs: 5000 }));
@@ -126,8 +122,7 @@ export class ChannelSender {
     let partsSent = row.partsSent;
     let receipt: DeliveryReceipt | undefined;
     const messageIds = [...(row.messageIds ?? [])];
-    /** The handler said its last part went out, and the row was recorded as sent with it. */
-    let delivered = false;
+    let delivered = false; // the last part went out, and the row was recorded as sent with it
     const waitedMs = Date.now() - row.createdAt;
     const sending = performance.now();
     // The platform took a part: its record is retried (within the stop's grace), never sent again for it.
@@ -145,17 +140,11 @@ export class ChannelSender {
         signal,
       })) as DeliveryReceipt | undefined;
     } catch (err) {
-      // A failure after the last part went out changes nothing: the message was delivered.
-      if (!delivered) {
-        // Cut short by stop(): not a failure of the platform; the row simply stays pending.
-        if (!signal.aborted) await this.failed({ ...row, partsSent }, err);
-        return;
-      }
+      // Once the last part went out the message is delivered, whatever fails after; cut short by stop(), it is pending.
+      if (!delivered) return signal.aborted ? undefined : this.failed({ ...row, partsSent }, err);
     }
-    if (!delivered && receipt?.refused) {
-      await this.failed({ ...row, partsSent }, new DeliveryError(receipt.refused, { permanent: true }));
-      return;
-    }
+    if (!delivered && receipt?.refused)
+      return this.failed({ ...row, partsSent }, new DeliveryError(receipt.refused, { permanent: true }));
     const posted = messageIds.length > 0 ? messageIds : (receipt?.messageIds ?? []);
     if (!delivered) await record(() => journal.markOutboundSent(row.id, undefined, posted));
     const sendMs = Math.round((performance.now() - sending) * 100) / 100;
@@ -167,9 +156,8 @@ export class ChannelSender {
   }
 
   /**
-   * The row's message with an edit of an earlier outbox row pointed at that row's first platform
-   * message. Per-chat order has sent that row already if it ever will be: one unknown, dead or of
-   * another chat cannot be edited, which is a refusal, not something to retry.
+   * The message with an edit of an earlier row pointed at that row's first platform message. Per-chat order has sent
+   * that row already if it ever will be: one unknown, dead or of another chat is a refusal, not something to retry.
    */
   private async editTarget(row: OutboxRow): Promise<OutboxRow["msg"]> {
     const edit = row.msg.editOf;
@@ -184,10 +172,10 @@ export class ChannelSender {
 
   private async failed(row: OutboxRow, err: unknown): Promise<void> {
     const now = Date.now();
-    // A RangeError (stack overflow, string too long) is pincer's own code failing on this message:
-    // it fails the same way on every try, so it is not retried for a day ahead of the chat's next replies.
+    // A RangeError (stack overflow, string too long) is pincer's own code failing on this message: it fails the same
+    // way on every try, so it is not retried for a day ahead of the chat's next replies.
     const refused = (err instanceof DeliveryError && err.permanent) || err instanceof RangeError;
-    const error = describe(err);
+    const error = errorText(err);
     const about = { channel: this.channel, chatId: row.msg.chatId, outboxId: row.id, err: error };
     if (refused || now - row.createdAt >= this.timing.deadLetterAfterMs) {
       await this.journal.deadLetterOutbound(row.id, error);
@@ -212,23 +200,16 @@ export class ChannelSender {
     this.onAttempt(row, { status: "failed", error });
   }
 
-  /** Waits `ms` (or until woken, when undefined) — a new row or stop() cuts the wait short. */
+  /** Waits `ms` (or until woken, when undefined): a new row or stop() cuts the wait short. */
   private sleep(ms: number | undefined): Promise<void> {
+    if (this.woken) return Promise.resolve();
     return new Promise((resolve) => {
-      if (this.woken) {
-        resolve();
-        return;
-      }
-      const timer = ms === undefined ? undefined : setTimeout(done, Math.max(0, ms));
-      function done() {
+      const done = () => {
         clearTimeout(timer);
         resolve();
-      }
+      };
+      const timer = ms === undefined ? undefined : setTimeout(done, Math.max(0, ms));
       this.wakeUp = done;
     });
   }
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

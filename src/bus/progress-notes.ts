@@ -10,9 +10,8 @@ export interface NoteOps {
 }
 
 /**
- * Renders `progress` messages: one note per chat and thread, edited in place as work goes on,
- * and deleted when a progress message with empty text arrives (the turn is over). Notes of one
- * chat are handled strictly in order, so a late edit never lands after the delete.
+ * One note per chat and thread, edited in place as work goes on and deleted by a progress message with empty text (the
+ * turn is over). A chat's notes are handled strictly in order, so a late edit never lands after the delete.
  */
 export class ProgressNotes {
   private readonly ids = new Map<string, string>();
@@ -22,16 +21,11 @@ export class ProgressNotes {
 
   show(msg: OutboundMessage): Promise<DeliveryReceipt> {
     const key = `${msg.chatId}:${msg.threadId ?? ""}`;
-    const previous = this.chains.get(key) ?? Promise.resolve();
-    const next = previous.then(
-      () => this.apply(key, msg),
-      () => this.apply(key, msg),
-    );
+    const apply = () => this.apply(key, msg);
+    const next = (this.chains.get(key) ?? Promise.resolve()).then(apply, apply);
     this.chains.set(key, next);
     // Forget the chain once it is idle, so chats that are done hold no memory.
-    const forget = () => {
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    };
+    const forget = () => this.chains.get(key) === next && this.chains.delete(key);
     next.then(forget, forget);
     return next;
   }

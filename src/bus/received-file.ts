@@ -18,10 +18,7 @@ export class TooLarge extends Error {
   }
 }
 
-/**
- * Streams a download into a new private file, stopping with TooLarge past `maxBytes` (a size
- * announced before the download is not a promise); a file that failed halfway is removed.
- */
+/** Streams a download into a new private file; TooLarge past `maxBytes` (announced sizes lie); a failed one is removed. */
 export async function saveCapped(source: Readable, path: string, maxBytes: number): Promise<void> {
   let received = 0;
   const cap = new Transform({

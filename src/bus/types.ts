@@ -11,16 +11,15 @@ export interface InboundMessage {
   senderId: string;
   senderName: string;
   text: string;
-  /** Local file paths of downloaded attachments. */
+  /** Local paths of downloaded attachments. */
   media: string[];
   replyToId?: string;
   isGroup: boolean;
   mentionsBot: boolean;
-  /** Epoch milliseconds. */
   receivedAt: number;
   /** `channel:chatId`, plus `:thread:ID` for threads/topics, or the session a system message is addressed to. */
   sessionKey: string;
-  /** Extra facts about the message that only some producers set (for example a scheduled job's id). */
+  /** Facts only some producers set (a scheduled job's id, a quote). */
   meta?: Record<string, string>;
 }
 
@@ -82,10 +81,7 @@ export interface DeliveryReceipt {
   refused?: string;
 }
 
-/**
- * What became of one outbound message, as its sender learns it: refused for good (dropped), failed
- * for now (it stays in the outbox and goes out later), or queued for a channel not running.
- */
+/** An outbound message refused for good (dropped), failed for now (kept in the outbox), or queued (no channel runs). */
 export type DeliveryOutcome =
   | { status: "sent"; messageIds: string[] }
   | { status: "refused"; error: string }
@@ -105,24 +101,23 @@ export function sessionKeyOf(channel: ChannelName, chatId: string, threadId?: st
   return threadId ? `${channel}:${chatId}:thread:${threadId}` : `${channel}:${chatId}`;
 }
 
-/** Where a session key points: the inverse of sessionKeyOf. */
+/** The inverse of sessionKeyOf. */
 export function parseSessionKey(key: string): { channel: ChannelName; chatId: string; threadId?: string } | undefined {
   const m = /^(telegram|discord|console|web|system):(.+?)(?::thread:(.+))?$/.exec(key);
   if (!m) return undefined;
   return { channel: m[1] as ChannelName, chatId: m[2], threadId: m[3] };
 }
 
-/**
- * The folder of one conversation's received files under media/: only that conversation's tools
- * see it (the sandbox mounts no other, the file tools read no other).
- */
+/** One conversation's received files under media/: only its tools see them (the sandbox mounts no other folder). */
 export function conversationMediaDir(mediaDir: string, sessionKey: string): string {
   return join(mediaDir, sessionKey.replace(/[^\w-]/g, "_"));
 }
 
-/** Where a message's answers go: the conversation its session key names (system messages included). */
+/** Where a message's answers go: its session's chat, or the one a run in a session of its own (heartbeat) names. */
 export function replyTarget(msg: InboundMessage): Pick<OutboundMessage, "channel" | "chatId" | "threadId"> {
-  // A run in a session of its own (the heartbeat) names the chat its answers go to.
   const to = msg.meta?.deliverTo;
   return (to && parseSessionKey(to)) || parseSessionKey(msg.sessionKey) || { channel: msg.channel, chatId: msg.chatId };
 }
+
+/** What was thrown, in words for a log line or an error result. */
+export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -1,11 +1,11 @@
 import { setTimeout as pause } from "node:timers/promises";
 import type { Logger } from "pino";
 import { retryDelay } from "./delivery.js";
+import { errorText } from "./types.js";
 
-export interface UntilStoredOptions {
+interface UntilStoredOptions {
   /** Ends the retries; the last failure is thrown. */
   signal: AbortSignal;
-  /** Each failure, counted from 1. */
   onFailure?(err: unknown, failures: number): void;
   onRecovered?(failures: number): void;
   baseDelayMs?: number;
@@ -13,12 +13,10 @@ export interface UntilStoredOptions {
 }
 
 /**
- * Runs a store operation that must not be skipped — an arriving message's inbox row, the record
- * that a reply went out — until it works: a failure (the database away, a locked file) is retried
- * with capped backoff until `signal` aborts. Then it throws, and the caller must act as if the
- * operation never happened (a platform is not told the message was taken). A failure that
- * repeats on every try (see failsEveryTime) is thrown at once: retried, it would hold up the
- * channel's every other chat for ever.
+ * Runs a store write that must not be skipped (an arriving message's inbox row, the record that a reply went out) until
+ * it works, with capped backoff, until `signal` aborts; then it throws, and the caller acts as if it never happened (a
+ * platform is not told the message was taken). A failure that repeats on every try (failsEveryTime) is thrown at once:
+ * retried, it would hold up the channel's every other chat for ever.
  */
 export async function untilStored<T>(operation: () => Promise<T>, options: UntilStoredOptions): Promise<T> {
   const timing = { baseDelayMs: options.baseDelayMs ?? 250, maxDelayMs: options.maxDelayMs ?? 5000 };
@@ -38,10 +36,9 @@ export async function untilStored<T>(operation: () => Promise<T>, options: Until
 }
 
 /**
- * Whether retrying cannot help: pincer's own code failing on this input (a RangeError or
- * TypeError), or the database refusing the data itself (PostgreSQL's classes 22 data exception,
- * 23 constraint and 42 rule: a NUL in a name; SQLite's constraint, size and type errors).
- * Everything else (connections, locks, I/O, a shutting-down server) is the store being away.
+ * Whether retrying cannot help: pincer's own code failing on this input (a RangeError or TypeError), or the database
+ * refusing the data (PostgreSQL's classes 22 data exception, 23 constraint, 42 rule: a NUL in a name; SQLite's
+ * constraint, size and type errors). Anything else (connections, locks, I/O, a server shutting down) is the store away.
  */
 export function failsEveryTime(err: unknown): boolean {
   if (err instanceof RangeError || err instanceof TypeError) return true;
@@ -63,11 +60,10 @@ export function inboundRetries(log: Pick<Logger, "warn" | "info">, signal: Abort
   return {
     signal,
     onFailure: (err, failures) => {
-      if (failures === 1)
-        log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          "could not store an arriving message; it is not confirmed to the platform, retrying until the store answers",
-        );
+      if (failures > 1) return;
+      const msg =
+        "could not store an arriving message; it is not confirmed to the platform, retrying until the store answers";
+      log.warn({ err: errorText(err) }, msg);
     },
     onRecovered: (failures) => log.info({ failures }, "stored the arriving message after the store came back"),
   };

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { MESSAGE_BUTTON_PREFIX } from "../bus/button-taps.js";
-import { BUTTON_LIMITS } from "../bus/buttons.js";
+import { BUTTON_LIMITS, MESSAGE_BUTTON_PREFIX } from "../bus/buttons.js";
 import {
   type Button,
   type ChannelName,
