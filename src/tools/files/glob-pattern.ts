@@ -6,10 +6,9 @@ import { ToolError } from "../tool.js";
 export const MAX_GLOB_CHARS = 300;
 
 /**
- * Compiles a glob (`*`, `**`, `?`, `[abc]`, `[!abc]`, `{a,b}`) to an RE2 expression matched against
- * a `/`-separated path relative to the search folder. RE2 runs in time linear in the path, whatever
- * the pattern; a glob library's backtracking JavaScript RegExp does not (`*a*a*a*a*a*b` against a
- * long name), and the pattern is chosen by the model. A pattern without `/` matches at any depth.
+ * Compiles a glob (`*`, `**`, `?`, `[abc]`, `[!abc]`, `{a,b}`) to RE2 for a `/`-separated path below the search folder;
+ * without `/` it matches at any depth. RE2 is linear in the path whatever the (model-chosen) pattern; a glob library's
+ * backtracking RegExp is not (`*a*a*a*a*a*b` against a long name).
  */
 export function compileGlob(pattern: string): RE2JS {
   if (pattern.length > MAX_GLOB_CHARS) {
@@ -33,23 +32,13 @@ export function globToRegex(glob: string): string {
   let braces = 0;
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i];
-    if (c === "*") {
-      if (glob[i + 1] === "*") {
-        const atStart = i === 0 || glob[i - 1] === "/";
-        const slashAfter = glob[i + 2] === "/";
-        if (atStart && slashAfter) {
-          out += "(?:.*/)?";
-          i += 2;
-        } else if (atStart && i + 2 === glob.length) {
-          out += ".*";
-          i += 1;
-        } else {
-          out += "[^/]*";
-          i += 1;
-        }
-      } else {
-        out += "[^/]*";
-      }
+    if (c === "*" && glob[i + 1] === "*") {
+      const atStart = i === 0 || glob[i - 1] === "/";
+      const slashAfter = glob[i + 2] === "/";
+      out += atStart && slashAfter ? "(?:.*/)?" : atStart && i + 2 === glob.length ? ".*" : "[^/]*";
+      i += atStart && slashAfter ? 2 : 1;
+    } else if (c === "*") {
+      out += "[^/]*";
     } else if (c === "?") {
       out += "[^/]";
     } else if (c === "[") {

@@ -6,7 +6,9 @@ export const MAX_PATTERN_CHARS = 1000;
 /** Searches running at once per pincer process (a thread is about 8 MB); more wait their turn. */
 const MAX_CONCURRENT_SEARCHES = 4;
 
-export function checkPatternLength(pattern: string): void {
+export const GREP_STOPPED = "grep was stopped (time limit or /stop).";
+
+function checkPatternLength(pattern: string): void {
   if (pattern.length > MAX_PATTERN_CHARS) {
     throw new ToolError(`the pattern is longer than ${MAX_PATTERN_CHARS} characters; use a shorter one.`);
   }
@@ -15,12 +17,10 @@ export function checkPatternLength(pattern: string): void {
 export type LineSearch = (pattern: string, text: string, max: number, signal: AbortSignal) => Promise<number[]>;
 
 /**
- * Matches lines with a model-given pattern compiled by RE2 (linear time: `(a+)+$` cannot
- * backtrack), in worker threads. RE2 is linear in the text but its cost also grows with the
- * pattern (compiling `(?:a?){1000}a{1000}` takes ~75 ms, matching it most of a second per 10 KB
- * line), so neither runs on the event loop: other chats keep being answered, and an abort (a
- * timeout or /stop) terminates the thread, which really stops the work. `text` "" with `max` 0
- * only compiles: a bad pattern fails before any file is read.
+ * Matches lines with a model-given pattern compiled by RE2 (`(a+)+$` cannot backtrack) in worker threads: RE2's cost
+ * also grows with the pattern (compiling `(?:a?){1000}a{1000}` takes ~75 ms, matching it most of a second per 10 KB
+ * line), so neither runs on the event loop, and an abort (timeout or /stop) terminates the thread, really stopping the
+ * work. `text` "" with `max` 0 only compiles: a bad pattern fails before any file is read.
  */
 export function createLineSearch(maxThreads = MAX_CONCURRENT_SEARCHES): LineSearch {
   // One grep's files follow each other closely; past that, an idle thread costs more than a new one.
@@ -31,7 +31,7 @@ export function createLineSearch(maxThreads = MAX_CONCURRENT_SEARCHES): LineSear
   return async (pattern, text, max, signal) => {
     checkPatternLength(pattern);
     const hits = await run({ pattern, text, max }, signal).catch((err: unknown) => {
-      throw signal.aborted ? new ToolError("grep was stopped (time limit or /stop).") : err;
+      throw signal.aborted ? new ToolError(GREP_STOPPED) : err;
     });
     if (typeof hits !== "string") return hits;
     throw new ToolError(

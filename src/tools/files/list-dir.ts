@@ -2,7 +2,7 @@ import { closeSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { formatBytes } from "../../bus/format-bytes.js";
 import type { Tool } from "../tool.js";
-import { atPath, openInScope } from "./safe-open.js";
+import { atPath, attempt, openInScope } from "./safe-open.js";
 import { displayPath, type FileToolDeps, fileScope } from "./workspace-path.js";
 
 export type ListDirArgs = { path?: string };
@@ -24,8 +24,9 @@ export function createListDirTool(deps: FileToolDeps): Tool<ListDirArgs> {
     async execute(args, ctx) {
       const opened = openInScope(args.path, fileScope(ctx, deps.home), { access: "read", want: "dir" });
       try {
-        // Listed and inspected through the descriptor: a swap of the path cannot redirect it.
-        const entries = await readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true });
+        // Listed and inspected through the descriptor: a swap of the path cannot redirect it. An entry gone (or made
+        // unreadable) since readdir is still listed, its target or size unknown.
+        const entries = await readdir(atPath(opened.fd, "."), { withFileTypes: true });
         entries.sort((a, b) => a.name.localeCompare(b.name));
         const lines = entries.slice(0, MAX_ENTRIES).map((entry) => {
           const at = atPath(opened.fd, entry.name);
@@ -42,13 +43,4 @@ export function createListDirTool(deps: FileToolDeps): Tool<ListDirArgs> {
       }
     },
   };
-}
-
-/** An entry gone (or made unreadable) since readdir is still listed, its target or size unknown. */
-function attempt<T>(fn: () => T): T | undefined {
-  try {
-    return fn();
-  } catch {
-    return undefined;
-  }
 }

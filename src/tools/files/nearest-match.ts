@@ -12,11 +12,7 @@ export interface NearMatch {
 /** How many first-line candidates get a full comparison; keeps big files cheap. */
 const CANDIDATES = 12;
 
-/**
- * The stretch of `text` (whole lines, as many as `needle` has) most like `needle`, for the
- * "did you mean" part of edit_file's error. Candidates are picked by their first line, then
- * compared in full.
- */
+/** The whole lines of `text` (as many as `needle` has) most like `needle`: picked by first line, compared whole. */
 export function nearestMatch(text: string, needle: string): NearMatch | undefined {
   const lines = text.split("\n");
   const needleLines = needle.replace(/\n$/, "").split("\n");

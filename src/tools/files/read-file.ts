@@ -29,18 +29,9 @@ export function createReadFileTool(deps: FileToolDeps): Tool<ReadFileArgs> {
     readOnly: true,
 
     async execute(args, ctx) {
-      const scope = fileScope(ctx, deps.home);
-      const { bytes } = await readInScope(
-        args.path,
-        scope,
-        { access: "read", want: "any" },
-        MAX_FILE_BYTES,
-        (opened) => {
-          if (opened.stats.isDirectory()) {
-            throw new ToolError(`"${args.path}" is a folder; use list_dir to see what is in it.`);
-          }
-        },
-      );
+      // "any": a folder gets readOpened's hint to use list_dir.
+      const request = { access: "read", want: "any" } as const;
+      const { bytes } = await readInScope(args.path, fileScope(ctx, deps.home), request, MAX_FILE_BYTES);
       if (looksBinary(bytes)) {
         const kind = describeBinary(bytes);
         throw new ToolError(

@@ -1,30 +1,16 @@
 /**
- * Race-free file access beneath a root folder.
- *
- * A sandboxed command runs beside file tools called from other chats and can swap any workspace
- * folder for a symlink to the host between a check and an open, so a path string is never
- * checked and then opened again. Every path is walked one component at a time from a descriptor
- * of the root, like openat(2): each folder is opened O_DIRECTORY|O_NOFOLLOW relative to its
- * parent's descriptor (Node has no openat, so that is spelled `/proc/self/fd/<dirfd>/<name>`),
- * so a swapped-in symlink fails (ELOOP) instead of being followed. Symlinks that stay inside the
- * root are resolved by pincer itself and walked the same way, so a link never leads out. This
- * needs no process (unlike a bwrap file server) and also covers prompt files and start-up, which
- * run when no sandbox exists.
- *
- * Files are lstat-ed before the open (devices, sockets and FIFOs are never opened), opened
- * O_NONBLOCK (a FIFO swapped in cannot block a thread) and fstat-ed after it.
+ * Race-free file access beneath a root folder. A sandboxed command runs beside file tools called from other chats and
+ * can swap any workspace folder for a symlink to the host between a check and an open, so no path string is checked
+ * and then opened again: every path is walked one component at a time from a descriptor of the root, like openat(2)
+ * (spelled `/proc/self/fd/<dirfd>/<name>`: Node has no openat), each folder opened O_DIRECTORY|O_NOFOLLOW, so a link
+ * swapped in fails (ELOOP) instead of being followed. Links that stay inside are resolved by pincer and walked the same
+ * way. This needs no process (unlike a bwrap file server), so it also covers prompt files and start-up, when no sandbox
+ * exists. Files are lstat-ed before the open (devices, sockets and FIFOs are never opened), opened O_NONBLOCK (a FIFO
+ * swapped in cannot block a thread) and fstat-ed after it.
  */
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readlinkSync,
-  realpathSync,
-  type Stats,
-} from "node:fs";
+
+import type { Stats } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { ToolError } from "../tool.js";
 
@@ -34,7 +20,7 @@ const MAX_LINKS = 40;
 /** Folders held open at once in one walk: a tree 10,000 deep must not use up pincer's descriptors. */
 const MAX_DEPTH = 256;
 
-/** Where file access may reach. Every root is walked from a descriptor; nothing outside is reachable. */
+/** Where file access may reach: every root is walked from a descriptor; nothing outside is reachable. */
 export interface PathScope {
   workspace: string;
   /** Extra folders that may be read but never written (the media folder with users' attachments). */
@@ -74,10 +60,7 @@ export function isInside(parent: string, child: string): boolean {
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
-/**
- * Opens what a model-given path (relative to the workspace, or absolute) names inside the scope,
- * or throws a ToolError that says why not. The caller owns `fd` and must close it.
- */
+/** Opens what a model-given path (relative to the workspace, or absolute) names in scope; the caller closes `fd`. */
 export function openInScope(input: string | undefined, scope: PathScope, request: OpenRequest): Opened {
   const raw = input?.trim() || ".";
   if (raw === "~" || raw.startsWith("~/")) {
@@ -109,38 +92,39 @@ export function openInScope(input: string | undefined, scope: PathScope, request
 }
 
 /**
- * The hidden folders (PINCER_HOME) that a walk from `rootReal` could reach, by identity. The
- * workspace normally lives inside PINCER_HOME: a hidden folder that holds the root is not hidden from it.
+ * The hidden folders (PINCER_HOME) a walk from `rootReal` could reach, by identity. The workspace normally lives inside
+ * PINCER_HOME: a hidden folder that holds the root is not hidden from it.
  */
 export function hiddenBelow(scope: PathScope, rootReal: string): Stats[] {
-  return (scope.hidden ?? []).flatMap((p) => {
-    const real = realOr(p, p);
-    if (isInside(real, rootReal)) return [];
-    try {
-      return [lstatSync(real)];
-    } catch {
-      return [];
-    }
+  return (scope.hidden ?? []).flatMap((path) => {
+    const real = realOr(path, path);
+    return isInside(real, rootReal) ? [] : attempt(() => [lstatSync(real)], []);
   });
 }
 
-function realOr<T>(path: string, fallback: T): string | T {
+/** Whether `stats` is one of `files`, by identity (device and inode). */
+export function isOneOf(files: readonly Stats[], stats: Stats): boolean {
+  return files.some((file) => file.dev === stats.dev && file.ino === stats.ino);
+}
+
+/** `fn()`, or `fallback` when it throws. */
+export function attempt<T, F = undefined>(fn: () => T, fallback?: F): T | F {
   try {
-    return realpathSync(path);
+    return fn();
   } catch {
-    return fallback;
+    return fallback as F;
   }
 }
 
-/**
- * The walk itself. `stack` holds the descriptors of the folders from the root down to the current
- * one, so `..` inside a symlink's target pops back up without a path lookup, and never past the root.
- */
+function realOr<T>(path: string, fallback: T): string | T {
+  return attempt(() => realpathSync(path), fallback);
+}
+
+/** `stack` holds the descriptors from the root down, so `..` pops back up without a lookup, never past the root. */
 function walk(rootReal: string, parts: string[], raw: string, request: OpenRequest, hidden: Stats[]): Opened {
   const stack: number[] = [openRoot(rootReal)];
   const names: string[] = [];
   const todo = parts.filter((p) => p !== "" && p !== ".");
-  const isHidden = (stats: Stats) => hidden.some((h) => h.dev === stats.dev && h.ino === stats.ino);
   const dataFolder = () => new ToolError(`"${raw}" is inside pincer's own data folder, which tools never touch.`);
   const outside = () =>
     new ToolError(`"${raw}" leads outside the workspace through a symlink; only files inside ${rootReal} can be used.`);
@@ -175,12 +159,12 @@ function walk(rootReal: string, parts: string[], raw: string, request: OpenReque
         const fd = openDir(at, raw, info === undefined && request.create === true);
         stack.push(fd);
         names.push(name);
-        if (isHidden(fstatSync(fd))) throw dataFolder();
+        if (isOneOf(hidden, fstatSync(fd))) throw dataFolder();
         if (stack.length > MAX_DEPTH) throw new ToolError(`"${raw}" is more than ${MAX_DEPTH} folders deep.`);
         continue;
       }
       const { fd, stats, created } = openLast(at, info, raw, request);
-      if (isHidden(stats)) {
+      if (isOneOf(hidden, stats)) {
         closeSync(fd);
         if (stats.isDirectory()) throw dataFolder();
         throw new ToolError(`"${raw}" is the owner's private memory, which this chat may not read.`);
@@ -240,15 +224,13 @@ function openLast(at: string, info: Stats | undefined, raw: string, request: Ope
   if (!info && !(request.create && request.access === "write" && request.want === "file")) {
     throw new ToolError(`"${raw}" does not exist.`);
   }
-  let flags = O_RDONLY;
-  if (info?.isDirectory()) flags = O_RDONLY | O_DIRECTORY;
-  else if (request.access === "write") flags = O_WRONLY | (info ? 0 : O_CREAT | O_EXCL);
+  const write = request.access === "write" ? O_WRONLY | (info ? 0 : O_CREAT | O_EXCL) : O_RDONLY;
+  const flags = info?.isDirectory() ? O_RDONLY | O_DIRECTORY : write;
   let fd: number;
   try {
     fd = openSync(at, flags | O_NOFOLLOW | O_NONBLOCK, 0o666);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ELOOP" || code === "EEXIST" || code === "ENXIO" || code === "ENOTDIR" || code === "ENOENT") {
+    if (["ELOOP", "EEXIST", "ENXIO", "ENOTDIR", "ENOENT"].includes(String((err as NodeJS.ErrnoException).code))) {
       // Swapped between the lstat and the open (or a FIFO without a reader): refuse, never guess.
       throw new ToolError(`"${raw}" changed while it was opened; try again.`);
     }

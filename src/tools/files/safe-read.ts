@@ -6,11 +6,13 @@ import { type Opened, type OpenRequest, openInScope, type PathScope } from "./sa
 const readAsync = promisify(read);
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-/**
- * Reads an open regular file, at most `maxBytes`: the size is checked before reading, and a file
- * that grows while it is read is cut off at the cap instead of filling memory.
- */
-export async function readOpened(opened: Opened, maxBytes: number, what: string): Promise<Buffer> {
+/** Reads an open file, at most `maxBytes`: the size is checked first; a file growing meanwhile is cut at the cap. */
+export async function readOpened(
+  opened: Pick<Opened, "fd" | "stats">,
+  maxBytes: number,
+  what: string,
+): Promise<Buffer> {
+  if (opened.stats.isDirectory()) throw new ToolError(`"${what}" is a folder; use list_dir to see what is in it.`);
   const tooLarge = (size: number) =>
     new ToolError(
       `"${what}" is too large to read whole (${mb(size)}, the limit is ${mb(maxBytes)}); use grep to find the part you need, or exec with head, tail or sed -n.`,
@@ -45,13 +47,10 @@ export async function readInScope(
 export type SafeText = { ok: true; text: string; path: string } | { ok: false; reason: string };
 
 /**
- * Reads a small text file below `root` (a workspace prompt file, a SKILL.md, memory notes) the
- * race-free way the file tools do: no symlink is followed out of `root`, FIFOs, sockets and devices
- * are refused without blocking, and a file larger than `maxBytes` is refused before it is read.
- * Synchronous on purpose (callers build a prompt synchronously); every step is a non-blocking
- * metadata call or a bounded read of a regular file. Never throws: `reason` says why not.
- * `stats` is the descriptor's status with nanosecond times, taken before the read, for a cache
- * that must know when the file changes.
+ * Reads a small text file below `root` (a prompt file, a SKILL.md, memory notes) race-free, refusing every symlink,
+ * FIFOs, sockets and devices, and files over `maxBytes` before reading. Synchronous on purpose (prompts are built
+ * synchronously): every step is a non-blocking metadata call or a bounded read of a regular file. Never throws: `reason`
+ * says why not. `stats` (ns times, taken before the read) is for a cache that must know when the file changes.
  */
 export function readTextBeneath(
   root: string,

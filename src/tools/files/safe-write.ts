@@ -7,9 +7,8 @@ const ftruncateAsync = promisify(ftruncate);
 const writeAsync = promisify(write);
 
 /**
- * Replaces a file's content inside the scope through a descriptor opened the race-free way (see
- * safe-open.ts): the file is verified to be a regular file before it is truncated, so a FIFO or a
- * link swapped in is refused, never written through. Returns whether the file was created.
+ * Replaces a file's content through a descriptor opened race-free (safe-open.ts): a FIFO or link swapped in is refused
+ * before the truncation, never written through. Returns whether the file was created.
  */
 export async function writeInScope(path: string, scope: PathScope, content: Buffer, create: boolean): Promise<boolean> {
   const opened = openInScope(path, scope, { access: "write", want: "file", create });

@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { type Tool, type ToolContext, ToolError, type ToolParameters } from "../tool.js";
 import { looksBinary } from "./binary.js";
 import { compileGlob, MAX_GLOB_CHARS } from "./glob-pattern.js";
-import { checkPatternLength, createLineSearch, MAX_PATTERN_CHARS } from "./line-search.js";
+import { createLineSearch, GREP_STOPPED, MAX_PATTERN_CHARS } from "./line-search.js";
 import { hiddenBelow, type Opened, openInScope } from "./safe-open.js";
 import { readOpened } from "./safe-read.js";
-import { MAX_TREE_ENTRIES, openRegularAt, visitFiles } from "./walk-tree.js";
+import { MAX_TREE_ENTRIES, type TreeFile, visitFiles } from "./walk-tree.js";
 import { displayPath, type FileToolDeps, fileScope } from "./workspace-path.js";
 
 const MAX_MATCHES = 200;
@@ -17,7 +17,6 @@ const MAX_GREP_TOTAL_BYTES = 64 * 1024 * 1024;
 /** Hard limit of one grep call; the registry's tool timeout may stop it sooner. */
 const GREP_TIME_LIMIT_SECONDS = 30;
 const MAX_LINE_CHARS = 300;
-const STOPPED = "grep was stopped (time limit or /stop).";
 
 export type GlobArgs = { pattern: string; path?: string };
 export type GrepArgs = GlobArgs & { glob?: string };
@@ -36,20 +35,19 @@ function searchParameters(pattern: string, maxLength: number, path: string, extr
   };
 }
 
-/** A file met on the walk: its path relative to the start, as the model sees it, and a way to open it. */
-type FoundFile = { rel: string; shown: string; open(): Opened | undefined };
+/** A file met on the walk, with its path as the model sees it. */
+type FoundFile = TreeFile & { shown: string };
 
 /**
- * Opens the folder (for grep, also a file: `onFile`) to search and walks its regular files,
- * skipping .git, node_modules and what the scope hides; `open` refuses the hidden too (MEMORY.md,
- * under any name, for a chat that may not read it).
+ * Opens the folder to search (for grep also a file: `onFile`) and walks its regular files, skipping .git, node_modules
+ * and what the scope hides (PINCER_HOME; MEMORY.md, under any name, for a chat that may not read it).
  */
 async function searchTree(
   deps: FileToolDeps,
   args: GlobArgs,
   ctx: ToolContext,
   visit: (file: FoundFile) => Promise<boolean | undefined> | boolean,
-  onFile?: (opened: Opened, shown: string) => Promise<unknown>,
+  onFile?: (file: Opened, shown: string) => Promise<unknown>,
 ): Promise<{ truncated: boolean }> {
   const scope = fileScope(ctx, deps.home);
   const opened = openInScope(args.path, scope, { access: "read", want: "any" });
@@ -60,19 +58,9 @@ async function searchTree(
       await onFile(opened, displayPath(opened.path, workspaceReal));
       return { truncated: false };
     }
-    const hidden = hiddenBelow(scope, opened.path);
-    return await visitFiles(opened.fd, hidden, ctx.signal, ({ rel, dirFd, name }) => {
-      const path = join(opened.path, rel);
-      const open = () => {
-        const file = openRegularAt(dirFd, name);
-        if (file && !hidden.some((h) => h.dev === file.stats.dev && h.ino === file.stats.ino)) {
-          return { ...file, path, created: false };
-        }
-        if (file) closeSync(file.fd);
-        return undefined;
-      };
-      return visit({ rel, shown: displayPath(path, workspaceReal), open });
-    });
+    return await visitFiles(opened.fd, hiddenBelow(scope, opened.path), ctx.signal, (file) =>
+      visit({ ...file, shown: displayPath(join(opened.path, file.rel), workspaceReal) }),
+    );
   } finally {
     closeSync(opened.fd);
   }
@@ -103,7 +91,6 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
     timeoutSeconds: Math.min(GREP_TIME_LIMIT_SECONDS, deps.agent?.toolTimeoutSeconds ?? GREP_TIME_LIMIT_SECONDS),
 
     async execute(args, ctx) {
-      checkPatternLength(args.pattern);
       const filter = compileGlob(args.glob ?? "**/*");
       await searchLines(args.pattern, "", 0, ctx.signal);
       // One match past the cap tells whether anything was left out.
@@ -111,7 +98,7 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
       let files = 0;
       let bytesSearched = 0;
       let note = "";
-      const searchFile = async (file: Opened, shown: string) => {
+      const searchFile = async (file: Pick<Opened, "fd" | "stats">, shown: string) => {
         if (file.stats.size > MAX_GREP_FILE_BYTES) return;
         if (bytesSearched + file.stats.size > MAX_GREP_TOTAL_BYTES) {
           note = `(stopped after ${MAX_GREP_TOTAL_BYTES / 1024 / 1024} MB searched; narrow the path or glob)`;
@@ -141,14 +128,14 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
         }
       };
       const walk = await searchTree(deps, args, ctx, visit, searchFile).catch((err: unknown) => {
-        throw ctx.signal.aborted ? new ToolError(STOPPED) : err;
+        throw ctx.signal.aborted ? new ToolError(GREP_STOPPED) : err;
       });
       if (walk.truncated) note ||= `(stopped after ${MAX_TREE_ENTRIES} entries; narrow the path or glob)`;
-      if (ctx.signal.aborted) throw new ToolError(STOPPED);
-      const truncated = matches.length > MAX_MATCHES;
-      matches.length = Math.min(matches.length, MAX_MATCHES);
+      if (ctx.signal.aborted) throw new ToolError(GREP_STOPPED);
       if (matches.length === 0) return `No matches for /${args.pattern}/ in ${files} file(s).${note ? ` ${note}` : ""}`;
-      if (truncated) matches.push(`(stopped at ${MAX_MATCHES} matches; narrow the pattern, path or glob)`);
+      if (matches.length > MAX_MATCHES) {
+        matches.splice(MAX_MATCHES, Infinity, `(stopped at ${MAX_MATCHES} matches; narrow the pattern, path or glob)`);
+      }
       if (note) matches.push(note);
       return matches.join("\n");
     },

@@ -1,24 +1,22 @@
 import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
 import { readdir } from "node:fs/promises";
-import { atPath } from "./safe-open.js";
+import { atPath, attempt, isOneOf } from "./safe-open.js";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const MAX_DEPTH = 64;
-/** Folders never entered. */
 const SKIPPED_FOLDERS = new Set([".git", "node_modules"]);
 /** Entries (files and folders) looked at per walk at most, so a huge tree cannot keep a call busy for ever. */
 export const MAX_TREE_ENTRIES = 100_000;
 
-/** A regular file met on the walk: its path relative to the start (`/`-separated), and its folder's descriptor, valid during the visit. */
-export type TreeFile = { rel: string; dirFd: number; name: string };
+/** A regular file met on the walk: its `/`-separated path below the start; `open` works during the visit only. */
+export type TreeFile = { rel: string; open(): { fd: number; stats: Stats } | undefined };
 
 /**
- * Visits the regular files below an open folder, depth first, in name order, skipping .git,
- * node_modules and the `hidden` folders (by identity: PINCER_HOME inside the workspace).
- * Subfolders are opened relative to their parent's descriptor without following links, so a
- * folder swapped for a symlink during the walk is skipped, never entered. Symlinks are not
- * followed (the files they point to inside the workspace are visited anyway). `visit` returns
- * false to stop the walk; `truncated` says it stopped at MAX_TREE_ENTRIES.
+ * Visits the regular files below an open folder, depth first, in name order, skipping .git, node_modules and the
+ * `hidden` folders and files (by identity: PINCER_HOME, a MEMORY.md this chat may not read). Everything is opened
+ * relative to its folder's descriptor without following links, so a folder swapped for a symlink is skipped, never
+ * entered (the files links point to inside are visited anyway). `visit` returns false to stop; `truncated` says the
+ * walk stopped at MAX_TREE_ENTRIES.
  */
 export async function visitFiles(
   rootFd: number,
@@ -30,25 +28,26 @@ export async function visitFiles(
   let stopped = false;
 
   async function walkDir(dirFd: number, prefix: string, depth: number): Promise<void> {
-    const dirents = await readdir(`/proc/self/fd/${dirFd}`, { withFileTypes: true }).catch(() => []);
+    const dirents = await readdir(atPath(dirFd, "."), { withFileTypes: true }).catch(() => []);
     dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of dirents) {
+      const { name } = entry;
       if (stopped || signal.aborted) return;
       if (++entries > MAX_TREE_ENTRIES) {
         stopped = true;
         return;
       }
-      const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+      const rel = prefix ? `${prefix}/${name}` : name;
       if (entry.isFile()) {
-        if ((await visit({ rel, dirFd, name: entry.name })) === false) stopped = true;
-      } else if (entry.isDirectory() && !SKIPPED_FOLDERS.has(entry.name) && depth < MAX_DEPTH) {
-        const child = openAt(dirFd, entry.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-        if (child === undefined) continue;
+        const open = () => openAt(dirFd, name, O_NONBLOCK, (stats) => stats.isFile() && !isOneOf(hidden, stats));
+        if ((await visit({ rel, open })) === false) stopped = true;
+      } else if (entry.isDirectory() && !SKIPPED_FOLDERS.has(name) && depth < MAX_DEPTH) {
+        const child = openAt(dirFd, name, O_DIRECTORY, (stats) => !isOneOf(hidden, stats));
+        if (!child) continue;
         try {
-          const stats = fstatSync(child);
-          if (!hidden.some((h) => h.dev === stats.dev && h.ino === stats.ino)) await walkDir(child, rel, depth + 1);
+          await walkDir(child.fd, rel, depth + 1);
         } finally {
-          closeSync(child);
+          closeSync(child.fd);
         }
       }
     }
@@ -58,24 +57,15 @@ export async function visitFiles(
   return { truncated: stopped && entries > MAX_TREE_ENTRIES };
 }
 
-/** Opens `name` inside an open folder; undefined when it is gone, or swapped for a link (O_NOFOLLOW) since readdir. */
-function openAt(dirFd: number, name: string, flags: number): number | undefined {
-  try {
-    return openSync(atPath(dirFd, name), flags);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * Opens a file inside an open folder for reading when it is a regular file now: O_NOFOLLOW so a
- * link swapped in is refused, O_NONBLOCK so a FIFO swapped in cannot block, fstat to verify.
+ * Opens `name` in an open folder when it is what `wanted` accepts now; undefined when it is gone or swapped for a link
+ * (O_NOFOLLOW) since readdir. Files are opened O_NONBLOCK, so a FIFO swapped in cannot block.
  */
-export function openRegularAt(dirFd: number, name: string): { fd: number; stats: Stats } | undefined {
-  const fd = openAt(dirFd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+function openAt(dirFd: number, name: string, flags: number, wanted: (stats: Stats) => boolean) {
+  const fd = attempt(() => openSync(atPath(dirFd, name), O_RDONLY | O_NOFOLLOW | flags));
   if (fd === undefined) return undefined;
   const stats = fstatSync(fd);
-  if (stats.isFile()) return { fd, stats };
+  if (wanted(stats)) return { fd, stats };
   closeSync(fd);
   return undefined;
 }

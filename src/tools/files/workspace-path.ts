@@ -11,10 +11,7 @@ export function displayPath(real: string, workspaceReal: string): string {
   return relative(workspaceReal, real) || ".";
 }
 
-/**
- * The scope every file tool works in: the workspace, this conversation's own media folder to
- * read, PINCER_HOME hidden, and the owner's MEMORY.md too where this conversation may not see it.
- */
+/** Every file tool's scope: the workspace, this chat's media to read, PINCER_HOME (and MEMORY.md if not its) hidden. */
 export function fileScope(
   ctx: Pick<ToolContext, "workspace" | "sessionKey" | "seesOwnerMemory">,
   home: string,
@@ -27,5 +24,5 @@ export function fileScope(
   };
 }
 
-/** What the file tools are made from: PINCER_HOME (hidden, with its media folder) and the tool timeout, which grep never exceeds. */
+/** PINCER_HOME (hidden, holding the media folder) and the tool timeout, which grep never exceeds. */
 export type FileToolDeps = Pick<Config, "home"> & { agent?: Pick<Config["agent"], "toolTimeoutSeconds"> };
