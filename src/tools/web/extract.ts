@@ -1,9 +1,6 @@
 export type BodyKind = "html" | "json" | "text" | "binary";
 
-/**
- * What the body is, from its Content-Type, or sniffed from its first bytes when the server sent
- * none (or a generic one): HTML, JSON, other text, or binary that web_fetch does not read.
- */
+/** What the body is, from its Content-Type or, when that is missing or generic, sniffed from its first bytes. */
 export function classifyBody(contentType: string | undefined, body: Buffer): BodyKind {
   const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
   if (type === "text/html" || type === "application/xhtml+xml") return "html";

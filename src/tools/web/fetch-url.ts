@@ -5,17 +5,10 @@ import { ToolError } from "../tool.js";
 import { type AddressPolicy, checkTarget } from "./address-policy.js";
 import { BlockedAddressError, createPinnedAgent, type Resolver } from "./pinned-agent.js";
 
-export interface FetchLimits {
-  /** The whole fetch, redirects and body included. */
-  timeoutMs: number;
-  /** Decompressed body bytes kept; the rest is cut, not read. */
-  maxBytes: number;
-  maxRedirects: number;
-}
-
 export interface FetchDeps {
   policy: AddressPolicy;
-  limits: FetchLimits;
+  /** timeoutMs: the whole fetch, redirects and body included; maxBytes: decompressed body bytes kept (the rest unread). */
+  limits: { timeoutMs: number; maxBytes: number; maxRedirects: number };
   userAgent: string;
   /** Tests resolve names from their own table; the daemon uses the system's (dns.lookup). */
   resolve?: Resolver;
@@ -23,46 +16,41 @@ export interface FetchDeps {
   ca?: string | Buffer;
 }
 
-export interface FetchedPage {
-  url: string;
-  status: number;
-  contentType: string | undefined;
-  body: Buffer;
-  /** Why the body is incomplete: "size" (more than maxBytes) or "time" (the deadline came mid-body). */
-  cut?: "size" | "time";
-}
+/** `cut`: why the body is incomplete, "size" (over maxBytes) or "time" (the deadline came mid-body). */
+type Body = { body: Buffer; cut?: "size" | "time"; failed?: unknown };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
- * GETs a URL through the pinned agent, following at most `maxRedirects` redirects, each one
- * checked like the first URL. Never throws anything but a ToolError worded for the model (and the caller's abort).
+ * GETs a URL through the pinned agent, following at most `maxRedirects` redirects, each checked like the first URL.
+ * Throws only ToolErrors worded for the model (and the caller's abort).
  */
-export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal): Promise<FetchedPage> {
+export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal) {
   const { limits } = deps;
   const deadline = AbortSignal.timeout(limits.timeoutMs);
-  const combined = AbortSignal.any([signal, deadline]);
   const agent = createPinnedAgent(deps.policy, limits.timeoutMs, deps.resolve, deps.ca);
+  const explain = (err: unknown, url: URL) => explainFailure(err, url, signal, deadline, limits.timeoutMs);
   let current = raw;
   let base: URL | undefined;
   try {
     for (let hop = 0; ; hop++) {
       const target = checkTarget(current, deps.policy, base);
       if (!target.allowed) throw new ToolError(hop === 0 ? target.reason : `a redirect was refused: ${target.reason}`);
-      const url = target.url;
+      const { url } = target;
       const response = await request(url, {
         dispatcher: agent,
         method: "GET",
-        signal: combined,
+        signal: AbortSignal.any([signal, deadline]),
         headers: {
           "user-agent": deps.userAgent,
           accept: "text/html,application/xhtml+xml,application/json;q=0.9,text/*;q=0.8,*/*;q=0.5",
           "accept-encoding": "gzip, deflate, br",
         },
       }).catch((err: unknown) => {
-        throw explain(err, url, signal, deadline, limits);
+        throw explain(err, url);
       });
-      const location = header(response.headers, "location");
+      const header = (name: string) => [response.headers[name]].flat()[0];
+      const location = header("location");
       if (REDIRECTS.has(response.statusCode) && location) {
         discard(response.body);
         if (hop >= limits.maxRedirects) throw new ToolError(`${raw} redirected more than ${limits.maxRedirects} times`);
@@ -70,73 +58,40 @@ export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal
         base = url;
         continue;
       }
-      const read = await readCapped(response.body, header(response.headers, "content-encoding"), limits.maxBytes).catch(
-        (err: unknown) => {
-          if (deadline.aborted && !signal.aborted && err instanceof PartialBody)
-            return { ...err.partial, cut: "time" as const };
-          throw explain(err instanceof PartialBody ? err.cause : err, url, signal, deadline, limits);
-        },
-      );
-      return {
-        url: url.href,
-        status: response.statusCode,
-        contentType: header(response.headers, "content-type"),
-        body: read.body,
-        cut: read.cut,
-      };
+      const { failed, ...read } = await readCapped(response.body, header("content-encoding"), limits.maxBytes);
+      if (failed !== undefined) {
+        if (!deadline.aborted || signal.aborted || failed instanceof ToolError) throw explain(failed, url);
+        read.cut = "time";
+      }
+      return { url: url.href, status: response.statusCode, contentType: header("content-type"), ...read };
     }
   } finally {
     agent.destroy().catch(() => {});
   }
 }
 
-function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** Carries what was read before the body failed, so a deadline mid-body still returns the start. */
-class PartialBody extends Error {
-  constructor(
-    readonly partial: { body: Buffer; cut?: "size" | "time" },
-    override readonly cause: unknown,
-  ) {
-    super("body failed");
-  }
-}
-
 /**
- * Reads at most `maxBytes` of the decoded body, then stops reading (and so stops downloading).
- * Decompression happens here, chunk by chunk, so a small gzip bomb costs at most maxBytes.
+ * Reads at most `maxBytes` of the decoded body, then stops reading (and so downloading). Decompression happens here,
+ * chunk by chunk, so a small gzip bomb costs at most maxBytes. A failure keeps what was read before it, in `body`.
  */
-async function readCapped(
-  body: Readable,
-  encoding: string | undefined,
-  maxBytes: number,
-): Promise<{ body: Buffer; cut?: "size" | "time" }> {
-  let decoder: Transform | undefined;
-  try {
-    decoder = decoderFor(encoding);
-  } catch (err) {
-    discard(body);
-    throw err;
-  }
-  const stream: Readable = decoder ? pipeline(body, decoder, () => {}) : body;
+async function readCapped(body: Readable, encoding: string | undefined, maxBytes: number): Promise<Body> {
   const chunks: Buffer[] = [];
+  let stream = body;
   let size = 0;
   try {
-    for await (const chunk of stream) {
-      const buffer = chunk as Buffer;
-      if (size + buffer.length > maxBytes) {
-        chunks.push(buffer.subarray(0, maxBytes - size));
+    const decoder = decoderFor(encoding);
+    if (decoder) stream = pipeline(body, decoder, () => {});
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (size + chunk.length > maxBytes) {
+        chunks.push(chunk.subarray(0, maxBytes - size));
         return { body: Buffer.concat(chunks), cut: "size" };
       }
-      chunks.push(buffer);
-      size += buffer.length;
+      chunks.push(chunk);
+      size += chunk.length;
     }
     return { body: Buffer.concat(chunks) };
-  } catch (err) {
-    throw new PartialBody({ body: Buffer.concat(chunks) }, err);
+  } catch (failed) {
+    return { body: Buffer.concat(chunks), failed: failed ?? new Error("the body failed") };
   } finally {
     discard(stream);
     discard(body);
@@ -158,12 +113,12 @@ function decoderFor(encoding: string | undefined): Transform | undefined {
   throw new ToolError(`the server sent the body in an encoding web_fetch cannot read (${value})`);
 }
 
-function explain(err: unknown, url: URL, signal: AbortSignal, deadline: AbortSignal, limits: FetchLimits): unknown {
+function explainFailure(err: unknown, url: URL, signal: AbortSignal, deadline: AbortSignal, timeoutMs: number) {
   if (signal.aborted) return signal.reason;
   if (err instanceof ToolError) return err;
   const blocked = findCause(err, (e) => e instanceof BlockedAddressError);
   if (blocked) return new ToolError(blocked.message);
-  if (deadline.aborted) return new ToolError(`${url.href} did not answer within ${limits.timeoutMs / 1000} s`);
+  if (deadline.aborted) return new ToolError(`${url.href} did not answer within ${timeoutMs / 1000} s`);
   const cause = findCause(err, (e) => "code" in e) ?? (err as Error);
   const code = "code" in cause ? ` (${String(cause.code)})` : "";
   return new ToolError(`could not fetch ${url.href}: ${cause.message}${code}`);

@@ -7,9 +7,8 @@ export const HTML_TIMEOUT_MS = 10_000;
 export type HtmlConverter = (html: string, url: string, signal: AbortSignal) => Promise<ReadableText>;
 
 /**
- * Converts HTML pages in worker threads (html-worker.ts), two at a time with 256 MB each, so no
- * page can block the daemon's event loop or take all its memory. A page the worker cannot
- * convert in time (or at all) comes back as its text without markup, with the reason in `plain`.
+ * Converts pages in worker threads (html-worker.ts), two at a time with 256 MB each, so no page can block the event loop
+ * or take all the memory. A page not converted in time (or at all) comes back as bare text, the reason in `plain`.
  */
 export function createHtmlConverter(timeoutMs = HTML_TIMEOUT_MS): HtmlConverter {
   const run = createWorkerPool<{ html: string; url: string }, ReadableText>(
@@ -20,10 +19,10 @@ export function createHtmlConverter(timeoutMs = HTML_TIMEOUT_MS): HtmlConverter 
     run({ html, url }, signal, timeoutMs).catch(async (err: Error) => {
       // The parser is only needed here, in the daemon's thread: loaded on the first failed conversion.
       const { stripTags } = await import("./html-to-text.js");
-      const plain =
-        err.name === "TimeoutError"
-          ? `converting it took longer than ${timeoutMs / 1000} s`
-          : `converting it failed: ${err.message}`;
-      return { text: stripTags(html), plain };
+      const took = `took longer than ${timeoutMs / 1000} s`;
+      return {
+        text: stripTags(html),
+        plain: `converting it ${err.name === "TimeoutError" ? took : `failed: ${err.message}`}`,
+      };
     });
 }

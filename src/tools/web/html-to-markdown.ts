@@ -10,20 +10,16 @@ export interface ReadableText {
   plain?: string;
 }
 
-/**
- * Readability slows down badly on very large documents (minutes with a few hundred thousand
- * elements); article pages have a few thousand. Larger pages skip it and convert whole.
- */
+/** Readability takes minutes on a few hundred thousand elements; articles have a few thousand. Larger pages skip it. */
 const MAX_READABILITY_ELEMENTS = 15_000;
 const MIN_ARTICLE_CHARS = 200;
 /** Readability and turndown recurse through the tree; deeper pages get their bare text. */
 const MAX_DEPTH = 500;
 
 /**
- * Turns an HTML page into readable Markdown-ish text: Readability picks the article (menus,
- * footers and ads dropped), turndown writes it as Markdown with absolute links. Pages Readability
- * cannot make sense of convert whole, minus scripts, styles and navigation; pages too deeply
- * nested for turndown's recursion become plain text. Meant to run in a worker (html-worker.ts).
+ * An HTML page as Markdown: Readability picks the article (menus, footers and ads dropped), turndown writes it with
+ * absolute links. Pages Readability cannot make sense of convert whole, minus scripts, styles and navigation; pages too
+ * deep for turndown's recursion become plain text. Meant to run in a worker (html-worker.ts).
  */
 export function htmlToMarkdown(html: string, url: string): ReadableText {
   // linkedom builds no <html>/<body> around a fragment, and then nothing is found in the body.
@@ -43,8 +39,7 @@ export function htmlToMarkdown(html: string, url: string): ReadableText {
     } catch {
       article = null;
     }
-    // Too little to be an article: the whole page says more. Readability changed the document
-    // as it worked, so the fallback starts from the original.
+    // Too little to be an article: the whole page says more, parsed anew (Readability changed the document).
     if (!article?.content || (article.length ?? 0) < MIN_ARTICLE_CHARS) {
       article = article && { title: article.title };
       document = parseHTML(page).document;

@@ -5,11 +5,7 @@ const BLOCK = new Set(
   "p div br li tr h1 h2 h3 h4 h5 h6 section article header footer blockquote pre table ul ol hr".split(" "),
 );
 
-/**
- * The text of an HTML page without markup, from a streaming parser: linear in the page's size
- * and without recursion, so it is the fallback for pages too deep or too large for the
- * Markdown conversion.
- */
+/** A page's text without markup from a streaming parser: linear and without recursion, the fallback for any page. */
 export function htmlToPlainText(html: string): string {
   const parts: string[] = [];
   let skipping = 0;
@@ -33,10 +29,7 @@ export function htmlToPlainText(html: string): string {
   return tidy(parts.join(""));
 }
 
-/**
- * The last resort when even the worker gave up: markup dropped character by character, strictly
- * linear, so it is safe on the main thread. Script and style text may remain.
- */
+/** The last resort when even the worker gave up: strictly linear, safe on the main thread; script text may remain. */
 export function stripTags(html: string): string {
   let out = "";
   let inTag = false;

@@ -16,11 +16,10 @@ export class BlockedAddressError extends Error {
 type LookupCallback = (err: Error | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * An undici Agent whose every connection goes only to checked addresses. A host name is
- * resolved once per connection, inside the connector; every address is checked and the socket
- * is handed exactly those addresses, so a DNS answer cannot change between check and connect
- * (rebinding). IP literals, which net.connect never looks up, are checked by the connector itself.
- * One refused address refuses the host: a name that mixes public and private addresses is a trick.
+ * An undici Agent that connects only to checked addresses. A name is resolved once per connection, in the connector;
+ * every address is checked and the socket gets exactly those, so a DNS answer cannot change between check and connect
+ * (rebinding). IP literals, which net.connect never looks up, are checked by the connector itself. One refused address
+ * refuses the host: a name that mixes public and private addresses is a trick.
  */
 export function createPinnedAgent(
   policy: AddressPolicy,
@@ -28,48 +27,35 @@ export function createPinnedAgent(
   resolve: Resolver = systemResolver,
   ca?: string | Buffer,
 ): Agent {
-  const lookup = (hostname: string, lookupOptions: { all?: boolean; family?: number }, callback: LookupCallback) => {
+  const lookup = (hostname: string, { all, family }: { all?: boolean; family?: number }, callback: LookupCallback) => {
     resolve(hostname).then(
       (found) => {
-        const family = lookupOptions.family === 4 || lookupOptions.family === 6 ? lookupOptions.family : undefined;
-        const addresses = family ? found.filter((a) => a.family === family) : found;
+        const addresses = family === 4 || family === 6 ? found.filter((a) => a.family === family) : found;
         if (addresses.length === 0) return callback(new Error(`${hostname} has no address`), []);
-        if (!isAllowedHost(hostname, policy)) {
-          for (const { address } of addresses) {
-            const verdict = checkAddress(address, policy);
-            if (!verdict.allowed) {
-              return callback(new BlockedAddressError(`${hostname} resolves to ${verdict.reason}`), []);
-            }
-          }
+        for (const { address } of isAllowedHost(hostname, policy) ? [] : addresses) {
+          const verdict = checkAddress(address, policy);
+          if (!verdict.allowed)
+            return callback(new BlockedAddressError(`${hostname} resolves to ${verdict.reason}`), []);
         }
-        if (lookupOptions.all) callback(null, addresses);
+        if (all) callback(null, addresses);
         else callback(null, addresses[0].address, addresses[0].family);
       },
       (err: Error) => callback(err, []),
     );
   };
 
-  const base = buildConnector({
-    timeout: Math.min(10_000, timeoutMs),
-    lookup,
-    ...(ca ? { ca } : {}),
-  } as buildConnector.BuildOptions);
+  const base = buildConnector({ timeout: Math.min(10_000, timeoutMs), lookup, ca } as buildConnector.BuildOptions);
   const connect: buildConnector.connector = (target, callback) => {
-    if (isIP(target.hostname)) {
-      const verdict = checkAddress(target.hostname, policy);
-      if (!verdict.allowed) {
-        callback(new BlockedAddressError(`${target.hostname} is not reachable: ${verdict.reason}`), null);
-        return;
-      }
-    }
-    base(target, callback);
+    const verdict = isIP(target.hostname) ? checkAddress(target.hostname, policy) : undefined;
+    if (verdict && !verdict.allowed) {
+      callback(new BlockedAddressError(`${target.hostname} is not reachable: ${verdict.reason}`), null);
+    } else base(target, callback);
   };
 
   return new Agent({
     connect,
     headersTimeout: timeoutMs,
-    // The longest silence between two body chunks.
-    bodyTimeout: timeoutMs,
+    bodyTimeout: timeoutMs, // the longest silence between two body chunks
     // One call, one connection at a time: nothing to gain from pooling across calls.
     pipelining: 1,
   });

@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 
 /**
- * Wraps text that came from the web so the model reads it as data: a notice, the facts about
- * where it came from, and the content between markers carrying a random id, which the content
- * cannot know in advance and so cannot close early to smuggle text outside them.
+ * Wraps web text so the model reads it as data: a notice, where it came from, and the content between markers with a
+ * random id, which the content cannot know and so cannot close early to smuggle text outside them.
  */
 export function wrapUntrusted(source: string, facts: Record<string, string | number | undefined>, content: string) {
   const id = randomBytes(6).toString("hex");

@@ -5,10 +5,8 @@ import type { FetchDeps } from "./fetch-url.js";
 import { createHtmlConverter, HTML_TIMEOUT_MS } from "./html-converter.js";
 import { wrapUntrusted } from "./untrusted.js";
 
-export interface WebFetchDeps extends FetchDeps {
-  /** Characters returned when the model does not ask for a number. */
-  defaultMaxChars: number;
-}
+/** defaultMaxChars: characters returned when the model does not ask for a number. */
+export type WebFetchDeps = FetchDeps & { defaultMaxChars: number };
 
 type Args = { url: string; max_chars?: number };
 
@@ -61,26 +59,16 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
           notes.push(`the page could not be turned into Markdown (${readable.plain}); this is its bare text`);
       }
       const maxChars = args.max_chars ?? deps.defaultMaxChars;
-      if (page.cut === "size")
-        notes.push(`the page is larger than ${deps.limits.maxBytes} bytes; only the start was read`);
-      if (page.cut === "time")
-        notes.push(`the page took longer than ${deps.limits.timeoutMs / 1000} s; only the start was read`);
+      const { maxBytes, timeoutMs } = deps.limits;
+      const why = page.cut === "size" ? `is larger than ${maxBytes} bytes` : `took longer than ${timeoutMs / 1000} s`;
+      if (page.cut) notes.push(`the page ${why}; only the start was read`);
       if (text.length > maxChars) {
         notes.push(`cut to ${maxChars} of ${text.length} characters`);
         // Never half a surrogate pair: an emoji at the cut is dropped whole.
         text = safeSlice(text, 0, maxChars);
       }
-      return wrapUntrusted(
-        "web_fetch",
-        {
-          url: page.url,
-          status: page.status,
-          content_type: page.contentType ?? "none",
-          title,
-          note: notes.join("; ") || undefined,
-        },
-        text,
-      );
+      const facts = { url: page.url, status: page.status, content_type: page.contentType ?? "none", title };
+      return wrapUntrusted("web_fetch", { ...facts, note: notes.join("; ") || undefined }, text);
     },
   };
 }

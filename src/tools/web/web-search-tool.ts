@@ -15,6 +15,51 @@ const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 export function createWebSearchTool(settings: SearchSettings): Tool<Args> {
   const brave = settings.provider === "brave";
   const label = brave ? "Brave Search" : "SearXNG";
+  const { timeoutSeconds } = settings;
+
+  /** GETs the provider's JSON within the deadline and the size cap; every failure worded for the model. */
+  async function getJson(url: URL, signal: AbortSignal): Promise<unknown> {
+    const headers = { accept: "application/json", ...(brave && { "x-subscription-token": settings.apiKey ?? "" }) };
+    const deadline = AbortSignal.timeout(timeoutSeconds * 1000);
+    const fail = (err: unknown, what: string) => {
+      if (err instanceof ToolError) return err;
+      if (signal.aborted) return signal.reason;
+      if (deadline.aborted) return new ToolError(`${label} did not answer within ${timeoutSeconds} s.`);
+      return new ToolError(`${label} ${what}: ${(err as Error).message}.`);
+    };
+    let response: Response;
+    try {
+      response = await fetch(url, { headers, signal: AbortSignal.any([signal, deadline]), redirect: "error" });
+    } catch (err) {
+      throw fail(((err as Error).cause as Error | undefined) ?? err, "could not be reached");
+    }
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of response.body ?? []) {
+        size += chunk.length;
+        // Throwing out of the loop cancels the stream, which stops the download.
+        if (size > MAX_RESPONSE_BYTES) throw new ToolError(`${label} sent more than ${MAX_RESPONSE_BYTES} bytes.`);
+        chunks.push(chunk);
+      }
+    } catch (err) {
+      throw fail(err, "broke off its answer");
+    }
+    if (response.status === 401 || response.status === 403) {
+      const hint = brave
+        ? "check BRAVE_API_KEY"
+        : 'the instance must list "json" under search.formats in its settings.yml';
+      throw new ToolError(`${label} refused the request (HTTP ${response.status}): ${hint}.`);
+    }
+    if (response.status === 429) throw new ToolError(`${label} says too many requests (HTTP 429); try again later.`);
+    if (!response.ok) throw new ToolError(`${label} answered HTTP ${response.status}.`);
+    try {
+      return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    } catch {
+      throw new ToolError(`${label} answered with something that is not JSON.`);
+    }
+  }
+
   return {
     name: "web_search",
     description: `Search the web (${label}). Returns title, URL and snippet per result; use web_fetch to read a page.`,
@@ -33,7 +78,7 @@ export function createWebSearchTool(settings: SearchSettings): Tool<Args> {
       additionalProperties: false,
     },
     readOnly: true,
-    timeoutSeconds: Math.ceil(settings.timeoutSeconds) + 5,
+    timeoutSeconds: Math.ceil(timeoutSeconds) + 5,
     async execute(args, ctx) {
       const query = args.query.trim();
       if (!query) throw new ToolError("query is empty.");
@@ -41,15 +86,7 @@ export function createWebSearchTool(settings: SearchSettings): Tool<Args> {
       const url = new URL(`${settings.baseUrl.replace(/\/+$/, "")}${brave ? "/res/v1/web/search" : "/search"}`);
       url.searchParams.set("q", query);
       url.searchParams.set(brave ? "count" : "format", brave ? String(count) : "json");
-      const headers: Record<string, string> = { accept: "application/json" };
-      if (brave) headers["x-subscription-token"] = settings.apiKey ?? "";
-      const hint = brave
-        ? "check BRAVE_API_KEY"
-        : 'the instance must list "json" under search.formats in its settings.yml';
-      const data = (await getJson(label, url, headers, settings.timeoutSeconds, ctx.signal, hint)) as {
-        web?: { results?: unknown[] };
-        results?: unknown[];
-      } | null;
+      const data = (await getJson(url, ctx.signal)) as { web?: { results?: unknown[] }; results?: unknown[] } | null;
       // Snippets arrive with <strong> highlights and entities; the model wants plain text on one line.
       // The HTML parser loads with the first search, not at start.
       const { htmlToPlainText } = await import("./html-to-text.js");
@@ -69,50 +106,4 @@ export function createWebSearchTool(settings: SearchSettings): Tool<Args> {
       return wrapUntrusted("web_search", { provider: label, query, results: results.length }, body);
     },
   };
-}
-
-/** GETs the provider's JSON within the deadline and the size cap; every failure worded for the model. */
-async function getJson(
-  label: string,
-  url: URL,
-  headers: Record<string, string>,
-  timeoutSeconds: number,
-  signal: AbortSignal,
-  refusedHint: string,
-): Promise<unknown> {
-  const deadline = AbortSignal.timeout(timeoutSeconds * 1000);
-  const fail = (err: unknown, what: string) => {
-    if (err instanceof ToolError) return err;
-    if (signal.aborted) return signal.reason;
-    if (deadline.aborted) return new ToolError(`${label} did not answer within ${timeoutSeconds} s.`);
-    return new ToolError(`${label} ${what}: ${(err as Error).message}.`);
-  };
-  let response: Response;
-  try {
-    response = await fetch(url, { headers, signal: AbortSignal.any([signal, deadline]), redirect: "error" });
-  } catch (err) {
-    throw fail(((err as Error).cause as Error | undefined) ?? err, "could not be reached");
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of response.body ?? []) {
-      size += chunk.length;
-      // Throwing out of the loop cancels the stream, which stops the download.
-      if (size > MAX_RESPONSE_BYTES) throw new ToolError(`${label} sent more than ${MAX_RESPONSE_BYTES} bytes.`);
-      chunks.push(chunk);
-    }
-  } catch (err) {
-    throw fail(err, "broke off its answer");
-  }
-  if (response.status === 401 || response.status === 403) {
-    throw new ToolError(`${label} refused the request (HTTP ${response.status}): ${refusedHint}.`);
-  }
-  if (response.status === 429) throw new ToolError(`${label} says too many requests (HTTP 429); try again later.`);
-  if (!response.ok) throw new ToolError(`${label} answered HTTP ${response.status}.`);
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    throw new ToolError(`${label} answered with something that is not JSON.`);
-  }
 }
