@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { inCgroup, ownPidsCgroup } from "./cgroup.js";
+import { createPidsCgroup, inCgroup, ownPidsCgroup } from "./cgroup.js";
 
 describe("ownPidsCgroup", () => {
   it("finds the v1 pids hierarchy", () => {
@@ -38,5 +38,18 @@ describe("ownPidsCgroup", () => {
         "/usr",
       ],
     });
+  });
+});
+
+describe("createPidsCgroup", () => {
+  it("leaves alone a folder that already has the name, and makes none", () => {
+    const parent = mkdtempSync(join(tmpdir(), "pincer-cgroup-"));
+    try {
+      mkdirSync(join(parent, "pincer-1-1"));
+      expect(createPidsCgroup(parent, "pincer-1-1", 64)).toBeUndefined();
+      expect(existsSync(join(parent, "pincer-1-1"))).toBe(true);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
   });
 });

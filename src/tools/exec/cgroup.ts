@@ -33,6 +33,11 @@ export function createPidsCgroup(parent: string, name: string, maxPids: number):
   const dir = join(parent, name);
   try {
     mkdirSync(dir);
+  } catch {
+    // Not made here (a name taken, a host that refuses): never removed by pincer either.
+    return undefined;
+  }
+  try {
     writeFileSync(join(dir, "pids.max"), String(maxPids));
     return dir;
   } catch {

@@ -96,7 +96,8 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
           network: exec.network,
           env,
         };
-        [file, argv] = [status.bwrap ?? "bwrap", sandboxArgs(features, exec, spec, [file, ...argv])];
+        argv = sandboxArgs(features, exec, spec, [file, ...argv]);
+        file = status.bwrap ?? "bwrap";
         // Under root RLIMIT_NPROC does not bind; a pids cgroup (where the host allows one) does.
         if (features.pidsCgroup && exec.maxProcesses > 0) {
           cgroup = createPidsCgroup(features.pidsCgroup, `pincer-${process.pid}-${++commands}`, exec.maxProcesses);
