@@ -12,7 +12,7 @@ afterEach(() => {
 function setup() {
   let now = 1_000_000;
   vi.useFakeTimers({ toFake: ["Date"], now });
-  const pairing = openSqliteStore(openDatabase(":memory:"), { pairing: { now: () => now } }).pairing;
+  const pairing = openSqliteStore(openDatabase(":memory:")).pairing;
   const sent: OutboundMessage[] = [];
   const gate = createAccessGate({
     allowFrom: { telegram: ["42"], discord: ["*"] },

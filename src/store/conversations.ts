@@ -1,34 +1,22 @@
 import { type ConversationHead, HistoryCache, type HistoryRow, pickNewest } from "./history-cache.js";
-import { type Sql, scalar } from "./sql.js";
-import type { StoredMessage, StoredRole, ToolCallRecord } from "./types.js";
+import { exists, type Sql, scalar } from "./sql.js";
+import type { StoredMessage, ToolCallRecord } from "./types.js";
 
 /** Tokens a message costs in a request; stored with it so picking history needs no tokenizer. */
 export type CountTokens = (message: StoredMessage) => number;
 
-const COLUMNS = "id, role, content, tool_calls, tool_call_id, tokens, created_at";
+const COLUMNS = `id, role, content, tool_calls AS "toolCalls", tool_call_id AS "toolCallId", tokens, created_at AS "createdAt"`;
 
-interface MessageRow {
+type MessageRow = Omit<StoredMessage, "toolCalls" | "toolCallId"> & {
   id: number;
-  role: StoredRole;
-  content: string | null;
-  tool_calls: string | null;
-  tool_call_id: string | null;
   tokens: number;
-  created_at: number;
-}
+  toolCalls: string | null;
+  toolCallId: string | null;
+};
 
-function historyRow(row: MessageRow): HistoryRow {
-  return {
-    id: row.id,
-    message: {
-      role: row.role,
-      content: row.content,
-      toolCalls: row.tool_calls ? (JSON.parse(row.tool_calls) as ToolCallRecord[]) : undefined,
-      toolCallId: row.tool_call_id ?? undefined,
-      createdAt: row.created_at,
-      tokens: row.tokens,
-    },
-  };
+function historyRow({ id, toolCalls, toolCallId, ...message }: MessageRow): HistoryRow {
+  const calls = toolCalls ? (JSON.parse(toolCalls) as ToolCallRecord[]) : undefined;
+  return { id, message: { ...message, toolCalls: calls, toolCallId: toolCallId ?? undefined } };
 }
 
 /** A cut through a tool exchange would leave results without their call: start at a user message. */
@@ -40,10 +28,7 @@ function startAtUser(picked: StoredMessage[]): StoredMessage[] {
 /** Rows a multi-row insert takes at once (SQLite allows 32,766 parameters in a statement). */
 const INSERT_ROWS = 500;
 
-/**
- * Conversations and their messages. A session key has one open conversation at a time;
- * `/new` archives it and the next message starts another.
- */
+/** Conversations and their messages: a session key has one open one; `/new` archives it, the next message starts another. */
 export class SqlConversations {
   /** SQLite only (see HistoryCache): elsewhere every turn reads its history anew. */
   private readonly cache: HistoryCache | undefined;
@@ -65,13 +50,12 @@ export class SqlConversations {
   }
 
   /**
-   * The newest messages of the open conversation that fit in `tokenBudget`, oldest first, starting
-   * at a user message, leaving out those consolidated into memory entries. Costs depend on the
-   * budget, not on the length of the conversation.
+   * The newest messages of the open conversation that fit in `tokenBudget`, oldest first, starting at a user message,
+   * leaving out those consolidated into memory entries. Costs depend on the budget, not on the conversation's length.
    */
   async recent(sessionKey: string, tokenBudget: number): Promise<StoredMessage[]> {
-    // A new chat has no history: its conversation is created with its first messages (append),
-    // in the turn's own transaction, not in a commit of its own here.
+    // A new chat has no history: its conversation is created with its first messages (append), in the turn's own
+    // transaction, not in a commit of its own here.
     const [head] = await this.db.rows<{ id: number; created_at: number; through: number }>(
       `SELECT id, created_at, consolidated_through AS through FROM conversations
         WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1`,
@@ -98,12 +82,10 @@ export class SqlConversations {
     }
     const rows = await this.newest(head, budget * 1.25);
     const oldest = rows[0]?.id ?? Number.MAX_SAFE_INTEGER;
-    const older = await this.db.rows(
-      "SELECT 1 FROM messages WHERE conversation_id = $1 AND id > $2 AND id < $3 LIMIT 1",
-      [head.id, head.through, oldest],
-    );
-    cache.store(head, rows, older.length === 0, budget);
-    return pickNewest(rows, older.length === 0, budget);
+    const older = "SELECT 1 FROM messages WHERE conversation_id = $1 AND id > $2 AND id < $3 LIMIT 1";
+    const complete = !(await exists(this.db, older, [head.id, head.through, oldest]));
+    cache.store(head, rows, complete, budget);
+    return pickNewest(rows, complete, budget);
   }
 
   /** The newest rows after the consolidated ones that fit in `budget`, oldest first. */
@@ -117,19 +99,15 @@ export class SqlConversations {
     return rows.reverse().map(historyRow);
   }
 
-  /** Messages of the session's open conversation. */
   async count(sessionKey: string): Promise<number> {
-    const count = `SELECT count(*) FROM messages WHERE conversation_id =
-      (SELECT id FROM conversations WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1)`;
+    const count = `SELECT count(*) FROM messages WHERE conversation_id = (${OPEN})`;
     return (await scalar<number>(this.db, count, [sessionKey])) ?? 0;
   }
 }
 
 export async function archiveConversation(db: Sql, sessionKey: string): Promise<void> {
-  await db.run("UPDATE conversations SET archived_at = $1 WHERE session_key = $2 AND archived_at IS NULL", [
-    Date.now(),
-    sessionKey,
-  ]);
+  const archive = "UPDATE conversations SET archived_at = $1 WHERE session_key = $2 AND archived_at IS NULL";
+  await db.run(archive, [Date.now(), sessionKey]);
 }
 
 /** Appends to the session's open conversation (created here when it has none), in the caller's transaction. */
@@ -161,18 +139,16 @@ export async function appendMessages(
 }
 
 /**
- * A conversation created with its first turn's messages begins when the first of them arrived,
- * not when the turn is stored: the control page shows the tool calls made since it began, and
- * the first turn's come before it is stored. Never before the previous one ended, though (a
- * message that waited behind /new). Another process creating it at the same moment (PostgreSQL)
- * wins the unique index of open conversations; its conversation is used.
+ * A conversation created with its first turn's messages begins when the first of them arrived, not when the turn is
+ * stored: the control page shows the tool calls made since it began, and the first turn's come before it is stored.
+ * Never before the previous one ended, though (a message that waited behind /new). Another process creating it at the
+ * same moment (PostgreSQL) wins the unique index of open conversations; its conversation is used.
  */
 async function begin(db: Sql, sessionKey: string, messages: StoredMessage[]): Promise<number> {
   const now = Date.now();
   const first = messages.reduce((t, m) => Math.min(t, m.createdAt ?? now), now);
-  const ended = await scalar<number | null>(db, "SELECT max(archived_at) FROM conversations WHERE session_key = $1", [
-    sessionKey,
-  ]);
+  const lastEnd = "SELECT max(archived_at) FROM conversations WHERE session_key = $1";
+  const ended = await scalar<number | null>(db, lastEnd, [sessionKey]);
   const created = await scalar<number>(
     db,
     "INSERT INTO conversations (session_key, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id",
@@ -181,11 +157,9 @@ async function begin(db: Sql, sessionKey: string, messages: StoredMessage[]): Pr
   return created ?? ((await openConversation(db, sessionKey)) as number);
 }
 
+const OPEN = "SELECT id FROM conversations WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1";
+
 /** The id of the session's open conversation, if it has one (never creates it). */
 export function openConversation(db: Sql, sessionKey: string): Promise<number | undefined> {
-  return scalar<number>(
-    db,
-    "SELECT id FROM conversations WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1",
-    [sessionKey],
-  );
+  return scalar<number>(db, OPEN, [sessionKey]);
 }

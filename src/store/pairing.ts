@@ -1,8 +1,8 @@
 import { randomInt } from "node:crypto";
 import type { ChannelName } from "../bus/types.js";
 import { ownedJobs } from "./jobs.js";
-import type { Sql } from "./sql.js";
-import type { OpenRequest, PairingOptions, PairingRequest } from "./types.js";
+import { exists, type Sql } from "./sql.js";
+import type { OpenRequest, PairingRequest } from "./types.js";
 
 /** No 0/O or 1/I: codes are read aloud and typed by hand. */
 const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
@@ -10,34 +10,24 @@ const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 const TTL_MS = 60 * 60 * 1000;
 /** Open requests per channel; at the cap the oldest one makes room for a new stranger. */
 const MAX_PENDING = 10;
+const OF_USER = "WHERE channel = $1 AND user_id = $2";
 const REQUEST = `channel, user_id AS "userId", user_name AS "userName", code, expires_at AS "expiresAt"`;
 
 /** Pairing codes for strangers and the list of users the owner approved. */
 export class SqlPairing {
-  private readonly now: () => number;
+  constructor(private readonly db: Sql) {}
 
-  constructor(
-    private readonly db: Sql,
-    options: PairingOptions = {},
-  ) {
-    this.now = options.now ?? Date.now;
-  }
-
-  async isApproved(channel: string, userId: string): Promise<boolean> {
-    const rows = await this.db.rows("SELECT 1 FROM approved_users WHERE channel = $1 AND user_id = $2", [
-      channel,
-      userId,
-    ]);
-    return rows.length === 1;
+  isApproved(channel: string, userId: string): Promise<boolean> {
+    return exists(this.db, "SELECT 1 FROM approved_users WHERE channel = $1 AND user_id = $2", [channel, userId]);
   }
 
   /**
-   * The stranger's one open code: the same code while it is valid. A new stranger always gets one;
-   * at the cap the oldest open request on the channel makes room. Asking again never piles up
-   * requests; a flood of strangers cannot lock the next real user out.
+   * The stranger's one open code: the same code while it is valid. A new stranger always gets one; at the cap the
+   * oldest open request on the channel makes room. Asking again never piles up requests; a flood of strangers cannot
+   * lock the next real user out.
    */
   request(channel: string, userId: string, userName: string): Promise<OpenRequest> {
-    const now = this.now();
+    const now = Date.now();
     return this.db.transaction(async (tx) => {
       // One channel's requests change one process at a time (PostgreSQL): the cap and the codes stay exact.
       if (tx.engine === "postgres") {
@@ -49,13 +39,12 @@ export class SqlPairing {
         [channel, userId],
       );
       if (existing) return { ...existing, toldAt: existing.toldAt ?? undefined, isNew: false };
-      // At the cap, the oldest open requests make room for this one.
       const open = await tx.rows<{ user_id: string }>(
         `SELECT user_id FROM pairing_requests WHERE channel = $1 ORDER BY created_at DESC, ${tx.seq} DESC`,
         [channel],
       );
       for (const { user_id } of open.slice(MAX_PENDING - 1)) {
-        await tx.run("DELETE FROM pairing_requests WHERE channel = $1 AND user_id = $2", [channel, user_id]);
+        await tx.run(`DELETE FROM pairing_requests ${OF_USER}`, [channel, user_id]);
       }
       const request = { channel, userId, userName, code: await freshCode(tx, channel), expiresAt: now + TTL_MS };
       await tx.run(
@@ -68,28 +57,22 @@ export class SqlPairing {
 
   /** Records that the stranger was sent their code now. */
   async markTold(channel: string, userId: string): Promise<void> {
-    await this.db.run("UPDATE pairing_requests SET told_at = $1 WHERE channel = $2 AND user_id = $3", [
-      this.now(),
-      channel,
-      userId,
-    ]);
+    const told = "UPDATE pairing_requests SET told_at = $1 WHERE channel = $2 AND user_id = $3";
+    await this.db.run(told, [Date.now(), channel, userId]);
   }
 
-  /**
-   * Approves the user behind a valid code and resumes the jobs an earlier revoke paused, all or
-   * nothing. Undefined when the code is unknown or expired.
-   */
+  /** Approves the user behind a valid code and resumes the jobs a revoke paused, all or nothing (undefined: no such code). */
   approve(channel: string, code: string): Promise<{ user: PairingRequest; resumedJobs: number } | undefined> {
     return this.db.transaction(async (tx) => {
       const [user] = await tx.rows<PairingRequest>(
         `DELETE FROM pairing_requests WHERE channel = $1 AND code = $2 AND expires_at > $3 RETURNING ${REQUEST}`,
-        [channel, code.trim().toUpperCase(), this.now()],
+        [channel, code.trim().toUpperCase(), Date.now()],
       );
       if (!user) return undefined;
       await tx.run(
         `INSERT INTO approved_users (channel, user_id, user_name, approved_at) VALUES ($1, $2, $3, $4)
          ON CONFLICT (channel, user_id) DO UPDATE SET user_name = excluded.user_name, approved_at = excluded.approved_at`,
-        [channel, user.userId, user.userName, this.now()],
+        [channel, user.userId, user.userName, Date.now()],
       );
       const owner = { channel: channel as ChannelName, userId: user.userId };
       return { user, resumedJobs: await ownedJobs(tx, "resume", owner) };
@@ -97,9 +80,9 @@ export class SqlPairing {
   }
 
   /** Takes back an approval (and any open code) and pauses the jobs the user created, all or nothing. */
-  revoke(channel: string, userId: string, at = this.now()): Promise<{ revoked: boolean; pausedJobs: number }> {
+  revoke(channel: string, userId: string, at = Date.now()): Promise<{ revoked: boolean; pausedJobs: number }> {
     return this.db.transaction(async (tx) => {
-      await tx.run("DELETE FROM pairing_requests WHERE channel = $1 AND user_id = $2", [channel, userId]);
+      await tx.run(`DELETE FROM pairing_requests ${OF_USER}`, [channel, userId]);
       const revoked = await tx.run("DELETE FROM approved_users WHERE channel = $1 AND user_id = $2", [channel, userId]);
       const pausedJobs = await ownedJobs(tx, "pause", { channel: channel as ChannelName, userId }, at);
       return { revoked: revoked === 1, pausedJobs };
@@ -108,15 +91,13 @@ export class SqlPairing {
 
   /** Drops a stranger's open request (the control page's Deny); false when there was none. */
   async deny(channel: string, userId: string): Promise<boolean> {
-    return (
-      (await this.db.run("DELETE FROM pairing_requests WHERE channel = $1 AND user_id = $2", [channel, userId])) > 0
-    );
+    return (await this.db.run(`DELETE FROM pairing_requests ${OF_USER}`, [channel, userId])) > 0;
   }
 
   pending(): Promise<PairingRequest[]> {
     return this.db.rows<PairingRequest>(
       `SELECT ${REQUEST} FROM pairing_requests WHERE expires_at > $1 ORDER BY created_at, ${this.db.seq}`,
-      [this.now()],
+      [Date.now()],
     );
   }
 
@@ -131,7 +112,7 @@ export class SqlPairing {
 async function freshCode(db: Sql, channel: string): Promise<string> {
   for (;;) {
     const code = Array.from({ length: 8 }, () => ALPHABET[randomInt(ALPHABET.length)]).join("");
-    const taken = await db.rows("SELECT 1 FROM pairing_requests WHERE channel = $1 AND code = $2", [channel, code]);
-    if (taken.length === 0) return code;
+    if (!(await exists(db, "SELECT 1 FROM pairing_requests WHERE channel = $1 AND code = $2", [channel, code])))
+      return code;
   }
 }

@@ -8,7 +8,7 @@ import { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
 import type { SqlMemory } from "./memory.js";
 import { SqlPairing } from "./pairing.js";
 import type { Sql } from "./sql.js";
-import { estimateTokens, type PairingOptions, type StoredMessage } from "./types.js";
+import { estimateTokens, type StoredMessage } from "./types.js";
 import { SqlUsage } from "./usage.js";
 import { SqlAudit, SqlDashboard, SqlHelperRuns, SqlRetention, SqlStatus } from "./views.js";
 
@@ -28,7 +28,7 @@ export function storeOn(db: Sql, memory: SqlMemory, options: StoreOptions = {}) 
     chatModels: new SqlChatModels(db),
     memory,
     jobs: new SqlJobs(db),
-    pairing: new SqlPairing(db, options.pairing),
+    pairing: new SqlPairing(db),
     audit: new SqlAudit(db),
     helperRuns: new SqlHelperRuns(db),
     dashboard: new SqlDashboard(db),
@@ -78,7 +78,6 @@ export type StoreChange = { kind: "outbox"; channel: string } | { kind: "inbox";
 export interface StoreOptions {
   /** Tokens a message costs in a request, stored with it (default: a rough estimate). */
   countTokens?: (message: StoredMessage) => number;
-  pairing?: PairingOptions;
   /** A short command's store (CLI): close() leaves the file's upkeep to the daemon that may be running. */
   brief?: boolean;
   /** A lost connection to a database server: told, never thrown (PostgreSQL). */

@@ -186,7 +186,3 @@ export function estimateTokens(message: StoredMessage): number {
 }
 
 export type PendingOutbound = Pick<OutboxRow, "id" | "msg" | "partsSent">;
-
-export interface PairingOptions {
-  now?: () => number;
-}

@@ -1,4 +1,4 @@
-import { expect, it } from "vitest";
+import { expect, it, onTestFinished, vi } from "vitest";
 import type { InboundMessage } from "../../src/bus/types.js";
 import type { NewEntry, NewJob, Store } from "../../src/store/store.js";
 import type { OpenStore } from "./store-conformance.js";
@@ -148,23 +148,32 @@ export function describeStateConformance(fresh: Fresh): void {
   it("pairs strangers: one code each, the oldest makes room in a flood, approve resumes and revoke pauses jobs", async () => {
     let now = 1_000_000;
     const { open } = await fresh();
-    const store = await open({ pairing: { now: () => now } });
+    const store = await open();
+    // The store's clock is Date's: faked alone, so the database's connections keep their real timers.
+    vi.useFakeTimers({ toFake: ["Date"], now });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const tick = (ms: number) => {
+      now += ms;
+      vi.setSystemTime(now);
+    };
     const first = await store.pairing.request("telegram", "99", "Eve");
     expect(first).toMatchObject({ isNew: true, userId: "99", expiresAt: now + 3_600_000 });
     expect(first.code).toMatch(/^[A-HJ-NP-Z2-9]{8}$/);
     await store.pairing.markTold("telegram", "99");
-    now += 1000;
+    tick(1000);
     expect(await store.pairing.request("telegram", "99", "Eve")).toMatchObject({
       isNew: false,
       code: first.code,
       toldAt: now - 1000,
     });
-    now += 3_600_000;
+    tick(3_600_000);
     expect((await store.pairing.request("telegram", "99", "Eve")).isNew).toBe(true);
     expect(await store.pairing.approve("telegram", first.code)).toBeUndefined();
     const codes: string[] = [];
     for (let i = 0; i < 25; i++) {
-      now += 1;
+      tick(1);
       codes.push((await store.pairing.request("telegram", `s${i}`, `stranger ${i}`)).code);
     }
     expect((await store.pairing.pending()).map((p) => p.userId)).toEqual(
