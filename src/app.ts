@@ -95,7 +95,6 @@ export async function createApp(config: Config, options: AppOptions) {
     inbox: journal,
     log: log.child({ part: "scheduler" }),
     ownerHasAccess: (owner) => access.hasAccess(owner.channel, owner.userId),
-    now: wallClock && (() => wallClock().getTime()),
     // Clustered: a job added on another process is seen within a second, not at the next minute.
     maxSleepMs: clustering ? 1000 : undefined,
   });
@@ -227,7 +226,6 @@ export async function createApp(config: Config, options: AppOptions) {
           target,
           intervalMs: intervalMinutes * 60_000,
           log: log.child({ part: "heartbeat" }),
-          now: wallClock && (() => wallClock().getTime()),
           readFile: () => readHeartbeatFile(config.workspace, log),
         })
       : undefined;

@@ -3,7 +3,7 @@ import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.
 import type { PairingStore } from "../store/store.js";
 import { hasAccess, isOwner, pairingNotice, strangerAction } from "./policy.js";
 
-export interface AccessGateDeps {
+interface AccessGateDeps {
   /** The allowlists by channel (TELEGRAM_ALLOW_FROM, DISCORD_ALLOW_FROM). */
   allowFrom: Partial<Record<ChannelName, readonly string[]>>;
   pairing: PairingStore;

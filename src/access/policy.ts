@@ -1,9 +1,6 @@
 import { type ChannelName, type InboundMessage, parseSessionKey } from "../bus/types.js";
 
-/**
- * Channels reached only from this machine or through the control page's token: the terminal,
- * the scheduler and helpers (`system`) and the web chat. Anyone else is checked.
- */
+/** Channels reached only from this machine or with the control page's token (terminal, `system`, web chat). */
 const LOCAL_CHANNELS: ReadonlySet<string> = new Set(["console", "system", "web"]);
 
 export interface AccessFacts {
@@ -23,9 +20,8 @@ export async function hasAccess({ channel, senderId, allowFrom, isApproved }: Ac
 }
 
 /**
- * Whether a person may change pincer's settings for a chat (`/model`): someone named in the
- * allowlist or approved with `pincer pairing approve`, or anyone on a local channel. `*` lets
- * everyone talk, not everyone decide: in a group open to all, a member is no owner.
+ * Whether a person may change pincer's settings for a chat (`/model`): someone named in the allowlist or approved
+ * with `pincer pairing approve`, or anyone on a local channel. `*` lets everyone talk, not everyone decide.
  */
 export async function isOwner({ channel, senderId, allowFrom, isApproved }: AccessFacts): Promise<boolean> {
   return LOCAL_CHANNELS.has(channel) || allowFrom?.includes(senderId) || isApproved();
@@ -39,9 +35,8 @@ export interface MemorySharing {
 }
 
 /**
- * Whether a conversation is a direct chat with the owner: pincer's local ones (the terminal, the
- * control page, its own runs such as the heartbeat) and a private chat with someone named in
- * TELEGRAM_ALLOW_FROM / DISCORD_ALLOW_FROM. People let in by `pincer pairing approve` or by `*`
+ * Whether a conversation is a direct chat with the owner: pincer's local ones (terminal, control page, its own runs)
+ * and a private chat with someone named in TELEGRAM_ALLOW_FROM / DISCORD_ALLOW_FROM; people let in by pairing or `*`
  * are guests. A scheduled run or a helper's result speaks for the person it was set up by (meta.userId).
  */
 export function isOwnersChat(msg: InboundMessage, allowFrom: MemorySharing["allowFrom"]): boolean {
@@ -59,26 +54,17 @@ export function seesOwnerMemory(msg: InboundMessage, sharing: MemorySharing): bo
 }
 
 /** The channels whose strangers are given pairing codes. */
-export type PairedChannel = "telegram" | "discord";
-
-export function isPairedChannel(channel: string): channel is PairedChannel {
+export function isPairedChannel(channel: string): channel is "telegram" | "discord" {
   return channel === "telegram" || channel === "discord";
 }
 
-export type StrangerAction = "send-code" | "stay-silent";
-
 /**
- * What a stranger in a private chat gets: their code, repeated at most every `repeatAfterMs`.
- * (In a group the gate says nothing and opens no request: anyone there could make the bot talk.)
+ * What a stranger in a private chat gets: their code, repeated at most every `repeatAfterMs`. (In a group the gate
+ * says nothing and opens no request: anyone there could make the bot talk.)
  */
-export function strangerAction(input: {
-  isNew: boolean;
-  toldAt?: number;
-  now: number;
-  repeatAfterMs: number;
-}): StrangerAction {
-  if (input.isNew || input.toldAt === undefined) return "send-code";
-  return input.now - input.toldAt >= input.repeatAfterMs ? "send-code" : "stay-silent";
+export function strangerAction(input: { isNew: boolean; toldAt?: number; now: number; repeatAfterMs: number }) {
+  const due = input.isNew || input.toldAt === undefined || input.now - input.toldAt >= input.repeatAfterMs;
+  return due ? "send-code" : "stay-silent";
 }
 
 export function pairingNotice(channel: string, code: string): string {

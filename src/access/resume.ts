@@ -5,9 +5,9 @@ import type { JournalStore } from "../store/store.js";
 import type { AccessGate } from "./gate.js";
 
 /**
- * Messages accepted before a restart and never finished, addressed to `served`: re-queued when
- * their sender still has access, closed (not run) when access was revoked while pincer was down.
- * Called before any channel takes new messages, so per-conversation order holds across a restart.
+ * Messages accepted before a restart and never finished, addressed to `served`: re-queued when their sender still
+ * has access, closed (not run) when access was revoked while pincer was down. Called before any channel takes new
+ * messages, so per-conversation order holds across a restart.
  */
 export async function resumePending(
   deps: { journal: JournalStore; bus: MessageBus; access: AccessGate; log: Logger },

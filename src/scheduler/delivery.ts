@@ -16,9 +16,8 @@ export function isScheduledRun(msg: InboundMessage): boolean {
 }
 
 /**
- * The inbound system message for one run of a job, addressed to the conversation the job was
- * created in. Its text tells the model this is the reminder itself, due now, so that it
- * delivers it instead of scheduling it again.
+ * The inbound system message for one run of a job, addressed to the conversation the job was created in. Its text
+ * tells the model this is the reminder itself, due now, so that it delivers it instead of scheduling it again.
  */
 export function runMessage(job: CronJob, scheduledAt: number, now: number): InboundMessage {
   const id = deliveryId(job.id, scheduledAt);

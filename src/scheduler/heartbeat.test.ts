@@ -1,5 +1,5 @@
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../test/fakes/manual-clock.js";
 import { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
@@ -23,8 +23,11 @@ describe("activeTasks", () => {
 });
 
 describe("Heartbeat", () => {
+  let clock: ManualClock | undefined;
+  afterEach(() => clock?.dispose());
+
   function setup(file: string | undefined) {
-    const clock = new ManualClock("2026-01-01T00:00:00Z");
+    clock = new ManualClock("2026-01-01T00:00:00Z");
     const bus = new MessageBus();
     const published: InboundMessage[] = [];
     const pending = new Set<string>();
@@ -35,8 +38,6 @@ describe("Heartbeat", () => {
       target: "telegram:42",
       intervalMs: 60_000,
       log: pino({ level: "silent" }),
-      now: clock.now,
-      timers: clock.timers,
     });
     const original = bus.publishInbound.bind(bus);
     bus.publishInbound = (msg) => {
@@ -44,7 +45,7 @@ describe("Heartbeat", () => {
       pending.add(msg.id);
       return original(msg);
     };
-    return { clock, heartbeat, published, pending };
+    return { clock: clock as ManualClock, heartbeat, published, pending };
   }
 
   it("queues a turn each interval while HEARTBEAT.md has tasks, skipping while the last one still runs", async () => {

@@ -2,7 +2,6 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
 import { readTextBeneath } from "../tools/files/safe-read.js";
-import { realTimers, type Timers } from "./scheduler.js";
 
 /** What the model answers when a heartbeat finds nothing worth telling; such a reply is not sent. */
 export const HEARTBEAT_OK = "HEARTBEAT_OK";
@@ -11,8 +10,8 @@ export const HEARTBEAT_OK = "HEARTBEAT_OK";
 export const HEARTBEAT_SESSION = "system:heartbeat";
 
 /**
- * The standing tasks in HEARTBEAT.md: every list item that is not ticked off (`- [x]`) and not
- * empty. Headings, prose and HTML comments are not tasks, so the template (prose only) is idle.
+ * The standing tasks in HEARTBEAT.md: every list item neither ticked off (`- [x]`) nor empty. Headings, prose and
+ * HTML comments are not tasks, so the template (prose only) is idle.
  */
 export function activeTasks(markdown: string): string[] {
   const withoutComments = markdown.replace(/<!--[\s\S]*?-->/g, "");
@@ -63,24 +62,18 @@ export interface HeartbeatDeps {
   target: string;
   intervalMs: number;
   log: Logger;
-  now?: () => number;
-  timers?: Timers;
 }
 
 /**
- * Every `intervalMs`, if HEARTBEAT.md lists active tasks, publishes a heartbeat turn into its own
- * session. A heartbeat that still waits for (or is in) its turn makes the next one skip, so a slow
- * model never piles them up.
+ * Every `intervalMs`, if HEARTBEAT.md lists active tasks, publishes a heartbeat turn into its own session. A
+ * heartbeat that still waits for (or is in) its turn makes the next one skip, so a slow model never piles them up.
  */
 export class Heartbeat {
-  private handle: unknown;
+  private handle?: NodeJS.Timeout;
   private last: InboundMessage | undefined;
   private running = false;
-  private readonly timers: Timers;
 
-  constructor(private readonly deps: HeartbeatDeps) {
-    this.timers = deps.timers ?? realTimers;
-  }
+  constructor(private readonly deps: HeartbeatDeps) {}
 
   start(): void {
     this.running = true;
@@ -89,8 +82,7 @@ export class Heartbeat {
 
   stop(): void {
     this.running = false;
-    if (this.handle !== undefined) this.timers.clear(this.handle);
-    this.handle = undefined;
+    clearTimeout(this.handle);
   }
 
   /** One check now: returns whether a heartbeat turn was queued. */
@@ -103,7 +95,7 @@ export class Heartbeat {
     const text = deps.readFile();
     const tasks = text === undefined ? [] : activeTasks(text);
     if (tasks.length === 0) return false;
-    const msg = heartbeatMessage(tasks, deps.target, deps.now?.() ?? Date.now());
+    const msg = heartbeatMessage(tasks, deps.target, Date.now());
     if (!(await deps.bus.publishInbound(msg))) return false;
     this.last = msg;
     return true;
@@ -111,11 +103,11 @@ export class Heartbeat {
 
   private arm(): void {
     if (!this.running) return;
-    this.handle = this.timers.set(() => {
+    const beat = () =>
       this.tick()
         .catch((err: unknown) => this.deps.log.error({ err }, "heartbeat failed"))
         .finally(() => this.arm());
-    }, this.deps.intervalMs);
+    this.handle = setTimeout(beat, this.deps.intervalMs).unref();
   }
 }
 

@@ -1,9 +1,8 @@
 import { Cron } from "croner";
 
 /**
- * When a job runs. `at` is one instant; `every` repeats a fixed period counted from `anchor`
- * (so runs stay on a grid instead of drifting by however late each run was); `cron` is a
- * 5- or 6-field expression read as wall-clock time in `tz`.
+ * When a job runs. `at` is one instant; `every` repeats a period counted from `anchor` (runs stay on a grid instead
+ * of drifting by however late each run was); `cron` is a 5- or 6-field expression read as wall-clock time in `tz`.
  */
 export type Schedule =
   | { kind: "at"; at: number }
@@ -13,10 +12,7 @@ export type Schedule =
 /** A schedule the user got wrong, worded for the model. */
 export class ScheduleError extends Error {}
 
-/**
- * The first run strictly after `from`, or null when there is none (a one-shot whose time has
- * passed). Pure: the same schedule and instant always give the same answer.
- */
+/** The first run strictly after `from`, or null when there is none (a one-shot whose time has passed). Pure. */
 export function nextRun(schedule: Schedule, from: Date): Date | null {
   const t = from.getTime();
   switch (schedule.kind) {
@@ -29,8 +25,8 @@ export function nextRun(schedule: Schedule, from: Date): Date | null {
       return new Date(schedule.anchor + slots * period);
     }
     case "cron": {
-      // croner answers in wall-clock steps; the loop guards the one promise we rely on (strictly
-      // later than `from`), which a wall-clock library can bend around a DST change.
+      // croner answers in wall-clock steps; the loop guards the one promise we rely on (strictly later than `from`),
+      // which a wall-clock library can bend around a DST change.
       const cron = compileCron(schedule.expr, schedule.tz);
       let next = cron.nextRun(from);
       for (let i = 0; next && next.getTime() <= t && i < 5; i++) next = cron.nextRun(new Date(next.getTime() + 1000));
@@ -77,9 +73,9 @@ const ISO_DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 /**
- * Reads an ISO 8601 date-time. With an offset (`Z`, `+02:00`) it is that instant; without one it
- * is wall-clock time in `tz`. A date alone means midnight. A wall time skipped by a DST change
- * moves forward by the gap; one that happens twice means the first (as Temporal's "compatible").
+ * Reads an ISO 8601 date-time: with an offset (`Z`, `+02:00`) that instant, without one wall-clock time in `tz`; a
+ * date alone means midnight. A wall time skipped by a DST change moves forward by the gap; one that happens twice
+ * means the first (as Temporal's "compatible").
  */
 export function parseIsoInZone(text: string, tz: string): number {
   const m = ISO_DATE_TIME.exec(text.trim());
@@ -165,20 +161,20 @@ export function describeSchedule(schedule: Schedule, tz: string): string {
   }
 }
 
+const UNITS = [
+  [86400, "d"],
+  [3600, "h"],
+  [60, "min"],
+  [1, "s"],
+] as const;
+
 export function formatSeconds(total: number): string {
-  const units = [
-    [86400, "d"],
-    [3600, "h"],
-    [60, "min"],
-    [1, "s"],
-  ] as const;
-  const parts: string[] = [];
-  let rest = total;
-  for (const [size, label] of units) {
-    if (rest >= size) {
-      parts.push(`${Math.floor(rest / size)} ${label}`);
-      rest %= size;
-    }
-  }
-  return parts.join(" ") || "0 s";
+  // Each unit counts what the larger one before it leaves over.
+  const counts = UNITS.map(([size, label], i) => [Math.floor((total % (UNITS[i - 1]?.[0] ?? Infinity)) / size), label]);
+  return (
+    counts
+      .filter(([count]) => Number(count) > 0)
+      .map(([count, label]) => `${count} ${label}`)
+      .join(" ") || "0 s"
+  );
 }

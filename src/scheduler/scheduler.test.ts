@@ -32,7 +32,7 @@ class Process {
   readonly store: JobStore;
   readonly scheduler: Scheduler;
 
-  constructor(path: string, clock: ManualClock) {
+  constructor(path: string) {
     this.db = openDatabase(path);
     const store = openSqliteStore(this.db);
     this.journal = store.journal;
@@ -44,8 +44,6 @@ class Process {
       inbox: this.journal,
       log,
       ownerHasAccess: async (owner) => !revoked.has(`${owner.channel}:${owner.userId}`),
-      now: clock.now,
-      timers: clock.timers,
     });
   }
 
@@ -79,10 +77,11 @@ let proc: Process;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "pincer-scheduler-"));
   clock = new ManualClock("2025-03-01T10:00:00Z");
-  proc = new Process(join(dir, "pincer.db"), clock);
+  proc = new Process(join(dir, "pincer.db"));
 });
 
 afterEach(() => {
+  clock.dispose();
   revoked.clear();
   proc.close();
   rmSync(dir, { recursive: true, force: true });
@@ -111,7 +110,7 @@ const published = async (p: Process) => {
 
 function restart(): void {
   proc.close();
-  proc = new Process(join(dir, "pincer.db"), clock);
+  proc = new Process(join(dir, "pincer.db"));
 }
 
 describe("Scheduler", () => {

@@ -5,12 +5,6 @@ import type { CronJob, JobOwner, JobStore } from "../store/store.js";
 import { runMessage } from "./delivery.js";
 import { nextRun } from "./schedule.js";
 
-/** Timer functions, passed in so tests can drive time by hand. */
-export interface Timers {
-  set(fn: () => void, ms: number): unknown;
-  clear(handle: unknown): void;
-}
-
 export interface SchedulerDeps {
   store: JobStore;
   bus: MessageBus;
@@ -18,8 +12,6 @@ export interface SchedulerDeps {
   log: Logger;
   /** A job runs only while its creator may still talk to pincer (the access gate). */
   ownerHasAccess: (owner: JobOwner) => Promise<boolean>;
-  now?: () => number;
-  timers?: Timers;
   /** The longest the timer sleeps, so a wall-clock jump or a job added by another process is noticed. */
   maxSleepMs?: number;
 }
@@ -29,39 +21,27 @@ const RETRY_TICK_MS = 5_000;
 /** After a failed run attempt, the job waits this long instead of being retried in a tight loop. */
 const RETRY_AFTER_MS = 60_000;
 
-/** Real, unref'd timers: the default of the scheduler and the heartbeat. */
-export const realTimers: Timers = {
-  // The scheduler alone must not keep a process (a CLI command, a test) alive.
-  set: (fn, ms) => setTimeout(fn, ms).unref(),
-  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-
 /**
- * Fires due cron jobs into the bus. One timer sleeps until the earliest job (capped); each run
- * enters the inbox as an inbound system message in the same transaction that advances or
- * removes the job, so a crash either leaves the job due (it fires after the restart) or leaves
- * the run in the inbox (the restart re-runs it) — never neither, and never both.
+ * Fires due cron jobs into the bus. One unref'd timer (it alone must not keep a CLI command alive) sleeps until the
+ * earliest job (capped); each run enters the inbox as an inbound system message in the same transaction that
+ * advances or removes the job, so a crash either leaves the job due (it fires after the restart) or leaves the run in
+ * the inbox (the restart re-runs it): never neither, and never both.
  */
 export class Scheduler {
-  private readonly now: () => number;
-  private readonly timers: Timers;
   private readonly maxSleepMs: number;
-  private handle: unknown;
+  private handle?: NodeJS.Timeout;
   private running = false;
   private ticking = false;
   private tickAgain = false;
   private channels?: readonly ChannelName[];
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.now = deps.now ?? Date.now;
-    this.timers = deps.timers ?? realTimers;
     this.maxSleepMs = deps.maxSleepMs ?? 60_000;
   }
 
   /**
-   * Fires what came due while pincer was down (once per job), then keeps time. With `channels`,
-   * only jobs whose conversation lives on one of them: a process without the Telegram channel
-   * (say `pincer chat`) leaves Telegram reminders to the daemon that can deliver them.
+   * Fires what came due while pincer was down (once per job), then keeps time. With `channels`, only jobs whose
+   * conversation lives on one of them: a process without Telegram (`pincer chat`) leaves its reminders to the daemon.
    */
   start(channels?: readonly ChannelName[]): void {
     this.running = true;
@@ -71,8 +51,7 @@ export class Scheduler {
 
   stop(): void {
     this.running = false;
-    if (this.handle !== undefined) this.timers.clear(this.handle);
-    this.handle = undefined;
+    clearTimeout(this.handle);
   }
 
   /** Re-reads the jobs and re-arms the timer: call after adding or removing a job. */
@@ -82,7 +61,7 @@ export class Scheduler {
 
   /** Fires every due job now; returns how many runs entered the bus. */
   async runDue(): Promise<number> {
-    const now = this.now();
+    const now = Date.now();
     let published = 0;
     for (const job of await this.deps.store.due(now, this.channels)) {
       try {
@@ -96,8 +75,7 @@ export class Scheduler {
   }
 
   private tick(): void {
-    if (this.handle !== undefined) this.timers.clear(this.handle);
-    this.handle = undefined;
+    clearTimeout(this.handle);
     // One tick at a time: a wake() during a tick runs another right after it.
     if (this.ticking) {
       this.tickAgain = true;
@@ -114,24 +92,23 @@ export class Scheduler {
   }
 
   private async tickOnce(): Promise<void> {
-    // A failing database (SQLITE_BUSY from another process, a full disk) must not stop time: the
-    // timer is re-armed whatever happens, and a failed tick is tried again shortly.
+    // A failing database (SQLITE_BUSY from another process, a full disk) must not stop time: the timer is re-armed
+    // whatever happens, and a failed tick is tried again shortly.
     let wait = Math.min(RETRY_TICK_MS, this.maxSleepMs);
     try {
       await this.runDue();
       const earliest = await this.deps.store.earliestNextRun(this.channels);
-      wait = earliest === undefined ? this.maxSleepMs : Math.max(0, Math.min(earliest - this.now(), this.maxSleepMs));
+      wait = earliest === undefined ? this.maxSleepMs : Math.max(0, Math.min(earliest - Date.now(), this.maxSleepMs));
     } catch (err) {
       this.deps.log.error({ err }, "the scheduler could not read its jobs; trying again shortly");
     } finally {
-      if (this.running && !this.tickAgain) this.handle = this.timers.set(() => this.tick(), wait);
+      if (this.running && !this.tickAgain) this.handle = setTimeout(() => this.tick(), wait).unref();
     }
   }
 
   /**
-   * One run of one job. The decision is made on a fresh read; the store then takes the slot only
-   * if the job is still where it was read (no other process took it), together with the run's
-   * entry into the inbox. Returns false when nothing was published.
+   * One run of one job, decided on a fresh read; the store then takes the slot (with the run's entry into the inbox)
+   * only if the job is still where it was read (no other process took it). False when nothing was published.
    */
   private async fire(due: CronJob, now: number): Promise<boolean> {
     const { store, bus, inbox, log } = this.deps;

@@ -1,44 +1,51 @@
+import { vi } from "vitest";
+
 /**
- * A clock and timers that move only when a test says so, for code that takes `now` and timer
- * functions as dependencies (the scheduler). `advance` fires due timers in time order.
+ * Time that moves only when a test says so: vitest's fake setTimeout and Date, with the armed timers' due times
+ * kept so a test can ask when the next one fires. `advance` fires due timers in time order; `dispose` (afterEach)
+ * gives the real timers back.
  */
 export class ManualClock {
-  private current: number;
-  private readonly pending = new Map<number, { at: number; fn: () => void }>();
-  private nextHandle = 1;
+  private readonly pending = new Map<unknown, number>();
+  private readonly fakes: Pick<typeof globalThis, "setTimeout" | "clearTimeout">;
 
   constructor(start: number | string) {
-    this.current = typeof start === "number" ? start : Date.parse(start);
+    vi.useFakeTimers({
+      now: typeof start === "number" ? start : Date.parse(start),
+      toFake: ["setTimeout", "clearTimeout", "Date"],
+    });
+    const { setTimeout: fakeSet, clearTimeout: fakeClear } = globalThis;
+    this.fakes = { setTimeout: fakeSet, clearTimeout: fakeClear };
+    const pending = this.pending;
+    globalThis.setTimeout = ((fn: () => void, ms = 0) => {
+      const handle = fakeSet(() => {
+        pending.delete(handle);
+        fn();
+      }, ms);
+      pending.set(handle, Date.now() + Math.max(0, ms));
+      return handle;
+    }) as typeof setTimeout;
+    globalThis.clearTimeout = ((handle?: NodeJS.Timeout) => {
+      pending.delete(handle);
+      fakeClear(handle);
+    }) as typeof clearTimeout;
   }
 
-  readonly now = (): number => this.current;
-
-  readonly timers = {
-    set: (fn: () => void, ms: number): unknown => {
-      const handle = this.nextHandle++;
-      this.pending.set(handle, { at: this.current + Math.max(0, ms), fn });
-      return handle;
-    },
-    clear: (handle: unknown): void => {
-      this.pending.delete(handle as number);
-    },
-  };
+  readonly now = (): number => Date.now();
 
   /**
-   * Moves time forward by `ms`, firing every timer that comes due on the way; after each, lets
-   * the work it started settle (the store's promises), so the timer it arms next is seen.
+   * Moves time forward by `ms`, firing every timer that comes due on the way; after each, lets the work it started
+   * settle (the store's promises), so the timer it arms next is seen.
    */
   async advance(ms: number): Promise<void> {
-    const end = this.current + ms;
+    const end = Date.now() + ms;
     for (;;) {
-      const due = [...this.pending.entries()].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.pending.delete(due[0]);
-      this.current = Math.max(this.current, due[1].at);
-      due[1].fn();
+      const next = this.nextTimerAt;
+      if (next === undefined || next > end) break;
+      await vi.advanceTimersByTimeAsync(Math.max(0, next - Date.now()));
       await this.settle();
     }
-    this.current = end;
+    await vi.advanceTimersByTimeAsync(end - Date.now());
   }
 
   /** Lets promise callbacks queued so far run (what a timer's async work needs against SQLite). */
@@ -46,14 +53,20 @@ export class ManualClock {
     for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
-  /** Sets the wall clock without firing timers, like a suspended machine or an NTP step. */
+  /** Sets the wall clock without firing timers, like an NTP step (armed timers keep their delay, as real ones do). */
   jump(ms: number): void {
-    this.current += ms;
+    vi.setSystemTime(Date.now() + ms);
+    for (const [handle, at] of this.pending) this.pending.set(handle, at + ms);
   }
 
   /** When the earliest armed timer fires, if any. */
   get nextTimerAt(): number | undefined {
-    const times = [...this.pending.values()].map((t) => t.at);
-    return times.length > 0 ? Math.min(...times) : undefined;
+    return this.pending.size > 0 ? Math.min(...this.pending.values()) : undefined;
+  }
+
+  dispose(): void {
+    // vitest restores only the fakes it installed itself.
+    Object.assign(globalThis, this.fakes);
+    vi.useRealTimers();
   }
 }
