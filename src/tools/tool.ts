@@ -28,6 +28,11 @@ export interface ToolParameters {
   additionalProperties?: boolean;
 }
 
+/** An object schema with these properties (`required` among them) and no others. */
+export function objectSchema(required: string[], properties: Record<string, unknown>): ToolParameters {
+  return { type: "object", properties, ...(required.length > 0 && { required }), additionalProperties: false };
+}
+
 /** Everything a tool may touch during one call; passed in, never imported. */
 export interface ToolContext {
   sessionKey: string;

@@ -1,4 +1,4 @@
-import { type Tool, ToolError } from "../tool.js";
+import { objectSchema, type Tool, ToolError } from "../tool.js";
 import { looksBinary } from "./binary.js";
 import { matchesIgnoringWhitespace, nearestMatch } from "./nearest-match.js";
 import { readInScope } from "./safe-read.js";
@@ -15,17 +15,12 @@ export function createEditFileTool(deps: FileToolDeps): Tool<EditFileArgs> {
     description:
       "Replace exact text in a workspace file. old_text must match the file exactly (spaces, indentation and " +
       "line breaks included) and exactly once, unless replace_all is true. Read the file first.",
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: "string", minLength: 1, description: "File path, relative to the workspace." },
-        old_text: { type: "string", minLength: 1, description: "The exact text to replace." },
-        new_text: { type: "string", description: "The text to put in its place." },
-        replace_all: { type: "boolean", description: "Replace every occurrence (default false)." },
-      },
-      required: ["path", "old_text", "new_text"],
-      additionalProperties: false,
-    },
+    parameters: objectSchema(["path", "old_text", "new_text"], {
+      path: { type: "string", minLength: 1, description: "File path, relative to the workspace." },
+      old_text: { type: "string", minLength: 1, description: "The exact text to replace." },
+      new_text: { type: "string", description: "The text to put in its place." },
+      replace_all: { type: "boolean", description: "Replace every occurrence (default false)." },
+    }),
 
     async execute(args, ctx) {
       const scope = fileScope(ctx, deps.home);

@@ -41,16 +41,11 @@ export function globToRegex(glob: string): string {
       out += "[^/]*";
     } else if (c === "?") {
       out += "[^/]";
-    } else if (c === "[") {
+    } else if (c === "[" && glob.includes("]", i + 2)) {
       const end = glob.indexOf("]", i + 2);
-      if (end === -1) {
-        out += "\\[";
-        continue;
-      }
-      let body = glob.slice(i + 1, end);
-      const negate = body.startsWith("!") || body.startsWith("^");
-      if (negate) body = body.slice(1);
-      out += `[${negate ? "^" : ""}${body.replace(/[\\\]^[]/g, (m) => `\\${m}`)}${negate ? "/" : ""}]`;
+      const negate = glob[i + 1] === "!" || glob[i + 1] === "^";
+      const body = glob.slice(negate ? i + 2 : i + 1, end).replace(/[\\\]^[]/g, (m) => `\\${m}`);
+      out += negate ? `[^${body}/]` : `[${body}]`;
       i = end;
     } else if (c === "{") {
       braces++;

@@ -8,12 +8,6 @@ import { createWriteFileTool } from "./write-file.js";
 
 /** read_file, write_file, edit_file, list_dir, grep and glob, confined to the workspace (media readable). */
 export function createFileTools(deps: FileToolDeps): Tool[] {
-  return [
-    createReadFileTool(deps),
-    createWriteFileTool(deps),
-    createEditFileTool(deps),
-    createListDirTool(deps),
-    createGrepTool(deps),
-    createGlobTool(deps),
-  ];
+  const tools = [createReadFileTool, createWriteFileTool, createEditFileTool, createListDirTool, createGrepTool];
+  return [...tools, createGlobTool].map((create) => create(deps) as Tool);
 }

@@ -1,7 +1,7 @@
 import { closeSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { formatBytes } from "../../bus/format-bytes.js";
-import type { Tool } from "../tool.js";
+import { objectSchema, type Tool } from "../tool.js";
 import { atPath, attempt, openInScope } from "./safe-open.js";
 import { displayPath, type FileToolDeps, fileScope } from "./workspace-path.js";
 
@@ -14,11 +14,7 @@ export function createListDirTool(deps: FileToolDeps): Tool<ListDirArgs> {
     name: "list_dir",
     description:
       "List a folder of the workspace (default: the workspace itself): folders end with /, files show their size, symlinks their target.",
-    parameters: {
-      type: "object",
-      properties: { path: { type: "string", description: "Folder path, relative to the workspace." } },
-      additionalProperties: false,
-    },
+    parameters: objectSchema([], { path: { type: "string", description: "Folder path, relative to the workspace." } }),
     readOnly: true,
 
     async execute(args, ctx) {

@@ -1,13 +1,7 @@
 import { distance } from "fastest-levenshtein";
 
-export interface NearMatch {
-  /** 1-based, inclusive. */
-  startLine: number;
-  endLine: number;
-  text: string;
-  /** Character edits between old_text and this text. */
-  edits: number;
-}
+/** Lines 1-based and inclusive; `edits`: character edits between old_text and `text`. */
+type NearMatch = { startLine: number; endLine: number; text: string; edits: number };
 
 /** How many first-line candidates get a full comparison; keeps big files cheap. */
 const CANDIDATES = 12;

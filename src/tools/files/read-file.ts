@@ -1,4 +1,4 @@
-import { type Tool, ToolError } from "../tool.js";
+import { objectSchema, type Tool, ToolError } from "../tool.js";
 import { describeBinary, looksBinary } from "./binary.js";
 import { readInScope } from "./safe-read.js";
 import { type FileToolDeps, fileScope } from "./workspace-path.js";
@@ -16,16 +16,11 @@ export function createReadFileTool(deps: FileToolDeps): Tool<ReadFileArgs> {
     description:
       "Read a text file from the workspace (or a received file from the media folder), with line numbers. " +
       `Shows ${DEFAULT_LIMIT} lines from offset by default; use offset/limit for long files.`,
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: "string", minLength: 1, description: "File path, relative to the workspace." },
-        offset: { type: "integer", minimum: 1, description: "First line to show (1-based, default 1)." },
-        limit: { type: "integer", minimum: 1, description: `How many lines to show (default ${DEFAULT_LIMIT}).` },
-      },
-      required: ["path"],
-      additionalProperties: false,
-    },
+    parameters: objectSchema(["path"], {
+      path: { type: "string", minLength: 1, description: "File path, relative to the workspace." },
+      offset: { type: "integer", minimum: 1, description: "First line to show (1-based, default 1)." },
+      limit: { type: "integer", minimum: 1, description: `How many lines to show (default ${DEFAULT_LIMIT}).` },
+    }),
     readOnly: true,
 
     async execute(args, ctx) {

@@ -245,10 +245,8 @@ function openLast(at: string, info: Stats | undefined, raw: string, request: Ope
 }
 
 function notRegular(raw: string, info: Stats): string {
-  let kind = "not a regular file";
-  if (info.isFIFO()) kind = "a named pipe (FIFO)";
-  else if (info.isSocket()) kind = "a socket";
-  else if (info.isCharacterDevice() || info.isBlockDevice()) kind = "a device";
+  const device = info.isCharacterDevice() || info.isBlockDevice() ? "a device" : "not a regular file";
+  const kind = info.isFIFO() ? "a named pipe (FIFO)" : info.isSocket() ? "a socket" : device;
   return `"${raw}" is ${kind}; only regular files can be read or written.`;
 }
 

@@ -1,6 +1,6 @@
 import { closeSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { type Tool, type ToolContext, ToolError, type ToolParameters } from "../tool.js";
+import { objectSchema, type Tool, type ToolContext, ToolError, type ToolParameters } from "../tool.js";
 import { looksBinary } from "./binary.js";
 import { compileGlob, MAX_GLOB_CHARS } from "./glob-pattern.js";
 import { createLineSearch, GREP_STOPPED, MAX_PATTERN_CHARS } from "./line-search.js";
@@ -23,16 +23,11 @@ export type GrepArgs = GlobArgs & { glob?: string };
 
 /** The parameters grep and glob share: a pattern (of at most `maxLength`) and a folder to start from. */
 function searchParameters(pattern: string, maxLength: number, path: string, extra = {}): ToolParameters {
-  return {
-    type: "object",
-    properties: {
-      pattern: { type: "string", minLength: 1, maxLength, description: pattern },
-      path: { type: "string", description: path },
-      ...extra,
-    },
-    required: ["pattern"],
-    additionalProperties: false,
-  };
+  return objectSchema(["pattern"], {
+    pattern: { type: "string", minLength: 1, maxLength, description: pattern },
+    path: { type: "string", description: path },
+    ...extra,
+  });
 }
 
 /** A file met on the walk, with its path as the model sees it. */

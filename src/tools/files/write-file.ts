@@ -1,4 +1,4 @@
-import type { Tool } from "../tool.js";
+import { objectSchema, type Tool } from "../tool.js";
 import { writeInScope } from "./safe-write.js";
 import { type FileToolDeps, fileScope } from "./workspace-path.js";
 
@@ -10,15 +10,10 @@ export function createWriteFileTool(deps: FileToolDeps): Tool<WriteFileArgs> {
     description:
       "Create or overwrite a file in the workspace with the given content (missing folders are created). " +
       "To change part of an existing file, use edit_file.",
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: "string", minLength: 1, description: "File path, relative to the workspace." },
-        content: { type: "string", description: "The complete new content of the file." },
-      },
-      required: ["path", "content"],
-      additionalProperties: false,
-    },
+    parameters: objectSchema(["path", "content"], {
+      path: { type: "string", minLength: 1, description: "File path, relative to the workspace." },
+      content: { type: "string", description: "The complete new content of the file." },
+    }),
     // Writing the same content again leaves the same file: safe to repeat after a crash.
     repeatable: true,
 

@@ -29,7 +29,16 @@ export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal
   const { limits } = deps;
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   const agent = createPinnedAgent(deps.policy, limits.timeoutMs, deps.resolve, deps.ca);
-  const explain = (err: unknown, url: URL) => explainFailure(err, url, signal, deadline, limits.timeoutMs);
+  const explain = (err: unknown, url: URL) => {
+    if (signal.aborted) return signal.reason;
+    if (err instanceof ToolError) return err;
+    const blocked = findCause(err, (e) => e instanceof BlockedAddressError);
+    if (blocked) return new ToolError(blocked.message);
+    if (deadline.aborted) return new ToolError(`${url.href} did not answer within ${limits.timeoutMs / 1000} s`);
+    const cause = findCause(err, (e) => "code" in e) ?? (err as Error);
+    const code = "code" in cause ? ` (${String(cause.code)})` : "";
+    return new ToolError(`could not fetch ${url.href}: ${cause.message}${code}`);
+  };
   let current = raw;
   let base: URL | undefined;
   try {
@@ -111,17 +120,6 @@ function decoderFor(encoding: string | undefined): Transform | undefined {
   if (value === "deflate") return createInflate();
   if (value === "br") return createBrotliDecompress();
   throw new ToolError(`the server sent the body in an encoding web_fetch cannot read (${value})`);
-}
-
-function explainFailure(err: unknown, url: URL, signal: AbortSignal, deadline: AbortSignal, timeoutMs: number) {
-  if (signal.aborted) return signal.reason;
-  if (err instanceof ToolError) return err;
-  const blocked = findCause(err, (e) => e instanceof BlockedAddressError);
-  if (blocked) return new ToolError(blocked.message);
-  if (deadline.aborted) return new ToolError(`${url.href} did not answer within ${timeoutMs / 1000} s`);
-  const cause = findCause(err, (e) => "code" in e) ?? (err as Error);
-  const code = "code" in cause ? ` (${String(cause.code)})` : "";
-  return new ToolError(`could not fetch ${url.href}: ${cause.message}${code}`);
 }
 
 function findCause(err: unknown, test: (e: Error) => boolean): Error | undefined {

@@ -87,11 +87,8 @@ function wholeBody(document: Doc, url: string): string {
     node.remove();
   }
   for (const link of document.querySelectorAll("a[href]")) {
-    try {
-      link.setAttribute("href", new URL(link.getAttribute("href") ?? "", url).href);
-    } catch {
-      // A malformed link stays as it is.
-    }
+    const href = link.getAttribute("href") ?? "";
+    if (URL.canParse(href, url)) link.setAttribute("href", new URL(href, url).href); // a malformed one stays as it is
   }
   return document.body?.innerHTML ?? document.toString();
 }

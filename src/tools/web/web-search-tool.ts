@@ -1,5 +1,5 @@
 import type { Config } from "../../config/config.js";
-import { type Tool, ToolError } from "../tool.js";
+import { objectSchema, type Tool, ToolError } from "../tool.js";
 import { wrapUntrusted } from "./untrusted.js";
 
 type Args = { query: string; count?: number };
@@ -63,20 +63,15 @@ export function createWebSearchTool(settings: SearchSettings): Tool<Args> {
   return {
     name: "web_search",
     description: `Search the web (${label}). Returns title, URL and snippet per result; use web_fetch to read a page.`,
-    parameters: {
-      type: "object",
-      properties: {
-        query: { type: "string", minLength: 1, maxLength: 400, description: "What to search for." },
-        count: {
-          type: "integer",
-          minimum: 1,
-          maximum: MAX_COUNT,
-          description: `How many results (default ${DEFAULT_COUNT}).`,
-        },
+    parameters: objectSchema(["query"], {
+      query: { type: "string", minLength: 1, maxLength: 400, description: "What to search for." },
+      count: {
+        type: "integer",
+        minimum: 1,
+        maximum: MAX_COUNT,
+        description: `How many results (default ${DEFAULT_COUNT}).`,
       },
-      required: ["query"],
-      additionalProperties: false,
-    },
+    }),
     readOnly: true,
     timeoutSeconds: Math.ceil(timeoutSeconds) + 5,
     async execute(args, ctx) {
