@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import { setTimeout as pause } from "node:timers/promises";
 import type { Bot as GrammyBot } from "grammy";
 import type { Update } from "grammy/types";
-import type { Logger } from "pino";
+import type { Level, Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { COMMANDS } from "../../src/bus/commands.js";
@@ -101,8 +101,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   const sleep = (ms: number) => pause(ms, undefined, { signal: shutdown.signal }).catch(() => {});
   const retryTiming = { baseDelayMs: timing.reconnectBaseMs, maxDelayMs: timing.reconnectMaxMs };
 
-  /** Runs `attempt` until it works or the channel stops: the first failure and the recovery are logged once. */
-  async function persist(failed: string, recovered: string, attempt: () => Promise<void>): Promise<void> {
+  /** Runs `attempt` until it works or the channel stops: the first failure (at `level`) and the recovery logged once. */
+  async function persist(failed: string, recovered: string, attempt: () => Promise<void>, level: Level = "error") {
     for (let failures = 1; !stopped; failures++) {
       try {
         await attempt();
@@ -110,7 +110,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         return;
       } catch (err) {
         if (stopped) return;
-        if (failures === 1) log.warn({ err: describe(err) }, failed);
+        if (failures === 1) log[level]({ err: describe(err) }, failed);
         else log.debug({ err: describe(err), failures }, "failed again");
         const retryAfter = err instanceof GrammyError ? err.parameters.retry_after : undefined;
         await sleep(retryDelay(failures, retryTiming, retryAfter === undefined ? undefined : retryAfter * 1000));
@@ -169,6 +169,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         "telegram polling failed; retrying with backoff until it works again",
         "telegram polling recovered",
         poll,
+        "warn",
       );
       if (handling.size > 0) await Promise.race([sleep(1000), Promise.all(handling.values())]);
     }

@@ -153,7 +153,7 @@ describe("telegram channel: flood control and faults", () => {
     const statuses = h.telegram.callsTo("getUpdates").map((c) => c.status);
     expect(statuses.filter((s) => s === 502)).toHaveLength(3);
     expect(statuses).toContain(429);
-    expect(h.logs.filter((l) => l.msg.startsWith("telegram polling failed"))).toHaveLength(1);
+    expect(h.logs.filter((l) => l.msg.startsWith("telegram polling failed"))).toMatchObject([{ level: 40 }]);
     expect(h.logs.filter((l) => l.msg === "telegram polling recovered")).toHaveLength(1);
   });
 
@@ -164,7 +164,10 @@ describe("telegram channel: flood control and faults", () => {
     const sent = await h.telegram.waitFor(() => h?.telegram.sent[0]);
     expect(sent.text).toBe("finally");
     expect(h.telegram.callsTo("getMe").map((c) => c.status)).toEqual([...Array(9).fill(502), 200]);
-    expect(h.logs.filter((l) => l.msg === "connecting to Telegram failed; retrying with backoff")).toHaveLength(1);
+    // An error, not a warning (unlike a polling outage): the bot is not connected at all.
+    expect(h.logs.filter((l) => l.msg === "connecting to Telegram failed; retrying with backoff")).toMatchObject([
+      { level: 50 },
+    ]);
     expect(h.logs.filter((l) => l.msg === "connecting to Telegram: working again")).toHaveLength(1);
   });
 
