@@ -82,21 +82,18 @@ export const SCRIPT = `
     const log = $("chat-log");
     const thinking = $("thinking");
     const addMessage = (cls, text) => {
-      const li = document.createElement("li");
-      li.className = "msg " + cls;
-      const div = document.createElement("div");
-      div.className = "text";
-      div.textContent = text;
-      li.append(div);
+      const li = Object.assign(document.createElement("li"), { className: "msg " + cls });
+      li.append(Object.assign(document.createElement("div"), { className: "text", textContent: text }));
       log.append(li);
       log.scrollTop = log.scrollHeight;
     };
     log.scrollTop = log.scrollHeight;
 
     const events = new EventSource("/api/events?chat=" + encodeURIComponent(chatId) + "&session=" + encodeURIComponent(session));
-    events.addEventListener("open", () => { live.textContent = "live"; live.className = "live good"; });
+    const show = (text, tone) => { live.textContent = text; live.className = "live " + tone; };
+    events.addEventListener("open", () => show("live", "good"));
     events.addEventListener("error", () => {
-      live.textContent = "reconnecting…"; live.className = "live warn";
+      show("reconnecting…", "warn");
       // Refused for good (logged out, expired, pincer restarted): say so instead of retrying.
       if (events.readyState === EventSource.CLOSED) fetch("/api/state", { headers }).then(json).catch(() => {});
     });
@@ -135,15 +132,16 @@ export const SCRIPT = `
       const button = e.target.closest("button[data-action]");
       if (!button) return;
       const d = button.dataset;
-      const action = d.action === "remove-job" ? post("/api/reminders/remove", { id: d.id })
-        : d.action === "approve" ? post("/api/pairing/approve", { channel: d.channel, code: d.code })
-        : d.action === "deny" ? post("/api/pairing/deny", { channel: d.channel, userId: d.user })
-        : d.action === "decide" ? post("/api/approvals/decide", { id: d.id, choice: d.choice })
-        : d.action === "revoke" ? post("/api/approvals/revoke", { sessionKey: d.session, entry: d.entry })
-        : null;
-      if (!action) return;
+      const [path, body] = {
+        "remove-job": ["/api/reminders/remove", { id: d.id }],
+        approve: ["/api/pairing/approve", { channel: d.channel, code: d.code }],
+        deny: ["/api/pairing/deny", { channel: d.channel, userId: d.user }],
+        decide: ["/api/approvals/decide", { id: d.id, choice: d.choice }],
+        revoke: ["/api/approvals/revoke", { sessionKey: d.session, entry: d.entry }],
+      }[d.action] ?? [];
+      if (!path) return;
       button.disabled = true;
-      action.then(() => button.closest("li").remove()).catch((err) => { button.disabled = false; alert(err.message); });
+      post(path, body).then(() => button.closest("li").remove()).catch((err) => { button.disabled = false; alert(err.message); });
     });
   }
 })();
