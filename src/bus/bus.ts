@@ -31,7 +31,7 @@ interface BusOptions {
 export const DEFAULT_RETRY_TIMING: RetryTiming = {
   baseDelayMs: 1000,
   maxDelayMs: 30_000,
-  deadLetterAfterMs: 86_400_000,
+  deadLetterAfterMs: 24 * 60 * 60 * 1000,
   stopGraceMs: 5000,
 };
 

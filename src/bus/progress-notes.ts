@@ -25,7 +25,9 @@ export class ProgressNotes {
     const next = (this.chains.get(key) ?? Promise.resolve()).then(apply, apply);
     this.chains.set(key, next);
     // Forget the chain once it is idle, so chats that are done hold no memory.
-    const forget = () => this.chains.get(key) === next && this.chains.delete(key);
+    const forget = () => {
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    };
     next.then(forget, forget);
     return next;
   }

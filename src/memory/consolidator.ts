@@ -69,7 +69,10 @@ export class Consolidator {
 
   private start(sessionKey: string, ownersChat: boolean): void {
     if (this.shutdown.signal.aborted) return;
-    if (this.running.has(sessionKey)) return void this.again.add(sessionKey);
+    if (this.running.has(sessionKey)) {
+      this.again.add(sessionKey);
+      return;
+    }
     if (this.now() < (this.failures.get(sessionKey)?.retryAt ?? 0)) return;
     const run = this.runFor(sessionKey, ownersChat)
       .then(() => void this.failures.delete(sessionKey))

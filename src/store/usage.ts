@@ -37,7 +37,6 @@ export interface UsageGroup extends UsageSums {
 const SUMS = `count(*) AS calls, sum(prompt_tokens) AS "promptTokens", sum(completion_tokens) AS "completionTokens",
   sum(cached_tokens) AS "cachedTokens", coalesce(sum(cost), 0) AS cost,
   sum(CASE WHEN cost IS NULL THEN 1 ELSE 0 END) AS unpriced, sum(estimated) AS estimated`;
-// prettier-ignore
 const COUNTS = ["promptTokens", "completionTokens", "cachedTokens"] as const;
 const USAGE_FIELDS = ["sessionKey", "kind", "model", ...COUNTS, "estimated", "cost", "createdAt"] as const;
 /** The chart's days are put together from quarter hours, so every zone's midnight falls on a slot's edge. */
