@@ -107,7 +107,6 @@ export class SqlApprovals {
     return exists(this.db, denied, [turnKey, summary]);
   }
 
-  /** Pending approvals, oldest first (the control page). */
   async pending(): Promise<Approval[]> {
     const pending = `SELECT ${COLUMNS} FROM approvals WHERE state = 'pending' ORDER BY created_at LIMIT 100`;
     return (await this.db.rows<Approval>(pending)).map(withoutNulls);

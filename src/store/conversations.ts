@@ -41,13 +41,10 @@ export class SqlConversations {
   }
 
   /** Starts a fresh conversation for the session (the old one stays in the database). */
-  archive(sessionKey: string): Promise<void> {
-    return archiveConversation(this.db, sessionKey);
-  }
+  archive = (sessionKey: string) => archiveConversation(this.db, sessionKey);
 
-  append(sessionKey: string, messages: StoredMessage[]): Promise<void> {
-    return this.db.transaction((tx) => appendMessages(tx, this.countTokens, sessionKey, messages));
-  }
+  append = (sessionKey: string, messages: StoredMessage[]) =>
+    this.db.transaction((tx) => appendMessages(tx, this.countTokens, sessionKey, messages));
 
   /**
    * The newest messages of the open conversation that fit in `tokenBudget`, oldest first, starting at a user message,

@@ -29,16 +29,15 @@ const CONVERSATIONS = 32;
 const SLACK = 1.25;
 
 /**
- * The newest history of the few most recently active conversations, so a turn reads only the
- * messages added since the last one instead of walking and rebuilding its whole history. Only for
- * SQLite: its messages are appended and never changed, and a row id, taken inside the one writer's
- * lock, is always above every committed one, so "ids above the last one seen" are all that is new,
- * whichever process wrote them. (PostgreSQL's ids are handed out before commit, out of order.)
+ * The newest history of the few most recently active conversations, so a turn reads only the messages added since the
+ * last one instead of walking and rebuilding its whole history. Only for SQLite: its messages are appended and never
+ * changed, and a row id, taken inside the one writer's lock, is always above every committed one, so "ids above the
+ * last one seen" are all that is new, whichever process wrote them. (PostgreSQL's ids are handed out before commit, out
+ * of order.)
  */
 export class HistoryCache {
   private readonly entries = new Map<number, Entry>();
 
-  /** The cached rows of this conversation, if they are still its rows. */
   lookup(head: ConversationHead): { rows: HistoryRow[]; complete: boolean } | undefined {
     const entry = this.entries.get(head.id);
     if (!entry) return undefined;
@@ -73,8 +72,8 @@ export class HistoryCache {
 }
 
 /**
- * The newest rows whose tokens fit in `budget`, oldest first, as the store's budgeted walk picks
- * them; undefined when the walk ran out of rows that are not all there are (read the database).
+ * The newest rows whose tokens fit in `budget`, oldest first, as the store's budgeted walk picks them; undefined when
+ * the walk ran out of rows that are not all there are (read the database).
  */
 export function pickNewest(
   rows: readonly HistoryRow[],

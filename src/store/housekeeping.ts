@@ -11,16 +11,14 @@ export interface HousekeepingDeps {
   store: Pick<Store, "journal" | "memory" | "retention">;
   /** The folder of received attachments and copies of sent ones. */
   mediaDir: string;
-  /** Config `retention`. */
   retention: RetentionAges;
   log: Logger;
 }
 
 /**
- * The daemon's background upkeep of the database. Once a day (the first time at once): the
- * journal's finished rows, then what only grows (config `retention`). Every few seconds: the
- * messages turns only marked for search are indexed in one batch (and before any search), off
- * the path of the replies. Returns the function that stops both.
+ * The daemon's background upkeep of the database. Once a day (the first time at once): the journal's finished rows,
+ * then what only grows (config `retention`). Every few seconds: the messages turns only marked for search are indexed
+ * in one batch (and before any search), off the path of the replies. Returns the function that stops both.
  */
 export function startHousekeeping(deps: HousekeepingDeps): () => void {
   const { store, retention, log } = deps;

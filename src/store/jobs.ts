@@ -57,7 +57,6 @@ export class SqlJobs {
     return (await this.list("WHERE id = $1", [id]))[0];
   }
 
-  /** One conversation's jobs, soonest first. */
   listBySession(sessionKey: string): Promise<CronJob[]> {
     return this.list("WHERE session_key = $1", [sessionKey]);
   }
@@ -103,9 +102,9 @@ export class SqlJobs {
   }
 
   /**
-   * Takes one slot of a job, all or nothing: moves (or removes) the job and accepts the run into
-   * the inbox, only if the job is still at `scheduledAt` (no other process took it). `taken`:
-   * the job moved; `accepted`: the run entered the inbox now (false for a replay).
+   * Takes one slot of a job, all or nothing: moves (or removes) the job and accepts the run into the inbox, only if the
+   * job is still at `scheduledAt` (no other process took it). `taken`: the job moved; `accepted`: the run entered the
+   * inbox now (false for a replay).
    */
   takeSlot(slot: JobSlot): Promise<{ taken: boolean; accepted: boolean }> {
     const { jobId, scheduledAt, nextRunAt, run } = slot;

@@ -31,9 +31,7 @@ function chatKeyOf(msg: Pick<OutboundMessage, "chatId" | "threadId">): string {
 export class SqlJournal implements BusJournal {
   constructor(private readonly db: Sql) {}
 
-  acceptInbound(msg: InboundMessage): Promise<boolean> {
-    return acceptInbound(this.db, msg);
-  }
+  acceptInbound = (msg: InboundMessage) => acceptInbound(this.db, msg);
 
   /** Counts a start of the message's turn, returning the starts so far: more than one means a crash cut one off. */
   async recordTurnStart(msg: InboundMessage): Promise<number> {
@@ -58,9 +56,7 @@ export class SqlJournal implements BusJournal {
     return row ?? { tries: 1, since: triedAt };
   }
 
-  completeInbound(msg: InboundMessage): Promise<void> {
-    return this.db.transaction((tx) => completeInbound(tx, msg));
-  }
+  completeInbound = (msg: InboundMessage) => this.db.transaction((tx) => completeInbound(tx, msg));
 
   /** Keeps the platform ids of the draft the message's reply is shown in while it is written. */
   async recordDraft(msg: InboundMessage, messageIds: string[]): Promise<void> {
@@ -87,9 +83,7 @@ export class SqlJournal implements BusJournal {
     return rows.map((row) => JSON.parse(row.payload) as InboundMessage);
   }
 
-  recordOutbound(msg: OutboundMessage): Promise<number> {
-    return recordOutbound(this.db, msg);
-  }
+  recordOutbound = (msg: OutboundMessage) => recordOutbound(this.db, msg);
 
   async outboxHeads(channel: ChannelName): Promise<OutboxRow[]> {
     const rows = await this.db.rows<Omit<OutboxRow, "msg" | "messageIds"> & { msg: string; ids: string | null }>(
@@ -106,7 +100,6 @@ export class SqlJournal implements BusJournal {
     }));
   }
 
-  /** Every pending row of a channel, oldest first. */
   async pendingOutbound(channel: ChannelName): Promise<PendingOutbound[]> {
     const rows = await this.db.rows<Omit<PendingOutbound, "msg"> & { msg: string }>(
       `SELECT outbox.id, payload AS msg, ${PARTS_SENT} FROM ${WITH_PROGRESS}
@@ -175,8 +168,8 @@ export async function acceptInbound(db: Sql, msg: InboundMessage): Promise<boole
 /** Marks the message done (its turn's steps go with it), in the caller's transaction. */
 async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
   const changed = await db.run("UPDATE inbox SET status = 'done' WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
-  // Done already: another process answered it while this one was paused past its lease (and has
-  // taken the conversation again since). The late turn must write nothing, least of all a reply.
+  // Done already: another process answered it while this one was paused past its lease (and has taken the conversation
+  // again since). The late turn must write nothing, least of all a reply.
   if (changed === 0 && (await exists(db, "SELECT 1 FROM inbox WHERE id = $1", [inboxId(msg)]))) {
     throw new FencedOutError({ name: `turn:${msg.sessionKey}`, epoch: 0 });
   }
@@ -257,8 +250,8 @@ export class SqlTurns {
   }
 
   /**
-   * Closes messages that will not be run (a /stop or /new while they waited for the model) with one notice (its
-   * outbox id returned), all or nothing; with `archive`, that session's conversation ends too.
+   * Closes messages that will not be run (a /stop or /new while they waited for the model) with one notice (its outbox
+   * id returned), all or nothing; with `archive`, that session's conversation ends too.
    */
   setAside(messages: InboundMessage[], out: OutboundMessage, archive?: string): Promise<number> {
     return this.db.transaction(async (tx) => {

@@ -54,9 +54,7 @@ export abstract class SqlMemory {
     });
   }
 
-  openConversation(sessionKey: string): Promise<number | undefined> {
-    return openConversation(this.db, sessionKey);
-  }
+  openConversation = (sessionKey: string) => openConversation(this.db, sessionKey);
 
   /** Archived conversations of the session that still have turns to consolidate (after /new). */
   async archivedWithPending(sessionKey: string): Promise<number[]> {

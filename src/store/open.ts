@@ -5,8 +5,8 @@ import type { Store, StoreOptions } from "./store.js";
 type StoreLocation = { path: string; url?: string };
 
 /**
- * Opens the store pincer runs on: PostgreSQL when a URL is given (its client is loaded only
- * then), else the embedded SQLite file.
+ * Opens the store pincer runs on: PostgreSQL when a URL is given (its client is loaded only then), else the embedded
+ * SQLite file.
  */
 export async function openStore(where: StoreLocation, options: StoreOptions = {}): Promise<Store> {
   if (!where.url) return openSqliteStore(where.path, options);

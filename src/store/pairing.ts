@@ -6,7 +6,6 @@ import type { OpenRequest, PairingRequest } from "./types.js";
 
 /** No 0/O or 1/I: codes are read aloud and typed by hand. */
 const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-/** How long a code stays valid. */
 const TTL_MS = 60 * 60 * 1000;
 /** Open requests per channel; at the cap the oldest one makes room for a new stranger. */
 const MAX_PENDING = 10;
@@ -55,7 +54,6 @@ export class SqlPairing {
     });
   }
 
-  /** Records that the stranger was sent their code now. */
   async markTold(channel: string, userId: string): Promise<void> {
     const told = "UPDATE pairing_requests SET told_at = $1 WHERE channel = $2 AND user_id = $3";
     await this.db.run(told, [Date.now(), channel, userId]);

@@ -4,9 +4,8 @@ import { join } from "node:path";
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Deletes files under the media folder (received attachments, copies of sent ones) last modified
- * more than `mediaDays` ago, and the folders that leaves empty. Symlinks are removed, never followed.
- * Returns how many files went.
+ * Deletes files under the media folder (received attachments, copies of sent ones) last modified more than `mediaDays`
+ * ago, and the folders that leaves empty. Symlinks are removed, never followed. Returns how many files went.
  */
 export async function pruneMediaFiles(dir: string, mediaDays: number, now = Date.now()): Promise<number> {
   const before = now - mediaDays * DAY_MS;

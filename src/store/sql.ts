@@ -14,8 +14,8 @@ export interface Sql {
   /** Tells every listening process (PostgreSQL's NOTIFY, sent at commit); nothing where one process is all there is. */
   notify(channel: string, payload: string): Promise<void>;
   /**
-   * The rows of `select` taken in `order` while their `tokens` add up to at most `budget` (the first `minRows`
-   * always). Costs depend on the budget where the engine can stop early.
+   * The rows of `select` taken in `order` while their `tokens` add up to at most `budget` (the first `minRows` always).
+   * Costs depend on the budget where the engine can stop early.
    */
   budgeted<R extends { tokens: number }>(
     select: string,
@@ -32,12 +32,10 @@ export async function scalar<T>(db: Sql, sql: string, params: readonly unknown[]
   return row === undefined ? undefined : (Object.values(row)[0] as T);
 }
 
-/** Whether the query finds a row. */
 export async function exists(db: Sql, sql: string, params: readonly unknown[]): Promise<boolean> {
   return (await db.rows(sql, params)).length > 0;
 }
 
-/** The row with its NULLs as undefined fields. */
 export function withoutNulls<T extends object>(row: T): T {
   return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, value ?? undefined])) as T;
 }

@@ -57,7 +57,6 @@ export class SqlHelperRuns {
     return this.list(`WHERE status = 'running' ORDER BY started_at, ${this.db.seq}`, []);
   }
 
-  /** The newest runs, newest first. */
   recent(limit: number): Promise<HelperRun[]> {
     return this.list(`ORDER BY started_at DESC, ${this.db.seq} DESC LIMIT $1`, [limit]);
   }

@@ -3,8 +3,8 @@ import type { ClusterProcess, ClusterView } from "../cluster.js";
 import { createPool, transaction } from "./db.js";
 
 /**
- * Clustered mode's tables. Epochs come from one sequence, so they never repeat even after a lease
- * row was deleted (a fence from an old epoch can never match a new holder's).
+ * Clustered mode's tables. Epochs come from one sequence, so they never repeat even after a lease row was deleted (a
+ * fence from an old epoch can never match a new holder's).
  */
 const SCHEMA = `
   CREATE SEQUENCE IF NOT EXISTS cluster_epoch;
@@ -29,9 +29,9 @@ const SCHEMA = `
 const MIGRATION_LOCK = 7_390_024;
 
 /**
- * Opens clustered mode's store on its own small pool: lease renewals never queue behind turns'
- * queries, so a busy process does not lose its roles. A query slower than `queryTimeoutMs` fails
- * (the database is unreachable): a lease is never renewed late.
+ * Opens clustered mode's store on its own small pool: lease renewals never queue behind turns' queries, so a busy
+ * process does not lose its roles. A query slower than `queryTimeoutMs` fails (the database is unreachable): a lease is
+ * never renewed late.
  */
 export async function openClusterStore(
   url: string,
@@ -57,9 +57,9 @@ export class ClusterStore {
   constructor(private readonly pool: pg.Pool) {}
 
   /**
-   * Takes or keeps each lease in `names` for `holder` for `ttlMs` from the database's now: a
-   * lease is taken when it is free or expired, kept when `holder` has it. Returns the epoch of
-   * every lease `holder` has afterwards; the others are held by live processes.
+   * Takes or keeps each lease in `names` for `holder` for `ttlMs` from the database's now: a lease is taken when it is
+   * free or expired, kept when `holder` has it. Returns the epoch of every lease `holder` has afterwards; the others
+   * are held by live processes.
    */
   async claim(holder: string, names: readonly string[], ttlMs: number): Promise<Map<string, number>> {
     if (names.length === 0) return new Map();
@@ -88,7 +88,6 @@ export class ClusterStore {
     await this.pool.query(release, [holder, names ? [...names] : null]);
   }
 
-  /** Registers the process or records that it is alive now. */
   async heartbeat(process: ClusterProcess): Promise<void> {
     await this.pool.query(
       `INSERT INTO cluster_processes (id, host, pid) VALUES ($1, $2, $3)

@@ -2,8 +2,8 @@ import type pg from "pg";
 import { transaction } from "./db.js";
 
 /**
- * The PostgreSQL engine's tables, the same shape as SQLite's (times are milliseconds since the
- * epoch in bigints). Each migration runs once, in order, in its own transaction.
+ * The PostgreSQL engine's tables, the same shape as SQLite's (times are milliseconds since the epoch in bigints). Each
+ * migration runs once, in order, in its own transaction.
  */
 const MIGRATIONS: Array<{ id: string; sql: string }> = [
   {

@@ -20,9 +20,9 @@ export function openDatabase(path: string, migrations: Migration[] = allMigratio
 }
 
 /**
- * Makes `db.prepare` hand out one compiled statement per SQL text instead of compiling it on every
- * call (the stores prepare where they use a statement, which keeps them readable). A reused
- * statement is reset to plain rows first, so a caller's `.pluck()` never leaks into another's.
+ * Makes `db.prepare` hand out one compiled statement per SQL text instead of compiling it on every call (the stores
+ * prepare where they use a statement, which keeps them readable). A reused statement is reset to plain rows first, so a
+ * caller's `.pluck()` never leaks into another's.
  */
 function reuseStatements(db: Database): void {
   const prepare = db.prepare.bind(db);
@@ -54,8 +54,8 @@ function migrate(db: Database, migrations: Migration[]): void {
 }
 
 /**
- * Closes the database for good: lets SQLite update its query statistics (PRAGMA optimize) and
- * folds the write-ahead log back into the file, so a stopped pincer leaves one tidy file.
+ * Closes the database for good: lets SQLite update its query statistics (PRAGMA optimize) and folds the write-ahead log
+ * back into the file, so a stopped pincer leaves one tidy file.
  */
 export function closeDatabase(db: Database): void {
   if (!db.open) return;

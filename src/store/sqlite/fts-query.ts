@@ -1,7 +1,7 @@
 /**
- * Turns what the model typed into a safe FTS5 query for trigram indexes. Nothing of the input's
- * own syntax survives: every term is a quoted string built from letters, digits or pictographs
- * only, so quotes, NEAR, `*`, `^`, column filters and parentheses are just text that is dropped.
+ * Turns what the model typed into a safe FTS5 query for trigram indexes. Nothing of the input's own syntax survives:
+ * every term is a quoted string built from letters, digits or pictographs only, so quotes, NEAR, `*`, `^`, column
+ * filters and parentheses are just text that is dropped.
  */
 export interface FtsQuery {
   /** Every term looked for (trigrams, words, bigrams), lower-case, to mark them in snippets. */
@@ -73,8 +73,8 @@ export function likePattern(term: string): string {
 }
 
 /**
- * A window of about `width` characters around the first place any term occurs, with the terms
- * marked «like this». (FTS5's own snippet() counts trigram tokens, which gives a few characters.)
+ * A window of about `width` characters around the first place any term occurs, with the terms marked «like this».
+ * (FTS5's own snippet() counts trigram tokens, which gives a few characters.)
  */
 export function makeSnippet(text: string, terms: string[], width = 280): string {
   const flat = text.replace(/\s+/g, " ").trim();

@@ -1,6 +1,6 @@
 /**
- * Schema changes, applied once each in this order and recorded by id. Never edit an applied
- * migration: add a new one. Each part of pincer appends its own (ids are unique names).
+ * Schema changes, applied once each in this order and recorded by id. Never edit an applied migration: add a new one.
+ * Each part of pincer appends its own (ids are unique names).
  */
 export interface Migration {
   id: string;
@@ -131,8 +131,8 @@ export const migrations: Migration[] = [
   },
   {
     id: "120-outbox-delivery",
-    // The outbox learns what a sender loop needs: per-chat order, parts already sent, retries and
-    // dead letters. SQLite cannot change a CHECK constraint in place, so the table is rebuilt.
+    // The outbox learns what a sender loop needs: per-chat order, parts already sent, retries and dead letters. SQLite
+    // cannot change a CHECK constraint in place, so the table is rebuilt.
     sql: `
       CREATE TABLE outbox_new (
         id INTEGER PRIMARY KEY,
@@ -164,9 +164,8 @@ export const migrations: Migration[] = [
     sql: "ALTER TABLE pairing_requests ADD COLUMN told_at INTEGER;",
   },
   {
-    // 9b: who created a job (it runs only while they have access), and jobs paused by a revoke.
-    // Jobs from before: a Telegram private chat's id is its user's id, and the console is the owner;
-    // the rest keep no owner and do not run.
+    // 9b: who created a job (it runs only while they have access), and jobs paused by a revoke. Jobs from before: a
+    // Telegram private chat's id is its user's id, and the console is the owner; the rest keep no owner and do not run.
     id: "9b-cron-owner",
     sql: `
       ALTER TABLE cron_jobs ADD COLUMN owner_channel TEXT;
@@ -184,8 +183,8 @@ export const migrations: Migration[] = [
   },
   {
     id: "170-turn-steps",
-    // A turn's journal as it happens: each model reply with tool calls, each call as it starts and
-    // its result as it ends. A turn cut short by a crash resumes from here instead of starting over.
+    // A turn's journal as it happens: each model reply with tool calls, each call as it starts and its result as it
+    // ends. A turn cut short by a crash resumes from here instead of starting over.
     sql: `
       CREATE TABLE turn_steps (
         id INTEGER PRIMARY KEY,
@@ -257,11 +256,10 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Indexing a message for search in the turn's own transaction cost more than the rest of
-    // it (FTS5 writes a segment per commit). A stored message is now only marked pending; the
-    // marks are indexed in batches — before every search and in the background after turns —
-    // so a search always sees every message. Deleting or editing a message still not indexed
-    // only drops its mark (an FTS5 'delete' of a row never indexed would corrupt the index).
+    // Indexing a message for search in the turn's own transaction cost more than the rest of it (FTS5 writes a segment
+    // per commit). A stored message is now only marked pending; the marks are indexed in batches — before every search
+    // and in the background after turns — so a search always sees every message. Deleting or editing a message still
+    // not indexed only drops its mark (an FTS5 'delete' of a row never indexed would corrupt the index).
     id: "16-fts-deferred",
     sql: `
       CREATE TABLE messages_fts_pending (id INTEGER PRIMARY KEY);
@@ -292,8 +290,8 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Issue 23: a message the model keeps failing on is given up after bounded tries or time,
-    // counted here so a restart does not start the count again.
+    // Issue 23: a message the model keeps failing on is given up after bounded tries or time, counted here so a restart
+    // does not start the count again.
     id: "23-inbox-model-waits",
     sql: `
       ALTER TABLE inbox ADD COLUMN model_tries INTEGER NOT NULL DEFAULT 0;
@@ -301,8 +299,8 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Issue 29: SQLite rewrites a whole row on any update, so counting a long reply's parts in
-    // its outbox row rewrote the whole text per part (quadratic). A pending row's count lives here.
+    // Issue 29: SQLite rewrites a whole row on any update, so counting a long reply's parts in its outbox row rewrote
+    // the whole text per part (quadratic). A pending row's count lives here.
     id: "29-outbox-progress",
     sql: `CREATE TABLE outbox_progress (
             id INTEGER PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
@@ -310,8 +308,8 @@ export const migrations: Migration[] = [
           );`,
   },
   {
-    // Issue 25: a sent row keeps the platform's ids of what it posted, so a later edit finds them
-    // (pending rows keep those of the parts sent so far beside them, as their count).
+    // Issue 25: a sent row keeps the platform's ids of what it posted, so a later edit finds them (pending rows keep
+    // those of the parts sent so far beside them, as their count).
     id: "25-outbox-message-ids",
     sql: `
       ALTER TABLE outbox ADD COLUMN message_ids TEXT;
@@ -351,8 +349,8 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Issue 27: every model call's tokens (the endpoint's, or pincer's estimate) and cost at the
-    // prices of its time, for /usage, the page and the budgets.
+    // Issue 27: every model call's tokens (the endpoint's, or pincer's estimate) and cost at the prices of its time,
+    // for /usage, the page and the budgets.
     id: "27-model-usage",
     sql: `CREATE TABLE model_usage (
             id INTEGER PRIMARY KEY,
@@ -379,8 +377,8 @@ export const migrations: Migration[] = [
           );`,
   },
   {
-    // Issue 26: the platform ids of the draft a turn's reply is shown in while it is written, so
-    // that after a crash the next start finishes that draft instead of posting a second one.
+    // Issue 26: the platform ids of the draft a turn's reply is shown in while it is written, so that after a crash the
+    // next start finishes that draft instead of posting a second one.
     id: "26-inbox-draft",
     sql: "ALTER TABLE inbox ADD COLUMN draft TEXT;",
   },

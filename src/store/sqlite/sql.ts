@@ -7,10 +7,10 @@ function bind(params: readonly unknown[]): Record<string, unknown> {
 }
 
 /**
- * The store's SQL on pincer's one SQLite connection. Every call runs synchronously; a transaction
- * is BEGIN IMMEDIATE … COMMIT around its work, and while one is open any other call waits for it
- * (on one connection it would otherwise become part of it). The check and the start are one step
- * (no await between them), so two waiting callers never both go.
+ * The store's SQL on pincer's one SQLite connection. Every call runs synchronously; a transaction is BEGIN IMMEDIATE …
+ * COMMIT around its work, and while one is open any other call waits for it (on one connection it would otherwise
+ * become part of it). The check and the start are one step (no await between them), so two waiting callers never both
+ * go.
  */
 export function sqliteSql(db: Database): Sql {
   let open: Promise<unknown> | undefined;
@@ -63,8 +63,8 @@ export function sqliteSql(db: Database): Sql {
         const statement = db.prepare(`${select} ORDER BY ${order}`);
         const names = statement.columns().map((column) => column.name);
         const tokensAt = names.indexOf("tokens");
-        // Rows as arrays: better-sqlite3 builds them several times faster than row objects, and
-        // every turn reads its history here.
+        // Rows as arrays: better-sqlite3 builds them several times faster than row objects, and every turn reads its
+        // history here.
         const rows = statement.raw(true).iterate(bind(params)) as IterableIterator<unknown[]>;
         const picked: R[] = [];
         let used = 0;
