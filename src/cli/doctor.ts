@@ -15,22 +15,11 @@ export type { Check } from "./probes.js";
 
 /** `pincer doctor`: each thing pincer needs, checked for real with the configured keys, and what to do. */
 export async function runDoctor(config: Config): Promise<Check[]> {
-  const checks: Check[] = [];
-  const major = Number(process.versions.node.split(".")[0]);
-  checks.push({
-    name: "node",
-    status: major >= 20 ? "ok" : "fail",
-    detail: major >= 20 ? `v${process.versions.node}` : `v${process.versions.node}; pincer needs Node 20 or newer`,
-  });
-  checks.push(writable("PINCER_HOME", config.home));
-  checks.push(writable("PINCER_WORKSPACE", config.workspace));
-  checks.push(await databaseCheck(config));
-  if (config.databaseUrl) checks.push(await clusterCheck(config, config.databaseUrl));
-  checks.push({
-    name: "timezone",
-    status: isValidTimeZone(config.timezone) ? "ok" : "fail",
-    detail: `${config.timezone} (schedules use it; set PINCER_TIMEZONE to change it)`,
-  });
+  const node = process.versions.node;
+  const modern = Number(node.split(".")[0]) >= 20;
+  const folders = [writable("PINCER_HOME", config.home), writable("PINCER_WORKSPACE", config.workspace)];
+  const database = await databaseCheck(config);
+  const cluster = config.databaseUrl ? [await clusterCheck(config, config.databaseUrl)] : [];
   const [model, telegram, discord, sandbox, mcp] = await Promise.all([
     // Only an endpoint that answers is sent a turn's request.
     probeModel(config).then(async (listed) =>
@@ -41,31 +30,32 @@ export async function runDoctor(config: Config): Promise<Check[]> {
     checkSandbox(config),
     checkMcpServers(config),
   ]);
-  checks.push(...model);
-  checks.push({
-    name: "sandbox",
-    status: !sandbox.ok ? "fail" : sandbox.sandboxed ? "ok" : "warn",
-    detail: sandbox.detail,
-  });
-  if (sandbox.ok) checks.push({ name: "sandbox limits", ...describeLimits(sandbox, config.exec) });
-  checks.push(telegram, discord);
-  for (const server of mcp) {
-    checks.push({ name: "mcp", status: !server.ok ? "fail" : server.warned ? "warn" : "ok", detail: server.detail });
-  }
-  checks.push(skillsCheck(config));
-  return checks;
+  const zone = `${config.timezone} (schedules use it; set PINCER_TIMEZONE to change it)`;
+  return [
+    check("node", modern ? "ok" : "fail", modern ? `v${node}` : `v${node}; pincer needs Node 20 or newer`),
+    ...folders,
+    database,
+    ...cluster,
+    check("timezone", isValidTimeZone(config.timezone) ? "ok" : "fail", zone),
+    ...model,
+    check("sandbox", !sandbox.ok ? "fail" : sandbox.sandboxed ? "ok" : "warn", sandbox.detail),
+    ...(sandbox.ok ? [{ name: "sandbox limits", ...describeLimits(sandbox, config.exec) }] : []),
+    telegram,
+    discord,
+    ...mcp.map((server) => check("mcp", !server.ok ? "fail" : server.warned ? "warn" : "ok", server.detail)),
+    skillsCheck(config),
+  ];
 }
+
+const check = (name: string, status: Check["status"], detail: string): Check => ({ name, status, detail });
 
 /** Skills whose requirements are missing are left out of the prompt: say which and why. */
 export function skillsCheck(config: Config): Check {
   const skills = listSkills(skillDirs(config.workspace));
   const unmet = skills.filter((s) => s.missing.length > 0);
-  if (unmet.length === 0) return { name: "skills", status: "ok", detail: `${skills.length} available` };
-  return {
-    name: "skills",
-    status: "warn",
-    detail: `${skills.length - unmet.length} of ${skills.length} available; left out: ${unmet.map((s) => `${s.name} (${s.missing.join(", ")})`).join("; ")}`,
-  };
+  if (unmet.length === 0) return check("skills", "ok", `${skills.length} available`);
+  const left = unmet.map((s) => `${s.name} (${s.missing.join(", ")})`).join("; ");
+  return check("skills", "warn", `${skills.length - unmet.length} of ${skills.length} available; left out: ${left}`);
 }
 
 export function formatChecks(checks: Check[]): string {
@@ -75,27 +65,25 @@ export function formatChecks(checks: Check[]): string {
 
 function writable(name: string, path: string): Check {
   const problem = folderProblem(path);
-  if (problem) return { name, status: "fail", detail: `${problem}: set ${name} to a folder this user can write` };
-  if (!existsSync(path))
-    return { name, status: "warn", detail: `${path} does not exist yet; \`pincer onboard\` creates it` };
+  if (problem) return check(name, "fail", `${problem}: set ${name} to a folder this user can write`);
+  if (!existsSync(path)) return check(name, "warn", `${path} does not exist yet; \`pincer onboard\` creates it`);
   try {
     accessSync(path, constants.W_OK);
-    return { name, status: "ok", detail: path };
+    return check(name, "ok", path);
   } catch {
-    return { name, status: "fail", detail: `${path} is not writable by this user` };
+    return check(name, "fail", `${path} is not writable by this user`);
   }
 }
 
 async function databaseCheck(config: Config): Promise<Check> {
-  if (!config.databaseUrl && !existsSync(config.home))
-    return { name: "database", status: "warn", detail: "not created yet" };
+  if (!config.databaseUrl && !existsSync(config.home)) return check("database", "warn", "not created yet");
   // Never the URL itself: it carries the password.
   const where = config.databaseUrl ? `PostgreSQL at ${databaseHost(config.databaseUrl)}` : databasePath(config.home);
   try {
     await withStore(storeLocation(config), async () => {});
-    return { name: "database", status: "ok", detail: where };
+    return check("database", "ok", where);
   } catch (err) {
-    return { name: "database", status: "fail", detail: `cannot open ${where}: ${databaseErrorText(err)}` };
+    return check("database", "fail", `cannot open ${where}: ${databaseErrorText(err)}`);
   }
 }
 
@@ -103,5 +91,5 @@ async function databaseCheck(config: Config): Promise<Check> {
 async function clusterCheck(config: Config, url: string): Promise<Check> {
   const { configuredChannels, inspectCluster } = await import("../cluster/inspect.js");
   const report = await inspectCluster(url, configuredChannels(config));
-  return { name: "cluster", status: report.ok ? "ok" : "warn", detail: report.detail };
+  return check("cluster", report.ok ? "ok" : "warn", report.detail);
 }

@@ -45,9 +45,8 @@ export function loadConfig(env: Env, options: LoadOptions = {}) {
   }
   const file = readConfigFile(configFile, Boolean(env.PINCER_CONFIG));
   const model = env.PINCER_MODEL || DEFAULT_MODEL;
-  checkTargets(file, configFile);
-  checkModels(file, configFile);
-  checkPrices(file, model, configFile);
+  const problem = fileProblem(file, model);
+  if (problem) throw new ConfigError(`PINCER_CONFIG file ${configFile}: ${problem}`);
   return {
     ...file,
     telegram: telegramSettings(env, file.telegram),
@@ -117,55 +116,45 @@ function telegramSettings(env: Env, fromFile: FileConfig["telegram"]): FileConfi
   return settings;
 }
 
+/** What the schema cannot say about the file (said after "PINCER_CONFIG file PATH: "), the first problem found. */
+function fileProblem(file: FileConfig, model: string): string | undefined {
+  const never = file.cron.tools?.find((name) => name === "cron" || name === "spawn");
+  if (never) return `cron.tools may not list "${never}": a scheduled run never creates jobs or starts helpers.`;
+  return targetProblem(file) ?? modelsProblem(file) ?? pricesProblem(file, model);
+}
+
 /** message.allowedTargets and heartbeat.target name chats as `channel:chatId` (a session key). */
-function checkTargets(file: FileConfig, path: string): void {
-  const { intervalMinutes, target } = file.heartbeat;
-  const named = file.message.allowedTargets.map((t) => [`message.allowedTargets entry "${t}"`, t]);
+function targetProblem({ heartbeat: { intervalMinutes, target }, message }: FileConfig): string | undefined {
+  const named = message.allowedTargets.map((t) => [`message.allowedTargets entry "${t}"`, t]);
   if (target !== undefined) named.push([`heartbeat.target "${target}"`, target]);
-  for (const [what, value] of named) {
-    if (!isChatTarget(value)) {
-      throw new ConfigError(
-        `PINCER_CONFIG file ${path}: ${what} must look like "telegram:CHAT_ID" or "discord:CHANNEL_ID".`,
-      );
-    }
-  }
+  const bad = named.find(([, value]) => !isChatTarget(value));
+  if (bad) return `${bad[0]} must look like "telegram:CHAT_ID" or "discord:CHANNEL_ID".`;
   if (intervalMinutes !== undefined && target === undefined) {
-    throw new ConfigError(
-      `PINCER_CONFIG file ${path}: heartbeat.target must name the chat for heartbeat messages when heartbeat.intervalMinutes is set.`,
-    );
+    return "heartbeat.target must name the chat for heartbeat messages when heartbeat.intervalMinutes is set.";
   }
 }
 
 /** `/model NAME` finds a model by name or label in any case: each names one model, and "default" is taken. */
-function checkModels(file: FileConfig, path: string): void {
+function modelsProblem({ agent }: FileConfig): string | undefined {
   const seen = new Set<string>();
-  for (const { name, label } of file.agent.models) {
-    if (/\s/.test(name)) throw new ConfigError(`PINCER_CONFIG file ${path}: agent.models name "${name}" has a space.`);
-    const words = [name, label?.trim()].flatMap((w) => (w === undefined ? [] : [w.toLowerCase()]));
-    for (const word of new Set(words)) {
-      if (word === "default" || seen.has(word)) {
-        const why = word === "default" ? "is what /model default means" : "names two models (in any case)";
-        throw new ConfigError(`PINCER_CONFIG file ${path}: agent.models "${word}" ${why}; rename one.`);
-      }
+  for (const { name, label } of agent.models) {
+    if (/\s/.test(name)) return `agent.models name "${name}" has a space.`;
+    for (const word of new Set([name, label?.trim()].flatMap((w) => (w === undefined ? [] : [w.toLowerCase()])))) {
+      if (word === "default") return `agent.models "${word}" is what /model default means; rename one.`;
+      if (seen.has(word)) return `agent.models "${word}" names two models (in any case); rename one.`;
       seen.add(word);
     }
   }
 }
 
 /** A cost budget is kept only where costs are known: every configured model needs a price then. */
-function checkPrices({ usage, agent }: FileConfig, model: string, path: string): void {
+function pricesProblem({ usage, agent }: FileConfig, model: string): string | undefined {
   const budget = (["monthlyCost", "chatMonthlyCost"] as const).find((limit) => usage[limit] !== undefined);
-  const models = [
-    model,
-    ...agent.fallbackModels.map((f) => (typeof f === "string" ? f : f.model)),
-    agent.helperModel,
-    ...agent.models.map((m) => m.name),
-  ];
+  const fallbacks = agent.fallbackModels.map((f) => (typeof f === "string" ? f : f.model));
+  const models = [model, ...fallbacks, agent.helperModel, ...agent.models.map((m) => m.name)];
   const unpriced = models.find((name) => name !== undefined && !usage.prices[name]);
   if (budget && unpriced) {
-    throw new ConfigError(
-      `PINCER_CONFIG file ${path}: usage.${budget} is set, so usage.prices needs a price for "${unpriced}" (its cost would be unknown).`,
-    );
+    return `usage.${budget} is set, so usage.prices needs a price for "${unpriced}" (its cost would be unknown).`;
   }
 }
 
@@ -194,12 +183,6 @@ function readConfigFile(path: string, explicit: boolean): FileConfig {
         ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"`
         : "";
     throw new ConfigError(`PINCER_CONFIG file ${path}: ${where} ${e?.message ?? "is invalid"}${extra}.`);
-  }
-  const never = data.cron.tools?.find((name) => name === "cron" || name === "spawn");
-  if (never) {
-    throw new ConfigError(
-      `PINCER_CONFIG file ${path}: cron.tools may not list "${never}": a scheduled run never creates jobs or starts helpers.`,
-    );
   }
   return data;
 }
