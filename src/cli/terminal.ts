@@ -29,10 +29,8 @@ export async function runAgentOnce(config: Config, log: Logger, text: string, se
   return answered;
 }
 
-/**
- * `pincer chat`, interactive. Input is read while a turn runs, so `/stop` and Ctrl-C reach it; lines typed meanwhile
- * wait in the conversation's queue like any chat's. Ctrl-C stops the running turn; a second one quits.
- */
+/** `pincer chat`, interactive. Input is read while a turn runs, so `/stop` and Ctrl-C reach it; lines typed meanwhile
+ * wait in the conversation's queue like any chat's. Ctrl-C stops the running turn; a second one quits. */
 export async function runChat(config: Config, log: Logger, session: string): Promise<void> {
   const app = await createApp(config, { log });
   const interactive = Boolean(process.stdin.isTTY);

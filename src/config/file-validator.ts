@@ -10,11 +10,9 @@ export const WRITTEN_VALIDATOR = "./file-validator.cjs";
 
 type Written = ValidateFunction<FileConfig> & { schemaJson?: string };
 
-/**
- * The build writes the validator out as code (ajv's standalone output), so a start neither loads ajv (~30 ms) nor
+/** The build writes the validator out as code (ajv's standalone output), so a start neither loads ajv (~30 ms) nor
  * compiles the schema (~50 ms). From the sources, or when the written one is of another schema (plain tsc) or cannot
- * be loaded (a build cut off while writing it), it is compiled here instead: slower, never wrong.
- */
+ * be loaded (a build cut off while writing it), it is compiled here instead: slower, never wrong. */
 export function fileValidator(written: string = WRITTEN_VALIDATOR): ValidateFunction<FileConfig> {
   const require = createRequire(import.meta.url);
   try {

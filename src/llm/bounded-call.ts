@@ -4,10 +4,8 @@ import { ModelError } from "./model-error.js";
 /** `timeoutMs` covers every try and the waits between; `who` names the silent one in the timeout's sentence. */
 type CallBounds = { timeoutMs: number; retries: number; who: string };
 
-/**
- * Runs `attempt` (which maps its failures to ModelError) until it succeeds, fails permanently, or runs out of
- * retries or time. The deadline covers the body too: headers then one byte a second is cut off like silence.
- */
+/** Runs `attempt` (which maps its failures to ModelError) until it succeeds, fails permanently, or runs out of retries
+ * or time. The deadline covers the body too: headers then one byte a second is cut off like silence. */
 export async function boundedCall<T>(
   bounds: CallBounds,
   signal: AbortSignal | undefined,

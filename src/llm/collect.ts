@@ -10,11 +10,9 @@ export interface Usage {
 export type Collected = { raw: RawReply; usage?: Usage };
 type RawFunction = { name?: unknown; arguments?: unknown };
 
-/**
- * Glues a streamed reply back together, tolerating what servers really send: tool-call pieces keyed by `index`, by
+/** Glues a streamed reply back together, tolerating what servers really send: tool-call pieces keyed by `index`, by
  * `id` alone, or by neither (then they continue the last call); a name sent again with every piece; arguments as an
- * object; no `choices` on a usage chunk; the finish reason anywhere, or nowhere. Reasoning deltas are left out.
- */
+ * object; no `choices` on a usage chunk; the finish reason anywhere, or nowhere. Reasoning deltas are left out. */
 export async function collectStream(
   chunks: AsyncIterable<unknown>,
   onText?: (textSoFar: string) => void,

@@ -36,10 +36,8 @@ export interface Chain {
   recheck: () => Promise<boolean>;
 }
 
-/**
- * The agent's models as configured: one chain per choice (`chain(undefined)` the main one), each made once; each
- * endpoint behind its own circuit breaker, shared by every chain. A refusal's context is remembered in `limits`.
- */
+/** The agent's models as configured: one chain per choice (`chain(undefined)` the main one), each made once; each
+ * endpoint behind its own circuit breaker, shared by every chain. A refusal's context is remembered in `limits`. */
 export function createConfiguredModels(config: Config, log: Logger, main: Model | undefined, limits: ContextLimits) {
   const { failureThreshold, coolDownSeconds } = config.agent.circuitBreaker;
   const breaker = { failureThreshold, coolDownMs: coolDownSeconds * 1000 };
@@ -98,11 +96,9 @@ export function createHelperModel(config: Config, main: Model, injected: boolean
   return !helperModel || injected ? main : modelAt(config, config.openai.baseUrl, helperModel);
 }
 
-/**
- * `window`: `agent.contextTokens`, or less where any endpoint of the chain takes less (a fallback gets the same
+/** `window`: `agent.contextTokens`, or less where any endpoint of the chain takes less (a fallback gets the same
  * request). `recheck`, for a turn that does not fit: asks the endpoints again (a restarted server may say more) and
- * forgets refusals where a server says nothing (the next refusal teaches it again); true when the window grew.
- */
+ * forgets refusals where a server says nothing (the next refusal teaches it again); true when the window grew. */
 function contextOf(config: Config, limits: ContextLimits, chain: EndpointSpec[]): Omit<Chain, "model"> {
   const window = () =>
     Math.min(config.agent.contextTokens, ...chain.map(({ name }) => limits.get(name) ?? Number.POSITIVE_INFINITY));

@@ -10,11 +10,9 @@ type Known = { tokens: number; source: ContextSource; at: string };
 /** Endpoints remembered at most; the oldest goes first. */
 const MAX_ENTRIES = 32;
 
-/**
- * The context windows of the endpoints pincer talks to, per `model at baseUrl`, kept in a small JSON file so a
- * restart knows them before the first turn. What a server says up front replaces what was known (it may have been
- * restarted with another `-c`); a refusal can only make the known window smaller.
- */
+/** The context windows of the endpoints pincer talks to, per `model at baseUrl`, kept in a small JSON file so a restart
+ * knows them before the first turn. What a server says up front replaces what was known (it may have been restarted
+ * with another `-c`); a refusal can only make the known window smaller. */
 export class ContextLimits {
   private readonly known = new Map<string, Known>();
 

@@ -38,10 +38,9 @@ export function contextFromProps(body: unknown): number | undefined {
   return positive(settings.n_ctx) ?? positive(body.n_ctx);
 }
 
-/**
- * `GET /v1/models`: the context the entry of `model` (or the only entry) declares: vLLM's `max_model_len`, LM Studio's
- * `loaded_context_length` (loaded now) before its `max_context_length`, OpenRouter's `context_length`, its provider's.
- */
+/** `GET /v1/models`: the context the entry of `model` (or the only entry) declares: vLLM's `max_model_len`, LM
+ * Studio's `loaded_context_length` (loaded now) before its `max_context_length`, OpenRouter's `context_length`, its
+ * provider's. */
 export function contextFromModels(body: unknown, model: string): number | undefined {
   const data = isRecord(body) && Array.isArray(body.data) ? body.data.filter(isRecord) : [];
   const entry = data.find((e) => e.id === model) ?? (data.length === 1 ? data[0] : undefined);

@@ -2,11 +2,9 @@ import type OpenAI from "openai";
 import { type ContextRefusal, readContextRefusal } from "./context-window.js";
 import { describeFailure, isAwayFailure, isPermanentFailure, shorten } from "./failure.js";
 
-/**
- * The model endpoint failed; `message` is fit for the user. `permanent`: will not heal by waiting (a refused key, a
+/** The model endpoint failed; `message` is fit for the user. `permanent`: will not heal by waiting (a refused key, a
  * wrong URL or model, a request at fault); `away`: the endpoint is not there rather than refusing. A timeout is not
- * `away`: a server busy with a long answer on a slow machine looks the same as a hung one.
- */
+ * `away`: a server busy with a long answer on a slow machine looks the same as a hung one. */
 export class ModelError extends Error {
   constructor(
     message: string,

@@ -47,12 +47,10 @@ export interface ModelOptions {
   temperature?: number;
 }
 
-/**
- * A client of the endpoint. The openai package (~10 MB, ~70 ms to load) is imported by the first request, not at
+/** A client of the endpoint. The openai package (~10 MB, ~70 ms to load) is imported by the first request, not at
  * start, so channels connect without waiting for it; a broken install is a permanent ModelError. Retries and the
- * deadline are boundedCall's: the client's own would retry a request refused for good, and its timeout ends with
- * the headers.
- */
+ * deadline are boundedCall's: the client's own would retry a request refused for good, and its timeout ends with the
+ * headers. */
 export async function openAIClient(options: { apiKey: string; baseUrl: string; timeoutSeconds: number }) {
   let OpenAI: typeof import("openai").default;
   try {

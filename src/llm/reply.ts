@@ -22,12 +22,10 @@ export interface RawReply {
   finishReason?: unknown;
 }
 
-/**
- * A reply the loop can trust, whatever the server sent: no reasoning, tool calls written as text made real when they
+/** A reply the loop can trust, whatever the server sent: no reasoning, tool calls written as text made real when they
  * name an offered tool, odd shapes made regular (content as parts or an object, arguments as an object, ids missing or
- * repeated). A call without a name cannot be run, answered or stored in a form every server accepts: it is dropped
- * and listed in `discarded`, so the loop can tell the model when nothing else is left.
- */
+ * repeated). A call without a name cannot be run, answered or stored in a form every server accepts: it is dropped and
+ * listed in `discarded`, so the loop can tell the model when nothing else is left. */
 export function normalizeReply(raw: RawReply, offered: readonly string[], newId = callId): NormalizedReply {
   const offeredSet = new Set(offered);
   const discarded: string[] = [];

@@ -1,8 +1,6 @@
-/**
- * Optional request fields some endpoints refuse, not sent to them again: `stream_options` (asks a stream for `usage`;
+/** Optional request fields some endpoints refuse, not sent to them again: `stream_options` (asks a stream for `usage`;
  * older vLLM, some proxies refuse it) and the answer limit's name (OpenAI's reasoning models want
- * `max_completion_tokens`, most local servers know only `max_tokens`; none once both were refused).
- */
+ * `max_completion_tokens`, most local servers know only `max_tokens`; none once both were refused). */
 export type RequestOptions = { streamUsage: boolean; lengthField?: "max_tokens" | "max_completion_tokens" };
 
 export function defaultRequestOptions(): RequestOptions {

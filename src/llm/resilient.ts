@@ -73,11 +73,9 @@ export function isTransient(err: unknown): boolean {
 /** `breaker`: its circuit when several chains share the endpoint (else one is made for it). */
 export type Endpoint = { name: string; model: Model; breaker?: CircuitBreaker };
 
-/**
- * Tries the endpoints in order, the next only after a transient failure: a permanent one (a 4xx, a 5xx blaming the
- * request) another model would most likely refuse the same way. An open circuit costs nothing; when all failed or
- * are open, throws ModelUnavailableError.
- */
+/** Tries the endpoints in order, the next only after a transient failure: a permanent one (a 4xx, a 5xx blaming the
+ * request) another model would most likely refuse the same way. An open circuit costs nothing; when all failed or are
+ * open, throws ModelUnavailableError. */
 export function createResilientModel(
   endpoints: Endpoint[],
   settings: BreakerSettings,

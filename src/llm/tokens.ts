@@ -13,11 +13,9 @@ const MEMO_ENTRIES = 16;
 /** An image part, not decoded: OpenAI charges 765 for a 1024×1024 picture (pincer downscales to that). */
 const IMAGE_TOKENS = 800;
 
-/**
- * What a request will cost at the endpoint: `estimateTokens` (close to o200k_base) times a factor learned from the
+/** What a request will cost at the endpoint: `estimateTokens` (close to o200k_base) times a factor learned from the
  * `usage` it reports, which also covers other tokenizers. Every count is calibrated but `rawMessage` (what the store
- * keeps; scale it by `factor`).
- */
+ * keeps; scale it by `factor`). */
 export function createTokenCounter() {
   let factor = 1;
   const memo = new Map<string, number>();
