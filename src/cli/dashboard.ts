@@ -8,13 +8,10 @@ export async function dashboardText(config: Config): Promise<{ ok: boolean; text
     return { ok: false, text: "The control page is off (PINCER_WEB_ADDR=off); set PINCER_WEB_ADDR to host:port." };
   }
   const url = pageUrl(config.webAddr, loadWebToken(config.home, config.webToken));
-  let running = false;
-  try {
-    const res = await fetch(new URL("/healthz", url), { signal: AbortSignal.timeout(2000) });
-    running = res.status === 200 || res.status === 503;
-  } catch {
-    running = false;
-  }
+  const running = await fetch(new URL("/healthz", url), { signal: AbortSignal.timeout(2000) }).then(
+    (res) => res.status === 200 || res.status === 503,
+    () => false,
+  );
   const note = running
     ? "Open it in a browser (that tab then keeps a session until you log out or pincer restarts)."
     : "pincer does not answer there now: start it with `npm start` (pincer gateway), then open the address.";

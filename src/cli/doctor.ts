@@ -10,6 +10,7 @@ import { databaseErrorText } from "./database-problem.js";
 import { folderProblem } from "./fs-problem.js";
 import { probeModelTurn } from "./model-turn.js";
 import { type Check, probeDiscord, probeModel, probeTelegram } from "./probes.js";
+import { clusterReport } from "./status.js";
 
 export type { Check } from "./probes.js";
 
@@ -89,7 +90,6 @@ async function databaseCheck(config: Config): Promise<Check> {
 
 /** Clustered mode: every role held by a live process (a warning otherwise: the cluster may be starting). */
 async function clusterCheck(config: Config, url: string): Promise<Check> {
-  const { configuredChannels, inspectCluster } = await import("../cluster/inspect.js");
-  const report = await inspectCluster(url, configuredChannels(config));
+  const report = await clusterReport(config, url);
   return check("cluster", report.ok ? "ok" : "warn", report.detail);
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from "commander";
+import type { Logger } from "pino";
 import { type Config, ConfigError } from "../config/config.js";
 import { storeLocation } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
@@ -24,6 +25,12 @@ function answer<A extends unknown[]>(
   };
 }
 
+/** For a command that talks to the model: the key is required. */
+function withLog(): [Config, Logger] {
+  const { config, log } = loadOrExit();
+  return [config, log];
+}
+
 const program = new Command("pincer")
   .description(
     "A small, self-hosted chat-bot daemon: Telegram and Discord, an OpenAI-compatible model, sandboxed tools.",
@@ -38,31 +45,21 @@ const program = new Command("pincer")
 program
   .command("gateway")
   .description("run the daemon: every configured channel, the agent, the scheduler")
-  .action(async () => {
-    const { config, log } = loadOrExit();
-    const { runGateway } = await import("./gateway.js");
-    await runGateway(config, log);
-  });
+  .action(async () => (await import("./gateway.js")).runGateway(...withLog()));
 
 program
   .command("chat")
   .description("talk to the agent in the terminal")
   .option("-s, --session <id>", "terminal conversation to continue", "local")
-  .action(async (options: { session: string }) => {
-    const { config, log } = loadOrExit();
-    const { runChat } = await import("./terminal.js");
-    await runChat(config, log, options.session);
-  });
+  .action(async ({ session }: { session: string }) => (await import("./terminal.js")).runChat(...withLog(), session));
 
 program
   .command("agent")
   .description("run one turn and print the reply")
   .requiredOption("-m, --message <text>", "what to say to the agent")
   .option("-s, --session <id>", "terminal conversation to continue", "local")
-  .action(async (options: { message: string; session: string }) => {
-    const { config, log } = loadOrExit();
-    const { runAgentOnce } = await import("./terminal.js");
-    if (!(await runAgentOnce(config, log, options.message, options.session))) process.exitCode = 3;
+  .action(async ({ message, session }: { message: string; session: string }) => {
+    if (!(await (await import("./terminal.js")).runAgentOnce(...withLog(), message, session))) process.exitCode = 3;
   });
 
 program

@@ -20,17 +20,14 @@ export async function pairingList(config: Config): Promise<string> {
   });
 }
 
+type Answer = { ok: boolean; text: string };
 const UNKNOWN_CHANNEL = (channel: string) => ({
   ok: false,
   text: `Unknown channel "${channel}": use telegram or discord.`,
 });
 
 /** `pincer pairing approve CHANNEL CODE`; the user's jobs paused by an earlier revoke run again. */
-export async function pairingApprove(
-  config: Config,
-  channel: string,
-  code: string,
-): Promise<{ ok: boolean; text: string }> {
+export async function pairingApprove(config: Config, channel: string, code: string): Promise<Answer> {
   if (!isPairedChannel(channel)) return UNKNOWN_CHANNEL(channel);
   const approved = await withStore(storeLocation(config), (store) => store.pairing.approve(channel, code));
   if (!approved) {
@@ -42,11 +39,7 @@ export async function pairingApprove(
 }
 
 /** `pincer pairing revoke CHANNEL USER`: takes back an approval and pauses the user's jobs (the allowlist still lets them in). */
-export async function pairingRevoke(
-  config: Config,
-  channel: string,
-  userId: string,
-): Promise<{ ok: boolean; text: string }> {
+export async function pairingRevoke(config: Config, channel: string, userId: string): Promise<Answer> {
   if (!isPairedChannel(channel)) return UNKNOWN_CHANNEL(channel);
   const allowFrom = channel === "telegram" ? config.telegramAllowFrom : config.discordAllowFrom;
   const variable = channel === "telegram" ? "TELEGRAM_ALLOW_FROM" : "DISCORD_ALLOW_FROM";

@@ -32,14 +32,14 @@ export async function statusText(config: Config): Promise<string> {
         `  ${h.id} ${h.status.padEnd(11)} ${new Date(h.startedAt).toISOString()} ${h.sessionKey}${h.label ? ` "${h.label}"` : ""}: ${oneLine(h.task, 60)}`,
     ),
     ...lastKnownMcpStatus(config),
-    ...(config.databaseUrl ? await clusterSection(config, config.databaseUrl) : []),
+    // Clustered mode: who holds which role, each process's heartbeat, the conversations waiting.
+    ...(config.databaseUrl ? (await clusterReport(config, config.databaseUrl)).lines : []),
   ].join("\n");
 }
 
-/** Clustered mode: who holds which role, each process's heartbeat, the conversations waiting. */
-async function clusterSection(config: Config, url: string): Promise<string[]> {
+export async function clusterReport(config: Config, url: string) {
   const { configuredChannels, inspectCluster } = await import("../cluster/inspect.js");
-  return (await inspectCluster(url, configuredChannels(config))).lines;
+  return inspectCluster(url, configuredChannels(config));
 }
 
 function oneLine(text: string, max: number): string {
