@@ -9,6 +9,7 @@ import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { COMMANDS } from "../../src/bus/commands.js";
 import { retryDelay } from "../../src/bus/delivery.js";
+import { errorText } from "../../src/bus/types.js";
 import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
 import { trackConnection } from "./connection.js";
@@ -47,10 +48,7 @@ export interface TelegramChannelDeps {
 
 const ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat_member"] as const;
 
-/**
- * The Telegram adapter: long polling (updates of one chat in order, chats in parallel) or a
- * webhook server, publishing to the bus and rendering the replies.
- */
+/** Long polling (one chat's updates in order, chats in parallel) or a webhook server, to the bus and back. */
 export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   const { config, bus, log } = deps;
   const timing = { ...DEFAULT_TIMING, ...deps.timing };
@@ -79,8 +77,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   // One bad update is logged and skipped; it never stops the polling (the webhook's handler).
   bot.catch((err) => log.error({ err: err.error, updateId: err.ctx.update.update_id }, "telegram update failed"));
 
-  // Typing and command registration are best effort: a client without the retry layers, so a
-  // failure is one log line and nothing is still being retried after the turn has ended.
+  // Typing and command registration are best effort: a client without the retry layers, so a failure is one log line
+  // and nothing is still being retried after the turn has ended.
   const bestEffort = new Api(token, { apiRoot: config.telegramApiRoot });
   const typing = typingIndicator({
     send: (chatId, threadId) =>
@@ -178,12 +176,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
 
   async function startWebhook(url: string, port: number): Promise<void> {
     // Without a configured secret one is derived from the token, so requests are always checked.
-    const secret =
-      config.telegram.webhookSecret ??
-      createHash("sha256")
-        .update(token as string)
-        .digest("hex")
-        .slice(0, 64);
+    const secret = config.telegram.webhookSecret ?? createHash("sha256").update(String(token)).digest("hex");
     const handle = webhookCallback(bot, "http", {
       secretToken: secret,
       // A 500 after 9 s, not a 200: Telegram sends the update again unless its inbox row was written.
@@ -192,10 +185,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     });
     const path = new URL(url).pathname;
     webhookServer = createServer((req, res) => {
-      if (req.method !== "POST" || new URL(req.url ?? "/", "http://x").pathname !== path) {
-        res.writeHead(404).end();
-        return;
-      }
+      if (req.method !== "POST" || new URL(req.url ?? "/", "http://x").pathname !== path)
+        return void res.writeHead(404).end();
       handle(req, res).catch((err: unknown) => {
         log.error({ err }, "telegram webhook request failed");
         if (!res.headersSent) res.writeHead(500).end();
@@ -217,9 +208,8 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     async start() {
       stopped = false;
       shutdown = new AbortController();
-      // getMe directly, not bot.init(): grammy's init retries forever, and a Telegram outage must
-      // not hold up the start of the other channels. After startWaitMs the start goes on; the
-      // connection is then made in the background.
+      // getMe directly, not bot.init(): grammy's init retries forever, and a Telegram outage must not hold up the other
+      // channels' start. After startWaitMs the start goes on, connecting in the background.
       const first = bot.api.getMe(apiSignal()).then(
         (me) => {
           if (!bot.isInited()) bot.botInfo = me;
@@ -264,6 +254,5 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
 
 /** The platform's own words: grammy's errors carry Telegram's code and description. */
 function describe(err: unknown): string {
-  if (err instanceof GrammyError) return `${err.error_code} ${err.description}`;
-  return err instanceof Error ? err.message : String(err);
+  return err instanceof GrammyError ? `${err.error_code} ${err.description}` : errorText(err);
 }

@@ -1,13 +1,10 @@
-import { Lexer, type Token, type Tokens } from "marked";
+import { Lexer, type MarkedToken, type Token, type Tokens } from "marked";
 import { htmlToPlainText } from "./split.js";
 
 /**
- * Model markdown → the HTML subset Telegram's Bot API accepts (parse_mode "HTML").
- *
- * Telegram knows b, i, s, u, code, pre, a, blockquote and nothing else: headings become bold
- * lines, lists become bullet lines, tables become monospaced blocks, raw HTML is shown as text.
- * Its nesting rules (code and pre contain nothing, links contain no code, blockquotes don't
- * nest) are respected here so a well-formed answer is never refused.
+ * Model markdown → Telegram's HTML subset (b, i, s, u, code, pre, a, blockquote): headings become bold lines, lists
+ * bullet lines, tables monospaced blocks, raw HTML text. Its nesting rules (code and pre contain nothing, links no code,
+ * blockquotes don't nest) are kept so a well-formed answer is never refused.
  */
 export function markdownToTelegramHtml(markdown: string): string {
   const tokens = new Lexer({ gfm: true }).lex(markdown);
@@ -39,32 +36,31 @@ function renderBlocks(tokens: Token[], scope: Scope): string {
 }
 
 function renderBlock(token: Token, scope: Scope): string {
-  switch (token.type) {
+  const t = token as MarkedToken;
+  switch (t.type) {
     case "space":
     case "def":
       return "";
     case "paragraph":
-      return `${renderInline((token as Tokens.Paragraph).tokens, scope)}\n\n`;
+      return `${renderInline(t.tokens, scope)}\n\n`;
     case "heading":
-      return `<b>${renderInline((token as Tokens.Heading).tokens, scope)}</b>\n\n`;
+      return `<b>${renderInline(t.tokens, scope)}</b>\n\n`;
     case "code":
-      return `${renderCodeBlock(token as Tokens.Code)}\n\n`;
+      return `${renderCodeBlock(t)}\n\n`;
     case "blockquote": {
-      const inner = renderBlocks((token as Tokens.Blockquote).tokens, { ...scope, inQuote: true }).trim();
+      const inner = renderBlocks(t.tokens, { ...scope, inQuote: true }).trim();
       return scope.inQuote ? `${inner}\n\n` : `<blockquote>${inner}</blockquote>\n\n`;
     }
     case "list":
-      return `${renderList(token as Tokens.List, scope, 0)}\n\n`;
+      return `${renderList(t, scope, 0)}\n\n`;
     case "table":
-      return `${renderTable(token as Tokens.Table)}\n\n`;
+      return `${renderTable(t)}\n\n`;
     case "hr":
       return "——————\n\n";
     case "html":
-      return `${escapeHtml((token as Tokens.HTML).text)}\n\n`;
-    case "text": {
-      const text = token as Tokens.Text;
-      return `${text.tokens ? renderInline(text.tokens, scope) : escapeHtml(text.text)}\n\n`;
-    }
+      return `${escapeHtml(t.text)}\n\n`;
+    case "text":
+      return `${t.tokens ? renderInline(t.tokens, scope) : escapeHtml(t.text)}\n\n`;
     default:
       return "raw" in token ? escapeHtml(String(token.raw)) : "";
   }
@@ -115,48 +111,39 @@ function renderInline(tokens: Token[] | undefined, scope: Scope): string {
 }
 
 function renderInlineToken(token: Token, scope: Scope): string {
-  switch (token.type) {
+  const t = token as MarkedToken;
+  switch (t.type) {
     case "strong":
-      return `<b>${renderInline((token as Tokens.Strong).tokens, scope)}</b>`;
+      return `<b>${renderInline(t.tokens, scope)}</b>`;
     case "em":
-      return `<i>${renderInline((token as Tokens.Em).tokens, scope)}</i>`;
+      return `<i>${renderInline(t.tokens, scope)}</i>`;
     case "del":
-      return `<s>${renderInline((token as Tokens.Del).tokens, scope)}</s>`;
-    case "codespan": {
-      const code = escapeHtml((token as Tokens.Codespan).text);
-      return scope.inLink ? code : `<code>${code}</code>`;
-    }
+      return `<s>${renderInline(t.tokens, scope)}</s>`;
+    case "codespan":
+      return scope.inLink ? escapeHtml(t.text) : `<code>${escapeHtml(t.text)}</code>`;
     case "br":
       return "\n";
-    case "link": {
-      const link = token as Tokens.Link;
-      const label = renderInline(link.tokens, { ...scope, inLink: true });
-      if (scope.inLink || !isSafeHref(link.href)) return label;
-      return `<a href="${escapeAttribute(link.href)}">${label}</a>`;
-    }
+    case "link":
     case "image": {
-      const image = token as Tokens.Image;
-      const alt = escapeHtml(image.text || "image");
-      if (scope.inLink || !isSafeHref(image.href)) return alt;
-      return `<a href="${escapeAttribute(image.href)}">${alt}</a>`;
+      const label =
+        t.type === "link" ? renderInline(t.tokens, { ...scope, inLink: true }) : escapeHtml(t.text || "image");
+      if (scope.inLink || !isSafeHref(t.href)) return label;
+      return `<a href="${escapeAttribute(t.href)}">${label}</a>`;
     }
-    case "text": {
-      const text = token as Tokens.Text;
-      return text.tokens ? renderInline(text.tokens, scope) : escapeHtml(text.text);
-    }
+    case "text":
+      return t.tokens ? renderInline(t.tokens, scope) : escapeHtml(t.text);
     case "escape":
-      return escapeHtml((token as Tokens.Escape).text);
+      return escapeHtml(t.text);
     case "html":
-      return escapeHtml((token as Tokens.HTML).raw);
+      return escapeHtml(t.raw);
     default:
       return "raw" in token ? escapeHtml(String(token.raw)) : "";
   }
 }
 
 /**
- * A reply still being written, as Telegram HTML that Telegram never refuses and that does not
- * flicker: the blocks already finished are formatted as the reply will be, the paragraph still
- * being written is plain text (its `**` may not be closed yet), an open code block is code.
+ * A reply still being written, as HTML Telegram never refuses and that does not flicker: finished blocks formatted as
+ * the reply will be, the paragraph being written plain (its `**` may be open), an open code block as code.
  */
 export function partialTelegramHtml(markdown: string): string {
   let fence: { marker: string; at: number; body: number } | undefined;

@@ -1,23 +1,17 @@
 import type { Message, MessageEntity, User } from "grammy/types";
 import { type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 
-/** Who the bot is, as far as reading messages goes. */
-export interface BotIdentity {
-  id: number;
-  username: string;
-}
+type BotIdentity = { id: number; username: string };
 
-/** A file a message carries, before it is downloaded. */
+/** A file a message carries, before it is downloaded; size and duration when Telegram tells. */
 export interface AttachmentRef {
   kind: "photo" | "document" | "voice" | "audio" | "video" | "video_note" | "animation";
   fileId: string;
   /** A name to keep the extension recognisable to tools and the model. */
   fileName: string;
-  /** Bytes, when Telegram tells. */
   fileSize?: number;
   /** What the model is told about it, besides the path. */
   label: string;
-  /** Length of a voice note or audio file, when Telegram tells. */
   durationSeconds?: number;
 }
 
@@ -31,12 +25,9 @@ export interface NormalizedMessage {
 }
 
 /** How much of a replied-to message the model is shown. */
-export const QUOTE_CHARS = 300;
+const QUOTE_CHARS = 300;
 
-/**
- * Reads a message from a user. Returns undefined for what has nothing for the agent: messages from bots, service
- * messages (members joining, pins, topic edits) and anything without content.
- */
+/** A user's message; undefined for what has nothing for the agent (bots, service messages, no content). */
 export function normalizeMessage(
   message: Message,
   bot: BotIdentity,
@@ -94,7 +85,7 @@ function quoteOf(message: Message, reply: Message, bot: BotIdentity): Record<str
   return { quotedText: cut, quotedFrom: name, quotedTrust: trust };
 }
 
-/** A user's name as people see it: first and last, else @username, else the id. */
+/** First and last name, else @username, else the id. */
 export function nameOf(user: User): string {
   return (
     [user.first_name, user.last_name].filter(Boolean).join(" ") ||

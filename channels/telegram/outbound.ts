@@ -13,27 +13,21 @@ import { htmlToPlainText, splitTelegramHtml } from "./split.js";
 const PHOTO_EXTENSIONS = new Set([".jpg", ".jpeg", ".png", ".webp"]);
 
 /** Telegram refused the HTML itself: the same words go out without formatting. */
-export function isEntityParseError(err: unknown): boolean {
-  return err instanceof GrammyError && err.error_code === 400 && /can't parse entities/i.test(err.description);
-}
+const isEntityParseError = (err: unknown) =>
+  err instanceof GrammyError && err.error_code === 400 && /can't parse entities/i.test(err.description);
 
-/**
- * A refusal that no retry or restart can fix (bad chat, bot blocked or kicked, message
- * malformed, a file too large): the message is dead-lettered at once instead of being resent forever.
- */
-export function isPermanentRefusal(err: unknown): boolean {
-  return err instanceof GrammyError && [400, 403, 413].includes(err.error_code);
-}
+/** No retry or restart fixes it (bad chat, bot blocked or kicked, malformed, file too large): dead-lettered at once. */
+const isPermanentRefusal = (err: unknown) => err instanceof GrammyError && [400, 403, 413].includes(err.error_code);
 
 /** Tells the outbox sender what a failed call means: refused for good, wait as asked, or try again later. */
-export function toDeliveryError(err: unknown): unknown {
+function toDeliveryError(err: unknown): unknown {
   if (!(err instanceof GrammyError)) return err;
   if (isPermanentRefusal(err))
     return new DeliveryError(`Telegram refused it: ${err.description}`, { permanent: true, cause: err });
   const retryAfter = err.parameters.retry_after;
-  if (retryAfter !== undefined)
-    return new DeliveryError(err.description, { retryAfterMs: retryAfter * 1000, cause: err });
-  return err;
+  return retryAfter === undefined
+    ? err
+    : new DeliveryError(err.description, { retryAfterMs: retryAfter * 1000, cause: err });
 }
 
 /** The parts a message goes out in, in order: the text split under the limit (or as one file), then each file. */
@@ -58,10 +52,8 @@ function formatted(msg: OutboundMessage, log: Logger): string {
 }
 
 /**
- * Renders an outbound message on Telegram: markdown → HTML, split under the length limit, the
- * first part as a reply to the user's message, in the right forum topic. The split is the same
- * every time, so after a failure only the parts not yet sent go out. Failures reject for the
- * outbox sender to retry or dead-letter.
+ * Markdown → HTML, split under the length limit, the first part replying to the user's message, in the right forum
+ * topic. The split is the same every time, so after a failure only the parts not yet sent go out.
  */
 export function createSender(
   api: Api,
@@ -73,7 +65,6 @@ export function createSender(
     const { chatId } = msg;
     // grammy types its signal with its AbortController polyfill; Node's own signal is what it uses.
     const signal = delivery.signal as unknown as Parameters<Api["sendMessage"]>[3];
-    /** Sends HTML; when Telegram refuses the HTML itself, the same words go out without formatting. */
     const htmlOrPlain = async <T>(html: string, call: (text: string, mode: ParseMode) => Promise<T>): Promise<T> => {
       try {
         return await call(html, { parse_mode: "HTML" });
@@ -89,7 +80,7 @@ export function createSender(
     const sendText = async (html: string, options: SendOptions) =>
       (await htmlOrPlain(html, (text, mode) => api.sendMessage(chatId, text, { ...options, ...mode }, signal)))
         .message_id;
-    /** A part in place of its draft message: edited to it, or posted anew when the draft is gone. */
+    // A part in place of its draft message: edited to it, or posted anew when the draft is gone.
     const replaceDraft = async (draftId: number, html: string, options: SendOptions) => {
       const markup = options.reply_markup;
       const extra: EditOptions = markup && "inline_keyboard" in markup ? { reply_markup: markup } : {};
@@ -120,8 +111,18 @@ export function createSender(
 
     try {
       if (msg.editOf && "messageId" in msg.editOf) {
+        // The text (formatted, cut to one message) and keyboard (none removes it) are replaced; a message that cannot
+        // be edited (deleted, too old, not text) is a 400: refused for good.
         const messageId = msg.editOf.messageId;
-        await edit(messageId);
+        if (!/^\d+$/.test(messageId))
+          throw new DeliveryError(`no Telegram message ${messageId} to edit`, { permanent: true });
+        const [html = ""] = splitTelegramHtml(formatted({ ...msg, text: msg.text.slice(0, 8192) }, log));
+        const options: EditOptions = { reply_markup: keyboardOf(msg) };
+        await htmlOrPlain(html, (text, mode) =>
+          api.editMessageText(chatId, Number(messageId), text, { ...options, ...mode }, signal),
+        ).catch((err: unknown) => {
+          if (!isUnchanged(err)) throw err;
+        });
         await delivery.markPartSent(true, [messageId]);
         return { messageIds: [messageId] };
       }
@@ -161,23 +162,6 @@ export function createSender(
       return { messageIds };
     } catch (err) {
       throw toDeliveryError(err);
-    }
-
-    /**
-     * Replaces an earlier message's text (formatted as a reply is, cut to one message) and its
-     * keyboard (none removes it). A message that cannot be edited (deleted, too old, not text) is a
-     * 400: refused for good, like any other.
-     */
-    async function edit(messageId: string): Promise<void> {
-      if (!/^\d+$/.test(messageId))
-        throw new DeliveryError(`no Telegram message ${messageId} to edit`, { permanent: true });
-      const [html = ""] = splitTelegramHtml(formatted({ ...msg, text: msg.text.slice(0, 8192) }, log));
-      const options: EditOptions = { reply_markup: keyboardOf(msg) };
-      await htmlOrPlain(html, (text, mode) =>
-        api.editMessageText(chatId, Number(messageId), text, { ...options, ...mode }, signal),
-      ).catch((err: unknown) => {
-        if (!isUnchanged(err)) throw err;
-      });
     }
   };
 }
