@@ -9,7 +9,6 @@ import { nameOf } from "./normalize.js";
 /** Telegram shows at most this much of a callback answer's text. */
 const ANSWER_CHARS = 200;
 
-/** The message's buttons as an inline keyboard, or none. */
 export function keyboardOf(msg: Pick<OutboundMessage, "buttons">): InlineKeyboardMarkup | undefined {
   const rows = usableButtons(msg.buttons);
   if (rows.length === 0) return undefined;
@@ -41,10 +40,7 @@ export function tapOf(query: CallbackQuery, receivedAt: number): ButtonTap | und
   };
 }
 
-/**
- * Hands a button press to the bus and always answers it (the user's spinner stops), with the
- * handler's text as a toast. A press in a group outside telegram.allowedGroups is not acted on.
- */
+/** Hands a press to the bus (not one in a group outside telegram.allowedGroups); always answers it, the text a toast. */
 export function createTapHandler(deps: { bus: MessageBus; allowedGroups: string[]; log: Logger }) {
   const { bus, allowedGroups, log } = deps;
   return async (ctx: Context & { callbackQuery: CallbackQuery }): Promise<void> => {

@@ -2,10 +2,7 @@ import type { Transformer } from "grammy";
 import type { ChannelStatus } from "../../src/bus/channel.js";
 import { HttpError } from "./library.js";
 
-/**
- * Watches every raw Bot API call (installed innermost, under the retry layers) and keeps the
- * latest verdict: an answer from Telegram means connected; a network error, a 5xx or a 401 means down.
- */
+/** Watches each raw Bot API call (under the retries): an answer is connected; a network error, 5xx or 401 is down. */
 export function trackConnection(): { transformer: Transformer; status: () => ChannelStatus; stopped(): void } {
   let status: ChannelStatus = { state: "connecting" };
   const transformer: Transformer = async (prev, method, payload, signal) => {

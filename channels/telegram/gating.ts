@@ -1,21 +1,20 @@
+import type { InboundMessage } from "../../src/bus/types.js";
+
 /** What the bot does with a message, before access control: private chats always reach it. */
 export type GroupDecision =
   | { answer: true }
   | { answer: false; reason: "group not in telegram.allowedGroups" | "not addressed to the bot" };
 
-export interface GroupGateInput {
-  isGroup: boolean;
-  chatId: string;
-  mentionsBot: boolean;
+type GroupGateInput = Pick<InboundMessage, "isGroup" | "chatId" | "mentionsBot"> & {
   repliesToBot: boolean;
   isCommand: boolean;
   /** Group chat ids the bot works in; empty means every group it was added to. */
   allowedGroups: string[];
-}
+};
 
 /**
- * In a group the bot speaks only when spoken to: an @mention, a reply to one of its messages,
- * or one of its /commands. Everything else is the group's own conversation and stays unread.
+ * In a group the bot speaks only when spoken to (an @mention, a reply to it, one of its /commands); everything else is
+ * the group's own conversation and stays unread.
  */
 export function groupDecision(input: GroupGateInput): GroupDecision {
   if (!input.isGroup) return { answer: true };

@@ -20,9 +20,8 @@ export interface InboundDeps {
 }
 
 /**
- * Each message is normalised, gated (groups), screened by the access gate, its files downloaded,
- * then published, without waiting for the agent. Kinds pincer has no use for get a debug line,
- * never an error, so nothing unexpected can stop the polling.
+ * Each message is normalised, gated (groups), screened by the access gate, its files downloaded, then published,
+ * without waiting for the agent. Kinds pincer has no use for get a debug line, never an error that stops the polling.
  */
 export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context> {
   const { log } = deps;

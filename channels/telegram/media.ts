@@ -5,6 +5,7 @@ import { Readable } from "node:stream";
 import type { Api } from "grammy";
 import { formatBytes } from "../../src/bus/format-bytes.js";
 import { safeFileName, saveCapped, TooLarge } from "../../src/bus/received-file.js";
+import { errorText } from "../../src/bus/types.js";
 import type { AttachmentRef } from "./normalize.js";
 
 export interface MediaDeps {
@@ -19,18 +20,15 @@ export interface MediaDeps {
   timeoutMs?: number;
 }
 
-/** What became of an attachment: a local path for the agent, or a line saying why not. */
-export type MediaOutcome = { path: string } | { note: string };
-
 /**
- * Downloads one attachment into the media folder, refusing anything over `maxBytes` (checked
- * before the download when Telegram tells the size, and again while streaming).
+ * Downloads one attachment into the media folder, refusing anything over `maxBytes` (before the download when
+ * Telegram tells the size, and while streaming); a line saying why not instead of a path.
  */
 export async function downloadAttachment(
   deps: MediaDeps,
   attachment: AttachmentRef,
   prefix: string,
-): Promise<MediaOutcome> {
+): Promise<{ path: string } | { note: string }> {
   const tooBig = (size: number) => ({
     note: `[${attachment.label} (${formatBytes(size)}) was not downloaded: larger than the ${formatBytes(deps.maxBytes)} limit]`,
   });
@@ -69,7 +67,7 @@ export async function downloadAttachment(
       const seconds = (deps.timeoutMs ?? 60_000) / 1000;
       return { note: `[${attachment.label} could not be downloaded: no complete answer within ${seconds} s]` };
     }
-    return { note: `[${attachment.label} could not be downloaded: ${(err as Error).message}]` };
+    return { note: `[${attachment.label} could not be downloaded: ${errorText(err)}]` };
   }
 }
 
@@ -85,10 +83,9 @@ async function fetched(deps: MediaDeps, filePath: string): Promise<Readable> {
 }
 
 /**
- * A self-hosted Bot API server in --local mode answers with a path on its own disk,
- * `<its --dir>/<bot token>/<kind>/file_N`. Only a regular file inside that token's folder, links
- * resolved, is read ("refused" otherwise); undefined when the folder is not on this machine (the
- * server runs in a container), and the file is then fetched over HTTP like any other.
+ * A self-hosted Bot API server in --local mode answers with a path on its disk, `<its --dir>/<bot token>/<kind>/file_N`.
+ * Only a regular file inside that token's folder, links resolved, is read ("refused" otherwise); undefined when the
+ * folder is not on this machine (the server runs in a container): the file is then fetched over HTTP.
  */
 async function localFile(path: string, token: string): Promise<FileHandle | "refused" | undefined> {
   const parts = path.split(sep);

@@ -7,29 +7,17 @@ type Atom =
   /** One visible character: a code point or an HTML entity; `width` counts UTF-16 units as Telegram does. */
   | { kind: "char"; raw: string; char: string; width: number };
 
-interface OpenTag {
-  name: string;
-  raw: string;
-}
+type OpenTag = { name: string; raw: string };
+type Cut = { end: number; resume: number; stackAtEnd: OpenTag[] };
+/** Where a chunk may end, ranked: a paragraph break, a line break, a space. */
+type Break = { at: number; resume: number; visible: number; rank: number; stack: OpenTag[] };
 
-/** Where a chunk may end: at a paragraph break, a line break, a space, in this order of preference. */
-interface Break {
-  at: number;
-  resume: number;
-  visible: number;
-  rank: number;
-  stack: OpenTag[];
-}
-
-const PARAGRAPH = 3;
-const LINE = 2;
-const SPACE = 1;
+const [SPACE, LINE, PARAGRAPH] = [1, 2, 3];
 
 /**
- * Splits Telegram HTML into messages of at most `limit` visible characters. Cuts fall at
- * paragraph, then line, then word boundaries (a hard cut only when a chunk has none in its
- * second half), never inside a tag or an entity. Tags open at a cut — a code block, a quote,
- * bold — are closed at the end of one chunk and reopened at the start of the next.
+ * Splits Telegram HTML into messages of at most `limit` visible characters, at paragraph, then line, then word
+ * boundaries (a hard cut only when a chunk has none in its second half), never inside a tag or an entity. Tags open
+ * at a cut (a code block, a quote, bold) are closed at the end of one chunk and reopened at the start of the next.
  */
 export function splitTelegramHtml(html: string, limit = TELEGRAM_TEXT_LIMIT): string[] {
   const atoms = tokenize(html);
@@ -55,12 +43,7 @@ export function splitTelegramHtml(html: string, limit = TELEGRAM_TEXT_LIMIT): st
   return chunks;
 }
 
-function findCut(
-  atoms: Atom[],
-  start: number,
-  initial: OpenTag[],
-  limit: number,
-): { end: number; resume: number; stackAtEnd: OpenTag[] } {
+function findCut(atoms: Atom[], start: number, initial: OpenTag[], limit: number): Cut {
   const stack = [...initial];
   const breaks: Break[] = [];
   let visible = 0;
@@ -88,12 +71,7 @@ function findCut(
   return { end: atoms.length, resume: atoms.length, stackAtEnd: stack };
 }
 
-function cutAt(
-  breaks: Break[],
-  limit: number,
-  hardAt: number,
-  stack: OpenTag[],
-): { end: number; resume: number; stackAtEnd: OpenTag[] } {
+function cutAt(breaks: Break[], limit: number, hardAt: number, stack: OpenTag[]): Cut {
   for (const rank of [PARAGRAPH, LINE, SPACE]) {
     const best = breaks.findLast((b) => b.rank === rank && b.visible >= limit / 2);
     if (best) return { end: best.at, resume: best.resume, stackAtEnd: best.stack };
@@ -111,7 +89,7 @@ function skipRun(atoms: Atom[], i: number): number {
   return j;
 }
 
-/** A reopened tag with nothing inside, or one closed right where it opened, is dropped (Telegram rejects empty entities). */
+/** Drops a reopened tag with nothing inside, or one closed where it opened: Telegram rejects empty entities. */
 function dropEmptyTags(html: string): string {
   const empty = /<([a-z][\w-]*)(?:\s[^>]*)?>\s*<\/\1>/gi;
   for (let previous = ""; previous !== html; ) {
@@ -145,7 +123,7 @@ function tokenize(html: string): Atom[] {
   return atoms;
 }
 
-/** What a reader sees of Telegram HTML: the tags removed and the entities decoded (the plain-text fallback). */
+/** What a reader sees of Telegram HTML, tags removed and entities decoded (the plain-text fallback). */
 export function htmlToPlainText(html: string): string {
   return tokenize(html)
     .filter((a): a is Extract<Atom, { kind: "char" }> => a.kind === "char")
