@@ -4,17 +4,14 @@ import { Readable } from "node:stream";
 import type { ReadableStream } from "node:stream/web";
 import type { Attachment } from "discord.js";
 import { safeFileName, saveCapped } from "../../src/bus/received-file.js";
+import { errorText } from "../../src/bus/types.js";
 
 /** What is read of a discord.js attachment: `size` as announced, `duration` of a voice message. */
 type AttachmentInfo = Pick<Attachment, "id" | "name" | "url" | "size" | "duration">;
 
-export interface DownloadResult {
-  paths: string[];
-  /** One line per attachment skipped, for the model to know it exists. */
-  notes: string[];
-}
+type DownloadResult = { paths: string[]; notes: string[] };
 
-/** Saves a message's attachments into `dir`; one too large or failing becomes a note, never a failed message. */
+/** Saves a message's attachments into `dir`; one too large or failing becomes a note for the model, never a failure. */
 export async function downloadAttachments(
   attachments: AttachmentInfo[],
   options: {
@@ -56,7 +53,7 @@ export async function downloadAttachments(
       await saveCapped(Readable.fromWeb(response.body as ReadableStream<Uint8Array>), path, options.maxBytes);
       result.paths.push(path);
     } catch (err) {
-      result.notes.push(`[attachment ${attachment.name} could not be downloaded: ${(err as Error).message}]`);
+      result.notes.push(`[attachment ${attachment.name} could not be downloaded: ${errorText(err)}]`);
     }
   }
   return result;
@@ -64,10 +61,7 @@ export async function downloadAttachments(
 
 const DISCORD_CDN = ["https://cdn.discordapp.com", "https://media.discordapp.net"];
 
-/**
- * An attachment's URL comes in the message: only Discord's CDN (or the configured REST server's
- * origin) is fetched, so no message can point pincer at a local or private address.
- */
+/** Only Discord's CDN (or the REST server's origin) is fetched: no message can point pincer at a private address. */
 export function attachmentUrlAllowed(url: string, apiUrl: string): boolean {
   try {
     const { origin } = new URL(url);

@@ -2,14 +2,14 @@ import type { ButtonInteraction, Interaction } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import { usableButtons } from "../../src/bus/buttons.js";
-import type { ButtonTap, OutboundMessage, TapAnswer } from "../../src/bus/types.js";
+import { type ButtonTap, errorText, type OutboundMessage, type TapAnswer } from "../../src/bus/types.js";
 import { MessageFlags } from "./library.js";
 import { conversationOf } from "./policy.js";
 
 /** Discord drops an interaction not answered within 3 s; past this, it is answered first and told later. */
 const ANSWER_WITHIN_MS = 2500;
 
-/** The message's buttons as action rows of (grey) buttons, custom_id = data; [] for none (an edit then removes them). */
+/** Action rows of grey buttons, custom_id = data; [] for none (an edit then removes them). */
 export function componentsOf(msg: Pick<OutboundMessage, "buttons">) {
   return usableButtons(msg.buttons).map((row) => ({
     type: 1,
@@ -38,7 +38,6 @@ export function tapOf(interaction: ButtonInteraction): ButtonTap {
   };
 }
 
-/** The label of the button with this custom_id, as the message shows it. */
 function labelIn(rows: ReadonlyArray<{ toJSON(): unknown }>, customId: string): string | undefined {
   for (const row of rows) {
     const { components = [] } = row.toJSON() as { components?: Array<{ custom_id?: string; label?: string }> };
@@ -49,9 +48,8 @@ function labelIn(rows: ReadonlyArray<{ toJSON(): unknown }>, customId: string): 
 }
 
 /**
- * Hands a button press to the bus and answers the interaction within Discord's 3 s: the answer's
- * text as an ephemeral reply, or a deferred update (nothing shown). A handler slower than that
- * gets the interaction deferred first and its text sent as an ephemeral follow-up.
+ * Hands a press to the bus and answers within Discord's 3 s: the text as an ephemeral reply, or a deferred update
+ * (nothing shown); a slower handler's text follows the deferral as an ephemeral follow-up.
  */
 export function createTapHandler(deps: { bus: MessageBus; allowedChannels: string[]; log: Logger }) {
   const { bus, allowedChannels, log } = deps;
@@ -75,7 +73,7 @@ export function createTapHandler(deps: { bus: MessageBus; allowedChannels: strin
       const { text } = await answering;
       if (text) await interaction.followUp({ content: text.slice(0, 2000), flags: MessageFlags.Ephemeral });
     } catch (err) {
-      log.debug({ err: err instanceof Error ? err.message : String(err) }, "could not answer a button press");
+      log.debug({ err: errorText(err) }, "could not answer a button press");
     }
   };
 }

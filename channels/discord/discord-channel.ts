@@ -3,6 +3,7 @@ import type { ClientOptions } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
+import { errorText } from "../../src/bus/types.js";
 import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
 import { createTapHandler } from "./buttons.js";
@@ -17,7 +18,7 @@ export interface DiscordChannelDeps {
   /** Where received attachments are saved (the sandbox sees it read-only). */
   mediaDir: string;
   log: Logger;
-  /** Timings, shortened by tests and benchmarks; the defaults suit Discord. */
+  /** Shortened by tests and benchmarks. */
   tuning?: Partial<DiscordTuning>;
 }
 
@@ -48,9 +49,8 @@ export function clientOptions(apiUrl: string): ClientOptions {
 }
 
 /**
- * The Discord adapter: a discord.js gateway client that publishes what users say to the bus and
- * sends the agent's answers back. discord.js resumes a dropped gateway session by itself (Discord
- * then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits.
+ * A discord.js gateway client between users and the bus. discord.js resumes a dropped gateway session by itself
+ * (Discord then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits.
  */
 export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
   const { config, bus, log } = deps;
@@ -90,9 +90,8 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
   return {
     name: "discord",
     status() {
-      if (!started) return { state: "stopped" };
       // discord.js reconnects by itself; anything but Ready is a connection on its way back.
-      if (client.ws.status === Status.Ready) return { state: "connected" };
+      if (!started || client.ws.status === Status.Ready) return { state: started ? "connected" : "stopped" };
       return { state: "connecting", detail: `gateway ${Status[client.ws.status] ?? client.ws.status}` };
     },
     async start() {
@@ -126,7 +125,7 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
 
 /** One sentence a user can act on for the ways a first connection fails. */
 export function explainLoginFailure(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorText(err);
   const code = (err as { code?: unknown }).code;
   if (code === "TokenInvalid" || /401|unauthorized/i.test(message)) {
     return "Discord rejected DISCORD_BOT_TOKEN: copy the bot token again from the Developer Portal (Bot → Reset Token).";

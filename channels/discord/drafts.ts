@@ -5,9 +5,8 @@ import { NO_PINGS } from "./outbound.js";
 import { openFenceAtEnd, splitMessage } from "./split.js";
 
 /**
- * Replies shown as they are written: a message edited in place (a new one past 2,000
- * characters). A code block still open is closed, so the rest of the message is not shown as
- * code until it is. Drafts ping nobody; discord.js waits out short rate limits itself.
+ * Replies shown as they are written, a message edited in place (a new one past 2,000 characters), an open code block
+ * closed so the rest is not shown as code. Drafts ping nobody; discord.js waits out short rate limits itself.
  */
 export function discordDrafts(rest: REST, onError: (err: unknown) => void): DraftRenderer {
   return (target, onIds) => {

@@ -17,18 +17,14 @@ export interface InboundDeps {
   maxBytes: number;
   maxAudioSeconds: number;
   botId: () => string;
-  /** Aborted when the channel stops: until then, a message's store write is retried (Discord does not send it again). */
+  /** Aborted when the channel stops: until then a message's store write is retried (Discord does not resend it). */
   signal: () => AbortSignal;
 }
 
 /** User messages; joins, pins, boosts and other system messages never reach the model. */
 const CONVERSATION_TYPES = new Set([MessageType.Default, MessageType.Reply]);
 
-/**
- * Turns Discord messages into inbound bus messages. Messages of one conversation are published
- * in the order they arrived even when an earlier one waits for its attachments; nothing here waits
- * for the model.
- */
+/** Discord messages to the bus, one conversation's in the order they came even while one waits for its files. */
 export function createInboundHandler(deps: InboundDeps) {
   const chains = new Map<string, Promise<void>>();
 
@@ -68,9 +64,7 @@ export function createInboundHandler(deps: InboundDeps) {
     });
     const content = forwarded ? (forwarded.content ?? "") : message.content;
     const text = [cleanContent(content, deps.botId(), names), ...attachments.notes].filter(Boolean).join("\n");
-    const meta = {
-      ...(forwarded ? { forwardedFrom: "another Discord chat" } : quoted(message, deps.botId())),
-    };
+    const meta = forwarded ? { forwardedFrom: "another Discord chat" } : quoted(message, deps.botId());
     const inbound: InboundMessage = {
       ...envelope,
       text,

@@ -16,11 +16,9 @@ export const NO_PINGS = { parse: [] as string[] };
 const MAX_FILES = 10;
 
 /**
- * Renders outbound messages: the model's markdown goes out as Discord markdown, split under the
- * length limit, the first chunk replying to the user's message and files riding on the last one.
- * The split is the same every time, so after a failure only the chunks not yet sent go out.
- * Short rate limits are waited out inside discord.js's REST client; anything else rejects for
- * the outbox sender, which retries with backoff or dead-letters a refusal.
+ * The model's markdown as Discord markdown, split under the length limit, the first chunk replying to the user's
+ * message, files on the last. The split is the same every time, so after a failure only the chunks not sent go out.
+ * discord.js waits out short rate limits; anything else rejects for the outbox sender to retry or dead-letter.
  */
 export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
   const { rest, log } = deps;
@@ -91,39 +89,22 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
   };
 }
 
-/** Progress notes: one message per channel or thread, edited in place, deleted when the turn ends. */
 function progressNotes(rest: REST): ProgressNotes {
   const where = (msg: OutboundMessage) => msg.threadId ?? msg.chatId;
+  const body = (msg: OutboundMessage) => ({ body: { content: msg.text, allowed_mentions: NO_PINGS } });
   return new ProgressNotes({
-    send: async (msg) => {
-      const body = { content: msg.text, allowed_mentions: NO_PINGS };
-      const posted = (await rest.post(Routes.channelMessages(where(msg)), { body })) as { id: string };
-      return posted.id;
-    },
-    edit: async (msg, id) =>
-      void (await rest.patch(Routes.channelMessage(where(msg), id), {
-        body: { content: msg.text, allowed_mentions: NO_PINGS },
-      })),
+    send: async (msg) => ((await rest.post(Routes.channelMessages(where(msg)), body(msg))) as { id: string }).id,
+    edit: async (msg, id) => void (await rest.patch(Routes.channelMessage(where(msg), id), body(msg))),
     remove: async (msg, id) => void (await rest.delete(Routes.channelMessage(where(msg), id))),
   });
 }
 
-/** A 4xx other than a rate limit will fail the same way again (missing access, unknown channel, bad body). */
-export function isRetryable(err: unknown): boolean {
-  if (err instanceof DiscordAPIError) return err.status === 429 || err.status >= 500;
-  return true;
-}
-
 function toDeliveryError(err: unknown): unknown {
-  if (err instanceof RateLimitError) {
+  if (err instanceof RateLimitError)
     return new DeliveryError(`Discord rate limit on ${err.route}`, { retryAfterMs: err.retryAfter, cause: err });
-  }
-  if (!isRetryable(err)) {
-    return new DeliveryError(`Discord refused it: ${(err as Error).message}`, {
-      permanent: true,
-      cause: err,
-    });
-  }
+  // A 4xx other than a rate limit fails the same way again (missing access, unknown channel, bad body).
+  if (err instanceof DiscordAPIError && err.status !== 429 && err.status < 500)
+    return new DeliveryError(`Discord refused it: ${err.message}`, { permanent: true, cause: err });
   return err;
 }
 

@@ -1,17 +1,14 @@
 import { sessionKeyOf } from "../../src/bus/types.js";
 
-/** What the adapter knows about a Discord message when it decides whether pincer should see it. */
+/** What decides whether pincer sees a Discord message; no guildId in DMs, parentId in a thread. */
 export interface MessageFacts {
   authorId: string;
   authorIsBot: boolean;
-  /** Set for messages in a server (guild); absent in DMs. */
   guildId?: string;
   channelId: string;
-  /** The parent text channel when the message is in a thread. */
   parentId?: string;
-  /** The bot's user was mentioned explicitly (`<@id>`). */
+  /** `<@id>` of the bot. */
   mentionsBot: boolean;
-  /** The message replies to one of the bot's own messages. */
   repliesToBot: boolean;
 }
 
@@ -27,22 +24,16 @@ export type Verdict =
   | { handle: false; reason: "own message" | "bot" | "channel not allowed" | "not addressed" };
 
 /**
- * Which messages reach access control at all: never the bot's own, other bots only when
- * allowed, in servers only in allowed channels and only when the bot is mentioned or replied to.
- * Every DM is addressed to the bot.
+ * Which messages reach access control: never the bot's own, other bots only when allowed, in servers only in allowed
+ * channels and only when the bot is mentioned or replied to; every DM.
  */
 export function decide(facts: MessageFacts, policy: GuildPolicy): Verdict {
   if (facts.authorId === policy.botId) return { handle: false, reason: "own message" };
   if (facts.authorIsBot && !policy.allowBots) return { handle: false, reason: "bot" };
   if (facts.guildId === undefined) return { handle: true };
   const allowed = policy.allowedChannels;
-  if (
-    allowed.length > 0 &&
-    !allowed.includes(facts.channelId) &&
-    !(facts.parentId && allowed.includes(facts.parentId))
-  ) {
-    return { handle: false, reason: "channel not allowed" };
-  }
+  const listed = allowed.includes(facts.channelId) || (facts.parentId && allowed.includes(facts.parentId));
+  if (allowed.length > 0 && !listed) return { handle: false, reason: "channel not allowed" };
   if (!facts.mentionsBot && !facts.repliesToBot) return { handle: false, reason: "not addressed" };
   return { handle: true };
 }
@@ -57,10 +48,7 @@ export function conversationOf(facts: Pick<MessageFacts, "channelId" | "parentId
   return { chatId, ...(threadId ? { threadId } : {}), sessionKey: sessionKeyOf("discord", chatId, threadId) };
 }
 
-/**
- * The text the model sees: the bot's own mention (`<@id>` or the legacy `<@!id>`) removed,
- * other user mentions turned into readable `@name`s.
- */
+/** The text the model sees: the bot's own mention (`<@id>`, legacy `<@!id>`) removed, others as readable `@name`s. */
 export function cleanContent(content: string, botId: string, names: ReadonlyMap<string, string>): string {
   return content
     .replace(/<@!?(\d+)>/g, (whole, id: string) => {
@@ -75,10 +63,7 @@ export function cleanContent(content: string, botId: string, names: ReadonlyMap<
 /** How much of a quoted message the model sees when the user replies to a message. */
 const QUOTE_CHARS = 300;
 
-/**
- * A reply carries a short quote of what it replies to, so "what did you mean by that?" has a
- * "that": as InboundMessage.meta, with whose words they are (pincer's, the sender's, or another's).
- */
+/** A short quote of what a reply answers (so "by that?" has a "that") as meta, marked pincer's, the sender's or other. */
 export function quoteOf(authorName: string, content: string, trust: "bot" | "self" | "other"): Record<string, string> {
   const flat = content.replace(/\s+/g, " ").trim();
   if (!flat) return {};

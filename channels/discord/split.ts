@@ -5,10 +5,8 @@ const DISCORD_MESSAGE_LIMIT = 2000;
 const FENCE_RESERVE = 16;
 
 /**
- * Splits markdown into messages of at most `limit` characters. Cuts prefer a paragraph break,
- * then a line break, then a space, and only then the middle of a word. A fenced code block cut
- * in two is closed at the end of one chunk and reopened (with its language) at the start of the next,
- * so every chunk renders on its own.
+ * Splits markdown into messages of at most `limit` characters, at a paragraph break, a line break, a space, only then
+ * mid-word. A code block cut in two is closed and reopened (with its language), so every chunk renders on its own.
  */
 export function splitMessage(text: string, limit = DISCORD_MESSAGE_LIMIT): string[] {
   if (limit <= FENCE_RESERVE * 2) throw new RangeError(`limit ${limit} is too small to split markdown`);
@@ -44,12 +42,8 @@ function chooseCut(text: string, max: number): number {
   return code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
 }
 
-interface OpenFence {
-  /** The line that opened the block, e.g. "```ts", to reopen it with the same language. */
-  line: string;
-  /** What closes it: the same run of backticks or tildes. */
-  marker: string;
-}
+/** The line that opened the block (to reopen it: "```ts"), and the run of backticks or tildes that closes it. */
+type OpenFence = { line: string; marker: string };
 
 /** The code fence still open at the end of `text`, if any (CommonMark: a closing fence is at least as long). */
 export function openFenceAtEnd(text: string): OpenFence | undefined {

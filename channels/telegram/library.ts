@@ -1,10 +1,7 @@
 import { createRequire } from "node:module";
 
-/**
- * grammy and its plugins, required rather than imported. They are CommonJS, and importing them as
- * ES modules makes Node first scan their files for the names they export, at every start, for
- * nothing. The adapter takes its values from here and its types from `import type … "grammy"`.
- */
+// grammy and its plugins are CommonJS: imported as ES modules, Node first scans their files for their exports at every
+// start. So values come from require here, types from `import type … "grammy"`.
 const require = createRequire(import.meta.url);
 const grammy = require("grammy") as typeof import("grammy");
 const retry = require("@grammyjs/auto-retry") as typeof import("@grammyjs/auto-retry");
