@@ -6,9 +6,8 @@ import { ToolError } from "../tool.js";
 export const MAX_GLOB_CHARS = 300;
 
 /**
- * Compiles a glob (`*`, `**`, `?`, `[abc]`, `[!abc]`, `{a,b}`) to RE2 for a `/`-separated path below the search folder;
- * without `/` it matches at any depth. RE2 is linear in the path whatever the (model-chosen) pattern; a glob library's
- * backtracking RegExp is not (`*a*a*a*a*a*b` against a long name).
+ * A glob (`*`, `**`, `?`, `[abc]`, `[!abc]`, `{a,b}`; without `/`: at any depth) as RE2, linear whatever the pattern;
+ * a glob library's backtracking RegExp is not (`*a*a*a*a*a*b` against a long name).
  */
 export function compileGlob(pattern: string): RE2JS {
   if (pattern.length > MAX_GLOB_CHARS) {

@@ -17,10 +17,9 @@ function checkPatternLength(pattern: string): void {
 export type LineSearch = (pattern: string, text: string, max: number, signal: AbortSignal) => Promise<number[]>;
 
 /**
- * Matches lines with a model-given pattern compiled by RE2 (`(a+)+$` cannot backtrack) in worker threads: RE2's cost
- * also grows with the pattern (compiling `(?:a?){1000}a{1000}` takes ~75 ms, matching it most of a second per 10 KB
- * line), so neither runs on the event loop, and an abort (timeout or /stop) terminates the thread, really stopping the
- * work. `text` "" with `max` 0 only compiles: a bad pattern fails before any file is read.
+ * Matches lines with RE2 (`(a+)+$` cannot backtrack) in worker threads: its cost grows with the pattern (`(?:a?){1000}
+ * a{1000}` takes ~75 ms to compile, most of a second per 10 KB line), and an abort terminates the thread. `text` ""
+ * with `max` 0 only compiles: a bad pattern fails before any file is read.
  */
 export function createLineSearch(maxThreads = MAX_CONCURRENT_SEARCHES): LineSearch {
   // One grep's files follow each other closely; past that, an idle thread costs more than a new one.

@@ -7,30 +7,22 @@ const STAMPED = ["dev", "ino", "mode", "size", "mtimeNs", "ctimeNs"] as const;
 /** A component's path and its lstat (or, last, the fstat of what was read); no `stats`: nothing had this name. */
 type Stamp = { path: string; stats?: BigIntStats };
 
-/**
- * A component whose times are younger than this is not remembered: file times are coarse (the kernel's tick, 1–10 ms),
- * so a second same-size edit in the same tick would look unchanged. Any later change shows a newer ctime, which no one
- * can set back (utimes sets mtime, and that changes ctime). 3 s where times are whole seconds (FAT keeps two).
- */
+// Younger components are not remembered: times are coarse (a 1–10 ms tick), so a same-size edit in the same tick
+// would look unchanged; later changes show a newer ctime, which utimes cannot set back. 3 s for whole-second times.
 const SETTLED_MS = 100;
 /** A handful of paths are read every turn; anything beyond that is a surprise, not a working set. */
 const MAX_ENTRIES = 256;
 
 export interface ReadCacheOptions {
   now?: () => number;
-  /**
-   * An entry is served for at most this long (default 5 s). Stamps miss one edit: a write through a shared mmap to a
-   * page already dirty changes neither mtime nor ctime (they change on the first write fault only).
-   */
+  /** Default 5 s. Stamps miss a write through a shared mmap to a page already dirty: it changes neither time. */
   maxAgeMs?: number;
 }
 
 /**
- * What the prompt reads every turn (workspace files, skill folders, their SKILL.md), kept while unchanged. A miss reads
- * race-free (readTextBeneath) and remembers the status of the descriptor it read and of each folder on the way; a hit
- * compares lstat of those paths with it (device, inode, mode, size, mtime and ctime in ns): a link swapped in, a file
- * replaced or edited (even with its mtime put back) no longer matches, and the race-free read, which refuses the link,
- * runs again. A hit is always what was read race-free from that very inode, at most maxAgeMs ago.
+ * What the prompt reads every turn, kept while unchanged. A miss reads race-free and stamps the descriptor it read and
+ * each folder on the way; a hit compares their lstat (device, inode, mode, size, ns times): a link swapped in or a file
+ * edited (even with its mtime put back) no longer matches, and the race-free read, which refuses the link, runs again.
  */
 export class ReadCache {
   private readonly entries = new Map<string, { stamps: Stamp[]; value: unknown; at: number }>();
@@ -49,7 +41,7 @@ export class ReadCache {
     return read;
   }
 
-  /** The real (not linked) folders in `root/dir`, listed through its descriptor; [] when absent. Other problems throw. */
+  /** The real (not linked) folders in `root/dir`, listed through its descriptor; [] when absent. */
   folders(root: string, dir: string): string[] {
     const parts = plainParts(dir);
     const key = `d\0${root}\0${dir}`;
@@ -94,10 +86,7 @@ export class ReadCache {
     return entry.value;
   }
 
-  /**
-   * Remembers `value`, read from the descriptor whose status is `opened`, when the path still names that very file, no
-   * component is a link and every one has settled. No `opened`: "does not exist", remembered while a part is missing.
-   */
+  /** Keeps `value` (read from `opened`; none: "does not exist") if the path still names it, link-free and settled. */
   private remember(key: string, value: unknown, root: string, parts: string[], opened?: BigIntStats): void {
     const stamps: Stamp[] = [];
     for (let i = 1; i <= parts.length; i++) {
@@ -123,10 +112,7 @@ export class ReadCache {
   }
 }
 
-/**
- * lstat that does not throw: the sandbox owns the workspace and can make a path unreadable (`chmod 000` on the
- * workspace itself, which no stamp covers). Such a path is neither served nor remembered; the race-free read says why.
- */
+/** Never throws: the sandbox can `chmod 000` the workspace (no stamp covers it); such paths are not served nor kept. */
 function lstatOrFail(path: string): BigIntStats | undefined | "failed" {
   return attempt(() => lstatSync(path, { bigint: true, throwIfNoEntry: false }), "failed" as const);
 }

@@ -1,12 +1,10 @@
 /**
- * Race-free file access beneath a root folder. A sandboxed command runs beside file tools called from other chats and
- * can swap any workspace folder for a symlink to the host between a check and an open, so no path string is checked
- * and then opened again: every path is walked one component at a time from a descriptor of the root, like openat(2)
- * (spelled `/proc/self/fd/<dirfd>/<name>`: Node has no openat), each folder opened O_DIRECTORY|O_NOFOLLOW, so a link
- * swapped in fails (ELOOP) instead of being followed. Links that stay inside are resolved by pincer and walked the same
- * way. This needs no process (unlike a bwrap file server), so it also covers prompt files and start-up, when no sandbox
- * exists. Files are lstat-ed before the open (devices, sockets and FIFOs are never opened), opened O_NONBLOCK (a FIFO
- * swapped in cannot block a thread) and fstat-ed after it.
+ * Race-free file access beneath a root. A sandboxed command can swap any workspace folder for a symlink to the host
+ * between a check and an open, so every path is walked a component at a time from the root's descriptor, like openat(2)
+ * (`/proc/self/fd/<dirfd>/<name>`: Node has no openat), each folder opened O_NOFOLLOW: a swapped-in link fails (ELOOP).
+ * Links that stay inside are resolved by pincer and walked the same way. Needing no process (unlike a bwrap file
+ * server), this covers prompt files and start-up too. Files are lstat-ed first (devices, sockets and FIFOs are never
+ * opened), opened O_NONBLOCK (a FIFO swapped in cannot block a thread) and fstat-ed after.
  */
 
 import type { Stats } from "node:fs";
@@ -91,10 +89,7 @@ export function openInScope(input: string | undefined, scope: PathScope, request
   return walk(best.real, rest === "" ? [] : rest.split(sep), raw, request, hiddenBelow(scope, best.real));
 }
 
-/**
- * The hidden folders (PINCER_HOME) a walk from `rootReal` could reach, by identity. The workspace normally lives inside
- * PINCER_HOME: a hidden folder that holds the root is not hidden from it.
- */
+/** The hidden folders a walk from `rootReal` could reach, by identity; one holding the root (PINCER_HOME) is not. */
 export function hiddenBelow(scope: PathScope, rootReal: string): Stats[] {
   return (scope.hidden ?? []).flatMap((path) => {
     const real = realOr(path, path);

@@ -47,10 +47,9 @@ export async function readInScope(
 export type SafeText = { ok: true; text: string; path: string } | { ok: false; reason: string };
 
 /**
- * Reads a small text file below `root` (a prompt file, a SKILL.md, memory notes) race-free, refusing every symlink,
- * FIFOs, sockets and devices, and files over `maxBytes` before reading. Synchronous on purpose (prompts are built
- * synchronously): every step is a non-blocking metadata call or a bounded read of a regular file. Never throws: `reason`
- * says why not. `stats` (ns times, taken before the read) is for a cache that must know when the file changes.
+ * Reads a small text file below `root` race-free, refusing every symlink, non-regular files and files over `maxBytes`.
+ * Synchronous (prompts are built so), but each step is a non-blocking metadata call or a bounded read. Never throws:
+ * `reason` says why not. `stats` (taken before the read) tells a cache when the file changes.
  */
 export function readTextBeneath(
   root: string,

@@ -6,10 +6,7 @@ const closeAsync = promisify(close);
 const ftruncateAsync = promisify(ftruncate);
 const writeAsync = promisify(write);
 
-/**
- * Replaces a file's content through a descriptor opened race-free (safe-open.ts): a FIFO or link swapped in is refused
- * before the truncation, never written through. Returns whether the file was created.
- */
+/** Replaces a file's content through a race-free descriptor (never a swapped-in link or FIFO); true if created. */
 export async function writeInScope(path: string, scope: PathScope, content: Buffer, create: boolean): Promise<boolean> {
   const opened = openInScope(path, scope, { access: "write", want: "file", create });
   try {

@@ -33,10 +33,7 @@ function searchParameters(pattern: string, maxLength: number, path: string, extr
 /** A file met on the walk, with its path as the model sees it. */
 type FoundFile = TreeFile & { shown: string };
 
-/**
- * Opens the folder to search (for grep also a file: `onFile`) and walks its regular files, skipping .git, node_modules
- * and what the scope hides (PINCER_HOME; MEMORY.md, under any name, for a chat that may not read it).
- */
+/** Walks the folder to search (grep may name a file: `onFile`), skipping what the scope hides, under any name. */
 async function searchTree(
   deps: FileToolDeps,
   args: GlobArgs,

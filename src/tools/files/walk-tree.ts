@@ -12,11 +12,9 @@ export const MAX_TREE_ENTRIES = 100_000;
 export type TreeFile = { rel: string; open(): { fd: number; stats: Stats } | undefined };
 
 /**
- * Visits the regular files below an open folder, depth first, in name order, skipping .git, node_modules and the
- * `hidden` folders and files (by identity: PINCER_HOME, a MEMORY.md this chat may not read). Everything is opened
- * relative to its folder's descriptor without following links, so a folder swapped for a symlink is skipped, never
- * entered (the files links point to inside are visited anyway). `visit` returns false to stop; `truncated` says the
- * walk stopped at MAX_TREE_ENTRIES.
+ * Visits the regular files below an open folder in name order, skipping .git, node_modules and `hidden` (by identity).
+ * All is opened from its folder's descriptor without following links: a folder swapped for a link is skipped, never
+ * entered. `visit` returns false to stop; `truncated`: stopped at MAX_TREE_ENTRIES.
  */
 export async function visitFiles(
   rootFd: number,
@@ -57,10 +55,7 @@ export async function visitFiles(
   return { truncated: stopped && entries > MAX_TREE_ENTRIES };
 }
 
-/**
- * Opens `name` in an open folder when it is what `wanted` accepts now; undefined when it is gone or swapped for a link
- * (O_NOFOLLOW) since readdir. Files are opened O_NONBLOCK, so a FIFO swapped in cannot block.
- */
+/** `name` in an open folder if `wanted` accepts it now; undefined once gone or a link (O_NOFOLLOW) since readdir. */
 function openAt(dirFd: number, name: string, flags: number, wanted: (stats: Stats) => boolean) {
   const fd = attempt(() => openSync(atPath(dirFd, name), O_RDONLY | O_NOFOLLOW | flags));
   if (fd === undefined) return undefined;

@@ -7,7 +7,7 @@ import { BlockedAddressError, createPinnedAgent, type Resolver } from "./pinned-
 
 export interface FetchDeps {
   policy: AddressPolicy;
-  /** timeoutMs: the whole fetch, redirects and body included; maxBytes: decompressed body bytes kept (the rest unread). */
+  /** timeoutMs: the whole fetch, redirects and body included; maxBytes: decoded body bytes kept (the rest unread). */
   limits: { timeoutMs: number; maxBytes: number; maxRedirects: number };
   userAgent: string;
   /** Tests resolve names from their own table; the daemon uses the system's (dns.lookup). */
@@ -21,10 +21,7 @@ type Body = { body: Buffer; cut?: "size" | "time"; failed?: unknown };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-/**
- * GETs a URL through the pinned agent, following at most `maxRedirects` redirects, each checked like the first URL.
- * Throws only ToolErrors worded for the model (and the caller's abort).
- */
+/** GETs a URL via the pinned agent; each of at most `maxRedirects` redirects is checked like the first URL. */
 export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal) {
   const { limits } = deps;
   const deadline = AbortSignal.timeout(limits.timeoutMs);
@@ -79,10 +76,7 @@ export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal
   }
 }
 
-/**
- * Reads at most `maxBytes` of the decoded body, then stops reading (and so downloading). Decompression happens here,
- * chunk by chunk, so a small gzip bomb costs at most maxBytes. A failure keeps what was read before it, in `body`.
- */
+/** At most `maxBytes` of the body, decoded chunk by chunk (a gzip bomb costs maxBytes); a failure keeps what came. */
 async function readCapped(body: Readable, encoding: string | undefined, maxBytes: number): Promise<Body> {
   const chunks: Buffer[] = [];
   let stream = body;

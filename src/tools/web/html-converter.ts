@@ -6,10 +6,7 @@ export const HTML_TIMEOUT_MS = 10_000;
 
 export type HtmlConverter = (html: string, url: string, signal: AbortSignal) => Promise<ReadableText>;
 
-/**
- * Converts pages in worker threads (html-worker.ts), two at a time with 256 MB each, so no page can block the event loop
- * or take all the memory. A page not converted in time (or at all) comes back as bare text, the reason in `plain`.
- */
+/** Converts pages in two 256 MB worker threads (no page blocks the event loop); a failure gives bare text and why. */
 export function createHtmlConverter(timeoutMs = HTML_TIMEOUT_MS): HtmlConverter {
   const run = createWorkerPool<{ html: string; url: string }, ReadableText>(
     new URL("./html-worker.js", import.meta.url),

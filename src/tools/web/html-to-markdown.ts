@@ -17,9 +17,8 @@ const MIN_ARTICLE_CHARS = 200;
 const MAX_DEPTH = 500;
 
 /**
- * An HTML page as Markdown: Readability picks the article (menus, footers and ads dropped), turndown writes it with
- * absolute links. Pages Readability cannot make sense of convert whole, minus scripts, styles and navigation; pages too
- * deep for turndown's recursion become plain text. Meant to run in a worker (html-worker.ts).
+ * A page as Markdown with absolute links: Readability's article, or the whole page minus scripts, styles and nav; pages
+ * too deep for turndown's recursion become plain text. Runs in a worker (html-worker.ts).
  */
 export function htmlToMarkdown(html: string, url: string): ReadableText {
   // linkedom builds no <html>/<body> around a fragment, and then nothing is found in the body.

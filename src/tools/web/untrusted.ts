@@ -1,9 +1,6 @@
 import { randomBytes } from "node:crypto";
 
-/**
- * Wraps web text so the model reads it as data: a notice, where it came from, and the content between markers with a
- * random id, which the content cannot know and so cannot close early to smuggle text outside them.
- */
+/** Web text as data for the model: a notice, its source, and markers with a random id the content cannot close. */
 export function wrapUntrusted(source: string, facts: Record<string, string | number | undefined>, content: string) {
   const id = randomBytes(6).toString("hex");
   const lines = [
