@@ -32,22 +32,20 @@ import { DEFAULT_TIMING, type Timing } from "./tools/mcp/connection.js";
 import { McpManager, mcpStatusLines } from "./tools/mcp/manager.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { createUsageMeter } from "./usage/meter.js";
-import { createMetrics, type Metrics } from "./web/metrics.js";
+import { createMetrics } from "./web/metrics.js";
 
 export interface AppOptions {
   log: Logger;
-  /** A model other than the configured OpenAI-compatible endpoint (benchmarks). */
+  /** Instead of the configured endpoint (benchmarks). */
   model?: Model;
   now?: () => Date;
-  /** Shorter MCP connect timeouts and reconnect delays (tests). */
   mcpTiming?: Partial<Timing>;
-  /** Where the daemon writes its MCP servers' state for `pincer status` (only the daemon does). */
+  /** Only the daemon writes one, for `pincer status`. */
   mcpStatusFile?: string;
   /** False for one-shot commands: a message fails instead of waiting for the model to come back. */
   waitForModel?: boolean;
-  /** When prompt files count as settled enough to serve from memory (tests move the clock). */
   readCache?: ReadCacheOptions;
-  /** The most the first turns wait for the MCP servers' first connection attempts (default: their connect timeout). */
+  /** The most the first turns wait for the MCP servers' first attempts (default: their connect timeout). */
   mcpWaitMs?: number;
 }
 
@@ -146,7 +144,7 @@ export async function createApp(config: Config, options: AppOptions) {
   const skills = skillDirs(config.workspace);
   // The prompt's files and skills are read every turn; unchanged ones come from memory.
   const files = new ReadCache(options.readCache);
-  const metrics: Metrics | undefined = config.webAddr
+  const metrics = config.webAddr
     ? createMetrics({
         queueDepth: () => worker.load.queued,
         outboxPending: () => store.dashboard.outboxPending(),
@@ -244,35 +242,27 @@ export async function createApp(config: Config, options: AppOptions) {
   return {
     config,
     log,
-    /** Every durable thing: the one store interface (SQLite embedded, or PostgreSQL). */
     store,
     bus,
-    /** Who may talk to pincer: every inbound message passes it. */
     access,
     registry,
     worker,
     helpers,
     scheduler,
-    /** MCP servers: connected in the background by start(), closed by stop(). */
     mcp,
     /** Present when config `approvals` asks for any: the control page decides through it. */
     approvals,
-    /** Present when heartbeat.intervalMinutes is set. */
     heartbeat,
-    /** Present when the control page is on (PINCER_WEB_ADDR): it is what serves /metrics. */
+    /** Present when the control page is on (PINCER_WEB_ADDR), which serves /metrics. */
     metrics,
     consolidator,
-    /** The prompt files and skills served from memory (its stats show hits, for tests). */
     files,
-    /** Clustered mode, once start() joined the cluster: the cluster's state as status lines. */
+    /** Clustered mode: the cluster's state as status lines. */
     clusterLines: clustering && (async () => (cluster ? cluster.lines() : ["cluster: joining"])),
     /** Clustered mode: which roles run here and who holds each (nothing runs here before start()). */
     clusterRoles:
       clustering && (async (): Promise<RoleHolders> => cluster?.roleHolders() ?? { here: [], holders: new Map() }),
-    /**
-     * Re-queues unfinished messages addressed to the channels, then starts the channels and runs
-     * turns: a message from before a restart always runs before a newer one of its conversation.
-     */
+    /** Re-queues unfinished messages, then starts the channels: a message from before a restart runs first. */
     async start(channels: Channel[]): Promise<void> {
       // In the background: a slow or broken server never delays the channels, only the first turns.
       mcp.start();

@@ -10,9 +10,9 @@ import type { ProcessGroupTransport } from "./stdio-transport.js";
 export type ServerState = "connecting" | "connected" | "unavailable" | "stopped";
 
 export interface Timing {
-  /** How long the server may take to answer `initialize` and `tools/list`. */
+  /** For `initialize` and `tools/list`. */
   connectTimeoutMs: number;
-  /** First wait before reconnecting; doubles with each failure up to retryMaxMs. */
+  /** Doubles with each failure up to retryMaxMs. */
   retryInitialMs: number;
   retryMaxMs: number;
 }
@@ -25,21 +25,17 @@ const STABLE_MS = 60_000;
 const MAX_LIST_PAGES = 20;
 const CLIENT_INFO = { name: "pincer", version: "0.1.0" };
 
-/** A connected client, the SDK it came from and, for a stdio server, its process group. */
 interface Opened {
   client: Client;
   sdk: typeof Sdk;
   group?: ProcessGroupTransport;
 }
 
-/**
- * One MCP server: connects in the background, reconnects with backoff when it dies, refreshes
- * its tool list when told to, and answers calls only while it is connected.
- */
+/** One MCP server: connects in the background, reconnects with backoff, follows its tool list. */
 export class McpConnection {
   state: ServerState = "connecting";
   error?: string;
-  /** The names its tools are registered under, and why some of its tools are not offered. */
+  /** The names its tools are registered under; warnings say why some are not offered. */
   registered: string[] = [];
   warnings: string[] = [];
   private current?: Opened;
@@ -51,7 +47,6 @@ export class McpConnection {
   private refreshing = false;
   private refreshAgain = false;
   private firstAttempt?: () => void;
-  /** Settles once the first attempt to connect has succeeded or failed. */
   readonly firstAttemptDone = new Promise<void>((resolve) => {
     this.firstAttempt = resolve;
   });
@@ -59,13 +54,12 @@ export class McpConnection {
   constructor(
     readonly name: string,
     readonly settings: McpServerFileSettings,
-    /** `onTools` gets the full tool list each time it is fetched (at connect and on list_changed). */
+    /** `onTools` gets the whole list each time it is read (at connect and on list_changed). */
     private readonly events: { onTools(tools: McpTool[]): void; onState(): void },
     private readonly log: Logger,
     private readonly timing: Timing,
   ) {}
 
-  /** The stdio server's process id while it runs. */
   get pid(): number | undefined {
     return this.current?.group?.pid;
   }
@@ -199,7 +193,7 @@ export class McpConnection {
     this.refreshing = false;
   }
 
-  /** Reads the whole tool list (every page) and hands it on. */
+  /** Reads every page of the tool list and hands it on. */
   private async refresh(generation: number): Promise<void> {
     const client = this.current?.client;
     if (!client || generation !== this.generation) return;
@@ -226,8 +220,7 @@ export class McpConnection {
     this.error = describe(err);
     this.setState("unavailable");
     this.log.warn({ server: this.name, err: this.error, retryInMs: delay }, "MCP server unavailable");
-    this.retryTimer = setTimeout(() => void this.connect(), delay);
-    this.retryTimer.unref();
+    this.retryTimer = setTimeout(() => void this.connect(), delay).unref();
   }
 
   private setState(state: ServerState): void {

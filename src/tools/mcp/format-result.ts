@@ -6,7 +6,6 @@ import { ToolError } from "../tool.js";
 /** Writes bytes a server returned into the workspace; answers the workspace-relative path. */
 export type SaveFile = (bytes: Buffer, extension: string) => Promise<string>;
 
-/** Files saved from one result at most. */
 export const MAX_FILES_PER_RESULT = 10;
 
 const EXTENSIONS: Record<string, string> = {
@@ -27,9 +26,8 @@ const EXTENSIONS: Record<string, string> = {
 };
 
 /**
- * The text the model sees for one MCP tool result: text as is, structured content as JSON (unless
- * a text block already says the same), images, audio and binary resources saved to the workspace
- * and named, links listed. `isError` results throw, so the model reads `Error: …`.
+ * Text as is, structured content as JSON (unless a text block says the same), images, audio and binary resources
+ * saved to the workspace, links listed. `isError` results throw, so the model reads `Error: …`.
  */
 export async function formatResult(result: CallToolResult, save: SaveFile, maxChars: number): Promise<string> {
   const parts: string[] = [];
@@ -72,7 +70,6 @@ async function describe(block: ContentBlock, save: SaveFile): Promise<string> {
   }
 }
 
-/** "saved to PATH, SIZE", or why not. */
 async function saveBase64(data: string, mimeType: string, save: SaveFile): Promise<string> {
   const bytes = Buffer.from(data, "base64");
   try {

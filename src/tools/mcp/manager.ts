@@ -22,32 +22,28 @@ export interface McpServerStatus {
   name: string;
   transport: "stdio" | "http";
   state: ServerState;
-  /** Tools offered to the model (after enabledTools, collisions and the cap). */
+  /** Tools offered (after enabledTools, collisions and the cap); warnings say why others are not. */
   tools: number;
   trusted: boolean;
   error?: string;
-  /** Why some of the server's tools are not offered. */
   warnings: string[];
   pid?: number;
 }
 
 export interface McpManagerDeps {
   servers: Record<string, McpServerFileSettings>;
-  /** agent.disabledTools: offered names (`mcp_<server>_<tool>`) left out. */
+  /** agent.disabledTools, as `mcp_<server>_<tool>`. */
   disabledTools?: ReadonlySet<string>;
   registry: ToolRegistry;
   log: Logger;
-  /** Results are cut to this many characters, like exec's output. */
+  /** Like exec's output. */
   maxResultChars: number;
-  /** Where the last known state is written for `pincer status` (a separate process). */
+  /** The last known state, for `pincer status` (a separate process). */
   statusFile?: string;
   timing?: Partial<Timing>;
 }
 
-/**
- * Every configured MCP server: connected in the background, their tools kept registered as
- * `mcp_<server>_<tool>` while pincer runs (added, replaced and removed as the servers' lists change).
- */
+/** Every configured MCP server, its tools kept registered as `mcp_<server>_<tool>` as its list changes. */
 export class McpManager {
   private readonly servers: McpConnection[];
   private readonly killAll = () => {
@@ -64,7 +60,7 @@ export class McpManager {
     });
   }
 
-  /** Starts connecting every server; returns at once (a slow server never delays the channels). */
+  /** Returns at once: a slow server never delays the channels. */
   start(): void {
     if (this.servers.length === 0) return;
     process.on("exit", this.killAll);
@@ -95,7 +91,6 @@ export class McpManager {
     }));
   }
 
-  /** Replaces the server's tools in the registry with its current list. */
   private sync(server: McpConnection, tools: McpTool[]): void {
     const { registry, log } = this.deps;
     for (const name of server.registered) registry.unregister(name);
@@ -115,14 +110,13 @@ export class McpManager {
     this.writeStatus();
   }
 
-  /** Registers one tool; answers why not when its schema is unusable. */
+  /** Answers why not when its schema is unusable. */
   private register(connection: McpConnection, name: string, tool: McpTool): string | undefined {
     const { settings } = connection;
     const parameters = toParameters(tool.inputSchema);
     if (JSON.stringify(parameters).length > MAX_SCHEMA_CHARS) {
       return `tool "${tool.name}" has an argument schema over ${MAX_SCHEMA_CHARS} characters; left out`;
     }
-    const timeoutMs = settings.toolTimeoutSeconds * 1000;
     const description = (tool.description || tool.title || tool.name).slice(0, MAX_DESCRIPTION_CHARS);
     const offered: Tool = {
       name,
@@ -132,7 +126,7 @@ export class McpManager {
       untrusted: !settings.trusted,
       timeoutSeconds: settings.toolTimeoutSeconds,
       execute: async (args, ctx) => {
-        const result = await connection.call(tool.name, args, ctx.signal, timeoutMs);
+        const result = await connection.call(tool.name, args, ctx.signal, settings.toolTimeoutSeconds * 1000);
         const save = (bytes: Buffer, extension: string) =>
           saveToWorkspace(ctx.workspace, connection.name, bytes, extension);
         return formatResult(result, save, this.deps.maxResultChars);
@@ -175,7 +169,7 @@ export function mcpStatusLines(servers: McpServerStatus[]): string[] {
   return ["MCP servers:", ...servers.map((s) => `  ${describeServer(s)}`)];
 }
 
-/** The server's JSON Schema as a tool's parameters: an object at the root, no `$schema` dialect line. */
+/** An object at the root, no `$schema` dialect line. */
 function toParameters(schema: McpTool["inputSchema"]): ToolParameters {
   const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
   return { ...rest, type: "object", properties: (rest.properties as Record<string, unknown>) ?? {} };

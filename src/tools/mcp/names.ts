@@ -8,25 +8,16 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp_${sanitizeName(server)}_${sanitizeName(tool)}`.slice(0, 64);
 }
 
-export interface PickedTools<T> {
-  picked: Array<{ name: string; tool: T }>;
-  /** One sentence per tool left out for a reason the owner should hear about. */
-  warnings: string[];
-}
-
-/**
- * Which of a server's tools are offered, under which names: those in `enabledTools` (all when it
- * is absent), first come first served when two names collide after sanitising, at most `max`.
- */
+/** Those in `enabledTools` (all when absent), first come first served when names collide, at most `max`. */
 export function pickTools<T extends { name: string }>(
   server: string,
   tools: T[],
   options: { enabledTools?: string[]; max?: number },
-): PickedTools<T> {
+): { picked: Array<{ name: string; tool: T }>; warnings: string[] } {
   const max = options.max ?? MAX_TOOLS_PER_SERVER;
   const enabled = options.enabledTools && new Set(options.enabledTools);
   const owners = new Map<string, string>();
-  const picked: PickedTools<T>["picked"] = [];
+  const picked: Array<{ name: string; tool: T }> = [];
   const warnings: string[] = [];
   let over = 0;
   for (const tool of tools) {

@@ -21,9 +21,8 @@ export interface StdioParams {
 }
 
 /**
- * An MCP stdio transport that starts the server in its own process group, so closing it ends
- * every process the server started (an `npx` wrapper's child included), and that drains stderr
- * into a small tail instead of pincer's log, so a chatty server cannot flood it.
+ * Starts the server in its own process group, so closing ends every process it started (an `npx` wrapper's child
+ * too), and keeps only a tail of its stderr, so a chatty server cannot flood pincer's log.
  */
 export class ProcessGroupTransport implements Transport {
   onclose?: () => void;
@@ -33,7 +32,7 @@ export class ProcessGroupTransport implements Transport {
   private readonly lines = new LineSplitter(MAX_LINE_BYTES);
   private tail = "";
   private closed = false;
-  /** Why pincer dropped the connection itself (a line over the limit), for error messages. */
+  /** Why pincer dropped the connection itself (a line over the limit). */
   refused?: string;
 
   constructor(private readonly params: StdioParams) {}
@@ -42,7 +41,6 @@ export class ProcessGroupTransport implements Transport {
     return this.child?.pid;
   }
 
-  /** The end of what the server wrote to stderr, for error messages. */
   get stderrTail(): string {
     return this.tail.trim();
   }
@@ -135,9 +133,8 @@ export class ProcessGroupTransport implements Transport {
 }
 
 /**
- * Splits stdout into lines. Unlike the SDK's ReadBuffer it keeps the pieces of an unfinished line
- * in a list and joins them once, so a server writing megabytes without a newline costs linear
- * time instead of copying the whole buffer on every chunk (which stalled pincer's event loop).
+ * Unlike the SDK's ReadBuffer it joins an unfinished line's pieces once, so megabytes without a newline cost linear
+ * time instead of a copy of the whole buffer per chunk (which stalled pincer's event loop).
  */
 export class LineSplitter {
   private pending: Buffer[] = [];
