@@ -214,7 +214,6 @@ export async function createApp(config: Config, options: AppOptions) {
     observer: metrics?.observer,
     usage,
   });
-
   const { intervalMinutes, target } = config.heartbeat;
   const heartbeat =
     intervalMinutes && target
@@ -227,7 +226,6 @@ export async function createApp(config: Config, options: AppOptions) {
           readFile: () => readHeartbeatFile(config.workspace, log),
         })
       : undefined;
-
   // Set by start(): the first turns wait for it (bounded) so they see the MCP tools and the real context.
   let ready: Promise<void> = Promise.resolve();
   const running: Channel[] = [];
@@ -238,7 +236,6 @@ export async function createApp(config: Config, options: AppOptions) {
   let stopWatching: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
   let outboxPoll: NodeJS.Timeout | undefined;
-
   return {
     config,
     log,

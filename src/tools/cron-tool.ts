@@ -43,7 +43,6 @@ const DESCRIPTION = [
 export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "scheduler">): Tool<CronArgs> {
   const store = deps.store.jobs;
   const { timezone } = deps.config;
-
   async function add(args: CronArgs, ctx: ToolContext): Promise<string> {
     if (isScheduledRun(ctx.inbound)) {
       throw new ToolError(
@@ -71,13 +70,11 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
         `this conversation already has ${MAX_JOBS_PER_CONVERSATION} jobs; remove some first (action list, then remove).`,
       );
     }
-
     const current = Date.now();
     const schedule = toSchedule(args, tz, current);
     const first = nextRun(schedule, new Date(current));
     if (!first) throw new ToolError(`the schedule never fires after now (${formatInZone(current, tz)}).`);
     checkInterval(schedule, current, deps.config.cron.minEverySeconds);
-
     const job = await store.add({
       name: args.name?.trim() || undefined,
       message,
@@ -95,13 +92,11 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
       "It will be delivered in this conversation. Remove it with action=remove and this job_id.",
     ].join("\n");
   }
-
   async function list(_args: CronArgs, ctx: ToolContext): Promise<string> {
     const jobs = await store.listBySession(ctx.sessionKey);
     if (jobs.length === 0) return "No scheduled jobs in this conversation.";
     return [`Scheduled jobs in this conversation (${jobs.length}):`, ...jobs.map(jobLine)].join("\n");
   }
-
   async function remove(args: CronArgs, ctx: ToolContext): Promise<string> {
     const id = args.job_id?.trim();
     if (!id) throw new ToolError("action remove needs `job_id` (action list shows the ids).");
@@ -115,7 +110,6 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
     deps.scheduler?.wake();
     return `Removed job ${job.id}${job.name ? ` "${job.name}"` : ""} (${describeSchedule(job.schedule, job.tz)}: ${job.message}).`;
   }
-
   const actions = { add, list, remove };
   return {
     name: "cron",

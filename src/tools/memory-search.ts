@@ -33,7 +33,6 @@ export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store"
       additionalProperties: false,
     },
     readOnly: true,
-
     async execute(args, ctx) {
       if (!/[\p{L}\p{N}\p{Extended_Pictographic}]/u.test(args.query)) {
         throw new ToolError("the query has no letters, digits or emoji to look for.");

@@ -106,7 +106,6 @@ export class ToolRegistry {
     const withheld = this.withheld.get(name);
     if (withheld !== undefined) return `Error: ${withheld}`;
     if (!entry) return `Error: unknown tool "${name}".${this.suggest(name)}`;
-
     let args: unknown;
     try {
       args = typeof rawArgs !== "string" ? rawArgs : rawArgs.trim() === "" ? {} : JSON.parse(rawArgs);
@@ -127,7 +126,6 @@ export class ToolRegistry {
       return `Error: the arguments for ${name} could not be checked (${(err as Error).message}).`;
     }
     if (!valid) return `Error: invalid arguments for ${name}: ${formatAjvErrors(entry.validate.errors)}.`;
-
     const seconds = entry.tool.timeoutSeconds ?? this.defaultTimeoutSeconds;
     const timeout = AbortSignal.timeout(seconds * 1000);
     const signal = AbortSignal.any([ctx.signal, timeout]);

@@ -27,7 +27,6 @@ export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOpt
   const idle: Array<{ worker: Worker; timer: NodeJS.Timeout }> = [];
   const waiting: Array<() => void> = [];
   let running = 0;
-
   const take = (): Worker => {
     const kept = idle.pop();
     if (kept) clearTimeout(kept.timer);
@@ -56,7 +55,6 @@ export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOpt
       waiting.push(go);
       signal.addEventListener("abort", giveUp, { once: true });
     });
-
   return async (task, signal, timeoutMs) => {
     signal.throwIfAborted();
     // A finishing task hands its slot straight to the next waiter.

@@ -75,7 +75,6 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
       `the workspace ${spec.workspace} is PINCER_HOME itself; point PINCER_WORKSPACE to a folder of its own`,
     );
   }
-
   const args: string[] = [];
   const visibleSources: string[] = [];
   for (const path of SYSTEM_PATHS) {
@@ -89,7 +88,6 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
     }
   }
   args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
-
   const userMounts = [
     { path: spec.workspace, flag: "--bind" },
     ...(spec.media ? [{ path: spec.media, flag: "--ro-bind" }] : []),
@@ -98,7 +96,6 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
     args.push(mount.flag, mount.path, mount.path);
     visibleSources.push(mount.path);
   }
-
   for (const hidden of spec.hidden) {
     if (!visibleSources.some((source) => isInside(source, hidden))) continue;
     args.push("--tmpfs", hidden);
@@ -106,7 +103,6 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
       if (mount.path !== hidden && isInside(hidden, mount.path)) args.push(mount.flag, mount.path, mount.path);
     }
   }
-
   for (const file of spec.masked ?? []) args.push("--ro-bind", "/dev/null", file);
   args.push("--remount-ro", "/", "--unshare-all");
   // --disable-userns needs an explicit --unshare-user (--unshare-all only tries one).

@@ -39,7 +39,6 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
     });
     return sandboxReady;
   };
-
   return {
     name: "exec",
     description:
@@ -77,7 +76,6 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
       const workingDir = workingFolder(args.working_dir, workspace, home);
       const verdict = checkCommand(args.command, { ...guard, workspace });
       if (!verdict.allowed) throw new ToolError(`the command was blocked by the safety guard: ${verdict.reason}.`);
-
       const env = sandboxEnv(process.env, workspace, exec.envAllowlist);
       const timeoutSeconds = Math.min(args.timeout ?? exec.timeoutSeconds, exec.maxTimeoutSeconds);
       let [file, ...argv]: string[] = ["sh", "-c", args.command];

@@ -49,7 +49,6 @@ export function formatExecResult(outcome: ExecOutcome, maxChars: number): string
   const sections: string[] = [];
   if (stdout) sections.push(truncate(stdout, outBudget));
   if (stderr) sections.push(`STDERR:\n${truncate(stderr, errBudget)}`);
-
   const killed = "the command and every process it started were killed";
   const { timedOutAfterSeconds, overflowBytes, exitCode } = outcome;
   if (timedOutAfterSeconds !== undefined) sections.push(`Timed out after ${timedOutAfterSeconds} s: ${killed}.`);

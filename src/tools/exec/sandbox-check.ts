@@ -61,7 +61,6 @@ export async function checkSandbox(config: Pick<Config, "sandbox" | "home" | "ex
   if (config.sandbox === "none") return { ok: true, sandboxed: false, detail: UNSANDBOXED_WARNING };
   const bwrap = findExecutable("bwrap", process.env.PATH ?? "/usr/bin:/bin");
   if (!bwrap) return { ok: false, sandboxed: false, detail: INSTALL_BWRAP };
-
   const { execa } = await import("execa");
   const run = (args: string[]) =>
     execa(bwrap, args, { reject: false, timeout: 15_000, stdin: "ignore", extendEnv: false });
