@@ -231,8 +231,31 @@ export async function createApp(config: Config, options: AppOptions) {
   const running: Channel[] = [];
   let workerDone: Promise<void> = Promise.resolve();
   let stopHousekeeping: (() => void) | undefined;
-  const housekeep = () =>
-    startHousekeeping({ store, mediaDir: mediaDir(config.home), retention: config.retention, log });
+  // What one process of a cluster runs for all (a single process runs them itself).
+  const singletons = {
+    start: (channels: Channel[]) => {
+      scheduler.start(channels.map((c) => c.name));
+      heartbeat?.start();
+      stopHousekeeping = startHousekeeping({
+        store,
+        mediaDir: mediaDir(config.home),
+        retention: config.retention,
+        log,
+      });
+    },
+    stop: () => {
+      stopHousekeeping?.();
+      scheduler.stop();
+      heartbeat?.stop();
+    },
+  };
+  // Another process's reply wakes this one's sender at once (PostgreSQL; a single process wakes itself); clustered,
+  // a new message wakes the dispatcher.
+  const watch = () =>
+    store.watch?.((change) => {
+      if (change.kind === "outbox") bus.outboundRecorded(change.channel as ChannelName);
+      else cluster?.wake();
+    });
   let stopWatching: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
   let outboxPoll: NodeJS.Timeout | undefined;
@@ -274,27 +297,12 @@ export async function createApp(config: Config, options: AppOptions) {
           log,
           leaseMs: config.cluster.leaseSeconds * 1000,
           channels,
-          singletons: {
-            start: () => {
-              scheduler.start(channels.map((c) => c.name));
-              heartbeat?.start();
-              stopHousekeeping = housekeep();
-            },
-            stop: () => {
-              stopHousekeeping?.();
-              scheduler.stop();
-              heartbeat?.stop();
-            },
-          },
+          singletons: { start: () => singletons.start(channels), stop: singletons.stop },
           worker: { room: () => config.agent.maxConcurrentTurns, drop: (key) => worker.drop(key) },
           run: (msg) => bus.inbound.push(msg),
           recoverHelpers: (orphaned) => helpers.recoverInterrupted(orphaned, "the pincer process running it stopped"),
         });
-        // Another process's reply wakes the sender here; a new message, the dispatcher.
-        stopWatching = await store.watch?.((change) => {
-          if (change.kind === "outbox") bus.outboundRecorded(change.channel as ChannelName);
-          else cluster?.wake();
-        });
+        stopWatching = await watch();
         // And every second, in case a notification was missed while the connection was down.
         outboxPoll = setInterval(() => {
           for (const channel of channels) bus.outboundRecorded(channel.name);
@@ -318,23 +326,16 @@ export async function createApp(config: Config, options: AppOptions) {
           }
         }),
       );
-      scheduler.start([...served]);
-      heartbeat?.start();
-      // Another process's reply wakes this one's sender at once (PostgreSQL; a single process wakes itself).
-      stopWatching = await store.watch?.((change) => {
-        if (change.kind === "outbox") bus.outboundRecorded(change.channel as ChannelName);
-      });
-      stopHousekeeping = housekeep();
+      stopWatching = await watch();
+      singletons.start(channels);
     },
     stop(): Promise<void> {
       stopping ??= (async () => {
         // Clustered: the channels and singletons stop with their roles, given back at once.
         clearInterval(outboxPoll);
         await cluster?.stopRoles();
-        stopHousekeeping?.();
+        singletons.stop();
         await stopWatching?.();
-        scheduler.stop();
-        heartbeat?.stop();
         await Promise.allSettled(running.map((c) => c.stop()));
         await helpers.stop();
         await worker.stop();

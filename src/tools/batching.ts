@@ -1,8 +1,4 @@
-/**
- * The batching rule for one model reply with several tool calls: walk the calls in order;
- * consecutive read-only calls form one batch that runs concurrently; any other call ends the
- * batch and runs alone. Returns batches of indexes into `calls`, in order.
- */
+/** Consecutive read-only calls form one concurrent batch; any other call runs alone. Batches of indexes, in order. */
 export function planBatches<T>(calls: readonly T[], isReadOnly: (call: T) => boolean): number[][] {
   const batches: number[][] = [];
   calls.forEach((call, index) => {

@@ -7,11 +7,7 @@ type Args = { query: string; limit?: number };
 const DEFAULT_LIMIT = 8;
 const MAX_LIMIT = 25;
 
-/**
- * Full-text search (ranked, any script, CJK too) over what this conversation may see:
- * the owner's MEMORY.md where this chat may see it (ctx.seesOwnerMemory), the summaries of its consolidated turns, and its past messages —
- * also those from before /new — never another chat's.
- */
+/** Ranked full-text search (any script) over MEMORY.md where this chat may see it, its summaries and past messages. */
 export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store" | "config">): Tool<Args> {
   return {
     name: "memory_search",
@@ -41,8 +37,7 @@ export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store"
       if (memoryFile) {
         const file = readMemoryFile(ctx.workspace);
         // Hits from MEMORY.md are dated when pincer first indexed that version of the file.
-        if (file) await store.memory.syncMemoryFile(file.hash, Date.now(), memoryParagraphs(file.text));
-        else await store.memory.syncMemoryFile("absent", Date.now(), []);
+        await store.memory.syncMemoryFile(file?.hash ?? "absent", Date.now(), file ? memoryParagraphs(file.text) : []);
       }
       const hits = await store.memory.search(args.query, {
         sessionKey: ctx.sessionKey,
@@ -55,15 +50,10 @@ export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store"
   };
 }
 
+const SOURCES: Partial<Record<SearchHit["kind"], string>> = { memory: "MEMORY.md", entry: "summary of earlier turns" };
+
 function formatHit(hit: SearchHit, timezone: string): string {
   const date = hit.at ? new Intl.DateTimeFormat("en-CA", { timeZone: timezone }).format(hit.at) : "undated";
-  const source =
-    hit.kind === "memory"
-      ? "MEMORY.md"
-      : hit.kind === "entry"
-        ? "summary of earlier turns"
-        : hit.role === "user"
-          ? "the user said"
-          : "you said";
+  const source = SOURCES[hit.kind] ?? (hit.role === "user" ? "the user said" : "you said");
   return `[${date} · ${source}] ${hit.snippet.replace(/\s+/g, " ").trim()}`;
 }

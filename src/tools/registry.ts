@@ -149,8 +149,7 @@ export class ToolRegistry {
       .sort((a, b) => a.d - b.d)
       .slice(0, 3)
       .map(({ candidate }) => candidate);
-    const available = close.length > 0 ? close : this.names;
-    return ` ${close.length > 0 ? "Did you mean" : "Available tools"}: ${available.join(", ")}?`;
+    return close.length > 0 ? ` Did you mean: ${close.join(", ")}?` : ` Available tools: ${this.names.join(", ")}?`;
   }
 }
 

@@ -1,10 +1,7 @@
 /** How long a tool result may be before the registry cuts it (the model reads more on request). */
 export const DEFAULT_MAX_RESULT_CHARS = 16_000;
 
-/**
- * Cuts a tool result to `max` characters, keeping the head (where the answer usually is) and a
- * short tail (errors and summaries come last), with a note saying what was cut and how to see it.
- */
+/** Keeps the head (where the answer usually is) and a short tail (errors and summaries come last), with a note. */
 export function capToolResult(text: string, max: number): string {
   if (text.length <= max) return text;
   const tailChars = Math.min(1000, Math.floor(max / 8));
@@ -22,11 +19,8 @@ const MORE_HINT =
 export function safeSlice(text: string, start: number, end: number): string {
   let s = Math.max(0, start);
   let e = Math.min(text.length, end);
-  if (s > 0 && s < text.length && isLowSurrogate(text.charCodeAt(s))) s++;
-  if (e > 0 && e < text.length && isLowSurrogate(text.charCodeAt(e))) e--;
+  const isLowSurrogate = (at: number) => at > 0 && at < text.length && (text.charCodeAt(at) & 0xfc00) === 0xdc00;
+  if (isLowSurrogate(s)) s++;
+  if (isLowSurrogate(e)) e--;
   return e > s ? text.slice(s, e) : "";
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
 }

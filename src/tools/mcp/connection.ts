@@ -236,16 +236,11 @@ function exitReason(group: ProcessGroupTransport | undefined): string {
 }
 
 /** The SDK, imported on the first connect; a broken install becomes this server's error, not a crash. */
-async function loadSdk(): Promise<typeof Sdk> {
-  try {
-    return await import("./sdk.js");
-  } catch (err) {
-    throw new Error(
-      `the MCP client library could not be loaded (${describe(err)}); reinstall pincer's dependencies (npm ci)`,
-      { cause: err },
-    );
-  }
-}
+const loadSdk = (): Promise<typeof Sdk> =>
+  import("./sdk.js").catch((err) => {
+    const why = `the MCP client library could not be loaded (${describe(err)}); reinstall pincer's dependencies (npm ci)`;
+    throw new Error(why, { cause: err });
+  });
 
 function describe(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);

@@ -154,15 +154,11 @@ export class LineSplitter {
       lines.push(line.toString("utf8").replace(/\r$/, ""));
       start = newline + 1;
     }
-    if (start < chunk.length) {
-      this.pending.push(chunk.subarray(start));
-      this.size += chunk.length - start;
-      if (this.size > this.maxBytes) {
-        this.clear();
-        throw new Error(`the server sent a line over ${this.maxBytes} bytes`);
-      }
-    }
-    return lines;
+    if (start < chunk.length) this.pending.push(chunk.subarray(start));
+    this.size += chunk.length - start;
+    if (this.size <= this.maxBytes) return lines;
+    this.clear();
+    throw new Error(`the server sent a line over ${this.maxBytes} bytes`);
   }
 
   clear(): void {
