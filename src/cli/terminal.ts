@@ -76,12 +76,10 @@ export async function runChat(config: Config, log: Logger, session: string): Pro
 
   try {
     for await (const line of terminal) {
-      if (line.trim() === "") {
-        terminal.prompt();
-        continue;
+      if (line.trim() !== "") {
+        stopAsked = false;
+        send(line);
       }
-      stopAsked = false;
-      send(line);
       terminal.prompt();
     }
     // End of input (Ctrl-D, or a script's last line): answer what was asked, unless told to quit.
