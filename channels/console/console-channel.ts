@@ -6,12 +6,10 @@ import { type Button, type OutboundMessage, sessionKeyOf } from "../../src/bus/t
 
 export interface ConsoleDeps {
   bus: MessageBus;
-  /** The terminal conversation's chat id; `pincer chat` and `pincer agent` share "local" by default. */
+  /** `pincer chat` and `pincer agent` share "local" by default. */
   chatId?: string;
   senderName?: string;
-  /** Renders what the agent says. */
   write: (msg: OutboundMessage) => void;
-  /** Told when a turn starts (true) and ends (false). */
   onBusy?: (busy: boolean) => void;
 }
 

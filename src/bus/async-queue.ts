@@ -11,7 +11,7 @@ export class AsyncQueue<T> {
     else this.items.push(item);
   }
 
-  /** Resolves with the next item, or undefined once the queue is closed and drained. */
+  /** The next item, or undefined once the queue is closed and drained. */
   next(): Promise<T | undefined> {
     if (this.items.length > 0) return Promise.resolve(this.items.shift());
     if (this.closed) return Promise.resolve(undefined);

@@ -14,6 +14,6 @@ export interface Channel {
   start(): Promise<void>;
   /** Disconnects; pending sends are finished or left in the outbox for the next start. */
   stop(): Promise<void>;
-  /** The connection's state now; a channel without it counts as connected while started. */
+  /** A channel without it counts as connected while started. */
   status?(): ChannelStatus;
 }

@@ -5,7 +5,6 @@ import { type ChannelName, type InboundMessage, type OutboundMessage, sessionKey
 export class MemoryJournal implements BusJournal {
   private readonly seen = new Set<string>();
   private readonly rows = new Map<number, OutboxRow & { dead?: string }>();
-  /** Sent rows' platform ids, by outbox id, with the chat they went to. */
   private readonly posted = new Map<number, { chat: string; messageIds: string[] }>();
   private nextId = 1;
 
