@@ -314,8 +314,7 @@ export async function createApp(config: Config, options: AppOptions) {
       // After the re-queue, or a notice published here would be queued twice.
       await helpers.recoverInterrupted();
       workerDone = worker.run();
-      // All at once, so no platform's round trips (or outage) hold up another's start. A channel
-      // that cannot start (a refused token) is one error line; the others still run.
+      // All at once, so no platform's outage holds up another's start; one that cannot start is one error line.
       await Promise.all(
         channels.map(async (channel) => {
           try {

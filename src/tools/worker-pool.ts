@@ -18,10 +18,9 @@ export type RunTask<Task, Result> = (task: Task, signal: AbortSignal, timeoutMs?
 type Reply = { ok: true; result: unknown } | { ok: false; error: string };
 
 /**
- * Runs tasks in threads of the module at `file` (which calls serveTasks), at most `maxThreads` at once, so no task
- * blocks the event loop. A thread is kept for the next task (starting one costs more than most tasks) and ends when
- * idle; one whose task fails, times out or is aborted is terminated, which really stops the work. From the
- * TypeScript sources (tests) the built copy in dist/ runs, so tests need `npm run build` first.
+ * Runs tasks in threads of `file` (which calls serveTasks), at most `maxThreads` at once; a thread is kept for the
+ * next task and ends when idle, or is terminated when its task fails, times out or aborts (which really stops it).
+ * From the TypeScript sources (tests) the built copy in dist/ runs, so tests need `npm run build` first.
  */
 export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOptions): RunTask<Task, Result> {
   const idle: Array<{ worker: Worker; timer: NodeJS.Timeout }> = [];

@@ -71,8 +71,7 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
     async execute(args, ctx) {
       await mkdir(ctx.workspace, { recursive: true });
       const workspace = await realpath(ctx.workspace);
-      // Checked on the host for a clear message; bwrap resolves --chdir again inside the sandbox,
-      // where nothing of the host is mounted, so a later swap cannot lead out.
+      // Checked here for a clear message; bwrap resolves --chdir again inside, so a later swap cannot lead out.
       const workingDir = workingFolder(args.working_dir, workspace, home);
       const verdict = checkCommand(args.command, { ...guard, workspace });
       if (!verdict.allowed) throw new ToolError(`the command was blocked by the safety guard: ${verdict.reason}.`);

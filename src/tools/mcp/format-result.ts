@@ -3,7 +3,7 @@ import { formatBytes } from "../../bus/format-bytes.js";
 import { truncate } from "../exec/output.js";
 import { ToolError } from "../tool.js";
 
-/** Writes bytes a server returned into the workspace; answers the workspace-relative path. */
+/** Answers the workspace-relative path. */
 export type SaveFile = (bytes: Buffer, extension: string) => Promise<string>;
 
 export const MAX_FILES_PER_RESULT = 10;
