@@ -8,12 +8,6 @@ const MAX_CONCURRENT_SEARCHES = 4;
 
 export const GREP_STOPPED = "grep was stopped (time limit or /stop).";
 
-function checkPatternLength(pattern: string): void {
-  if (pattern.length > MAX_PATTERN_CHARS) {
-    throw new ToolError(`the pattern is longer than ${MAX_PATTERN_CHARS} characters; use a shorter one.`);
-  }
-}
-
 export type LineSearch = (pattern: string, text: string, max: number, signal: AbortSignal) => Promise<number[]>;
 
 /**
@@ -28,7 +22,9 @@ export function createLineSearch(maxThreads = MAX_CONCURRENT_SEARCHES): LineSear
     idleMs: 1000,
   });
   return async (pattern, text, max, signal) => {
-    checkPatternLength(pattern);
+    if (pattern.length > MAX_PATTERN_CHARS) {
+      throw new ToolError(`the pattern is longer than ${MAX_PATTERN_CHARS} characters; use a shorter one.`);
+    }
     const hits = await run({ pattern, text, max }, signal).catch((err: unknown) => {
       throw signal.aborted ? new ToolError(GREP_STOPPED) : err;
     });

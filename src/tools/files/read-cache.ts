@@ -67,17 +67,17 @@ export class ReadCache {
     }
   }
 
-  private now(): number {
-    return (this.options.now ?? Date.now)();
-  }
-
   private lookup(key: string): unknown {
     const entry = this.entries.get(key);
     const unchanged = ({ path, stats }: Stamp) => {
       const now = lstatOrFail(path);
       return now !== "failed" && (stats ? !!now && same(stats, now) : now === undefined);
     };
-    if (!entry || this.now() - entry.at > (this.options.maxAgeMs ?? 5000) || !entry.stamps.every(unchanged)) {
+    if (
+      !entry ||
+      (this.options.now ?? Date.now)() - entry.at > (this.options.maxAgeMs ?? 5000) ||
+      !entry.stamps.every(unchanged)
+    ) {
       this.entries.delete(key);
       this.stats.misses++;
       return undefined;
@@ -98,7 +98,7 @@ export class ReadCache {
     }
     const last = stamps.at(-1)?.stats;
     if (opened ? !last || !same(last, opened) : last) return;
-    const at = this.now();
+    const at = (this.options.now ?? Date.now)();
     const now = BigInt(at) * 1_000_000n;
     const unsettled = ({ stats }: Stamp) => {
       if (!stats) return false;

@@ -43,9 +43,8 @@ export function numberLines(text: string, offset: number, limit: number): string
   if (text === "") return "(empty file)";
   const lines = text.split("\n");
   if (lines.at(-1) === "") lines.pop();
-  if (offset > lines.length) {
+  if (offset > lines.length)
     throw new ToolError(`offset ${offset} is past the end: the file has ${lines.length} lines.`);
-  }
   const out: string[] = [];
   let chars = 0;
   let last = offset - 1;

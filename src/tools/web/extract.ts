@@ -25,13 +25,12 @@ export function decodeBody(body: Buffer, contentType: string | undefined, kind: 
     kind === "html"
       ? /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(body.subarray(0, 2048).toString("latin1"))?.[1]
       : undefined;
-  for (const label of [fromHeader, fromMeta, "utf-8"]) {
-    if (!label) continue;
+  for (const label of [fromHeader, fromMeta]) {
     try {
-      return new TextDecoder(label).decode(body);
+      if (label) return new TextDecoder(label).decode(body);
     } catch {
       // An unknown label: try the next one.
     }
   }
-  return body.toString("utf8");
+  return new TextDecoder().decode(body);
 }
