@@ -2,9 +2,6 @@ import { open } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import type OpenAI from "openai";
 
-/** How pincer reads an attachment for the model. */
-export type MediaKind = "image" | "audio" | "text" | "other";
-
 const kinds = (list: string) => new Set(list.split(" ").map((ext) => `.${ext}`));
 const IMAGE = kinds("jpg jpeg png webp gif heic heif tif tiff bmp avif");
 const AUDIO = kinds("ogg oga opus mp3 m4a wav webm flac aac mpga mpeg");
@@ -12,8 +9,8 @@ const TEXT = kinds(
   "txt md markdown csv tsv json jsonl yaml yml toml ini xml html log py js mjs ts tsx jsx go rs java c h cpp cs rb php sh sql swift kt lua r css scss tex srt vtt",
 );
 
-/** By extension: the channels name downloaded files so their extension tells what they are. */
-export function mediaKind(path: string): MediaKind {
+/** How pincer reads an attachment, by extension: the channels name downloaded files so it tells what they are. */
+export function mediaKind(path: string): "image" | "audio" | "text" | "other" {
   const ext = extname(path).toLowerCase();
   if (IMAGE.has(ext)) return "image";
   if (AUDIO.has(ext)) return "audio";
@@ -22,17 +19,17 @@ export function mediaKind(path: string): MediaKind {
 }
 
 /** Images are shrunk to fit this box and re-encoded as JPEG before they are sent. */
-export const IMAGE_MAX_SIDE = 1536;
+const IMAGE_MAX_SIDE = 1536;
 /** A data URL larger than this is encoded again, smaller. */
 export const IMAGE_MAX_BYTES = 1_000_000;
 /** Pixel count above which an image is refused instead of decoded (decompression bombs). */
 const IMAGE_MAX_INPUT_PIXELS = 60_000_000;
 /** Characters of a text document shown to the model; the rest is read with read_file. */
-export const EXCERPT_CHARS = 2000;
+const EXCERPT_CHARS = 2000;
 
 export type ContentPart = OpenAI.Chat.Completions.ChatCompletionContentPart;
 
-export interface AttachmentDeps {
+interface AttachmentDeps {
   /** Whether images go to the model as image parts. */
   vision: boolean;
   /** Turns an audio file into text; throws a short message when it cannot. */
@@ -40,13 +37,13 @@ export interface AttachmentDeps {
   signal?: AbortSignal;
 }
 
-/** What the model is told about a message's attachments. */
+/**
+ * What the model is told of a message's attachments: `lines` for the stored history (references and transcripts,
+ * never the bytes), `images` for this turn's request only, `problems` for the user (what could not be read).
+ */
 export interface PreparedAttachments {
-  /** Lines for the stored (text) history: references and transcripts, never the bytes. */
   lines: string[];
-  /** Image parts for this turn's request only. */
   images: ContentPart[];
-  /** Short sentences for the user about attachments that could not be read. */
   problems: string[];
 }
 
@@ -72,11 +69,7 @@ export async function prepareAttachments(paths: string[], deps: AttachmentDeps):
         prepared.lines.push(`[voice note at ${path}: could not be transcribed (${reason})]`);
         prepared.problems.push(`I could not transcribe your voice note (${reason}).`);
       }
-    } else if (kind === "text") {
-      prepared.lines.push(await excerpt(path));
-    } else {
-      prepared.lines.push(`[attachment: ${path}]`);
-    }
+    } else prepared.lines.push(kind === "text" ? await excerpt(path) : `[attachment: ${path}]`);
   }
   return prepared;
 }
@@ -108,10 +101,7 @@ async function excerpt(path: string): Promise<string> {
     // UTF-8 needs up to 4 bytes a character; a cut character at the end is dropped below.
     const buffer = Buffer.alloc(Math.min(size, EXCERPT_CHARS * 4));
     const { bytesRead } = await file.read(buffer, 0, buffer.length, 0);
-    const text = buffer
-      .subarray(0, bytesRead)
-      .toString("utf8")
-      .replace(/\uFFFD+$/, "");
+    const text = buffer.toString("utf8", 0, bytesRead).replace(/\uFFFD+$/, "");
     // Never end on half of a surrogate pair (an emoji cut in two).
     const shown = text.slice(0, EXCERPT_CHARS).replace(/[\uD800-\uDBFF]$/, "");
     const whole = bytesRead === size && shown.length === text.length;

@@ -4,7 +4,7 @@ import { reportText } from "../usage/report.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /** What the worker's answers to /stop, /status and /help need of it and of the chat's lane. */
-export interface CommandContext {
+interface CommandContext {
   deps: WorkerDeps;
   lane: { running?: AbortController; pausedUntil?: number; queue: unknown[] };
   load: { running: number; queued: number };
@@ -21,10 +21,7 @@ export class StopRequested extends Error {
   }
 }
 
-/**
- * Answers a command other than /new (that one runs in its turn) for the chat of `msg`; the
- * commands' names and parsing are the bus contract's (src/bus/commands.ts).
- */
+/** Answers a command other than /new (that one runs in its turn); names and parsing are src/bus/commands.ts's. */
 export async function answerCommand(
   command: Exclude<CommandName, "new">,
   msg: InboundMessage,

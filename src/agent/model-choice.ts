@@ -31,10 +31,7 @@ export interface ChatModels {
   answer(msg: InboundMessage, argument: string): Promise<string>;
 }
 
-/**
- * The chat a turn's model is chosen in: its conversation, or for the heartbeat (a session of its
- * own) the chat its answers go to.
- */
+/** The chat a turn's model is chosen in: its conversation, or for the heartbeat the chat its answers go to. */
 export function chatOf(msg: InboundMessage): string {
   return msg.meta?.deliverTo ?? msg.sessionKey;
 }

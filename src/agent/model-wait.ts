@@ -5,9 +5,8 @@ import { decideWait } from "./waiting.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /**
- * What the worker does with a message the model is unavailable for before any tool ran: it
- * waits (the lane pauses until the time returned) or, past agent.waitForModel's bounds, is given
- * up with one notice through `finish`. Each chat is told about an outage once.
+ * A message the model is unavailable for before any tool ran waits (its lane pauses until the time returned) or,
+ * past agent.waitForModel's bounds, is given up with one notice through `finish`. A chat hears of an outage once.
  */
 export class ModelWaits {
   /** Chats already told during the current outage (cleared by the first turn that works). */
@@ -18,18 +17,13 @@ export class ModelWaits {
     private readonly finish: (msg: InboundMessage, out: OutboundMessage | undefined) => Promise<unknown>,
   ) {}
 
-  /**
-   * Closes messages that waited for the model (a /stop or /new while they did) together with
-   * `command` and one notice, in one transaction; with `archive`, the conversation ends too.
-   */
+  /** Closes messages that waited for the model with `command` (/stop, /new) and one notice; `archive` ends the chat. */
   async setAside(dropped: InboundMessage[], command: InboundMessage, text: string, archive?: string): Promise<void> {
     const { deps } = this;
     const out = notice(replyTarget(command), text);
     await deps.turns.setAside([...dropped, command], out, archive);
-    deps.log.info(
-      { session: command.sessionKey, count: dropped.length },
-      "set aside messages that waited for the model",
-    );
+    const count = { session: command.sessionKey, count: dropped.length };
+    deps.log.info(count, "set aside messages that waited for the model");
     deps.bus.outboundRecorded(out.channel);
     for (const msg of [...dropped, command]) deps.onTurnFinished?.(msg);
   }
@@ -58,15 +52,13 @@ export class ModelWaits {
       return undefined;
     }
     deps.log.warn({ ...log, kind: decision.wait, retryAt: decision.retryAt }, "model unavailable; the message waits");
-    // Told on the message's second failed try: a blip says nothing, and by then another chat's
-    // answer may have shown the endpoint is there (a refused message's only notice is the one it
-    // is given up with). The count is stored, so a restart does not tell again.
+    // Told on the second failed try: a blip says nothing, and by then another chat's answer may have shown the endpoint
+    // is there (a refused message's only notice is its give-up). The count is stored: a restart does not tell again.
     const tell = decision.wait === "outage" && tries === 2 && msg.channel !== "system";
     if (tell && !this.told.has(msg.sessionKey)) {
       this.told.add(msg.sessionKey);
-      void deps.bus
-        .publishOutbound(notice(target, waitingNotice(err.message)))
-        .catch((e: unknown) => deps.log.warn({ err: e }, "could not send a notice"));
+      const told = deps.bus.publishOutbound(notice(target, waitingNotice(err.message)));
+      told.catch((e: unknown) => deps.log.warn({ err: e }, "could not send a notice"));
     }
     return decision.retryAt;
   }

@@ -6,24 +6,12 @@ import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/t
 import { visibleSoFar } from "../llm/collect.js";
 import type { JournalStore } from "../store/store.js";
 
-/** What a reply stopped with /stop ends with, after the words it had so far. */
-export const STOPPED_NOTE = "_(stopped)_";
-
-export type StreamSetting = "private" | "all" | "off";
-
-/** Whether a message's reply is shown as it is written: people's messages only, in the chats the setting names. */
-export function streamsReplyTo(msg: InboundMessage, setting: StreamSetting | undefined): boolean {
-  if (!setting || setting === "off" || msg.channel === "system") return false;
-  return setting === "all" || !msg.isGroup;
-}
-
 /** How often a streamed text is looked at (reasoning and markup taken out), whatever its chunks: bounded work per reply. */
 const LOOK_EVERY_MS = 100;
 
 interface Draft {
-  /** The raw text so far of the model call now streaming. */
+  /** The raw text so far of the model call now streaming, and its visible part as last looked at. */
   raw: string;
-  /** Its visible part, as last looked at. */
   text: string;
   look?: NodeJS.Timeout;
   opening?: Promise<DraftSink | undefined>;
@@ -34,15 +22,14 @@ export interface TurnDraftDeps {
   bus: MessageBus;
   journal: Pick<JournalStore, "draftOf" | "recordDraft">;
   log: Logger;
-  setting?: StreamSetting;
+  /** Whose replies are shown as they are written: people's messages only, in the chats the setting names. */
+  setting?: "private" | "all" | "off";
 }
 
 /**
- * The drafts of running turns (docs/delivery.md): each model call's text shown in the chat as
- * it is written, a later call's text replacing an earlier one's (text before a tool call is
- * replaced by what follows). The turn's outcome settles the draft: the reply takes its place,
- * a reply that goes another way (the message tool, nothing to say) deletes it, and a notice
- * (an error) leaves it as it was and goes out on its own.
+ * The drafts of running turns (docs/delivery.md): each model call's text shown as it is written, a later call's
+ * replacing an earlier one's. The turn's outcome settles the draft: the reply takes its place, a reply that goes
+ * another way (the message tool, nothing to say) deletes it, a notice (an error) leaves it and goes out on its own.
  */
 export class TurnDrafts {
   private readonly drafts = new WeakMap<InboundMessage, Draft>();
@@ -51,7 +38,8 @@ export class TurnDrafts {
 
   /** The turn's `onText`; undefined where its reply is not streamed. */
   open(msg: InboundMessage): ((raw: string) => void) | undefined {
-    if (!streamsReplyTo(msg, this.deps.setting)) return undefined;
+    const { setting } = this.deps;
+    if (!setting || setting === "off" || msg.channel === "system" || (setting === "private" && msg.isGroup)) return;
     const draft: Draft = { raw: "", text: "" };
     this.drafts.set(msg, draft);
     return (raw) => {
@@ -77,7 +65,7 @@ export class TurnDrafts {
     const draft = this.drafts.get(msg);
     const text = draft?.text && (visibleSoFar(draft.raw) || draft.text);
     if (!text) return undefined;
-    return { ...replyTarget(msg), kind: "reply", text: `${text}\n\n${STOPPED_NOTE}`, replyToId: msg.id };
+    return { ...replyTarget(msg), kind: "reply", text: `${text}\n\n_(stopped)_`, replyToId: msg.id };
   }
 
   /** Ends the turn's draft before its outcome is recorded: the outbound message that settles it. */
@@ -89,10 +77,7 @@ export class TurnDrafts {
     // A turn over before its draft opened may still have one from before a crash: that one is settled.
     const sink = (await draft.opening) ?? (await this.opened(msg, true));
     if (!sink) return out;
-    if (!out) {
-      await sink.discard();
-      return out;
-    }
+    if (!out) return void (await sink.discard());
     const draftIds = await sink.close();
     return out.kind === "reply" && draftIds.length > 0 ? { ...out, draftIds } : out;
   }

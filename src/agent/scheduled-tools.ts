@@ -2,10 +2,7 @@ import type { InboundMessage } from "../bus/types.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
-/**
- * Tools a scheduled run never gets, whatever the config says: no one is there to watch it, so
- * it may not create jobs (no runaway loops) or start helpers.
- */
+/** Never in a scheduled run, whatever the config says: no one watches it, so no new jobs (runaway loops), no helpers. */
 const NEVER_IN_SCHEDULED_RUNS: readonly string[] = ["cron", "spawn"];
 
 /** Which tools a scheduled run is offered: `cron.tools` when set (else every tool), minus the never-list. */
@@ -19,15 +16,12 @@ export function withheldInScheduledRun(name: string): string {
     : `${name} is not available in a scheduled run (config cron.tools lists the tools it may use).`;
 }
 
-/**
- * A run nobody watches: every message pincer addresses to itself (a reminder or job, the
- * heartbeat, the turn that relays a helper's result). Such runs do not get untrusted MCP tools.
- */
+/** A run nobody watches (every message pincer addresses to itself: reminders, the heartbeat, helpers' results). */
 export function nobodyWatches(msg: Pick<InboundMessage, "channel" | "sessionKey" | "meta">): boolean {
   return msg.channel === "system";
 }
 
-/** The tools a run may use: runs with no one watching get fewer, enforced by the registry itself. */
+/** The tools a run may use: runs nobody watches get fewer (no untrusted MCP tools), enforced by the registry. */
 export function registryFor(msg: InboundMessage, registry: ToolRegistry, cronTools?: readonly string[]): ToolRegistry {
   const scheduled = isScheduledRun(msg)
     ? registry.restricted(scheduledRunOffers(cronTools), withheldInScheduledRun)

@@ -12,24 +12,17 @@ export interface Skill {
   missing: string[];
 }
 
-/** A folder of skills: `dir` below `root`, so a `skills` link in the workspace cannot lead out of it. */
-export interface SkillSource {
-  root: string;
-  dir: string;
-}
-
 /** A SKILL.md larger than this is skipped: its front matter is all the prompt needs. */
-export const MAX_SKILL_BYTES = 64 * 1024;
+const MAX_SKILL_BYTES = 64 * 1024;
 
 /**
- * Skills are folders with a SKILL.md whose front matter has `name` and `description`.
- * Later sources override earlier ones by name, so a workspace skill replaces a bundled one.
- * Folders and files are opened the race-free way (safe-open.ts, through `cache`, which serves
- * unchanged ones from memory): a symlink, a FIFO or an oversized SKILL.md is skipped with a
- * warning, never followed, blocked on or read whole.
+ * Skills are folders with a SKILL.md whose front matter has `name` and `description`; later sources override earlier
+ * ones by name (a workspace skill replaces a bundled one). Each source is `dir` below `root`, so a `skills` link in
+ * the workspace cannot lead out. Opened the race-free way (through `cache`): a symlink, a FIFO or an oversized
+ * SKILL.md is skipped with a warning, never followed, blocked on or read whole.
  */
 export function listSkills(
-  sources: SkillSource[],
+  sources: Array<{ root: string; dir: string }>,
   log?: Pick<Logger, "warn">,
   env: Record<string, string | undefined> = process.env,
   cache = new ReadCache(),
@@ -51,37 +44,28 @@ export function listSkills(
         continue;
       }
       const meta = parseFrontMatter(read.text);
-      byName.set(meta.name ?? name, {
-        name: meta.name ?? name,
-        description: meta.description ?? "",
-        path: read.path,
-        missing: missingRequirements(meta, env),
-      });
+      const skill = { name: meta.name ?? name, description: meta.description ?? "", path: read.path };
+      byName.set(skill.name, { ...skill, missing: missingRequirements(meta, env) });
     }
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/**
- * What a skill declares it needs (`requires-bins: jq, gh` and `requires-env: GITHUB_TOKEN` in its
- * front matter, comma- or space-separated) and this host lacks, one phrase each.
- */
+/** What a skill's front matter says it needs (`requires-bins: jq, gh`, `requires-env: A B`) and this host lacks. */
 export function missingRequirements(meta: Record<string, string>, env: Record<string, string | undefined>): string[] {
   const names = (field: string) => (meta[field] ?? "").split(/[,\s]+/).filter(Boolean);
   // A name with a slash is not a PATH lookup; it is refused rather than arbitrary files probed.
   const absent = (bin: string) => bin.includes("/") || findExecutable(bin, env.PATH ?? "") === undefined;
+  const unset = names("requires-env").filter((name) => !env[name]?.trim());
+  const bins = names("requires-bins").filter(absent);
   return [
-    ...names("requires-bins")
-      .filter(absent)
-      .map((bin) => `program ${bin} is not on PATH`),
-    ...names("requires-env")
-      .filter((name) => !env[name]?.trim())
-      .map((name) => `environment variable ${name} is not set`),
+    ...bins.map((bin) => `program ${bin} is not on PATH`),
+    ...unset.map((name) => `environment variable ${name} is not set`),
   ];
 }
 
 /** The `key: value` lines between the leading `---` fences; enough for SKILL.md, not a YAML parser. */
-export function parseFrontMatter(text: string): Record<string, string> {
+function parseFrontMatter(text: string): Record<string, string> {
   const match = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text);
   if (!match) return {};
   const fields: Record<string, string> = {};

@@ -2,32 +2,24 @@ import type { TokenCounter } from "../llm/tokens.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { BudgetError } from "./budget.js";
 
-export interface TooSmallFacts {
-  /** The context window the turn had, in tokens. */
-  window: number;
-  /** agent.contextTokens. */
-  configured: number;
-  /** What the request needs with everything that can go gone (instructions, tools, the message). */
-  needed: number;
-  /** The offered tools and what each one's schema costs, in tokens. */
-  tools: Array<{ name: string; tokens: number }>;
-}
-
-/** Tools named as the ones to turn off first. */
-const NAMED_TOOLS = 4;
-
 /**
- * The one sentence a user gets when even the fixed prompt (instructions, tool schemas and their
- * message) is more than the context allows: how much is missing, what limits the window
- * (agent.contextTokens or the model server), and which tools cost the most.
+ * The one sentence a user gets when even the fixed prompt (instructions, tool schemas, their message) is more than
+ * the context allows: how much is missing, what limits the window (agent.contextTokens or the model server), and
+ * the four costliest tools. `window`: the turn's; `configured`: agent.contextTokens.
  */
-export function tooSmallSentence({ window, configured, needed, tools }: TooSmallFacts): string {
+export function tooSmallSentence(facts: {
+  window: number;
+  configured: number;
+  needed: number;
+  tools: Array<{ name: string; tokens: number }>;
+}): string {
+  const { window, configured, needed, tools } = facts;
   const n = (x: number) => x.toLocaleString("en-US");
   const limit =
     window < configured
       ? `the model server takes only ${n(window)} tokens (agent.contextTokens is ${n(configured)}), so start it with a larger context`
       : `agent.contextTokens is ${n(configured)}, so raise it if the model takes more`;
-  const biggest = [...tools].sort((a, b) => b.tokens - a.tokens).slice(0, NAMED_TOOLS);
+  const biggest = [...tools].sort((a, b) => b.tokens - a.tokens).slice(0, 4);
   const off =
     biggest.length > 0
       ? `, or turn off tools in agent.disabledTools, the biggest being ${biggest.map((t) => `${t.name} (${n(t.tokens)})`).join(", ")}`
@@ -40,12 +32,13 @@ export function tooSmallFor(
   err: BudgetError,
   deps: { registry: ToolRegistry; tokens: TokenCounter; window: () => number; settings: { contextTokens: number } },
 ): string {
+  const tools = deps.registry
+    .toSchemas()
+    .map((schema) => ({ name: schema.function.name, tokens: deps.tokens.tools([schema]) }));
   return tooSmallSentence({
     window: deps.window(),
     configured: deps.settings.contextTokens,
     needed: err.needed,
-    tools: deps.registry
-      .toSchemas()
-      .map((schema) => ({ name: schema.function.name, tokens: deps.tokens.tools([schema]) })),
+    tools,
   });
 }

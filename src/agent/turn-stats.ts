@@ -10,10 +10,7 @@ export interface TurnReport {
   promptTokens?: number;
   completionTokens?: number;
   outcome: "ok" | "stopped" | "model_error" | "error";
-  /**
-   * Where a turn's own time went, in ms with two decimals (for finding a slow step from the log):
-   * waiting in the inbox before it started, building the prompt, storing the turn with its reply.
-   */
+  /** Where the turn's own time went (ms, two decimals): waiting in the inbox, building the prompt, storing it. */
   waitedMs?: number;
   contextMs?: number;
   storeMs?: number;
@@ -32,7 +29,6 @@ export class TurnMeter {
   private readonly started = performance.now();
   private modelMs = 0;
   private modelCalls = 0;
-  /** Tool calls that have run so far in this turn. */
   toolCalls = 0;
   private promptTokens?: number;
   private completionTokens?: number;
@@ -72,7 +68,6 @@ export class TurnMeter {
     this.stages.contextMs = round2(performance.now() - this.started);
   }
 
-  /** Storing the turn (and its reply in the outbox) took `ms`. */
   stored(ms: number): void {
     this.stages.storeMs = round2(ms);
   }

@@ -7,34 +7,28 @@ export interface WaitLimits {
   outageHours: number;
 }
 
-/** One more try of a message that found the model unavailable. */
+/** One more failed try: this message's tries so far and when the first began, whether the endpoint is away (not
+ * refusing), when it last answered anything (undefined: not since the start), when it is worth asking again. */
 export interface FailedTry {
-  /** This message's failed tries, this one included, and when the first of them began (epoch ms). */
   tries: number;
   since: number;
   now: number;
-  /** The failure says the endpoint is not there, rather than that it refused. */
   away: boolean;
-  /** When the endpoint last answered any request (undefined: not since pincer started). */
   answeredAt?: number;
-  /** When the endpoint is worth asking again. */
   retryAt: number;
 }
 
-export type WaitDecision =
-  | { wait: "outage" | "refused"; retryAt: number }
-  | { giveUp: "outage" | "refused"; waitedMs: number };
-
 /**
- * An outage (the endpoint away, and no request answered since this message's first try began)
- * keeps the message for hours: it runs when the model is back. Anything else (the endpoint answers others,
- * or answers this message with an error of its own, again and again) is about this message:
- * it is given up after a few tries or about a minute, so its chat moves on.
+ * An outage (the endpoint away, and nothing answered since this message's first try) keeps the message for hours: it
+ * runs when the model is back. Anything else (the endpoint answers others, or this message with an error, again and
+ * again) is about this message: given up after a few tries or about a minute, so its chat moves on.
  */
-export function decideWait(t: FailedTry, limits: WaitLimits): WaitDecision {
+export function decideWait(
+  t: FailedTry,
+  limits: WaitLimits,
+): { wait: "outage" | "refused"; retryAt: number } | { giveUp: "outage" | "refused"; waitedMs: number } {
   const waitedMs = t.now - t.since;
-  const outage = t.away && (t.answeredAt === undefined || t.answeredAt < t.since);
-  if (outage) {
+  if (t.away && (t.answeredAt === undefined || t.answeredAt < t.since)) {
     if (waitedMs >= limits.outageHours * 3_600_000) return { giveUp: "outage", waitedMs };
     return { wait: "outage", retryAt: t.retryAt };
   }

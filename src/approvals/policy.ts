@@ -11,14 +11,13 @@ export interface ApprovalPolicy {
   allowPatterns: readonly RegExp[];
 }
 
-/** A call that must be asked about: what the prompt shows, and what "Always allow" remembers of it. */
-export interface AskedCall {
-  /**
-   * Exactly what will run: the command (and its folder), or the tool and its arguments, long
-   * strings shortened, then with a hash of the full arguments, so the summary still binds to them.
-   */
+/**
+ * A call that must be asked about. `summary`: exactly what will run, the command (and its folder) or the tool and
+ * its arguments, long strings shortened, then a hash of the full arguments so it still binds to them. `remember`:
+ * the "always allowed" entry that covers the call, `exec:<the exact command>` or `tool:<name>`.
+ */
+interface AskedCall {
   summary: string;
-  /** `exec:<the exact command>` or `tool:<name>`: the "always allowed" entry that covers the call. */
   remember: string;
 }
 
@@ -38,11 +37,10 @@ export function askedCall(
 ): AskedCall | undefined {
   if (!mayAsk(tool, policy)) return undefined;
   const command = String(args.command ?? "");
-  if (tool === "exec" && policy.exec === "unlisted" && policy.allowPatterns.length > 0) {
-    if (!unlisted(command, policy.allowPatterns)) return undefined;
-  }
-  // The folder as the shell would say it: a line of the command itself cannot pass for it, and
-  // "Always allow" of `rm -rf *` in one folder is not an allow in another.
+  const { exec, allowPatterns } = policy;
+  if (tool === "exec" && exec === "unlisted" && allowPatterns.length > 0 && !unlisted(command, allowPatterns)) return;
+  // The folder as the shell would say it: a line of the command cannot pass for it, and "Always allow" of `rm -rf *`
+  // in one folder is not an allow in another.
   const exact = typeof args.working_dir === "string" ? `cd ${shellWord(args.working_dir)} && ${command}` : command;
   const asked =
     tool === "exec"
@@ -73,9 +71,8 @@ function toolSummary(tool: string, args: Record<string, unknown>): string {
 const HIDDEN = /[^\P{Cc}\n\t]|[\p{Cf}\p{DI}\p{Zl}\p{Zp}\u2800]|[^\P{Zs} ]/gu;
 
 /**
- * The text as a person must read it to know what runs: hidden characters as `<U+XXXX>`, and no
- * two backticks side by side (a zero-width space between), since Discord ends a code block at
- * the first ``` whatever its fence.
+ * The text as a person must read it to know what runs: hidden characters as `<U+XXXX>`, and no two backticks side by
+ * side (a zero-width space between), since Discord ends a code block at the first ``` whatever its fence.
  */
 function shown(text: string): string {
   return text
@@ -109,10 +106,7 @@ export function parseTapData(data: string): { id: string; choice: Choice } | und
   return m ? { id: m[1], choice: m[2] as Choice } : undefined;
 }
 
-/**
- * Who may decide: the person the run speaks for (`channel:userId`), tapping in the conversation
- * asked. Nobody else, in a group or anywhere; without a known person, only the control page.
- */
+/** Who may decide: the person the run speaks for (`channel:userId`) in the chat asked; without one, the control page. */
 export function mayDecide(
   approval: { sessionKey: string; decider?: string },
   tap: { sessionKey: string; decider: string },
