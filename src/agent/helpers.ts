@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
+import type { FileConfig } from "../config/file-schema.js";
 import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { AuditStore, HelperRun, HelperRunStore, HelperStatus } from "../store/store.js";
@@ -18,16 +19,8 @@ const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
 /** What the result message carries of a helper's answer at most. */
 const RESULT_CHARS = 8000;
 
-interface HelperSettings {
-  /** The model name helpers use (for the record). */
-  modelName: string;
-  maxConcurrent: number;
-  maxPerConversation: number;
-  maxIterations: number;
-  timeoutSeconds: number;
-  workspace: string;
-  timezone: string;
-}
+/** Config `helpers`, and the model name helpers use (for the record). */
+type HelperSettings = FileConfig["helpers"] & { modelName: string; workspace: string; timezone: string };
 
 export interface HelperDeps {
   bus: MessageBus;
@@ -102,7 +95,6 @@ export class HelperManager {
     return id;
   }
 
-  /** Running helpers, of one conversation or all. */
   list(sessionKey?: string): HelperInfo[] {
     return [...this.runs.values()]
       .filter((r) => sessionKey === undefined || r.sessionKey === sessionKey)

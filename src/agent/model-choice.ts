@@ -23,13 +23,7 @@ export interface ChatModelsDeps {
 }
 
 /** Each chat's model: `/model` lists and switches it; every turn of the chat (its reminders too) uses it. */
-export interface ChatModels {
-  /** The model of the chat `msg` belongs to, and whether the chat chose it. */
-  current(msg: InboundMessage): Promise<{ name: string; chosen: boolean }>;
-  forTurn(msg: InboundMessage): Promise<TurnModel>;
-  /** The answer to `/model` (no argument: the list) or `/model NAME`. */
-  answer(msg: InboundMessage, argument: string): Promise<string>;
-}
+export type ChatModels = ReturnType<typeof createChatModels>;
 
 /** The chat a turn's model is chosen in: its conversation, or for the heartbeat the chat its answers go to. */
 export function chatOf(msg: InboundMessage): string {
@@ -58,10 +52,11 @@ export function modelList(defaultModel: string, models: readonly ModelSetting[],
   return ["Models (/model NAME switches this chat, /model default goes back):", ...lines].join("\n");
 }
 
-export function createChatModels(deps: ChatModelsDeps): ChatModels {
+export function createChatModels(deps: ChatModelsDeps) {
   const defaultModel = deps.config.openai.model;
   const { models } = deps.config.agent;
-  const current = async (msg: InboundMessage) => {
+  /** The model of the chat `msg` belongs to, and whether the chat chose it. */
+  const current = async (msg: InboundMessage): Promise<{ name: string; chosen: boolean }> => {
     const stored = await deps.store.get(chatOf(msg));
     // A choice the config no longer lists falls back to the default (the row stays, harmless).
     const chosen = stored !== undefined && models.some((m) => m.name === stored);
@@ -69,12 +64,13 @@ export function createChatModels(deps: ChatModelsDeps): ChatModels {
   };
   return {
     current,
-    async forTurn(msg) {
+    async forTurn(msg: InboundMessage): Promise<TurnModel> {
       // Never fails a turn: a database that cannot say now fails the turn's own writes, visibly.
       const { name, chosen } = await current(msg).catch(() => ({ name: defaultModel, chosen: false }));
       return { name, ...deps.chain(chosen ? name : undefined) };
     },
-    async answer(msg, argument) {
+    /** The answer to `/model` (no argument: the list) or `/model NAME`. */
+    async answer(msg: InboundMessage, argument: string): Promise<string> {
       const now = await current(msg);
       if (!argument) return modelList(defaultModel, models, now.name);
       if (!(await deps.access.isOwner(msg.channel, msg.senderId))) {

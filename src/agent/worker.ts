@@ -54,7 +54,6 @@ export class AgentWorker {
     this.drafts = new TurnDrafts({ ...deps, setting: deps.settings.streamReplies });
   }
 
-  /** Consumes the bus until it closes. */
   async run(): Promise<void> {
     for await (const msg of this.deps.bus.inbound) {
       // One bad message must not end the loop that serves every chat.
@@ -91,7 +90,6 @@ export class AgentWorker {
     return { running: this.active, queued };
   }
 
-  /** The conversations with a turn running now. */
   get runningSessions(): string[] {
     return [...this.lanes.values()].filter((lane) => lane.running).map((lane) => lane.key);
   }

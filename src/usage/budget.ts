@@ -1,3 +1,4 @@
+import type { UsageStore } from "../store/store.js";
 import type { Periods } from "./periods.js";
 
 /** Config `usage`: what may be spent; a limit not set is no limit. Costs are in the price table's currency. */
@@ -9,19 +10,13 @@ export interface UsageLimits {
 }
 
 /** What was spent in the periods the limits count: tokens today, cost this month, overall and in this chat. */
-export interface Spent {
-  dayTokens: number;
-  monthCost: number;
-  chatDayTokens: number;
-  chatMonthCost: number;
-}
+export type Spent = Awaited<ReturnType<UsageStore["spent"]>>;
 
 export type Verdict = { ok: true } | { ok: false; limit: keyof UsageLimits; reason: string; resetsAt: number };
 
 /**
- * Whether a model call may go out now. A limit is reached once what was spent is at or over
- * it (a call already on its way when another finished may go past it a little). When several
- * are reached, the one that resets last is named: nothing can be called before it resets.
+ * Whether a model call may go out now. A limit is reached once what was spent is at or over it (a call already on its
+ * way may go past it a little). Of several reached, the one that resets last is named: nothing runs before it resets.
  */
 export function mayCall(spent: Spent, limits: UsageLimits, periods: Periods): Verdict {
   const checks: Array<[keyof UsageLimits, number, number, string]> = [
