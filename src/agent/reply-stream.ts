@@ -77,7 +77,10 @@ export class TurnDrafts {
     // A turn over before its draft opened may still have one from before a crash: that one is settled.
     const sink = (await draft.opening) ?? (await this.opened(msg, true));
     if (!sink) return out;
-    if (!out) return void (await sink.discard());
+    if (!out) {
+      await sink.discard();
+      return undefined;
+    }
     const draftIds = await sink.close();
     return out.kind === "reply" && draftIds.length > 0 ? { ...out, draftIds } : out;
   }
