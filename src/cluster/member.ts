@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { coalesced } from "../coalesced.js";
 import type { ClusterProcess, Fence } from "../store/cluster.js";
 import type { ClusterStore } from "../store/postgres/cluster-store.js";
 import {
@@ -38,9 +39,11 @@ const FORGET_EVERY_ROUNDS = 500;
 export class ClusterMember {
   private readonly wanted = new Map<string, { state: LeaseState; handlers: LeaseHandlers }>();
   private timer?: NodeJS.Timeout;
-  private inFlight?: Promise<void>;
-  private again = false;
-  private rounds = 0;
+  // Rounds run one at a time; asked for during one, another follows it.
+  private readonly rounds = coalesced(async () => {
+    if (!this.stopped) await this.round();
+  });
+  private roundCount = 0;
   private failing = false;
   private stopped = false;
 
@@ -86,7 +89,7 @@ export class ClusterMember {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.inFlight;
+    await this.rounds.idle();
     for (const [name, entry] of this.wanted) {
       if (entry.state.epoch === undefined) entry.handlers.denied?.();
       else this.apply(name, entry, { state: NOT_HELD, change: "lost" });
@@ -102,18 +105,7 @@ export class ClusterMember {
   }
 
   private claimSoon(): void {
-    if (this.stopped) return;
-    if (this.inFlight) {
-      this.again = true;
-      return;
-    }
-    this.inFlight = this.round().finally(() => {
-      this.inFlight = undefined;
-      if (this.again) {
-        this.again = false;
-        this.claimSoon();
-      }
-    });
+    if (!this.stopped) this.rounds.run();
   }
 
   private async round(): Promise<void> {
@@ -122,7 +114,7 @@ export class ClusterMember {
     const sentAt = performance.now();
     try {
       const [held] = await Promise.all([store.claim(this.id, names, timing.ttlMs), store.heartbeat(this.deps.process)]);
-      if (++this.rounds % FORGET_EVERY_ROUNDS === 0) await store.forgetSilent(FORGET_AFTER_MS);
+      if (++this.roundCount % FORGET_EVERY_ROUNDS === 0) await store.forgetSilent(FORGET_AFTER_MS);
       if (this.failing) this.deps.log.info("the cluster's database answers again");
       this.failing = false;
       const now = performance.now();

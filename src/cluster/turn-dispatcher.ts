@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { InboundMessage } from "../bus/types.js";
+import { coalesced } from "../coalesced.js";
 import type { Fence } from "../store/cluster.js";
 import type { ClusterWork } from "../store/postgres/cluster-work.js";
 import type { ClusterMember } from "./member.js";
@@ -39,8 +40,12 @@ export class TurnDispatcher {
   private readonly held = new Map<string, { seen: Set<string>; queued: Set<string> }>();
   private timer?: NodeJS.Timeout;
   private unlisten?: () => Promise<void>;
-  private running?: Promise<void>;
-  private again = false;
+  private readonly passes = coalesced(async () => {
+    if (this.stopped) return;
+    await this.pass().catch((err: Error) =>
+      this.deps.log.warn({ err: err.message }, "could not look for waiting conversations"),
+    );
+  });
   private stopped = false;
 
   constructor(private readonly deps: DispatcherDeps) {}
@@ -53,20 +58,7 @@ export class TurnDispatcher {
 
   /** Looks for work now (coalesced: one pass at a time, and one more if woken during it). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.pass()
-      .catch((err: Error) => this.deps.log.warn({ err: err.message }, "could not look for waiting conversations"))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    if (!this.stopped) this.passes.run();
   }
 
   /** The worker finished a message's turn (its result is stored): the next one, or give the conversation back. */
@@ -86,7 +78,7 @@ export class TurnDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.running;
+    await this.passes.idle();
     await this.unlisten?.();
     await Promise.all([...this.held.keys()].map((key) => this.give(key)));
     this.held.clear();

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { ChannelName, InboundMessage } from "../bus/types.js";
+import { coalesced } from "../coalesced.js";
 import type { CronJob, JobOwner, JobStore } from "../store/store.js";
 import { runMessage } from "./delivery.js";
 import { nextRun } from "./schedule.js";
@@ -31,8 +32,11 @@ export class Scheduler {
   private readonly maxSleepMs: number;
   private handle?: NodeJS.Timeout;
   private running = false;
-  private ticking = false;
-  private tickAgain = false;
+  // One tick at a time: a wake() during a tick runs another right after it.
+  private readonly ticks = coalesced(async () => {
+    clearTimeout(this.handle);
+    if (this.running) await this.tickOnce();
+  });
   private channels?: readonly ChannelName[];
 
   constructor(private readonly deps: SchedulerDeps) {
@@ -76,19 +80,7 @@ export class Scheduler {
 
   private tick(): void {
     clearTimeout(this.handle);
-    // One tick at a time: a wake() during a tick runs another right after it.
-    if (this.ticking) {
-      this.tickAgain = true;
-      return;
-    }
-    this.ticking = true;
-    void this.tickOnce().finally(() => {
-      this.ticking = false;
-      if (this.tickAgain && this.running) {
-        this.tickAgain = false;
-        this.tick();
-      }
-    });
+    this.ticks.run();
   }
 
   private async tickOnce(): Promise<void> {
@@ -102,7 +94,7 @@ export class Scheduler {
     } catch (err) {
       this.deps.log.error({ err }, "the scheduler could not read its jobs; trying again shortly");
     } finally {
-      if (this.running && !this.tickAgain) this.handle = setTimeout(() => this.tick(), wait).unref();
+      if (this.running) this.handle = setTimeout(() => this.tick(), wait).unref();
     }
   }
 
