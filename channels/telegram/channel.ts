@@ -185,8 +185,10 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     });
     const path = new URL(url).pathname;
     webhookServer = createServer((req, res) => {
-      if (req.method !== "POST" || new URL(req.url ?? "/", "http://x").pathname !== path)
-        return void res.writeHead(404).end();
+      if (req.method !== "POST" || new URL(req.url ?? "/", "http://x").pathname !== path) {
+        res.writeHead(404).end();
+        return;
+      }
       handle(req, res).catch((err: unknown) => {
         log.error({ err }, "telegram webhook request failed");
         if (!res.headersSent) res.writeHead(500).end();

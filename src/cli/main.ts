@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { Command } from "commander";
-import type { Logger } from "pino";
 import { type Config, ConfigError } from "../config/config.js";
 import { storeLocation } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
@@ -10,8 +9,8 @@ import { describeFsProblem } from "./fs-problem.js";
 import { loadOrExit } from "./load.js";
 import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
 
-// Each command's module (but the small store-only ones) is imported by its action, so `pincer gateway` starts
-// without the others'.
+// Each command's module (but the small store-only ones) is imported by its action once the configuration is read, so
+// `pincer gateway` starts without the others' and a configuration mistake is told before anything big loads.
 
 /** A command that needs only the configuration: prints its answer; a failed one sets exit code 1. */
 function answer<A extends unknown[]>(
@@ -23,12 +22,6 @@ function answer<A extends unknown[]>(
     console.log(typeof result === "string" ? result : result.text);
     if (typeof result !== "string" && !result.ok) process.exitCode = 1;
   };
-}
-
-/** For a command that talks to the model: the key is required. */
-function withLog(): [Config, Logger] {
-  const { config, log } = loadOrExit();
-  return [config, log];
 }
 
 const program = new Command("pincer")
@@ -45,13 +38,19 @@ const program = new Command("pincer")
 program
   .command("gateway")
   .description("run the daemon: every configured channel, the agent, the scheduler")
-  .action(async () => (await import("./gateway.js")).runGateway(...withLog()));
+  .action(async () => {
+    const { config, log } = loadOrExit();
+    await (await import("./gateway.js")).runGateway(config, log);
+  });
 
 program
   .command("chat")
   .description("talk to the agent in the terminal")
   .option("-s, --session <id>", "terminal conversation to continue", "local")
-  .action(async ({ session }: { session: string }) => (await import("./terminal.js")).runChat(...withLog(), session));
+  .action(async ({ session }: { session: string }) => {
+    const { config, log } = loadOrExit();
+    await (await import("./terminal.js")).runChat(config, log, session);
+  });
 
 program
   .command("agent")
@@ -59,7 +58,8 @@ program
   .requiredOption("-m, --message <text>", "what to say to the agent")
   .option("-s, --session <id>", "terminal conversation to continue", "local")
   .action(async ({ message, session }: { message: string; session: string }) => {
-    if (!(await (await import("./terminal.js")).runAgentOnce(...withLog(), message, session))) process.exitCode = 3;
+    const { config, log } = loadOrExit();
+    if (!(await (await import("./terminal.js")).runAgentOnce(config, log, message, session))) process.exitCode = 3;
   });
 
 program
