@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { classifyBody, decodeBody } from "./extract.js";
-import { createHtmlConverter } from "./html-converter.js";
 import { htmlToMarkdown } from "./html-to-markdown.js";
 import { htmlToPlainText, stripTags } from "./html-to-text.js";
+import { createHtmlConverter } from "./web-fetch-tool.js";
 
 describe("classifyBody", () => {
   it.each([

@@ -1,4 +1,4 @@
-/** Worker-thread entry (see html-converter.ts): a huge or pathological page costs this thread, not the daemon's. */
+/** Worker of createHtmlConverter (web-fetch-tool.ts): a huge or pathological page costs this thread, not the daemon. */
 import { serveTasks } from "../worker-pool.js";
 import { htmlToMarkdown } from "./html-to-markdown.js";
 

@@ -1,8 +1,9 @@
 import { safeSlice } from "../result-cap.js";
 import { objectSchema, type Tool, ToolError } from "../tool.js";
+import { createWorkerPool } from "../worker-pool.js";
 import { classifyBody, decodeBody } from "./extract.js";
 import type { FetchDeps } from "./fetch-url.js";
-import { createHtmlConverter, HTML_TIMEOUT_MS } from "./html-converter.js";
+import type { ReadableText } from "./html-to-markdown.js";
 import { wrapUntrusted } from "./untrusted.js";
 
 /** defaultMaxChars: characters returned when the model does not ask for a number. */
@@ -11,6 +12,26 @@ export type WebFetchDeps = FetchDeps & { defaultMaxChars: number };
 type Args = { url: string; max_chars?: number };
 
 const MAX_CHARS = 100_000;
+/** Longest conversion of one page, counted from when it gets a thread. */
+const HTML_TIMEOUT_MS = 10_000;
+
+/** Converts pages in two 256 MB worker threads (no page blocks the event loop); a failure gives bare text and why. */
+export function createHtmlConverter(timeoutMs = HTML_TIMEOUT_MS) {
+  const run = createWorkerPool<{ html: string; url: string }, ReadableText>(
+    new URL("./html-worker.js", import.meta.url),
+    { maxThreads: 2, memoryMb: 256, idleMs: 30_000 },
+  );
+  return (html: string, url: string, signal: AbortSignal): Promise<ReadableText> =>
+    run({ html, url }, signal, timeoutMs).catch(async (err: Error) => {
+      // The parser is only needed here, in the daemon's thread: loaded on the first failed conversion.
+      const { stripTags } = await import("./html-to-text.js");
+      const took = `took longer than ${timeoutMs / 1000} s`;
+      return {
+        text: stripTags(html),
+        plain: `converting it ${err.name === "TimeoutError" ? took : `failed: ${err.message}`}`,
+      };
+    });
+}
 
 /** web_fetch: one http(s) page as readable text, never from the host's own network. */
 export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
