@@ -2,14 +2,11 @@ import ipaddr from "ipaddr.js";
 import { allowEntryKind } from "../../config/web.js";
 
 /**
- * Which network addresses web_fetch may connect to. Pure functions over strings: the pinned
- * connector (pinned-agent.ts) asks them about every address it is about to use.
- *
- * The rule: only public unicast addresses. Loopback, private, link-local (cloud metadata at
- * 169.254.169.254), CGNAT, multicast, broadcast, unspecified, reserved and documentation ranges,
- * IPv6 unique-local and link-local are refused, and so is every IPv6 form that embeds an IPv4
- * address (IPv4-mapped, IPv4-translated, NAT64, 6to4) whose IPv4 address would be refused.
- * The user's allowlist (CIDR ranges and host names) is the only way around it.
+ * Which addresses web_fetch may connect to; the pinned connector (pinned-agent.ts) asks about every one it uses.
+ * Only public unicast: loopback, private, link-local (cloud metadata at 169.254.169.254), CGNAT, multicast, broadcast,
+ * unspecified, reserved and documentation ranges, IPv6 unique-local and link-local are refused, and so is every IPv6
+ * form embedding a refused IPv4 address (IPv4-mapped, IPv4-translated, NAT64, 6to4). Only the user's allowlist
+ * (CIDR ranges and host names) gets around it.
  */
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
@@ -48,10 +45,8 @@ export function isAllowedHost(host: string, policy: AddressPolicy): boolean {
   return policy.hosts.has(normalizeHost(host));
 }
 
-/**
- * May we connect to this address? Accepts any spelling ipaddr.js understands: dotted, decimal
- * (2130706433), hex (0x7f.1), octal (0177.0.0.1), short (127.1), bracketed IPv6, zone ids.
- */
+/** May we connect to this address? Any spelling ipaddr.js understands: dotted, decimal (2130706433), hex (0x7f.1),
+ * octal (0177.0.0.1), short (127.1), bracketed IPv6, zone ids. */
 export function checkAddress(input: string, policy: AddressPolicy): AddressVerdict {
   let address: Address;
   try {
@@ -83,11 +78,9 @@ function blockedRange(address: Address, policy: AddressPolicy): string | undefin
   return `a ${describe(range === "unicast" ? "ipv4Compatible" : range)} address`;
 }
 
-/**
- * The IPv4 address inside IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d),
- * well-known NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::) addresses, which reach
- * that IPv4 host. The local-use NAT64 prefix 64:ff9b:1::/48 has no fixed layout and is refused.
- */
+/** The IPv4 host reached by IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), well-known NAT64
+ * (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::) addresses. Local-use NAT64 (64:ff9b:1::/48) has no fixed layout:
+ * refused. */
 function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   const range = address.range();
   const p = address.parts;
@@ -133,10 +126,9 @@ function stripBrackets(value: string): string {
 export type TargetVerdict = { allowed: true; url: URL } | { allowed: false; reason: string };
 
 /**
- * May web_fetch request this URL? http(s) only, no user name or password in it, and a host that
- * is a permitted IP literal or a name (whose addresses the connector checks when it resolves it).
- * WHATWG URL parsing has already turned odd IPv4 spellings (2130706433, 0x7f.1, 127.1, 127。0。0。1)
- * into dotted form and IDNs into punycode, so what is checked here is what undici connects to.
+ * May web_fetch request this URL? http(s), no user name or password, and a permitted IP literal or a name (the
+ * connector checks its addresses on resolving). WHATWG URL parsing has already made odd IPv4 spellings (2130706433,
+ * 0x7f.1, 127.1, 127。0。0。1) dotted and IDNs punycode, so what is checked here is what undici connects to.
  */
 export function checkTarget(raw: string, policy: AddressPolicy, base?: URL): TargetVerdict {
   let url: URL;
