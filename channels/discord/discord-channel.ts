@@ -91,7 +91,8 @@ export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
     name: "discord",
     status() {
       // discord.js reconnects by itself; anything but Ready is a connection on its way back.
-      if (!started || client.ws.status === Status.Ready) return { state: started ? "connected" : "stopped" };
+      if (!started) return { state: "stopped" };
+      if (client.ws.status === Status.Ready) return { state: "connected" };
       return { state: "connecting", detail: `gateway ${Status[client.ws.status] ?? client.ws.status}` };
     },
     async start() {
