@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
-import type { PairingStore } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import { hasAccess, isOwner, pairingNotice, strangerAction } from "./policy.js";
 
 interface AccessGateDeps {
   /** The allowlists by channel (TELEGRAM_ALLOW_FROM, DISCORD_ALLOW_FROM). */
   allowFrom: Partial<Record<ChannelName, readonly string[]>>;
-  pairing: PairingStore;
+  pairing: Store["pairing"];
   /** Sends the pairing notice through the outbound bus. */
   send: (msg: OutboundMessage) => Promise<unknown>;
   log: Logger;

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import { type ChannelName, replyTarget } from "../bus/types.js";
-import type { JournalStore } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import type { AccessGate } from "./gate.js";
 
 /**
@@ -10,7 +10,7 @@ import type { AccessGate } from "./gate.js";
  * messages, so per-conversation order holds across a restart.
  */
 export async function resumePending(
-  deps: { journal: JournalStore; bus: MessageBus; access: AccessGate; log: Logger },
+  deps: { journal: Store["journal"]; bus: MessageBus; access: AccessGate; log: Logger },
   served: ReadonlySet<ChannelName>,
 ): Promise<void> {
   const { journal, bus, access, log } = deps;

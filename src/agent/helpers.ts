@@ -5,7 +5,7 @@ import type { InboundMessage } from "../bus/types.js";
 import type { FileConfig } from "../config/file-schema.js";
 import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import type { AuditStore, HelperRun, HelperRunStore, HelperStatus } from "../store/store.js";
+import type { HelperRun, HelperStatus, Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { ToolError, untilAborted } from "../tools/tool.js";
 import type { UsageMeter } from "../usage/meter.js";
@@ -24,12 +24,12 @@ type HelperSettings = FileConfig["helpers"] & { modelName: string; workspace: st
 
 export interface HelperDeps {
   bus: MessageBus;
-  store: HelperRunStore;
+  store: Store["helperRuns"];
   /** agent.helperModel, or the main one. */
   model: Model;
   /** The full registry; helpers get a view without HELPER_DENIED_TOOLS. */
   registry: ToolRegistry;
-  audit: AuditStore;
+  audit: Store["audit"];
   log: Logger;
   settings: HelperSettings;
   /** Clustered: told when a helper starts and ends here, so the others tell it from one whose process died. */

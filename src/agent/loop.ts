@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { type ChatMessage, ContextRefusedError, type Model, type ModelReply, type ToolCall } from "../llm/model.js";
 import { storableArguments } from "../llm/reply.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import type { AuditStore, StoredMessage, TurnSoFar, TurnStepStore } from "../store/store.js";
+import type { Store, StoredMessage, TurnSoFar } from "../store/store.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
@@ -22,7 +22,7 @@ export interface LoopDeps {
   /** When a round of tool calls starts; what it returns, when the round ends (progress notes). */
   onToolRound?: (calls: ToolCall[]) => () => void;
   /** The turn's journal: each step is recorded before the next one starts, so a crash can resume. */
-  steps?: Pick<TurnStepStore, "assistant" | "started" | "result">;
+  steps?: Pick<Store["steps"], "assistant" | "started" | "result">;
   /** With both, every request is fitted (fitRequest) to `window()`, the answer's reserve taken off. */
   tokens?: TokenCounter;
   window?: () => number;
@@ -207,7 +207,7 @@ async function callModel(
 }
 
 /** An onToolResult that records each call in the audit log; a failed write is logged, never fails the run. */
-export function auditTo(audit: AuditStore, sessionKey: string, log: Logger): NonNullable<LoopDeps["onToolResult"]> {
+export function auditTo(audit: Store["audit"], sessionKey: string, log: Logger): NonNullable<LoopDeps["onToolResult"]> {
   return (call, result, durationMs) =>
     void audit
       .record({ sessionKey, tool: call.name, arguments: call.arguments, result, durationMs })

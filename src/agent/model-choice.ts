@@ -1,7 +1,7 @@
 import type { ChannelName, InboundMessage } from "../bus/types.js";
 import type { ModelSetting } from "../config/file-schema.js";
 import type { Model } from "../llm/model.js";
-import type { ChatModelStore } from "../store/store.js";
+import type { Store } from "../store/store.js";
 
 /** A chat's model for one turn: the chain of its choice (fallbacks behind it) and the context that chain takes. */
 export interface TurnModel {
@@ -15,7 +15,7 @@ export interface TurnModel {
 export interface ChatModelsDeps {
   /** PINCER_MODEL: what a chat uses until it chooses (and after `/model default`); agent.models: what it may choose. */
   config: { openai: { model: string }; agent: { models: readonly ModelSetting[] } };
-  store: ChatModelStore;
+  store: Store["chatModels"];
   /** Who may switch a chat (src/access: allowlisted or approved, not anyone let in by `*`). */
   access: { isOwner(channel: ChannelName, userId: string): Promise<boolean> };
   /** The chain for a choice; undefined is the default's. */

@@ -4,7 +4,7 @@ import { LONG_REPLY_CHARS } from "../bus/delivery.js";
 import type { DraftSink } from "../bus/draft-stream.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { visibleSoFar } from "../llm/collect.js";
-import type { JournalStore } from "../store/store.js";
+import type { Store } from "../store/store.js";
 
 /** How often a streamed text is looked at (reasoning and markup taken out), whatever its chunks: bounded work per reply. */
 const LOOK_EVERY_MS = 100;
@@ -20,7 +20,7 @@ interface Draft {
 
 export interface TurnDraftDeps {
   bus: MessageBus;
-  journal: Pick<JournalStore, "draftOf" | "recordDraft">;
+  journal: Pick<Store["journal"], "draftOf" | "recordDraft">;
   log: Logger;
   /** Whose replies are shown as they are written: people's messages only, in the chats the setting names. */
   setting?: "private" | "all" | "off";

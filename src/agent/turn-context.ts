@@ -3,7 +3,7 @@ import { type MemorySharing, seesOwnerMemory } from "../access/policy.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import type { ConversationStore, MemoryEntry, MemoryStore } from "../store/store.js";
+import type { MemoryEntry, Store } from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import { requestBudget } from "./budget.js";
 import { buildSystemPrompt, formatDay, toChatMessage } from "./context.js";
@@ -11,8 +11,8 @@ import type { LoopInput } from "./loop.js";
 import type { Skill } from "./skills.js";
 
 export interface TurnContextDeps {
-  conversations: ConversationStore;
-  memory: MemoryStore;
+  conversations: Store["conversations"];
+  memory: Store["memory"];
   tokens: TokenCounter;
   skills: () => Skill[];
   toolSchemas: () => readonly object[];

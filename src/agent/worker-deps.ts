@@ -4,14 +4,7 @@ import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { Consolidator } from "../memory/consolidator.js";
-import type {
-  AuditStore,
-  ConversationStore,
-  JournalStore,
-  MemoryStore,
-  TurnStepStore,
-  TurnStore,
-} from "../store/store.js";
+import type { Store } from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { UsageMeter } from "../usage/meter.js";
@@ -26,16 +19,16 @@ import type { WaitLimits } from "./waiting.js";
 /** What the agent worker is given: its stores, the models, the tools and its settings. */
 export interface WorkerDeps {
   bus: MessageBus;
-  journal: JournalStore;
-  conversations: ConversationStore;
-  turns: TurnStore;
-  audit: AuditStore;
+  journal: Store["journal"];
+  conversations: Store["conversations"];
+  turns: Store["turns"];
+  audit: Store["audit"];
   /** The turn's journal: a turn cut short by a crash resumes instead of repeating finished tool calls. */
-  steps: TurnStepStore;
+  steps: Store["steps"];
   chatModels: ChatModels;
   registry: ToolRegistry;
   log: Logger;
-  memory: MemoryStore;
+  memory: Store["memory"];
   tokens: TokenCounter;
   consolidator?: Consolidator;
   settings: {

@@ -14,7 +14,7 @@ import {
 } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { ToolCall } from "../llm/model.js";
-import type { Approval, ApprovalStore, Store } from "../store/store.js";
+import type { Approval, Store } from "../store/store.js";
 import { compilePatterns } from "../tools/exec/guard.js";
 import type { ToolContext } from "../tools/tool.js";
 import {
@@ -30,7 +30,7 @@ import {
 } from "./policy.js";
 
 export interface ApprovalDeps {
-  store: ApprovalStore;
+  store: Store["approvals"];
   bus: Pick<MessageBus, "outboundRecorded">;
   policy: ApprovalPolicy;
   timeoutSeconds: number;

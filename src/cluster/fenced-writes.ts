@@ -1,13 +1,9 @@
 import type { InboundMessage } from "../bus/types.js";
 import { type Fence, FencedOutError } from "../store/cluster.js";
-import type { FencedTurnWrites, JournalStore, TurnStepStore, TurnStore } from "../store/store.js";
+import type { FencedTurnWrites, Store } from "../store/store.js";
 
 /** The writes a turn makes, as the worker gets them. */
-interface TurnWrites {
-  journal: JournalStore;
-  steps: TurnStepStore;
-  turns: TurnStore;
-}
+type TurnWrites = Pick<Store, "journal" | "steps" | "turns">;
 
 /**
  * Clustered mode's turn writes: every journal write of a conversation's turn is made under its turn lease, and
@@ -29,7 +25,7 @@ export function fenceTurnWrites(
     return fenced(fence);
   };
   // The journal as it is (the bus and the worker use the rest of it), with only the turn's write fenced.
-  const journal: JournalStore = Object.create(writes.journal);
+  const journal: Store["journal"] = Object.create(writes.journal);
   journal.recordTurnStart = async (msg) => under(msg, true).recordTurnStart(msg);
   return {
     journal,

@@ -2,14 +2,14 @@ import type { Logger } from "pino";
 import { formatDay, formatMinute } from "../agent/context.js";
 import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import type { MemoryStore, PendingMessage } from "../store/store.js";
+import type { PendingMessage, Store } from "../store/store.js";
 import { safeSlice } from "../tools/result-cap.js";
 import type { UsageMeter } from "../usage/meter.js";
 import { CONSOLIDATION_INSTRUCTIONS, parseConsolidation, transcript } from "./consolidation-prompt.js";
 import { appendMemoryFacts, readMemoryFile } from "./memory-file.js";
 
 export interface ConsolidatorDeps {
-  store: MemoryStore;
+  store: Store["memory"];
   model: Model;
   tokens: TokenCounter;
   log: Logger;

@@ -1,8 +1,8 @@
-import type { JobStore } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import { describeSchedule, formatInZone } from "./schedule.js";
 
 /** `pincer cron list`: every job of every conversation, soonest first. */
-export async function listJobsText(store: JobStore): Promise<string> {
+export async function listJobsText(store: Store["jobs"]): Promise<string> {
   const jobs = await store.listAll();
   if (jobs.length === 0) return "No scheduled jobs.";
   return [
@@ -22,7 +22,7 @@ export async function listJobsText(store: JobStore): Promise<string> {
 }
 
 /** `pincer cron remove ID`: the owner may remove any job; returns the message and whether it worked. */
-export async function removeJob(store: JobStore, id: string): Promise<{ ok: boolean; text: string }> {
+export async function removeJob(store: Store["jobs"], id: string): Promise<{ ok: boolean; text: string }> {
   const job = await store.get(id);
   if (!job || !(await store.remove(id))) return { ok: false, text: `No job ${id} (pincer cron list shows the ids).` };
   return { ok: true, text: `Removed job ${job.id} (${job.origin.sessionKey}: ${job.message}).` };

@@ -10,7 +10,7 @@ import { ownedJobs } from "../store/jobs.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
 import { sqliteSql } from "../store/sqlite/sql.js";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
-import type { JobOrigin, JobStore, JournalStore } from "../store/store.js";
+import type { JobOrigin, Store } from "../store/store.js";
 import { nextRun, type Schedule } from "./schedule.js";
 import { Scheduler } from "./scheduler.js";
 
@@ -27,9 +27,9 @@ const origin: JobOrigin = {
 /** One pincer process's worth of scheduler state over a database file that outlives it. */
 class Process {
   readonly db: Database;
-  readonly journal: JournalStore;
+  readonly journal: Store["journal"];
   readonly bus: MessageBus;
-  readonly store: JobStore;
+  readonly store: Store["jobs"];
   readonly scheduler: Scheduler;
 
   constructor(path: string) {

@@ -2,12 +2,12 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { ChannelName, InboundMessage } from "../bus/types.js";
 import { coalesced } from "../coalesced.js";
-import type { CronJob, JobOwner, JobStore } from "../store/store.js";
+import type { CronJob, JobOwner, Store } from "../store/store.js";
 import { runMessage } from "./delivery.js";
 import { nextRun } from "./schedule.js";
 
 export interface SchedulerDeps {
-  store: JobStore;
+  store: Store["jobs"];
   bus: MessageBus;
   inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> };
   log: Logger;

@@ -60,19 +60,6 @@ export interface Store extends StoreGroups {
   close(): Promise<void>;
 }
 
-export type JournalStore = Store["journal"];
-export type TurnStepStore = Store["steps"];
-export type TurnStore = Store["turns"];
-export type ConversationStore = Store["conversations"];
-export type ChatModelStore = Store["chatModels"];
-export type MemoryStore = Store["memory"];
-export type JobStore = Store["jobs"];
-export type PairingStore = Store["pairing"];
-export type AuditStore = Store["audit"];
-export type HelperRunStore = Store["helperRuns"];
-export type ApprovalStore = Store["approvals"];
-export type UsageStore = Store["usage"];
-
 export type StoreChange = { kind: "outbox"; channel: string } | { kind: "inbox"; sessionKey: string };
 
 export interface StoreOptions {
@@ -86,7 +73,7 @@ export interface StoreOptions {
 
 /** A turn's writes made under a fence: each commits only while the fence is current in the database. */
 export interface FencedTurnWrites {
-  steps: TurnStepStore;
-  turns: TurnStore;
+  steps: Store["steps"];
+  turns: Store["turns"];
   recordTurnStart(msg: InboundMessage): Promise<number>;
 }

@@ -9,7 +9,7 @@ import type { Config } from "../config/config.js";
 import { runMessage } from "../scheduler/delivery.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
-import type { JobStore } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import { createCronTool } from "./cron-tool.js";
 import { ToolRegistry } from "./registry.js";
 import type { ToolContext } from "./tool.js";
@@ -17,7 +17,7 @@ import type { ToolContext } from "./tool.js";
 const NOW = Date.parse("2025-03-01T10:00:00Z"); // 11:00 in Berlin
 let dir: string;
 let db: Database;
-let store: JobStore;
+let store: Store["jobs"];
 let registry: ToolRegistry;
 let wakes: number;
 

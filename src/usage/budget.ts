@@ -1,4 +1,4 @@
-import type { UsageStore } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import type { Periods } from "./periods.js";
 
 /** Config `usage`: what may be spent; a limit not set is no limit. Costs are in the price table's currency. */
@@ -10,7 +10,7 @@ export interface UsageLimits {
 }
 
 /** What was spent in the periods the limits count: tokens today, cost this month, overall and in this chat. */
-export type Spent = Awaited<ReturnType<UsageStore["spent"]>>;
+export type Spent = Awaited<ReturnType<Store["usage"]["spent"]>>;
 
 export type Verdict = { ok: true } | { ok: false; limit: keyof UsageLimits; reason: string; resetsAt: number };
 

@@ -4,7 +4,7 @@ import type { Config } from "../config/config.js";
 import { type Model, ModelError, type ModelReply, type ModelRequest } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import { formatInZone } from "../scheduler/schedule.js";
-import type { UsageStore } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import { mayCall, type UsageLimits, type Verdict } from "./budget.js";
 import { localDay, periodsAt } from "./periods.js";
 import { costOf, type Price } from "./prices.js";
@@ -21,7 +21,7 @@ interface MeteredRun {
 }
 
 interface UsageMeterDeps {
-  store: Pick<UsageStore, "record" | "spent" | "groups">;
+  store: Pick<Store["usage"], "record" | "spent" | "groups">;
   tokens: Pick<TokenCounter, "request" | "text">;
   prices: Record<string, Price>;
   limits: UsageLimits;
@@ -141,7 +141,7 @@ export class UsageMeter {
 
 /** Today's and this month's calls in `timezone` as of `now`, for one chat (`sessionKey`) and overall. */
 export async function readUsage(
-  store: Pick<UsageStore, "groups">,
+  store: Pick<Store["usage"], "groups">,
   timezone: string,
   now: number,
   sessionKey?: string,

@@ -1,4 +1,4 @@
-import type { UsageStore, UsageSums } from "../store/store.js";
+import type { Store, UsageSums } from "../store/store.js";
 import { SLOT_MS } from "../store/usage.js";
 import { localDay, periodsAt } from "../usage/periods.js";
 import { costText } from "../usage/report.js";
@@ -12,7 +12,7 @@ export interface UsageView {
 
 const DAYS = 30;
 
-export async function collectUsage(store: UsageStore, timezone: string, now: number): Promise<UsageView> {
+export async function collectUsage(store: Store["usage"], timezone: string, now: number): Promise<UsageView> {
   const starts = [periodsAt(now, timezone).dayStart];
   while (starts.length < DAYS) starts.unshift(periodsAt(starts[0] - 1, timezone).dayStart);
   const days = starts.map((start) => ({ day: localDay(start, timezone), tokens: 0, cost: 0 }));

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { MemoryStore } from "../store.js";
+import type { Store } from "../store.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
 import { migrations } from "./migrations.js";
 import { openSqliteStore } from "./sqlite-store.js";
@@ -34,7 +34,7 @@ function checkIndex(db: Database): void {
 }
 
 const pending = (db: Database) => db.prepare("SELECT count(*) FROM messages_fts_pending").pluck().get();
-const found = async (memory: MemoryStore, query: string) =>
+const found = async (memory: Store["memory"], query: string) =>
   (await memory.search(query, scope)).map((hit) => hit.snippet);
 
 describe("the message search index, filled in batches", () => {
