@@ -29,6 +29,15 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
   // Messages with buttons still to answer, oldest first: a line naming a button's key taps it.
   const open: Array<{ messageId: string; buttons: Button[] }> = [];
   let posted = 0;
+  const from = () => ({
+    id: randomUUID(),
+    channel: "console" as const,
+    chatId,
+    senderId: "console",
+    senderName: deps.senderName ?? "you",
+    isGroup: false,
+    receivedAt: Date.now(),
+  });
 
   return {
     name: "console",
@@ -68,16 +77,10 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
       if (asked && button) {
         open.shift();
         const answer = await deps.bus.publishTap({
-          id: randomUUID(),
-          channel: "console",
-          chatId,
-          senderId: "console",
-          senderName: deps.senderName ?? "you",
-          isGroup: false,
+          ...from(),
           messageId: asked.messageId,
           data: button.data,
           label: button.label,
-          receivedAt: Date.now(),
         });
         if (answer.text) deps.write({ channel: "console", chatId, kind: "notice", text: answer.text });
         return;
@@ -85,20 +88,8 @@ export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
       const command = parseCommand(text);
       const instant = command !== undefined && command !== "new";
       const ended = new Promise<void>((resolve) => (instant ? commandAnswered : turnEnded).push(resolve));
-      const published = deps.bus.publishInbound({
-        id: randomUUID(),
-        channel: "console",
-        chatId,
-        senderId: "console",
-        senderName: deps.senderName ?? "you",
-        text,
-        media: [],
-        isGroup: false,
-        mentionsBot: true,
-        receivedAt: Date.now(),
-        sessionKey,
-      });
-      return published.then(() => ended);
+      await deps.bus.publishInbound({ ...from(), text, media: [], mentionsBot: true, sessionKey });
+      return ended;
     },
   };
 }

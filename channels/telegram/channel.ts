@@ -93,13 +93,13 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   let supervisor: Promise<void> | undefined;
   // Aborts API calls, their retry pauses and the channel's own, so stop() never waits out an outage.
   let shutdown = new AbortController();
-  // grammy types its signal parameter with its AbortController polyfill; Node's own signal is what it uses at run time.
+  // grammy types its signal with its AbortController polyfill; Node's own signal is what it uses.
   const apiSignal = () => shutdown.signal as unknown as Parameters<GrammyBot["api"]["getMe"]>[0];
   let offActivity: (() => void) | undefined;
   const sleep = (ms: number) => pause(ms, undefined, { signal: shutdown.signal }).catch(() => {});
   const retryTiming = { baseDelayMs: timing.reconnectBaseMs, maxDelayMs: timing.reconnectMaxMs };
 
-  /** Runs `attempt` until it works or the channel stops: the first failure (at `level`) and the recovery logged once. */
+  /** Runs `attempt` until it works or the channel stops; the first failure (at `level`) and the recovery logged once. */
   async function persist(failed: string, recovered: string, attempt: () => Promise<void>, level: Level = "error") {
     for (let failures = 1; !stopped; failures++) {
       try {
@@ -116,7 +116,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     }
   }
 
-  /** Handles one update; one that fails is logged and skipped (one whose store write was still being retried at stop throws). */
+  /** One update; a failure is logged and skipped (one whose store write was still being retried at stop throws). */
   async function handle(update: Update): Promise<void> {
     if (stopped) return;
     await bot.handleUpdate(update).catch((err: unknown) => {
@@ -125,10 +125,9 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   }
 
   /**
-   * Long polling, our own loop rather than a runner's: the offset passes an update only once it was handled (its inbox
-   * row written), each chat's in order. While some are still being handled (a download takes up to a minute), polling
-   * goes on every second from the first unfinished one, handing on only updates not seen before, so no other chat
-   * waits behind a slow one.
+   * Our own polling loop: the offset passes an update only once handled (its inbox row written), each chat's in order.
+   * While some are being handled (a download takes up to a minute) it polls every second from the first unfinished one,
+   * handing on only unseen updates, so no chat waits behind a slow one.
    */
   async function supervisePolling(): Promise<void> {
     const handling = new Map<number, Promise<void>>();
@@ -210,8 +209,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     async start() {
       stopped = false;
       shutdown = new AbortController();
-      // getMe directly, not bot.init(): grammy's init retries forever, and a Telegram outage must not hold up the other
-      // channels' start. After startWaitMs the start goes on, connecting in the background.
+      // getMe, not bot.init() (it retries forever): an outage must not hold up other channels' start past startWaitMs.
       const first = bot.api.getMe(apiSignal()).then(
         (me) => {
           if (!bot.isInited()) bot.botInfo = me;
@@ -220,11 +218,10 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
       );
       const late = sleep(timing.startWaitMs).then(() => new Error(`no answer within ${timing.startWaitMs} ms`));
       const outcome = await Promise.race([first, late]);
-      if (outcome instanceof GrammyError && (outcome.error_code === 401 || outcome.error_code === 404)) {
+      if (outcome instanceof GrammyError && (outcome.error_code === 401 || outcome.error_code === 404))
         throw new Error(
           `Telegram rejected TELEGRAM_BOT_TOKEN (${outcome.error_code} ${outcome.description}): check the token BotFather gave you.`,
         );
-      }
       if (outcome) log.warn({ err: describe(outcome) }, "telegram is not reachable yet; pincer keeps trying");
       if (bot.isInited()) log.info({ username: bot.botInfo.username }, "telegram bot connected");
       offActivity = bus.onActivity("telegram", typing.onActivity);

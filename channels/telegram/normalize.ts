@@ -7,11 +7,9 @@ type BotIdentity = { id: number; username: string };
 export interface AttachmentRef {
   kind: "photo" | "document" | "voice" | "audio" | "video" | "video_note" | "animation";
   fileId: string;
-  /** A name to keep the extension recognisable to tools and the model. */
-  fileName: string;
+  fileName: string; // keeps the extension recognisable to tools and the model
   fileSize?: number;
-  /** What the model is told about it, besides the path. */
-  label: string;
+  label: string; // what the model is told about it, besides the path
   durationSeconds?: number;
 }
 
@@ -19,13 +17,11 @@ export interface AttachmentRef {
 export interface NormalizedMessage {
   inbound: InboundMessage;
   repliesToBot: boolean;
-  /** A /command (bare or /command@thisbot) opens the message. */
-  isCommand: boolean;
+  isCommand: boolean; // a /command (bare or /command@thisbot) opens the message
   attachments: AttachmentRef[];
 }
 
-/** How much of a replied-to message the model is shown. */
-const QUOTE_CHARS = 300;
+const QUOTE_CHARS = 300; // how much of a replied-to message the model is shown
 
 /** A user's message; undefined for what has nothing for the agent (bots, service messages, no content). */
 export function normalizeMessage(
@@ -33,7 +29,7 @@ export function normalizeMessage(
   bot: BotIdentity,
   receivedAt = Date.now(),
 ): NormalizedMessage | undefined {
-  const from = message.from;
+  const { from } = message;
   if (!from || from.is_bot) return undefined;
   const rawText = message.text ?? message.caption ?? "";
   const entities = message.entities ?? message.caption_entities ?? [];
@@ -162,18 +158,14 @@ function attachmentsOf(message: Message): AttachmentRef[] {
 }
 
 /** Content that is not a file to download and not text: told to the agent in words, never a crash. */
-function describeContent(message: Message): string[] {
-  const notes: string[] = [];
-  if (message.sticker) notes.push(`[sticker ${message.sticker.emoji ?? ""}]`.replace(" ]", "]"));
-  if (message.location && !message.venue)
-    notes.push(`[location: ${message.location.latitude}, ${message.location.longitude}]`);
-  if (message.venue) notes.push(`[venue: ${message.venue.title}, ${message.venue.address}]`);
-  if (message.contact) {
-    const c = message.contact;
-    notes.push(`[contact: ${[c.first_name, c.last_name].filter(Boolean).join(" ")}, ${c.phone_number}]`);
-  }
-  if (message.poll)
-    notes.push(`[poll: ${message.poll.question} — ${message.poll.options.map((o) => o.text).join(" / ")}]`);
-  if (message.dice) notes.push(`[dice ${message.dice.emoji} rolled ${message.dice.value}]`);
-  return notes;
+function describeContent({ sticker, location, venue, contact, poll, dice }: Message): string[] {
+  const name = contact && [contact.first_name, contact.last_name].filter(Boolean).join(" ");
+  return [
+    sticker && `[sticker ${sticker.emoji ?? ""}]`.replace(" ]", "]"),
+    location && !venue && `[location: ${location.latitude}, ${location.longitude}]`,
+    venue && `[venue: ${venue.title}, ${venue.address}]`,
+    contact && `[contact: ${name}, ${contact.phone_number}]`,
+    poll && `[poll: ${poll.question} — ${poll.options.map((o) => o.text).join(" / ")}]`,
+    dice && `[dice ${dice.emoji} rolled ${dice.value}]`,
+  ].filter((note): note is string => Boolean(note));
 }

@@ -2,9 +2,9 @@ import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import type { Api, GrammyError as GrammyErrorType } from "grammy";
 import type { Logger } from "pino";
-import { type Delivery, DeliveryError, LONG_REPLY_CHARS, longReplyFile } from "../../src/bus/delivery.js";
+import { DeliveryError, LONG_REPLY_CHARS, longReplyFile, type OutboundHandler } from "../../src/bus/delivery.js";
 import { ProgressNotes } from "../../src/bus/progress-notes.js";
-import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
+import type { OutboundMessage } from "../../src/bus/types.js";
 import { keyboardOf } from "./buttons.js";
 import { escapeHtml, markdownToTelegramHtml } from "./format.js";
 import { GrammyError, InputFile } from "./library.js";
@@ -13,7 +13,7 @@ import { htmlToPlainText, splitTelegramHtml } from "./split.js";
 const PHOTO_EXTENSIONS = new Set([".jpg", ".jpeg", ".png", ".webp"]);
 
 /** Telegram refused the HTML itself: the same words go out without formatting. */
-const isEntityParseError = (err: unknown) =>
+const isEntityParseError = (err: unknown): err is GrammyErrorType =>
   err instanceof GrammyError && err.error_code === 400 && /can't parse entities/i.test(err.description);
 
 /** No retry or restart fixes it (bad chat, bot blocked or kicked, malformed, file too large): dead-lettered at once. */
@@ -51,14 +51,8 @@ function formatted(msg: OutboundMessage, log: Logger): string {
   }
 }
 
-/**
- * Markdown → HTML, split under the length limit, the first part replying to the user's message, in the right forum
- * topic. The split is the same every time, so after a failure only the parts not yet sent go out.
- */
-export function createSender(
-  api: Api,
-  log: Logger,
-): (msg: OutboundMessage, delivery: Delivery) => Promise<DeliveryReceipt> {
+/** Markdown → HTML in parts, split the same way every time: after a failure only the parts not yet sent go out. */
+export function createSender(api: Api, log: Logger): OutboundHandler {
   const progress = progressNotes(api);
   return async (msg, delivery) => {
     if (msg.kind === "progress") return progress.show(msg);
@@ -70,10 +64,7 @@ export function createSender(
         return await call(html, { parse_mode: "HTML" });
       } catch (err) {
         if (!isEntityParseError(err)) throw err;
-        log.warn(
-          { chatId, err: (err as GrammyErrorType).description },
-          "telegram refused the HTML; sent as plain text",
-        );
+        log.warn({ chatId, err: err.description }, "telegram refused the HTML; sent as plain text");
         return call(htmlToPlainText(html), {});
       }
     };
