@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { boundedCall } from "./bounded-call.js";
-import { ModelError } from "./model-error.js";
+import { ModelError } from "./failure.js";
 
 const bounds = { timeoutMs: 60_000, retries: 0, who: "the model" };
 

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { ModelError } from "./model-error.js";
+import { ModelError } from "./failure.js";
 
 /** `timeoutMs` covers every try and the waits between; `who` names the silent one in the timeout's sentence. */
 type CallBounds = { timeoutMs: number; retries: number; who: string };

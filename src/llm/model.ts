@@ -1,12 +1,11 @@
 import type OpenAI from "openai";
 import { boundedCall } from "./bounded-call.js";
 import { collectStream, fromCompletion, type Usage } from "./collect.js";
-import { shorten } from "./failure.js";
-import { ModelError, toModelError } from "./model-error.js";
+import { ModelError, shorten, toModelError } from "./failure.js";
 import { type NormalizedReply, normalizeReply } from "./reply.js";
 import { defaultRequestOptions, withoutRefused } from "./request-options.js";
 
-export { ContextRefusedError, ModelError, notFoundHint } from "./model-error.js";
+export { ContextRefusedError, ModelError, notFoundHint } from "./failure.js";
 export type { ToolCall } from "./reply.js";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
