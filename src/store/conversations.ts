@@ -137,9 +137,9 @@ export async function appendMessages(
 
 /**
  * A conversation created with its first turn's messages begins when the first of them arrived, not when the turn is
- * stored: the control page shows the tool calls made since it began, and the first turn's come before it is stored.
- * Never before the previous one ended, though (a message that waited behind /new). Another process creating it at the
- * same moment (PostgreSQL) wins the unique index of open conversations; its conversation is used.
+ * stored (the control page shows the tool calls since it began, and the first turn's precede the store), but never
+ * before the previous one ended (a message that waited behind /new). Another process creating it at the same moment
+ * (PostgreSQL) wins the unique index of open conversations; its conversation is used.
  */
 async function begin(db: Sql, sessionKey: string, messages: StoredMessage[]): Promise<number> {
   const now = Date.now();

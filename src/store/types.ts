@@ -93,8 +93,7 @@ export type NewJob = Omit<CronJob, "id" | "lastRunAt" | "lastDeliveryId" | "owne
 
 /**
  * One slot of a job taken by the scheduler: the job moves to `nextRunAt` (or goes, when null) and `run` (absent: the
- * slot is skipped, folded into a run still pending) enters the inbox, together and only if the job is still due at
- * `scheduledAt`.
+ * slot is skipped, folded into a pending run) enters the inbox, together and only if still due at `scheduledAt`.
  */
 export interface JobSlot {
   jobId: string;

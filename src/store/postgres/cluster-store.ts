@@ -29,9 +29,8 @@ const SCHEMA = `
 const MIGRATION_LOCK = 7_390_024;
 
 /**
- * Opens clustered mode's store on its own small pool: lease renewals never queue behind turns' queries, so a busy
- * process does not lose its roles. A query slower than `queryTimeoutMs` fails (the database is unreachable): a lease is
- * never renewed late.
+ * Opens clustered mode's store on its own small pool, so lease renewals never queue behind turns' queries and a busy
+ * process keeps its roles. A query slower than `queryTimeoutMs` fails (database unreachable): no lease renewed late.
  */
 export async function openClusterStore(
   url: string,

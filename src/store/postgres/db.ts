@@ -12,9 +12,8 @@ const types = {
 };
 
 /**
- * The server ends a session left idle inside a transaction this long: a process paused (SIGSTOP, a frozen VM) in the
- * middle of a fenced write would otherwise hold its lease row's lock, and so hold back the takeover, for as long as it
- * stays paused.
+ * The server ends a session idle inside a transaction this long: a process paused (SIGSTOP, a frozen VM) mid fenced
+ * write would otherwise hold its lease row's lock, and so hold back the takeover, for as long as it stays paused.
  */
 const IDLE_IN_TRANSACTION_MS = 5000;
 
@@ -61,10 +60,9 @@ export async function transaction<T>(pool: pg.Pool, work: (tx: Db) => Promise<T>
 }
 
 /**
- * The store's SQL on a pool (or, inside a transaction, on its one connection). Under a `fence` every write is a
- * transaction that first checks the fence is current, the lease row locked FOR SHARE (a takeover, an update of that
- * row, waits until the transaction ends): so the store's groups make fenced writes without knowing of leases, and a
- * stale fence writes nothing.
+ * The store's SQL on a pool (inside a transaction, on its one connection). Under a `fence` every write is a transaction
+ * that first checks the fence is current with the lease row locked FOR SHARE (a takeover, updating that row, waits for
+ * it): the store's groups make fenced writes without knowing of leases, and a stale fence writes nothing.
  */
 export function pgSql(pool: pg.Pool, fence?: Fence): Sql {
   const begin = <T>(work: (client: Db) => Promise<T>) =>
@@ -116,10 +114,9 @@ function on(db: Db): Sql {
 }
 
 /**
- * LISTENs on a connection of its own (a pooled one would be handed to queries) and calls `heard` with each
- * notification, and with none once (re)connected: a lost connection (a server restart) reconnects a second later, and
- * what was sent meanwhile is for the caller's next look to find. Resolves, after the first try to connect, with the
- * function that stops listening.
+ * LISTENs on a connection of its own (a pooled one would be handed to queries); calls `heard` with each notification,
+ * and with none once (re)connected: a lost connection (server restart) reconnects a second later, and what was sent
+ * meanwhile is for the caller's next look. Resolves, after the first try to connect, with the function that stops it.
  */
 export async function listen(
   url: string,

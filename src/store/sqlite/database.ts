@@ -20,9 +20,8 @@ export function openDatabase(path: string, migrations: Migration[] = allMigratio
 }
 
 /**
- * Makes `db.prepare` hand out one compiled statement per SQL text instead of compiling it on every call (the stores
- * prepare where they use a statement, which keeps them readable). A reused statement is reset to plain rows first, so a
- * caller's `.pluck()` never leaks into another's.
+ * Makes `db.prepare` hand out one compiled statement per SQL text instead of compiling on every call (so the stores can
+ * prepare where they use one). A reused statement is reset to plain rows first: a caller's `.pluck()` never leaks.
  */
 function reuseStatements(db: Database): void {
   const prepare = db.prepare.bind(db);

@@ -1,7 +1,6 @@
 /**
- * Turns what the model typed into a safe FTS5 query for trigram indexes. Nothing of the input's own syntax survives:
- * every term is a quoted string built from letters, digits or pictographs only, so quotes, NEAR, `*`, `^`, column
- * filters and parentheses are just text that is dropped.
+ * Turns what the model typed into a safe FTS5 query for trigram indexes: every term is a quoted string of letters,
+ * digits or pictographs only, so the input's syntax (quotes, NEAR, `*`, `^`, column filters, parentheses) is dropped.
  */
 export interface FtsQuery {
   /** Every term looked for (trigrams, words, bigrams), lower-case, to mark them in snippets. */

@@ -7,10 +7,9 @@ function bind(params: readonly unknown[]): Record<string, unknown> {
 }
 
 /**
- * The store's SQL on pincer's one SQLite connection. Every call runs synchronously; a transaction is BEGIN IMMEDIATE …
- * COMMIT around its work, and while one is open any other call waits for it (on one connection it would otherwise
- * become part of it). The check and the start are one step (no await between them), so two waiting callers never both
- * go.
+ * The store's SQL on pincer's one SQLite connection; every call runs synchronously. A transaction is BEGIN IMMEDIATE …
+ * COMMIT around its work; while one is open other calls wait (on one connection they would join it). Check and start
+ * are one step (no await between), so two waiting callers never both go.
  */
 export function sqliteSql(db: Database): Sql {
   let open: Promise<unknown> | undefined;
