@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, lstatSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readTextBeneath } from "../tools/files/safe-read.js";
+import { readTextBeneath } from "../tools/files/safe-io.js";
 
 const MEMORY_FILE = "MEMORY.md";
 /** Past this size MEMORY.md is read only in part: it is meant to be a page, not a book. */

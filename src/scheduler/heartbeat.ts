@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
-import { readTextBeneath } from "../tools/files/safe-read.js";
+import { readTextBeneath } from "../tools/files/safe-io.js";
 
 /** What the model answers when a heartbeat finds nothing worth telling; such a reply is not sent. */
 export const HEARTBEAT_OK = "HEARTBEAT_OK";

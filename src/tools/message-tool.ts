@@ -12,7 +12,7 @@ import {
 } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { mediaDir } from "../paths.js";
-import { readInScope } from "./files/safe-read.js";
+import { readInScope } from "./files/safe-io.js";
 import { fileScope } from "./files/workspace-path.js";
 import { type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 

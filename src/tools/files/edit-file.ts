@@ -1,8 +1,7 @@
 import { objectSchema, type Tool, ToolError } from "../tool.js";
 import { looksBinary } from "./binary.js";
 import { matchesIgnoringWhitespace, nearestMatch } from "./nearest-match.js";
-import { readInScope } from "./safe-read.js";
-import { writeInScope } from "./safe-write.js";
+import { readInScope, writeInScope } from "./safe-io.js";
 import { type FileToolDeps, fileScope } from "./workspace-path.js";
 
 const MAX_EDIT_BYTES = 10 * 1024 * 1024;

@@ -1,6 +1,6 @@
 import { objectSchema, type Tool, ToolError } from "../tool.js";
 import { describeBinary, looksBinary } from "./binary.js";
-import { readInScope } from "./safe-read.js";
+import { readInScope } from "./safe-io.js";
 import { type FileToolDeps, fileScope } from "./workspace-path.js";
 
 export type ReadFileArgs = { path: string; offset?: number; limit?: number };

@@ -13,8 +13,8 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readTextBeneath } from "./safe-io.js";
 import { type OpenRequest, openInScope, type PathScope } from "./safe-open.js";
-import { readTextBeneath } from "./safe-read.js";
 import { displayPath } from "./workspace-path.js";
 
 let root: string;

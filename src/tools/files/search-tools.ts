@@ -4,8 +4,8 @@ import { objectSchema, type Tool, type ToolContext, ToolError, type ToolParamete
 import { looksBinary } from "./binary.js";
 import { compileGlob, MAX_GLOB_CHARS } from "./glob-pattern.js";
 import { createLineSearch, GREP_STOPPED, MAX_PATTERN_CHARS } from "./line-search.js";
+import { readOpened } from "./safe-io.js";
 import { hiddenBelow, type Opened, openInScope } from "./safe-open.js";
-import { readOpened } from "./safe-read.js";
 import { MAX_TREE_ENTRIES, type TreeFile, visitFiles } from "./walk-tree.js";
 import { displayPath, type FileToolDeps, fileScope } from "./workspace-path.js";
 

@@ -1,5 +1,5 @@
 import { objectSchema, type Tool } from "../tool.js";
-import { writeInScope } from "./safe-write.js";
+import { writeInScope } from "./safe-io.js";
 import { type FileToolDeps, fileScope } from "./workspace-path.js";
 
 export type WriteFileArgs = { path: string; content: string };

@@ -6,7 +6,7 @@ import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { McpServerFileSettings } from "../../config/file-schema.js";
 import { sanitizeName } from "../../config/mcp-settings.js";
-import { writeInScope } from "../files/safe-write.js";
+import { writeInScope } from "../files/safe-io.js";
 import type { ToolRegistry } from "../registry.js";
 import type { Tool, ToolParameters } from "../tool.js";
 import { DEFAULT_TIMING, McpConnection, type ServerState, type Timing } from "./connection.js";

@@ -1,9 +1,12 @@
-import { type BigIntStats, closeSync, fstatSync, read, readSync } from "node:fs";
+import { type BigIntStats, close, closeSync, fstatSync, ftruncate, read, readSync, writeFile } from "node:fs";
 import { promisify } from "node:util";
 import { ToolError } from "../tool.js";
 import { type Opened, type OpenRequest, openInScope, type PathScope } from "./safe-open.js";
 
 const readAsync = promisify(read);
+const closeAsync = promisify(close);
+const ftruncateAsync = promisify(ftruncate);
+const writeFileAsync = promisify(writeFile);
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 /** Reads an open file, at most `maxBytes`: the size is checked first; a file growing meanwhile is cut at the cap. */
@@ -74,5 +77,18 @@ export function readTextBeneath(
     return { ok: false, reason: (err as Error).message };
   } finally {
     if (opened) closeSync(opened.fd);
+  }
+}
+
+/** Replaces a file's content through a race-free descriptor (never a swapped-in link or FIFO); true if created. */
+export async function writeInScope(path: string, scope: PathScope, content: Buffer, create: boolean): Promise<boolean> {
+  const opened = openInScope(path, scope, { access: "write", want: "file", create });
+  try {
+    await ftruncateAsync(opened.fd, 0);
+    // A fresh descriptor stands at offset 0, so this writes the whole buffer from the start.
+    await writeFileAsync(opened.fd, content);
+    return opened.created;
+  } finally {
+    await closeAsync(opened.fd);
   }
 }
