@@ -99,7 +99,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   const sleep = (ms: number) => pause(ms, undefined, { signal: shutdown.signal }).catch(() => {});
   const retryTiming = { baseDelayMs: timing.reconnectBaseMs, maxDelayMs: timing.reconnectMaxMs };
 
-  /** Runs `attempt` until it works or the channel stops; the first failure (at `level`) and the recovery logged once. */
+  /** Runs `attempt` until it works or the channel stops; logs the first failure (at `level`) and the recovery once. */
   async function persist(failed: string, recovered: string, attempt: () => Promise<void>, level: Level = "error") {
     for (let failures = 1; !stopped; failures++) {
       try {
@@ -124,11 +124,9 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
     });
   }
 
-  /**
-   * Our own polling loop: the offset passes an update only once handled (its inbox row written), each chat's in order.
-   * While some are being handled (a download takes up to a minute) it polls every second from the first unfinished one,
-   * handing on only unseen updates, so no chat waits behind a slow one.
-   */
+  // Our own polling loop: the offset passes an update only once handled (its inbox row written), each chat's in order.
+  // While some are being handled (a download takes up to a minute) it polls every second from the first unfinished one,
+  // handing on only unseen updates, so no chat waits behind a slow one.
   async function supervisePolling(): Promise<void> {
     const handling = new Map<number, Promise<void>>();
     const chats = new Map<string, Promise<void>>();

@@ -12,10 +12,7 @@ type GroupGateInput = Pick<InboundMessage, "isGroup" | "chatId" | "mentionsBot">
   allowedGroups: string[];
 };
 
-/**
- * In a group the bot speaks only when spoken to (an @mention, a reply to it, one of its /commands); everything else is
- * the group's own conversation and stays unread.
- */
+/** In a group the bot speaks only when spoken to (an @mention, a reply, its /command); the rest stays unread. */
 export function groupDecision(input: GroupGateInput): GroupDecision {
   if (!input.isGroup) return { answer: true };
   if (input.allowedGroups.length > 0 && !input.allowedGroups.includes(input.chatId)) {

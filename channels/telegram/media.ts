@@ -82,11 +82,9 @@ async function fetched(deps: MediaDeps, filePath: string): Promise<Readable> {
   return Readable.fromWeb(response.body);
 }
 
-/**
- * A self-hosted Bot API server in --local mode answers with a path on its disk, `<its --dir>/<bot token>/<kind>/file_N`.
- * Only a regular file inside that token's folder, links resolved, is read ("refused" otherwise); undefined when the
- * folder is not on this machine (the server runs in a container): the file is then fetched over HTTP.
- */
+// A self-hosted Bot API server in --local mode answers with a path on its disk: `<--dir>/<bot token>/<kind>/file_N`.
+// Only a regular file inside that token's folder, links resolved, is read ("refused" otherwise); undefined when the
+// folder is not on this machine (the server runs in a container): the file is then fetched over HTTP.
 async function localFile(path: string, token: string): Promise<FileHandle | "refused" | undefined> {
   const parts = path.split(sep);
   const at = parts.lastIndexOf(token);

@@ -31,10 +31,8 @@ export function installRetries(api: Api, policy: RetryPolicy): void {
   api.config.use(exceptSends(retryTransient(policy)));
 }
 
-/**
- * A failed send fails at once: waiting here (up to minutes on a 429) would hold up every other chat behind it in the
- * channel's sender, which schedules its own retries per message.
- */
+// A failed send fails at once: waiting here (up to minutes on a 429) would hold up every other chat behind it in the
+// channel's sender, which schedules its own retries per message.
 const SEND_METHODS = new Set(["sendMessage", "sendPhoto", "sendDocument"]);
 
 function exceptSends(transformer: Transformer): Transformer {

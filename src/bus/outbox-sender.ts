@@ -155,10 +155,8 @@ export class ChannelSender {
     this.onAttempt(row, { status: "sent", messageIds: receipt?.messageIds ?? posted });
   }
 
-  /**
-   * The message with an edit of an earlier row pointed at that row's first platform message. Per-chat order has sent
-   * that row already if it ever will be: one unknown, dead or of another chat is a refusal, not something to retry.
-   */
+  // The message with an edit of an earlier row pointed at that row's first platform message. Per-chat order has sent
+  // that row already if it ever will be: one unknown, dead or of another chat is a refusal, not something to retry.
   private async editTarget(row: OutboxRow): Promise<OutboxRow["msg"]> {
     const edit = row.msg.editOf;
     if (!edit || !("outboxId" in edit)) return row.msg;
