@@ -5,10 +5,8 @@ import { ToolError } from "../tool.js";
 /** Longer globs are refused: matching cost grows with the pattern, and no real glob is this long. */
 export const MAX_GLOB_CHARS = 300;
 
-/**
- * A glob (`*`, `**`, `?`, `[abc]`, `[!abc]`, `{a,b}`; without `/`: at any depth) as RE2, linear whatever the pattern;
- * a glob library's backtracking RegExp is not (`*a*a*a*a*a*b` against a long name).
- */
+/** A glob (`*`, `**`, `?`, `[abc]`, `[!abc]`, `{a,b}`; without `/`: at any depth) as RE2, linear whatever the pattern;
+ * a glob library's backtracking RegExp is not (`*a*a*a*a*a*b` against a long name). */
 export function compileGlob(pattern: string): RE2JS {
   if (pattern.length > MAX_GLOB_CHARS) {
     throw new ToolError(`the glob is longer than ${MAX_GLOB_CHARS} characters; use a shorter pattern.`);

@@ -10,11 +10,9 @@ export const GREP_STOPPED = "grep was stopped (time limit or /stop).";
 
 export type LineSearch = (pattern: string, text: string, max: number, signal: AbortSignal) => Promise<number[]>;
 
-/**
- * Matches lines with RE2 (`(a+)+$` cannot backtrack) in worker threads: its cost grows with the pattern (`(?:a?){1000}
+/** Matches lines with RE2 (`(a+)+$` cannot backtrack) in worker threads: its cost grows with the pattern (`(?:a?){1000}
  * a{1000}` takes ~75 ms to compile, most of a second per 10 KB line), and an abort terminates the thread. `text` ""
- * with `max` 0 only compiles: a bad pattern fails before any file is read.
- */
+ * with `max` 0 only compiles: a bad pattern fails before any file is read. */
 export function createLineSearch(maxThreads = MAX_CONCURRENT_SEARCHES): LineSearch {
   // One grep's files follow each other closely; past that, an idle thread costs more than a new one.
   const run = createWorkerPool<LineTask, number[] | string>(new URL("./line-worker.js", import.meta.url), {

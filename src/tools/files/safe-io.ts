@@ -49,11 +49,9 @@ export async function readInScope(
 
 export type SafeText = { ok: true; text: string; path: string } | { ok: false; reason: string };
 
-/**
- * Reads a small text file below `root` race-free, refusing every symlink, non-regular files and files over `maxBytes`.
+/** Reads a small text file below `root` race-free, refusing every symlink, non-regular files and files over `maxBytes`.
  * Synchronous (prompts are built so), but each step is a non-blocking metadata call or a bounded read. Never throws:
- * `reason` says why not. `stats` (taken before the read) tells a cache when the file changes.
- */
+ * `reason` says why not. `stats` (taken before the read) tells a cache when the file changes. */
 export function readTextBeneath(
   root: string,
   relativePath: string,

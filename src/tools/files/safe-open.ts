@@ -1,11 +1,9 @@
-/**
- * Race-free file access beneath a root. A sandboxed command can swap any workspace folder for a symlink to the host
+/** Race-free file access beneath a root. A sandboxed command can swap any workspace folder for a symlink to the host
  * between a check and an open, so every path is walked a component at a time from the root's descriptor, like openat(2)
  * (`/proc/self/fd/<dirfd>/<name>`: Node has no openat), each folder opened O_NOFOLLOW: a swapped-in link fails (ELOOP).
  * Links that stay inside are resolved by pincer and walked the same way. Needing no process (unlike a bwrap file
  * server), this covers prompt files and start-up too. Files are lstat-ed first (devices, sockets and FIFOs are never
- * opened), opened O_NONBLOCK (a FIFO swapped in cannot block a thread) and fstat-ed after.
- */
+ * opened), opened O_NONBLOCK (a FIFO swapped in cannot block a thread) and fstat-ed after. */
 
 import type { Stats } from "node:fs";
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync } from "node:fs";

@@ -11,11 +11,9 @@ export const MAX_TREE_ENTRIES = 100_000;
 /** A regular file met on the walk: its `/`-separated path below the start; `open` works during the visit only. */
 export type TreeFile = { rel: string; open(): { fd: number; stats: Stats } | undefined };
 
-/**
- * Visits the regular files below an open folder in name order, skipping .git, node_modules and `hidden` (by identity).
+/** Visits the regular files below an open folder in name order, skipping .git, node_modules and `hidden` (by identity).
  * All is opened from its folder's descriptor without following links: a folder swapped for a link is skipped, never
- * entered. `visit` returns false to stop; `truncated`: stopped at MAX_TREE_ENTRIES.
- */
+ * entered. `visit` returns false to stop; `truncated`: stopped at MAX_TREE_ENTRIES. */
 export async function visitFiles(
   rootFd: number,
   hidden: readonly Stats[],

@@ -16,10 +16,8 @@ const MIN_ARTICLE_CHARS = 200;
 /** Readability and turndown recurse through the tree; deeper pages get their bare text. */
 const MAX_DEPTH = 500;
 
-/**
- * A page as Markdown with absolute links: Readability's article, or the whole page minus scripts, styles and nav; pages
- * too deep for turndown's recursion become plain text. Runs in a worker (html-worker.ts).
- */
+/** A page as Markdown with absolute links: Readability's article, or the whole page minus scripts, styles and nav;
+ * pages too deep for turndown's recursion become plain text. Runs in a worker (html-worker.ts). */
 export function htmlToMarkdown(html: string, url: string): ReadableText {
   // linkedom builds no <html>/<body> around a fragment, and then nothing is found in the body.
   const page = /<html[\s>]/i.test(html.slice(0, 4096)) ? html : `<html><head></head><body>${html}</body></html>`;

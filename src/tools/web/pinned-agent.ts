@@ -15,11 +15,9 @@ export class BlockedAddressError extends Error {
 
 type LookupCallback = (err: Error | null, address: string | LookupAddress[], family?: number) => void;
 
-/**
- * An undici Agent that connects only to checked addresses: a name is resolved once per connection, in the connector,
+/** An undici Agent that connects only to checked addresses: a name is resolved once per connection, in the connector,
  * and the socket gets exactly the addresses checked (no rebinding); IP literals are checked by the connector itself.
- * One refused address refuses the host: a name that mixes public and private addresses is a trick.
- */
+ * One refused address refuses the host: a name that mixes public and private addresses is a trick. */
 export function createPinnedAgent(
   policy: AddressPolicy,
   timeoutMs: number,
