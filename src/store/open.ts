@@ -4,10 +4,7 @@ import type { Store, StoreOptions } from "./store.js";
 /** Where the store lives: the SQLite file, or (PINCER_DATABASE_URL) a PostgreSQL database. */
 type StoreLocation = { path: string; url?: string };
 
-/**
- * Opens the store pincer runs on: PostgreSQL when a URL is given (its client is loaded only then), else the embedded
- * SQLite file.
- */
+/** Opens pincer's store: PostgreSQL when a URL is given (its client loaded only then), else the embedded SQLite. */
 export async function openStore(where: StoreLocation, options: StoreOptions = {}): Promise<Store> {
   if (!where.url) return openSqliteStore(where.path, options);
   const { openPostgresStore } = await import("./postgres/postgres-store.js");

@@ -4,10 +4,7 @@ import { createPool, listen } from "./db.js";
 
 const CHANNEL = "pincer_work";
 
-/**
- * The shared inbox as clustered mode's dispatcher sees it, and LISTEN/NOTIFY so a process wakes the others instead of
- * every one of them polling fast.
- */
+/** The shared inbox as the cluster's dispatcher sees it; LISTEN/NOTIFY wakes other processes, so none polls fast. */
 export class ClusterWork {
   private readonly pool: pg.Pool;
 

@@ -52,10 +52,7 @@ function migrate(db: Database, migrations: Migration[]): void {
   }
 }
 
-/**
- * Closes the database for good: lets SQLite update its query statistics (PRAGMA optimize) and folds the write-ahead log
- * back into the file, so a stopped pincer leaves one tidy file.
- */
+/** Closes for good: PRAGMA optimize updates query statistics and the WAL folds back, so pincer leaves one tidy file. */
 export function closeDatabase(db: Database): void {
   if (!db.open) return;
   try {

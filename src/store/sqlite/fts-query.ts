@@ -71,10 +71,7 @@ export function likePattern(term: string): string {
   return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/**
- * A window of about `width` characters around the first place any term occurs, with the terms marked «like this».
- * (FTS5's own snippet() counts trigram tokens, which gives a few characters.)
- */
+/** ~`width` characters around the first term found, terms marked «like this» (FTS5's snippet() counts trigrams). */
 export function makeSnippet(text: string, terms: string[], width = 280): string {
   const flat = text.replace(/\s+/g, " ").trim();
   const lower = flat.toLowerCase();
