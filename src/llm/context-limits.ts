@@ -59,11 +59,7 @@ export function contextFromModels(body: unknown, model: string): number | undefi
 }
 
 function firstNumber(text: string, patterns: RegExp[]): number | undefined {
-  for (const pattern of patterns) {
-    const found = positive(Number(pattern.exec(text)?.[1]));
-    if (found !== undefined) return found;
-  }
-  return undefined;
+  return patterns.map((pattern) => positive(Number(pattern.exec(text)?.[1]))).find((found) => found !== undefined);
 }
 
 function positive(value: unknown): number | undefined {
@@ -167,14 +163,9 @@ export async function discoverContext(
   return fromModels ? { tokens: fromModels, source: "models" } : undefined;
 }
 
-async function getJson(url: string, { apiKey, timeoutMs }: DiscoverOptions): Promise<unknown> {
-  try {
-    const response = await fetch(url, {
-      headers: { authorization: `Bearer ${apiKey}`, accept: "application/json" },
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    return response.ok ? await response.json() : undefined;
-  } catch {
-    return undefined;
-  }
+function getJson(url: string, { apiKey, timeoutMs }: DiscoverOptions): Promise<unknown> {
+  const headers = { authorization: `Bearer ${apiKey}`, accept: "application/json" };
+  return fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) })
+    .then((response) => (response.ok ? response.json() : undefined))
+    .catch(() => undefined);
 }
