@@ -6,8 +6,7 @@ import { type Button, type OutboundMessage, sessionKeyOf } from "../../src/bus/t
 
 export interface ConsoleDeps {
   bus: MessageBus;
-  /** `pincer chat` and `pincer agent` share "local" by default. */
-  chatId?: string;
+  chatId?: string; // `pincer chat` and `pincer agent` share "local" by default
   senderName?: string;
   write: (msg: OutboundMessage) => void;
   onBusy?: (busy: boolean) => void;

@@ -15,11 +15,9 @@ import { createOutboundHandler } from "./outbound.js";
 export interface DiscordChannelDeps {
   config: Config;
   bus: MessageBus;
-  /** Where received attachments are saved (the sandbox sees it read-only). */
-  mediaDir: string;
+  mediaDir: string; // where received attachments are saved (the sandbox sees it read-only)
   log: Logger;
-  /** Shortened by tests and benchmarks. */
-  tuning?: Partial<DiscordTuning>;
+  tuning?: Partial<DiscordTuning>; // shortened by tests and benchmarks
 }
 
 const DEFAULT_TUNING = {

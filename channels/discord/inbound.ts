@@ -12,8 +12,7 @@ export interface InboundDeps {
   log: Logger;
   guildPolicy: Omit<GuildPolicy, "botId">;
   mediaDir: string;
-  /** DISCORD_API_URL, whose origin may serve attachments besides Discord's CDN. */
-  apiUrl: string;
+  apiUrl: string; // DISCORD_API_URL, whose origin may serve attachments besides Discord's CDN
   maxBytes: number;
   maxAudioSeconds: number;
   botId: () => string;

@@ -7,16 +7,14 @@ export interface MessageFacts {
   guildId?: string;
   channelId: string;
   parentId?: string;
-  /** `<@id>` of the bot. */
-  mentionsBot: boolean;
+  mentionsBot: boolean; // `<@id>` of the bot
   repliesToBot: boolean;
 }
 
 export interface GuildPolicy {
   botId: string;
   allowBots: boolean;
-  /** Channel (or parent channel) ids the bot may answer in; empty means every channel. */
-  allowedChannels: string[];
+  allowedChannels: string[]; // channel (or parent channel) ids the bot may answer in; empty means every channel
 }
 
 export type Verdict =

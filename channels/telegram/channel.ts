@@ -40,8 +40,7 @@ export type TelegramTiming = typeof DEFAULT_TIMING;
 export interface TelegramChannelDeps {
   config: Config;
   bus: MessageBus;
-  /** Where received attachments are saved (the sandbox sees it read-only). */
-  mediaDir: string;
+  mediaDir: string; // where received attachments are saved (the sandbox sees it read-only)
   log: Logger;
   timing?: Partial<TelegramTiming>;
 }

@@ -8,8 +8,7 @@ export type GroupDecision =
 type GroupGateInput = Pick<InboundMessage, "isGroup" | "chatId" | "mentionsBot"> & {
   repliesToBot: boolean;
   isCommand: boolean;
-  /** Group chat ids the bot works in; empty means every group it was added to. */
-  allowedGroups: string[];
+  allowedGroups: string[]; // group chat ids the bot works in; empty means every group it was added to
 };
 
 /** In a group the bot speaks only when spoken to (an @mention, a reply, its /command); the rest stays unread. */

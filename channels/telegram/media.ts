@@ -14,10 +14,8 @@ export interface MediaDeps {
   apiRoot: string;
   dir: string;
   maxBytes: number;
-  /** Longer voice notes and audio files are not downloaded (nor transcribed). */
-  maxAudioSeconds: number;
-  /** The whole download, headers and body; a stalled one must not hold its chat's queue for good. */
-  timeoutMs?: number;
+  maxAudioSeconds: number; // longer voice notes and audio files are not downloaded (nor transcribed)
+  timeoutMs?: number; // the whole download, headers and body; a stalled one must not hold its chat's queue for good
 }
 
 /**

@@ -5,13 +5,10 @@ import { autoRetry, HttpError } from "./library.js";
 
 /** How hard pincer insists when Telegram is slow, flooded or away. Tests shrink the delays. */
 export interface RetryPolicy {
-  /** Attempts after the first for an API call other than a send or a poll (429, 5xx, network). */
-  attempts: number;
-  /** First pause after a 5xx or network error; doubles each time up to maxDelayMs. */
-  baseDelayMs: number;
+  attempts: number; // attempts after the first for an API call other than a send or a poll (429, 5xx, network)
+  baseDelayMs: number; // first pause after a 5xx or network error; doubles each time up to maxDelayMs
   maxDelayMs: number;
-  /** A 429 asking for a longer wait than this fails the call instead of stalling the chat. */
-  maxRetryAfterSeconds: number;
+  maxRetryAfterSeconds: number; // a 429 asking for a longer wait than this fails the call instead of stalling the chat
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
