@@ -47,10 +47,8 @@ function labelIn(rows: ReadonlyArray<{ toJSON(): unknown }>, customId: string): 
   return undefined;
 }
 
-/**
- * Hands a press to the bus and answers within Discord's 3 s: the text as an ephemeral reply, or a deferred update
- * (nothing shown); a slower handler's text follows the deferral as an ephemeral follow-up.
- */
+/** Hands a press to the bus and answers within Discord's 3 s: the text as an ephemeral reply, or a deferred update
+ * (nothing shown); a slower handler's text follows the deferral as an ephemeral follow-up. */
 export function createTapHandler(deps: { bus: MessageBus; allowedChannels: string[]; log: Logger }) {
   const { bus, allowedChannels, log } = deps;
   return async (interaction: Interaction): Promise<void> => {

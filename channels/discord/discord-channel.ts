@@ -46,10 +46,8 @@ export function clientOptions(apiUrl: string): ClientOptions {
   };
 }
 
-/**
- * A discord.js gateway client between users and the bus. discord.js resumes a dropped gateway session by itself
- * (Discord then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits.
- */
+/** A discord.js gateway client between users and the bus. discord.js resumes a dropped gateway session by itself
+ * (Discord then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits. */
 export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
   const { config, bus, log } = deps;
   const tuning = { ...DEFAULT_TUNING, ...deps.tuning };

@@ -4,10 +4,8 @@ import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
 import { NO_PINGS } from "./outbound.js";
 import { openFenceAtEnd, splitMessage } from "./split.js";
 
-/**
- * Replies shown as they are written, a message edited in place (a new one past 2,000 characters), an open code block
- * closed so the rest is not shown as code. Drafts ping nobody; discord.js waits out short rate limits itself.
- */
+/** Replies shown as they are written, a message edited in place (a new one past 2,000 characters), an open code block
+ * closed so the rest is not shown as code. Drafts ping nobody; discord.js waits out short rate limits itself. */
 export function discordDrafts(rest: REST, onError: (err: unknown) => void): DraftRenderer {
   return (target, onIds) => {
     const channelId = target.threadId ?? target.chatId;

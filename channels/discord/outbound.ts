@@ -15,11 +15,9 @@ export const NO_PINGS = { parse: [] as string[] };
 /** Discord takes at most this many files per message. */
 const MAX_FILES = 10;
 
-/**
- * The model's markdown as Discord markdown, split under the length limit, the first chunk replying to the user's
+/** The model's markdown as Discord markdown, split under the length limit, the first chunk replying to the user's
  * message, files on the last. The split is the same every time, so after a failure only the chunks not sent go out.
- * discord.js waits out short rate limits; anything else rejects for the outbox sender to retry or dead-letter.
- */
+ * discord.js waits out short rate limits; anything else rejects for the outbox sender to retry or dead-letter. */
 export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
   const { rest, log } = deps;
   const progress = progressNotes(rest);

@@ -21,10 +21,8 @@ export type Verdict =
   | { handle: true }
   | { handle: false; reason: "own message" | "bot" | "channel not allowed" | "not addressed" };
 
-/**
- * Which messages reach access control: never the bot's own, other bots only when allowed, in servers only in allowed
- * channels and only when the bot is mentioned or replied to; every DM.
- */
+/** Which messages reach access control: never the bot's own, other bots only when allowed, in servers only in allowed
+ * channels and only when the bot is mentioned or replied to; every DM. */
 export function decide(facts: MessageFacts, policy: GuildPolicy): Verdict {
   if (facts.authorId === policy.botId) return { handle: false, reason: "own message" };
   if (facts.authorIsBot && !policy.allowBots) return { handle: false, reason: "bot" };

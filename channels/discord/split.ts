@@ -4,10 +4,8 @@ const DISCORD_MESSAGE_LIMIT = 2000;
 /** Room kept free in every chunk for the fence that closes a code block cut in two. */
 const FENCE_RESERVE = 16;
 
-/**
- * Splits markdown into messages of at most `limit` characters, at a paragraph break, a line break, a space, only then
- * mid-word. A code block cut in two is closed and reopened (with its language), so every chunk renders on its own.
- */
+/** Splits markdown into messages of at most `limit` characters, at a paragraph break, a line break, a space, only then
+ * mid-word. A code block cut in two is closed and reopened (with its language), so every chunk renders on its own. */
 export function splitMessage(text: string, limit = DISCORD_MESSAGE_LIMIT): string[] {
   if (limit <= FENCE_RESERVE * 2) throw new RangeError(`limit ${limit} is too small to split markdown`);
   const chunks: string[] = [];

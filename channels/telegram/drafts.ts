@@ -5,11 +5,9 @@ import { partialTelegramHtml } from "./format.js";
 import { GrammyError } from "./library.js";
 import { splitTelegramHtml } from "./split.js";
 
-/**
- * Replies shown as they are written: in a private chat as Telegram's own draft (sendMessageDraft; the reply takes its
+/** Replies shown as they are written: in a private chat as Telegram's own draft (sendMessageDraft; the reply takes its
  * place), elsewhere (or where Telegram refuses drafts) as a message edited in place. `api` has no retry layers: a draft
- * that cannot be shown now waits for its next turn instead of holding the chat up.
- */
+ * that cannot be shown now waits for its next turn instead of holding the chat up. */
 export function telegramDrafts(api: Api, onError: (err: unknown) => void): DraftRenderer {
   // Once refused (an older or self-hosted Bot API), native drafts are not tried again.
   let nativeRefused = false;

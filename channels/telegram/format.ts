@@ -141,10 +141,8 @@ function renderInlineToken(token: Token, scope: Scope): string {
   }
 }
 
-/**
- * A reply still being written, as HTML Telegram never refuses and that does not flicker: finished blocks formatted as
- * the reply will be, the paragraph being written plain (its `**` may be open), an open code block as code.
- */
+/** A reply still being written, as HTML Telegram never refuses and that does not flicker: finished blocks formatted as
+ * the reply will be, the paragraph being written plain (its `**` may be open), an open code block as code. */
 export function partialTelegramHtml(markdown: string): string {
   let fence: { marker: string; at: number; body: number } | undefined;
   let finished = 0;

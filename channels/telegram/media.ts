@@ -18,10 +18,8 @@ export interface MediaDeps {
   timeoutMs?: number; // the whole download, headers and body; a stalled one must not hold its chat's queue for good
 }
 
-/**
- * Downloads one attachment into the media folder, refusing anything over `maxBytes` (before the download when
- * Telegram tells the size, and while streaming); a line saying why not instead of a path.
- */
+/** Downloads one attachment into the media folder, refusing anything over `maxBytes` (before the download when
+ * Telegram tells the size, and while streaming); a line saying why not instead of a path. */
 export async function downloadAttachment(
   deps: MediaDeps,
   attachment: AttachmentRef,

@@ -18,10 +18,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxRetryAfterSeconds: 300,
 };
 
-/**
- * auto-retry honours a 429's `retry_after`; 5xx and network errors are retried with a tunable backoff (auto-retry's
- * starts at 3 s, fixed). Sends are left to the outbox sender, a failing getUpdates to the poll loop.
- */
+/** auto-retry honours a 429's `retry_after`; 5xx and network errors are retried with a tunable backoff (auto-retry's
+ * starts at 3 s, fixed). Sends are left to the outbox sender, a failing getUpdates to the poll loop. */
 export function installRetries(api: Api, policy: RetryPolicy): void {
   const options = { maxRetryAttempts: policy.attempts, maxDelaySeconds: policy.maxRetryAfterSeconds };
   api.config.use(exceptSends(autoRetry({ ...options, rethrowInternalServerErrors: true, rethrowHttpErrors: true })));

@@ -14,11 +14,9 @@ type Break = { at: number; resume: number; visible: number; rank: number; stack:
 
 const [SPACE, LINE, PARAGRAPH] = [1, 2, 3];
 
-/**
- * Splits Telegram HTML into messages of at most `limit` visible characters, at paragraph, then line, then word
+/** Splits Telegram HTML into messages of at most `limit` visible characters, at paragraph, then line, then word
  * boundaries (a hard cut only when a chunk has none in its second half), never inside a tag or an entity. Tags open
- * at a cut (a code block, a quote, bold) are closed at the end of one chunk and reopened at the start of the next.
- */
+ * at a cut (a code block, a quote, bold) are closed at the end of one chunk and reopened at the start of the next. */
 export function splitTelegramHtml(html: string, limit = TELEGRAM_TEXT_LIMIT): string[] {
   const atoms = tokenize(html);
   const chunks: string[] = [];

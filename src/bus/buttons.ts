@@ -6,11 +6,9 @@ export const EXPIRED_BUTTON = "This button has expired.";
 /** What both platforms take: Discord's 5 rows of 5, Telegram's 64 bytes of data; labels kept short. */
 export const BUTTON_LIMITS = { rows: 5, perRow: 5, labelChars: 64, dataBytes: 64 } as const;
 
-/**
- * The buttons a channel can show: one without a label, or with data the platform would refuse (refusing the whole
+/** The buttons a channel can show: one without a label, or with data the platform would refuse (refusing the whole
  * message), is left out; long labels are cut; rows and buttons past the limits dropped. Producers validate first; this
- * keeps a message from being lost.
- */
+ * keeps a message from being lost. */
 export function usableButtons(rows: Button[][] | undefined): Button[][] {
   return (rows ?? [])
     .map((row) =>
@@ -41,10 +39,8 @@ export function routeTaps(routes: Record<string, TapHandler | undefined>): TapHa
 /** The data prefix of the message tool's buttons (`b:<row>.<column>`); the label is read from the platform. */
 export const MESSAGE_BUTTON_PREFIX = "b:";
 
-/**
- * A tap on a message-tool button is what the tapper says to that chat, `[button] Label`, through the access gate and
- * the inbox's replay check like anything they type: a stranger's tap is refused, a replayed one taken once.
- */
+/** A tap on a message-tool button is what the tapper says to that chat, `[button] Label`, through the access gate and
+ * the inbox's replay check like anything they type: a stranger's tap is refused, a replayed one taken once. */
 export function messageButtonTaps(bus: { publishInbound(msg: InboundMessage): Promise<boolean> }): TapHandler {
   return async (tap) => {
     // The label is what the model offered; a message too old to show its keyboard has none.

@@ -15,11 +15,9 @@ export class DeliveryError extends Error {
   }
 }
 
-/**
- * What a channel's handler is told about one outbox row, sent part by part (long text, attachments): `partsSent` parts
+/** What a channel's handler is told about one outbox row, sent part by part (long text, attachments): `partsSent` parts
  * reached the platform on an earlier attempt (or before a restart) and are skipped; `markPartSent` records each further
- * part the platform accepts before the next goes out (`last`: the row is sent in the same write; ids serve an edit).
- */
+ * part the platform accepts before the next goes out (`last`: the row is sent in the same write; ids serve an edit). */
 export interface Delivery {
   readonly partsSent: number;
   markPartSent(last?: boolean, messageIds?: string[]): Promise<void>;
@@ -90,10 +88,8 @@ export function retryDelay(
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
-/**
- * A longer reply goes out as a Markdown file with a note instead of dozens of messages: it stays readable, and
- * formatting and splitting it on the event loop (marked overflows on megabytes) stay bounded.
- */
+/** A longer reply goes out as a Markdown file with a note instead of dozens of messages: it stays readable, and
+ * formatting and splitting it on the event loop (marked overflows on megabytes) stay bounded. */
 export const LONG_REPLY_CHARS = 32_000;
 
 export function longReplyFile(text: string): { name: string; data: Buffer; note: string } {

@@ -50,11 +50,9 @@ interface DraftStreamOptions {
   onError?: (err: unknown) => void;
 }
 
-/**
- * The latest text shown at most once per interval, one platform call at a time, as native drafts or as messages edited
+/** The latest text shown at most once per interval, one platform call at a time, as native drafts or as messages edited
  * in place (a new one at the platform's limit). A rate limit pauses it for its retry_after; a refusal ends it (a native
- * draft refused goes on as messages), and the reply itself settles whatever the draft shows.
- */
+ * draft refused goes on as messages), and the reply itself settles whatever the draft shows. */
 export class DraftStream implements DraftSink {
   private latest = "";
   private dirty = false;

@@ -9,10 +9,8 @@ export interface NoteOps {
   isUnchanged?(err: unknown): boolean;
 }
 
-/**
- * One note per chat and thread, edited in place as work goes on and deleted by a progress message with empty text (the
- * turn is over). A chat's notes are handled strictly in order, so a late edit never lands after the delete.
- */
+/** One note per chat and thread, edited in place as work goes on and deleted by a progress message with empty text (the
+ * turn is over). A chat's notes are handled strictly in order, so a late edit never lands after the delete. */
 export class ProgressNotes {
   private readonly ids = new Map<string, string>();
   private readonly chains = new Map<string, Promise<unknown>>();

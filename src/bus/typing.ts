@@ -1,10 +1,8 @@
 import type { ActivityEvent } from "./types.js";
 
-/**
- * Keeps "typing…" visible in a chat (or thread) while a turn runs there, repeating the platform's action before it
+/** Keeps "typing…" visible in a chat (or thread) while a turn runs there, repeating the platform's action before it
  * fades; a turn that ends within `delayMs` never pays for one. Turns are counted per chat, so two conversations
- * answering in one chat (a helper's report beside the chat's own turn) don't stop each other's indicator.
- */
+ * answering in one chat (a helper's report beside the chat's own turn) don't stop each other's indicator. */
 export function typingIndicator(deps: {
   send: (chatId: string, threadId: string | undefined) => Promise<unknown>;
   onError: (err: unknown) => void;
