@@ -107,7 +107,9 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
         return;
       } catch (err) {
         if (stopped) return;
-        if (failures === 1) log[level]({ err: describe(err) }, failed);
+        // A refused token (revoked while running) needs its owner, not patience: an error whatever the outage's level.
+        const refused = err instanceof GrammyError && (err.error_code === 401 || err.error_code === 404);
+        if (failures === 1) log[refused ? "error" : level]({ err: describe(err) }, failed);
         else log.debug({ err: describe(err), failures }, "failed again");
         const retryAfter = err instanceof GrammyError ? err.parameters.retry_after : undefined;
         await sleep(retryDelay(failures, retryTiming, retryAfter === undefined ? undefined : retryAfter * 1000));

@@ -157,6 +157,15 @@ describe("telegram channel: flood control and faults", () => {
     expect(h.logs.filter((l) => l.msg === "telegram polling recovered")).toHaveLength(1);
   });
 
+  it("logs a token refused while polling as an error, not an outage to ride out", async () => {
+    h = await startTelegramHarness();
+    await h.telegram.waitFor(() => h?.telegram.callsTo("getUpdates").length);
+    h.telegram.failNext("getUpdates", { status: 401 }, 2);
+    ask(h, "wake the held poll");
+    await h.telegram.waitFor(() => h?.logs.find((l) => l.msg === "telegram polling recovered"));
+    expect(h.logs.filter((l) => l.msg.startsWith("telegram polling failed"))).toMatchObject([{ level: 50 }]);
+  });
+
   it("starts while Telegram is unreachable and connects once it is back, logging the outage once", async () => {
     h = await startTelegramHarness({ beforeStart: (telegram) => telegram.failNext("getMe", { status: 502 }, 9) });
     h.model.enqueue({ content: "finally" });
