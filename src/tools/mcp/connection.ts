@@ -2,6 +2,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
+import { coalesced } from "../../coalesced.js";
 import type { McpServerFileSettings } from "../../config/file-schema.js";
 import { ToolError } from "../tool.js";
 import type * as Sdk from "./sdk.js";
@@ -44,8 +45,6 @@ export class McpConnection {
   private connectedAt = 0;
   private retryTimer?: NodeJS.Timeout;
   private stopped = false;
-  private refreshing = false;
-  private refreshAgain = false;
   private firstAttempt?: () => void;
   readonly firstAttemptDone = new Promise<void>((resolve) => {
     this.firstAttempt = resolve;
@@ -150,7 +149,13 @@ export class McpConnection {
     const connect = async (transport: Transport): Promise<Opened> => {
       const group = transport instanceof sdk.ProcessGroupTransport ? transport : undefined;
       const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
-      client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => this.listChanged(generation));
+      // One read at a time: a storm of list_changed notifications costs at most one more.
+      const relist = coalesced(() =>
+        this.refresh(generation).catch((err) =>
+          this.log.warn({ server: this.name, err: describe(err) }, "MCP server's new tool list could not be read"),
+        ),
+      );
+      client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => relist.run());
       try {
         await client.connect(transport, { timeout: this.timing.connectTimeoutMs });
       } catch (err) {
@@ -177,20 +182,6 @@ export class McpConnection {
       this.log.info({ server: this.name, status }, "MCP server does not speak streamable HTTP; trying SSE");
       return connect(new sdk.SSEClientTransport(url, { requestInit }));
     }
-  }
-
-  /** One refresh at a time: a storm of list_changed notifications costs at most one more read. */
-  private async listChanged(generation: number): Promise<void> {
-    this.refreshAgain = true;
-    if (this.refreshing) return;
-    this.refreshing = true;
-    while (this.refreshAgain && generation === this.generation) {
-      this.refreshAgain = false;
-      await this.refresh(generation).catch((err) =>
-        this.log.warn({ server: this.name, err: describe(err) }, "MCP server's new tool list could not be read"),
-      );
-    }
-    this.refreshing = false;
   }
 
   /** Reads every page of the tool list and hands it on. */
