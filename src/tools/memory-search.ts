@@ -1,6 +1,6 @@
 import { memoryParagraphs, readMemoryFile } from "../memory/memory-file.js";
 import type { SearchHit } from "../store/store.js";
-import { type Tool, type ToolDeps, ToolError } from "./tool.js";
+import { objectSchema, type Tool, type ToolDeps, ToolError } from "./tool.js";
 
 type Args = { query: string; limit?: number };
 
@@ -14,20 +14,15 @@ export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store"
     description:
       "Search long-term memory: MEMORY.md, summaries of earlier turns and past messages of this chat (also from before /new). " +
       "Use it when the user refers to something said before that is not in view. Returns dated snippets, best first.",
-    parameters: {
-      type: "object",
-      properties: {
-        query: { type: "string", minLength: 1, maxLength: 500, description: "Words to look for, in any language." },
-        limit: {
-          type: "integer",
-          minimum: 1,
-          maximum: MAX_LIMIT,
-          description: `Most results (default ${DEFAULT_LIMIT}).`,
-        },
+    parameters: objectSchema(["query"], {
+      query: { type: "string", minLength: 1, maxLength: 500, description: "Words to look for, in any language." },
+      limit: {
+        type: "integer",
+        minimum: 1,
+        maximum: MAX_LIMIT,
+        description: `Most results (default ${DEFAULT_LIMIT}).`,
       },
-      required: ["query"],
-      additionalProperties: false,
-    },
+    }),
     readOnly: true,
     async execute(args, ctx) {
       if (!/[\p{L}\p{N}\p{Extended_Pictographic}]/u.test(args.query)) {

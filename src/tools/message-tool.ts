@@ -14,7 +14,7 @@ import type { Config } from "../config/config.js";
 import { mediaDir } from "../paths.js";
 import { readInScope } from "./files/safe-io.js";
 import { fileScope } from "./files/workspace-path.js";
-import { type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
+import { objectSchema, type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 
 type MessageArgs = {
   content: string;
@@ -39,36 +39,31 @@ export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "
   return {
     name: "message",
     description: DESCRIPTION,
-    parameters: {
-      type: "object",
-      properties: {
-        content: { type: "string", description: "The text to send (markdown). May be empty when media is given." },
-        channel: { type: "string", description: "telegram or discord; default: the current conversation's" },
-        chat_id: {
-          type: "string",
-          description: "The chat (Telegram) or channel (Discord) id; default: the current one",
-        },
-        media: {
-          type: "array",
-          items: { type: "string" },
-          maxItems: MAX_FILES,
-          description: "Workspace paths of files to attach",
-        },
-        buttons: {
-          type: "array",
-          maxItems: BUTTON_LIMITS.rows,
-          items: {
-            type: "array",
-            minItems: 1,
-            maxItems: BUTTON_LIMITS.perRow,
-            items: { type: "string", minLength: 1, maxLength: BUTTON_LIMITS.labelChars },
-          },
-          description: `Rows of button labels, e.g. [["Yes","No"]]: at most ${BUTTON_LIMITS.rows} rows of ${BUTTON_LIMITS.perRow}, labels up to ${BUTTON_LIMITS.labelChars} characters`,
-        },
+    parameters: objectSchema(["content"], {
+      content: { type: "string", description: "The text to send (markdown). May be empty when media is given." },
+      channel: { type: "string", description: "telegram or discord; default: the current conversation's" },
+      chat_id: {
+        type: "string",
+        description: "The chat (Telegram) or channel (Discord) id; default: the current one",
       },
-      required: ["content"],
-      additionalProperties: false,
-    },
+      media: {
+        type: "array",
+        items: { type: "string" },
+        maxItems: MAX_FILES,
+        description: "Workspace paths of files to attach",
+      },
+      buttons: {
+        type: "array",
+        maxItems: BUTTON_LIMITS.rows,
+        items: {
+          type: "array",
+          minItems: 1,
+          maxItems: BUTTON_LIMITS.perRow,
+          items: { type: "string", minLength: 1, maxLength: BUTTON_LIMITS.labelChars },
+        },
+        description: `Rows of button labels, e.g. [["Yes","No"]]: at most ${BUTTON_LIMITS.rows} rows of ${BUTTON_LIMITS.perRow}, labels up to ${BUTTON_LIMITS.labelChars} characters`,
+      },
+    }),
     async execute(args, ctx) {
       const media = args.media ?? [];
       if (!args.content.trim() && media.length === 0) throw new ToolError("`content` is empty and there is no media.");

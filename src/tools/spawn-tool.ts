@@ -1,4 +1,4 @@
-import { type Spawner, type Tool, ToolError } from "./tool.js";
+import { objectSchema, type Spawner, type Tool, ToolError } from "./tool.js";
 
 export type SpawnArgs = { task: string; label?: string };
 
@@ -13,15 +13,10 @@ export function createSpawnTool(spawner: Spawner): Tool<SpawnArgs> {
   return {
     name: "spawn",
     description: DESCRIPTION,
-    parameters: {
-      type: "object",
-      properties: {
-        task: { type: "string", minLength: 1, maxLength: 20_000, description: "The complete task for the helper" },
-        label: { type: "string", maxLength: 80, description: "A short name, e.g. 'garden notes'" },
-      },
-      required: ["task"],
-      additionalProperties: false,
-    },
+    parameters: objectSchema(["task"], {
+      task: { type: "string", minLength: 1, maxLength: 20_000, description: "The complete task for the helper" },
+      label: { type: "string", maxLength: 80, description: "A short name, e.g. 'garden notes'" },
+    }),
     async execute(args, ctx) {
       if (ctx.inbound.channel === "system" && ctx.inbound.meta?.kind === "helper") {
         throw new ToolError(

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { conversationMediaDir } from "../../bus/types.js";
 import { mediaDir } from "../../paths.js";
 import { openInScope } from "../files/safe-open.js";
-import { type Tool, type ToolDeps, ToolError } from "../tool.js";
+import { objectSchema, type Tool, type ToolDeps, ToolError } from "../tool.js";
 import { sandboxEnv } from "./bwrap-args.js";
 import { createPidsCgroup, inCgroup, removeWhenEmpty } from "./cgroup.js";
 import { checkCommand, compilePatterns } from "./guard.js";
@@ -48,23 +48,18 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
       "background processes are killed when the command ends. Output is capped at " +
       `${exec.maxOutputChars} characters; stderr is marked STDERR:. Timeout ${exec.timeoutSeconds} s by default, ` +
       `at most ${exec.maxTimeoutSeconds} s.`,
-    parameters: {
-      type: "object",
-      properties: {
-        command: { type: "string", minLength: 1, description: "The shell command to run." },
-        working_dir: {
-          type: "string",
-          description: "Folder to run in, relative to the workspace (default: the workspace itself).",
-        },
-        timeout: {
-          type: "integer",
-          minimum: 1,
-          description: `Seconds before the command is killed (default ${exec.timeoutSeconds}, at most ${exec.maxTimeoutSeconds}).`,
-        },
+    parameters: objectSchema(["command"], {
+      command: { type: "string", minLength: 1, description: "The shell command to run." },
+      working_dir: {
+        type: "string",
+        description: "Folder to run in, relative to the workspace (default: the workspace itself).",
       },
-      required: ["command"],
-      additionalProperties: false,
-    },
+      timeout: {
+        type: "integer",
+        minimum: 1,
+        description: `Seconds before the command is killed (default ${exec.timeoutSeconds}, at most ${exec.maxTimeoutSeconds}).`,
+      },
+    }),
     exclusive: true,
     // Above exec's own limit, so exec's timeout (which kills the process group and reports) fires first.
     timeoutSeconds: exec.maxTimeoutSeconds + 30,
