@@ -146,7 +146,7 @@ export class HelperManager {
         {
           model: deps.usage.wrap(deps.model, { sessionKey: origin.sessionKey, kind: "helper" }),
           // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
-          registry: deps.registry.without(HELPER_DENIED_TOOLS).withoutUntrusted(),
+          registry: deps.registry.restricted((name) => !HELPER_DENIED_TOOLS.includes(name)).withoutUntrusted(),
           maxIterations: settings.maxIterations,
           log,
           tokens: deps.tokens,

@@ -34,11 +34,6 @@ export class ToolRegistry {
     return this;
   }
 
-  /** A view offering every tool but `names` (a helper's tools). */
-  without(names: string[]): ToolRegistry {
-    return this.restricted((name) => !names.includes(name));
-  }
-
   /** A view without the tools of untrusted MCP servers, for runs nobody watches (scheduled runs, helpers). */
   withoutUntrusted(): ToolRegistry {
     return this.restricted(

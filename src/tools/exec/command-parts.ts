@@ -39,7 +39,7 @@ function collect(text: string, parts: string[]): void {
       current += text.slice(i, i + 2);
       i += 2;
     } else if (c === "'") {
-      const end = closing(text, i + 1, "'");
+      const end = quotedEnd(text, i + 1, "'");
       current += text.slice(i, end + 1);
       i = end + 1;
     } else if (c === '"') {
@@ -73,12 +73,6 @@ function collect(text: string, parts: string[]): void {
   flush();
 }
 
-/** Index of the closing quote, or the end of the text. */
-function closing(text: string, from: number, quote: string): number {
-  const end = text.indexOf(quote, from);
-  return end === -1 ? text.length : end;
-}
-
 /** Collects the commands of the backticks or `$(…)` at `i`; returns the index of its closing character. */
 function substitution(text: string, i: number, parts: string[]): number {
   if (text[i] === "`") {
@@ -103,10 +97,10 @@ function doubleQuoteEnd(text: string, from: number, parts: string[]): number {
   return i;
 }
 
-/** Index of the closing `quote` (backslash escapes skipped), or the end of the text. */
+/** Index of the closing `quote` (backslash escapes skipped, except in single quotes), or the end of the text. */
 function quotedEnd(text: string, from: number, quote: string): number {
   let i = from;
-  while (i < text.length && text[i] !== quote) i += text[i] === "\\" ? 2 : 1;
+  while (i < text.length && text[i] !== quote) i += text[i] === "\\" && quote !== "'" ? 2 : 1;
   return i;
 }
 
@@ -117,7 +111,7 @@ function matchingParen(text: string, open: number): number {
   while (i < text.length) {
     const c = text[i];
     if (c === "\\") i += 2;
-    else if (c === "'") i = closing(text, i + 1, "'") + 1;
+    else if (c === "'") i = quotedEnd(text, i + 1, "'") + 1;
     else if (c === '"') i = quotedEnd(text, i + 1, '"') + 1;
     else {
       if (c === "(") depth++;

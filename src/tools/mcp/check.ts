@@ -5,15 +5,8 @@ import type { Config } from "../../config/config.js";
 import { ToolRegistry } from "../registry.js";
 import { describeServer, McpManager, type McpServerStatus } from "./manager.js";
 
-export interface ServerCheck {
-  name: string;
-  ok: boolean;
-  warned: boolean;
-  detail: string;
-}
-
 /** `pincer doctor`: connects to every configured server once, lists its tools, and closes it again. */
-export async function checkMcpServers(config: Config, connectTimeoutMs = 20_000): Promise<ServerCheck[]> {
+export async function checkMcpServers(config: Config, connectTimeoutMs = 20_000) {
   if (Object.keys(config.mcp.servers).length === 0) return [];
   const manager = new McpManager({
     servers: config.mcp.servers,

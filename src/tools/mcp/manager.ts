@@ -9,7 +9,7 @@ import { sanitizeName } from "../../config/mcp-settings.js";
 import { writeInScope } from "../files/safe-io.js";
 import type { ToolRegistry } from "../registry.js";
 import type { Tool, ToolParameters } from "../tool.js";
-import { DEFAULT_TIMING, McpConnection, type ServerState, type Timing } from "./connection.js";
+import { DEFAULT_TIMING, McpConnection, type Timing } from "./connection.js";
 import { formatResult } from "./format-result.js";
 import { pickTools } from "./names.js";
 
@@ -18,17 +18,7 @@ const MAX_DESCRIPTION_CHARS = 1000;
 /** A tool whose argument schema is bigger than this is left out, for the same reason. */
 const MAX_SCHEMA_CHARS = 16_000;
 
-export interface McpServerStatus {
-  name: string;
-  transport: "stdio" | "http";
-  state: ServerState;
-  /** Tools offered (after enabledTools, collisions and the cap); warnings say why others are not. */
-  tools: number;
-  trusted: boolean;
-  error?: string;
-  warnings: string[];
-  pid?: number;
-}
+export type McpServerStatus = ReturnType<McpManager["status"]>[number];
 
 export interface McpManagerDeps {
   servers: Record<string, McpServerFileSettings>;
@@ -78,7 +68,8 @@ export class McpManager {
     process.off("exit", this.killAll);
   }
 
-  status(): McpServerStatus[] {
+  /** `tools`: those offered (after enabledTools, collisions and the cap); `warnings` say why others are not. */
+  status() {
     return this.servers.map(({ name, settings, state, registered, error, warnings, pid }) => ({
       name,
       transport: settings.command ? "stdio" : "http",

@@ -46,13 +46,10 @@ export class ProcessGroupTransport implements Transport {
   }
 
   async start(): Promise<void> {
-    const env: Record<string, string> = {};
-    for (const key of INHERITED_ENV) {
-      const value = process.env[key];
-      if (value !== undefined) env[key] = value;
-    }
+    // A name unset here stays unset there: spawn leaves out undefined values.
+    const inherited = Object.fromEntries(INHERITED_ENV.map((key) => [key, process.env[key]]));
     const child = spawn(this.params.command, this.params.args, {
-      env: { ...env, ...this.params.env },
+      env: { ...inherited, ...this.params.env },
       cwd: this.params.cwd,
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,
