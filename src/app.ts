@@ -86,7 +86,6 @@ export async function createApp(config: Config, options: AppOptions) {
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
   const approvals = createApprovals(config, { store, bus, log, now: options.now });
   bus.onTap(routeTaps({ "a:": approvals?.onTap, [MESSAGE_BUTTON_PREFIX]: messageButtonTaps(bus) }));
-  const wallClock = options.now;
   const scheduler = new Scheduler({
     store: store.jobs,
     bus,
@@ -101,7 +100,7 @@ export async function createApp(config: Config, options: AppOptions) {
   // The main model (or a chat's choice of agent.models) and agent.fallbackModels, each behind a circuit breaker.
   const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), options.model, limits);
   const { window } = chain(undefined);
-  const usage = createUsageMeter(config, { store: store.usage, tokens, log, now: wallClock });
+  const usage = createUsageMeter(config, { store: store.usage, tokens, log, now: options.now });
   const helpers = new HelperManager({
     bus,
     store: store.helperRuns,
@@ -264,7 +263,6 @@ export async function createApp(config: Config, options: AppOptions) {
     log,
     store,
     bus,
-    access,
     registry,
     worker,
     helpers,

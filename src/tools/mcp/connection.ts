@@ -10,15 +10,9 @@ import type { ProcessGroupTransport } from "./stdio-transport.js";
 
 export type ServerState = "connecting" | "connected" | "unavailable" | "stopped";
 
-export interface Timing {
-  /** For `initialize` and `tools/list`. */
-  connectTimeoutMs: number;
-  /** Doubles with each failure up to retryMaxMs. */
-  retryInitialMs: number;
-  retryMaxMs: number;
-}
-
-export const DEFAULT_TIMING: Timing = { connectTimeoutMs: 60_000, retryInitialMs: 1000, retryMaxMs: 5 * 60_000 };
+/** `connectTimeoutMs` bounds `initialize` and `tools/list`; the retry delay doubles with each failure up to retryMaxMs. */
+export const DEFAULT_TIMING = { connectTimeoutMs: 60_000, retryInitialMs: 1000, retryMaxMs: 5 * 60_000 };
+export type Timing = typeof DEFAULT_TIMING;
 
 /** A connection that stayed up this long resets the backoff; a server crashing in a loop never does. */
 const STABLE_MS = 60_000;
@@ -167,10 +161,7 @@ export class McpConnection {
       client.onclose = () => this.lost(generation, new Error(exitReason(group)));
       return { client, sdk, group };
     };
-    if (settings.command) {
-      const { command, args, env, cwd } = settings;
-      return connect(new sdk.ProcessGroupTransport({ command, args, env, cwd }));
-    }
+    if (settings.command) return connect(new sdk.ProcessGroupTransport({ ...settings, command: settings.command }));
     const url = new URL(settings.url as string);
     const requestInit = { headers: settings.headers };
     try {

@@ -4,6 +4,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerFileSettings } from "../../config/file-schema.js";
 import { killProcessGroup as killGroup } from "../exec/run-process.js";
 
 /** What a server inherits from pincer's environment: enough to run, never pincer's secrets. */
@@ -12,13 +13,6 @@ const INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG
 const STDERR_TAIL_BYTES = 2048;
 /** One JSON-RPC line longer than this ends the connection (a server flooding stdout). */
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
-
-export interface StdioParams {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd?: string;
-}
 
 /**
  * Starts the server in its own process group, so closing ends every process it started (an `npx` wrapper's child
@@ -35,7 +29,7 @@ export class ProcessGroupTransport implements Transport {
   /** Why pincer dropped the connection itself (a line over the limit). */
   refused?: string;
 
-  constructor(private readonly params: StdioParams) {}
+  constructor(private readonly params: Pick<McpServerFileSettings, "args" | "env" | "cwd"> & { command: string }) {}
 
   get pid(): number | undefined {
     return this.child?.pid;
