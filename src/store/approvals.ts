@@ -1,6 +1,6 @@
 import type { OutboundMessage } from "../bus/types.js";
 import { recordOutbound } from "./journal.js";
-import { columns, exists, insert, type Sql, withoutNulls } from "./sql.js";
+import { columns, exists, insert, type Sql, SqlGroup, withoutNulls } from "./sql.js";
 
 export type ApprovalState = "pending" | "allowed" | "denied" | "expired";
 export type ApprovalChoice = "once" | "always" | "deny";
@@ -47,9 +47,7 @@ const COLUMNS = columns([...NEW_FIELDS, "state", "choice", "decidedBy", "decided
 type Edit = (approval: Approval) => OutboundMessage | undefined;
 
 /** Pending approvals and each conversation's "always allowed" list; every decision is taken once. */
-export class SqlApprovals {
-  constructor(private readonly db: Sql) {}
-
+export class SqlApprovals extends SqlGroup {
   /**
    * The approval of this call: the one recorded before (a resumed turn, a second process) or a new one, recorded with
    * its prompt in the outbox in one transaction. `created` tells which.

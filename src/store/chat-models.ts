@@ -1,14 +1,9 @@
-import type { Sql } from "./sql.js";
+import { SqlGroup, scalar } from "./sql.js";
 
 /** Each chat's choice of `agent.models` (`/model NAME`), by conversation; a chat without one uses the default. */
-export class SqlChatModels {
-  constructor(private readonly db: Sql) {}
-
-  async get(sessionKey: string): Promise<string | undefined> {
-    const [row] = await this.db.rows<{ model: string }>("SELECT model FROM chat_models WHERE session_key = $1", [
-      sessionKey,
-    ]);
-    return row?.model;
+export class SqlChatModels extends SqlGroup {
+  get(sessionKey: string): Promise<string | undefined> {
+    return scalar<string>(this.db, "SELECT model FROM chat_models WHERE session_key = $1", [sessionKey]);
   }
 
   /** Sets the chat's model (who chose it kept for the record); undefined returns it to the default. */

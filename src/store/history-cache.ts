@@ -56,13 +56,7 @@ export class HistoryCache {
 
   /** Remembers a conversation's newest rows (oldest first), trimmed to what `budget` could use again. */
   store(head: ConversationHead, rows: HistoryRow[], complete: boolean, budget: number): void {
-    let keep = rows.length;
-    let used = 0;
-    const limit = budget * SLACK;
-    while (keep > 0 && used + (rows[keep - 1].message.tokens ?? 0) <= limit) {
-      used += rows[keep - 1].message.tokens ?? 0;
-      keep--;
-    }
+    const keep = fitFrom(rows, budget * SLACK);
     const trimmed = keep > 0;
     this.entries.delete(head.id);
     this.entries.set(head.id, { head, rows: trimmed ? rows.slice(keep) : rows, complete: complete && !trimmed });
@@ -79,14 +73,18 @@ export function pickNewest(
   complete: boolean,
   budget: number,
 ): StoredMessage[] | undefined {
-  let used = 0;
-  let from = rows.length;
-  while (from > 0) {
-    const tokens = rows[from - 1].message.tokens ?? 0;
-    if (used + tokens > budget) break;
-    used += tokens;
-    from--;
-  }
+  const from = fitFrom(rows, budget);
   if (from === 0 && !complete) return undefined;
   return rows.slice(from).map((r) => r.message);
+}
+
+/** Where the newest rows whose tokens add up to at most `budget` begin. */
+function fitFrom(rows: readonly HistoryRow[], budget: number): number {
+  let used = 0;
+  let from = rows.length;
+  while (from > 0 && used + (rows[from - 1].message.tokens ?? 0) <= budget) {
+    used += rows[from - 1].message.tokens ?? 0;
+    from--;
+  }
+  return from;
 }

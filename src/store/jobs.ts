@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ChannelName } from "../bus/types.js";
 import type { Schedule } from "../scheduler/schedule.js";
 import { acceptInbound } from "./journal.js";
-import { camelCased, insert, placeholders, type Sql, scalar } from "./sql.js";
+import { camelCased, insert, placeholders, type Sql, SqlGroup, scalar } from "./sql.js";
 import type { CronJob, JobOrigin, JobOwner, JobSlot, NewJob } from "./types.js";
 
 /** A job as its table holds it, a column a field. */
@@ -19,9 +19,7 @@ type JobColumns = Omit<CronJob, "schedule" | "origin" | "owner"> &
   };
 
 /** Cron jobs. Every read goes to the database, so a `pincer cron remove` from another process is seen. */
-export class SqlJobs {
-  constructor(private readonly db: Sql) {}
-
+export class SqlJobs extends SqlGroup {
   async add(job: NewJob): Promise<CronJob> {
     const { schedule: s, origin, owner } = job;
     // Short ids are easy to say in a chat; a collision (one in four billion) is retried.

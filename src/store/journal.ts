@@ -2,8 +2,8 @@ import type { BusJournal, OutboxRow } from "../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
 import { FencedOutError } from "./cluster.js";
 import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
-import { exists, type Sql, scalar } from "./sql.js";
-import type { PendingOutbound, StoredMessage, TurnSoFar } from "./types.js";
+import { exists, type Sql, SqlGroup, scalar } from "./sql.js";
+import type { StoredMessage, TurnSoFar } from "./types.js";
 
 /** Channels a process LISTENs on (PostgreSQL): another process recorded something for it. */
 export const NOTIFY_OUTBOX = "pincer_outbox";
@@ -28,9 +28,7 @@ function chatKeyOf(msg: Pick<OutboundMessage, "chatId" | "threadId">): string {
 }
 
 /** The inbox and outbox: accepted messages survive a crash, delivered replies are not resent. */
-export class SqlJournal implements BusJournal {
-  constructor(private readonly db: Sql) {}
-
+export class SqlJournal extends SqlGroup implements BusJournal {
   acceptInbound = (msg: InboundMessage) => acceptInbound(this.db, msg);
 
   /** Counts a start of the message's turn, returning the starts so far: more than one means a crash cut one off. */
@@ -85,12 +83,21 @@ export class SqlJournal implements BusJournal {
 
   recordOutbound = (msg: OutboundMessage) => recordOutbound(this.db, msg);
 
-  async outboxHeads(channel: ChannelName): Promise<OutboxRow[]> {
+  outboxHeads(channel: ChannelName): Promise<OutboxRow[]> {
+    return this.outbox(
+      "outbox.id IN (SELECT min(id) FROM outbox WHERE channel = $1 AND status = 'pending' GROUP BY chat_key)",
+      channel,
+    );
+  }
+
+  pendingOutbound(channel: ChannelName): Promise<OutboxRow[]> {
+    return this.outbox("channel = $1 AND status = 'pending'", channel);
+  }
+
+  private async outbox(where: string, channel: ChannelName): Promise<OutboxRow[]> {
     const rows = await this.db.rows<Omit<OutboxRow, "msg" | "messageIds"> & { msg: string; ids: string | null }>(
       `SELECT outbox.id, payload AS msg, ${PARTS_SENT}, p.message_ids AS ids, attempts, created_at AS "createdAt",
-              next_attempt_at AS "nextAttemptAt" FROM ${WITH_PROGRESS}
-        WHERE outbox.id IN (SELECT min(id) FROM outbox WHERE channel = $1 AND status = 'pending' GROUP BY chat_key)
-        ORDER BY outbox.id`,
+              next_attempt_at AS "nextAttemptAt" FROM ${WITH_PROGRESS} WHERE ${where} ORDER BY outbox.id`,
       [channel],
     );
     return rows.map(({ msg, ids, ...row }) => ({
@@ -98,15 +105,6 @@ export class SqlJournal implements BusJournal {
       msg: JSON.parse(msg) as OutboundMessage,
       ...(ids ? { messageIds: splitIds(ids) } : {}),
     }));
-  }
-
-  async pendingOutbound(channel: ChannelName): Promise<PendingOutbound[]> {
-    const rows = await this.db.rows<Omit<PendingOutbound, "msg"> & { msg: string }>(
-      `SELECT outbox.id, payload AS msg, ${PARTS_SENT} FROM ${WITH_PROGRESS}
-        WHERE channel = $1 AND status = 'pending' ORDER BY outbox.id`,
-      [channel],
-    );
-    return rows.map((row) => ({ ...row, msg: JSON.parse(row.msg) as OutboundMessage }));
   }
 
   async markOutboundPartSent(id: number, partsSent: number, messageIds?: string[]): Promise<void> {
@@ -192,9 +190,7 @@ export async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<num
  * The turn's journal, written as it happens (each row before the next step starts), so a turn cut short by a crash
  * resumes where it was. The rows go when the inbound message is completed.
  */
-export class SqlTurnSteps {
-  constructor(private readonly db: Sql) {}
-
+export class SqlTurnSteps extends SqlGroup {
   assistant(msg: InboundMessage, message: StoredMessage): Promise<void> {
     return this.insert(msg, "assistant", null, JSON.stringify(message));
   }

@@ -1,5 +1,5 @@
 import { openConversation } from "./conversations.js";
-import { insert, type Sql, scalar } from "./sql.js";
+import { insert, SqlGroup, scalar } from "./sql.js";
 import { makeSnippet } from "./sqlite/fts-query.js";
 import type { MemoryEntry, NewEntry, PendingMessage, SearchHit, SearchScope, StoredMessage } from "./types.js";
 
@@ -15,9 +15,7 @@ export type FoundRow = Omit<SearchHit, "role" | "snippet"> & {
 };
 
 /** Consolidation's bookkeeping; each engine adds its own full-text index over memory (FTS5, pg_trgm). */
-export abstract class SqlMemory {
-  constructor(protected readonly db: Sql) {}
-
+export abstract class SqlMemory extends SqlGroup {
   /**
    * Ranked hits for `query` in what the session may see: its own messages (every conversation it had, also before
    * /new), its memory entries, and MEMORY.md if allowed. Any script, CJK too.

@@ -12,12 +12,8 @@ export async function openStore(where: StoreLocation, options: StoreOptions = {}
 }
 
 /** Opens the store for one short command (CLI) and always closes it. */
-export async function withStore<T>(
-  where: StoreLocation,
-  use: (store: Store) => Promise<T>,
-  options?: StoreOptions,
-): Promise<T> {
-  const store = await openStore(where, { ...options, brief: true });
+export async function withStore<T>(where: StoreLocation, use: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(where, { brief: true });
   try {
     return await use(store);
   } finally {

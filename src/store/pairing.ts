@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import type { ChannelName } from "../bus/types.js";
 import { ownedJobs } from "./jobs.js";
-import { exists, type Sql } from "./sql.js";
+import { exists, type Sql, SqlGroup } from "./sql.js";
 import type { OpenRequest, PairingRequest } from "./types.js";
 
 /** No 0/O or 1/I: codes are read aloud and typed by hand. */
@@ -13,9 +13,7 @@ const OF_USER = "WHERE channel = $1 AND user_id = $2";
 const REQUEST = `channel, user_id AS "userId", user_name AS "userName", code, expires_at AS "expiresAt"`;
 
 /** Pairing codes for strangers and the list of users the owner approved. */
-export class SqlPairing {
-  constructor(private readonly db: Sql) {}
-
+export class SqlPairing extends SqlGroup {
   isApproved(channel: string, userId: string): Promise<boolean> {
     return exists(this.db, "SELECT 1 FROM approved_users WHERE channel = $1 AND user_id = $2", [channel, userId]);
   }

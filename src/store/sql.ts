@@ -72,3 +72,8 @@ export function insert<T extends object>(
   const sql = `INSERT INTO ${table} (${fields.map(snake).join(", ")}) VALUES (${placeholders(fields, 1)}) ${rest}`;
   return [sql, fields.map((field) => record[field] ?? null)];
 }
+
+/** A group of the store's methods, on one engine's SQL. */
+export abstract class SqlGroup {
+  constructor(protected readonly db: Sql) {}
+}

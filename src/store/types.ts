@@ -1,4 +1,3 @@
-import type { OutboxRow } from "../bus/delivery.js";
 import type { ChannelName, InboundMessage } from "../bus/types.js";
 import type { FileConfig } from "../config/file-schema.js";
 import type { Schedule } from "../scheduler/schedule.js";
@@ -161,15 +160,10 @@ export interface HistoryEntry {
 }
 
 /** What `pincer status` shows about the database. */
-export interface StoreStatus {
-  openConversations: number;
-  messages: number;
-  pendingInbound: number;
-  pendingOutbound: number;
-  deadLetters: number;
-  toolCalls: number;
-  lastToolCall?: { tool: string; ok: boolean; at: number };
-}
+export type StoreStatus = Record<
+  "openConversations" | "messages" | "pendingInbound" | "pendingOutbound" | "deadLetters" | "toolCalls",
+  number
+> & { lastToolCall?: { tool: string; ok: boolean; at: number } };
 
 /** How long pincer keeps what only grows (config `retention`, in days). */
 export type RetentionAges = FileConfig["retention"];
@@ -183,5 +177,3 @@ export function estimateTokens(message: StoredMessage): number {
     (message.toolCalls?.reduce((n, c) => n + c.name.length + c.arguments.length + 16, 0) ?? 0);
   return Math.ceil(chars / 4) + 4;
 }
-
-export type PendingOutbound = Pick<OutboxRow, "id" | "msg" | "partsSent">;

@@ -1,4 +1,4 @@
-import { insert, type Sql } from "./sql.js";
+import { insert, SqlGroup } from "./sql.js";
 
 /** One model call as counted: the endpoint's tokens, or pincer's estimate (`estimated`). */
 export interface UsageEntry {
@@ -15,37 +15,23 @@ export interface UsageEntry {
   at: number;
 }
 
+const COUNTS = ["promptTokens", "completionTokens", "cachedTokens"] as const;
+
 /** Sums of one group of calls: `unpriced` calls have no cost, `estimated` ones pincer counted. */
-export interface UsageSums {
-  calls: number;
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens: number;
-  cost: number;
-  unpriced: number;
-  estimated: number;
-}
+export type UsageSums = Record<(typeof COUNTS)[number] | "calls" | "cost" | "unpriced" | "estimated", number>;
 
 /** This month's calls from `since` on, by kind and model, for this chat or not, today or not. */
-export interface UsageGroup extends UsageSums {
-  kind: string;
-  model: string;
-  here: boolean;
-  today: boolean;
-}
+export type UsageGroup = UsageSums & { kind: string; model: string; here: boolean; today: boolean };
 
 const SUMS = `count(*) AS calls, sum(prompt_tokens) AS "promptTokens", sum(completion_tokens) AS "completionTokens",
   sum(cached_tokens) AS "cachedTokens", coalesce(sum(cost), 0) AS cost,
   sum(CASE WHEN cost IS NULL THEN 1 ELSE 0 END) AS unpriced, sum(estimated) AS estimated`;
-const COUNTS = ["promptTokens", "completionTokens", "cachedTokens"] as const;
 const USAGE_FIELDS = ["sessionKey", "kind", "model", ...COUNTS, "estimated", "cost", "createdAt"] as const;
 /** The chart's days are put together from quarter hours, so every zone's midnight falls on a slot's edge. */
 export const SLOT_MS = 15 * 60_000;
 
 /** Model calls and what they cost: what /usage, `pincer usage`, the page and the budgets read. */
-export class SqlUsage {
-  constructor(private readonly db: Sql) {}
-
+export class SqlUsage extends SqlGroup {
   /** One row per call: processes recording at once never overwrite each other. */
   async record(entry: UsageEntry): Promise<void> {
     const row = { ...entry, estimated: entry.estimated ? 1 : 0, createdAt: entry.at };

@@ -1,5 +1,5 @@
 import type { InboundMessage } from "../bus/types.js";
-import { columns, insert, type Sql, scalar, withoutNulls } from "./sql.js";
+import { columns, insert, SqlGroup, scalar, withoutNulls } from "./sql.js";
 import type {
   ConversationSummary,
   HelperRun,
@@ -19,9 +19,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const HELPER_FIELDS = ["id", "sessionKey", "label", "task", "model", "status", "origin", "startedAt"] as const;
 
 /** Remembers every tool call (arguments and the start of the result) for `pincer status` and forensics. */
-export class SqlAudit {
-  constructor(private readonly db: Sql) {}
-
+export class SqlAudit extends SqlGroup {
   async record({ sessionKey, tool, arguments: args, result, durationMs }: ToolCallEntry): Promise<void> {
     const row = {
       sessionKey,
@@ -37,9 +35,7 @@ export class SqlAudit {
 }
 
 /** Spawned helpers' runs, so a restart knows which were cut short. */
-export class SqlHelperRuns {
-  constructor(private readonly db: Sql) {}
-
+export class SqlHelperRuns extends SqlGroup {
   async start(run: Omit<HelperRun, "status" | "finishedAt" | "result">): Promise<void> {
     const row = { ...run, status: "running", origin: JSON.stringify(run.origin) };
     await this.db.run(...insert("helper_runs", row, HELPER_FIELDS));
@@ -69,9 +65,7 @@ export class SqlHelperRuns {
 }
 
 /** Read-only views for the control page. Cheap, bounded queries only. */
-export class SqlDashboard {
-  constructor(private readonly db: Sql) {}
-
+export class SqlDashboard extends SqlGroup {
   /** Open conversations, most recently active first. */
   async conversations(limit = 50): Promise<ConversationSummary[]> {
     const rows = await this.db.rows<ConversationSummary>(
@@ -139,9 +133,7 @@ export class SqlDashboard {
   }
 }
 
-export class SqlRetention {
-  constructor(private readonly db: Sql) {}
-
+export class SqlRetention extends SqlGroup {
   /**
    * Deletes tool-audit and model-usage rows, conversations archived by `/new` (with their messages) and dead letters
    * older than their ages, all or nothing. The open conversation of a chat is never touched, however old: the context
@@ -168,9 +160,7 @@ export class SqlRetention {
   }
 }
 
-export class SqlStatus {
-  constructor(private readonly db: Sql) {}
-
+export class SqlStatus extends SqlGroup {
   async summary(): Promise<StoreStatus> {
     const [counts] = await this.db.rows<Omit<StoreStatus, "lastToolCall">>(
       `SELECT (SELECT count(*) FROM conversations WHERE archived_at IS NULL) AS "openConversations",
