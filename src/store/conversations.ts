@@ -1,6 +1,6 @@
 import { type ConversationHead, HistoryCache, type HistoryRow, pickNewest } from "./history-cache.js";
 import { exists, type Sql, scalar } from "./sql.js";
-import type { StoredMessage, ToolCallRecord } from "./types.js";
+import type { StoredMessage } from "./types.js";
 
 /** Tokens a message costs in a request; stored with it so picking history needs no tokenizer. */
 export type CountTokens = (message: StoredMessage) => number;
@@ -15,7 +15,7 @@ type MessageRow = Omit<StoredMessage, "toolCalls" | "toolCallId"> & {
 };
 
 function historyRow({ id, toolCalls, toolCallId, ...message }: MessageRow): HistoryRow {
-  const calls = toolCalls ? (JSON.parse(toolCalls) as ToolCallRecord[]) : undefined;
+  const calls = toolCalls ? (JSON.parse(toolCalls) as StoredMessage["toolCalls"]) : undefined;
   return { id, message: { ...message, toolCalls: calls, toolCallId: toolCallId ?? undefined } };
 }
 

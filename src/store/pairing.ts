@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import type { ChannelName } from "../bus/types.js";
 import { ownedJobs } from "./jobs.js";
-import { exists, type Sql, SqlGroup } from "./sql.js";
+import { exists, insert, type Sql, SqlGroup } from "./sql.js";
 import type { OpenRequest, PairingRequest } from "./types.js";
 
 /** No 0/O or 1/I: codes are read aloud and typed by hand. */
@@ -44,10 +44,7 @@ export class SqlPairing extends SqlGroup {
         await tx.run(`DELETE FROM pairing_requests ${OF_USER}`, [channel, user_id]);
       }
       const request = { channel, userId, userName, code: await freshCode(tx, channel), expiresAt: now + TTL_MS };
-      await tx.run(
-        "INSERT INTO pairing_requests (channel, user_id, user_name, code, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
-        [channel, userId, userName, request.code, now, request.expiresAt],
-      );
+      await tx.run(...insert("pairing_requests", { ...request, createdAt: now }));
       return { ...request, isNew: true };
     });
   }

@@ -1,4 +1,3 @@
-import type { InboundMessage } from "../bus/types.js";
 import { SqlApprovals } from "./approvals.js";
 import { SqlChatModels } from "./chat-models.js";
 import type { Fence } from "./cluster.js";
@@ -72,8 +71,4 @@ export interface StoreOptions {
 }
 
 /** A turn's writes made under a fence: each commits only while the fence is current in the database. */
-export interface FencedTurnWrites {
-  steps: Store["steps"];
-  turns: Store["turns"];
-  recordTurnStart(msg: InboundMessage): Promise<number>;
-}
+export type FencedTurnWrites = Pick<Store, "steps" | "turns"> & Pick<Store["journal"], "recordTurnStart">;

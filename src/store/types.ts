@@ -4,19 +4,11 @@ import type { Schedule } from "../scheduler/schedule.js";
 
 // The records the store keeps, as the rest of pincer sees them (no engine's types leak out).
 
-export type StoredRole = "user" | "assistant" | "tool";
-
-export interface ToolCallRecord {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
 /** One message of a conversation as the model sees it; `tokens` is set when read back for the prompt. */
 export interface StoredMessage {
-  role: StoredRole;
+  role: "user" | "assistant" | "tool";
   content: string | null;
-  toolCalls?: ToolCallRecord[];
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
   toolCallId?: string;
   createdAt?: number;
   tokens?: number;
@@ -57,7 +49,7 @@ export interface SearchScope {
 
 export interface SearchHit {
   kind: "memory" | "entry" | "message";
-  role?: StoredRole;
+  role?: StoredMessage["role"];
   at: number;
   snippet: string;
 }

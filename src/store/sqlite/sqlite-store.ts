@@ -3,12 +3,8 @@ import { closeDatabase, type Database, openDatabase } from "./database.js";
 import { SqliteMemory } from "./memory.js";
 import { sqliteSql } from "./sql.js";
 
-/** The embedded engine: one SQLite file (WAL) under PINCER_HOME, one connection, shared by every group. */
-export interface SqliteStore extends Store {
-  readonly engine: "sqlite";
-  /** The connection itself, for tests that look at rows directly. */
-  readonly db: Database;
-}
+/** The embedded engine: one SQLite file (WAL) under PINCER_HOME, one connection (`db`, for tests that look at rows). */
+export type SqliteStore = Store & { readonly engine: "sqlite"; readonly db: Database };
 
 /** Opens (creating and migrating if needed) the SQLite database at `file` (":memory:" for tests), or one opened already. */
 export function openSqliteStore(file: string | Database, options: StoreOptions = {}): SqliteStore {
