@@ -2,7 +2,7 @@ import type { BusJournal, OutboxRow } from "../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
 import { FencedOutError } from "./cluster.js";
 import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
-import { exists, type Sql, SqlGroup, scalar } from "./sql.js";
+import { exists, insert, type Sql, SqlGroup, scalar } from "./sql.js";
 import type { StoredMessage, TurnSoFar } from "./types.js";
 
 /** Channels a process LISTENs on (PostgreSQL): another process recorded something for it. */
@@ -191,17 +191,10 @@ export async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<num
  * resumes where it was. The rows go when the inbound message is completed.
  */
 export class SqlTurnSteps extends SqlGroup {
-  assistant(msg: InboundMessage, message: StoredMessage): Promise<void> {
-    return this.insert(msg, "assistant", null, JSON.stringify(message));
-  }
-
-  started(msg: InboundMessage, callId: string): Promise<void> {
-    return this.insert(msg, "started", callId, null);
-  }
-
-  result(msg: InboundMessage, callId: string, content: string): Promise<void> {
-    return this.insert(msg, "result", callId, content);
-  }
+  assistant = (msg: InboundMessage, message: StoredMessage) =>
+    this.insert(msg, "assistant", null, JSON.stringify(message));
+  started = (msg: InboundMessage, callId: string) => this.insert(msg, "started", callId, null);
+  result = (msg: InboundMessage, callId: string, content: string) => this.insert(msg, "result", callId, content);
 
   async load(msg: InboundMessage): Promise<TurnSoFar> {
     const rows = await this.db.rows<{ kind: string; call_id: string | null; payload: string | null }>(
@@ -222,10 +215,7 @@ export class SqlTurnSteps extends SqlGroup {
   }
 
   private async insert(msg: InboundMessage, kind: string, callId: string | null, payload: string | null) {
-    await this.db.run(
-      "INSERT INTO turn_steps (inbox_id, kind, call_id, payload, created_at) VALUES ($1, $2, $3, $4, $5)",
-      [inboxId(msg), kind, callId, payload, Date.now()],
-    );
+    await this.db.run(...insert("turn_steps", { inboxId: inboxId(msg), kind, callId, payload, createdAt: Date.now() }));
   }
 }
 

@@ -139,17 +139,9 @@ export interface ConversationSummary {
   lastAt: number;
 }
 
-export interface HistoryEntry {
-  kind: "message" | "tool";
-  at: number;
-  role?: string;
-  text?: string;
-  tool?: string;
-  arguments?: string;
-  result?: string;
-  ok?: boolean;
-  durationMs?: number;
-}
+/** A message (`role`, `text`) or a tool call as the audit has it (`ok`: its result is not an error). */
+export type HistoryEntry = { kind: "message" | "tool"; at: number } & Partial<HistoryFields>;
+type HistoryFields = Omit<ToolCallEntry, "sessionKey"> & { role: string; text: string; ok: boolean };
 
 /** What `pincer status` shows about the database. */
 export type StoreStatus = Record<

@@ -141,20 +141,17 @@ export class SqlRetention extends SqlGroup {
    */
   prune(ages: Omit<RetentionAges, "mediaDays">, now = Date.now()): Promise<Pruned> {
     return this.db.transaction(async (tx) => {
-      const auditRows = await tx.run("DELETE FROM tool_audit WHERE created_at < $1", [now - ages.auditDays * DAY_MS]);
-      const archivedBefore = now - ages.archivedConversationDays * DAY_MS;
-      const old = "SELECT id FROM conversations WHERE archived_at IS NOT NULL AND archived_at < $1";
-      const messages = await tx.run(`DELETE FROM messages WHERE conversation_id IN (${old})`, [archivedBefore]);
-      const conversations = await tx.run(
-        "DELETE FROM conversations WHERE archived_at IS NOT NULL AND archived_at < $1",
-        [archivedBefore],
-      );
-      const deadLetters = await tx.run("DELETE FROM outbox WHERE status = 'dead' AND finished_at < $1", [
-        now - ages.deadLetterDays * DAY_MS,
-      ]);
-      const usageRows = await tx.run("DELETE FROM model_usage WHERE created_at < $1", [now - ages.usageDays * DAY_MS]);
+      const before = (days: number) => [now - days * DAY_MS];
+      const auditRows = await tx.run("DELETE FROM tool_audit WHERE created_at < $1", before(ages.auditDays));
+      const archived = "FROM conversations WHERE archived_at IS NOT NULL AND archived_at < $1";
+      const old = before(ages.archivedConversationDays);
+      const messages = await tx.run(`DELETE FROM messages WHERE conversation_id IN (SELECT id ${archived})`, old);
+      const conversations = await tx.run(`DELETE ${archived}`, old);
+      const dead = "DELETE FROM outbox WHERE status = 'dead' AND finished_at < $1";
+      const deadLetters = await tx.run(dead, before(ages.deadLetterDays));
+      const usageRows = await tx.run("DELETE FROM model_usage WHERE created_at < $1", before(ages.usageDays));
       // Approvals are kept as long as the audit of the calls they let through (or not).
-      await tx.run("DELETE FROM approvals WHERE expires_at < $1", [now - ages.auditDays * DAY_MS]);
+      await tx.run("DELETE FROM approvals WHERE expires_at < $1", before(ages.auditDays));
       return { auditRows, conversations, messages, deadLetters, usageRows };
     });
   }
@@ -173,6 +170,6 @@ export class SqlStatus extends SqlGroup {
     const [last] = await this.db.rows<{ tool: string; ok: boolean | number; at: number }>(
       "SELECT tool, ok, created_at AS at FROM tool_audit ORDER BY id DESC LIMIT 1",
     );
-    return { ...counts, lastToolCall: last && { tool: last.tool, ok: Boolean(last.ok), at: last.at } };
+    return { ...counts, lastToolCall: last && { ...last, ok: Boolean(last.ok) } };
   }
 }
