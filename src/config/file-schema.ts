@@ -1,3 +1,5 @@
+import type { FromSchema } from "json-schema-to-ts";
+
 /** A section of the file: known keys only, each with its default (ajv fills in a missing section too). */
 function section<const P extends Record<string, object>>(properties: P) {
   return { type: "object", additionalProperties: false, default: {}, properties } as const;
@@ -191,28 +193,9 @@ export const fileSchema = {
   },
 } as const;
 
-/** The value a part of the schema describes once ajv filled in the defaults: a property with a default, or listed in
- * `required`, is always there; any other may be missing. */
-type Value<S> = S extends { enum: readonly (infer E)[] }
-  ? E
-  : S extends { anyOf: readonly (infer A)[] }
-    ? Value<A>
-    : S extends { items: infer I }
-      ? Value<I>[]
-      : S extends { properties: infer P }
-        ? Fields<P, S extends { required: readonly (infer R)[] } ? R : never>
-        : S extends { additionalProperties: infer A extends object }
-          ? Record<string, Value<A>>
-          : S extends { type: "string" }
-            ? string
-            : S extends { type: "boolean" }
-              ? boolean
-              : number;
-type Always<P, R> = { [K in keyof P]: K extends R ? K : P[K] extends { default: unknown } ? K : never }[keyof P];
-type Fields<P, R> = { [K in Always<P, R>]: Value<P[K]> } & { [K in Exclude<keyof P, Always<P, R>>]?: Value<P[K]> };
-
-/** The config file as pincer reads it; `web.search.apiKey` comes from BRAVE_API_KEY, never from the file (see web.ts). */
-export type FileConfig = Value<typeof fileSchema> & { web: { search: { apiKey?: string } } };
+/** The config file as pincer reads it: a property with a default is always there (ajv fills it in). `web.search.apiKey`
+ * comes from BRAVE_API_KEY, never from the file (see web.ts). */
+export type FileConfig = FromSchema<typeof fileSchema> & { web: { search: { apiKey?: string } } };
 
 /** One of `agent.models`: a model name, on `baseUrl` (the default endpoint when absent), shown as `label`. */
 export type ModelSetting = FileConfig["agent"]["models"][number];
