@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { listSkills } from "../agent/skills.js";
 import { type Config, isValidTimeZone } from "../config/config.js";
 import { databaseHost } from "../config/database-url.js";
@@ -20,7 +20,7 @@ export async function runDoctor(config: Config): Promise<Check[]> {
   const modern = Number(node.split(".")[0]) >= 20;
   const folders = [writable("PINCER_HOME", config.home), writable("PINCER_WORKSPACE", config.workspace)];
   const database = await databaseCheck(config);
-  const cluster = config.databaseUrl ? [await clusterCheck(config, config.databaseUrl)] : [];
+  const cluster = config.databaseUrl ? await clusterReport(config, config.databaseUrl) : undefined;
   const [model, telegram, discord, sandbox, mcp] = await Promise.all([
     // Only an endpoint that answers is sent a turn's request.
     probeModel(config).then(async (listed) =>
@@ -36,7 +36,8 @@ export async function runDoctor(config: Config): Promise<Check[]> {
     check("node", modern ? "ok" : "fail", modern ? `v${node}` : `v${node}; pincer needs Node 20 or newer`),
     ...folders,
     database,
-    ...cluster,
+    // Clustered mode: every role held by a live process (a warning otherwise: the cluster may be starting).
+    ...(cluster ? [check("cluster", cluster.ok ? "ok" : "warn", cluster.detail)] : []),
     check("timezone", isValidTimeZone(config.timezone) ? "ok" : "fail", zone),
     ...model,
     check("sandbox", !sandbox.ok ? "fail" : sandbox.sandboxed ? "ok" : "warn", sandbox.detail),
@@ -64,16 +65,12 @@ export function formatChecks(checks: Check[]): string {
   return checks.map((c) => `[${mark[c.status]}] ${c.name}: ${c.detail}`).join("\n");
 }
 
+/** folderProblem checks the path itself once it exists: a folder this user can write. */
 function writable(name: string, path: string): Check {
   const problem = folderProblem(path);
   if (problem) return check(name, "fail", `${problem}: set ${name} to a folder this user can write`);
   if (!existsSync(path)) return check(name, "warn", `${path} does not exist yet; \`pincer onboard\` creates it`);
-  try {
-    accessSync(path, constants.W_OK);
-    return check(name, "ok", path);
-  } catch {
-    return check(name, "fail", `${path} is not writable by this user`);
-  }
+  return check(name, "ok", path);
 }
 
 async function databaseCheck(config: Config): Promise<Check> {
@@ -86,10 +83,4 @@ async function databaseCheck(config: Config): Promise<Check> {
   } catch (err) {
     return check("database", "fail", `cannot open ${where}: ${databaseErrorText(err)}`);
   }
-}
-
-/** Clustered mode: every role held by a live process (a warning otherwise: the cluster may be starting). */
-async function clusterCheck(config: Config, url: string): Promise<Check> {
-  const report = await clusterReport(config, url);
-  return check("cluster", report.ok ? "ok" : "warn", report.detail);
 }

@@ -1,22 +1,14 @@
 import { existsSync } from "node:fs";
 import type { Logger } from "pino";
-import { type Config, ConfigError, type LoadOptions, loadConfig } from "../config/config.js";
+import { type Config, type LoadOptions, loadConfig } from "../config/config.js";
 import { createLogger } from "../log.js";
 
 /** Reads `.env` from the working directory (variables already set win: systemd's Environment= and a shell's export
- * override the file) and the configuration; a problem with it exits 1 with its sentence. */
-export function loadOrExit(options: LoadOptions = {}): { config: Config; log: Logger } {
-  try {
-    if (existsSync(".env")) process.loadEnvFile(".env");
-    const config = loadConfig(process.env, options);
-    return { config, log: createLogger(config.logLevel) };
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`pincer: ${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
+ * override the file) and the configuration; a problem with it is a ConfigError, which main.ts says in its sentence. */
+export function loadFromEnv(options: LoadOptions = {}): { config: Config; log: Logger } {
+  if (existsSync(".env")) process.loadEnvFile(".env");
+  const config = loadConfig(process.env, options);
+  return { config, log: createLogger(config.logLevel) };
 }
 
 /** Stops the app once on SIGINT/SIGTERM, so systemd's stop and Ctrl-C leave nothing half-done. */

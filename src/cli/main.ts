@@ -6,7 +6,7 @@ import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
 import { withStore } from "../store/open.js";
 import { describeDatabaseProblem } from "./database-problem.js";
 import { describeFsProblem } from "./fs-problem.js";
-import { loadOrExit } from "./load.js";
+import { loadFromEnv } from "./load.js";
 import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
 
 // Each command's module (but the small store-only ones) is imported by its action once the configuration is read, so
@@ -17,7 +17,7 @@ function answer<A extends unknown[]>(
   run: (config: Config, ...args: A) => Promise<string | { ok: boolean; text: string }>,
 ) {
   return async (...args: A) => {
-    const { config } = loadOrExit({ requireApiKey: false });
+    const { config } = loadFromEnv({ requireApiKey: false });
     const result = await run(config, ...args);
     console.log(typeof result === "string" ? result : result.text);
     if (typeof result !== "string" && !result.ok) process.exitCode = 1;
@@ -39,7 +39,7 @@ program
   .command("gateway")
   .description("run the daemon: every configured channel, the agent, the scheduler")
   .action(async () => {
-    const { config, log } = loadOrExit();
+    const { config, log } = loadFromEnv();
     await (await import("./gateway.js")).runGateway(config, log);
   });
 
@@ -48,7 +48,7 @@ program
   .description("talk to the agent in the terminal")
   .option("-s, --session <id>", "terminal conversation to continue", "local")
   .action(async ({ session }: { session: string }) => {
-    const { config, log } = loadOrExit();
+    const { config, log } = loadFromEnv();
     await (await import("./terminal.js")).runChat(config, log, session);
   });
 
@@ -58,7 +58,7 @@ program
   .requiredOption("-m, --message <text>", "what to say to the agent")
   .option("-s, --session <id>", "terminal conversation to continue", "local")
   .action(async ({ message, session }: { message: string; session: string }) => {
-    const { config, log } = loadOrExit();
+    const { config, log } = loadFromEnv();
     if (!(await (await import("./terminal.js")).runAgentOnce(config, log, message, session))) process.exitCode = 3;
   });
 

@@ -2,11 +2,7 @@ import type { Config } from "../config/config.js";
 import { notFoundHint, openAIClient } from "../llm/model.js";
 
 /** One thing `pincer doctor` checked, with one line of advice when it is not fine. */
-export interface Check {
-  name: string;
-  status: "ok" | "warn" | "fail";
-  detail: string;
-}
+export type Check = { name: string; status: "ok" | "warn" | "fail"; detail: string };
 
 const TIMEOUT_MS = 10_000;
 
