@@ -1,11 +1,7 @@
 import { type RawReply, type ToolCall, textOf, withoutReasoning } from "./reply.js";
 
 /** Tokens the endpoint counted (ModelReply's `usage`). */
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens?: number;
-}
+export type Usage = { promptTokens: number; completionTokens: number; cachedTokens?: number };
 
 export type Collected = { raw: RawReply; usage?: Usage };
 type RawFunction = { name?: unknown; arguments?: unknown };

@@ -30,11 +30,7 @@ function modelAt({ openai: { apiKey }, agent }: Config, baseUrl: string, model: 
 }
 
 /** A chain as turns use it: its model, the context its requests must fit now, and a recheck of that context. */
-export interface Chain {
-  model: Model;
-  window: () => number;
-  recheck: () => Promise<boolean>;
-}
+type Chain = { model: Model } & ReturnType<typeof contextOf>;
 
 /** The agent's models as configured: one chain per choice (`chain(undefined)` the main one), each made once; each
  * endpoint behind its own circuit breaker, shared by every chain. A refusal's context is remembered in `limits`. */
@@ -47,7 +43,7 @@ export function createConfiguredModels(config: Config, log: Logger, main: Model 
     let made = endpoints.get(name);
     if (!made) {
       const client = (name === mainName && main) || modelAt(config, baseUrl, model);
-      made = { name, model: learnsContext(client, name, limits), breaker: new CircuitBreaker(breaker) };
+      made = { name, model: client, breaker: new CircuitBreaker(breaker) };
       endpoints.set(name, made);
     }
     return made;
@@ -59,6 +55,10 @@ export function createConfiguredModels(config: Config, log: Logger, main: Model 
         "model endpoint keeps failing; not asking it again until the cool-down is over",
       ),
     onClose: (name: string) => log.info({ endpoint: name }, "model endpoint answers again"),
+    onError(name: string, err: unknown) {
+      const tokens = err instanceof ContextRefusedError ? err.refusal.contextTokens : undefined;
+      if (tokens) limits.learn(name, tokens, "refusal");
+    },
   };
   const onImageRefused = (err: Error) =>
     log.warn({ err: err.message }, "the model endpoint refused an image; images are described in text from now on");
@@ -67,27 +67,13 @@ export function createConfiguredModels(config: Config, log: Logger, main: Model 
     const specs = chainOf(config, choice);
     let made = chains.get(specs[0].name);
     if (!made) {
-      const model = withVisionFallback(createResilientModel(specs.map(endpoint), breaker, events), onImageRefused);
+      const model = withVisionFallback(createResilientModel(specs.map(endpoint), events), onImageRefused);
       made = { model, ...contextOf(config, limits, specs) };
       chains.set(specs[0].name, made);
     }
     return made;
   };
   return { model: chain(undefined).model, chain };
-}
-
-function learnsContext(model: Model, endpoint: string, limits: ContextLimits): Model {
-  return {
-    async complete(request) {
-      try {
-        return await model.complete(request);
-      } catch (err) {
-        const tokens = err instanceof ContextRefusedError ? err.refusal.contextTokens : undefined;
-        if (tokens) limits.learn(endpoint, tokens, "refusal");
-        throw err;
-      }
-    },
-  };
 }
 
 /** The helpers' model: agent.helperModel on the configured endpoint, else (or when a model is injected) the main one. */
@@ -99,7 +85,7 @@ export function createHelperModel(config: Config, main: Model, injected: boolean
 /** `window`: `agent.contextTokens`, or less where any endpoint of the chain takes less (a fallback gets the same
  * request). `recheck`, for a turn that does not fit: asks the endpoints again (a restarted server may say more) and
  * forgets refusals where a server says nothing (the next refusal teaches it again); true when the window grew. */
-function contextOf(config: Config, limits: ContextLimits, chain: EndpointSpec[]): Omit<Chain, "model"> {
+function contextOf(config: Config, limits: ContextLimits, chain: EndpointSpec[]) {
   const window = () =>
     Math.min(config.agent.contextTokens, ...chain.map(({ name }) => limits.get(name) ?? Number.POSITIVE_INFINITY));
   const recheck = async () => {

@@ -86,10 +86,9 @@ export class ContextLimits {
   private readonly known = new Map<string, Known>();
 
   constructor(
-    private readonly file: string | undefined,
+    private readonly file: string,
     private readonly log: Pick<Logger, "info" | "warn">,
   ) {
-    if (!file) return;
     try {
       const saved = JSON.parse(readFileSync(file, "utf8")) as Record<string, Known>;
       for (const [key, entry] of Object.entries(saved)) {
@@ -129,7 +128,6 @@ export class ContextLimits {
   }
 
   private save(): void {
-    if (!this.file) return;
     try {
       const temp = `${this.file}.${process.pid}.tmp`;
       writeFileSync(temp, `${JSON.stringify(Object.fromEntries(this.known), null, 2)}\n`, { mode: 0o600 });

@@ -17,10 +17,7 @@ export interface ToolSchema {
 }
 
 /** `usage`: what the endpoint counted, when it says; `model`: the configured name that answered (a fallback's). */
-export interface ModelReply extends NormalizedReply {
-  usage?: Usage;
-  model?: string;
-}
+export type ModelReply = NormalizedReply & { usage?: Usage; model?: string };
 
 export interface ModelRequest {
   messages: ChatMessage[];
@@ -32,9 +29,7 @@ export interface ModelRequest {
   onText?: (textSoFar: string) => void;
 }
 
-export interface Model {
-  complete(request: ModelRequest): Promise<ModelReply>;
-}
+export type Model = { complete(request: ModelRequest): Promise<ModelReply> };
 
 export interface ModelOptions {
   apiKey: string;

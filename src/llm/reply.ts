@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { findTextToolCalls } from "./text-tool-calls.js";
+import { findTextToolCalls, parseJson } from "./text-tool-calls.js";
 
 /** `arguments`: a JSON text, as the API carries it. */
 export type ToolCall = { id: string; name: string; arguments: string };
@@ -125,12 +125,7 @@ function finishReasonOf(reason: unknown): string | undefined {
 export function storableArguments(args: unknown): string {
   const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
   if (typeof args !== "string") return isObject(args) ? JSON.stringify(args) : "{}";
-  try {
-    if (isObject(JSON.parse(args))) return args;
-  } catch {
-    // replaced below
-  }
-  return "{}";
+  return isObject(parseJson(args)) ? args : "{}";
 }
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

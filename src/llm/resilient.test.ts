@@ -46,13 +46,11 @@ describe("createResilientModel", () => {
 
     const primary = scripted(down(), new ModelError("bad request", true, 400));
     const fallback = scripted(ok);
-    const model = createResilientModel(
-      [
-        { name: "a", model: primary },
-        { name: "b", model: fallback },
-      ],
-      { failureThreshold: 3, coolDownMs: 1000 },
-    );
+    const breaker = () => new CircuitBreaker({ failureThreshold: 3, coolDownMs: 1000 });
+    const model = createResilientModel([
+      { name: "a", model: primary, breaker: breaker() },
+      { name: "b", model: fallback, breaker: breaker() },
+    ]);
     await expect(model.complete({ messages: [] })).resolves.toEqual(ok);
     expect([primary.calls, fallback.calls]).toEqual([1, 1]);
     await expect(model.complete({ messages: [] })).rejects.toThrow("bad request");
@@ -64,8 +62,7 @@ describe("createResilientModel", () => {
     const events: string[] = [];
     const primary = scripted(down(), down(), ok);
     const model = createResilientModel(
-      [{ name: "a", model: primary }],
-      { failureThreshold: 2, coolDownMs: 1000 },
+      [{ name: "a", model: primary, breaker: new CircuitBreaker({ failureThreshold: 2, coolDownMs: 1000 }) }],
       { onOpen: (name) => events.push(`open ${name}`), onClose: (name) => events.push(`close ${name}`) },
       () => t,
     );
@@ -89,8 +86,7 @@ describe("createResilientModel", () => {
     );
     const primary = scripted(grammar, grammar, grammar, ok, new ModelError("boom", false, 500), down());
     const model = createResilientModel(
-      [{ name: "a", model: primary }],
-      { failureThreshold: 2, coolDownMs: 1000 },
+      [{ name: "a", model: primary, breaker: new CircuitBreaker({ failureThreshold: 2, coolDownMs: 1000 }) }],
       {},
       () => t,
     );

@@ -70,19 +70,22 @@ export function isTransient(err: unknown): boolean {
   return err instanceof ModelError && !err.permanent;
 }
 
-/** `breaker`: its circuit when several chains share the endpoint (else one is made for it). */
-export type Endpoint = { name: string; model: Model; breaker?: CircuitBreaker };
+/** `breaker`: the endpoint's circuit, shared by every chain that tries the endpoint. */
+export type Endpoint = { name: string; model: Model; breaker: CircuitBreaker };
 
 /** Tries the endpoints in order, the next only after a transient failure: a permanent one (a 4xx, a 5xx blaming the
  * request) another model would most likely refuse the same way. An open circuit costs nothing; when all failed or are
  * open, throws ModelUnavailableError. */
 export function createResilientModel(
   endpoints: Endpoint[],
-  settings: BreakerSettings,
-  events: { onOpen?(endpoint: string, err: unknown): void; onClose?(endpoint: string): void } = {},
+  events: {
+    onOpen?(endpoint: string, err: unknown): void;
+    onClose?(endpoint: string): void;
+    /** Each failure of an endpoint, before it is weighed. */
+    onError?(endpoint: string, err: unknown): void;
+  } = {},
   now: () => number = Date.now,
 ): Model {
-  const breakers = new Map(endpoints.map((e) => [e.name, e.breaker ?? new CircuitBreaker(settings)]));
   // Each endpoint's last transient failure: an open circuit fails fast with the reason it opened.
   const lastErrors = new Map<string, ModelError>();
   let answeredAt: number | undefined;
@@ -90,27 +93,27 @@ export function createResilientModel(
     async complete(request) {
       let lastError: ModelError | undefined;
       let retryAt = Number.POSITIVE_INFINITY;
-      for (const endpoint of endpoints) {
-        const breaker = breakers.get(endpoint.name) as CircuitBreaker;
+      for (const { name, model, breaker } of endpoints) {
         if (!breaker.tryAcquire(now())) {
           retryAt = Math.min(retryAt, breaker.retryAt(now()));
-          lastError ??= lastErrors.get(endpoint.name);
+          lastError ??= lastErrors.get(name);
           continue;
         }
         try {
-          const reply = await endpoint.model.complete(request);
+          const reply = await model.complete(request);
           answeredAt = now();
-          if (breaker.success()) events.onClose?.(endpoint.name);
+          if (breaker.success()) events.onClose?.(name);
           return reply;
         } catch (err) {
+          events.onError?.(name, err);
           // A request the endpoint refuses (permanent) says nothing about its health.
           if (request.signal?.aborted || !isTransient(err)) {
             breaker.release();
             throw err;
           }
-          if (breaker.failure(now())) events.onOpen?.(endpoint.name, err);
+          if (breaker.failure(now())) events.onOpen?.(name, err);
           lastError = err as ModelError;
-          lastErrors.set(endpoint.name, lastError);
+          lastErrors.set(name, lastError);
           retryAt = Math.min(retryAt, breaker.retryAt(now()));
         }
       }

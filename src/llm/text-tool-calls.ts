@@ -26,7 +26,7 @@ export function findTextToolCalls(content: string, offered: ReadonlySet<string>)
       // Prose about the tag ("Qwen writes <tool_call> tags") is no call: a JSON body is, or nested tags.
       if (!/^[[{]|^<tool_call>/.test(body)) return block;
       taken = true;
-      const parsed = readJson(body);
+      const parsed = parseJson(leadingJson(body));
       for (const value of Array.isArray(parsed) ? parsed : [parsed]) take(value);
       return "";
     });
@@ -58,7 +58,7 @@ function mistralCalls(text: string): unknown[] {
   for (const part of text.split(MISTRAL).slice(1)) {
     const body = part.trim();
     if (body.startsWith("[") || body.startsWith("{")) {
-      const parsed = readJson(body);
+      const parsed = parseJson(leadingJson(body));
       values.push(...(Array.isArray(parsed) ? parsed : [parsed]));
       continue;
     }
@@ -68,7 +68,7 @@ function mistralCalls(text: string): unknown[] {
     values.push(
       args < 0
         ? undefined
-        : { name: name.trim(), arguments: readJson(body.slice(args + "[ARGS]".length).trim()) ?? {} },
+        : { name: name.trim(), arguments: parseJson(leadingJson(body.slice(args + "[ARGS]".length).trim())) ?? {} },
     );
   }
   return values;
@@ -83,13 +83,8 @@ function bareCalls(content: string, offered: ReadonlySet<string>): TextCall[] | 
     if (firstLine < 0 || !/^```(json)?$/.test(body.slice(0, firstLine).trim())) return undefined;
     body = body.slice(firstLine + 1, -3).trim();
   }
-  if (!body.startsWith("{") && !body.startsWith("[")) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
+  // Text that is not JSON parses to undefined, and a number or a string is no call either.
+  const parsed = parseJson(body);
   const calls = (Array.isArray(parsed) ? parsed : [parsed]).map(asCall);
   if (calls.length === 0 || !calls.every((call) => call && offered.has(call.name))) return undefined;
   return calls as TextCall[];
@@ -104,19 +99,17 @@ function asCall(value: unknown): TextCall | undefined {
   return { name, arguments: typeof given === "string" ? given : JSON.stringify(given) };
 }
 
-/** The first JSON value at the start of `text`, ignoring what follows it; undefined when there is none. */
-function readJson(text: string): unknown {
-  const end = jsonEnd(text);
-  if (end < 0) return undefined;
+/** JSON.parse, undefined for text that is not JSON. */
+export function parseJson(text: string): unknown {
   try {
-    return JSON.parse(text.slice(0, end));
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
 }
 
-/** Where the object or array opening `text` closes (strings and escapes respected), or -1. */
-function jsonEnd(text: string): number {
+/** The object or array opening `text` (strings and escapes respected), without what follows; "" when there is none. */
+function leadingJson(text: string): string {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -128,9 +121,9 @@ function jsonEnd(text: string): number {
     else if (c === "{" || c === "[") depth++;
     else if (c === "}" || c === "]") {
       depth--;
-      if (depth === 0) return i + 1;
-      if (depth < 0) return -1;
-    } else if (depth === 0 && !/\s/.test(c)) return -1;
+      if (depth === 0) return text.slice(0, i + 1);
+      if (depth < 0) return "";
+    } else if (depth === 0 && !/\s/.test(c)) return "";
   }
-  return -1;
+  return "";
 }

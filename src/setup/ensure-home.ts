@@ -1,4 +1,4 @@
-import { closeSync, constants, copyFileSync, mkdirSync, readdirSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, constants, copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { mediaDir, packageRoot } from "../paths.js";
@@ -35,8 +35,7 @@ function copyMissing(from: string, to: string, log?: Pick<Logger, "warn">, rel =
       continue;
     }
     try {
-      const bytes = readFileSync(join(from, path));
-      for (let offset = 0; offset < bytes.length; ) offset += writeSync(opened.fd, bytes, offset);
+      writeFileSync(opened.fd, readFileSync(join(from, path)));
     } finally {
       closeSync(opened.fd);
     }
