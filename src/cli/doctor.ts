@@ -15,7 +15,7 @@ import { clusterReport } from "./status.js";
 export type { Check } from "./probes.js";
 
 /** `pincer doctor`: each thing pincer needs, checked for real with the configured keys, and what to do. */
-export async function runDoctor(config: Config): Promise<Check[]> {
+async function runDoctor(config: Config): Promise<Check[]> {
   const node = process.versions.node;
   const modern = Number(node.split(".")[0]) >= 20;
   const folders = [writable("PINCER_HOME", config.home), writable("PINCER_WORKSPACE", config.workspace)];
@@ -60,9 +60,12 @@ export function skillsCheck(config: Config): Check {
   return check("skills", "warn", `${skills.length - unmet.length} of ${skills.length} available; left out: ${left}`);
 }
 
-export function formatChecks(checks: Check[]): string {
+/** Every check on a line; not ok when one failed (exit code 1). */
+export async function doctorText(config: Config): Promise<{ ok: boolean; text: string }> {
+  const checks = await runDoctor(config);
   const mark = { ok: "ok  ", warn: "warn", fail: "FAIL" };
-  return checks.map((c) => `[${mark[c.status]}] ${c.name}: ${c.detail}`).join("\n");
+  const text = checks.map((c) => `[${mark[c.status]}] ${c.name}: ${c.detail}`).join("\n");
+  return { ok: !checks.some((c) => c.status === "fail"), text };
 }
 
 /** folderProblem checks the path itself once it exists: a folder this user can write. */
@@ -77,10 +80,8 @@ async function databaseCheck(config: Config): Promise<Check> {
   if (!config.databaseUrl && !existsSync(config.home)) return check("database", "warn", "not created yet");
   // Never the URL itself: it carries the password.
   const where = config.databaseUrl ? `PostgreSQL at ${databaseHost(config.databaseUrl)}` : databasePath(config.home);
-  try {
-    await withStore(storeLocation(config), async () => {});
-    return check("database", "ok", where);
-  } catch (err) {
-    return check("database", "fail", `cannot open ${where}: ${databaseErrorText(err)}`);
-  }
+  return withStore(storeLocation(config), async () => {}).then(
+    () => check("database", "ok", where),
+    (err: unknown) => check("database", "fail", `cannot open ${where}: ${databaseErrorText(err)}`),
+  );
 }

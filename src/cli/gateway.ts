@@ -30,9 +30,7 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
     const web = createWebChannel({ bus: app.bus });
     page = await startControlPage({ app, channels: () => channels, web, log: log.child({ part: "web" }) });
     if (page) channels.push(web);
-  } else {
-    log.info("the control page is off (PINCER_WEB_ADDR=off)");
-  }
+  } else log.info("the control page is off (PINCER_WEB_ADDR=off)");
   // With no channel nothing else holds the event loop open, and an idle daemon must not exit.
   const keepAlive = setInterval(() => {}, 1 << 30);
   onShutdown(async () => {

@@ -70,13 +70,7 @@ program
 program
   .command("doctor")
   .description("check the configuration, the model endpoint, the sandbox and the channels")
-  .action(
-    answer(async (config) => {
-      const { formatChecks, runDoctor } = await import("./doctor.js");
-      const checks = await runDoctor(config);
-      return { ok: !checks.some((c) => c.status === "fail"), text: formatChecks(checks) };
-    }),
-  );
+  .action(answer(async (config) => (await import("./doctor.js")).doctorText(config)));
 
 program
   .command("status")

@@ -6,8 +6,7 @@ import { withStore } from "../store/open.js";
 /** `pincer pairing list`: open codes and approved users. */
 export async function pairingList(config: Config): Promise<string> {
   return withStore(storeLocation(config), async ({ pairing }) => {
-    const pending = await pairing.pending();
-    const approved = await pairing.approved();
+    const [pending, approved] = await Promise.all([pairing.pending(), pairing.approved()]);
     return [
       pending.length === 0 ? "No pending pairing requests." : "Pending pairing requests:",
       ...pending.map(

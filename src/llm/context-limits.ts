@@ -154,8 +154,7 @@ export async function discoverContext(
   options: DiscoverOptions,
 ): Promise<{ tokens: number; source: ContextSource } | undefined> {
   const base = options.baseUrl.replace(/\/+$/, "");
-  const props = await getJson(`${base.replace(/\/v1$/, "")}/props`, options);
-  const fromProps = contextFromProps(props);
+  const fromProps = contextFromProps(await getJson(`${base.replace(/\/v1$/, "")}/props`, options));
   if (fromProps) return { tokens: fromProps, source: "props" };
   const fromModels = contextFromModels(await getJson(`${base}/models`, options), options.model);
   return fromModels ? { tokens: fromModels, source: "models" } : undefined;

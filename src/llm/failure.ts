@@ -29,15 +29,9 @@ export class ContextRefusedError extends ModelError {
   }
 }
 
-/** The openai client's failure as a ModelError; the caller's own abort stays what it is. */
-export function toModelError(
-  err: unknown,
-  OpenAIClass: typeof OpenAI,
-  options: { baseUrl: string; model: string },
-  signal?: AbortSignal,
-): Error {
+/** The openai client's failure as a ModelError (an aborted call's reason is boundedCall's to throw). */
+export function toModelError(err: unknown, OpenAIClass: typeof OpenAI, options: { baseUrl: string; model: string }) {
   if (err instanceof ModelError) return err;
-  if (signal?.aborted) return signal.reason instanceof Error ? signal.reason : new Error("aborted");
   if (err instanceof OpenAIClass.APIConnectionTimeoutError) {
     return new ModelError("the model did not answer in time", false, undefined, false);
   }

@@ -3,7 +3,7 @@ import { boundedCall } from "./bounded-call.js";
 import { collectStream, fromCompletion, type Usage } from "./collect.js";
 import { ModelError, shorten, toModelError } from "./failure.js";
 import { type NormalizedReply, normalizeReply } from "./reply.js";
-import { defaultRequestOptions, withoutRefused } from "./request-options.js";
+import { DEFAULT_REQUEST_OPTIONS, withoutRefused } from "./request-options.js";
 
 export { ContextRefusedError, ModelError, notFoundHint } from "./failure.js";
 export type { ToolCall } from "./reply.js";
@@ -64,7 +64,7 @@ export async function openAIClient(options: { apiKey: string; baseUrl: string; t
 export function createOpenAIModel(options: ModelOptions): Model {
   let made: Awaited<ReturnType<typeof openAIClient>> | undefined;
   // What this endpoint accepts, learned from its refusals.
-  let accepted = defaultRequestOptions();
+  let accepted = DEFAULT_REQUEST_OPTIONS;
   const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: options.retries, who: "the model" };
   const once = async ({ messages, tools, signal, maxTokens, onText }: ModelRequest): Promise<ModelReply> => {
     made ??= await openAIClient(options);
@@ -102,7 +102,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
         }
       }
     } catch (err) {
-      throw toModelError(err, OpenAI, options, signal);
+      throw toModelError(err, OpenAI, options);
     }
   };
   return { complete: (request) => boundedCall(bounds, request.signal, (signal) => once({ ...request, signal })) };

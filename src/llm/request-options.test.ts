@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { defaultRequestOptions, withoutRefused } from "./request-options.js";
+import { DEFAULT_REQUEST_OPTIONS, withoutRefused } from "./request-options.js";
 
 describe("withoutRefused", () => {
-  const start = defaultRequestOptions();
+  const start = DEFAULT_REQUEST_OPTIONS;
 
   it("drops stream_options when a streamed request is refused for it", () => {
     expect(withoutRefused(start, "Unrecognized request argument supplied: stream_options", true)).toEqual({

@@ -3,9 +3,7 @@
  * `max_completion_tokens`, most local servers know only `max_tokens`; none once both were refused). */
 export type RequestOptions = { streamUsage: boolean; lengthField?: "max_tokens" | "max_completion_tokens" };
 
-export function defaultRequestOptions(): RequestOptions {
-  return { streamUsage: true, lengthField: "max_tokens" };
-}
+export const DEFAULT_REQUEST_OPTIONS: RequestOptions = { streamUsage: true, lengthField: "max_tokens" };
 
 /** Words servers use when they refuse a field they do not know (OpenAI, vLLM, pydantic, LiteLLM). */
 const REFUSED_FIELD =

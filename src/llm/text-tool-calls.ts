@@ -19,20 +19,18 @@ export function findTextToolCalls(content: string, offered: ReadonlySet<string>)
     if (call && offered.has(call.name)) found.calls.push(call);
     else found.unknown.push(call?.name ?? "");
   };
-  if (content.includes("<tool_call>")) {
-    let taken = false;
-    found.text = content.replace(HERMES, (block, inner: string) => {
-      const body = inner.trim();
-      // Prose about the tag ("Qwen writes <tool_call> tags") is no call: a JSON body is, or nested tags.
-      if (!/^[[{]|^<tool_call>/.test(body)) return block;
-      taken = true;
-      const parsed = parseJson(leadingJson(body));
-      for (const value of Array.isArray(parsed) ? parsed : [parsed]) take(value);
-      return "";
-    });
-    // A closing tag left over from nested tags.
-    if (taken) found.text = found.text.replaceAll("</tool_call>", "");
-  }
+  let taken = false;
+  found.text = content.replace(HERMES, (block, inner: string) => {
+    const body = inner.trim();
+    // Prose about the tag ("Qwen writes <tool_call> tags") is no call: a JSON body is, or nested tags.
+    if (!/^[[{]|^<tool_call>/.test(body)) return block;
+    taken = true;
+    const parsed = parseJson(leadingJson(body));
+    for (const value of Array.isArray(parsed) ? parsed : [parsed]) take(value);
+    return "";
+  });
+  // A closing tag left over from nested tags.
+  if (taken) found.text = found.text.replaceAll("</tool_call>", "");
   const marker = found.text.indexOf(MISTRAL);
   if (marker >= 0 && isMistralCall(found.text.slice(marker + MISTRAL.length))) {
     for (const value of mistralCalls(found.text.slice(marker))) take(value);

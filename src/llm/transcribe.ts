@@ -26,7 +26,6 @@ export function createTranscriber(
         );
         return result.text;
       } catch (err) {
-        if (bounded.aborted) throw bounded.reason;
         if (err instanceof OpenAI.APIError && err.status) {
           const permanent = isPermanentFailure(err.status, err.message);
           throw new ModelError(`the transcription endpoint answered ${err.status}`, permanent, err.status);
