@@ -19,11 +19,10 @@ export interface ReadCacheOptions {
   maxAgeMs?: number;
 }
 
-/**
- * What the prompt reads every turn, kept while unchanged. A miss reads race-free and stamps the descriptor it read and
- * each folder on the way; a hit compares their lstat (device, inode, mode, size, ns times): a link swapped in or a file
- * edited (even with its mtime put back) no longer matches, and the race-free read, which refuses the link, runs again.
- */
+/** What the prompt reads every turn, kept while unchanged. A miss reads race-free and stamps the descriptor it read and
+ * each folder on the way; a hit compares their lstat (device, inode, mode, size, ns times): a link swapped in or a
+ * file edited (even with its mtime put back) no longer matches, and the race-free read, which refuses the link, runs
+ * again. */
 export class ReadCache {
   private readonly entries = new Map<string, { stamps: Stamp[]; value: unknown; at: number }>();
   readonly stats = { hits: 0, misses: 0 };

@@ -133,7 +133,7 @@ function walk(rootReal: string, parts: string[], raw: string, request: OpenReque
       }
       const last = todo.length === 0;
       const at = atPath(stack[stack.length - 1], name);
-      const info = lstatOrUndefined(at, raw);
+      const info = lstatSync(at, { throwIfNoEntry: false });
       if (info?.isSymbolicLink()) {
         if (++links > MAX_LINKS) throw new ToolError(`"${raw}" has too many levels of symlinks.`);
         if (request.noLinks || (last && request.exclusive))
@@ -168,6 +168,8 @@ function walk(rootReal: string, parts: string[], raw: string, request: OpenReque
     if (request.want === "file") throw new ToolError(`"${raw}" is a folder, not a file.`);
     const fd = stack.pop() as number;
     return { fd, stats: fstatSync(fd), path: [rootReal, ...names].join(sep) || sep, created: false };
+  } catch (err) {
+    throw errnoError(err, raw);
   } finally {
     for (const fd of stack) closeSync(fd);
   }
@@ -181,14 +183,6 @@ function openRoot(rootReal: string): number {
   throw new Error("pincer's file access needs Linux's /proc (mounted at /proc)");
 }
 
-function lstatOrUndefined(at: string, raw: string): Stats | undefined {
-  try {
-    return lstatSync(at, { throwIfNoEntry: false });
-  } catch (err) {
-    throw errnoError(err, raw);
-  }
-}
-
 /** Opens a folder below `at`'s parent without following a link; creates it first when asked. */
 function openDir(at: string, raw: string, create: boolean): number {
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -197,13 +191,13 @@ function openDir(at: string, raw: string, create: boolean): number {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ELOOP") throw new ToolError(`"${raw}" changed while it was opened (a folder became a symlink).`);
-      if (code !== "ENOENT" || !create) throw errnoError(err, raw);
+      if (code !== "ENOENT" || !create) throw err;
     }
     try {
       // mkdir never follows a symlink in the last component: a link there makes it fail with EEXIST.
       mkdirSync(at, 0o777);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw errnoError(err, raw);
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
   }
   throw new ToolError(`"${raw}" keeps changing while it is opened; try again.`);
@@ -227,7 +221,7 @@ function openLast(at: string, info: Stats | undefined, raw: string, request: Ope
       // Swapped between the lstat and the open (or a FIFO without a reader): refuse, never guess.
       throw new ToolError(`"${raw}" changed while it was opened; try again.`);
     }
-    throw errnoError(err, raw);
+    throw err;
   }
   const stats = fstatSync(fd);
   if (!stats.isFile() && !(stats.isDirectory() && request.want !== "file")) {

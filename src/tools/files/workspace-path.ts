@@ -12,10 +12,7 @@ export function displayPath(real: string, workspaceReal: string): string {
 }
 
 /** Every file tool's scope: the workspace, this chat's media to read, PINCER_HOME (and MEMORY.md if not its) hidden. */
-export function fileScope(
-  ctx: Pick<ToolContext, "workspace" | "sessionKey" | "seesOwnerMemory">,
-  home: string,
-): PathScope {
+export function fileScope(ctx: ToolContext, home: string): PathScope {
   const memory = ctx.seesOwnerMemory ? [] : [join(ctx.workspace, "MEMORY.md")];
   return {
     workspace: ctx.workspace,

@@ -1,13 +1,11 @@
 import ipaddr from "ipaddr.js";
 import { allowEntryKind } from "../../config/web.js";
 
-/**
- * Which addresses web_fetch may connect to; the pinned connector (pinned-agent.ts) asks about every one it uses.
+/** Which addresses web_fetch may connect to; the pinned connector (pinned-agent.ts) asks about every one it uses.
  * Only public unicast: loopback, private, link-local (cloud metadata at 169.254.169.254), CGNAT, multicast, broadcast,
  * unspecified, reserved and documentation ranges, IPv6 unique-local and link-local are refused, and so is every IPv6
  * form embedding a refused IPv4 address (IPv4-mapped, IPv4-translated, NAT64, 6to4). Only the user's allowlist
- * (CIDR ranges and host names) gets around it.
- */
+ * (CIDR ranges and host names) gets around it. */
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -125,11 +123,9 @@ function stripBrackets(value: string): string {
 
 export type TargetVerdict = { allowed: true; url: URL } | { allowed: false; reason: string };
 
-/**
- * May web_fetch request this URL? http(s), no user name or password, and a permitted IP literal or a name (the
+/** May web_fetch request this URL? http(s), no user name or password, and a permitted IP literal or a name (the
  * connector checks its addresses on resolving). WHATWG URL parsing has already made odd IPv4 spellings (2130706433,
- * 0x7f.1, 127.1, 127。0。0。1) dotted and IDNs punycode, so what is checked here is what undici connects to.
- */
+ * 0x7f.1, 127.1, 127。0。0。1) dotted and IDNs punycode, so what is checked here is what undici connects to. */
 export function checkTarget(raw: string, policy: AddressPolicy, base?: URL): TargetVerdict {
   let url: URL;
   try {

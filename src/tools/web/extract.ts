@@ -11,9 +11,7 @@ export function classifyBody(contentType: string | undefined, body: Buffer): Bod
   const head = body.subarray(0, 1024);
   if (head.includes(0)) return "binary";
   const start = head.toString("utf8").trimStart().toLowerCase();
-  if (start.startsWith("<!doctype html") || start.startsWith("<html") || /<(head|body|title)[\s>]/.test(start)) {
-    return "html";
-  }
+  if (/^<!doctype html|^<html|<(head|body|title)[\s>]/.test(start)) return "html";
   if (start.startsWith("{") || start.startsWith("[")) return "json";
   return "text";
 }

@@ -6,8 +6,6 @@ import { type AddressPolicy, checkAddress, isAllowedHost } from "./address-polic
 /** Resolves a host name to all its addresses (dns.lookup by default, so /etc/hosts counts too). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
-export const systemResolver: Resolver = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
-
 /** Thrown (as the connection error) when a host resolves to, or is, an address the policy refuses. */
 export class BlockedAddressError extends Error {
   override readonly name = "BlockedAddressError";
@@ -21,7 +19,7 @@ type LookupCallback = (err: Error | null, address: string | LookupAddress[], fam
 export function createPinnedAgent(
   policy: AddressPolicy,
   timeoutMs: number,
-  resolve: Resolver = systemResolver,
+  resolve: Resolver = (hostname) => dns.lookup(hostname, { all: true, verbatim: true }),
   ca?: string | Buffer,
 ): Agent {
   const lookup = (hostname: string, { all, family }: { all?: boolean; family?: number }, callback: LookupCallback) => {

@@ -21,21 +21,11 @@ export function createWebSearchTool(settings: SearchSettings): Tool<Args> {
   async function getJson(url: URL, signal: AbortSignal): Promise<unknown> {
     const headers = { accept: "application/json", ...(brave && { "x-subscription-token": settings.apiKey ?? "" }) };
     const deadline = AbortSignal.timeout(timeoutSeconds * 1000);
-    const fail = (err: unknown, what: string) => {
-      if (err instanceof ToolError) return err;
-      if (signal.aborted) return signal.reason;
-      if (deadline.aborted) return new ToolError(`${label} did not answer within ${timeoutSeconds} s.`);
-      return new ToolError(`${label} ${what}: ${(err as Error).message}.`);
-    };
-    let response: Response;
+    const chunks: Uint8Array[] = [];
+    let response: Response | undefined;
     try {
       response = await fetch(url, { headers, signal: AbortSignal.any([signal, deadline]), redirect: "error" });
-    } catch (err) {
-      throw fail(((err as Error).cause as Error | undefined) ?? err, "could not be reached");
-    }
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    try {
+      let size = 0;
       for await (const chunk of response.body ?? []) {
         size += chunk.length;
         // Throwing out of the loop cancels the stream, which stops the download.
@@ -43,7 +33,12 @@ export function createWebSearchTool(settings: SearchSettings): Tool<Args> {
         chunks.push(chunk);
       }
     } catch (err) {
-      throw fail(err, "broke off its answer");
+      if (err instanceof ToolError) throw err;
+      if (signal.aborted) throw signal.reason;
+      if (deadline.aborted) throw new ToolError(`${label} did not answer within ${timeoutSeconds} s.`);
+      // fetch's own "fetch failed" says nothing; its cause (a refused connection, a bad address) does.
+      const { message } = (response ? err : ((err as Error).cause ?? err)) as Error;
+      throw new ToolError(`${label} ${response ? "broke off its answer" : "could not be reached"}: ${message}.`);
     }
     if (response.status === 401 || response.status === 403) {
       const hint = brave
