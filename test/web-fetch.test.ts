@@ -8,7 +8,7 @@ import type { LookupAddress } from "node:dns";
 import { readFileSync } from "node:fs";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { compilePolicy } from "../src/tools/web/address-policy.js";
@@ -299,6 +299,22 @@ describe("web_fetch limits", () => {
     expect(server.requests[0].headers["accept-encoding"]).toBe("gzip, deflate, br");
   });
 
+  it("decodes deflate and br bodies and refuses a content coding it cannot read", async () => {
+    const text = "decoded text";
+    const encode = { br: brotliCompressSync, deflate: deflateSync, identity: Buffer.from, zstd: Buffer.from };
+    const server = await serve((req, res) => {
+      const coding = (req.url?.slice(1) ?? "identity") as keyof typeof encode;
+      res.writeHead(200, { "content-type": "text/plain", "content-encoding": coding });
+      res.end(encode[coding](text));
+    });
+    for (const coding of ["br", "deflate", "identity"]) {
+      expect(content(await webFetch(open)(`${server.url}/${coding}`))).toBe(text);
+    }
+    expect(await webFetch(open)(`${server.url}/zstd`)).toBe(
+      "Error: the server sent the body in an encoding web_fetch cannot read (zstd)",
+    );
+  });
+
   it("returns what a slowloris server sent before the deadline, and errors when it never answers", async () => {
     const drip = await serve(async (_req, res) => {
       res.writeHead(200, { "content-type": "text/plain" });
@@ -438,6 +454,10 @@ describe("web_fetch content", () => {
     );
     expect(await fetch("http://example.com/", 5)).toBe(
       "Error: invalid arguments for web_fetch: max_chars must be >= 100.",
+    );
+    // A port of another protocol (SMTP, X11, IRC: fetch's bad ports) is refused before anything connects.
+    expect(await webFetch({ allow: ["127.0.0.1"] })("http://127.0.0.1:25/")).toBe(
+      "Error: could not fetch http://127.0.0.1:25/: bad port",
     );
   });
 });
