@@ -89,13 +89,10 @@ export function turnContextDeps(
   return {
     ...parts,
     skills: () => [],
-    settings: {
-      workspace: config.workspace,
-      timezone: config.timezone,
-      contextTokens: config.agent.contextTokens,
-      memoryPromptChars: config.memory.promptChars,
-      sharing: { allowFrom: {}, shareWithGroups: config.memory.shareWithGroups, shareWithGuests: false },
-    },
+    config,
+    contextTokens: config.agent.contextTokens,
+    // The bench's chats are console ones, whose owner sees MEMORY.md.
+    seesOwnerMemory: true,
   };
 }
 

@@ -116,12 +116,7 @@ export async function createApp(config: Config, options: AppOptions) {
     window,
     approve: approvals?.forHelpers,
     usage,
-    settings: {
-      ...config.helpers,
-      modelName: config.agent.helperModel ?? config.openai.model,
-      workspace: config.workspace,
-      timezone: config.timezone,
-    },
+    config,
   });
   const transcribe = createTranscriber({
     ...config.openai,
@@ -183,24 +178,7 @@ export async function createApp(config: Config, options: AppOptions) {
     memory: store.memory,
     tokens,
     consolidator: config.memory.consolidate ? consolidator : undefined,
-    settings: {
-      model: config.openai.model,
-      workspace: config.workspace,
-      timezone: config.timezone,
-      maxIterations: config.agent.maxIterations,
-      maxConcurrentTurns: config.agent.maxConcurrentTurns,
-      waitLimits: config.agent.waitForModel,
-      contextTokens: config.agent.contextTokens,
-      progressAfterMs: config.progress.enabled ? config.progress.afterSeconds * 1000 : undefined,
-      streamReplies: config.agent.streamReplies,
-      cronTools: config.cron.tools,
-      memoryPromptChars: config.memory.promptChars,
-      sharing: {
-        allowFrom: { telegram: config.telegramAllowFrom, discord: config.discordAllowFrom },
-        shareWithGroups: config.memory.shareWithGroups,
-        shareWithGuests: config.memory.shareWithGuests,
-      },
-    },
+    config,
     // A skill whose programs or variables are missing would only mislead the model.
     skills: () => listSkills(skills, log, process.env, files).filter((skill) => skill.missing.length === 0),
     files,

@@ -40,7 +40,7 @@ export async function answerCommand(
     text = reportText(await deps.usage.report(msg.sessionKey));
   } else if (command === "status") {
     const chat = await deps.chatModels.current(msg);
-    const { model } = deps.settings;
+    const { model } = deps.config.openai;
     const here = deps.helpers.list(msg.sessionKey);
     const state = lane.running ? "busy" : lane.pausedUntil !== undefined ? "waiting for the model" : "idle";
     text = [

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
-import type { FileConfig } from "../config/file-schema.js";
+import type { Config } from "../config/config.js";
 import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { HelperRun, HelperStatus, Store } from "../store/store.js";
@@ -19,9 +19,6 @@ const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
 /** What the result message carries of a helper's answer at most. */
 const RESULT_CHARS = 8000;
 
-/** Config `helpers`, and the model name helpers use (for the record). */
-type HelperSettings = FileConfig["helpers"] & { modelName: string; workspace: string; timezone: string };
-
 export interface HelperDeps {
   bus: MessageBus;
   store: Store["helperRuns"];
@@ -31,7 +28,7 @@ export interface HelperDeps {
   registry: ToolRegistry;
   audit: Store["audit"];
   log: Logger;
-  settings: HelperSettings;
+  config: Pick<Config, "helpers" | "agent" | "openai" | "workspace" | "timezone">;
   /** Clustered: told when a helper starts and ends here, so the others tell it from one whose process died. */
   presence?: { started(id: string): void; ended(id: string): void };
   tokens: TokenCounter;
@@ -62,7 +59,7 @@ export class HelperManager {
 
   /** Starts a helper and returns its id at once; throws a ToolError when the caps are reached. */
   async spawn(origin: InboundMessage, task: string, label?: string): Promise<string> {
-    const { settings } = this.deps;
+    const settings = this.deps.config.helpers;
     if (this.shutdown.signal.aborted) throw new ToolError("pincer is shutting down; no helper was started.");
     const here = this.list(origin.sessionKey).length;
     if (here >= settings.maxPerConversation) {
@@ -82,7 +79,7 @@ export class HelperManager {
     this.runs.set(id, entry);
     this.deps.presence?.started(id);
     try {
-      await this.deps.store.start({ ...info, task, model: settings.modelName, origin });
+      await this.deps.store.start({ ...info, task, model: this.modelName(), origin });
     } catch (err) {
       this.runs.delete(id);
       this.deps.presence?.ended(id);
@@ -132,9 +129,14 @@ export class HelperManager {
     await Promise.allSettled([...this.runs.values()].map((r) => r.done));
   }
 
+  /** The model helpers use, for the record. */
+  private modelName(): string {
+    return this.deps.config.agent.helperModel ?? this.deps.config.openai.model;
+  }
+
   private async run(entry: Running, origin: InboundMessage, task: string): Promise<void> {
     const { deps } = this;
-    const { settings } = deps;
+    const settings = deps.config.helpers;
     const timeout = AbortSignal.timeout(settings.timeoutSeconds * 1000);
     const signal = AbortSignal.any([entry.controller.signal, timeout, this.shutdown.signal]);
     const sessionKey = `helper:${entry.id}`;
@@ -155,14 +157,14 @@ export class HelperManager {
           onToolResult: auditTo(deps.audit, sessionKey, log),
         },
         {
-          system: helperPrompt(settings),
+          system: helperPrompt(deps.config),
           history: [],
           user: { role: "user", content: task },
           // Nobody watches a helper either: the owner's MEMORY.md stays out of its reach.
           toolContext: {
             sessionKey,
             inbound: origin,
-            workspace: settings.workspace,
+            workspace: deps.config.workspace,
             seesOwnerMemory: false,
             signal,
             bus: deps.bus,
@@ -185,7 +187,7 @@ export class HelperManager {
         : `it failed: ${err instanceof Error ? err.message : String(err)}`;
       log.warn({ status, err }, "helper did not finish");
     }
-    const run: HelperRun = { ...entry, task, model: settings.modelName, status, origin };
+    const run: HelperRun = { ...entry, task, model: this.modelName(), status, origin };
     // Published before the run is marked finished: a crash in between makes the next start report it as interrupted,
     // which the inbox drops (same message id), so the chat hears it once.
     await deps.bus.publishInbound(resultMessage(run, status, result, Date.now()));
@@ -239,7 +241,7 @@ export function resultMessage(run: HelperRun, status: HelperStatus, result: stri
   };
 }
 
-function helperPrompt(settings: HelperSettings): string {
+function helperPrompt(settings: Pick<Config, "workspace" | "timezone">): string {
   return [
     "You are a background helper of pincer, a personal assistant. You were given one task; do it",
     "with your tools, then answer with the result: facts, findings, file paths you wrote. Your answer",

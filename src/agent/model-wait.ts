@@ -13,7 +13,7 @@ export class ModelWaits {
   private readonly told = new Set<string>();
 
   constructor(
-    private readonly deps: Pick<WorkerDeps, "journal" | "turns" | "bus" | "log" | "settings" | "onTurnFinished">,
+    private readonly deps: Pick<WorkerDeps, "journal" | "turns" | "bus" | "log" | "config" | "onTurnFinished">,
     private readonly finish: (msg: InboundMessage, out: OutboundMessage | undefined) => Promise<unknown>,
   ) {}
 
@@ -42,7 +42,7 @@ export class ModelWaits {
     await deps.journal.forgetTurnStart(msg);
     const { tries, since } = await deps.journal.recordModelWait(msg, triedAt);
     const facts = { tries, since, now, away: err.away, answeredAt: err.answeredAt, retryAt: err.retryAt };
-    const decision = decideWait(facts, deps.settings.waitLimits);
+    const decision = decideWait(facts, deps.config.agent.waitForModel);
     const log = { session: msg.sessionKey, err: err.message, tries, waitedMs: now - since };
     if ("giveUp" in decision) {
       deps.log.warn({ ...log, kind: decision.giveUp }, "giving up a message the model is unavailable for");

@@ -3,6 +3,7 @@ import type { MessageBus } from "../bus/bus.js";
 import { LONG_REPLY_CHARS } from "../bus/delivery.js";
 import type { DraftSink } from "../bus/draft-stream.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
+import type { Config } from "../config/config.js";
 import { visibleSoFar } from "../llm/collect.js";
 import type { Store } from "../store/store.js";
 
@@ -22,8 +23,8 @@ export interface TurnDraftDeps {
   bus: MessageBus;
   journal: Pick<Store["journal"], "draftOf" | "recordDraft">;
   log: Logger;
-  /** Whose replies are shown as they are written: people's messages only, in the chats the setting names. */
-  setting?: "private" | "all" | "off";
+  /** agent.streamReplies: people's messages only, in the chats it names, are shown as they are written. */
+  config: Pick<Config, "agent">;
 }
 
 /**
@@ -38,8 +39,8 @@ export class TurnDrafts {
 
   /** The turn's `onText`; undefined where its reply is not streamed. */
   open(msg: InboundMessage): ((raw: string) => void) | undefined {
-    const { setting } = this.deps;
-    if (!setting || setting === "off" || msg.channel === "system" || (setting === "private" && msg.isGroup)) return;
+    const setting = this.deps.config.agent.streamReplies;
+    if (setting === "off" || msg.channel === "system" || (setting === "private" && msg.isGroup)) return;
     const draft: Draft = { raw: "", text: "" };
     this.drafts.set(msg, draft);
     return (raw) => {

@@ -1,3 +1,4 @@
+import type { Config } from "../config/config.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { BudgetError } from "./budget.js";
@@ -30,14 +31,14 @@ export function tooSmallSentence(facts: {
 /** The sentence for a turn whose request did not fit: the window now, and what each offered tool costs. */
 export function tooSmallFor(
   err: BudgetError,
-  deps: { registry: ToolRegistry; tokens: TokenCounter; window: () => number; settings: { contextTokens: number } },
+  deps: { registry: ToolRegistry; tokens: TokenCounter; window: () => number; config: Pick<Config, "agent"> },
 ): string {
   const tools = deps.registry
     .toSchemas()
     .map((schema) => ({ name: schema.function.name, tokens: deps.tokens.tools([schema]) }));
   return tooSmallSentence({
     window: deps.window(),
-    configured: deps.settings.contextTokens,
+    configured: deps.config.agent.contextTokens,
     needed: err.needed,
     tools,
   });

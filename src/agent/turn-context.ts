@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { type MemorySharing, seesOwnerMemory } from "../access/policy.js";
 import type { InboundMessage } from "../bus/types.js";
+import type { Config } from "../config/config.js";
 import type { ChatMessage } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { MemoryEntry, Store } from "../store/store.js";
@@ -18,14 +18,10 @@ export interface TurnContextDeps {
   toolSchemas: () => readonly object[];
   files?: ReadCache;
   log?: Pick<Logger, "warn">;
-  settings: {
-    workspace: string;
-    timezone: string;
-    /** The context window of this turn (agent.contextTokens, or less where the endpoint takes less). */
-    contextTokens: number;
-    memoryPromptChars: number;
-    sharing: MemorySharing;
-  };
+  config: Pick<Config, "workspace" | "timezone" | "memory">;
+  /** The context window of this turn (agent.contextTokens, or less where the endpoint takes less). */
+  contextTokens: number;
+  seesOwnerMemory: boolean;
 }
 
 /** What kind of run a message starts: a person's message, or one pincer addressed to itself. */
@@ -53,30 +49,24 @@ export async function buildTurnContext(
   userMessage: ChatMessage,
   now: Date,
 ): Promise<Required<Pick<LoopInput, "system" | "history" | "user" | "tokenCache">>> {
-  const { settings, tokens } = deps;
+  const { config, contextTokens, tokens } = deps;
   const conversation = await deps.memory.openConversation(inbound.sessionKey);
   const entries =
     conversation === undefined
       ? []
-      : await deps.memory.recentEntries(
-          conversation,
-          Math.floor((settings.contextTokens * ENTRIES_SHARE) / tokens.factor),
-        );
+      : await deps.memory.recentEntries(conversation, Math.floor((contextTokens * ENTRIES_SHARE) / tokens.factor));
   const system = buildSystemPrompt({
-    workspace: settings.workspace,
+    workspace: config.workspace,
     skills: deps.skills(),
-    timezone: settings.timezone,
+    timezone: config.timezone,
     now,
     inbound,
     log: deps.log,
     cache: deps.files,
-    memory: {
-      include: seesOwnerMemory(inbound, settings.sharing),
-      maxChars: settings.memoryPromptChars,
-    },
-    earlier: entries.map((e) => `- ${entryDates(e, settings.timezone)}: ${e.text}`),
+    memory: { include: deps.seesOwnerMemory, maxChars: config.memory.promptChars },
+    earlier: entries.map((e) => `- ${entryDates(e, config.timezone)}: ${e.text}`),
   });
-  const budget = requestBudget(settings.contextTokens);
+  const budget = requestBudget(contextTokens);
   const fixed = tokens.request([{ role: "system", content: system }, userMessage], deps.toolSchemas());
   const historyBudget = Math.max(0, budget - fixed);
   const tokenCache = new WeakMap<ChatMessage, number>();

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
-import type { MemorySharing } from "../access/policy.js";
 import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
+import type { Config } from "../config/config.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { Consolidator } from "../memory/consolidator.js";
 import type { Store } from "../store/store.js";
@@ -14,9 +14,8 @@ import type { LoopDeps } from "./loop.js";
 import type { ChatModels } from "./model-choice.js";
 import type { Skill } from "./skills.js";
 import type { TurnObserver } from "./turn-stats.js";
-import type { WaitLimits } from "./waiting.js";
 
-/** What the agent worker is given: its stores, the models, the tools and its settings. */
+/** What the agent worker is given: its stores, the models, the tools and the config. */
 export interface WorkerDeps {
   bus: MessageBus;
   journal: Store["journal"];
@@ -31,24 +30,7 @@ export interface WorkerDeps {
   memory: Store["memory"];
   tokens: TokenCounter;
   consolidator?: Consolidator;
-  settings: {
-    /** The default model's name. */
-    model: string;
-    workspace: string;
-    timezone: string;
-    maxIterations: number;
-    maxConcurrentTurns: number;
-    waitLimits: WaitLimits;
-    /** agent.contextTokens: the most a turn's context may take, whatever the endpoint takes. */
-    contextTokens: number;
-    /** Show a progress note when a tool round runs longer than this; off when absent. */
-    progressAfterMs?: number;
-    streamReplies?: "private" | "all" | "off";
-    /** Config cron.tools (absent: every tool but cron and spawn). */
-    cronTools?: readonly string[];
-    memoryPromptChars: number;
-    sharing: MemorySharing;
-  };
+  config: Config;
   skills: () => Skill[];
   /** Serves unchanged prompt files from memory (shared with `skills`). */
   files: ReadCache;

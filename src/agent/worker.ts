@@ -1,4 +1,4 @@
-import { isOwnersChat, seesOwnerMemory } from "../access/policy.js";
+import { isOwnersChat, type MemorySharing, seesOwnerMemory } from "../access/policy.js";
 import { parseCommand } from "../bus/commands.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { type ChatMessage, ModelError } from "../llm/model.js";
@@ -48,10 +48,14 @@ export class AgentWorker {
   private readonly startedAt = Date.now();
   private readonly modelWaits: ModelWaits;
   private readonly drafts: TurnDrafts;
+  /** Who shares the owner's MEMORY.md: the allowlists and config memory.shareWith*. */
+  private readonly sharing: MemorySharing;
 
   constructor(private readonly deps: WorkerDeps) {
     this.modelWaits = new ModelWaits(deps, (msg, out) => this.finish(msg, [], out));
-    this.drafts = new TurnDrafts({ ...deps, setting: deps.settings.streamReplies });
+    this.drafts = new TurnDrafts(deps);
+    const { telegramAllowFrom, discordAllowFrom, memory } = deps.config;
+    this.sharing = { ...memory, allowFrom: { telegram: telegramAllowFrom, discord: discordAllowFrom } };
   }
 
   async run(): Promise<void> {
@@ -127,7 +131,7 @@ export class AgentWorker {
 
   private schedule(lane: Lane): void {
     if (lane.running || lane.queue.length === 0 || lane.pausedUntil !== undefined) return;
-    if (this.active >= this.deps.settings.maxConcurrentTurns) {
+    if (this.active >= this.deps.config.agent.maxConcurrentTurns) {
       if (!this.waiting.includes(lane)) this.waiting.push(lane);
       return;
     }
@@ -148,7 +152,7 @@ export class AgentWorker {
         this.turns.delete(turn);
         if (this.shutdown.signal.aborted) return;
         this.schedule(lane);
-        while (this.active < this.deps.settings.maxConcurrentTurns && this.waiting.length > 0) {
+        while (this.active < this.deps.config.agent.maxConcurrentTurns && this.waiting.length > 0) {
           this.schedule(this.waiting.shift()!);
         }
         if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
@@ -183,7 +187,7 @@ export class AgentWorker {
   }
 
   private consolidate(msg: InboundMessage): void {
-    this.deps.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, this.deps.settings.sharing.allowFrom));
+    this.deps.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, this.sharing.allowFrom));
   }
 
   /** Runs one message's turn (`signal`: /stop and the shutdown); returns when to run it again if the model was away. */
@@ -197,7 +201,8 @@ export class AgentWorker {
     let images: ContentPart[] = [];
     const sentToConversation: string[] = [];
     const publishProgress = (text: string) => void deps.bus.publishOutbound({ ...target, kind: "progress", text });
-    const progress = new ProgressReporter(publishProgress, deps.settings.progressAfterMs);
+    const { agent, progress: notes } = deps.config;
+    const progress = new ProgressReporter(publishProgress, notes.enabled ? notes.afterSeconds * 1000 : undefined);
     const chosen = await deps.chatModels.forTurn(msg);
     const meter = new TurnMeter(deps.usage.wrap(chosen.model, runOf(msg)), deps.observer, msg.receivedAt);
     let outcome: TurnReport["outcome"] = "ok";
@@ -235,7 +240,7 @@ export class AgentWorker {
           deps.bus.publishOutbound(problem).catch((err: unknown) => deps.log.warn({ err }, "could not send a notice"));
         }
       }
-      const registry = registryFor(msg, deps.registry, deps.settings.cronTools);
+      const registry = registryFor(msg, deps.registry, deps.config.cron.tools);
       // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start.
       await untilAborted(deps.ready(), signal);
       const userMessage: ChatMessage =
@@ -243,8 +248,13 @@ export class AgentWorker {
           ? { role: "user", content: [{ type: "text", text: user.content ?? "" }, ...images] }
           : toChatMessage(user);
       const { window } = chosen;
-      const settings = { ...deps.settings, contextTokens: window() };
-      const turnDeps = { ...deps, settings, toolSchemas: () => registry.toSchemas() };
+      const sees = seesOwnerMemory(msg, this.sharing);
+      const turnDeps = {
+        ...deps,
+        contextTokens: window(),
+        seesOwnerMemory: sees,
+        toolSchemas: () => registry.toSchemas(),
+      };
       const context = await buildTurnContext(turnDeps, msg, userMessage, deps.now?.() ?? new Date());
       meter.contextBuilt();
       const audited = auditTo(deps.audit, msg.sessionKey, deps.log);
@@ -252,7 +262,7 @@ export class AgentWorker {
         {
           model: meter.model,
           registry,
-          maxIterations: deps.settings.maxIterations,
+          maxIterations: agent.maxIterations,
           log: deps.log,
           onToolRound: (calls) => progress.roundStarted(calls),
           onText: this.drafts.open(msg),
@@ -272,8 +282,8 @@ export class AgentWorker {
           toolContext: {
             sessionKey: msg.sessionKey,
             inbound: msg,
-            workspace: deps.settings.workspace,
-            seesOwnerMemory: seesOwnerMemory(msg, deps.settings.sharing),
+            workspace: deps.config.workspace,
+            seesOwnerMemory: sees,
             signal,
             bus: deps.bus,
             log: deps.log.child({ session: msg.sessionKey }),
