@@ -31,7 +31,7 @@ import { createTools } from "./tools/index.js";
 import { DEFAULT_TIMING, type Timing } from "./tools/mcp/connection.js";
 import { McpManager, mcpStatusLines } from "./tools/mcp/manager.js";
 import { ToolRegistry } from "./tools/registry.js";
-import { createUsageMeter } from "./usage/meter.js";
+import { UsageMeter } from "./usage/meter.js";
 import { createMetrics } from "./web/metrics.js";
 
 export interface AppOptions {
@@ -100,7 +100,7 @@ export async function createApp(config: Config, options: AppOptions) {
   // The main model (or a chat's choice of agent.models) and agent.fallbackModels, each behind a circuit breaker.
   const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), options.model, limits);
   const { window } = chain(undefined);
-  const usage = createUsageMeter(config, { store: store.usage, tokens, log, now: options.now });
+  const usage = new UsageMeter({ config, store: store.usage, tokens, log, now: options.now });
   const helpers = new HelperManager({
     bus,
     store: store.helperRuns,

@@ -1,13 +1,9 @@
+import type { Config } from "../config/config.js";
 import type { Store } from "../store/store.js";
 import type { Periods } from "./periods.js";
 
 /** Config `usage`: what may be spent; a limit not set is no limit. Costs are in the price table's currency. */
-export interface UsageLimits {
-  dailyTokens?: number;
-  monthlyCost?: number;
-  chatDailyTokens?: number;
-  chatMonthlyCost?: number;
-}
+export type UsageLimits = Omit<Config["usage"], "prices">;
 
 /** What was spent in the periods the limits count: tokens today, cost this month, overall and in this chat. */
 export type Spent = Awaited<ReturnType<Store["usage"]["spent"]>>;

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTokenCounter } from "../llm/tokens.js";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";
+import type { UsageLimits } from "./budget.js";
 import { UsageLimitError, UsageMeter } from "./meter.js";
 
 const stores: Store[] = [];
@@ -13,17 +14,14 @@ afterEach(async () => {
 });
 
 /** A meter on a real SQLite file with a clock the test moves, in Berlin. */
-function meterAt(start: string, limits: ConstructorParameters<typeof UsageMeter>[0]["limits"]) {
+function meterAt(start: string, limits: UsageLimits) {
   const store = openSqliteStore(join(mkdtempSync(join(tmpdir(), "pincer-meter-")), "p.db"));
   stores.push(store);
   const clock = { now: Date.parse(start) };
   const meter = new UsageMeter({
     store: store.usage,
     tokens: createTokenCounter(),
-    prices: {},
-    limits,
-    timezone: "Europe/Berlin",
-    defaultModel: "m",
+    config: { usage: { ...limits, prices: {} }, timezone: "Europe/Berlin", openai: { model: "m" } },
     log: { warn: () => {} },
     now: () => new Date(clock.now),
   });

@@ -5,9 +5,9 @@ import { type Model, ModelError, type ModelReply, type ModelRequest } from "../l
 import type { TokenCounter } from "../llm/tokens.js";
 import { formatInZone } from "../scheduler/schedule.js";
 import type { Store } from "../store/store.js";
-import { mayCall, type UsageLimits, type Verdict } from "./budget.js";
+import { mayCall, type Verdict } from "./budget.js";
 import { localDay, periodsAt } from "./periods.js";
-import { costOf, type Price } from "./prices.js";
+import { costOf } from "./prices.js";
 import { foldGroups, type UsageReport } from "./report.js";
 
 /** What a model call was made for: a turn's kind of run, or the summaries of consolidation. */
@@ -23,11 +23,8 @@ interface MeteredRun {
 interface UsageMeterDeps {
   store: Pick<Store["usage"], "record" | "spent" | "groups">;
   tokens: Pick<TokenCounter, "request" | "text">;
-  prices: Record<string, Price>;
-  limits: UsageLimits;
-  timezone: string;
-  /** The name a reply is counted under when it does not say which model answered. */
-  defaultModel: string;
+  /** usage: the prices and the limits; openai.model: what a reply that names no model is counted under. */
+  config: { usage: Config["usage"]; timezone: string; openai: { model: string } };
   log: Pick<Logger, "warn">;
   now?: () => Date;
 }
@@ -74,7 +71,7 @@ export class UsageMeter {
 
   /** Today's and this month's calls, for one chat (`sessionKey`) and overall. */
   report(sessionKey?: string): Promise<UsageReport> {
-    return readUsage(this.deps.store, this.deps.timezone, this.now(), sessionKey);
+    return readUsage(this.deps.store, this.deps.config.timezone, this.now(), sessionKey);
   }
 
   private now(): number {
@@ -82,17 +79,17 @@ export class UsageMeter {
   }
 
   private async check(run: MeteredRun, cutShort: boolean): Promise<void> {
-    const { limits, timezone } = this.deps;
+    const { prices, ...limits } = this.deps.config.usage;
     if (Object.values(limits).every((limit) => limit === undefined)) return;
     const now = this.now();
-    const periods = periodsAt(now, timezone);
+    const periods = periodsAt(now, this.deps.config.timezone);
     const spent = await this.deps.store.spent(run.sessionKey, periods.dayStart, periods.monthStart);
     const verdict = mayCall(spent, limits, periods);
     if (!verdict.ok) throw new UsageLimitError(verdict.reason, this.notice(run, verdict, cutShort, now));
   }
 
   private notice(run: MeteredRun, verdict: Exclude<Verdict, { ok: true }>, cutShort: boolean, now: number) {
-    const resets = `It resets ${formatInZone(verdict.resetsAt, this.deps.timezone)}.`;
+    const resets = `It resets ${formatInZone(verdict.resetsAt, this.deps.config.timezone)}.`;
     if (cutShort) return `I had to stop before finishing: ${verdict.reason}. ${resets}`;
     if (run.about !== undefined)
       return `${SCHEDULED[run.kind as "reminder"]} did not run: ${verdict.reason}. ${resets} It was: ${run.about}`;
@@ -107,7 +104,7 @@ export class UsageMeter {
   }
 
   private async record(run: MeteredRun, request: ModelRequest, reply: ModelReply): Promise<void> {
-    const { tokens, prices } = this.deps;
+    const { tokens, config } = this.deps;
     const answer = reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join("");
     // Estimated only when needed: the request is the whole prompt, and most endpoints count it themselves.
     const estimate = () => Math.min(MAX_COUNT, tokens.request(request.messages, request.tools));
@@ -121,13 +118,13 @@ export class UsageMeter {
       completionTokens: usage?.completionTokens ?? Math.min(MAX_COUNT, tokens.text(answer)),
       cachedTokens: usage?.cachedTokens ?? 0,
     };
-    const model = reply.model ?? this.deps.defaultModel;
+    const model = reply.model ?? config.openai.model;
     const entry = {
       ...run,
       ...counted,
       model,
       estimated: !usage,
-      cost: costOf(counted, prices[model]),
+      cost: costOf(counted, config.usage.prices[model]),
       at: this.now(),
     };
     // A count that could not be stored must not cost the user the answer.
@@ -150,15 +147,6 @@ export async function readUsage(
   const groups = await store.groups(monthStart, dayStart, sessionKey);
   const day = localDay(now, timezone);
   return foldGroups(groups, { timezone, day, month: day.slice(0, 7), sessionKey });
-}
-
-/** The meter as the config sets it up. */
-export function createUsageMeter(
-  config: Pick<Config, "usage" | "timezone" | "openai">,
-  deps: Pick<UsageMeterDeps, "store" | "tokens" | "log" | "now">,
-): UsageMeter {
-  const { prices, ...limits } = config.usage;
-  return new UsageMeter({ ...deps, prices, limits, timezone: config.timezone, defaultModel: config.openai.model });
 }
 
 const SCHEDULED: Record<Exclude<UsageKind, "conversation">, string> = {

@@ -1,10 +1,7 @@
-/** Config `usage.prices`: per model, what a million tokens cost (prompt, completion, and cached prompt tokens). */
-export interface Price {
-  prompt: number;
-  completion: number;
-  /** Cached prompt tokens; when absent they cost what other prompt tokens do. */
-  cached?: number;
-}
+import type { Config } from "../config/config.js";
+
+/** Config `usage.prices`: what a million tokens of a model cost; cached ones, when unpriced, cost as prompt ones. */
+type Price = Config["usage"]["prices"][string];
 
 export interface Counted {
   promptTokens: number;

@@ -1,22 +1,5 @@
 import type { UsageGroup, UsageSums } from "../store/store.js";
 
-/** One scope's calls: in all, by kind of run and by model. */
-export interface UsagePart {
-  total: UsageSums;
-  byKind: Record<string, UsageSums>;
-  byModel: Record<string, UsageSums>;
-}
-
-/** What /usage and `pincer usage` show: today and this month (in `timezone`), for one chat and overall. */
-export interface UsageReport {
-  timezone: string;
-  day: string;
-  month: string;
-  sessionKey?: string;
-  today: { chat?: UsagePart; all: UsagePart };
-  thisMonth: { chat?: UsagePart; all: UsagePart };
-}
-
 const KEYS = ["calls", "promptTokens", "completionTokens", "cachedTokens", "cost", "unpriced", "estimated"] as const;
 const zero = () => Object.fromEntries(KEYS.map((key) => [key, 0])) as Record<(typeof KEYS)[number], number>;
 
@@ -26,13 +9,18 @@ function add(into: UsageSums, group: UsageSums): UsageSums {
   return into;
 }
 
+/** What /usage and `pincer usage` show: today and this month (in `timezone`), for one chat and overall. */
+export type UsageReport = ReturnType<typeof foldGroups>;
+/** One scope's calls: in all, by kind of run and by model. */
+type UsagePart = UsageReport["today"]["all"];
+
 /** Folds the store's groups (this month's, see SqlUsage.groups) into the four scopes. */
 export function foldGroups(
   groups: UsageGroup[],
-  head: Pick<UsageReport, "timezone" | "day" | "month" | "sessionKey">,
-): UsageReport {
-  const part = (pick: (g: UsageGroup) => boolean): UsagePart => {
-    const result: UsagePart = { total: zero(), byKind: {}, byModel: {} };
+  head: { timezone: string; day: string; month: string; sessionKey?: string },
+) {
+  const part = (pick: (g: UsageGroup) => boolean) => {
+    const result = { total: zero(), byKind: {} as Record<string, UsageSums>, byModel: {} as Record<string, UsageSums> };
     for (const g of groups.filter(pick)) {
       add(result.total, g);
       result.byKind[g.kind] = add(result.byKind[g.kind] ?? zero(), g);
