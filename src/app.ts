@@ -85,7 +85,7 @@ export async function createApp(config: Config, options: AppOptions) {
   });
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
   const approvals = createApprovals(config, { store, bus, log, now: options.now });
-  bus.onTap(routeTaps({ "a:": approvals?.onTap, [MESSAGE_BUTTON_PREFIX]: messageButtonTaps(bus) }));
+  bus.onTap(routeTaps({ "a:": approvals?.tap, [MESSAGE_BUTTON_PREFIX]: messageButtonTaps(bus) }));
   const scheduler = new Scheduler({
     store: store.jobs,
     bus,

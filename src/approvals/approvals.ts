@@ -4,14 +4,7 @@ import type { Logger } from "pino";
 import { StopRequested } from "../agent/commands.js";
 import { ownerOf } from "../agent/turn-context.js";
 import type { MessageBus } from "../bus/bus.js";
-import {
-  type ButtonTap,
-  type OutboundMessage,
-  parseSessionKey,
-  replyTarget,
-  sessionKeyOf,
-  type TapAnswer,
-} from "../bus/types.js";
+import { type ButtonTap, type OutboundMessage, parseSessionKey, replyTarget, sessionKeyOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { ToolCall } from "../llm/model.js";
 import type { Approval, Store } from "../store/store.js";
@@ -35,7 +28,7 @@ export interface ApprovalDeps {
   policy: ApprovalPolicy;
   timeoutSeconds: number;
   log: Logger;
-  now?: () => number;
+  now?: () => Date;
 }
 
 /** How often a waiting call reads its approval again: the deciding tap may land in another process. */
@@ -49,14 +42,12 @@ export function createApprovals(
   const { exec, tools, timeoutSeconds } = config.approvals;
   if (exec === "off" && tools.length === 0) return undefined;
   const allowPatterns = compilePatterns(config.exec.allowPatterns, "exec.allowPatterns");
-  const { now } = deps;
   return new Approvals({
+    ...deps,
     store: deps.store.approvals,
-    bus: deps.bus,
     policy: { exec, tools, allowPatterns },
     timeoutSeconds,
     log: deps.log.child({ part: "approvals" }),
-    now: now && (() => now().getTime()),
   });
 }
 
@@ -72,17 +63,12 @@ const NOT_YOURS = "This is not yours to decide.";
 export class Approvals {
   /** Emits an approval's id when it is settled here: its waiting call wakes at once. */
   private readonly decisions = new EventEmitter().setMaxListeners(0);
-  private readonly now: () => number;
 
-  constructor(private readonly deps: ApprovalDeps) {
-    this.now = deps.now ?? Date.now;
-  }
+  constructor(private readonly deps: ApprovalDeps) {}
 
   /** For a conversation's turns, which resume after a restart, and for helpers, which do not. */
   readonly forTurns = (call: ToolCall, ctx: ToolContext) => this.check(call, ctx, true);
   readonly forHelpers = (call: ToolCall, ctx: ToolContext) => this.check(call, ctx, false);
-  /** The router's handler of `a:` taps. */
-  readonly onTap = (tap: ButtonTap) => this.tap(tap);
 
   /**
    * Undefined when the call may run, else its result instead (`Error: …`); throws the signal's reason when aborted.
@@ -136,8 +122,8 @@ export class Approvals {
     return `Error: nobody answered the approval request within ${this.deps.timeoutSeconds} s, so it did not run.`;
   }
 
-  /** A tap on a prompt's button: only the person the run speaks for, in the conversation asked. */
-  async tap(tap: ButtonTap): Promise<TapAnswer> {
+  /** The router's handler of `a:` taps on a prompt's buttons: only the person the run speaks for, in the chat asked. */
+  readonly tap = async (tap: ButtonTap) => {
     const parsed = parseTapData(tap.data);
     const approval = parsed && (await this.deps.store.get(parsed.id));
     if (!parsed || !approval) return { text: EXPIRED };
@@ -147,7 +133,7 @@ export class Approvals {
     };
     if (!mayDecide(approval, here)) return { text: NOT_YOURS };
     return { text: (await this.decide(approval.id, parsed.choice, tap.senderName)).text };
-  }
+  };
 
   /** Decides (the control page calls it directly): whether this decision was taken, and what the decider is told. */
   async decide(id: string, choice: Choice, by: string): Promise<{ taken: boolean; text: string }> {
@@ -207,6 +193,10 @@ export class Approvals {
     );
     if (expired) this.settled(expired);
     return expired ?? (await this.deps.store.get(approval.id));
+  }
+
+  private now(): number {
+    return (this.deps.now?.() ?? new Date()).getTime();
   }
 
   private settled(approval: Approval): void {
