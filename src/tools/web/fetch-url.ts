@@ -1,4 +1,6 @@
-import { fetch } from "undici";
+import { pipeline, type Readable, type Transform } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { request } from "undici";
 import { ToolError } from "../tool.js";
 import { type AddressPolicy, checkTarget } from "./address-policy.js";
 import { BlockedAddressError, createPinnedAgent, type Resolver } from "./pinned-agent.js";
@@ -18,8 +20,6 @@ export interface FetchDeps {
 type Body = { body: Buffer; cut?: "size" | "time"; failed?: unknown };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-/** The codings undici's fetch decodes (chunk by chunk, so a gzip bomb costs maxBytes), and none. */
-const READABLE_CODINGS = new Set(["", "identity", "gzip", "x-gzip", "deflate", "br"]);
 
 /** GETs a URL via the pinned agent; each of at most `maxRedirects` redirects is checked like the first URL. */
 export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal) {
@@ -32,9 +32,7 @@ export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal
     const blocked = findCause(err, (e) => e instanceof BlockedAddressError);
     if (blocked) return new ToolError(blocked.message);
     if (deadline.aborted) return new ToolError(`${url.href} did not answer within ${limits.timeoutMs / 1000} s`);
-    // An error in the chain with a code, else the innermost: fetch's own "fetch failed" says nothing.
-    const cause =
-      findCause(err, (e) => "code" in e) ?? findCause(err, (e) => !(e.cause instanceof Error)) ?? (err as Error);
+    const cause = findCause(err, (e) => "code" in e) ?? (err as Error);
     const code = "code" in cause ? ` (${String(cause.code)})` : "";
     return new ToolError(`could not fetch ${url.href}: ${cause.message}${code}`);
   };
@@ -45,9 +43,9 @@ export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal
       const target = checkTarget(current, deps.policy, base);
       if (!target.allowed) throw new ToolError(hop === 0 ? target.reason : `a redirect was refused: ${target.reason}`);
       const { url } = target;
-      const response = await fetch(url, {
+      const response = await request(url, {
         dispatcher: agent,
-        redirect: "manual",
+        method: "GET",
         signal: AbortSignal.any([signal, deadline]),
         headers: {
           "user-agent": deps.userAgent,
@@ -57,37 +55,36 @@ export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal
       }).catch((err: unknown) => {
         throw explain(err, url);
       });
-      const header = (name: string) => response.headers.get(name) ?? undefined;
+      const header = (name: string) => [response.headers[name]].flat()[0];
       const location = header("location");
-      if (REDIRECTS.has(response.status) && location) {
-        await response.body?.cancel().catch(() => {});
+      if (REDIRECTS.has(response.statusCode) && location) {
+        discard(response.body);
         if (hop >= limits.maxRedirects) throw new ToolError(`${raw} redirected more than ${limits.maxRedirects} times`);
         current = location;
         base = url;
         continue;
       }
-      const coding = (header("content-encoding") ?? "").trim().toLowerCase();
-      if (!READABLE_CODINGS.has(coding)) {
-        throw new ToolError(`the server sent the body in an encoding web_fetch cannot read (${coding})`);
-      }
-      const { failed, ...read } = await readCapped(response.body, limits.maxBytes);
+      const { failed, ...read } = await readCapped(response.body, header("content-encoding"), limits.maxBytes);
       if (failed !== undefined) {
         if (!deadline.aborted || signal.aborted || failed instanceof ToolError) throw explain(failed, url);
         read.cut = "time";
       }
-      return { url: url.href, status: response.status, contentType: header("content-type"), ...read };
+      return { url: url.href, status: response.statusCode, contentType: header("content-type"), ...read };
     }
   } finally {
     agent.destroy().catch(() => {});
   }
 }
 
-/** At most `maxBytes` of the decoded body (leaving the loop cancels the rest); a failure keeps what came. */
-async function readCapped(body: AsyncIterable<Uint8Array> | null, maxBytes: number): Promise<Body> {
-  const chunks: Uint8Array[] = [];
+/** At most `maxBytes` of the body, decoded chunk by chunk (a gzip bomb costs maxBytes); a failure keeps what came. */
+async function readCapped(body: Readable, encoding: string | undefined, maxBytes: number): Promise<Body> {
+  const chunks: Buffer[] = [];
+  let stream = body;
   let size = 0;
   try {
-    for await (const chunk of body ?? []) {
+    const decoder = decoderFor(encoding);
+    if (decoder) stream = pipeline(body, decoder, () => {});
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
       if (size + chunk.length > maxBytes) {
         chunks.push(chunk.subarray(0, maxBytes - size));
         return { body: Buffer.concat(chunks), cut: "size" };
@@ -98,7 +95,25 @@ async function readCapped(body: AsyncIterable<Uint8Array> | null, maxBytes: numb
     return { body: Buffer.concat(chunks) };
   } catch (failed) {
     return { body: Buffer.concat(chunks), failed: failed ?? new Error("the body failed") };
+  } finally {
+    discard(stream);
+    discard(body);
   }
+}
+
+/** Stops a body without reading the rest; the "aborted" error that follows is expected. */
+function discard(stream: Readable): void {
+  stream.on("error", () => {});
+  stream.destroy();
+}
+
+function decoderFor(encoding: string | undefined): Transform | undefined {
+  const value = (encoding ?? "").trim().toLowerCase();
+  if (value === "" || value === "identity") return undefined;
+  if (value === "gzip" || value === "x-gzip") return createGunzip();
+  if (value === "deflate") return createInflate();
+  if (value === "br") return createBrotliDecompress();
+  throw new ToolError(`the server sent the body in an encoding web_fetch cannot read (${value})`);
 }
 
 function findCause(err: unknown, test: (e: Error) => boolean): Error | undefined {
