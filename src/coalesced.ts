@@ -1,7 +1,5 @@
-/**
- * Runs `pass` one at a time: a call while it runs asks for exactly one more pass right after it, however many calls
- * came. `idle` resolves once no pass runs.
- */
+/** Runs `pass` one at a time: a call while it runs asks for exactly one more pass right after it, however many calls
+ * came. `idle` resolves once no pass runs. */
 export function coalesced(pass: () => Promise<void>): { run(): void; idle(): Promise<void> } {
   let running: Promise<void> | undefined;
   let again = false;

@@ -15,17 +15,10 @@ interface AccessGateDeps {
 /** A stranger who keeps writing is sent their (same) code again at most this often. */
 const REPEAT_AFTER_MS = 10 * 60 * 1000;
 
-export interface AccessGate {
-  /** Every inbound message passes here: true lets it reach the agent; a stranger is answered with their code. */
-  admit(msg: InboundMessage): Promise<boolean>;
-  /** Whether this person may talk to the agent now (a job runs only while its owner may). */
-  hasAccess(channel: ChannelName, userId: string): Promise<boolean>;
-  /** Whether this person may change a chat's settings (see policy.ts's isOwner). */
-  isOwner(channel: ChannelName, userId: string): Promise<boolean>;
-}
+export type AccessGate = ReturnType<typeof createAccessGate>;
 
 /** The one place that decides who may talk to pincer; channels only describe who is talking. */
-export function createAccessGate(deps: AccessGateDeps): AccessGate {
+export function createAccessGate(deps: AccessGateDeps) {
   const facts = (channel: ChannelName, userId: string) => ({
     channel,
     senderId: userId,
@@ -35,9 +28,12 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
   const allowed = (channel: ChannelName, userId: string) => hasAccess(facts(channel, userId));
 
   return {
+    /** Whether this person may talk to the agent now (a job runs only while its owner may). */
     hasAccess: allowed,
-    isOwner: (channel, userId) => isOwner(facts(channel, userId)),
-    async admit(msg) {
+    /** Whether this person may change a chat's settings (see policy.ts's isOwner). */
+    isOwner: (channel: ChannelName, userId: string) => isOwner(facts(channel, userId)),
+    /** Every inbound message passes here: true lets it reach the agent; a stranger is answered with their code. */
+    async admit(msg: InboundMessage): Promise<boolean> {
       if (await allowed(msg.channel, msg.senderId)) return true;
       const where = { channel: msg.channel, userId: msg.senderId, chatId: msg.chatId, isGroup: msg.isGroup };
       if (msg.isGroup) {
@@ -53,14 +49,10 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
       deps.log.info({ ...where, name: msg.senderName, action }, "message from a user who is not allowed");
       if (action === "send-code") {
         await deps.pairing.markTold(msg.channel, msg.senderId);
-        const notice: OutboundMessage = {
-          channel: msg.channel,
-          chatId: msg.chatId,
-          kind: "notice",
-          text: pairingNotice(msg.channel, request.code),
-          replyToId: msg.id,
-        };
-        deps.send(notice).catch((err: unknown) => deps.log.warn({ err, ...where }, "could not send the pairing code"));
+        const text = pairingNotice(msg.channel, request.code);
+        deps
+          .send({ channel: msg.channel, chatId: msg.chatId, kind: "notice", text, replyToId: msg.id })
+          .catch((err: unknown) => deps.log.warn({ err, ...where }, "could not send the pairing code"));
       }
       return false;
     },

@@ -19,10 +19,8 @@ export async function hasAccess({ channel, senderId, allowFrom, isApproved }: Ac
   return isApproved();
 }
 
-/**
- * Whether a person may change pincer's settings for a chat (`/model`): someone named in the allowlist or approved
- * with `pincer pairing approve`, or anyone on a local channel. `*` lets everyone talk, not everyone decide.
- */
+/** Whether a person may change pincer's settings for a chat (`/model`): someone named in the allowlist or approved with
+ * `pincer pairing approve`, or anyone on a local channel. `*` lets everyone talk, not everyone decide. */
 export async function isOwner({ channel, senderId, allowFrom, isApproved }: AccessFacts): Promise<boolean> {
   return LOCAL_CHANNELS.has(channel) || allowFrom?.includes(senderId) || isApproved();
 }
@@ -34,11 +32,9 @@ export interface MemorySharing {
   shareWithGuests: boolean;
 }
 
-/**
- * Whether a conversation is a direct chat with the owner: pincer's local ones (terminal, control page, its own runs)
+/** Whether a conversation is a direct chat with the owner: pincer's local ones (terminal, control page, its own runs)
  * and a private chat with someone named in TELEGRAM_ALLOW_FROM / DISCORD_ALLOW_FROM; people let in by pairing or `*`
- * are guests. A scheduled run or a helper's result speaks for the person it was set up by (meta.userId).
- */
+ * are guests. A scheduled run or a helper's result speaks for the person it was set up by (meta.userId). */
 export function isOwnersChat(msg: InboundMessage, allowFrom: MemorySharing["allowFrom"]): boolean {
   if (msg.isGroup) return false;
   const channel = parseSessionKey(msg.sessionKey)?.channel ?? msg.channel;
@@ -58,10 +54,8 @@ export function isPairedChannel(channel: string): channel is "telegram" | "disco
   return channel === "telegram" || channel === "discord";
 }
 
-/**
- * What a stranger in a private chat gets: their code, repeated at most every `repeatAfterMs`. (In a group the gate
- * says nothing and opens no request: anyone there could make the bot talk.)
- */
+/** What a stranger in a private chat gets: their code, repeated at most every `repeatAfterMs`. (In a group the gate
+ * says nothing and opens no request: anyone there could make the bot talk.) */
 export function strangerAction(input: { isNew: boolean; toldAt?: number; now: number; repeatAfterMs: number }) {
   const due = input.isNew || input.toldAt === undefined || input.now - input.toldAt >= input.repeatAfterMs;
   return due ? "send-code" : "stay-silent";

@@ -4,11 +4,9 @@ import { type ChannelName, replyTarget } from "../bus/types.js";
 import type { Store } from "../store/store.js";
 import type { AccessGate } from "./gate.js";
 
-/**
- * Messages accepted before a restart and never finished, addressed to `served`: re-queued when their sender still
- * has access, closed (not run) when access was revoked while pincer was down. Called before any channel takes new
- * messages, so per-conversation order holds across a restart.
- */
+/** Messages accepted before a restart and never finished, addressed to `served`: re-queued when their sender still has
+ * access, closed (not run) when access was revoked while pincer was down. Called before any channel takes new messages,
+ * so per-conversation order holds across a restart. */
 export async function resumePending(
   deps: { journal: Store["journal"]; bus: MessageBus; access: AccessGate; log: Logger },
   served: ReadonlySet<ChannelName>,

@@ -30,18 +30,12 @@ interface ClusterModeDeps {
   run(msg: InboundMessage): void;
 }
 
-export interface RoleHolders {
-  here: string[];
-  holders: Map<string, string>;
-}
-
 export type ClusterMode = Awaited<ReturnType<typeof joinCluster>>;
+export type RoleHolders = Awaited<ReturnType<ClusterMode["roleHolders"]>>;
 
-/**
- * Clustered mode for one process, on its own connections to the shared database: it joins the cluster (heartbeats),
- * runs each channel and the singletons only while it holds their role, and takes waiting conversations under their
- * turn lease. Loaded only with PINCER_DATABASE_URL.
- */
+/** Clustered mode for one process, on its own connections to the shared database: it joins the cluster (heartbeats),
+ * runs each channel and the singletons only while it holds their role, and takes waiting conversations under their turn
+ * lease. Loaded only with PINCER_DATABASE_URL. */
 export async function joinCluster(url: string, deps: ClusterModeDeps) {
   const { log } = deps;
   const onError = (err: Error) => log.warn({ err: err.message }, "the cluster's database connection failed");
@@ -96,10 +90,7 @@ export async function joinCluster(url: string, deps: ClusterModeDeps) {
       return [here, ...clusterLines(await store.view(), expectedRoles(deps.channels.map((c) => c.name)))];
     },
     /** For `/healthz`: the roles running here, and each role's live holder in the cluster. */
-    roleHolders: async (): Promise<RoleHolders> => ({
-      here: keeper.running(),
-      holders: liveHolders(await store.view()),
-    }),
+    roleHolders: async () => ({ here: keeper.running(), holders: liveHolders(await store.view()) }),
     /** Gives every role back (their work stopped first); call before the worker stops. */
     stopRoles: () => keeper.stop(),
     /** Gives the conversations back and leaves the cluster; call after the worker stopped. */
@@ -112,10 +103,8 @@ export async function joinCluster(url: string, deps: ClusterModeDeps) {
   };
 }
 
-/**
- * Every half lease, the scheduler's holder looks for helper runs whose lease nobody holds (their process died, or
- * stopped with them running) and marks them interrupted, as a restart does.
- */
+/** Every half lease, the scheduler's holder looks for helper runs whose lease nobody holds (their process died, or
+ * stopped with them running) and marks them interrupted, as a restart does. */
 function helperSweeper(deps: ClusterModeDeps, store: ClusterStore, log: Logger) {
   let timer: NodeJS.Timeout | undefined;
   let suspects = new Set<string>();

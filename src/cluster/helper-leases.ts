@@ -7,11 +7,9 @@ export function helperLeaseName(runId: string): string {
 
 export const HELPER_PREFIX = helperLeaseName("");
 
-/**
- * One sweep for helpers whose process died: the runs stored as running whose lease nobody holds. A run's row is
+/** One sweep for helpers whose process died: the runs stored as running whose lease nobody holds. A run's row is
  * written a moment before its lease is first claimed, so a run counts as orphaned only when its lease was missing at
- * the previous sweep too; `suspects` is what to pass next time.
- */
+ * the previous sweep too; `suspects` is what to pass next time. */
 export function orphanedHelpers(
   running: readonly string[],
   view: Pick<ClusterView, "leases">,

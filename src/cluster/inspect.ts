@@ -3,14 +3,6 @@ import { openClusterStore } from "../store/postgres/cluster-store.js";
 import { ClusterWork } from "../store/postgres/cluster-work.js";
 import { clusterLines, clusterVerdict, expectedRoles } from "./status-text.js";
 
-export interface ClusterReport {
-  /** `pincer status`'s cluster section. */
-  lines: string[];
-  /** `pincer doctor`'s check: every role held by a live process. */
-  ok: boolean;
-  detail: string;
-}
-
 /** The channels a gateway with this configuration runs, each a role of the cluster (the web chat too). */
 export function configuredChannels(config: Pick<Config, "telegramToken" | "discordToken" | "webAddr">): string[] {
   return [config.telegramToken && "telegram", config.discordToken && "discord", config.webAddr && "web"].filter(
@@ -18,8 +10,9 @@ export function configuredChannels(config: Pick<Config, "telegramToken" | "disco
   );
 }
 
-/** Reads the cluster from its database once, for `pincer status` and `pincer doctor` (never throws). */
-export async function inspectCluster(url: string, channels: readonly string[]): Promise<ClusterReport> {
+/** Reads the cluster from its database once (never throws): `lines` are `pincer status`'s cluster section; `ok` and
+ * `detail` are `pincer doctor`'s check, every role held by a live process. */
+export async function inspectCluster(url: string, channels: readonly string[]) {
   const roles = expectedRoles(channels);
   let store: Awaited<ReturnType<typeof openClusterStore>> | undefined;
   const work = new ClusterWork(url);

@@ -1,10 +1,8 @@
-/**
- * When a process may act on a lease, and when it renews, tries again or gives up. Pure: times are this process's
- * monotonic clock in ms; the database measures the lease itself with its own clock. A claim that left at `sentAt`
- * made the database set the lease to expire `ttlMs` after its own now, which is later than `sentAt`: so counting from
- * `sentAt` never outlives the real lease. The holder stops `marginMs` earlier still, room for an action it checked
- * just before the end.
- */
+/** When a process may act on a lease, and when it renews, tries again or gives up. Pure: times are this process's
+ * monotonic clock in ms; the database measures the lease itself with its own clock. A claim that left at `sentAt` made
+ * the database set the lease to expire `ttlMs` after its own now, which is later than `sentAt`: so counting from
+ * `sentAt` never outlives the real lease. The holder stops `marginMs` earlier still, room for an action it checked just
+ * before the end. */
 
 export interface LeaseTiming {
   /** How long a lease lasts in the database after each claim: a dead holder's lease is free after it. */
@@ -37,10 +35,8 @@ export function holds(state: LeaseState, now: number): boolean {
   return state.epoch !== undefined && now < state.validUntil;
 }
 
-/**
- * Applies a claim's answer: `epoch` is the lease's epoch when this process has it now, undefined when another does.
- * An answer that came back too late to count on gains nothing.
- */
+/** Applies a claim's answer: `epoch` is the lease's epoch when this process has it now, undefined when another does. An
+ * answer that came back too late to count on gains nothing. */
 export function afterClaim(
   state: LeaseState,
   epoch: number | undefined,

@@ -2,10 +2,8 @@ import type { Logger } from "pino";
 import type { Fence } from "../store/cluster.js";
 import type { ClusterMember } from "./member.js";
 
-/**
- * Work one process of the cluster does at a time (a channel's connection and outbox sender, the scheduler's tick):
- * `start` runs when this process gains the role, `stop` when it loses it (or shuts down); the two never overlap.
- */
+/** Work one process of the cluster does at a time (a channel's connection and outbox sender, the scheduler's tick):
+ * `start` runs when this process gains the role, `stop` when it loses it (or shuts down); the two never overlap. */
 export interface Role {
   name: string;
   start(fence: Fence): Promise<void>;
@@ -51,7 +49,9 @@ export class RoleKeeper {
       entry.desired = undefined;
       this.reconcile(entry);
     }
-    await Promise.all([...this.entries.values()].map((entry) => this.settled(entry)));
+    for (const entry of this.entries.values()) {
+      while (entry.busy) await entry.busy;
+    }
     await Promise.all([...this.entries.keys()].map((name) => this.deps.member.unwant(name)));
   }
 
@@ -66,10 +66,6 @@ export class RoleKeeper {
         this.reconcile(entry);
       },
     });
-  }
-
-  private async settled(entry: RoleEntry): Promise<void> {
-    while (entry.busy) await entry.busy;
   }
 
   /** Brings the role's work in line with its lease, one start or stop at a time. */

@@ -21,12 +21,10 @@ function processName(view: ClusterView, id: string): string {
   return p ? `${p.host}:${p.pid}` : id;
 }
 
-/**
- * `pincer status`'s cluster section: every process with its last heartbeat and what it holds, then each role the
+/** `pincer status`'s cluster section: every process with its last heartbeat and what it holds, then each role the
  * configuration asks for and who holds it (`nobody` when it is free, which lasts a few seconds after its holder died).
  */
 export function clusterLines(view: ClusterView, roles: readonly string[]): string[] {
-  const live = (name: string) => view.leases.find((l) => l.name === name && l.expiresInMs > 0);
   const lines = [`cluster:       ${view.processes.length} process${view.processes.length === 1 ? "" : "es"}`];
   for (const p of view.processes) {
     const held = view.leases.filter((l) => l.holder === p.id && l.expiresInMs > 0);
@@ -40,7 +38,7 @@ export function clusterLines(view: ClusterView, roles: readonly string[]): strin
     );
   }
   for (const role of roles) {
-    const lease = live(role);
+    const lease = view.leases.find((l) => l.name === role && l.expiresInMs > 0);
     lines.push(
       `  ${role.padEnd(18)} ${lease ? `${processName(view, lease.holder)} (epoch ${lease.epoch}, renewed within ${seconds(lease.expiresInMs)})` : "nobody"}`,
     );

@@ -18,23 +18,19 @@ interface DispatcherDeps {
   member: ClusterMember;
   /** Hands messages of a conversation this process holds to the worker, oldest first. */
   run(msg: InboundMessage): void;
-  /**
-   * The conversation's lease was lost (this process was paused or cut off): its running turn is aborted and its
-   * queued messages dropped here; they stay pending for the process that has it now.
-   */
+  /** The conversation's lease was lost (this process was paused or cut off): its running turn is aborted and its queued
+   * messages dropped here; they stay pending for the process that has it now. */
   drop(sessionKey: string): void;
   /** How many more conversations the worker can take now (its cap less what it runs). */
   room(): number;
   log: Pick<Logger, "warn">;
 }
 
-/**
- * Clustered mode's way into the worker. Channels only store what arrives (the shared inbox); every process takes
- * conversations that wait and nobody runs, under the conversation's turn lease, runs their messages in order until
- * none is left, then gives the conversation back. Messages for a conversation held here join it here (a /stop
- * reaches its turn). Every journal write of those turns is fenced with the lease's epoch (Store.fenced), so a
- * process paused past its lease cannot write after another took over.
- */
+/** Clustered mode's way into the worker. Channels only store what arrives (the shared inbox); every process takes
+ * conversations that wait and nobody runs, under the conversation's turn lease, runs their messages in order until none
+ * is left, then gives the conversation back. Messages for a conversation held here join it here (a /stop reaches its
+ * turn). Every journal write of those turns is fenced with the lease's epoch (Store.fenced), so a process paused past
+ * its lease cannot write after another took over. */
 export class TurnDispatcher {
   /** Conversations held here, with their messages handed to the worker: all of them, and those not finished. */
   private readonly held = new Map<string, { seen: Set<string>; queued: Set<string> }>();
@@ -80,7 +76,7 @@ export class TurnDispatcher {
     clearInterval(this.timer);
     await this.passes.idle();
     await this.unlisten?.();
-    await Promise.all([...this.held.keys()].map((key) => this.give(key)));
+    await Promise.all([...this.held.keys()].map((key) => this.deps.member.unwant(turnLeaseName(key))));
     this.held.clear();
   }
 
@@ -97,7 +93,7 @@ export class TurnDispatcher {
           !pending.some((m) => m.sessionKey === key && !this.held.get(key)?.seen.has(m.id)),
       );
       for (const key of done) this.held.delete(key);
-      await Promise.all(done.map((key) => this.give(key)));
+      await Promise.all(done.map((key) => this.deps.member.unwant(turnLeaseName(key))));
       // Given back with nothing pending, but a message may have come in just now: others look too.
       if (done.length > 0) await work.announce();
     }
@@ -127,35 +123,26 @@ export class TurnDispatcher {
     if (!this.held.delete(key)) return;
     this.deps.log.warn({ session: key }, "lost a conversation's turn lease; another process runs it now");
     this.deps.drop(key);
-    void this.give(key);
+    void this.deps.member.unwant(turnLeaseName(key));
   }
 
   /** Tries once for the conversation's lease: the fence when this process has it now. */
   private take(sessionKey: string): Promise<Fence | undefined> {
     const { member } = this.deps;
     const name = turnLeaseName(sessionKey);
+    // A lease is lost only after it was gained, and nothing is told after unwant(); a second gained() resolves nothing.
     return new Promise((resolve) => {
-      let answered = false;
+      let gained = false;
       member.want(name, {
         gained: (fence) => {
-          if (answered) return;
-          answered = true;
+          gained = true;
           resolve(fence);
         },
-        lost: () => {
-          if (answered) this.lost(sessionKey);
-        },
+        lost: () => this.lost(sessionKey),
         denied: () => {
-          if (answered) return;
-          answered = true;
-          void member.unwant(name).then(() => resolve(undefined));
+          if (!gained) void member.unwant(name).then(() => resolve(undefined));
         },
       });
     });
-  }
-
-  /** Gives the conversation back: another process may run its next turn at once. */
-  private give(sessionKey: string): Promise<void> {
-    return this.deps.member.unwant(turnLeaseName(sessionKey));
   }
 }

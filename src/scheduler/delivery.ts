@@ -5,22 +5,16 @@ import { describeSchedule, formatInZone, formatSeconds } from "./schedule.js";
 /** A run is "late" when it fires this long after its time (pincer was down or the machine slept). */
 export const LATE_AFTER_MS = 60_000;
 
-/** The same job and scheduled time always give the same id, so the inbox drops a second copy. */
-export function deliveryId(jobId: string, scheduledAt: number): string {
-  return `cron:${jobId}:${scheduledAt}`;
-}
-
 /** Marks an inbound message as a scheduled run (the cron tool refuses to schedule from inside one). */
 export function isScheduledRun(msg: InboundMessage): boolean {
   return msg.channel === "system" && msg.meta?.kind === "cron";
 }
 
-/**
- * The inbound system message for one run of a job, addressed to the conversation the job was created in. Its text
- * tells the model this is the reminder itself, due now, so that it delivers it instead of scheduling it again.
- */
+/** The inbound system message for one run of a job, addressed to the conversation the job was created in. Its text
+ * tells the model this is the reminder itself, due now, so that it delivers it instead of scheduling it again. */
 export function runMessage(job: CronJob, scheduledAt: number, now: number): InboundMessage {
-  const id = deliveryId(job.id, scheduledAt);
+  // The same job and scheduled time always give the same id, so the inbox drops a second copy.
+  const id = `cron:${job.id}:${scheduledAt}`;
   const recurring = job.schedule.kind !== "at";
   const kind = recurring ? "job" : "reminder";
   const label = job.name ? `${kind} "${job.name}" (id ${job.id})` : `${kind} ${job.id}`;

@@ -9,10 +9,8 @@ export const HEARTBEAT_OK = "HEARTBEAT_OK";
 /** The dedicated conversation heartbeat turns run in (their history stays out of every chat). */
 export const HEARTBEAT_SESSION = "system:heartbeat";
 
-/**
- * The standing tasks in HEARTBEAT.md: every list item neither ticked off (`- [x]`) nor empty. Headings, prose and
- * HTML comments are not tasks, so the template (prose only) is idle.
- */
+/** The standing tasks in HEARTBEAT.md: every list item neither ticked off (`- [x]`) nor empty. Headings, prose and HTML
+ * comments are not tasks, so the template (prose only) is idle. */
 export function activeTasks(markdown: string): string[] {
   const withoutComments = markdown.replace(/<!--[\s\S]*?-->/g, "");
   const tasks: string[] = [];
@@ -64,10 +62,8 @@ export interface HeartbeatDeps {
   log: Logger;
 }
 
-/**
- * Every `intervalMs`, if HEARTBEAT.md lists active tasks, publishes a heartbeat turn into its own session. A
- * heartbeat that still waits for (or is in) its turn makes the next one skip, so a slow model never piles them up.
- */
+/** Every `intervalMs`, if HEARTBEAT.md lists active tasks, publishes a heartbeat turn into its own session. A heartbeat
+ * that still waits for (or is in) its turn makes the next one skip, so a slow model never piles them up. */
 export class Heartbeat {
   private handle?: NodeJS.Timeout;
   private last: InboundMessage | undefined;

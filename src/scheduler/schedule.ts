@@ -1,9 +1,7 @@
 import { Cron } from "croner";
 
-/**
- * When a job runs. `at` is one instant; `every` repeats a period counted from `anchor` (runs stay on a grid instead
- * of drifting by however late each run was); `cron` is a 5- or 6-field expression read as wall-clock time in `tz`.
- */
+/** When a job runs. `at` is one instant; `every` repeats a period counted from `anchor` (runs stay on a grid instead of
+ * drifting by however late each run was); `cron` is a 5- or 6-field expression read as wall-clock time in `tz`. */
 export type Schedule =
   | { kind: "at"; at: number }
   | { kind: "every"; everySeconds: number; anchor: number }
@@ -72,11 +70,9 @@ export function shortestInterval(schedule: Schedule, from: Date, samples = 6): n
 const ISO_DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
-/**
- * Reads an ISO 8601 date-time: with an offset (`Z`, `+02:00`) that instant, without one wall-clock time in `tz`; a
- * date alone means midnight. A wall time skipped by a DST change moves forward by the gap; one that happens twice
- * means the first (as Temporal's "compatible").
- */
+/** Reads an ISO 8601 date-time: with an offset (`Z`, `+02:00`) that instant, without one wall-clock time in `tz`; a
+ * date alone means midnight. A wall time skipped by a DST change moves forward by the gap; one that happens twice means
+ * the first (as Temporal's "compatible"). */
 export function parseIsoInZone(text: string, tz: string): number {
   const m = ISO_DATE_TIME.exec(text.trim());
   if (!m) {
@@ -115,7 +111,7 @@ export function wallTimeToInstant(wallAsUtc: number, tz: string): number {
 }
 
 /** The wall clock in `tz` at `instant`, field by field (weekday, year, month, day, hour, minute, second). */
-function wallClock(tz: string, instant: number): (type: string) => string {
+function wallClock(tz: string, instant: number, extra?: Intl.DateTimeFormatOptions): (type: string) => string {
   const parts = new Intl.DateTimeFormat("en-US", {
     timeZone: tz,
     hourCycle: "h23",
@@ -126,6 +122,7 @@ function wallClock(tz: string, instant: number): (type: string) => string {
     hour: "2-digit",
     minute: "2-digit",
     second: "2-digit",
+    ...extra,
   }).formatToParts(new Date(instant));
   return (type) => parts.find((p) => p.type === type)?.value ?? "";
 }
@@ -140,11 +137,9 @@ export function zoneOffsetMs(tz: string, instant: number): number {
 
 /** An absolute time as a person in `tz` reads it, with the offset so the model can't misread it. */
 export function formatInZone(instant: number, tz: string): string {
-  const get = wallClock(tz, instant);
-  const offset = zoneOffsetMs(tz, instant) / 60_000;
-  const sign = offset < 0 ? "-" : "+";
-  const abs = Math.abs(offset);
-  const utc = `UTC${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
+  // Asked for here only, as it slows the formatter: "GMT+02:00" (a zero offset is plain "GMT" in some ICU builds).
+  const get = wallClock(tz, instant, { timeZoneName: "longOffset" });
+  const utc = `UTC${get("timeZoneName").slice(3) || "+00:00"}`;
   const seconds = get("second") === "00" ? "" : `:${get("second")}`;
   return `${get("weekday")} ${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}${seconds} ${tz} (${utc})`;
 }

@@ -22,14 +22,11 @@ const RETRY_TICK_MS = 5_000;
 /** After a failed run attempt, the job waits this long instead of being retried in a tight loop. */
 const RETRY_AFTER_MS = 60_000;
 
-/**
- * Fires due cron jobs into the bus. One unref'd timer (it alone must not keep a CLI command alive) sleeps until the
- * earliest job (capped); each run enters the inbox as an inbound system message in the same transaction that
- * advances or removes the job, so a crash either leaves the job due (it fires after the restart) or leaves the run in
- * the inbox (the restart re-runs it): never neither, and never both.
- */
+/** Fires due cron jobs into the bus. One unref'd timer (it alone must not keep a CLI command alive) sleeps until the
+ * earliest job (capped); each run enters the inbox as an inbound system message in the same transaction that advances
+ * or removes the job, so a crash either leaves the job due (it fires after the restart) or leaves the run in the inbox
+ * (the restart re-runs it): never neither, and never both. */
 export class Scheduler {
-  private readonly maxSleepMs: number;
   private handle?: NodeJS.Timeout;
   private running = false;
   // One tick at a time: a wake() during a tick runs another right after it.
@@ -39,18 +36,15 @@ export class Scheduler {
   });
   private channels?: readonly ChannelName[];
 
-  constructor(private readonly deps: SchedulerDeps) {
-    this.maxSleepMs = deps.maxSleepMs ?? 60_000;
-  }
+  constructor(private readonly deps: SchedulerDeps) {}
 
-  /**
-   * Fires what came due while pincer was down (once per job), then keeps time. With `channels`, only jobs whose
+  /** Fires what came due while pincer was down (once per job), then keeps time. With `channels`, only jobs whose
    * conversation lives on one of them: a process without Telegram (`pincer chat`) leaves its reminders to the daemon.
    */
   start(channels?: readonly ChannelName[]): void {
     this.running = true;
     this.channels = channels;
-    this.tick();
+    this.ticks.run();
   }
 
   stop(): void {
@@ -60,7 +54,7 @@ export class Scheduler {
 
   /** Re-reads the jobs and re-arms the timer: call after adding or removing a job. */
   wake(): void {
-    if (this.running) this.tick();
+    if (this.running) this.ticks.run();
   }
 
   /** Fires every due job now; returns how many runs entered the bus. */
@@ -78,30 +72,24 @@ export class Scheduler {
     return published;
   }
 
-  private tick(): void {
-    clearTimeout(this.handle);
-    this.ticks.run();
-  }
-
   private async tickOnce(): Promise<void> {
     // A failing database (SQLITE_BUSY from another process, a full disk) must not stop time: the timer is re-armed
     // whatever happens, and a failed tick is tried again shortly.
-    let wait = Math.min(RETRY_TICK_MS, this.maxSleepMs);
+    const maxSleepMs = this.deps.maxSleepMs ?? 60_000;
+    let wait = Math.min(RETRY_TICK_MS, maxSleepMs);
     try {
       await this.runDue();
       const earliest = await this.deps.store.earliestNextRun(this.channels);
-      wait = earliest === undefined ? this.maxSleepMs : Math.max(0, Math.min(earliest - Date.now(), this.maxSleepMs));
+      wait = earliest === undefined ? maxSleepMs : Math.max(0, Math.min(earliest - Date.now(), maxSleepMs));
     } catch (err) {
       this.deps.log.error({ err }, "the scheduler could not read its jobs; trying again shortly");
     } finally {
-      if (this.running) this.handle = setTimeout(() => this.tick(), wait).unref();
+      if (this.running) this.handle = setTimeout(() => this.ticks.run(), wait).unref();
     }
   }
 
-  /**
-   * One run of one job, decided on a fresh read; the store then takes the slot (with the run's entry into the inbox)
-   * only if the job is still where it was read (no other process took it). False when nothing was published.
-   */
+  /** One run of one job, decided on a fresh read; the store then takes the slot (with the run's entry into the inbox)
+   * only if the job is still where it was read (no other process took it). False when nothing was published. */
   private async fire(due: CronJob, now: number): Promise<boolean> {
     const { store, bus, inbox, log } = this.deps;
     const job = await store.get(due.id);
@@ -120,12 +108,8 @@ export class Scheduler {
     const scheduledAt = job.nextRunAt;
     const recurring = job.schedule.kind !== "at";
     const nextRunAt = (recurring && nextRun(job.schedule, new Date(Math.max(now, scheduledAt)))?.getTime()) || null;
-    const previous = job.lastDeliveryId && {
-      channel: "system" as const,
-      chatId: job.origin.chatId,
-      id: job.lastDeliveryId,
-    };
-    if (recurring && previous && (await inbox.isPending(previous))) {
+    const previous = { channel: "system" as const, chatId: job.origin.chatId, id: job.lastDeliveryId ?? "" };
+    if (recurring && job.lastDeliveryId && (await inbox.isPending(previous))) {
       // The previous run has not finished its turn: this slot is folded into it, never run beside it.
       log.info({ jobId: job.id, scheduledAt }, "previous run still pending; skipping this slot");
       await store.takeSlot({ jobId: job.id, scheduledAt, nextRunAt });

@@ -10,7 +10,7 @@ import type { Channel } from "../bus/channel.js";
 import type { ChannelName } from "../bus/types.js";
 import { isLoopback, type WebAddr } from "../config/config.js";
 import { skillDirs } from "../paths.js";
-import { BASE_HEADERS, bearerMatches, HttpError, isLoopbackHost, readJson, send, sendJson } from "./http.js";
+import { bearerMatches, HttpError, isLoopbackHost, readJson, send, sendJson } from "./http.js";
 import { LOCKED_PAGE, renderMain, renderShell } from "./page.js";
 import { renderChatLog, renderHistory, renderSections } from "./sections.js";
 import { WebSessions } from "./sessions.js";
@@ -24,10 +24,7 @@ export interface WebChatPort {
   listen(listener: (event: { chatId: string; type: string }) => void): () => void;
 }
 
-export interface ControlPage {
-  addr: WebAddr;
-  close(): Promise<void>;
-}
+export type ControlPage = NonNullable<Awaited<ReturnType<typeof startControlPage>>>;
 
 /** The page's address as a browser should use it: a wildcard bind is reached through loopback. */
 export function pageUrl(addr: WebAddr, token?: string): string {
@@ -39,25 +36,21 @@ export function pageUrl(addr: WebAddr, token?: string): string {
 const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const ALL_CHANNELS: ChannelName[] = ["telegram", "discord", "console", "web", "system"];
 
-/**
- * The header the page sends its session in, never a cookie: browsers send a host's cookies to every port of it, so a
+/** The header the page sends its session in, never a cookie: browsers send a host's cookies to every port of it, so a
  * page served by another local user would collect them. A foreign origin cannot add this header either (that needs
- * CORS, which pincer never grants), so nothing a foreign page makes the browser send is authorised (no CSRF).
- */
+ * CORS, which pincer never grants), so nothing a foreign page makes the browser send is authorised (no CSRF). */
 const SESSION_HEADER = "x-pincer-session";
 
-/**
- * Starts the control page on PINCER_WEB_ADDR (node:http, no framework): `/healthz` and `/metrics` for machines,
+/** Starts the control page on PINCER_WEB_ADDR (node:http, no framework): `/healthz` and `/metrics` for machines,
  * everything else only with the token. Routes are exact paths and nothing is read from the file system (no path to
- * traverse). Off, or an address that cannot be used, gives undefined (one log line) and never stops the daemon.
- */
+ * traverse). Off, or an address that cannot be used, gives undefined (one log line) and never stops the daemon. */
 export async function startControlPage(deps: {
   app: App;
   /** The channels the daemon runs (the web chat among them when on). */
   channels: () => Channel[];
   web?: WebChatPort;
   log: Logger;
-}): Promise<ControlPage | undefined> {
+}) {
   const { app, log } = deps;
   const { dashboard } = app.store;
   const wanted = app.config.webAddr;
@@ -239,12 +232,8 @@ export async function startControlPage(deps: {
 
   function shell(res: ServerResponse): void {
     const nonce = randomBytes(16).toString("base64");
-    res.writeHead(200, {
-      ...BASE_HEADERS,
-      "content-type": "text/html; charset=utf-8",
-      "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
-    });
-    res.end(renderShell(nonce));
+    const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
+    send(res, 200, "text/html; charset=utf-8", renderShell(nonce), { "content-security-policy": csp });
   }
 
   const close = async () => {
@@ -268,7 +257,7 @@ export async function startControlPage(deps: {
     await close();
     return undefined;
   }
-  const addr = { host: wanted.host, port: (server.address() as AddressInfo).port };
+  const addr: WebAddr = { host: wanted.host, port: (server.address() as AddressInfo).port };
   log.info({ url: pageUrl(addr) }, "control page is up; `pincer dashboard` prints its address with the token");
   return { addr, close };
 }

@@ -1,3 +1,5 @@
+import { formatSeconds } from "../scheduler/schedule.js";
+
 const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
 /** Escapes text for HTML content and double-quoted attributes. Everything shown goes through it. */
@@ -19,16 +21,12 @@ export function timeFormat(): TimeFormat {
   };
 }
 
-/** A duration, coarse: "40 s", "5 min", "3 h", "2 d" (negative counts as 0). */
+/** A duration, coarse: its largest unit only, "40 s", "5 min", "3 h", "2 d" (negative counts as 0). */
 export function formatSpan(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min`;
-  return s < 86400 ? `${Math.floor(s / 3600)} h` : `${Math.floor(s / 86400)} d`;
-}
-
-export function formatAgo(ms: number, now: number): string {
-  return `${formatSpan(now - ms)} ago`;
+  return formatSeconds(Math.max(0, Math.round(ms / 1000)))
+    .split(" ")
+    .slice(0, 2)
+    .join(" ");
 }
 
 export function clip(text: string, max: number): string {

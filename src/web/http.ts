@@ -4,7 +4,7 @@ import { secretsEqual } from "./token.js";
 
 const MAX_BODY = 64 * 1024;
 
-export const BASE_HEADERS = {
+const BASE_HEADERS = {
   "referrer-policy": "no-referrer",
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
@@ -21,8 +21,8 @@ export class HttpError extends Error {
   }
 }
 
-export function send(res: ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, { ...BASE_HEADERS, "content-type": type });
+export function send(res: ServerResponse, status: number, type: string, body: string, headers = {}): void {
+  res.writeHead(status, { ...BASE_HEADERS, "content-type": type, ...headers });
   res.end(body);
 }
 

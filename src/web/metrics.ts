@@ -4,21 +4,14 @@ import type { TurnObserver } from "../agent/turn-stats.js";
 
 type PromClient = typeof import("prom-client");
 
-export interface Metrics {
-  registry: Registry;
-  observer: TurnObserver;
-}
-
-/**
- * The Prometheus metrics (names fixed in design.md) on a registry of their own. prom-client (~10 MB) is required
- * here, not imported at the top, so a daemon without the control page (the only thing serving /metrics) never loads it.
- * A tool name `knownTool` denies is counted as "unknown", so labels stay bounded.
- */
+/** The Prometheus metrics (names fixed in design.md) on a registry of their own. prom-client (~10 MB) is required here,
+ * not imported at the top, so a daemon without the control page (the only thing serving /metrics) never loads it. A
+ * tool name `knownTool` denies is counted as "unknown", so labels stay bounded. */
 export function createMetrics(sources: {
   queueDepth: () => number;
   outboxPending: () => Promise<number>;
   knownTool: (name: string) => boolean;
-}): Metrics {
+}): { registry: Registry; observer: TurnObserver } {
   const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = createRequire(import.meta.url)(
     "prom-client",
   ) as PromClient;

@@ -1,5 +1,5 @@
 import type { HistoryEntry } from "../store/store.js";
-import { clip, esc, formatAgo, formatSpan, type TimeFormat, timeFormat } from "./html.js";
+import { clip, esc, formatSpan, type TimeFormat, timeFormat } from "./html.js";
 import type { DashboardState } from "./state.js";
 import { renderUsage } from "./usage-section.js";
 
@@ -48,7 +48,7 @@ function renderStatus(state: DashboardState, now: number, formatTime: TimeFormat
 <dt>Queued</dt><dd>${state.queued}</dd>
 <dt>Inbox / outbox pending</dt><dd>${state.inboxPending} / ${state.outboxPending}</dd>
 <dt>Model</dt><dd>${esc(state.model)}</dd>
-<dt>Up since</dt><dd>${esc(formatTime(state.startedAt, state.timezone))} <small>(${formatAgo(state.startedAt, now)})</small></dd>
+<dt>Up since</dt><dd>${esc(formatTime(state.startedAt, state.timezone))} <small>(${formatSpan(now - state.startedAt)} ago)</small></dd>
 ${state.cluster ? `<dt>Cluster</dt><dd><pre class="cluster">${esc(state.cluster.join("\n"))}</pre></dd>` : ""}
 </dl>`;
 }
@@ -57,7 +57,7 @@ type Item<K extends keyof DashboardState> = NonNullable<DashboardState[K]> exten
 
 const conversation = (c: Item<"conversations">, now: number) =>
   `<li><a class="conv" href="/?c=${encodeURIComponent(c.sessionKey)}"><b>${esc(c.sessionKey)}</b>
-<small>${c.messages} messages · ~${c.tokens} tokens · ${formatAgo(c.lastAt, now)}</small>
+<small>${c.messages} messages · ~${c.tokens} tokens · ${formatSpan(now - c.lastAt)} ago</small>
 <span class="last">${c.lastText ? `${esc(c.lastRole ?? "")}: ${esc(clip(c.lastText, 160))}` : "—"}</span></a></li>`;
 
 const reminder = (r: Item<"reminders">, formatTime: TimeFormat) =>
@@ -81,24 +81,20 @@ const CHOICES = [
   ["deny", "Deny"],
 ] as const;
 
+type Approvals = NonNullable<DashboardState["approvals"]>;
+
+const pendingCall = (a: Approvals["pending"][number], now: number) =>
+  `<li class="approval"><div><b>${esc(a.tool)}</b> <small>${esc(a.sessionKey)} · expires in ${formatSpan(a.expiresAt - now)}</small>
+<pre>${esc(a.summary)}</pre></div><span class="buttons">${CHOICES.map(([choice, label]) => button(label, { action: "decide", id: a.id, choice }, choice === "deny")).join("")}</span></li>`;
+
+const allowedEntry = (e: Approvals["allowed"][number]) =>
+  `<li><div><code>${esc(e.entry)}</code> <small>always allowed in ${esc(e.sessionKey)} by ${esc(e.addedBy)}</small></div>
+${button("Revoke", { action: "revoke", session: e.sessionKey, entry: e.entry }, true)}</li>`;
+
 function renderApprovals({ approvals }: DashboardState, now: number): string {
   if (!approvals) return "";
-  const pending = approvals.pending.map(
-    (
-      a,
-    ) => `<li class="approval"><div><b>${esc(a.tool)}</b> <small>${esc(a.sessionKey)} · expires in ${formatSpan(a.expiresAt - now)}</small>
-<pre>${esc(a.summary)}</pre></div><span class="buttons">${CHOICES.map(([choice, label]) => button(label, { action: "decide", id: a.id, choice }, choice === "deny")).join("")}</span></li>`,
-  );
-  const allowed = approvals.allowed.map(
-    (
-      e,
-    ) => `<li><div><code>${esc(e.entry)}</code> <small>always allowed in ${esc(e.sessionKey)} by ${esc(e.addedBy)}</small></div>
-${button("Revoke", { action: "revoke", session: e.sessionKey, entry: e.entry }, true)}</li>`,
-  );
-  const all = [...pending, ...allowed].join("");
-  return all
-    ? `<ul class="rows">${all}</ul>`
-    : '<p class="empty">Nothing waits for a decision; nothing is always allowed.</p>';
+  const items = [...approvals.pending.map((a) => pendingCall(a, now)), ...approvals.allowed.map(allowedEntry)];
+  return rows(items, "Nothing waits for a decision; nothing is always allowed.", (item) => item);
 }
 
 /** One conversation: messages and, between them, the tool calls as the audit recorded them. */
@@ -107,9 +103,7 @@ export function renderHistory(sessionKey: string, entries: HistoryEntry[], timez
   const items = entries
     .map((e) => {
       const when = `<time>${esc(formatTime(e.at, timezone))}</time>`;
-      if (e.kind === "message") {
-        return `<li class="msg ${e.role === "user" ? "user" : "bot"}">${when}<div class="text">${esc(e.text)}</div></li>`;
-      }
+      if (e.kind === "message") return message(e, when);
       return `<li class="tool ${e.ok ? "" : "failed"}">${when}<details><summary><code>${esc(e.tool)}</code> ${e.ok ? "ok" : "failed"} · ${e.durationMs} ms</summary>
 <pre>${esc(e.arguments)}</pre><pre>${esc(e.result)}</pre></details></li>`;
     })
@@ -121,6 +115,9 @@ export function renderHistory(sessionKey: string, entries: HistoryEntry[], timez
 export function renderChatLog(entries: HistoryEntry[]): string {
   return entries
     .filter((e) => e.kind === "message")
-    .map((e) => `<li class="msg ${e.role === "user" ? "user" : "bot"}"><div class="text">${esc(e.text)}</div></li>`)
+    .map((e) => message(e))
     .join("");
 }
+
+const message = (e: HistoryEntry, when = "") =>
+  `<li class="msg ${e.role === "user" ? "user" : "bot"}">${when}<div class="text">${esc(e.text)}</div></li>`;

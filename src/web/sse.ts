@@ -3,11 +3,9 @@ import type { ServerResponse } from "node:http";
 /** Per-client bytes that may wait unsent before the client counts as stuck and is dropped. */
 const MAX_BUFFERED = 256 * 1024;
 
-/**
- * Server-sent events to the open pages, each showing one web chat (`chatId`). A client that does not read (a stalled
+/** Server-sent events to the open pages, each showing one web chat (`chatId`). A client that does not read (a stalled
  * phone, a hostile script) is dropped once its backlog passes MAX_BUFFERED, so it can never make the daemon hold
- * unbounded memory; the page's EventSource reconnects by itself.
- */
+ * unbounded memory; the page's EventSource reconnects by itself. */
 export class SseHub {
   private readonly clients = new Set<{ res: ServerResponse; chatId?: string }>();
   private readonly heartbeat: NodeJS.Timeout;

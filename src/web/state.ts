@@ -11,10 +11,8 @@ export type DashboardState = Awaited<ReturnType<typeof collectState>>;
 /** Each skill's `missing` says why it is left out of the prompt. */
 type Skill = { name: string; description: string; missing: string[] };
 
-/**
- * Each channel's state. Clustered, a channel runs on the one process holding its role: elsewhere it is up when a
- * live process holds it (named in `detail`), and stopped when nobody does.
- */
+/** Each channel's state. Clustered, a channel runs on the one process holding its role: elsewhere it is up when a live
+ * process holds it (named in `detail`), and stopped when nobody does. */
 export async function channelStates(app: App, channels: Channel[]): Promise<ChannelView[]> {
   // A database that does not answer leaves each channel with what this process knows of it.
   const cluster = await app.clusterRoles?.().catch(() => undefined);

@@ -1,18 +1,15 @@
-import type { Store, UsageSums } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import { SLOT_MS } from "../store/usage.js";
 import { localDay, periodsAt } from "../usage/periods.js";
 import { costText } from "../usage/report.js";
 import { esc } from "./html.js";
 
-/** The page's usage: tokens and cost of each of the last 30 days (local days), and this month's chats. */
-export interface UsageView {
-  days: Array<{ day: string; tokens: number; cost: number }>;
-  chats: Array<UsageSums & { sessionKey: string }>;
-}
+type UsageView = Awaited<ReturnType<typeof collectUsage>>;
 
 const DAYS = 30;
 
-export async function collectUsage(store: Store["usage"], timezone: string, now: number): Promise<UsageView> {
+/** The page's usage: tokens and cost of each of the last 30 days (local days), and this month's chats. */
+export async function collectUsage(store: Store["usage"], timezone: string, now: number) {
   const starts = [periodsAt(now, timezone).dayStart];
   while (starts.length < DAYS) starts.unshift(periodsAt(starts[0] - 1, timezone).dayStart);
   const days = starts.map((start) => ({ day: localDay(start, timezone), tokens: 0, cost: 0 }));
