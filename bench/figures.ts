@@ -7,7 +7,6 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pino } from "pino";
 import { runAgentLoop } from "../src/agent/loop.js";
-import { MessageBus } from "../src/bus/bus.js";
 import { loadConfig } from "../src/config/config.js";
 import { createOpenAIModel } from "../src/llm/model.js";
 import { buildBwrapArgs, sandboxEnv } from "../src/tools/exec/bwrap-args.js";
@@ -17,6 +16,7 @@ import { ToolRegistry } from "../src/tools/registry.js";
 import type { Tool, ToolContext } from "../src/tools/tool.js";
 import { startFakeOpenAI } from "../test/fakes/openai-server.js";
 import { userMessage } from "../test/helpers/app.js";
+import { testBus } from "../test/helpers/bus.js";
 import { HEAP_SNAPSHOT_OPTIONS, liveHeapMB } from "./live-heap.js";
 import {
   type Bot,
@@ -495,7 +495,7 @@ export async function readOnlyBatch(): Promise<Figure[]> {
     workspace: tmpdir(),
     seesOwnerMemory: true,
     signal: new AbortController().signal,
-    bus: new MessageBus(),
+    bus: testBus(),
     log: pino({ level: "silent" }),
   };
   const turn = async (calls: number) => {

@@ -11,11 +11,11 @@ import type { AddressInfo } from "node:net";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pino } from "pino";
 import { request } from "undici";
-import { MessageBus } from "../src/bus/bus.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import type { ToolContext } from "../src/tools/tool.js";
 import { compilePolicy } from "../src/tools/web/address-policy.js";
 import { createWebFetchTool } from "../src/tools/web/web-fetch-tool.js";
+import { testBus } from "../test/helpers/bus.js";
 import { ms, summary } from "./stats.js";
 
 const RUNS = 20;
@@ -57,7 +57,7 @@ const registry = new ToolRegistry().register(
 const ctx = {
   signal: new AbortController().signal,
   log: pino({ level: "silent" }),
-  bus: new MessageBus(),
+  bus: testBus(),
 } as unknown as ToolContext;
 
 const loop = monitorEventLoopDelay({ resolution: 10 });

@@ -1,11 +1,11 @@
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { runAgentLoop } from "../src/agent/loop.js";
-import { MessageBus } from "../src/bus/bus.js";
 import type { InboundMessage } from "../src/bus/types.js";
 import { createOpenAIModel } from "../src/llm/model.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { ToolError } from "../src/tools/tool.js";
+import { testBus } from "./helpers/bus.js";
 import { fakeModelForFile } from "./helpers/model.js";
 import { overlaps, type Span, sleepyTool } from "./helpers/tools.js";
 
@@ -81,7 +81,7 @@ function run(options: { stream?: boolean; maxIterations?: number } = {}) {
         workspace: "/tmp",
         seesOwnerMemory: true,
         signal: new AbortController().signal,
-        bus: new MessageBus(),
+        bus: testBus(),
         log,
       },
     },

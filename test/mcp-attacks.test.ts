@@ -10,13 +10,13 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type Logger, pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { MessageBus } from "../src/bus/bus.js";
 import type { McpServerFileSettings } from "../src/config/file-schema.js";
 import { packageRoot } from "../src/paths.js";
 import { McpManager } from "../src/tools/mcp/manager.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import type { ToolContext } from "../src/tools/tool.js";
 import { tempHome, userMessage } from "./helpers/app.js";
+import { testBus } from "./helpers/bus.js";
 import { alive, FAST_MCP, HOSTILE } from "./helpers/mcp.js";
 import { until } from "./helpers/until.js";
 
@@ -51,7 +51,7 @@ function setup(servers: Record<string, McpServerFileSettings>, timing = FAST_MCP
     workspace,
     seesOwnerMemory: true,
     signal: new AbortController().signal,
-    bus: new MessageBus(),
+    bus: testBus(),
     log,
   };
   const state = (name: string) => manager.status().find((s) => s.name === name);

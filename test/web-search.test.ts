@@ -1,12 +1,12 @@
 /** web_search against a fake search API on 127.0.0.1 speaking Brave's and SearXNG's JSON. */
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { MessageBus } from "../src/bus/bus.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import type { ToolContext } from "../src/tools/tool.js";
 import { createWebSearchTool, type SearchSettings } from "../src/tools/web/web-search-tool.js";
 import { type FakeSearch, startFakeSearch } from "./fakes/search-server.js";
 import { type FakeWeb, startFakeWeb } from "./fakes/web-server.js";
+import { testBus } from "./helpers/bus.js";
 
 const KEY = "brave-test-key";
 let fake: FakeSearch;
@@ -32,7 +32,7 @@ beforeEach(() => {
 function search(settings: Partial<SearchSettings>) {
   const tool = createWebSearchTool({ provider: "brave", baseUrl: fake.url, timeoutSeconds: 2, ...settings });
   const registry = new ToolRegistry(60).register(tool);
-  const ctx = { signal: new AbortController().signal, log: pino({ level: "silent" }), bus: new MessageBus() };
+  const ctx = { signal: new AbortController().signal, log: pino({ level: "silent" }), bus: testBus() };
   return (args: Record<string, unknown>) =>
     registry.execute("web_search", JSON.stringify(args), ctx as unknown as ToolContext);
 }

@@ -3,7 +3,6 @@ import { AsyncQueue } from "./async-queue.js";
 import { EXPIRED_BUTTON } from "./buttons.js";
 import type { BusJournal, OutboundHandler, OutboxRow, RetryTiming } from "./delivery.js";
 import type { DraftRenderer, DraftSink, DraftTarget } from "./draft-stream.js";
-import { MemoryJournal } from "./memory-journal.js";
 import { ChannelSender } from "./outbox-sender.js";
 import {
   type ActivityEvent,
@@ -19,7 +18,7 @@ import {
 } from "./types.js";
 
 interface BusOptions {
-  journal?: BusJournal;
+  journal: BusJournal;
   retry?: Partial<RetryTiming>;
   log?: Logger;
   /** Who may reach the agent (src/access's gate), asked for every inbound message; it answers strangers itself. */
@@ -49,8 +48,8 @@ export class MessageBus {
   private readonly waiters = new Map<number, { chat: string; resolve: (outcome: DeliveryOutcome) => void }>();
   private tapHandler: TapHandler | undefined;
 
-  constructor(private readonly options: BusOptions = {}) {
-    this.journal = options.journal ?? new MemoryJournal();
+  constructor(private readonly options: BusOptions) {
+    this.journal = options.journal;
     this.retry = { ...DEFAULT_RETRY_TIMING, ...options.retry };
   }
 

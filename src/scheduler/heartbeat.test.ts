@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../test/fakes/manual-clock.js";
-import { MessageBus } from "../bus/bus.js";
+import { testBus } from "../../test/helpers/bus.js";
 import type { InboundMessage } from "../bus/types.js";
 import { activeTasks, HEARTBEAT_SESSION, Heartbeat } from "./heartbeat.js";
 
@@ -28,7 +28,7 @@ describe("Heartbeat", () => {
 
   function setup(file: string | undefined) {
     clock = new ManualClock("2026-01-01T00:00:00Z");
-    const bus = new MessageBus();
+    const bus = testBus();
     const published: InboundMessage[] = [];
     const pending = new Set<string>();
     const heartbeat = new Heartbeat({

@@ -63,7 +63,7 @@ function ctx(sessionKey = "telegram:123", msg = inbound(sessionKey)): ToolContex
     workspace: dir,
     seesOwnerMemory: true,
     signal: new AbortController().signal,
-    bus: new MessageBus(),
+    bus: new MessageBus({ journal: openSqliteStore(db).journal }),
     log: pino({ level: "silent" }),
   };
 }

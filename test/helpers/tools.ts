@@ -1,6 +1,6 @@
 import { pino } from "pino";
-import { MessageBus } from "../../src/bus/bus.js";
 import type { Tool, ToolContext } from "../../src/tools/tool.js";
+import { testBus } from "./bus.js";
 
 /** What a tool is handed when the model calls it in the console chat `chat`: a fresh bus, a silent log. */
 export function toolContext(chat: string, workspace: string, signal = new AbortController().signal): ToolContext {
@@ -23,7 +23,7 @@ export function toolContext(chat: string, workspace: string, signal = new AbortC
     workspace,
     seesOwnerMemory: true,
     signal,
-    bus: new MessageBus(),
+    bus: testBus(),
     log: pino({ level: "silent" }),
   };
 }
