@@ -1,6 +1,7 @@
 import type { Message } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
+import { inOrderPerKey } from "../../src/bus/in-order.js";
 import { conversationMediaDir, type InboundMessage } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { downloadAttachments } from "./attachments.js";
@@ -25,7 +26,7 @@ const CONVERSATION_TYPES = new Set([MessageType.Default, MessageType.Reply]);
 
 /** Discord messages to the bus, one conversation's in the order they came even while one waits for its files. */
 export function createInboundHandler(deps: InboundDeps) {
-  const chains = new Map<string, Promise<void>>();
+  const inOrder = inOrderPerKey();
 
   async function process(message: Message, facts: MessageFacts, sessionKey: string): Promise<void> {
     const senderName = message.member?.displayName ?? message.author.displayName ?? message.author.username;
@@ -85,16 +86,11 @@ export function createInboundHandler(deps: InboundDeps) {
       return;
     }
     const { sessionKey } = conversationOf(facts);
-    const previous = chains.get(sessionKey) ?? Promise.resolve();
-    const next = previous
-      .then(() => process(message, facts, sessionKey))
-      .catch((err: unknown) =>
+    void inOrder(sessionKey, () =>
+      process(message, facts, sessionKey).catch((err: unknown) =>
         deps.log.error({ err, id: message.id, sessionKey }, "could not accept a Discord message"),
-      )
-      .finally(() => {
-        if (chains.get(sessionKey) === next) chains.delete(sessionKey);
-      });
-    chains.set(sessionKey, next);
+      ),
+    );
   };
 }
 

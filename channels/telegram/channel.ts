@@ -9,6 +9,7 @@ import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { COMMANDS } from "../../src/bus/commands.js";
 import { retryDelay } from "../../src/bus/delivery.js";
+import { inOrderPerKey } from "../../src/bus/in-order.js";
 import { errorText } from "../../src/bus/types.js";
 import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
@@ -130,18 +131,14 @@ export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
   // handing on only unseen updates, so no chat waits behind a slow one.
   async function supervisePolling(): Promise<void> {
     const handling = new Map<number, Promise<void>>();
-    const chats = new Map<string, Promise<void>>();
+    const inOrder = inOrderPerKey();
     let next = 0; // the first update_id not handed on yet
     const handOn = (update: Update) => {
       next = update.update_id + 1;
       const chat = String(new Context(update, bot.api, bot.botInfo).chat?.id);
-      const done = (chats.get(chat) ?? Promise.resolve()).then(() => handle(update));
-      chats.set(chat, done);
+      const done = inOrder(chat, () => handle(update));
       handling.set(update.update_id, done);
-      void done.then(() => {
-        handling.delete(update.update_id);
-        if (chats.get(chat) === done) chats.delete(chat);
-      });
+      void done.then(() => handling.delete(update.update_id));
     };
     const poll = async () => {
       const busy = handling.size > 0;

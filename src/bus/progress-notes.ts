@@ -1,3 +1,4 @@
+import { inOrderPerKey } from "./in-order.js";
 import type { DeliveryReceipt, OutboundMessage } from "./types.js";
 
 /** How a channel posts, edits and deletes the one progress note of a chat. */
@@ -13,21 +14,13 @@ export interface NoteOps {
  * turn is over). A chat's notes are handled strictly in order, so a late edit never lands after the delete. */
 export class ProgressNotes {
   private readonly ids = new Map<string, string>();
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly inOrder = inOrderPerKey();
 
   constructor(private readonly ops: NoteOps) {}
 
   show(msg: OutboundMessage): Promise<DeliveryReceipt> {
     const key = `${msg.chatId}:${msg.threadId ?? ""}`;
-    const apply = () => this.apply(key, msg);
-    const next = (this.chains.get(key) ?? Promise.resolve()).then(apply, apply);
-    this.chains.set(key, next);
-    // Forget the chain once it is idle, so chats that are done hold no memory.
-    const forget = () => {
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    };
-    next.then(forget, forget);
-    return next;
+    return this.inOrder(key, () => this.apply(key, msg));
   }
 
   private async apply(key: string, msg: OutboundMessage): Promise<DeliveryReceipt> {
