@@ -4,21 +4,19 @@ import type { Channel } from "../../src/bus/channel.js";
 import { parseCommand } from "../../src/bus/commands.js";
 import { type Button, type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 
-export interface ConsoleDeps {
-  bus: MessageBus;
-  chatId?: string; // `pincer chat` and `pincer agent` share "local" by default
-  senderName?: string;
-  write: (msg: OutboundMessage) => void;
-  onBusy?: (busy: boolean) => void;
-}
-
 export interface ConsoleChannel extends Channel {
   /** Publishes one line the user typed; resolves when its turn has ended. */
   send(text: string): Promise<void>;
 }
 
 /** The terminal as a channel: the same bus contract as Telegram and Discord, minus the network. */
-export function createConsoleChannel(deps: ConsoleDeps): ConsoleChannel {
+export function createConsoleChannel(deps: {
+  bus: MessageBus;
+  chatId?: string; // `pincer chat` and `pincer agent` share "local" by default
+  senderName?: string;
+  write: (msg: OutboundMessage) => void;
+  onBusy?: (busy: boolean) => void;
+}): ConsoleChannel {
   const chatId = deps.chatId ?? "local";
   const sessionKey = sessionKeyOf("console", chatId);
   // Turns end with an activity event; /stop, /status and /help are answered without a turn.

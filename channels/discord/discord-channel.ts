@@ -12,14 +12,6 @@ import { createInboundHandler } from "./inbound.js";
 import { Client, Events, GatewayIntentBits, Partials, Routes, Status } from "./library.js";
 import { createOutboundHandler } from "./outbound.js";
 
-export interface DiscordChannelDeps {
-  config: Config;
-  bus: MessageBus;
-  mediaDir: string; // where received attachments are saved (the sandbox sees it read-only)
-  log: Logger;
-  tuning?: Partial<DiscordTuning>; // shortened by tests and benchmarks
-}
-
 const DEFAULT_TUNING = {
   // Discord shows "typing…" for about 10 s after each request, so it is refreshed a little sooner.
   typingIntervalMs: 8000,
@@ -48,7 +40,13 @@ export function clientOptions(apiUrl: string): ClientOptions {
 
 /** A discord.js gateway client between users and the bus. discord.js resumes a dropped gateway session by itself
  * (Discord then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits. */
-export function createDiscordChannel(deps: DiscordChannelDeps): Channel {
+export function createDiscordChannel(deps: {
+  config: Config;
+  bus: MessageBus;
+  mediaDir: string; // where received attachments are saved (the sandbox sees it read-only)
+  log: Logger;
+  tuning?: Partial<DiscordTuning>; // shortened by tests and benchmarks
+}): Channel {
   const { config, bus, log } = deps;
   const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
   const client = new Client(clientOptions(config.discordApiUrl));

@@ -3,7 +3,7 @@ import { basename } from "node:path";
 import type { REST } from "discord.js";
 import type { Logger } from "pino";
 import { type Delivery, DeliveryError, LONG_REPLY_CHARS, longReplyFile } from "../../src/bus/delivery.js";
-import { ProgressNotes } from "../../src/bus/progress-notes.js";
+import { progressNotes } from "../../src/bus/progress-notes.js";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
 import { componentsOf } from "./buttons.js";
 import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
@@ -20,9 +20,15 @@ const MAX_FILES = 10;
  * discord.js waits out short rate limits; anything else rejects for the outbox sender to retry or dead-letter. */
 export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
   const { rest, log } = deps;
-  const progress = progressNotes(rest);
+  const where = (msg: OutboundMessage) => msg.threadId ?? msg.chatId;
+  const note = (msg: OutboundMessage) => ({ body: { content: msg.text, allowed_mentions: NO_PINGS } });
+  const showProgress = progressNotes({
+    send: async (msg) => ((await rest.post(Routes.channelMessages(where(msg)), note(msg))) as { id: string }).id,
+    edit: async (msg, id) => void (await rest.patch(Routes.channelMessage(where(msg), id), note(msg))),
+    remove: async (msg, id) => void (await rest.delete(Routes.channelMessage(where(msg), id))),
+  });
   return async function send(msg: OutboundMessage, delivery: Delivery): Promise<DeliveryReceipt> {
-    if (msg.kind === "progress") return progress.show(msg);
+    if (msg.kind === "progress") return showProgress(msg);
     const channelId = msg.threadId ?? msg.chatId;
     const { signal } = delivery;
     const patch = (id: string, body: object) => rest.patch(Routes.channelMessage(channelId, id), { body, signal });
@@ -85,16 +91,6 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
       throw toDeliveryError(err);
     }
   };
-}
-
-function progressNotes(rest: REST): ProgressNotes {
-  const where = (msg: OutboundMessage) => msg.threadId ?? msg.chatId;
-  const body = (msg: OutboundMessage) => ({ body: { content: msg.text, allowed_mentions: NO_PINGS } });
-  return new ProgressNotes({
-    send: async (msg) => ((await rest.post(Routes.channelMessages(where(msg)), body(msg))) as { id: string }).id,
-    edit: async (msg, id) => void (await rest.patch(Routes.channelMessage(where(msg), id), body(msg))),
-    remove: async (msg, id) => void (await rest.delete(Routes.channelMessage(where(msg), id))),
-  });
 }
 
 function toDeliveryError(err: unknown): unknown {

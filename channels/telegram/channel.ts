@@ -18,11 +18,11 @@ import { telegramDrafts } from "./drafts.js";
 import { createInboundHandlers } from "./inbound.js";
 import { Api, Bot, Context, GrammyError, webhookCallback } from "./library.js";
 import { createSender } from "./outbound.js";
-import { DEFAULT_RETRY_POLICY, installRetries, type RetryPolicy } from "./retry.js";
+import { DEFAULT_RETRY_POLICY, installRetries } from "./retry.js";
 
 /** Timings a deployment never needs to touch; tests and benchmarks shrink them. */
 const DEFAULT_TIMING = {
-  retry: DEFAULT_RETRY_POLICY as RetryPolicy,
+  retry: DEFAULT_RETRY_POLICY,
   // "typing…" shows for ~5 s; it is first shown once a turn ran this long (quick answers need none).
   typingIntervalMs: 4000,
   typingDelayMs: 400,
@@ -38,18 +38,16 @@ const DEFAULT_TIMING = {
 
 export type TelegramTiming = typeof DEFAULT_TIMING;
 
-export interface TelegramChannelDeps {
+const ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat_member"] as const;
+
+/** Long polling (one chat's updates in order, chats in parallel) or a webhook server, to the bus and back. */
+export function createTelegramChannel(deps: {
   config: Config;
   bus: MessageBus;
   mediaDir: string; // where received attachments are saved (the sandbox sees it read-only)
   log: Logger;
   timing?: Partial<TelegramTiming>;
-}
-
-const ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat_member"] as const;
-
-/** Long polling (one chat's updates in order, chats in parallel) or a webhook server, to the bus and back. */
-export function createTelegramChannel(deps: TelegramChannelDeps): Channel {
+}): Channel {
   const { config, bus, log } = deps;
   const timing = { ...DEFAULT_TIMING, ...deps.timing };
   const token = config.telegramToken;

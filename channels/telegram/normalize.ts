@@ -13,22 +13,11 @@ export interface AttachmentRef {
   durationSeconds?: number;
 }
 
-/** A Telegram message as the bus takes it (before its files are downloaded), and what the group gate reads. */
-export interface NormalizedMessage {
-  inbound: InboundMessage;
-  repliesToBot: boolean;
-  isCommand: boolean; // a /command (bare or /command@thisbot) opens the message
-  attachments: AttachmentRef[];
-}
-
 const QUOTE_CHARS = 300; // how much of a replied-to message the model is shown
 
-/** A user's message; undefined for what has nothing for the agent (bots, service messages, no content). */
-export function normalizeMessage(
-  message: Message,
-  bot: BotIdentity,
-  receivedAt = Date.now(),
-): NormalizedMessage | undefined {
+/** A user's message as the bus takes it (before its files are downloaded), and what the group gate reads; undefined for
+ * what has nothing for the agent (bots, service messages, no content). */
+export function normalizeMessage(message: Message, bot: BotIdentity, receivedAt = Date.now()) {
   const { from } = message;
   if (!from || from.is_bot) return undefined;
   const rawText = message.text ?? message.caption ?? "";

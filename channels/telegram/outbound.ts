@@ -3,7 +3,7 @@ import { extname } from "node:path";
 import type { Api, GrammyError as GrammyErrorType } from "grammy";
 import type { Logger } from "pino";
 import { DeliveryError, LONG_REPLY_CHARS, longReplyFile, type OutboundHandler } from "../../src/bus/delivery.js";
-import { ProgressNotes } from "../../src/bus/progress-notes.js";
+import { progressNotes } from "../../src/bus/progress-notes.js";
 import type { OutboundMessage } from "../../src/bus/types.js";
 import { keyboardOf } from "./buttons.js";
 import { escapeHtml, markdownToTelegramHtml } from "./format.js";
@@ -53,9 +53,17 @@ function formatted(msg: OutboundMessage, log: Logger): string {
 
 /** Markdown → HTML in parts, split the same way every time: after a failure only the parts not yet sent go out. */
 export function createSender(api: Api, log: Logger): OutboundHandler {
-  const progress = progressNotes(api);
+  // Progress notes go as plain text: no HTML that could fail to parse.
+  const thread = (msg: OutboundMessage) => (msg.threadId ? Number(msg.threadId) : undefined);
+  const showProgress = progressNotes({
+    send: async (msg) =>
+      String((await api.sendMessage(msg.chatId, msg.text, { message_thread_id: thread(msg) })).message_id),
+    edit: async (msg, id) => void (await api.editMessageText(msg.chatId, Number(id), msg.text)),
+    remove: async (msg, id) => void (await api.deleteMessage(msg.chatId, Number(id))),
+    isUnchanged,
+  });
   return async (msg, delivery) => {
-    if (msg.kind === "progress") return progress.show(msg);
+    if (msg.kind === "progress") return showProgress(msg);
     const { chatId } = msg;
     // grammy types its signal with its AbortController polyfill; Node's own signal is what it uses.
     const signal = delivery.signal as unknown as Parameters<Api["sendMessage"]>[3];
@@ -155,18 +163,6 @@ export function createSender(api: Api, log: Logger): OutboundHandler {
       throw toDeliveryError(err);
     }
   };
-}
-
-/** Progress notes as plain text (no HTML that could fail to parse), edited in place. */
-function progressNotes(api: Api): ProgressNotes {
-  const thread = (msg: OutboundMessage) => (msg.threadId ? Number(msg.threadId) : undefined);
-  return new ProgressNotes({
-    send: async (msg) =>
-      String((await api.sendMessage(msg.chatId, msg.text, { message_thread_id: thread(msg) })).message_id),
-    edit: async (msg, id) => void (await api.editMessageText(msg.chatId, Number(id), msg.text)),
-    remove: async (msg, id) => void (await api.deleteMessage(msg.chatId, Number(id))),
-    isUnchanged,
-  });
 }
 
 type SendOptions = Pick<

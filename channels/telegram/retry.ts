@@ -4,19 +4,14 @@ import { retryDelay } from "../../src/bus/delivery.js";
 import { autoRetry, HttpError } from "./library.js";
 
 /** How hard pincer insists when Telegram is slow, flooded or away. Tests shrink the delays. */
-export interface RetryPolicy {
-  attempts: number; // attempts after the first for an API call other than a send or a poll (429, 5xx, network)
-  baseDelayMs: number; // first pause after a 5xx or network error; doubles each time up to maxDelayMs
-  maxDelayMs: number;
-  maxRetryAfterSeconds: number; // a 429 asking for a longer wait than this fails the call instead of stalling the chat
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  attempts: 5,
-  baseDelayMs: 1000,
+export const DEFAULT_RETRY_POLICY = {
+  attempts: 5, // attempts after the first for an API call other than a send or a poll (429, 5xx, network)
+  baseDelayMs: 1000, // first pause after a 5xx or network error; doubles each time up to maxDelayMs
   maxDelayMs: 30_000,
-  maxRetryAfterSeconds: 300,
+  maxRetryAfterSeconds: 300, // a 429 asking for a longer wait than this fails the call instead of stalling the chat
 };
+
+type RetryPolicy = typeof DEFAULT_RETRY_POLICY;
 
 /** auto-retry honours a 429's `retry_after`; 5xx and network errors are retried with a tunable backoff (auto-retry's
  * starts at 3 s, fixed). Sends are left to the outbox sender, a failing getUpdates to the poll loop. */

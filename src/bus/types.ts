@@ -23,8 +23,6 @@ export interface InboundMessage {
   meta?: Record<string, string>;
 }
 
-export type OutboundKind = "reply" | "progress" | "notice";
-
 /** A button under a message; `data` is what a tap reports back (at most 64 bytes: Telegram's limit). */
 export interface Button {
   label: string;
@@ -37,7 +35,7 @@ export interface OutboundMessage {
   text: string;
   replyToId?: string;
   media?: string[];
-  kind: OutboundKind;
+  kind: "reply" | "progress" | "notice";
   /** The thread/topic inside chatId, when the conversation lives in one. */
   threadId?: string;
   /** Set on the notice of a turn that could not be answered (the text says why); scripts exit non-zero. */
@@ -68,9 +66,7 @@ export interface ButtonTap {
 }
 
 /** What the tapper alone is told (a toast on Telegram, an ephemeral reply on Discord). */
-export interface TapAnswer {
-  text?: string;
-}
+export type TapAnswer = { text?: string };
 
 export type TapHandler = (tap: ButtonTap) => Promise<TapAnswer>;
 
