@@ -1,9 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { Readable } from "node:stream";
-import type { ReadableStream } from "node:stream/web";
 import type { Attachment } from "discord.js";
-import { safeFileName, saveCapped } from "../../src/bus/received-file.js";
+import { downloadCapped, safeFileName } from "../../src/bus/received-file.js";
 import { errorText } from "../../src/bus/types.js";
 
 /** What is read of a discord.js attachment: `size` as announced, `duration` of a voice message. */
@@ -46,11 +44,7 @@ export async function downloadAttachments(
     }
     const path = join(options.dir, `discord-${options.messageId}-${attachment.id}-${safeFileName(attachment.name)}`);
     try {
-      // No redirects: each hop would have to pass the check above.
-      const timeout = AbortSignal.timeout(60_000);
-      const response = await fetch(attachment.url, { signal: timeout, redirect: "error" });
-      if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-      await saveCapped(Readable.fromWeb(response.body as ReadableStream<Uint8Array>), path, options.maxBytes);
+      await downloadCapped(attachment.url, path, { maxBytes: options.maxBytes, timeoutMs: 60_000, redirect: "error" });
       result.paths.push(path);
     } catch (err) {
       result.notes.push(`[attachment ${attachment.name} could not be downloaded: ${errorText(err)}]`);

@@ -1,10 +1,10 @@
 import { constants } from "node:fs";
 import { type FileHandle, mkdir, open, realpath } from "node:fs/promises";
 import { isAbsolute, join, sep } from "node:path";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import type { Api } from "grammy";
 import { formatBytes } from "../../src/bus/format-bytes.js";
-import { safeFileName, saveCapped, TooLarge } from "../../src/bus/received-file.js";
+import { downloadCapped, safeFileName, saveCapped, TooLarge } from "../../src/bus/received-file.js";
 import { errorText } from "../../src/bus/types.js";
 import type { AttachmentRef } from "./normalize.js";
 
@@ -15,7 +15,7 @@ export interface MediaDeps {
   dir: string;
   maxBytes: number;
   maxAudioSeconds: number; // longer voice notes and audio files are not downloaded (nor transcribed)
-  timeoutMs?: number; // the whole download, headers and body; a stalled one must not hold its chat's queue for good
+  timeoutMs: number; // the whole download, headers and body; a stalled one must not hold its chat's queue for good
 }
 
 /** Downloads one attachment into the media folder, refusing anything over `maxBytes` (before the download when
@@ -55,27 +55,18 @@ export async function downloadAttachment(
         source = local.createReadStream();
       }
     }
-    await saveCapped(source ?? (await fetched(deps, file.file_path)), target, deps.maxBytes);
+    const url = `${deps.apiRoot}/file/bot${deps.token}/${file.file_path}`;
+    if (source) await saveCapped(source, target, deps.maxBytes);
+    else await downloadCapped(url, target, { maxBytes: deps.maxBytes, timeoutMs: deps.timeoutMs });
     return { path: target };
   } catch (err) {
     if (err instanceof TooLarge) return tooBig(err.size);
     if (err instanceof DOMException && err.name === "TimeoutError") {
-      const seconds = (deps.timeoutMs ?? 60_000) / 1000;
+      const seconds = deps.timeoutMs / 1000;
       return { note: `[${attachment.label} could not be downloaded: no complete answer within ${seconds} s]` };
     }
     return { note: `[${attachment.label} could not be downloaded: ${errorText(err)}]` };
   }
-}
-
-async function fetched(deps: MediaDeps, filePath: string): Promise<Readable> {
-  const response = await fetch(`${deps.apiRoot}/file/bot${deps.token}/${filePath}`, {
-    signal: AbortSignal.timeout(deps.timeoutMs ?? 60_000),
-  });
-  if (!response.ok || !response.body) {
-    await response.body?.cancel();
-    throw new Error(`HTTP ${response.status}`);
-  }
-  return Readable.fromWeb(response.body);
 }
 
 // A self-hosted Bot API server in --local mode answers with a path on its disk: `<--dir>/<bot token>/<kind>/file_N`.

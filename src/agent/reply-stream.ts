@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import { LONG_REPLY_CHARS } from "../bus/delivery.js";
-import type { DraftSink } from "../bus/draft-stream.js";
+import type { DraftStream } from "../bus/draft-stream.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { visibleSoFar } from "../llm/collect.js";
@@ -15,8 +15,8 @@ interface Draft {
   raw: string;
   text: string;
   look?: NodeJS.Timeout;
-  opening?: Promise<DraftSink | undefined>;
-  sink?: DraftSink;
+  opening?: Promise<DraftStream | undefined>;
+  sink?: DraftStream;
 }
 
 export interface TurnDraftDeps {
@@ -86,7 +86,7 @@ export class TurnDrafts {
     return out.kind === "reply" && draftIds.length > 0 ? { ...out, draftIds } : out;
   }
 
-  private async start(msg: InboundMessage, draft: Draft): Promise<DraftSink | undefined> {
+  private async start(msg: InboundMessage, draft: Draft): Promise<DraftStream | undefined> {
     const sink = await this.opened(msg);
     if (!sink) this.deps.log.debug({ session: msg.sessionKey }, "this chat's channel shows no drafts here");
     sink?.update(draft.text);
@@ -95,7 +95,7 @@ export class TurnDrafts {
   }
 
   /** The message's draft, going on in the messages it had before a crash; `stored`: only a draft it had. */
-  private async opened(msg: InboundMessage, stored = false): Promise<DraftSink | undefined> {
+  private async opened(msg: InboundMessage, stored = false): Promise<DraftStream | undefined> {
     const { bus, journal } = this.deps;
     const messageIds = await journal.draftOf(msg).catch(() => []);
     if (stored && messageIds.length === 0) return undefined;

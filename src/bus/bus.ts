@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { AsyncQueue } from "./async-queue.js";
 import { EXPIRED_BUTTON } from "./buttons.js";
 import type { BusJournal, OutboundHandler, OutboxRow, RetryTiming } from "./delivery.js";
-import type { DraftRenderer, DraftSink, DraftTarget } from "./draft-stream.js";
+import type { DraftRenderer, DraftStream, DraftTarget } from "./draft-stream.js";
 import { ChannelSender } from "./outbox-sender.js";
 import {
   type ActivityEvent,
@@ -102,7 +102,7 @@ export class MessageBus {
   }
 
   /** A reply shown while it is written, when the chat's channel runs here and shows drafts. */
-  openDraft(target: DraftTarget, onIds: (messageIds: string[]) => Promise<void>): DraftSink | undefined {
+  openDraft(target: DraftTarget, onIds: (messageIds: string[]) => Promise<void>): DraftStream | undefined {
     return this.senders.get(target.channel)?.drafts?.(target, onIds);
   }
 

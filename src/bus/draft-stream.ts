@@ -15,17 +15,8 @@ export interface DraftTarget {
   messageIds: string[];
 }
 
-/** A reply shown while it is written: `update` takes the whole text so far (markdown). */
-export interface DraftSink {
-  update(text: string): void;
-  /** Waits for a call still under way; the draft's platform ids. */
-  close(): Promise<string[]>;
-  /** Closes and deletes the draft's messages. */
-  discard(): Promise<void>;
-}
-
 /** A channel's way of showing drafts; `onIds` stores the draft's platform ids each time a message is posted. */
-export type DraftRenderer = (target: DraftTarget, onIds: (messageIds: string[]) => Promise<void>) => DraftSink;
+export type DraftRenderer = (target: DraftTarget, onIds: (messageIds: string[]) => Promise<void>) => DraftStream;
 
 /** A channel's formatting, split and API calls for a DraftStream. */
 export interface DraftOps {
@@ -43,17 +34,10 @@ export interface DraftOps {
   isRefusal(err: unknown): boolean;
 }
 
-interface DraftStreamOptions {
-  intervalMs: number;
-  messageIds?: string[];
-  onIds?: (messageIds: string[]) => Promise<void>;
-  onError?: (err: unknown) => void;
-}
-
-/** The latest text shown at most once per interval, one platform call at a time, as native drafts or as messages edited
+/** A reply shown while it is written, the latest text at most once per interval, one platform call at a time, as native drafts or as messages edited
  * in place (a new one at the platform's limit). A rate limit pauses it for its retry_after; a refusal ends it (a native
  * draft refused goes on as messages), and the reply itself settles whatever the draft shows. */
-export class DraftStream implements DraftSink {
+export class DraftStream {
   private latest = "";
   private dirty = false;
   private closed = false;
@@ -71,7 +55,12 @@ export class DraftStream implements DraftSink {
 
   constructor(
     private readonly ops: DraftOps,
-    private readonly options: DraftStreamOptions,
+    private readonly options: {
+      intervalMs: number;
+      messageIds?: string[];
+      onIds?: (messageIds: string[]) => Promise<void>;
+      onError?: (err: unknown) => void;
+    },
   ) {
     this.ids = [...(options.messageIds ?? [])];
     this.shown = this.ids.map(() => "\u0000");
@@ -79,6 +68,7 @@ export class DraftStream implements DraftSink {
     this.native = this.ids.length === 0 ? ops.native?.bind(ops) : undefined;
   }
 
+  /** The whole text so far (markdown). */
   update(text: string): void {
     if (this.closed || this.broken || text === this.latest) return;
     this.latest = text;
@@ -86,6 +76,7 @@ export class DraftStream implements DraftSink {
     this.kick();
   }
 
+  /** Waits for a call still under way; the draft's platform ids. */
   async close(): Promise<string[]> {
     this.closed = true;
     clearTimeout(this.timer);
@@ -93,6 +84,7 @@ export class DraftStream implements DraftSink {
     return [...this.ids];
   }
 
+  /** Closes and deletes the draft's messages. */
   async discard(): Promise<void> {
     for (const id of await this.close()) await this.ops.remove(id).catch((err: unknown) => this.options.onError?.(err));
   }

@@ -1,3 +1,4 @@
+import { setTimeout as pause } from "node:timers/promises";
 import type { Logger } from "pino";
 import {
   type BusJournal,
@@ -56,14 +57,12 @@ export class ChannelSender {
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake();
-    let timer: NodeJS.Timeout | undefined;
+    const grace = new AbortController();
     await Promise.race([
       this.loop,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, this.timing.stopGraceMs);
-      }),
+      pause(this.timing.stopGraceMs, undefined, { signal: grace.signal }).catch(() => {}),
     ]);
-    clearTimeout(timer);
+    grace.abort();
     for (const controller of this.inFlight) controller.abort(new Error("the channel is stopping"));
     await this.loop;
     for (const resolve of this.idleWaiters.splice(0)) resolve();

@@ -1,7 +1,8 @@
 import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
-import { type Readable, Transform } from "node:stream";
+import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import type { ReadableStream } from "node:stream/web";
 
 /** A received file's name made harmless as one path segment on any filesystem, keeping its extension. */
 export function safeFileName(name: string): string {
@@ -33,4 +34,19 @@ export async function saveCapped(source: Readable, path: string, maxBytes: numbe
     await rm(path, { force: true });
     throw err;
   }
+}
+
+/** Fetches `url` (headers and body within `timeoutMs`) into a file as saveCapped does; `redirect: "error"` where each hop
+ * would have to pass the caller's check of the address. */
+export async function downloadCapped(
+  url: string,
+  path: string,
+  options: { maxBytes: number; timeoutMs: number; redirect?: "error" | "follow" },
+): Promise<void> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(options.timeoutMs), redirect: options.redirect });
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    throw new Error(`HTTP ${response.status}`);
+  }
+  await saveCapped(Readable.fromWeb(response.body as ReadableStream<Uint8Array>), path, options.maxBytes);
 }
