@@ -1,5 +1,5 @@
 import { type ConversationHead, HistoryCache, type HistoryRow, pickNewest } from "./history-cache.js";
-import { exists, type Sql, scalar } from "./sql.js";
+import { exists, type Sql, scalar, total } from "./sql.js";
 import type { StoredMessage } from "./types.js";
 
 /** Tokens a message costs in a request; stored with it so picking history needs no tokenizer. */
@@ -96,10 +96,8 @@ export class SqlConversations {
     return rows.reverse().map(historyRow);
   }
 
-  async count(sessionKey: string): Promise<number> {
-    const count = `SELECT count(*) FROM messages WHERE conversation_id = (${OPEN})`;
-    return (await scalar<number>(this.db, count, [sessionKey])) ?? 0;
-  }
+  count = (sessionKey: string) =>
+    total(this.db, `SELECT count(*) FROM messages WHERE conversation_id = (${OPEN})`, [sessionKey]);
 }
 
 export async function archiveConversation(db: Sql, sessionKey: string): Promise<void> {

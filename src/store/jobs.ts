@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ChannelName } from "../bus/types.js";
 import type { Schedule } from "../scheduler/schedule.js";
 import { acceptInbound } from "./journal.js";
-import { camelCased, insert, placeholders, type Sql, SqlGroup, scalar } from "./sql.js";
+import { camelCased, insert, placeholders, type Sql, SqlGroup, scalar, total } from "./sql.js";
 import type { CronJob, JobOrigin, JobOwner, JobSlot, NewJob } from "./types.js";
 
 /** A job as its table holds it, a column a field. */
@@ -51,21 +51,11 @@ export class SqlJobs extends SqlGroup {
     }
   }
 
-  async get(id: string): Promise<CronJob | undefined> {
-    return (await this.list("WHERE id = $1", [id]))[0];
-  }
-
-  listBySession(sessionKey: string): Promise<CronJob[]> {
-    return this.list("WHERE session_key = $1", [sessionKey]);
-  }
-
-  listAll(): Promise<CronJob[]> {
-    return this.list("", []);
-  }
-
-  async countBySession(sessionKey: string): Promise<number> {
-    return (await scalar<number>(this.db, "SELECT count(*) FROM cron_jobs WHERE session_key = $1", [sessionKey])) ?? 0;
-  }
+  get = async (id: string): Promise<CronJob | undefined> => (await this.list("WHERE id = $1", [id]))[0];
+  listBySession = (sessionKey: string) => this.list("WHERE session_key = $1", [sessionKey]);
+  listAll = () => this.list("", []);
+  countBySession = (sessionKey: string) =>
+    total(this.db, "SELECT count(*) FROM cron_jobs WHERE session_key = $1", [sessionKey]);
 
   /** Removes a job; with `sessionKey`, only if it belongs to that conversation. */
   async remove(id: string, sessionKey?: string): Promise<boolean> {

@@ -69,9 +69,8 @@ export class SqlJournal extends SqlGroup implements BusJournal {
   }
 
   /** True while the message is accepted but its turn has not finished. */
-  isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> {
-    return exists(this.db, "SELECT 1 FROM inbox WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
-  }
+  isPending = (msg: Pick<InboundMessage, "channel" | "chatId" | "id">) =>
+    exists(this.db, "SELECT 1 FROM inbox WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
 
   /** Messages accepted but never finished, oldest first: the turns to run again after a restart. */
   async pendingInbound(): Promise<InboundMessage[]> {
@@ -90,9 +89,7 @@ export class SqlJournal extends SqlGroup implements BusJournal {
     );
   }
 
-  pendingOutbound(channel: ChannelName): Promise<OutboxRow[]> {
-    return this.outbox("channel = $1 AND status = 'pending'", channel);
-  }
+  pendingOutbound = (channel: ChannelName) => this.outbox("channel = $1 AND status = 'pending'", channel);
 
   private async outbox(where: string, channel: ChannelName): Promise<OutboxRow[]> {
     const rows = await this.db.rows<Omit<OutboxRow, "msg" | "messageIds"> & { msg: string; ids: string | null }>(

@@ -1,5 +1,5 @@
 import { openConversation } from "./conversations.js";
-import { insert, SqlGroup, scalar } from "./sql.js";
+import { insert, SqlGroup, scalar, total } from "./sql.js";
 import { makeSnippet } from "./sqlite/fts-query.js";
 import type { MemoryEntry, NewEntry, PendingMessage, SearchHit, SearchScope, StoredMessage } from "./types.js";
 
@@ -66,9 +66,8 @@ export abstract class SqlMemory extends SqlGroup {
   }
 
   /** Tokens of the messages still in the prompt's history (not consolidated). */
-  async pendingTokens(conversationId: number): Promise<number> {
-    return (await scalar<number>(this.db, `SELECT coalesce(sum(tokens), 0) ${UNCONSOLIDATED}`, [conversationId])) ?? 0;
-  }
+  pendingTokens = (conversationId: number) =>
+    total(this.db, `SELECT coalesce(sum(tokens), 0) ${UNCONSOLIDATED}`, [conversationId]);
 
   /** The oldest unconsolidated messages, in order, until `maxTokens` is passed (at least `minRows`). */
   async pending(conversationId: number, maxTokens: number, minRows = 1): Promise<PendingMessage[]> {

@@ -14,9 +14,8 @@ const REQUEST = `channel, user_id AS "userId", user_name AS "userName", code, ex
 
 /** Pairing codes for strangers and the list of users the owner approved. */
 export class SqlPairing extends SqlGroup {
-  isApproved(channel: string, userId: string): Promise<boolean> {
-    return exists(this.db, "SELECT 1 FROM approved_users WHERE channel = $1 AND user_id = $2", [channel, userId]);
-  }
+  isApproved = (channel: string, userId: string) =>
+    exists(this.db, `SELECT 1 FROM approved_users ${OF_USER}`, [channel, userId]);
 
   /**
    * The stranger's one open code: the same code while it is valid. A new stranger always gets one; at the cap the
@@ -83,9 +82,8 @@ export class SqlPairing extends SqlGroup {
   }
 
   /** Drops a stranger's open request (the control page's Deny); false when there was none. */
-  async deny(channel: string, userId: string): Promise<boolean> {
-    return (await this.db.run(`DELETE FROM pairing_requests ${OF_USER}`, [channel, userId])) > 0;
-  }
+  deny = async (channel: string, userId: string) =>
+    (await this.db.run(`DELETE FROM pairing_requests ${OF_USER}`, [channel, userId])) > 0;
 
   pending(): Promise<PairingRequest[]> {
     return this.db.rows<PairingRequest>(

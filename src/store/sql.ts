@@ -32,6 +32,11 @@ export async function scalar<T>(db: Sql, sql: string, params: readonly unknown[]
   return row === undefined ? undefined : (Object.values(row)[0] as T);
 }
 
+/** The total (a count, a sum) the query returns; 0 for no row. */
+export async function total(db: Sql, sql: string, params: readonly unknown[] = []): Promise<number> {
+  return (await scalar<number>(db, sql, params)) ?? 0;
+}
+
 export async function exists(db: Sql, sql: string, params: readonly unknown[]): Promise<boolean> {
   return (await db.rows(sql, params)).length > 0;
 }

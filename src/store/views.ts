@@ -1,5 +1,5 @@
 import type { InboundMessage } from "../bus/types.js";
-import { columns, insert, SqlGroup, scalar, withoutNulls } from "./sql.js";
+import { columns, insert, SqlGroup, scalar, total, withoutNulls } from "./sql.js";
 import type {
   ConversationSummary,
   HelperRun,
@@ -49,13 +49,8 @@ export class SqlHelperRuns extends SqlGroup {
   }
 
   /** Runs still marked running: after a restart, the ones the previous process never finished. */
-  running(): Promise<HelperRun[]> {
-    return this.list(`WHERE status = 'running' ORDER BY started_at, ${this.db.seq}`, []);
-  }
-
-  recent(limit: number): Promise<HelperRun[]> {
-    return this.list(`ORDER BY started_at DESC, ${this.db.seq} DESC LIMIT $1`, [limit]);
-  }
+  running = () => this.list(`WHERE status = 'running' ORDER BY started_at, ${this.db.seq}`, []);
+  recent = (limit: number) => this.list(`ORDER BY started_at DESC, ${this.db.seq} DESC LIMIT $1`, [limit]);
 
   private async list(rest: string, params: unknown[]): Promise<HelperRun[]> {
     const select = `SELECT ${columns([...HELPER_FIELDS, "finishedAt", "result"])} FROM helper_runs ${rest}`;
@@ -115,13 +110,8 @@ export class SqlDashboard extends SqlGroup {
     return entries.sort((a, b) => a.at - b.at || (a.kind === b.kind ? 0 : a.kind === "tool" ? -1 : 1)).slice(-limit);
   }
 
-  async outboxPending(): Promise<number> {
-    return (await scalar<number>(this.db, "SELECT count(*) FROM outbox WHERE status = 'pending'")) ?? 0;
-  }
-
-  async inboxPending(): Promise<number> {
-    return (await scalar<number>(this.db, "SELECT count(*) FROM inbox WHERE status = 'pending'")) ?? 0;
-  }
+  outboxPending = () => total(this.db, "SELECT count(*) FROM outbox WHERE status = 'pending'");
+  inboxPending = () => total(this.db, "SELECT count(*) FROM inbox WHERE status = 'pending'");
 
   /** True when the database answers a trivial query (never throws). */
   async ping(): Promise<boolean> {
