@@ -1,4 +1,4 @@
-import { SqlGroup, scalar } from "./sql.js";
+import { SqlGroup, scalar, upsert } from "./sql.js";
 
 /** Each chat's choice of `agent.models` (`/model NAME`), by conversation; a chat without one uses the default. */
 export class SqlChatModels extends SqlGroup {
@@ -11,10 +11,7 @@ export class SqlChatModels extends SqlGroup {
       await this.db.run("DELETE FROM chat_models WHERE session_key = $1", [sessionKey]);
       return;
     }
-    await this.db.run(
-      `INSERT INTO chat_models (session_key, model, chosen_by, chosen_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (session_key) DO UPDATE SET model = excluded.model, chosen_by = excluded.chosen_by, chosen_at = excluded.chosen_at`,
-      [sessionKey, model, by, Date.now()],
-    );
+    const choice = { sessionKey, model, chosenBy: by, chosenAt: Date.now() };
+    await this.db.run(...upsert("chat_models", choice, ["sessionKey"]));
   }
 }

@@ -2,7 +2,7 @@ import type { BusJournal, OutboxRow } from "../bus/delivery.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
 import { FencedOutError } from "./cluster.js";
 import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
-import { exists, insert, type Sql, SqlGroup, scalar } from "./sql.js";
+import { exists, insert, type Sql, SqlGroup, scalar, upsert } from "./sql.js";
 import type { StoredMessage, TurnSoFar } from "./types.js";
 
 /** Channels a process LISTENs on (PostgreSQL): another process recorded something for it. */
@@ -105,11 +105,7 @@ export class SqlJournal extends SqlGroup implements BusJournal {
   }
 
   async markOutboundPartSent(id: number, partsSent: number, messageIds?: string[]): Promise<void> {
-    await this.db.run(
-      `INSERT INTO outbox_progress (id, parts_sent, message_ids) VALUES ($1, $2, $3)
-        ON CONFLICT (id) DO UPDATE SET parts_sent = excluded.parts_sent, message_ids = excluded.message_ids`,
-      [id, partsSent, joinIds(messageIds)],
-    );
+    await this.db.run(...upsert("outbox_progress", { id, partsSent, messageIds: joinIds(messageIds) }, ["id"]));
   }
 
   async markOutboundSent(id: number, partsSent?: number, messageIds?: string[]): Promise<void> {

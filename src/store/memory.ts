@@ -1,5 +1,5 @@
 import { openConversation } from "./conversations.js";
-import { insert, SqlGroup, scalar, total } from "./sql.js";
+import { insert, SqlGroup, scalar, total, upsert } from "./sql.js";
 import { makeSnippet } from "./sqlite/fts-query.js";
 import type { MemoryEntry, NewEntry, PendingMessage, SearchHit, SearchScope, StoredMessage } from "./types.js";
 
@@ -44,11 +44,7 @@ export abstract class SqlMemory extends SqlGroup {
       if (tx.engine === "postgres") await tx.run(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
       await tx.run(`DELETE FROM ${table}`);
       for (const p of paragraphs) await tx.run(`INSERT INTO ${table} (text) VALUES ($1)`, [p]);
-      await tx.run(
-        `INSERT INTO memory_file_state (id, hash, modified_at) VALUES (1, $1, $2)
-         ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, modified_at = excluded.modified_at`,
-        [hash, modifiedAt],
-      );
+      await tx.run(...upsert("memory_file_state", { id: 1, hash, modifiedAt }, ["id"]));
     });
   }
 

@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import type { ChannelName } from "../bus/types.js";
 import { ownedJobs } from "./jobs.js";
-import { exists, insert, type Sql, SqlGroup } from "./sql.js";
+import { exists, insert, type Sql, SqlGroup, upsert } from "./sql.js";
 import type { OpenRequest, PairingRequest } from "./types.js";
 
 /** No 0/O or 1/I: codes are read aloud and typed by hand. */
@@ -61,11 +61,8 @@ export class SqlPairing extends SqlGroup {
         [channel, code.trim().toUpperCase(), Date.now()],
       );
       if (!user) return undefined;
-      await tx.run(
-        `INSERT INTO approved_users (channel, user_id, user_name, approved_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (channel, user_id) DO UPDATE SET user_name = excluded.user_name, approved_at = excluded.approved_at`,
-        [channel, user.userId, user.userName, Date.now()],
-      );
+      const approved = { channel, userId: user.userId, userName: user.userName, approvedAt: Date.now() };
+      await tx.run(...upsert("approved_users", approved, ["channel", "userId"]));
       const owner = { channel: channel as ChannelName, userId: user.userId };
       return { user, resumedJobs: await ownedJobs(tx, "resume", owner) };
     });

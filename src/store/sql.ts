@@ -78,6 +78,13 @@ export function insert<T extends object>(
   return [sql, fields.map((field) => record[field] ?? null)];
 }
 
+/** insert(), or where a row with the same `keys` is there already, that row's other columns set to the record's. */
+export function upsert(table: string, record: object, keys: string[]): [string, unknown[]] {
+  const others = Object.keys(record).filter((field) => !keys.includes(field));
+  const set = others.map((field) => `${snake(field)} = excluded.${snake(field)}`).join(", ");
+  return insert(table, record, undefined, `ON CONFLICT (${keys.map(snake).join(", ")}) DO UPDATE SET ${set}`);
+}
+
 /** A group of the store's methods, on one engine's SQL. */
 export abstract class SqlGroup {
   constructor(protected readonly db: Sql) {}
