@@ -34,9 +34,10 @@ export interface DraftOps {
   isRefusal(err: unknown): boolean;
 }
 
-/** A reply shown while it is written, the latest text at most once per interval, one platform call at a time, as native drafts or as messages edited
- * in place (a new one at the platform's limit). A rate limit pauses it for its retry_after; a refusal ends it (a native
- * draft refused goes on as messages), and the reply itself settles whatever the draft shows. */
+/** A reply shown while it is written, the latest text at most once per interval, one platform call at a time, as native
+ * drafts or as messages edited in place (a new one at the platform's limit). A rate limit pauses it for its
+ * retry_after; a refusal ends it (a native draft refused goes on as messages), and the reply itself settles whatever
+ * the draft shows. */
 export class DraftStream {
   private latest = "";
   private dirty = false;
