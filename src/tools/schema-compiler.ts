@@ -92,10 +92,8 @@ function expandedSize(root: unknown): number {
     let size = sizes.get(pointer);
     if (size === undefined) {
       let target: unknown = root;
-      for (const part of pointer
-        .slice(2)
-        .split("/")
-        .filter((p, i) => p !== "" || i > 0)) {
+      const keys = pointer.slice(2).split("/");
+      for (const part of keys[0] === "" ? keys.slice(1) : keys) {
         const key = decodeURIComponent(part).replaceAll("~1", "/").replaceAll("~0", "~");
         target = target && typeof target === "object" ? (target as Record<string, unknown>)[key] : undefined;
       }

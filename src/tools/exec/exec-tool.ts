@@ -68,8 +68,8 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
       const workspace = await realpath(ctx.workspace);
       // Checked here for a clear message; bwrap resolves --chdir again inside, so a later swap cannot lead out.
       const workingDir = workingFolder(args.working_dir, workspace, home);
-      const verdict = checkCommand(args.command, { ...guard, workspace });
-      if (!verdict.allowed) throw new ToolError(`the command was blocked by the safety guard: ${verdict.reason}.`);
+      const refused = checkCommand(args.command, { ...guard, workspace });
+      if (refused) throw new ToolError(`the command was blocked by the safety guard: ${refused}.`);
       const env = sandboxEnv(process.env, workspace, exec.envAllowlist);
       const timeoutSeconds = Math.min(args.timeout ?? exec.timeoutSeconds, exec.maxTimeoutSeconds);
       let [file, ...argv]: string[] = ["sh", "-c", args.command];

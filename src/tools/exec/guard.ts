@@ -18,8 +18,6 @@ export interface GuardPolicy {
   home: string;
 }
 
-export type GuardVerdict = { allowed: true } | { allowed: false; reason: string };
-
 /** "part" rules look at each simple command after `sudo`, assignments and keywords are stripped. */
 type DenyRule = [scope: "command" | "part", pattern: RegExp, reason: string];
 
@@ -66,26 +64,26 @@ const TILDE = /(?:^|[\s=:'"(<>|;&])~(?=$|[\s/'"`;&|<>()]|[a-z_])/i;
 // A path starts a word, follows = or a redirection, or is glued to a short option (-C/etc).
 const ABSOLUTE = /(?:^|[\s='"`(<>|;&,]|\s-[A-Za-z])(\/[^\s'"`;&|<>(),]*)/g;
 
-export function checkCommand(command: string, policy: GuardPolicy): GuardVerdict {
+/** Why the guard refuses `command`, or undefined when it lets it through. */
+export function checkCommand(command: string, policy: GuardPolicy): string | undefined {
   const parts = commandParts(command);
   for (const [scope, pattern, reason] of DEFAULT_DENY) {
     const hit = scope === "command" ? pattern.test(command) : parts.some((part) => pattern.test(programOf(part)));
-    if (hit) return deny(reason);
+    if (hit) return reason;
   }
   for (const pattern of policy.denyPatterns) {
-    if (pattern.test(command)) return deny(`the command matches the configured deny pattern /${pattern.source}/`);
+    if (pattern.test(command)) return `the command matches the configured deny pattern /${pattern.source}/`;
   }
   if (policy.allowPatterns.length > 0) {
     const why = unlisted(command, policy.allowPatterns);
-    if (why) return deny(`the configured allowlist (exec.allowPatterns) does not cover this command: ${why}`);
+    if (why) return `the configured allowlist (exec.allowPatterns) does not cover this command: ${why}`;
   }
-  if (policy.restrictToWorkspace) return checkPaths(command, policy);
-  return { allowed: true };
+  return policy.restrictToWorkspace ? checkPaths(command, policy) : undefined;
 }
 
-function checkPaths(command: string, policy: GuardPolicy): GuardVerdict {
-  if (PARENT_DIR.test(command)) return deny("paths with .. are not allowed; stay inside the workspace");
-  if (TILDE.test(command)) return deny("~ is not allowed; HOME is the workspace, so use relative paths");
+function checkPaths(command: string, policy: GuardPolicy): string | undefined {
+  if (PARENT_DIR.test(command)) return "paths with .. are not allowed; stay inside the workspace";
+  if (TILDE.test(command)) return "~ is not allowed; HOME is the workspace, so use relative paths";
   // Paths inside the workspace and media folder are fine; blank them out before looking for others.
   let rest = command;
   for (const root of [policy.workspace, policy.media]) {
@@ -93,12 +91,12 @@ function checkPaths(command: string, policy: GuardPolicy): GuardVerdict {
   }
   for (const match of rest.matchAll(ABSOLUTE)) {
     const path = match[1];
-    if (isInside(policy.home, path)) return deny(`${path} is pincer's own data folder, which commands never touch`);
+    if (isInside(policy.home, path)) return `${path} is pincer's own data folder, which commands never touch`;
     if (!HARMLESS_ABSOLUTE.some((ok) => ok.test(path))) {
-      return deny(`${path} is outside the workspace; use paths relative to the workspace (${policy.workspace})`);
+      return `${path} is outside the workspace; use paths relative to the workspace (${policy.workspace})`;
     }
   }
-  return { allowed: true };
+  return undefined;
 }
 
 /** Compiles exec.denyPatterns / exec.allowPatterns, naming the entry that is not a valid regex. */
@@ -112,10 +110,6 @@ export function compilePatterns(patterns: readonly string[], setting: string): R
       );
     }
   });
-}
-
-function deny(reason: string): GuardVerdict {
-  return { allowed: false, reason };
 }
 
 function escapeRegExp(text: string): string {

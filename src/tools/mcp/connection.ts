@@ -8,8 +8,6 @@ import { ToolError } from "../tool.js";
 import type * as Sdk from "./sdk.js";
 import type { ProcessGroupTransport } from "./stdio-transport.js";
 
-export type ServerState = "connecting" | "connected" | "unavailable" | "stopped";
-
 /** `connectTimeoutMs` bounds `initialize` and `tools/list`; the retry delay doubles with each failure up to retryMaxMs. */
 export const DEFAULT_TIMING = { connectTimeoutMs: 60_000, retryInitialMs: 1000, retryMaxMs: 5 * 60_000 };
 export type Timing = typeof DEFAULT_TIMING;
@@ -28,7 +26,7 @@ interface Opened {
 
 /** One MCP server: connects in the background, reconnects with backoff, follows its tool list. */
 export class McpConnection {
-  state: ServerState = "connecting";
+  state: "connecting" | "connected" | "unavailable" | "stopped" = "connecting";
   error?: string;
   /** The names its tools are registered under; warnings say why some are not offered. */
   registered: string[] = [];
@@ -55,10 +53,6 @@ export class McpConnection {
 
   get pid(): number | undefined {
     return this.current?.group?.pid;
-  }
-
-  start(): void {
-    void this.connect();
   }
 
   async close(): Promise<void> {
@@ -110,7 +104,8 @@ export class McpConnection {
     }
   }
 
-  private async connect(): Promise<void> {
+  /** Never rejects: a failure schedules the next attempt. */
+  async connect(): Promise<void> {
     const generation = ++this.generation;
     this.setState("connecting");
     let opened: Opened | undefined;
@@ -205,7 +200,7 @@ export class McpConnection {
     this.retryTimer = setTimeout(() => void this.connect(), delay).unref();
   }
 
-  private setState(state: ServerState): void {
+  private setState(state: McpConnection["state"]): void {
     this.state = state;
     this.events.onState();
   }

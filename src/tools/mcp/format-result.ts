@@ -33,10 +33,7 @@ export async function formatResult(result: CallToolResult, save: SaveFile, maxCh
   const parts: string[] = [];
   // A server answering with thousands of images must not fill the disk: the first few are kept.
   let files = 0;
-  const limited: SaveFile = async (bytes, extension) => {
-    if (++files > MAX_FILES_PER_RESULT) throw new TooMany();
-    return save(bytes, extension);
-  };
+  const limited: Limited = (bytes, extension) => (++files > MAX_FILES_PER_RESULT ? undefined : save(bytes, extension));
   for (const block of result.content ?? []) parts.push(await describe(block, limited));
   const structured = result.structuredContent;
   if (structured !== undefined && !parts.some((p) => sameJson(p, structured))) {
@@ -47,7 +44,10 @@ export async function formatResult(result: CallToolResult, save: SaveFile, maxCh
   return text || "(no output)";
 }
 
-async function describe(block: ContentBlock, save: SaveFile): Promise<string> {
+/** Undefined past the per-result limit: that file is not saved. */
+type Limited = (...args: Parameters<SaveFile>) => ReturnType<SaveFile> | undefined;
+
+async function describe(block: ContentBlock, save: Limited): Promise<string> {
   switch (block.type) {
     case "text":
       return block.text;
@@ -70,19 +70,13 @@ async function describe(block: ContentBlock, save: SaveFile): Promise<string> {
   }
 }
 
-async function saveBase64(data: string, mimeType: string, save: SaveFile): Promise<string> {
+async function saveBase64(data: string, mimeType: string, save: Limited): Promise<string> {
   const bytes = Buffer.from(data, "base64");
-  try {
-    const path = await save(bytes, EXTENSIONS[mimeType.toLowerCase()] ?? "bin");
-    return `saved to ${path}, ${sizeOf(bytes.length)}`;
-  } catch (err) {
-    if (err instanceof TooMany)
-      return `not saved (${sizeOf(bytes.length)}): only ${MAX_FILES_PER_RESULT} files are kept per result`;
-    throw err;
-  }
+  const path = await save(bytes, EXTENSIONS[mimeType.toLowerCase()] ?? "bin");
+  if (path === undefined)
+    return `not saved (${sizeOf(bytes.length)}): only ${MAX_FILES_PER_RESULT} files are kept per result`;
+  return `saved to ${path}, ${sizeOf(bytes.length)}`;
 }
-
-class TooMany extends Error {}
 
 /** `4 bytes` below a KB, as the model has always read it; above, the shared `4.9 KB` form. */
 function sizeOf(n: number): string {

@@ -54,7 +54,7 @@ export class McpManager {
   start(): void {
     if (this.servers.length === 0) return;
     process.on("exit", this.killAll);
-    for (const server of this.servers) server.start();
+    for (const server of this.servers) void server.connect();
   }
 
   /** Settles once every server has connected or failed once, or after `maxMs`. */
