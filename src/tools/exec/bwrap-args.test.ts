@@ -187,15 +187,15 @@ describe("isInside", () => {
 });
 
 describe("sandbox limits", () => {
-  const limits = { prlimit: "/usr/bin/prlimit", processes: 256, fileSizeBytes: 1024, memoryBytes: 2048 };
+  const limits = { prlimit: "/usr/bin/prlimit", maxProcesses: 256, maxFileSizeMB: 1, maxMemoryMB: 2 };
 
   it("runs the command under prlimit with each limit, hard and soft alike", () => {
     const args = buildBwrapArgs(mergedUsr, { ...spec, limits }, ["sh", "-c", "make"]);
     expect(args.slice(args.indexOf("--") + 1)).toEqual([
       "/usr/bin/prlimit",
       "--nproc=256",
-      "--fsize=1024",
-      "--data=2048",
+      "--fsize=1048576",
+      "--data=2097152",
       "--",
       "sh",
       "-c",
@@ -204,13 +204,13 @@ describe("sandbox limits", () => {
   });
 
   it("leaves out a limit set to 0, and prlimit entirely when all are", () => {
-    expect(limitArgs({ ...limits, fileSizeBytes: 0 })).toEqual([
+    expect(limitArgs({ ...limits, maxFileSizeMB: 0 })).toEqual([
       "/usr/bin/prlimit",
       "--nproc=256",
-      "--data=2048",
+      "--data=2097152",
       "--",
     ]);
-    expect(limitArgs({ ...limits, processes: 0, fileSizeBytes: 0, memoryBytes: 0 })).toEqual([]);
+    expect(limitArgs({ ...limits, maxProcesses: 0, maxFileSizeMB: 0, maxMemoryMB: 0 })).toEqual([]);
     const args = buildBwrapArgs(mergedUsr, spec, ["true"]);
     expect(args.slice(args.indexOf("--") + 1)).toEqual(["true"]);
   });

@@ -1,3 +1,4 @@
+import type { Config } from "../../config/config.js";
 import { isInside } from "../files/safe-open.js";
 
 /** How a system path exists on the host: data, so the argument list stays pure. */
@@ -42,23 +43,22 @@ export interface SandboxSpec {
   limits?: SandboxLimits;
 }
 
-export interface SandboxLimits {
-  /** util-linux's prlimit, visible inside the sandbox (it lives in /usr/bin). */
+/** util-linux's prlimit (visible inside the sandbox: it lives in /usr/bin) and exec's limits. */
+export interface SandboxLimits extends Pick<Config["exec"], "maxProcesses" | "maxFileSizeMB" | "maxMemoryMB"> {
   prlimit: string;
-  /** RLIMIT_NPROC: processes (and threads) of the sandbox's user. */
-  processes: number;
-  /** RLIMIT_FSIZE. */
-  fileSizeBytes: number;
-  /** RLIMIT_DATA: private writable memory (heap, anonymous mappings) per process. */
-  memoryBytes: number;
 }
 
-/** The prlimit prefix for a command: hard and soft limits alike, so the command cannot raise them. */
+const MB = 1024 * 1024;
+
+/**
+ * The prlimit prefix for a command, hard and soft limits alike so the command cannot raise them: RLIMIT_NPROC
+ * (processes and threads of the sandbox's user), RLIMIT_FSIZE, RLIMIT_DATA (private writable memory per process).
+ */
 export function limitArgs(limits: SandboxLimits): string[] {
   const args: string[] = [];
-  if (limits.processes > 0) args.push(`--nproc=${limits.processes}`);
-  if (limits.fileSizeBytes > 0) args.push(`--fsize=${limits.fileSizeBytes}`);
-  if (limits.memoryBytes > 0) args.push(`--data=${limits.memoryBytes}`);
+  if (limits.maxProcesses > 0) args.push(`--nproc=${limits.maxProcesses}`);
+  if (limits.maxFileSizeMB > 0) args.push(`--fsize=${limits.maxFileSizeMB * MB}`);
+  if (limits.maxMemoryMB > 0) args.push(`--data=${limits.maxMemoryMB * MB}`);
   return args.length > 0 ? [limits.prlimit, ...args, "--"] : [];
 }
 

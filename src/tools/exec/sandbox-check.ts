@@ -101,23 +101,16 @@ export async function checkSandbox(config: Pick<Config, "sandbox" | "home" | "ex
   }
 }
 
-const MB = 1024 * 1024;
-
 /** The bwrap arguments for `command` with what this host enforces and the configured limits (0 = off). */
 export function sandboxArgs(
   features: SandboxFeatures,
-  exec: Partial<Pick<Config["exec"], "maxProcesses" | "maxFileSizeMB" | "maxMemoryMB">>,
+  exec: Pick<Config["exec"], "maxProcesses" | "maxFileSizeMB" | "maxMemoryMB">,
   spec: Omit<SandboxSpec, "disableUserns" | "limits">,
   command: string[],
 ): string[] {
   const { prlimit, disableUserns } = features;
-  const limits = prlimit && {
-    prlimit,
-    processes: exec.maxProcesses ?? 0,
-    fileSizeBytes: (exec.maxFileSizeMB ?? 0) * MB,
-    memoryBytes: (exec.maxMemoryMB ?? 0) * MB,
-  };
-  return buildBwrapArgs(inspectHost(), { ...spec, disableUserns, limits: limits || undefined }, command);
+  const limits = prlimit ? { prlimit, ...exec } : undefined;
+  return buildBwrapArgs(inspectHost(), { ...spec, disableUserns, limits }, command);
 }
 
 /** `pincer doctor`'s line on the per-command limits: which are active on this host, and how. */
