@@ -6,7 +6,6 @@ import { mediaDir } from "../paths.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
 import { mcpStatusPath } from "../tools/mcp/check.js";
 import type { ControlPage } from "../web/control-page.js";
-import { onShutdown } from "./load.js";
 import { probeModel } from "./probes.js";
 
 /** `pincer gateway`: the daemon. Runs every configured channel and idles happily with none. */
@@ -55,4 +54,22 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   ]);
   if (!sandbox.ok || !sandbox.sandboxed) log.warn(sandbox.detail);
   if (model.status !== "ok") log.warn({ url: config.openai.baseUrl }, `model endpoint: ${model.detail}`);
+}
+
+/** Stops the app once on SIGINT/SIGTERM, so systemd's stop and Ctrl-C leave nothing half-done. */
+function onShutdown(stop: () => Promise<void>, log: Logger): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, handler);
 }

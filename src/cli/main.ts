@@ -1,16 +1,25 @@
 #!/usr/bin/env node
+import { existsSync } from "node:fs";
 import { Command } from "commander";
-import { type Config, ConfigError } from "../config/config.js";
+import { type Config, ConfigError, type LoadOptions, loadConfig } from "../config/config.js";
+import { createLogger } from "../log.js";
 import { storeLocation } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
 import { withStore } from "../store/open.js";
 import { describeDatabaseProblem } from "./database-problem.js";
 import { describeFsProblem } from "./fs-problem.js";
-import { loadFromEnv } from "./load.js";
 import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
 
 // Each command's module (but the small store-only ones) is imported by its action once the configuration is read, so
 // `pincer gateway` starts without the others' and a configuration mistake is told before anything big loads.
+
+/** Reads `.env` from the working directory (variables already set win: systemd's Environment= and a shell's export
+ * override the file) and the configuration; a problem with it is a ConfigError, said below in its sentence. */
+function loadFromEnv(options: LoadOptions = {}) {
+  if (existsSync(".env")) process.loadEnvFile(".env");
+  const config = loadConfig(process.env, options);
+  return { config, log: createLogger(config.logLevel) };
+}
 
 /** A command that needs only the configuration: prints its answer; a failed one sets exit code 1. */
 function answer<A extends unknown[]>(

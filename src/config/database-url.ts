@@ -5,12 +5,10 @@ export function databaseUrl(raw: string | undefined): string | undefined {
   const value = raw?.trim();
   if (!value) return undefined;
   const example = "postgres://USER:PASSWORD@HOST:5432/DATABASE";
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
+  if (!URL.canParse(value)) {
     throw new ConfigError(`PINCER_DATABASE_URL is not a URL: use ${example}, or unset it for the embedded database.`);
   }
+  const url = new URL(value);
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
     throw new ConfigError(
       `PINCER_DATABASE_URL must start with postgres:// (not ${url.protocol}//): use ${example}, or unset it for the embedded database.`,

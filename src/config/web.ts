@@ -6,12 +6,11 @@ const BRAVE_BASE_URL = "https://api.search.brave.com";
 
 /** Checks the `web` section and fills in the search provider: Brave when BRAVE_API_KEY is set and none is named. */
 export function webSettings(env: Record<string, string | undefined>, web: FileConfig["web"]): FileConfig["web"] {
-  for (const entry of web.allow) {
-    if (allowEntryKind(entry) === "invalid") {
-      throw new ConfigError(
-        `PINCER_CONFIG web.allow entry "${entry}" is neither an IP address, a CIDR range (10.0.0.0/8) nor a host name.`,
-      );
-    }
+  const bad = web.allow.find((entry) => allowEntryKind(entry) === "invalid");
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `PINCER_CONFIG web.allow entry "${bad}" is neither an IP address, a CIDR range (10.0.0.0/8) nor a host name.`,
+    );
   }
   const apiKey = env.BRAVE_API_KEY?.trim() || undefined;
   const search = { ...web.search };

@@ -5,6 +5,9 @@ export type Usage = { promptTokens: number; completionTokens: number; cachedToke
 
 export type Collected = { raw: RawReply; usage?: Usage };
 type RawFunction = { name?: unknown; arguments?: unknown };
+type Part = { content?: unknown; tool_calls?: unknown };
+/** A choice of a chunk (`delta`) or of a plain completion (`message`), shapes unchecked. */
+type Choice = { delta?: Part; message?: Part; finish_reason?: unknown };
 
 /** Glues a streamed reply back together, tolerating what servers really send: tool-call pieces keyed by `index`, by
  * `id` alone, or by neither (then they continue the last call); a name sent again with every piece; arguments as an
@@ -22,9 +25,7 @@ export async function collectStream(
   for await (const chunk of chunks) {
     const { choices, usage: reported } = (chunk ?? {}) as { choices?: unknown; usage?: unknown };
     usage = usageOf(reported) ?? usage;
-    const choice = (Array.isArray(choices) ? choices[0] : undefined) as
-      | { delta?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown }
-      | undefined;
+    const choice = (Array.isArray(choices) ? choices[0] : undefined) as Choice | undefined;
     chose ||= choice !== undefined;
     if (choice?.finish_reason) finishReason = choice.finish_reason;
     const delta = choice?.delta;
@@ -75,9 +76,7 @@ function findCall(
 /** A plain completion, read without trusting its shape. */
 export function fromCompletion(response: unknown): Collected | undefined {
   const { choices, usage } = (response ?? {}) as { choices?: unknown; usage?: unknown };
-  const choice = (Array.isArray(choices) ? choices[0] : undefined) as
-    | { message?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown }
-    | undefined;
+  const choice = (Array.isArray(choices) ? choices[0] : undefined) as Choice | undefined;
   const message = choice?.message;
   if (!message) return undefined;
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type Model, ModelError, type ModelReply } from "./model.js";
-import { CircuitBreaker, createResilientModel, isTransient, ModelUnavailableError } from "./resilient.js";
+import { CircuitBreaker, createResilientModel, ModelUnavailableError } from "./resilient.js";
 
 const ok: ModelReply = { content: "ok", toolCalls: [] };
 
@@ -39,14 +39,25 @@ describe("CircuitBreaker", () => {
 
 describe("createResilientModel", () => {
   it("falls back on 5xx, timeouts, rate limits and connection errors, never on a permanent failure", async () => {
-    expect(isTransient(down())).toBe(true);
-    expect(isTransient(new ModelError("the model endpoint could not be reached"))).toBe(true);
-    expect(isTransient(new ModelError("rate-limited", false, 429))).toBe(true);
-    expect(isTransient(new ModelError("bad key", true, 401))).toBe(false);
+    const breaker = () => new CircuitBreaker({ failureThreshold: 3, coolDownMs: 1000 });
+    const failures: Array<[ModelError, boolean]> = [
+      [down(), true],
+      [new ModelError("the model endpoint could not be reached"), true],
+      [new ModelError("rate-limited", false, 429), true],
+      [new ModelError("bad key", true, 401), false],
+    ];
+    for (const [failure, fallsBack] of failures) {
+      const fallback = scripted(ok);
+      const tried = createResilientModel([
+        { name: "a", model: scripted(failure), breaker: breaker() },
+        { name: "b", model: fallback, breaker: breaker() },
+      ]);
+      await tried.complete({ messages: [] }).catch(() => undefined);
+      expect(fallback.calls, failure.message).toBe(fallsBack ? 1 : 0);
+    }
 
     const primary = scripted(down(), new ModelError("bad request", true, 400));
     const fallback = scripted(ok);
-    const breaker = () => new CircuitBreaker({ failureThreshold: 3, coolDownMs: 1000 });
     const model = createResilientModel([
       { name: "a", model: primary, breaker: breaker() },
       { name: "b", model: fallback, breaker: breaker() },

@@ -65,11 +65,6 @@ export class ModelUnavailableError extends ModelError {
   }
 }
 
-/** Failures another endpoint may do better with; a permanent one is about the request and goes to the user. */
-export function isTransient(err: unknown): boolean {
-  return err instanceof ModelError && !err.permanent;
-}
-
 /** `breaker`: the endpoint's circuit, shared by every chain that tries the endpoint. */
 export type Endpoint = { name: string; model: Model; breaker: CircuitBreaker };
 
@@ -106,13 +101,13 @@ export function createResilientModel(
           return reply;
         } catch (err) {
           events.onError?.(name, err);
-          // A request the endpoint refuses (permanent) says nothing about its health.
-          if (request.signal?.aborted || !isTransient(err)) {
+          // A permanent failure is about the request (the user hears it), not about the endpoint's health.
+          if (request.signal?.aborted || !(err instanceof ModelError) || err.permanent) {
             breaker.release();
             throw err;
           }
           if (breaker.failure(now())) events.onOpen?.(name, err);
-          lastError = err as ModelError;
+          lastError = err;
           lastErrors.set(name, lastError);
           retryAt = Math.min(retryAt, breaker.retryAt(now()));
         }
