@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { type ChatMessage, ContextRefusedError, type Model, type ModelReply, type ToolCall } from "../llm/model.js";
-import { storableArguments } from "../llm/reply.js";
+import { type ChatMessage, ContextRefusedError, type Model, type ModelReply } from "../llm/model.js";
+import { storableArguments, type ToolCall } from "../llm/reply.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { Store, StoredMessage, TurnSoFar } from "../store/store.js";
 import { planBatches } from "../tools/batching.js";

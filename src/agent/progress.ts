@@ -1,4 +1,4 @@
-import type { ToolCall } from "../llm/model.js";
+import type { ToolCall } from "../llm/reply.js";
 
 /** A short note of what a round of tool calls does, e.g. "⏳ Working: exec `npm test`, read_file ×3". */
 export function describeToolRound(calls: ToolCall[]): string {

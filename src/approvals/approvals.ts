@@ -6,7 +6,7 @@ import { ownerOf } from "../agent/turn-context.js";
 import type { MessageBus } from "../bus/bus.js";
 import { type ButtonTap, type OutboundMessage, parseSessionKey, replyTarget, sessionKeyOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
-import type { ToolCall } from "../llm/model.js";
+import type { ToolCall } from "../llm/reply.js";
 import type { Approval, Store } from "../store/store.js";
 import { compilePatterns } from "../tools/exec/guard.js";
 import type { ToolContext } from "../tools/tool.js";

@@ -12,8 +12,6 @@ import { probeModelTurn } from "./model-turn.js";
 import { type Check, probeDiscord, probeModel, probeTelegram } from "./probes.js";
 import { clusterReport } from "./status.js";
 
-export type { Check } from "./probes.js";
-
 /** `pincer doctor`: each thing pincer needs, checked for real with the configured keys, and what to do. */
 async function runDoctor(config: Config): Promise<Check[]> {
   const node = process.versions.node;
@@ -52,7 +50,7 @@ async function runDoctor(config: Config): Promise<Check[]> {
 const check = (name: string, status: Check["status"], detail: string): Check => ({ name, status, detail });
 
 /** Skills whose requirements are missing are left out of the prompt: say which and why. */
-export function skillsCheck(config: Config): Check {
+function skillsCheck(config: Config): Check {
   const skills = listSkills(skillDirs(config.workspace));
   const unmet = skills.filter((s) => s.missing.length > 0);
   if (unmet.length === 0) return check("skills", "ok", `${skills.length} available`);

@@ -26,27 +26,22 @@ export function describeFsProblem(err: unknown): string | undefined {
   return `cannot use ${e.path} (${reason}): PINCER_HOME and PINCER_WORKSPACE must be folders this user can create and write; fix the permissions or point them elsewhere.`;
 }
 
-/** What keeps `path` from being or becoming a folder this user writes (its nearest existing ancestor decides). */
-export function folderProblem(path: string): string | undefined {
-  let current = path;
-  for (;;) {
-    let isDir: boolean;
-    try {
-      isDir = statSync(current).isDirectory();
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if ((code === "ENOENT" || code === "ENOTDIR") && dirname(current) !== current) {
-        current = dirname(current);
-        continue;
-      }
-      return `${current} cannot be read (${code ? (REASONS[code] ?? code) : "unknown error"})`;
-    }
-    if (!isDir) return `${current} is a file, so ${path} cannot be a folder`;
-    try {
-      accessSync(current, constants.W_OK | constants.X_OK);
-    } catch {
-      return `${current} is not writable by this user`;
-    }
-    return undefined;
+/** What keeps `path` from being or becoming a folder this user writes (its nearest existing `ancestor` decides). */
+export function folderProblem(path: string, ancestor = path): string | undefined {
+  let isDir: boolean;
+  try {
+    isDir = statSync(ancestor).isDirectory();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const parent = dirname(ancestor);
+    if ((code === "ENOENT" || code === "ENOTDIR") && parent !== ancestor) return folderProblem(path, parent);
+    return `${ancestor} cannot be read (${code ? (REASONS[code] ?? code) : "unknown error"})`;
   }
+  if (!isDir) return `${ancestor} is a file, so ${path} cannot be a folder`;
+  try {
+    accessSync(ancestor, constants.W_OK | constants.X_OK);
+  } catch {
+    return `${ancestor} is not writable by this user`;
+  }
+  return undefined;
 }

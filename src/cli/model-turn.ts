@@ -76,16 +76,11 @@ export async function probeModelTurn(config: Config): Promise<Check> {
     );
   }
   // Text calls naming an offered tool come back as real ones; the rest are listed in `discarded`.
-  if (reply.discarded?.length || TEXT_CALL.test(reply.content)) {
-    return check(
-      "warn",
-      `the model writes its tool calls as text instead of the API's tool_calls: the server does not parse them (llama.cpp: --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser NAME; Ollama: a model whose template has tools); ${context}`,
-    );
-  }
-  return check(
-    "warn",
-    `the model answered without calling the offered tool: its chat template may not support tools (llama-server then drops them silently; use --jinja with a template that has tools), or the model declined; ${context}`,
-  );
+  const why =
+    reply.discarded?.length || TEXT_CALL.test(reply.content)
+      ? "the model writes its tool calls as text instead of the API's tool_calls: the server does not parse them (llama.cpp: --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser NAME; Ollama: a model whose template has tools)"
+      : "the model answered without calling the offered tool: its chat template may not support tools (llama-server then drops them silently; use --jinja with a template that has tools), or the model declined";
+  return check("warn", `${why}; ${context}`);
 }
 
 /** What an error to the tool-offering request means for a turn, with what to do. */

@@ -178,10 +178,9 @@ function readConfigFile(path: string, explicit: boolean): FileConfig {
   if (!validate(data)) {
     const e = validate.errors?.[0];
     const where = e?.instancePath ? e.instancePath.slice(1).replaceAll("/", ".") : "the top level";
-    const extra =
-      e?.keyword === "additionalProperties"
-        ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"`
-        : "";
+    // An unknown key is named (ajv says only "must NOT have additional properties").
+    const unknown = (e?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
+    const extra = unknown === undefined ? "" : ` "${unknown}"`;
     throw new ConfigError(`PINCER_CONFIG file ${path}: ${where} ${e?.message ?? "is invalid"}${extra}.`);
   }
   return data;

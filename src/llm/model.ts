@@ -6,7 +6,6 @@ import { type NormalizedReply, normalizeReply } from "./reply.js";
 import { DEFAULT_REQUEST_OPTIONS, withoutRefused } from "./request-options.js";
 
 export { ContextRefusedError, ModelError, notFoundHint } from "./failure.js";
-export type { ToolCall } from "./reply.js";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -46,16 +45,13 @@ export interface ModelOptions {
  * deadline are boundedCall's: the client's own would retry a request refused for good, and its timeout ends with the
  * headers. */
 export async function openAIClient(options: { apiKey: string; baseUrl: string; timeoutSeconds: number }) {
-  let OpenAI: typeof import("openai").default;
-  try {
-    OpenAI = (await import("openai")).default;
-  } catch (err) {
-    const why = shorten((err as Error).message);
+  const { default: OpenAI } = await import("openai").catch((err: Error) => {
+    const why = shorten(err.message);
     throw new ModelError(
       `the model client could not be loaded (${why}); reinstall pincer's dependencies (npm ci)`,
       true,
     );
-  }
+  });
   const { apiKey, baseUrl: baseURL, timeoutSeconds } = options;
   return { OpenAI, client: new OpenAI({ apiKey, baseURL, timeout: timeoutSeconds * 1000, maxRetries: 0 }) };
 }
