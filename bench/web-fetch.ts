@@ -49,8 +49,10 @@ const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const registry = new ToolRegistry().register(
   createWebFetchTool({
     policy: compilePolicy(["127.0.0.1"]),
-    limits: { timeoutMs: 20_000, maxBytes: 2 * 1024 * 1024, maxRedirects: 5 },
-    defaultMaxChars: 20_000,
+    timeoutSeconds: 20,
+    maxBytes: 2 * 1024 * 1024,
+    maxRedirects: 5,
+    maxChars: 20_000,
     userAgent: "bench",
   }),
 );

@@ -58,8 +58,10 @@ function webFetch(options: Options = {}) {
   const registry = new ToolRegistry(60, 1_000_000).register(
     createWebFetchTool({
       policy: compilePolicy(options.allow ?? []),
-      limits: { timeoutMs: options.timeoutMs ?? 5000, maxBytes: options.maxBytes ?? 1024 * 1024, maxRedirects: 5 },
-      defaultMaxChars: options.maxChars ?? 20_000,
+      timeoutSeconds: (options.timeoutMs ?? 5000) / 1000,
+      maxBytes: options.maxBytes ?? 1024 * 1024,
+      maxRedirects: 5,
+      maxChars: options.maxChars ?? 20_000,
       userAgent: "pincer-test",
       resolve: options.resolve,
       ca: options.ca,

@@ -119,9 +119,7 @@ export function createGrepTool(deps: FileToolDeps): Tool<GrepArgs> {
           closeSync(file.fd);
         }
       };
-      const walk = await searchTree(deps, args, ctx, visit, searchFile).catch((err: unknown) => {
-        throw ctx.signal.aborted ? new ToolError(GREP_STOPPED) : err;
-      });
+      const walk = await searchTree(deps, args, ctx, visit, searchFile);
       if (walk.truncated) note ||= `(stopped after ${MAX_TREE_ENTRIES} entries; narrow the path or glob)`;
       if (ctx.signal.aborted) throw new ToolError(GREP_STOPPED);
       if (matches.length === 0) return `No matches for /${args.pattern}/ in ${files} file(s).${note ? ` ${note}` : ""}`;

@@ -1,37 +1,37 @@
 import { pipeline, type Readable, type Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { request } from "undici";
+import type { Config } from "../../config/config.js";
 import { ToolError } from "../tool.js";
 import { type AddressPolicy, checkTarget } from "./address-policy.js";
 import { BlockedAddressError, createPinnedAgent, type Resolver } from "./pinned-agent.js";
 
-export interface FetchDeps {
+/** timeoutSeconds: the whole fetch, redirects and body included; maxBytes: decoded body bytes kept (the rest unread). */
+export type FetchDeps = Pick<Config["web"], "timeoutSeconds" | "maxBytes" | "maxRedirects" | "userAgent"> & {
   policy: AddressPolicy;
-  /** timeoutMs: the whole fetch, redirects and body included; maxBytes: decoded body bytes kept (the rest unread). */
-  limits: { timeoutMs: number; maxBytes: number; maxRedirects: number };
-  userAgent: string;
   /** Tests resolve names from their own table; the daemon uses the system's (dns.lookup). */
   resolve?: Resolver;
   /** Tests trust their own certificate authority; the daemon uses Node's bundle. */
   ca?: string | Buffer;
-}
+};
 
 /** `cut`: why the body is incomplete, "size" (over maxBytes) or "time" (the deadline came mid-body). */
 type Body = { body: Buffer; cut?: "size" | "time"; failed?: unknown };
 
+const USER_AGENT = "Mozilla/5.0 (compatible; pincer/0.1; self-hosted assistant)";
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** GETs a URL via the pinned agent; each of at most `maxRedirects` redirects is checked like the first URL. */
 export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal) {
-  const { limits } = deps;
-  const deadline = AbortSignal.timeout(limits.timeoutMs);
-  const agent = createPinnedAgent(deps.policy, limits.timeoutMs, deps.resolve, deps.ca);
+  const timeoutMs = deps.timeoutSeconds * 1000;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const agent = createPinnedAgent(deps.policy, timeoutMs, deps.resolve, deps.ca);
   const explain = (err: unknown, url: URL) => {
     if (signal.aborted) return signal.reason;
     if (err instanceof ToolError) return err;
     const blocked = findCause(err, (e) => e instanceof BlockedAddressError);
     if (blocked) return new ToolError(blocked.message);
-    if (deadline.aborted) return new ToolError(`${url.href} did not answer within ${limits.timeoutMs / 1000} s`);
+    if (deadline.aborted) return new ToolError(`${url.href} did not answer within ${deps.timeoutSeconds} s`);
     const cause = findCause(err, (e) => "code" in e) ?? (err as Error);
     const code = "code" in cause ? ` (${String(cause.code)})` : "";
     return new ToolError(`could not fetch ${url.href}: ${cause.message}${code}`);
@@ -48,7 +48,7 @@ export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal
         method: "GET",
         signal: AbortSignal.any([signal, deadline]),
         headers: {
-          "user-agent": deps.userAgent,
+          "user-agent": deps.userAgent ?? USER_AGENT,
           accept: "text/html,application/xhtml+xml,application/json;q=0.9,text/*;q=0.8,*/*;q=0.5",
           "accept-encoding": "gzip, deflate, br",
         },
@@ -59,12 +59,12 @@ export async function fetchUrl(raw: string, deps: FetchDeps, signal: AbortSignal
       const location = header("location");
       if (REDIRECTS.has(response.statusCode) && location) {
         discard(response.body);
-        if (hop >= limits.maxRedirects) throw new ToolError(`${raw} redirected more than ${limits.maxRedirects} times`);
+        if (hop >= deps.maxRedirects) throw new ToolError(`${raw} redirected more than ${deps.maxRedirects} times`);
         current = location;
         base = url;
         continue;
       }
-      const { failed, ...read } = await readCapped(response.body, header("content-encoding"), limits.maxBytes);
+      const { failed, ...read } = await readCapped(response.body, header("content-encoding"), deps.maxBytes);
       if (failed !== undefined) {
         if (!deadline.aborted || signal.aborted || failed instanceof ToolError) throw explain(failed, url);
         read.cut = "time";

@@ -1,3 +1,4 @@
+import type { Config } from "../../config/config.js";
 import { safeSlice } from "../result-cap.js";
 import { objectSchema, type Tool, ToolError } from "../tool.js";
 import { createWorkerPool } from "../worker-pool.js";
@@ -6,8 +7,8 @@ import type { FetchDeps } from "./fetch-url.js";
 import type { ReadableText } from "./html-to-markdown.js";
 import { wrapUntrusted } from "./untrusted.js";
 
-/** defaultMaxChars: characters returned when the model does not ask for a number. */
-export type WebFetchDeps = FetchDeps & { defaultMaxChars: number };
+/** maxChars: characters returned when the model does not ask for a number. */
+export type WebFetchDeps = FetchDeps & Pick<Config["web"], "maxChars">;
 
 type Args = { url: string; max_chars?: number };
 
@@ -47,12 +48,12 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
         type: "integer",
         minimum: 100,
         maximum: MAX_CHARS,
-        description: `Most characters of content to return (default ${deps.defaultMaxChars}).`,
+        description: `Most characters of content to return (default ${deps.maxChars}).`,
       },
     }),
     readOnly: true,
     // Fetch, then at worst a wait for two conversions ahead of this one, then its own.
-    timeoutSeconds: Math.ceil((deps.limits.timeoutMs + 3 * HTML_TIMEOUT_MS) / 1000) + 5,
+    timeoutSeconds: Math.ceil(deps.timeoutSeconds + (3 * HTML_TIMEOUT_MS) / 1000) + 5,
     async execute(args, ctx) {
       // The HTTP client (undici, ~17 MB) is loaded by the first fetch, not at start.
       const { fetchUrl } = await import("./fetch-url.js");
@@ -65,18 +66,14 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool<Args> {
         );
       }
       const decoded = decodeBody(page.body, page.contentType, kind);
-      let title: string | undefined;
-      let text = decoded;
-      const notes: string[] = [];
-      if (kind === "html") {
-        const readable = await convert(decoded, page.url, ctx.signal);
-        ({ title, text } = readable);
-        if (readable.plain)
-          notes.push(`the page could not be turned into Markdown (${readable.plain}); this is its bare text`);
-      }
-      const maxChars = args.max_chars ?? deps.defaultMaxChars;
-      const { maxBytes, timeoutMs } = deps.limits;
-      const why = page.cut === "size" ? `is larger than ${maxBytes} bytes` : `took longer than ${timeoutMs / 1000} s`;
+      const readable: ReadableText = kind === "html" ? await convert(decoded, page.url, ctx.signal) : { text: decoded };
+      let { text, title } = readable;
+      const notes = readable.plain
+        ? [`the page could not be turned into Markdown (${readable.plain}); this is its bare text`]
+        : [];
+      const maxChars = args.max_chars ?? deps.maxChars;
+      const why =
+        page.cut === "size" ? `is larger than ${deps.maxBytes} bytes` : `took longer than ${deps.timeoutSeconds} s`;
       if (page.cut) notes.push(`the page ${why}; only the start was read`);
       if (text.length > maxChars) {
         notes.push(`cut to ${maxChars} of ${text.length} characters`);
