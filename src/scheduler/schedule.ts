@@ -156,20 +156,14 @@ export function describeSchedule(schedule: Schedule, tz: string): string {
   }
 }
 
-const UNITS = [
-  [86400, "d"],
-  [3600, "h"],
-  [60, "min"],
-  [1, "s"],
-] as const;
+const UNITS = { d: 86400, h: 3600, min: 60, s: 1 };
 
 export function formatSeconds(total: number): string {
   // Each unit counts what the larger one before it leaves over.
-  const counts = UNITS.map(([size, label], i) => [Math.floor((total % (UNITS[i - 1]?.[0] ?? Infinity)) / size), label]);
-  return (
-    counts
-      .filter(([count]) => Number(count) > 0)
-      .map(([count, label]) => `${count} ${label}`)
-      .join(" ") || "0 s"
-  );
+  const larger = [Infinity, ...Object.values(UNITS)];
+  const parts = Object.entries(UNITS).flatMap(([label, size], i) => {
+    const count = Math.floor((total % larger[i]) / size);
+    return count > 0 ? [`${count} ${label}`] : [];
+  });
+  return parts.join(" ") || "0 s";
 }
