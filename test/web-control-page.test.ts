@@ -154,6 +154,10 @@ describe("hostile requests", () => {
     });
     expect(status).toBe(413);
     expect((await post("/api/chat", "{not json", auth)).status).toBe(400);
+    for (const notAnObject of ["[1]", "null", '"text"', ""]) {
+      const res = await post("/api/chat", notAnObject, auth);
+      expect([res.status, await res.json()]).toEqual([400, { error: "the body must be a JSON object" }]);
+    }
     expect((await post("/api/chat", { chatId: "../../etc", text: "hi" }, auth)).status).toBe(400);
     expect((await post("/api/chat", { chatId: "main", text: 42 }, auth)).status).toBe(400);
   });

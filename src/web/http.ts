@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isLoopback } from "../config/config.js";
+import { parseJson } from "../llm/text-tool-calls.js";
 import { secretsEqual } from "./token.js";
 
 const MAX_BODY = 64 * 1024;
@@ -53,11 +54,7 @@ export async function readJson(req: IncomingMessage): Promise<Record<string, unk
     if (size > MAX_BODY) throw new HttpError(413, "request body too large");
     chunks.push(chunk);
   }
-  try {
-    const value: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // answered below
-  }
+  const value = parseJson(Buffer.concat(chunks).toString("utf8"));
+  if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
   throw new HttpError(400, "the body must be a JSON object");
 }
