@@ -92,7 +92,7 @@ export function turnContextDeps(
     config,
     contextTokens: config.agent.contextTokens,
     // The bench's chats are console ones, whose owner sees MEMORY.md.
-    seesOwnerMemory: true,
+    ownerMemory: true,
   };
 }
 

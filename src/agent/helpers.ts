@@ -4,7 +4,6 @@ import type { MessageBus } from "../bus/bus.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { Model } from "../llm/model.js";
-import type { TokenCounter } from "../llm/tokens.js";
 import type { HelperRun, HelperStatus, Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { ToolError, untilAborted } from "../tools/tool.js";
@@ -19,7 +18,8 @@ const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
 /** What the result message carries of a helper's answer at most. */
 const RESULT_CHARS = 8000;
 
-export interface HelperDeps {
+/** With the loop's token counter, window and approvals (absent when config `approvals` asks for nothing). */
+export interface HelperDeps extends Pick<LoopDeps, "tokens" | "window" | "approve"> {
   bus: MessageBus;
   store: Store["helperRuns"];
   /** agent.helperModel, or the main one. */
@@ -31,9 +31,6 @@ export interface HelperDeps {
   config: Pick<Config, "helpers" | "agent" | "openai" | "workspace" | "timezone">;
   /** Clustered: told when a helper starts and ends here, so the others tell it from one whose process died. */
   presence?: { started(id: string): void; ended(id: string): void };
-  tokens: TokenCounter;
-  window: () => number;
-  approve?: LoopDeps["approve"];
   /** Counts the helpers' model calls (under the chat that started them) and checks the budgets. */
   usage: Pick<UsageMeter, "wrap">;
 }
@@ -146,14 +143,12 @@ export class HelperManager {
     try {
       const loop = runAgentLoop(
         {
+          ...deps,
           model: deps.usage.wrap(deps.model, { sessionKey: origin.sessionKey, kind: "helper" }),
           // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
           registry: deps.registry.restricted((name) => !HELPER_DENIED_TOOLS.includes(name)).withoutUntrusted(),
           maxIterations: settings.maxIterations,
           log,
-          tokens: deps.tokens,
-          window: deps.window,
-          approve: deps.approve,
           onToolResult: auditTo(deps.audit, sessionKey, log),
         },
         {

@@ -21,7 +21,8 @@ export interface TurnContextDeps {
   config: Pick<Config, "workspace" | "timezone" | "memory">;
   /** The context window of this turn (agent.contextTokens, or less where the endpoint takes less). */
   contextTokens: number;
-  seesOwnerMemory: boolean;
+  /** Whether the owner's MEMORY.md is in the prompt (src/access decides). */
+  ownerMemory: boolean;
 }
 
 /** What kind of run a message starts: a person's message, or one pincer addressed to itself. */
@@ -63,7 +64,7 @@ export async function buildTurnContext(
     inbound,
     log: deps.log,
     cache: deps.files,
-    memory: { include: deps.seesOwnerMemory, maxChars: config.memory.promptChars },
+    memory: { include: deps.ownerMemory, maxChars: config.memory.promptChars },
     earlier: entries.map((e) => `- ${entryDates(e, config.timezone)}: ${e.text}`),
   });
   const budget = requestBudget(contextTokens);

@@ -1,20 +1,7 @@
 import type { Model } from "../llm/model.js";
 
 /** What one turn cost: the per-turn log line and the metrics are made from it. No message text. */
-export interface TurnReport {
-  session: string;
-  durationMs: number;
-  modelMs: number;
-  modelCalls: number;
-  toolCalls: number;
-  promptTokens?: number;
-  completionTokens?: number;
-  outcome: "ok" | "stopped" | "model_error" | "error";
-  /** Where the turn's own time went (ms, two decimals): waiting in the inbox, building the prompt, storing it. */
-  waitedMs?: number;
-  contextMs?: number;
-  storeMs?: number;
-}
+export type TurnReport = ReturnType<TurnMeter["finish"]>;
 
 /** Hooks for metrics; every one is optional and must not throw. */
 export interface TurnObserver {
@@ -32,7 +19,8 @@ export class TurnMeter {
   toolCalls = 0;
   private promptTokens?: number;
   private completionTokens?: number;
-  private readonly stages: Pick<TurnReport, "waitedMs" | "contextMs" | "storeMs"> = {};
+  /** Where the turn's own time went (ms, two decimals): waiting in the inbox, building the prompt, storing it. */
+  private readonly stages: { waitedMs?: number; contextMs?: number; storeMs?: number } = {};
 
   constructor(
     model: Model,
@@ -77,8 +65,8 @@ export class TurnMeter {
     this.observer.toolCall?.(name, !result.startsWith("Error:"));
   }
 
-  finish(session: string, outcome: TurnReport["outcome"]): TurnReport {
-    const report: TurnReport = {
+  finish(session: string, outcome: "ok" | "stopped" | "model_error" | "error") {
+    const report = {
       session,
       durationMs: Math.round(performance.now() - this.started),
       modelMs: Math.round(this.modelMs),

@@ -1,11 +1,7 @@
+import type { Config } from "../config/config.js";
+
 /** How long a message may wait for the model before it is given up (config `agent.waitForModel`). */
-export interface WaitLimits {
-  /** While the endpoint answers other requests, or answers this one with an error of its own. */
-  refusedSeconds: number;
-  refusedTries: number;
-  /** While the endpoint is away: no connection or a gateway status, and nothing else answered. */
-  outageHours: number;
-}
+type WaitLimits = Config["agent"]["waitForModel"];
 
 /** One more failed try: this message's tries so far and when the first began, whether the endpoint is away (not
  * refusing), when it last answered anything (undefined: not since the start), when it is worth asking again. */

@@ -248,29 +248,21 @@ export class AgentWorker {
           ? { role: "user", content: [{ type: "text", text: user.content ?? "" }, ...images] }
           : toChatMessage(user);
       const { window } = chosen;
-      const sees = seesOwnerMemory(msg, this.sharing);
-      const turnDeps = {
-        ...deps,
-        contextTokens: window(),
-        seesOwnerMemory: sees,
-        toolSchemas: () => registry.toSchemas(),
-      };
+      const ownerMemory = seesOwnerMemory(msg, this.sharing);
+      const turnDeps = { ...deps, ownerMemory, contextTokens: window(), toolSchemas: () => registry.toSchemas() };
       const context = await buildTurnContext(turnDeps, msg, userMessage, deps.now?.() ?? new Date());
       meter.contextBuilt();
       const audited = auditTo(deps.audit, msg.sessionKey, deps.log);
       const result = await runAgentLoop(
         {
+          ...deps,
           model: meter.model,
           registry,
           maxIterations: agent.maxIterations,
-          log: deps.log,
           onToolRound: (calls) => progress.roundStarted(calls),
           onText: this.drafts.open(msg),
-          steps: deps.steps,
-          tokens: deps.tokens,
           window,
           recheckWindow: chosen.recheck,
-          approve: deps.approve,
           onToolResult: (call, text, durationMs) => {
             meter.tool(call.name, text);
             audited(call, text, durationMs);
@@ -283,7 +275,7 @@ export class AgentWorker {
             sessionKey: msg.sessionKey,
             inbound: msg,
             workspace: deps.config.workspace,
-            seesOwnerMemory: sees,
+            seesOwnerMemory: ownerMemory,
             signal,
             bus: deps.bus,
             log: deps.log.child({ session: msg.sessionKey }),

@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers/promises";
 import type { Logger } from "pino";
 import { formatDay, formatMinute } from "../agent/context.js";
 import type { Model } from "../llm/model.js";
@@ -40,26 +41,12 @@ export class Consolidator {
   private readonly again = new Set<string>();
   private readonly failures = new Map<string, { count: number; retryAt: number }>();
   private readonly shutdown = new AbortController();
-  /** Checks queued by afterTurn, not yet made. */
-  private readonly queued = new Set<Promise<void>>();
 
   constructor(private readonly deps: ConsolidatorDeps) {}
 
-  /** After a turn: consolidates the open conversation if it is over its share. Returns at once. */
-  afterTurn(sessionKey: string, ownersChat: boolean): void {
-    // The check is a few queries: made once the turn's reply is on its way, not before.
-    const queued = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-      this.queued.delete(queued);
-      this.start(sessionKey, ownersChat);
-    });
-    this.queued.add(queued);
-  }
-
   /** Waits for the runs in progress (tests, benchmarks, shutdown). */
   async idle(): Promise<void> {
-    while (this.running.size > 0 || this.queued.size > 0) {
-      await Promise.allSettled([...this.queued, ...this.running.values()]);
-    }
+    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
   }
 
   async stop(): Promise<void> {
@@ -67,19 +54,22 @@ export class Consolidator {
     await this.idle();
   }
 
-  private start(sessionKey: string, ownersChat: boolean): void {
+  /** After a turn: consolidates the open conversation if it is over its share. Returns at once. */
+  afterTurn(sessionKey: string, ownersChat: boolean): void {
     if (this.shutdown.signal.aborted) return;
     if (this.running.has(sessionKey)) {
       this.again.add(sessionKey);
       return;
     }
     if (this.now() < (this.failures.get(sessionKey)?.retryAt ?? 0)) return;
-    const run = this.runFor(sessionKey, ownersChat)
+    // The check is a few queries: made once the turn's reply is on its way, not before.
+    const run = setImmediate()
+      .then(() => this.runFor(sessionKey, ownersChat))
       .then(() => void this.failures.delete(sessionKey))
       .catch((err: unknown) => this.failed(sessionKey, err))
       .finally(() => {
         this.running.delete(sessionKey);
-        if (this.again.delete(sessionKey)) this.start(sessionKey, ownersChat);
+        if (this.again.delete(sessionKey)) this.afterTurn(sessionKey, ownersChat);
       });
     this.running.set(sessionKey, run);
   }
