@@ -3,23 +3,15 @@ import type { ModelSetting } from "../config/file-schema.js";
 import type { Model } from "../llm/model.js";
 import type { Store } from "../store/store.js";
 
-/** A chat's model for one turn: the chain of its choice (fallbacks behind it) and the context that chain takes. */
-export interface TurnModel {
-  name: string;
-  model: Model;
-  window: () => number;
-  /** Whether the chain's servers take more now (asked when a turn does not fit `window`). */
-  recheck?: () => Promise<boolean>;
-}
-
 export interface ChatModelsDeps {
   /** PINCER_MODEL: what a chat uses until it chooses (and after `/model default`); agent.models: what it may choose. */
   config: { openai: { model: string }; agent: { models: readonly ModelSetting[] } };
   store: Store["chatModels"];
   /** Who may switch a chat (src/access: allowlisted or approved, not anyone let in by `*`). */
   access: { isOwner(channel: ChannelName, userId: string): Promise<boolean> };
-  /** The chain for a choice; undefined is the default's. */
-  chain(choice: string | undefined): Omit<TurnModel, "name">;
+  /** The chain for a choice (undefined: the default's; fallbacks behind it), the context it takes, and whether its
+   * servers take more now (asked when a turn does not fit `window`). */
+  chain(choice: string | undefined): { model: Model; window: () => number; recheck?: () => Promise<boolean> };
 }
 
 /** Each chat's model: `/model` lists and switches it; every turn of the chat (its reminders too) uses it. */
@@ -64,7 +56,8 @@ export function createChatModels(deps: ChatModelsDeps) {
   };
   return {
     current,
-    async forTurn(msg: InboundMessage): Promise<TurnModel> {
+    /** A chat's model for one turn. */
+    async forTurn(msg: InboundMessage) {
       // Never fails a turn: a database that cannot say now fails the turn's own writes, visibly.
       const { name, chosen } = await current(msg).catch(() => ({ name: defaultModel, chosen: false }));
       return { name, ...deps.chain(chosen ? name : undefined) };

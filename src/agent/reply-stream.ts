@@ -1,11 +1,8 @@
-import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
 import { LONG_REPLY_CHARS } from "../bus/delivery.js";
 import type { DraftStream } from "../bus/draft-stream.js";
 import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
-import type { Config } from "../config/config.js";
 import { visibleSoFar } from "../llm/collect.js";
-import type { Store } from "../store/store.js";
+import type { WorkerDeps } from "./worker-deps.js";
 
 /** How often a streamed text is looked at (reasoning and markup taken out), whatever its chunks: bounded work per reply. */
 const LOOK_EVERY_MS = 100;
@@ -19,14 +16,6 @@ interface Draft {
   sink?: DraftStream;
 }
 
-export interface TurnDraftDeps {
-  bus: MessageBus;
-  journal: Pick<Store["journal"], "draftOf" | "recordDraft">;
-  log: Logger;
-  /** agent.streamReplies: people's messages only, in the chats it names, are shown as they are written. */
-  config: Pick<Config, "agent">;
-}
-
 /**
  * The drafts of running turns (docs/delivery.md): each model call's text shown as it is written, a later call's
  * replacing an earlier one's. The turn's outcome settles the draft: the reply takes its place, a reply that goes
@@ -35,9 +24,9 @@ export interface TurnDraftDeps {
 export class TurnDrafts {
   private readonly drafts = new WeakMap<InboundMessage, Draft>();
 
-  constructor(private readonly deps: TurnDraftDeps) {}
+  constructor(private readonly deps: Pick<WorkerDeps, "bus" | "journal" | "log" | "config">) {}
 
-  /** The turn's `onText`; undefined where its reply is not streamed. */
+  /** The turn's `onText`; undefined where its reply is not streamed (agent.streamReplies: people's messages only). */
   open(msg: InboundMessage): ((raw: string) => void) | undefined {
     const setting = this.deps.config.agent.streamReplies;
     if (setting === "off" || msg.channel === "system" || (setting === "private" && msg.isGroup)) return;
