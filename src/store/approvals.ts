@@ -116,12 +116,11 @@ export class SqlApprovals extends SqlGroup {
   }
 
   /** Every conversation's list (the control page, where an entry is revoked). */
-  allowedEntries(): Promise<AllowedEntry[]> {
-    return this.db.rows<AllowedEntry>(
+  allowedEntries = () =>
+    this.db.rows<AllowedEntry>(
       `SELECT ${columns(["sessionKey", "entry", "addedBy", "addedAt"])} FROM always_allowed
         ORDER BY session_key, added_at LIMIT 500`,
     );
-  }
 
   /** Takes an entry off a conversation's list; false when it was not there. */
   async revoke(sessionKey: string, entry: string): Promise<boolean> {

@@ -33,16 +33,14 @@ export function startHousekeeping(deps: HousekeepingDeps): () => void {
       log.info({ ...pruned, mediaFiles }, "pruned old data (see retention in the config)");
     }
   };
-  const pruneLogged = () => {
-    prune().catch((err: unknown) => log.warn({ err }, "could not prune old data; trying again tomorrow"));
+  const warned = (work: () => Promise<unknown>, warning: string) => () => {
+    work().catch((err: unknown) => log.warn({ err }, warning));
   };
-  const indexPending = () => {
-    store.memory
-      .indexPending()
-      .catch((err: unknown) =>
-        log.warn({ err }, "could not index new messages for search; the next search tries again"),
-      );
-  };
+  const pruneLogged = warned(prune, "could not prune old data; trying again tomorrow");
+  const indexPending = warned(
+    () => store.memory.indexPending(),
+    "could not index new messages for search; the next search tries again",
+  );
   pruneLogged();
   const pruneTimer = setInterval(pruneLogged, PRUNE_EVERY_MS).unref();
   const indexTimer = setInterval(indexPending, INDEX_EVERY_MS).unref();

@@ -68,12 +68,8 @@ export class SqlJobs extends SqlGroup {
   }
 
   /** Unpaused jobs due at `now`, the most overdue first; only those of `channels` when given. */
-  due(now: number, channels?: readonly ChannelName[]): Promise<CronJob[]> {
-    return this.list(`WHERE next_run_at <= $1 AND paused_at IS NULL${channelFilter(channels, 2)}`, [
-      now,
-      ...(channels ?? []),
-    ]);
-  }
+  due = (now: number, channels?: readonly ChannelName[]) =>
+    this.list(`WHERE next_run_at <= $1 AND paused_at IS NULL${channelFilter(channels, 2)}`, [now, ...(channels ?? [])]);
 
   async earliestNextRun(channels?: readonly ChannelName[]): Promise<number | undefined> {
     const next = await scalar<number | null>(

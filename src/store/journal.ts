@@ -23,7 +23,9 @@ const WITH_PROGRESS = "outbox LEFT JOIN outbox_progress p ON p.id = outbox.id";
 const joinIds = (ids: string[] | undefined) => (ids && ids.length > 0 ? ids.join(",") : null);
 const splitIds = (ids: string | null | undefined) => (ids ? ids.split(",") : []);
 
-function chatKeyOf(msg: Pick<OutboundMessage, "chatId" | "threadId">): string {
+type ChatOf = Pick<OutboundMessage, "channel" | "chatId" | "threadId">;
+
+function chatKeyOf(msg: ChatOf): string {
   return msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId;
 }
 
@@ -39,9 +41,8 @@ export class SqlJournal extends SqlGroup implements BusJournal {
 
   /** Takes back a start: the turn was stopped by an orderly shutdown, not by a crash. */
   async forgetTurnStart(msg: InboundMessage): Promise<void> {
-    await this.db.run("UPDATE inbox SET starts = CASE WHEN starts > 0 THEN starts - 1 ELSE 0 END WHERE id = $1", [
-      inboxId(msg),
-    ]);
+    const forget = "UPDATE inbox SET starts = CASE WHEN starts > 0 THEN starts - 1 ELSE 0 END WHERE id = $1";
+    await this.db.run(forget, [inboxId(msg)]);
   }
 
   /** Counts a try (at `triedAt`) that found the model unavailable; returns the tries and when the first began. */
@@ -116,10 +117,7 @@ export class SqlJournal extends SqlGroup implements BusJournal {
     );
   }
 
-  async postedMessageIds(
-    id: number,
-    to: Pick<OutboundMessage, "channel" | "chatId" | "threadId">,
-  ): Promise<string[] | undefined> {
+  async postedMessageIds(id: number, to: ChatOf): Promise<string[] | undefined> {
     const [row] = await this.db.rows<{ message_ids: string | null }>(
       "SELECT message_ids FROM outbox WHERE id = $1 AND status = 'sent' AND channel = $2 AND chat_key = $3",
       [id, to.channel, chatKeyOf(to)],
@@ -128,10 +126,8 @@ export class SqlJournal extends SqlGroup implements BusJournal {
   }
 
   async deferOutbound(id: number, nextAttemptAt: number, error: string): Promise<void> {
-    await this.db.run(
-      "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE id = $3",
-      [nextAttemptAt, error.slice(0, 500), id],
-    );
+    const defer = "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE id = $3";
+    await this.db.run(defer, [nextAttemptAt, error.slice(0, 500), id]);
   }
 
   async deadLetterOutbound(id: number, error: string): Promise<void> {

@@ -32,8 +32,10 @@ export abstract class SqlMemory extends SqlGroup {
     }));
   }
 
-  /** Indexes messages stored since the last call for search (turns only mark them). Returns how many. */
-  abstract indexPending(): Promise<number>;
+  /** Indexes messages stored since the last call for search; PostgreSQL indexes rows as they are written (0 here). */
+  async indexPending(): Promise<number> {
+    return 0;
+  }
 
   /** Re-indexes MEMORY.md's paragraphs when the file changed since the last time. */
   async syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {

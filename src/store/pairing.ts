@@ -82,18 +82,16 @@ export class SqlPairing extends SqlGroup {
   deny = async (channel: string, userId: string) =>
     (await this.db.run(`DELETE FROM pairing_requests ${OF_USER}`, [channel, userId])) > 0;
 
-  pending(): Promise<PairingRequest[]> {
-    return this.db.rows<PairingRequest>(
+  pending = () =>
+    this.db.rows<PairingRequest>(
       `SELECT ${REQUEST} FROM pairing_requests WHERE expires_at > $1 ORDER BY created_at, ${this.db.seq}`,
       [Date.now()],
     );
-  }
 
-  approved(): Promise<Array<{ channel: string; userId: string; userName: string }>> {
-    return this.db.rows(
+  approved = () =>
+    this.db.rows<Omit<PairingRequest, "code" | "expiresAt">>(
       `SELECT channel, user_id AS "userId", user_name AS "userName" FROM approved_users ORDER BY approved_at`,
     );
-  }
 }
 
 /** Codes are unique per channel (the approve command names only the code). */

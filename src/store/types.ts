@@ -152,8 +152,6 @@ export type StoreStatus = Record<
 /** How long pincer keeps what only grows (config `retention`, in days). */
 export type RetentionAges = FileConfig["retention"];
 
-export type Pruned = Record<"auditRows" | "conversations" | "messages" | "deadLetters" | "usageRows", number>;
-
 /** A rough token count (about four characters a token) that is cheap and never underestimates much. */
 export function estimateTokens(message: StoredMessage): number {
   const chars =

@@ -63,20 +63,18 @@ export class SqlUsage extends SqlGroup {
   }
 
   /** Tokens and cost per quarter hour since `since` (slot = time / SLOT_MS), for the chart. */
-  slots(since: number): Promise<Array<{ slot: number; tokens: number; cost: number }>> {
-    return this.db.rows(
+  slots = (since: number) =>
+    this.db.rows<{ slot: number; tokens: number; cost: number }>(
       `SELECT created_at / ${SLOT_MS} AS slot, sum(prompt_tokens + completion_tokens) AS tokens, coalesce(sum(cost), 0) AS cost
          FROM model_usage WHERE created_at >= $1 GROUP BY slot ORDER BY slot`,
       [since],
     );
-  }
 
   /** Each chat's calls since `since`, most tokens first. */
-  chats(since: number, limit = 50): Promise<Array<UsageSums & { sessionKey: string }>> {
-    return this.db.rows(
+  chats = (since: number, limit = 50) =>
+    this.db.rows<UsageSums & { sessionKey: string }>(
       `SELECT session_key AS "sessionKey", ${SUMS} FROM model_usage WHERE created_at >= $1
         GROUP BY session_key ORDER BY sum(prompt_tokens + completion_tokens) DESC, session_key LIMIT $2`,
       [since, limit],
     );
-  }
 }

@@ -5,7 +5,6 @@ import type {
   HelperRun,
   HelperStatus,
   HistoryEntry,
-  Pruned,
   RetentionAges,
   StoreStatus,
   ToolCallEntry,
@@ -129,7 +128,7 @@ export class SqlRetention extends SqlGroup {
    * older than their ages, all or nothing. The open conversation of a chat is never touched, however old: the context
    * window already bounds what the model sees of it.
    */
-  prune(ages: Omit<RetentionAges, "mediaDays">, now = Date.now()): Promise<Pruned> {
+  prune(ages: Omit<RetentionAges, "mediaDays">, now = Date.now()) {
     return this.db.transaction(async (tx) => {
       const before = (days: number) => [now - days * DAY_MS];
       const auditRows = await tx.run("DELETE FROM tool_audit WHERE created_at < $1", before(ages.auditDays));

@@ -34,9 +34,4 @@ export class PostgresMemory extends SqlMemory {
     );
     return this.hits(rows, fts.terms);
   }
-
-  /** PostgreSQL keeps its indexes as rows are written: nothing waits to be indexed. */
-  async indexPending(): Promise<number> {
-    return 0;
-  }
 }

@@ -21,7 +21,7 @@ export class SqliteMemory extends SqlMemory {
   }
 
   /** Indexes the messages stored since the last call in one transaction (turns only mark them: 16-fts-deferred). */
-  async indexPending(): Promise<number> {
+  override async indexPending(): Promise<number> {
     if ((await this.db.rows("SELECT 1 FROM messages_fts_pending LIMIT 1")).length === 0) return 0;
     return this.db.transaction(async (tx) => {
       const indexed = await tx.run(
