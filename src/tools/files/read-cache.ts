@@ -13,11 +13,8 @@ const SETTLED_MS = 100;
 /** A handful of paths are read every turn; anything beyond that is a surprise, not a working set. */
 const MAX_ENTRIES = 256;
 
-export interface ReadCacheOptions {
-  now?: () => number;
-  /** Default 5 s. Stamps miss a write through a shared mmap to a page already dirty: it changes neither time. */
-  maxAgeMs?: number;
-}
+/** maxAgeMs, default 5 s: stamps miss a write through a shared mmap to a page already dirty (it changes no time). */
+export type ReadCacheOptions = { now?: () => number; maxAgeMs?: number };
 
 /** What the prompt reads every turn, kept while unchanged. A miss reads race-free and stamps the descriptor it read and
  * each folder on the way; a hit compares their lstat (device, inode, mode, size, ns times): a link swapped in or a
@@ -72,11 +69,8 @@ export class ReadCache {
       const now = lstatOrFail(path);
       return now !== "failed" && (stats ? !!now && same(stats, now) : now === undefined);
     };
-    if (
-      !entry ||
-      (this.options.now ?? Date.now)() - entry.at > (this.options.maxAgeMs ?? 5000) ||
-      !entry.stamps.every(unchanged)
-    ) {
+    const expired = !entry || (this.options.now ?? Date.now)() - entry.at > (this.options.maxAgeMs ?? 5000);
+    if (expired || !entry.stamps.every(unchanged)) {
       this.entries.delete(key);
       this.stats.misses++;
       return undefined;
