@@ -44,11 +44,7 @@ export function resolveMcpSettings(
   return out;
 }
 
-function substitute(
-  env: Record<string, string | undefined>,
-  values: Record<string, string>,
-  where: string,
-): Record<string, string> {
+function substitute(env: Record<string, string | undefined>, values: Record<string, string>, where: string) {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(values)) {
     out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, variable: string) => {

@@ -12,10 +12,7 @@ type Choice = { delta?: Part; message?: Part; finish_reason?: unknown };
 /** Glues a streamed reply back together, tolerating what servers really send: tool-call pieces keyed by `index`, by
  * `id` alone, or by neither (then they continue the last call); a name sent again with every piece; arguments as an
  * object; no `choices` on a usage chunk; the finish reason anywhere, or nowhere. Reasoning deltas are left out. */
-export async function collectStream(
-  chunks: AsyncIterable<unknown>,
-  onText?: (textSoFar: string) => void,
-): Promise<Collected | undefined> {
+export async function collectStream(chunks: AsyncIterable<unknown>, onText?: (textSoFar: string) => void) {
   let content = "";
   const calls: ToolCall[] = [];
   const byIndex = new Map<number, ToolCall>();
@@ -58,12 +55,7 @@ export async function collectStream(
 
 /** The call a piece continues: the one at its index, unless the piece brings another id (servers that number every
  * call 0); without an index, the one with its id; without either, the last. */
-function findCall(
-  calls: ToolCall[],
-  byIndex: Map<number, ToolCall>,
-  index: number | undefined,
-  id: string | undefined,
-): ToolCall | undefined {
+function findCall(calls: ToolCall[], byIndex: Map<number, ToolCall>, index?: number, id?: string) {
   const last = calls.at(-1);
   if (index !== undefined) {
     const call = byIndex.get(index);

@@ -91,19 +91,19 @@ function contextOf(config: Config, limits: ContextLimits, chain: EndpointSpec[])
   const recheck = async () => {
     const before = window();
     if (before >= config.agent.contextTokens) return false;
-    await discoverContexts(config, limits, 5000, true);
+    await discoverContexts(config, limits, true);
     return window() > before;
   };
   return { window, recheck };
 }
 
 /** Asks each configured endpoint for its context (`forget`: what a silent one's refusal taught). */
-export async function discoverContexts(config: Config, limits: ContextLimits, timeoutMs = 5000, forget = false) {
+export async function discoverContexts(config: Config, limits: ContextLimits, forget = false) {
   const all = [undefined, ...config.agent.models.map((m) => m.name)].flatMap((choice) => chainOf(config, choice));
   const endpoints = new Map(all.map((e) => [e.name, e]));
   await Promise.all(
     [...endpoints.values()].map(async ({ name, baseUrl, model }) => {
-      const found = await discoverContext({ baseUrl, model, apiKey: config.openai.apiKey, timeoutMs });
+      const found = await discoverContext({ baseUrl, model, apiKey: config.openai.apiKey, timeoutMs: 5000 });
       if (found) limits.learn(name, found.tokens, found.source);
       else if (forget) limits.forgetRefusal(name);
     }),

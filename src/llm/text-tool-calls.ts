@@ -46,8 +46,7 @@ export function findTextToolCalls(content: string, offered: ReadonlySet<string>)
 
 /** What follows the marker is a call (JSON, or `name[ARGS]`), not prose that mentions the token. */
 function isMistralCall(rest: string): boolean {
-  const body = rest.trimStart();
-  return body.startsWith("[") || body.startsWith("{") || /^[\w.-]+(?:\[CALL_ID\][\w-]*)?\[ARGS\]/.test(body);
+  return /^(?:[[{]|[\w.-]+(?:\[CALL_ID\][\w-]*)?\[ARGS\])/.test(rest.trimStart());
 }
 
 /** `[TOOL_CALLS][{…}, …]` (older Mistral) or `[TOOL_CALLS]name[ARGS]{…}` repeated (v11 and later). */

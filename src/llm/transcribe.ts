@@ -8,12 +8,10 @@ import { ModelError, type ModelOptions, openAIClient } from "./model.js";
 const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
 
 /** Voice notes to text through the same endpoint (`/audio/transcriptions`); failures throw a reason fit for the user. */
-export function createTranscriber(
-  options: Pick<ModelOptions, "apiKey" | "baseUrl" | "model" | "timeoutSeconds">,
-): (path: string, signal?: AbortSignal) => Promise<string> {
+export function createTranscriber(options: Pick<ModelOptions, "apiKey" | "baseUrl" | "model" | "timeoutSeconds">) {
   let made: Awaited<ReturnType<typeof openAIClient>> | undefined;
   const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: 1, who: "the transcription endpoint" };
-  return async (path, signal) => {
+  return async (path: string, signal?: AbortSignal) => {
     const { size } = await stat(path);
     if (size > MAX_TRANSCRIPTION_BYTES) throw new Error("the recording is larger than the 25 MB transcription limit");
     made ??= await openAIClient(options);

@@ -6,10 +6,7 @@ import { openInScope } from "../tools/files/safe-open.js";
 
 /** Creates PINCER_HOME, the media folder and the workspace with the template files it lacks; returns the files
  * created. Never overwrites: the user's edits to AGENTS.md and friends are theirs. */
-export function ensureHome(
-  { home, workspace }: { home: string; workspace: string },
-  log?: Pick<Logger, "warn">,
-): string[] {
+export function ensureHome({ home, workspace }: { home: string; workspace: string }, log?: Pick<Logger, "warn">) {
   mkdirSync(home, { recursive: true, mode: 0o700 });
   mkdirSync(mediaDir(home), { recursive: true });
   mkdirSync(workspace, { recursive: true });
