@@ -29,7 +29,6 @@ export function discordDrafts(rest: REST, onError: (err: unknown) => void): Draf
           })),
         remove: async (id) => void (await rest.delete(Routes.channelMessage(channelId, id))),
         retryAfterMs: (err) => (err instanceof RateLimitError ? err.retryAfter : undefined),
-        isUnchanged: () => false,
         isRefusal: (err) =>
           err instanceof DiscordAPIError && err.status >= 400 && err.status < 500 && err.status !== 429,
       },

@@ -2,13 +2,17 @@ import type { Message } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import { inOrderPerKey } from "../../src/bus/in-order.js";
-import { conversationMediaDir, type InboundMessage } from "../../src/bus/types.js";
+import { conversationMediaDir, type InboundMessage, quoteMeta } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { downloadAttachments } from "./attachments.js";
 import { MessageReferenceType, MessageType } from "./library.js";
-import { cleanContent, conversationOf, decide, type GuildPolicy, type MessageFacts, quoteOf } from "./policy.js";
+import { cleanContent, conversationOf, decide, type GuildPolicy, type MessageFacts } from "./policy.js";
 
-export interface InboundDeps {
+/** User messages; joins, pins, boosts and other system messages never reach the model. */
+const CONVERSATION_TYPES = new Set([MessageType.Default, MessageType.Reply]);
+
+/** Discord messages to the bus, one conversation's in the order they came even while one waits for its files. */
+export function createInboundHandler(deps: {
   bus: MessageBus;
   log: Logger;
   guildPolicy: Omit<GuildPolicy, "botId">;
@@ -19,13 +23,7 @@ export interface InboundDeps {
   botId: () => string;
   /** Aborted when the channel stops: until then a message's store write is retried (Discord does not resend it). */
   signal: () => AbortSignal;
-}
-
-/** User messages; joins, pins, boosts and other system messages never reach the model. */
-const CONVERSATION_TYPES = new Set([MessageType.Default, MessageType.Reply]);
-
-/** Discord messages to the bus, one conversation's in the order they came even while one waits for its files. */
-export function createInboundHandler(deps: InboundDeps) {
+}) {
   const inOrder = inOrderPerKey();
 
   async function process(message: Message, facts: MessageFacts, sessionKey: string): Promise<void> {
@@ -120,5 +118,5 @@ function quoted(message: Message, botId: string): Record<string, string> {
   if (!original) return {};
   const author = original.author.id;
   const trust = author === botId ? "bot" : author === message.author.id ? "self" : "other";
-  return quoteOf(original.member?.displayName ?? original.author.displayName, original.content, trust);
+  return quoteMeta(original.content, original.member?.displayName ?? original.author.displayName, trust);
 }

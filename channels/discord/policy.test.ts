@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cleanContent, conversationOf, decide, type MessageFacts, quoteOf } from "./policy.js";
+import { cleanContent, conversationOf, decide, type MessageFacts } from "./policy.js";
 
 const policy = { botId: "100", allowBots: false, allowedChannels: [] as string[] };
 const guildMessage: MessageFacts = {
@@ -58,17 +58,5 @@ describe("cleanContent", () => {
     expect(cleanContent("<@100> hello", "100", names)).toBe("hello");
     expect(cleanContent("hey <@!100>, ask <@7> about <@8>", "100", names)).toBe("hey , ask @ada about <@8>");
     expect(cleanContent("<@100>", "100", names)).toBe("");
-  });
-});
-
-describe("quoteOf", () => {
-  it("quotes the start of the message replied to on one line", () => {
-    expect(quoteOf("bob", "look at\nthis", "other")).toEqual({
-      quotedText: "look at this",
-      quotedFrom: "bob",
-      quotedTrust: "other",
-    });
-    expect(quoteOf("bob", "x".repeat(400), "bot").quotedText).toBe(`${"x".repeat(300)}…`);
-    expect(quoteOf("bob", "", "self")).toEqual({});
   });
 });

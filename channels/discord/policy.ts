@@ -55,14 +55,3 @@ export function cleanContent(content: string, botId: string, names: ReadonlyMap<
     .replace(/[ \t]{2,}/g, " ")
     .trim();
 }
-
-/** How much of a quoted message the model sees when the user replies to a message. */
-const QUOTE_CHARS = 300;
-
-/** A short quote of what a reply answers (so "by that?" has a "that") as meta, marked pincer's, the sender's or other. */
-export function quoteOf(authorName: string, content: string, trust: "bot" | "self" | "other"): Record<string, string> {
-  const flat = content.replace(/\s+/g, " ").trim();
-  if (!flat) return {};
-  const text = flat.length > QUOTE_CHARS ? `${flat.slice(0, QUOTE_CHARS)}…` : flat;
-  return { quotedText: text, quotedFrom: authorName, quotedTrust: trust };
-}

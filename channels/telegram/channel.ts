@@ -16,7 +16,7 @@ import type { Config } from "../../src/config/config.js";
 import { trackConnection } from "./connection.js";
 import { telegramDrafts } from "./drafts.js";
 import { createInboundHandlers } from "./inbound.js";
-import { Api, Bot, Context, GrammyError, webhookCallback } from "./library.js";
+import { Api, Bot, Context, GrammyError, retryAfterMs, webhookCallback } from "./library.js";
 import { createSender } from "./outbound.js";
 import { DEFAULT_RETRY_POLICY, installRetries } from "./retry.js";
 
@@ -110,8 +110,7 @@ export function createTelegramChannel(deps: {
         const refused = err instanceof GrammyError && (err.error_code === 401 || err.error_code === 404);
         if (failures === 1) log[refused ? "error" : level]({ err: describe(err) }, failed);
         else log.debug({ err: describe(err), failures }, "failed again");
-        const retryAfter = err instanceof GrammyError ? err.parameters.retry_after : undefined;
-        await sleep(retryDelay(failures, retryTiming, retryAfter === undefined ? undefined : retryAfter * 1000));
+        await sleep(retryDelay(failures, retryTiming, retryAfterMs(err)));
       }
     }
   }

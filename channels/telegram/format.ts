@@ -1,11 +1,9 @@
 import { Lexer, type MarkedToken, type Token, type Tokens } from "marked";
 import { htmlToPlainText } from "./split.js";
 
-/**
- * Model markdown → Telegram's HTML subset (b, i, s, u, code, pre, a, blockquote): headings become bold lines, lists
- * bullet lines, tables monospaced blocks, raw HTML text. Its nesting rules (code and pre contain nothing, links no code,
- * blockquotes don't nest) are kept so a well-formed answer is never refused.
- */
+/** Model markdown → Telegram's HTML subset (b, i, s, u, code, pre, a, blockquote): headings become bold lines, lists
+ * bullet lines, tables monospaced blocks, raw HTML text. Its nesting rules (code and pre contain nothing, links no
+ * code, blockquotes don't nest) are kept so a well-formed answer is never refused. */
 export function markdownToTelegramHtml(markdown: string): string {
   const tokens = new Lexer({ gfm: true }).lex(markdown);
   return renderBlocks(tokens, { inLink: false, inQuote: false })

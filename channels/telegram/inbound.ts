@@ -10,20 +10,17 @@ import { Composer } from "./library.js";
 import { downloadAttachment, type MediaDeps } from "./media.js";
 import { normalizeMessage } from "./normalize.js";
 
-export interface InboundDeps {
+/** Each message is normalised, gated (groups), screened by the access gate, its files downloaded, then published,
+ * without waiting for the agent. Kinds pincer has no use for get a debug line, never an error that stops the
+ * polling. */
+export function createInboundHandlers(deps: {
   bus: MessageBus;
   allowedGroups: string[];
   media: Omit<MediaDeps, "api">;
   log: Logger;
   /** Aborted when the channel stops: a message not stored by then is not confirmed to Telegram. */
   signal: () => AbortSignal;
-}
-
-/**
- * Each message is normalised, gated (groups), screened by the access gate, its files downloaded, then published,
- * without waiting for the agent. Kinds pincer has no use for get a debug line, never an error that stops the polling.
- */
-export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context> {
+}): GrammyComposer<Context> {
   const { log } = deps;
   const composer = new Composer<Context>();
 
@@ -77,9 +74,8 @@ export function createInboundHandlers(deps: InboundDeps): GrammyComposer<Context
       else notes.push(outcome.note);
     }
     const text = [inbound.text, ...notes].filter(Boolean).join("\n");
-    if (!(await untilStored(() => deps.bus.publishInbound({ ...inbound, text }), retries))) {
+    if (!(await untilStored(() => deps.bus.publishInbound({ ...inbound, text }), retries)))
       log.debug({ chatId: inbound.chatId, id: inbound.id }, "not accepted: a replayed update, or refused by the gate");
-    }
   }
 
   return composer;

@@ -8,3 +8,9 @@ const retry = require("@grammyjs/auto-retry") as typeof import("@grammyjs/auto-r
 
 export const { Api, Bot, Composer, Context, GrammyError, HttpError, InputFile, webhookCallback } = grammy;
 export const { autoRetry } = retry;
+
+/** A 429's retry_after, in milliseconds. */
+export function retryAfterMs(err: unknown): number | undefined {
+  const seconds = err instanceof GrammyError ? err.parameters.retry_after : undefined;
+  return seconds === undefined ? undefined : seconds * 1000;
+}

@@ -1,5 +1,5 @@
 import type { Message, MessageEntity, User } from "grammy/types";
-import { type InboundMessage, sessionKeyOf } from "../../src/bus/types.js";
+import { type InboundMessage, quoteMeta, sessionKeyOf } from "../../src/bus/types.js";
 
 type BotIdentity = { id: number; username: string };
 
@@ -12,8 +12,6 @@ export interface AttachmentRef {
   label: string; // what the model is told about it, besides the path
   durationSeconds?: number;
 }
-
-const QUOTE_CHARS = 300; // how much of a replied-to message the model is shown
 
 /** A user's message as the bus takes it (before its files are downloaded), and what the group gate reads; undefined for
  * what has nothing for the agent (bots, service messages, no content). */
@@ -61,13 +59,10 @@ export function normalizeMessage(message: Message, bot: BotIdentity, receivedAt 
 
 /** The replied-to text (the part the user quoted, if they did), who wrote it, and whether it is trusted. */
 function quoteOf(message: Message, reply: Message, bot: BotIdentity): Record<string, string> {
-  const text = (message.quote?.text ?? reply.text ?? reply.caption ?? "").trim();
-  if (!text) return {};
   const author = reply.from;
   const trust = author?.id === bot.id ? "bot" : author?.id === message.from?.id ? "self" : "other";
-  const name = author ? nameOf(author) : "someone";
-  const cut = text.length > QUOTE_CHARS ? `${text.slice(0, QUOTE_CHARS)}…` : text;
-  return { quotedText: cut, quotedFrom: name, quotedTrust: trust };
+  const text = message.quote?.text ?? reply.text ?? reply.caption ?? "";
+  return quoteMeta(text, author ? nameOf(author) : "someone", trust);
 }
 
 /** First and last name, else @username, else the id. */

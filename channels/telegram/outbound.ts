@@ -7,7 +7,7 @@ import { progressNotes } from "../../src/bus/progress-notes.js";
 import type { OutboundMessage } from "../../src/bus/types.js";
 import { keyboardOf } from "./buttons.js";
 import { escapeHtml, markdownToTelegramHtml } from "./format.js";
-import { GrammyError, InputFile } from "./library.js";
+import { GrammyError, InputFile, retryAfterMs } from "./library.js";
 import { htmlToPlainText, splitTelegramHtml } from "./split.js";
 
 const PHOTO_EXTENSIONS = new Set([".jpg", ".jpeg", ".png", ".webp"]);
@@ -24,10 +24,8 @@ function toDeliveryError(err: unknown): unknown {
   if (!(err instanceof GrammyError)) return err;
   if (isPermanentRefusal(err))
     return new DeliveryError(`Telegram refused it: ${err.description}`, { permanent: true, cause: err });
-  const retryAfter = err.parameters.retry_after;
-  return retryAfter === undefined
-    ? err
-    : new DeliveryError(err.description, { retryAfterMs: retryAfter * 1000, cause: err });
+  const retryAfter = retryAfterMs(err);
+  return retryAfter === undefined ? err : new DeliveryError(err.description, { retryAfterMs: retryAfter, cause: err });
 }
 
 /** The parts a message goes out in, in order: the text split under the limit (or as one file), then each file. */

@@ -37,7 +37,6 @@ export const DEFAULT_RETRY_TIMING: RetryTiming = {
 /** Channels publish inbound messages; outbound ones go into the outbox, and each channel's sender delivers them. */
 export class MessageBus {
   readonly inbound = new AsyncQueue<InboundMessage>();
-  private readonly journal: BusJournal;
   private readonly retry: RetryTiming;
   private readonly senders = new Map<
     ChannelName,
@@ -49,14 +48,13 @@ export class MessageBus {
   private tapHandler: TapHandler | undefined;
 
   constructor(private readonly options: BusOptions) {
-    this.journal = options.journal;
     this.retry = { ...DEFAULT_RETRY_TIMING, ...options.retry };
   }
 
   /** Accepts a message for the agent; false for a replay and for a sender the gate refused (then nothing is stored). */
   async publishInbound(msg: InboundMessage): Promise<boolean> {
     if (!(await this.screenInbound(msg))) return false;
-    if (!(await this.journal.acceptInbound(msg))) return false;
+    if (!(await this.options.journal.acceptInbound(msg))) return false;
     this.requeueInbound(msg);
     return true;
   }
@@ -72,14 +70,12 @@ export class MessageBus {
     else this.inbound.push(msg);
   }
 
-  /**
-   * Records a message in the outbox and resolves with its first attempt's outcome (failed also while an earlier message
-   * to the chat waits for a retry; `queued` without a running channel) and its row, for a later `editOf`. Progress
-   * notes are not journaled: after a restart they would describe nothing.
-   */
+  /** Records a message in the outbox and resolves with its first attempt's outcome (failed also while an earlier
+   * message to the chat waits for a retry; `queued` without a running channel) and its row, for a later `editOf`.
+   * Progress notes are not journaled: after a restart they would describe nothing. */
   async publishOutbound(msg: OutboundMessage): Promise<DeliveryOutcome & { outboxId?: number }> {
     if (msg.kind === "progress") return this.sendProgress(msg);
-    const outboxId = await this.journal.recordOutbound(msg);
+    const outboxId = await this.options.journal.recordOutbound(msg);
     if (!this.serves(msg.channel)) return { status: "queued", outboxId };
     const chat = sessionKeyOf(msg.channel, msg.chatId, msg.threadId);
     const outcome = new Promise<DeliveryOutcome>((resolve) => this.waiters.set(outboxId, { chat, resolve }));
@@ -109,8 +105,7 @@ export class MessageBus {
   /** One sender per channel; it starts with what is pending from before a restart. */
   async subscribeOutbound(channel: ChannelName, handler: OutboundHandler, drafts?: DraftRenderer): Promise<void> {
     await this.unsubscribeOutbound(channel);
-    const settle = (row: OutboxRow, outcome: DeliveryOutcome) => this.settle(row, outcome);
-    const sender = new ChannelSender(channel, handler, this.journal, this.retry, settle, this.options.log);
+    const sender = new ChannelSender(channel, handler, this.options.journal, this.retry, this.settle, this.options.log);
     this.senders.set(channel, { sender, handler, drafts });
   }
 
@@ -152,7 +147,7 @@ export class MessageBus {
   }
 
   /** Wakes the caller waiting on this row; a failure also answers those queued behind it in the same chat. */
-  private settle(row: OutboxRow, outcome: DeliveryOutcome): void {
+  private readonly settle = (row: OutboxRow, outcome: DeliveryOutcome): void => {
     this.waiters.get(row.id)?.resolve(outcome);
     this.waiters.delete(row.id);
     if (outcome.status !== "failed") return;
@@ -163,7 +158,7 @@ export class MessageBus {
       waiter.resolve({ status: "failed", error });
       this.waiters.delete(id);
     }
-  }
+  };
 
   private async sendProgress(msg: OutboundMessage): Promise<DeliveryOutcome> {
     const entry = this.senders.get(msg.channel);

@@ -30,8 +30,7 @@ export function withButtonLines(msg: { text: string; buttons?: Button[][] }): st
 /** The bus's one tap handler: each tap goes to the handler of its data's prefix (`a:`, `b:`…). */
 export function routeTaps(routes: Record<string, TapHandler | undefined>): TapHandler {
   return async (tap) => {
-    const prefix = Object.keys(routes).find((p) => tap.data.startsWith(p));
-    const handler = prefix === undefined ? undefined : routes[prefix];
+    const handler = Object.entries(routes).find(([prefix]) => tap.data.startsWith(prefix))?.[1];
     return handler ? handler(tap) : { text: EXPIRED_BUTTON };
   };
 }

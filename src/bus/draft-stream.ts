@@ -29,7 +29,7 @@ export interface DraftOps {
   edit(messageId: string, part: string): Promise<void>;
   remove(messageId: string): Promise<void>;
   retryAfterMs(err: unknown): number | undefined;
-  isUnchanged(err: unknown): boolean;
+  isUnchanged?(err: unknown): boolean;
   /** A refusal no retry fixes (the message was deleted, native drafts are not allowed here). */
   isRefusal(err: unknown): boolean;
 }
@@ -128,7 +128,7 @@ export class DraftStream {
       } else await this.call(step, parts);
       this.failures = 0;
     } catch (err) {
-      if (step !== "native" && step.kind === "edit" && this.ops.isUnchanged(err)) {
+      if (step !== "native" && step.kind === "edit" && this.ops.isUnchanged?.(err)) {
         this.shown[step.index] = parts[step.index];
         return;
       }
@@ -179,10 +179,9 @@ export function backoffMs(failures: number, intervalMs: number, retryAfterMs?: n
 
 type DraftStep = { kind: "edit" | "send"; index: number };
 
-/**
- * The one platform call a draft needs next to show `parts`: the last message catches up with its part first (which
- * completes it once the text moved past), then the next part is posted. Full messages stay until the reply edits them.
- */
+/** The one platform call a draft needs next to show `parts`: the last message catches up with its part first (which
+ * completes it once the text moved past), then the next part is posted. Full messages stay until the reply edits
+ * them. */
 export function nextDraftStep(shown: readonly string[], parts: readonly string[]): DraftStep | undefined {
   const last = shown.length - 1;
   if (last >= 0 && last < parts.length && parts[last] !== shown[last]) return { kind: "edit", index: last };

@@ -117,3 +117,15 @@ export function replyTarget(msg: InboundMessage): Pick<OutboundMessage, "channel
 
 /** What was thrown, in words for a log line or an error result. */
 export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** How much of a replied-to message the model is shown. */
+const QUOTE_CHARS = 300;
+
+/** What a reply answers (so "by that?" has a "that"), as meta: on one line, cut short, marked as pincer's own words, the
+ * sender's, or someone else's. */
+export function quoteMeta(text: string, from: string, trust: "bot" | "self" | "other"): Record<string, string> {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (!flat) return {};
+  const quotedText = flat.length > QUOTE_CHARS ? `${flat.slice(0, QUOTE_CHARS)}…` : flat;
+  return { quotedText, quotedFrom: from, quotedTrust: trust };
+}

@@ -12,12 +12,10 @@ interface UntilStoredOptions {
   maxDelayMs?: number;
 }
 
-/**
- * Runs a store write that must not be skipped (an arriving message's inbox row, the record that a reply went out) until
- * it works, with capped backoff, until `signal` aborts; then it throws, and the caller acts as if it never happened (a
- * platform is not told the message was taken). A failure that repeats on every try (failsEveryTime) is thrown at once:
- * retried, it would hold up the channel's every other chat for ever.
- */
+/** Runs a store write that must not be skipped (an arriving message's inbox row, the record that a reply went out)
+ * until it works, with capped backoff, until `signal` aborts; then it throws, and the caller acts as if it never
+ * happened (a platform is not told the message was taken). A failure that repeats on every try (failsEveryTime) is
+ * thrown at once: retried, it would hold up the channel's every other chat for ever. */
 export async function untilStored<T>(operation: () => Promise<T>, options: UntilStoredOptions): Promise<T> {
   const timing = { baseDelayMs: options.baseDelayMs ?? 250, maxDelayMs: options.maxDelayMs ?? 5000 };
   for (let failures = 1; ; failures++) {
@@ -35,11 +33,10 @@ export async function untilStored<T>(operation: () => Promise<T>, options: Until
   }
 }
 
-/**
- * Whether retrying cannot help: pincer's own code failing on this input (a RangeError or TypeError), or the database
+/** Whether retrying cannot help: pincer's own code failing on this input (a RangeError or TypeError), or the database
  * refusing the data (PostgreSQL's classes 22 data exception, 23 constraint, 42 rule: a NUL in a name; SQLite's
- * constraint, size and type errors). Anything else (connections, locks, I/O, a server shutting down) is the store away.
- */
+ * constraint, size and type errors). Anything else (connections, locks, I/O, a server shutting down) is the store
+ * away. */
 export function failsEveryTime(err: unknown): boolean {
   if (err instanceof RangeError || err instanceof TypeError) return true;
   const code = (err as { code?: unknown } | null)?.code;
