@@ -14,9 +14,7 @@ export interface AccessFacts {
 
 /** Whether a person may talk to the agent (and own jobs): local channels, the allowlist, then approvals. */
 export async function hasAccess({ channel, senderId, allowFrom, isApproved }: AccessFacts): Promise<boolean> {
-  if (LOCAL_CHANNELS.has(channel)) return true;
-  if (allowFrom?.includes("*") || allowFrom?.includes(senderId)) return true;
-  return isApproved();
+  return LOCAL_CHANNELS.has(channel) || allowFrom?.includes("*") || allowFrom?.includes(senderId) || isApproved();
 }
 
 /** Whether a person may change pincer's settings for a chat (`/model`): someone named in the allowlist or approved with

@@ -98,10 +98,9 @@ export const SCRIPT = `
       if (events.readyState === EventSource.CLOSED) fetch("/api/state", { headers }).then(json).catch(() => {});
     });
     events.addEventListener("sections", (e) => {
-      const sections = JSON.parse(e.data);
-      for (const id of Object.keys(sections)) {
+      for (const [id, html] of Object.entries(JSON.parse(e.data))) {
         const el = $(id);
-        if (el) el.innerHTML = sections[id];
+        if (el) el.innerHTML = html;
       }
     });
     events.addEventListener("chat", (e) => {

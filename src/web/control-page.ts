@@ -117,7 +117,7 @@ export async function startControlPage(deps: {
         database: await dashboard.ping(),
         channels: await channelStates(app, deps.channels()),
       });
-      return sendJson(res, health.ok ? 200 : 503, health.body);
+      return sendJson(res, health.status === "ok" ? 200 : 503, health);
     }
     if (path === "/metrics" && read && app.metrics) {
       return send(res, 200, app.metrics.registry.contentType, await app.metrics.registry.metrics());

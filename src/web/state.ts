@@ -86,11 +86,8 @@ export async function collectState(sources: {
 export function healthOf(state: { database: boolean; channels: ChannelView[] }) {
   const ok = state.database && state.channels.every((c) => c.state === "connected");
   return {
-    ok,
-    body: {
-      status: ok ? "ok" : "degraded",
-      database: state.database ? "ok" : "down",
-      channels: Object.fromEntries(state.channels.map(({ name, ...status }) => [name, status])),
-    },
+    status: ok ? "ok" : "degraded",
+    database: state.database ? "ok" : "down",
+    channels: Object.fromEntries(state.channels.map(({ name, ...status }) => [name, status])),
   };
 }
