@@ -12,7 +12,7 @@ import {
   ScheduleError,
   shortestInterval,
 } from "../scheduler/schedule.js";
-import type { CronJob, JobOrigin, JobOwner } from "../store/store.js";
+import type { CronJob, JobOrigin } from "../store/store.js";
 import { type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 
 // A type alias, not an interface: it must fit the registry's Record<string, unknown> arguments.
@@ -64,7 +64,11 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
       throw new ToolError(`tz "${args.tz}" is not an IANA time zone such as Europe/Berlin or America/New_York.`);
     // The conversation the job belongs to (thread included), and the person whose access it runs on.
     const origin: JobOrigin = { ...replyTarget(ctx.inbound), sessionKey: ctx.sessionKey, isGroup: ctx.inbound.isGroup };
-    const owner = ownerOf(ctx);
+    // Messages from pincer itself (helpers' results and the like) have no person behind them to own a job.
+    const { channel, senderId } = ctx.inbound;
+    if (channel === "system") {
+      throw new ToolError("only a person can create a job; this turn was started by pincer itself, not by a message.");
+    }
     if ((await store.countBySession(origin.sessionKey)) >= MAX_JOBS_PER_CONVERSATION) {
       throw new ToolError(
         `this conversation already has ${MAX_JOBS_PER_CONVERSATION} jobs; remove some first (action list, then remove).`,
@@ -81,7 +85,7 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
       schedule,
       tz,
       origin,
-      owner,
+      owner: { channel, userId: senderId },
       createdAt: current,
       nextRunAt: first.getTime(),
     });
@@ -170,15 +174,6 @@ function checkInterval(schedule: Schedule, current: number, minSeconds: number):
       `${what} fires every ${formatSeconds(interval / 1000)}; the shortest period allowed is ${formatSeconds(minSeconds)} (config cron.minEverySeconds).`,
     );
   }
-}
-
-/** Messages from pincer itself (helpers' results and the like) have no person behind them to own a job. */
-function ownerOf(ctx: ToolContext): JobOwner {
-  const { channel, senderId } = ctx.inbound;
-  if (channel === "system") {
-    throw new ToolError("only a person can create a job; this turn was started by pincer itself, not by a message.");
-  }
-  return { channel, userId: senderId };
 }
 
 function jobLine(job: CronJob): string {

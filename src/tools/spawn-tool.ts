@@ -1,4 +1,4 @@
-import { objectSchema, type Spawner, type Tool, ToolError } from "./tool.js";
+import { objectSchema, type Tool, type ToolDeps, ToolError } from "./tool.js";
 
 export type SpawnArgs = { task: string; label?: string };
 
@@ -9,7 +9,7 @@ const DESCRIPTION = [
   "as a system message, and you then tell the user. Tell the user now that a helper is on it; do not wait for it or make up its result.",
 ].join(" ");
 
-export function createSpawnTool(spawner: Spawner): Tool<SpawnArgs> {
+export function createSpawnTool(spawner: NonNullable<ToolDeps["helpers"]>): Tool<SpawnArgs> {
   return {
     name: "spawn",
     description: DESCRIPTION,

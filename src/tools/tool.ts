@@ -10,14 +10,9 @@ export interface ToolDeps {
   store: Pick<Store, "jobs" | "conversations" | "memory">;
   /** Re-arms the cron scheduler's timer when the cron tool adds or removes a job. */
   scheduler?: { wake(): void };
-  /** Without it there is no spawn tool. */
-  helpers?: Spawner;
-}
-
-/** Starts background helpers (implemented by the agent's HelperManager). */
-export interface Spawner {
-  /** Returns the run id at once; throws a ToolError when the caps are reached. */
-  spawn(origin: InboundMessage, task: string, label?: string): Promise<string>;
+  /** The agent's HelperManager, without which there is no spawn tool: `spawn` returns the run id at once, or throws
+   * a ToolError when the caps are reached. */
+  helpers?: { spawn(origin: InboundMessage, task: string, label?: string): Promise<string> };
 }
 
 /** A tool's arguments as a JSON Schema, an object at the root. */

@@ -19,7 +19,6 @@ export function pickTools<T extends { name: string }>(
   const owners = new Map<string, string>();
   const picked: Array<{ name: string; tool: T }> = [];
   const warnings: string[] = [];
-  let over = 0;
   for (const tool of tools) {
     const name = mcpToolName(server, tool.name);
     if (enabled && !enabled.has(tool.name) && !enabled.has(name)) continue;
@@ -29,15 +28,11 @@ export function pickTools<T extends { name: string }>(
       continue;
     }
     owners.set(name, tool.name);
-    if (picked.length >= max) {
-      over++;
-      continue;
-    }
-    picked.push({ name, tool });
+    if (picked.length < max) picked.push({ name, tool });
   }
-  if (over > 0) {
+  if (owners.size > max) {
     warnings.push(
-      `it offers ${picked.length + over} tools; only the first ${max} are offered (list the ones you want in enabledTools)`,
+      `it offers ${owners.size} tools; only the first ${max} are offered (list the ones you want in enabledTools)`,
     );
   }
   for (const wanted of options.enabledTools ?? []) {
