@@ -208,7 +208,7 @@ export class McpConnection {
 
 function exitReason(group: ProcessGroupTransport | undefined): string {
   if (group?.refused) return `pincer closed it: ${group.refused}`;
-  const lastLine = group?.stderrTail.split("\n").pop()?.slice(0, 300);
+  const lastLine = group?.stderrTail.trim().split("\n").pop()?.slice(0, 300);
   return lastLine ? `the server exited: ${lastLine}` : "the connection closed";
 }
 

@@ -24,7 +24,7 @@ export class ProcessGroupTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   private child?: ChildProcessWithoutNullStreams;
   private readonly lines = new LineSplitter(MAX_LINE_BYTES);
-  private tail = "";
+  stderrTail = "";
   private closed = false;
   /** Why pincer dropped the connection itself (a line over the limit). */
   refused?: string;
@@ -33,10 +33,6 @@ export class ProcessGroupTransport implements Transport {
 
   get pid(): number | undefined {
     return this.child?.pid;
-  }
-
-  get stderrTail(): string {
-    return this.tail.trim();
   }
 
   async start(): Promise<void> {
@@ -52,7 +48,7 @@ export class ProcessGroupTransport implements Transport {
     child.stdin.on("error", (err) => this.onerror?.(err));
     child.stdout.on("data", (chunk: Buffer) => this.receive(chunk));
     child.stderr.on("data", (chunk: Buffer) => {
-      this.tail = (this.tail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+      this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
     });
     child.on("close", () => {
       // Whatever the server left behind in its group goes with it.
