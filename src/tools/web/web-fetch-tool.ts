@@ -26,11 +26,8 @@ export function createHtmlConverter(timeoutMs = HTML_TIMEOUT_MS) {
     run({ html, url }, signal, timeoutMs).catch(async (err: Error) => {
       // The parser is only needed here, in the daemon's thread: loaded on the first failed conversion.
       const { stripTags } = await import("./html-to-text.js");
-      const took = `took longer than ${timeoutMs / 1000} s`;
-      return {
-        text: stripTags(html),
-        plain: `converting it ${err.name === "TimeoutError" ? took : `failed: ${err.message}`}`,
-      };
+      const why = err.name === "TimeoutError" ? `took longer than ${timeoutMs / 1000} s` : `failed: ${err.message}`;
+      return { text: stripTags(html), plain: `converting it ${why}` };
     });
 }
 

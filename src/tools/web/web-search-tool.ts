@@ -82,17 +82,15 @@ export function createWebSearchTool(settings: SearchSettings): Tool<Args> {
       const { htmlToPlainText } = await import("./html-to-text.js");
       const plain = (html: unknown) => (typeof html === "string" ? htmlToPlainText(html).replace(/\s+/g, " ") : "");
       const results = ((brave ? data?.web?.results : data?.results) ?? [])
-        .flatMap((raw): SearchResult[] => {
+        .flatMap((raw) => {
           const r = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
           if (typeof r.url !== "string" || r.url === "") return [];
           const title = plain(typeof r.title === "string" ? r.title : r.url);
-          return [{ title, url: r.url, snippet: plain(r[brave ? "description" : "content"]) }];
+          return [`${title}\n   ${r.url}\n   ${plain(r[brave ? "description" : "content"])}`];
         })
         .slice(0, count);
       const body =
-        results.length === 0
-          ? "No results."
-          : results.map((r, i) => `${i + 1}. ${r.title}\n   ${r.url}\n   ${r.snippet}`.trimEnd()).join("\n\n");
+        results.length === 0 ? "No results." : results.map((r, i) => `${i + 1}. ${r}`.trimEnd()).join("\n\n");
       return wrapUntrusted("web_search", { provider: label, query, results: results.length }, body);
     },
   };
