@@ -54,6 +54,8 @@ describe("an MCP tool's argument schema", () => {
     await until(
       () => fakes.telegram.sent.find((m) => m.chatId === String(USER) && m.text === "checked"),
       "the first chat's answer",
+      // Four bounded checks one after another (RE2's budget, 40,000 items): slow on a busy machine.
+      60_000,
     );
     const results = model.requests
       .flatMap((r) => r.messages)
