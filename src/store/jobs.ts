@@ -72,12 +72,8 @@ export class SqlJobs extends SqlGroup {
     this.list(`WHERE next_run_at <= $1 AND paused_at IS NULL${channelFilter(channels, 2)}`, [now, ...(channels ?? [])]);
 
   async earliestNextRun(channels?: readonly ChannelName[]): Promise<number | undefined> {
-    const next = await scalar<number | null>(
-      this.db,
-      `SELECT min(next_run_at) FROM cron_jobs WHERE paused_at IS NULL${channelFilter(channels, 1)}`,
-      channels ?? [],
-    );
-    return next ?? undefined;
+    const next = `SELECT min(next_run_at) FROM cron_jobs WHERE paused_at IS NULL${channelFilter(channels, 1)}`;
+    return (await scalar<number | null>(this.db, next, channels ?? [])) ?? undefined;
   }
 
   /** Moves a job to its next run without running it (a failed attempt waits). */

@@ -144,11 +144,10 @@ export class SqlJournal extends SqlGroup implements BusJournal {
 
 /** Accepts a message into the inbox and tells the cluster; false for one seen before. */
 export async function acceptInbound(db: Sql, msg: InboundMessage): Promise<boolean> {
-  const accepted = await db.run(
-    "INSERT INTO inbox (id, session_key, payload, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
-    [inboxId(msg), msg.sessionKey, JSON.stringify(msg), msg.receivedAt],
-  );
-  if (accepted === 1) await db.notify(NOTIFY_INBOX, msg.sessionKey);
+  const { sessionKey, receivedAt } = msg;
+  const row = { id: inboxId(msg), sessionKey, payload: JSON.stringify(msg), receivedAt };
+  const accepted = await db.run(...insert("inbox", row, undefined, "ON CONFLICT (id) DO NOTHING"));
+  if (accepted === 1) await db.notify(NOTIFY_INBOX, sessionKey);
   return accepted === 1;
 }
 
@@ -166,11 +165,8 @@ async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
 
 /** Records the row and tells every listening process which channel has something to send. */
 export async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<number> {
-  const id = await scalar<number>(
-    db,
-    "INSERT INTO outbox (channel, chat_key, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
-    [msg.channel, chatKeyOf(msg), JSON.stringify(msg), Date.now()],
-  );
+  const row = { channel: msg.channel, chatKey: chatKeyOf(msg), payload: JSON.stringify(msg), createdAt: Date.now() };
+  const id = await scalar<number>(db, ...insert("outbox", row, undefined, "RETURNING id"));
   await db.notify(NOTIFY_OUTBOX, msg.channel);
   return id as number;
 }

@@ -1,5 +1,5 @@
 import { openConversation } from "./conversations.js";
-import { insert, SqlGroup, scalar, total, upsert } from "./sql.js";
+import { columns, insert, SqlGroup, scalar, total, upsert } from "./sql.js";
 import { makeSnippet } from "./sqlite/fts-query.js";
 import type { MemoryEntry, NewEntry, PendingMessage, SearchHit, SearchScope, StoredMessage } from "./types.js";
 
@@ -104,8 +104,7 @@ export abstract class SqlMemory extends SqlGroup {
   /** The conversation's newest entries that fit in `tokenBudget`, oldest first. */
   async recentEntries(conversationId: number, tokenBudget: number): Promise<MemoryEntry[]> {
     const rows = await this.db.budgeted<MemoryEntry>(
-      `SELECT id, period_start AS "periodStart", period_end AS "periodEnd", text, tokens
-         FROM memory_entries WHERE conversation_id = $1`,
+      `SELECT ${columns(["id", "periodStart", "periodEnd", "text", "tokens"])} FROM memory_entries WHERE conversation_id = $1`,
       "id DESC",
       [conversationId],
       tokenBudget,
