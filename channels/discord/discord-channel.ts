@@ -9,7 +9,7 @@ import type { Config } from "../../src/config/config.js";
 import { createTapHandler } from "./buttons.js";
 import { discordDrafts } from "./drafts.js";
 import { createInboundHandler } from "./inbound.js";
-import { Client, Events, GatewayIntentBits, Partials, Routes, Status } from "./library.js";
+import { Client, Events, Partials, Routes, Status } from "./library.js";
 import { createOutboundHandler } from "./outbound.js";
 
 const DEFAULT_TUNING = {
@@ -26,12 +26,7 @@ const LONGEST_INLINE_RATE_LIMIT_MS = 5000;
 /** What pincer asks of the gateway; the latency benchmark's echo bot uses the same. */
 export function clientOptions(apiUrl: string): ClientOptions {
   return {
-    intents: [
-      GatewayIntentBits.Guilds,
-      GatewayIntentBits.GuildMessages,
-      GatewayIntentBits.MessageContent,
-      GatewayIntentBits.DirectMessages,
-    ],
+    intents: ["Guilds", "GuildMessages", "MessageContent", "DirectMessages"],
     // DM channels are not cached before their first message; without this their messages are dropped.
     partials: [Partials.Channel],
     rest: { api: apiUrl, rejectOnRateLimit: (limit) => limit.retryAfter > LONGEST_INLINE_RATE_LIMIT_MS },
@@ -122,9 +117,11 @@ export function createDiscordChannel(deps: {
 export function explainLoginFailure(err: unknown): string {
   const message = errorText(err);
   const code = (err as { code?: unknown }).code;
-  if (code === "TokenInvalid" || /401|unauthorized/i.test(message))
+  if (code === "TokenInvalid" || /401|unauthorized/i.test(message)) {
     return "Discord rejected DISCORD_BOT_TOKEN: copy the bot token again from the Developer Portal (Bot → Reset Token).";
-  if (/disallowed intents/i.test(message))
+  }
+  if (/disallowed intents/i.test(message)) {
     return "Discord refused the connection: enable the Message Content Intent (Developer Portal → Bot → Privileged Gateway Intents).";
+  }
   return `Could not connect to Discord: ${message}`;
 }

@@ -8,7 +8,6 @@ export const {
   Client,
   DiscordAPIError,
   Events,
-  GatewayIntentBits,
   MessageFlags,
   MessageReferenceType,
   MessageType,

@@ -14,8 +14,9 @@ type GroupGateInput = Pick<InboundMessage, "isGroup" | "chatId" | "mentionsBot">
 /** In a group the bot speaks only when spoken to (an @mention, a reply, its /command); the rest stays unread. */
 export function groupDecision(input: GroupGateInput): GroupDecision {
   if (!input.isGroup) return { answer: true };
-  if (input.allowedGroups.length > 0 && !input.allowedGroups.includes(input.chatId))
+  if (input.allowedGroups.length > 0 && !input.allowedGroups.includes(input.chatId)) {
     return { answer: false, reason: "group not in telegram.allowedGroups" };
+  }
   if (input.mentionsBot || input.repliesToBot || input.isCommand) return { answer: true };
   return { answer: false, reason: "not addressed to the bot" };
 }

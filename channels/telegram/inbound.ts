@@ -74,8 +74,9 @@ export function createInboundHandlers(deps: {
       else notes.push(outcome.note);
     }
     const text = [inbound.text, ...notes].filter(Boolean).join("\n");
-    if (!(await untilStored(() => deps.bus.publishInbound({ ...inbound, text }), retries)))
+    if (!(await untilStored(() => deps.bus.publishInbound({ ...inbound, text }), retries))) {
       log.debug({ chatId: inbound.chatId, id: inbound.id }, "not accepted: a replayed update, or refused by the gate");
+    }
   }
 
   return composer;

@@ -29,8 +29,9 @@ export async function downloadAttachment(
     note: `[${attachment.label} (${formatBytes(size)}) was not downloaded: larger than the ${formatBytes(deps.maxBytes)} limit]`,
   });
   if (attachment.fileSize !== undefined && attachment.fileSize > deps.maxBytes) return tooBig(attachment.fileSize);
-  if (attachment.durationSeconds !== undefined && attachment.durationSeconds > deps.maxAudioSeconds)
+  if (attachment.durationSeconds !== undefined && attachment.durationSeconds > deps.maxAudioSeconds) {
     return { note: `[${attachment.label}: not transcribed, longer than the ${deps.maxAudioSeconds} s limit]` };
+  }
   const target = join(deps.dir, `${prefix}-${safeFileName(attachment.fileName)}`);
   try {
     const file = await deps.api.getFile(attachment.fileId);

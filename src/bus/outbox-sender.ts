@@ -107,11 +107,7 @@ export class ChannelSender {
   private async attempt(row: OutboxRow): Promise<void> {
     const controller = new AbortController();
     this.inFlight.add(controller);
-    try {
-      await this.send(row, controller.signal);
-    } finally {
-      this.inFlight.delete(controller);
-    }
+    await this.send(row, controller.signal).finally(() => this.inFlight.delete(controller));
   }
 
   private async send(row: OutboxRow, signal: AbortSignal): Promise<void> {

@@ -121,8 +121,8 @@ export const errorText = (err: unknown): string => (err instanceof Error ? err.m
 /** How much of a replied-to message the model is shown. */
 const QUOTE_CHARS = 300;
 
-/** What a reply answers (so "by that?" has a "that"), as meta: on one line, cut short, marked as pincer's own words, the
- * sender's, or someone else's. */
+/** What a reply answers (so "by that?" has a "that"), as meta: on one line, cut short, marked as pincer's own words,
+ * the sender's, or someone else's. */
 export function quoteMeta(text: string, from: string, trust: "bot" | "self" | "other"): Record<string, string> {
   const flat = text.replace(/\s+/g, " ").trim();
   if (!flat) return {};
