@@ -15,11 +15,7 @@ interface CommandContext {
 }
 
 /** Why a turn was aborted by /stop (not a shutdown, after which it resumes). */
-export class StopRequested extends Error {
-  constructor() {
-    super("stopped by /stop");
-  }
-}
+export class StopRequested extends Error {}
 
 /** Answers a command other than /new (that one runs in its turn); names and parsing are src/bus/commands.ts's. */
 export async function answerCommand(
@@ -33,7 +29,7 @@ export async function answerCommand(
     // The message waiting for the model is this chat's running work: /stop sets it aside.
     if (lane.pausedUntil !== undefined) return await setAsideWaiting(stopReply(false, cancelled, true));
     text = stopReply(Boolean(lane.running), cancelled);
-    lane.running?.abort(new StopRequested());
+    lane.running?.abort(new StopRequested("stopped by /stop"));
   } else if (command === "model") {
     text = await deps.chatModels.answer(msg, commandArgument(msg.text));
   } else if (command === "usage") {

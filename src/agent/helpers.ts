@@ -75,17 +75,17 @@ export class HelperManager {
     // Counted before the write: a spawn elsewhere meanwhile sees the caps with this one in them.
     this.runs.set(id, entry);
     this.deps.presence?.started(id);
+    const forget = () => {
+      this.runs.delete(id);
+      this.deps.presence?.ended(id);
+    };
     try {
       await this.deps.store.start({ ...info, task, model: this.modelName(), origin });
     } catch (err) {
-      this.runs.delete(id);
-      this.deps.presence?.ended(id);
+      forget();
       throw err;
     }
-    entry.done = this.run(entry, origin, task).finally(() => {
-      this.runs.delete(id);
-      this.deps.presence?.ended(id);
-    });
+    entry.done = this.run(entry, origin, task).finally(forget);
     return id;
   }
 

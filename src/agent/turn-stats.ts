@@ -82,6 +82,4 @@ export class TurnMeter {
   }
 }
 
-function round2(ms: number): number {
-  return Math.round(ms * 100) / 100;
-}
+const round2 = (ms: number) => Math.round(ms * 100) / 100;

@@ -16,10 +16,7 @@ export interface ApprovalPolicy {
  * its arguments, long strings shortened, then a hash of the full arguments so it still binds to them. `remember`:
  * the "always allowed" entry that covers the call, `exec:<the exact command>` or `tool:<name>`.
  */
-interface AskedCall {
-  summary: string;
-  remember: string;
-}
+type AskedCall = { summary: string; remember: string };
 
 export type Choice = "once" | "always" | "deny";
 
