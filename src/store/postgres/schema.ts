@@ -5,7 +5,7 @@ import { transaction } from "./db.js";
  * The PostgreSQL engine's tables, the same shape as SQLite's (times are milliseconds since the epoch in bigints). Each
  * migration runs once, in order, in its own transaction.
  */
-const MIGRATIONS: Array<{ id: string; sql: string }> = [
+export const MIGRATIONS: Array<{ id: string; sql: string }> = [
   {
     id: "001-store",
     sql: `
@@ -160,7 +160,7 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
     `,
   },
   {
-    // A pending reply's parts sent, counted beside its row as SQLite does (see its 29-outbox-progress).
+    // A pending reply's parts sent, counted beside its row as SQLite does (see its 013-outbox-progress).
     id: "002-outbox-progress",
     sql: `CREATE TABLE outbox_progress (
             id bigint PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
@@ -168,7 +168,7 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
           );`,
   },
   {
-    // A sent row's platform message ids, for edits (see SQLite's 25-outbox-message-ids).
+    // A sent row's platform message ids, for edits (see SQLite's 014-outbox-message-ids).
     id: "003-outbox-message-ids",
     sql: `
       ALTER TABLE outbox ADD COLUMN message_ids text;
@@ -176,7 +176,7 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
     `,
   },
   {
-    // Pending approvals and the "always allowed" lists, as SQLite's 25-approvals.
+    // Pending approvals and the "always allowed" lists, as SQLite's 015-approvals.
     id: "004-approvals",
     sql: `
       CREATE TABLE approvals (
@@ -208,7 +208,7 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
     `,
   },
   {
-    // Every model call's tokens and cost, as SQLite's 27-model-usage.
+    // Every model call's tokens and cost, as SQLite's 016-model-usage.
     id: "005-model-usage",
     sql: `CREATE TABLE model_usage (
             id bigserial PRIMARY KEY,
@@ -225,7 +225,7 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
           CREATE INDEX model_usage_by_time ON model_usage (created_at);`,
   },
   {
-    // Each chat's /model choice, as SQLite's 27-chat-models.
+    // Each chat's /model choice, as SQLite's 017-chat-models.
     id: "006-chat-models",
     sql: `CREATE TABLE chat_models (
             session_key text PRIMARY KEY,
@@ -235,7 +235,7 @@ const MIGRATIONS: Array<{ id: string; sql: string }> = [
           );`,
   },
   {
-    // A turn's draft (its reply shown as it is written), as SQLite's 26-inbox-draft.
+    // A turn's draft (its reply shown as it is written), as SQLite's 018-inbox-draft.
     id: "007-inbox-draft",
     sql: "ALTER TABLE inbox ADD COLUMN draft text;",
   },

@@ -20,7 +20,7 @@ export class SqliteMemory extends SqlMemory {
     return this.hits(rows, fts.terms);
   }
 
-  /** Indexes the messages stored since the last call in one transaction (turns only mark them: 16-fts-deferred). */
+  /** Indexes the messages stored since the last call in one transaction (turns only mark them: 011-fts-deferred). */
   override async indexPending(): Promise<number> {
     if ((await this.db.rows("SELECT 1 FROM messages_fts_pending LIMIT 1")).length === 0) return 0;
     return this.db.transaction(async (tx) => {

@@ -1,9 +1,12 @@
 /**
- * Schema changes, applied once each in this order and recorded by id. Never edit an applied migration: add a new one.
- * Each part of pincer appends its own (ids are unique names).
+ * Schema changes, applied once each in this order and recorded by id. Never edit an applied migration: add a new one
+ * at the end. Ids are `NNN-name`, numbered in order (migrations.test.ts checks it); PostgreSQL's list
+ * (postgres/schema.ts) follows the same scheme with numbers of its own.
  */
 export interface Migration {
   id: string;
+  /** The id it was recorded under before ids were numbered in order: a home made then is upgraded in place. */
+  formerly?: string;
   sql: string;
 }
 
@@ -62,7 +65,8 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    id: "010-pairing",
+    id: "002-pairing",
+    formerly: "010-pairing",
     sql: `
       CREATE TABLE pairing_requests (
         channel TEXT NOT NULL,
@@ -85,7 +89,8 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    id: "020-cron",
+    id: "003-cron",
+    formerly: "020-cron",
     sql: `
       CREATE TABLE cron_jobs (
         id TEXT PRIMARY KEY,
@@ -112,7 +117,8 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    id: "030-helper-runs",
+    id: "004-helper-runs",
+    formerly: "030-helper-runs",
     sql: `
       CREATE TABLE helper_runs (
         id TEXT PRIMARY KEY,
@@ -130,7 +136,8 @@ export const migrations: Migration[] = [
       `,
   },
   {
-    id: "120-outbox-delivery",
+    id: "005-outbox-delivery",
+    formerly: "120-outbox-delivery",
     // The outbox learns what a sender loop needs: per-chat order, parts already sent, retries and dead letters. SQLite
     // cannot change a CHECK constraint in place, so the table is rebuilt.
     sql: `
@@ -159,14 +166,16 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // 9b: when a stranger was last sent their pairing code (the gate repeats it only now and then).
-    id: "9b-pairing-told",
+    // when a stranger was last sent their pairing code (the gate repeats it only now and then).
+    id: "006-pairing-told",
+    formerly: "9b-pairing-told",
     sql: "ALTER TABLE pairing_requests ADD COLUMN told_at INTEGER;",
   },
   {
-    // 9b: who created a job (it runs only while they have access), and jobs paused by a revoke. Jobs from before: a
+    // who created a job (it runs only while they have access), and jobs paused by a revoke. Jobs from before: a
     // Telegram private chat's id is its user's id, and the console is the owner; the rest keep no owner and do not run.
-    id: "9b-cron-owner",
+    id: "007-cron-owner",
+    formerly: "9b-cron-owner",
     sql: `
       ALTER TABLE cron_jobs ADD COLUMN owner_channel TEXT;
       ALTER TABLE cron_jobs ADD COLUMN owner_id TEXT;
@@ -177,12 +186,14 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // 9b: how often a message's turn was started; one started twice without finishing is not run again.
-    id: "9b-inbox-starts",
+    // how often a message's turn was started; one started twice without finishing is not run again.
+    id: "008-inbox-starts",
+    formerly: "9b-inbox-starts",
     sql: "ALTER TABLE inbox ADD COLUMN starts INTEGER NOT NULL DEFAULT 0;",
   },
   {
-    id: "170-turn-steps",
+    id: "009-turn-steps",
+    formerly: "170-turn-steps",
     // A turn's journal as it happens: each model reply with tool calls, each call as it starts and its result as it
     // ends. A turn cut short by a crash resumes from here instead of starting over.
     sql: `
@@ -199,7 +210,8 @@ export const migrations: Migration[] = [
   },
   {
     // Issue 11: consolidation (old turns summarised into entries) and full-text search over memory.
-    id: "110-memory",
+    id: "010-memory",
+    formerly: "110-memory",
     sql: `
       -- Messages up to this id were summarised into memory_entries and leave the prompt (they stay here).
       ALTER TABLE conversations ADD COLUMN consolidated_through INTEGER NOT NULL DEFAULT 0;
@@ -260,7 +272,8 @@ export const migrations: Migration[] = [
     // per commit). A stored message is now only marked pending; the marks are indexed in batches — before every search
     // and in the background after turns — so a search always sees every message. Deleting or editing a message still
     // not indexed only drops its mark (an FTS5 'delete' of a row never indexed would corrupt the index).
-    id: "16-fts-deferred",
+    id: "011-fts-deferred",
+    formerly: "16-fts-deferred",
     sql: `
       CREATE TABLE messages_fts_pending (id INTEGER PRIMARY KEY);
       DROP TRIGGER messages_fts_insert;
@@ -292,7 +305,8 @@ export const migrations: Migration[] = [
   {
     // Issue 23: a message the model keeps failing on is given up after bounded tries or time, counted here so a restart
     // does not start the count again.
-    id: "23-inbox-model-waits",
+    id: "012-inbox-model-waits",
+    formerly: "23-inbox-model-waits",
     sql: `
       ALTER TABLE inbox ADD COLUMN model_tries INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE inbox ADD COLUMN model_failed_at INTEGER;
@@ -301,7 +315,8 @@ export const migrations: Migration[] = [
   {
     // Issue 29: SQLite rewrites a whole row on any update, so counting a long reply's parts in its outbox row rewrote
     // the whole text per part (quadratic). A pending row's count lives here.
-    id: "29-outbox-progress",
+    id: "013-outbox-progress",
+    formerly: "29-outbox-progress",
     sql: `CREATE TABLE outbox_progress (
             id INTEGER PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
             parts_sent INTEGER NOT NULL
@@ -310,7 +325,8 @@ export const migrations: Migration[] = [
   {
     // Issue 25: a sent row keeps the platform's ids of what it posted, so a later edit finds them (pending rows keep
     // those of the parts sent so far beside them, as their count).
-    id: "25-outbox-message-ids",
+    id: "014-outbox-message-ids",
+    formerly: "25-outbox-message-ids",
     sql: `
       ALTER TABLE outbox ADD COLUMN message_ids TEXT;
       ALTER TABLE outbox_progress ADD COLUMN message_ids TEXT;
@@ -318,7 +334,8 @@ export const migrations: Migration[] = [
   },
   {
     // Issue 25: tool calls waiting for a person's tap, and what each conversation always allows.
-    id: "25-approvals",
+    id: "015-approvals",
+    formerly: "25-approvals",
     sql: `
       CREATE TABLE approvals (
         id TEXT PRIMARY KEY,
@@ -351,7 +368,8 @@ export const migrations: Migration[] = [
   {
     // Issue 27: every model call's tokens (the endpoint's, or pincer's estimate) and cost at the prices of its time,
     // for /usage, the page and the budgets.
-    id: "27-model-usage",
+    id: "016-model-usage",
+    formerly: "27-model-usage",
     sql: `CREATE TABLE model_usage (
             id INTEGER PRIMARY KEY,
             session_key TEXT NOT NULL,
@@ -368,7 +386,8 @@ export const migrations: Migration[] = [
   },
   {
     // Issue 27: each chat's /model choice, kept across restarts and /new.
-    id: "27-chat-models",
+    id: "017-chat-models",
+    formerly: "27-chat-models",
     sql: `CREATE TABLE chat_models (
             session_key TEXT PRIMARY KEY,
             model TEXT NOT NULL,
@@ -379,7 +398,8 @@ export const migrations: Migration[] = [
   {
     // Issue 26: the platform ids of the draft a turn's reply is shown in while it is written, so that after a crash the
     // next start finishes that draft instead of posting a second one.
-    id: "26-inbox-draft",
+    id: "018-inbox-draft",
+    formerly: "26-inbox-draft",
     sql: "ALTER TABLE inbox ADD COLUMN draft TEXT;",
   },
 ];

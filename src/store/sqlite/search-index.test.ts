@@ -106,7 +106,7 @@ describe("the message search index, filled in batches", () => {
   });
 
   it("leaves messages indexed before the migration searchable", async () => {
-    const before = migrations.filter((m) => m.id !== "16-fts-deferred");
+    const before = migrations.filter((m) => m.id !== "011-fts-deferred");
     const dir = mkdtempSync(join(tmpdir(), "pincer-fts-"));
     try {
       let db = openDatabase(join(dir, "p.db"), before);
