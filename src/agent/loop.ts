@@ -70,7 +70,7 @@ export async function runAgentLoop(
   const tools = deps.registry.toSchemas();
   const cache = input.tokenCache ?? new WeakMap<ChatMessage, number>();
   const complete = (extra: ChatMessage[], withTools: boolean) =>
-    callModel(deps, [...messages, ...extra], userIndex, withTools ? tools : undefined, ctx.signal, cache);
+    callModel(deps, [...messages, ...extra], userIndex, withTools ? tools : undefined, ctx, cache);
   let iteration = input.resume?.produced.length ? await resume(deps, input.resume, ctx, messages, produced) : 0;
   let note: ChatMessage[] = [];
   let askedAgain = false;
@@ -163,11 +163,12 @@ async function callModel(
   messages: ChatMessage[],
   userIndex: number,
   tools: ReturnType<ToolRegistry["toSchemas"]> | undefined,
-  signal: AbortSignal,
+  { signal, sessionKey: conversation }: Pick<ToolContext, "signal" | "sessionKey">,
   cache: WeakMap<ChatMessage, number>,
 ): Promise<ModelReply> {
   const { tokens, window, onText } = deps;
-  if (!tokens || !window) return deps.model.complete({ messages, tools, signal, onText });
+  const asked = { tools, signal, onText, conversation };
+  if (!tokens || !window) return deps.model.complete({ ...asked, messages });
   const fitTo = (budget: number) => fitRequest({ messages, userIndex, tools, counter: tokens, budget, cache });
   let fitted: Fitted;
   try {
@@ -180,7 +181,7 @@ async function callModel(
   // The answer gets the room the budget kept for it, and no more: a runaway reply ends there.
   let maxTokens = answerReserve(window());
   const send = async () => {
-    const reply = await deps.model.complete({ messages: fitted.messages, tools, signal, maxTokens, onText });
+    const reply = await deps.model.complete({ ...asked, messages: fitted.messages, maxTokens });
     if (reply.usage) tokens.calibrate(fitted.tokens, reply.usage.promptTokens);
     return reply;
   };

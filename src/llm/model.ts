@@ -26,6 +26,8 @@ export interface ModelRequest {
   maxTokens?: number;
   /** Hears a streamed reply's raw text so far each time it grows (never a plain one's). */
   onText?: (textSoFar: string) => void;
+  /** The conversation asking: the circuit breaker counts its requests' failures the endpoint answered only once. */
+  conversation?: string;
 }
 
 export type Model = { complete(request: ModelRequest): Promise<ModelReply> };

@@ -37,6 +37,46 @@ describe("CircuitBreaker", () => {
   });
 });
 
+describe("CircuitBreaker per conversation", () => {
+  it("counts one conversation's answered failures once, away failures always, and backs that conversation off", () => {
+    const b = new CircuitBreaker({ failureThreshold: 3, coolDownMs: 30_000 });
+    for (let i = 0; i < 10; i++) expect(b.failure(i, "telegram:42", false)).toBe(false);
+    expect(b.isOpen).toBe(false);
+    expect(b.retryAt(100, "telegram:42")).toBe(100 + 20_000);
+    expect(b.retryAt(100, "telegram:43")).toBe(100 + 2000);
+    expect(b.failure(200, "telegram:43", false)).toBe(false);
+    expect(b.failure(300, "telegram:44", false)).toBe(true);
+    b.success();
+    expect(b.failure(400, "telegram:42", true)).toBe(false);
+    expect(b.failure(500, "telegram:42", true)).toBe(false);
+    expect(b.failure(600, "telegram:42", true)).toBe(true);
+    b.success();
+    for (let i = 0; i < 3; i++) b.failure(700 + i);
+    expect(b.isOpen).toBe(true);
+  });
+
+  it("one conversation's request refused with a plain 500 again and again leaves the endpoint to the others", async () => {
+    const refused = new ModelError("the model endpoint answered 500", false, 500);
+    const endpoint = {
+      name: "a",
+      breaker: new CircuitBreaker({ failureThreshold: 3, coolDownMs: 30_000 }),
+      model: {
+        async complete(request: { conversation?: string }) {
+          if (request.conversation === "telegram:42") throw refused;
+          return ok;
+        },
+      },
+    };
+    const model = createResilientModel([endpoint]);
+    for (let i = 0; i < 5; i++) {
+      await expect(model.complete({ messages: [], conversation: "telegram:42" })).rejects.toThrow(
+        ModelUnavailableError,
+      );
+    }
+    await expect(model.complete({ messages: [], conversation: "telegram:43" })).resolves.toBe(ok);
+  });
+});
+
 describe("createResilientModel", () => {
   it("falls back on 5xx, timeouts, rate limits and connection errors, never on a permanent failure", async () => {
     const breaker = () => new CircuitBreaker({ failureThreshold: 3, coolDownMs: 1000 });

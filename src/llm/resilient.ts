@@ -2,12 +2,19 @@ import { type Model, ModelError } from "./model.js";
 
 type BreakerSettings = { failureThreshold: number; coolDownMs: number };
 
+/** Conversations remembered as failing since the last success; past this, the oldest is forgotten. */
+const MAX_FAILING = 1000;
+
 /** One endpoint's circuit: after `failureThreshold` failures in a row it fails fast for `coolDownMs`, then lets one
- * trial request go (half-open): a success closes it, a failure opens it again. */
+ * trial request go (half-open): a success closes it, a failure opens it again. A failure the endpoint answered (a 500,
+ * too slow) counts once per conversation: one conversation's request refused again and again says something about that
+ * request, not that the endpoint fails every chat. Failures that show it away (no connection, 502–504, 429) all count. */
 export class CircuitBreaker {
   private failures = 0;
   private openUntil = 0;
   private trialRunning = false;
+  /** Conversation → its failures in a row (for its own backoff). */
+  private readonly failing = new Map<string, number>();
 
   constructor(private readonly settings: BreakerSettings) {}
 
@@ -32,23 +39,32 @@ export class CircuitBreaker {
   success(): boolean {
     const wasOpen = this.isOpen;
     this.failures = 0;
+    this.failing.clear();
     this.trialRunning = false;
     return wasOpen;
   }
 
-  /** True when this failure opened the circuit (from closed). */
-  failure(now: number): boolean {
+  /** True when this failure opened the circuit (from closed). `conversation`: whose request failed; `away`: the
+   * endpoint was not there (then it counts whoever asked). */
+  failure(now: number, conversation?: string, away = true): boolean {
     const wasOpen = this.isOpen;
-    this.failures++;
+    const before = conversation === undefined ? undefined : this.failing.get(conversation);
+    if (conversation !== undefined) {
+      this.failing.delete(conversation);
+      this.failing.set(conversation, (before ?? 0) + 1);
+      if (this.failing.size > MAX_FAILING) this.failing.delete(this.failing.keys().next().value as string);
+    }
+    if (away || before === undefined) this.failures++;
     this.trialRunning = false;
-    if (this.isOpen) this.openUntil = now + this.settings.coolDownMs;
+    if (this.isOpen && (!wasOpen || away || before === undefined)) this.openUntil = now + this.settings.coolDownMs;
     return this.isOpen && !wasOpen;
   }
 
-  /** When a request is worth trying again. */
-  retryAt(now: number): number {
+  /** When a request (of `conversation`) is worth trying again. */
+  retryAt(now: number, conversation?: string): number {
     if (this.isOpen) return this.trialRunning ? now + 1000 : Math.max(now, this.openUntil);
-    return now + Math.min(this.settings.coolDownMs, 2000 * Math.max(1, this.failures));
+    const inARow = Math.max(1, this.failures, (conversation && this.failing.get(conversation)) || 0);
+    return now + Math.min(this.settings.coolDownMs, 2000 * inARow);
   }
 }
 
@@ -106,10 +122,10 @@ export function createResilientModel(
             breaker.release();
             throw err;
           }
-          if (breaker.failure(now())) events.onOpen?.(name, err);
+          if (breaker.failure(now(), request.conversation, err.away)) events.onOpen?.(name, err);
           lastError = err;
           lastErrors.set(name, lastError);
-          retryAt = Math.min(retryAt, breaker.retryAt(now()));
+          retryAt = Math.min(retryAt, breaker.retryAt(now(), request.conversation));
         }
       }
       const reason = lastError?.message ?? "the model endpoint is not answering";
