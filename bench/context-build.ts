@@ -50,7 +50,7 @@ export async function contextBuild(): Promise<Figure[]> {
       for (let i = 0; i < 200; i++) {
         const started = performance.now();
         const inbound = userMessage(chatId, "hi");
-        await buildTurnContext(deps, inbound, { role: "user", content: inbound.text }, new Date());
+        await buildTurnContext(deps, inbound, { role: "user", content: inbound.text });
         samples.push(performance.now() - started);
       }
       return summary(samples).median;

@@ -110,7 +110,7 @@ let historyMessages = 0;
 let systemTokens = 0;
 for (let i = 0; i < 60; i++) {
   const start = performance.now();
-  const context = await buildTurnContext(deps, inbound, user, new Date());
+  const context = await buildTurnContext(deps, inbound, user);
   samples.push(performance.now() - start);
   const request = [{ role: "system" as const, content: context.system }, ...context.history, context.user];
   prompt = tokens.request(request, app.registry.toSchemas());

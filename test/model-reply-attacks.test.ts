@@ -77,7 +77,7 @@ describe.each([false, true])("hostile model replies (stream: %s)", (stream) => {
     expect(next.filter((m) => m.role === "tool")).toHaveLength(64);
     expect(JSON.stringify(next)).not.toContain('"f64');
     expect(next.at(-1)).toEqual({
-      role: "system",
+      role: "user",
       content:
         "Error: your last reply also contained 9936 tool calls beyond the 64 one reply may make; those were not run.",
     });

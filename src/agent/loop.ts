@@ -49,9 +49,6 @@ export interface LoopInput {
   tokenCache?: WeakMap<ChatMessage, number>;
 }
 
-/** A tool result kept in the history is cut to this (the audit log has it whole): later turns need what was found. */
-const HISTORY_RESULT_CHARS = 4000;
-
 const LIMIT_NOTE =
   "You have used all tool calls allowed for this turn. Answer the user now with what you have, and say what is left undone.";
 
@@ -69,21 +66,21 @@ export async function runAgentLoop(
   const produced: StoredMessage[] = input.produced ?? [];
   const tools = deps.registry.toSchemas();
   const cache = input.tokenCache ?? new WeakMap<ChatMessage, number>();
-  const complete = (extra: ChatMessage[], withTools: boolean) =>
-    callModel(deps, [...messages, ...extra], userIndex, withTools ? tools : undefined, ctx, cache);
+  const complete = (note: string | undefined, withTools: boolean) =>
+    callModel(deps, withNote(messages, note), userIndex, withTools ? tools : undefined, ctx, cache);
   let iteration = input.resume?.produced.length ? await resume(deps, input.resume, ctx, messages, produced) : 0;
-  let note: ChatMessage[] = [];
+  let note: string | undefined;
   let askedAgain = false;
 
   for (; iteration < deps.maxIterations; iteration++) {
     const reply = await complete(note, true);
-    note = [];
+    note = undefined;
     const again = askedAgain ? undefined : askAgainNote(reply);
     if (again) {
       // The unusable reply is neither stored nor sent back: only the note is.
       deps.log.info({ session: ctx.sessionKey, finishReason: reply.finishReason }, "asking the model again");
       askedAgain = true;
-      note = [{ role: "system", content: again }];
+      note = again;
       iteration--;
       continue;
     }
@@ -102,22 +99,35 @@ export async function runAgentLoop(
     const roundEnded = deps.onToolRound?.(calls);
     const results = await runToolCalls(deps, calls, ctx).finally(roundEnded);
     produced.push(assistant);
+    // Stored as sent, and sent again later as now (toChatMessage): the next turn's request starts with this one's.
     calls.forEach((call, i) => {
-      produced.push({ role: "tool", content: shorten(results[i], HISTORY_RESULT_CHARS), toolCallId: call.id });
-      messages.push({ role: "tool", tool_call_id: call.id, content: results[i] });
+      const result: StoredMessage = { role: "tool", content: results[i], toolCallId: call.id };
+      produced.push(result);
+      messages.push(toChatMessage(result));
     });
     ctx.signal.throwIfAborted();
     // The calls left out (past the cap, unnamed, unknown) get one line, not a result each.
     if (reply.discarded?.length) {
-      const content = `Error: your last reply also contained ${reply.discarded.join(" and ")}; those were not run.`;
-      note = [{ role: "system", content }];
+      note = `Error: your last reply also contained ${reply.discarded.join(" and ")}; those were not run.`;
     }
   }
 
   deps.log.info({ session: ctx.sessionKey }, "iteration limit reached");
-  const final = finalText(await complete([{ role: "system", content: LIMIT_NOTE }], false));
+  const final = finalText(await complete(LIMIT_NOTE, false));
   produced.push({ role: "assistant", content: final });
   return { produced, reply: final };
+}
+
+/**
+ * The request with pincer's note to the model last, as a user message: chat templates refuse a system message that is
+ * not the first (vLLM's "System message must be at the beginning"), and some refuse two user messages in a row, so a
+ * note after the user's own message joins it.
+ */
+export function withNote(messages: ChatMessage[], note: string | undefined): ChatMessage[] {
+  if (note === undefined) return messages;
+  const last = messages.at(-1);
+  if (last?.role !== "user" || typeof last.content !== "string") return [...messages, { role: "user", content: note }];
+  return [...messages.slice(0, -1), { role: "user", content: `${last.content}\n\n${note}` }];
 }
 
 /**
@@ -146,8 +156,9 @@ async function resume(
   const results = await runToolCalls(deps, rest, ctx);
   for (const call of open) {
     const content = cutShort.includes(call) ? INTERRUPTED : results[rest.indexOf(call)];
-    produced.push({ role: "tool", content, toolCallId: call.id });
-    messages.push({ role: "tool", tool_call_id: call.id, content });
+    const result: StoredMessage = { role: "tool", content, toolCallId: call.id };
+    produced.push(result);
+    messages.push(toChatMessage(result));
   }
   ctx.signal.throwIfAborted();
   return rounds;

@@ -48,7 +48,6 @@ export async function buildTurnContext(
   deps: TurnContextDeps,
   inbound: InboundMessage,
   userMessage: ChatMessage,
-  now: Date,
 ): Promise<Required<Pick<LoopInput, "system" | "history" | "user" | "tokenCache">>> {
   const { config, contextTokens, tokens } = deps;
   const conversation = await deps.memory.openConversation(inbound.sessionKey);
@@ -60,7 +59,6 @@ export async function buildTurnContext(
     workspace: config.workspace,
     skills: deps.skills(),
     timezone: config.timezone,
-    now,
     inbound,
     log: deps.log,
     cache: deps.files,

@@ -9,7 +9,7 @@ import { untilAborted } from "../tools/tool.js";
 import { type ContentPart, mediaKind } from "./attachments.js";
 import { BudgetError } from "./budget.js";
 import { answerCommand } from "./commands.js";
-import { toChatMessage, userContent } from "./context.js";
+import { toChatMessage, userContent, withTurnFacts } from "./context.js";
 import { auditTo, runAgentLoop } from "./loop.js";
 import { ModelWaits } from "./model-wait.js";
 import { failure, isSilentReply, modelFailure, newConversationNotice, notice, POISON_NOTICE } from "./notices.js";
@@ -197,7 +197,8 @@ export class AgentWorker {
     const target = replyTarget(msg);
     const activity = { ...target, sessionKey: msg.sessionKey };
     deps.bus.publishActivity({ ...activity, busy: true });
-    let user: StoredMessage = { role: "user", content: userContent(msg), createdAt: msg.receivedAt };
+    const stamp = (content: string) => withTurnFacts(content, deps.now?.() ?? new Date(), deps.config.timezone);
+    let user: StoredMessage = { role: "user", content: stamp(userContent(msg)), createdAt: msg.receivedAt };
     let images: ContentPart[] = [];
     const sentToConversation: string[] = [];
     const publishProgress = (text: string) => void deps.bus.publishOutbound({ ...target, kind: "progress", text });
@@ -229,7 +230,7 @@ export class AgentWorker {
       }
       if (msg.media.length > 0) {
         const prepared = await deps.attachments(msg.media, signal);
-        user = { ...user, content: userContent(msg, prepared.lines) };
+        user = { ...user, content: stamp(userContent(msg, prepared.lines)) };
         images = prepared.images;
         if (prepared.problems.length > 0) {
           const problem = failure(target, prepared.problems.join(" "));
@@ -250,7 +251,7 @@ export class AgentWorker {
       const { window } = chosen;
       const ownerMemory = seesOwnerMemory(msg, this.sharing);
       const turnDeps = { ...deps, ownerMemory, contextTokens: window(), toolSchemas: () => registry.toSchemas() };
-      const context = await buildTurnContext(turnDeps, msg, userMessage, deps.now?.() ?? new Date());
+      const context = await buildTurnContext(turnDeps, msg, userMessage);
       meter.contextBuilt();
       const audited = auditTo(deps.audit, msg.sessionKey, deps.log);
       const result = await runAgentLoop(

@@ -119,7 +119,6 @@ function fixedPrompt(config: Config): { system: string; tools: ToolSchema[] } {
       workspace: existsSync(config.workspace) ? config.workspace : join(packageRoot(), "workspace"),
       skills,
       timezone: config.timezone,
-      now: new Date(),
       inbound: { sessionKey: "console:doctor", isGroup: false },
       memory: { include: true, maxChars: config.memory.promptChars },
     });

@@ -1,3 +1,4 @@
+import { withoutTurnFacts } from "../agent/context.js";
 import type { PendingMessage } from "../store/store.js";
 import { safeSlice } from "../tools/result-cap.js";
 
@@ -21,7 +22,7 @@ export function transcript(messages: PendingMessage[], formatTime: (ms: number) 
   const lines: string[] = [];
   for (const m of messages) {
     const when = formatTime(m.createdAt);
-    if (m.role === "user") lines.push(`[${when}] User: ${m.content ?? ""}`);
+    if (m.role === "user") lines.push(`[${when}] User: ${withoutTurnFacts(m.content ?? "")}`);
     else if (m.role === "assistant") {
       if (m.content) lines.push(`[${when}] Assistant: ${m.content}`);
       for (const call of m.toolCalls ?? []) {

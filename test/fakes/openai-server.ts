@@ -49,6 +49,8 @@ export interface ChatRequest {
   headers: Record<string, string | string[] | undefined>;
   /** What the request costs in the fake's own tokens (see limitContext). */
   promptTokens: number;
+  /** The messages as they came, with the line of facts pincer appends to user messages (`messages` has it cut). */
+  sent: ChatRequest["messages"];
 }
 
 /** How a server words a context refusal (see limitContext). */
@@ -81,6 +83,20 @@ export interface FakeOpenAI {
   /** How transcriptions are answered (default: the text "hello from a voice note"). */
   transcribeWith(reply: { text: string; delayMs?: number } | { status: number }): void;
   close(): Promise<void>;
+}
+
+/** pincer's per-turn facts after the user's words (see withTurnFacts): scripts answer the words, as most tests ask. */
+const METADATA = /\n\n\[pincer metadata: [^\n]*\]$/;
+
+function withoutMetadata(message: ChatRequest["messages"][number]): ChatRequest["messages"][number] {
+  if (message.role !== "user") return message;
+  const cut = (text: string) => text.replace(METADATA, "");
+  if (typeof message.content === "string") return { ...message, content: cut(message.content) };
+  if (!Array.isArray(message.content)) return message;
+  const parts = message.content.map((part: { type?: string; text?: string }) =>
+    part.type === "text" && typeof part.text === "string" ? { ...part, text: cut(part.text) } : part,
+  );
+  return { ...message, content: parts };
 }
 
 /** A scripted OpenAI-compatible server on 127.0.0.1, speaking plain and streamed chat completions. */
@@ -129,7 +145,13 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
     }
     const body = JSON.parse(await readBody(req)) as ChatRequest;
     const promptTokens = Math.ceil(JSON.stringify({ messages: body.messages, tools: body.tools }).length / 3.5);
-    const request = { ...body, headers: req.headers, promptTokens };
+    const request = {
+      ...body,
+      messages: body.messages.map(withoutMetadata),
+      sent: body.messages,
+      headers: req.headers,
+      promptTokens,
+    };
     requests.push(request);
     const refusal = limit && contextRefusal(limit, promptTokens, body.max_tokens ?? 0);
     if (refusal) return sendJson(res, 400, refusal);

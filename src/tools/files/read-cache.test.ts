@@ -215,7 +215,7 @@ const warnings = [];
 const log = { warn: (o, msg) => warnings.push(msg + ": " + o.reason) };
 const prompt = () => {
   const skills = listSkills([{ root: workspace, dir: "skills" }], log, {}, cache);
-  return buildSystemPrompt({ workspace, skills, timezone: "UTC", now: new Date(0), log, cache,
+  return buildSystemPrompt({ workspace, skills, timezone: "UTC", log, cache,
     inbound: { sessionKey: "console:x", isGroup: false } });
 };
 const results = [];

@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { App } from "../src/app.js";
+import type { ChatRequest } from "./fakes/openai-server.js";
+import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { fakeModelForFile } from "./helpers/model.js";
+
+/**
+ * The prompt's shape for the server's cache, through the real app (SQLite, bus, worker) and a scripted model over
+ * HTTP: what stays the same from turn to turn stays byte for byte the same, and the time the model needs rides in the
+ * newest user message.
+ */
+
+const fake = fakeModelForFile();
+const apps: App[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.stop().catch(() => {});
+});
+
+const MINUTE = 60_000;
+const METADATA = /\[pincer metadata: current time \w{3} (\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}) \(UTC\)\]$/;
+
+/** The time the newest user message says it is, as the model would read it (minute precision). */
+function timeSaid(request: ChatRequest): number | undefined {
+  const user = request.sent.findLast((m) => m.role === "user");
+  const said = METADATA.exec(String(user?.content ?? ""));
+  return said ? Date.parse(`${said[1]}T${said[2]}:00Z`) : undefined;
+}
+
+describe("a prompt the server's cache can reuse", () => {
+  it("keeps the system prompt byte-identical across minute boundaries and an hour of silence; the time comes in the user's message, and a reminder 'in 20 minutes' is set from it", async () => {
+    fake.respond((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { content: `done: ${String(last.content)}` };
+      if (String(last?.content).includes("in 20 minutes")) {
+        const now = timeSaid(request);
+        if (now === undefined) return { content: "I do not know what time it is." };
+        const at = new Date(now + 20 * MINUTE).toISOString().slice(0, 16);
+        return { toolCalls: [{ name: "cron", arguments: { action: "add", message: "Call Anna", at } }] };
+      }
+      return { content: `noted: ${String(last?.content)}` };
+    });
+    // The first two messages an hour ago, a minute apart; the third now.
+    let offset = -60 * MINUTE;
+    const home = tempHome();
+    const app = await testApp(fake.url, home, {}, undefined, undefined, {
+      now: () => new Date(Date.now() + offset),
+    });
+    apps.push(app);
+    const channel = recordingChannel(app);
+    await app.start([channel]);
+    await app.bus.publishInbound(userMessage("clock", "hello"));
+    await channel.waitFor(1);
+    offset += MINUTE + 1000;
+    await app.bus.publishInbound(userMessage("clock", "still there?"));
+    await channel.waitFor(2);
+    offset = 0;
+    await app.bus.publishInbound(userMessage("clock", "remind me in 20 minutes to call Anna"));
+    await channel.waitFor(3);
+    expect(channel.sent[2].text).toMatch(/^done: Scheduled job/);
+
+    const requests = fake.requests.filter((r) => r.tools !== undefined);
+    expect(requests.length).toBe(4);
+    // One system message, first, and the same bytes in every request.
+    for (const r of requests) {
+      expect(r.sent.filter((m) => m.role === "system")).toHaveLength(1);
+      expect(r.sent[0].content === requests[0].sent[0].content).toBe(true);
+    }
+    expect(String(requests[0].sent[0].content)).not.toMatch(/\d{2}:\d{2}/);
+    // Each user message says the time it arrived; the first two differ by a minute, the last by an hour.
+    const said = requests.slice(0, 3).map(timeSaid) as number[];
+    expect(said[1] - said[0]).toBe(MINUTE);
+    expect(Math.abs(said[2] - Date.now())).toBeLessThan(2 * MINUTE);
+    // Each request starts with the whole one before it (its answer and the new message come after).
+    for (let i = 1; i < requests.length; i++) {
+      const before = requests[i - 1].sent;
+      expect(JSON.stringify(requests[i].sent.slice(0, before.length))).toBe(JSON.stringify(before));
+    }
+    // The reminder is due 20 minutes after now, not after the time of the conversation's start.
+    const [job] = await app.store.jobs.listAll();
+    expect(Math.abs(job.nextRunAt - (Date.now() + 20 * MINUTE))).toBeLessThan(2 * MINUTE);
+  });
+});
