@@ -94,6 +94,39 @@ export function describeStateConformance(fresh: Fresh): void {
     expect(typeof (await store.memory.indexPending())).toBe("number");
   });
 
+  it("folds accents and case in search, as people type: cafe finds Café, and café finds cafe", async () => {
+    const { store } = await fresh();
+    await store.conversations.append("telegram:1", [
+      { role: "user", content: "we met at the Café Müller in Zürich" },
+      { role: "assistant", content: "the cafe near the station opens at eight" },
+    ]);
+    const conversationId = (await store.memory.openConversation("telegram:1")) as number;
+    const entry = { sessionKey: "telegram:1", conversationId, periodStart: 1, periodEnd: 2, tokens: 5 };
+    const [first] = await store.memory.pending(conversationId, 0, 1);
+    await store.memory.addEntry({
+      ...entry,
+      firstId: first.id,
+      throughId: first.id,
+      text: "Élodie prefers crème brûlée",
+    });
+    await store.memory.syncMemoryFile("h1", 5000, ["Noël at the chalet in Megève"]);
+    const texts = async (query: string) =>
+      (await store.memory.search(query, scope("telegram:1", true))).map((h) => h.snippet.replace(/[«»]/g, ""));
+    expect(await texts("muller zurich")).toEqual(["we met at the Café Müller in Zürich"]);
+    expect((await texts("cafe")).sort()).toEqual([
+      "the cafe near the station opens at eight",
+      "we met at the Café Müller in Zürich",
+    ]);
+    expect((await texts("CAFÉ")).sort()).toEqual([
+      "the cafe near the station opens at eight",
+      "we met at the Café Müller in Zürich",
+    ]);
+    expect(await texts("elodie creme brulee")).toEqual(["Élodie prefers crème brûlée"]);
+    expect(await texts("megeve")).toEqual(["Noël at the chalet in Megève"]);
+    // Typed with a combining accent (e + U+0301), as some keyboards send it.
+    expect(await texts("Mege\u0301ve")).toEqual(["Noël at the chalet in Megève"]);
+  });
+
   it("keeps cron jobs: per conversation, due and earliest without the paused ones, removed only by their own chat", async () => {
     const { store } = await fresh();
     const a = await store.jobs.add(job({ name: "a" }));

@@ -4,7 +4,8 @@ import type { SearchHit, SearchScope } from "../types.js";
 
 /**
  * Memory on PostgreSQL, searched for the same terms as SQLite's trigram index (pg_trgm's GIN indexes answer them, CJK
- * included), ranked by how many terms a text holds and then by PostgreSQL's own full-text rank of its words.
+ * included), accents folded on both sides as SQLite's are (pincer_fold), ranked by how many terms a text holds and then
+ * by PostgreSQL's own full-text rank of its words.
  */
 export class PostgresMemory extends SqlMemory {
   async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
@@ -13,9 +14,12 @@ export class PostgresMemory extends SqlMemory {
     if (terms.length === 0) return [];
     const patterns = terms.map(likePattern);
     // $1 session, $2 MEMORY.md allowed, $3 limit, $4 the words for the full-text rank, $5… the patterns.
-    const hits = (column: string) => patterns.map((_, i) => `(${column} ILIKE $${i + 5})::int`).join(" + ");
-    const any = (column: string) => patterns.map((_, i) => `${column} ILIKE $${i + 5}`).join(" OR ");
-    const rank = (column: string) => `ts_rank(to_tsvector('simple', ${column}), websearch_to_tsquery('simple', $4))`;
+    const hits = (column: string) =>
+      patterns.map((_, i) => `(pincer_fold(${column}) ILIKE pincer_fold($${i + 5}))::int`).join(" + ");
+    const any = (column: string) =>
+      patterns.map((_, i) => `pincer_fold(${column}) ILIKE pincer_fold($${i + 5})`).join(" OR ");
+    const rank = (column: string) =>
+      `ts_rank(to_tsvector('simple', pincer_fold(${column})), websearch_to_tsquery('simple', pincer_fold($4)))`;
     const rows = await this.db.rows<FoundRow>(
       `SELECT kind, id, role, at, text FROM (
          SELECT 'message' AS kind, m.id, m.role, m.created_at AS at, m.content AS text,

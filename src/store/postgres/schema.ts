@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { transaction } from "./db.js";
+import { CREATE_FOLD_FUNCTION } from "./fold.js";
 
 /**
  * The PostgreSQL engine's tables, the same shape as SQLite's (times are milliseconds since the epoch in bigints). Each
@@ -238,6 +239,15 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
     // A turn's draft (its reply shown as it is written), as SQLite's 018-inbox-draft.
     id: "007-inbox-draft",
     sql: "ALTER TABLE inbox ADD COLUMN draft text;",
+  },
+  {
+    // Search folds accents as SQLite's does ("cafe" finds "café"): the trigram indexes are built on folded text.
+    id: "008-search-folds-accents",
+    sql: `${CREATE_FOLD_FUNCTION}
+      DROP INDEX messages_search;
+      CREATE INDEX messages_search ON messages USING gin (pincer_fold(content) gin_trgm_ops) WHERE role IN ('user', 'assistant');
+      DROP INDEX memory_entries_search;
+      CREATE INDEX memory_entries_search ON memory_entries USING gin (pincer_fold(text) gin_trgm_ops);`,
   },
 ];
 
