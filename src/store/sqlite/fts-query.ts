@@ -74,11 +74,11 @@ export function likePattern(term: string): string {
 /** ~`width` characters around the first term found, terms marked «like this» (FTS5's snippet() counts trigrams). */
 export function makeSnippet(text: string, terms: string[], width = 280): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  const lower = flat.toLowerCase();
+  const lower = foldAccents(flat.toLowerCase());
   // Lower-casing keeps positions in nearly every script; where it does not, show the lower-cased text.
   const shown = lower.length === flat.length ? flat : lower;
   const ranges: Array<[number, number]> = [];
-  for (const term of terms) {
+  for (const term of terms.map(foldAccents)) {
     if (!term) continue;
     for (let at = lower.indexOf(term); at !== -1; at = lower.indexOf(term, at + 1)) ranges.push([at, at + term.length]);
   }
@@ -97,6 +97,14 @@ export function makeSnippet(text: string, terms: string[], width = 280): string 
   }
   out += shown.slice(pos, end);
   return `${start > 0 ? "…" : ""}${out}${end < shown.length ? "…" : ""}`;
+}
+
+/** é → e, as the search itself folds them; only letters whose base is as long, so positions stay. */
+function foldAccents(text: string): string {
+  return text.replace(/[\u00c0-\u1eff]/g, (letter) => {
+    const base = letter.normalize("NFD").replace(/\p{M}/gu, "");
+    return base.length === letter.length ? base : letter;
+  });
 }
 
 function mergeRanges(sorted: Array<[number, number]>): Array<[number, number]> {
