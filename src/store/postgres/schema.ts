@@ -249,18 +249,26 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
       DROP INDEX memory_entries_search;
       CREATE INDEX memory_entries_search ON memory_entries USING gin (pincer_fold(text) gin_trgm_ops);`,
   },
+  {
+    // What test/schema-engines.test.ts found SQLite had and PostgreSQL lacked.
+    id: "009-as-sqlite",
+    sql: `
+      ALTER TABLE cron_jobs ALTER COLUMN is_group SET DEFAULT 0;
+      ALTER TABLE helper_runs ADD CONSTRAINT helper_runs_status_check
+        CHECK (status IN ('running', 'done', 'failed', 'timeout', 'cancelled', 'interrupted'));`,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */
 const MIGRATION_LOCK = 7_390_025;
 
-export function migrate(pool: pg.Pool): Promise<void> {
+export function migrate(pool: pg.Pool, migrations = MIGRATIONS): Promise<void> {
   return transaction(pool, async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
     await tx.query("CREATE TABLE IF NOT EXISTS store_migrations (id text PRIMARY KEY, applied_at bigint NOT NULL)");
     const { rows } = await tx.query<{ id: string }>("SELECT id FROM store_migrations");
     const applied = new Set(rows.map((row) => row.id));
-    for (const migration of MIGRATIONS) {
+    for (const migration of migrations) {
       if (applied.has(migration.id)) continue;
       await tx.query(migration.sql);
       await tx.query("INSERT INTO store_migrations (id, applied_at) VALUES ($1, $2)", [migration.id, Date.now()]);
