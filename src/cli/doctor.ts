@@ -9,7 +9,7 @@ import { checkMcpServers } from "../tools/mcp/check.js";
 import { databaseErrorText } from "./database-problem.js";
 import { folderProblem } from "./fs-problem.js";
 import { probeModelTurn } from "./model-turn.js";
-import { type Check, probeDiscord, probeModel, probeTelegram } from "./probes.js";
+import { type Check, probeAgentModels, probeDiscord, probeModel, probeTelegram } from "./probes.js";
 import { clusterReport } from "./status.js";
 
 /** `pincer doctor`: each thing pincer needs, checked for real with the configured keys, and what to do. */
@@ -19,11 +19,12 @@ async function runDoctor(config: Config): Promise<Check[]> {
   const folders = [writable("PINCER_HOME", config.home), writable("PINCER_WORKSPACE", config.workspace)];
   const database = await databaseCheck(config);
   const cluster = config.databaseUrl ? await clusterReport(config, config.databaseUrl) : undefined;
-  const [model, telegram, discord, sandbox, mcp] = await Promise.all([
+  const [model, models, telegram, discord, sandbox, mcp] = await Promise.all([
     // Only an endpoint that answers is sent a turn's request.
     probeModel(config).then(async (listed) =>
       listed.status === "fail" ? [listed] : [listed, await probeModelTurn(config)],
     ),
+    probeAgentModels(config),
     probeTelegram(config),
     probeDiscord(config),
     checkSandbox(config),
@@ -38,6 +39,7 @@ async function runDoctor(config: Config): Promise<Check[]> {
     ...(cluster ? [check("cluster", cluster.ok ? "ok" : "warn", cluster.detail)] : []),
     check("timezone", isValidTimeZone(config.timezone) ? "ok" : "fail", zone),
     ...model,
+    ...models,
     check("sandbox", !sandbox.ok ? "fail" : sandbox.sandboxed ? "ok" : "warn", sandbox.detail),
     ...(sandbox.ok ? [{ name: "sandbox limits", ...describeLimits(sandbox, config.exec) }] : []),
     telegram,

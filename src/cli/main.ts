@@ -18,6 +18,9 @@ import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
 function loadFromEnv(options: LoadOptions = {}) {
   if (existsSync(".env")) process.loadEnvFile(".env");
   const config = loadConfig(process.env, options);
+  // Each agent's keys and each account's token now live in its own settings only: no other agent's tool, skill or
+  // child process can read them from the environment.
+  for (const name of config.secrets) delete process.env[name];
   return { config, log: createLogger(config.logLevel) };
 }
 

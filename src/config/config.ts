@@ -2,6 +2,19 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseSessionKey } from "../bus/types.js";
+import {
+  type AgentSettings,
+  accountsOf,
+  agentEndpoint,
+  agentWorkspace,
+  type Env,
+  keysOf,
+  MAIN_AGENT,
+  mergedFile,
+  modelKeyEntries,
+  routingProblem,
+  SettingProblem,
+} from "./agents.js";
 import { databaseUrl } from "./database-url.js";
 import { ConfigError } from "./errors.js";
 import type { FileConfig } from "./file-schema.js";
@@ -9,9 +22,8 @@ import { fileValidator } from "./file-validator.js";
 import { resolveMcpSettings } from "./mcp-settings.js";
 import { isHttpUrl, webSettings } from "./web.js";
 
+export type { Env } from "./agents.js";
 export { ConfigError } from "./errors.js";
-
-export type Env = Record<string, string | undefined>;
 export type Config = ReturnType<typeof loadConfig>;
 export type WebAddr = { host: string; port: number };
 
@@ -43,24 +55,53 @@ export function loadConfig(env: Env, options: LoadOptions = {}) {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, not "${logLevel}".`);
   }
-  const file = readConfigFile(configFile, Boolean(env.PINCER_CONFIG));
+  const { file, raw } = readConfigFile(configFile, Boolean(env.PINCER_CONFIG));
   const model = env.PINCER_MODEL || DEFAULT_MODEL;
   const problem = fileProblem(file, model);
   if (problem) throw new ConfigError(`PINCER_CONFIG file ${configFile}: ${problem}`);
+  const baseUrl = url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1");
+  const openai = { apiKey, baseUrl, model, keyEnv: "OPENAI_API_KEY" };
+  const workspace = resolve(expandHome(env.PINCER_WORKSPACE || join(home, "workspace")));
+  const telegramToken = token(env, "telegram", "TELEGRAM_BOT_TOKEN");
+  const discordToken = token(env, "discord", "DISCORD_BOT_TOKEN");
+  const telegramAllowFrom = allowList(env, "TELEGRAM_ALLOW_FROM");
+  const discordAllowFrom = allowList(env, "DISCORD_ALLOW_FROM");
+  const required = options.requireApiKey !== false;
+  const { agents, accounts } = inFile(configFile, () => {
+    const agents = agentsOf(env, { raw, file, home, configFile, openai, workspace, required });
+    const defaults = [
+      { channel: "telegram" as const, token: telegramToken, allowFrom: telegramAllowFrom },
+      { channel: "discord" as const, token: discordToken, allowFrom: discordAllowFrom },
+    ];
+    const accounts = accountsOf(env, file, defaults, (channel, variable, value) =>
+      tokenShape(channel, variable, value),
+    );
+    const routing = routingProblem(file, Object.keys(agents));
+    if (routing) throw new SettingProblem(routing);
+    return { agents, accounts };
+  });
+  const secrets = [
+    ...Object.values(agents).flatMap((a) => Object.keys(a.keys)),
+    ...(["telegram", "discord"] as const).flatMap((c) => Object.values(file.accounts[c]).map((a) => a.tokenEnv)),
+  ];
   return {
     ...file,
+    ...agents[MAIN_AGENT],
+    /** Every agent's settings by name (`main` always there); `{...config, ...agents[NAME]}` is that agent's config. */
+    agents,
+    /** Every bot, the default accounts first. */
+    accounts,
+    /** The variables holding agents' keys and accounts' tokens: taken out of `process.env` once read (cli/main.ts). */
+    secrets,
     telegram: telegramSettings(env, file.telegram),
-    mcp: { servers: resolveMcpSettings(env, file.mcp.servers, dirname(configFile)) },
     web: webSettings(env, file.web),
-    openai: { apiKey, baseUrl: url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1"), model },
-    telegramToken: token(env, "TELEGRAM_BOT_TOKEN"),
+    telegramToken,
     telegramApiRoot: url(env, "TELEGRAM_API_ROOT", "https://api.telegram.org"),
-    telegramAllowFrom: allowList(env, "TELEGRAM_ALLOW_FROM"),
-    discordToken: token(env, "DISCORD_BOT_TOKEN"),
+    telegramAllowFrom,
+    discordToken,
     discordApiUrl: url(env, "DISCORD_API_URL", "https://discord.com/api"),
-    discordAllowFrom: allowList(env, "DISCORD_ALLOW_FROM"),
+    discordAllowFrom,
     home,
-    workspace: resolve(expandHome(env.PINCER_WORKSPACE || join(home, "workspace"))),
     configFile,
     sandbox,
     timezone,
@@ -163,7 +204,66 @@ function isChatTarget(value: string): boolean {
   return parsed !== undefined && parsed.channel !== "system";
 }
 
-function readConfigFile(path: string, explicit: boolean): FileConfig {
+/** Each agent's settings: the top-level sections with its overrides merged in (checked as the file is), its endpoint,
+ * workspace and keys. An agent's MCP servers cannot name another agent's key variables. */
+function agentsOf(
+  env: Env,
+  input: { raw: Record<string, unknown>; file: FileConfig; home: string; configFile: string; required: boolean } & {
+    openai: AgentSettings["openai"];
+    workspace: string;
+  },
+): Record<string, AgentSettings> {
+  const { raw, file, home, configFile, required } = input;
+  const dir = dirname(configFile);
+  const names = [MAIN_AGENT, ...Object.keys(file.agents).filter((name) => name !== MAIN_AGENT)];
+  const agents: Record<string, AgentSettings> = {};
+  for (const name of names) {
+    const set = file.agents[name] ?? {};
+    const where = file.agents[name] ? `agents.${name}` : "";
+    const own = Object.keys(set).some((key) => key !== "workspace" && key !== "model")
+      ? checked(mergedFile(raw, set), configFile, `${where}.`)
+      : file;
+    const { openai, keys } = agentEndpoint(env, input.openai, set.model, `${where}.model`, required);
+    const problem = own === file && !set.model ? undefined : fileProblem(own, openai.model);
+    if (problem) throw new SettingProblem(`${where}: ${problem}`);
+    const modelKeys = keysOf(env, modelKeyEntries(own), `${where ? `${where}.` : ""}agent.models`, required);
+    agents[name] = {
+      agentName: name,
+      workspace:
+        name === MAIN_AGENT && !set.workspace ? input.workspace : agentWorkspace(home, dir, name, set.workspace),
+      openai,
+      keys: { ...keys, ...modelKeys },
+      agent: own.agent,
+      exec: own.exec,
+      approvals: own.approvals,
+      memory: own.memory,
+      heartbeat: own.heartbeat,
+      mcp: own.mcp,
+    };
+  }
+  for (const agent of Object.values(agents)) {
+    const others = Object.values(agents).flatMap((a) => (a === agent ? [] : Object.keys(a.keys)));
+    const visible = Object.fromEntries(Object.entries(env).filter(([k]) => !others.includes(k) || k in agent.keys));
+    agent.mcp = { servers: resolveMcpSettings(visible, agent.mcp.servers, dir) };
+  }
+  return agents;
+}
+
+/** The file (or an agent's merge of it, `prefix` naming the agent) checked and its defaults filled in. */
+function checked(data: Record<string, unknown>, path: string, prefix = ""): FileConfig {
+  const validate = fileValidator();
+  if (!validate(data)) {
+    const e = validate.errors?.[0];
+    const at = e?.instancePath ? prefix + e.instancePath.slice(1).replaceAll("/", ".") : "the top level";
+    // An unknown key or a bad name of a map's entry is named (ajv says only "must NOT have additional properties").
+    const named = (e?.params as { additionalProperty?: string } | undefined)?.additionalProperty ?? e?.propertyName;
+    const extra = named === undefined ? "" : ` "${named}"`;
+    throw new ConfigError(`PINCER_CONFIG file ${path}: ${at} ${e?.message ?? "is invalid"}${extra}.`);
+  }
+  return data;
+}
+
+function readConfigFile(path: string, explicit: boolean): { file: FileConfig; raw: Record<string, unknown> } {
   let data: unknown = {};
   if (existsSync(path)) {
     try {
@@ -174,16 +274,21 @@ function readConfigFile(path: string, explicit: boolean): FileConfig {
   } else if (explicit) {
     throw new ConfigError(`PINCER_CONFIG points to ${path}, which does not exist.`);
   }
-  const validate = fileValidator();
-  if (!validate(data)) {
-    const e = validate.errors?.[0];
-    const where = e?.instancePath ? e.instancePath.slice(1).replaceAll("/", ".") : "the top level";
-    // An unknown key is named (ajv says only "must NOT have additional properties").
-    const unknown = (e?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
-    const extra = unknown === undefined ? "" : ` "${unknown}"`;
-    throw new ConfigError(`PINCER_CONFIG file ${path}: ${where} ${e?.message ?? "is invalid"}${extra}.`);
+  const raw = isObject(data) ? structuredClone(data) : {};
+  return { file: checked(data as Record<string, unknown>, path), raw };
+}
+
+const isObject = (data: unknown): data is Record<string, unknown> =>
+  typeof data === "object" && data !== null && !Array.isArray(data);
+
+/** A setting's problem said as the file's: "PINCER_CONFIG file PATH: setting …". */
+function inFile<T>(configFile: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof SettingProblem) throw new ConfigError(`PINCER_CONFIG file ${configFile}: ${err.message}.`);
+    throw err;
   }
-  return data;
 }
 
 function url(env: Env, name: string, fallback: string): string {
@@ -194,17 +299,21 @@ function url(env: Env, name: string, fallback: string): string {
 
 /** Each bot token's shape (Telegram: the bot's id, a colon, the secret; Discord: three base64url parts) and where it is. */
 const TOKENS = {
-  TELEGRAM_BOT_TOKEN: [/^\d+:[A-Za-z0-9_-]{30,}$/, "the token BotFather gave you, like 123456789:AAH…"],
-  DISCORD_BOT_TOKEN: [
+  telegram: [/^\d+:[A-Za-z0-9_-]{30,}$/, "the token BotFather gave you, like 123456789:AAH…"],
+  discord: [
     /^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}$/,
     "the bot token from the Developer Portal (Bot → Reset Token)",
   ],
 } as const;
 
-function token(env: Env, name: keyof typeof TOKENS): string | undefined {
+function tokenShape(channel: keyof typeof TOKENS, name: string, value: string): void {
+  const [shape, what] = TOKENS[channel];
+  if (!shape.test(value)) throw new ConfigError(`${name} does not look like a bot token: paste ${what}.`);
+}
+
+function token(env: Env, channel: keyof typeof TOKENS, name: string): string | undefined {
   const value = env[name]?.trim() || undefined;
-  const [shape, what] = TOKENS[name];
-  if (value && !shape.test(value)) throw new ConfigError(`${name} does not look like a bot token: paste ${what}.`);
+  if (value) tokenShape(channel, name, value);
   return value;
 }
 

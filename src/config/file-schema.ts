@@ -13,6 +13,22 @@ function entry<const P extends Record<string, object>, const R extends readonly 
   return { type: "object", additionalProperties: false, required, properties } as const;
 }
 
+/** An environment variable's name (holding a key or a token: the file never holds secrets). */
+const ENV_NAME = { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" } as const;
+
+/** An agent's or an account's name: it becomes part of session keys, paths and roles. */
+const NAME = { pattern: "^[a-z0-9][a-z0-9_-]{0,31}$" } as const;
+
+/** A section an agent overrides: checked as the top-level one once merged over it (agents.ts). */
+const OVERRIDE = { type: "object" } as const;
+
+/** One bot account of a platform (`accounts.telegram.NAME`): the variable holding its token and its agent. */
+const account = entry(["tokenEnv"], {
+  tokenEnv: ENV_NAME,
+  agent: { type: "string", ...NAME },
+  allowFrom: { type: "array", items: { type: "string", pattern: "^(\\*|\\d+)$" } },
+});
+
 /** The optional config file (PINCER_CONFIG); ajv fills in the defaults, so pincer reads a complete object. The
  * settings: docs/configuration.md. */
 export const fileSchema = {
@@ -36,6 +52,7 @@ export const fileSchema = {
         items: entry(["name"], {
           name: { type: "string", minLength: 1 },
           baseUrl: { type: "string", pattern: "^https?://" },
+          apiKeyEnv: ENV_NAME,
           label: { type: "string", minLength: 1 },
         }),
       },
@@ -48,6 +65,7 @@ export const fileSchema = {
             entry(["model"], {
               model: { type: "string", minLength: 1 },
               baseUrl: { type: "string", pattern: "^https?://" },
+              apiKeyEnv: ENV_NAME,
             }),
           ],
         },
@@ -172,6 +190,47 @@ export const fileSchema = {
         }),
       },
     }),
+    // Several assistants in one gateway (agents.ts; docs/configuration.md#several-agents).
+    agents: {
+      type: "object",
+      default: {},
+      propertyNames: NAME,
+      additionalProperties: entry([], {
+        workspace: { type: "string", minLength: 1 },
+        model: {
+          anyOf: [
+            { type: "string", minLength: 1 },
+            entry(["name"], {
+              name: { type: "string", minLength: 1 },
+              baseUrl: { type: "string", pattern: "^https?://" },
+              apiKeyEnv: ENV_NAME,
+            }),
+          ],
+        },
+        agent: OVERRIDE,
+        exec: OVERRIDE,
+        approvals: OVERRIDE,
+        mcp: OVERRIDE,
+        memory: OVERRIDE,
+        heartbeat: OVERRIDE,
+      }),
+    },
+    accounts: section({
+      telegram: { type: "object", default: {}, propertyNames: NAME, additionalProperties: account },
+      discord: { type: "object", default: {}, propertyNames: NAME, additionalProperties: account },
+    }),
+    bindings: {
+      type: "array",
+      default: [],
+      items: entry(["agent", "channel"], {
+        agent: { type: "string", minLength: 1 },
+        channel: { enum: ["telegram", "discord"] },
+        account: { type: "string", minLength: 1 },
+        chat: { type: "string", minLength: 1 },
+        thread: { type: "string", minLength: 1 },
+        guild: { type: "string", minLength: 1 },
+      }),
+    },
     mcp: section({
       servers: {
         type: "object",

@@ -5,26 +5,31 @@ import { ContextRefusedError, createOpenAIModel, type Model } from "./model.js";
 import { CircuitBreaker, createResilientModel, type Endpoint } from "./resilient.js";
 import { withVisionFallback } from "./vision-fallback.js";
 
-type EndpointSpec = { name: string; baseUrl: string; model: string };
+/** An endpoint and the key sent there: its entry's own (`apiKeyEnv`), else the agent's main model's. */
+export type EndpointSpec = { name: string; baseUrl: string; model: string; apiKey: string; keyEnv: string };
 
-function at(url: string, model: string): EndpointSpec {
-  const baseUrl = url.replace(/\/+$/, "");
-  return { name: `${model} at ${baseUrl}`, baseUrl, model };
+type Keyed = Pick<Config, "openai" | "keys">;
+
+function at({ openai, keys }: Keyed, url: string | undefined, model: string, apiKeyEnv?: string): EndpointSpec {
+  const baseUrl = (url ?? openai.baseUrl).replace(/\/+$/, "");
+  const apiKey = apiKeyEnv ? (keys[apiKeyEnv] ?? "") : openai.apiKey;
+  return { name: `${model} at ${baseUrl}`, baseUrl, model, apiKey, keyEnv: apiKeyEnv ?? openai.keyEnv };
 }
 
 /** The endpoints a turn tries in order: the chat's choice of `agent.models` (by name; the main model when absent or
  * no longer configured), then `agent.fallbackModels`. */
-function chainOf(config: Config, choice?: string): EndpointSpec[] {
-  const { baseUrl, model } = config.openai;
+export function chainOf(config: Keyed & Pick<Config, "agent">, choice?: string): EndpointSpec[] {
   const chosen = config.agent.models.find((m) => m.name === choice);
-  const first = chosen ? at(chosen.baseUrl ?? baseUrl, chosen.name) : at(baseUrl, model);
+  const first = chosen
+    ? at(config, chosen.baseUrl, chosen.name, chosen.apiKeyEnv)
+    : at(config, undefined, config.openai.model);
   const fallbacks = config.agent.fallbackModels.map((f) =>
-    typeof f === "string" ? at(baseUrl, f) : at(f.baseUrl ?? baseUrl, f.model),
+    typeof f === "string" ? at(config, undefined, f) : at(config, f.baseUrl, f.model, f.apiKeyEnv),
   );
   return [first, ...fallbacks.filter((f) => f.name !== first.name)];
 }
 
-function modelAt({ openai: { apiKey }, agent }: Config, baseUrl: string, model: string): Model {
+function modelAt({ agent }: Config, { apiKey, baseUrl, model }: Omit<EndpointSpec, "name">): Model {
   const { modelTimeoutSeconds: timeoutSeconds, modelRetries: retries, stream, temperature } = agent;
   return createOpenAIModel({ apiKey, baseUrl, model, timeoutSeconds, retries, stream, temperature });
 }
@@ -39,10 +44,11 @@ export function createConfiguredModels(config: Config, log: Logger, main: Model 
   const breaker = { failureThreshold, coolDownMs: coolDownSeconds * 1000 };
   const mainName = chainOf(config)[0].name;
   const endpoints = new Map<string, Endpoint>();
-  const endpoint = ({ name, baseUrl, model }: EndpointSpec): Endpoint => {
+  const endpoint = (spec: EndpointSpec): Endpoint => {
+    const { name } = spec;
     let made = endpoints.get(name);
     if (!made) {
-      const client = (name === mainName && main) || modelAt(config, baseUrl, model);
+      const client = (name === mainName && main) || modelAt(config, spec);
       made = { name, model: client, breaker: new CircuitBreaker(breaker) };
       endpoints.set(name, made);
     }
@@ -79,7 +85,7 @@ export function createConfiguredModels(config: Config, log: Logger, main: Model 
 /** The helpers' model: agent.helperModel on the configured endpoint, else (or when a model is injected) the main one. */
 export function createHelperModel(config: Config, main: Model, injected: boolean): Model {
   const { helperModel } = config.agent;
-  return !helperModel || injected ? main : modelAt(config, config.openai.baseUrl, helperModel);
+  return !helperModel || injected ? main : modelAt(config, { ...config.openai, model: helperModel });
 }
 
 /** `window`: `agent.contextTokens`, or less where any endpoint of the chain takes less (a fallback gets the same
@@ -102,8 +108,8 @@ export async function discoverContexts(config: Config, limits: ContextLimits, fo
   const all = [undefined, ...config.agent.models.map((m) => m.name)].flatMap((choice) => chainOf(config, choice));
   const endpoints = new Map(all.map((e) => [e.name, e]));
   await Promise.all(
-    [...endpoints.values()].map(async ({ name, baseUrl, model }) => {
-      const found = await discoverContext({ baseUrl, model, apiKey: config.openai.apiKey, timeoutMs: 5000 });
+    [...endpoints.values()].map(async ({ name, baseUrl, model, apiKey }) => {
+      const found = await discoverContext({ baseUrl, model, apiKey, timeoutMs: 5000 });
       if (found) limits.learn(name, found.tokens, found.source);
       else if (forget) limits.forgetRefusal(name);
     }),

@@ -78,6 +78,10 @@ export interface FakeOpenAI {
    * `style`; vLLM counts `max_tokens` in. Undefined lifts the limit.
    */
   limitContext(tokens: number | undefined, style?: ContextStyle): void;
+  /** Refuses (401, as OpenAI words it) every request that does not send `Bearer KEY`; undefined takes any key. */
+  requireKey(key: string | undefined): void;
+  /** The key (`Authorization: Bearer …`) of every request, models lists included, in order. */
+  keysSeen: string[];
   /** Uploads to /v1/audio/transcriptions: the form's model and the audio bytes' length. */
   transcriptions: Array<{ model: string; bytes: number }>;
   /** How transcriptions are answered (default: the text "hello from a voice note"). */
@@ -119,7 +123,15 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
   const transcriptions: Array<{ model: string; bytes: number }> = [];
   let transcript: { text: string; delayMs?: number } | { status: number } = { text: "hello from a voice note" };
 
+  let requiredKey: string | undefined;
+  const keysSeen: string[] = [];
   const server = createServer(async (req, res) => {
+    const key = String(req.headers.authorization ?? "").replace(/^Bearer /, "");
+    keysSeen.push(key);
+    if (requiredKey !== undefined && key !== requiredKey) {
+      const error = { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" };
+      return sendJson(res, 401, { error });
+    }
     if (req.method === "POST" && req.url === "/v1/audio/transcriptions") {
       const form = await new Request("http://fake/", {
         method: "POST",
@@ -222,6 +234,10 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
     limitContext: (tokens, style = "llama.cpp") => {
       limit = tokens === undefined ? undefined : { tokens, style };
     },
+    requireKey: (key) => {
+      requiredKey = key;
+    },
+    keysSeen,
     transcriptions,
     transcribeWith: (reply) => {
       transcript = reply;

@@ -1,0 +1,40 @@
+import type { FileConfig } from "../config/file-schema.js";
+
+export type Binding = FileConfig["bindings"][number];
+
+/** Where a message was written, as bindings match it: `account` undefined is the channel's default account. */
+export interface MessagePlace {
+  channel: string;
+  account?: string;
+  chatId: string;
+  threadId?: string;
+  guildId?: string;
+}
+
+/** How much each field narrows a binding: a topic or thread beats its chat, a chat its server (guild), a server its
+ * account, an account the whole channel; the sum orders bindings naming several. */
+const WEIGHT = { thread: 8, chat: 4, guild: 2, account: 1 } as const;
+
+/** The agent that answers a message: the most specific binding that matches it, the first in the file among equals;
+ * none matching, the account's own agent. */
+export function bindingFor(place: MessagePlace, bindings: readonly Binding[], accountAgent: string): string {
+  const actual = {
+    account: place.account ?? "default",
+    chat: place.chatId,
+    thread: place.threadId,
+    guild: place.guildId,
+  };
+  let best: { agent: string; score: number } | undefined;
+  for (const binding of bindings) {
+    if (binding.channel !== place.channel) continue;
+    let score = 0;
+    let matches = true;
+    for (const field of ["account", "chat", "thread", "guild"] as const) {
+      if (binding[field] === undefined) continue;
+      if (binding[field] !== actual[field]) matches = false;
+      score += WEIGHT[field];
+    }
+    if (matches && (best === undefined || score > best.score)) best = { agent: binding.agent, score };
+  }
+  return best?.agent ?? accountAgent;
+}
