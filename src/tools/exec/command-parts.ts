@@ -1,3 +1,5 @@
+import { parseCommands, WRITES_TO_FILE } from "./shell-parse.js";
+
 /**
  * The simple commands a shell command would run: parts chained with `;`, `&&`, `||`, `|`, `&` or newlines, and those
  * inside subshells, backticks and `$(…)`. A tokenizer for a filter, not a parser: in doubt it yields more parts,
@@ -10,21 +12,43 @@ export function commandParts(command: string): string[] {
 }
 
 /**
- * Why exec.allowPatterns does not list `command` (for the guard and approvals), or undefined: every part matches,
- * and it neither writes a file (`echo x >> AGENTS.md` is not the listed `echo`) nor sets a variable for a part
- * (`LD_PRELOAD=./x.so ls` runs more than `ls`), both of which commandParts cuts off before the patterns see them.
+ * Why exec.allowPatterns does not list `command` (for the guard and approvals), or undefined: the shell grammar
+ * proves every simple command it can run (parseCommands refuses what it cannot prove), each matches a pattern, none
+ * writes a file (`echo x >> AGENTS.md` is not the listed `echo`) or sets a variable (`LD_PRELOAD=./x.so ls` runs
+ * more than `ls`), each names its program plainly, and none is a program that runs other commands.
  */
 export function unlisted(command: string, patterns: readonly RegExp[]): string | undefined {
-  if (/>/.test(command.replace(/\d*>&\d+|\d*>>?\s*\/dev\/null\b/g, ""))) return "it writes to a file (>)";
-  if (ASSIGNS.test(command)) return "it sets a variable for the command it runs (X=… cmd)";
-  const parts = commandParts(command);
-  if (parts.length === 0) return "it runs nothing";
-  const stray = parts.find((part) => !patterns.some((pattern) => pattern.test(part)));
-  return stray === undefined ? undefined : `"${stray.length > 80 ? `${stray.slice(0, 80)}…` : stray}" is not in it`;
+  const parsed = parseCommands(command);
+  if ("unproven" in parsed) {
+    return parsed.unproven === WRITES_TO_FILE ? WRITES_TO_FILE : `pincer cannot prove what it runs: ${parsed.unproven}`;
+  }
+  if (parsed.commands.length === 0) return "it runs nothing";
+  for (const { words, text } of parsed.commands) {
+    if (ASSIGNMENT_WORD.test(words[0])) return "it sets a variable for the command it runs (X=… cmd)";
+    if (!patterns.some((pattern) => pattern.test(text))) {
+      return `"${text.length > 80 ? `${text.slice(0, 80)}…` : text}" is not in it`;
+    }
+    if (/[$*?[~]/.test(words[0])) return `the program "${words[0]}" is only known when it runs`;
+    if (RUNS_OTHERS.has(words[0].replace(/^.*\//, ""))) {
+      return `"${words[0]}" runs other commands (or changes how they are found), which no pattern can vouch for`;
+    }
+    if (words[0].replace(/^.*\//, "") === "find" && words.some((w) => /^-(?:exec|execdir|ok|okdir)$/.test(w))) {
+      return "find -exec runs other commands, which no pattern can vouch for";
+    }
+  }
+  return undefined;
 }
 
-const ASSIGNS =
-  /(?:^|[\n;&|(`{]|\$\()\s*(?:(?:sudo|doas|exec|nohup|command|nice|env|timeout\s+\S+)\s+(?:-\S+\s+)*)*[A-Za-z_]\w*\+?=/i;
+const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
+
+/** Programs whose arguments are commands, or that change what later names run: a pattern on their text proves nothing. */
+const RUNS_OTHERS = new Set(
+  (
+    "eval exec command builtin enable hash alias unalias trap source . env xargs nohup nice ionice timeout time " +
+    "sudo doas su runuser setsid stdbuf chroot unshare nsenter flock watch parallel script busybox " +
+    "sh bash dash zsh ksh mksh fish export readonly declare typeset local set unset"
+  ).split(" "),
+);
 
 function collect(text: string, parts: string[]): void {
   let current = "";
