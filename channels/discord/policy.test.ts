@@ -58,5 +58,9 @@ describe("cleanContent", () => {
     expect(cleanContent("<@100> hello", "100", names)).toBe("hello");
     expect(cleanContent("hey <@!100>, ask <@7> about <@8>", "100", names)).toBe("hey , ask @ada about <@8>");
     expect(cleanContent("<@100>", "100", names)).toBe("");
+    // Issue 36, point 9: the user's own spacing stays (pasted code, YAML).
+    const yaml = "services:\n  web:\n    image: nginx\n\tports:  [80]";
+    expect(cleanContent(`<@100> fix this:\n${yaml}`, "100", names)).toBe(`fix this:\n${yaml}`);
+    expect(cleanContent(`<@100>\n${yaml}`, "100", names)).toBe(yaml);
   });
 });

@@ -44,14 +44,19 @@ export function conversationOf(facts: Pick<MessageFacts, "channelId" | "parentId
   return { chatId, ...(threadId ? { threadId } : {}), sessionKey: sessionKeyOf("discord", chatId, threadId) };
 }
 
-/** The text the model sees: the bot's own mention (`<@id>`, legacy `<@!id>`) removed, others as readable `@name`s. */
+/**
+ * The text the model sees: the bot's own mention (`<@id>`, legacy `<@!id>`) removed with the one space after it, others
+ * as readable `@name`s. Every other space is the user's: pasted code and YAML keep their indentation.
+ */
 export function cleanContent(content: string, botId: string, names: ReadonlyMap<string, string>): string {
-  return content
+  const cleaned = content
+    .replace(new RegExp(`(^|[ \\t])<@!?${botId.replace(/\D/g, "")}>(?:[ \\t]|$)`, "gm"), "$1")
     .replace(/<@!?(\d+)>/g, (whole, id: string) => {
       if (id === botId) return "";
       const name = names.get(id);
       return name ? `@${name}` : whole;
     })
-    .replace(/[ \t]{2,}/g, " ")
-    .trim();
+    .replace(/^(?:[ \t]*\n)+/, "")
+    .trimEnd();
+  return cleaned.trim() === "" ? "" : cleaned;
 }

@@ -184,5 +184,16 @@ describe("stripBotName", () => {
     expect(stripBotName("@pincer_bot, what's up", "pincer_bot")).toBe("what's up");
     expect(stripBotName("ask @PINCER_BOT now", "pincer_bot")).toBe("ask now");
     expect(stripBotName("@pincer_botany stays", "pincer_bot")).toBe("@pincer_botany stays");
+    expect(stripBotName("/model@pincer_bot big", "pincer_bot")).toBe("/model big");
+    expect(stripBotName("hi @pincer_bot", "pincer_bot")).toBe("hi");
+    expect(stripBotName(" \t@pincer_bot ", "pincer_bot")).toBe("");
+  });
+
+  it("keeps every other space and tab: pasted code and YAML keep their indentation (issue 36, point 9)", () => {
+    const yaml = "services:\n  web:\n    image: nginx\n    ports:\n      - '80:80'";
+    expect(stripBotName(yaml, "pincer_bot")).toBe(yaml);
+    expect(stripBotName(`@pincer_bot fix this:\n${yaml}`, "pincer_bot")).toBe(`fix this:\n${yaml}`);
+    expect(stripBotName(`@pincer_bot\n\tif x:\n\t\treturn  1`, "pincer_bot")).toBe("\tif x:\n\t\treturn  1");
+    expect(stripBotName("a  b\t\tc  @pincer_bot  d", "pincer_bot")).toBe("a  b\t\tc   d");
   });
 });

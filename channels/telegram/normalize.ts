@@ -105,14 +105,18 @@ function isCommandFor(text: string, entities: MessageEntity[], username: string)
   return target === undefined || target.toLowerCase() === username.toLowerCase();
 }
 
-/** Removes `@botname` (anywhere, any case) so the agent and the command parser see the plain request. */
+/**
+ * Removes `@botname` (as a word or after a leading `/command`, any case, with the comma or colon and the one space
+ * after it) so the agent and the command parser see the plain request. Every other space is the user's: pasted code and YAML keep their indentation.
+ */
 export function stripBotName(text: string, username: string): string {
   const escaped = username.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return text
-    .replace(new RegExp(`@${escaped}\\b`, "gi"), "")
-    .replace(/[ \t]{2,}/g, " ")
-    .replace(/^[ \t]*[,:]?[ \t]*/, "")
-    .trim();
+  const stripped = text
+    .replace(new RegExp(`^(/\\w+)@${escaped}\\b`, "i"), "$1")
+    .replace(new RegExp(`(^|[ \\t])@${escaped}\\b[,:]?(?:[ \\t]|$)`, "gim"), "$1")
+    .replace(/^(?:[ \t]*\n)+/, "")
+    .trimEnd();
+  return stripped.trim() === "" ? "" : stripped;
 }
 
 function attachmentsOf(message: Message): AttachmentRef[] {
