@@ -230,7 +230,7 @@ describe("approvals in a chat", () => {
       senderId: "cron",
       senderName: "scheduler",
       sessionKey: "console:c1",
-      meta: { kind: "cron", jobId: "job1", userId: "job-owner" },
+      run: { kind: "cron", jobId: "job1", scheduledAt: 1, userId: "job-owner" },
     });
     const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
     expect(prompt.chatId).toBe("c1");
@@ -361,7 +361,7 @@ describe("approvals in a chat", () => {
       channel: "system",
       senderId: "heartbeat",
       sessionKey: "system:heartbeat",
-      meta: { kind: "heartbeat", deliverTo: "console:hb" },
+      run: { kind: "heartbeat", deliverTo: "console:hb" },
     });
     const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
     expect(prompt.chatId).toBe("hb");

@@ -64,8 +64,8 @@ function runsOf(home: string): Array<{ jobId: string; scheduledAt: number; text:
   try {
     return (db.prepare("SELECT payload FROM inbox ORDER BY rowid").pluck().all() as string[])
       .map((p) => JSON.parse(p) as InboundMessage)
-      .filter((m) => m.meta?.kind === "cron")
-      .map((m) => ({ jobId: m.meta?.jobId ?? "", scheduledAt: Number(m.meta?.scheduledAt), text: m.text }));
+      .flatMap((m) => (m.channel === "system" && m.run.kind === "cron" ? [{ ...m.run, text: m.text }] : []))
+      .map(({ jobId, scheduledAt, text }) => ({ jobId, scheduledAt, text }));
   } finally {
     db.close();
   }

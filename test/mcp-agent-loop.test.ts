@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
-import type { InboundMessage } from "../src/bus/types.js";
+import type { InboundMessage, SystemRun } from "../src/bus/types.js";
 import { runMessage } from "../src/scheduler/delivery.js";
 import { HEARTBEAT_OK, HEARTBEAT_SESSION } from "../src/scheduler/heartbeat.js";
 import type { CronJob } from "../src/store/store.js";
@@ -167,13 +167,13 @@ describe("MCP over stdio with server-everything", () => {
       tz: "UTC",
       origin: { channel: "console", chatId: h.chat, sessionKey: `console:${h.chat}`, isGroup: false },
     } as unknown as CronJob;
-    const system = (id: string, sessionKey: string, meta: Record<string, string>): InboundMessage => ({
+    const system = (id: string, sessionKey: string, run: SystemRun): InboundMessage => ({
       ...userMessage(h.chat, "a run nobody watches"),
       id,
       channel: "system",
-      senderId: meta.kind,
+      senderId: run.kind,
       sessionKey,
-      meta,
+      run,
     });
     const runs = [
       runMessage(job, Date.now(), Date.now()),
@@ -191,10 +191,10 @@ describe("MCP over stdio with server-everything", () => {
         { content: "ok" },
       );
       await h.app.bus.publishInbound(run);
-      await until(() => model.requests.length >= before + 2, `the ${run.meta?.kind} run's two model calls`);
+      await until(() => model.requests.length >= before + 2, `the ${run.senderId} run's two model calls`);
       expect(
         offered(before).filter((name) => name.startsWith("mcp_")),
-        run.meta?.kind,
+        run.senderId,
       ).toEqual([]);
       expect(offered(before)).toContain("exec");
       const result = model.requests[before + 1].messages.filter((m) => m.role === "tool").at(-1);

@@ -28,7 +28,7 @@ function reminderRun(jobId: string, reminder: string): InboundMessage {
     senderId: "cron",
     senderName: "scheduler",
     sessionKey: "console:a",
-    meta: { kind: "cron", jobId, runId: `cron:${jobId}:1`, userId: "user", reminder },
+    run: { kind: "cron", jobId, scheduledAt: 1, userId: "user", reminder },
   };
 }
 

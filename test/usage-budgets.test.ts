@@ -28,7 +28,7 @@ function systemRun(chatId: string, kind: "cron" | "heartbeat", n: number): Inbou
     id: `${kind}:${n}`,
     channel: "system",
     senderId: kind,
-    meta: { kind },
+    run: kind === "cron" ? { kind, jobId: "j", scheduledAt: n } : { kind, deliverTo: `console:${chatId}` },
   };
 }
 

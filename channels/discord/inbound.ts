@@ -2,7 +2,7 @@ import type { Message } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import { inOrderPerKey } from "../../src/bus/in-order.js";
-import { conversationMediaDir, type InboundMessage, quoteMeta } from "../../src/bus/types.js";
+import { conversationMediaDir, type InboundMessage, type Quote, quotation } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { downloadAttachments } from "./attachments.js";
 import { MessageReferenceType, MessageType } from "./library.js";
@@ -62,12 +62,11 @@ export function createInboundHandler(deps: {
     });
     const content = forwarded ? (forwarded.content ?? "") : message.content;
     const text = [cleanContent(content, deps.botId(), names), ...attachments.notes].filter(Boolean).join("\n");
-    const meta = forwarded ? { forwardedFrom: "another Discord chat" } : quoted(message, deps.botId());
     const inbound: InboundMessage = {
       ...envelope,
       text,
       media: attachments.paths,
-      ...(Object.keys(meta).length > 0 ? { meta } : {}),
+      ...(forwarded ? { forwardedFrom: "another Discord chat" } : quoted(message, deps.botId())),
     };
     if (!(await untilStored(() => deps.bus.publishInbound(inbound), retries)))
       deps.log.debug({ id: message.id, sessionKey }, "not accepted: a replayed message, or refused by the gate");
@@ -110,7 +109,7 @@ function displayName(message: Message, userId: string): string | undefined {
 }
 
 /** The quote of the message this one replies to, marked by whose words they are. */
-function quoted(message: Message, botId: string): Record<string, string> {
+function quoted(message: Message, botId: string): { quote?: Quote } {
   const referenceId = message.reference?.messageId;
   if (!referenceId) return {};
   // Discord sends the replied-to message along; discord.js caches it in the channel.
@@ -118,5 +117,5 @@ function quoted(message: Message, botId: string): Record<string, string> {
   if (!original) return {};
   const author = original.author.id;
   const trust = author === botId ? "bot" : author === message.author.id ? "self" : "other";
-  return quoteMeta(original.content, original.member?.displayName ?? original.author.displayName, trust);
+  return quotation(original.content, original.member?.displayName ?? original.author.displayName, trust);
 }

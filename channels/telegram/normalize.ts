@@ -1,5 +1,5 @@
 import type { Message, MessageEntity, User } from "grammy/types";
-import { type InboundMessage, quoteMeta, sessionKeyOf } from "../../src/bus/types.js";
+import { type InboundMessage, type Quote, quotation, sessionKeyOf } from "../../src/bus/types.js";
 
 type BotIdentity = { id: number; username: string };
 
@@ -34,10 +34,6 @@ export function normalizeMessage(message: Message, bot: BotIdentity, receivedAt 
   const said = stripBotName(rawText, bot.username) || rawText.trim();
   const text = [said, ...describeContent(message)].filter(Boolean).join("\n");
   if (!text && attachments.length === 0) return undefined;
-  const meta = {
-    ...(realReply ? quoteOf(message, reply, bot) : {}),
-    ...(message.forward_origin ? { forwardedFrom: originName(message.forward_origin) } : {}),
-  };
   const inbound: InboundMessage = {
     id: String(message.message_id),
     channel: "telegram",
@@ -52,17 +48,18 @@ export function normalizeMessage(message: Message, bot: BotIdentity, receivedAt 
     mentionsBot: mentions(rawText, entities, bot) || repliesToBot,
     receivedAt,
     sessionKey: sessionKeyOf("telegram", chatId, threadId),
-    ...(Object.keys(meta).length > 0 ? { meta } : {}),
+    ...(realReply ? quoteOf(message, reply, bot) : {}),
+    ...(message.forward_origin ? { forwardedFrom: originName(message.forward_origin) } : {}),
   };
   return { inbound, repliesToBot, isCommand: isCommandFor(rawText, entities, bot.username), attachments };
 }
 
 /** The replied-to text (the part the user quoted, if they did), who wrote it, and whether it is trusted. */
-function quoteOf(message: Message, reply: Message, bot: BotIdentity): Record<string, string> {
+function quoteOf(message: Message, reply: Message, bot: BotIdentity): { quote?: Quote } {
   const author = reply.from;
   const trust = author?.id === bot.id ? "bot" : author?.id === message.from?.id ? "self" : "other";
   const text = message.quote?.text ?? reply.text ?? reply.caption ?? "";
-  return quoteMeta(text, author ? nameOf(author) : "someone", trust);
+  return quotation(text, author ? nameOf(author) : "someone", trust);
 }
 
 /** First and last name, else @username, else the id. */

@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { InboundMessage, OutboundMessage } from "../bus/types.js";
+import type { InboundMessage, OutboundMessage, PersonMessage } from "../bus/types.js";
 import { openDatabase } from "../store/sqlite/database.js";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import { createAccessGate } from "./gate.js";
@@ -29,7 +29,7 @@ function setup() {
   return { gate, pairing, sent, tick };
 }
 
-const msg = (senderId: string, extra: Partial<InboundMessage> = {}): InboundMessage => ({
+const msg = (senderId: string, extra: Partial<PersonMessage> = {}): InboundMessage => ({
   id: "7",
   channel: "telegram",
   chatId: senderId,
@@ -50,7 +50,9 @@ describe("the access gate", () => {
     expect(await gate.admit(msg("42"))).toBe(true);
     expect(await gate.admit(msg("5", { channel: "discord" }))).toBe(true);
     expect(await gate.admit(msg("x", { channel: "console" }))).toBe(true);
-    expect(await gate.admit(msg("cron", { channel: "system" }))).toBe(true);
+    expect(
+      await gate.admit({ ...msg("cron"), channel: "system", run: { kind: "cron", jobId: "j", scheduledAt: 1 } }),
+    ).toBe(true);
     await pairing.approve("telegram", (await pairing.request("telegram", "9", "Nine")).code);
     expect(await gate.admit(msg("9"))).toBe(true);
     expect(sent).toEqual([]);

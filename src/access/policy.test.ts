@@ -44,7 +44,11 @@ describe("who sees the owner's MEMORY.md", () => {
 
   it("a scheduled run or a helper's result speaks for the person it was set up by; the heartbeat is the owner's", () => {
     const run = (userId?: string) =>
-      from("system", "cron", { chatId: "42", sessionKey: "telegram:42", meta: userId ? { userId } : {} });
+      from("system", "cron", {
+        chatId: "42",
+        sessionKey: "telegram:42",
+        run: { kind: "cron", jobId: "j", scheduledAt: 1, userId },
+      });
     expect(seesOwnerMemory(run("42"), sharing)).toBe(true);
     expect(seesOwnerMemory(run("43"), sharing)).toBe(false);
     expect(seesOwnerMemory(run(), sharing)).toBe(false);

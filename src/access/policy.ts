@@ -1,4 +1,4 @@
-import { type ChannelName, type InboundMessage, parseSessionKey } from "../bus/types.js";
+import { type ChannelName, type InboundMessage, parseSessionKey, personOf } from "../bus/types.js";
 
 /** Channels reached only from this machine or with the control page's token (terminal, `system`, web chat). */
 const LOCAL_CHANNELS: ReadonlySet<string> = new Set(["console", "system", "web"]);
@@ -32,12 +32,12 @@ export interface MemorySharing {
 
 /** Whether a conversation is a direct chat with the owner: pincer's local ones (terminal, control page, its own runs)
  * and a private chat with someone named in TELEGRAM_ALLOW_FROM / DISCORD_ALLOW_FROM; people let in by pairing or `*`
- * are guests. A scheduled run or a helper's result speaks for the person it was set up by (meta.userId). */
+ * are guests. A scheduled run or a helper's result speaks for the person it was set up by (its run's userId). */
 export function isOwnersChat(msg: InboundMessage, allowFrom: MemorySharing["allowFrom"]): boolean {
   if (msg.isGroup) return false;
   const channel = parseSessionKey(msg.sessionKey)?.channel ?? msg.channel;
   if (LOCAL_CHANNELS.has(channel)) return true;
-  const person = msg.channel === "system" ? msg.meta?.userId : msg.senderId;
+  const person = personOf(msg);
   return person !== undefined && (allowFrom[channel]?.includes(person) ?? false);
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
-import type { InboundMessage } from "../bus/types.js";
+import { deliverToOf, type InboundMessage, personOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { Model } from "../llm/model.js";
 import type { HelperRun, HelperStatus, Store } from "../store/store.js";
@@ -10,7 +10,6 @@ import { ToolError, untilAborted } from "../tools/tool.js";
 import type { UsageMeter } from "../usage/meter.js";
 import { formatLocal } from "./context.js";
 import { auditTo, type LoopDeps, runAgentLoop } from "./loop.js";
-import { ownerOf } from "./turn-context.js";
 
 /** Tools a helper never gets: it may not spawn more helpers, write to chats, or schedule jobs. */
 const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
@@ -197,7 +196,8 @@ export function resultMessage(run: HelperRun, status: HelperStatus, result: stri
   const task = run.task.length > 500 ? `${run.task.slice(0, 500)}…` : run.task;
   const body = result.length > RESULT_CHARS ? `${result.slice(0, RESULT_CHARS)}\n[… result cut]` : result;
   // The person the helper was started for: its result's turn sees what their own messages would.
-  const person = ownerOf(run.origin);
+  const person = personOf(run.origin);
+  const to = deliverToOf(run.origin);
   const lines =
     status === "done"
       ? [
@@ -226,12 +226,12 @@ export function resultMessage(run: HelperRun, status: HelperStatus, result: stri
     receivedAt: now,
     sessionKey: run.sessionKey,
     // A helper spawned from a run with a session of its own (the heartbeat) reports where that run's answers go.
-    meta: {
+    run: {
       kind: "helper",
       runId: run.id,
       status,
       ...(person ? { userId: person } : {}),
-      ...(run.origin.meta?.deliverTo ? { deliverTo: run.origin.meta.deliverTo } : {}),
+      ...(to ? { deliverTo: to } : {}),
     },
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { InboundMessage } from "../bus/types.js";
+import type { InboundMessage, PersonMessage } from "../bus/types.js";
 import type { ModelSetting } from "../config/file-schema.js";
 import { chatOf, createChatModels, findModel, modelList } from "./model-choice.js";
 
@@ -9,7 +9,7 @@ const models: ModelSetting[] = [
   { name: "gpt-4o" },
 ];
 
-const msg = (text: string, senderId = "42", extra: Partial<InboundMessage> = {}): InboundMessage => ({
+const msg = (text: string, senderId = "42", extra: Partial<PersonMessage> = {}): InboundMessage => ({
   id: "1",
   channel: "telegram",
   chatId: "-100",
@@ -100,8 +100,10 @@ describe("choosing a chat's model", () => {
   });
 
   it("the heartbeat uses the choice of the chat it reports to", () => {
-    const beat = msg("x", "heartbeat", { channel: "system", sessionKey: "system:heartbeat" });
-    expect(chatOf({ ...beat, meta: { deliverTo: "telegram:42" } })).toBe("telegram:42");
+    const run = { kind: "heartbeat", deliverTo: "telegram:42", silentReply: "OK" } as const;
+    expect(chatOf({ ...msg("x", "heartbeat"), channel: "system", sessionKey: "system:heartbeat", run })).toBe(
+      "telegram:42",
+    );
     expect(chatOf(msg("x"))).toBe("telegram:-100");
   });
 });

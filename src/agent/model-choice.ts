@@ -1,4 +1,4 @@
-import type { ChannelName, InboundMessage } from "../bus/types.js";
+import { type ChannelName, deliverToOf, type InboundMessage } from "../bus/types.js";
 import type { ModelSetting } from "../config/file-schema.js";
 import type { Model } from "../llm/model.js";
 import type { Store } from "../store/store.js";
@@ -19,7 +19,7 @@ export type ChatModels = ReturnType<typeof createChatModels>;
 
 /** The chat a turn's model is chosen in: its conversation, or for the heartbeat the chat its answers go to. */
 export function chatOf(msg: InboundMessage): string {
-  return msg.meta?.deliverTo ?? msg.sessionKey;
+  return deliverToOf(msg) || msg.sessionKey;
 }
 
 /** The entry `/model ARG` means (by name or label, any case); "default" for the default; undefined: none. */

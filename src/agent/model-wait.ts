@@ -1,4 +1,4 @@
-import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
+import { type InboundMessage, type OutboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
 import type { ModelUnavailableError } from "../llm/resilient.js";
 import { failure, giveUpNotice, notice, waitingNotice } from "./notices.js";
 import { decideWait } from "./waiting.js";
@@ -48,7 +48,7 @@ export class ModelWaits {
       deps.log.warn({ ...log, kind: decision.giveUp }, "giving up a message the model is unavailable for");
       // A run that may stay silent (the heartbeat) is given up silently; a reminder says it could not run.
       const text = giveUpNotice(decision.giveUp, err.message, decision.waitedMs, msg.channel === "system");
-      await this.finish(msg, msg.meta?.silentReply ? undefined : failure(target, text));
+      await this.finish(msg, silentReplyOf(msg) ? undefined : failure(target, text));
       return undefined;
     }
     deps.log.warn({ ...log, kind: decision.wait, retryAt: decision.retryAt }, "model unavailable; the message waits");

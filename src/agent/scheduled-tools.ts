@@ -17,7 +17,7 @@ export function withheldInScheduledRun(name: string): string {
 }
 
 /** A run nobody watches (every message pincer addresses to itself: reminders, the heartbeat, helpers' results). */
-export function nobodyWatches(msg: Pick<InboundMessage, "channel" | "sessionKey" | "meta">): boolean {
+export function nobodyWatches(msg: Pick<InboundMessage, "channel">): boolean {
   return msg.channel === "system";
 }
 

@@ -29,10 +29,10 @@ export interface TurnContextDeps {
 export type RunKind = "conversation" | "reminder" | "heartbeat" | "helper";
 
 /** The conversation and kind of run a turn's model calls are counted under. */
-export function runOf(msg: Pick<InboundMessage, "channel" | "meta" | "sessionKey">) {
-  const own = msg.channel === "system" ? msg.meta?.kind : undefined;
-  const kind: RunKind = own === "cron" ? "reminder" : own === "heartbeat" || own === "helper" ? own : "conversation";
-  const about = msg.meta?.kind === "cron" ? msg.meta.reminder : undefined;
+export function runOf(msg: InboundMessage) {
+  const own = msg.channel === "system" ? msg.run : undefined;
+  const kind: RunKind = own === undefined ? "conversation" : own.kind === "cron" ? "reminder" : own.kind;
+  const about = own?.kind === "cron" ? own.reminder : undefined;
   return { sessionKey: msg.sessionKey, kind, ...(about ? { about } : {}) };
 }
 
@@ -82,9 +82,4 @@ function entryDates(entry: MemoryEntry, timezone: string): string {
   const from = formatDay(entry.periodStart, timezone);
   const to = formatDay(entry.periodEnd, timezone);
   return from === to ? from : `${from} – ${to}`;
-}
-
-/** The user a run speaks for: the sender, or for a scheduled run or a helper's result the job's / parent's owner. */
-export function ownerOf(msg: Pick<InboundMessage, "channel" | "senderId" | "meta">): string | undefined {
-  return msg.channel === "system" ? msg.meta?.userId : msg.senderId;
 }

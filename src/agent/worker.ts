@@ -1,6 +1,6 @@
 import { isOwnersChat, type MemorySharing, seesOwnerMemory } from "../access/policy.js";
 import { parseCommand } from "../bus/commands.js";
-import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
+import { type InboundMessage, type OutboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
 import { type ChatMessage, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
 import { FencedOutError } from "../store/cluster.js";
@@ -290,7 +290,7 @@ export class AgentWorker {
       // may stay silent (the heartbeat) sends nothing when the model answers with its token.
       const text = result.reply.trim();
       const replyToId = msg.channel === "system" ? undefined : msg.id;
-      const silent = !text || sentToConversation.includes(text) || isSilentReply(text, msg.meta?.silentReply);
+      const silent = !text || sentToConversation.includes(text) || isSilentReply(text, silentReplyOf(msg));
       const reply: OutboundMessage = { ...target, kind: "reply", text: result.reply, replyToId };
       await this.finish(msg, [user, ...result.produced], silent ? undefined : reply, meter);
     } catch (err) {

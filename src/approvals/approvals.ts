@@ -2,9 +2,15 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter, once } from "node:events";
 import type { Logger } from "pino";
 import { StopRequested } from "../agent/commands.js";
-import { ownerOf } from "../agent/turn-context.js";
 import type { MessageBus } from "../bus/bus.js";
-import { type ButtonTap, type OutboundMessage, parseSessionKey, replyTarget, sessionKeyOf } from "../bus/types.js";
+import {
+  type ButtonTap,
+  type OutboundMessage,
+  parseSessionKey,
+  personOf,
+  replyTarget,
+  sessionKeyOf,
+} from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { ToolCall } from "../llm/reply.js";
 import type { Approval, Store } from "../store/store.js";
@@ -91,7 +97,7 @@ export class Approvals {
     // Click fatigue: the same question is not put to the user twice in one turn.
     if (await store.deniedInTurn(turnKey, asked.summary))
       return `${DENIED} They said no to this already; do not ask again.`;
-    const owner = ownerOf(ctx.inbound);
+    const owner = personOf(ctx.inbound);
     const now = this.now();
     const id = randomBytes(9).toString("base64url");
     const { approval, created } = await store.request(

@@ -1,14 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { quoteMeta } from "./types.js";
+import { quotation } from "./types.js";
 
-describe("quoteMeta", () => {
+describe("quotation", () => {
   it("quotes the start of the message replied to on one line", () => {
-    expect(quoteMeta("look at\nthis", "bob", "other")).toEqual({
-      quotedText: "look at this",
-      quotedFrom: "bob",
-      quotedTrust: "other",
+    expect(quotation("look at\nthis", "bob", "other")).toEqual({
+      quote: { text: "look at this", from: "bob", trust: "other" },
     });
-    expect(quoteMeta("x".repeat(400), "bob", "bot").quotedText).toBe(`${"x".repeat(300)}…`);
-    expect(quoteMeta("", "bob", "self")).toEqual({});
+    expect(quotation("x".repeat(400), "bob", "bot").quote?.text).toBe(`${"x".repeat(300)}…`);
+    expect(quotation("", "bob", "self")).toEqual({});
   });
 });

@@ -3,10 +3,10 @@ import { join } from "node:path";
 /** The message contracts every channel and the agent share (names fixed by design.md). */
 export type ChannelName = "telegram" | "discord" | "console" | "web" | "system";
 
-export interface InboundMessage {
+/** The fields every inbound message has (names fixed by design.md). */
+interface MessageFields {
   /** Unique per platform message; the inbox uses it to drop replays. */
   id: string;
-  channel: ChannelName;
   chatId: string;
   senderId: string;
   senderName: string;
@@ -19,9 +19,59 @@ export interface InboundMessage {
   receivedAt: number;
   /** `channel:chatId`, plus `:thread:ID` for threads/topics, or the session a system message is addressed to. */
   sessionKey: string;
-  /** Facts only some producers set (a scheduled job's id, a quote). */
-  meta?: Record<string, string>;
 }
+
+/** The message a reply answers (so "by that?" has a "that"): pincer's own words, the sender's, or someone else's. */
+export interface Quote {
+  text: string;
+  from: string;
+  trust: "bot" | "self" | "other";
+}
+
+/** Someone wrote in a chat: a platform, the terminal or the web chat. */
+export interface PersonMessage extends MessageFields {
+  channel: Exclude<ChannelName, "system">;
+  quote?: Quote;
+  /** Whose words a forwarded message carries (untrusted). */
+  forwardedFrom?: string;
+}
+
+/** A scheduled job's or reminder's run, due now (the message's id is the run's). `userId`: the person it runs for. */
+export interface CronRun {
+  kind: "cron";
+  jobId: string;
+  scheduledAt: number;
+  /** Told to the user if the run is refused (a used-up budget): a reminder is not lost unsaid. */
+  reminder?: string;
+  userId?: string;
+}
+
+/** The periodic check of HEARTBEAT.md: its session is its own, its answers go to `deliverTo`, `silentReply` sends none. */
+export interface HeartbeatRun {
+  kind: "heartbeat";
+  deliverTo: string;
+  silentReply?: string;
+}
+
+/** A background helper's result, relayed to the conversation that started it (or where that run's answers went). */
+export interface HelperResult {
+  kind: "helper";
+  runId: string;
+  /** How it ended (the store's HelperStatus). */
+  status: string;
+  userId?: string;
+  deliverTo?: string;
+}
+
+export type SystemRun = CronRun | HeartbeatRun | HelperResult;
+
+/** A run pincer addresses to a conversation itself; no person sent it. */
+export interface SystemMessage extends MessageFields {
+  channel: "system";
+  run: SystemRun;
+}
+
+export type InboundMessage = PersonMessage | SystemMessage;
 
 /** A button under a message; `data` is what a tap reports back (at most 64 bytes: Telegram's limit). */
 export interface Button {
@@ -52,7 +102,7 @@ export interface OutboundMessage {
 export interface ButtonTap {
   /** The platform's id of the tap (callback query / interaction): replays are taken once. */
   id: string;
-  channel: ChannelName;
+  channel: PersonMessage["channel"];
   chatId: string;
   threadId?: string;
   senderId: string;
@@ -111,8 +161,24 @@ export function conversationMediaDir(mediaDir: string, sessionKey: string): stri
 
 /** Where a message's answers go: its session's chat, or the one a run in a session of its own (heartbeat) names. */
 export function replyTarget(msg: InboundMessage): Pick<OutboundMessage, "channel" | "chatId" | "threadId"> {
-  const to = msg.meta?.deliverTo;
+  const to = deliverToOf(msg);
   return (to && parseSessionKey(to)) || parseSessionKey(msg.sessionKey) || { channel: msg.channel, chatId: msg.chatId };
+}
+
+/** The chat a run in a session of its own answers in (the heartbeat, a helper it started). */
+export function deliverToOf(msg: InboundMessage): string | undefined {
+  return msg.channel === "system" && msg.run.kind !== "cron" ? msg.run.deliverTo : undefined;
+}
+
+/** The answer that sends nothing (the heartbeat's "nothing to tell"). */
+export function silentReplyOf(msg: InboundMessage): string | undefined {
+  return msg.channel === "system" && msg.run.kind === "heartbeat" ? msg.run.silentReply : undefined;
+}
+
+/** The person a run speaks for: the sender, or for a scheduled run or a helper's result the job's / parent's owner. */
+export function personOf(msg: InboundMessage): string | undefined {
+  if (msg.channel !== "system") return msg.senderId;
+  return msg.run.kind === "heartbeat" ? undefined : msg.run.userId;
 }
 
 /** What was thrown, in words for a log line or an error result. */
@@ -121,11 +187,9 @@ export const errorText = (err: unknown): string => (err instanceof Error ? err.m
 /** How much of a replied-to message the model is shown. */
 const QUOTE_CHARS = 300;
 
-/** What a reply answers (so "by that?" has a "that"), as meta: on one line, cut short, marked as pincer's own words,
- * the sender's, or someone else's. */
-export function quoteMeta(text: string, from: string, trust: "bot" | "self" | "other"): Record<string, string> {
+/** What a reply answers, on one line and cut short; none for an empty text. */
+export function quotation(text: string, from: string, trust: Quote["trust"]): { quote?: Quote } {
   const flat = text.replace(/\s+/g, " ").trim();
   if (!flat) return {};
-  const quotedText = flat.length > QUOTE_CHARS ? `${flat.slice(0, QUOTE_CHARS)}…` : flat;
-  return { quotedText, quotedFrom: from, quotedTrust: trust };
+  return { quote: { text: flat.length > QUOTE_CHARS ? `${flat.slice(0, QUOTE_CHARS)}…` : flat, from, trust } };
 }

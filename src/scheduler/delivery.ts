@@ -7,7 +7,7 @@ export const LATE_AFTER_MS = 60_000;
 
 /** Marks an inbound message as a scheduled run (the cron tool refuses to schedule from inside one). */
 export function isScheduledRun(msg: InboundMessage): boolean {
-  return msg.channel === "system" && msg.meta?.kind === "cron";
+  return msg.channel === "system" && msg.run.kind === "cron";
 }
 
 /** The inbound system message for one run of a job, addressed to the conversation the job was created in. Its text
@@ -44,12 +44,10 @@ export function runMessage(job: CronJob, scheduledAt: number, now: number): Inbo
     receivedAt: now,
     sessionKey: job.origin.sessionKey,
     // The person the job runs for: what the run may see is decided as for their own messages.
-    meta: {
+    run: {
       kind: "cron",
       jobId: job.id,
-      runId: id,
-      scheduledAt: String(scheduledAt),
-      // Told to the user if the run is refused (a used-up budget): a reminder is not lost unsaid.
+      scheduledAt,
       reminder: job.message,
       ...(job.owner ? { userId: job.owner.userId } : {}),
     },

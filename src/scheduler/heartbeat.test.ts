@@ -58,7 +58,7 @@ describe("Heartbeat", () => {
     expect(published[0]).toMatchObject({
       channel: "system",
       sessionKey: HEARTBEAT_SESSION,
-      meta: { kind: "heartbeat", deliverTo: "telegram:42", silentReply: "HEARTBEAT_OK" },
+      run: { kind: "heartbeat", deliverTo: "telegram:42", silentReply: "HEARTBEAT_OK" },
     });
     expect(published[0].text).toContain("- check the disk");
     await clock.advance(60_000);

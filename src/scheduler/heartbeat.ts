@@ -47,7 +47,7 @@ function heartbeatMessage(tasks: string[], target: string, now: number): Inbound
     mentionsBot: true,
     receivedAt: now,
     sessionKey: HEARTBEAT_SESSION,
-    meta: { kind: "heartbeat", deliverTo: target, silentReply: HEARTBEAT_OK },
+    run: { kind: "heartbeat", deliverTo: target, silentReply: HEARTBEAT_OK },
   };
 }
 

@@ -103,6 +103,8 @@ async function addJob(p: Process, schedule: Schedule, message = "take the pizza 
   ).id;
 }
 
+const jobOf = (m: InboundMessage) => (m.channel === "system" && m.run.kind === "cron" ? m.run.jobId : undefined);
+
 const published = async (p: Process) => {
   await clock.settle();
   return p.drain();
@@ -130,7 +132,8 @@ describe("Scheduler", () => {
       chatId: "123",
       sessionKey: "telegram:123:thread:7",
       isGroup: true,
-      meta: { kind: "cron", jobId: id, runId: `cron:${id}:${Date.parse("2025-03-01T10:20:00Z")}` },
+      id: `cron:${id}:${Date.parse("2025-03-01T10:20:00Z")}`,
+      run: { kind: "cron", jobId: id, scheduledAt: Date.parse("2025-03-01T10:20:00Z") },
     });
     expect(run.text).toContain("take the pizza out");
     expect(run.text).toContain("Do not schedule it again");
@@ -169,7 +172,7 @@ describe("Scheduler", () => {
     proc.scheduler.start();
     await clock.settle();
     expect(await published(proc)).toEqual([]);
-    expect((await proc.journal.pendingInbound()).map((m) => m.meta?.jobId)).toEqual([id]);
+    expect((await proc.journal.pendingInbound()).map(jobOf)).toEqual([id]);
   });
 
   it("runs a recurring job once for a missed period after a restart, then on its grid again", async () => {
@@ -179,7 +182,7 @@ describe("Scheduler", () => {
     await clock.settle();
     await clock.advance(10 * MIN);
     const [first] = await published(proc);
-    expect(first.meta?.runId).toBe(`cron:${id}:${anchor + 10 * MIN}`);
+    expect(first.id).toBe(`cron:${id}:${anchor + 10 * MIN}`);
     await proc.finish(first);
 
     restart();
@@ -188,7 +191,7 @@ describe("Scheduler", () => {
     await clock.settle();
     const catchUp = await published(proc);
     expect(catchUp).toHaveLength(1);
-    expect(catchUp[0].meta?.runId).toBe(`cron:${id}:${anchor + 20 * MIN}`);
+    expect(catchUp[0].id).toBe(`cron:${id}:${anchor + 20 * MIN}`);
     expect(catchUp[0].text).toContain("late");
     expect((await proc.store.get(id))?.nextRunAt).toBe(anchor + 60 * MIN);
     await proc.finish(catchUp[0]);
@@ -197,7 +200,7 @@ describe("Scheduler", () => {
     expect(await published(proc)).toEqual([]);
     await clock.advance(1);
     const [onTime] = await published(proc);
-    expect(onTime.meta?.runId).toBe(`cron:${id}:${anchor + 60 * MIN}`);
+    expect(onTime.id).toBe(`cron:${id}:${anchor + 60 * MIN}`);
     expect(onTime.text).not.toContain("late");
   });
 
@@ -213,7 +216,7 @@ describe("Scheduler", () => {
     await proc.finish(first);
     await clock.advance(MIN);
     const [next] = await published(proc);
-    expect(next.meta?.runId).toBe(`cron:${id}:${clock.now()}`);
+    expect(next.id).toBe(`cron:${id}:${clock.now()}`);
   });
 
   it("does not fire a job removed before its time", async () => {
@@ -235,7 +238,7 @@ describe("Scheduler", () => {
     await clock.settle();
     await clock.advance(30 * MIN);
     const [run] = await published(proc);
-    expect(run.meta?.runId).toBe(`cron:${id}:${Date.parse("2025-03-01T10:30:00Z")}`);
+    expect(run.id).toBe(`cron:${id}:${Date.parse("2025-03-01T10:30:00Z")}`);
     expect(new Date((await proc.store.get(id))?.nextRunAt ?? 0).toISOString()).toBe("2025-03-02T10:30:00.000Z");
   });
 
@@ -249,7 +252,7 @@ describe("Scheduler", () => {
     restart();
     proc.scheduler.start(["console", "telegram"]);
     await clock.settle();
-    expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
+    expect((await published(proc)).map(jobOf)).toEqual([id]);
   });
 
   it("publishes each run at most once, even if asked to fire the same slot twice", async () => {
@@ -278,7 +281,7 @@ describe("Scheduler", () => {
     expect(await ownedJobs(sqliteSql(proc.db), "resume", { channel: "telegram", userId: "42" })).toBe(1);
     proc.scheduler.wake();
     await clock.settle();
-    expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
+    expect((await published(proc)).map(jobOf)).toEqual([id]);
   });
 
   it("survives SQLITE_BUSY from another process and re-arms its timer", async () => {
@@ -295,7 +298,7 @@ describe("Scheduler", () => {
     other.exec("COMMIT");
     other.close();
     await clock.advance(5_000);
-    expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
+    expect((await published(proc)).map(jobOf)).toEqual([id]);
   });
 
   it("re-arms its timer when a store call throws outright", async () => {
@@ -310,6 +313,6 @@ describe("Scheduler", () => {
     await clock.settle();
     expect(clock.nextTimerAt).toBe(clock.now() + 5_000);
     await clock.advance(MIN);
-    expect((await published(proc)).map((m) => m.meta?.jobId)).toEqual([id]);
+    expect((await published(proc)).map(jobOf)).toEqual([id]);
   });
 });

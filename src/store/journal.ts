@@ -1,4 +1,5 @@
 import type { BusJournal, OutboxRow } from "../bus/delivery.js";
+import { inboundFromStored } from "../bus/stored-inbound.js";
 import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
 import { FencedOutError } from "./cluster.js";
 import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
@@ -78,7 +79,7 @@ export class SqlJournal extends SqlGroup implements BusJournal {
     const rows = await this.db.rows<{ payload: string }>(
       `SELECT payload FROM inbox WHERE status = 'pending' ORDER BY received_at, ${this.db.seq}`,
     );
-    return rows.map((row) => JSON.parse(row.payload) as InboundMessage);
+    return rows.map((row) => inboundFromStored(row.payload));
   }
 
   recordOutbound = (msg: OutboundMessage) => recordOutbound(this.db, msg);

@@ -1,4 +1,4 @@
-import type { InboundMessage } from "../bus/types.js";
+import { inboundFromStored } from "../bus/stored-inbound.js";
 import { columns, insert, SqlGroup, scalar, total, withoutNulls } from "./sql.js";
 import type {
   ConversationSummary,
@@ -54,7 +54,7 @@ export class SqlHelperRuns extends SqlGroup {
   private async list(rest: string, params: unknown[]): Promise<HelperRun[]> {
     const select = `SELECT ${columns([...HELPER_FIELDS, "finishedAt", "result"])} FROM helper_runs ${rest}`;
     const rows = await this.db.rows<Omit<HelperRun, "origin"> & { origin: string }>(select, params);
-    return rows.map((row) => ({ ...withoutNulls(row), origin: JSON.parse(row.origin) as InboundMessage }));
+    return rows.map((row) => ({ ...withoutNulls(row), origin: inboundFromStored(row.origin) }));
   }
 }
 

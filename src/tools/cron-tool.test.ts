@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MessageBus } from "../bus/bus.js";
-import type { InboundMessage } from "../bus/types.js";
+import type { InboundMessage, PersonMessage } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { runMessage } from "../scheduler/delivery.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
@@ -38,11 +38,11 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function inbound(sessionKey: string, extra: Partial<InboundMessage> = {}): InboundMessage {
+function inbound(sessionKey: string, extra: Partial<PersonMessage> = {}): InboundMessage {
   const [channel, chatId] = sessionKey.split(":");
   return {
     id: "1",
-    channel: channel as InboundMessage["channel"],
+    channel: channel as PersonMessage["channel"],
     chatId,
     senderId: "42",
     senderName: "Ada",

@@ -18,7 +18,7 @@ export function createSpawnTool(spawner: NonNullable<ToolDeps["helpers"]>): Tool
       label: { type: "string", maxLength: 80, description: "A short name, e.g. 'garden notes'" },
     }),
     async execute(args, ctx) {
-      if (ctx.inbound.channel === "system" && ctx.inbound.meta?.kind === "helper") {
+      if (ctx.inbound.channel === "system" && ctx.inbound.run.kind === "helper") {
         throw new ToolError(
           "this turn relays a helper's result, and it may not start another helper (no endless chains). Tell the user what the helper found; they can ask for more.",
         );

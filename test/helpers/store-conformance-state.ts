@@ -31,6 +31,7 @@ const run = (id: string): InboundMessage => ({
   mentionsBot: true,
   receivedAt: 1_060_000,
   sessionKey: "telegram:1",
+  run: { kind: "cron", jobId: "j1", scheduledAt: 1_060_000 },
 });
 
 /** Consolidation, search, jobs, pairing, helpers, the control page's views and retention. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { InboundMessage, OutboundMessage } from "../../src/bus/types.js";
+import type { InboundMessage, OutboundMessage, PersonMessage } from "../../src/bus/types.js";
 import { FencedOutError } from "../../src/store/cluster.js";
 import type { StoreOptions } from "../../src/store/store.js";
 import { estimateTokens, type Store, type StoredMessage } from "../../src/store/store.js";
@@ -14,7 +14,7 @@ export type NewDatabase = () => Promise<OpenStore>;
 
 let counter = 0;
 
-export function inbound(chatId: string, text: string, extra: Partial<InboundMessage> = {}): InboundMessage {
+export function inbound(chatId: string, text: string, extra: Partial<PersonMessage> = {}): InboundMessage {
   counter++;
   return {
     id: `m${counter}`,

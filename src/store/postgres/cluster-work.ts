@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { inboundFromStored } from "../../bus/stored-inbound.js";
 import type { InboundMessage } from "../../bus/types.js";
 import { createPool, listen } from "./db.js";
 
@@ -38,7 +39,7 @@ export class ClusterWork {
       "SELECT payload FROM inbox WHERE status = 'pending' AND session_key = ANY($1::text[]) ORDER BY received_at, seq",
       [[...sessionKeys]],
     );
-    return rows.map((row) => JSON.parse(row.payload) as InboundMessage);
+    return rows.map((row) => inboundFromStored(row.payload));
   }
 
   /** Wakes every process's dispatcher: new work, or a conversation given back. */
