@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { packageRoot } from "../src/paths.js";
@@ -16,20 +16,25 @@ function env(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /** `pincer chat` as a child process with piped stdin, and ways to wait for what it prints. */
-function startChat() {
+function startChat(vars: Record<string, string> = { PINCER_HOME: tempHome(), LOG_LEVEL: "silent" }) {
   const child = spawn(process.execPath, [main, "chat"], {
-    env: env({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, PINCER_HOME: tempHome(), LOG_LEVEL: "silent" }),
+    env: env({ OPENAI_API_KEY: "test", OPENAI_BASE_URL: fake.url, ...vars }),
     cwd: tempHome("pincer-cwd-"),
   });
   let stdout = "";
+  let stderr = "";
   child.stdout.on("data", (chunk) => {
     stdout += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
   return {
     child,
     exited,
     stdout: () => stdout,
+    stderr: () => stderr,
     type: (text: string) => child.stdin.write(text),
     waitFor: (text: string, times = 1) =>
       until(
@@ -131,6 +136,29 @@ describe("pincer CLI (built)", () => {
     expect(chat.stdout()).toMatch(/\[notice\]: Model: gpt-4.1-mini\nConversation: console:local, 2 stored messages/);
     expect(chat.stdout()).toContain("pincer: Second answer.");
     expect(chat.stdout().indexOf("Hello from the model.")).toBeLessThan(chat.stdout().indexOf("Second answer."));
+  });
+
+  it("keeps the log out of `pincer chat`: the full log in a file, warnings on stderr in words", async () => {
+    const home = tempHome();
+    // A prompt file that is a link is skipped with a warning.
+    mkdirSync(join(home, "workspace"));
+    symlinkSync("/etc/hostname", join(home, "workspace/USER.md"));
+    fake.enqueue({ content: "Hello from the model." }, { content: "Second answer." });
+    const chat = startChat({ PINCER_HOME: home, LOG_LEVEL: "info" });
+    chat.type("hi there\n");
+    await chat.waitFor("pincer: Hello from the model.");
+    chat.child.stdin.end("and again\n");
+    expect(await chat.exited).toBe(0);
+    // Piped input gets the banner and the answers, nothing of the log and no prompts between them.
+    expect(chat.stdout().split("\n").filter(Boolean).slice(1)).toEqual([
+      "pincer: Hello from the model.",
+      "pincer: Second answer.",
+    ]);
+    expect(chat.stderr()).not.toContain('"level"');
+    expect(chat.stderr()).toMatch(/^pincer: warning: prompt file skipped \(USER\.md: .*link/m);
+    const log = readFileSync(join(home, "logs/chat.log"), "utf8");
+    expect(log.match(/"msg":"turn finished"/g)).toHaveLength(2);
+    expect(log).toContain('"msg":"prompt file skipped"');
   });
 
   it("reads input during a turn: /stop and Ctrl-C stop it, a second Ctrl-C quits", async () => {

@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import { Command } from "commander";
 import { type Config, ConfigError, type LoadOptions, loadConfig } from "../config/config.js";
-import { createLogger } from "../log.js";
+import { createLogger, createTerminalLogger } from "../log.js";
 import { storeLocation } from "../paths.js";
 import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
 import { withStore } from "../store/open.js";
@@ -15,13 +15,14 @@ import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
 
 /** Reads `.env` from the working directory (variables already set win: systemd's Environment= and a shell's export
  * override the file) and the configuration; a problem with it is a ConfigError, said below in its sentence. */
-function loadFromEnv(options: LoadOptions = {}) {
+function loadFromEnv(options: LoadOptions = {}, terminal = false) {
   if (existsSync(".env")) process.loadEnvFile(".env");
   const config = loadConfig(process.env, options);
   // Each agent's keys and each account's token now live in its own settings only: no other agent's tool, skill or
   // child process can read them from the environment.
   for (const name of config.secrets) delete process.env[name];
-  return { config, log: createLogger(config.logLevel) };
+  const log = terminal ? createTerminalLogger(config.logLevel, config.home) : createLogger(config.logLevel);
+  return { config, log };
 }
 
 /** A command that needs only the configuration: prints its answer; a failed one sets exit code 1. */
@@ -60,7 +61,7 @@ program
   .description("talk to the agent in the terminal")
   .option("-s, --session <id>", "terminal conversation to continue", "local")
   .action(async ({ session }: { session: string }) => {
-    const { config, log } = loadFromEnv();
+    const { config, log } = loadFromEnv({}, true);
     await (await import("./terminal.js")).runChat(config, log, session);
   });
 
@@ -70,7 +71,7 @@ program
   .requiredOption("-m, --message <text>", "what to say to the agent")
   .option("-s, --session <id>", "terminal conversation to continue", "local")
   .action(async ({ message, session }: { message: string; session: string }) => {
-    const { config, log } = loadFromEnv();
+    const { config, log } = loadFromEnv({}, true);
     if (!(await (await import("./terminal.js")).runAgentOnce(config, log, message, session))) process.exitCode = 3;
   });
 

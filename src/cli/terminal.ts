@@ -35,14 +35,17 @@ export async function runChat(config: Config, log: Logger, session: string): Pro
   const app = await createApp(config, { log });
   const interactive = Boolean(process.stdin.isTTY);
   const terminal = createInterface({ input: process.stdin, output: process.stdout, terminal: interactive });
-  const say = (text: string) => process.stdout.write(`${interactive ? "\r" : ""}${text}\n`);
+  // The waiting `you:` prompt is erased first (it is drawn again below the answer), or it would show twice.
+  const say = (text: string) => process.stdout.write(`${interactive ? "\r\x1b[2K" : ""}${text}\n`);
+  // Piped input (a script) gets the answers alone, without prompts between them.
+  const prompt = (keepInput = false) => interactive && terminal.prompt(keepInput);
   let busy = false;
   const channel = createConsoleChannel({
     bus: app.bus,
     chatId: session,
     write: (msg) => {
       say(`\n${msg.kind === "reply" ? "pincer" : `[${msg.kind}]`}: ${msg.text}\n`);
-      terminal.prompt(true);
+      prompt(true);
     },
     onBusy: (value) => {
       busy = value;
@@ -51,7 +54,7 @@ export async function runChat(config: Config, log: Logger, session: string): Pro
   await app.start([channel]);
   say(`pincer chat — model ${config.openai.model}. /help for commands, /stop or Ctrl-C stops a turn, Ctrl-D quits.\n`);
   terminal.setPrompt("you: ");
-  terminal.prompt();
+  prompt();
 
   const pending = new Set<Promise<void>>();
   const send = (text: string) => {
@@ -80,7 +83,7 @@ export async function runChat(config: Config, log: Logger, session: string): Pro
         stopAsked = false;
         send(line);
       }
-      terminal.prompt();
+      prompt();
     }
     // End of input (Ctrl-D, or a script's last line): answer what was asked, unless told to quit.
     if (!quitting) await Promise.all(pending);
