@@ -67,10 +67,16 @@ describe.runIf(available)("control page in Chromium", () => {
       if (msg.type() === "error") errors.push(msg.text());
     });
     await page.goto(`${h.base}/?token=${encodeURIComponent(h.token)}`);
-    // The token leaves the address bar at once; this tab's sessionStorage holds the session, no cookie.
+    // The token leaves the address bar at once; the origin's localStorage holds the session, no cookie.
     expect(page.url()).toBe(`${h.base}/`);
-    await expect.poll(() => page.evaluate(`sessionStorage.getItem("pincer-session")`)).toMatch(/^[\w-]{43}$/);
+    await expect.poll(() => page.evaluate(`localStorage.getItem("pincer-session")`)).toMatch(/^[\w-]{43}$/);
     expect(await context.cookies()).toEqual([]);
+    // A second tab (or a bookmark) of the same address is logged in too, without the token.
+    const second = await context.newPage();
+    await second.goto(`${h.base}/`);
+    await expect.poll(() => second.locator("#conversations").textContent()).toContain("telegram:42");
+    expect(await second.locator("#locked").isHidden()).toBe(true);
+    await second.close();
 
     const conversations = page.locator("#conversations");
     await expect.poll(() => conversations.textContent()).toContain("telegram:42");
@@ -146,7 +152,7 @@ describe.runIf(available)("control page in Chromium", () => {
       await owner.goto(`${h.base}/?token=${encodeURIComponent(h.token)}`);
       await owner.locator("#conversations").waitFor();
       await expect.poll(() => owner.locator("#live").textContent()).toBe("live");
-      const session = (await owner.evaluate(`sessionStorage.getItem("pincer-session")`)) as string;
+      const session = (await owner.evaluate(`localStorage.getItem("pincer-session")`)) as string;
 
       // The owner, logged in, opens the other user's page: in another tab and in the same one.
       const lured = await context.newPage();

@@ -94,7 +94,7 @@ describe("auth", () => {
     const shell = await get("/");
     expect(shell.headers.get("referrer-policy")).toBe("no-referrer");
     expect(shell.headers.get("content-security-policy")).toMatch(/script-src 'nonce-/);
-    expect(await shell.text()).toContain("sessionStorage");
+    expect(await shell.text()).toContain("localStorage");
 
     // Logging out ends the session and its open event stream; other sessions go on.
     const events = await fetch(`${h.base}/api/events?chat=main&session=${session}`);

@@ -36,7 +36,7 @@ svg.chart{width:100%;height:auto;font-size:10px;fill:var(--muted)}.tokens{fill:v
 export const SCRIPT = `
 (() => {
   "use strict";
-  // The session lives in this tab's sessionStorage, which no other origin (another port) can read,
+  // The session lives in localStorage, which no other origin (another port) can read; every tab of this origin shares it,
   // and goes out in a header, never in a cookie.
   const KEY = "pincer-session";
   const $ = (id) => document.getElementById(id);
@@ -50,7 +50,7 @@ export const SCRIPT = `
     history.replaceState(null, "", location.pathname + (query ? "?" + query : "") + location.hash);
   }
   const locked = () => {
-    sessionStorage.removeItem(KEY);
+    localStorage.removeItem(KEY);
     $("main").replaceChildren();
     $("locked").hidden = false;
     $("logout").hidden = true;
@@ -62,9 +62,9 @@ export const SCRIPT = `
     if (!res.ok) throw new Error(body.error || res.statusText);
     return body;
   };
-  const login = token === null ? Promise.resolve(sessionStorage.getItem(KEY))
+  const login = token === null ? Promise.resolve(localStorage.getItem(KEY))
     : fetch("/api/session", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token }) })
-        .then(json).then((body) => { sessionStorage.setItem(KEY, body.session); return body.session; });
+        .then(json).then((body) => { localStorage.setItem(KEY, body.session); return body.session; });
   login.then((session) => (session ? start(session) : locked())).catch((err) => {
     if (err.message !== "logged out") live.textContent = "could not load: " + err.message;
   });

@@ -4,7 +4,7 @@ import { createHash, randomBytes } from "node:crypto";
 export const SESSION_IDLE_MS = 12 * 3600 * 1000;
 const MAX_SESSIONS = 64;
 
-/** The control page's logins, in memory: a random secret per login, which the page keeps in sessionStorage and sends as
+/** The control page's logins, in memory: a random secret per login, which the page keeps in localStorage (origin-scoped: one port) and sends as
  * a header, never a cookie (browsers send cookies to every port of a host). A restart (so a changed token) ends them
  * all. Only hashes are kept; `onEnd` holds what ends with the session (its open event streams). */
 export class WebSessions {
