@@ -9,5 +9,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file gets its own process so fake servers and SQLite files never leak between files.
     pool: "forks",
+    // Tests that start the built daemon never run an old build (`npx vitest run FILE` after an edit).
+    globalSetup: ["test/helpers/fresh-dist.ts"],
   },
 });

@@ -200,16 +200,18 @@ describe("ReadCache.folders", () => {
 /**
  * The sandbox owns the workspace: `chmod 000` on the workspace folder itself (which no stamp
  * covers) makes every lstat below it fail with EACCES — for a daemon that is not root, as in
- * production. Run in a child as an unprivileged user (nobody) when the tests run as root, through
- * the built modules. The turn must go on without the files, as the race-free read alone does.
+ * production. Run in a child through the built modules; when the tests run as root, the child
+ * becomes nobody once it has loaded them (a clone in a private folder is no place nobody can enter).
+ * The turn must go on without the files, as the race-free read alone does.
  */
 const CHMOD_WORKSPACE = `
 import { chmodSync } from "node:fs";
 const dist = process.argv[1];
-const [workspace] = process.argv.slice(2);
+const [workspace, drop] = process.argv.slice(2);
 const { ReadCache } = await import(dist + "/src/tools/files/read-cache.js");
 const { listSkills } = await import(dist + "/src/agent/skills.js");
 const { buildSystemPrompt } = await import(dist + "/src/agent/context.js");
+if (drop === "nobody") { process.setgroups([]); process.setgid(65534); process.setuid(65534); }
 const cache = new ReadCache({ now: () => Date.now() + 60_000 });
 const warnings = [];
 const log = { warn: (o, msg) => warnings.push(msg + ": " + o.reason) };
@@ -236,8 +238,15 @@ describe("ReadCache against a workspace made unreadable", () => {
     if (runAsNobody) execFileSync("chown", ["-R", "65534:65534", workspace]);
     const child = spawnSync(
       process.execPath,
-      ["--input-type=module", "-e", CHMOD_WORKSPACE, join(packageRoot(), "dist"), workspace],
-      { encoding: "utf8", timeout: 20_000, ...(runAsNobody ? { uid: 65534, gid: 65534 } : {}) },
+      [
+        "--input-type=module",
+        "-e",
+        CHMOD_WORKSPACE,
+        join(packageRoot(), "dist"),
+        workspace,
+        runAsNobody ? "nobody" : "",
+      ],
+      { encoding: "utf8", timeout: 20_000 },
     );
     expect(child.stderr).toBe("");
     const { results, hitsBefore, warnings } = JSON.parse(child.stdout) as {
