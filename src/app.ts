@@ -109,7 +109,7 @@ export async function createApp(config: Config, options: AppOptions) {
     audit: store.audit,
     log: log.child({ part: "helpers" }),
     presence: clustering && {
-      started: (id) => cluster?.helperStarted(id),
+      started: (id, onLost) => cluster?.helperStarted(id, onLost),
       ended: (id) => cluster?.helperEnded(id),
     },
     tokens,

@@ -4,6 +4,7 @@ import type { MessageBus } from "../bus/bus.js";
 import { deliverToOf, type InboundMessage, personOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { Model } from "../llm/model.js";
+import { FencedOutError } from "../store/cluster.js";
 import type { HelperRun, HelperStatus, Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { ToolError, untilAborted } from "../tools/tool.js";
@@ -28,8 +29,14 @@ export interface HelperDeps extends Pick<LoopDeps, "tokens" | "window" | "approv
   audit: Store["audit"];
   log: Logger;
   config: Pick<Config, "helpers" | "agent" | "openai" | "workspace" | "timezone">;
-  /** Clustered: told when a helper starts and ends here, so the others tell it from one whose process died. */
-  presence?: { started(id: string): void; ended(id: string): void };
+  /**
+   * Clustered: told when a helper starts and ends here, so the others tell it from one whose process died. A helper
+   * takes each step only while its guard lets it (its lease is held here); `onLost` stops it the moment it is lost.
+   */
+  presence?: {
+    started(id: string, onLost: (err: FencedOutError) => void): { check(): Promise<void> } | undefined;
+    ended(id: string): void;
+  };
   /** Counts the helpers' model calls (under the chat that started them) and checks the budgets. */
   usage: Pick<UsageMeter, "wrap">;
 }
@@ -40,6 +47,9 @@ export type HelperInfo = Pick<HelperRun, "id" | "sessionKey" | "label" | "starte
 interface Running extends HelperInfo {
   controller: AbortController;
   done: Promise<void>;
+  guard?: { check(): Promise<void> };
+  /** Set once its lease was lost: another process may have declared it interrupted, so it stops without a word. */
+  fenced?: Error;
 }
 
 /**
@@ -73,7 +83,10 @@ export class HelperManager {
     const entry: Running = { ...info, controller: new AbortController(), done: Promise.resolve() };
     // Counted before the write: a spawn elsewhere meanwhile sees the caps with this one in them.
     this.runs.set(id, entry);
-    this.deps.presence?.started(id);
+    entry.guard = this.deps.presence?.started(id, (err) => {
+      entry.fenced ??= err;
+      entry.controller.abort(err);
+    });
     const forget = () => {
       this.runs.delete(id);
       this.deps.presence?.ended(id);
@@ -149,6 +162,8 @@ export class HelperManager {
           maxIterations: settings.maxIterations,
           log,
           onToolResult: auditTo(deps.audit, sessionKey, log),
+          // No step, no tool call, once its lease is lost (as a turn's journal is fenced).
+          steps: entry.guard && fencedSteps(entry.guard),
         },
         {
           system: helperPrompt(deps.config),
@@ -171,6 +186,8 @@ export class HelperManager {
       result = (await untilAborted(loop, signal)).reply.trim() || "(the helper finished without saying anything)";
     } catch (err) {
       if (this.shutdown.signal.aborted) return;
+      if (err instanceof FencedOutError) entry.fenced ??= err;
+      if (entry.fenced) return fencedOut(entry, log);
       if (entry.controller.signal.aborted) {
         await deps.store.finish(entry.id, "cancelled", "cancelled by /stop", Date.now());
         return;
@@ -181,12 +198,32 @@ export class HelperManager {
         : `it failed: ${err instanceof Error ? err.message : String(err)}`;
       log.warn({ status, err }, "helper did not finish");
     }
+    if (
+      await entry.guard?.check().then(
+        () => false,
+        (err: Error) => (entry.fenced ??= err),
+      )
+    ) {
+      return fencedOut(entry, log);
+    }
     const run: HelperRun = { ...entry, task, model: this.modelName(), status, origin };
     // Published before the run is marked finished: a crash in between makes the next start report it as interrupted,
     // which the inbox drops (same message id), so the chat hears it once.
     await deps.bus.publishInbound(resultMessage(run, status, result, Date.now()));
     await deps.store.finish(entry.id, status, result, Date.now());
   }
+}
+
+/** The loop's journal hooks for a fenced helper: each step first checks the lease (nothing is recorded). */
+function fencedSteps(guard: { check(): Promise<void> }) {
+  return { assistant: () => guard.check(), started: () => guard.check(), result: async () => {} };
+}
+
+function fencedOut(entry: Running, log: Logger): void {
+  log.warn(
+    { err: entry.fenced?.message },
+    "helper stopped: this process lost its lease, so the cluster may have declared it interrupted",
+  );
 }
 
 /** The system message that brings a helper's outcome back to the conversation that spawned it. */

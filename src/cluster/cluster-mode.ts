@@ -3,10 +3,10 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Channel } from "../bus/channel.js";
 import type { InboundMessage } from "../bus/types.js";
-import type { Fence } from "../store/cluster.js";
+import type { Fence, FencedOutError } from "../store/cluster.js";
 import { type ClusterStore, openClusterStore } from "../store/postgres/cluster-store.js";
 import { ClusterWork } from "../store/postgres/cluster-work.js";
-import { helperLeaseName, orphanedHelpers } from "./helper-leases.js";
+import { guardHelper, helperLeaseName, orphanedHelpers } from "./helper-leases.js";
 import { leaseTiming } from "./lease-policy.js";
 import { ClusterMember } from "./member.js";
 import { RoleKeeper } from "./roles.js";
@@ -82,7 +82,8 @@ export async function joinCluster(url: string, deps: ClusterModeDeps) {
       work.announce().catch((err: Error) => log.warn({ err: err.message }, "could not wake the cluster"));
     },
     /** A helper (spawn) started or ended here: its lease tells the others it lives. */
-    helperStarted: (runId: string) => member.want(helperLeaseName(runId), { gained: () => {}, lost: () => {} }),
+    helperStarted: (runId: string, onLost: (err: FencedOutError) => void) =>
+      guardHelper(member, runId, onLost, deps.leaseMs),
     helperEnded: (runId: string) => void member.unwant(helperLeaseName(runId)),
     /** The cluster as `pincer status` shows it (for the control page). */
     lines: async () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { helperLeaseName, orphanedHelpers } from "./helper-leases.js";
+import { FencedOutError } from "../store/cluster.js";
+import { guardHelper, helperLeaseName, orphanedHelpers } from "./helper-leases.js";
+import type { LeaseHandlers } from "./member.js";
 
 const lease = (runId: string, expiresInMs: number) => ({
   name: helperLeaseName(runId),
@@ -28,5 +30,57 @@ describe("helpers whose process died", () => {
       orphaned: new Set(),
       suspects: new Set(),
     });
+  });
+});
+
+describe("a helper's guard", () => {
+  /** A member whose one lease the test gains, loses and lets run out by hand. */
+  function member() {
+    let handlers: LeaseHandlers | undefined;
+    let valid = false;
+    return {
+      want: (_: string, h: LeaseHandlers) => {
+        handlers = h;
+      },
+      fence: (name: string) => (valid ? { name, epoch: 7 } : undefined),
+      gain: () => {
+        valid = true;
+        handlers?.gained({ name: "helper:h-1", epoch: 7 });
+      },
+      lose: () => {
+        valid = false;
+        handlers?.lost({ name: "helper:h-1", epoch: 7 });
+      },
+      runOut: () => {
+        valid = false;
+      },
+    };
+  }
+
+  it("waits for the lease at first, lets steps through while it is held, and fences for good once it is lost", async () => {
+    const m = member();
+    const lost: FencedOutError[] = [];
+    const guard = guardHelper(m, "h-1", (err) => lost.push(err), 10_000);
+    const first = guard.check();
+    m.gain();
+    await first;
+    await guard.check();
+    m.lose();
+    await expect(guard.check()).rejects.toBeInstanceOf(FencedOutError);
+    m.gain(); // the same process claims the expired lease again: the helper stays stopped
+    await expect(guard.check()).rejects.toBeInstanceOf(FencedOutError);
+    expect(lost).toHaveLength(1);
+  });
+
+  it("fences a process woken from a pause before its next renewal tells it, and a lease that never came", async () => {
+    const m = member();
+    const lost: FencedOutError[] = [];
+    const guard = guardHelper(m, "h-1", (err) => lost.push(err), 10_000);
+    m.gain();
+    m.runOut();
+    await expect(guard.check()).rejects.toBeInstanceOf(FencedOutError);
+    expect(lost).toHaveLength(1);
+    const never = guardHelper(member(), "h-2", () => {}, 50);
+    await expect(never.check()).rejects.toBeInstanceOf(FencedOutError);
   });
 });

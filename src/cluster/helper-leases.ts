@@ -1,4 +1,5 @@
-import type { ClusterView } from "../store/cluster.js";
+import { type ClusterView, type Fence, FencedOutError } from "../store/cluster.js";
+import type { ClusterMember } from "./member.js";
 
 /** The lease a process holds while one of its background helpers (spawn) runs. */
 export function helperLeaseName(runId: string): string {
@@ -18,4 +19,56 @@ export function orphanedHelpers(
   const held = new Set(view.leases.filter((l) => l.expiresInMs > 0).map((l) => l.name));
   const unheld = new Set(running.filter((id) => !held.has(helperLeaseName(id))));
   return { orphaned: new Set([...unheld].filter((id) => suspects.has(id))), suspects: unheld };
+}
+
+/** What a helper running here asks before each step (see guardHelper). */
+export interface HelperGuard {
+  /** Resolves while this process holds the helper's lease; throws FencedOutError once it lost it, for good. */
+  check(): Promise<void>;
+}
+
+/**
+ * Wants the helper's lease and fences the helper with it, as turns are fenced: once the lease is lost here (a pause past
+ * it, the database gone for longer than it), the helper may have been declared interrupted elsewhere and its chat told,
+ * so it must not take another step; `onLost` stops it at once. A lease not gained within `firstWithinMs` counts as lost.
+ */
+export function guardHelper(
+  member: Pick<ClusterMember, "want" | "fence">,
+  runId: string,
+  onLost: (err: FencedOutError) => void,
+  firstWithinMs: number,
+): HelperGuard {
+  const name = helperLeaseName(runId);
+  let lost: FencedOutError | undefined;
+  let gained = false;
+  const lose = (fence: Fence) => {
+    if (lost) return lost;
+    lost = new FencedOutError(fence);
+    onLost(lost);
+    return lost;
+  };
+  let settle = () => {};
+  const first = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  const giveUp = setTimeout(settle, firstWithinMs);
+  giveUp.unref();
+  member.want(name, {
+    gained: () => {
+      gained = true;
+      settle();
+    },
+    lost: (fence) => {
+      lose(fence);
+      settle();
+    },
+  });
+  return {
+    async check() {
+      if (!gained && !lost) await first;
+      if (lost) throw lost;
+      // Held by the local clock too: a process just woken from a pause acts on nothing before its next renewal says so.
+      if (!member.fence(name)) throw lose({ name, epoch: 0 });
+    },
+  };
 }
