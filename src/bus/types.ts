@@ -17,8 +17,13 @@ interface MessageFields {
   isGroup: boolean;
   mentionsBot: boolean;
   receivedAt: number;
-  /** `channel:chatId`, plus `:thread:ID` for threads/topics, or the session a system message is addressed to. */
+  /** `channel:chatId`, plus `:thread:ID` for threads/topics, or the session a system message is addressed to; the
+   * agent that answers and the bot's account are part of it (agentSessionKey, sessionKeyOf). */
   sessionKey: string;
+  /** The bot it was written to, when not the channel's default one (config `accounts`). */
+  account?: string;
+  /** Discord: the server (guild) it was written in, for `bindings`. */
+  guildId?: string;
 }
 
 /** The message a reply answers (so "by that?" has a "that"): pincer's own words, the sender's, or someone else's. */
@@ -81,6 +86,8 @@ export interface Button {
 
 export interface OutboundMessage {
   channel: ChannelName;
+  /** The bot that sends it, when not the channel's default one. */
+  account?: string;
   chatId: string;
   text: string;
   replyToId?: string;
@@ -103,6 +110,7 @@ export interface ButtonTap {
   /** The platform's id of the tap (callback query / interaction): replays are taken once. */
   id: string;
   channel: PersonMessage["channel"];
+  account?: string;
   chatId: string;
   threadId?: string;
   senderId: string;
@@ -137,21 +145,51 @@ export type DeliveryOutcome =
 /** A turn started or ended for a chat; channels use it for typing indicators. */
 export interface ActivityEvent {
   channel: ChannelName;
+  account?: string;
   chatId: string;
   threadId?: string;
   sessionKey: string;
   busy: boolean;
 }
 
-export function sessionKeyOf(channel: ChannelName, chatId: string, threadId?: string): string {
-  return threadId ? `${channel}:${chatId}:thread:${threadId}` : `${channel}:${chatId}`;
+/** The agent that today's settings are: without config `agents` the only one, and its keys carry no agent. */
+export const MAIN_AGENT = "main";
+
+/** An agent's or an account's name (config `agents`, `accounts`): it becomes part of keys and paths. */
+const NAME = "[a-z0-9][a-z0-9_-]{0,31}";
+
+/** `channel:chatId` (`channel@account` for a bot other than the channel's default one), plus `:thread:ID`. */
+export function sessionKeyOf(channel: ChannelName, chatId: string, threadId?: string, account?: string): string {
+  const route = account ? `${channel}@${account}` : channel;
+  return threadId ? `${route}:${chatId}:thread:${threadId}` : `${route}:${chatId}`;
 }
 
-/** The inverse of sessionKeyOf. */
-export function parseSessionKey(key: string): { channel: ChannelName; chatId: string; threadId?: string } | undefined {
-  const m = /^(telegram|discord|console|web|system):(.+?)(?::thread:(.+))?$/.exec(key);
+/**
+ * A conversation of `agent`. Everything pincer stores or files for a conversation is found by its session key (its
+ * history, memory entries, jobs, approvals, allowed commands, model choice, usage, audit, helpers, inbox, turn lease,
+ * received files), so a key that names its agent keeps each agent's rows apart by construction: no query can reach
+ * another agent's without building another agent's key. The main agent's keys are as they always were, so an
+ * existing home's rows stay where they are.
+ */
+export function agentSessionKey(agent: string, key: string): string {
+  return agent === MAIN_AGENT ? key : `${agent}/${key}`;
+}
+
+/** The agent a session key belongs to. */
+export function agentOf(key: string): string {
+  return new RegExp(`^(${NAME})/`).exec(key)?.[1] ?? MAIN_AGENT;
+}
+
+const SESSION_KEY = new RegExp(
+  `^(?:(${NAME})/)?(telegram|discord|console|web|system)(?:@(${NAME}))?:(.+?)(?::thread:(.+))?$`,
+);
+
+/** The inverse of agentSessionKey over sessionKeyOf. */
+export function parseSessionKey(key: string) {
+  const m = SESSION_KEY.exec(key);
   if (!m) return undefined;
-  return { channel: m[1] as ChannelName, chatId: m[2], threadId: m[3] };
+  const [, agent = MAIN_AGENT, channel, account, chatId, threadId] = m;
+  return { agent, channel: channel as ChannelName, chatId, threadId, account };
 }
 
 /** One conversation's received files under media/: only its tools see them (the sandbox mounts no other folder). */
@@ -160,9 +198,12 @@ export function conversationMediaDir(mediaDir: string, sessionKey: string): stri
 }
 
 /** Where a message's answers go: its session's chat, or the one a run in a session of its own (heartbeat) names. */
-export function replyTarget(msg: InboundMessage): Pick<OutboundMessage, "channel" | "chatId" | "threadId"> {
+export function replyTarget(msg: InboundMessage): Pick<OutboundMessage, "channel" | "chatId" | "threadId" | "account"> {
   const to = deliverToOf(msg);
-  return (to && parseSessionKey(to)) || parseSessionKey(msg.sessionKey) || { channel: msg.channel, chatId: msg.chatId };
+  const parsed = (to && parseSessionKey(to)) || parseSessionKey(msg.sessionKey);
+  if (!parsed) return { channel: msg.channel, chatId: msg.chatId };
+  const { channel, chatId, threadId, account } = parsed;
+  return { channel, chatId, threadId, account };
 }
 
 /** The chat a run in a session of its own answers in (the heartbeat, a helper it started). */

@@ -1,8 +1,8 @@
 import { isAbsolute, join, resolve } from "node:path";
+import { MAIN_AGENT } from "../bus/types.js";
 import type { FileConfig } from "./file-schema.js";
 
-/** The agent that today's settings are: without `agents` it is the only one, and its rows carry no agent prefix. */
-export const MAIN_AGENT = "main";
+export { MAIN_AGENT };
 
 /** The sections an agent may override; each key it names replaces the top-level one. */
 export const AGENT_SECTIONS = ["agent", "exec", "approvals", "mcp", "memory", "heartbeat"] as const;

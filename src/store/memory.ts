@@ -37,16 +37,17 @@ export abstract class SqlMemory extends SqlGroup {
     return 0;
   }
 
-  /** Re-indexes MEMORY.md's paragraphs when the file changed since the last time. */
-  async syncMemoryFile(hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
-    if ((await scalar<string>(this.db, "SELECT hash FROM memory_file_state WHERE id = 1")) === hash) return;
+  /** Re-indexes an agent's MEMORY.md's paragraphs when the file changed since the last time. */
+  async syncMemoryFile(agent: string, hash: string, modifiedAt: number, paragraphs: string[]): Promise<void> {
+    if ((await scalar<string>(this.db, "SELECT hash FROM memory_file_state WHERE agent = $1", [agent])) === hash)
+      return;
     const table = this.db.engine === "sqlite" ? "memory_file_fts" : "memory_file_paragraphs";
     await this.db.transaction(async (tx) => {
       // Two processes syncing the same new file at once (PostgreSQL): the second waits, then replaces the same rows.
       if (tx.engine === "postgres") await tx.run(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
-      await tx.run(`DELETE FROM ${table}`);
-      for (const p of paragraphs) await tx.run(`INSERT INTO ${table} (text) VALUES ($1)`, [p]);
-      await tx.run(...upsert("memory_file_state", { id: 1, hash, modifiedAt }, ["id"]));
+      await tx.run(`DELETE FROM ${table} WHERE agent = $1`, [agent]);
+      for (const p of paragraphs) await tx.run(`INSERT INTO ${table} (text, agent) VALUES ($1, $2)`, [p, agent]);
+      await tx.run(...upsert("memory_file_state", { agent, hash, modifiedAt }, ["agent"]));
     });
   }
 

@@ -1,3 +1,4 @@
+import { agentOf } from "../bus/types.js";
 import { insert, SqlGroup } from "./sql.js";
 
 /** One model call as counted: the endpoint's tokens, or pincer's estimate (`estimated`). */
@@ -26,7 +27,7 @@ export type UsageGroup = UsageSums & { kind: string; model: string; here: boolea
 const SUMS = `count(*) AS calls, sum(prompt_tokens) AS "promptTokens", sum(completion_tokens) AS "completionTokens",
   sum(cached_tokens) AS "cachedTokens", coalesce(sum(cost), 0) AS cost,
   sum(CASE WHEN cost IS NULL THEN 1 ELSE 0 END) AS unpriced, sum(estimated) AS estimated`;
-const USAGE_FIELDS = ["sessionKey", "kind", "model", ...COUNTS, "estimated", "cost", "createdAt"] as const;
+const USAGE_FIELDS = ["sessionKey", "agent", "kind", "model", ...COUNTS, "estimated", "cost", "createdAt"] as const;
 /** The chart's days are put together from quarter hours, so every zone's midnight falls on a slot's edge. */
 export const SLOT_MS = 15 * 60_000;
 
@@ -34,7 +35,7 @@ export const SLOT_MS = 15 * 60_000;
 export class SqlUsage extends SqlGroup {
   /** One row per call: processes recording at once never overwrite each other. */
   async record(entry: UsageEntry): Promise<void> {
-    const row = { ...entry, estimated: entry.estimated ? 1 : 0, createdAt: entry.at };
+    const row = { ...entry, agent: agentOf(entry.sessionKey), estimated: entry.estimated ? 1 : 0, createdAt: entry.at };
     await this.db.run(...insert("model_usage", row, USAGE_FIELDS));
   }
 
@@ -51,13 +52,15 @@ export class SqlUsage extends SqlGroup {
     return row;
   }
 
-  /** Calls since `monthStart` grouped by kind, model, chat (`sessionKey` or not) and day (from `dayStart` or not). */
+  /** Calls since `monthStart` grouped by kind, model, chat (`sessionKey` or not) and day (from `dayStart` or not). Asked
+   * for a chat, the others are only its own agent's chats. */
   async groups(monthStart: number, dayStart: number, sessionKey?: string): Promise<UsageGroup[]> {
+    const agent = sessionKey === undefined ? "" : "AND agent = $4";
     const rows = await this.db.rows<Omit<UsageGroup, "here" | "today"> & { here: number; today: number }>(
       `SELECT kind, model, CASE WHEN session_key = $3 THEN 1 ELSE 0 END AS here,
               CASE WHEN created_at >= $2 THEN 1 ELSE 0 END AS today, ${SUMS}
-         FROM model_usage WHERE created_at >= $1 GROUP BY kind, model, here, today ORDER BY kind, model`,
-      [monthStart, dayStart, sessionKey ?? null],
+         FROM model_usage WHERE created_at >= $1 ${agent} GROUP BY kind, model, here, today ORDER BY kind, model`,
+      [monthStart, dayStart, sessionKey ?? null, ...(sessionKey === undefined ? [] : [agentOf(sessionKey)])],
     );
     return rows.map((r) => ({ ...r, here: Boolean(r.here), today: Boolean(r.today) }));
   }

@@ -1,3 +1,4 @@
+import { agentOf } from "../bus/types.js";
 import { memoryParagraphs, readMemoryFile } from "../memory/memory-file.js";
 import type { SearchHit } from "../store/store.js";
 import { objectSchema, type Tool, type ToolDeps, ToolError } from "./tool.js";
@@ -32,7 +33,9 @@ export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store"
       if (memoryFile) {
         const file = readMemoryFile(ctx.workspace);
         // Hits from MEMORY.md are dated when pincer first indexed that version of the file.
-        await store.memory.syncMemoryFile(file?.hash ?? "absent", Date.now(), file ? memoryParagraphs(file.text) : []);
+        const paragraphs = file ? memoryParagraphs(file.text) : [];
+        // The workspace is the session's agent's, and so is the index it fills and searches.
+        await store.memory.syncMemoryFile(agentOf(ctx.sessionKey), file?.hash ?? "absent", Date.now(), paragraphs);
       }
       const hits = await store.memory.search(args.query, {
         sessionKey: ctx.sessionKey,

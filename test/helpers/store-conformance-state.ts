@@ -80,7 +80,7 @@ export function describeStateConformance(fresh: Fresh): void {
     await store.conversations.archive("telegram:1");
     await store.conversations.append("telegram:1", [{ role: "user", content: "ok" }]);
     await store.conversations.append("telegram:2", [{ role: "user", content: "Anna is someone else's sister" }]);
-    await store.memory.syncMemoryFile("h1", 5000, ["Anna likes tulips"]);
+    await store.memory.syncMemoryFile("main", "h1", 5000, ["Anna likes tulips"]);
     const hits = await store.memory.search("Anna birthday", scope("telegram:1"));
     expect(hits.map((h) => [h.kind, h.role])).toEqual([["message", "user"]]);
     expect(hits[0].snippet).toContain("«Anna»");
@@ -90,9 +90,30 @@ export function describeStateConformance(fresh: Fresh): void {
     expect((await store.memory.search("吃午饭", scope("telegram:1")))[0]?.snippet).toContain("«吃午饭»");
     expect((await store.memory.search("湖边", scope("telegram:1")))[0]?.snippet).toContain("«湖边»");
     expect(await store.memory.search("tulips", scope("telegram:2"))).toEqual([]);
-    await store.memory.syncMemoryFile("h2", 6000, ["Bob likes roses"]);
+    await store.memory.syncMemoryFile("main", "h2", 6000, ["Bob likes roses"]);
     expect(await store.memory.search("tulips", scope("telegram:1", true))).toEqual([]);
     expect(typeof (await store.memory.indexPending())).toBe("number");
+  });
+
+  it("keeps each agent's conversations, summaries and MEMORY.md apart by the agent in the session key", async () => {
+    const { store } = await fresh();
+    await store.conversations.append("telegram:1", [{ role: "user", content: "main knows the shed code 4711" }]);
+    await store.conversations.append("shop/telegram:1", [{ role: "user", content: "shop knows the shed colour" }]);
+    await store.memory.syncMemoryFile("main", "m1", 5000, ["main's MEMORY: shed key under the pot"]);
+    await store.memory.syncMemoryFile("shop", "s1", 6000, ["shop's MEMORY: shed prices"]);
+    const found = async (key: string) =>
+      (await store.memory.search("shed", scope(key, true))).map((h) => h.snippet).sort();
+    expect(await found("telegram:1")).toEqual([
+      "main knows the «shed» code 4711",
+      "main's MEMORY: «shed» key under the pot",
+    ]);
+    expect(await found("shop/telegram:1")).toEqual(["shop knows the «shed» colour", "shop's MEMORY: «shed» prices"]);
+    expect(await found("shop/telegram:2")).toEqual(["shop's MEMORY: «shed» prices"]);
+    // A re-index of one agent's file leaves the other's alone.
+    await store.memory.syncMemoryFile("shop", "s2", 7000, []);
+    expect(await found("telegram:1")).toHaveLength(2);
+    expect(await found("shop/telegram:1")).toEqual(["shop knows the «shed» colour"]);
+    expect(await store.conversations.recent("shop/telegram:1", 10_000)).toHaveLength(1);
   });
 
   it("folds accents and case in search, as people type: cafe finds Café, and café finds cafe", async () => {
@@ -110,7 +131,7 @@ export function describeStateConformance(fresh: Fresh): void {
       throughId: first.id,
       text: "Élodie prefers crème brûlée",
     });
-    await store.memory.syncMemoryFile("h1", 5000, ["Noël at the chalet in Megève"]);
+    await store.memory.syncMemoryFile("main", "h1", 5000, ["Noël at the chalet in Megève"]);
     const texts = async (query: string) =>
       (await store.memory.search(query, scope("telegram:1", true))).map((h) => h.snippet);
     expect(await texts("muller zurich")).toEqual(["we met at the Café «Müller» in «Zürich»"]);

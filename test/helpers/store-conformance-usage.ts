@@ -64,4 +64,21 @@ export function describeUsageConformance(fresh: Fresh): void {
     ]);
     expect(await store.usage.slots(dayStart)).toEqual([{ slot: dayStart / SLOT_MS, tokens: 101 * 110, cost: 50 }]);
   });
+  it("shows a chat only its own agent's calls beside its own; the whole (budgets, the CLI) sums every agent", async () => {
+    const { store } = await fresh();
+    const monthStart = Date.UTC(2026, 11, 1);
+    const dayStart = monthStart + 14 * DAY;
+    await store.usage.record(call("telegram:1", dayStart + 1));
+    await store.usage.record(call("telegram:2", dayStart + 2, { cost: 1 }));
+    await store.usage.record(call("shop/telegram:1", dayStart + 3, { model: "shop-model", cost: 7 }));
+    const shop = await store.usage.groups(monthStart, dayStart, "shop/telegram:9");
+    expect(shop).toEqual([expect.objectContaining({ model: "shop-model", here: false, calls: 1, cost: 7 })]);
+    const main = await store.usage.groups(monthStart, dayStart, "telegram:1");
+    expect(main.map((g) => [g.model, g.here, g.cost]).sort()).toEqual([
+      ["small", false, 1],
+      ["small", true, 0.5],
+    ]);
+    expect((await store.usage.groups(monthStart, dayStart)).reduce((n, g) => n + g.calls, 0)).toBe(3);
+    expect((await store.usage.spent("telegram:1", dayStart, monthStart)).monthCost).toBe(8.5);
+  });
 }

@@ -1,3 +1,4 @@
+import { agentOf } from "../../bus/types.js";
 import { type FoundRow, SqlMemory } from "../memory.js";
 import { buildFtsQuery, likePattern } from "../sqlite/fts-query.js";
 import type { SearchHit, SearchScope } from "../types.js";
@@ -13,11 +14,12 @@ export class PostgresMemory extends SqlMemory {
     const terms = [...new Set([...fts.terms, ...fts.short])];
     if (terms.length === 0) return [];
     const patterns = terms.map(likePattern);
-    // $1 session, $2 MEMORY.md allowed, $3 limit, $4 the words for the full-text rank, $5… the patterns.
+    // $1 session, $2 MEMORY.md allowed, $3 limit, $4 the words for the full-text rank, $5 the session's agent (whose
+    // MEMORY.md it is), $6… the patterns.
     const hits = (column: string) =>
-      patterns.map((_, i) => `(pincer_fold(${column}) ILIKE pincer_fold($${i + 5}))::int`).join(" + ");
+      patterns.map((_, i) => `(pincer_fold(${column}) ILIKE pincer_fold($${i + 6}))::int`).join(" + ");
     const any = (column: string) =>
-      patterns.map((_, i) => `pincer_fold(${column}) ILIKE pincer_fold($${i + 5})`).join(" OR ");
+      patterns.map((_, i) => `pincer_fold(${column}) ILIKE pincer_fold($${i + 6})`).join(" OR ");
     const rank = (column: string) =>
       `ts_rank(to_tsvector('simple', pincer_fold(${column})), websearch_to_tsquery('simple', pincer_fold($4)))`;
     const rows = await this.db.rows<FoundRow>(
@@ -30,11 +32,11 @@ export class PostgresMemory extends SqlMemory {
          SELECT 'entry', e.id, NULL, e.period_end, e.text, ${hits("e.text")}, ${rank("e.text")}
            FROM memory_entries e WHERE e.session_key = $1 AND (${any("e.text")})
          UNION ALL
-         SELECT 'memory', p.id, NULL, (SELECT modified_at FROM memory_file_state WHERE id = 1), p.text,
+         SELECT 'memory', p.id, NULL, (SELECT modified_at FROM memory_file_state WHERE agent = $5), p.text,
                 ${hits("p.text")}, ${rank("p.text")}
-           FROM memory_file_paragraphs p WHERE $2 AND (${any("p.text")})
+           FROM memory_file_paragraphs p WHERE $2 AND p.agent = $5 AND (${any("p.text")})
        ) found ORDER BY score DESC, rank DESC, at DESC, id DESC LIMIT $3`,
-      [scope.sessionKey, scope.memoryFile, scope.limit, terms.join(" or "), ...patterns],
+      [scope.sessionKey, scope.memoryFile, scope.limit, terms.join(" or "), agentOf(scope.sessionKey), ...patterns],
     );
     return this.hits(rows, fts.terms);
   }

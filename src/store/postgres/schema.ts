@@ -257,6 +257,17 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
       ALTER TABLE helper_runs ADD CONSTRAINT helper_runs_status_check
         CHECK (status IN ('running', 'done', 'failed', 'timeout', 'cancelled', 'interrupted'));`,
   },
+  {
+    // Several agents (SQLite's 019-agents): usage and each agent's MEMORY.md index by agent; the index is rebuilt.
+    id: "010-agents",
+    sql: `
+      ALTER TABLE model_usage ADD COLUMN agent text NOT NULL DEFAULT 'main';
+      CREATE INDEX model_usage_by_agent ON model_usage (agent, created_at);
+      DELETE FROM memory_file_paragraphs;
+      ALTER TABLE memory_file_paragraphs ADD COLUMN agent text NOT NULL;
+      DROP TABLE memory_file_state;
+      CREATE TABLE memory_file_state (agent text PRIMARY KEY, hash text NOT NULL, modified_at bigint NOT NULL);`,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

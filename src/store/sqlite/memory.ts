@@ -1,3 +1,4 @@
+import { agentOf } from "../../bus/types.js";
 import { type FoundRow, SqlMemory } from "../memory.js";
 import type { SearchHit, SearchScope } from "../types.js";
 import { buildFtsQuery, likePattern } from "./fts-query.js";
@@ -8,7 +9,7 @@ export class SqliteMemory extends SqlMemory {
   async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
     await this.indexPending();
     const fts = buildFtsQuery(query);
-    const params = [scope.sessionKey, scope.memoryFile ? 1 : 0, scope.limit];
+    const params = [scope.sessionKey, scope.memoryFile ? 1 : 0, scope.limit, agentOf(scope.sessionKey)];
     const rows: FoundRow[] = fts.match ? await this.matchRows(fts.match, params) : [];
     if (rows.length < scope.limit && fts.short.length > 0) {
       const seen = new Set(rows.map((r) => `${r.kind}:${r.id}`));
@@ -32,7 +33,8 @@ export class SqliteMemory extends SqlMemory {
     });
   }
 
-  /** $1 the session, $2 whether MEMORY.md is searched, $3 the limit, $4 the FTS5 query. */
+  /** $1 the session, $2 whether MEMORY.md is searched, $3 the limit, $4 the session's agent (whose MEMORY.md it is),
+   * $5 the FTS5 query. */
   private matchRows(match: string, params: unknown[]): Promise<FoundRow[]> {
     return this.db.rows<FoundRow>(
       `SELECT * FROM (
@@ -40,15 +42,15 @@ export class SqliteMemory extends SqlMemory {
                 m.content AS text, bm25(messages_fts) AS score
            FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
            JOIN conversations c ON c.id = m.conversation_id
-          WHERE messages_fts MATCH $4 AND c.session_key = $1
+          WHERE messages_fts MATCH $5 AND c.session_key = $1
          UNION ALL
          SELECT 'entry', e.id, NULL, e.period_end, e.text, bm25(entries_fts)
            FROM entries_fts JOIN memory_entries e ON e.id = entries_fts.rowid
-          WHERE entries_fts MATCH $4 AND e.session_key = $1
+          WHERE entries_fts MATCH $5 AND e.session_key = $1
          UNION ALL
-         SELECT 'memory', rowid, NULL, (SELECT modified_at FROM memory_file_state WHERE id = 1),
+         SELECT 'memory', rowid, NULL, (SELECT modified_at FROM memory_file_state WHERE agent = $4),
                 text, bm25(memory_file_fts)
-           FROM memory_file_fts WHERE $2 = 1 AND memory_file_fts MATCH $4
+           FROM memory_file_fts WHERE $2 = 1 AND agent = $4 AND memory_file_fts MATCH $5
        ) ORDER BY score, at DESC LIMIT $3`,
       [...params, match],
     );
@@ -56,7 +58,7 @@ export class SqliteMemory extends SqlMemory {
 
   /** A scan for terms too short for trigrams, best first by how many of them a text contains. */
   private likeRows(terms: string[], params: unknown[]): Promise<FoundRow[]> {
-    const hits = (column: string) => terms.map((_, i) => `(${column} LIKE $${i + 4} ESCAPE '\\')`).join(" + ");
+    const hits = (column: string) => terms.map((_, i) => `(${column} LIKE $${i + 5} ESCAPE '\\')`).join(" + ");
     return this.db.rows<FoundRow>(
       `SELECT * FROM (
          SELECT 'message' AS kind, m.id AS id, m.role AS role, m.created_at AS at,
@@ -67,9 +69,9 @@ export class SqliteMemory extends SqlMemory {
          SELECT 'entry', e.id, NULL, e.period_end, e.text, ${hits("e.text")}
            FROM memory_entries e WHERE e.session_key = $1
          UNION ALL
-         SELECT 'memory', rowid, NULL, (SELECT modified_at FROM memory_file_state WHERE id = 1),
+         SELECT 'memory', rowid, NULL, (SELECT modified_at FROM memory_file_state WHERE agent = $4),
                 text, ${hits("text")}
-           FROM memory_file_fts WHERE $2 = 1
+           FROM memory_file_fts WHERE $2 = 1 AND agent = $4
        ) WHERE score > 0 ORDER BY score DESC, at DESC LIMIT $3`,
       [...params, ...terms.map(likePattern)],
     );

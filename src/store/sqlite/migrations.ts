@@ -402,4 +402,18 @@ export const migrations: Migration[] = [
     formerly: "26-inbox-draft",
     sql: "ALTER TABLE inbox ADD COLUMN draft TEXT;",
   },
+  {
+    // Issue 39: several agents in one gateway. A conversation's rows carry its agent in their session key (bus/types.ts's
+    // agentSessionKey), the main agent's keys unchanged; what is summed across conversations (usage) and each agent's
+    // own MEMORY.md index need the agent beside them. The index is rebuilt from the file at the next search.
+    id: "019-agents",
+    sql: `
+      ALTER TABLE model_usage ADD COLUMN agent TEXT NOT NULL DEFAULT 'main';
+      CREATE INDEX model_usage_by_agent ON model_usage (agent, created_at);
+      DROP TABLE memory_file_fts;
+      CREATE VIRTUAL TABLE memory_file_fts USING fts5(text, agent UNINDEXED, tokenize='trigram remove_diacritics 1');
+      DROP TABLE memory_file_state;
+      CREATE TABLE memory_file_state (agent TEXT PRIMARY KEY, hash TEXT NOT NULL, modified_at INTEGER NOT NULL);
+    `,
+  },
 ];
