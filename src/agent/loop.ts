@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { replyTarget } from "../bus/types.js";
 import { type ChatMessage, ContextRefusedError, type Model, type ModelReply } from "../llm/model.js";
 import { storableArguments, type ToolCall } from "../llm/reply.js";
 import type { TokenCounter } from "../llm/tokens.js";
@@ -8,7 +9,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
 import { answerReserve, BudgetError, type Fitted, fitRequest, requestBudget, shorten } from "./budget.js";
 import { toChatMessage } from "./context.js";
-import { askAgainNote, finalText, isFinal } from "./reply-policy.js";
+import { askAgainNote, finalText, isFinal, textCallsNotice } from "./reply-policy.js";
 
 export interface LoopDeps {
   model: Model;
@@ -96,6 +97,9 @@ export async function runAgentLoop(
     await deps.steps?.assistant(ctx.inbound, assistant);
     messages.push(toChatMessage(assistant));
 
+    // The chat never shows markup: calls read from the model's text are said before they run.
+    if (reply.fromText)
+      await ctx.bus.publishOutbound({ ...replyTarget(ctx.inbound), kind: "notice", text: textCallsNotice(calls) });
     const roundEnded = deps.onToolRound?.(calls);
     const results = await runToolCalls(deps, calls, ctx).finally(roundEnded);
     produced.push(assistant);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ModelReply } from "../llm/model.js";
-import { askAgainNote, finalText, isFinal } from "./reply-policy.js";
+import { askAgainNote, finalText, isFinal, textCallsNotice } from "./reply-policy.js";
 
 const call = { id: "a", name: "write_file", arguments: '{"path": "notes.txt",' };
 const reply = (r: Partial<ModelReply>): ModelReply => ({ content: "", toolCalls: [], ...r });
@@ -48,5 +48,20 @@ describe("reply policy", () => {
     const note = "[the model's endpoint withheld the rest of this answer (content filter)]";
     expect(finalText(reply({ finishReason: "content_filter" }))).toBe(note);
     expect(finalText(reply({ content: "Half", finishReason: "content_filter" }))).toBe(`Half\n\n${note}`);
+  });
+});
+
+describe("textCallsNotice", () => {
+  it("shows each call read from text, exec as its command, in a fence no backtick in it can close, long ones cut", () => {
+    const notice = textCallsNotice([
+      { name: "exec", arguments: '{"command": "echo ```; touch x"}' },
+      { name: "write_file", arguments: `{"path": "a", "content": "${"y".repeat(400)}"}` },
+    ]);
+    expect(notice).toMatch(
+      /^The model wrote 2 tool calls as text; running them as written:\n````\nexec: echo ```; touch x\n/,
+    );
+    expect(notice).toContain('write_file {"path": "a"');
+    expect(notice).toMatch(/… \(\d+ characters\)\n````$/);
+    expect(textCallsNotice([{ name: "exec", arguments: "not json" }])).toContain("exec not json");
   });
 });

@@ -1,4 +1,6 @@
+import { fenced } from "../approvals/policy.js";
 import type { ModelReply } from "../llm/model.js";
+import { parseJson } from "../llm/text-tool-calls.js";
 
 /**
  * What the loop does with a reply it cannot use as it is. A reply cut at the length limit never
@@ -36,4 +38,22 @@ export function finalText(reply: ModelReply): string {
             : "[cut off at the length limit]";
   if (note === undefined) return reply.content;
   return reply.content === "" ? note : `${reply.content}\n\n${note}`;
+}
+
+/** A promoted call's arguments shown up to this many characters: the notice must fit one chat message. */
+const SHOWN_CALL_CHARS = 300;
+
+/** What the chat is told before tool calls the model wrote as text run (the markup itself is never shown): each call,
+ * exec as its command, any other tool as its name and arguments. */
+export function textCallsNotice(calls: ReadonlyArray<{ name: string; arguments: string }>): string {
+  const lines = calls.map(({ name, arguments: args }) => {
+    const command = name === "exec" ? (parseJson(args) as { command?: unknown } | undefined)?.command : undefined;
+    const shown = typeof command === "string" ? `exec: ${command}` : `${name} ${args}`;
+    return shown.length > SHOWN_CALL_CHARS
+      ? `${shown.slice(0, SHOWN_CALL_CHARS)}… (${shown.length} characters)`
+      : shown;
+  });
+  const what =
+    calls.length === 1 ? "a tool call as text; running it" : `${calls.length} tool calls as text; running them`;
+  return `The model wrote ${what} as written:\n${fenced(lines.join("\n"))}`;
 }

@@ -4,6 +4,7 @@ import { collectStream, fromCompletion, type Usage } from "./collect.js";
 import { ModelError, shorten, toModelError } from "./failure.js";
 import { type NormalizedReply, normalizeReply } from "./reply.js";
 import { DEFAULT_REQUEST_OPTIONS, withoutRefused } from "./request-options.js";
+import { inputsCarryCalls } from "./text-tool-calls.js";
 
 export { ContextRefusedError, ModelError, notFoundHint } from "./failure.js";
 
@@ -63,6 +64,8 @@ export function createOpenAIModel(options: ModelOptions): Model {
   let made: Awaited<ReturnType<typeof openAIClient>> | undefined;
   // What this endpoint accepts, learned from its refusals.
   let accepted = DEFAULT_REQUEST_OPTIONS;
+  // It returned calls in the API's field: its server parses calls, so markup in its text is a quote, never run.
+  let parsesCalls = false;
   const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: options.retries, who: "the model" };
   const once = async ({ messages, tools, signal, maxTokens, onText }: ModelRequest): Promise<ModelReply> => {
     made ??= await openAIClient(options);
@@ -90,7 +93,10 @@ export function createOpenAIModel(options: ModelOptions): Model {
             : fromCompletion(await client.chat.completions.create(body, { signal }));
           if (!collected) throw new ModelError("the model returned no choices");
           const names = (offered ?? []).map((tool) => tool.function.name);
-          return { ...normalizeReply(collected.raw, names), usage: collected.usage, model: options.model };
+          parsesCalls ||= collected.raw.toolCalls.length > 0;
+          const readTextCalls = () => !parsesCalls && !inputsCarryCalls(messages, names);
+          const reply = normalizeReply(collected.raw, names, readTextCalls);
+          return { ...reply, usage: collected.usage, model: options.model };
         } catch (err) {
           // A field this endpoint does not know: asked again at once without it, and never sent again.
           const refused = err instanceof OpenAI.APIError && (err.status === 400 || err.status === 422);

@@ -4,6 +4,7 @@ import { callId, normalizeReply, storableArguments, textOf, withoutReasoning } f
 const tools = ["read_file", "exec"];
 let n = 0;
 const seq = () => `gen${++n}`;
+const yes = () => true;
 
 describe("normalizeReply", () => {
   it("keeps a regular reply as it is", () => {
@@ -15,6 +16,7 @@ describe("normalizeReply", () => {
           finishReason: "tool_calls",
         },
         tools,
+        yes,
       ),
     ).toEqual({
       content: "hi",
@@ -36,6 +38,7 @@ describe("normalizeReply", () => {
         ],
       },
       tools,
+      yes,
       seq,
     );
     expect(reply.toolCalls).toEqual([
@@ -52,6 +55,7 @@ describe("normalizeReply", () => {
     const reply = normalizeReply(
       { content: "", toolCalls: [{ id: "a", name: null, arguments: "{}" }, { id: "b" }, { id: "c", name: 7 }] },
       tools,
+      yes,
     );
     expect(reply.toolCalls).toEqual([]);
     expect(reply.discarded).toEqual(["a tool call without a tool name"]);
@@ -59,11 +63,13 @@ describe("normalizeReply", () => {
 
   it("takes the text of content given as parts or an object", () => {
     expect(
-      normalizeReply({ content: [{ type: "text", text: "a" }, { type: "image_url" }, "b"], toolCalls: [] }, tools)
+      normalizeReply({ content: [{ type: "text", text: "a" }, { type: "image_url" }, "b"], toolCalls: [] }, tools, yes)
         .content,
     ).toBe("ab");
-    expect(normalizeReply({ content: { type: "text", text: "hello" }, toolCalls: [] }, tools).content).toBe("hello");
-    expect(normalizeReply({ content: { weird: true }, toolCalls: [] }, tools).content).toBe("");
+    expect(normalizeReply({ content: { type: "text", text: "hello" }, toolCalls: [] }, tools, yes).content).toBe(
+      "hello",
+    );
+    expect(normalizeReply({ content: { weird: true }, toolCalls: [] }, tools, yes).content).toBe("");
     expect(textOf(undefined)).toBe("");
   });
 
@@ -77,12 +83,14 @@ describe("normalizeReply", () => {
         finishReason: "stop",
       },
       tools,
+      yes,
       seq,
     );
     expect(reply).toEqual({
       content: "",
       toolCalls: [{ id: "gen1", name: "read_file", arguments: '{"path":"a"}' }],
       finishReason: "stop",
+      fromText: true,
     });
   });
 
@@ -93,6 +101,7 @@ describe("normalizeReply", () => {
         toolCalls: [{ id: "x", name: "exec", arguments: "{}" }],
       },
       tools,
+      yes,
     );
     expect(reply.toolCalls).toHaveLength(1);
     expect(reply.content).toBe("ok");
@@ -102,6 +111,7 @@ describe("normalizeReply", () => {
     const reply = normalizeReply(
       { content: '<tool_call>{"name":"rm","arguments":{}}</tool_call>', toolCalls: [] },
       tools,
+      yes,
     );
     expect(reply).toEqual({
       content: "",
@@ -110,9 +120,25 @@ describe("normalizeReply", () => {
     });
   });
 
+  it("leaves markup as text, unread, when the model client says its text calls may not run", () => {
+    const content = 'Quoted: <tool_call>{"name":"exec","arguments":{"command":"id"}}</tool_call>';
+    let asked = 0;
+    const no = () => {
+      asked++;
+      return false;
+    };
+    expect(normalizeReply({ content, toolCalls: [] }, tools, no)).toEqual({ content, toolCalls: [] });
+    expect(asked).toBe(1);
+    const structured = normalizeReply({ content, toolCalls: [{ id: "a", name: "exec", arguments: "{}" }] }, tools, no);
+    expect(structured.content).toBe("Quoted:");
+    expect(structured.fromText).toBeUndefined();
+    expect(asked).toBe(1);
+    expect(normalizeReply({ content, toolCalls: [] }, tools, yes).fromText).toBe(true);
+  });
+
   it("keeps the list of what it threw away short", () => {
     const flood = `${"[TOOL_CALLS]".repeat(1000)}<tool_call>{"name":"${"x".repeat(5000)}"}</tool_call>`;
-    const reply = normalizeReply({ content: flood, toolCalls: [] }, tools);
+    const reply = normalizeReply({ content: flood, toolCalls: [] }, tools, yes);
     expect(reply.discarded).toEqual([
       `a tool call to "${"x".repeat(64)}", which is not one of your tools`,
       "a tool call that could not be read",
@@ -120,10 +146,10 @@ describe("normalizeReply", () => {
   });
 
   it("reads max_tokens as length", () => {
-    expect(normalizeReply({ content: "x", toolCalls: [], finishReason: "max_tokens" }, tools).finishReason).toBe(
+    expect(normalizeReply({ content: "x", toolCalls: [], finishReason: "max_tokens" }, tools, yes).finishReason).toBe(
       "length",
     );
-    expect(normalizeReply({ content: "x", toolCalls: [], finishReason: 3 }, tools).finishReason).toBeUndefined();
+    expect(normalizeReply({ content: "x", toolCalls: [], finishReason: 3 }, tools, yes).finishReason).toBeUndefined();
   });
 });
 

@@ -13,6 +13,8 @@ export interface NormalizedReply {
   finishReason?: string;
   /** Tool calls the normalising threw away (no name, not an offered tool), in words for the model. */
   discarded?: string[];
+  /** The tool calls were written as text and promoted: the user is shown what runs (the chat never shows markup). */
+  fromText?: true;
 }
 
 /** One reply as a server sent it, shapes unchecked. */
@@ -23,10 +25,16 @@ export interface RawReply {
 }
 
 /** A reply the loop can trust, whatever the server sent: no reasoning, tool calls written as text made real when they
- * name an offered tool, odd shapes made regular (content as parts or an object, arguments as an object, ids missing or
- * repeated). A call without a name cannot be run, answered or stored in a form every server accepts: it is dropped and
- * listed in `discarded`, so the loop can tell the model when nothing else is left. */
-export function normalizeReply(raw: RawReply, offered: readonly string[], newId = callId): NormalizedReply {
+ * name an offered tool and `readTextCalls()` allows it (else the text is left as it is; asked only when there is no
+ * call in the API's field), odd shapes made regular (content as parts or an object, arguments as an object, ids missing
+ * or repeated). A call without a name cannot be run, answered or stored in a form every server accepts: it is dropped
+ * and listed in `discarded`, so the loop can tell the model when nothing else is left. */
+export function normalizeReply(
+  raw: RawReply,
+  offered: readonly string[],
+  readTextCalls: () => boolean,
+  newId = callId,
+): NormalizedReply {
   const offeredSet = new Set(offered);
   const discarded: string[] = [];
   const ids = new Set<string>();
@@ -44,11 +52,13 @@ export function normalizeReply(raw: RawReply, offered: readonly string[], newId 
     }
     toolCalls.push({ id: uniqueId(call.id), name, arguments: argumentsText(call.arguments) });
   }
-  const found = findTextToolCalls(withoutReasoning(textOf(raw.content)), offeredSet);
-  // Calls in the API's field win; text calls next to them are the same calls echoed, or noise.
-  if (toolCalls.length === 0) {
-    for (const call of found.calls) toolCalls.push({ id: uniqueId(undefined), ...call });
-  }
+  const content = withoutReasoning(textOf(raw.content));
+  // Calls in the API's field win; markup next to them is the same calls echoed, or noise, and is removed.
+  const structured = toolCalls.length > 0;
+  const found =
+    structured || readTextCalls() ? findTextToolCalls(content, offeredSet) : { text: content, calls: [], unknown: [] };
+  const promoted = structured ? [] : found.calls;
+  for (const call of promoted) toolCalls.push({ id: uniqueId(undefined), ...call });
   if (toolCalls.length > MAX_CALLS) {
     discarded.push(`${toolCalls.length - MAX_CALLS} tool calls beyond the ${MAX_CALLS} one reply may make`);
     toolCalls.length = MAX_CALLS;
@@ -64,6 +74,7 @@ export function normalizeReply(raw: RawReply, offered: readonly string[], newId 
     content: found.text,
     toolCalls,
     finishReason: finishReasonOf(raw.finishReason),
+    ...(promoted.length > 0 ? { fromText: true as const } : {}),
     // Said once each, and a few at most: the list goes back to the model.
     ...(discarded.length > 0 ? { discarded: [...new Set(discarded)].slice(0, 5) } : {}),
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findTextToolCalls } from "./text-tool-calls.js";
+import { findTextToolCalls, inputsCarryCalls, splitAtCode } from "./text-tool-calls.js";
 
 const offered = new Set(["read_file", "exec"]);
 const find = (content: string) => findTextToolCalls(content, offered);
@@ -58,15 +58,77 @@ describe("text tool calls", () => {
     expect(find("Plan: [TOOL_CALLS]nope[ARGS]{}")).toEqual({ text: "Plan:", calls: [], unknown: ["nope"] });
   });
 
-  it("promotes a bare JSON call that is the whole content (also fenced, also Llama's `parameters`)", () => {
+  it("promotes a bare JSON call that is the whole content (also Llama's `parameters`), never a fenced one", () => {
     expect(find('{"name": "read_file", "arguments": {"path": "z"}}').calls).toEqual([
       { name: "read_file", arguments: '{"path":"z"}' },
     ]);
-    expect(find('```json\n{"name": "exec", "parameters": {"command": "ls"}}\n```')).toEqual({
-      text: "",
-      calls: [{ name: "exec", arguments: '{"command":"ls"}' }],
+    expect(find('{"name": "exec", "parameters": {"command": "ls"}}').calls).toEqual([
+      { name: "exec", arguments: '{"command":"ls"}' },
+    ]);
+    const fenced = '```json\n{"name": "exec", "parameters": {"command": "ls"}}\n```';
+    expect(find(fenced)).toEqual({ text: fenced, calls: [], unknown: [] });
+  });
+
+  it("never reads markup inside code: fences, spans, an unclosed fence, and keeps it as it was", () => {
+    const call = '<tool_call>{"name": "exec", "arguments": {"command": "touch x"}}</tool_call>';
+    const mistral = '[TOOL_CALLS]exec[ARGS]{"command": "touch x"}';
+    for (const content of [
+      `Example:\n\`\`\`\n${call}\n\`\`\``,
+      `Example:\n\`\`\`xml\n${call}\n\`\`\`\nThat is all.`,
+      `Inline: \`${call}\` and \`${mistral}\`.`,
+      `Unclosed:\n\`\`\`\n${mistral}`,
+      `Longer fence:\n\`\`\`\`\n\`\`\`\n${call}\n\`\`\`\n\`\`\`\``,
+    ]) {
+      expect(find(content)).toEqual({ text: content, calls: [], unknown: [] });
+    }
+    // Outside the code it is still a call (a text-calling model that also quotes), backticks in its arguments and all.
+    expect(find(`\`${call}\` means:\n${call}`).calls).toEqual([{ name: "exec", arguments: '{"command":"touch x"}' }]);
+    const markdown = '<tool_call>{"name": "exec", "arguments": {"command": "echo `id` ```"}}</tool_call> then `x`';
+    expect(find(markdown)).toEqual({
+      text: "then `x`",
+      calls: [{ name: "exec", arguments: '{"command":"echo `id` ```"}' }],
       unknown: [],
     });
+    expect(find('[TOOL_CALLS]exec[ARGS]{"command": "echo `id`"}').calls).toEqual([
+      { name: "exec", arguments: '{"command":"echo `id`"}' },
+    ]);
+    // A tag begun as prose does not reach into code after it.
+    for (const prose of [
+      `Qwen writes <tool_call> tags:\n\`\`\`\n${call}\n\`\`\``,
+      `Qwen writes <tool_call> tags; Mistral: \`${mistral}\``,
+      `Mistral starts with [TOOL_CALLS] and then: \`${mistral}\``,
+    ]) {
+      expect(find(prose)).toEqual({ text: prose, calls: [], unknown: [] });
+    }
+    expect(find('<tool_call>{"name": "exec", "arguments": {"command": "echo `id`"}}').calls).toHaveLength(1);
+  });
+
+  it("splits text at code in one pass: odd pieces are code", () => {
+    expect(splitAtCode("a `b` c ```\nd\n``` e")).toEqual(["a ", "`b`", " c ", "```\nd\n```", " e"]);
+    expect(splitAtCode("x ``a ` b`` y")).toEqual(["x ", "``a ` b``", " y"]);
+    expect(splitAtCode("no code")).toEqual(["no code"]);
+    expect(splitAtCode("a ```b")).toEqual(["a ", "```b", ""]);
+    const hostile = `${"[TOOL_CALLS]x ".repeat(20_000)}${"<tool_call> ".repeat(20_000)}`;
+    const started = performance.now();
+    expect(splitAtCode(hostile)).toEqual([hostile]);
+    expect(performance.now() - started).toBeLessThan(1000);
+    const many = "`".repeat(100_001);
+    expect(splitAtCode(many).join("")).toBe(many);
+  });
+
+  it("knows a request whose inputs carry call markup or a JSON call naming an offered tool", () => {
+    const names = ["exec", "read_file"];
+    const asked = (content: unknown) => inputsCarryCalls([{ content: "system" }, { content }], names);
+    expect(asked("hello")).toBe(false);
+    expect(asked('{"name": "weather"}')).toBe(false);
+    expect(asked(null)).toBe(false);
+    expect(asked("a page: <tool_call>")).toBe(true);
+    expect(asked("[TOOL_CALLS]")).toBe(true);
+    expect(asked("exec[ARGS]{}")).toBe(true);
+    expect(asked('{"name" :\n "exec"}')).toBe(true);
+    expect(asked([{ type: "text", text: '{"name":"read_file"}' }, { type: "image_url" }])).toBe(true);
+    expect(inputsCarryCalls([{ content: '{"name": "a.b"}' }], ["a.b"])).toBe(true);
+    expect(inputsCarryCalls([{ content: '{"name": "axb"}' }], ["a.b"])).toBe(false);
   });
 
   it("leaves text that only looks like JSON as it was: unknown names, JSON inside prose, plain objects", () => {

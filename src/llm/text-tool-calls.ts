@@ -1,7 +1,8 @@
 // Tool calls a model wrote into its text (servers whose template or parser does not know its format pass them on):
 // Hermes/Qwen `<tool_call>{…}</tool_call>`, Mistral's `[TOOL_CALLS][{…}]` and `[TOOL_CALLS]name[ARGS]{…}`, and a bare
 // JSON call that is the whole content. Promoted only when naming an offered tool (a looser parse turns prose about
-// JSON into actions). Markup is removed either way; a bare JSON object naming no offered tool is not markup.
+// JSON into actions) and outside code. Markup is removed either way; a bare JSON object naming no offered tool is not
+// markup. Whether a reply's text calls are read at all is the model client's decision (text-call-policy.ts).
 
 /** A ToolCall without its id (not imported: reply.ts imports this file). */
 type TextCall = { name: string; arguments: string };
@@ -19,8 +20,21 @@ export function findTextToolCalls(content: string, offered: ReadonlySet<string>)
     if (call && offered.has(call.name)) found.calls.push(call);
     else found.unknown.push(call?.name ?? "");
   };
+  // Markup inside code (a fence or a span) is shown, never run: it is what the model quotes or explains.
+  const pieces = splitAtCode(content).map((piece, i) => (i % 2 === 1 ? piece : callsOutOf(piece, take)));
+  found.text = pieces.join("");
+  if (found.calls.length === 0 && found.unknown.length === 0) {
+    const bare = bareCalls(content, offered);
+    if (bare) return { text: "", calls: bare, unknown: [] };
+  }
+  found.text = found.text.trim();
+  return found;
+}
+
+/** `text` without the calls' markup, each call's JSON given to `take`. */
+function callsOutOf(text: string, take: (value: unknown) => void): string {
   let taken = false;
-  found.text = content.replace(HERMES, (block, inner: string) => {
+  let rest = text.replace(HERMES, (block, inner: string) => {
     const body = inner.trim();
     // Prose about the tag ("Qwen writes <tool_call> tags") is no call: a JSON body is, or nested tags.
     if (!/^[[{]|^<tool_call>/.test(body)) return block;
@@ -30,18 +44,69 @@ export function findTextToolCalls(content: string, offered: ReadonlySet<string>)
     return "";
   });
   // A closing tag left over from nested tags.
-  if (taken) found.text = found.text.replaceAll("</tool_call>", "");
-  const marker = found.text.indexOf(MISTRAL);
-  if (marker >= 0 && isMistralCall(found.text.slice(marker + MISTRAL.length))) {
-    for (const value of mistralCalls(found.text.slice(marker))) take(value);
-    found.text = found.text.slice(0, marker);
+  if (taken) rest = rest.replaceAll("</tool_call>", "");
+  const marker = rest.indexOf(MISTRAL);
+  if (marker >= 0 && isMistralCall(rest.slice(marker + MISTRAL.length))) {
+    for (const value of mistralCalls(rest.slice(marker))) take(value);
+    rest = rest.slice(0, marker);
   }
-  if (found.calls.length === 0 && found.unknown.length === 0) {
-    const bare = bareCalls(content, offered);
-    if (bare) return { text: "", calls: bare, unknown: [] };
+  return rest;
+}
+
+/** `text` cut into pieces outside and inside code, alternately (the odd ones are code, delimiters included): a run of
+ * backticks opens code, and the next run as long closes it (a fence of three or more closes with at least as many);
+ * unclosed code runs to the end. A call's markup begun outside code stays outside to its closing tag (a Mistral call:
+ * to the end), backticks in its arguments and all. One pass, no backtracking. */
+export function splitAtCode(text: string): string[] {
+  const pieces: string[] = [];
+  const next = { tick: -1, hermes: -1, mistral: -1 };
+  const find = (key: keyof typeof next, needle: string, from: number) => {
+    if (next[key] !== Number.POSITIVE_INFINITY && next[key] < from) {
+      const at = text.indexOf(needle, from);
+      next[key] = at < 0 ? Number.POSITIVE_INFINITY : at;
+    }
+    return next[key];
+  };
+  let start = 0;
+  let at = 0;
+  for (;;) {
+    const tick = find("tick", "`", at);
+    const hermes = find("hermes", "<tool_call>", at);
+    const mistral = find("mistral", MISTRAL, at);
+    const first = Math.min(tick, hermes, mistral);
+    if (first === Number.POSITIVE_INFINITY) break;
+    if (first === mistral) {
+      // A call runs to the end; prose that names the token does not.
+      if (isMistralCall(text.slice(mistral + MISTRAL.length, mistral + 300))) break;
+      at = mistral + MISTRAL.length;
+      continue;
+    }
+    if (first === hermes) {
+      const body = hermes + "<tool_call>".length;
+      // A JSON body (or nested tags) is a call, to its closing tag or the end; anything else is prose about the tag.
+      if (!/^\s*(?:[[{]|<tool_call>)/.test(text.slice(body, body + 200))) {
+        at = body;
+        continue;
+      }
+      const close = text.indexOf("</tool_call>", body);
+      if (close < 0) break;
+      at = close + "</tool_call>".length;
+      continue;
+    }
+    let end = tick;
+    while (text[end] === "`") end++;
+    const run = end - tick;
+    let close = text.indexOf("`", end);
+    for (; close >= 0; close = text.indexOf("`", end)) {
+      end = close;
+      while (text[end] === "`") end++;
+      if (end - close === run || (run >= 3 && end - close >= run)) break;
+    }
+    pieces.push(text.slice(start, tick), text.slice(tick, close < 0 ? text.length : end));
+    start = at = close < 0 ? text.length : end;
   }
-  found.text = found.text.trim();
-  return found;
+  pieces.push(text.slice(start));
+  return pieces;
 }
 
 /** What follows the marker is a call (JSON, or `name[ARGS]`), not prose that mentions the token. */
@@ -71,17 +136,11 @@ function mistralCalls(text: string): unknown[] {
   return values;
 }
 
-/** The whole content (perhaps in a ```json fence) is one call or a list of calls, each naming an offered tool. */
+/** The whole content is one call or a list of calls, each naming an offered tool (never one in a code fence: that is
+ * shown, as a quote). */
 function bareCalls(content: string, offered: ReadonlySet<string>): TextCall[] | undefined {
-  let body = content.trim();
-  // A fenced block: drop the opening line (``` or ```json) and the closing fence, without a regex that backtracks.
-  if (body.startsWith("```") && body.endsWith("```") && body.length > 6) {
-    const firstLine = body.indexOf("\n");
-    if (firstLine < 0 || !/^```(json)?$/.test(body.slice(0, firstLine).trim())) return undefined;
-    body = body.slice(firstLine + 1, -3).trim();
-  }
   // Text that is not JSON parses to undefined, and a number or a string is no call either.
-  const parsed = parseJson(body);
+  const parsed = parseJson(content.trim());
   const calls = (Array.isArray(parsed) ? parsed : [parsed]).map(asCall);
   if (calls.length === 0 || !calls.every((call) => call && offered.has(call.name))) return undefined;
   return calls as TextCall[];
@@ -94,6 +153,25 @@ function asCall(value: unknown): TextCall | undefined {
   if (typeof name !== "string" || name === "") return undefined;
   const given = args ?? parameters ?? {};
   return { name, arguments: typeof given === "string" ? given : JSON.stringify(given) };
+}
+
+/** Markup of a call written as text, in each form read above. */
+const MARKERS = ["<tool_call", MISTRAL, "[ARGS]"];
+
+/** Whether any input of a request (the user's message, tool results, a page fetched, the instructions, the history)
+ * carries tool-call markup, or a JSON call naming one of `names`: text calls in the reply may then be quotes of it,
+ * and are never run. */
+export function inputsCarryCalls(messages: ReadonlyArray<{ content?: unknown }>, names: readonly string[]): boolean {
+  const escaped = names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const jsonCall = new RegExp(`"name"\\s*:\\s*"(?:${escaped.join("|")})"`);
+  return messages.some(({ content }) => {
+    const parts = Array.isArray(content) ? content : [content];
+    return parts.some((part) => {
+      const text = typeof part === "string" ? part : (part as { text?: unknown } | null)?.text;
+      if (typeof text !== "string") return false;
+      return MARKERS.some((marker) => text.includes(marker)) || (names.length > 0 && jsonCall.test(text));
+    });
+  });
 }
 
 /** JSON.parse, undefined for text that is not JSON. */
