@@ -32,6 +32,8 @@ import { DEFAULT_TIMING, type Timing } from "./tools/mcp/connection.js";
 import { McpManager, mcpStatusLines } from "./tools/mcp/manager.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { UsageMeter } from "./usage/meter.js";
+import { createCommandTranscriber } from "./voice/transcribe-command.js";
+import { VoiceReplies } from "./voice/voice-replies.js";
 import { createMetrics } from "./web/metrics.js";
 
 export interface AppOptions {
@@ -118,11 +120,27 @@ export async function createApp(config: Config, options: AppOptions) {
     usage,
     config,
   });
-  const transcribe = createTranscriber({
-    ...config.openai,
-    model: config.agent.transcriptionModel,
-    timeoutSeconds: config.agent.modelTimeoutSeconds,
+  // voice.stt, when set, hears voice notes on this machine instead of the endpoint: the audio never leaves.
+  const { stt } = config.voice;
+  const transcribe = stt
+    ? createCommandTranscriber({
+        command: stt.command,
+        timeoutSeconds: config.voice.timeoutSeconds,
+        maxSeconds: config.media.maxAudioSeconds,
+      })
+    : createTranscriber({
+        ...config.openai,
+        model: config.agent.transcriptionModel,
+        timeoutSeconds: config.agent.modelTimeoutSeconds,
+      });
+  const voice = new VoiceReplies({
+    settings: config.voice,
+    openai: config.openai,
+    mediaDir: mediaDir(config.home),
+    modes: store.chatVoice,
+    log: log.child({ part: "voice" }),
   });
+  if (voice.inUse && voice.problem) log.warn(`Voice: ${voice.problem}`);
   for (const tool of createTools({ config, store, scheduler, helpers })) {
     if (!config.agent.disabledTools.includes(tool.name)) registry.register(tool);
   }
@@ -190,6 +208,7 @@ export async function createApp(config: Config, options: AppOptions) {
     statusLines: () => [contextLine(window(), config.agent.contextTokens), ...mcpStatusLines(mcp.status())],
     observer: metrics?.observer,
     usage,
+    voice,
   });
   const { intervalMinutes, target } = config.heartbeat;
   const heartbeat =

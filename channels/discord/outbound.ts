@@ -4,7 +4,7 @@ import type { REST } from "discord.js";
 import type { Logger } from "pino";
 import { type Delivery, DeliveryError, LONG_REPLY_CHARS, longReplyFile } from "../../src/bus/delivery.js";
 import { progressNotes } from "../../src/bus/progress-notes.js";
-import type { DeliveryReceipt, OutboundMessage } from "../../src/bus/types.js";
+import type { DeliveryReceipt, OutboundMessage, VoiceNote } from "../../src/bus/types.js";
 import { componentsOf } from "./buttons.js";
 import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
 import { splitMessage } from "./split.js";
@@ -55,6 +55,7 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
       if (delivery.partsSent === 0)
         for (const id of (msg.draftIds ?? []).slice(drafts.length))
           await rest.delete(Routes.channelMessage(channelId, id)).catch(() => {});
+      const parts = chunks.length + (msg.voice ? 1 : 0);
       for (let index = delivery.partsSent; index < chunks.length; index++) {
         const last = index === chunks.length - 1;
         const body = {
@@ -83,7 +84,12 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
           : await post();
         const id = (posted as { id?: unknown } | undefined)?.id;
         const ids = typeof id === "string" ? [id] : [];
-        await delivery.markPartSent(last, ids);
+        await delivery.markPartSent(index === parts - 1, ids);
+        messageIds.push(...ids);
+      }
+      if (msg.voice && delivery.partsSent < parts) {
+        const ids = await postVoice(rest, channelId, msg.voice, { signal, log });
+        await delivery.markPartSent(true, ids);
         messageIds.push(...ids);
       }
       return { messageIds };
@@ -114,4 +120,32 @@ async function loadFiles(paths: string[], log: Logger): Promise<Array<{ name: st
   if (paths.length > MAX_FILES)
     log.warn({ count: paths.length }, `Discord takes ${MAX_FILES} files per message; sent the first ones`);
   return files;
+}
+
+/** Discord's message flag for a voice message: one OGG/Opus attachment with its length and waveform, no text. */
+const IS_VOICE_MESSAGE = 1 << 13;
+
+/** The spoken reply as a voice message, after its text; where Discord refuses one (a 400), as an OGG attachment. */
+async function postVoice(
+  rest: REST,
+  channelId: string,
+  voice: VoiceNote,
+  { signal, log }: { signal: AbortSignal; log: Logger },
+): Promise<string[]> {
+  const data = await readFile(voice.path).catch(() => undefined);
+  if (!data) {
+    log.warn({ channelId, path: voice.path }, "voice note to send does not exist; skipped");
+    return [];
+  }
+  const filename = "voice-message.ogg";
+  const files = [{ name: filename, data, contentType: "audio/ogg" }];
+  const post = (body: object) => rest.post(Routes.channelMessages(channelId), { body, files, signal });
+  const attachment = { id: 0, filename, duration_secs: voice.seconds, waveform: voice.waveform };
+  const posted = await post({ flags: IS_VOICE_MESSAGE, attachments: [attachment] }).catch((err: unknown) => {
+    if (!(err instanceof DiscordAPIError && err.status === 400)) throw err;
+    log.info({ channelId, err: err.message }, "Discord refused a voice message; sending the note as an OGG attachment");
+    return post({ attachments: [{ id: 0, filename }], allowed_mentions: NO_PINGS });
+  });
+  const id = (posted as { id?: unknown } | undefined)?.id;
+  return typeof id === "string" ? [id] : [];
 }

@@ -4,7 +4,7 @@ import type { Api, GrammyError as GrammyErrorType } from "grammy";
 import type { Logger } from "pino";
 import { DeliveryError, LONG_REPLY_CHARS, longReplyFile, type OutboundHandler } from "../../src/bus/delivery.js";
 import { progressNotes } from "../../src/bus/progress-notes.js";
-import type { OutboundMessage } from "../../src/bus/types.js";
+import type { OutboundMessage, VoiceNote } from "../../src/bus/types.js";
 import { keyboardOf } from "./buttons.js";
 import { escapeHtml, markdownToTelegramHtml } from "./format.js";
 import { GrammyError, InputFile, retryAfterMs } from "./library.js";
@@ -28,10 +28,28 @@ function toDeliveryError(err: unknown): unknown {
   return retryAfter === undefined ? err : new DeliveryError(err.description, { retryAfterMs: retryAfter, cause: err });
 }
 
-/** The parts a message goes out in, in order: the text split under the limit (or as one file), then each file. */
-type Part = { kind: "text"; html: string } | { kind: "file"; path: string } | { kind: "long"; text: string };
+/** The parts a message goes out in, in order: the text split under the limit (or as one file), then each file, then
+ * its voice note; a short reply with nothing else to send is one voice note with the text as its caption. */
+type Part =
+  | { kind: "text"; html: string }
+  | { kind: "file"; path: string }
+  | { kind: "long"; text: string }
+  | { kind: "voice"; voice: VoiceNote; caption?: string };
+
+/** Telegram's limit for a caption's visible characters. */
+const CAPTION_CHARS = 1024;
 
 function partsOf(msg: OutboundMessage, log: Logger): Part[] {
+  const { voice } = msg;
+  if (voice && msg.text.length <= CAPTION_CHARS && !msg.draftIds?.length && !msg.media?.length) {
+    const [caption] = splitTelegramHtml(formatted(msg, log));
+    if (caption !== undefined && htmlToPlainText(caption).length <= CAPTION_CHARS)
+      return [{ kind: "voice", voice, caption }];
+  }
+  return [...textAndFiles(msg, log), ...(voice ? [{ kind: "voice", voice } as const] : [])];
+}
+
+function textAndFiles(msg: OutboundMessage, log: Logger): Part[] {
   const text: Part[] =
     msg.text.length > LONG_REPLY_CHARS
       ? [{ kind: "long", text: msg.text }]
@@ -106,6 +124,18 @@ export function createSender(api: Api, log: Logger): OutboundHandler {
       ).message_id;
     };
 
+    // The spoken reply; one whose file is gone (cleaned up before a late retry) leaves its caption as a message.
+    const sendVoice = async (voice: VoiceNote, caption: string | undefined, options: SendOptions) => {
+      if (!existsSync(voice.path)) {
+        log.warn({ chatId, path: voice.path }, "voice note to send does not exist; skipped");
+        return caption === undefined ? undefined : sendText(caption, options);
+      }
+      const extra = { ...options, duration: voice.seconds };
+      const send = (text: string | undefined, mode: ParseMode) =>
+        api.sendVoice(chatId, new InputFile(voice.path), { ...extra, caption: text, ...mode }, signal);
+      return (caption === undefined ? await send(undefined, {}) : await htmlOrPlain(caption, send)).message_id;
+    };
+
     try {
       if (msg.editOf && "messageId" in msg.editOf) {
         // The text (formatted, cut to one message) and keyboard (none removes it) are replaced; a message that cannot
@@ -147,6 +177,7 @@ export function createSender(api: Api, log: Logger): OutboundHandler {
             ? await replaceDraft(Number(drafts[index]), part.html, options)
             : await sendText(part.html, options);
         else if (part.kind === "file") id = await sendFile(part.path, options);
+        else if (part.kind === "voice") id = await sendVoice(part.voice, part.caption, options);
         else {
           const { name, data, note } = longReplyFile(part.text);
           id = (await api.sendDocument(chatId, new InputFile(data, name), { ...options, caption: note }, signal))

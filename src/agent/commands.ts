@@ -32,6 +32,8 @@ export async function answerCommand(
     lane.running?.abort(new StopRequested("stopped by /stop"));
   } else if (command === "model") {
     text = await deps.chatModels.answer(msg, commandArgument(msg.text));
+  } else if (command === "voice") {
+    text = deps.voice ? await deps.voice.answer(msg) : "Spoken replies are not available here.";
   } else if (command === "usage") {
     text = reportText(await deps.usage.report(msg.sessionKey));
   } else if (command === "status") {

@@ -8,6 +8,7 @@ import type { Store } from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { UsageMeter } from "../usage/meter.js";
+import type { VoiceReplies } from "../voice/voice-replies.js";
 import type { PreparedAttachments } from "./attachments.js";
 import type { HelperManager } from "./helpers.js";
 import type { LoopDeps } from "./loop.js";
@@ -51,4 +52,6 @@ export interface WorkerDeps {
   approve?: LoopDeps["approve"];
   observer?: TurnObserver;
   usage: Pick<UsageMeter, "wrap" | "report">;
+  /** Spoken replies (`voice.replies`, `/voice`): adds a reply's voice note when its chat wants one. */
+  voice?: Pick<VoiceReplies, "dress" | "answer">;
 }

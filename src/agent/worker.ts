@@ -292,7 +292,9 @@ export class AgentWorker {
       const replyToId = msg.channel === "system" ? undefined : msg.id;
       const silent = !text || sentToConversation.includes(text) || isSilentReply(text, silentReplyOf(msg));
       const reply: OutboundMessage = { ...target, kind: "reply", text: result.reply, replyToId };
-      await this.finish(msg, [user, ...result.produced], silent ? undefined : reply, meter);
+      // Spoken too when the chat wants it: bounded, and on any failure the text goes alone.
+      const spoken = silent || !deps.voice ? reply : await deps.voice.dress(msg, reply, signal);
+      await this.finish(msg, [user, ...result.produced], silent ? undefined : spoken, meter);
     } catch (err) {
       outcome = signal.aborted || this.shutdown.signal.aborted ? "stopped" : "error";
       // Shutting down: leave the message pending in the inbox so it runs again after the restart;

@@ -103,6 +103,16 @@ export interface OutboundMessage {
   editOf?: { outboxId: number } | { messageId: string };
   /** The draft's messages: the reply's parts replace them in order (one deleted is posted again), leftovers go. */
   draftIds?: string[];
+  /** The reply spoken: sent as a voice note with the text (its caption, or beside it). */
+  voice?: VoiceNote;
+}
+
+/** A spoken reply, ready for the platforms: an OGG/Opus file, its length, and its waveform for Discord. */
+export interface VoiceNote {
+  path: string;
+  seconds: number;
+  /** Base64 of up to 256 levels (0–255), as Discord's voice messages show. */
+  waveform: string;
 }
 
 /** Someone tapped a button under one of pincer's messages. */

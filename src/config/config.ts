@@ -161,7 +161,18 @@ function telegramSettings(env: Env, fromFile: FileConfig["telegram"]): FileConfi
 function fileProblem(file: FileConfig, model: string): string | undefined {
   const never = file.cron.tools?.find((name) => name === "cron" || name === "spawn");
   if (never) return `cron.tools may not list "${never}": a scheduled run never creates jobs or starts helpers.`;
-  return targetProblem(file) ?? modelsProblem(file) ?? pricesProblem(file, model);
+  return targetProblem(file) ?? modelsProblem(file) ?? pricesProblem(file, model) ?? voiceProblem(file);
+}
+
+/** voice.tts is the endpoint's (`model` and `voice`) or a command's, which writes to `{out}`; voice.stt reads `{in}`. */
+function voiceProblem({ voice: { tts, stt } }: FileConfig): string | undefined {
+  if (tts?.command && tts.model) return "voice.tts takes either a command or a model, not both.";
+  if (tts && !tts.command && !(tts.model && tts.voice))
+    return 'voice.tts needs "model" and "voice" (the endpoint\'s /v1/audio/speech) or a "command".';
+  if (tts?.command && !tts.command.some((arg) => arg.includes("{out}")))
+    return 'voice.tts.command must name the audio file it writes as "{out}".';
+  if (stt && !stt.command.some((arg) => arg.includes("{in}")))
+    return 'voice.stt.command must name the recording it reads as "{in}".';
 }
 
 /** message.allowedTargets and heartbeat.target name chats as `channel:chatId` (a session key). */

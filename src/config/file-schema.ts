@@ -231,6 +231,24 @@ export const fileSchema = {
         guild: { type: "string", minLength: 1 },
       }),
     },
+    // Spoken replies and speech on the owner's machine (src/voice; docs/configuration.md#voice).
+    voice: section({
+      replies: { enum: ["off", "auto", "always"], default: "off" },
+      tts: entry([], {
+        model: { type: "string", minLength: 1 },
+        voice: { type: "string", minLength: 1 },
+        command: { type: "array", minItems: 1, items: { type: "string", minLength: 1 } },
+        language: { type: "string", minLength: 1 },
+        speed: { type: "number", minimum: 0.25, maximum: 4 },
+      }),
+      stt: entry(["command"], {
+        command: { type: "array", minItems: 1, items: { type: "string", minLength: 1 } },
+      }),
+      maxSpokenChars: { type: "integer", minimum: 50, maximum: 20000, default: 1500 },
+      timeoutSeconds: { type: "number", minimum: 1, maximum: 600, default: 60 },
+      maxConcurrentEncodes: { type: "integer", minimum: 1, maximum: 16, default: 2 },
+      maxAudioBytes: { type: "integer", minimum: 10000, default: 20 * 1024 * 1024 },
+    }),
     mcp: section({
       servers: {
         type: "object",

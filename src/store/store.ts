@@ -1,5 +1,6 @@
 import { SqlApprovals } from "./approvals.js";
 import { SqlChatModels } from "./chat-models.js";
+import { SqlChatVoice } from "./chat-voice.js";
 import type { Fence } from "./cluster.js";
 import { SqlConversations } from "./conversations.js";
 import { SqlJobs } from "./jobs.js";
@@ -12,6 +13,7 @@ import { SqlUsage } from "./usage.js";
 import { SqlAudit, SqlDashboard, SqlHelperRuns, SqlRetention, SqlStatus } from "./views.js";
 
 export type { AllowedEntry, Approval, ApprovalChoice, ApprovalState, NewApproval } from "./approvals.js";
+export type { VoiceMode } from "./chat-voice.js";
 export type * from "./types.js";
 export { estimateTokens } from "./types.js";
 export type { UsageEntry, UsageGroup, UsageSums } from "./usage.js";
@@ -25,6 +27,7 @@ export function storeOn(db: Sql, memory: SqlMemory, options: StoreOptions = {}) 
     turns: new SqlTurns(db, countTokens),
     conversations: new SqlConversations(db, countTokens),
     chatModels: new SqlChatModels(db),
+    chatVoice: new SqlChatVoice(db),
     memory,
     jobs: new SqlJobs(db),
     pairing: new SqlPairing(db),

@@ -38,7 +38,11 @@ export interface SentMessage {
   content: string;
   /** The message this one replies to (message_reference). */
   replyTo?: string;
-  files: Array<{ name: string; size: number }>;
+  files: Array<{ name: string; size: number; data?: Buffer }>;
+  /** Message flags as posted (8192: a voice message). */
+  flags?: number;
+  /** The attachments' metadata as posted (a voice message's duration_secs and waveform). */
+  attachments?: Array<{ id?: number | string; filename?: string; duration_secs?: number; waveform?: string }>;
   at: number;
   /** Contents it was edited to (PATCH), in order. */
   edits?: string[];
@@ -452,11 +456,20 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         content?: string;
         message_reference?: { message_id?: string };
         components?: ActionRow[];
+        flags?: number;
+        attachments?: SentMessage["attachments"];
       };
       const content = json.content ?? "";
       if (content.length > 2000 || !validComponents(json.components)) {
         record(400);
         return sendJson(res, 400, { message: "Invalid Form Body", code: 50035 });
+      }
+      // Like Discord: a voice message is one audio file with its length and waveform, and nothing else.
+      const voice = json.flags !== undefined && (json.flags & (1 << 13)) !== 0;
+      const meta = json.attachments?.[0];
+      if (voice && (content || body.files.length !== 1 || meta?.duration_secs === undefined || !meta.waveform)) {
+        record(400);
+        return sendJson(res, 400, { message: "Cannot send a voice message with this content", code: 50161 });
       }
       const guildId = (channelById(channelId)?.guild_id as string | undefined) ?? undefined;
       const replyTo = json.message_reference?.message_id;
@@ -476,6 +489,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         content,
         replyTo,
         files: body.files,
+        ...(json.flags !== undefined ? { flags: json.flags } : {}),
+        ...(json.attachments ? { attachments: json.attachments } : {}),
         at: Date.now(),
         ...(json.components?.length ? { components: json.components } : {}),
       };
@@ -772,15 +787,16 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 async function parseBody(
   raw: Buffer,
   contentType: string | undefined,
-): Promise<{ json?: unknown; files: Array<{ name: string; size: number }> }> {
+): Promise<{ json?: unknown; files: Array<{ name: string; size: number; data: Buffer }> }> {
   if (raw.length === 0) return { files: [] };
   if (contentType?.startsWith("multipart/form-data")) {
     const form = await new Response(raw, { headers: { "content-type": contentType } }).formData();
-    const files: Array<{ name: string; size: number }> = [];
+    const files: Array<{ name: string; size: number; data: Buffer }> = [];
     let json: unknown;
     for (const [key, value] of form.entries()) {
       if (key === "payload_json") json = JSON.parse(String(value));
-      else if (typeof value !== "string") files.push({ name: value.name, size: value.size });
+      else if (typeof value !== "string")
+        files.push({ name: value.name, size: value.size, data: Buffer.from(await value.arrayBuffer()) });
     }
     return { json, files };
   }

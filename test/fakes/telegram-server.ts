@@ -30,8 +30,10 @@ export interface SentMessage {
   parseMode?: string;
   threadId?: number;
   replyToId?: number;
-  /** For files: the multipart field name and the file's name. */
-  file?: { field: string; name: string; size: number };
+  /** For files: the multipart field name, the file's name and (voice notes) its bytes. */
+  file?: { field: string; name: string; size: number; data?: Buffer };
+  /** sendVoice's duration (seconds). */
+  duration?: number;
   messageId: number;
   at: number;
   /** Texts it was edited to (editMessageText), in order. */
@@ -247,6 +249,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     sendMessage: (params, call) => sendMessage(params, call),
     sendDocument: (params, call) => sendFile("document", params, call),
     sendPhoto: (params, call) => sendFile("photo", params, call),
+    sendVoice: (params, call) => sendVoice(params, call),
     editMessageText: (params) => editMessageText(params),
     sendMessageDraft: (params, call) => {
       const chatId = String(params.chat_id ?? "");
@@ -364,6 +367,31 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
         size: file.size,
       }),
     );
+  }
+
+  /** Like Telegram: a voice file, a caption of at most 1024 visible characters (HTML parsed when asked). */
+  async function sendVoice(params: Record<string, unknown>, call: ApiCall): Promise<Reply> {
+    const chatId = String(params.chat_id ?? "");
+    const file = params.voice;
+    if (!chatId) return bad("Bad Request: chat_id is empty");
+    if (!(file instanceof File)) return bad("Bad Request: there is no voice in the request");
+    let caption = String(params.caption ?? "");
+    if (params.parse_mode === "HTML") {
+      const parsed = parseHtml(caption);
+      if ("error" in parsed) return bad(`Bad Request: can't parse entities: ${parsed.error}`);
+      caption = parsed.text;
+    }
+    if (caption.length > 1024) return bad("Bad Request: message caption is too long");
+    const data = Buffer.from(await file.arrayBuffer());
+    const message = recordSent("sendVoice", chatId, caption, params, call, {
+      field: "voice",
+      name: file.name,
+      size: file.size,
+      data,
+    });
+    const duration = params.duration === undefined ? undefined : Number(params.duration);
+    sent[sent.length - 1].duration = duration;
+    return ok(message);
   }
 
   function recordSent(

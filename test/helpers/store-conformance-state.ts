@@ -263,6 +263,17 @@ export function describeStateConformance(fresh: Fresh): void {
     expect(await store.chatModels.get("discord:9:thread:3")).toBe("gpt-4o");
   });
 
+  it("keeps each chat's /voice choice apart, across a reopen, and replaces it", async () => {
+    const { store, open } = await fresh();
+    await store.chatVoice.set("telegram:1", "always", "42");
+    await store.chatVoice.set("telegram:1", "off", "42");
+    await store.chatVoice.set("discord:9:thread:3", "auto", "7");
+    const other = await open();
+    expect(await other.chatVoice.get("telegram:1")).toBe("off");
+    expect(await other.chatVoice.get("discord:9:thread:3")).toBe("auto");
+    expect(await other.chatVoice.get("discord:9")).toBeUndefined();
+  });
+
   it("records helper runs, finishing each once, and lists the ones a crash left running", async () => {
     const { store, open } = await fresh();
     const origin = run("spawner");

@@ -268,6 +268,16 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
       DROP TABLE memory_file_state;
       CREATE TABLE memory_file_state (agent text PRIMARY KEY, hash text NOT NULL, modified_at bigint NOT NULL);`,
   },
+  {
+    // Each chat's /voice choice, as SQLite's 020-chat-voice.
+    id: "011-chat-voice",
+    sql: `CREATE TABLE chat_voice (
+            session_key text PRIMARY KEY,
+            mode text NOT NULL CHECK (mode IN ('off', 'auto', 'always')),
+            chosen_by text NOT NULL,
+            chosen_at bigint NOT NULL
+          );`,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

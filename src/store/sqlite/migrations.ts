@@ -416,4 +416,14 @@ export const migrations: Migration[] = [
       CREATE TABLE memory_file_state (agent TEXT PRIMARY KEY, hash TEXT NOT NULL, modified_at INTEGER NOT NULL);
     `,
   },
+  {
+    // Issue 41: each chat's /voice choice (spoken replies), kept across restarts and /new.
+    id: "020-chat-voice",
+    sql: `CREATE TABLE chat_voice (
+            session_key TEXT PRIMARY KEY,
+            mode TEXT NOT NULL CHECK (mode IN ('off', 'auto', 'always')),
+            chosen_by TEXT NOT NULL,
+            chosen_at INTEGER NOT NULL
+          );`,
+  },
 ];

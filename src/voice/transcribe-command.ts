@@ -1,0 +1,61 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCommand, substitute } from "./run-command.js";
+
+/** A transcript longer than this is cut (a command gone wrong must not fill the prompt). */
+const MAX_TRANSCRIPT_BYTES = 256 * 1024;
+
+export interface LocalTranscription {
+  /** voice.stt.command: gets a 16 kHz mono WAV as `{in}`, prints the text. */
+  command: string[];
+  timeoutSeconds: number;
+  /** Longer recordings are cut here. */
+  maxSeconds: number;
+}
+
+/** Voice notes to text on this machine: ffmpeg makes the 16 kHz mono WAV, the command reads it; the audio never
+ * leaves. Each step is bounded in time and output; a failure throws one short sentence for the user. Same shape as
+ * the endpoint's transcriber, so whatever wraps one (usage counting) wraps either. */
+export function createCommandTranscriber(settings: LocalTranscription) {
+  const timeoutMs = settings.timeoutSeconds * 1000;
+  return async (path: string, signal?: AbortSignal): Promise<string> => {
+    const bounded = AbortSignal.any([signal ?? new AbortController().signal, AbortSignal.timeout(timeoutMs)]);
+    const work = await mkdtemp(join(tmpdir(), "pincer-stt-"));
+    try {
+      const wav = join(work, "in.wav");
+      await runCommand({
+        argv: ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", path].concat([
+          "-t",
+          String(settings.maxSeconds),
+          "-ac",
+          "1",
+          "-ar",
+          "16000",
+          "-c:a",
+          "pcm_s16le",
+          "-f",
+          "wav",
+          wav,
+        ]),
+        timeoutMs,
+        signal: bounded,
+        maxOutputBytes: 64 * 1024,
+        cwd: work,
+      });
+      const printed = await runCommand({
+        argv: substitute(settings.command, { in: wav }),
+        timeoutMs,
+        signal: bounded,
+        maxOutputBytes: MAX_TRANSCRIPT_BYTES,
+        cwd: work,
+      });
+      return printed
+        .toString("utf8")
+        .replace(/[\p{Cc}\p{Cf}]/gu, (c) => (c === "\n" ? c : " "))
+        .trim();
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  };
+}
