@@ -86,6 +86,8 @@ export interface FakeOpenAI {
   transcriptions: Array<{ model: string; bytes: number }>;
   /** How transcriptions are answered (default: the text "hello from a voice note"). */
   transcribeWith(reply: { text: string; delayMs?: number } | { status: number }): void;
+  /** Requests to /v1/audio/speech, as sent; each is answered with a second of a 440 Hz tone as WAV. */
+  speech: Array<{ model: string; voice: string; input: string; speed?: number; response_format?: string }>;
   close(): Promise<void>;
 }
 
@@ -123,6 +125,7 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
   const transcriptions: Array<{ model: string; bytes: number }> = [];
   let transcript: { text: string; delayMs?: number } | { status: number } = { text: "hello from a voice note" };
 
+  const speech: FakeOpenAI["speech"] = [];
   let requiredKey: string | undefined;
   const keysSeen: string[] = [];
   const server = createServer(async (req, res) => {
@@ -131,6 +134,12 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
     if (requiredKey !== undefined && key !== requiredKey) {
       const error = { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" };
       return sendJson(res, 401, { error });
+    }
+    if (req.method === "POST" && req.url === "/v1/audio/speech") {
+      speech.push(JSON.parse(await readBody(req, "utf8")));
+      res.writeHead(200, { "content-type": "audio/wav" });
+      res.end(toneWav(1, 440));
+      return;
     }
     if (req.method === "POST" && req.url === "/v1/audio/transcriptions") {
       const form = await new Request("http://fake/", {
@@ -239,6 +248,7 @@ export function createFakeOpenAI(): FakeOpenAI & { listen(): Promise<void> } {
     },
     keysSeen,
     transcriptions,
+    speech,
     transcribeWith: (reply) => {
       transcript = reply;
     },
@@ -381,4 +391,26 @@ async function readBody(req: IncomingMessage, encoding: BufferEncoding = "utf8")
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString(encoding);
+}
+
+/** `seconds` of a sine tone as a 16 kHz mono 16-bit WAV file. */
+function toneWav(seconds: number, hertz: number): Buffer {
+  const rate = 16000;
+  const samples = Math.round(seconds * rate);
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write("RIFF", 0);
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write("WAVEfmt ", 8);
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(rate, 24);
+  wav.writeUInt32LE(rate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write("data", 36);
+  wav.writeUInt32LE(samples * 2, 40);
+  for (let i = 0; i < samples; i++)
+    wav.writeInt16LE(Math.round(Math.sin((2 * Math.PI * hertz * i) / rate) * 12000), 44 + i * 2);
+  return wav;
 }
