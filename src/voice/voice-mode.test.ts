@@ -2,19 +2,21 @@ import { describe, expect, it } from "vitest";
 import type { InboundMessage } from "../bus/types.js";
 import { parseVoiceArgument, speaksTo, voiceAnswer } from "./voice-mode.js";
 
-const msg = (media: string[], channel: InboundMessage["channel"] = "telegram"): InboundMessage => ({
-  id: "1",
-  channel,
-  chatId: "42",
-  senderId: "42",
-  senderName: "Ada",
-  text: "",
-  media,
-  isGroup: false,
-  mentionsBot: false,
-  receivedAt: 0,
-  sessionKey: `${channel}:42`,
-});
+const msg = (media: string[], channel: InboundMessage["channel"] = "telegram"): InboundMessage =>
+  ({
+    id: "1",
+    channel,
+    chatId: "42",
+    senderId: "42",
+    senderName: "Ada",
+    text: "",
+    media,
+    isGroup: false,
+    mentionsBot: false,
+    receivedAt: 0,
+    sessionKey: `${channel}:42`,
+    ...(channel === "system" ? { run: { kind: "heartbeat", deliverTo: "telegram:42" } } : {}),
+  }) as InboundMessage;
 
 describe("voice modes", () => {
   it("speaks always, never when off, and on auto only to a recording; never to a scheduled run", () => {
