@@ -28,7 +28,7 @@ describe("Telegram keeps the user's spacing", () => {
       message(groupChat(-100), user(42, "Ada"), { text: `@pincer_test_bot check this:\n${PYTHON}` }),
     );
     await h.telegram.waitFor(() => h.telegram.sent.find((m) => m.chatId === "-100"));
-    expect(seen[0]).toBe(YAML);
+    expect(seen[0].slice(0, YAML.length)).toBe(YAML);
     expect(seen[1]).toContain(`check this:\n${PYTHON}`);
   });
 });

@@ -30,8 +30,9 @@ export function createAccessGate(deps: AccessGateDeps) {
   return {
     /** Whether this person may talk to the agent now (a job runs only while its owner may). */
     hasAccess: allowed,
-    /** Whether this person may change a chat's settings (see policy.ts's isOwner). */
-    isOwner: (channel: ChannelName, userId: string) => isOwner(facts(channel, userId)),
+    /** Whether this person is the owner, who may change a chat's settings and see all usage (policy.ts's isOwner). */
+    isOwner: (channel: ChannelName, userId: string) =>
+      isOwner({ channel, senderId: userId, allowFrom: deps.allowFrom[channel] }),
     /** Every inbound message passes here: true lets it reach the agent; a stranger is answered with their code. */
     async admit(msg: InboundMessage): Promise<boolean> {
       if (await allowed(msg.channel, msg.senderId)) return true;

@@ -56,13 +56,15 @@ describe("who sees the owner's MEMORY.md", () => {
   });
 });
 
-describe("who may change a chat's settings (/model)", () => {
-  it("someone named in the allowlist, someone approved, or a local channel; not everyone * lets in", async () => {
-    const owner = (channel: InboundMessage["channel"], senderId: string, approved = false) =>
-      isOwner({ channel, senderId, allowFrom: ["42", "*"], isApproved: async () => approved });
-    expect(await owner("telegram", "42")).toBe(true);
-    expect(await owner("telegram", "43", true)).toBe(true);
-    expect(await owner("telegram", "43")).toBe(false);
-    expect(await owner("web", "anyone")).toBe(true);
+describe("who may change a chat's settings (/model) and see everyone's usage", () => {
+  it("someone named in the allowlist or a local channel; not someone approved by pairing, nor everyone * lets in", () => {
+    const owner = (channel: InboundMessage["channel"], senderId: string) =>
+      isOwner({ channel, senderId, allowFrom: ["42", "*"] });
+    expect(owner("telegram", "42")).toBe(true);
+    expect(owner("telegram", "43")).toBe(false);
+    expect(owner("discord", "42")).toBe(true);
+    expect(isOwner({ channel: "discord", senderId: "42", allowFrom: undefined })).toBe(false);
+    expect(owner("web", "anyone")).toBe(true);
+    expect(owner("console", "user")).toBe(true);
   });
 });

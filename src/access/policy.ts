@@ -17,10 +17,11 @@ export async function hasAccess({ channel, senderId, allowFrom, isApproved }: Ac
   return LOCAL_CHANNELS.has(channel) || allowFrom?.includes("*") || allowFrom?.includes(senderId) || isApproved();
 }
 
-/** Whether a person may change pincer's settings for a chat (`/model`): someone named in the allowlist or approved with
- * `pincer pairing approve`, or anyone on a local channel. `*` lets everyone talk, not everyone decide. */
-export async function isOwner({ channel, senderId, allowFrom, isApproved }: AccessFacts): Promise<boolean> {
-  return LOCAL_CHANNELS.has(channel) || allowFrom?.includes(senderId) || isApproved();
+/** Whether a person is the owner, who may change pincer's settings for a chat (`/model`) and see everyone's usage:
+ * someone named in the allowlist, or anyone on a local channel. Everyone let in by `*` or by `pincer pairing approve`
+ * is a guest (design.md's built-in guest role: no `/model`, only their own usage). */
+export function isOwner({ channel, senderId, allowFrom }: Omit<AccessFacts, "isApproved">): boolean {
+  return LOCAL_CHANNELS.has(channel) || (allowFrom?.includes(senderId) ?? false);
 }
 
 /** Who shares the owner's MEMORY.md besides the owner (config memory.shareWithGroups, memory.shareWithGuests). */

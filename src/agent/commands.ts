@@ -1,6 +1,8 @@
+import { isOwner } from "../access/policy.js";
 import { type CommandName, commandArgument, helpText } from "../bus/commands.js";
-import type { InboundMessage } from "../bus/types.js";
+import type { ChannelName, InboundMessage } from "../bus/types.js";
 import { reportText } from "../usage/report.js";
+import { runOf } from "./turn-context.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /** What the worker's answers to /stop, /status and /help need of it and of the chat's lane. */
@@ -35,7 +37,14 @@ export async function answerCommand(
   } else if (command === "voice") {
     text = deps.voice ? await deps.voice.answer(msg) : "Spoken replies are not available here.";
   } else if (command === "usage") {
-    text = reportText(await deps.usage.report(msg.sessionKey));
+    const allowFrom: Partial<Record<ChannelName, readonly string[]>> = {
+      telegram: deps.config.telegramAllowFrom,
+      discord: deps.config.discordAllowFrom,
+    };
+    // The owner sees this chat and all; a guest (let in by `*` or pairing) only what was spent for them.
+    const owner = isOwner({ channel: msg.channel, senderId: msg.senderId, allowFrom: allowFrom[msg.channel] });
+    const report = owner ? deps.usage.report(msg.sessionKey) : deps.usage.report(undefined, runOf(msg).person ?? "");
+    text = reportText(await report);
   } else if (command === "status") {
     const chat = await deps.chatModels.current(msg);
     const { model } = deps.config.openai;

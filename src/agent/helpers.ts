@@ -11,6 +11,7 @@ import { ToolError, untilAborted } from "../tools/tool.js";
 import type { UsageMeter } from "../usage/meter.js";
 import { formatLocal } from "./context.js";
 import { auditTo, type LoopDeps, runAgentLoop } from "./loop.js";
+import { runOf } from "./turn-context.js";
 
 /** Tools a helper never gets: it may not spawn more helpers, write to chats, or schedule jobs. */
 const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
@@ -156,7 +157,11 @@ export class HelperManager {
       const loop = runAgentLoop(
         {
           ...deps,
-          model: deps.usage.wrap(deps.model, { sessionKey: origin.sessionKey, kind: "helper" }),
+          model: deps.usage.wrap(deps.model, {
+            sessionKey: origin.sessionKey,
+            kind: "helper",
+            person: runOf(origin).person,
+          }),
           // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
           registry: deps.registry.restricted((name) => !HELPER_DENIED_TOOLS.includes(name)).withoutUntrusted(),
           maxIterations: settings.maxIterations,

@@ -33,7 +33,7 @@ function chatModels(owners = ["42"]) {
       get: async (key) => rows.get(key),
       set: async (key, model) => void (model === undefined ? rows.delete(key) : rows.set(key, model)),
     },
-    access: { isOwner: async (_channel, userId) => owners.includes(userId) },
+    access: { isOwner: (_channel, userId) => owners.includes(userId) },
     chain: (choice) => {
       chains.push(choice);
       return { model: { complete: async () => ({ content: "", toolCalls: [] }) }, window: () => 1000 };
@@ -74,7 +74,7 @@ describe("choosing a chat's model", () => {
     expect(chains).toEqual(["qwen2.5:7b", undefined]);
   });
 
-  it("a group member who is no owner is refused and the choice stays; an unknown name gets the list", async () => {
+  it("a group member who is no owner is refused and the choice stays; an unknown name gets the owner the list", async () => {
     const { made, rows } = chatModels();
     const refused = await made.answer(msg("/model gpt-4o", "7"), "gpt-4o");
     expect(refused).toMatch(/^Only the owner can switch.*TELEGRAM_ALLOW_FROM.*stays on gpt-4.1-mini\.$/);
@@ -82,8 +82,9 @@ describe("choosing a chat's model", () => {
     const unknown = await made.answer(msg("/model gpt-5"), `gpt-5${"x".repeat(500)}`);
     expect(unknown).toMatch(/^There is no model "gpt-5x{55}" here\.\nModels/);
     expect(rows.size).toBe(0);
-    // Anyone who may talk here may see the list.
-    expect(await made.answer(msg("/model", "7"), "")).toMatch(/^Models/);
+    // A guest has no /model at all (design.md's guest role), not even the list; the owner has.
+    expect(await made.answer(msg("/model", "7"), "")).toMatch(/^Only the owner can switch/);
+    expect(await made.answer(msg("/model"), "")).toMatch(/^Models/);
   });
 
   it("a choice the config no longer lists, or a database that cannot say, runs on the default", async () => {
@@ -93,7 +94,7 @@ describe("choosing a chat's model", () => {
     const broken = createChatModels({
       config: { openai: { model: "gpt-4.1-mini" }, agent: { models } },
       store: { get: () => Promise.reject(new Error("database is locked")), set: async () => {} },
-      access: { isOwner: async () => true },
+      access: { isOwner: () => true },
       chain: () => ({ model: { complete: async () => ({ content: "", toolCalls: [] }) }, window: () => 1 }),
     });
     expect((await broken.forTurn(msg("hi"))).name).toBe("gpt-4.1-mini");

@@ -7,8 +7,8 @@ export interface ChatModelsDeps {
   /** PINCER_MODEL: what a chat uses until it chooses (and after `/model default`); agent.models: what it may choose. */
   config: { openai: { model: string }; agent: { models: readonly ModelSetting[] } };
   store: Store["chatModels"];
-  /** Who may switch a chat (src/access: allowlisted or approved, not anyone let in by `*`). */
-  access: { isOwner(channel: ChannelName, userId: string): Promise<boolean> };
+  /** Who may use `/model` (src/access: the owner, named in the allowlist; not guests let in by `*` or pairing). */
+  access: { isOwner(channel: ChannelName, userId: string): boolean };
   /** The chain for a choice (undefined: the default's; fallbacks behind it), the context it takes, and whether its
    * servers take more now (asked when a turn does not fit `window`). */
   chain(choice: string | undefined): { model: Model; window: () => number; recheck?: () => Promise<boolean> };
@@ -62,13 +62,13 @@ export function createChatModels(deps: ChatModelsDeps) {
       const { name, chosen } = await current(msg).catch(() => ({ name: defaultModel, chosen: false }));
       return { name, ...deps.chain(chosen ? name : undefined) };
     },
-    /** The answer to `/model` (no argument: the list) or `/model NAME`. */
+    /** The answer to `/model` (no argument: the list) or `/model NAME`; a guest has no `/model`. */
     async answer(msg: InboundMessage, argument: string): Promise<string> {
       const now = await current(msg);
-      if (!argument) return modelList(defaultModel, models, now.name);
-      if (!(await deps.access.isOwner(msg.channel, msg.senderId))) {
-        return `Only the owner can switch this chat's model (someone named in ${msg.channel.toUpperCase()}_ALLOW_FROM or approved with pincer pairing approve); it stays on ${now.name}.`;
+      if (!deps.access.isOwner(msg.channel, msg.senderId)) {
+        return `Only the owner can switch this chat's model (someone named in ${msg.channel.toUpperCase()}_ALLOW_FROM); it stays on ${now.name}.`;
       }
+      if (!argument) return modelList(defaultModel, models, now.name);
       const found = models.length > 0 ? findModel(models, argument) : undefined;
       if (!found)
         return `There is no model "${argument.slice(0, 60)}" here.\n${modelList(defaultModel, models, now.name)}`;

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { InboundMessage } from "../bus/types.js";
+import { type InboundMessage, parseSessionKey, personOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { ChatMessage } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
@@ -28,12 +28,14 @@ export interface TurnContextDeps {
 /** What kind of run a message starts: a person's message, or one pincer addressed to itself. */
 export type RunKind = "conversation" | "reminder" | "heartbeat" | "helper";
 
-/** The conversation and kind of run a turn's model calls are counted under. */
+/** The conversation, kind of run and person (`channel:userId`) a turn's model calls are counted under. */
 export function runOf(msg: InboundMessage) {
   const own = msg.channel === "system" ? msg.run : undefined;
   const kind: RunKind = own === undefined ? "conversation" : own.kind === "cron" ? "reminder" : own.kind;
   const about = own?.kind === "cron" ? own.reminder : undefined;
-  return { sessionKey: msg.sessionKey, kind, ...(about ? { about } : {}) };
+  const who = personOf(msg);
+  const person = who === undefined ? undefined : `${parseSessionKey(msg.sessionKey)?.channel ?? msg.channel}:${who}`;
+  return { sessionKey: msg.sessionKey, kind, ...(about ? { about } : {}), ...(person ? { person } : {}) };
 }
 
 /** Share of the budget the consolidated entries of the conversation may take in the prompt. */

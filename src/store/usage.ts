@@ -14,6 +14,8 @@ export interface UsageEntry {
   /** At the prices of the call's time; undefined when the model has no price. */
   cost?: number;
   at: number;
+  /** Who the call was made for (`channel:userId`); absent for pincer's own runs (the heartbeat, consolidation). */
+  person?: string;
 }
 
 const COUNTS = ["promptTokens", "completionTokens", "cachedTokens"] as const;
@@ -27,7 +29,17 @@ export type UsageGroup = UsageSums & { kind: string; model: string; here: boolea
 const SUMS = `count(*) AS calls, sum(prompt_tokens) AS "promptTokens", sum(completion_tokens) AS "completionTokens",
   sum(cached_tokens) AS "cachedTokens", coalesce(sum(cost), 0) AS cost,
   sum(CASE WHEN cost IS NULL THEN 1 ELSE 0 END) AS unpriced, sum(estimated) AS estimated`;
-const USAGE_FIELDS = ["sessionKey", "agent", "kind", "model", ...COUNTS, "estimated", "cost", "createdAt"] as const;
+const USAGE_FIELDS = [
+  "sessionKey",
+  "agent",
+  "kind",
+  "model",
+  ...COUNTS,
+  "estimated",
+  "cost",
+  "createdAt",
+  "person",
+] as const;
 /** The chart's days are put together from quarter hours, so every zone's midnight falls on a slot's edge. */
 export const SLOT_MS = 15 * 60_000;
 
@@ -52,15 +64,21 @@ export class SqlUsage extends SqlGroup {
     return row;
   }
 
-  /** Calls since `monthStart` grouped by kind, model, chat (`sessionKey` or not) and day (from `dayStart` or not). Asked
-   * for a chat, the others are only its own agent's chats. */
-  async groups(monthStart: number, dayStart: number, sessionKey?: string): Promise<UsageGroup[]> {
-    const agent = sessionKey === undefined ? "" : "AND agent = $4";
+  /**
+   * Calls since `monthStart` grouped by kind, model, chat (`sessionKey` or not) and day (from `dayStart` or not). Asked
+   * for a chat, the others are only its own agent's chats; with `person`, only the calls made for that person.
+   */
+  async groups(monthStart: number, dayStart: number, sessionKey?: string, person?: string): Promise<UsageGroup[]> {
+    const params: unknown[] = [monthStart, dayStart, sessionKey ?? null];
+    const only = (column: string, value: string) => `AND ${column} = $${params.push(value)}`;
+    const agent = sessionKey === undefined ? "" : only("agent", agentOf(sessionKey));
+    const theirs = person === undefined ? "" : only("person", person);
     const rows = await this.db.rows<Omit<UsageGroup, "here" | "today"> & { here: number; today: number }>(
       `SELECT kind, model, CASE WHEN session_key = $3 THEN 1 ELSE 0 END AS here,
               CASE WHEN created_at >= $2 THEN 1 ELSE 0 END AS today, ${SUMS}
-         FROM model_usage WHERE created_at >= $1 ${agent} GROUP BY kind, model, here, today ORDER BY kind, model`,
-      [monthStart, dayStart, sessionKey ?? null, ...(sessionKey === undefined ? [] : [agentOf(sessionKey)])],
+         FROM model_usage WHERE created_at >= $1 ${agent} ${theirs}
+        GROUP BY kind, model, here, today ORDER BY kind, model`,
+      params,
     );
     return rows.map((r) => ({ ...r, here: Boolean(r.here), today: Boolean(r.today) }));
   }

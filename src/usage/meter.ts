@@ -18,6 +18,8 @@ interface MeteredRun {
   kind: UsageKind;
   /** What a scheduled run was asked to deliver: a refused one says it each time, so it is not lost. */
   about?: string;
+  /** Who the run speaks for (`channel:userId`): a guest's /usage adds up theirs. */
+  person?: string;
 }
 
 interface UsageMeterDeps {
@@ -69,9 +71,9 @@ export class UsageMeter {
     };
   }
 
-  /** Today's and this month's calls, for one chat (`sessionKey`) and overall. */
-  report(sessionKey?: string): Promise<UsageReport> {
-    return readUsage(this.deps.store, this.deps.config.timezone, this.now(), sessionKey);
+  /** Today's and this month's calls, for one chat (`sessionKey`) and overall; with `person`, only theirs. */
+  report(sessionKey?: string, person?: string): Promise<UsageReport> {
+    return readUsage(this.deps.store, this.deps.config.timezone, this.now(), sessionKey, person);
   }
 
   private now(): number {
@@ -136,17 +138,18 @@ export class UsageMeter {
   }
 }
 
-/** Today's and this month's calls in `timezone` as of `now`, for one chat (`sessionKey`) and overall. */
+/** Today's and this month's calls in `timezone` as of `now`, for one chat (`sessionKey`) and overall; or one person's. */
 export async function readUsage(
   store: Pick<Store["usage"], "groups">,
   timezone: string,
   now: number,
   sessionKey?: string,
+  person?: string,
 ): Promise<UsageReport> {
   const { dayStart, monthStart } = periodsAt(now, timezone);
-  const groups = await store.groups(monthStart, dayStart, sessionKey);
+  const groups = await store.groups(monthStart, dayStart, sessionKey, person);
   const day = localDay(now, timezone);
-  return foldGroups(groups, { timezone, day, month: day.slice(0, 7), sessionKey });
+  return foldGroups(groups, { timezone, day, month: day.slice(0, 7), sessionKey, person });
 }
 
 const SCHEDULED: Record<Exclude<UsageKind, "conversation">, string> = {

@@ -17,7 +17,7 @@ type UsagePart = UsageReport["today"]["all"];
 /** Folds the store's groups (this month's, see SqlUsage.groups) into the four scopes. */
 export function foldGroups(
   groups: UsageGroup[],
-  head: { timezone: string; day: string; month: string; sessionKey?: string },
+  head: { timezone: string; day: string; month: string; sessionKey?: string; person?: string },
 ) {
   const part = (pick: (g: UsageGroup) => boolean) => {
     const result = { total: zero(), byKind: {} as Record<string, UsageSums>, byModel: {} as Record<string, UsageSums> };
@@ -62,14 +62,20 @@ function partLines(title: string, part: UsagePart): string[] {
   return [`${title}: ${sumsText(part.total)}`, `  ${split(part.byKind)} · ${split(part.byModel)}`];
 }
 
-/** The compact text of /usage and `pincer usage`. */
+/** The compact text of /usage and `pincer usage`; a person's own report (a guest's) says "yours", nothing else. */
 export function reportText(report: UsageReport): string {
-  const scopes: Array<[string, UsagePart | undefined]> = [
-    [`Today (${report.day}), this chat`, report.today.chat],
-    ["Today, all chats", report.today.all],
-    [`This month (${report.month}), this chat`, report.thisMonth.chat],
-    ["This month, all chats", report.thisMonth.all],
-  ];
+  const scopes: Array<[string, UsagePart | undefined]> =
+    report.person === undefined
+      ? [
+          [`Today (${report.day}), this chat`, report.today.chat],
+          ["Today, all chats", report.today.all],
+          [`This month (${report.month}), this chat`, report.thisMonth.chat],
+          ["This month, all chats", report.thisMonth.all],
+        ]
+      : [
+          [`Today (${report.day}), yours`, report.today.all],
+          [`This month (${report.month}), yours`, report.thisMonth.all],
+        ];
   return [
     `Model usage (${report.timezone}; costs in the price table's currency):`,
     ...scopes.flatMap(([title, part]) => (part ? partLines(title, part) : [])),

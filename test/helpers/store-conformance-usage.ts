@@ -81,4 +81,21 @@ export function describeUsageConformance(fresh: Fresh): void {
     expect((await store.usage.groups(monthStart, dayStart)).reduce((n, g) => n + g.calls, 0)).toBe(3);
     expect((await store.usage.spent("telegram:1", dayStart, monthStart)).monthCost).toBe(8.5);
   });
+
+  it("adds up one person's calls only, wherever they were made (a guest's /usage)", async () => {
+    const { store } = await fresh();
+    const monthStart = Date.UTC(2026, 11, 1);
+    const dayStart = monthStart + 14 * DAY;
+    await store.usage.record(call("telegram:-100", dayStart + 1, { person: "telegram:77" }));
+    await store.usage.record(call("telegram:77", monthStart + DAY, { person: "telegram:77", model: "big" }));
+    await store.usage.record(call("telegram:-100", dayStart + 2, { person: "telegram:42", promptTokens: 9000 }));
+    await store.usage.record(call("system:heartbeat", dayStart + 3));
+    const theirs = await store.usage.groups(monthStart, dayStart, undefined, "telegram:77");
+    expect(theirs.map((g) => [g.model, g.today, g.calls, g.promptTokens])).toEqual([
+      ["big", false, 1, 100],
+      ["small", true, 1, 100],
+    ]);
+    expect(await store.usage.groups(monthStart, dayStart, undefined, "telegram:5")).toEqual([]);
+    expect((await store.usage.groups(monthStart, dayStart)).reduce((n, g) => n + g.calls, 0)).toBe(4);
+  });
 }

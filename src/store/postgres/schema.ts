@@ -278,6 +278,11 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
             chosen_at bigint NOT NULL
           );`,
   },
+  {
+    // The person a model call was made for, as SQLite's 021-usage-person.
+    id: "012-usage-person",
+    sql: "ALTER TABLE model_usage ADD COLUMN person text;",
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

@@ -426,4 +426,9 @@ export const migrations: Migration[] = [
             chosen_at INTEGER NOT NULL
           );`,
   },
+  {
+    // Issue 36: the person a model call was made for (`channel:userId`), so a guest's /usage shows only their own.
+    id: "021-usage-person",
+    sql: "ALTER TABLE model_usage ADD COLUMN person TEXT;",
+  },
 ];
