@@ -117,6 +117,8 @@ export interface FakeDiscordOptions {
   token?: string;
   /** Close every IDENTIFY with this code, e.g. 4014 when the Message Content intent is not enabled. */
   refuseIdentify?: number;
+  /** Answers every voice message (flag 8192) with a 400, as where the API does not allow one. */
+  refuseVoiceMessages?: boolean;
 }
 
 export interface FakeDiscord {
@@ -467,7 +469,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       // Like Discord: a voice message is one audio file with its length and waveform, and nothing else.
       const voice = json.flags !== undefined && (json.flags & (1 << 13)) !== 0;
       const meta = json.attachments?.[0];
-      if (voice && (content || body.files.length !== 1 || meta?.duration_secs === undefined || !meta.waveform)) {
+      const malformed = content || body.files.length !== 1 || meta?.duration_secs === undefined || !meta.waveform;
+      if (voice && (malformed || options.refuseVoiceMessages)) {
         record(400);
         return sendJson(res, 400, { message: "Cannot send a voice message with this content", code: 50161 });
       }
