@@ -32,6 +32,7 @@ import { DEFAULT_TIMING, type Timing } from "./tools/mcp/connection.js";
 import { McpManager, mcpStatusLines } from "./tools/mcp/manager.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { UsageMeter } from "./usage/meter.js";
+import { transcriptionProblem } from "./voice/problems.js";
 import { createCommandTranscriber } from "./voice/transcribe-command.js";
 import { VoiceReplies } from "./voice/voice-replies.js";
 import { createMetrics } from "./web/metrics.js";
@@ -141,6 +142,8 @@ export async function createApp(config: Config, options: AppOptions) {
     log: log.child({ part: "voice" }),
   });
   if (voice.inUse && voice.problem) log.warn(`Voice: ${voice.problem}`);
+  const unheard = transcriptionProblem(config.voice);
+  if (unheard) log.warn(`Voice: ${unheard}`);
   for (const tool of createTools({ config, store, scheduler, helpers })) {
     if (!config.agent.disabledTools.includes(tool.name)) registry.register(tool);
   }

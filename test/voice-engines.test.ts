@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InboundMessage, OutboundMessage } from "../src/bus/types.js";
 import type { Config } from "../src/config/config.js";
 import type { VoiceMode } from "../src/store/store.js";
+import { voiceCheck, voiceProblem } from "../src/voice/problems.js";
 import { SAID, speakableText } from "../src/voice/speakable.js";
 import { createCommandTranscriber } from "../src/voice/transcribe-command.js";
-import { VoiceReplies, voiceProblem } from "../src/voice/voice-replies.js";
+import { VoiceReplies } from "../src/voice/voice-replies.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
 import { audioFacts, hasSpeechPackages, spokenNote } from "./helpers/audio.js";
@@ -187,6 +188,20 @@ describe.runIf(ready)("voice steps with real espeak-ng, ffmpeg and pocketsphinx"
     expect(voice.problem).toMatch(/ffmpeg and espeak-ng are not installed/);
     expect(await voice.dress(inbound(), reply("Hi."), never)).toEqual(reply("Hi."));
     expect(voiceProblem({ ...base, tts: { command: ESPEAK } })).toBeUndefined();
+    // pincer doctor's line: what is missing, or how replies are spoken and voice notes heard.
+    const stt = { command: ["/opt/whisper/main", "-f", "{in}"] };
+    expect(voiceCheck({ ...base, tts: { command: ESPEAK }, stt })).toEqual({
+      status: "warn",
+      detail: "voice notes cannot be transcribed: /opt/whisper/main is not installed.",
+    });
+    expect(
+      voiceCheck({ ...base, replies: "auto", stt: { command: ["pocketsphinx_continuous", "-infile", "{in}"] } }),
+    ).toEqual({
+      status: "ok",
+      detail:
+        "replies auto (/voice changes a chat's), spoken by the endpoint's gpt-4o-mini-tts; voice notes heard on this machine by pocketsphinx_continuous",
+    });
+    expect(voiceCheck({ ...base, replies: "off" })).toBeUndefined();
   });
 
   it("encodes at most maxConcurrentEncodes notes at once; the others wait their turn", async () => {

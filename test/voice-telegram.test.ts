@@ -5,7 +5,7 @@ import type { ChatRequest } from "./fakes/openai-server.js";
 import type { SentMessage } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
 import { audioFacts, hasSpeechPackages, spokenNote } from "./helpers/audio.js";
-import { gatewayOnFakes, killHard, USER } from "./helpers/daemon.js";
+import { gatewayOnFakes, killHard, pincer, USER } from "./helpers/daemon.js";
 import { findBinary } from "./helpers/system-packages.js";
 
 /**
@@ -133,15 +133,21 @@ describe.runIf(ready)("spoken replies on Telegram (built daemon, real speech pro
       withinMs: 15_000,
     });
     for (const test of cases) {
-      const daemon = gateway(homeWith(test.voice), test.env);
+      const home = homeWith(test.voice);
+      const daemon = gateway(home, test.env);
       const before = fakes.telegram.sent.length;
       const asked = Date.now();
       say(`try ${test.name}`);
       await until(() => fakes.telegram.sent.length > before, `the text answer with a ${test.name} engine`, 30_000);
       expect(Date.now() - asked, test.name).toBeLessThan(test.withinMs);
       expect(fakes.telegram.sent.at(-1)).toMatchObject({ method: "sendMessage", text: "Here is the answer." });
-      if (test.name === "no ffmpeg")
-        expect(daemon.output.join("")).toContain("Voice: spoken replies stay text: ffmpeg is not installed");
+      if (test.name === "no ffmpeg") {
+        const sentence = "spoken replies stay text: ffmpeg is not installed (Debian: apt install ffmpeg).";
+        expect(daemon.output.join("")).toContain(`Voice: ${sentence}`);
+        const env = { PATH: bin, OPENAI_API_KEY: "test", OPENAI_BASE_URL: model.url, PINCER_SANDBOX: "none" };
+        const doctor = await pincer(["doctor"], home, env);
+        expect(doctor.stdout).toContain(`[warn] voice: ${sentence}`);
+      }
       await killHard(daemon);
     }
     expect(voices()).toEqual([]);

@@ -6,6 +6,7 @@ import { databasePath, skillDirs, storeLocation } from "../paths.js";
 import { withStore } from "../store/open.js";
 import { checkSandbox, describeLimits } from "../tools/exec/sandbox-check.js";
 import { checkMcpServers } from "../tools/mcp/check.js";
+import { voiceCheck } from "../voice/problems.js";
 import { databaseErrorText } from "./database-problem.js";
 import { folderProblem } from "./fs-problem.js";
 import { probeModelTurn } from "./model-turn.js";
@@ -46,6 +47,7 @@ async function runDoctor(config: Config): Promise<Check[]> {
     discord,
     ...mcp.map((server) => check("mcp", !server.ok ? "fail" : server.warned ? "warn" : "ok", server.detail)),
     skillsCheck(config),
+    ...[voiceCheck(config.voice)].flatMap((voice) => (voice ? [{ name: "voice", ...voice }] : [])),
   ];
 }
 

@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
 import type { Logger } from "pino";
 import { commandArgument } from "../bus/commands.js";
 import { conversationMediaDir, errorText, type InboundMessage, type OutboundMessage } from "../bus/types.js";
 import type { Store } from "../store/store.js";
-import { findExecutable } from "../tools/exec/sandbox-check.js";
 import { encodeVoiceNote } from "./encode.js";
 import { type SpeechEngine, speechEngine, type VoiceSettings } from "./engines.js";
+import { voiceProblem } from "./problems.js";
 import { Slots } from "./slots.js";
 import { speakableText } from "./speakable.js";
 import { parseVoiceArgument, speaksTo, voiceAnswer } from "./voice-mode.js";
@@ -24,18 +24,6 @@ export interface VoiceDeps {
   log: Logger;
   /** Where programs are looked for (default: PATH). */
   searchPath?: string;
-}
-
-/** What keeps replies from being spoken on this machine (ffmpeg or the engine's program missing), in one sentence. */
-export function voiceProblem(settings: VoiceSettings, searchPath = process.env.PATH ?? ""): string | undefined {
-  const found = (program: string) =>
-    isAbsolute(program)
-      ? findExecutable(program.split("/").at(-1) ?? "", program.replace(/\/[^/]*$/, ""))
-      : findExecutable(program, searchPath);
-  const missing = ["ffmpeg", ...(settings.tts?.command ? [settings.tts.command[0]] : [])].filter((p) => !found(p));
-  if (missing.length === 0) return undefined;
-  const apt = missing.includes("ffmpeg") ? " (Debian: apt install ffmpeg)" : "";
-  return `spoken replies stay text: ${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} not installed${apt}.`;
 }
 
 /** Spoken replies: each chat's `/voice` mode, and a reply's voice note made within bounds (time, size, encodes at once);
