@@ -11,7 +11,6 @@ import { createApprovals } from "./approvals/approvals.js";
 import { MessageBus } from "./bus/bus.js";
 import { MESSAGE_BUTTON_PREFIX, messageButtonTaps, routeTaps } from "./bus/buttons.js";
 import type { Channel } from "./bus/channel.js";
-import type { ChannelName } from "./bus/types.js";
 import type { ClusterMode, RoleHolders } from "./cluster/cluster-mode.js";
 import type { Config } from "./config/config.js";
 import { createConfiguredModels, createHelperModel, discoverContexts } from "./llm/configured.js";
@@ -252,7 +251,7 @@ export async function createApp(config: Config, options: AppOptions) {
   // a new message wakes the dispatcher.
   const watch = () =>
     store.watch?.((change) => {
-      if (change.kind === "outbox") bus.outboundRecorded(change.channel as ChannelName);
+      if (change.kind === "outbox") bus.wakeSenders();
       else cluster?.wake();
     });
   let stopWatching: (() => Promise<void>) | undefined;

@@ -71,10 +71,7 @@ describe.skipIf(!hasPostgres())("on PostgreSQL", () => {
       await writer.journal.recordOutbound({ channel: "discord", chatId: "1", text: "hi", kind: "reply" });
       await writer.journal.acceptInbound(inbound("1", "hello"));
       await until(() => changes.length === 2, "two notifications");
-      expect(changes).toEqual([
-        { kind: "outbox", channel: "discord" },
-        { kind: "inbox", sessionKey: "telegram:1" },
-      ]);
+      expect(changes).toEqual([{ kind: "outbox" }, { kind: "inbox" }]);
       await pg.restart();
       await until(
         async () => {
@@ -82,7 +79,7 @@ describe.skipIf(!hasPostgres())("on PostgreSQL", () => {
           await writer.journal
             .recordOutbound({ channel: "telegram", chatId: "1", text: "again", kind: "reply" })
             .catch(() => undefined);
-          return changes.some((c) => c.kind === "outbox" && c.channel === "telegram");
+          return changes.filter((c) => c.kind === "outbox").length >= 2;
         },
         "a notification after the restart",
         20_000,

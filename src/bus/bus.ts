@@ -92,6 +92,11 @@ export class MessageBus {
     this.senders.get(channel)?.sender.wake();
   }
 
+  /** Another process recorded a reply (it says not for which channel): every sender here looks. */
+  wakeSenders(): void {
+    for (const { sender } of this.senders.values()) sender.wake();
+  }
+
   /** Resolves once the channel has nothing left to send (for the terminal, which prints and exits). */
   async outboundIdle(channel: ChannelName): Promise<void> {
     await this.senders.get(channel)?.sender.idle();

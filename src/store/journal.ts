@@ -148,7 +148,7 @@ export async function acceptInbound(db: Sql, msg: InboundMessage): Promise<boole
   const { sessionKey, receivedAt } = msg;
   const row = { id: inboxId(msg), sessionKey, payload: JSON.stringify(msg), receivedAt };
   const accepted = await db.run(...insert("inbox", row, undefined, "ON CONFLICT (id) DO NOTHING"));
-  if (accepted === 1) await db.notify(NOTIFY_INBOX, sessionKey);
+  if (accepted === 1) await db.notify(NOTIFY_INBOX);
   return accepted === 1;
 }
 
@@ -164,11 +164,11 @@ async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
   await db.run("DELETE FROM turn_steps WHERE inbox_id = $1", [inboxId(msg)]);
 }
 
-/** Records the row and tells every listening process which channel has something to send. */
+/** Records the row and wakes every listening process's senders. */
 export async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<number> {
   const row = { channel: msg.channel, chatKey: chatKeyOf(msg), payload: JSON.stringify(msg), createdAt: Date.now() };
   const id = await scalar<number>(db, ...insert("outbox", row, undefined, "RETURNING id"));
-  await db.notify(NOTIFY_OUTBOX, msg.channel);
+  await db.notify(NOTIFY_OUTBOX);
   return id as number;
 }
 

@@ -11,8 +11,11 @@ export interface Sql {
   run(sql: string, params?: readonly unknown[]): Promise<number>;
   /** Runs `work` in one transaction: all of it commits, or none. Inside, `tx` is the transaction's. */
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
-  /** Tells every listening process (PostgreSQL's NOTIFY, sent at commit); nothing where one process is all there is. */
-  notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Wakes every listening process (PostgreSQL's NOTIFY, sent at commit); nothing where one process is all there is. A
+   * bare wake-up: any role that can connect to the database can hear and send these, so they carry nothing.
+   */
+  notify(channel: string): Promise<void>;
   /**
    * The rows of `select` taken in `order` while their `tokens` add up to at most `budget` (the first `minRows` always).
    * Costs depend on the budget where the engine can stop early.

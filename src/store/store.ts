@@ -62,7 +62,8 @@ export interface Store extends StoreGroups {
   close(): Promise<void>;
 }
 
-export type StoreChange = { kind: "outbox"; channel: string } | { kind: "inbox"; sessionKey: string };
+/** A hint that another process recorded something: look in the tables (a notification itself is never trusted). */
+export type StoreChange = { kind: "outbox" } | { kind: "inbox" };
 
 export interface StoreOptions {
   /** Tokens a message costs in a request, stored with it (default: a rough estimate). */

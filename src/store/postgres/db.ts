@@ -88,8 +88,8 @@ function on(db: Db): Sql {
       return (await db.query(sql, params as unknown[])).rowCount ?? 0;
     },
     transaction: (work) => work(self),
-    async notify(channel, payload) {
-      await db.query("SELECT pg_notify($1, $2)", [channel, payload]);
+    async notify(channel) {
+      await db.query("SELECT pg_notify($1, '')", [channel]);
     },
     /** Running sums over the rows in `order`: PostgreSQL reads them all, then keeps what fits. */
     async budgeted<R extends { tokens: number }>(

@@ -28,10 +28,10 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
       listen(
         url,
         [NOTIFY_OUTBOX, NOTIFY_INBOX],
+        // Whatever a payload says is ignored: any role that may connect can send these.
         (notification) => {
-          const payload = notification?.payload ?? "";
-          if (notification?.channel === NOTIFY_OUTBOX) listener({ kind: "outbox", channel: payload });
-          else if (notification?.channel === NOTIFY_INBOX) listener({ kind: "inbox", sessionKey: payload });
+          if (notification?.channel === NOTIFY_OUTBOX) listener({ kind: "outbox" });
+          else if (notification?.channel === NOTIFY_INBOX) listener({ kind: "inbox" });
         },
         options.onError,
       ),
