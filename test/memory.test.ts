@@ -233,11 +233,14 @@ describe("consolidation", () => {
     await app?.bus.publishInbound(userMessage("me", "what now?"));
     await channel.waitFor(31);
     const last = turnRequests().at(-1) as ChatRequest;
-    const system = String(last.messages[0].content);
-    expect(system).toMatch(
-      /## Earlier in this conversation[\s\S]*- \d{4}-\d{2}-\d{2}(?: – \d{4}-\d{2}-\d{2})?: Summary \d/,
+    // The summaries open the history (its first user message), after the system prompt and the tools.
+    const head = String(last.messages[1].content);
+    expect(last.messages[1].role).toBe("user");
+    expect(head).toMatch(
+      /^\[pincer: summaries of earlier turns[^\n]*\]\n(- \d{4}-\d{2}-\d{2}(?: – \d{4}-\d{2}-\d{2})?: Summary \d[^\n]*\n(Facts: [^\n]*\n)?)+\[end of summaries\]\n\n/,
     );
-    expect(system).toContain(FACT);
+    expect(JSON.stringify(last.messages)).toContain(FACT);
+    expect(String(last.messages[0].content)).not.toContain("Summary");
     expect(JSON.stringify(last.messages.slice(1))).not.toContain("fifth of March");
     expect(turnRequests().every(wellFormed)).toBe(true);
     expect(Math.max(...turnRequests().map(tokensOf))).toBeLessThanOrEqual(8000 - 2000);

@@ -1,7 +1,9 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { ChatRequest } from "./fakes/openai-server.js";
-import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { recordingChannel, sqliteOf, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
 
 /**
@@ -78,5 +80,84 @@ describe("a prompt the server's cache can reuse", () => {
     // The reminder is due 20 minutes after now, not after the time of the conversation's start.
     const [job] = await app.store.jobs.listAll();
     expect(Math.abs(job.nextRunAt - (Date.now() + 20 * MINUTE))).toBeLessThan(2 * MINUTE);
+  });
+
+  it("trims the history in steps to its low-water mark: between trim points each request starts with the one before, the system prompt and tools never change on consolidation's account, and the trim point survives a restart", {
+    timeout: 120_000,
+  }, async () => {
+    const FACT = "The user's sister Anna has her birthday on 5 March.";
+    let summaries = 0;
+    fake.respond((request) => {
+      if (String(request.messages[0]?.content).startsWith("You maintain the long-term memory")) {
+        summaries++;
+        return { content: JSON.stringify({ summary: `Summary ${summaries}: Anna and cake.`, facts: [FACT] }) };
+      }
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { content: `found: ${String(last.content).slice(0, 300)}` };
+      const text = String(last?.content);
+      if (text.startsWith("when is Anna's birthday")) {
+        return { toolCalls: [{ name: "memory_search", arguments: { query: "Anna birthday" } }] };
+      }
+      return { content: `Answer to ${text.slice(0, 20)}: ${"words of a longer answer ".repeat(15)}` };
+    });
+    const home = tempHome();
+    const startApp = async () => {
+      const app = await testApp(fake.url, home, {}, (c) => {
+        c.agent.contextTokens = 8000;
+      });
+      apps.push(app);
+      const channel = recordingChannel(app);
+      await app.start([channel]);
+      return { app, channel };
+    };
+    let { app, channel } = await startApp();
+    let sent = 0;
+    const say = async (text: string) => {
+      await app.bus.publishInbound(userMessage("long", text));
+      await channel.waitFor(++sent);
+    };
+    await say("My sister Anna has her birthday on the fifth of March.");
+    for (let i = 2; i <= 40; i++) await say(`message ${i} ${"a few words to fill the window ".repeat(10)}`);
+    await app.consolidator.idle();
+    const trimmedThrough = () =>
+      sqliteOf(app).prepare("SELECT trimmed_through FROM conversations").pluck().get() as number;
+    const beforeRestart = trimmedThrough();
+    expect(beforeRestart).toBeGreaterThan(0);
+    await app.stop();
+    apps.splice(apps.indexOf(app), 1);
+    ({ app, channel } = await startApp());
+    sent = 0;
+    expect(trimmedThrough()).toBe(beforeRestart);
+    await say("and after a restart?");
+    await say("when is Anna's birthday?");
+
+    const turns = fake.requests.filter((r) => r.tools !== undefined);
+    const starts = turns.filter((r) => r.sent.at(-1)?.role === "user");
+    let trims = 0;
+    let summariesSeen = false;
+    for (let i = 1; i < starts.length; i++) {
+      const [before, now] = [starts[i - 1].sent, starts[i].sent];
+      // The tools are the same bytes in every request; a trim point shows as a new start of the history.
+      expect(JSON.stringify(starts[i].tools)).toBe(JSON.stringify(starts[0].tools));
+      if (JSON.stringify(now[1]) !== JSON.stringify(before[1])) trims++;
+      // Between trim points, the whole request before comes first: system prompt (MEMORY.md's learned facts wait
+      // for the next trim point), history and all.
+      else expect(JSON.stringify(now.slice(0, before.length))).toBe(JSON.stringify(before));
+      summariesSeen ||= String(now[1]?.content).startsWith("[pincer: summaries of earlier turns");
+    }
+    // A turn at a time would have cut the history on every turn once the window was full.
+    expect(trims).toBeGreaterThan(0);
+    expect(trims).toBeLessThanOrEqual(8);
+    expect(starts.length).toBe(42);
+    // The summaries reach the model, at the head of the history; MEMORY.md learned the fact in the meantime.
+    expect(summariesSeen).toBe(true);
+    expect(readFileSync(join(home, "workspace", "MEMORY.md"), "utf8")).toContain(FACT);
+    // The restart changed nothing of the prompt: the request after it starts with the one before it.
+    const [lastBefore, firstAfter] = [starts[39].sent, starts[40].sent];
+    expect(JSON.stringify(firstAfter.slice(0, lastBefore.length))).toBe(JSON.stringify(lastBefore));
+    // The trimmed part is still found: the first message is out of the prompt, memory_search brings it back.
+    const question = starts[41];
+    expect(JSON.stringify(question.sent)).not.toContain("fifth of March");
+    expect(channel.sent.at(-1)?.text).toContain("fifth of March");
   });
 });

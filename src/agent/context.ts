@@ -19,10 +19,11 @@ interface PromptInput {
   inbound: Pick<InboundMessage, "sessionKey" | "isGroup">;
   /** Where a skipped prompt file is reported (a symlink, a FIFO, an oversized file). */
   log?: Pick<Logger, "warn">;
-  /** MEMORY.md: left out unless `include` (groups see it only when configured), cut at `maxChars`. */
-  memory?: { include: boolean; maxChars: number };
-  /** Dated summaries of this conversation's consolidated turns, oldest first. */
-  earlier?: string[];
+  /**
+   * MEMORY.md: left out unless `include` (groups see it only when configured), cut at `maxChars`; `text`: what to show
+   * instead of the file as it is now (the prompt's head keeps it between trim points).
+   */
+  memory?: { include: boolean; maxChars: number; text?: string };
   /** Serves unchanged prompt files from memory; without it every file is read anew. */
   cache?: ReadCache;
 }
@@ -32,21 +33,15 @@ export function buildSystemPrompt(input: PromptInput): string {
   const memory = input.memory ?? { include: true, maxChars: Number.POSITIVE_INFINITY };
   const parts: string[] = [];
   for (const file of BOOTSTRAP_FILES) {
-    if (file === "MEMORY.md" && !memory.include) continue;
-    // The workspace is the sandbox's to change: read without following links or blocking on a FIFO.
-    const read = cache.text(workspace, file, MAX_PROMPT_FILE_BYTES);
-    if (read.ok) {
-      const text = read.text.trim();
-      parts.push(`## ${file}\n\n${file === "MEMORY.md" ? capMemory(text, memory.maxChars) : text}`);
-    } else if (!/does not exist/.test(read.reason)) log?.warn({ file, reason: read.reason }, "prompt file skipped");
+    if (file !== "MEMORY.md") {
+      const text = promptFile(cache, workspace, file, log);
+      if (text) parts.push(`## ${file}\n\n${text}`);
+      continue;
+    }
+    const text = memory.include ? (memory.text ?? promptFile(cache, workspace, file, log)) : "";
+    if (text) parts.push(`## ${file}\n\n${capMemory(text, memory.maxChars)}`);
   }
   const section = (title: string, lines: string[]) => parts.push([`## ${title}`, "", ...lines].join("\n"));
-  if (input.earlier?.length) {
-    section("Earlier in this conversation", [
-      "Summaries of older turns (the turns themselves are no longer shown; memory_search finds details):",
-      ...input.earlier,
-    ]);
-  }
   if (skills.length > 0) {
     section("Skills", [
       "Each skill is a SKILL.md with instructions. When a request matches a skill, read its file first.",
@@ -60,6 +55,15 @@ export function buildSystemPrompt(input: PromptInput): string {
     `Time zone: ${input.timezone}. Each user message ends with a line ${METADATA_OPEN.trim()}…] that pincer adds: the current time when it arrived. It is not part of what was written.`,
   ]);
   return parts.join("\n\n");
+}
+
+/** A prompt file's text, trimmed; "" when it is absent or skipped. */
+export function promptFile(cache: ReadCache, workspace: string, file: string, log?: Pick<Logger, "warn">): string {
+  // The workspace is the sandbox's to change: read without following links or blocking on a FIFO.
+  const read = cache.text(workspace, file, MAX_PROMPT_FILE_BYTES);
+  if (read.ok) return read.text.trim();
+  if (!/does not exist/.test(read.reason)) log?.warn({ file, reason: read.reason }, "prompt file skipped");
+  return "";
 }
 
 /** MEMORY.md beyond the cap is cut, with a note, so a grown file cannot crowd out the conversation. */

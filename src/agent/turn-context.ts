@@ -3,11 +3,13 @@ import { type InboundMessage, parseSessionKey, personOf } from "../bus/types.js"
 import type { Config } from "../config/config.js";
 import type { ChatMessage } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
+import type { PromptHead } from "../store/conversations.js";
 import type { MemoryEntry, Store } from "../store/store.js";
-import type { ReadCache } from "../tools/files/read-cache.js";
+import { ReadCache } from "../tools/files/read-cache.js";
 import { requestBudget } from "./budget.js";
-import { buildSystemPrompt, formatDay, toChatMessage } from "./context.js";
+import { buildSystemPrompt, formatDay, promptFile, toChatMessage } from "./context.js";
 import type { LoopInput } from "./loop.js";
+import { LOW_WATER, memoryToShow, summariesBlock, trimPoint, withSummaries } from "./prompt-head.js";
 import type { Skill } from "./skills.js";
 
 export interface TurnContextDeps {
@@ -38,46 +40,85 @@ export function runOf(msg: InboundMessage) {
   return { sessionKey: msg.sessionKey, kind, ...(about ? { about } : {}), ...(person ? { person } : {}) };
 }
 
-/** Share of the budget the consolidated entries of the conversation may take in the prompt. */
+/** Share of the window the summaries at the head of the history may take (counted raw: the same entries every turn). */
 const ENTRIES_SHARE = 0.1;
 
 /**
- * The prompt for one turn: instructions (workspace files, MEMORY.md where allowed, summaries of consolidated turns,
- * skills, runtime), the newest history that fits what is left of the budget, the user's message. Costs depend on
- * the budget, not the conversation's length; `tokenCache` has the history's counts from the store.
+ * The prompt for one turn: the system prompt (workspace files, MEMORY.md where allowed, skills, runtime), the history
+ * after the conversation's trim point with the summaries of trimmed turns at its head, the user's message. When the
+ * history overflows what the budget leaves it, it is trimmed in one step to LOW_WATER of that room, and the head
+ * (summaries, MEMORY.md) is brought up to date there: between trim points every request starts with the one before.
+ * Costs depend on the budget, not the conversation's length; `tokenCache` has the history's counts from the store.
  */
 export async function buildTurnContext(
   deps: TurnContextDeps,
   inbound: InboundMessage,
   userMessage: ChatMessage,
 ): Promise<Required<Pick<LoopInput, "system" | "history" | "user" | "tokenCache">>> {
-  const { config, contextTokens, tokens } = deps;
-  const conversation = await deps.memory.openConversation(inbound.sessionKey);
-  const entries =
-    conversation === undefined
-      ? []
-      : await deps.memory.recentEntries(conversation, Math.floor((contextTokens * ENTRIES_SHARE) / tokens.factor));
-  const system = buildSystemPrompt({
-    workspace: config.workspace,
-    skills: deps.skills(),
-    timezone: config.timezone,
-    inbound,
-    log: deps.log,
-    cache: deps.files,
-    memory: { include: deps.ownerMemory, maxChars: config.memory.promptChars },
-    earlier: entries.map((e) => `- ${entryDates(e, config.timezone)}: ${e.text}`),
-  });
+  const { config, contextTokens, tokens, conversations } = deps;
+  const files = deps.files ?? new ReadCache();
+  const skills = deps.skills();
   const budget = requestBudget(contextTokens);
-  const fixed = tokens.request([{ role: "system", content: system }, userMessage], deps.toolSchemas());
-  const historyBudget = Math.max(0, budget - fixed);
+  const memoryNow = deps.ownerMemory ? promptFile(files, config.workspace, "MEMORY.md", deps.log) : "";
+  const compose = async (head: PromptHead | undefined, memory: string) => {
+    const system = buildSystemPrompt({
+      workspace: config.workspace,
+      skills,
+      timezone: config.timezone,
+      inbound,
+      log: deps.log,
+      cache: files,
+      memory: { include: deps.ownerMemory, maxChars: config.memory.promptChars, text: memory },
+    });
+    const entries = head?.summariesThrough
+      ? await deps.memory.recentEntries(head.conversationId, contextTokens * ENTRIES_SHARE, head.summariesThrough)
+      : [];
+    const block = summariesBlock(entries.map((e) => `- ${entryDates(e, config.timezone)}: ${e.text}`));
+    const fixed = tokens.request(
+      [{ role: "system", content: system }, withSummaries(userMessage, block)],
+      deps.toolSchemas(),
+    );
+    return { system, block, room: Math.max(0, budget - fixed) };
+  };
+  let head = await conversations.head(inbound.sessionKey);
+  if (head === undefined) {
+    const { system } = await compose(undefined, memoryNow);
+    return { system, history: [], user: userMessage, tokenCache: new WeakMap() };
+  }
+  const shown = deps.ownerMemory ? memoryToShow(head.memory, memoryNow) : { text: "", store: false };
+  let prompt = await compose(head, shown.text);
+  let { rows, complete } = await conversations.sinceTrim(
+    inbound.sessionKey,
+    head,
+    Math.floor(prompt.room / tokens.factor),
+  );
+  if (!complete && rows.length > 0 && prompt.room > 0) {
+    // The trim never waits for consolidation: the summaries ready now join the head, later ones at the next trim.
+    const trimmedThrough = trimPoint(rows, Math.floor((prompt.room * LOW_WATER) / tokens.factor));
+    const summariesThrough = await deps.memory.entriesThrough(head.conversationId, trimmedThrough);
+    head = { ...head, trimmedThrough, summariesThrough, memory: deps.ownerMemory ? memoryNow : head.memory };
+    await conversations.trim(head.conversationId, head);
+    prompt = await compose(head, memoryNow);
+    rows = rows.filter((row) => row.id > trimmedThrough);
+  } else if (shown.store) await conversations.showMemory(head.conversationId, shown.text);
   const tokenCache = new WeakMap<ChatMessage, number>();
-  const stored = await deps.conversations.recent(inbound.sessionKey, Math.floor(historyBudget / tokens.factor));
-  const history = stored.map((m) => {
-    const message = toChatMessage(m);
-    if (m.tokens !== undefined) tokenCache.set(message, m.tokens);
-    return message;
-  });
-  return { system, history, user: userMessage, tokenCache };
+  const history = rows
+    .slice(
+      Math.max(
+        0,
+        rows.findIndex((row) => row.message.role === "user"),
+      ),
+    )
+    .map(({ message: m }) => {
+      const message = toChatMessage(m);
+      if (m.tokens !== undefined) tokenCache.set(message, m.tokens);
+      return message;
+    });
+  if (rows.every((row) => row.message.role !== "user")) history.length = 0;
+  // The summaries open the history: the first user message of the request carries them, the same every turn.
+  if (history.length > 0) history[0] = withSummaries(history[0], prompt.block);
+  const user = history.length > 0 ? userMessage : withSummaries(userMessage, prompt.block);
+  return { system: prompt.system, history, user, tokenCache };
 }
 
 function entryDates(entry: MemoryEntry, timezone: string): string {

@@ -23,7 +23,7 @@ export interface ConsolidatorDeps {
   usage?: Pick<UsageMeter, "wrap">;
 }
 
-/** A conversation is consolidated once its history passes this share of the context budget… */
+/** A conversation's history is summarised ahead of its trim once it passes this share of the context budget… */
 const TRIGGER_SHARE = 0.5;
 /** …down to this share, so it does not run again at the very next turn. */
 const TARGET_SHARE = 0.25;
@@ -33,8 +33,9 @@ const MAX_RETRY_MS = 60 * 60 * 1000;
 
 /**
  * Summarises a conversation's oldest turns into dated memory entries (and durable facts into MEMORY.md, for direct
- * chats) once its history outgrows its share of the budget. In the background after a turn, one run per conversation
- * at a time; a failed run (model down, garbage answer) changes nothing and is retried later with backoff.
+ * chats) once a trim took them out of the prompt, or ahead of it once the history outgrows its share of the budget.
+ * In the background after a turn, one run per conversation at a time; a failed run (model down, garbage answer)
+ * changes nothing and is retried later with backoff.
  */
 export class Consolidator {
   private readonly running = new Map<string, Promise<void>>();
@@ -93,8 +94,15 @@ export class Consolidator {
       await this.consolidate(sessionKey, archived, ownersChat, 0);
     }
     const open = await store.openConversation(sessionKey);
-    if (open === undefined || (await store.pendingTokens(open)) <= Math.floor(contextTokens * TRIGGER_SHARE)) return;
-    await this.consolidate(sessionKey, open, ownersChat, Math.floor(contextTokens * TARGET_SHARE));
+    if (open === undefined) return;
+    // Turns a trim took out of the prompt are summarised first: their summaries join the prompt at the next trim.
+    // Past the trigger, older turns still shown are summarised ahead, so the next trim finds them ready.
+    const pending = await store.pendingTokens(open);
+    const trimmed = await store.trimmedPendingTokens(open);
+    const ahead = pending > Math.floor(contextTokens * TRIGGER_SHARE);
+    if (trimmed === 0 && !ahead) return;
+    const keep = ahead ? Math.floor(contextTokens * TARGET_SHARE) : Number.POSITIVE_INFINITY;
+    await this.consolidate(sessionKey, open, ownersChat, Math.min(keep, pending - trimmed));
   }
 
   /** Consolidates whole turns, oldest first, until at most `keepTokens` of history remain. */

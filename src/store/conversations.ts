@@ -1,4 +1,10 @@
-import { type ConversationHead, HistoryCache, type HistoryRow, pickNewest } from "./history-cache.js";
+import {
+  type ConversationHead,
+  HistoryCache,
+  type HistoryRow,
+  type HistoryWindow,
+  pickNewest,
+} from "./history-cache.js";
 import { exists, type Sql, scalar, total } from "./sql.js";
 import type { StoredMessage } from "./types.js";
 
@@ -25,6 +31,19 @@ function startAtUser(picked: StoredMessage[]): StoredMessage[] {
   return firstUser === -1 ? [] : picked.slice(firstUser);
 }
 
+/**
+ * Where a conversation's prompt begins: its history holds the messages after `trimmedThrough`, its head the summaries
+ * (memory entries) up to `summariesThrough` and MEMORY.md as `memory` (null: not shown yet). Moved only at trim points
+ * (and `memory` when the owner changes the file), so successive requests share their prefix.
+ */
+export interface PromptHead {
+  conversationId: number;
+  createdAt: number;
+  trimmedThrough: number;
+  summariesThrough: number;
+  memory: string | null;
+}
+
 /** Rows a multi-row insert takes at once (SQLite allows 32,766 parameters in a statement). */
 const INSERT_ROWS = 500;
 
@@ -46,26 +65,53 @@ export class SqlConversations {
   append = (sessionKey: string, messages: StoredMessage[]) =>
     this.db.transaction((tx) => appendMessages(tx, this.countTokens, sessionKey, messages));
 
-  /**
-   * The newest messages of the open conversation that fit in `tokenBudget`, oldest first, starting at a user message,
-   * leaving out those consolidated into memory entries. Costs depend on the budget, not on the conversation's length.
-   */
-  async recent(sessionKey: string, tokenBudget: number): Promise<StoredMessage[]> {
+  /** Where the open conversation's prompt begins and what its head shows; undefined for a chat without one yet. */
+  async head(sessionKey: string): Promise<PromptHead | undefined> {
     // A new chat has no history: its conversation is created with its first messages (append), in the turn's own
     // transaction, not in a commit of its own here.
-    const [head] = await this.db.rows<{ id: number; created_at: number; through: number }>(
-      `SELECT id, created_at, consolidated_through AS through FROM conversations
-        WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1`,
+    const [head] = await this.db.rows<PromptHead>(
+      `SELECT id AS "conversationId", created_at AS "createdAt", trimmed_through AS "trimmedThrough",
+              summaries_through AS "summariesThrough", prompt_memory AS memory
+         FROM conversations WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1`,
       [sessionKey],
     );
+    return (
+      head && { ...head, trimmedThrough: Number(head.trimmedThrough), summariesThrough: Number(head.summariesThrough) }
+    );
+  }
+
+  /**
+   * The newest messages after the trim point that fit in `tokenBudget`, oldest first; `complete` when they are all the
+   * messages after it (else the history overflows its room). Costs depend on the budget, not the conversation's length.
+   */
+  async sinceTrim(sessionKey: string, head: PromptHead, tokenBudget: number): Promise<HistoryWindow> {
+    const at = { id: head.conversationId, sessionKey, createdAt: head.createdAt, through: head.trimmedThrough };
+    if (this.cache) return this.cached(at, tokenBudget, this.cache);
+    const rows = await this.newest(at, tokenBudget);
+    return { rows, complete: !(await this.olderThan(at, rows)) };
+  }
+
+  /** Moves the trim point forward with what the prompt's head shows from there; never back (another turn's trim). */
+  trim = (conversationId: number, to: Pick<PromptHead, "trimmedThrough" | "summariesThrough" | "memory">) =>
+    this.db.run(
+      `UPDATE conversations SET trimmed_through = $1, summaries_through = $2, prompt_memory = $3
+        WHERE id = $4 AND trimmed_through <= $1`,
+      [to.trimmedThrough, to.summariesThrough, to.memory, conversationId],
+    );
+
+  /** MEMORY.md as the prompt shows it from now on (the owner changed it, or it is shown for the first time). */
+  showMemory = (conversationId: number, memory: string) =>
+    this.db.run("UPDATE conversations SET prompt_memory = $1 WHERE id = $2", [memory, conversationId]);
+
+  /** The messages the prompt's history holds now (after the trim point), oldest first, from a user message on. */
+  async recent(sessionKey: string, tokenBudget: number): Promise<StoredMessage[]> {
+    const head = await this.head(sessionKey);
     if (head === undefined) return [];
-    const at = { id: head.id, sessionKey, createdAt: head.created_at, through: head.through };
-    const picked = this.cache ? await this.cached(at, tokenBudget, this.cache) : undefined;
-    return startAtUser(picked ?? (await this.newest(at, tokenBudget)).map((r) => r.message));
+    return startAtUser((await this.sinceTrim(sessionKey, head, tokenBudget)).rows.map((r) => r.message));
   }
 
   /** The newest history from the cache and the rows added since it was filled, if it has enough. */
-  private async cached(head: ConversationHead, budget: number, cache: HistoryCache) {
+  private async cached(head: ConversationHead, budget: number, cache: HistoryCache): Promise<HistoryWindow> {
     const hit = cache.lookup(head);
     if (hit) {
       const added = await this.db.rows<MessageRow>(
@@ -78,14 +124,19 @@ export class SqlConversations {
       if (picked) return picked;
     }
     const rows = await this.newest(head, budget * 1.25);
-    const oldest = rows[0]?.id ?? Number.MAX_SAFE_INTEGER;
-    const older = "SELECT 1 FROM messages WHERE conversation_id = $1 AND id > $2 AND id < $3 LIMIT 1";
-    const complete = !(await exists(this.db, older, [head.id, head.through, oldest]));
+    const complete = !(await this.olderThan(head, rows));
     cache.store(head, rows, complete, budget);
-    return pickNewest(rows, complete, budget);
+    // All that was read fits, but older rows did not come along: the newest that fit are these.
+    return pickNewest(rows, complete, budget) ?? { rows, complete: false };
   }
 
-  /** The newest rows after the consolidated ones that fit in `budget`, oldest first. */
+  /** Whether messages after the trim point precede `rows` (the newest of them). */
+  private olderThan(head: ConversationHead, rows: HistoryRow[]): Promise<boolean> {
+    const older = "SELECT 1 FROM messages WHERE conversation_id = $1 AND id > $2 AND id < $3 LIMIT 1";
+    return exists(this.db, older, [head.id, head.through, rows[0]?.id ?? Number.MAX_SAFE_INTEGER]);
+  }
+
+  /** The newest rows after the trim point that fit in `budget`, oldest first. */
   private async newest(head: ConversationHead, budget: number): Promise<HistoryRow[]> {
     const rows = await this.db.budgeted<MessageRow>(
       `SELECT ${COLUMNS} FROM messages WHERE conversation_id = $1 AND id > $2`,
@@ -101,7 +152,8 @@ export class SqlConversations {
 }
 
 export async function archiveConversation(db: Sql, sessionKey: string): Promise<void> {
-  const archive = "UPDATE conversations SET archived_at = $1 WHERE session_key = $2 AND archived_at IS NULL";
+  const archive =
+    "UPDATE conversations SET archived_at = $1, prompt_memory = NULL WHERE session_key = $2 AND archived_at IS NULL";
   await db.run(archive, [Date.now(), sessionKey]);
 }
 

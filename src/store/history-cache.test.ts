@@ -19,14 +19,14 @@ function open() {
   return { file, store: openSqliteStore(file) };
 }
 
-/** What the history must be, read straight from the file: every message after the watermark, walked newest first. */
+/** What the history must be, read straight from the file: every message after the trim point, walked newest first. */
 function expected(file: string, sessionKey: string, budget: number): Array<string | null> {
   const db = new Database(file, { readonly: true });
   try {
     const rows = db
       .prepare(
         `SELECT m.role, m.content, m.tokens FROM messages m JOIN conversations c ON c.id = m.conversation_id
-          WHERE c.session_key = ? AND c.archived_at IS NULL AND m.id > c.consolidated_through ORDER BY m.id DESC`,
+          WHERE c.session_key = ? AND c.archived_at IS NULL AND m.id > c.trimmed_through ORDER BY m.id DESC`,
       )
       .all(sessionKey) as Array<{ role: string; content: string | null; tokens: number }>;
     const picked: typeof rows = [];
@@ -46,7 +46,7 @@ function expected(file: string, sessionKey: string, budget: number): Array<strin
 const say = (role: "user" | "assistant", text: string): StoredMessage => ({ role, content: text });
 
 describe("the history a turn reads, from the cache of recent conversations", () => {
-  it("is what the database holds after appends from this and another connection, any budget, consolidation and /new", async () => {
+  it("is what the database holds after appends from this and another connection, any budget, trim point and /new", async () => {
     const { file, store } = open();
     const other = openSqliteStore(file);
     try {
@@ -64,16 +64,7 @@ describe("the history a turn reads, from the cache of recent conversations", () 
           const id = (await store.memory.openConversation("a")) as number;
           const pending = await store.memory.pending(id, 0, 30);
           const through = pending[pending.length - 1];
-          await other.memory.addEntry({
-            sessionKey: "a",
-            conversationId: id,
-            firstId: pending[0].id,
-            throughId: through.id,
-            periodStart: pending[0].createdAt,
-            periodEnd: through.createdAt,
-            text: "summary",
-            tokens: 5,
-          });
+          await other.conversations.trim(id, { trimmedThrough: through.id, summariesThrough: 0, memory: null });
         }
         if (round === 70) await other.conversations.archive("a");
         for (const budget of [budgets[next() % budgets.length], budgets[next() % budgets.length]]) {
@@ -135,9 +126,11 @@ describe("the cache's bounds", () => {
 
   it("sends a walk that runs out of a trimmed cache to the database, never a shorter history", () => {
     const held = rows(5, 10).slice(2);
-    expect(pickNewest(held, false, 25)?.map((m) => m.content)).toEqual(["m4", "m5"]);
+    expect(pickNewest(held, false, 25)?.rows.map((r) => r.message.content)).toEqual(["m4", "m5"]);
+    expect(pickNewest(held, false, 25)?.complete).toBe(false);
     expect(pickNewest(held, false, 30)).toBeUndefined();
-    expect(pickNewest(held, true, 30)?.map((m) => m.content)).toEqual(["m3", "m4", "m5"]);
+    expect(pickNewest(held, true, 30)?.rows.map((r) => r.message.content)).toEqual(["m3", "m4", "m5"]);
+    expect(pickNewest(held, true, 30)?.complete).toBe(true);
   });
 
   it("drops rows consolidated since, and forgets a conversation whose watermark went back or whose id came back", () => {

@@ -11,7 +11,7 @@ export interface ConversationHead {
   id: number;
   sessionKey: string;
   createdAt: number;
-  /** Messages up to this id are consolidated into memory entries and left out. */
+  /** Messages up to this id are trimmed out of the prompt and left out. */
   through: number;
 }
 
@@ -64,18 +64,20 @@ export class HistoryCache {
   }
 }
 
+/** The newest messages after the trim point that fit a budget; `complete` when they are all of them. */
+export interface HistoryWindow {
+  rows: HistoryRow[];
+  complete: boolean;
+}
+
 /**
  * The newest rows whose tokens fit in `budget`, oldest first, as the store's budgeted walk picks them; undefined when
  * the walk ran out of rows that are not all there are (read the database).
  */
-export function pickNewest(
-  rows: readonly HistoryRow[],
-  complete: boolean,
-  budget: number,
-): StoredMessage[] | undefined {
+export function pickNewest(rows: readonly HistoryRow[], complete: boolean, budget: number): HistoryWindow | undefined {
   const from = fitFrom(rows, budget);
   if (from === 0 && !complete) return undefined;
-  return rows.slice(from).map((r) => r.message);
+  return { rows: rows.slice(from), complete: from === 0 };
 }
 
 /** Where the newest rows whose tokens add up to at most `budget` begin. */

@@ -102,14 +102,31 @@ export abstract class SqlMemory extends SqlGroup {
     });
   }
 
-  /** The conversation's newest entries that fit in `tokenBudget`, oldest first. */
-  async recentEntries(conversationId: number, tokenBudget: number): Promise<MemoryEntry[]> {
+  /** The conversation's newest entries up to id `throughId` (the prompt's head) that fit in `tokenBudget`, oldest first. */
+  async recentEntries(conversationId: number, tokenBudget: number, throughId = Number.MAX_SAFE_INTEGER) {
     const rows = await this.db.budgeted<MemoryEntry>(
-      `SELECT ${columns(["id", "periodStart", "periodEnd", "text", "tokens"])} FROM memory_entries WHERE conversation_id = $1`,
+      `SELECT ${columns(["id", "periodStart", "periodEnd", "text", "tokens"])} FROM memory_entries
+        WHERE conversation_id = $1 AND id <= $2`,
       "id DESC",
-      [conversationId],
+      [conversationId, throughId],
       tokenBudget,
     );
     return rows.reverse();
   }
+
+  /** The newest entry that summarises only messages up to `messageId` (0 for none): what a trim there may show. */
+  entriesThrough = (conversationId: number, messageId: number) =>
+    total(this.db, "SELECT max(id) FROM memory_entries WHERE conversation_id = $1 AND last_message_id <= $2", [
+      conversationId,
+      messageId,
+    ]);
+
+  /** Tokens of the messages trimmed out of the prompt that no entry summarises yet. */
+  trimmedPendingTokens = (conversationId: number) =>
+    total(
+      this.db,
+      `SELECT coalesce(sum(tokens), 0) ${UNCONSOLIDATED}
+          AND id <= (SELECT trimmed_through FROM conversations WHERE id = $1)`,
+      [conversationId],
+    );
 }

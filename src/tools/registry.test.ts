@@ -141,3 +141,18 @@ describe("calls in shapes the types do not allow (straight from a model)", () =>
     expect(await registry.execute("ECHOO", "{}", ctx)).toBe('Error: unknown tool "ECHOO". Did you mean: echo?');
   });
 });
+
+describe("the tools offered", () => {
+  it("keep one order and the same schema objects, whatever order MCP servers connect and reconnect in", () => {
+    const registry = new ToolRegistry().register(tool("read_file", wantsText)).register(tool("exec", wantsText));
+    registry.register(tool("mcp_zeta_go", wantsText)).register(tool("mcp_alpha_x", wantsText));
+    const names = () => registry.toSchemas().map((s) => s.function.name);
+    expect(names()).toEqual(["read_file", "exec", "mcp_alpha_x", "mcp_zeta_go"]);
+    const before = JSON.stringify(registry.toSchemas());
+    // A reconnect registers the server's tools anew, last in the map.
+    registry.unregister("mcp_alpha_x");
+    registry.register(tool("mcp_alpha_x", wantsText));
+    expect(names()).toEqual(["read_file", "exec", "mcp_alpha_x", "mcp_zeta_go"]);
+    expect(JSON.stringify(registry.toSchemas())).toBe(before);
+  });
+});

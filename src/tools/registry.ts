@@ -79,8 +79,13 @@ export class ToolRegistry {
     return Boolean(tool?.readOnly && !tool.exclusive);
   }
 
+  /** In a fixed order, whatever order MCP servers (re)connect in, so the prompt's tools stay byte for byte the same:
+   * built-in tools as registered, then MCP tools by name. */
   toSchemas(): ToolSchema[] {
-    return [...this.entries.values()].map((entry) => {
+    const entries = [...this.entries.values()];
+    const isMcp = (entry: (typeof entries)[number]) => entry.tool.name.startsWith("mcp_");
+    const mcp = entries.filter(isMcp).sort((a, b) => (a.tool.name < b.tool.name ? -1 : 1));
+    return [...entries.filter((entry) => !isMcp(entry)), ...mcp].map((entry) => {
       const { name, description, parameters } = entry.tool;
       entry.schema ??= { type: "function", function: { name, description, parameters: { ...parameters } } };
       return entry.schema;

@@ -252,7 +252,7 @@ export function describeStoreConformance(engine: string, newDatabase: NewDatabas
       expect(await s.recent("t", budget)).toEqual([]);
     });
 
-    it("leaves consolidated messages out of the history, and reads a long one whole and in order", async () => {
+    it("leaves trimmed messages out of the history, and reads a long one whole and in order", async () => {
       const { store } = await fresh();
       for (let i = 0; i < 300; i++) await store.conversations.append("a", [text("user", i), text("assistant", i)]);
       const all = await store.conversations.recent("a", Number.MAX_SAFE_INTEGER);
@@ -262,21 +262,43 @@ export function describeStoreConformance(engine: string, newDatabase: NewDatabas
       const conversationId = (await store.memory.openConversation("a")) as number;
       const pending = await store.memory.pending(conversationId, 0, 200);
       const through = pending[199];
-      expect(
-        await store.memory.addEntry({
-          sessionKey: "a",
-          conversationId,
-          firstId: pending[0].id,
-          throughId: through.id,
-          periodStart: pending[0].createdAt,
-          periodEnd: through.createdAt,
-          text: "the first hundred turns",
-          tokens: 10,
-        }),
-      ).toBe(true);
+      // Consolidation alone leaves the history where it is: it moves at trim points only.
+      const entry = {
+        sessionKey: "a",
+        conversationId,
+        firstId: pending[0].id,
+        throughId: through.id,
+        periodStart: pending[0].createdAt,
+        periodEnd: through.createdAt,
+        text: "the first hundred turns",
+        tokens: 10,
+      };
+      expect(await store.memory.addEntry(entry)).toBe(true);
+      expect(await store.conversations.recent("a", Number.MAX_SAFE_INTEGER)).toHaveLength(600);
+      const [summary] = await store.memory.recentEntries(conversationId, 1000, Number.MAX_SAFE_INTEGER);
+      expect(await store.memory.entriesThrough(conversationId, through.id - 1)).toBe(0);
+      expect(await store.memory.entriesThrough(conversationId, through.id)).toBe(summary.id);
+      await store.conversations.trim(conversationId, {
+        trimmedThrough: through.id,
+        summariesThrough: summary.id,
+        memory: "M",
+      });
       const left = await store.conversations.recent("a", Number.MAX_SAFE_INTEGER);
       expect(left).toHaveLength(400);
       expect(left[0].content).toMatch(/^user 100 /);
+      expect(await store.conversations.head("a")).toMatchObject({
+        trimmedThrough: through.id,
+        summariesThrough: summary.id,
+        memory: "M",
+      });
+      // Never moved back (a slower turn's older trim), and the entries shown stop where the head says.
+      await store.conversations.trim(conversationId, { trimmedThrough: 5, summariesThrough: 0, memory: null });
+      expect(await store.conversations.head("a")).toMatchObject({ trimmedThrough: through.id, memory: "M" });
+      expect(await store.memory.recentEntries(conversationId, 1000, summary.id - 1)).toEqual([]);
+      await store.conversations.showMemory(conversationId, "M2");
+      expect((await store.conversations.head("a"))?.memory).toBe("M2");
+      await store.conversations.archive("a");
+      expect(await store.conversations.head("a")).toBeUndefined();
     });
 
     it("creates no conversation to read a new chat's history, keeps sessions apart and starts afresh after /new", async () => {

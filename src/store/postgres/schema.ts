@@ -283,6 +283,17 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
     id: "012-usage-person",
     sql: "ALTER TABLE model_usage ADD COLUMN person text;",
   },
+  {
+    // Where the prompt's history begins and what its head shows, as SQLite's 022-prompt-head.
+    id: "013-prompt-head",
+    sql: `
+      ALTER TABLE conversations ADD COLUMN trimmed_through bigint NOT NULL DEFAULT 0;
+      ALTER TABLE conversations ADD COLUMN summaries_through bigint NOT NULL DEFAULT 0;
+      ALTER TABLE conversations ADD COLUMN prompt_memory text;
+      UPDATE conversations SET trimmed_through = consolidated_through,
+        summaries_through = coalesce((SELECT max(id) FROM memory_entries e WHERE e.conversation_id = conversations.id), 0);
+    `,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

@@ -431,4 +431,17 @@ export const migrations: Migration[] = [
     id: "021-usage-person",
     sql: "ALTER TABLE model_usage ADD COLUMN person TEXT;",
   },
+  {
+    // Issue 38: where the prompt's history begins (moved in steps, at trim points) and what its head shows since then,
+    // so successive requests share their prefix and the server's cache serves it. Today's history starts where
+    // consolidation left it, with today's summaries.
+    id: "022-prompt-head",
+    sql: `
+      ALTER TABLE conversations ADD COLUMN trimmed_through INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE conversations ADD COLUMN summaries_through INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE conversations ADD COLUMN prompt_memory TEXT;
+      UPDATE conversations SET trimmed_through = consolidated_through,
+        summaries_through = coalesce((SELECT max(id) FROM memory_entries e WHERE e.conversation_id = conversations.id), 0);
+    `,
+  },
 ];
