@@ -1,9 +1,69 @@
 import { isOwner } from "../access/policy.js";
-import { type CommandName, commandArgument, helpText } from "../bus/commands.js";
-import type { ChannelName, InboundMessage } from "../bus/types.js";
+import { type CommandName, commandArgument, helpText, parseCommand } from "../bus/commands.js";
+import { type ChannelName, type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { reportText } from "../usage/report.js";
+import type { Lane, Lanes } from "./lanes.js";
+import { newConversationNotice, notice } from "./notices.js";
 import { runOf } from "./turn-context.js";
+import type { TurnOutlet } from "./turn-outlet.js";
 import type { WorkerDeps } from "./worker-deps.js";
+
+const commandOf = (msg: InboundMessage) => (msg.channel === "system" ? undefined : parseCommand(msg.text));
+
+/**
+ * The chat commands pincer answers itself, all here (their names and parsing are the bus contract's). /stop, /status,
+ * /help, /model and /usage are answered at once, even while a turn runs: that is the point of /stop and /status. /new
+ * waits its turn behind the messages before it (newConversation), but a chat whose message waits for the model
+ * starts over at once, that message set aside.
+ */
+export class ChatCommands {
+  private readonly startedAt = Date.now();
+
+  constructor(
+    private readonly deps: WorkerDeps & { consolidate(msg: InboundMessage): void },
+    private readonly lanes: Lanes,
+    private readonly outlet: TurnOutlet,
+  ) {}
+
+  /** Answers `msg` if it is a command answered at once; false for anything that runs as a turn (/new included). */
+  take(msg: InboundMessage): boolean {
+    const command = commandOf(msg);
+    if (command === undefined) return false;
+    const { deps, lanes, outlet } = this;
+    const lane = lanes.lane(msg.sessionKey);
+    if (command === "new") {
+      if (lane.pausedUntil === undefined) return false;
+      const text = newConversationNotice(lane.queue.length);
+      this.setAside(lane, lane.queue.length, msg, text, msg.sessionKey)
+        .then(() => deps.consolidate(msg))
+        .catch((err: unknown) => deps.log.error({ err, session: msg.sessionKey }, "could not start over"));
+      return true;
+    }
+    answerCommand(command, msg, {
+      deps,
+      lane,
+      load: lanes.load,
+      upForMs: Date.now() - this.startedAt,
+      setAsideWaiting: (text) => this.setAside(lane, 1, msg, text),
+      reply: (text) => outlet.finish(msg, [], notice(replyTarget(msg), text)),
+    }).catch((err: unknown) => deps.log.error({ err, session: msg.sessionKey, command }, "could not answer a command"));
+    return true;
+  }
+
+  private setAside(lane: Lane, count: number, command: InboundMessage, text: string, archive?: string) {
+    return this.lanes.setAside(lane, count, (msgs) => this.outlet.setAside(msgs, command, text, archive));
+  }
+}
+
+/** /new in its turn: the conversation is archived (long-term memory stays); its notice. Undefined for other messages. */
+export async function newConversation(
+  deps: Pick<WorkerDeps, "conversations">,
+  msg: InboundMessage,
+): Promise<OutboundMessage | undefined> {
+  if (commandOf(msg) !== "new") return undefined;
+  await deps.conversations.archive(msg.sessionKey);
+  return notice(replyTarget(msg), newConversationNotice(0));
+}
 
 /** What the worker's answers to /stop, /status and /help need of it and of the chat's lane. */
 interface CommandContext {
@@ -19,8 +79,8 @@ interface CommandContext {
 /** Why a turn was aborted by /stop (not a shutdown, after which it resumes). */
 export class StopRequested extends Error {}
 
-/** Answers a command other than /new (that one runs in its turn); names and parsing are src/bus/commands.ts's. */
-export async function answerCommand(
+/** Answers a command other than /new. */
+async function answerCommand(
   command: Exclude<CommandName, "new">,
   msg: InboundMessage,
   { deps, lane, load, upForMs, setAsideWaiting, reply }: CommandContext,

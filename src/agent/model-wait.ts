@@ -1,6 +1,7 @@
-import { type InboundMessage, type OutboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
+import { type InboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
 import type { ModelUnavailableError } from "../llm/resilient.js";
 import { failure, giveUpNotice, notice, waitingNotice } from "./notices.js";
+import type { TurnOutlet } from "./turn-outlet.js";
 import { decideWait } from "./waiting.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
@@ -13,20 +14,9 @@ export class ModelWaits {
   private readonly told = new Set<string>();
 
   constructor(
-    private readonly deps: Pick<WorkerDeps, "journal" | "turns" | "bus" | "log" | "config" | "onTurnFinished">,
-    private readonly finish: (msg: InboundMessage, out: OutboundMessage | undefined) => Promise<unknown>,
+    private readonly deps: Pick<WorkerDeps, "journal" | "log" | "config">,
+    private readonly outlet: Pick<TurnOutlet, "finish" | "aside">,
   ) {}
-
-  /** Closes messages that waited for the model with `command` (/stop, /new) and one notice; `archive` ends the chat. */
-  async setAside(dropped: InboundMessage[], command: InboundMessage, text: string, archive?: string): Promise<void> {
-    const { deps } = this;
-    const out = notice(replyTarget(command), text);
-    await deps.turns.setAside([...dropped, command], out, archive);
-    const count = { session: command.sessionKey, count: dropped.length };
-    deps.log.info(count, "set aside messages that waited for the model");
-    deps.bus.outboundRecorded(out.channel);
-    for (const msg of [...dropped, command]) deps.onTurnFinished?.(msg);
-  }
 
   /** A turn got its answer: the model is back for every chat. */
   answered(): void {
@@ -48,7 +38,7 @@ export class ModelWaits {
       deps.log.warn({ ...log, kind: decision.giveUp }, "giving up a message the model is unavailable for");
       // A run that may stay silent (the heartbeat) is given up silently; a reminder says it could not run.
       const text = giveUpNotice(decision.giveUp, err.message, decision.waitedMs, msg.channel === "system");
-      await this.finish(msg, silentReplyOf(msg) ? undefined : failure(target, text));
+      await this.outlet.finish(msg, [], silentReplyOf(msg) ? undefined : failure(target, text));
       return undefined;
     }
     deps.log.warn({ ...log, kind: decision.wait, retryAt: decision.retryAt }, "model unavailable; the message waits");
@@ -57,8 +47,7 @@ export class ModelWaits {
     const tell = decision.wait === "outage" && tries === 2 && msg.channel !== "system";
     if (tell && !this.told.has(msg.sessionKey)) {
       this.told.add(msg.sessionKey);
-      const told = deps.bus.publishOutbound(notice(target, waitingNotice(err.message)));
-      told.catch((e: unknown) => deps.log.warn({ err: e }, "could not send a notice"));
+      this.outlet.aside(notice(target, waitingNotice(err.message)));
     }
     return decision.retryAt;
   }

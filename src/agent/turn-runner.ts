@@ -1,0 +1,250 @@
+import { type MemorySharing, seesOwnerMemory } from "../access/policy.js";
+import { type InboundMessage, type OutboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
+import type { ChatMessage, ModelError } from "../llm/model.js";
+import type { ModelUnavailableError } from "../llm/resilient.js";
+import type { StoredMessage } from "../store/store.js";
+import { untilAborted } from "../tools/tool.js";
+import { type ContentPart, mediaKind } from "./attachments.js";
+import type { BudgetError } from "./budget.js";
+import { newConversation } from "./commands.js";
+import { toChatMessage, userContent, withTurnFacts } from "./context.js";
+import { auditTo, runAgentLoop } from "./loop.js";
+import type { ChatModels } from "./model-choice.js";
+import type { ModelWaits } from "./model-wait.js";
+import { failure, isSilentReply, modelFailure, notice, POISON_NOTICE } from "./notices.js";
+import type { ProgressReporter } from "./progress.js";
+import { registryFor } from "./scheduled-tools.js";
+import { tooSmallFor } from "./too-small.js";
+import { buildTurnContext, runOf, type TurnContextDeps } from "./turn-context.js";
+import { type Ending, endingOf } from "./turn-endings.js";
+import type { TurnOutlet } from "./turn-outlet.js";
+import { TurnMeter, type TurnReport } from "./turn-stats.js";
+import type { WorkerDeps } from "./worker-deps.js";
+
+/** Turns of one message that may be cut off by a crash before it is set aside. */
+const MAX_TURN_STARTS = 2;
+
+/** One message's turn as it goes through the stages. */
+interface Turn {
+  msg: InboundMessage;
+  signal: AbortSignal;
+  chosen: Awaited<ReturnType<ChatModels["forTurn"]>>;
+  meter: TurnMeter;
+  progress: ProgressReporter;
+  user: StoredMessage;
+  images: ContentPart[];
+  /** Finished rounds of the turn: stored even when the turn then fails. */
+  produced: StoredMessage[];
+  /** What the message tool already said in this conversation (not said again as the reply). */
+  sentToConversation: string[];
+}
+
+/** What each stage uses of the worker's deps. */
+type PreflightDeps = Pick<
+  WorkerDeps,
+  "senderHasAccess" | "journal" | "conversations" | "attachments" | "log" | "now" | "config"
+>;
+type ContextDeps = Pick<WorkerDeps, "registry" | "ready" | "config"> &
+  Omit<TurnContextDeps, "contextTokens" | "ownerMemory" | "toolSchemas">;
+type LoopStageDeps = Pick<WorkerDeps, "audit" | "steps" | "tokens" | "approve" | "log" | "config" | "bus">;
+
+/**
+ * Runs one message's turn, stage by stage: preflight (access, crashes, /new, attachments) → context (tools, prompt,
+ * history) → loop (the model and the tools) → finish (the reply). Everything it sends goes through the outlet; a turn
+ * that throws ends as turn-endings.ts's table says.
+ */
+export class TurnRunner {
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly outlet: TurnOutlet,
+    private readonly modelWaits: ModelWaits,
+    private readonly sharing: MemorySharing,
+    private readonly shutdown: AbortSignal,
+    /** After the reply went out (consolidation never delays it). */
+    private readonly afterTurn: (msg: InboundMessage) => void,
+  ) {}
+
+  /** `signal`: /stop and the shutdown. Returns when to run the message again if the model was away. */
+  async run(msg: InboundMessage, signal: AbortSignal): Promise<number | undefined> {
+    const { deps, outlet } = this;
+    const startedAt = Date.now();
+    const activity = { ...replyTarget(msg), sessionKey: msg.sessionKey };
+    deps.bus.publishActivity({ ...activity, busy: true });
+    const progress = outlet.progress(msg);
+    const chosen = await deps.chatModels.forTurn(msg);
+    const meter = new TurnMeter(deps.usage.wrap(chosen.model, runOf(msg)), deps.observer, msg.receivedAt);
+    const user: StoredMessage = { role: "user", content: stamped(deps, userContent(msg)), createdAt: msg.receivedAt };
+    const turn: Turn = { msg, signal, chosen, meter, progress, user, images: [], produced: [], sentToConversation: [] };
+    let outcome: TurnReport["outcome"] = "ok";
+    try {
+      if (!(await preflight(deps, outlet, turn))) return undefined;
+      const input = await context(deps, turn, seesOwnerMemory(msg, this.sharing));
+      const reply = await loop(deps, outlet, turn, input);
+      this.modelWaits.answered();
+      await finish(deps, outlet, turn, reply);
+    } catch (err) {
+      const mayWait = deps.waitForModel && meter.toolCalls === 0;
+      const state = { shuttingDown: this.shutdown.aborted, aborted: signal.aborted, reason: signal.reason, mayWait };
+      const ended = endingOf(err, state);
+      outcome = ended.outcome;
+      return await this.end(ended.ending, err, turn, startedAt);
+    } finally {
+      progress.finish();
+      // One line per turn for log search: sizes and times only, never message text.
+      deps.log.info(meter.finish(msg.sessionKey, outcome), "turn finished");
+      deps.bus.publishActivity({ ...activity, busy: false });
+      if (!this.shutdown.aborted) this.afterTurn(msg);
+    }
+  }
+
+  private async end(ending: Ending, err: unknown, turn: Turn, startedAt: number): Promise<number | undefined> {
+    const { deps, outlet } = this;
+    const { msg } = turn;
+    const session = msg.sessionKey;
+    const target = replyTarget(msg);
+    const fail = (out: OutboundMessage | undefined) => outlet.finish(msg, [turn.user, ...turn.produced], out);
+    switch (ending) {
+      case "shutdown":
+        return void (await deps.journal.forgetTurnStart(msg));
+      case "moved":
+        return undefined;
+      case "fenced":
+        return void deps.onTurnFinished?.(msg);
+      case "stopped":
+        return await fail(outlet.stopped(msg));
+      case "wait":
+        return await this.modelWaits.unavailable(msg, err as ModelUnavailableError, startedAt);
+      case "model":
+        deps.log.warn({ session, err: (err as ModelError).message }, "model call failed");
+        return await fail(modelFailure(target, err as ModelError));
+      case "too-big": {
+        const { needed, budget } = err as BudgetError;
+        deps.log.warn({ session, needed, budget }, "the prompt does not fit");
+        return await fail(failure(target, tooSmallFor(err as BudgetError, { ...deps, window: turn.chosen.window })));
+      }
+      case "crash":
+        deps.log.error({ err, session }, "turn failed");
+        return await fail(failure(target, "Sorry, something went wrong on my side. Please try again."));
+    }
+  }
+}
+
+/** The user's words with the turn's facts (the time) after them, as they are sent and stored. */
+function stamped(deps: Pick<WorkerDeps, "now" | "config">, content: string): string {
+  return withTurnFacts(content, deps.now?.() ?? new Date(), deps.config.timezone);
+}
+
+/** Whether the turn goes on: a sender who lost access, a message that crashed pincer twice, /new and an attachment
+ * that says nothing end it here; readable attachments join the user's message. */
+async function preflight(deps: PreflightDeps, outlet: TurnOutlet, turn: Turn): Promise<boolean> {
+  const { msg } = turn;
+  const target = replyTarget(msg);
+  const endHere = async (stored: StoredMessage[], out?: OutboundMessage) => {
+    await outlet.finish(msg, stored, out);
+    return false;
+  };
+  if (!(await deps.senderHasAccess(msg))) {
+    deps.log.info(
+      { session: msg.sessionKey, userId: msg.senderId },
+      "dropping a queued message: its sender lost access",
+    );
+    return await endHere([]);
+  }
+  // A message whose turn was cut off twice (the daemon died during it) is not run a third time.
+  const starts = await deps.journal.recordTurnStart(msg);
+  if (starts > MAX_TURN_STARTS) {
+    const dropped = { session: msg.sessionKey, id: msg.id, starts: starts - 1 };
+    deps.log.warn(dropped, "dropping a message that crashed pincer");
+    return await endHere([], notice(target, POISON_NOTICE));
+  }
+  const startedOver = await newConversation(deps, msg);
+  if (startedOver) return await endHere([], startedOver);
+  if (msg.media.length === 0) return true;
+  const prepared = await deps.attachments(msg.media, turn.signal);
+  turn.user = { ...turn.user, content: stamped(deps, userContent(msg, prepared.lines)) };
+  turn.images = prepared.images;
+  if (prepared.problems.length === 0) return true;
+  const problem = failure(target, prepared.problems.join(" "));
+  // Nothing left to answer (a voice note alone that could not be heard): the sentence is the answer.
+  if (!msg.text.trim() && msg.media.every((path) => mediaKind(path) === "audio")) {
+    return await endHere([turn.user], problem);
+  }
+  outlet.aside(problem);
+  return true;
+}
+
+/** The tools this run may use, and the prompt: instructions, the history that fits the window, the user's message. */
+async function context(deps: ContextDeps, turn: Turn, ownerMemory: boolean) {
+  const { msg, images, chosen } = turn;
+  const registry = registryFor(msg, deps.registry, deps.config.cron.tools);
+  // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start.
+  await untilAborted(deps.ready(), turn.signal);
+  const userMessage: ChatMessage =
+    images.length > 0
+      ? { role: "user", content: [{ type: "text", text: turn.user.content ?? "" }, ...images] }
+      : toChatMessage(turn.user);
+  const contextDeps = { ...deps, ownerMemory, contextTokens: chosen.window(), toolSchemas: () => registry.toSchemas() };
+  const prompt = await buildTurnContext(contextDeps, msg, userMessage);
+  turn.meter.contextBuilt();
+  return { registry, prompt, ownerMemory };
+}
+
+/** The model and the tools, round after round, resumed from the turn's journal after a crash; the reply's text. */
+async function loop(
+  deps: LoopStageDeps,
+  outlet: TurnOutlet,
+  turn: Turn,
+  { registry, prompt, ownerMemory }: Awaited<ReturnType<typeof context>>,
+): Promise<string> {
+  const { msg, signal, meter, chosen } = turn;
+  const audited = auditTo(deps.audit, msg.sessionKey, deps.log);
+  const { produced, reply } = await runAgentLoop(
+    {
+      model: meter.model,
+      registry,
+      maxIterations: deps.config.agent.maxIterations,
+      log: deps.log,
+      steps: deps.steps,
+      tokens: deps.tokens,
+      approve: deps.approve,
+      window: chosen.window,
+      recheckWindow: chosen.recheck,
+      onToolRound: (calls) => turn.progress.roundStarted(calls),
+      onText: outlet.draft(msg),
+      onToolResult: (call, text, durationMs) => {
+        meter.tool(call.name, text);
+        audited(call, text, durationMs);
+      },
+    },
+    {
+      ...prompt,
+      produced: turn.produced,
+      toolContext: {
+        sessionKey: msg.sessionKey,
+        inbound: msg,
+        workspace: deps.config.workspace,
+        seesOwnerMemory: ownerMemory,
+        signal,
+        bus: deps.bus,
+        log: deps.log.child({ session: msg.sessionKey }),
+        sentToConversation: turn.sentToConversation,
+      },
+      resume: await deps.steps.load(msg),
+    },
+  );
+  turn.produced = produced;
+  return reply;
+}
+
+/** The reply goes out (spoken too where the chat wants it), unless the message tool already said it or the run may stay
+ * silent (the heartbeat's token). */
+async function finish(deps: Pick<WorkerDeps, "voice">, outlet: TurnOutlet, turn: Turn, reply: string): Promise<void> {
+  const { msg } = turn;
+  const text = reply.trim();
+  const silent = !text || turn.sentToConversation.includes(text) || isSilentReply(text, silentReplyOf(msg));
+  const replyToId = msg.channel === "system" ? undefined : msg.id;
+  const out: OutboundMessage = { ...replyTarget(msg), kind: "reply", text: reply, replyToId };
+  // Bounded, and on any failure the text goes alone.
+  const spoken = silent || !deps.voice ? out : await deps.voice.dress(msg, out, turn.signal);
+  await outlet.finish(msg, [turn.user, ...turn.produced], silent ? undefined : spoken, turn.meter);
+}
