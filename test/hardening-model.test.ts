@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ChatRequest, FakeReply } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
 import { gatewayOnFakes, USER } from "./helpers/daemon.js";
+import { groupChat, message, user } from "./helpers/telegram.js";
 
 /** The third hardening pass's findings about the model client, against the built daemon on the fakes. */
 const OTHER = 43;
@@ -105,5 +106,62 @@ describe("one conversation's refused request", () => {
     say("hello", OTHER);
     await until(() => sentTo(OTHER).length >= 1, "the other chat's answer", 5_000);
     expect(sentTo(OTHER)).toEqual(["re: hello"]);
+  });
+});
+
+describe("streamed replies in a group", () => {
+  const REASONING = "Let me think. The owner's password hint is in MEMORY.md, I should not say it. ";
+  const ANSWER = "The answer is forty-two, as always, my friends.";
+  /** Every text a group member could have seen: messages as posted and each edit. */
+  const seen = () => fakes.telegram.sent.flatMap((m) => [m.text, ...(m.edits ?? [])]).join("\n");
+  // Any piece of the reasoning: a group draft shows its first words at once, then changes every 3 s.
+  const leaked = () => seen().includes(REASONING.slice(0, 5)) || seen().includes("password");
+  const askInGroup = (text: string) =>
+    fakes.telegram.pushUpdate(message(groupChat(-100), user(USER, "Ada"), { text: `@pincer_test_bot ${text}` }));
+  /** Held after `chunks` of its 5-character pieces (and the opening one) until `release()`. */
+  function held(content: string, chunks: number) {
+    let release = () => {};
+    const until = new Promise<void>((resolve) => (release = resolve));
+    return { reply: { content, chunkDelayMs: 30, holdAfter: { chunks: 1 + chunks, until } }, release };
+  }
+  const pieces = (text: string) => Math.ceil(text.length / 5);
+
+  it("a template that opens <think> itself: the reasoning is never in the draft, before or after the endpoint is known", async () => {
+    gateway(home({ agent: { streamReplies: "all" } }));
+    // The first reply of a new endpoint: nothing is known yet, so nothing is streamed until it has shown its kind.
+    const first = held(`${REASONING}</think>${ANSWER}`, pieces(REASONING) - 1);
+    model.enqueue(first.reply);
+    askInGroup("what is the answer?");
+    await until(() => model.requests.length === 1, "the model asked");
+    await expect(until(leaked, "the reasoning in the group", 1500)).rejects.toThrow(/timed out/);
+    first.release();
+    await until(() => seen().includes(ANSWER), "the answer");
+    // Now known to open <think> in its template: the draft starts after the lone </think>, and streams from there.
+    const second = held(`${REASONING}</think>${ANSWER}`, pieces(`${REASONING}</think>`) + 3);
+    model.enqueue(second.reply);
+    askInGroup("and again?");
+    await until(() => fakes.telegram.sent.length === 2, "the second answer's draft while the model still writes");
+    expect(ANSWER.startsWith(fakes.telegram.sent[1].text)).toBe(true);
+    second.release();
+    await until(() => (fakes.telegram.sent[1].edits ?? []).includes(ANSWER), "the second answer");
+    expect(leaked()).toBe(false);
+  });
+
+  it("a stream that never ends: its partial draft is removed, the apology stands alone", async () => {
+    gateway(home({ agent: { streamReplies: "all", modelTimeoutSeconds: 3, modelRetries: 0 } }));
+    model.enqueue({ content: "Hello all." });
+    askInGroup("hi");
+    await until(() => seen().includes("Hello all."), "the first answer");
+    // After a tool ran the turn cannot wait for the model: the timeout is answered at once.
+    const hung = held(ANSWER, 4);
+    model.enqueue({ toolCalls: [{ name: "list_dir", arguments: {} }] }, hung.reply);
+    askInGroup("list and tell");
+    await until(() => fakes.telegram.sent.length >= 2, "the partial draft");
+    const draft = fakes.telegram.sent[1];
+    expect(ANSWER.startsWith(draft.text)).toBe(true);
+    await until(() => fakes.telegram.sent.length >= 3, "the apology", 10_000);
+    await until(() => draft.deleted, "the partial draft removed", 5_000);
+    expect(fakes.telegram.sent[2].text).toMatch(/did not answer/);
+    hung.release();
   });
 });

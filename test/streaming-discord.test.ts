@@ -16,14 +16,27 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+type Harness = Awaited<ReturnType<typeof startDiscordHarness>>;
+
+/** An endpoint's first reply after a start is not streamed (it shows whether the template opens <think>): one first. */
+async function firstReply({ discord, model, app }: Harness): Promise<void> {
+  model.enqueue({ content: "ready" });
+  discord.dispatchMessage({ channelId: DM, author: ALICE, content: "hello" });
+  await discord.waitFor(() => discord.sent[0]);
+  await discord.waitFor(async () => (await app.store.journal.pendingOutbound("discord")).length === 0);
+  for (const list of [discord.sent, discord.calls, model.requests]) list.length = 0;
+}
+
 describe("streamed replies on Discord", () => {
   it("shows a DM's first words while the model still writes, then edits that message into the reply", async () => {
-    const { discord, model, app } = await startDiscordHarness(cleanups, {
+    const harness = await startDiscordHarness(cleanups, {
       allowFrom: ALICE.id,
       adjust: (config) => {
         config.agent.streamReplies = "private";
       },
     });
+    await firstReply(harness);
+    const { discord, model, app } = harness;
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
     model.enqueue({ content: ANSWER, holdAfter: { chunks: 4, until: held } });
@@ -42,7 +55,7 @@ describe("streamed replies on Discord", () => {
     for (let i = 1; i < calls.length - 1; i++) expect(calls[i].at - calls[i - 1].at).toBeGreaterThanOrEqual(900);
   });
   it("in a thread: the draft is posted in the thread replying to the user, and edited into the reply there", async () => {
-    const { discord, model, app, mention } = await startDiscordHarness(cleanups, {
+    const harness = await startDiscordHarness(cleanups, {
       allowFrom: ALICE.id,
       fake: {
         guilds: [
@@ -58,6 +71,8 @@ describe("streamed replies on Discord", () => {
         config.agent.streamReplies = "all";
       },
     });
+    await firstReply(harness);
+    const { discord, model, app, mention } = harness;
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
     model.enqueue({ content: ANSWER, holdAfter: { chunks: 4, until: held } });

@@ -38,8 +38,18 @@ describe("a streamed reply across a crash", () => {
     );
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
-    model.enqueue({ content: ANSWER, holdAfter: { chunks: 6, until: held } });
     const first = fakes.gateway(home);
+    // An endpoint's first reply after a start is not streamed (it shows whether the template opens <think>).
+    model.enqueue({ content: "ready" });
+    say("hello");
+    await fakes.until(() => fakes.telegram.sent[0], "the first reply");
+    await fakes.until(
+      () => read<number>(home, "SELECT count(*) FROM outbox WHERE status = 'sent'") === 1,
+      "the first reply recorded as sent",
+    );
+    fakes.telegram.sent.length = 0;
+    model.requests.length = 0;
+    model.enqueue({ content: ANSWER, holdAfter: { chunks: 6, until: held } });
     say("what is the plan?");
     const draft = await fakes.until(() => fakes.telegram.sent[0], "the draft", 30_000);
     await fakes.until(
@@ -52,7 +62,7 @@ describe("a streamed reply across a crash", () => {
     fakes.gateway(home);
     await fakes.until(() => draft.edits?.at(-1) === FINAL, "the draft edited into the reply", 30_000);
     await fakes.until(
-      () => read<number>(home, "SELECT count(*) FROM outbox WHERE status = 'sent'") === 1,
+      () => read<number>(home, "SELECT count(*) FROM outbox WHERE status = 'sent'") === 2,
       "the reply recorded as sent",
     );
     expect(read<number>(home, "SELECT count(*) FROM outbox WHERE status != 'sent'")).toBe(0);

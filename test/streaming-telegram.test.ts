@@ -26,6 +26,13 @@ async function streaming(setting: "private" | "all" = "private", progressAfterSe
       if (progressAfterSeconds !== undefined) config.progress.afterSeconds = progressAfterSeconds;
     },
   });
+  // An endpoint's first reply after a start is not streamed (it shows whether the template opens <think>): one first.
+  const { telegram, model, app } = h;
+  model.enqueue({ content: "ready" });
+  telegram.pushUpdate(message(privateChat(42), user(42), { text: "hello" }));
+  await telegram.waitFor(() => telegram.sent[0]);
+  await until(async () => (await app.store.journal.pendingOutbound("telegram")).length === 0, "the first reply out");
+  for (const list of [telegram.sent, telegram.drafts, telegram.calls, model.requests]) list.length = 0;
   return h;
 }
 

@@ -18,8 +18,8 @@ interface Draft {
 
 /**
  * The drafts of running turns (docs/delivery.md): each model call's text shown as it is written, a later call's
- * replacing an earlier one's. The turn's outcome settles the draft: the reply takes its place, a reply that goes
- * another way (the message tool, nothing to say) deletes it, a notice (an error) leaves it and goes out on its own.
+ * replacing an earlier one's. The turn's outcome settles the draft: the reply takes its place; a reply that goes
+ * another way (the message tool, nothing to say) or a notice (an error) deletes it, and the notice goes out on its own.
  */
 export class TurnDrafts {
   private readonly drafts = new WeakMap<InboundMessage, Draft>();
@@ -67,9 +67,11 @@ export class TurnDrafts {
     // A turn over before its draft opened may still have one from before a crash: that one is settled.
     const sink = (await draft.opening) ?? (await this.opened(msg, true));
     if (!sink) return out;
-    if (!out) {
+    // No reply (the message tool answered, nothing to say) or a notice (an error): the words so far are no answer, and
+    // left above the apology they would read like one.
+    if (out?.kind !== "reply") {
       await sink.discard();
-      return undefined;
+      return out;
     }
     const draftIds = await sink.close();
     return out.kind === "reply" && draftIds.length > 0 ? { ...out, draftIds } : out;

@@ -2,7 +2,7 @@ import type OpenAI from "openai";
 import { boundedCall } from "./bounded-call.js";
 import { collectStream, fromCompletion, type Usage } from "./collect.js";
 import { ModelError, shorten, toModelError } from "./failure.js";
-import { type NormalizedReply, normalizeReply } from "./reply.js";
+import { closesThinkingAlone, type NormalizedReply, normalizeReply, textOf } from "./reply.js";
 import { DEFAULT_REQUEST_OPTIONS, withoutRefused } from "./request-options.js";
 import { inputsCarryCalls } from "./text-tool-calls.js";
 
@@ -25,7 +25,9 @@ export interface ModelRequest {
   signal?: AbortSignal;
   /** The most tokens the answer may take; unlimited when absent. */
   maxTokens?: number;
-  /** Hears a streamed reply's raw text so far each time it grows (never a plain one's). */
+  /** Hears a streamed reply's raw text so far each time it grows (never a plain one's), once it cannot turn out to be
+   * reasoning: from an endpoint whose chat template opens `<think>` itself, or one not yet seen answering in text,
+   * only from its `</think>` on. */
   onText?: (textSoFar: string) => void;
   /** The conversation asking: the circuit breaker counts its requests' failures the endpoint answered only once. */
   conversation?: string;
@@ -66,6 +68,9 @@ export function createOpenAIModel(options: ModelOptions): Model {
   let accepted = DEFAULT_REQUEST_OPTIONS;
   // It returned calls in the API's field: its server parses calls, so markup in its text is a quote, never run.
   let parsesCalls = false;
+  // Its chat template opens `<think>` itself (a reply closed it alone): a stream's text is reasoning until `</think>`.
+  // Unknown until a reply with text shows which; sticky once seen.
+  let opensThinking: boolean | undefined;
   const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: options.retries, who: "the model" };
   const once = async ({ messages, tools, signal, maxTokens, onText }: ModelRequest): Promise<ModelReply> => {
     made ??= await openAIClient(options);
@@ -88,12 +93,14 @@ export function createOpenAIModel(options: ModelOptions): Model {
           const collected = streaming
             ? await collectStream(
                 await client.chat.completions.create({ ...body, stream: true, ...usage }, { signal }),
-                onText,
+                onText && untilReasoningEnds(onText, () => opensThinking === false),
               )
             : fromCompletion(await client.chat.completions.create(body, { signal }));
           if (!collected) throw new ModelError("the model returned no choices");
           const names = (offered ?? []).map((tool) => tool.function.name);
           parsesCalls ||= collected.raw.toolCalls.length > 0;
+          const text = textOf(collected.raw.content);
+          if (text.trim() !== "") opensThinking = opensThinking === true || closesThinkingAlone(text);
           const readTextCalls = () => !parsesCalls && !inputsCarryCalls(messages, names);
           const reply = normalizeReply(collected.raw, names, readTextCalls);
           return { ...reply, usage: collected.usage, model: options.model };
@@ -110,4 +117,16 @@ export function createOpenAIModel(options: ModelOptions): Model {
     }
   };
   return { complete: (request) => boundedCall(bounds, request.signal, (signal) => once({ ...request, signal })) };
+}
+
+/** `onText` held back until the text cannot be reasoning any more: at once when `plain()`, else from a `</think>` on.
+ * Each piece is searched once (with the tag's length before it), so a long stream costs no more than its length. */
+function untilReasoningEnds(onText: (text: string) => void, plain: () => boolean): (text: string) => void {
+  let searched = 0;
+  let closed = false;
+  return (text) => {
+    closed ||= plain() || text.indexOf("</think>", Math.max(0, searched - "</think>".length)) >= 0;
+    searched = text.length;
+    if (closed) onText(text);
+  };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { callId, normalizeReply, storableArguments, textOf, withoutReasoning } from "./reply.js";
+import { callId, closesThinkingAlone, normalizeReply, storableArguments, textOf, withoutReasoning } from "./reply.js";
 
 const tools = ["read_file", "exec"];
 let n = 0;
@@ -187,5 +187,14 @@ describe("callId", () => {
     const ids = new Set(Array.from({ length: 1000 }, callId));
     expect(ids.size).toBe(1000);
     for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9]{9}$/);
+  });
+});
+
+describe("closesThinkingAlone", () => {
+  it("is a </think> with no <think> before it: the template opened the block", () => {
+    expect(closesThinkingAlone("pondering</think>answer")).toBe(true);
+    expect(closesThinkingAlone("a</think>b<think>c</think>")).toBe(true);
+    expect(closesThinkingAlone("<think>x</think>answer")).toBe(false);
+    expect(closesThinkingAlone("just an answer")).toBe(false);
   });
 });

@@ -115,6 +115,14 @@ export function withoutReasoning(content: string): string {
   return text.trim();
 }
 
+/** A `</think>` with no `<think>` before it: the chat template opened the block in the prompt (DeepSeek-R1's, QwQ's). */
+export function closesThinkingAlone(text: string): boolean {
+  const close = text.indexOf(CLOSE);
+  if (close < 0) return false;
+  const open = text.indexOf(OPEN);
+  return open < 0 || open > close;
+}
+
 /** Calls one reply may make: a model in a loop has sent thousands at once, and the next request could not fit them. */
 const MAX_CALLS = 64;
 
