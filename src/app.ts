@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { createAccessGate } from "./access/gate.js";
+import { isNamedOwner } from "./access/policy.js";
 import { resumePending } from "./access/resume.js";
 import { prepareAttachments } from "./agent/attachments.js";
 import { toChatMessage } from "./agent/context.js";
@@ -21,6 +22,10 @@ import { createTranscriber } from "./llm/transcribe.js";
 import { Consolidator } from "./memory/consolidator.js";
 import { contextLimitsPath, mediaDir, skillDirs, storeLocation } from "./paths.js";
 import { Heartbeat, readHeartbeatFile } from "./scheduler/heartbeat.js";
+import { jobActions } from "./scheduler/job-actions.js";
+import { createJobsChat, JOB_BUTTON_PREFIX } from "./scheduler/jobs-chat.js";
+import { recordingRunEnds } from "./scheduler/run-end.js";
+import { guardedForRun } from "./scheduler/run-guard.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { ensureHome } from "./setup/ensure-home.js";
 import { startHousekeeping } from "./store/housekeeping.js";
@@ -87,22 +92,51 @@ export async function createApp(config: Config, options: AppOptions) {
   });
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
   const approvals = createApprovals(config, { store, bus, log, now: options.now });
-  bus.onTap(routeTaps({ "a:": approvals?.tap, [MESSAGE_BUTTON_PREFIX]: messageButtonTaps(bus) }));
   const scheduler = new Scheduler({
     store: store.jobs,
     bus,
     inbox: journal,
     log: log.child({ part: "scheduler" }),
     ownerHasAccess: (owner) => access.hasAccess(owner.channel, owner.userId),
-    // Clustered: a job added on another process is seen within a second, not at the next minute.
-    maxSleepMs: clustering ? 1000 : undefined,
+    // Clustered: a job added (or paused, or asked to run) on another process is seen within a second.
+    // Alone, every 10 s: `pincer cron run` from another process is obeyed soon.
+    maxSleepMs: clustering ? 1000 : 10_000,
+    runs: store.jobRuns,
+    defaults: config.cron,
   });
+  // What the page, /jobs' buttons and the CLI do to jobs: writes the scheduler's holder obeys, wherever it runs.
+  const jobs = jobActions({
+    jobs: store.jobs,
+    minEverySeconds: config.cron.minEverySeconds,
+    wake: () => scheduler.wake(),
+  });
+  const jobsChat = createJobsChat({
+    store,
+    bus,
+    actions: jobs,
+    isPincerOwner: (channel, userId) =>
+      isNamedOwner(channel, userId, { telegram: config.telegramAllowFrom, discord: config.discordAllowFrom }),
+    log: log.child({ part: "jobs" }),
+  });
+  bus.onTap(
+    routeTaps({
+      "a:": approvals?.tap,
+      [MESSAGE_BUTTON_PREFIX]: messageButtonTaps(bus),
+      [JOB_BUTTON_PREFIX]: jobsChat.tap,
+    }),
+  );
   // What each endpoint's context is, learned from the servers and remembered across restarts.
   const limits = new ContextLimits(contextLimitsPath(config.home), log.child({ part: "model" }));
   // The main model (or a chat's choice of agent.models) and agent.fallbackModels, each behind a circuit breaker.
   const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), options.model, limits);
   const { window } = chain(undefined);
   const usage = new UsageMeter({ config, store: store.usage, tokens, log, now: options.now });
+  // A scheduled run's calls stop at its job's caps (per run, per day) before the budgets are asked.
+  const guard = { store, defaults: config.cron };
+  const turnUsage: Pick<UsageMeter, "wrap" | "report"> = {
+    wrap: (model, run) => usage.wrap(guardedForRun(model, run, guard), run),
+    report: (sessionKey) => usage.report(sessionKey),
+  };
   const helpers = new HelperManager({
     bus,
     store: store.helperRuns,
@@ -186,7 +220,13 @@ export async function createApp(config: Config, options: AppOptions) {
     bus,
     journal: writes.journal,
     conversations: store.conversations,
-    turns: writes.turns,
+    // A scheduled run's end goes into its job's history.
+    turns: recordingRunEnds(writes.turns, {
+      store,
+      bus,
+      pauseAfterFailures: config.cron.pauseAfterFailures,
+      log: log.child({ part: "scheduler" }),
+    }),
     senderHasAccess: (msg) => access.hasAccess(msg.channel, msg.senderId),
     steps: writes.steps,
     onTurnFinished: clustering && ((msg) => cluster?.finished(msg)),
@@ -209,8 +249,9 @@ export async function createApp(config: Config, options: AppOptions) {
     ready: () => ready,
     statusLines: () => [contextLine(window(), config.agent.contextTokens), ...mcpStatusLines(mcp.status())],
     observer: metrics?.observer,
-    usage,
+    usage: turnUsage,
     voice,
+    jobsChat,
   });
   const { intervalMinutes, target } = config.heartbeat;
   const heartbeat =
@@ -266,6 +307,8 @@ export async function createApp(config: Config, options: AppOptions) {
     worker,
     helpers,
     scheduler,
+    /** Run now, pause, resume, edit and delete, for the page and the chat. */
+    jobs,
     mcp,
     /** Present when config `approvals` asks for any: the control page decides through it. */
     approvals,

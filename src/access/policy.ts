@@ -24,6 +24,15 @@ export function isOwner({ channel, senderId, allowFrom }: Omit<AccessFacts, "isA
   return LOCAL_CHANNELS.has(channel) || (allowFrom?.includes(senderId) ?? false);
 }
 
+/** Whether a person is pincer's owner: named in the channel's allowlist (`*` names nobody), or on a local channel. */
+export function isNamedOwner(
+  channel: ChannelName,
+  senderId: string,
+  allowFrom: Partial<Record<ChannelName, readonly string[]>>,
+): boolean {
+  return LOCAL_CHANNELS.has(channel) || (allowFrom[channel]?.includes(senderId) ?? false);
+}
+
 /** Who shares the owner's MEMORY.md besides the owner (config memory.shareWithGroups, memory.shareWithGuests). */
 export interface MemorySharing {
   allowFrom: Partial<Record<ChannelName, readonly string[]>>;

@@ -96,6 +96,8 @@ async function answerCommand(
     text = await deps.chatModels.answer(msg, commandArgument(msg.text));
   } else if (command === "voice") {
     text = deps.voice ? await deps.voice.answer(msg) : "Spoken replies are not available here.";
+  } else if (command === "jobs") {
+    text = (await deps.jobsChat?.answer(msg)) ?? "Jobs are not available here.";
   } else if (command === "usage") {
     const allowFrom: Partial<Record<ChannelName, readonly string[]>> = {
       telegram: deps.config.telegramAllowFrom,

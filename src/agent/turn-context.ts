@@ -37,7 +37,14 @@ export function runOf(msg: InboundMessage) {
   const about = own?.kind === "cron" ? own.reminder : undefined;
   const who = personOf(msg);
   const person = who === undefined ? undefined : `${parseSessionKey(msg.sessionKey)?.channel ?? msg.channel}:${who}`;
-  return { sessionKey: msg.sessionKey, kind, ...(about ? { about } : {}), ...(person ? { person } : {}) };
+  return {
+    sessionKey: msg.sessionKey,
+    kind,
+    ...(about ? { about } : {}),
+    ...(person ? { person } : {}),
+    // A scheduled run's id is its message's: its calls are summed for the job's history and caps.
+    ...(own?.kind === "cron" ? { runId: msg.id } : {}),
+  };
 }
 
 /** Share of the window the summaries at the head of the history may take (counted raw: the same entries every turn). */

@@ -54,4 +54,6 @@ export interface WorkerDeps {
   usage: Pick<UsageMeter, "wrap" | "report">;
   /** Spoken replies (`voice.replies`, `/voice`): adds a reply's voice note when its chat wants one. */
   voice?: Pick<VoiceReplies, "dress" | "answer">;
+  /** `/jobs`: posts the sender's jobs with their buttons, returns the closing line. */
+  jobsChat?: { answer(msg: InboundMessage): Promise<string> };
 }

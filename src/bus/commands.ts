@@ -1,6 +1,6 @@
 // Chat commands pincer answers itself: part of the bus contract, since channels offer them (Telegram's menu) and spot
 // them (the console's /stop).
-export type CommandName = "new" | "stop" | "status" | "help" | "model" | "usage" | "voice";
+export type CommandName = "new" | "stop" | "status" | "help" | "model" | "usage" | "voice" | "jobs";
 
 /** `takesArgument`: the command takes the rest of the line (`/model NAME`). */
 export const COMMANDS: Array<{ name: CommandName; description: string; takesArgument?: true }> = [
@@ -11,6 +11,7 @@ export const COMMANDS: Array<{ name: CommandName; description: string; takesArgu
   { name: "model", description: "List the models, or switch this chat: /model NAME", takesArgument: true },
   { name: "usage", description: "Tokens and cost today and this month" },
   { name: "voice", description: "Spoken replies here: /voice on, /voice off or /voice auto", takesArgument: true },
+  { name: "jobs", description: "Your reminders and scheduled jobs, with buttons to run, pause or delete them" },
 ];
 
 /** `/stop`, `/stop@MyBot` and ` /STOP ` are the stop command; `/stop now` and `/stopwatch` are not; `/model x` is. */

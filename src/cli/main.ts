@@ -4,8 +4,9 @@ import { Command } from "commander";
 import { type Config, ConfigError, type LoadOptions, loadConfig } from "../config/config.js";
 import { createLogger, createTerminalLogger } from "../log.js";
 import { storeLocation } from "../paths.js";
-import { listJobsText, removeJob } from "../scheduler/cron-commands.js";
+import { jobCommand, listJobsText, showJobText } from "../scheduler/cron-commands.js";
 import { withStore } from "../store/open.js";
+import type { Store } from "../store/store.js";
 import { describeDatabaseProblem } from "./database-problem.js";
 import { describeFsProblem } from "./fs-problem.js";
 import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
@@ -104,14 +105,30 @@ program
   .action(answer(async (config) => (await import("./dashboard.js")).dashboardText(config)));
 
 const cron = program.command("cron").description("reminders and scheduled jobs of every conversation");
+const onJobs = <A extends unknown[]>(
+  run: (store: Store, ...args: A) => Promise<string | { ok: boolean; text: string }>,
+) => answer((config, ...args: A) => withStore(storeLocation(config), (store) => run(store, ...args)));
 cron
   .command("list")
   .description("every job with its conversation and next run")
-  .action(answer((config) => withStore(storeLocation(config), (store) => listJobsText(store.jobs))));
+  .option("--json", "print it as JSON")
+  .action(onJobs((store, { json }: { json?: boolean }) => listJobsText(store.jobs, !!json)));
 cron
-  .command("remove <id>")
-  .description("remove a job (the running daemon notices within a minute at most)")
-  .action(answer((config, id: string) => withStore(storeLocation(config), (store) => removeJob(store.jobs, id))));
+  .command("show <id>")
+  .description("one job: its schedule, next runs, stop rules and newest runs")
+  .option("--json", "print it as JSON")
+  .action(onJobs((store, id: string, { json }: { json?: boolean }) => showJobText(store, id, !!json)));
+for (const [action, description] of [
+  ["pause", "pause a job until it is resumed"],
+  ["resume", "resume a paused job at its next slot"],
+  ["run", "run a job once now (the running daemon fires it within seconds)"],
+  ["remove", "remove a job (the running daemon notices within seconds)"],
+] as const) {
+  cron
+    .command(`${action} <id>`)
+    .description(description)
+    .action(onJobs((store, id: string) => jobCommand(store, action, id)));
+}
 
 const pairing = program.command("pairing").description("approve strangers who asked for access");
 pairing.command("list").description("pending codes and approved users").action(answer(pairingList));

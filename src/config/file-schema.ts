@@ -117,6 +117,14 @@ export const fileSchema = {
     cron: section({
       minEverySeconds: { type: "integer", minimum: 1, default: 60 },
       tools: { type: "array", items: { type: "string" } },
+      // Stop rules every job gets unless it sets its own (docs/configuration.md).
+      pauseAfterFailures: { type: "integer", minimum: 1, default: 3 },
+      maxRuns: { type: "integer", minimum: 1 },
+      endAfterDays: { type: "number", exclusiveMinimum: 0 },
+      runTokens: { type: "integer", minimum: 1 },
+      runCost: { type: "number", exclusiveMinimum: 0 },
+      dayTokens: { type: "integer", minimum: 1 },
+      dayCost: { type: "number", exclusiveMinimum: 0 },
     }),
     memory: section({
       promptChars: { type: "integer", minimum: 0, default: 8000 },
@@ -174,6 +182,7 @@ export const fileSchema = {
       mediaDays: { type: "number", minimum: 0.001, default: 30 },
       // At least a month and a day: the monthly budgets sum the whole month.
       usageDays: { type: "number", minimum: 32, default: 400 },
+      jobRunDays: { type: "number", minimum: 0.001, default: 90 },
     }),
     usage: section({
       dailyTokens: { type: "integer", minimum: 1 },

@@ -10,11 +10,21 @@ export function isScheduledRun(msg: InboundMessage): boolean {
   return msg.channel === "system" && msg.run.kind === "cron";
 }
 
+/** A run's id (its inbound message's): the same job and time always give the same id, so the inbox drops a second
+ * copy; a run asked for (Run now) at `at` has an id of its own. */
+export function runId(jobId: string, at: number, trigger: "schedule" | "manual"): string {
+  return trigger === "schedule" ? `cron:${jobId}:${at}` : `cron:${jobId}:now:${at}`;
+}
+
 /** The inbound system message for one run of a job, addressed to the conversation the job was created in. Its text
  * tells the model this is the reminder itself, due now, so that it delivers it instead of scheduling it again. */
-export function runMessage(job: CronJob, scheduledAt: number, now: number): InboundMessage {
-  // The same job and scheduled time always give the same id, so the inbox drops a second copy.
-  const id = `cron:${job.id}:${scheduledAt}`;
+export function runMessage(
+  job: CronJob,
+  scheduledAt: number,
+  now: number,
+  trigger: "schedule" | "manual" = "schedule",
+): InboundMessage {
+  const id = runId(job.id, scheduledAt, trigger);
   const recurring = job.schedule.kind !== "at";
   const kind = recurring ? "job" : "reminder";
   const label = job.name ? `${kind} "${job.name}" (id ${job.id})` : `${kind} ${job.id}`;
@@ -25,7 +35,8 @@ export function runMessage(job: CronJob, scheduledAt: number, now: number): Inbo
       `Do not schedule it again${recurring ? "; it repeats by itself" : ""}.`,
   ];
   const lateBy = now - scheduledAt;
-  if (lateBy > LATE_AFTER_MS) {
+  if (trigger === "manual") lines.push("It runs now, off its schedule, because someone asked for a run now.");
+  else if (lateBy > LATE_AFTER_MS) {
     lines.push(
       `This comes late: it was due at ${formatInZone(scheduledAt, job.tz)}, ${formatSeconds(Math.round(lateBy / 1000))} ago, ` +
         "while pincer was not running. Tell the user it is late.",

@@ -3,8 +3,9 @@ import type { MessageBus } from "../bus/bus.js";
 import type { ChannelName, InboundMessage } from "../bus/types.js";
 import { coalesced } from "../coalesced.js";
 import type { CronJob, JobOwner, Store } from "../store/store.js";
-import { runMessage } from "./delivery.js";
-import { nextRun } from "./schedule.js";
+import { periodsAt } from "../usage/periods.js";
+import { runId, runMessage } from "./delivery.js";
+import { dayCapReached, effectiveLimits, type JobDefaults, planSlot } from "./stop-rules.js";
 
 export interface SchedulerDeps {
   store: Store["jobs"];
@@ -15,6 +16,11 @@ export interface SchedulerDeps {
   ownerHasAccess: (owner: JobOwner) => Promise<boolean>;
   /** The longest the timer sleeps, so a wall-clock jump or a job added by another process is noticed. */
   maxSleepMs?: number;
+  /** The runs' store: a day's cap reads what a job spent today, and a slot skipped at it is recorded. */
+  runs?: Pick<Store["jobRuns"], "ofJob" | "record">;
+  /** The config's stop rules for jobs without their own. */
+  defaults?: JobDefaults;
+  now?: () => number;
 }
 
 /** After a tick that failed as a whole (the database was busy), the next try comes this soon. */
@@ -57,19 +63,24 @@ export class Scheduler {
     if (this.running) this.ticks.run();
   }
 
-  /** Fires every due job now; returns how many runs entered the bus. */
+  /** Fires every due job now (and every run asked for); returns how many runs entered the bus. */
   async runDue(): Promise<number> {
-    const now = Date.now();
+    const now = this.now();
     let published = 0;
     for (const job of await this.deps.store.due(now, this.channels)) {
       try {
-        if (await this.fire(job, now)) published++;
+        if (job.runRequestedAt !== undefined && (await this.fireRequested(job, now))) published++;
+        if (job.pausedAt === undefined && job.nextRunAt <= now && (await this.fire(job, now))) published++;
       } catch (err) {
         this.deps.log.error({ err, jobId: job.id }, "could not run a scheduled job; retrying later");
         await this.deps.store.postpone(job.id, now + RETRY_AFTER_MS);
       }
     }
     return published;
+  }
+
+  private now(): number {
+    return this.deps.now?.() ?? Date.now();
   }
 
   private async tickOnce(): Promise<void> {
@@ -80,7 +91,7 @@ export class Scheduler {
     try {
       await this.runDue();
       const earliest = await this.deps.store.earliestNextRun(this.channels);
-      wait = earliest === undefined ? maxSleepMs : Math.max(0, Math.min(earliest - Date.now(), maxSleepMs));
+      wait = earliest === undefined ? maxSleepMs : Math.max(0, Math.min(earliest - this.now(), maxSleepMs));
     } catch (err) {
       this.deps.log.error({ err }, "the scheduler could not read its jobs; trying again shortly");
     } finally {
@@ -88,31 +99,76 @@ export class Scheduler {
     }
   }
 
+  /** Whether the job's owner may still have it run; pauses it (until an approval) when not. */
+  private async ownerMayRun(job: CronJob, now: number): Promise<boolean> {
+    if (job.owner && (await this.deps.ownerHasAccess(job.owner))) return true;
+    // Paused, not deleted: `pincer pairing approve` gives the owner their jobs back.
+    this.deps.log.warn(
+      { jobId: job.id, owner: job.owner },
+      job.owner
+        ? "the job's owner no longer has access; the job is paused"
+        : "the job has no recorded owner (it predates owners); the job is paused",
+    );
+    await this.deps.store.pause(job.id, now);
+    return false;
+  }
+
+  /** A run someone asked for (Run now, `pincer cron run`), in whichever process they asked: one run, off schedule. */
+  private async fireRequested(due: CronJob, now: number): Promise<boolean> {
+    const { store, bus, log } = this.deps;
+    const job = await store.get(due.id);
+    const requestedAt = job?.runRequestedAt;
+    if (!job || requestedAt === undefined || !(await this.ownerMayRun(job, now))) return false;
+    const run = runMessage(job, requestedAt, now, "manual");
+    if (!(await store.takeRunRequest(job.id, requestedAt, run, now))) return false;
+    bus.requeueInbound(run);
+    log.info({ jobId: job.id }, "job run on request");
+    return true;
+  }
+
   /** One run of one job, decided on a fresh read; the store then takes the slot (with the run's entry into the inbox)
    * only if the job is still where it was read (no other process took it). False when nothing was published. */
   private async fire(due: CronJob, now: number): Promise<boolean> {
     const { store, bus, inbox, log } = this.deps;
     const job = await store.get(due.id);
-    if (!job || job.nextRunAt !== due.nextRunAt) return false;
-    if (!job.owner || !(await this.deps.ownerHasAccess(job.owner))) {
-      // Paused, not deleted: `pincer pairing approve` gives the owner their jobs back.
-      log.warn(
-        { jobId: job.id, owner: job.owner },
-        job.owner
-          ? "the job's owner no longer has access; the job is paused"
-          : "the job has no recorded owner (it predates owners); the job is paused",
-      );
-      await store.pause(job.id, now);
+    if (!job || job.nextRunAt !== due.nextRunAt || job.pausedAt !== undefined) return false;
+    if (!(await this.ownerMayRun(job, now))) return false;
+    const scheduledAt = job.nextRunAt;
+    const limits = effectiveLimits(job, this.deps.defaults ?? {});
+    const plan = planSlot(job, limits, now);
+    if (plan.kind === "over") {
+      log.info({ jobId: job.id, why: plan.why }, "the job is over; removing it");
+      await store.takeSlot({ jobId: job.id, scheduledAt, nextRunAt: null });
       return false;
     }
-    const scheduledAt = job.nextRunAt;
+    const { nextRunAt } = plan;
     const recurring = job.schedule.kind !== "at";
-    const nextRunAt = (recurring && nextRun(job.schedule, new Date(Math.max(now, scheduledAt)))?.getTime()) || null;
     const previous = { channel: "system" as const, chatId: job.origin.chatId, id: job.lastDeliveryId ?? "" };
     if (recurring && job.lastDeliveryId && (await inbox.isPending(previous))) {
       // The previous run has not finished its turn: this slot is folded into it, never run beside it.
       log.info({ jobId: job.id, scheduledAt }, "previous run still pending; skipping this slot");
       await store.takeSlot({ jobId: job.id, scheduledAt, nextRunAt });
+      return false;
+    }
+    const capped = await this.dayCap(job, limits, now);
+    if (capped) {
+      log.info({ jobId: job.id, scheduledAt, why: capped }, "a day's cap is reached; skipping this slot");
+      if ((await store.takeSlot({ jobId: job.id, scheduledAt, nextRunAt })).taken) {
+        await this.deps.runs?.record({
+          id: runId(job.id, scheduledAt, "schedule"),
+          jobId: job.id,
+          sessionKey: job.origin.sessionKey,
+          trigger: "schedule",
+          scheduledAt,
+          firedAt: now,
+          finishedAt: now,
+          outcome: "skipped",
+          promptTokens: 0,
+          completionTokens: 0,
+          toolCalls: 0,
+          reason: `not run: ${capped}`,
+        });
+      }
       return false;
     }
 
@@ -122,5 +178,12 @@ export class Scheduler {
     if (slot.accepted) bus.requeueInbound(run);
     log.info({ jobId: job.id, scheduledAt, lateMs: now - scheduledAt, replay: !slot.accepted }, "scheduled job fired");
     return slot.accepted;
+  }
+
+  /** Why today's runs of the job may not have another (its day's token or cost cap), if so. */
+  private async dayCap(job: CronJob, limits: ReturnType<typeof effectiveLimits>, now: number) {
+    const { runs } = this.deps;
+    if (!runs || (limits.dayTokens === undefined && limits.dayCost === undefined)) return undefined;
+    return dayCapReached(limits, await runs.ofJob(job.id, periodsAt(now, job.tz).dayStart));
   }
 }

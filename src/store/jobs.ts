@@ -1,13 +1,24 @@
 import { randomBytes } from "node:crypto";
-import type { ChannelName } from "../bus/types.js";
+import type { ChannelName, InboundMessage } from "../bus/types.js";
 import type { Schedule } from "../scheduler/schedule.js";
 import { acceptInbound } from "./journal.js";
-import { camelCased, insert, placeholders, type Sql, SqlGroup, scalar, total } from "./sql.js";
-import type { CronJob, JobOrigin, JobOwner, JobSlot, NewJob } from "./types.js";
+import { camelCased, insert, placeholders, type Sql, SqlGroup, scalar, total, update, withoutNulls } from "./sql.js";
+import type {
+  CronJob,
+  JobEdit,
+  JobLimits,
+  JobOrigin,
+  JobOwner,
+  JobPauseReason,
+  JobRun,
+  JobSlot,
+  NewJob,
+} from "./types.js";
 
 /** A job as its table holds it, a column a field. */
-type JobColumns = Omit<CronJob, "schedule" | "origin" | "owner"> &
-  Omit<JobOrigin, "isGroup"> & {
+type JobColumns = Omit<CronJob, "schedule" | "origin" | "owner" | "limits"> &
+  Omit<JobOrigin, "isGroup"> &
+  JobLimits & {
     isGroup: number;
     kind: Schedule["kind"];
     atMs?: number;
@@ -18,10 +29,23 @@ type JobColumns = Omit<CronJob, "schedule" | "origin" | "owner"> &
     ownerId?: string;
   };
 
+const LIMIT_FIELDS = ["maxRuns", "endsAt", "runTokens", "runCost", "dayTokens", "dayCost"] as const;
+
+/** The schedule's columns (the others NULL), as add and edit write them. */
+function scheduleColumns(s: Schedule) {
+  return {
+    kind: s.kind,
+    atMs: s.kind === "at" ? s.at : undefined,
+    everySeconds: s.kind === "every" ? s.everySeconds : undefined,
+    anchorMs: s.kind === "every" ? s.anchor : undefined,
+    cronExpr: s.kind === "cron" ? s.expr : undefined,
+  };
+}
+
 /** Cron jobs. Every read goes to the database, so a `pincer cron remove` from another process is seen. */
 export class SqlJobs extends SqlGroup {
   async add(job: NewJob): Promise<CronJob> {
-    const { schedule: s, origin, owner } = job;
+    const { schedule: s, origin, owner, limits = {} } = job;
     // Short ids are easy to say in a chat; a collision (one in four billion) is retried.
     for (;;) {
       const id = randomBytes(4).toString("hex");
@@ -37,22 +61,23 @@ export class SqlJobs extends SqlGroup {
         threadId: origin.threadId,
         sessionKey: origin.sessionKey,
         isGroup: origin.isGroup ? 1 : 0,
-        kind: s.kind,
-        atMs: s.kind === "at" ? s.at : undefined,
-        everySeconds: s.kind === "every" ? s.everySeconds : undefined,
-        anchorMs: s.kind === "every" ? s.anchor : undefined,
-        cronExpr: s.kind === "cron" ? s.expr : undefined,
+        ...scheduleColumns(s),
         ownerChannel: owner.channel,
         ownerId: owner.userId,
+        runCount: 0,
+        failures: 0,
+        ...limits,
       };
       if ((await this.db.run(...insert("cron_jobs", columns, undefined, "ON CONFLICT (id) DO NOTHING"))) === 1) {
-        return { ...job, id };
+        return { ...job, id, runCount: 0, failures: 0, limits };
       }
     }
   }
 
   get = async (id: string): Promise<CronJob | undefined> => (await this.list("WHERE id = $1", [id]))[0];
   listBySession = (sessionKey: string) => this.list("WHERE session_key = $1", [sessionKey]);
+  listByOwner = (owner: JobOwner) =>
+    this.list("WHERE owner_channel = $1 AND owner_id = $2", [owner.channel, owner.userId]);
   listAll = () => this.list("", []);
   countBySession = (sessionKey: string) =>
     total(this.db, "SELECT count(*) FROM cron_jobs WHERE session_key = $1", [sessionKey]);
@@ -63,16 +88,45 @@ export class SqlJobs extends SqlGroup {
     return (await this.db.run(remove, [id, sessionKey ?? null])) === 1;
   }
 
-  async pause(id: string, at: number): Promise<void> {
-    await this.db.run("UPDATE cron_jobs SET paused_at = $1 WHERE id = $2", [at, id]);
+  /** Pauses a running job; false when there is none, or it is paused already. */
+  async pause(id: string, at: number, reason: JobPauseReason = "owner"): Promise<boolean> {
+    const pause = "UPDATE cron_jobs SET paused_at = $1, paused_reason = $2 WHERE id = $3 AND paused_at IS NULL";
+    return (await this.db.run(pause, [at, reason, id])) === 1;
   }
 
-  /** Unpaused jobs due at `now`, the most overdue first; only those of `channels` when given. */
+  /** Resumes a paused job at `nextRunAt` with its failures forgiven; false when there is none, or it is not paused. */
+  async resume(id: string, nextRunAt: number): Promise<boolean> {
+    const resume = `UPDATE cron_jobs SET paused_at = NULL, paused_reason = NULL, failures = 0, next_run_at = $1
+       WHERE id = $2 AND paused_at IS NOT NULL`;
+    return (await this.db.run(resume, [nextRunAt, id])) === 1;
+  }
+
+  /** Changes a job's text, schedule, zone (and stop rules when given); false when there is no such job. */
+  async edit(id: string, edit: JobEdit): Promise<boolean> {
+    const fields = {
+      message: edit.message,
+      tz: edit.tz,
+      nextRunAt: edit.nextRunAt,
+      ...scheduleColumns(edit.schedule),
+      ...(edit.limits && Object.fromEntries(LIMIT_FIELDS.map((field) => [field, edit.limits?.[field]]))),
+    };
+    const [sql, params] = update("cron_jobs", fields, "id");
+    return (await this.db.run(sql, [...params, id])) === 1;
+  }
+
+  /** Asks for one run now (repeated asks before it fires are one run); false when there is no such job. */
+  async requestRun(id: string, at: number): Promise<boolean> {
+    const ask = "UPDATE cron_jobs SET run_requested_at = coalesce(run_requested_at, $1) WHERE id = $2";
+    return (await this.db.run(ask, [at, id])) === 1;
+  }
+
+  /** Jobs to fire at `now`: unpaused ones due, and any with a run asked for; only those of `channels` when given. */
   due = (now: number, channels?: readonly ChannelName[]) =>
-    this.list(`WHERE next_run_at <= $1 AND paused_at IS NULL${channelFilter(channels, 2)}`, [now, ...(channels ?? [])]);
+    this.list(`WHERE ${DUE}${channelFilter(channels, 2)}`, [now, ...(channels ?? [])]);
 
   async earliestNextRun(channels?: readonly ChannelName[]): Promise<number | undefined> {
-    const next = `SELECT min(next_run_at) FROM cron_jobs WHERE paused_at IS NULL${channelFilter(channels, 1)}`;
+    const next = `SELECT min(CASE WHEN run_requested_at IS NOT NULL THEN run_requested_at WHEN paused_at IS NULL THEN next_run_at END)
+      FROM cron_jobs WHERE true${channelFilter(channels, 1)}`;
     return (await scalar<number | null>(this.db, next, channels ?? [])) ?? undefined;
   }
 
@@ -82,30 +136,51 @@ export class SqlJobs extends SqlGroup {
   }
 
   /**
-   * Takes one slot of a job, all or nothing: moves (or removes) the job and accepts the run into the inbox, only if the
-   * job is still at `scheduledAt` (no other process took it). `taken`: the job moved; `accepted`: the run entered the
-   * inbox now (false for a replay).
+   * Takes one slot of a job, all or nothing: moves (or removes) the job and accepts the run into the inbox (with its
+   * row in the runs), only if the job is still at `scheduledAt` and not paused (no other process took it, nobody
+   * paused it meanwhile). `taken`: the job moved; `accepted`: the run entered the inbox now (false for a replay).
    */
   takeSlot(slot: JobSlot): Promise<{ taken: boolean; accepted: boolean }> {
     const { jobId, scheduledAt, nextRunAt, run } = slot;
     return this.db.transaction(async (tx) => {
+      const where = "WHERE id = $1 AND next_run_at = $2 AND paused_at IS NULL";
       // SKIP LOCKED (PostgreSQL): a process that finds another taking this slot right now leaves it to that one.
       if (tx.engine === "postgres") {
-        const locked = await tx.rows(
-          "SELECT 1 FROM cron_jobs WHERE id = $1 AND next_run_at = $2 FOR UPDATE SKIP LOCKED",
-          [jobId, scheduledAt],
-        );
+        const locked = await tx.rows(`SELECT 1 FROM cron_jobs ${where} FOR UPDATE SKIP LOCKED`, [jobId, scheduledAt]);
         if (locked.length === 0) return { taken: false, accepted: false };
       }
-      const where = "WHERE id = $1 AND next_run_at = $2";
-      const set = run ? "next_run_at = $3, last_run_at = $4, last_delivery_id = $5" : "next_run_at = $3";
-      const ran = run ? [slot.ranAt ?? Date.now(), run.id] : [];
+      const set = run
+        ? "next_run_at = $3, last_run_at = $4, last_delivery_id = $5, run_count = run_count + 1"
+        : "next_run_at = $3";
+      const ranAt = slot.ranAt ?? Date.now();
+      const ran = run ? [ranAt, run.id] : [];
       const moved =
         nextRunAt === null
           ? await tx.run(`DELETE FROM cron_jobs ${where}`, [jobId, scheduledAt])
           : await tx.run(`UPDATE cron_jobs SET ${set} ${where}`, [jobId, scheduledAt, nextRunAt, ...ran]);
       if (moved === 0) return { taken: false, accepted: false };
-      return { taken: true, accepted: run ? await acceptInbound(tx, run) : false };
+      if (!run) return { taken: true, accepted: false };
+      const accepted = await acceptInbound(tx, run);
+      if (accepted) await startRun(tx, { run, jobId, trigger: "schedule", scheduledAt, firedAt: ranAt });
+      return { taken: true, accepted };
+    });
+  }
+
+  /** Takes a run asked for (Run now), all or nothing: clears the ask made at `requestedAt` and accepts the run. */
+  takeRunRequest(jobId: string, requestedAt: number, run: InboundMessage, firedAt: number): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const where = "WHERE id = $1 AND run_requested_at = $2";
+      if (tx.engine === "postgres") {
+        const locked = await tx.rows(`SELECT 1 FROM cron_jobs ${where} FOR UPDATE SKIP LOCKED`, [jobId, requestedAt]);
+        if (locked.length === 0) return false;
+      }
+      const set = "run_requested_at = NULL, last_run_at = $3, last_delivery_id = $4, run_count = run_count + 1";
+      if ((await tx.run(`UPDATE cron_jobs SET ${set} ${where}`, [jobId, requestedAt, firedAt, run.id])) === 0) {
+        return false;
+      }
+      if (!(await acceptInbound(tx, run))) return false;
+      await startRun(tx, { run, jobId, trigger: "manual", scheduledAt: requestedAt, firedAt });
+      return true;
     });
   }
 
@@ -115,11 +190,34 @@ export class SqlJobs extends SqlGroup {
   }
 }
 
-/** Pauses (revoked) or resumes (approved again) the jobs this person created, in the caller's transaction; returns how many. */
+const DUE = "((next_run_at <= $1 AND paused_at IS NULL) OR run_requested_at IS NOT NULL)";
+
+/** A fired run's row, in the transaction that fired it: it is `running` until its turn ends. */
+async function startRun(
+  tx: Sql,
+  fired: { run: InboundMessage; jobId: string; trigger: JobRun["trigger"]; scheduledAt: number; firedAt: number },
+): Promise<void> {
+  const row = {
+    id: fired.run.id,
+    jobId: fired.jobId,
+    sessionKey: fired.run.sessionKey,
+    trigger: fired.trigger,
+    scheduledAt: fired.scheduledAt,
+    firedAt: fired.firedAt,
+    outcome: "running",
+  };
+  await tx.run(...insert("job_runs", row, undefined, "ON CONFLICT (id) DO NOTHING"));
+}
+
+/** Pauses (revoked) or resumes (approved again) the jobs this person created, in the caller's transaction; returns
+ * how many. A resume wakes only the jobs the revoke paused, not those someone paused on purpose. */
 export function ownedJobs(db: Sql, action: "pause" | "resume", owner: JobOwner, at = 0): Promise<number> {
-  const [set, paused, params] = action === "pause" ? ["$3", "IS NULL", [at]] : ["NULL", "IS NOT NULL", []];
-  const update = `UPDATE cron_jobs SET paused_at = ${set} WHERE owner_channel = $1 AND owner_id = $2 AND paused_at ${paused}`;
-  return db.run(update, [owner.channel, owner.userId, ...params]);
+  const update =
+    action === "pause"
+      ? "UPDATE cron_jobs SET paused_at = $3, paused_reason = 'owner' WHERE owner_channel = $1 AND owner_id = $2 AND paused_at IS NULL"
+      : `UPDATE cron_jobs SET paused_at = NULL, paused_reason = NULL WHERE owner_channel = $1 AND owner_id = $2
+          AND paused_at IS NOT NULL AND coalesce(paused_reason, 'owner') = 'owner'`;
+  return db.run(update, [owner.channel, owner.userId, ...(action === "pause" ? [at] : [])]);
 }
 
 function channelFilter(channels: readonly ChannelName[] | undefined, from: number): string {
@@ -128,17 +226,32 @@ function channelFilter(channels: readonly ChannelName[] | undefined, from: numbe
 
 function toJob(row: Record<string, unknown>): CronJob {
   const { kind, atMs, everySeconds, anchorMs, cronExpr, ownerChannel, ownerId, ...job } = camelCased<JobColumns>(row);
-  const { channel, chatId, threadId, sessionKey, isGroup, ...times } = job;
+  const {
+    channel,
+    chatId,
+    threadId,
+    sessionKey,
+    isGroup,
+    maxRuns,
+    endsAt,
+    runTokens,
+    runCost,
+    dayTokens,
+    dayCost,
+    ...rest
+  } = job;
   const schedule: Schedule =
     kind === "at"
       ? { kind, at: atMs as number }
       : kind === "every"
         ? { kind, everySeconds: everySeconds as number, anchor: anchorMs as number }
         : { kind, expr: cronExpr as string, tz: job.tz };
+  const limits = withoutNulls({ maxRuns, endsAt, runTokens, runCost, dayTokens, dayCost });
   return {
-    ...times,
+    ...rest,
     schedule,
     origin: { channel, chatId, threadId, sessionKey, isGroup: isGroup === 1 },
     owner: ownerChannel && ownerId ? { channel: ownerChannel, userId: ownerId } : undefined,
+    limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
   };
 }

@@ -7,7 +7,14 @@ import { closeDatabase, openDatabase } from "./sqlite/database.js";
 import { openSqliteStore } from "./sqlite/sqlite-store.js";
 
 const DAY = 24 * 60 * 60 * 1000;
-const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, mediaDays: 30, usageDays: 400 };
+const ages = {
+  auditDays: 30,
+  archivedConversationDays: 90,
+  deadLetterDays: 30,
+  mediaDays: 30,
+  usageDays: 400,
+  jobRunDays: 60,
+};
 
 describe("retention", () => {
   it("prunes old audit rows, old archived conversations and old dead letters, and nothing else", async () => {
@@ -33,6 +40,12 @@ describe("retention", () => {
     await journal.deadLetterOutbound(old, "refused");
     await journal.deadLetterOutbound(young, "refused");
     db.prepare("UPDATE outbox SET finished_at = ? WHERE id = ?").run(now - 31 * DAY, old);
+    const runs = openSqliteStore(db).jobRuns;
+    const run = { jobId: "j1", sessionKey: "s", trigger: "schedule", outcome: "ok", promptTokens: 1 } as const;
+    for (const [id, age] of [["old-run", 61], ["young-run", 59]] as const) {
+      const firedAt = now - age * DAY;
+      await runs.record({ ...run, id, scheduledAt: firedAt, firedAt, completionTokens: 1, toolCalls: 0 });
+    }
 
     expect(await openSqliteStore(db).retention.prune(ages, now)).toEqual({
       auditRows: 1,
@@ -40,7 +53,9 @@ describe("retention", () => {
       messages: 1,
       deadLetters: 1,
       usageRows: 0,
+      jobRuns: 1,
     });
+    expect([...(await runs.recent(["j1"])).values()].flat().map((r) => r.id)).toEqual(["young-run"]);
     expect(await openSqliteStore(db).status.summary()).toMatchObject({
       toolCalls: 1,
       deadLetters: 1,
@@ -54,6 +69,7 @@ describe("retention", () => {
       messages: 0,
       deadLetters: 0,
       usageRows: 0,
+      jobRuns: 0,
     });
   });
 

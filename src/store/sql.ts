@@ -92,3 +92,10 @@ export function upsert(table: string, record: object, keys: string[]): [string, 
 export abstract class SqlGroup {
   constructor(protected readonly db: Sql) {}
 }
+
+/** `UPDATE table SET a = $1, b = $2 … WHERE key = $n` for `fields` (undefined as NULL); the key's value goes last. */
+export function update(table: string, fields: Record<string, unknown>, key: string): [string, unknown[]] {
+  const names = Object.keys(fields);
+  const set = names.map((field, i) => `${snake(field)} = $${i + 1}`).join(", ");
+  return [`UPDATE ${table} SET ${set} WHERE ${snake(key)} = $${names.length + 1}`, names.map((f) => fields[f] ?? null)];
+}

@@ -3,6 +3,7 @@ import { SqlChatModels } from "./chat-models.js";
 import { SqlChatVoice } from "./chat-voice.js";
 import type { Fence } from "./cluster.js";
 import { SqlConversations } from "./conversations.js";
+import { SqlJobRuns } from "./job-runs.js";
 import { SqlJobs } from "./jobs.js";
 import { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
 import type { SqlMemory } from "./memory.js";
@@ -30,6 +31,7 @@ export function storeOn(db: Sql, memory: SqlMemory, options: StoreOptions = {}) 
     chatVoice: new SqlChatVoice(db),
     memory,
     jobs: new SqlJobs(db),
+    jobRuns: new SqlJobRuns(db),
     pairing: new SqlPairing(db),
     audit: new SqlAudit(db),
     helperRuns: new SqlHelperRuns(db),

@@ -71,16 +71,78 @@ export interface CronJob {
   origin: JobOrigin;
   /** Absent only for jobs from before owners were recorded whose owner could not be told; they do not run. */
   owner?: JobOwner;
-  /** Set when the job was paused (its owner's access was revoked); a paused job never fires. */
+  /** Set when the job was paused; a paused job never fires on its schedule. */
   pausedAt?: number;
+  /** Why: its owner lost access (`owner`, undone by an approval), someone paused it (`user`), or its runs kept failing. */
+  pausedReason?: JobPauseReason;
   createdAt: number;
   nextRunAt: number;
   lastRunAt?: number;
   /** The inbound message id of the latest run, to keep a recurring job from overlapping itself. */
   lastDeliveryId?: string;
+  /** Someone asked for a run now (Run now, `pincer cron run`): the scheduler's holder fires it, once. */
+  runRequestedAt?: number;
+  /** Runs fired so far (for `limits.maxRuns`). */
+  runCount: number;
+  /** Runs that failed since the last one that did not. */
+  failures: number;
+  /** The job's own stop rules (the config's `cron` defaults fill in the rest). */
+  limits: JobLimits;
 }
 
-export type NewJob = Omit<CronJob, "id" | "lastRunAt" | "lastDeliveryId" | "owner" | "pausedAt"> & { owner: JobOwner };
+export type JobPauseReason = "owner" | "user" | "failures";
+
+/** When a job stops: after `maxRuns` runs or at `endsAt`; a run stops at its token or cost cap, a day's runs at theirs. */
+export interface JobLimits {
+  maxRuns?: number;
+  endsAt?: number;
+  runTokens?: number;
+  runCost?: number;
+  dayTokens?: number;
+  dayCost?: number;
+}
+
+export type NewJob = Omit<
+  CronJob,
+  | "id"
+  | "lastRunAt"
+  | "lastDeliveryId"
+  | "owner"
+  | "pausedAt"
+  | "pausedReason"
+  | "runRequestedAt"
+  | "runCount"
+  | "failures"
+  | "limits"
+> & { owner: JobOwner; limits?: JobLimits };
+
+/** What the page, the CLI and the chat may change of a job; the next run is worked out by the caller. */
+export type JobEdit = Pick<CronJob, "message" | "schedule" | "tz" | "nextRunAt"> & { limits?: JobLimits };
+
+export type JobRunOutcome = "running" | "ok" | "failed" | "stopped" | "skipped";
+
+/** One run of a job: `delivered` is what went to the chat, `reason` why nothing (or a failure) did. */
+export interface JobRun {
+  id: string;
+  jobId: string;
+  sessionKey: string;
+  /** `schedule`, or `manual` (Run now). */
+  trigger: "schedule" | "manual";
+  scheduledAt: number;
+  firedAt: number;
+  finishedAt?: number;
+  outcome: JobRunOutcome;
+  promptTokens: number;
+  completionTokens: number;
+  /** Undefined while no call of it had a price. */
+  cost?: number;
+  toolCalls: number;
+  delivered?: string;
+  reason?: string;
+}
+
+/** How a run ended, as the turn's end tells it. */
+export type JobRunEnd = Pick<JobRun, "outcome" | "toolCalls" | "delivered" | "reason"> & { at: number };
 
 /**
  * One slot of a job taken by the scheduler: the job moves to `nextRunAt` (or goes, when null) and `run` (absent: the

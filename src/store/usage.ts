@@ -16,6 +16,8 @@ export interface UsageEntry {
   at: number;
   /** Who the call was made for (`channel:userId`); absent for pincer's own runs (the heartbeat, consolidation). */
   person?: string;
+  /** The scheduled run (its inbound id) the call was made for: the job's history and caps sum by it. */
+  runId?: string;
 }
 
 const COUNTS = ["promptTokens", "completionTokens", "cachedTokens"] as const;
@@ -39,6 +41,7 @@ const USAGE_FIELDS = [
   "cost",
   "createdAt",
   "person",
+  "runId",
 ] as const;
 /** The chart's days are put together from quarter hours, so every zone's midnight falls on a slot's edge. */
 export const SLOT_MS = 15 * 60_000;

@@ -124,11 +124,11 @@ export class SqlDashboard extends SqlGroup {
 
 export class SqlRetention extends SqlGroup {
   /**
-   * Deletes tool-audit and model-usage rows, conversations archived by `/new` (with their messages) and dead letters
+   * Deletes tool-audit and model-usage rows, jobs' runs, conversations archived by `/new` (with their messages) and dead letters
    * older than their ages, all or nothing. The open conversation of a chat is never touched, however old: the context
    * window already bounds what the model sees of it.
    */
-  prune(ages: Omit<RetentionAges, "mediaDays">, now = Date.now()) {
+  prune(ages: Omit<RetentionAges, "mediaDays" | "jobRunDays"> & { jobRunDays?: number }, now = Date.now()) {
     return this.db.transaction(async (tx) => {
       const before = (days: number) => [now - days * DAY_MS];
       const auditRows = await tx.run("DELETE FROM tool_audit WHERE created_at < $1", before(ages.auditDays));
@@ -141,7 +141,9 @@ export class SqlRetention extends SqlGroup {
       const usageRows = await tx.run("DELETE FROM model_usage WHERE created_at < $1", before(ages.usageDays));
       // Approvals are kept as long as the audit of the calls they let through (or not).
       await tx.run("DELETE FROM approvals WHERE expires_at < $1", before(ages.auditDays));
-      return { auditRows, conversations, messages, deadLetters, usageRows };
+      const { jobRunDays } = ages;
+      const jobRuns = jobRunDays ? await tx.run("DELETE FROM job_runs WHERE fired_at < $1", before(jobRunDays)) : 0;
+      return { auditRows, conversations, messages, deadLetters, usageRows, jobRuns };
     });
   }
 }

@@ -20,6 +20,8 @@ interface MeteredRun {
   about?: string;
   /** Who the run speaks for (`channel:userId`): a guest's /usage adds up theirs. */
   person?: string;
+  /** A scheduled run's id: its calls are summed for the job's history and caps. */
+  runId?: string;
 }
 
 interface UsageMeterDeps {

@@ -30,6 +30,8 @@ ol.chat{max-height:50vh;overflow:auto;padding:.2rem}.msg.progress .text,.msg.not
 form.chat{display:flex;gap:.5rem;margin-top:.5rem}form.chat textarea{flex:1;font:inherit;padding:.45rem;border-radius:7px;border:1px solid var(--line);background:var(--bg);color:var(--fg);resize:vertical;min-height:2.4rem}
 #thinking{font-size:.85rem;color:var(--muted);min-height:1.2rem}
 svg.chart{width:100%;height:auto;font-size:10px;fill:var(--muted)}.tokens{fill:var(--accent);background:var(--accent)}.cost{fill:var(--warn);background:var(--warn)}
+li.job form{display:grid;gap:.3rem;margin-top:.4rem}li.job label{display:grid;font-size:.85rem}li.job .error{color:var(--bad)}
+li.job textarea,li.job input{font:inherit;padding:.3rem;border-radius:6px;border:1px solid var(--line);background:var(--bg);color:var(--fg)}
 .key{display:inline-block;width:.7rem;height:.7rem;border-radius:2px}table.usage{border-collapse:collapse;width:100%}table.usage td,table.usage th{text-align:left;padding:.2rem .5rem;border-top:1px solid var(--line)}
 `;
 
@@ -100,7 +102,8 @@ export const SCRIPT = `
     events.addEventListener("sections", (e) => {
       for (const [id, html] of Object.entries(JSON.parse(e.data))) {
         const el = $(id);
-        if (el) el.innerHTML = html;
+        // A job being edited keeps its form until it is saved or cancelled.
+        if (el && !el.querySelector("form.job-edit:not([hidden])")) el.innerHTML = html;
       }
     });
     events.addEventListener("chat", (e) => {
@@ -131,8 +134,17 @@ export const SCRIPT = `
       const button = e.target.closest("button[data-action]");
       if (!button) return;
       const d = button.dataset;
+      if (d.action === "edit-job") {
+        const form = document.querySelector('form.job-edit[data-id="' + CSS.escape(d.id) + '"]');
+        if (form) form.hidden = !form.hidden;
+        return;
+      }
+      if (d.action === "delete-job" && !confirm("Delete this job?")) return;
       const [path, body] = {
-        "remove-job": ["/api/reminders/remove", { id: d.id }],
+        "run-job": ["/api/jobs/run", { id: d.id }],
+        "pause-job": ["/api/jobs/pause", { id: d.id }],
+        "resume-job": ["/api/jobs/resume", { id: d.id }],
+        "delete-job": ["/api/jobs/delete", { id: d.id }],
         approve: ["/api/pairing/approve", { channel: d.channel, code: d.code }],
         deny: ["/api/pairing/deny", { channel: d.channel, userId: d.user }],
         decide: ["/api/approvals/decide", { id: d.id, choice: d.choice }],
@@ -140,7 +152,21 @@ export const SCRIPT = `
       }[d.action] ?? [];
       if (!path) return;
       button.disabled = true;
-      post(path, body).then(() => button.closest("li").remove()).catch((err) => { button.disabled = false; alert(err.message); });
+      // A job's row stays (the section's refresh shows its new state); other rows are done with.
+      const stays = /^(run|pause|resume)-job$/.test(d.action);
+      post(path, body).then(() => (stays ? (button.disabled = false) : button.closest("li").remove()))
+        .catch((err) => { button.disabled = false; alert(err.message); });
+    });
+    document.addEventListener("submit", (e) => {
+      const form = e.target.closest("form.job-edit");
+      if (!form) return;
+      e.preventDefault();
+      const f = form.elements;
+      const error = form.querySelector(".error");
+      error.textContent = "";
+      post("/api/jobs/edit", { id: form.dataset.id, message: f.message.value, schedule: f.schedule.value, tz: f.tz.value })
+        .then(() => { form.hidden = true; })
+        .catch((err) => { error.textContent = err.message; });
     });
   }
 })();

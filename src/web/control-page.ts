@@ -11,6 +11,7 @@ import type { ChannelName } from "../bus/types.js";
 import { isLoopback, type WebAddr } from "../config/config.js";
 import { skillDirs } from "../paths.js";
 import { bearerMatches, HttpError, isLoopbackHost, readJson, send, sendJson } from "./http.js";
+import { jobRoute } from "./job-routes.js";
 import { LOCKED_PAGE, renderMain, renderShell } from "./page.js";
 import { renderChatLog, renderHistory, renderSections } from "./sections.js";
 import { WebSessions } from "./sessions.js";
@@ -178,11 +179,8 @@ export async function startControlPage(deps: {
       await deps.web.send(chatId, text("text", 16_000));
       return 202;
     }
-    if (path === "/api/reminders/remove") {
-      const id = text("id", 64);
-      if (!(await app.store.jobs.remove(id))) throw new HttpError(404, `no reminder ${id}`);
-      app.scheduler.wake();
-      log.info({ jobId: id }, "reminder removed from the control page");
+    if (path.startsWith("/api/jobs/")) {
+      log.info({ action: path.slice(10), jobId: body.id }, await jobRoute(app.jobs, path, body));
     } else if (path === "/api/pairing/approve" || path === "/api/pairing/deny") {
       const channel = text("channel", 16);
       if (!isPairedChannel(channel)) throw new HttpError(400, '"channel" must be telegram or discord');

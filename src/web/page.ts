@@ -44,7 +44,7 @@ ${card("status", "Status")}
 <form class="chat" id="chat-form"><textarea name="text" rows="1" maxlength="16000" placeholder="Message pincer…" aria-label="Message"></textarea><button type="submit">Send</button></form>
 </section>
 ${card("conversations", "Conversations")}
-${card("reminders", "Reminders")}
+${card("jobs", "Jobs", true)}
 ${card("pairing", "Pairing requests")}
 ${input.state.approvals ? card("approvals", "Approvals") : ""}
 ${card("skills", "Skills")}

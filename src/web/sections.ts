@@ -1,17 +1,18 @@
 import type { HistoryEntry } from "../store/store.js";
 import { clip, esc, formatSpan, type TimeFormat, timeFormat } from "./html.js";
+import { renderJobs } from "./jobs-section.js";
 import type { DashboardState } from "./state.js";
 import { renderUsage } from "./usage-section.js";
 
 /** The page's live parts as HTML fragments: the first paint and every SSE update use these, so escaping is in one place. */
-export type SectionId = "status" | "conversations" | "reminders" | "pairing" | "approvals" | "skills" | "usage";
+export type SectionId = "status" | "conversations" | "jobs" | "pairing" | "approvals" | "skills" | "usage";
 
 export function renderSections(state: DashboardState, now: number): Record<SectionId, string> {
   const formatTime = timeFormat();
   return {
     status: renderStatus(state, now, formatTime),
     conversations: rows(state.conversations, "No conversations yet.", (c) => conversation(c, now)),
-    reminders: rows(state.reminders, "No reminders.", (r) => reminder(r, formatTime)),
+    jobs: renderJobs(state.jobs, now, formatTime),
     pairing: rows(state.pairing, "Nobody is waiting.", (p) => pairingRequest(p, now)),
     approvals: renderApprovals(state, now),
     skills: rows(state.skills, "No skills installed.", skill),
@@ -59,12 +60,6 @@ const conversation = (c: Item<"conversations">, now: number) =>
   `<li><a class="conv" href="/?c=${encodeURIComponent(c.sessionKey)}"><b>${esc(c.sessionKey)}</b>
 <small>${c.messages} messages · ~${c.tokens} tokens · ${formatSpan(now - c.lastAt)} ago</small>
 <span class="last">${c.lastText ? `${esc(c.lastRole ?? "")}: ${esc(clip(c.lastText, 160))}` : "—"}</span></a></li>`;
-
-const reminder = (r: Item<"reminders">, formatTime: TimeFormat) =>
-  `<li class="reminder" data-job="${esc(r.id)}"><div><b>${esc(r.name ?? clip(r.message, 80))}</b>
-<small>${r.paused ? "paused (its owner lost access) · " : ""}next ${esc(formatTime(r.nextRunAt, r.tz))} (${esc(r.tz)}) · ${esc(r.schedule)} · ${esc(r.sessionKey)}</small>
-${r.name ? `<span class="last">${esc(clip(r.message, 160))}</span>` : ""}</div>
-${button("Remove", { action: "remove-job", id: r.id }, true)}</li>`;
 
 const pairingRequest = (p: Item<"pairing">, now: number) =>
   `<li><div><b>${esc(p.userName)}</b> <small>${esc(p.channel)} user ${esc(p.userId)} · code ${esc(p.code)} · expires in ${formatSpan(p.expiresAt - now)}</small></div>

@@ -1,6 +1,6 @@
 import type { App } from "../app.js";
 import type { Channel, ChannelStatus } from "../bus/channel.js";
-import { describeSchedule } from "../scheduler/schedule.js";
+import { collectJobs } from "./jobs-section.js";
 import { collectUsage } from "./usage-section.js";
 
 type ChannelView = { name: string } & ChannelStatus;
@@ -33,15 +33,15 @@ export async function collectState(sources: {
   startedAt: number;
 }) {
   const { app, channels, skills, startedAt } = sources;
-  const { dashboard, jobs, pairing, approvals } = app.store;
+  const { dashboard, pairing, approvals } = app.store;
   const database = await dashboard.ping();
   // A database that does not answer leaves the page with what the process knows by itself.
-  const [inboxPending, outboxPending, conversations, allJobs, requests] = database
+  const [inboxPending, outboxPending, conversations, jobs, requests] = database
     ? await Promise.all([
         dashboard.inboxPending(),
         dashboard.outboxPending(),
         dashboard.conversations(),
-        jobs.listAll(),
+        collectJobs(app.store),
         pairing.pending(),
       ])
     : [0, 0, [], [], []];
@@ -60,16 +60,8 @@ export async function collectState(sources: {
     inboxPending,
     outboxPending,
     conversations,
-    reminders: allJobs.map((job) => ({
-      id: job.id,
-      name: job.name,
-      message: job.message,
-      schedule: describeSchedule(job.schedule, job.tz),
-      sessionKey: job.origin.sessionKey,
-      nextRunAt: job.nextRunAt,
-      tz: job.tz,
-      paused: job.pausedAt !== undefined,
-    })),
+    /** Every job with its next runs and newest runs (the Jobs section). */
+    jobs,
     pairing: requests,
     skills: skills(),
     /** With config `approvals` on: calls waiting for a decision, and each chat's "always allowed" list. */

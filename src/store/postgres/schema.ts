@@ -294,6 +294,40 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
         summaries_through = coalesce((SELECT max(id) FROM memory_entries e WHERE e.conversation_id = conversations.id), 0);
     `,
   },
+  {
+    // The runs of jobs, each run's usage rows, and the jobs' stop rules and run asks, as SQLite's 023-job-runs.
+    id: "014-job-runs",
+    sql: `CREATE TABLE job_runs (
+            id text PRIMARY KEY,
+            job_id text NOT NULL,
+            session_key text NOT NULL,
+            trigger text NOT NULL,
+            scheduled_at bigint NOT NULL,
+            fired_at bigint NOT NULL,
+            finished_at bigint,
+            outcome text NOT NULL,
+            prompt_tokens bigint NOT NULL DEFAULT 0,
+            completion_tokens bigint NOT NULL DEFAULT 0,
+            cost double precision,
+            tool_calls integer NOT NULL DEFAULT 0,
+            delivered text,
+            reason text
+          );
+          CREATE INDEX job_runs_by_job ON job_runs (job_id, fired_at);
+          CREATE INDEX job_runs_by_time ON job_runs (fired_at);
+          ALTER TABLE model_usage ADD COLUMN run_id text;
+          CREATE INDEX model_usage_by_run ON model_usage (run_id) WHERE run_id IS NOT NULL;
+          ALTER TABLE cron_jobs ADD COLUMN paused_reason text;
+          ALTER TABLE cron_jobs ADD COLUMN run_requested_at bigint;
+          ALTER TABLE cron_jobs ADD COLUMN run_count integer NOT NULL DEFAULT 0;
+          ALTER TABLE cron_jobs ADD COLUMN failures integer NOT NULL DEFAULT 0;
+          ALTER TABLE cron_jobs ADD COLUMN max_runs integer;
+          ALTER TABLE cron_jobs ADD COLUMN ends_at bigint;
+          ALTER TABLE cron_jobs ADD COLUMN run_tokens bigint;
+          ALTER TABLE cron_jobs ADD COLUMN run_cost double precision;
+          ALTER TABLE cron_jobs ADD COLUMN day_tokens bigint;
+          ALTER TABLE cron_jobs ADD COLUMN day_cost double precision;`,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

@@ -444,4 +444,39 @@ export const migrations: Migration[] = [
         summaries_through = coalesce((SELECT max(id) FROM memory_entries e WHERE e.conversation_id = conversations.id), 0);
     `,
   },
+  {
+    // Issue 42: the runs of jobs (kept for config retention.jobRunDays), the usage rows of each run, and per job its
+    // stop rules, why it is paused, a run asked for (Run now: the scheduler's holder fires it) and its failures in a row.
+    id: "023-job-runs",
+    sql: `CREATE TABLE job_runs (
+            id TEXT PRIMARY KEY,
+            job_id TEXT NOT NULL,
+            session_key TEXT NOT NULL,
+            trigger TEXT NOT NULL,
+            scheduled_at INTEGER NOT NULL,
+            fired_at INTEGER NOT NULL,
+            finished_at INTEGER,
+            outcome TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL,
+            tool_calls INTEGER NOT NULL DEFAULT 0,
+            delivered TEXT,
+            reason TEXT
+          );
+          CREATE INDEX job_runs_by_job ON job_runs (job_id, fired_at);
+          CREATE INDEX job_runs_by_time ON job_runs (fired_at);
+          ALTER TABLE model_usage ADD COLUMN run_id TEXT;
+          CREATE INDEX model_usage_by_run ON model_usage (run_id) WHERE run_id IS NOT NULL;
+          ALTER TABLE cron_jobs ADD COLUMN paused_reason TEXT;
+          ALTER TABLE cron_jobs ADD COLUMN run_requested_at INTEGER;
+          ALTER TABLE cron_jobs ADD COLUMN run_count INTEGER NOT NULL DEFAULT 0;
+          ALTER TABLE cron_jobs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+          ALTER TABLE cron_jobs ADD COLUMN max_runs INTEGER;
+          ALTER TABLE cron_jobs ADD COLUMN ends_at INTEGER;
+          ALTER TABLE cron_jobs ADD COLUMN run_tokens INTEGER;
+          ALTER TABLE cron_jobs ADD COLUMN run_cost REAL;
+          ALTER TABLE cron_jobs ADD COLUMN day_tokens INTEGER;
+          ALTER TABLE cron_jobs ADD COLUMN day_cost REAL;`,
+  },
 ];

@@ -1,0 +1,110 @@
+import { isValidTimeZone } from "../config/config.js";
+import type { CronJob, JobEdit, Store } from "../store/store.js";
+import { formatInZone, formatSeconds, nextRun, type Schedule, ScheduleError, shortestInterval } from "./schedule.js";
+import { parseScheduleText, scheduleText } from "./schedule-text.js";
+
+export interface JobActionDeps {
+  jobs: Store["jobs"];
+  /** Config cron.minEverySeconds: an edit may not make a job fire more often. */
+  minEverySeconds: number;
+  /** Re-arms this process's scheduler (when it runs here); the one of another process reads the change itself. */
+  wake?: () => void;
+  now?: () => number;
+}
+
+/** What an action did, in a sentence for the person who asked; `status` says why it did not (for the page). */
+export type ActionResult = { ok: true; text: string } | { ok: false; status: 400 | 404 | 409; text: string };
+
+/** The changes the page, the chat's buttons and the CLI make to a job. Every one is a write to the store, so the
+ * scheduler of whichever process holds it obeys (a run asked for is fired by it, once). */
+export type JobActions = ReturnType<typeof jobActions>;
+
+export function jobActions(deps: JobActionDeps) {
+  const { jobs } = deps;
+  const now = () => deps.now?.() ?? Date.now();
+  const missing = (id: string): ActionResult => ({ ok: false, status: 404, text: `No job ${id}.` });
+  const done = (text: string): ActionResult => {
+    deps.wake?.();
+    return { ok: true, text };
+  };
+
+  return {
+    async pause(id: string): Promise<ActionResult> {
+      const job = await jobs.get(id);
+      if (!job) return missing(id);
+      if (!(await jobs.pause(id, now(), "user")))
+        return { ok: false, status: 409, text: `${label(job)} is paused already.` };
+      return done(`Paused ${label(job)}. It does not run until it is resumed.`);
+    },
+
+    async resume(id: string): Promise<ActionResult> {
+      const job = await jobs.get(id);
+      if (!job) return missing(id);
+      const at = resumeAt(job.schedule, now());
+      if (!(await jobs.resume(id, at))) return { ok: false, status: 409, text: `${label(job)} is not paused.` };
+      return done(`Resumed ${label(job)}. Next run: ${formatInZone(at, job.tz)}.`);
+    },
+
+    async run(id: string): Promise<ActionResult> {
+      const job = await jobs.get(id);
+      if (!job || !(await jobs.requestRun(id, now()))) return missing(id);
+      return done(`${label(job)} runs now; what it delivers goes to ${job.origin.sessionKey}.`);
+    },
+
+    async remove(id: string): Promise<ActionResult> {
+      const job = await jobs.get(id);
+      if (!job || !(await jobs.remove(id))) return missing(id);
+      return done(`Deleted ${label(job)}.`);
+    },
+
+    /** New text, schedule (as parseScheduleText reads it) and zone; an unchanged schedule keeps its place. */
+    async edit(id: string, input: { message: string; schedule: string; tz: string }): Promise<ActionResult> {
+      const job = await jobs.get(id);
+      if (!job) return missing(id);
+      const current = now();
+      const checked = checkEdit(job, input, current, deps.minEverySeconds);
+      if (typeof checked === "string") return { ok: false, status: 400, text: checked };
+      if (!(await jobs.edit(id, checked))) return missing(id);
+      return done(`Saved ${label(job)}. Next run: ${formatInZone(checked.nextRunAt, checked.tz)}.`);
+    },
+  };
+}
+
+/** A job as a person names it: its name, or its id. */
+export function label(job: Pick<CronJob, "id" | "name">): string {
+  return job.name ? `job "${job.name}" (${job.id})` : `job ${job.id}`;
+}
+
+/** A resumed job's next run: its next slot from now; a one-time job whose time passed while paused runs now. Pure. */
+export function resumeAt(schedule: Schedule, now: number): number {
+  return nextRun(schedule, new Date(now))?.getTime() ?? now;
+}
+
+/** The edit as the store takes it, or the sentence saying what is wrong with it. Pure. */
+export function checkEdit(
+  job: CronJob,
+  input: { message: string; schedule: string; tz: string },
+  now: number,
+  minEverySeconds: number,
+): JobEdit | string {
+  const message = input.message.trim();
+  if (!message || message.length > 4000) return "The text must have 1 to 4000 characters.";
+  const tz = input.tz.trim();
+  if (!isValidTimeZone(tz)) return `"${input.tz}" is not an IANA time zone such as Europe/Berlin.`;
+  let schedule: Schedule;
+  try {
+    // Unchanged (same words, same zone): the job keeps its schedule, and a period its anchor.
+    const same = input.schedule.trim() === scheduleText(job.schedule, job.tz) && tz === job.tz;
+    schedule = same ? job.schedule : parseScheduleText(input.schedule, tz, now);
+  } catch (err) {
+    if (err instanceof ScheduleError) return `The schedule: ${err.message}`;
+    throw err;
+  }
+  const interval = shortestInterval(schedule, new Date(now));
+  if (interval !== null && interval < minEverySeconds * 1000) {
+    return `It would run every ${formatSeconds(interval / 1000)}; the shortest period allowed is ${formatSeconds(minEverySeconds)} (config cron.minEverySeconds).`;
+  }
+  const next = nextRun(schedule, new Date(now));
+  if (!next) return `The schedule never runs after now (${formatInZone(now, tz)}).`;
+  return { message, schedule, tz, nextRunAt: next.getTime() };
+}

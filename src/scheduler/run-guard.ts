@@ -1,0 +1,48 @@
+import type { Model } from "../llm/model.js";
+import type { Store } from "../store/store.js";
+import { UsageLimitError } from "../usage/meter.js";
+import { periodsAt } from "../usage/periods.js";
+import { dayCapReached, effectiveLimits, type JobDefaults, runCapReached } from "./stop-rules.js";
+
+export interface RunGuardDeps {
+  store: Pick<Store, "jobs" | "jobRuns">;
+  defaults: JobDefaults;
+  now?: () => number;
+}
+
+/** The job a run id (`cron:ID:…`) belongs to. */
+export const jobOfRun = (runId: string): string | undefined => /^cron:([^:]+):/.exec(runId)?.[1];
+
+/**
+ * The model as one scheduled run may use it: before each call, the job's cap per run and per day (its own or the
+ * config's) is checked against what the run's calls and the day's have used; a cap reached stops the run with a
+ * notice (a runaway job loops on tool calls, and each round is a call). Other runs get the model as it is.
+ */
+export function guardedForRun(model: Model, run: { runId?: string }, deps: RunGuardDeps): Model {
+  const { runId } = run;
+  const jobId = runId && jobOfRun(runId);
+  if (!runId || !jobId) return model;
+  return {
+    complete: async (request) => {
+      const job = await deps.store.jobs.get(jobId);
+      if (job) {
+        const limits = effectiveLimits(job, deps.defaults);
+        const now = deps.now?.() ?? Date.now();
+        const perRun =
+          limits.runTokens !== undefined || limits.runCost !== undefined
+            ? runCapReached(limits, await deps.store.jobRuns.ofRun(runId))
+            : undefined;
+        const perDay =
+          perRun === undefined && (limits.dayTokens !== undefined || limits.dayCost !== undefined)
+            ? dayCapReached(limits, await deps.store.jobRuns.ofJob(jobId, periodsAt(now, job.tz).dayStart))
+            : undefined;
+        const reason = perRun ?? perDay;
+        if (reason) {
+          const label = job.name ? `"${job.name}"` : job.id;
+          throw new UsageLimitError(reason, `The job ${label} stopped: ${reason}. It was: ${job.message}`);
+        }
+      }
+      return model.complete(request);
+    },
+  };
+}

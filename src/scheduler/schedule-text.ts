@@ -1,0 +1,81 @@
+import cronstrue from "cronstrue";
+import {
+  compileCron,
+  formatInZone,
+  formatSeconds,
+  nextRun,
+  parseIsoInZone,
+  type Schedule,
+  ScheduleError,
+  zoneOffsets,
+} from "./schedule.js";
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+const AMOUNT = /(\d+)\s*(s|sec|seconds?|min|minutes?|m|h|hours?|d|days?)\b/gi;
+
+/**
+ * A schedule as a person types it on the page or edits it: `every 90 min` (or `every 1 h 30 min`, `every 600 s`), an
+ * ISO 8601 date-time for one run (wall time in `tz` without an offset), or a cron expression read in `tz`. `now`
+ * anchors a new period. Throws ScheduleError with a sentence on anything else. Pure.
+ */
+export function parseScheduleText(text: string, tz: string, now: number): Schedule {
+  const input = text.trim();
+  const every = /^every\s+(.+)$/i.exec(input);
+  if (every) {
+    const rest = every[1].trim();
+    const seconds = [...rest.matchAll(AMOUNT)].reduce((sum, [, n, unit]) => sum + Number(n) * unitSeconds(unit), 0);
+    if (seconds <= 0 || rest.replace(AMOUNT, "").trim() !== "") {
+      throw new ScheduleError(`"${input}" is not a period such as "every 30 min", "every 2 h" or "every 600 s".`);
+    }
+    return { kind: "every", everySeconds: seconds, anchor: now };
+  }
+  if (/^\d{4}-\d{2}-\d{2}/.test(input)) return { kind: "at", at: parseIsoInZone(input, tz) };
+  if (!input)
+    throw new ScheduleError("the schedule is empty: give a time, a period (every 30 min) or a cron expression.");
+  compileCron(input, tz);
+  return { kind: "cron", expr: input, tz };
+}
+
+/** The pattern admits only the units' spellings, whose first letters differ. */
+function unitSeconds(unit: string): number {
+  return UNIT_SECONDS[unit[0].toLowerCase()];
+}
+
+/** The schedule written as parseScheduleText reads it back (the edit form's starting text). Pure. */
+export function scheduleText(schedule: Schedule, tz: string): string {
+  switch (schedule.kind) {
+    case "at":
+      return new Date(schedule.at + zoneOffsets(tz)(schedule.at)).toISOString().slice(0, 16);
+    case "every":
+      return `every ${formatSeconds(schedule.everySeconds)}`;
+    case "cron":
+      return schedule.expr;
+  }
+}
+
+/** How often a job runs, in words ("At 08:30, Monday through Friday", "every 2 h"). Pure. */
+export function scheduleInWords(schedule: Schedule, tz: string): string {
+  switch (schedule.kind) {
+    case "at":
+      return `once, ${formatInZone(schedule.at, tz)}`;
+    case "every":
+      return `every ${formatSeconds(schedule.everySeconds)}`;
+    case "cron":
+      try {
+        return `${cronstrue.toString(schedule.expr, { use24HourTimeFormat: true })} (${schedule.tz})`;
+      } catch {
+        return `cron "${schedule.expr}" (${schedule.tz})`;
+      }
+  }
+}
+
+/** The next `count` runs from `first` on (the job's next run), for the page. Pure. */
+export function upcomingRuns(schedule: Schedule, first: number, count: number): number[] {
+  const runs = [first];
+  while (runs.length < count) {
+    const next = nextRun(schedule, new Date(runs[runs.length - 1]));
+    if (!next) break;
+    runs.push(next.getTime());
+  }
+  return runs;
+}

@@ -1,0 +1,88 @@
+import { scheduleInWords, scheduleText, upcomingRuns } from "../scheduler/schedule-text.js";
+import type { JobRun, Store } from "../store/store.js";
+import { clip, esc, formatSpan, type TimeFormat } from "./html.js";
+
+/** Runs of each job the page shows. */
+const RUNS_SHOWN = 20;
+const NEXT_SHOWN = 3;
+
+/** Every job with its next runs and its newest runs, for the page's Jobs section. */
+export async function collectJobs(store: Pick<Store, "jobs" | "jobRuns">) {
+  const jobs = await store.jobs.listAll();
+  const runs = await store.jobRuns.recent(
+    jobs.map((job) => job.id),
+    RUNS_SHOWN,
+  );
+  return jobs.map((job) => ({
+    id: job.id,
+    name: job.name,
+    message: job.message,
+    words: scheduleInWords(job.schedule, job.tz),
+    scheduleText: scheduleText(job.schedule, job.tz),
+    tz: job.tz,
+    sessionKey: job.origin.sessionKey,
+    owner: job.owner ? `${job.owner.channel} ${job.owner.userId}` : "nobody (made before owners were kept)",
+    nextRuns: job.pausedAt === undefined ? upcomingRuns(job.schedule, job.nextRunAt, NEXT_SHOWN) : [],
+    paused: job.pausedAt === undefined ? undefined : (job.pausedReason ?? "owner"),
+    runRequested: job.runRequestedAt !== undefined,
+    runs: runs.get(job.id) ?? [],
+  }));
+}
+
+type JobView = Awaited<ReturnType<typeof collectJobs>>[number];
+
+const PAUSED: Record<string, string> = {
+  user: "paused",
+  owner: "paused: its owner lost access",
+  failures: "paused: it failed too often in a row",
+};
+
+function button(label: string, action: string, id: string, danger = false): string {
+  return `<button type="button"${danger ? ' class="danger"' : ""} data-action="${action}" data-id="${esc(id)}">${label}</button>`;
+}
+
+/** The Jobs section: one row per job (its text first), its history and its actions. */
+export function renderJobs(jobs: JobView[], now: number, formatTime: TimeFormat): string {
+  if (jobs.length === 0) return '<p class="empty">No jobs. Ask pincer to remind you of something to make one.</p>';
+  return `<ul class="rows jobs">${jobs.map((job) => jobRow(job, now, formatTime)).join("")}</ul>`;
+}
+
+function jobRow(job: JobView, now: number, formatTime: TimeFormat): string {
+  const time = (at: number) => esc(formatTime(at, job.tz));
+  const state = job.paused
+    ? `<span class="pill warn">${esc(PAUSED[job.paused] ?? "paused")}</span>`
+    : `next <span class="next">${job.nextRuns.map(time).join(", ")}</span> <small>(${esc(job.tz)})</small>`;
+  const last = job.runs[0];
+  return `<li class="job" data-job="${esc(job.id)}"><div>
+<b class="text">${esc(clip(job.message, 300))}</b>
+<small>${job.name ? `“${esc(job.name)}” · ` : ""}${esc(job.words)} · owner ${esc(job.owner)} · chat ${esc(job.sessionKey)}</small>
+<small>${state}${job.runRequested ? " · a run is asked for" : ""}${last ? ` · last run ${outcome(last)} ${formatSpan(now - last.firedAt)} ago` : " · no runs yet"}</small>
+${history(job, time)}
+<form class="job-edit" data-id="${esc(job.id)}" hidden>
+<label>Text <textarea name="message" rows="2" maxlength="4000" required>${esc(job.message)}</textarea></label>
+<label>Schedule <input name="schedule" value="${esc(job.scheduleText)}" required></label>
+<label>Zone <input name="tz" value="${esc(job.tz)}" required></label>
+<span class="buttons"><button type="submit">Save</button><button type="button" data-action="edit-job" data-id="${esc(job.id)}">Cancel</button></span>
+<small class="error" role="alert"></small>
+</form></div>
+<span class="buttons">${button("Run now", "run-job", job.id)}${job.paused ? button("Resume", "resume-job", job.id) : button("Pause", "pause-job", job.id)}${button("Edit", "edit-job", job.id)}${button("Delete", "delete-job", job.id, true)}</span></li>`;
+}
+
+function outcome(run: JobRun): string {
+  const tone = run.outcome === "ok" ? "good" : run.outcome === "running" ? "warn" : "bad";
+  return `<span class="pill ${tone}">${esc(run.outcome)}</span>`;
+}
+
+function history(job: JobView, time: (at: number) => string): string {
+  if (job.runs.length === 0) return "";
+  const rows = job.runs.map(
+    (
+      run,
+    ) => `<tr class="run"><td>${time(run.firedAt)}${run.trigger === "manual" ? " <small>(run now)</small>" : ""}</td>
+<td>${run.finishedAt === undefined ? "…" : `${((run.finishedAt - run.firedAt) / 1000).toFixed(1)} s`}</td><td>${outcome(run)}</td>
+<td>${run.promptTokens + run.completionTokens}</td><td>${run.cost === undefined ? "no price" : `$${run.cost.toFixed(4)}`}</td>
+<td>${run.toolCalls}</td><td>${esc(clip(run.delivered ?? run.reason ?? "", 200))}</td></tr>`,
+  );
+  return `<details class="runs"><summary>History (${job.runs.length} run${job.runs.length === 1 ? "" : "s"})</summary>
+<table class="usage"><tr><th>When</th><th>Took</th><th>Outcome</th><th>Tokens</th><th>Cost</th><th>Tool calls</th><th>Delivered, or why not</th></tr>${rows.join("")}</table></details>`;
+}
