@@ -81,7 +81,7 @@ describe.runIf(available)("control page in Chromium", () => {
     const conversations = page.locator("#conversations");
     await expect.poll(() => conversations.textContent()).toContain("telegram:42");
     expect(await conversations.textContent()).toContain("Done: I will remind you to water the plants.");
-    const reminders = page.locator("#reminders");
+    const reminders = page.locator("#jobs");
     expect(await reminders.textContent()).toContain("plants");
     expect(await page.locator("#status").textContent()).toMatch(/telegram\s*connected/);
     await expect.poll(() => page.locator("#live").textContent()).toBe("live");
@@ -102,9 +102,10 @@ describe.runIf(available)("control page in Chromium", () => {
     expect(await page.evaluate("window.pwned")).toBeUndefined();
     expect(await page.locator("#chat-log img, #chat-log script").count()).toBe(0);
 
-    // Remove the reminder with its button: gone from the page and from the database.
-    await reminders.getByRole("button", { name: "Remove" }).click();
-    await expect.poll(() => reminders.textContent()).toContain("No reminders.");
+    // Delete the reminder with its button (the browser asks once more): gone from the page and from the database.
+    page.once("dialog", (dialog) => void dialog.accept());
+    await reminders.getByRole("button", { name: "Delete" }).click();
+    await expect.poll(() => reminders.textContent()).toContain("No jobs.");
     expect(await tg.app.store.jobs.listAll()).toEqual([]);
 
     // A conversation's history shows the tool call as the audit recorded it.
