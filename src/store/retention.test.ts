@@ -42,7 +42,10 @@ describe("retention", () => {
     db.prepare("UPDATE outbox SET finished_at = ? WHERE id = ?").run(now - 31 * DAY, old);
     const runs = openSqliteStore(db).jobRuns;
     const run = { jobId: "j1", sessionKey: "s", trigger: "schedule", outcome: "ok", promptTokens: 1 } as const;
-    for (const [id, age] of [["old-run", 61], ["young-run", 59]] as const) {
+    for (const [id, age] of [
+      ["old-run", 61],
+      ["young-run", 59],
+    ] as const) {
       const firedAt = now - age * DAY;
       await runs.record({ ...run, id, scheduledAt: firedAt, firedAt, completionTokens: 1, toolCalls: 0 });
     }

@@ -149,7 +149,8 @@ export function describeStateConformance(fresh: Fresh): void {
     const a = await store.jobs.add(job({ name: "a" }));
     const b = await store.jobs.add(job({ nextRunAt: 1_030_000, origin: { ...job().origin, channel: "discord" } }));
     expect(a.id).toMatch(/^[0-9a-f]{8}$/);
-    expect(await store.jobs.get(a.id)).toEqual({ ...job({ name: "a" }), id: a.id });
+    const counters = { runCount: 0, failures: 0, limits: {} };
+    expect(await store.jobs.get(a.id)).toEqual({ ...job({ name: "a" }), id: a.id, ...counters });
     expect(await store.jobs.countBySession("telegram:1")).toBe(2);
     expect((await store.jobs.listAll()).map((j) => j.id)).toEqual([b.id, a.id]);
     expect((await store.jobs.due(1_060_000)).map((j) => j.id)).toEqual([b.id, a.id]);
@@ -339,8 +340,11 @@ export function describeStateConformance(fresh: Fresh): void {
     const dead = await store.journal.recordOutbound({ channel: "telegram", chatId: "1", text: "x", kind: "reply" });
     await store.journal.deadLetterOutbound(dead, "refused");
     await store.journal.recordOutbound({ channel: "telegram", chatId: "2", text: "pending", kind: "reply" });
-    const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, usageDays: 90 };
-    const none = { auditRows: 0, conversations: 0, messages: 0, deadLetters: 0, usageRows: 0 };
+    const jobRun = { id: "cron:j:1", jobId: "j", sessionKey: "open", trigger: "schedule", outcome: "ok" } as const;
+    const counts = { promptTokens: 1, completionTokens: 1, toolCalls: 0 };
+    await store.jobRuns.record({ ...jobRun, ...counts, scheduledAt: Date.now(), firedAt: Date.now() });
+    const ages = { auditDays: 30, archivedConversationDays: 90, deadLetterDays: 30, usageDays: 90, jobRunDays: 60 };
+    const none = { auditRows: 0, conversations: 0, messages: 0, deadLetters: 0, usageRows: 0, jobRuns: 0 };
     expect(await store.retention.prune(ages)).toEqual(none);
     const later = Date.now() + 100 * DAY;
     expect(await store.retention.prune(ages, later)).toEqual({
@@ -349,6 +353,7 @@ export function describeStateConformance(fresh: Fresh): void {
       messages: 1,
       deadLetters: 1,
       usageRows: 1,
+      jobRuns: 1,
     });
     expect(await store.status.summary()).toMatchObject({
       messages: 1,

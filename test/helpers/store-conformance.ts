@@ -3,6 +3,7 @@ import type { InboundMessage, OutboundMessage, PersonMessage } from "../../src/b
 import { FencedOutError } from "../../src/store/cluster.js";
 import type { StoreOptions } from "../../src/store/store.js";
 import { estimateTokens, type Store, type StoredMessage } from "../../src/store/store.js";
+import { describeJobsConformance } from "./store-conformance-jobs.js";
 import { describeStateConformance } from "./store-conformance-state.js";
 import { describeUsageConformance } from "./store-conformance-usage.js";
 
@@ -318,5 +319,6 @@ export function describeStoreConformance(engine: string, newDatabase: NewDatabas
 
     describeStateConformance(fresh);
     describeUsageConformance(fresh);
+    describeJobsConformance(fresh);
   });
 }

@@ -1,0 +1,144 @@
+import { expect, it } from "vitest";
+import type { InboundMessage } from "../../src/bus/types.js";
+import type { NewJob, Store } from "../../src/store/store.js";
+import type { OpenStore } from "./store-conformance.js";
+
+type Fresh = () => Promise<{ store: Store; open: OpenStore }>;
+
+const job = (overrides: Partial<NewJob> = {}): NewJob => ({
+  message: "stretch",
+  schedule: { kind: "every", everySeconds: 60, anchor: 1_000_000 },
+  tz: "UTC",
+  origin: { channel: "telegram", chatId: "1", sessionKey: "telegram:1", isGroup: false },
+  owner: { channel: "telegram", userId: "42" },
+  createdAt: 1_000_000,
+  nextRunAt: 1_060_000,
+  ...overrides,
+});
+
+const run = (id: string): InboundMessage => ({
+  id,
+  channel: "system",
+  chatId: "1",
+  senderId: "cron",
+  senderName: "cron",
+  text: "due",
+  media: [],
+  isGroup: false,
+  mentionsBot: true,
+  receivedAt: 1,
+  sessionKey: "telegram:1",
+  meta: { kind: "cron", runId: id },
+});
+
+const call = { kind: "reminder", model: "m", cachedTokens: 0, estimated: false, sessionKey: "telegram:1" };
+
+/** Jobs' runs, pauses, edits and runs asked for: what the page, /jobs and the CLI rely on, the same on both engines. */
+export function describeJobsConformance(fresh: Fresh): void {
+  it("pauses, resumes and edits a job; a paused job is not due and its slot is not taken", async () => {
+    const { store } = await fresh();
+    const { id } = await store.jobs.add(job({ limits: { maxRuns: 3, runCost: 0.5 } }));
+    expect((await store.jobs.get(id))?.limits).toEqual({ maxRuns: 3, runCost: 0.5 });
+    expect(await store.jobs.pause(id, 1_050_000, "user")).toBe(true);
+    expect(await store.jobs.pause(id, 1_050_001, "user")).toBe(false);
+    expect(await store.jobs.get(id)).toMatchObject({ pausedAt: 1_050_000, pausedReason: "user" });
+    expect(await store.jobs.due(2_000_000)).toEqual([]);
+    expect(await store.jobs.earliestNextRun()).toBeUndefined();
+    const slot = { jobId: id, scheduledAt: 1_060_000, nextRunAt: 1_120_000, run: run("cron:x:1"), ranAt: 1_060_000 };
+    expect(await store.jobs.takeSlot(slot)).toEqual({ taken: false, accepted: false });
+    // A resume after a revoke wakes only jobs the revoke paused: this one someone paused on purpose.
+    expect(await store.jobs.resume(id, 1_180_000)).toBe(true);
+    expect(await store.jobs.resume(id, 1_180_000)).toBe(false);
+    expect(await store.jobs.get(id)).toMatchObject({ nextRunAt: 1_180_000, failures: 0 });
+    expect((await store.jobs.get(id))?.pausedAt).toBeUndefined();
+
+    const edited = {
+      message: "drink water",
+      schedule: { kind: "cron", expr: "0 9 * * *", tz: "Europe/Berlin" },
+    } as const;
+    expect(await store.jobs.edit(id, { ...edited, tz: "Europe/Berlin", nextRunAt: 5_000_000 })).toBe(true);
+    expect(await store.jobs.get(id)).toMatchObject({ ...edited, tz: "Europe/Berlin", nextRunAt: 5_000_000 });
+    // Stop rules are kept unless the edit gives them.
+    expect((await store.jobs.get(id))?.limits).toEqual({ maxRuns: 3, runCost: 0.5 });
+    expect(await store.jobs.edit("nope", { ...edited, tz: "UTC", nextRunAt: 1 })).toBe(false);
+  });
+
+  it("fires a run asked for once, paused or not, with its row; repeated asks before it fires are one run", async () => {
+    const { store, open } = await fresh();
+    const other = await open();
+    const { id } = await store.jobs.add(job());
+    await store.jobs.pause(id, 1, "user");
+    expect(await store.jobs.requestRun(id, 2_000)).toBe(true);
+    expect(await other.jobs.requestRun(id, 3_000)).toBe(true);
+    expect(await store.jobs.requestRun("nope", 3_000)).toBe(false);
+    const [due] = await other.jobs.due(0);
+    expect(due).toMatchObject({ id, runRequestedAt: 2_000 });
+    expect(await store.jobs.earliestNextRun()).toBe(2_000);
+    const asked = run(`cron:${id}:now:2000`);
+    // The same ask taken twice at once (one connection: SQLite's in one thread would wait on each other): one run.
+    const takes = await Promise.all([
+      store.jobs.takeRunRequest(id, 2_000, asked, 2_500),
+      store.jobs.takeRunRequest(id, 2_000, asked, 2_500),
+    ]);
+    expect(takes.filter(Boolean)).toHaveLength(1);
+    expect(await store.jobs.get(id)).toMatchObject({ runCount: 1, lastDeliveryId: asked.id });
+    expect((await store.jobs.get(id))?.runRequestedAt).toBeUndefined();
+    expect(await store.jobs.due(0)).toEqual([]);
+    const runs = (await store.jobRuns.recent([id])).get(id);
+    expect(runs).toMatchObject([{ id: asked.id, trigger: "manual", firedAt: 2_500, outcome: "running" }]);
+  });
+
+  it("finishes a run with its usage; failures in a row pause the job once, a good run clears them", async () => {
+    const { store } = await fresh();
+    const { id } = await store.jobs.add(job());
+    const fire = async (at: number) => {
+      const msg = run(`cron:${id}:${at}`);
+      const slot = { jobId: id, scheduledAt: at, nextRunAt: at + 60_000, run: msg, ranAt: at };
+      expect(await store.jobs.takeSlot(slot)).toEqual({ taken: true, accepted: true });
+      return msg.id;
+    };
+    const failed = (at: number) => ({ outcome: "failed", toolCalls: 2, reason: "model said no", at }) as const;
+
+    const first = await fire(1_060_000);
+    await store.usage.record({ ...call, promptTokens: 30, completionTokens: 5, cost: 0.25, at: 1, runId: first });
+    await store.usage.record({ ...call, promptTokens: 20, completionTokens: 5, cost: 0.25, at: 2, runId: first });
+    await store.usage.record({ ...call, promptTokens: 999, completionTokens: 0, at: 3 });
+    expect(await store.jobRuns.ofRun(first)).toEqual({ tokens: 60, cost: 0.5 });
+    expect(await store.jobRuns.ofJob(id, 2)).toEqual({ tokens: 25, cost: 0.25 });
+    expect(await store.jobRuns.finish(first, failed(1_061_000), 2)).toEqual({
+      recorded: true,
+      jobId: id,
+      pausedNow: false,
+    });
+    // A second end of the same run (a replay) changes nothing.
+    expect((await store.jobRuns.finish(first, failed(1_062_000), 2)).recorded).toBe(false);
+    const [recorded] = (await store.jobRuns.recent([id])).get(id) ?? [];
+    expect(recorded).toMatchObject({
+      outcome: "failed",
+      promptTokens: 50,
+      completionTokens: 10,
+      cost: 0.5,
+      toolCalls: 2,
+      reason: "model said no",
+      finishedAt: 1_061_000,
+    });
+
+    const ok = await fire(1_120_000);
+    await store.jobRuns.finish(ok, { outcome: "ok", toolCalls: 0, delivered: "done", at: 1_121_000 }, 2);
+    expect((await store.jobs.get(id))?.failures).toBe(0);
+    expect((await store.jobRuns.finish(await fire(1_180_000), failed(1), 2)).pausedNow).toBe(false);
+    const third = await fire(1_240_000);
+    expect(await store.jobRuns.finish(third, failed(1_241_000), 2)).toEqual({
+      recorded: true,
+      jobId: id,
+      pausedNow: true,
+    });
+    expect(await store.jobs.get(id)).toMatchObject({ failures: 2, pausedReason: "failures", pausedAt: 1_241_000 });
+    const costs = ((await store.jobRuns.recent([id], 2)).get(id) ?? []).map((r) => [r.outcome, r.cost]);
+    expect(costs).toEqual([
+      ["failed", undefined],
+      ["failed", undefined],
+    ]);
+    expect((await store.jobRuns.recent([])).size).toBe(0);
+  });
+}
