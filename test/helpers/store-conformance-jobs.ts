@@ -28,7 +28,7 @@ const run = (id: string): InboundMessage => ({
   mentionsBot: true,
   receivedAt: 1,
   sessionKey: "telegram:1",
-  meta: { kind: "cron", runId: id },
+  run: { kind: "cron", jobId: "j", scheduledAt: 1 },
 });
 
 const call = { kind: "reminder", model: "m", cachedTokens: 0, estimated: false, sessionKey: "telegram:1" };
