@@ -135,7 +135,7 @@ export async function createApp(config: Config, options: AppOptions) {
   const guard = { store, defaults: config.cron };
   const turnUsage: Pick<UsageMeter, "wrap" | "report"> = {
     wrap: (model, run) => usage.wrap(guardedForRun(model, run, guard), run),
-    report: (sessionKey) => usage.report(sessionKey),
+    report: (...args) => usage.report(...args),
   };
   const helpers = new HelperManager({
     bus,
