@@ -66,6 +66,7 @@ export async function createApp(config: Config, options: AppOptions) {
   const store = await openStore(storeLocation(config), {
     countTokens: (m) => tokens.rawMessage(toChatMessage(m)),
     onError: (err) => log.warn({ err: err.message }, "lost a connection to the database; it is opened again"),
+    queryTimeoutMs: config.cluster.queryTimeoutSeconds * 1000,
   });
   const { journal } = store;
   // Clustered mode (PINCER_DATABASE_URL, on the PostgreSQL engine): its code is loaded only then.

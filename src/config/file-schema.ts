@@ -174,6 +174,8 @@ export const fileSchema = {
     cluster: section({
       // How long a role or a conversation stays with a process that stopped renewing it.
       leaseSeconds: { type: "number", minimum: 2, maximum: 300, default: 10 },
+      // A query of the store with no answer after this long fails instead of hanging (a silent partition).
+      queryTimeoutSeconds: { type: "number", minimum: 1, maximum: 3600, default: 30 },
     }),
     retention: section({
       auditDays: { type: "number", minimum: 0.001, default: 30 },

@@ -74,6 +74,8 @@ export interface StoreOptions {
   brief?: boolean;
   /** A lost connection to a database server: told, never thrown (PostgreSQL). */
   onError?: (err: Error) => void;
+  /** PostgreSQL: a query with no answer after this long fails (a silent partition, a stuck server); default 30 s. */
+  queryTimeoutMs?: number;
 }
 
 /** A turn's writes made under a fence: each commits only while the fence is current in the database. */

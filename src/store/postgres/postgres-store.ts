@@ -6,6 +6,8 @@ import { createPool, listen, pgSql } from "./db.js";
 import { PostgresMemory } from "./memory.js";
 import { migrate } from "./schema.js";
 
+const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
 /** The store's groups on `pool`, every write fenced under `fence` when given (see pgSql). */
 function groupsOn(pool: pg.Pool, options: StoreOptions, fence?: Fence) {
   const sql = pgSql(pool, fence);
@@ -14,13 +16,22 @@ function groupsOn(pool: pg.Pool, options: StoreOptions, fence?: Fence) {
 
 /** The clustered engine: every process of the cluster on one PostgreSQL database (PINCER_DATABASE_URL). */
 export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<Store> {
-  const pool = createPool(url, options.onError);
+  // Migrations on a connection of their own, with no time limit: rebuilding an index of a big table takes what it takes.
+  const migrating = createPool(url, options.onError, { max: 1 });
   try {
-    await migrate(pool);
-  } catch (err) {
-    await pool.end();
-    throw err;
+    await migrate(migrating);
+  } finally {
+    await migrating.end();
   }
+  const timeout = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  // The server ends a slow statement itself (the connection stays usable); the client gives up a moment later on one
+  // that never answered (a silent partition): that query fails and its connection is dropped, not handed out again.
+  const pool = createPool(url, options.onError, {
+    statement_timeout: timeout,
+    query_timeout: timeout + 1000,
+    keepAlive: true,
+    connectionTimeoutMillis: Math.min(10_000, timeout),
+  });
   return {
     engine: "postgres",
     ...groupsOn(pool, options),
