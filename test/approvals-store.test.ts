@@ -76,11 +76,15 @@ function describeApprovals(engine: string, open: () => Promise<{ a: Store; b: St
         state: "allowed",
         choice: "always",
       });
-      expect(await a.approvals.alwaysAllowed("telegram:-100")).toEqual(["exec:make"]);
-      expect(await a.approvals.alwaysAllowed("telegram:42")).toEqual([]);
+      expect(await a.approvals.allowedAt("telegram:-100", "exec:make")).toBe(2000);
+      expect(await a.approvals.allowedAt("telegram:42", "exec:make")).toBeUndefined();
+      // Allowed always once more (files it obeys changed, so it was asked again): the entry dates from then.
+      await a.approvals.request(approval("p4b", { turnKey: "t4b", remember: "exec:make" }), prompt);
+      await b.approvals.decide("p4b", "always", "Bob", 3000, edit("always again"));
+      expect(await a.approvals.allowedAt("telegram:-100", "exec:make")).toBe(3000);
       expect(await a.approvals.revoke("telegram:-100", "exec:make")).toBe(true);
       expect(await a.approvals.revoke("telegram:-100", "exec:make")).toBe(false);
-      expect(await a.approvals.alwaysAllowed("telegram:-100")).toEqual([]);
+      expect(await a.approvals.allowedAt("telegram:-100", "exec:make")).toBeUndefined();
 
       await a.approvals.request(approval("p5", { turnKey: "t5" }), prompt);
       await a.approvals.decide("p5", "deny", "Ann", 2000, edit("no"));

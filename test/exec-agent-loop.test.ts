@@ -110,7 +110,8 @@ describe.skipIf(!bwrap)("exec and file tools through the agent loop", () => {
       `Error: the command was blocked by the safety guard: ${home}/.env is pincer's own data folder, which commands never touch.`,
     );
     expect(execResult).toContain(`cat: ${home}/.env: No such file or directory`);
-    expect(execResult).toContain(`HOME=${workspace}`);
+    // HOME is the sandbox's fresh /tmp, never the workspace (issue 36, point 5).
+    expect(execResult).toMatch(/^HOME=\/tmp$/m);
     expect(execResult).not.toContain(SECRET);
     expect(readResult).toMatch(/^Error: "\.\.\/\.env" leads outside the workspace/);
 

@@ -158,7 +158,8 @@ describe.skipIf(!bwrap)("the sandbox holds", () => {
       "env; echo ---; cat /proc/*/environ /proc/$PPID/environ 2>/dev/null | tr '\\0' '\\n'; ls /proc | grep -c '^[0-9]'",
     );
     expectNoSecrets(result);
-    expect(result).toContain(`HOME=${workspace}`);
+    // HOME is the sandbox's own fresh /tmp, not the workspace (issue 36, point 5).
+    expect(result).toContain("HOME=/tmp\n");
     expect(result).not.toContain("PINCER_TEST_SECRET");
     expect(result).not.toContain("OPENAI_API_KEY");
     // A private PID namespace: the host's processes (pincer's among them) are not even listed.

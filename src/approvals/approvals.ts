@@ -16,6 +16,7 @@ import type { ToolCall } from "../llm/reply.js";
 import type { Approval, Store } from "../store/store.js";
 import { compilePatterns } from "../tools/exec/guard.js";
 import type { ToolContext } from "../tools/tool.js";
+import { obeyedFilesChangedSince } from "./obeyed-files.js";
 import {
   type ApprovalPolicy,
   approvalButtons,
@@ -88,8 +89,15 @@ export class Approvals {
     if (!args) return undefined;
     const target = replyTarget(ctx.inbound);
     const sessionKey = sessionKeyOf(target.channel, target.chatId, target.threadId);
-    const asked = askedCall(call.name, args, policy, await store.alwaysAllowed(sessionKey));
+    const asked = askedCall(call.name, args, policy);
     if (!asked) return undefined;
+    const allowedAt = await store.allowedAt(sessionKey, asked.remember);
+    // "Always allow" is for the command's text: it holds while the files the command obeys are as they were then.
+    const changed =
+      allowedAt !== undefined && call.name === "exec"
+        ? await obeyedFilesChangedSince(ctx.workspace, stringArg(args.working_dir), String(args.command), allowedAt)
+        : [];
+    if (allowedAt !== undefined && changed.length === 0) return undefined;
     if (asked.summary.length > MAX_SUMMARY_CHARS) {
       return `Error: this call is too long to show for approval (${asked.summary.length} characters, at most ${MAX_SUMMARY_CHARS}); do it in smaller steps.`;
     }
@@ -115,7 +123,7 @@ export class Approvals {
       {
         ...target,
         kind: "reply",
-        text: promptText(call.name, asked.summary, this.deps.timeoutSeconds, owner !== undefined),
+        text: promptText(call.name, asked.summary, this.deps.timeoutSeconds, owner !== undefined, changed),
         buttons: approvalButtons(id),
       },
     );
@@ -228,11 +236,17 @@ function parseArgs(raw: string): Record<string, unknown> | undefined {
   return undefined;
 }
 
-function promptText(tool: string, summary: string, seconds: number, inChat: boolean): string {
+function promptText(tool: string, summary: string, seconds: number, inChat: boolean, changed: string[]): string {
   const what = tool === "exec" ? "run this command" : `use the tool ${tool}`;
   const who = inChat ? "Only the person who started this can decide" : "Decide on the control page";
-  return `**Approval needed:** pincer wants to ${what}:\n${fenced(summary)}\n${who}; ${seconds} s to answer.`;
+  const again =
+    changed.length === 0
+      ? ""
+      : `Asked again: you always allowed it, but files it obeys changed since: ${changed.slice(0, 5).join(", ")}${changed.length > 5 ? ` and ${changed.length - 5} more` : ""}.\n`;
+  return `**Approval needed:** pincer wants to ${what}:\n${fenced(summary)}\n${again}${who}; ${seconds} s to answer.`;
 }
+
+const stringArg = (value: unknown) => (typeof value === "string" ? value : undefined);
 
 function decidedText(a: Approval): string {
   const how = { deny: "🚫 Denied", always: "✅ Always allowed here", once: "✅ Allowed once" }[a.choice ?? "once"];

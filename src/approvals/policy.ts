@@ -25,13 +25,11 @@ export const MAX_SUMMARY_CHARS = 700;
 /** Another tool's string argument shows this much of itself (a file's content can be any length). */
 const SHOWN_STRING_CHARS = 200;
 
-/** The call as it is asked about, or undefined when the policy lets it run unasked. */
-export function askedCall(
-  tool: string,
-  args: Record<string, unknown>,
-  policy: ApprovalPolicy,
-  alwaysAllowed: readonly string[],
-): AskedCall | undefined {
+/**
+ * The call as it is asked about, or undefined when the policy lets it run unasked. An "always allowed" entry equal to
+ * `remember` lets it run too: those are the store's (approvals.ts), and an exec's only while its files are unchanged.
+ */
+export function askedCall(tool: string, args: Record<string, unknown>, policy: ApprovalPolicy): AskedCall | undefined {
   if (!mayAsk(tool, policy)) return undefined;
   const command = String(args.command ?? "");
   const { exec, allowPatterns } = policy;
@@ -39,11 +37,9 @@ export function askedCall(
   // The folder as the shell would say it: a line of the command cannot pass for it, and "Always allow" of `rm -rf *`
   // in one folder is not an allow in another.
   const exact = typeof args.working_dir === "string" ? `cd ${shellWord(args.working_dir)} && ${command}` : command;
-  const asked =
-    tool === "exec"
-      ? { summary: shown(exact), remember: `exec:${exact}` }
-      : { summary: toolSummary(tool, args), remember: `tool:${tool}` };
-  return alwaysAllowed.includes(asked.remember) ? undefined : asked;
+  return tool === "exec"
+    ? { summary: shown(exact), remember: `exec:${exact}` }
+    : { summary: toolSummary(tool, args), remember: `tool:${tool}` };
 }
 
 /** Whether the policy can ask about this tool at all (cheap: decides whether the store is read). */

@@ -86,7 +86,7 @@ export class SqlApprovals extends SqlGroup {
       if (choice !== "always") return;
       await tx.run(
         `INSERT INTO always_allowed (session_key, entry, added_by, added_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (session_key, entry) DO NOTHING`,
+         ON CONFLICT (session_key, entry) DO UPDATE SET added_by = excluded.added_by, added_at = excluded.added_at`,
         [row.sessionKey, row.remember, by, now],
       );
     });
@@ -110,9 +110,11 @@ export class SqlApprovals extends SqlGroup {
     return (await this.db.rows<Approval>(pending)).map(withoutNulls);
   }
 
-  async alwaysAllowed(sessionKey: string): Promise<string[]> {
-    const entries = "SELECT entry FROM always_allowed WHERE session_key = $1";
-    return (await this.db.rows<{ entry: string }>(entries, [sessionKey])).map((row) => row.entry);
+  /** When `entry` was (last) always allowed in this conversation; undefined when it is not. */
+  async allowedAt(sessionKey: string, entry: string): Promise<number | undefined> {
+    const allowed = "SELECT added_at AS at FROM always_allowed WHERE session_key = $1 AND entry = $2";
+    const [row] = await this.db.rows<{ at: number | string }>(allowed, [sessionKey, entry]);
+    return row === undefined ? undefined : Number(row.at);
   }
 
   /** Every conversation's list (the control page, where an entry is revoked). */

@@ -156,7 +156,7 @@ describe("sandboxEnv", () => {
     PATH: "/root/bin:/usr/bin",
   };
 
-  it("passes HOME (the workspace), PATH, LANG and TERM only", () => {
+  it("passes HOME (the folder given: the sandbox's fresh /tmp, not the workspace), PATH, LANG and TERM only", () => {
     const env = sandboxEnv(host, "/w", []);
     expect(Object.keys(env).sort()).toEqual(["HOME", "LANG", "PATH", "TERM"]);
     expect(env.HOME).toBe("/w");

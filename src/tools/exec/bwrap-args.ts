@@ -23,9 +23,15 @@ export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 /** pincer's own credentials never enter a sandbox, even when someone lists them in exec.envAllowlist. */
 export const NEVER_PASSED = new Set(["OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN"]);
 
+/**
+ * HOME inside the sandbox: its fresh /tmp, empty at each command and thrown away after it, never the workspace, where
+ * the file tools could leave a `.gitconfig` or `.bashrc` for the next command to obey.
+ */
+export const SANDBOX_HOME = "/tmp";
+
 /** Paths are real paths. */
 export interface SandboxSpec {
-  /** Mounted read-write and used as HOME. */
+  /** Mounted read-write. */
   workspace: string;
   /** Inside the workspace. */
   workingDir: string;
@@ -117,11 +123,11 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
 /** HOME, PATH, LANG, TERM and the names the user allowlisted that are set on the host; nothing else. */
 export function sandboxEnv(
   hostEnv: Record<string, string | undefined>,
-  workspace: string,
+  home: string,
   allowlist: readonly string[],
 ): Record<string, string> {
   const env: Record<string, string> = {
-    HOME: workspace,
+    HOME: home,
     PATH: SANDBOX_PATH,
     LANG: hostEnv.LANG || "C.UTF-8",
     TERM: "dumb",

@@ -5,7 +5,7 @@ import { conversationMediaDir } from "../../bus/types.js";
 import { mediaDir } from "../../paths.js";
 import { openInScope } from "../files/safe-open.js";
 import { objectSchema, type Tool, type ToolDeps, ToolError } from "../tool.js";
-import { sandboxEnv } from "./bwrap-args.js";
+import { SANDBOX_HOME, sandboxEnv } from "./bwrap-args.js";
 import { createPidsCgroup, inCgroup, removeWhenEmpty } from "./cgroup.js";
 import { checkCommand, compilePatterns } from "./guard.js";
 import { formatExecResult } from "./output.js";
@@ -42,8 +42,8 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
   return {
     name: "exec",
     description:
-      "Run a shell command (sh -c) in a sandbox. It sees the workspace (read-write, also HOME and the default " +
-      "working directory), system programs (read-only) and this chat's received files in the media folder (read-only); " +
+      "Run a shell command (sh -c) in a sandbox. It sees the workspace (read-write, the default working directory; " +
+      "HOME is an empty /tmp, new for each command), system programs (read-only) and this chat's received files in the media folder (read-only); " +
       `nothing else of the host, ${exec.network ? "with" : "and no"} network access. Each call starts fresh: ` +
       "background processes are killed when the command ends. Output is capped at " +
       `${exec.maxOutputChars} characters; stderr is marked STDERR:. Timeout ${exec.timeoutSeconds} s by default, ` +
@@ -70,7 +70,8 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
       const workingDir = workingFolder(args.working_dir, workspace, home);
       const refused = checkCommand(args.command, { ...guard, workspace });
       if (refused) throw new ToolError(`the command was blocked by the safety guard: ${refused}.`);
-      const env = sandboxEnv(process.env, workspace, exec.envAllowlist);
+      // Without a sandbox there is no private /tmp to be HOME (PINCER_SANDBOX=none keeps no such promise).
+      const env = sandboxEnv(process.env, config.sandbox === "none" ? workspace : SANDBOX_HOME, exec.envAllowlist);
       const timeoutSeconds = Math.min(args.timeout ?? exec.timeoutSeconds, exec.maxTimeoutSeconds);
       let [file, ...argv]: string[] = ["sh", "-c", args.command];
       let cgroup: string | undefined;

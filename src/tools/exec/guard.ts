@@ -83,7 +83,8 @@ export function checkCommand(command: string, policy: GuardPolicy): string | und
 
 function checkPaths(command: string, policy: GuardPolicy): string | undefined {
   if (PARENT_DIR.test(command)) return "paths with .. are not allowed; stay inside the workspace";
-  if (TILDE.test(command)) return "~ is not allowed; HOME is the workspace, so use relative paths";
+  if (TILDE.test(command))
+    return "~ is not allowed; use paths relative to the workspace (HOME is an empty folder, new for each command)";
   // Paths inside the workspace and media folder are fine; blank them out before looking for others.
   let rest = command;
   for (const root of [policy.workspace, policy.media]) {

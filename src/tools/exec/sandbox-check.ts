@@ -2,7 +2,14 @@ import { accessSync, constants, lstatSync, mkdtempSync, readlinkSync, realpathSy
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { Config } from "../../config/config.js";
-import { buildBwrapArgs, type HostLayout, type SandboxSpec, SYSTEM_PATHS, sandboxEnv } from "./bwrap-args.js";
+import {
+  buildBwrapArgs,
+  type HostLayout,
+  SANDBOX_HOME,
+  type SandboxSpec,
+  SYSTEM_PATHS,
+  sandboxEnv,
+} from "./bwrap-args.js";
 import { writablePidsCgroup } from "./cgroup.js";
 
 export interface SandboxStatus {
@@ -71,7 +78,7 @@ export async function checkSandbox(config: Pick<Config, "sandbox" | "home" | "ex
       disableUserns: `${help.stdout}${help.stderr}`.includes("--disable-userns"),
       prlimit: findExecutable("prlimit", "/usr/bin:/bin:/usr/sbin:/sbin"),
     };
-    const env = sandboxEnv(process.env, workspace, []);
+    const env = sandboxEnv(process.env, SANDBOX_HOME, []);
     const spec = { workspace, workingDir: workspace, hidden: [config.home], network: config.exec.network, env };
     let said = "";
     // Each extra is dropped in turn if the host refuses it, so exec keeps working with what it can enforce.
