@@ -351,7 +351,7 @@ export async function createApp(config: Config, options: AppOptions) {
         return;
       }
       const served = new Set(channels.map((c) => c.name));
-      await resumePending({ journal, bus, access, log }, served);
+      await resumePending({ journal, bus, log }, served);
       // After the re-queue, or a notice published here would be queued twice.
       await helpers.recoverInterrupted();
       workerDone = worker.run();

@@ -317,4 +317,30 @@ describe("restarts", () => {
     expect(second.channel.sent.map((m) => m.text)).toEqual(["from before"]);
     expect(third.channel.sent).toEqual([]);
   });
+
+  it("closes unrun a message from before a restart whose sender lost access while pincer was down", async () => {
+    const home = tempHome();
+    const first = await testApp(fake.url, home, { TELEGRAM_ALLOW_FROM: "42,7" });
+    const from = (senderId: string) => ({
+      ...userMessage(senderId, `hello from ${senderId}`),
+      channel: "telegram" as const,
+      senderId,
+      sessionKey: `telegram:${senderId}`,
+    });
+    for (const id of ["42", "7"]) await first.store.journal.acceptInbound(from(id));
+    await first.stop();
+    const second = await testApp(fake.url, home, { TELEGRAM_ALLOW_FROM: "7" });
+    const sent: string[] = [];
+    const telegram = {
+      name: "telegram" as const,
+      start: () => second.bus.subscribeOutbound("telegram", async (m) => void sent.push(`${m.chatId}: ${m.text}`)),
+      stop: () => second.bus.unsubscribeOutbound("telegram"),
+    };
+    await second.start([telegram]);
+    await until(async () => (await second.store.journal.pendingInbound()).length === 0, "both messages closed");
+    await until(() => sent.length === 1, "the answer to 7");
+    await second.stop();
+    expect(sent).toEqual(["7: ok"]);
+    expect(fake.requests.map(lastUserOf).join()).not.toContain("hello from 42");
+  });
 });

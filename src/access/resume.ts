@@ -2,24 +2,15 @@ import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import { type ChannelName, replyTarget } from "../bus/types.js";
 import type { Store } from "../store/store.js";
-import type { AccessGate } from "./gate.js";
 
-/** Messages accepted before a restart and never finished, addressed to `served`: re-queued when their sender still has
- * access, closed (not run) when access was revoked while pincer was down. Called before any channel takes new messages,
- * so per-conversation order holds across a restart. */
+/** Messages accepted before a restart and never finished, addressed to `served`, queued again. Called before any
+ * channel takes new messages, so per-conversation order holds across a restart. Access is not asked here: a turn's
+ * first step asks it of every message (one whose sender was revoked while pincer was down is closed, not run). */
 export async function resumePending(
-  deps: { journal: Store["journal"]; bus: MessageBus; access: AccessGate; log: Logger },
+  deps: { journal: Store["journal"]; bus: MessageBus; log: Logger },
   served: ReadonlySet<ChannelName>,
 ): Promise<void> {
-  const { journal, bus, access, log } = deps;
-  const pending = (await journal.pendingInbound()).filter((msg) => served.has(replyTarget(msg).channel));
-  if (pending.length > 0) log.info({ count: pending.length }, "resuming messages from before the restart");
-  for (const msg of pending) {
-    if (await access.hasAccess(msg.channel, msg.senderId)) {
-      bus.requeueInbound(msg);
-      continue;
-    }
-    log.info({ channel: msg.channel, userId: msg.senderId }, "dropping a pending message: its sender lost access");
-    await journal.completeInbound(msg);
-  }
+  const pending = (await deps.journal.pendingInbound()).filter((msg) => served.has(replyTarget(msg).channel));
+  if (pending.length > 0) deps.log.info({ count: pending.length }, "resuming messages from before the restart");
+  for (const msg of pending) deps.bus.requeueInbound(msg);
 }
