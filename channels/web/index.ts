@@ -6,7 +6,15 @@ import { sessionKeyOf } from "../../src/bus/types.js";
 
 /** Something for an open page: a message the agent sent, or a turn starting or ending. */
 export type WebChatEvent =
-  | { chatId: string; type: "message"; kind: "reply" | "progress" | "notice"; text: string; at: number }
+  | {
+      chatId: string;
+      type: "message";
+      kind: "reply" | "progress" | "notice";
+      text: string;
+      at: number;
+      /** A spoken reply's note, fetched by its id (`voiceNote`); its length in seconds. */
+      audio?: { id: string; seconds: number };
+    }
   | { chatId: string; type: "busy"; busy: boolean };
 
 export interface WebChannel extends Channel {
@@ -14,7 +22,12 @@ export interface WebChannel extends Channel {
   send(chatId: string, text: string, senderName?: string): Promise<boolean>;
   /** Listens to every web chat; returns the unsubscribe function. */
   listen(listener: (event: WebChatEvent) => void): () => void;
+  /** The file of a spoken reply sent to `chatId` lately, by the id its event gave; undefined for any other. */
+  voiceNote(chatId: string, id: string): string | undefined;
 }
+
+/** Spoken replies a page may still fetch (the newest ones; older ones are in the conversation's text). */
+const KEPT_NOTES = 50;
 
 /** A web chat id as it may appear in `web:<id>` and in the page's address. */
 const WEB_CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -28,6 +41,7 @@ export function createWebChannel({ bus }: { bus: MessageBus }): WebChannel {
     for (const listener of listeners) listener(event);
   };
   let offActivity = () => {};
+  const notes = new Map<string, { chatId: string; path: string }>();
   let started = false;
   return {
     name: "web",
@@ -37,7 +51,14 @@ export function createWebChannel({ bus }: { bus: MessageBus }): WebChannel {
       offActivity = bus.onActivity("web", (event) => emit({ chatId: event.chatId, type: "busy", busy: event.busy }));
       // With no page open the reply is still stored in the conversation; the page shows it on load.
       await bus.subscribeOutbound("web", async (msg) => {
-        emit({ chatId: msg.chatId, type: "message", kind: msg.kind, text: withButtonLines(msg), at: Date.now() });
+        const id = msg.voice && randomUUID();
+        if (id && msg.voice) {
+          notes.set(id, { chatId: msg.chatId, path: msg.voice.path });
+          for (const old of [...notes.keys()].slice(0, Math.max(0, notes.size - KEPT_NOTES))) notes.delete(old);
+        }
+        const audio = id && msg.voice ? { audio: { id, seconds: msg.voice.seconds } } : {};
+        const text = withButtonLines(msg);
+        emit({ chatId: msg.chatId, type: "message", kind: msg.kind, text, at: Date.now(), ...audio });
       });
     },
     async stop() {
@@ -60,6 +81,10 @@ export function createWebChannel({ bus }: { bus: MessageBus }): WebChannel {
         receivedAt: Date.now(),
         sessionKey: sessionKeyOf("web", chatId),
       });
+    },
+    voiceNote(chatId, id) {
+      const note = notes.get(id);
+      return note?.chatId === chatId ? note.path : undefined;
     },
     listen(listener) {
       listeners.add(listener);

@@ -44,7 +44,9 @@ export async function runChat(config: Config, log: Logger, session: string): Pro
     bus: app.bus,
     chatId: session,
     write: (msg) => {
-      say(`\n${msg.kind === "reply" ? "pincer" : `[${msg.kind}]`}: ${msg.text}\n`);
+      // A spoken reply cannot be played here: the terminal says where its note is.
+      const spoken = msg.voice ? `\n(spoken reply, ${msg.voice.seconds} s: ${msg.voice.path})` : "";
+      say(`\n${msg.kind === "reply" ? "pincer" : `[${msg.kind}]`}: ${msg.text}${spoken}\n`);
       prompt(true);
     },
     onBusy: (value) => {

@@ -88,6 +88,7 @@ export const SCRIPT = `
       li.append(Object.assign(document.createElement("div"), { className: "text", textContent: text }));
       log.append(li);
       log.scrollTop = log.scrollHeight;
+      return li;
     };
     log.scrollTop = log.scrollHeight;
 
@@ -109,7 +110,17 @@ export const SCRIPT = `
     events.addEventListener("chat", (e) => {
       const msg = JSON.parse(e.data);
       if (msg.type === "busy") { thinking.textContent = msg.busy ? "pincer is working…" : ""; return; }
-      addMessage(msg.kind === "reply" ? "bot" : "bot " + msg.kind, msg.text);
+      const li = addMessage(msg.kind === "reply" ? "bot" : "bot " + msg.kind, msg.text);
+      // A spoken reply: its note is fetched with the session header and played from memory.
+      if (msg.audio) fetch("/api/voice?chat=" + encodeURIComponent(chatId) + "&id=" + encodeURIComponent(msg.audio.id), { headers })
+        .then((r) => (r.ok ? r.blob() : Promise.reject(new Error(r.statusText))))
+        .then((blob) => {
+          const audio = Object.assign(document.createElement("audio"), { controls: true, src: URL.createObjectURL(blob) });
+          audio.title = "Spoken reply, " + msg.audio.seconds + " s";
+          li.append(audio);
+          audio.play().catch(() => {});
+        })
+        .catch(() => li.append(Object.assign(document.createElement("div"), { className: "text", textContent: "(the spoken reply could not be loaded)" })));
     });
     $("logout").addEventListener("click", () => {
       events.close();

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
@@ -23,6 +24,8 @@ import { loadWebToken, secretsEqual } from "./token.js";
 export interface WebChatPort {
   send(chatId: string, text: string): Promise<boolean>;
   listen(listener: (event: { chatId: string; type: string }) => void): () => void;
+  /** A spoken reply's file, by the id its chat event gave. */
+  voiceNote(chatId: string, id: string): string | undefined;
 }
 
 export type ControlPage = NonNullable<Awaited<ReturnType<typeof startControlPage>>>;
@@ -43,8 +46,8 @@ const ALL_CHANNELS: ChannelName[] = ["telegram", "discord", "console", "web", "s
 const SESSION_HEADER = "x-pincer-session";
 
 /** Starts the control page on PINCER_WEB_ADDR (node:http, no framework): `/healthz` and `/metrics` for machines,
- * everything else only with the token. Routes are exact paths and nothing is read from the file system (no path to
- * traverse). Off, or an address that cannot be used, gives undefined (one log line) and never stops the daemon. */
+ * everything else only with the token. Routes are exact paths, and the one file read (a spoken reply's) is the one the
+ * web chat named under an id: no path comes from a request. Off, or an address that cannot be used, gives undefined (one log line) and never stops the daemon. */
 export async function startControlPage(deps: {
   app: App;
   /** The channels the daemon runs (the web chat among them when on). */
@@ -144,6 +147,13 @@ export async function startControlPage(deps: {
         const key = query.get("key") ?? "";
         return sendJson(res, 200, { sessionKey: key, entries: await dashboard.history(key.slice(0, 300)) });
       }
+      if (path === "/api/voice") {
+        // The file is the one the web chat sent under this id: the request names no path.
+        const file = deps.web?.voiceNote(query.get("chat") ?? "", query.get("id") ?? "");
+        const audio = file && (await readFile(file).catch(() => undefined));
+        if (!audio) throw new HttpError(404, "no such spoken reply");
+        return send(res, 200, "audio/ogg", audio);
+      }
       if (path !== "/api/events") throw new HttpError(404, "not found");
       const chat = query.get("chat") ?? "";
       if (!hub.add(res, CHAT_ID.test(chat) ? chat : undefined)) throw new HttpError(503, "too many open pages");
@@ -230,7 +240,7 @@ export async function startControlPage(deps: {
 
   function shell(res: ServerResponse): void {
     const nonce = randomBytes(16).toString("base64");
-    const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
+    const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; media-src blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
     send(res, 200, "text/html; charset=utf-8", renderShell(nonce), { "content-security-policy": csp });
   }
 

@@ -22,7 +22,7 @@ export class HttpError extends Error {
   }
 }
 
-export function send(res: ServerResponse, status: number, type: string, body: string, headers = {}): void {
+export function send(res: ServerResponse, status: number, type: string, body: string | Buffer, headers = {}): void {
   res.writeHead(status, { ...BASE_HEADERS, "content-type": type, ...headers });
   res.end(body);
 }
