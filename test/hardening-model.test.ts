@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { ChatRequest, FakeReply } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
@@ -163,5 +164,61 @@ describe("streamed replies in a group", () => {
     await until(() => draft.deleted, "the partial draft removed", 5_000);
     expect(fakes.telegram.sent[2].text).toMatch(/did not answer/);
     hung.release();
+  });
+});
+
+describe("budgets count calls that end without an answer", () => {
+  /** The model calls counted so far, read beside the daemon (WAL lets a reader in). */
+  function counted(dir: string): Array<{ prompt: number; completion: number; estimated: number }> {
+    if (!existsSync(join(dir, "pincer.db"))) return [];
+    const db = new Database(join(dir, "pincer.db"), { readonly: true, fileMustExist: true });
+    try {
+      return db
+        .prepare("SELECT prompt_tokens AS prompt, completion_tokens AS completion, estimated FROM model_usage")
+        .all() as Array<{ prompt: number; completion: number; estimated: number }>;
+    } catch {
+      return [];
+    } finally {
+      db.close();
+    }
+  }
+  const LONG = "word ".repeat(400);
+
+  it("a streamed reply stopped with /stop counts what was sent and what it streamed", async () => {
+    const dir = home();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    gateway(dir);
+    // An endpoint's first reply after a start is not streamed (it shows whether its template opens <think>).
+    model.enqueue({ content: "hi" });
+    say("hi");
+    await until(() => counted(dir).length === 1, "the first reply counted");
+    model.enqueue({ content: LONG, holdAfter: { chunks: 200, until: held } });
+    say("tell me a long story");
+    await until(() => fakes.telegram.drafts.some((d) => d.text.length > 100), "the draft");
+    say("/stop");
+    await until(() => counted(dir).length === 2, "the stopped call counted");
+    const call = counted(dir)[1];
+    // ~200 chunks of 5 characters streamed: about 250 tokens, and the whole prompt sent.
+    expect(call.completion).toBeGreaterThan(150);
+    expect(call.prompt).toBeGreaterThan(500);
+    expect(call.estimated).toBe(1);
+    release();
+  });
+
+  it("a reply cut by the timeout, and a dropped stream, count each try's prompt", async () => {
+    const dir = home({ agent: { modelTimeoutSeconds: 2, modelRetries: 1 } });
+    model.enqueue(
+      { sse: ['data: {"choices":[{"index":0,"delta":{"content":"Hello the"}}]}\n\n', "CLOSE"] },
+      { content: "never", delayMs: 5000 },
+    );
+    gateway(dir);
+    say("hello");
+    // The dropped stream is tried again at once; the second try is cut by the deadline.
+    await until(() => counted(dir).length >= 2, "both tries counted", 20_000);
+    const [dropped, timedOut] = counted(dir);
+    expect(dropped.prompt).toBeGreaterThan(500);
+    expect(dropped.completion).toBeGreaterThan(0);
+    expect(timedOut.prompt).toBeGreaterThan(500);
   });
 });

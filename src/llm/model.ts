@@ -31,7 +31,13 @@ export interface ModelRequest {
   onText?: (textSoFar: string) => void;
   /** The conversation asking: the circuit breaker counts its requests' failures the endpoint answered only once. */
   conversation?: string;
+  /** Hears each try the endpoint took up that brought no reply (stopped, cut by the timeout, dropped mid-stream), with
+   * the text it had streamed: the budgets count those too. */
+  onUnanswered?: (tried: UnansweredTry) => void;
 }
+
+/** A try that reached the endpoint and brought no reply: the model asked, and what it had written so far. */
+export type UnansweredTry = { model: string; streamed: string };
 
 export type Model = { complete(request: ModelRequest): Promise<ModelReply> };
 
@@ -72,7 +78,9 @@ export function createOpenAIModel(options: ModelOptions): Model {
   // Unknown until a reply with text shows which; sticky once seen.
   let opensThinking: boolean | undefined;
   const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: options.retries, who: "the model" };
-  const once = async ({ messages, tools, signal, maxTokens, onText }: ModelRequest): Promise<ModelReply> => {
+  /** `tried`: this try's record, filled as it goes (reached: the endpoint took the request up). */
+  const once = async (request: ModelRequest, tried: Tried): Promise<ModelReply> => {
+    const { messages, tools, signal, maxTokens, onText } = request;
     made ??= await openAIClient(options);
     const { client, OpenAI } = made;
     const offered = tools && tools.length > 0 ? tools : undefined;
@@ -90,10 +98,17 @@ export function createOpenAIModel(options: ModelOptions): Model {
         };
         const usage = sent.streamUsage ? { stream_options: { include_usage: true } } : {};
         try {
+          const shown = onText && untilReasoningEnds(onText, () => opensThinking === false);
           const collected = streaming
             ? await collectStream(
-                await client.chat.completions.create({ ...body, stream: true, ...usage }, { signal }),
-                onText && untilReasoningEnds(onText, () => opensThinking === false),
+                await client.chat.completions.create({ ...body, stream: true, ...usage }, { signal }).then((stream) => {
+                  tried.reached = true;
+                  return stream;
+                }),
+                (text) => {
+                  tried.streamed = text;
+                  shown?.(text);
+                },
               )
             : fromCompletion(await client.chat.completions.create(body, { signal }));
           if (!collected) throw new ModelError("the model returned no choices");
@@ -113,11 +128,32 @@ export function createOpenAIModel(options: ModelOptions): Model {
         }
       }
     } catch (err) {
+      // Stopped or timed out while the endpoint worked on it: the prompt was read (and perhaps more).
+      tried.reached ||= signal?.aborted === true || err instanceof OpenAI.APIConnectionTimeoutError;
       throw toModelError(err, OpenAI, options);
     }
   };
-  return { complete: (request) => boundedCall(bounds, request.signal, (signal) => once({ ...request, signal })) };
+  return {
+    async complete(request) {
+      const tries: Tried[] = [];
+      try {
+        const reply = await boundedCall(bounds, request.signal, (signal) => {
+          tries.push({ reached: false, streamed: "" });
+          return once({ ...request, signal }, tries[tries.length - 1]);
+        });
+        // The try that brought the reply is counted with it.
+        tries.pop();
+        return reply;
+      } finally {
+        for (const { reached, streamed } of tries) {
+          if (reached) request.onUnanswered?.({ model: options.model, streamed });
+        }
+      }
+    },
+  };
 }
+
+type Tried = { reached: boolean; streamed: string };
 
 /** `onText` held back until the text cannot be reasoning any more: at once when `plain()`, else from a `</think>` on.
  * Each piece is searched once (with the tag's length before it), so a long stream costs no more than its length. */

@@ -1,13 +1,13 @@
 import type { Logger } from "pino";
 import type { RunKind } from "../agent/turn-context.js";
 import type { Config } from "../config/config.js";
-import { type Model, ModelError, type ModelReply, type ModelRequest } from "../llm/model.js";
+import { type Model, ModelError, type ModelReply, type ModelRequest, type UnansweredTry } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import { formatInZone } from "../scheduler/schedule.js";
 import type { Store } from "../store/store.js";
 import { mayCall, type Verdict } from "./budget.js";
 import { localDay, periodsAt } from "./periods.js";
-import { costOf } from "./prices.js";
+import { type Counted, costOf } from "./prices.js";
 import { foldGroups, type UsageReport } from "./report.js";
 
 /** What a model call was made for: a turn's kind of run, or the summaries of consolidation. */
@@ -65,7 +65,17 @@ export class UsageMeter {
     return {
       complete: async (request) => {
         await this.check(run, answered > 0);
-        const reply = await model.complete(request);
+        // A try that brought no reply (stopped, timed out, dropped mid-stream) cost what was sent and what it streamed.
+        const onUnanswered = ({ model: name, streamed }: UnansweredTry) => {
+          const { tokens } = this.deps;
+          const counted = {
+            promptTokens: this.promptOf(request),
+            completionTokens: tokens.text(streamed),
+            cachedTokens: 0,
+          };
+          void this.save(run, counted, name, true);
+        };
+        const reply = await model.complete({ ...request, onUnanswered });
         answered++;
         await this.record(run, request, reply);
         return reply;
@@ -107,11 +117,16 @@ export class UsageMeter {
     return `${SCHEDULED[run.kind]} did not run: ${verdict.reason}. ${resets} Until then such runs are skipped.`;
   }
 
+  /** pincer's count of a request's prompt. */
+  private promptOf(request: ModelRequest): number {
+    return Math.min(MAX_COUNT, this.deps.tokens.request(request.messages, request.tools));
+  }
+
   private async record(run: MeteredRun, request: ModelRequest, reply: ModelReply): Promise<void> {
     const { tokens, config } = this.deps;
     const answer = reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join("");
     // Estimated only when needed: the request is the whole prompt, and most endpoints count it themselves.
-    const estimate = () => Math.min(MAX_COUNT, tokens.request(request.messages, request.tools));
+    const estimate = () => this.promptOf(request);
     // A prompt count far past what any tokenizer makes of this request (a running total, another request's) is the
     // server's mistake; believed, one call would use up a day's budget.
     const reported = reply.usage?.promptTokens;
@@ -122,12 +137,16 @@ export class UsageMeter {
       completionTokens: usage?.completionTokens ?? Math.min(MAX_COUNT, tokens.text(answer)),
       cachedTokens: usage?.cachedTokens ?? 0,
     };
-    const model = reply.model ?? config.openai.model;
+    await this.save(run, counted, reply.model ?? config.openai.model, !usage);
+  }
+
+  private async save(run: MeteredRun, counted: Counted, model: string, estimated: boolean): Promise<void> {
+    const { config } = this.deps;
     const entry = {
       ...run,
       ...counted,
       model,
-      estimated: !usage,
+      estimated,
       cost: costOf(counted, config.usage.prices[model]),
       at: this.now(),
     };
