@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -56,6 +56,22 @@ describe("the files a command obeys, changed since it was always allowed", () =>
     ]);
     // Run from the top, the folders below are not read (unless the command names them).
     expect(await changed("make", since)).not.toContain("sub/.envrc");
+  });
+
+  it("a .git or dotfile that is a link counts as changed when what it leads to changes", async () => {
+    mkdirSync(join(workspace, "elsewhere/.git/hooks"), { recursive: true });
+    writeFileSync(join(workspace, "elsewhere/.git/config"), "[core]");
+    writeFileSync(join(workspace, "elsewhere/rc"), "x");
+    rmSync(join(workspace, ".git"), { recursive: true });
+    symlinkSync("elsewhere/.git", join(workspace, ".git"));
+    symlinkSync("elsewhere/rc", join(workspace, ".bashrc"));
+    // Allowed after the links were made: nothing changed yet.
+    const since = Date.now() + 1000;
+    expect(await changed("git status", since)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 1100));
+    writeFileSync(join(workspace, "elsewhere/.git/config"), "[core]\n\tfsmonitor = evil");
+    writeFileSync(join(workspace, "elsewhere/rc"), "evil");
+    expect(await changed("git status", since)).toEqual([".bashrc", ".git/config"]);
   });
 
   it("files and folders the command names, options' values too; nothing outside the workspace", async () => {

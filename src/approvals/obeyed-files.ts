@@ -1,4 +1,4 @@
-import { lstat, opendir } from "node:fs/promises";
+import { lstat, opendir, stat } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { isInside } from "../tools/files/safe-open.js";
 
@@ -14,7 +14,7 @@ const BUILD_FILES = new Set([
   ..."Cargo.toml build.rs go.mod CMakeLists.txt meson.build build.gradle build.gradle.kts pom.xml".split(" "),
 ]);
 /** What git obeys in `.git`: configuration (core.fsmonitor, core.pager, aliases, include.path…), hooks, attributes. */
-const GIT_FILES = ["config", "config.worktree", "info/attributes", "hooks"];
+const GIT_FILES = ["config", "config.worktree", "commondir", "info/attributes", "hooks"];
 /** Bounds: a folder of thousands of files costs no more than this, and nor does a long command. */
 const MAX_ENTRIES = 2000;
 const MAX_WORDS = 64;
@@ -50,8 +50,16 @@ export async function obeyedFilesChangedSince(
   for (const folder of folders) for (const file of await obeyedIn(folder)) files.add(file);
   const changed: string[] = [];
   for (const file of files) {
-    const stat = await lstat(file).catch(() => undefined);
-    if (stat && stat.ctimeMs > since - CLOCK_SLACK_MS) changed.push(relative(workspace, file));
+    // A link counts as changed when it or what it leads to changed.
+    const times = await Promise.all(
+      [lstat(file), stat(file)].map((p) =>
+        p.then(
+          (s) => s.ctimeMs,
+          () => 0,
+        ),
+      ),
+    );
+    if (Math.max(...times) > since - CLOCK_SLACK_MS) changed.push(relative(workspace, file));
   }
   return changed.sort();
 }
@@ -65,7 +73,8 @@ async function obeyedIn(folder: string): Promise<string[]> {
   for await (const entry of dir) {
     if (++seen > MAX_ENTRIES) break;
     const path = join(folder, entry.name);
-    if (entry.name === ".git" && entry.isDirectory()) {
+    if (entry.name === ".git" && (entry.isDirectory() || entry.isSymbolicLink())) {
+      if (entry.isSymbolicLink()) found.push(path);
       for (const name of GIT_FILES) found.push(join(path, name));
       found.push(...(await entriesOf(join(path, "hooks"))));
     } else if ((entry.name.startsWith(".") && !entry.isDirectory()) || BUILD_FILES.has(entry.name)) {
