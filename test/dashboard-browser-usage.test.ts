@@ -27,7 +27,10 @@ describe.runIf(CHROMIUM !== undefined)("the control page's usage in Chromium", (
   });
 
   it("draws tokens and cost per day over 30 days and lists this month's chats", async () => {
-    tg.model.enqueue({ content: "counted", usage: { prompt_tokens: 4000, completion_tokens: 1000 } });
+    tg.model.enqueue({
+      content: "counted",
+      usage: { prompt_tokens: 4000, completion_tokens: 1000, prompt_tokens_details: { cached_tokens: 2400 } },
+    });
     tg.telegram.pushUpdate(message(privateChat(42), user(42, "Ada"), { text: "hello" }));
     await tg.telegram.waitFor(() => tg.telegram.sent.find((m) => m.text === "counted"));
     // Two days ago, a heavier day with a cost; 40 days ago, a day the chart leaves out.
@@ -75,7 +78,8 @@ describe.runIf(CHROMIUM !== undefined)("the control page's usage in Chromium", (
     const rows = await page.locator("#usage table.usage tbody tr").allTextContents();
     const thisMonth = new Date(Date.now() - 2 * DAY).getUTCMonth() === new Date().getUTCMonth();
     expect(rows[0]).toBe(
-      thisMonth ? "telegram:42225,0000.2500 + unknown (1 call without a price)" : "telegram:4215,000cost unknown",
+      // The prompt's share served from the server's cache: 2,400 of 24,000 this month, of 4,000 today.
+      thisMonth ? "telegram:42225,00010%0.2500 + unknown (1 call without a price)" : "telegram:4215,00060%cost unknown",
     );
     expect(rows.join()).not.toContain("telegram:7");
     expect(errors).toEqual([]);

@@ -1,7 +1,8 @@
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { Config } from "../src/config/config.js";
-import { sqliteOf, startedRecording, tempHome, userMessage } from "./helpers/app.js";
+import { recordingChannel, sqliteOf, startedRecording, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
 
 // Every model call counted, through the app: the real openai client against the fake model, the real SQLite file.
@@ -136,5 +137,53 @@ describe("counting model calls", () => {
         "  conversation 3,000 · test-model 3,000",
       ].join("\n"),
     );
+  });
+
+  it("shows the prompt's share served from the server's cache on the turn's log line and in /usage, priced as cached", async () => {
+    const lines: string[] = [];
+    const log = pino({ level: "info" }, { write: (line: string) => void lines.push(line) });
+    const app = await testApp(
+      fake.url,
+      tempHome(),
+      {},
+      (config) => {
+        config.openai.model = "test-model";
+        config.usage.prices = PRICES;
+        config.memory.consolidate = false;
+      },
+      log,
+    );
+    apps.push(app);
+    const channel = recordingChannel(app);
+    await app.start([channel]);
+    // llama-server's way (timings.cache_n beside usage), then OpenAI's (prompt_tokens_details).
+    fake.enqueue(
+      {
+        body: {
+          choices: [{ message: { role: "assistant", content: "one" }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 1000, completion_tokens: 10 },
+          timings: { cache_n: 900, prompt_n: 100 },
+        },
+      },
+      {
+        content: "two",
+        usage: { prompt_tokens: 1000, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 700 } },
+      },
+    );
+    await app.bus.publishInbound(userMessage("k", "hello"));
+    await channel.waitFor(1);
+    await app.bus.publishInbound(userMessage("k", "again"));
+    await channel.waitFor(2);
+    const turns = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === "turn finished");
+    expect(turns.map((t) => [t.promptTokens, t.cachedTokens])).toEqual([
+      [1000, 900],
+      [1000, 700],
+    ]);
+    expect(rows(app).map((r) => r.cached_tokens)).toEqual([900, 700]);
+    // 100 uncached at 2, 900 cached at 1, 10 completion at 8, per million.
+    expect(rows(app)[0].cost).toBeCloseTo((200 + 900 + 80) / 1e6, 12);
+    await app.bus.publishInbound(userMessage("k", "/usage"));
+    await channel.waitFor(3);
+    expect(channel.sent[2].text).toContain("2,020 tokens (80% of the prompt from the cache), 0.");
   });
 });

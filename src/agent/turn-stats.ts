@@ -19,6 +19,8 @@ export class TurnMeter {
   toolCalls = 0;
   private promptTokens?: number;
   private completionTokens?: number;
+  /** Of the prompt tokens, those the server served from its cache (where it says). */
+  private cachedTokens?: number;
   /** Where the turn's own time went (ms, two decimals): waiting in the inbox, building the prompt, storing it. */
   private readonly stages: { waitedMs?: number; contextMs?: number; storeMs?: number } = {};
 
@@ -39,6 +41,8 @@ export class TurnMeter {
           if (reply.usage) {
             this.promptTokens = (this.promptTokens ?? 0) + reply.usage.promptTokens;
             this.completionTokens = (this.completionTokens ?? 0) + reply.usage.completionTokens;
+            const { cachedTokens } = reply.usage;
+            if (cachedTokens !== undefined) this.cachedTokens = (this.cachedTokens ?? 0) + cachedTokens;
           }
           return reply;
         } finally {
@@ -74,6 +78,7 @@ export class TurnMeter {
       toolCalls: this.toolCalls,
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
+      cachedTokens: this.cachedTokens,
       outcome,
       ...this.stages,
     };

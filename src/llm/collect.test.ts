@@ -127,6 +127,31 @@ describe("fromCompletion", () => {
     }
     expect(usageOf("lots")).toBeUndefined();
   });
+
+  it("reads the cached share wherever the server puts it, 0 included, and none where it says nothing", () => {
+    const usage = { prompt_tokens: 100, completion_tokens: 3 };
+    const counted = (cachedTokens?: number) => ({
+      promptTokens: 100,
+      completionTokens: 3,
+      ...(cachedTokens === undefined ? {} : { cachedTokens }),
+    });
+    expect(usageOf({ ...usage, prompt_tokens_details: { cached_tokens: 0 } })).toEqual(counted(0));
+    expect(usageOf({ ...usage, cache_read_input_tokens: 80 })).toEqual(counted(80));
+    expect(usageOf(usage, { cache_n: 96, prompt_n: 4 })).toEqual(counted(96));
+    expect(usageOf({ ...usage, prompt_tokens_details: { cached_tokens: 90 } }, { cache_n: 96 })).toEqual(counted(90));
+    expect(usageOf(usage, { cache_n: -5 })).toEqual(counted());
+    expect(usageOf(usage)).toEqual(counted());
+    // llama-server's last chunk of a stream carries both.
+    const chunk = { choices: [], usage: { ...usage }, timings: { cache_n: 70, prompt_n: 30 } };
+    const fromStream = async () => {
+      async function* chunks() {
+        yield { choices: [{ delta: { content: "hi" }, finish_reason: "stop" }] };
+        yield chunk;
+      }
+      return (await collectStream(chunks()))?.usage;
+    };
+    return fromStream().then((read) => expect(read).toEqual(counted(70)));
+  });
 });
 
 describe("onText and visibleSoFar", () => {

@@ -20,8 +20,8 @@ export async function collectStream(chunks: AsyncIterable<unknown>, onText?: (te
   let usage: Usage | undefined;
   let chose = false;
   for await (const chunk of chunks) {
-    const { choices, usage: reported } = (chunk ?? {}) as { choices?: unknown; usage?: unknown };
-    usage = usageOf(reported) ?? usage;
+    const { choices, usage: reported, timings } = (chunk ?? {}) as Record<string, unknown>;
+    usage = usageOf(reported, timings) ?? usage;
     const choice = (Array.isArray(choices) ? choices[0] : undefined) as Choice | undefined;
     chose ||= choice !== undefined;
     if (choice?.finish_reason) finishReason = choice.finish_reason;
@@ -67,7 +67,7 @@ function findCall(calls: ToolCall[], byIndex: Map<number, ToolCall>, index?: num
 
 /** A plain completion, read without trusting its shape. */
 export function fromCompletion(response: unknown): Collected | undefined {
-  const { choices, usage } = (response ?? {}) as { choices?: unknown; usage?: unknown };
+  const { choices, usage, timings } = (response ?? {}) as Record<string, unknown>;
   const choice = (Array.isArray(choices) ? choices[0] : undefined) as Choice | undefined;
   const message = choice?.message;
   if (!message) return undefined;
@@ -76,7 +76,10 @@ export function fromCompletion(response: unknown): Collected | undefined {
     const { id, function: fn } = (call ?? {}) as { id?: unknown; function?: RawFunction };
     return { id, name: fn?.name, arguments: fn?.arguments };
   });
-  return { raw: { content: message.content, toolCalls, finishReason: choice.finish_reason }, usage: usageOf(usage) };
+  return {
+    raw: { content: message.content, toolCalls, finishReason: choice.finish_reason },
+    usage: usageOf(usage, timings),
+  };
 }
 
 /** A count past 100 million tokens (more than any request or answer has) is a server's mistake. */
@@ -84,14 +87,29 @@ function count(value: unknown): number | undefined {
   return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 100_000_000 ? value : undefined;
 }
 
-/** Believable token counts from a `usage` object (else pincer counts): cached tokens are at most the prompt's. */
-export function usageOf(usage: unknown): Usage | undefined {
-  const { prompt_tokens, completion_tokens, prompt_tokens_details } = (usage ?? {}) as Record<string, unknown>;
+/**
+ * Believable token counts from a `usage` object (else pincer counts). The prompt's share served from the server's
+ * cache, where the server says (0 included): OpenAI's, vLLM's and llama-server's `prompt_tokens_details.cached_tokens`,
+ * Anthropic's `cache_read_input_tokens` (through OpenRouter or its OpenAI-compatible endpoint), llama-server's
+ * `timings.cache_n` beside `usage`; at most the prompt's tokens.
+ */
+export function usageOf(usage: unknown, timings?: unknown): Usage | undefined {
+  const { prompt_tokens, completion_tokens, prompt_tokens_details, cache_read_input_tokens } = (usage ?? {}) as Record<
+    string,
+    unknown
+  >;
   const promptTokens = count(prompt_tokens);
   const completionTokens = completion_tokens === undefined ? 0 : count(completion_tokens);
   if (promptTokens === undefined || completionTokens === undefined) return undefined;
-  const cached = count((prompt_tokens_details as { cached_tokens?: unknown } | null)?.cached_tokens);
-  return { promptTokens, completionTokens, ...(cached ? { cachedTokens: Math.min(cached, promptTokens) } : {}) };
+  const cached =
+    count((prompt_tokens_details as { cached_tokens?: unknown } | null)?.cached_tokens) ??
+    count(cache_read_input_tokens) ??
+    count((timings as { cache_n?: unknown } | null)?.cache_n);
+  return {
+    promptTokens,
+    completionTokens,
+    ...(cached === undefined ? {} : { cachedTokens: Math.min(cached, promptTokens) }),
+  };
 }
 
 /** What of a streamed reply's raw text may be shown yet: no reasoning (an unclosed `<think>` hides the rest), nothing

@@ -47,9 +47,15 @@ export function costText(s: UsageSums): string {
   return s.unpriced > 0 ? `${cost} + unknown (${s.unpriced} call${s.unpriced > 1 ? "s" : ""} without a price)` : cost;
 }
 
+/** The prompt's share the server served from its cache ("" when it served none, or never said). */
+export function cachedText(s: Pick<UsageSums, "promptTokens" | "cachedTokens">): string {
+  const [cached, prompt] = [Number(s.cachedTokens), Number(s.promptTokens)];
+  return cached > 0 && prompt > 0 ? `${Math.round((100 * cached) / prompt)}% of the prompt from the cache` : "";
+}
+
 export function sumsText(s: UsageSums): string {
-  const estimated = s.estimated > 0 ? ` (${s.estimated} of ${s.calls} calls estimated)` : "";
-  return `${number(tokensOf(s))} tokens${estimated}, ${costText(s)}`;
+  const notes = [s.estimated > 0 ? `${s.estimated} of ${s.calls} calls estimated` : "", cachedText(s)].filter(Boolean);
+  return `${number(tokensOf(s))} tokens${notes.length ? ` (${notes.join("; ")})` : ""}, ${costText(s)}`;
 }
 
 function partLines(title: string, part: UsagePart): string[] {
