@@ -160,4 +160,32 @@ describe("a prompt the server's cache can reuse", () => {
     expect(JSON.stringify(question.sent)).not.toContain("fifth of March");
     expect(channel.sent.at(-1)?.text).toContain("fifth of March");
   });
+
+  it("adds cache_control markers at the stable boundaries only for a model configured to take them", async () => {
+    fake.respond(() => ({ content: "ok" }));
+    const home = tempHome();
+    const app = await testApp(fake.url, home, {}, (c) => {
+      c.openai.model = "claude-like";
+      c.agent.cacheMarkers = ["claude-like"];
+      c.agent.models = [{ name: "plain" }];
+    });
+    apps.push(app);
+    const channel = recordingChannel(app);
+    await app.start([channel]);
+    await app.bus.publishInbound(userMessage("marks", "hello"));
+    await channel.waitFor(1);
+    await app.bus.publishInbound(userMessage("marks", "/model plain"));
+    await channel.waitFor(2);
+    await app.bus.publishInbound(userMessage("marks", "and now"));
+    await channel.waitFor(3);
+    const [marked, plain] = fake.requests.filter((r) => r.tools !== undefined);
+    expect(marked.model).toBe("claude-like");
+    const mark = { type: "ephemeral" };
+    expect(marked.sent[0].content).toEqual([{ type: "text", text: expect.any(String), cache_control: mark }]);
+    expect(marked.sent.at(-1)?.content).toEqual([
+      { type: "text", text: expect.stringMatching(/^hello\n\n\[pincer metadata/), cache_control: mark },
+    ]);
+    expect(plain.model).toBe("plain");
+    expect(JSON.stringify(plain.sent)).not.toContain("cache_control");
+  });
 });

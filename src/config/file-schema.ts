@@ -83,6 +83,8 @@ export const fileSchema = {
       transcriptionModel: { type: "string", minLength: 1, default: "gpt-4o-mini-transcribe" },
       maxToolResultChars: { type: "integer", minimum: 1000, default: 16000 },
       disabledTools: { type: "array", items: { type: "string", minLength: 1 }, default: [] },
+      // Models (by the name sent) whose endpoint caches only at explicit `cache_control` markers (Anthropic's).
+      cacheMarkers: { type: "array", items: { type: "string", minLength: 1 }, default: [] },
     }),
     exec: section({
       network: { type: "boolean", default: false },

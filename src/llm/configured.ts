@@ -31,7 +31,8 @@ export function chainOf(config: Keyed & Pick<Config, "agent">, choice?: string):
 
 function modelAt({ agent }: Config, { apiKey, baseUrl, model }: Omit<EndpointSpec, "name">): Model {
   const { modelTimeoutSeconds: timeoutSeconds, modelRetries: retries, stream, temperature } = agent;
-  return createOpenAIModel({ apiKey, baseUrl, model, timeoutSeconds, retries, stream, temperature });
+  const cacheMarkers = agent.cacheMarkers.includes(model);
+  return createOpenAIModel({ apiKey, baseUrl, model, timeoutSeconds, retries, stream, temperature, cacheMarkers });
 }
 
 /** A chain as turns use it: its model, the context its requests must fit now, and a recheck of that context. */

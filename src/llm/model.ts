@@ -1,5 +1,6 @@
 import type OpenAI from "openai";
 import { boundedCall } from "./bounded-call.js";
+import { withCacheMarkers } from "./cache-markers.js";
 import { collectStream, fromCompletion, type Usage } from "./collect.js";
 import { ModelError, shorten, toModelError } from "./failure.js";
 import { closesThinkingAlone, type NormalizedReply, normalizeReply, textOf } from "./reply.js";
@@ -49,6 +50,8 @@ export interface ModelOptions {
   retries: number;
   stream: boolean;
   temperature?: number;
+  /** Mark the request's stable boundaries with `cache_control` (endpoints that cache only there; off by default). */
+  cacheMarkers?: boolean;
 }
 
 /** A client of the endpoint. The openai package (~10 MB, ~70 ms to load) is imported by the first request, not at
@@ -92,7 +95,7 @@ export function createOpenAIModel(options: ModelOptions): Model {
         const body = {
           model: options.model,
           temperature: options.temperature,
-          messages,
+          messages: options.cacheMarkers ? withCacheMarkers(messages) : messages,
           ...(offered ? { tools: offered, tool_choice: "auto" as const } : {}),
           ...(maxTokens !== undefined && sent.lengthField ? { [sent.lengthField]: maxTokens } : {}),
         };
