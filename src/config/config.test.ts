@@ -134,4 +134,24 @@ describe("isValidTimeZone", () => {
     writeFileSync(file, JSON.stringify({ usage: { dailyTokens: 9 } }));
     expect(loadConfig({ ...base, PINCER_CONFIG: file }).usage).toEqual({ dailyTokens: 9, prices: {} });
   });
+
+  it("refuses a voice setting that cannot work, in one sentence naming it", () => {
+    const file = join(home, "voice.json");
+    const refused = (voice: unknown) => {
+      writeFileSync(file, JSON.stringify({ voice }));
+      return errorOf({ ...base, PINCER_CONFIG: file });
+    };
+    expect(refused({ replies: "loud" })).toMatch(/voice.replies must be equal to one of the allowed values/);
+    expect(refused({ tts: { model: "tts-1" } })).toMatch(/voice.tts needs "model" and "voice" .* or a "command"\.$/);
+    expect(refused({ tts: { command: ["espeak-ng"], model: "x" } })).toMatch(
+      /either a command or a model, not both\.$/,
+    );
+    expect(refused({ tts: { command: ["espeak-ng", "--stdin"] } })).toMatch(
+      /voice.tts.command must name .* "\{out\}"\.$/,
+    );
+    expect(refused({ stt: { command: ["whisper-cli"] } })).toMatch(/voice.stt.command must name .* "\{in\}"\.$/);
+    expect(refused({ stt: { command: "whisper-cli {in}" } })).toMatch(/voice.stt.command must be array/);
+    writeFileSync(file, JSON.stringify({ voice: { replies: "auto", tts: { command: ["espeak-ng", "-w", "{out}"] } } }));
+    expect(loadConfig({ ...base, PINCER_CONFIG: file }).voice).toMatchObject({ replies: "auto", maxSpokenChars: 1500 });
+  });
 });
