@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { withoutTurnFacts } from "../src/agent/context.js";
 import type { App } from "../src/app.js";
 import type { InboundMessage } from "../src/bus/types.js";
 import type { Config } from "../src/config/config.js";
@@ -71,8 +72,9 @@ describe("a token budget", () => {
       /^I cannot answer now: the daily token budget is used up .*It resets .*kept but not answered\.$/,
     );
     expect(fake.requests).toHaveLength(1);
-    const contents = (await ctx.app.store.conversations.recent("console:t", 10_000)).map((m) => m.content);
-    expect(contents.slice(-2)).toEqual(["hello?", "anyone?"]);
+    // Kept as the model would have seen them: the user's words, then the turn's time as metadata.
+    const contents = (await ctx.app.store.conversations.recent("console:t", 10_000)).map((m) => m.content ?? "");
+    expect(contents.slice(-2).map(withoutTurnFacts)).toEqual(["hello?", "anyone?"]);
   });
 
   it("per chat stops that chat only", async () => {
