@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import type { CronJob } from "../store/store.js";
+import { mayActOn } from "./jobs-chat.js";
+import { dayCapReached, effectiveLimits, planSlot, runCapReached } from "./stop-rules.js";
+
+const MIN = 60_000;
+const job = (overrides: Partial<CronJob> = {}): CronJob => ({
+  id: "j1",
+  message: "stretch",
+  schedule: { kind: "every", everySeconds: 60, anchor: 0 },
+  tz: "UTC",
+  origin: { channel: "telegram", chatId: "42", sessionKey: "telegram:42", isGroup: false },
+  owner: { channel: "telegram", userId: "42" },
+  createdAt: 0,
+  nextRunAt: 10 * MIN,
+  runCount: 0,
+  failures: 0,
+  limits: {},
+  ...overrides,
+});
+
+describe("stop rules", () => {
+  it("takes the job's own rules over the config's, and ends a job endAfterDays after it was made", () => {
+    const defaults = { maxRuns: 5, endAfterDays: 1, runTokens: 1000 };
+    expect(effectiveLimits(job({ limits: { maxRuns: 2 } }), defaults)).toEqual({
+      maxRuns: 2,
+      endsAt: 24 * 60 * MIN,
+      runTokens: 1000,
+    });
+    expect(effectiveLimits(job(), {})).toEqual({});
+  });
+
+  it("runs a slot and moves on; the last run of N leaves no next; past its end or its N runs the job is over", () => {
+    expect(planSlot(job(), {}, 10 * MIN)).toEqual({ kind: "run", nextRunAt: 11 * MIN });
+    expect(planSlot(job({ runCount: 1 }), { maxRuns: 2 }, 10 * MIN)).toEqual({ kind: "run", nextRunAt: null });
+    expect(planSlot(job({ runCount: 2 }), { maxRuns: 2 }, 10 * MIN)).toMatchObject({ kind: "over" });
+    expect(planSlot(job(), { endsAt: 10 * MIN + 30_000 }, 10 * MIN)).toEqual({ kind: "run", nextRunAt: null });
+    expect(planSlot(job(), { endsAt: 9 * MIN }, 10 * MIN)).toEqual({ kind: "over", why: "its end date passed" });
+    expect(planSlot(job({ schedule: { kind: "at", at: 10 * MIN } }), {}, 10 * MIN)).toEqual({
+      kind: "run",
+      nextRunAt: null,
+    });
+    // Late (pincer was down): the next slot counts from now, once.
+    expect(planSlot(job(), {}, 30 * MIN + 1)).toEqual({ kind: "run", nextRunAt: 31 * MIN });
+  });
+
+  it("stops a run or a day at its token or cost cap, and only there", () => {
+    expect(runCapReached({ runTokens: 100 }, { tokens: 99, cost: 0 })).toBeUndefined();
+    expect(runCapReached({ runTokens: 100 }, { tokens: 100, cost: 0 })).toBe(
+      "this run used 100 tokens, its cap is 100",
+    );
+    expect(runCapReached({ runCost: 0.5 }, { tokens: 1e9, cost: 0.5 })).toBe("this run cost 0.5000, its cap is 0.5");
+    expect(runCapReached({}, { tokens: 1e9, cost: 1e9 })).toBeUndefined();
+    expect(dayCapReached({ dayTokens: 10 }, { tokens: 10, cost: 0 })).toContain("of its 10 tokens for today");
+    expect(dayCapReached({ dayCost: 1 }, { tokens: 0, cost: 0.99 })).toBeUndefined();
+  });
+
+  it("lets only the job's owner or pincer's owner act on it", () => {
+    const owned = job();
+    expect(mayActOn(owned, { channel: "telegram", userId: "42" }, false)).toBe(true);
+    expect(mayActOn(owned, { channel: "telegram", userId: "43" }, false)).toBe(false);
+    // The same id on another platform is another person.
+    expect(mayActOn(owned, { channel: "discord", userId: "42" }, false)).toBe(false);
+    expect(mayActOn(owned, { channel: "telegram", userId: "1" }, true)).toBe(true);
+    expect(mayActOn(job({ owner: undefined }), { channel: "telegram", userId: "42" }, false)).toBe(false);
+  });
+});
