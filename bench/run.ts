@@ -25,6 +25,7 @@ import {
   startAndIdle,
   throughput,
 } from "./figures.js";
+import { promptCacheFigures } from "./prompt-cache.js";
 import { streamingFigures } from "./streaming.js";
 
 const quick = process.argv.includes("--quick");
@@ -45,6 +46,7 @@ const steps: Array<[string, () => Promise<Figure[]>]> = [
   ["batch", readOnlyBatch],
   ["soak", () => soak(sizes)],
   ["cluster", () => clusterFigures(sizes)],
+  ["cache", promptCacheFigures],
 ];
 
 const figures: Figure[] = [];
