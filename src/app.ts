@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { bindingFor } from "./access/bindings.js";
 import { createAccessGate } from "./access/gate.js";
 import { isNamedOwner } from "./access/policy.js";
 import { resumePending } from "./access/resume.js";
@@ -12,7 +13,9 @@ import { createApprovals } from "./approvals/approvals.js";
 import { MessageBus } from "./bus/bus.js";
 import { MESSAGE_BUTTON_PREFIX, messageButtonTaps, routeTaps } from "./bus/buttons.js";
 import type { Channel } from "./bus/channel.js";
+import { routeOf } from "./bus/types.js";
 import type { ClusterMode, RoleHolders } from "./cluster/cluster-mode.js";
+import { accountAgent, allowListsOf } from "./config/agents.js";
 import type { Config } from "./config/config.js";
 import { createConfiguredModels, createHelperModel, discoverContexts } from "./llm/configured.js";
 import { ContextLimits, contextLine } from "./llm/context-limits.js";
@@ -86,7 +89,8 @@ export async function createApp(config: Config, options: AppOptions) {
     gate: (msg) => access.admit(msg),
   });
   const access = createAccessGate({
-    allowFrom: { telegram: config.telegramAllowFrom, discord: config.discordAllowFrom },
+    allowFrom: allowListsOf(config),
+    agentFor: (msg) => bindingFor(msg, config.bindings, accountAgent(config.accounts, msg)),
     pairing: store.pairing,
     send: (msg) => bus.publishOutbound(msg),
     log: log.child({ part: "access" }),
@@ -115,8 +119,7 @@ export async function createApp(config: Config, options: AppOptions) {
     store,
     bus,
     actions: jobs,
-    isPincerOwner: (channel, userId) =>
-      isNamedOwner(channel, userId, { telegram: config.telegramAllowFrom, discord: config.discordAllowFrom }),
+    isPincerOwner: (route, userId) => isNamedOwner(route, userId, allowListsOf(config)),
     log: log.child({ part: "jobs" }),
   });
   bus.onTap(
@@ -228,7 +231,7 @@ export async function createApp(config: Config, options: AppOptions) {
       pauseAfterFailures: config.cron.pauseAfterFailures,
       log: log.child({ part: "scheduler" }),
     }),
-    senderHasAccess: (msg) => access.hasAccess(msg.channel, msg.senderId),
+    senderHasAccess: (msg) => access.hasAccess(routeOf(msg), msg.senderId),
     steps: writes.steps,
     onTurnFinished: clustering && ((msg) => cluster?.finished(msg)),
     audit: store.audit,

@@ -49,11 +49,11 @@ function labelIn(rows: ReadonlyArray<{ toJSON(): unknown }>, customId: string): 
 
 /** Hands a press to the bus and answers within Discord's 3 s: the text as an ephemeral reply, or a deferred update
  * (nothing shown); a slower handler's text follows the deferral as an ephemeral follow-up. */
-export function createTapHandler(deps: { bus: MessageBus; allowedChannels: string[]; log: Logger }) {
-  const { bus, allowedChannels, log } = deps;
+export function createTapHandler(deps: { bus: MessageBus; allowedChannels: string[]; log: Logger; account?: string }) {
+  const { bus, allowedChannels, log, account } = deps;
   return async (interaction: Interaction): Promise<void> => {
     if (!interaction.isButton()) return;
-    const tap = tapOf(interaction);
+    const tap = { ...tapOf(interaction), ...(account ? { account } : {}) };
     // discord.allowedChannels as for messages: the channel, or the thread itself, is listed.
     const listed = [tap.chatId, tap.threadId].some((id) => id !== undefined && allowedChannels.includes(id));
     const outside = tap.isGroup && allowedChannels.length > 0 && !listed;

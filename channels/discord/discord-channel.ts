@@ -3,7 +3,7 @@ import type { ClientOptions } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
-import { errorText } from "../../src/bus/types.js";
+import { errorText, routeOf } from "../../src/bus/types.js";
 import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
 import { createTapHandler } from "./buttons.js";
@@ -41,8 +41,14 @@ export function createDiscordChannel(deps: {
   mediaDir: string; // where received attachments are saved (the sandbox sees it read-only)
   log: Logger;
   tuning?: Partial<DiscordTuning>; // shortened by tests and benchmarks
+  /** Another application than DISCORD_BOT_TOKEN's (config `accounts.discord.NAME`): its name and token. */
+  account?: { account?: string; token: string };
 }): Channel {
   const { config, bus, log } = deps;
+  const account = deps.account?.account;
+  const token = deps.account?.token ?? config.discordToken;
+  // Each application is a channel of its own: its outbox rows, typing and cluster role are its route's.
+  const route = routeOf({ channel: "discord", account });
   const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
   const client = new Client(clientOptions(config.discordApiUrl));
   let running = new AbortController();
@@ -63,12 +69,16 @@ export function createDiscordChannel(deps: {
     maxAudioSeconds: config.media.maxAudioSeconds,
     botId: () => client.user?.id ?? "",
     signal: () => running.signal,
+    account,
   });
   const sendOutbound = createOutboundHandler({ rest: client.rest, log });
   let stopActivity: (() => void) | undefined;
 
   client.on(Events.MessageCreate, handleMessage);
-  client.on(Events.InteractionCreate, createTapHandler({ bus, allowedChannels: config.discord.allowedChannels, log }));
+  client.on(
+    Events.InteractionCreate,
+    createTapHandler({ bus, allowedChannels: config.discord.allowedChannels, log, account }),
+  );
   client.on(Events.Error, (err) => log.error({ err }, "Discord client error"));
   client.on(Events.Warn, (message) => log.warn(message));
   client.on(Events.ShardDisconnect, (event) => log.error({ code: event.code }, "Discord gateway closed for good"));
@@ -77,7 +87,7 @@ export function createDiscordChannel(deps: {
 
   let started = false;
   return {
-    name: "discord",
+    name: route,
     status() {
       // discord.js reconnects by itself; anything but Ready is a connection on its way back.
       if (!started) return { state: "stopped" };
@@ -85,27 +95,27 @@ export function createDiscordChannel(deps: {
       return { state: "connecting", detail: `gateway ${Status[client.ws.status] ?? client.ws.status}` };
     },
     async start() {
-      if (!config.discordToken) throw new Error("DISCORD_BOT_TOKEN is not set");
+      if (!token) throw new Error("DISCORD_BOT_TOKEN is not set");
       running = new AbortController();
       const ready = once(client, Events.ClientReady);
       ready.catch(() => {}); // a failed login rejects below; this only keeps the rejection handled
       try {
-        await client.login(config.discordToken);
+        await client.login(token);
         await ready;
       } catch (err) {
         throw new Error(explainLoginFailure(err), { cause: err });
       }
       started = true;
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "Discord connected");
-      stopActivity = bus.onActivity("discord", typing.onActivity);
+      stopActivity = bus.onActivity(route, typing.onActivity);
       // Replies left from before a restart go out in the background; start() only promises we listen.
       const drafts = discordDrafts(client.rest, (err) => log.debug({ err }, "could not update a draft"));
-      await bus.subscribeOutbound("discord", sendOutbound, drafts);
+      await bus.subscribeOutbound(route, sendOutbound, drafts);
     },
     async stop() {
       started = false;
       running.abort();
-      await bus.unsubscribeOutbound("discord");
+      await bus.unsubscribeOutbound(route);
       stopActivity?.();
       typing.stopAll();
       await client.destroy();

@@ -2,7 +2,7 @@ import type { Message } from "discord.js";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
 import { inOrderPerKey } from "../../src/bus/in-order.js";
-import { conversationMediaDir, type InboundMessage, type Quote, quotation } from "../../src/bus/types.js";
+import { conversationMediaDir, type InboundMessage, onAccount, type Quote, quotation } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { downloadAttachments } from "./attachments.js";
 import { MessageReferenceType, MessageType } from "./library.js";
@@ -23,15 +23,18 @@ export function createInboundHandler(deps: {
   botId: () => string;
   /** Aborted when the channel stops: until then a message's store write is retried (Discord does not resend it). */
   signal: () => AbortSignal;
+  /** The bot's account (config `accounts`), absent for DISCORD_BOT_TOKEN's. */
+  account?: string;
 }) {
   const inOrder = inOrderPerKey();
 
   async function process(message: Message, facts: MessageFacts, sessionKey: string): Promise<void> {
     const senderName = message.member?.displayName ?? message.author.displayName ?? message.author.username;
     const conversation = conversationOf(facts);
-    const envelope: InboundMessage = {
+    const received: InboundMessage = {
       id: message.id,
       channel: "discord",
+      ...(facts.guildId ? { guildId: facts.guildId } : {}),
       chatId: conversation.chatId,
       senderId: facts.authorId,
       senderName,
@@ -46,7 +49,8 @@ export function createInboundHandler(deps: {
     // The store may be away (the gate reads it too): both calls are retried until it answers.
     const retries = inboundRetries(deps.log, deps.signal());
     // Before any download: a stranger's files are never fetched (the gate answers them itself).
-    if (!(await untilStored(() => deps.bus.screenInbound(envelope), retries))) return;
+    const envelope = await untilStored(() => deps.bus.screenInbound(onAccount(received, deps.account)), retries);
+    if (!envelope) return;
     const names = new Map(
       message.mentions.users.map((user) => [user.id, displayName(message, user.id) ?? user.username]),
     );

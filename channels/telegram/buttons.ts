@@ -41,10 +41,11 @@ export function tapOf(query: CallbackQuery, receivedAt: number): ButtonTap | und
 }
 
 /** Hands a press to the bus (not one in a group outside telegram.allowedGroups); always answers it, the text a toast. */
-export function createTapHandler(deps: { bus: MessageBus; allowedGroups: string[]; log: Logger }) {
-  const { bus, allowedGroups, log } = deps;
+export function createTapHandler(deps: { bus: MessageBus; allowedGroups: string[]; log: Logger; account?: string }) {
+  const { bus, allowedGroups, log, account } = deps;
   return async (ctx: Context & { callbackQuery: CallbackQuery }): Promise<void> => {
-    const tap = tapOf(ctx.callbackQuery, Date.now());
+    const made = tapOf(ctx.callbackQuery, Date.now());
+    const tap = made && account ? { ...made, account } : made;
     const outside = tap?.isGroup && allowedGroups.length > 0 && !allowedGroups.includes(tap.chatId);
     let text: string | undefined;
     if (tap && !outside) text = (await bus.publishTap(tap)).text;

@@ -10,7 +10,7 @@ import type { Channel } from "../../src/bus/channel.js";
 import { COMMANDS } from "../../src/bus/commands.js";
 import { retryDelay } from "../../src/bus/delivery.js";
 import { inOrderPerKey } from "../../src/bus/in-order.js";
-import { errorText } from "../../src/bus/types.js";
+import { errorText, routeOf } from "../../src/bus/types.js";
 import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
 import { trackConnection } from "./connection.js";
@@ -47,11 +47,16 @@ export function createTelegramChannel(deps: {
   mediaDir: string; // where received attachments are saved (the sandbox sees it read-only)
   log: Logger;
   timing?: Partial<TelegramTiming>;
+  /** Another bot than TELEGRAM_BOT_TOKEN's (config `accounts.telegram.NAME`): its name and token. */
+  account?: { account?: string; token: string };
 }): Channel {
   const { config, bus, log } = deps;
   const timing = { ...DEFAULT_TIMING, ...deps.timing };
-  const token = config.telegramToken;
+  const token = deps.account?.token ?? config.telegramToken;
   if (!token) throw new Error("the Telegram channel needs TELEGRAM_BOT_TOKEN");
+  const account = deps.account?.account;
+  // Each bot is a channel of its own: its outbox rows, typing and cluster role are its route's.
+  const route = routeOf({ channel: "telegram", account });
   const bot = new Bot(token, { client: { apiRoot: config.telegramApiRoot } });
   const connection = trackConnection();
   bot.api.config.use(connection.transformer);
@@ -70,6 +75,7 @@ export function createTelegramChannel(deps: {
       },
       log,
       signal: () => shutdown.signal,
+      account,
     }),
   );
   // One bad update is logged and skipped; it never stops the polling (the webhook's handler).
@@ -198,7 +204,7 @@ export function createTelegramChannel(deps: {
   }
 
   return {
-    name: "telegram",
+    name: route,
     async start() {
       stopped = false;
       shutdown = new AbortController();
@@ -213,18 +219,19 @@ export function createTelegramChannel(deps: {
       const outcome = await Promise.race([first, late]);
       if (outcome instanceof GrammyError && (outcome.error_code === 401 || outcome.error_code === 404))
         throw new Error(
-          `Telegram rejected TELEGRAM_BOT_TOKEN (${outcome.error_code} ${outcome.description}): check the token BotFather gave you.`,
+          `Telegram rejected ${account ? `the token of accounts.telegram.${account}` : "TELEGRAM_BOT_TOKEN"} (${outcome.error_code} ${outcome.description}): check the token BotFather gave you.`,
         );
       if (outcome) log.warn({ err: describe(outcome) }, "telegram is not reachable yet; pincer keeps trying");
       if (bot.isInited()) log.info({ username: bot.botInfo.username }, "telegram bot connected");
-      offActivity = bus.onActivity("telegram", typing.onActivity);
+      offActivity = bus.onActivity(route, typing.onActivity);
       const drafts = telegramDrafts(bestEffort, (err) => log.debug({ err: describe(err) }, "could not update a draft"));
-      await bus.subscribeOutbound("telegram", createSender(bot.api, log), drafts);
+      await bus.subscribeOutbound(route, createSender(bot.api, log), drafts);
       bestEffort
         .setMyCommands(COMMANDS.map((c) => ({ command: c.name, description: c.description })))
         .catch((err: unknown) => log.warn({ err: describe(err) }, "could not register the bot's commands"));
+      // The webhook's one URL and port are the default bot's; another bot polls.
       const { webhookUrl, webhookPort } = config.telegram;
-      if (webhookUrl) await startWebhook(webhookUrl, webhookPort);
+      if (webhookUrl && !account) await startWebhook(webhookUrl, webhookPort);
       else supervisor = supervisePolling();
     },
     status: () => connection.status(),
@@ -233,7 +240,7 @@ export function createTelegramChannel(deps: {
       shutdown.abort();
       typing.stopAll();
       offActivity?.();
-      await bus.unsubscribeOutbound("telegram");
+      await bus.unsubscribeOutbound(route);
       await supervisor;
       if (webhookServer) {
         webhookServer.closeAllConnections();

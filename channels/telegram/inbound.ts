@@ -2,7 +2,7 @@ import type { Context, Composer as GrammyComposer } from "grammy";
 import type { Message } from "grammy/types";
 import type { Logger } from "pino";
 import type { MessageBus } from "../../src/bus/bus.js";
-import { conversationMediaDir } from "../../src/bus/types.js";
+import { conversationMediaDir, onAccount } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { createTapHandler } from "./buttons.js";
 import { groupDecision } from "./gating.js";
@@ -20,6 +20,8 @@ export function createInboundHandlers(deps: {
   log: Logger;
   /** Aborted when the channel stops: a message not stored by then is not confirmed to Telegram. */
   signal: () => AbortSignal;
+  /** The bot's account (config `accounts`), absent for TELEGRAM_BOT_TOKEN's. */
+  account?: string;
 }): GrammyComposer<Context> {
   const { log } = deps;
   const composer = new Composer<Context>();
@@ -34,7 +36,7 @@ export function createInboundHandlers(deps: {
   composer.on(["channel_post", "edited_channel_post"], (ctx) => {
     log.debug({ chatId: ctx.chat.id }, "ignored a channel post");
   });
-  composer.on("callback_query", createTapHandler({ bus: deps.bus, allowedGroups: deps.allowedGroups, log }));
+  composer.on("callback_query", createTapHandler({ ...deps, log }));
   composer.on("my_chat_member", (ctx) => {
     const { chat, new_chat_member: member } = ctx.myChatMember;
     if (chat.type === "private") return;
@@ -62,19 +64,20 @@ export function createInboundHandlers(deps: {
     // The store may be away (the gate reads it too): both calls are retried until it answers.
     const retries = inboundRetries(log, deps.signal());
     // Before any download: a stranger's files are never fetched (the gate answers them itself).
-    if (!(await untilStored(() => deps.bus.screenInbound(inbound), retries))) return;
+    const addressed = await untilStored(() => deps.bus.screenInbound(onAccount(inbound, deps.account)), retries);
+    if (!addressed) return;
     const notes: string[] = [];
     for (const [index, attachment] of attachments.entries()) {
       const outcome = await downloadAttachment(
-        { ...deps.media, dir: conversationMediaDir(deps.media.dir, inbound.sessionKey), api: ctx.api },
+        { ...deps.media, dir: conversationMediaDir(deps.media.dir, addressed.sessionKey), api: ctx.api },
         attachment,
         `telegram-${inbound.chatId}-${inbound.id}-${index}`,
       );
-      if ("path" in outcome) inbound.media.push(outcome.path);
+      if ("path" in outcome) addressed.media.push(outcome.path);
       else notes.push(outcome.note);
     }
-    const text = [inbound.text, ...notes].filter(Boolean).join("\n");
-    if (!(await untilStored(() => deps.bus.publishInbound({ ...inbound, text }), retries))) {
+    const text = [addressed.text, ...notes].filter(Boolean).join("\n");
+    if (!(await untilStored(() => deps.bus.publishInbound({ ...addressed, text }), retries))) {
       log.debug({ chatId: inbound.chatId, id: inbound.id }, "not accepted: a replayed update, or refused by the gate");
     }
   }

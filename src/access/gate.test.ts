@@ -15,7 +15,8 @@ function setup() {
   const pairing = openSqliteStore(openDatabase(":memory:")).pairing;
   const sent: OutboundMessage[] = [];
   const gate = createAccessGate({
-    allowFrom: { telegram: ["42"], discord: ["*"] },
+    allowFrom: { telegram: ["42"], discord: ["*"], "telegram@shop": ["7"] },
+    agentFor: (m) => (m.account === "shop" || m.chatId === "-100" ? "shop" : "main"),
     pairing,
     send: async (msg) => {
       sent.push(msg);
@@ -47,14 +48,14 @@ const msg = (senderId: string, extra: Partial<PersonMessage> = {}): InboundMessa
 describe("the access gate", () => {
   it("lets the allowlist, approved users and local channels through without a word", async () => {
     const { gate, pairing, sent } = setup();
-    expect(await gate.admit(msg("42"))).toBe(true);
-    expect(await gate.admit(msg("5", { channel: "discord" }))).toBe(true);
-    expect(await gate.admit(msg("x", { channel: "console" }))).toBe(true);
+    expect(await gate.admit(msg("42"))).toBeDefined();
+    expect(await gate.admit(msg("5", { channel: "discord" }))).toBeDefined();
+    expect(await gate.admit(msg("x", { channel: "console" }))).toBeDefined();
     expect(
       await gate.admit({ ...msg("cron"), channel: "system", run: { kind: "cron", jobId: "j", scheduledAt: 1 } }),
-    ).toBe(true);
+    ).toBeDefined();
     await pairing.approve("telegram", (await pairing.request("telegram", "9", "Nine")).code);
-    expect(await gate.admit(msg("9"))).toBe(true);
+    expect(await gate.admit(msg("9"))).toBeDefined();
     expect(sent).toEqual([]);
     expect(await gate.hasAccess("telegram", "9")).toBe(true);
     expect(await gate.hasAccess("telegram", "10")).toBe(false);
@@ -62,24 +63,55 @@ describe("the access gate", () => {
 
   it("answers a stranger in private with one code, repeats the same code only after a while", async () => {
     const { gate, sent, tick } = setup();
-    expect(await gate.admit(msg("99"))).toBe(false);
+    expect(await gate.admit(msg("99"))).toBeUndefined();
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ channel: "telegram", chatId: "99", kind: "notice", replyToId: "7" });
     const code = /code is ([A-Z0-9]{8})/.exec(sent[0].text)?.[1];
     expect(sent[0].text).toContain(`pincer pairing approve telegram ${code}`);
     tick(1000);
-    expect(await gate.admit(msg("99"))).toBe(false);
+    expect(await gate.admit(msg("99"))).toBeUndefined();
     expect(sent).toHaveLength(1);
     tick(10 * 60_000 - 1000);
-    expect(await gate.admit(msg("99"))).toBe(false);
+    expect(await gate.admit(msg("99"))).toBeUndefined();
     expect(sent).toHaveLength(2);
     expect(sent[1].text).toContain(`code is ${code}`);
   });
 
   it("says nothing to a stranger in a group and opens no request there", async () => {
     const { gate, pairing, sent } = setup();
-    expect(await gate.admit(msg("66", { chatId: "-100", isGroup: true, sessionKey: "telegram:-100" }))).toBe(false);
+    expect(await gate.admit(msg("66", { chatId: "-100", isGroup: true, sessionKey: "telegram:-100" }))).toBeUndefined();
     expect(sent).toEqual([]);
     expect(await pairing.pending()).toEqual([]);
+  });
+
+  it("keeps each bot's allowlist and pairing its own, and answers a stranger through the bot they wrote to", async () => {
+    const { gate, pairing, sent } = setup();
+    const shop = { account: "shop", sessionKey: "telegram@shop:42" };
+    // 42 is the default bot's owner, a stranger to the shop's bot; 7 the other way round.
+    expect(await gate.admit(msg("42", shop))).toBeUndefined();
+    expect(sent[0]).toMatchObject({ channel: "telegram", account: "shop", chatId: "42" });
+    const code = /code is ([A-Z0-9]{8})/.exec(sent[0].text)?.[1] as string;
+    expect(sent[0].text).toContain(`pincer pairing approve telegram@shop ${code}`);
+    expect(await gate.admit(msg("7"))).toBeUndefined();
+    expect(await pairing.approve("telegram", code)).toBeUndefined();
+    await pairing.approve("telegram@shop", code);
+    expect(await gate.admit(msg("42", shop))).toBeDefined();
+    expect(await gate.hasAccess("telegram@shop", "42")).toBe(true);
+    expect(await gate.hasAccess("telegram@shop", "9")).toBe(false);
+  });
+
+  it("addresses a platform's message to its agent's conversation, by the bot and the chat", async () => {
+    const { gate } = setup();
+    expect((await gate.admit(msg("42")))?.sessionKey).toBe("telegram:42");
+    expect((await gate.admit(msg("7", { account: "shop", sessionKey: "telegram@shop:7" })))?.sessionKey).toBe(
+      "shop/telegram@shop:7",
+    );
+    const topic = msg("42", { chatId: "-100", isGroup: true, sessionKey: "telegram:-100:thread:3" });
+    expect((await gate.admit(topic))?.sessionKey).toBe("shop/telegram:-100:thread:3");
+    // A key a producer made up is never trusted: the gate builds it again from who wrote where.
+    expect((await gate.admit(msg("42", { sessionKey: "shop/telegram:42" })))?.sessionKey).toBe("telegram:42");
+    expect((await gate.admit(msg("x", { channel: "web", sessionKey: "shop/web:abc" })))?.sessionKey).toBe(
+      "shop/web:abc",
+    );
   });
 });

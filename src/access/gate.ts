@@ -1,11 +1,22 @@
 import type { Logger } from "pino";
-import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
+import {
+  agentSessionKey,
+  type InboundMessage,
+  MAIN_AGENT,
+  type OutboundMessage,
+  type PersonMessage,
+  parseSessionKey,
+  routeOf,
+  sessionKeyOf,
+} from "../bus/types.js";
 import type { Store } from "../store/store.js";
 import { hasAccess, isOwner, pairingNotice, strangerAction } from "./policy.js";
 
 interface AccessGateDeps {
-  /** The allowlists by channel (TELEGRAM_ALLOW_FROM, DISCORD_ALLOW_FROM). */
-  allowFrom: Partial<Record<ChannelName, readonly string[]>>;
+  /** The allowlists by route (routeOf): TELEGRAM_ALLOW_FROM, DISCORD_ALLOW_FROM, an account's `allowFrom`. */
+  allowFrom: Partial<Record<string, readonly string[]>>;
+  /** The agent that answers a person's message on a platform (config `bindings`, the account's `agent`); absent: main. */
+  agentFor?: (msg: PersonMessage & { channel: "telegram" | "discord" }) => string;
   pairing: Store["pairing"];
   /** Sends the pairing notice through the outbound bus. */
   send: (msg: OutboundMessage) => Promise<unknown>;
@@ -19,43 +30,54 @@ export type AccessGate = ReturnType<typeof createAccessGate>;
 
 /** The one place that decides who may talk to pincer; channels only describe who is talking. */
 export function createAccessGate(deps: AccessGateDeps) {
-  const facts = (channel: ChannelName, userId: string) => ({
-    channel,
+  // Each bot (route) has its own allowlist and pairing: one approved on the shop's bot is a stranger to the family's.
+  const facts = (route: string, userId: string) => ({
+    channel: route,
     senderId: userId,
-    allowFrom: deps.allowFrom[channel],
-    isApproved: () => deps.pairing.isApproved(channel, userId),
+    allowFrom: deps.allowFrom[route],
+    isApproved: () => deps.pairing.isApproved(route, userId),
   });
-  const allowed = (channel: ChannelName, userId: string) => hasAccess(facts(channel, userId));
+  const allowed = (route: string, userId: string) => hasAccess(facts(route, userId));
+  /** A platform's message in the conversation of the agent that answers there; the others' keys name their agent. */
+  const address = (msg: InboundMessage): InboundMessage => {
+    if (msg.channel !== "telegram" && msg.channel !== "discord") return msg;
+    const agent = deps.agentFor?.({ ...msg, channel: msg.channel }) ?? MAIN_AGENT;
+    const { threadId } = parseSessionKey(msg.sessionKey) ?? {};
+    return { ...msg, sessionKey: agentSessionKey(agent, sessionKeyOf(msg.channel, msg.chatId, threadId, msg.account)) };
+  };
 
   return {
-    /** Whether this person may talk to the agent now (a job runs only while its owner may). */
+    /** Whether this person may talk to pincer on this bot (`route`) now (a job runs only while its owner may). */
     hasAccess: allowed,
     /** Whether this person is the owner, who may change a chat's settings and see all usage (policy.ts's isOwner). */
-    isOwner: (channel: ChannelName, userId: string) =>
-      isOwner({ channel, senderId: userId, allowFrom: deps.allowFrom[channel] }),
-    /** Every inbound message passes here: true lets it reach the agent; a stranger is answered with their code. */
-    async admit(msg: InboundMessage): Promise<boolean> {
-      if (await allowed(msg.channel, msg.senderId)) return true;
-      const where = { channel: msg.channel, userId: msg.senderId, chatId: msg.chatId, isGroup: msg.isGroup };
+    isOwner: (route: string, userId: string) =>
+      isOwner({ channel: route, senderId: userId, allowFrom: deps.allowFrom[route] }),
+    /** Every inbound message passes here: a person let in gets it back addressed to their agent's conversation; a
+     * stranger is answered with their code (undefined). */
+    async admit(msg: InboundMessage): Promise<InboundMessage | undefined> {
+      const route = routeOf(msg);
+      if (await allowed(route, msg.senderId)) return address(msg);
+      const where = { channel: route, userId: msg.senderId, chatId: msg.chatId, isGroup: msg.isGroup };
       if (msg.isGroup) {
         // No request either: a group is no place to hand out codes, and a flood there must not evict real ones.
         deps.log.info(
           { ...where, name: msg.senderName },
           "message from a user who is not allowed (in a group: no code)",
         );
-        return false;
+        return undefined;
       }
-      const request = await deps.pairing.request(msg.channel, msg.senderId, msg.senderName);
+      const request = await deps.pairing.request(route, msg.senderId, msg.senderName);
       const action = strangerAction({ ...request, now: Date.now(), repeatAfterMs: REPEAT_AFTER_MS });
       deps.log.info({ ...where, name: msg.senderName, action }, "message from a user who is not allowed");
       if (action === "send-code") {
-        await deps.pairing.markTold(msg.channel, msg.senderId);
-        const text = pairingNotice(msg.channel, request.code);
+        await deps.pairing.markTold(route, msg.senderId);
+        const text = pairingNotice(route, request.code);
+        const account = msg.account ? { account: msg.account } : {};
         deps
-          .send({ channel: msg.channel, chatId: msg.chatId, kind: "notice", text, replyToId: msg.id })
+          .send({ channel: msg.channel, ...account, chatId: msg.chatId, kind: "notice", text, replyToId: msg.id })
           .catch((err: unknown) => deps.log.warn({ err, ...where }, "could not send the pairing code"));
       }
-      return false;
+      return undefined;
     },
   };
 }

@@ -1,10 +1,11 @@
-import { type ChannelName, type InboundMessage, parseSessionKey, personOf } from "../bus/types.js";
+import { type InboundMessage, parseSessionKey, personOf, routeOf } from "../bus/types.js";
 
 /** Channels reached only from this machine or with the control page's token (terminal, `system`, web chat). */
 const LOCAL_CHANNELS: ReadonlySet<string> = new Set(["console", "system", "web"]);
 
 export interface AccessFacts {
-  channel: ChannelName;
+  /** The bot's route (routeOf): `telegram`, `telegram@shop`, `console`… */
+  channel: string;
   senderId: string;
   /** Comma list from TELEGRAM_ALLOW_FROM / DISCORD_ALLOW_FROM; `*` lets everyone in. */
   allowFrom: readonly string[] | undefined;
@@ -26,16 +27,18 @@ export function isOwner({ channel, senderId, allowFrom }: Omit<AccessFacts, "isA
 
 /** Whether a person is pincer's owner: named in the channel's allowlist (`*` names nobody), or on a local channel. */
 export function isNamedOwner(
-  channel: ChannelName,
+  channel: string,
   senderId: string,
-  allowFrom: Partial<Record<ChannelName, readonly string[]>>,
+  /** By route (routeOf). */
+  allowFrom: Partial<Record<string, readonly string[]>>,
 ): boolean {
   return LOCAL_CHANNELS.has(channel) || (allowFrom[channel]?.includes(senderId) ?? false);
 }
 
 /** Who shares the owner's MEMORY.md besides the owner (config memory.shareWithGroups, memory.shareWithGuests). */
 export interface MemorySharing {
-  allowFrom: Partial<Record<ChannelName, readonly string[]>>;
+  /** By route (routeOf). */
+  allowFrom: Partial<Record<string, readonly string[]>>;
   shareWithGroups: boolean;
   shareWithGuests: boolean;
 }
@@ -45,10 +48,11 @@ export interface MemorySharing {
  * are guests. A scheduled run or a helper's result speaks for the person it was set up by (its run's userId). */
 export function isOwnersChat(msg: InboundMessage, allowFrom: MemorySharing["allowFrom"]): boolean {
   if (msg.isGroup) return false;
-  const channel = parseSessionKey(msg.sessionKey)?.channel ?? msg.channel;
-  if (LOCAL_CHANNELS.has(channel)) return true;
+  const parsed = parseSessionKey(msg.sessionKey);
+  const route = routeOf(parsed ?? msg);
+  if (LOCAL_CHANNELS.has(parsed?.channel ?? msg.channel)) return true;
   const person = personOf(msg);
-  return person !== undefined && (allowFrom[channel]?.includes(person) ?? false);
+  return person !== undefined && (allowFrom[route]?.includes(person) ?? false);
 }
 
 /** Whether a conversation may see the owner's MEMORY.md (prompt, memory_search, the file tools, exec). */
@@ -57,9 +61,9 @@ export function seesOwnerMemory(msg: InboundMessage, sharing: MemorySharing): bo
   return sharing.shareWithGuests || isOwnersChat(msg, sharing.allowFrom);
 }
 
-/** The channels whose strangers are given pairing codes. */
-export function isPairedChannel(channel: string): channel is "telegram" | "discord" {
-  return channel === "telegram" || channel === "discord";
+/** The routes whose strangers are given pairing codes: a platform's bots (`telegram`, `discord@work`). */
+export function isPairedChannel(route: string): boolean {
+  return /^(telegram|discord)(@[a-z0-9][a-z0-9_-]{0,31})?$/.test(route);
 }
 
 /** What a stranger in a private chat gets: their code, repeated at most every `repeatAfterMs`. (In a group the gate

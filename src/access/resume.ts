@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
-import { type ChannelName, replyTarget } from "../bus/types.js";
+import { replyTarget, routeOf } from "../bus/types.js";
 import type { Store } from "../store/store.js";
 
 /** Messages accepted before a restart and never finished, addressed to `served`, queued again. Called before any
@@ -8,9 +8,10 @@ import type { Store } from "../store/store.js";
  * first step asks it of every message (one whose sender was revoked while pincer was down is closed, not run). */
 export async function resumePending(
   deps: { journal: Store["journal"]; bus: MessageBus; log: Logger },
-  served: ReadonlySet<ChannelName>,
+  /** Routes (routeOf) of the bots running here. */
+  served: ReadonlySet<string>,
 ): Promise<void> {
-  const pending = (await deps.journal.pendingInbound()).filter((msg) => served.has(replyTarget(msg).channel));
+  const pending = (await deps.journal.pendingInbound()).filter((msg) => served.has(routeOf(replyTarget(msg))));
   if (pending.length > 0) deps.log.info({ count: pending.length }, "resuming messages from before the restart");
   for (const msg of pending) deps.bus.requeueInbound(msg);
 }

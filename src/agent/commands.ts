@@ -1,6 +1,7 @@
 import { isOwner } from "../access/policy.js";
 import { type CommandName, commandArgument, helpText, parseCommand } from "../bus/commands.js";
-import { type ChannelName, type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
+import { type InboundMessage, type OutboundMessage, replyTarget, routeOf } from "../bus/types.js";
+import { allowListsOf } from "../config/agents.js";
 import { reportText } from "../usage/report.js";
 import type { Lane, Lanes } from "./lanes.js";
 import { newConversationNotice, notice } from "./notices.js";
@@ -99,12 +100,9 @@ async function answerCommand(
   } else if (command === "jobs") {
     text = (await deps.jobsChat?.answer(msg)) ?? "Jobs are not available here.";
   } else if (command === "usage") {
-    const allowFrom: Partial<Record<ChannelName, readonly string[]>> = {
-      telegram: deps.config.telegramAllowFrom,
-      discord: deps.config.discordAllowFrom,
-    };
+    const route = routeOf(msg);
     // The owner sees this chat and all; a guest (let in by `*` or pairing) only what was spent for them.
-    const owner = isOwner({ channel: msg.channel, senderId: msg.senderId, allowFrom: allowFrom[msg.channel] });
+    const owner = isOwner({ channel: route, senderId: msg.senderId, allowFrom: allowListsOf(deps.config)[route] });
     const report = owner ? deps.usage.report(msg.sessionKey) : deps.usage.report(undefined, runOf(msg).person ?? "");
     text = reportText(await report);
   } else if (command === "status") {

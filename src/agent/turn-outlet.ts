@@ -1,4 +1,4 @@
-import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
+import { type InboundMessage, type OutboundMessage, replyTarget, routeOf } from "../bus/types.js";
 import type { StoredMessage } from "../store/store.js";
 import { notice } from "./notices.js";
 import { ProgressReporter } from "./progress.js";
@@ -57,7 +57,7 @@ export class TurnOutlet {
     const storing = performance.now();
     const outboxId = await deps.turns.finishTurn(msg, messages, out);
     meter?.stored(performance.now() - storing);
-    if (out && outboxId !== undefined) deps.bus.outboundRecorded(out.channel);
+    if (out && outboxId !== undefined) deps.bus.outboundRecorded(routeOf(out));
     deps.onTurnFinished?.(msg);
     return undefined;
   }
@@ -71,7 +71,7 @@ export class TurnOutlet {
       { session: command.sessionKey, count: dropped.length },
       "set aside messages that waited for the model",
     );
-    deps.bus.outboundRecorded(out.channel);
+    deps.bus.outboundRecorded(routeOf(out));
     for (const msg of [...dropped, command]) deps.onTurnFinished?.(msg);
   }
 }

@@ -1,5 +1,6 @@
 import { isOwnersChat, type MemorySharing } from "../access/policy.js";
 import type { InboundMessage } from "../bus/types.js";
+import { allowListsOf } from "../config/agents.js";
 import { ChatCommands } from "./commands.js";
 import { Lanes } from "./lanes.js";
 import { ModelWaits } from "./model-wait.js";
@@ -17,9 +18,8 @@ export class AgentWorker {
   private readonly commands: ChatCommands;
 
   constructor(private readonly deps: WorkerDeps) {
-    const { telegramAllowFrom, discordAllowFrom, memory } = deps.config;
-    /** Who shares the owner's MEMORY.md: the allowlists and config memory.shareWith*. */
-    const sharing: MemorySharing = { ...memory, allowFrom: { telegram: telegramAllowFrom, discord: discordAllowFrom } };
+    /** Who shares the owner's MEMORY.md: the allowlists (each bot's) and config memory.shareWith*. */
+    const sharing: MemorySharing = { ...deps.config.memory, allowFrom: allowListsOf(deps.config) };
     const consolidate = (msg: InboundMessage) =>
       deps.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, sharing.allowFrom));
     const shutdown = new AbortController();

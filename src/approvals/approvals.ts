@@ -9,6 +9,7 @@ import {
   parseSessionKey,
   personOf,
   replyTarget,
+  routeOf,
   sessionKeyOf,
 } from "../bus/types.js";
 import type { Config } from "../config/config.js";
@@ -127,7 +128,7 @@ export class Approvals {
         buttons: approvalButtons(id),
       },
     );
-    if (created) this.deps.bus.outboundRecorded(target.channel);
+    if (created) this.deps.bus.outboundRecorded(routeOf(target));
     // A resumed turn's call is the one asked about, unchanged, or it does not run.
     if (approval.summary !== asked.summary) return "Error: this call differs from the one the user was asked about.";
     const settled = await this.wait(approval, ctx.signal, resumable);
@@ -216,7 +217,7 @@ export class Approvals {
   private settled(approval: Approval): void {
     this.decisions.emit(approval.id);
     const target = parseSessionKey(approval.sessionKey);
-    if (target) this.deps.bus.outboundRecorded(target.channel);
+    if (target) this.deps.bus.outboundRecorded(routeOf(target));
   }
 
   private edit(approval: Approval, text: string): OutboundMessage | undefined {

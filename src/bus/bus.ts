@@ -7,11 +7,11 @@ import { ChannelSender } from "./outbox-sender.js";
 import {
   type ActivityEvent,
   type ButtonTap,
-  type ChannelName,
   type DeliveryOutcome,
   errorText,
   type InboundMessage,
   type OutboundMessage,
+  routeOf,
   sessionKeyOf,
   type TapAnswer,
   type TapHandler,
@@ -21,8 +21,9 @@ interface BusOptions {
   journal: BusJournal;
   retry?: Partial<RetryTiming>;
   log?: Logger;
-  /** Who may reach the agent (src/access's gate), asked for every inbound message; it answers strangers itself. */
-  gate?: (msg: InboundMessage) => Promise<boolean>;
+  /** Who may reach which agent (src/access's gate), asked for every inbound message: the message addressed to its
+   * agent's conversation, or undefined for a sender it refused (it answers strangers itself). */
+  gate?: (msg: InboundMessage) => Promise<InboundMessage | undefined>;
   /** Where an accepted message goes instead of this process's queue (clustered: the shared inbox is the queue). */
   elsewhere?: (msg: InboundMessage) => void;
 }
@@ -38,11 +39,12 @@ export const DEFAULT_RETRY_TIMING: RetryTiming = {
 export class MessageBus {
   readonly inbound = new AsyncQueue<InboundMessage>();
   private readonly retry: RetryTiming;
+  /** By route (routeOf): each bot of a channel sends its own rows. */
   private readonly senders = new Map<
-    ChannelName,
+    string,
     { sender: ChannelSender; handler: OutboundHandler; drafts?: DraftRenderer }
   >();
-  private readonly activityHandlers = new Map<ChannelName, Set<(event: ActivityEvent) => void>>();
+  private readonly activityHandlers = new Map<string, Set<(event: ActivityEvent) => void>>();
   /** The caller waiting for the next attempt at an outbox row it recorded, by row id. */
   private readonly waiters = new Map<number, { chat: string; resolve: (outcome: DeliveryOutcome) => void }>();
   private tapHandler: TapHandler | undefined;
@@ -53,15 +55,16 @@ export class MessageBus {
 
   /** Accepts a message for the agent; false for a replay and for a sender the gate refused (then nothing is stored). */
   async publishInbound(msg: InboundMessage): Promise<boolean> {
-    if (!(await this.screenInbound(msg))) return false;
-    if (!(await this.options.journal.acceptInbound(msg))) return false;
-    this.requeueInbound(msg);
+    const addressed = await this.screenInbound(msg);
+    if (!addressed || !(await this.options.journal.acceptInbound(addressed))) return false;
+    this.requeueInbound(addressed);
     return true;
   }
 
-  /** Asks the gate alone: channels call it before downloading a message's files, so a stranger's are never fetched. */
-  async screenInbound(msg: InboundMessage): Promise<boolean> {
-    return (await this.options.gate?.(msg)) ?? true;
+  /** Asks the gate alone: channels call it before downloading a message's files, so a stranger's are never fetched
+   * (and a person's files land in the folder of the conversation, the agent's, that they are for). */
+  async screenInbound(msg: InboundMessage): Promise<InboundMessage | undefined> {
+    return this.options.gate ? this.options.gate(msg) : msg;
   }
 
   /** Queues a message already in the journal (after a restart, a scheduled run) without journaling it again. */
@@ -76,19 +79,20 @@ export class MessageBus {
   async publishOutbound(msg: OutboundMessage): Promise<DeliveryOutcome & { outboxId?: number }> {
     if (msg.kind === "progress") return this.sendProgress(msg);
     const outboxId = await this.options.journal.recordOutbound(msg);
-    if (!this.serves(msg.channel)) return { status: "queued", outboxId };
-    const chat = sessionKeyOf(msg.channel, msg.chatId, msg.threadId);
+    const route = routeOf(msg);
+    if (!this.serves(route)) return { status: "queued", outboxId };
+    const chat = sessionKeyOf(msg.channel, msg.chatId, msg.threadId, msg.account);
     const outcome = new Promise<DeliveryOutcome>((resolve) => this.waiters.set(outboxId, { chat, resolve }));
-    this.outboundRecorded(msg.channel);
+    this.outboundRecorded(route);
     return { ...(await outcome), outboxId };
   }
 
-  serves(channel: ChannelName): boolean {
+  serves(channel: string): boolean {
     return this.senders.has(channel);
   }
 
   /** Tells the channel's sender that a row was recorded (by a transaction that also did other work). */
-  outboundRecorded(channel: ChannelName): void {
+  outboundRecorded(channel: string): void {
     this.senders.get(channel)?.sender.wake();
   }
 
@@ -98,24 +102,24 @@ export class MessageBus {
   }
 
   /** Resolves once the channel has nothing left to send (for the terminal, which prints and exits). */
-  async outboundIdle(channel: ChannelName): Promise<void> {
+  async outboundIdle(channel: string): Promise<void> {
     await this.senders.get(channel)?.sender.idle();
   }
 
   /** A reply shown while it is written, when the chat's channel runs here and shows drafts. */
   openDraft(target: DraftTarget, onIds: (messageIds: string[]) => Promise<void>): DraftStream | undefined {
-    return this.senders.get(target.channel)?.drafts?.(target, onIds);
+    return this.senders.get(routeOf(target))?.drafts?.(target, onIds);
   }
 
   /** One sender per channel; it starts with what is pending from before a restart. */
-  async subscribeOutbound(channel: ChannelName, handler: OutboundHandler, drafts?: DraftRenderer): Promise<void> {
+  async subscribeOutbound(channel: string, handler: OutboundHandler, drafts?: DraftRenderer): Promise<void> {
     await this.unsubscribeOutbound(channel);
     const sender = new ChannelSender(channel, handler, this.options.journal, this.retry, this.settle, this.options.log);
     this.senders.set(channel, { sender, handler, drafts });
   }
 
   /** Stops the channel's sender, letting a running send finish; the rest stays in the outbox. */
-  async unsubscribeOutbound(channel: ChannelName): Promise<void> {
+  async unsubscribeOutbound(channel: string): Promise<void> {
     const entry = this.senders.get(channel);
     this.senders.delete(channel);
     await entry?.sender.stop();
@@ -137,10 +141,10 @@ export class MessageBus {
   }
 
   publishActivity(event: ActivityEvent): void {
-    for (const handler of this.activityHandlers.get(event.channel) ?? []) handler(event);
+    for (const handler of this.activityHandlers.get(routeOf(event)) ?? []) handler(event);
   }
 
-  onActivity(channel: ChannelName, handler: (event: ActivityEvent) => void): () => void {
+  onActivity(channel: string, handler: (event: ActivityEvent) => void): () => void {
     const set = this.activityHandlers.get(channel) ?? new Set();
     set.add(handler);
     this.activityHandlers.set(channel, set);
@@ -156,7 +160,7 @@ export class MessageBus {
     this.waiters.get(row.id)?.resolve(outcome);
     this.waiters.delete(row.id);
     if (outcome.status !== "failed") return;
-    const chat = sessionKeyOf(row.msg.channel, row.msg.chatId, row.msg.threadId);
+    const chat = sessionKeyOf(row.msg.channel, row.msg.chatId, row.msg.threadId, row.msg.account);
     const error = `an earlier message to this chat is waiting to be retried (${outcome.error})`;
     for (const [id, waiter] of this.waiters) {
       if (waiter.chat !== chat) continue;
@@ -166,7 +170,7 @@ export class MessageBus {
   };
 
   private async sendProgress(msg: OutboundMessage): Promise<DeliveryOutcome> {
-    const entry = this.senders.get(msg.channel);
+    const entry = this.senders.get(routeOf(msg));
     if (!entry) return { status: "queued" };
     try {
       const receipt = await entry.handler(msg, {

@@ -47,6 +47,7 @@ export function messageButtonTaps(bus: { publishInbound(msg: InboundMessage): Pr
     await bus.publishInbound({
       id: `tap:${tap.id}`,
       channel: tap.channel,
+      ...(tap.account ? { account: tap.account } : {}),
       chatId: tap.chatId,
       senderId: tap.senderId,
       senderName: tap.senderName,
@@ -55,7 +56,7 @@ export function messageButtonTaps(bus: { publishInbound(msg: InboundMessage): Pr
       isGroup: tap.isGroup,
       mentionsBot: true,
       receivedAt: tap.receivedAt,
-      sessionKey: sessionKeyOf(tap.channel, tap.chatId, tap.threadId),
+      sessionKey: sessionKeyOf(tap.channel, tap.chatId, tap.threadId, tap.account),
     });
     return {};
   };

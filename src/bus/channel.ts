@@ -1,5 +1,3 @@
-import type { ChannelName } from "./types.js";
-
 /** How a channel's connection to its platform is doing, for `/healthz` and the control page. */
 export interface ChannelStatus {
   state: "connected" | "connecting" | "down" | "stopped";
@@ -9,7 +7,8 @@ export interface ChannelStatus {
 
 /** A platform adapter: publishes inbound messages to the bus and renders outbound ones for its channel. */
 export interface Channel {
-  readonly name: ChannelName;
+  /** Its route (routeOf): the platform's name, `telegram@ACCOUNT` for a bot of config `accounts`. */
+  readonly name: string;
   /** Resolves once the channel is receiving. */
   start(): Promise<void>;
   /** Disconnects; pending sends are finished or left in the outbox for the next start. */

@@ -1,4 +1,4 @@
-import type { ChannelName, DeliveryReceipt, InboundMessage, OutboundMessage } from "./types.js";
+import type { DeliveryReceipt, InboundMessage, OutboundMessage } from "./types.js";
 
 /** Why a send failed, as a channel tells the outbox sender; anything else thrown is transient and retried. */
 export class DeliveryError extends Error {
@@ -51,7 +51,8 @@ export interface BusJournal {
   /** Records an outbound message as pending; its outbox id. */
   recordOutbound(msg: OutboundMessage): Promise<number>;
   /** The oldest pending row of each chat of `channel`, oldest first: what may be sent next. */
-  outboxHeads(channel: ChannelName): Promise<OutboxRow[]>;
+  /** `channel`: a route (routeOf). */
+  outboxHeads(channel: string): Promise<OutboxRow[]>;
   /** `messageIds`: every part's so far. */
   markOutboundPartSent(id: number, partsSent: number, messageIds?: string[]): Promise<void>;
   /** Records the row as sent (with `partsSent`, when given, in the same write) and the platform's ids of its parts. */

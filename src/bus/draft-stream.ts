@@ -3,6 +3,7 @@ import type { ChannelName } from "./types.js";
 /** Where a reply being written is shown: the chat its reply goes to. */
 export interface DraftTarget {
   channel: ChannelName;
+  account?: string;
   chatId: string;
   threadId?: string;
   /** The message the reply answers: the draft's first message replies to it. */

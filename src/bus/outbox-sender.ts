@@ -8,7 +8,7 @@ import {
   type RetryTiming,
   retryDelay,
 } from "./delivery.js";
-import { type ChannelName, type DeliveryOutcome, type DeliveryReceipt, errorText } from "./types.js";
+import { type DeliveryOutcome, type DeliveryReceipt, errorText } from "./types.js";
 import { untilStored } from "./until-stored.js";
 
 /** Chats whose replies are sent at once; one chat's rows always go one after another. */
@@ -30,7 +30,8 @@ export class ChannelSender {
   private readonly idleWaiters: Array<() => void> = [];
 
   constructor(
-    private readonly channel: ChannelName,
+    /** The route whose rows it sends (routeOf). */
+    private readonly channel: string,
     private readonly handler: OutboundHandler,
     private readonly journal: BusJournal,
     private readonly timing: RetryTiming,

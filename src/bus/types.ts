@@ -168,10 +168,22 @@ export const MAIN_AGENT = "main";
 /** An agent's or an account's name (config `agents`, `accounts`): it becomes part of keys and paths. */
 const NAME = "[a-z0-9][a-z0-9_-]{0,31}";
 
+/** Which bot of a channel: `telegram` for the channel's default one, `telegram@ACCOUNT` for another (config
+ * `accounts`). Outbox rows, senders, typing, pairing, allowlists and cluster roles are each a route's. */
+export function routeOf({ channel, account }: { channel: string; account?: string }): string {
+  return account ? `${channel}@${account}` : channel;
+}
+
 /** `channel:chatId` (`channel@account` for a bot other than the channel's default one), plus `:thread:ID`. */
 export function sessionKeyOf(channel: ChannelName, chatId: string, threadId?: string, account?: string): string {
-  const route = account ? `${channel}@${account}` : channel;
+  const route = routeOf({ channel, account });
   return threadId ? `${route}:${chatId}:thread:${threadId}` : `${route}:${chatId}`;
+}
+
+/** A message as one bot of its channel received it: `account` (absent for the default one) in its fields and key. */
+export function onAccount<M extends InboundMessage>(msg: M, account: string | undefined): M {
+  if (!account) return msg;
+  return { ...msg, account, sessionKey: routeOf({ ...msg, account }) + msg.sessionKey.slice(msg.channel.length) };
 }
 
 /**

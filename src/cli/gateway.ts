@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { createApp } from "../app.js";
 import type { Channel } from "../bus/channel.js";
+import { routeOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { mediaDir } from "../paths.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
@@ -13,13 +14,22 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   const app = await createApp(config, { log, mcpStatusFile: mcpStatusPath(config) });
   const channels: Channel[] = [];
   const media = mediaDir(config.home);
-  const deps = (channel: string) => ({ config, bus: app.bus, mediaDir: media, log: log.child({ channel }) });
-  if (config.telegramToken) {
-    channels.push((await import("../../channels/telegram/channel.js")).createTelegramChannel(deps("telegram")));
-  } else log.info("telegram is off: TELEGRAM_BOT_TOKEN is not set");
-  if (config.discordToken) {
-    channels.push((await import("../../channels/discord/discord-channel.js")).createDiscordChannel(deps("discord")));
-  } else log.info("discord is off: DISCORD_BOT_TOKEN is not set");
+  // One channel per bot: TELEGRAM_BOT_TOKEN's, DISCORD_BOT_TOKEN's and each of config `accounts`.
+  for (const account of config.accounts) {
+    const route = routeOf(account);
+    const deps = { config, bus: app.bus, mediaDir: media, log: log.child({ channel: route }), account };
+    channels.push(
+      account.channel === "telegram"
+        ? (await import("../../channels/telegram/channel.js")).createTelegramChannel(deps)
+        : (await import("../../channels/discord/discord-channel.js")).createDiscordChannel(deps),
+    );
+  }
+  for (const [channel, variable] of [
+    ["telegram", "TELEGRAM_BOT_TOKEN"],
+    ["discord", "DISCORD_BOT_TOKEN"],
+  ] as const) {
+    if (!config.accounts.some((a) => a.channel === channel)) log.info(`${channel} is off: ${variable} is not set`);
+  }
   if (channels.length === 0) log.warn("no channel is configured; pincer idles until one is (see .env.example)");
   // The web chat is a channel only while its page is served; a page that cannot listen stops nothing else.
   let page: ControlPage | undefined;

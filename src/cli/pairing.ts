@@ -1,4 +1,5 @@
 import { isPairedChannel } from "../access/policy.js";
+import { allowListsOf } from "../config/agents.js";
 import type { Config } from "../config/config.js";
 import { storeLocation } from "../paths.js";
 import { withStore } from "../store/open.js";
@@ -22,7 +23,7 @@ export async function pairingList(config: Config): Promise<string> {
 type Answer = { ok: boolean; text: string };
 const UNKNOWN_CHANNEL = (channel: string) => ({
   ok: false,
-  text: `Unknown channel "${channel}": use telegram or discord.`,
+  text: `Unknown channel "${channel}": use telegram or discord (telegram@ACCOUNT for a bot of config accounts).`,
 });
 
 /** `pincer pairing approve CHANNEL CODE`; the user's jobs paused by an earlier revoke run again. */
@@ -40,8 +41,9 @@ export async function pairingApprove(config: Config, channel: string, code: stri
 /** `pincer pairing revoke CHANNEL USER`: takes back an approval and pauses the user's jobs (the allowlist still lets them in). */
 export async function pairingRevoke(config: Config, channel: string, userId: string): Promise<Answer> {
   if (!isPairedChannel(channel)) return UNKNOWN_CHANNEL(channel);
-  const allowFrom = channel === "telegram" ? config.telegramAllowFrom : config.discordAllowFrom;
-  const variable = channel === "telegram" ? "TELEGRAM_ALLOW_FROM" : "DISCORD_ALLOW_FROM";
+  const allowFrom = allowListsOf(config)[channel] ?? [];
+  const [platform, account] = channel.split("@");
+  const variable = account ? `accounts.${platform}.${account}.allowFrom` : `${platform.toUpperCase()}_ALLOW_FROM`;
   const { revoked, pausedJobs: paused } = await withStore(storeLocation(config), (store) =>
     store.pairing.revoke(channel, userId, Date.now()),
   );

@@ -1,5 +1,5 @@
 import { isAbsolute, join, resolve } from "node:path";
-import { MAIN_AGENT } from "../bus/types.js";
+import { MAIN_AGENT, routeOf } from "../bus/types.js";
 import type { FileConfig } from "./file-schema.js";
 
 export { MAIN_AGENT };
@@ -116,6 +116,21 @@ export function accountsOf(
     }
   }
   return accounts;
+}
+
+/** Each bot's allowlist by route (routeOf): an account's `allowFrom`, else its channel's `*_ALLOW_FROM`. */
+export function allowListsOf(config: {
+  telegramAllowFrom: readonly string[];
+  discordAllowFrom: readonly string[];
+  accounts: readonly Account[];
+}): Record<string, readonly string[]> {
+  const named = config.accounts.filter((a) => a.account).map((a) => [routeOf(a), a.allowFrom] as const);
+  return { telegram: config.telegramAllowFrom, discord: config.discordAllowFrom, ...Object.fromEntries(named) };
+}
+
+/** The agent of the bot a message came to (the fallback of `bindings`): its account's, main for a default bot. */
+export function accountAgent(accounts: readonly Account[], msg: { channel: string; account?: string }): string {
+  return accounts.find((a) => a.channel === msg.channel && a.account === msg.account)?.agent ?? MAIN_AGENT;
 }
 
 const describeAccount = (a: Pick<Account, "channel" | "account">) =>

@@ -1,12 +1,13 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
 import {
+  agentOf,
   type Button,
   type ButtonTap,
-  type ChannelName,
   type InboundMessage,
   type OutboundMessage,
   replyTarget,
+  routeOf,
   type TapAnswer,
 } from "../bus/types.js";
 import type { CronJob, Store } from "../store/store.js";
@@ -29,15 +30,16 @@ export interface JobsChatDeps {
   store: Pick<Store, "jobs">;
   bus: Pick<MessageBus, "publishOutbound">;
   actions: JobActions;
-  /** Whether this person is pincer's owner (named in the channel's allowlist, or on a local channel). */
-  isPincerOwner: (channel: ChannelName, userId: string) => boolean;
+  /** Whether this person is pincer's owner (named in the bot's allowlist, or on a local channel); `route`: routeOf. */
+  isPincerOwner: (route: string, userId: string) => boolean;
   log: Logger;
 }
 
 /** Who may act on a job: its owner, or pincer's owner. Pure. */
 export function mayActOn(
   job: Pick<CronJob, "owner">,
-  who: { channel: ChannelName; userId: string },
+  /** `channel`: the bot's route (routeOf), as a job's owner has it. */
+  who: { channel: string; userId: string },
   isPincerOwner: boolean,
 ): boolean {
   return isPincerOwner || (job.owner?.channel === who.channel && job.owner.userId === who.userId);
@@ -49,7 +51,10 @@ export function createJobsChat(deps: JobsChatDeps) {
 
   /** Posts one message per job of the sender (text, schedule, next run, state, buttons); returns the closing line. */
   async function answer(msg: InboundMessage): Promise<string> {
-    const own = await store.jobs.listByOwner({ channel: msg.channel, userId: msg.senderId });
+    // The sender's jobs on this bot, of this chat's agent only.
+    const own = (await store.jobs.listByOwner({ channel: routeOf(msg), userId: msg.senderId })).filter(
+      (job) => agentOf(job.origin.sessionKey) === agentOf(msg.sessionKey),
+    );
     if (own.length === 0) return "You have no scheduled jobs. Ask me to remind you of something to make one.";
     const target = replyTarget(msg);
     for (const job of own.slice(0, MAX_LISTED)) await bus.publishOutbound(jobMessage(target, job));
@@ -63,11 +68,12 @@ export function createJobsChat(deps: JobsChatDeps) {
     if (!verb || !(verb in VERBS) || !id) return { text: GONE };
     const job = await store.jobs.get(id);
     if (!job) return { text: GONE };
-    if (!mayActOn(job, { channel: tap.channel, userId: tap.senderId }, deps.isPincerOwner(tap.channel, tap.senderId))) {
+    const route = routeOf(tap);
+    if (!mayActOn(job, { channel: route, userId: tap.senderId }, deps.isPincerOwner(route, tap.senderId))) {
       deps.log.info({ jobId: id, channel: tap.channel, userId: tap.senderId }, "a job's button refused: not theirs");
       return { text: NOT_YOURS };
     }
-    const target = { channel: tap.channel, chatId: tap.chatId, threadId: tap.threadId };
+    const target = { channel: tap.channel, account: tap.account, chatId: tap.chatId, threadId: tap.threadId };
     const edit = (out: OutboundMessage) => bus.publishOutbound({ ...out, editOf: { messageId: tap.messageId } });
     switch (VERBS[verb as Verb]) {
       case "ask":

@@ -40,14 +40,15 @@ export class Scheduler {
     clearTimeout(this.handle);
     if (this.running) await this.tickOnce();
   });
-  private channels?: readonly ChannelName[];
+  /** Routes (routeOf) of the bots running here. */
+  private channels?: readonly string[];
 
   constructor(private readonly deps: SchedulerDeps) {}
 
   /** Fires what came due while pincer was down (once per job), then keeps time. With `channels`, only jobs whose
    * conversation lives on one of them: a process without Telegram (`pincer chat`) leaves its reminders to the daemon.
    */
-  start(channels?: readonly ChannelName[]): void {
+  start(channels?: readonly string[]): void {
     this.running = true;
     this.channels = channels;
     this.ticks.run();

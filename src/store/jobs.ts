@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { ChannelName, InboundMessage } from "../bus/types.js";
+import { type ChannelName, type InboundMessage, routeOf } from "../bus/types.js";
 import type { Schedule } from "../scheduler/schedule.js";
 import { acceptInbound } from "./journal.js";
 import { camelCased, insert, placeholders, type Sql, SqlGroup, scalar, total, update, withoutNulls } from "./sql.js";
@@ -17,15 +17,17 @@ import type {
 
 /** A job as its table holds it, a column a field. */
 type JobColumns = Omit<CronJob, "schedule" | "origin" | "owner" | "limits"> &
-  Omit<JobOrigin, "isGroup"> &
+  Omit<JobOrigin, "isGroup" | "channel" | "account"> &
   JobLimits & {
+    /** The bot's route (routeOf). */
+    channel: string;
     isGroup: number;
     kind: Schedule["kind"];
     atMs?: number;
     everySeconds?: number;
     anchorMs?: number;
     cronExpr?: string;
-    ownerChannel?: ChannelName;
+    ownerChannel?: string;
     ownerId?: string;
   };
 
@@ -56,7 +58,8 @@ export class SqlJobs extends SqlGroup {
         tz: job.tz,
         createdAt: job.createdAt,
         nextRunAt: job.nextRunAt,
-        channel: origin.channel,
+        // The bot's route: a job is run where its bot runs, and answered through it.
+        channel: routeOf(origin),
         chatId: origin.chatId,
         threadId: origin.threadId,
         sessionKey: origin.sessionKey,
@@ -121,10 +124,10 @@ export class SqlJobs extends SqlGroup {
   }
 
   /** Jobs to fire at `now`: unpaused ones due, and any with a run asked for; only those of `channels` when given. */
-  due = (now: number, channels?: readonly ChannelName[]) =>
+  due = (now: number, channels?: readonly string[]) =>
     this.list(`WHERE ${DUE}${channelFilter(channels, 2)}`, [now, ...(channels ?? [])]);
 
-  async earliestNextRun(channels?: readonly ChannelName[]): Promise<number | undefined> {
+  async earliestNextRun(channels?: readonly string[]): Promise<number | undefined> {
     const next = `SELECT min(CASE WHEN run_requested_at IS NOT NULL THEN run_requested_at WHEN paused_at IS NULL THEN next_run_at END)
       FROM cron_jobs WHERE true${channelFilter(channels, 1)}`;
     return (await scalar<number | null>(this.db, next, channels ?? [])) ?? undefined;
@@ -220,14 +223,14 @@ export function ownedJobs(db: Sql, action: "pause" | "resume", owner: JobOwner, 
   return db.run(update, [owner.channel, owner.userId, ...(action === "pause" ? [at] : [])]);
 }
 
-function channelFilter(channels: readonly ChannelName[] | undefined, from: number): string {
+function channelFilter(channels: readonly string[] | undefined, from: number): string {
   return channels === undefined ? "" : ` AND channel IN (${placeholders(channels, from)})`;
 }
 
 function toJob(row: Record<string, unknown>): CronJob {
   const { kind, atMs, everySeconds, anchorMs, cronExpr, ownerChannel, ownerId, ...job } = camelCased<JobColumns>(row);
   const {
-    channel,
+    channel: route,
     chatId,
     threadId,
     sessionKey,
@@ -246,11 +249,12 @@ function toJob(row: Record<string, unknown>): CronJob {
       : kind === "every"
         ? { kind, everySeconds: everySeconds as number, anchor: anchorMs as number }
         : { kind, expr: cronExpr as string, tz: job.tz };
+  const [channel, account] = route.split("@") as [ChannelName, string | undefined];
   const limits = withoutNulls({ maxRuns, endsAt, runTokens, runCost, dayTokens, dayCost });
   return {
     ...rest,
     schedule,
-    origin: { channel, chatId, threadId, sessionKey, isGroup: isGroup === 1 },
+    origin: { channel, ...(account ? { account } : {}), chatId, threadId, sessionKey, isGroup: isGroup === 1 },
     owner: ownerChannel && ownerId ? { channel: ownerChannel, userId: ownerId } : undefined,
     limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
   };

@@ -1,6 +1,6 @@
 import type { BusJournal, OutboxRow } from "../bus/delivery.js";
 import { inboundFromStored } from "../bus/stored-inbound.js";
-import type { ChannelName, InboundMessage, OutboundMessage } from "../bus/types.js";
+import { type InboundMessage, type OutboundMessage, routeOf } from "../bus/types.js";
 import { FencedOutError } from "./cluster.js";
 import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
 import { exists, insert, type Sql, SqlGroup, scalar, upsert } from "./sql.js";
@@ -10,9 +10,9 @@ import type { StoredMessage, TurnSoFar } from "./types.js";
 export const NOTIFY_OUTBOX = "pincer_outbox";
 export const NOTIFY_INBOX = "pincer_inbox";
 
-/** Platform message ids are only unique per chat (Telegram) or per channel. */
-export function inboxId(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): string {
-  return `${msg.channel}:${msg.chatId}:${msg.id}`;
+/** Platform message ids are only unique per chat (Telegram) or per channel, and two bots in one group see the same. */
+export function inboxId(msg: Pick<InboundMessage, "channel" | "account" | "chatId" | "id">): string {
+  return `${routeOf(msg)}:${msg.chatId}:${msg.id}`;
 }
 
 // A pending row's parts sent so far are counted beside it (SQLite rewrites a whole row on any update, so counting a
@@ -24,7 +24,7 @@ const WITH_PROGRESS = "outbox LEFT JOIN outbox_progress p ON p.id = outbox.id";
 const joinIds = (ids: string[] | undefined) => (ids && ids.length > 0 ? ids.join(",") : null);
 const splitIds = (ids: string | null | undefined) => (ids ? ids.split(",") : []);
 
-type ChatOf = Pick<OutboundMessage, "channel" | "chatId" | "threadId">;
+type ChatOf = Pick<OutboundMessage, "channel" | "account" | "chatId" | "threadId">;
 
 function chatKeyOf(msg: ChatOf): string {
   return msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId;
@@ -71,7 +71,7 @@ export class SqlJournal extends SqlGroup implements BusJournal {
   }
 
   /** True while the message is accepted but its turn has not finished. */
-  isPending = (msg: Pick<InboundMessage, "channel" | "chatId" | "id">) =>
+  isPending = (msg: Pick<InboundMessage, "channel" | "account" | "chatId" | "id">) =>
     exists(this.db, "SELECT 1 FROM inbox WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
 
   /** Messages accepted but never finished, oldest first: the turns to run again after a restart. */
@@ -84,16 +84,16 @@ export class SqlJournal extends SqlGroup implements BusJournal {
 
   recordOutbound = (msg: OutboundMessage) => recordOutbound(this.db, msg);
 
-  outboxHeads(channel: ChannelName): Promise<OutboxRow[]> {
+  outboxHeads(channel: string): Promise<OutboxRow[]> {
     return this.outbox(
       "outbox.id IN (SELECT min(id) FROM outbox WHERE channel = $1 AND status = 'pending' GROUP BY chat_key)",
       channel,
     );
   }
 
-  pendingOutbound = (channel: ChannelName) => this.outbox("channel = $1 AND status = 'pending'", channel);
+  pendingOutbound = (channel: string) => this.outbox("channel = $1 AND status = 'pending'", channel);
 
-  private async outbox(where: string, channel: ChannelName): Promise<OutboxRow[]> {
+  private async outbox(where: string, channel: string): Promise<OutboxRow[]> {
     const rows = await this.db.rows<Omit<OutboxRow, "msg" | "messageIds"> & { msg: string; ids: string | null }>(
       `SELECT outbox.id, payload AS msg, ${PARTS_SENT}, p.message_ids AS ids, attempts, created_at AS "createdAt",
               next_attempt_at AS "nextAttemptAt" FROM ${WITH_PROGRESS} WHERE ${where} ORDER BY outbox.id`,
@@ -121,7 +121,7 @@ export class SqlJournal extends SqlGroup implements BusJournal {
   async postedMessageIds(id: number, to: ChatOf): Promise<string[] | undefined> {
     const [row] = await this.db.rows<{ message_ids: string | null }>(
       "SELECT message_ids FROM outbox WHERE id = $1 AND status = 'sent' AND channel = $2 AND chat_key = $3",
-      [id, to.channel, chatKeyOf(to)],
+      [id, routeOf(to), chatKeyOf(to)],
     );
     return row && splitIds(row.message_ids);
   }
@@ -164,9 +164,10 @@ async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
   await db.run("DELETE FROM turn_steps WHERE inbox_id = $1", [inboxId(msg)]);
 }
 
-/** Records the row and wakes every listening process's senders. */
+/** Records the row (its `channel` is the bot's route) and wakes every listening process's senders. */
 export async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<number> {
-  const row = { channel: msg.channel, chatKey: chatKeyOf(msg), payload: JSON.stringify(msg), createdAt: Date.now() };
+  const channel = routeOf(msg);
+  const row = { channel, chatKey: chatKeyOf(msg), payload: JSON.stringify(msg), createdAt: Date.now() };
   const id = await scalar<number>(db, ...insert("outbox", row, undefined, "RETURNING id"));
   await db.notify(NOTIFY_OUTBOX);
   return id as number;

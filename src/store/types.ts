@@ -55,10 +55,13 @@ export interface SearchHit {
 }
 
 /** Where a job was created: its runs are addressed to this conversation and answered there. */
-export type JobOrigin = Pick<InboundMessage, "channel" | "chatId" | "sessionKey" | "isGroup"> & { threadId?: string };
+export type JobOrigin = Pick<InboundMessage, "channel" | "account" | "chatId" | "sessionKey" | "isGroup"> & {
+  threadId?: string;
+};
 
 /** Who created a job: it runs only while this person still has access. */
-export type JobOwner = { channel: ChannelName; userId: string };
+/** `channel`: the bot's route (routeOf) the owner wrote to, whose allowlist and pairing decide their access. */
+export type JobOwner = { channel: string; userId: string };
 
 export interface CronJob {
   id: string;

@@ -1,4 +1,4 @@
-import { replyTarget } from "../bus/types.js";
+import { replyTarget, routeOf } from "../bus/types.js";
 import { isValidTimeZone } from "../config/config.js";
 import { isScheduledRun } from "../scheduler/delivery.js";
 import {
@@ -85,7 +85,7 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
       schedule,
       tz,
       origin,
-      owner: { channel, userId: senderId },
+      owner: { channel: routeOf(ctx.inbound), userId: senderId },
       createdAt: current,
       nextRunAt: first.getTime(),
     });

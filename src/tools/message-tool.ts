@@ -8,6 +8,7 @@ import {
   type DeliveryOutcome,
   type OutboundMessage,
   replyTarget,
+  routeOf,
   sessionKeyOf,
 } from "../bus/types.js";
 import type { Config } from "../config/config.js";
@@ -69,7 +70,7 @@ export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "
       if (!args.content.trim() && media.length === 0) throw new ToolError("`content` is empty and there is no media.");
       const buttons = buttonsOf(args.buttons);
       const { target, current } = resolveTarget(args, ctx, config.message.allowedTargets);
-      if (!ctx.bus.serves(target.channel)) {
+      if (!ctx.bus.serves(routeOf(target))) {
         throw new ToolError(`the ${target.channel} channel is not running in this pincer, so nothing was sent.`);
       }
       const files = await snapshotFiles(media, ctx, config);

@@ -1,0 +1,129 @@
+/**
+ * Several Telegram bots in one pincer (config `accounts`): real grammy clients against two fake Bot API servers behind
+ * one API root. Two bots in one group are two conversations; each bot has its own allowlist and pairing and answers
+ * through itself; a reminder set through one bot comes back through that bot.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createTelegramChannel } from "../channels/telegram/channel.js";
+import type { App } from "../src/app.js";
+import { mediaDir } from "../src/paths.js";
+import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
+import { tempHome, testApp } from "./helpers/app.js";
+import { startBotRouter } from "./helpers/bot-router.js";
+import { fakeModelForFile } from "./helpers/model.js";
+import { FAST_TIMING, groupChat, message, privateChat, user } from "./helpers/telegram.js";
+import { until } from "./helpers/until.js";
+
+const SHOP_TOKEN = "654321:AAH-fake-shop-token_for_tests_012345";
+const model = fakeModelForFile();
+let home: FakeTelegram;
+let shop: FakeTelegram;
+let router: Awaited<ReturnType<typeof startBotRouter>>;
+let app: App | undefined;
+
+beforeAll(async () => {
+  home = await startFakeTelegram();
+  shop = await startFakeTelegram({ token: SHOP_TOKEN, bot: { username: "shop_bot", first_name: "Shop" } });
+  router = await startBotRouter({ [home.token]: home.apiRoot, [SHOP_TOKEN]: shop.apiRoot });
+});
+afterAll(async () => {
+  await router.close();
+  await Promise.all([home.close(), shop.close()]);
+});
+afterEach(async () => {
+  await app?.stop();
+  app = undefined;
+  model.respond(() => ({ content: "ok" }));
+});
+
+/** pincer with both bots: TELEGRAM_BOT_TOKEN's lets 42 and 7 in, the shop's (accounts.telegram.shop) only 7. */
+async function start(): Promise<App> {
+  const dir = tempHome("pincer-accounts-");
+  const configFile = join(dir, "config.json");
+  writeFileSync(
+    configFile,
+    JSON.stringify({ accounts: { telegram: { shop: { tokenEnv: "TG_SHOP", allowFrom: ["7"] } } } }),
+  );
+  const started = await testApp(model.url, dir, {
+    PINCER_CONFIG: configFile,
+    TELEGRAM_BOT_TOKEN: home.token,
+    TELEGRAM_API_ROOT: router.url,
+    TELEGRAM_ALLOW_FROM: "42,7",
+    TG_SHOP: SHOP_TOKEN,
+  });
+  const log = pino({ level: "silent" });
+  const channels = started.config.accounts.map((account) =>
+    createTelegramChannel({
+      config: started.config,
+      bus: started.bus,
+      mediaDir: mediaDir(started.config.home),
+      log,
+      timing: FAST_TIMING,
+      account,
+    }),
+  );
+  expect(channels.map((c) => c.name)).toEqual(["telegram", "telegram@shop"]);
+  await started.start(channels);
+  app = started;
+  return started;
+}
+
+/** The conversation a request to the model is for, from its system prompt. */
+const conversationOf = (request: (typeof model.requests)[number]) =>
+  /Conversation: (\S+)/.exec(String(request.messages[0]?.content))?.[1] ?? "";
+
+describe("two Telegram bots in one pincer", () => {
+  it("are two conversations in the same group, each answered through its own bot", async () => {
+    const started = await start();
+    model.respond((request) => ({ content: `answer in ${conversationOf(request)}` }));
+    const group = groupChat(-100);
+    // The same group message reaches both bots with the same message id.
+    home.pushUpdate(message(group, user(7), { message_id: 5, text: "@pincer_test_bot @shop_bot hello" }));
+    shop.pushUpdate(message(group, user(7), { message_id: 5, text: "@pincer_test_bot @shop_bot hello" }));
+    await until(() => home.sent.length > 0 && shop.sent.length > 0, "both bots to answer");
+    expect(home.sent.map((m) => [m.chatId, m.text])).toEqual([["-100", "answer in telegram:-100"]]);
+    expect(shop.sent.map((m) => [m.chatId, m.text])).toEqual([["-100", "answer in telegram@shop:-100"]]);
+    const conversations = await started.store.dashboard.conversations();
+    expect(conversations.map((c) => c.sessionKey).sort()).toEqual(["telegram:-100", "telegram@shop:-100"]);
+  });
+
+  it("keep their own allowlists and pairing: a stranger to one bot gets its code from that bot", async () => {
+    const started = await start();
+    shop.pushUpdate(message(privateChat(42), user(42), { text: "hi shop" }));
+    await until(() => shop.sent.find((m) => m.chatId === "42"), "the shop bot's pairing code");
+    const notice = shop.sent.find((m) => m.chatId === "42")?.text ?? "";
+    const code = /code is ([A-Z0-9]{8})/.exec(notice)?.[1] as string;
+    expect(notice).toContain(`pincer pairing approve telegram@shop ${code}`);
+    expect(home.sent.filter((m) => m.chatId === "42")).toEqual([]);
+    expect(model.requests).toEqual([]);
+    // Approved on the default bot, 42 is still a stranger to the shop's.
+    expect(await started.store.pairing.approve("telegram", code)).toBeUndefined();
+    await started.store.pairing.approve("telegram@shop", code);
+    shop.pushUpdate(message(privateChat(42), user(42), { text: "hi again" }));
+    await until(() => shop.sent.some((m) => m.chatId === "42" && m.text === "ok"), "the shop bot's answer");
+    expect(home.sent.filter((m) => m.chatId === "42")).toEqual([]);
+  });
+
+  it("deliver a reminder through the bot it was set on", async () => {
+    await start();
+    const at = new Date(Date.now() + 1500).toISOString();
+    model.respond((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { content: "set" };
+      if (String(last?.content).includes("water the plants") && conversationOf(request).includes("shop")) {
+        if (request.messages.some((m) => m.role === "tool")) return { content: "Time to water the plants!" };
+      }
+      if (String(last?.content).includes("remind me")) {
+        return { toolCalls: [{ name: "cron", arguments: { action: "add", message: "water the plants", at } }] };
+      }
+      return { content: "Time to water the plants!" };
+    });
+    shop.pushUpdate(message(privateChat(7), user(7), { text: "remind me to water the plants" }));
+    await until(() => shop.sent.some((m) => m.text === "set"), "the reminder to be set");
+    await until(() => shop.sent.some((m) => m.text === "Time to water the plants!"), "the reminder", 20_000);
+    expect(home.sent.filter((m) => m.chatId === "7")).toEqual([]);
+  });
+});
