@@ -21,7 +21,7 @@ import { createConfiguredModels, createHelperModel, discoverContexts } from "./l
 import { ContextLimits, contextLine } from "./llm/context-limits.js";
 import type { Model } from "./llm/model.js";
 import { createTokenCounter } from "./llm/tokens.js";
-import { createTranscriber } from "./llm/transcribe.js";
+import { createTranscriber, type Heard } from "./llm/transcribe.js";
 import { Consolidator } from "./memory/consolidator.js";
 import { contextLimitsPath, mediaDir, skillDirs, storeLocation } from "./paths.js";
 import { Heartbeat, readHeartbeatFile } from "./scheduler/heartbeat.js";
@@ -137,9 +137,10 @@ export async function createApp(config: Config, options: AppOptions) {
   const usage = new UsageMeter({ config, store: store.usage, tokens, log, now: options.now });
   // A scheduled run's calls stop at its job's caps (per run, per day) before the budgets are asked.
   const guard = { store, defaults: config.cron };
-  const turnUsage: Pick<UsageMeter, "wrap" | "report"> = {
+  const turnUsage: Pick<UsageMeter, "wrap" | "report" | "checkBefore"> = {
     wrap: (model, run) => usage.wrap(guardedForRun(model, run, guard), run),
     report: (...args) => usage.report(...args),
+    checkBefore: (run) => usage.checkBefore(run),
   };
   const helpers = new HelperManager({
     bus,
@@ -160,7 +161,7 @@ export async function createApp(config: Config, options: AppOptions) {
   });
   // voice.stt, when set, hears voice notes on this machine instead of the endpoint: the audio never leaves.
   const { stt } = config.voice;
-  const transcribe = stt
+  const transcribe: (path: string, signal?: AbortSignal, onHeard?: (heard: Heard) => void) => Promise<string> = stt
     ? createCommandTranscriber({
         command: stt.command,
         timeoutSeconds: config.voice.timeoutSeconds,
@@ -247,7 +248,13 @@ export async function createApp(config: Config, options: AppOptions) {
     skills: () => listSkills(skills, log, process.env, files).filter((skill) => skill.missing.length === 0),
     files,
     waitForModel: options.waitForModel ?? true,
-    attachments: (paths, signal) => prepareAttachments(paths, { vision: config.agent.vision, transcribe, signal }),
+    // A transcription at the endpoint is counted with the chat's model calls (a local voice.stt costs nothing).
+    attachments: (paths, signal, run) =>
+      prepareAttachments(paths, {
+        vision: config.agent.vision,
+        transcribe: (path, s) => transcribe(path, s, (heard) => void usage.transcribed(run, heard)),
+        signal,
+      }),
     now: options.now,
     approve: approvals?.forTurns,
     ready: () => ready,

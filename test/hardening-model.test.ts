@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -169,13 +170,13 @@ describe("streamed replies in a group", () => {
 
 describe("budgets count calls that end without an answer", () => {
   /** The model calls counted so far, read beside the daemon (WAL lets a reader in). */
-  function counted(dir: string): Array<{ prompt: number; completion: number; estimated: number }> {
+  function counted(dir: string): Array<{ prompt: number; completion: number; estimated: number; model: string }> {
     if (!existsSync(join(dir, "pincer.db"))) return [];
     const db = new Database(join(dir, "pincer.db"), { readonly: true, fileMustExist: true });
     try {
       return db
-        .prepare("SELECT prompt_tokens AS prompt, completion_tokens AS completion, estimated FROM model_usage")
-        .all() as Array<{ prompt: number; completion: number; estimated: number }>;
+        .prepare("SELECT prompt_tokens AS prompt, completion_tokens AS completion, estimated, model FROM model_usage")
+        .all() as Array<{ prompt: number; completion: number; estimated: number; model: string }>;
     } catch {
       return [];
     } finally {
@@ -220,5 +221,60 @@ describe("budgets count calls that end without an answer", () => {
     expect(dropped.prompt).toBeGreaterThan(500);
     expect(dropped.completion).toBeGreaterThan(0);
     expect(timedOut.prompt).toBeGreaterThan(500);
+  });
+});
+
+describe("voice notes and the budgets", () => {
+  const ffmpeg = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].some((path) => existsSync(path));
+  /** A 6-second Ogg/Opus voice note from the user, as Telegram delivers one. */
+  function sendVoiceNote(): void {
+    const path = join(tempHome("pincer-note-"), "note.ogg");
+    execFileSync("ffmpeg", ["-loglevel", "error", "-f", "lavfi", "-i", "sine=d=6", "-c:a", "libopus", path]);
+    const file = fakes.telegram.addFile(readFileSync(path), { fileName: "voice.ogg" });
+    fakes.telegram.pushUpdate({
+      message: {
+        message_id: 0,
+        date: 0,
+        chat: { id: USER, type: "private", first_name: "Ada" },
+        from: { id: USER, is_bot: false, first_name: "Ada" },
+        voice: { ...file, duration: 6, mime_type: "audio/ogg" },
+      },
+    });
+  }
+  function usageRows(dir: string): Array<{ model: string; prompt: number; estimated: number }> {
+    if (!existsSync(join(dir, "pincer.db"))) return [];
+    const db = new Database(join(dir, "pincer.db"), { readonly: true, fileMustExist: true });
+    try {
+      const sql = "SELECT model, prompt_tokens AS prompt, estimated FROM model_usage ORDER BY id";
+      return db.prepare(sql).all() as Array<{ model: string; prompt: number; estimated: number }>;
+    } catch {
+      return [];
+    } finally {
+      db.close();
+    }
+  }
+
+  it.skipIf(!ffmpeg)("a transcription at the endpoint is counted, by the recording's length", async () => {
+    const dir = home();
+    gateway(dir);
+    sendVoiceNote();
+    await until(() => sentTo(USER).length >= 1, "the answer");
+    await until(() => usageRows(dir).length >= 2, "the transcription and the model call counted");
+    const heard = usageRows(dir).find((row) => row.model === "gpt-4o-mini-transcribe");
+    // 6 s at 1,000 tokens a minute.
+    expect(heard).toEqual({ model: "gpt-4o-mini-transcribe", prompt: 100, estimated: 1 });
+  });
+
+  it.skipIf(!ffmpeg)("a used-up budget is checked before a voice note is transcribed", async () => {
+    const dir = home({ usage: { dailyTokens: 500 } });
+    model.enqueue({ content: "hi", usage: { prompt_tokens: 900, completion_tokens: 10 } });
+    gateway(dir);
+    say("hi");
+    await until(() => sentTo(USER).length >= 1, "the first answer");
+    const before = model.transcriptions.length;
+    sendVoiceNote();
+    await until(() => sentTo(USER).length >= 2, "the budget's notice");
+    expect(sentTo(USER)[1]).toMatch(/^I cannot answer now: the daily token budget is used up/);
+    expect(model.transcriptions.length).toBe(before);
   });
 });

@@ -42,7 +42,7 @@ interface Turn {
 /** What each stage uses of the worker's deps. */
 type PreflightDeps = Pick<
   WorkerDeps,
-  "senderHasAccess" | "journal" | "conversations" | "attachments" | "log" | "now" | "config"
+  "senderHasAccess" | "journal" | "conversations" | "attachments" | "log" | "now" | "config" | "usage"
 >;
 type ContextDeps = Pick<WorkerDeps, "registry" | "ready" | "config"> &
   Omit<TurnContextDeps, "contextTokens" | "ownerMemory" | "toolSchemas">;
@@ -160,7 +160,10 @@ async function preflight(deps: PreflightDeps, outlet: TurnOutlet, turn: Turn): P
   const startedOver = await newConversation(deps, msg);
   if (startedOver) return await endHere([], startedOver);
   if (msg.media.length === 0) return true;
-  const prepared = await deps.attachments(msg.media, turn.signal);
+  // A used-up budget stops the turn before its voice notes are transcribed (they cost too).
+  const run = runOf(msg);
+  await deps.usage.checkBefore(run);
+  const prepared = await deps.attachments(msg.media, turn.signal, run);
   turn.user = { ...turn.user, content: stamped(deps, userContent(msg, prepared.lines)) };
   turn.images = prepared.images;
   if (prepared.problems.length === 0) return true;

@@ -7,7 +7,7 @@ import type { Consolidator } from "../memory/consolidator.js";
 import type { Store } from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { UsageMeter } from "../usage/meter.js";
+import type { MeteredRun, UsageMeter } from "../usage/meter.js";
 import type { VoiceReplies } from "../voice/voice-replies.js";
 import type { PreparedAttachments } from "./attachments.js";
 import type { HelperManager } from "./helpers.js";
@@ -36,7 +36,8 @@ export interface WorkerDeps {
   /** Serves unchanged prompt files from memory (shared with `skills`). */
   files: ReadCache;
   helpers: Pick<HelperManager, "list" | "cancel">;
-  attachments: (paths: string[], signal: AbortSignal) => Promise<PreparedAttachments>;
+  /** `run`: whose turn it is (a transcription is counted against its budgets). */
+  attachments: (paths: string[], signal: AbortSignal, run: MeteredRun) => Promise<PreparedAttachments>;
   now?: () => Date;
   /** Awaited (bounded) before a turn's prompt: the MCP servers' first connections and the endpoint's context. */
   ready: () => Promise<void>;
@@ -51,7 +52,7 @@ export interface WorkerDeps {
   /** Absent when config `approvals` asks for nothing. */
   approve?: LoopDeps["approve"];
   observer?: TurnObserver;
-  usage: Pick<UsageMeter, "wrap" | "report">;
+  usage: Pick<UsageMeter, "wrap" | "report" | "checkBefore">;
   /** Spoken replies (`voice.replies`, `/voice`): adds a reply's voice note when its chat wants one. */
   voice?: Pick<VoiceReplies, "dress" | "answer">;
   /** `/jobs`: posts the sender's jobs with their buttons, returns the closing line. */

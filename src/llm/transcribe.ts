@@ -1,5 +1,6 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
+import { audioSeconds } from "./audio-seconds.js";
 import { boundedCall } from "./bounded-call.js";
 import { isPermanentFailure } from "./failure.js";
 import { ModelError, type ModelOptions, openAIClient } from "./model.js";
@@ -7,11 +8,15 @@ import { ModelError, type ModelOptions, openAIClient } from "./model.js";
 /** The endpoint's own limit for one transcription upload. */
 const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
 
-/** Voice notes to text through the same endpoint (`/audio/transcriptions`); failures throw a reason fit for the user. */
+/** What one transcription used: the endpoint's token counts when it says, else the recording's length. */
+export type Heard = { model: string; text: string; seconds: number; promptTokens?: number; completionTokens?: number };
+
+/** Voice notes to text through the same endpoint (`/audio/transcriptions`); failures throw a reason fit for the user.
+ * `onHeard` hears what each transcription used, for the budgets. */
 export function createTranscriber(options: Pick<ModelOptions, "apiKey" | "baseUrl" | "model" | "timeoutSeconds">) {
   let made: Awaited<ReturnType<typeof openAIClient>> | undefined;
   const bounds = { timeoutMs: options.timeoutSeconds * 1000, retries: 1, who: "the transcription endpoint" };
-  return async (path: string, signal?: AbortSignal) => {
+  return async (path: string, signal?: AbortSignal, onHeard?: (heard: Heard) => void) => {
     const { size } = await stat(path);
     if (size > MAX_TRANSCRIPTION_BYTES) throw new Error("the recording is larger than the 25 MB transcription limit");
     made ??= await openAIClient(options);
@@ -22,6 +27,7 @@ export function createTranscriber(options: Pick<ModelOptions, "apiKey" | "baseUr
           { file: createReadStream(path), model: options.model },
           { signal: bounded },
         );
+        onHeard?.({ model: options.model, text: result.text, ...(await usageOf(result, path)) });
         return result.text;
       } catch (err) {
         if (err instanceof OpenAI.APIError && err.status) {
@@ -34,4 +40,13 @@ export function createTranscriber(options: Pick<ModelOptions, "apiKey" | "baseUr
       }
     });
   };
+}
+
+/** The endpoint's `usage` (tokens, as gpt-4o-transcribe reports; or seconds, as whisper-1), else the file's length. */
+async function usageOf(result: unknown, path: string): Promise<Omit<Heard, "model" | "text">> {
+  const usage = (result as { usage?: Record<string, unknown> }).usage ?? {};
+  const count = (value: unknown) => (typeof value === "number" && value >= 0 && value < 1e8 ? value : undefined);
+  const [input, output, seconds] = [count(usage.input_tokens), count(usage.output_tokens), count(usage.seconds)];
+  if (input !== undefined) return { seconds: seconds ?? 0, promptTokens: input, completionTokens: output ?? 0 };
+  return { seconds: seconds ?? (await audioSeconds(path)) };
 }

@@ -3,6 +3,7 @@ import type { RunKind } from "../agent/turn-context.js";
 import type { Config } from "../config/config.js";
 import { type Model, ModelError, type ModelReply, type ModelRequest, type UnansweredTry } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
+import type { Heard } from "../llm/transcribe.js";
 import { formatInZone } from "../scheduler/schedule.js";
 import type { Store } from "../store/store.js";
 import { mayCall, type Verdict } from "./budget.js";
@@ -13,7 +14,7 @@ import { foldGroups, type UsageReport } from "./report.js";
 /** What a model call was made for: a turn's kind of run, or the summaries of consolidation. */
 type UsageKind = RunKind | "consolidation";
 
-interface MeteredRun {
+export interface MeteredRun {
   sessionKey: string;
   kind: UsageKind;
   /** What a scheduled run was asked to deliver: a refused one says it each time, so it is not lost. */
@@ -43,6 +44,9 @@ export class UsageLimitError extends ModelError {
   }
 }
 
+/** A minute of audio as tokens: OpenAI's count for gpt-4o-transcribe; whisper-1's $0.006 a minute is a price of 6 a
+ * million tokens at this rate. */
+const AUDIO_TOKENS_PER_MINUTE = 1000;
 /** The most one call is counted at: pincer's own estimate of a huge request stays believable. */
 const MAX_COUNT = 100_000_000;
 /** As the token counter's calibration: no tokenizer counts a text this many times higher than pincer does. */
@@ -81,6 +85,19 @@ export class UsageMeter {
         return reply;
       },
     };
+  }
+
+  /** Throws UsageLimitError when a budget is used up: checked before work that costs (a voice note transcribed). */
+  checkBefore(run: MeteredRun): Promise<void> {
+    return this.check(run, false);
+  }
+
+  /** Counts a transcription: the tokens the endpoint reported, else its audio at AUDIO_TOKENS_PER_MINUTE, and its text. */
+  async transcribed(run: MeteredRun, heard: Heard): Promise<void> {
+    const audio = Math.ceil((heard.seconds * AUDIO_TOKENS_PER_MINUTE) / 60);
+    const completion = heard.completionTokens ?? this.deps.tokens.text(heard.text);
+    const counted = { promptTokens: heard.promptTokens ?? audio, completionTokens: completion, cachedTokens: 0 };
+    await this.save(run, counted, heard.model, heard.promptTokens === undefined);
   }
 
   /** Today's and this month's calls, for one chat (`sessionKey`) and overall; with `person`, only theirs. */
