@@ -223,6 +223,10 @@ describe.runIf(ready)("voice steps with real espeak-ng, ffmpeg and pocketsphinx"
       maxSeconds: 600,
     });
     expect(await transcribe(note)).toBe("see you tomorrow");
+    // A playlist sent as a voice note is not followed to the files it names.
+    const playlist = join(tempHome("pincer-stt-"), "voice-2.ogg");
+    writeFileSync(playlist, `#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:10.0,\n${note}\n#EXT-X-ENDLIST\n`);
+    await expect(transcribe(playlist)).rejects.toThrow(/^ffmpeg exited with code 1: .*(whitelist|Invalid)/);
     const broken = createCommandTranscriber({ command: ["false", "{in}"], timeoutSeconds: 5, maxSeconds: 60 });
     await expect(broken(note)).rejects.toThrow(/^false exited with code 1$/);
   });

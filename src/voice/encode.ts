@@ -6,6 +6,14 @@ const LEVEL_RATE = 2000;
 /** Discord shows at most this many bars of a voice message's waveform. */
 const WAVEFORM_BARS = 256;
 
+/** What ffmpeg may read a recording (a stranger's, or what an endpoint sent) as: audio containers only, from the file
+ * itself. A playlist named .ogg would otherwise have it open what it names: another file (another chat's voice note) or
+ * a URL. */
+export const AUDIO_ONLY = [
+  ...["-protocol_whitelist", "file", "-format_whitelist"],
+  "ogg,wav,mp3,flac,aac,mov,matroska,webm,caf,aiff,amr",
+];
+
 export interface EncodeLimits {
   timeoutMs: number;
   signal: AbortSignal;
@@ -23,7 +31,8 @@ export async function encodeVoiceNote(
   const levels = await runCommand({
     argv: [
       "ffmpeg",
-      ...["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", source, "-t", String(limits.maxSeconds)],
+      ...["-nostdin", "-hide_banner", "-loglevel", "error", "-y", ...AUDIO_ONLY],
+      ...["-i", source, "-t", String(limits.maxSeconds)],
       ...["-map", "0:a:0", "-ac", "1", "-ar", "48000", "-c:a", "libopus", "-b:a", "32k", "-application", "voip"],
       ...["-f", "ogg", dest],
       ...["-map", "0:a:0", "-ac", "1", "-ar", String(LEVEL_RATE), "-f", "s16le", "pipe:1"],

@@ -62,10 +62,10 @@ function inline(token: Token): string {
   }
 }
 
-/** Entities decoded, control and format characters (but line breaks) out, runs of spaces and blank lines folded. */
+/** Entities decoded, control and format characters (but line breaks) and halves of cut emoji out, runs of spaces and blank lines folded. */
 function tidy(text: string): string {
   return decodeEntities(text)
-    .replace(/[\p{Cc}\p{Cf}]/gu, (c) => (c === "\n" ? c : " "))
+    .replace(/[\p{Cc}\p{Cf}\p{Cs}]/gu, (c) => (c === "\n" ? c : " "))
     .replace(/[ \t]+/g, " ")
     .replace(/ ?\n[\n ]*/g, "\n")
     .trim();

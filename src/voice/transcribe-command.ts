@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AUDIO_ONLY } from "./encode.js";
 import { runCommand, substitute } from "./run-command.js";
 
 /** A transcript longer than this is cut (a command gone wrong must not fill the prompt). */
@@ -25,7 +26,7 @@ export function createCommandTranscriber(settings: LocalTranscription) {
     try {
       const wav = join(work, "in.wav");
       await runCommand({
-        argv: ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", path].concat([
+        argv: ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", ...AUDIO_ONLY, "-i", path].concat([
           "-t",
           String(settings.maxSeconds),
           "-ac",
