@@ -63,8 +63,8 @@ export async function jobCommand(
 ): Promise<CliAnswer> {
   // The daemon's minimum period does not matter here: the CLI does not edit schedules.
   const result: ActionResult = await jobActions({ jobs: store.jobs, minEverySeconds: 1 })[action](id);
-  const hint = result.ok ? "" : result.status === 404 ? " (pincer cron list shows the ids)" : "";
-  return { ok: result.ok, text: `${result.text}${hint}` };
+  if (!result.ok && result.status === 404) return { ok: false, text: `No job ${id} (pincer cron list shows the ids).` };
+  return { ok: result.ok, text: result.text };
 }
 
 /** `pincer cron remove ID`: the owner may remove any job; returns the message and whether it worked. */
