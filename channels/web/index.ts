@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { MessageBus } from "../../src/bus/bus.js";
 import { withButtonLines } from "../../src/bus/buttons.js";
 import type { Channel } from "../../src/bus/channel.js";
-import { sessionKeyOf } from "../../src/bus/types.js";
+import { type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 
 /** Something for an open page: a message the agent sent, or a turn starting or ending. */
 export type WebChatEvent =
@@ -43,23 +43,27 @@ export function createWebChannel({ bus }: { bus: MessageBus }): WebChannel {
   let offActivity = () => {};
   const notes = new Map<string, { chatId: string; path: string }>();
   let started = false;
+  let stopFollowing: (() => void) | undefined;
+  const show = (msg: OutboundMessage) => {
+    const id = msg.voice && randomUUID();
+    if (id && msg.voice) {
+      notes.set(id, { chatId: msg.chatId, path: msg.voice.path });
+      for (const old of [...notes.keys()].slice(0, Math.max(0, notes.size - KEPT_NOTES))) notes.delete(old);
+    }
+    const audio = id && msg.voice ? { audio: { id, seconds: msg.voice.seconds } } : {};
+    const text = withButtonLines(msg);
+    emit({ chatId: msg.chatId, type: "message", kind: msg.kind, text, at: Date.now(), ...audio });
+  };
   return {
     name: "web",
     status: () => ({ state: started ? "connected" : "stopped" }),
     async start() {
       started = true;
       offActivity = bus.onActivity("web", (event) => emit({ chatId: event.chatId, type: "busy", busy: event.busy }));
-      // With no page open the reply is still stored in the conversation; the page shows it on load.
-      await bus.subscribeOutbound("web", async (msg) => {
-        const id = msg.voice && randomUUID();
-        if (id && msg.voice) {
-          notes.set(id, { chatId: msg.chatId, path: msg.voice.path });
-          for (const old of [...notes.keys()].slice(0, Math.max(0, notes.size - KEPT_NOTES))) notes.delete(old);
-        }
-        const audio = id && msg.voice ? { audio: { id, seconds: msg.voice.seconds } } : {};
-        const text = withButtonLines(msg);
-        emit({ chatId: msg.chatId, type: "message", kind: msg.kind, text, at: Date.now(), ...audio });
-      });
+      // The pages hear every reply through followOutbound (in listen), on every process of a cluster: the sender, run
+      // by the one process holding the web role, only marks each row sent. With no page open the reply is still stored
+      // in the conversation; the page shows it on load.
+      await bus.subscribeOutbound("web", async () => {});
     },
     async stop() {
       started = false;
@@ -88,7 +92,13 @@ export function createWebChannel({ bus }: { bus: MessageBus }): WebChannel {
     },
     listen(listener) {
       listeners.add(listener);
-      return () => listeners.delete(listener);
+      stopFollowing ??= bus.followOutbound("web", show);
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size > 0) return;
+        stopFollowing?.();
+        stopFollowing = undefined;
+      };
     },
   };
 }

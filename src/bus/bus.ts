@@ -4,6 +4,7 @@ import { EXPIRED_BUTTON } from "./buttons.js";
 import type { BusJournal, OutboundHandler, OutboxRow, RetryTiming } from "./delivery.js";
 import type { DraftRenderer, DraftStream, DraftTarget } from "./draft-stream.js";
 import { ChannelSender } from "./outbox-sender.js";
+import { OutboxTail } from "./outbox-tail.js";
 import {
   type ActivityEvent,
   type ButtonTap,
@@ -48,6 +49,7 @@ export class MessageBus {
   /** The caller waiting for the next attempt at an outbox row it recorded, by row id. */
   private readonly waiters = new Map<number, { chat: string; resolve: (outcome: DeliveryOutcome) => void }>();
   private tapHandler: TapHandler | undefined;
+  private readonly tails = new Map<string, Set<OutboxTail>>();
 
   constructor(private readonly options: BusOptions) {
     this.retry = { ...DEFAULT_RETRY_TIMING, ...options.retry };
@@ -94,11 +96,24 @@ export class MessageBus {
   /** Tells the channel's sender that a row was recorded (by a transaction that also did other work). */
   outboundRecorded(channel: string): void {
     this.senders.get(channel)?.sender.wake();
+    for (const tail of this.tails.get(channel) ?? []) tail.wake();
+  }
+
+  /**
+   * Hands `deliver` every message recorded for `channel` from now on, whichever process recorded it and whether or not
+   * this one sends it (clustered, the web chat's pages on every process show every reply). Returns how to stop.
+   */
+  followOutbound(channel: string, deliver: (msg: OutboundMessage) => void): () => void {
+    const tail = new OutboxTail(channel, this.options.journal, deliver, this.options.log);
+    const tails = this.tails.get(channel) ?? new Set();
+    this.tails.set(channel, tails.add(tail));
+    return () => tails.delete(tail);
   }
 
   /** Another process recorded a reply (it says not for which channel): every sender here looks. */
   wakeSenders(): void {
     for (const { sender } of this.senders.values()) sender.wake();
+    for (const tails of this.tails.values()) for (const tail of tails) tail.wake();
   }
 
   /** Resolves once the channel has nothing left to send (for the terminal, which prints and exits). */

@@ -1,3 +1,4 @@
+import type { TailJournal } from "./outbox-tail.js";
 import type { DeliveryReceipt, InboundMessage, OutboundMessage } from "./types.js";
 
 /** Why a send failed, as a channel tells the outbox sender; anything else thrown is transient and retried. */
@@ -45,7 +46,7 @@ export interface OutboxRow {
 }
 
 /** The store's bookkeeping behind the bus: a crash loses no accepted message and resends no delivered reply. */
-export interface BusJournal {
+export interface BusJournal extends TailJournal {
   /** Records an inbound message; false when its id was seen before (a platform replay). */
   acceptInbound(msg: InboundMessage): Promise<boolean>;
   /** Records an outbound message as pending; its outbox id. */

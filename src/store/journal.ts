@@ -91,6 +91,15 @@ export class SqlJournal extends SqlGroup implements BusJournal {
     );
   }
 
+  /** Rows of `channel` after `afterId`, pending or sent, oldest first (a web page's view, see OutboxTail). */
+  async outboxAfter(channel: string, afterId: number): Promise<Array<{ id: number; msg: OutboundMessage }>> {
+    const sql = "SELECT id, payload FROM outbox WHERE id > $1 AND channel = $2 ORDER BY id";
+    const rows = await this.db.rows<{ id: number; payload: string }>(sql, [afterId, channel]);
+    return rows.map((row) => ({ id: row.id, msg: JSON.parse(row.payload) as OutboundMessage }));
+  }
+
+  lastOutboxId = async () => (await scalar<number>(this.db, "SELECT max(id) FROM outbox")) ?? 0;
+
   pendingOutbound = (channel: string) => this.outbox("channel = $1 AND status = 'pending'", channel);
 
   private async outbox(where: string, channel: string): Promise<OutboxRow[]> {
