@@ -126,6 +126,12 @@ describe("text tool calls", () => {
     expect(asked("[TOOL_CALLS]")).toBe(true);
     expect(asked("exec[ARGS]{}")).toBe(true);
     expect(asked('{"name" :\n "exec"}')).toBe(true);
+    expect(asked('{"result": "{\\"name\\": \\"exec\\", \\"arguments\\": {}}"}')).toBe(true);
+    expect(asked("{'name': 'exec'}")).toBe(true);
+    const started = performance.now();
+    expect(asked(`"name${"\\".repeat(200_000)}`)).toBe(false);
+    expect(asked(`"name"${" ".repeat(200_000)}`)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(500);
     expect(asked([{ type: "text", text: '{"name":"read_file"}' }, { type: "image_url" }])).toBe(true);
     expect(inputsCarryCalls([{ content: '{"name": "a.b"}' }], ["a.b"])).toBe(true);
     expect(inputsCarryCalls([{ content: '{"name": "axb"}' }], ["a.b"])).toBe(false);

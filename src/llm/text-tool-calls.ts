@@ -163,7 +163,10 @@ const MARKERS = ["<tool_call", MISTRAL, "[ARGS]"];
  * and are never run. */
 export function inputsCarryCalls(messages: ReadonlyArray<{ content?: unknown }>, names: readonly string[]): boolean {
   const escaped = names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  const jsonCall = new RegExp(`"name"\\s*:\\s*"(?:${escaped.join("|")})"`);
+  // Quotes as JSON, JSON inside a JSON string (\"name\") or Python's repr ('name') write them; at most two
+  // backslashes before each, so a run of them costs nothing to scan.
+  const q = `\\\\{0,2}["']`;
+  const jsonCall = new RegExp(`["']name${q}\\s*:\\s*${q}(?:${escaped.join("|")})${q}`);
   return messages.some(({ content }) => {
     const parts = Array.isArray(content) ? content : [content];
     return parts.some((part) => {
