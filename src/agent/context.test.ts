@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { formatDay, formatLocal, toChatMessage } from "./context.js";
+import { formatDay, formatLocal } from "../time-zone.js";
+import { toChatMessage } from "./context.js";
 
 describe("local dates", () => {
   const lateNewYearsEveUtc = Date.UTC(2026, 0, 1, 23, 30);

@@ -3,6 +3,7 @@ import type { InboundMessage, Quote } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
 import { storableArguments } from "../llm/reply.js";
 import type { StoredMessage } from "../store/store.js";
+import { formatLocal } from "../time-zone.js";
 import { ReadCache } from "../tools/files/read-cache.js";
 import type { Skill } from "./skills.js";
 
@@ -127,48 +128,4 @@ export function toChatMessage(m: StoredMessage): ChatMessage {
     function: { name, arguments: storableArguments(args) },
   }));
   return { role: "assistant", content: m.content, tool_calls: toolCalls };
-}
-
-// Formatters by zone, each with the parts of the last minute it formatted: building one costs far more than using
-// it, zones are few, and every turn asks for the current minute again.
-const localFormats = new Map<
-  string,
-  { format: Intl.DateTimeFormat; minute: number; parts: Intl.DateTimeFormatPart[] }
->();
-
-export function formatLocal(date: Date | number, timezone: string): string {
-  const get = localParts(date, timezone);
-  return `${get("weekday")} ${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
-}
-
-/** The local time to the minute, `YYYY-MM-DD HH:MM` (formatLocal without its three-letter weekday). */
-export const formatMinute = (date: Date | number, timezone: string) => formatLocal(date, timezone).slice(4);
-
-/** The local calendar day, `YYYY-MM-DD`. */
-export const formatDay = (date: Date | number, timezone: string) => formatLocal(date, timezone).slice(4, 14);
-
-function localParts(date: Date | number, timezone: string): (type: Intl.DateTimeFormatPartTypes) => string {
-  let zone = localFormats.get(timezone);
-  if (!zone) {
-    const format = new Intl.DateTimeFormat("en-CA", {
-      timeZone: timezone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      weekday: "short",
-      hour: "2-digit",
-      minute: "2-digit",
-      hourCycle: "h23",
-    });
-    zone = { format, minute: Number.NaN, parts: [] };
-    localFormats.set(timezone, zone);
-  }
-  // Zones have been whole minutes off UTC since 1972, so one minute's parts serve all of its instants.
-  const minute = Math.floor(Number(date) / 60_000);
-  if (minute !== zone.minute) {
-    zone.parts = zone.format.formatToParts(date);
-    zone.minute = minute;
-  }
-  const { parts } = zone;
-  return (type) => parts.find((p) => p.type === type)?.value ?? "";
 }

@@ -6,10 +6,10 @@ import type { Config } from "../config/config.js";
 import type { Model } from "../llm/model.js";
 import { FencedOutError } from "../store/cluster.js";
 import type { HelperRun, HelperStatus, Store } from "../store/store.js";
+import { formatLocal } from "../time-zone.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { ToolError, untilAborted } from "../tools/tool.js";
 import type { UsageMeter } from "../usage/meter.js";
-import { formatLocal } from "./context.js";
 import { auditTo, type LoopDeps, runAgentLoop } from "./loop.js";
 import { runOf } from "./turn-context.js";
 

@@ -1,9 +1,9 @@
 import { setImmediate } from "node:timers/promises";
 import type { Logger } from "pino";
-import { formatDay, formatMinute } from "../agent/context.js";
 import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { PendingMessage, Store } from "../store/store.js";
+import { formatDay, formatMinute } from "../time-zone.js";
 import { safeSlice } from "../tools/result-cap.js";
 import type { UsageMeter } from "../usage/meter.js";
 import { CONSOLIDATION_INSTRUCTIONS, parseConsolidation, transcript } from "./consolidation-prompt.js";

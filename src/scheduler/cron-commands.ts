@@ -1,6 +1,6 @@
 import type { CronJob, JobRun, Store } from "../store/store.js";
+import { formatInZone } from "../time-zone.js";
 import { type ActionResult, jobActions } from "./job-actions.js";
-import { formatInZone } from "./schedule.js";
 import { scheduleInWords, upcomingRuns } from "./schedule-text.js";
 
 type CliStore = Pick<Store, "jobs" | "jobRuns">;

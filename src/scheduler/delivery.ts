@@ -1,6 +1,7 @@
 import type { InboundMessage } from "../bus/types.js";
 import type { CronJob } from "../store/store.js";
-import { describeSchedule, formatInZone, formatSeconds } from "./schedule.js";
+import { formatInZone } from "../time-zone.js";
+import { describeSchedule, formatSeconds } from "./schedule.js";
 
 /** A run is "late" when it fires this long after its time (pincer was down or the machine slept). */
 export const LATE_AFTER_MS = 60_000;

@@ -1,6 +1,7 @@
 import { isValidTimeZone } from "../config/config.js";
-import type { CronJob, JobEdit, Store } from "../store/store.js";
-import { formatInZone, formatSeconds, nextRun, type Schedule, ScheduleError, shortestInterval } from "./schedule.js";
+import type { CronJob, JobEdit, Schedule, Store } from "../store/store.js";
+import { formatInZone } from "../time-zone.js";
+import { formatSeconds, nextRun, ScheduleError, shortestInterval } from "./schedule.js";
 import { parseScheduleText, scheduleText } from "./schedule-text.js";
 
 export interface JobActionDeps {

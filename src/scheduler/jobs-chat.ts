@@ -11,8 +11,8 @@ import {
   type TapAnswer,
 } from "../bus/types.js";
 import type { CronJob, Store } from "../store/store.js";
+import { formatInZone } from "../time-zone.js";
 import { type JobActions, label } from "./job-actions.js";
-import { formatInZone } from "./schedule.js";
 import { scheduleInWords } from "./schedule-text.js";
 
 /** The data prefix of /jobs' buttons: `j:<verb>:<job id>`. */

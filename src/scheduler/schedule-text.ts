@@ -1,14 +1,7 @@
 import cronstrue from "cronstrue";
-import {
-  compileCron,
-  formatInZone,
-  formatSeconds,
-  nextRun,
-  parseIsoInZone,
-  type Schedule,
-  ScheduleError,
-  zoneOffsets,
-} from "./schedule.js";
+import type { Schedule } from "../store/store.js";
+import { formatInZone, zoneOffsets } from "../time-zone.js";
+import { compileCron, formatSeconds, nextRun, parseIsoInZone, ScheduleError } from "./schedule.js";
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 const AMOUNT = /(\d+)\s*(s|sec|seconds?|min|minutes?|m|h|hours?|d|days?)\b/gi;

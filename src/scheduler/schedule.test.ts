@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  describeSchedule,
-  formatInZone,
-  nextRun,
-  parseIsoInZone,
-  type Schedule,
-  ScheduleError,
-  shortestInterval,
-} from "./schedule.js";
+import type { Schedule } from "../store/store.js";
+import { formatInZone } from "../time-zone.js";
+import { describeSchedule, nextRun, parseIsoInZone, ScheduleError, shortestInterval } from "./schedule.js";
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 const at = (text: string) => new Date(text);

@@ -1,11 +1,6 @@
 import { Cron } from "croner";
-
-/** When a job runs. `at` is one instant; `every` repeats a period counted from `anchor` (runs stay on a grid instead of
- * drifting by however late each run was); `cron` is a 5- or 6-field expression read as wall-clock time in `tz`. */
-export type Schedule =
-  | { kind: "at"; at: number }
-  | { kind: "every"; everySeconds: number; anchor: number }
-  | { kind: "cron"; expr: string; tz: string };
+import type { Schedule } from "../store/store.js";
+import { formatInZone, wallTimeToInstant, zoneOffsets } from "../time-zone.js";
 
 /** A schedule the user got wrong, worded for the model. */
 export class ScheduleError extends Error {}
@@ -95,61 +90,6 @@ function offsetMinutes(offset: string): number {
   const digits = offset.slice(1).replace(":", "");
   const minutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || "0");
   return offset.startsWith("-") ? -minutes : minutes;
-}
-
-/** `wallAsUtc` is the wall-clock reading encoded as if it were UTC; returns the real instant in the zone of `offsetAt`. */
-export function wallTimeToInstant(wallAsUtc: number, offsetAt: (instant: number) => number): number {
-  const day = 24 * 3600_000;
-  const before = offsetAt(wallAsUtc - day);
-  const after = offsetAt(wallAsUtc + day);
-  const candidates = [wallAsUtc - before, wallAsUtc - after].filter(
-    (instant) => instant + offsetAt(instant) === wallAsUtc,
-  );
-  if (candidates.length > 0) return Math.min(...candidates);
-  // Skipped by a spring-forward gap: the offset from before the change lands after the gap.
-  return wallAsUtc - before;
-}
-
-/** A formatter of the wall clock in `tz`, field by field (weekday, year, month, day, hour, minute, second). */
-function wallFormat(tz: string, extra?: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
-  return new Intl.DateTimeFormat("en-US", {
-    timeZone: tz,
-    hourCycle: "h23",
-    weekday: "short",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    ...extra,
-  });
-}
-
-function fieldsAt(format: Intl.DateTimeFormat, instant: number): (type: string) => string {
-  const parts = format.formatToParts(new Date(instant));
-  return (type) => parts.find((p) => p.type === type)?.value ?? "";
-}
-
-/** How far `tz` is ahead of UTC at an instant, in milliseconds. One formatter serves every instant asked: making
- * one costs 0.1–0.3 ms, and a day's and month's bounds ask a dozen times. */
-export function zoneOffsets(tz: string): (instant: number) => number {
-  const format = wallFormat(tz);
-  return (instant) => {
-    const field = fieldsAt(format, instant);
-    const get = (type: string) => Number(field(type));
-    const wall = Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second"));
-    return wall - Math.floor(instant / 1000) * 1000;
-  };
-}
-
-/** An absolute time as a person in `tz` reads it, with the offset so the model can't misread it. */
-export function formatInZone(instant: number, tz: string): string {
-  // Asked for here only, as it slows the formatter: "GMT+02:00" (a zero offset is plain "GMT" in some ICU builds).
-  const get = fieldsAt(wallFormat(tz, { timeZoneName: "longOffset" }), instant);
-  const utc = `UTC${get("timeZoneName").slice(3) || "+00:00"}`;
-  const seconds = get("second") === "00" ? "" : `:${get("second")}`;
-  return `${get("weekday")} ${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}${seconds} ${tz} (${utc})`;
 }
 
 /** A one-line description of how often a job runs, for lists and confirmations. */

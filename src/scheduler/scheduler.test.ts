@@ -10,8 +10,8 @@ import { ownedJobs } from "../store/jobs.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
 import { sqliteSql } from "../store/sqlite/sql.js";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
-import type { JobOrigin, Store } from "../store/store.js";
-import { nextRun, type Schedule } from "./schedule.js";
+import type { JobOrigin, Schedule, Store } from "../store/store.js";
+import { nextRun } from "./schedule.js";
 import { Scheduler } from "./scheduler.js";
 
 const log = pino({ level: "silent" });

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { type ChannelName, type InboundMessage, routeOf } from "../bus/types.js";
-import type { Schedule } from "../scheduler/schedule.js";
 import { acceptInbound } from "./journal.js";
 import { camelCased, insert, placeholders, type Sql, SqlGroup, scalar, total, update, withoutNulls } from "./sql.js";
 import type {
@@ -13,6 +12,7 @@ import type {
   JobRun,
   JobSlot,
   NewJob,
+  Schedule,
 } from "./types.js";
 
 /** A job as its table holds it, a column a field. */

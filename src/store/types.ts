@@ -1,8 +1,14 @@
 import type { ChannelName, InboundMessage } from "../bus/types.js";
 import type { FileConfig } from "../config/file-schema.js";
-import type { Schedule } from "../scheduler/schedule.js";
 
 // The records the store keeps, as the rest of pincer sees them (no engine's types leak out).
+
+/** When a job runs. `at` is one instant; `every` repeats a period counted from `anchor` (runs stay on a grid instead of
+ * drifting by however late each run was); `cron` is a 5- or 6-field expression read as wall-clock time in `tz`. */
+export type Schedule =
+  | { kind: "at"; at: number }
+  | { kind: "every"; everySeconds: number; anchor: number }
+  | { kind: "cron"; expr: string; tz: string };
 
 /** One message of a conversation as the model sees it; `tokens` is set when read back for the prompt. */
 export interface StoredMessage {

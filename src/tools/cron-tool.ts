@@ -4,15 +4,14 @@ import { isScheduledRun } from "../scheduler/delivery.js";
 import {
   compileCron,
   describeSchedule,
-  formatInZone,
   formatSeconds,
   nextRun,
   parseIsoInZone,
-  type Schedule,
   ScheduleError,
   shortestInterval,
 } from "../scheduler/schedule.js";
-import type { CronJob, JobOrigin } from "../store/store.js";
+import type { CronJob, JobOrigin, Schedule } from "../store/store.js";
+import { formatInZone } from "../time-zone.js";
 import { type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 
 // A type alias, not an interface: it must fit the registry's Record<string, unknown> arguments.

@@ -1,6 +1,7 @@
 import { agentOf } from "../bus/types.js";
 import { memoryParagraphs, readMemoryFile } from "../memory/memory-file.js";
 import type { SearchHit } from "../store/store.js";
+import { formatDay } from "../time-zone.js";
 import { objectSchema, type Tool, type ToolDeps, ToolError } from "./tool.js";
 
 type Args = { query: string; limit?: number };
@@ -51,7 +52,7 @@ export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store"
 const SOURCES: Partial<Record<SearchHit["kind"], string>> = { memory: "MEMORY.md", entry: "summary of earlier turns" };
 
 function formatHit(hit: SearchHit, timezone: string): string {
-  const date = hit.at ? new Intl.DateTimeFormat("en-CA", { timeZone: timezone }).format(hit.at) : "undated";
+  const date = hit.at ? formatDay(hit.at, timezone) : "undated";
   const source = SOURCES[hit.kind] ?? (hit.role === "user" ? "the user said" : "you said");
   return `[${date} · ${source}] ${hit.snippet.replace(/\s+/g, " ").trim()}`;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { formatDay } from "../time-zone.js";
 import { mayCall, type Spent } from "./budget.js";
-import { localDay, periodsAt } from "./periods.js";
+import { periodsAt } from "./periods.js";
 
 const none: Spent = { dayTokens: 0, monthCost: 0, chatDayTokens: 0, chatMonthCost: 0 };
 const at = (iso: string) => Date.parse(iso);
@@ -15,8 +16,8 @@ describe("budget periods in the configured zone", () => {
       monthEnd: at("2026-12-31T23:00:00Z"),
     });
     expect(periodsAt(midnight - 1, "Europe/Berlin").dayEnd).toBe(midnight);
-    expect(localDay(midnight - 1, "Europe/Berlin")).toBe("2026-12-01");
-    expect(localDay(midnight, "Europe/Berlin")).toBe("2026-12-02");
+    expect(formatDay(midnight - 1, "Europe/Berlin")).toBe("2026-12-01");
+    expect(formatDay(midnight, "Europe/Berlin")).toBe("2026-12-02");
     // In UTC the same instant is still the 1st, 23:00.
     expect(periodsAt(midnight, "UTC").dayStart).toBe(at("2026-12-01T00:00:00Z"));
   });

@@ -4,10 +4,10 @@ import type { Config } from "../config/config.js";
 import { type Model, ModelError, type ModelReply, type ModelRequest, type UnansweredTry } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { Heard } from "../llm/transcribe.js";
-import { formatInZone } from "../scheduler/schedule.js";
 import type { Store } from "../store/store.js";
+import { formatDay, formatInZone } from "../time-zone.js";
 import { mayCall, type Verdict } from "./budget.js";
-import { localDay, periodsAt } from "./periods.js";
+import { periodsAt } from "./periods.js";
 import { type Counted, costOf } from "./prices.js";
 import { foldGroups, type UsageReport } from "./report.js";
 
@@ -186,7 +186,7 @@ export async function readUsage(
 ): Promise<UsageReport> {
   const { dayStart, monthStart } = periodsAt(now, timezone);
   const groups = await store.groups(monthStart, dayStart, sessionKey, person);
-  const day = localDay(now, timezone);
+  const day = formatDay(now, timezone);
   return foldGroups(groups, { timezone, day, month: day.slice(0, 7), sessionKey, person });
 }
 

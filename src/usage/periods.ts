@@ -1,4 +1,4 @@
-import { wallTimeToInstant, zoneOffsets } from "../scheduler/schedule.js";
+import { wallTimeToInstant, zoneOffsets } from "../time-zone.js";
 
 /** The day and the month `now` falls in, as a person in the configured zone counts them. */
 export interface Periods {
@@ -15,9 +15,4 @@ export function periodsAt(now: number, tz: string): Periods {
   const [year, month, day] = [wall.getUTCFullYear(), wall.getUTCMonth(), wall.getUTCDate()];
   const at = (m: number, d: number) => wallTimeToInstant(Date.UTC(year, m, d), offsetAt);
   return { dayStart: at(month, day), dayEnd: at(month, day + 1), monthStart: at(month, 1), monthEnd: at(month + 1, 1) };
-}
-
-/** The local day (YYYY-MM-DD) an instant falls on in `tz`. */
-export function localDay(instant: number, tz: string): string {
-  return new Date(instant + zoneOffsets(tz)(instant)).toISOString().slice(0, 10);
 }

@@ -1,6 +1,7 @@
 import type { Store } from "../store/store.js";
 import { SLOT_MS } from "../store/usage.js";
-import { localDay, periodsAt } from "../usage/periods.js";
+import { formatDay } from "../time-zone.js";
+import { periodsAt } from "../usage/periods.js";
 import { costText } from "../usage/report.js";
 import { esc } from "./html.js";
 
@@ -12,11 +13,11 @@ const DAYS = 30;
 export async function collectUsage(store: Store["usage"], timezone: string, now: number) {
   const starts = [periodsAt(now, timezone).dayStart];
   while (starts.length < DAYS) starts.unshift(periodsAt(starts[0] - 1, timezone).dayStart);
-  const days = starts.map((start) => ({ day: localDay(start, timezone), tokens: 0, cost: 0 }));
+  const days = starts.map((start) => ({ day: formatDay(start, timezone), tokens: 0, cost: 0 }));
   const index = new Map(days.map((d, i) => [d.day, i]));
   const [slots, chats] = await Promise.all([store.slots(starts[0]), store.chats(periodsAt(now, timezone).monthStart)]);
   for (const { slot, tokens, cost } of slots) {
-    const day = days[index.get(localDay(slot * SLOT_MS, timezone)) ?? -1];
+    const day = days[index.get(formatDay(slot * SLOT_MS, timezone)) ?? -1];
     if (day) {
       day.tokens += tokens;
       day.cost += cost;
