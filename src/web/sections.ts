@@ -1,3 +1,4 @@
+import { withoutTurnFacts } from "../agent/context.js";
 import type { HistoryEntry } from "../store/store.js";
 import { clip, esc, formatSpan, type TimeFormat, timeFormat } from "./html.js";
 import { renderJobs } from "./jobs-section.js";
@@ -59,7 +60,7 @@ type Item<K extends keyof DashboardState> = NonNullable<DashboardState[K]> exten
 const conversation = (c: Item<"conversations">, now: number) =>
   `<li><a class="conv" href="/?c=${encodeURIComponent(c.sessionKey)}"><b>${esc(c.sessionKey)}</b>
 <small>${c.messages} messages · ~${c.tokens} tokens · ${formatSpan(now - c.lastAt)} ago</small>
-<span class="last">${c.lastText ? `${esc(c.lastRole ?? "")}: ${esc(clip(c.lastText, 160))}` : "—"}</span></a></li>`;
+<span class="last">${c.lastText ? `${esc(c.lastRole ?? "")}: ${esc(clip(withoutTurnFacts(c.lastText), 160))}` : "—"}</span></a></li>`;
 
 const pairingRequest = (p: Item<"pairing">, now: number) =>
   `<li><div><b>${esc(p.userName)}</b> <small>${esc(p.channel)} user ${esc(p.userId)} · code ${esc(p.code)} · expires in ${formatSpan(p.expiresAt - now)}</small></div>
@@ -115,4 +116,4 @@ export function renderChatLog(entries: HistoryEntry[]): string {
 }
 
 const message = (e: HistoryEntry, when = "") =>
-  `<li class="msg ${e.role === "user" ? "user" : "bot"}">${when}<div class="text">${esc(e.text)}</div></li>`;
+  `<li class="msg ${e.role === "user" ? "user" : "bot"}">${when}<div class="text">${esc(withoutTurnFacts(e.text ?? ""))}</div></li>`;
