@@ -14,15 +14,13 @@ function setup() {
   vi.useFakeTimers({ toFake: ["Date"], now });
   const pairing = openSqliteStore(openDatabase(":memory:")).pairing;
   const sent: OutboundMessage[] = [];
-  const gate = createAccessGate({
+  const access = createAccessGate({
     allowFrom: { telegram: ["42"], discord: ["*"], "telegram@shop": ["7"] },
     agentFor: (m) => (m.account === "shop" || m.chatId === "-100" ? "shop" : "main"),
     pairing,
-    send: async (msg) => {
-      sent.push(msg);
-    },
     log: pino({ level: "silent" }),
   });
+  const gate = { ...access, admit: (msg: InboundMessage) => access.admit(msg, async (out) => void sent.push(out)) };
   const tick = (ms: number) => {
     now += ms;
     vi.setSystemTime(now);

@@ -18,8 +18,6 @@ interface AccessGateDeps {
   /** The agent that answers a person's message on a platform (config `bindings`, the account's `agent`); absent: main. */
   agentFor?: (msg: PersonMessage & { channel: "telegram" | "discord" }) => string;
   pairing: Store["pairing"];
-  /** Sends the pairing notice through the outbound bus. */
-  send: (msg: OutboundMessage) => Promise<unknown>;
   log: Logger;
 }
 
@@ -53,8 +51,11 @@ export function createAccessGate(deps: AccessGateDeps) {
     isOwner: (route: string, userId: string) =>
       isOwner({ channel: route, senderId: userId, allowFrom: deps.allowFrom[route] }),
     /** Every inbound message passes here: a person let in gets it back addressed to their agent's conversation; a
-     * stranger is answered with their code (undefined). */
-    async admit(msg: InboundMessage): Promise<InboundMessage | undefined> {
+     * stranger is sent their code by `send` (undefined). */
+    async admit(
+      msg: InboundMessage,
+      send: (notice: OutboundMessage) => Promise<unknown>,
+    ): Promise<InboundMessage | undefined> {
       const route = routeOf(msg);
       if (await allowed(route, msg.senderId)) return address(msg);
       const where = { channel: route, userId: msg.senderId, chatId: msg.chatId, isGroup: msg.isGroup };
@@ -73,9 +74,9 @@ export function createAccessGate(deps: AccessGateDeps) {
         await deps.pairing.markTold(route, msg.senderId);
         const text = pairingNotice(route, request.code);
         const account = msg.account ? { account: msg.account } : {};
-        deps
-          .send({ channel: msg.channel, ...account, chatId: msg.chatId, kind: "notice", text, replyToId: msg.id })
-          .catch((err: unknown) => deps.log.warn({ err, ...where }, "could not send the pairing code"));
+        send({ channel: msg.channel, ...account, chatId: msg.chatId, kind: "notice", text, replyToId: msg.id }).catch(
+          (err: unknown) => deps.log.warn({ err, ...where }, "could not send the pairing code"),
+        );
       }
       return undefined;
     },

@@ -23,8 +23,11 @@ interface BusOptions {
   retry?: Partial<RetryTiming>;
   log?: Logger;
   /** Who may reach which agent (src/access's gate), asked for every inbound message: the message addressed to its
-   * agent's conversation, or undefined for a sender it refused (it answers strangers itself). */
-  gate?: (msg: InboundMessage) => Promise<InboundMessage | undefined>;
+   * agent's conversation, or undefined for a sender it refused (it sends strangers their code by `send`). */
+  gate?: (
+    msg: InboundMessage,
+    send: (notice: OutboundMessage) => Promise<unknown>,
+  ) => Promise<InboundMessage | undefined>;
   /** Where an accepted message goes instead of this process's queue (clustered: the shared inbox is the queue). */
   elsewhere?: (msg: InboundMessage) => void;
 }
@@ -66,7 +69,7 @@ export class MessageBus {
   /** Asks the gate alone: channels call it before downloading a message's files, so a stranger's are never fetched
    * (and a person's files land in the folder of the conversation, the agent's, that they are for). */
   async screenInbound(msg: InboundMessage): Promise<InboundMessage | undefined> {
-    return this.options.gate ? this.options.gate(msg) : msg;
+    return this.options.gate ? this.options.gate(msg, (notice) => this.publishOutbound(notice)) : msg;
   }
 
   /** Queues a message already in the journal (after a restart, a scheduled run) without journaling it again. */

@@ -6,16 +6,21 @@ type PromClient = typeof import("prom-client");
 
 /** The Prometheus metrics (names fixed in design.md) on a registry of their own. prom-client (~10 MB) is required here,
  * not imported at the top, so a daemon without the control page (the only thing serving /metrics) never loads it. A
- * tool name `knownTool` denies is counted as "unknown", so labels stay bounded. */
+ * tool name `knownTool` denies is counted as "unknown", so labels stay bounded. The queue's depth is read from what
+ * `countQueue` is given (the worker, made after its observer). */
 export function createMetrics(sources: {
-  queueDepth: () => number;
   outboxPending: () => Promise<number>;
   knownTool: (name: string) => boolean;
-}): { registry: Registry; observer: TurnObserver } {
+}): {
+  registry: Registry;
+  observer: TurnObserver;
+  countQueue(depth: () => number): void;
+} {
   const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = createRequire(import.meta.url)(
     "prom-client",
   ) as PromClient;
   const registry = new Registry();
+  let queueDepth = () => 0;
   collectDefaultMetrics({ register: registry });
   const turns = new Counter({
     name: "pincer_turns_total",
@@ -47,7 +52,7 @@ export function createMetrics(sources: {
     help: "Messages waiting for their conversation's running turn or a free slot.",
     registers: [registry],
     collect() {
-      this.set(sources.queueDepth());
+      this.set(queueDepth());
     },
   });
   new Gauge({
@@ -62,6 +67,9 @@ export function createMetrics(sources: {
   for (const outcome of ["ok", "stopped", "model_error", "error"]) turns.labels(outcome);
   return {
     registry,
+    countQueue: (depth) => {
+      queueDepth = depth;
+    },
     observer: {
       modelRequest: (seconds, ok) => modelDuration.labels(ok ? "ok" : "error").observe(seconds),
       toolCall: (tool, ok) => toolCalls.labels(sources.knownTool(tool) ? tool : "unknown", ok ? "ok" : "error").inc(),

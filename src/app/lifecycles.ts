@@ -1,0 +1,176 @@
+import type { Logger } from "pino";
+import { resumePending } from "../access/resume.js";
+import type { Channel } from "../bus/channel.js";
+import type { Config } from "../config/config.js";
+import { discoverContexts } from "../llm/configured.js";
+import { mediaDir } from "../paths.js";
+import { startHousekeeping } from "../store/housekeeping.js";
+import { DEFAULT_TIMING } from "../tools/mcp/connection.js";
+import type { Agent } from "./agent.js";
+import type { Core } from "./core.js";
+import type { Models } from "./models.js";
+import type { AppOptions } from "./options.js";
+
+interface Parts {
+  config: Config;
+  options: AppOptions;
+  core: Core;
+  models: Models;
+  agent: Agent;
+}
+
+export interface Lifecycle {
+  start(channels: Channel[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** One process alone (SQLite, or PostgreSQL without a cluster): it runs the channels, the scheduler and every turn. */
+export function embeddedLifecycle(parts: Parts): Lifecycle {
+  const { core, agent } = parts;
+  const roles = singletons(parts);
+  const running: Channel[] = [];
+  let workerDone: Promise<void> = Promise.resolve();
+  let stopWatching: (() => Promise<void>) | undefined;
+  let stopping: Promise<void> | undefined;
+  return {
+    /** Re-queues unfinished messages, then starts the channels: a message from before a restart runs first. */
+    async start(channels) {
+      beginStartup(parts);
+      const served = new Set(channels.map((c) => c.name));
+      await resumePending({ journal: core.store.journal, bus: core.bus, log: core.log }, served);
+      // After the re-queue, or a notice published here would be queued twice.
+      await agent.helpers.recoverInterrupted();
+      workerDone = agent.worker.run();
+      // All at once, so no platform's outage holds up another's start; one that cannot start is one error line.
+      await Promise.all(
+        channels.map(async (channel) => (await startChannel(channel, core.log)) && running.push(channel)),
+      );
+      stopWatching = await watch(core);
+      roles.start(channels);
+    },
+    stop() {
+      stopping ??= (async () => {
+        roles.stop();
+        await stopWatching?.();
+        await Promise.allSettled(running.map((c) => c.stop()));
+        await close(parts, workerDone);
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** One process of a cluster (PINCER_DATABASE_URL): the roles decide what runs here; the shared inbox, which
+ * conversations. */
+export function clusteredLifecycle(
+  parts: Parts,
+  clustering: NonNullable<Core["clustering"]>,
+  databaseUrl: string,
+): Lifecycle {
+  const { config, core, agent } = parts;
+  const { bus, cluster, log } = core;
+  const roles = singletons(parts);
+  let workerDone: Promise<void> = Promise.resolve();
+  let stopWatching: (() => Promise<void>) | undefined;
+  let outboxPoll: NodeJS.Timeout | undefined;
+  let stopping: Promise<void> | undefined;
+  return {
+    async start(channels) {
+      beginStartup(parts);
+      workerDone = agent.worker.run();
+      cluster.joined = await clustering.joinCluster(databaseUrl, {
+        log,
+        leaseMs: config.cluster.leaseSeconds * 1000,
+        channels,
+        singletons: { start: () => roles.start(channels), stop: roles.stop },
+        worker: { room: () => config.agent.maxConcurrentTurns, drop: (key) => agent.worker.drop(key) },
+        run: (msg) => bus.inbound.push(msg),
+        recoverHelpers: (orphaned) =>
+          agent.helpers.recoverInterrupted(orphaned, "the pincer process running it stopped"),
+      });
+      stopWatching = await watch(core);
+      // And every second, in case a notification was missed while the connection was down.
+      outboxPoll = setInterval(() => {
+        for (const channel of channels) bus.outboundRecorded(channel.name);
+      }, 1000);
+    },
+    stop() {
+      stopping ??= (async () => {
+        // The channels and singletons stop with their roles, given back at once.
+        clearInterval(outboxPoll);
+        await cluster.joined?.stopRoles();
+        roles.stop();
+        await stopWatching?.();
+        await close(parts, workerDone, () => cluster.joined?.leave());
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** In the background: a slow or broken server never delays the channels, only the first turns (bounded). */
+function beginStartup({ config, options, models, agent }: Parts): void {
+  agent.mcp.start();
+  const mcpWaitMs = options.mcpWaitMs ?? { ...DEFAULT_TIMING, ...options.mcpTiming }.connectTimeoutMs;
+  agent.startup.ready = Promise.all([agent.mcp.firstAttempts(mcpWaitMs), discoverContexts(config, models.limits)]).then(
+    () => undefined,
+  );
+}
+
+async function startChannel(channel: Channel, log: Logger): Promise<boolean> {
+  try {
+    await channel.start();
+    return true;
+  } catch (err) {
+    log.error(`${channel.name} is off: ${err instanceof Error ? err.message : String(err)}`);
+    return false;
+  }
+}
+
+/** What one process of a cluster runs for all (a single process runs them itself). */
+function singletons({ config, core, agent }: Parts) {
+  let stopHousekeeping: (() => void) | undefined;
+  return {
+    start: (channels: Channel[]) => {
+      core.scheduler.start(channels.map((c) => c.name));
+      agent.heartbeat?.start();
+      const { store, log } = core;
+      stopHousekeeping = startHousekeeping({
+        store,
+        mediaDir: mediaDir(config.home),
+        retention: config.retention,
+        log,
+      });
+    },
+    stop: () => {
+      stopHousekeeping?.();
+      core.scheduler.stop();
+      agent.heartbeat?.stop();
+    },
+  };
+}
+
+/** Another process's reply wakes this one's sender at once (PostgreSQL; a single process wakes itself); clustered, a
+ * new message wakes the dispatcher. */
+function watch({ store, bus, cluster }: Core) {
+  return store.watch?.((change) => {
+    if (change.kind === "outbox") bus.wakeSenders();
+    else cluster.joined?.wake();
+  });
+}
+
+/** After the channels: the helpers and turns end, the process leaves its cluster, then everything closes. */
+async function close(
+  { core, models, agent }: Parts,
+  workerDone: Promise<void>,
+  leave?: () => Promise<void> | undefined,
+) {
+  await agent.helpers.stop();
+  await agent.worker.stop();
+  await leave?.();
+  await agent.mcp.close();
+  await models.consolidator.stop();
+  core.bus.close();
+  await workerDone;
+  await core.store.close();
+}
