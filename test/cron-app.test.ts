@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { InboundMessage } from "../src/bus/types.js";
 import { databasePath } from "../src/paths.js";
-import { removeJob } from "../src/scheduler/cron-commands.js";
+import { jobCommand } from "../src/scheduler/cron-commands.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { FakeReply } from "./fakes/openai-server.js";
@@ -236,7 +236,7 @@ describe("reminders through the app", () => {
 
     // `pincer cron remove ID` is another process with its own connection to the database.
     const cli = openDatabase(join(home, "pincer.db"));
-    expect((await removeJob(openSqliteStore(cli).jobs, id)).ok).toBe(true);
+    expect((await jobCommand(openSqliteStore(cli), "remove", id)).ok).toBe(true);
     cli.close();
 
     await sleep(Math.max(0, dueAt + 1500 - Date.now()));

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
-import { listJobsText, removeJob } from "./cron-commands.js";
+import { jobCommand, listJobsText } from "./cron-commands.js";
 
 let dir: string;
 let db: Database;
@@ -37,7 +37,11 @@ it("lists every conversation's jobs and removes one by id", async () => {
   expect(text).toContain(`${job.id} "pizza"  telegram:123`);
   expect(text).toContain("next run: Sun 2025-06-01 09:00 Europe/Berlin (UTC+02:00)");
 
-  expect(await removeJob(store, "nope")).toEqual({ ok: false, text: "No job nope (pincer cron list shows the ids)." });
-  expect((await removeJob(store, job.id)).ok).toBe(true);
+  const jobs = { jobs: store };
+  expect(await jobCommand(jobs, "remove", "nope")).toEqual({
+    ok: false,
+    text: "No job nope (pincer cron list shows the ids).",
+  });
+  expect((await jobCommand(jobs, "remove", job.id)).ok).toBe(true);
   expect(await listJobsText(store)).toBe("No scheduled jobs.");
 });

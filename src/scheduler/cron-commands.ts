@@ -66,10 +66,3 @@ export async function jobCommand(
   if (!result.ok && result.status === 404) return { ok: false, text: `No job ${id} (pincer cron list shows the ids).` };
   return { ok: result.ok, text: result.text };
 }
-
-/** `pincer cron remove ID`: the owner may remove any job; returns the message and whether it worked. */
-export async function removeJob(store: Store["jobs"], id: string): Promise<CliAnswer> {
-  const job = await store.get(id);
-  if (!job || !(await store.remove(id))) return { ok: false, text: `No job ${id} (pincer cron list shows the ids).` };
-  return { ok: true, text: `Removed job ${job.id} (${job.origin.sessionKey}: ${job.message}).` };
-}

@@ -284,6 +284,25 @@ describe("Scheduler", () => {
     expect((await published(proc)).map(jobOf)).toEqual([id]);
   });
 
+  it("fires a run asked for once, off schedule and while paused, keeping the schedule; an owner without access loses the ask", async () => {
+    const id = await addJob(proc, { kind: "every", everySeconds: 3600, anchor: clock.now() });
+    await proc.store.pause(id, clock.now(), "user");
+    await proc.store.requestRun(id, clock.now());
+    await proc.store.requestRun(id, clock.now() + 1);
+    expect(await proc.scheduler.runDue()).toBe(1);
+    const [run] = await published(proc);
+    expect(run).toMatchObject({ id: `cron:${id}:now:${clock.now()}`, sessionKey: origin.sessionKey });
+    expect(run.text).toContain("someone asked for a run now");
+    expect(await proc.scheduler.runDue()).toBe(0);
+    expect(await proc.store.get(id)).toMatchObject({ runCount: 1, nextRunAt: clock.now() + 3600_000 });
+
+    revoked.add("telegram:42");
+    await proc.store.requestRun(id, clock.now() + 2);
+    expect(await proc.scheduler.runDue()).toBe(0);
+    expect((await proc.store.get(id))?.runRequestedAt).toBeUndefined();
+    expect(await published(proc)).toEqual([]);
+  });
+
   it("survives SQLITE_BUSY from another process and re-arms its timer", async () => {
     const id = await addJob(proc, { kind: "at", at: clock.now() + MIN });
     proc.db.pragma("busy_timeout = 20");

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { MessageBus } from "../bus/bus.js";
-import type { ChannelName, InboundMessage } from "../bus/types.js";
+import type { InboundMessage } from "../bus/types.js";
 import { coalesced } from "../coalesced.js";
 import type { CronJob, JobOwner, Store } from "../store/store.js";
 import { periodsAt } from "../usage/periods.js";
@@ -119,7 +119,12 @@ export class Scheduler {
     const { store, bus, log } = this.deps;
     const job = await store.get(due.id);
     const requestedAt = job?.runRequestedAt;
-    if (!job || requestedAt === undefined || !(await this.ownerMayRun(job, now))) return false;
+    if (!job || requestedAt === undefined) return false;
+    // Asked for a job whose owner lost access: the ask goes (it is not retried every tick), the job is paused.
+    if (!(await this.ownerMayRun(job, now))) {
+      await store.dropRunRequest(job.id, requestedAt);
+      return false;
+    }
     const run = runMessage(job, requestedAt, now, "manual");
     if (!(await store.takeRunRequest(job.id, requestedAt, run, now))) return false;
     bus.requeueInbound(run);

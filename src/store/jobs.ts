@@ -123,6 +123,13 @@ export class SqlJobs extends SqlGroup {
     return (await this.db.run(ask, [at, id])) === 1;
   }
 
+  async dropRunRequest(id: string, requestedAt: number): Promise<void> {
+    await this.db.run("UPDATE cron_jobs SET run_requested_at = NULL WHERE id = $1 AND run_requested_at = $2", [
+      id,
+      requestedAt,
+    ]);
+  }
+
   /** Jobs to fire at `now`: unpaused ones due, and any with a run asked for; only those of `channels` when given. */
   due = (now: number, channels?: readonly string[]) =>
     this.list(`WHERE ${DUE}${channelFilter(channels, 2)}`, [now, ...(channels ?? [])]);

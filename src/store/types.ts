@@ -1,4 +1,4 @@
-import type { ChannelName, InboundMessage } from "../bus/types.js";
+import type { InboundMessage } from "../bus/types.js";
 import type { FileConfig } from "../config/file-schema.js";
 
 // The records the store keeps, as the rest of pincer sees them (no engine's types leak out).
