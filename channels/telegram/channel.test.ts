@@ -40,7 +40,16 @@ describe("telegram channel: conversations", () => {
     expect(await h.app.store.conversations.count("telegram:42")).toBe(2);
 
     const commands = h.telegram.callsTo("setMyCommands")[0].params.commands as Array<{ command: string }>;
-    expect(commands.map((c) => c.command)).toEqual(["new", "stop", "status", "help", "model", "usage", "voice", "jobs"]);
+    expect(commands.map((c) => c.command)).toEqual([
+      "new",
+      "stop",
+      "status",
+      "help",
+      "model",
+      "usage",
+      "voice",
+      "jobs",
+    ]);
     expect(h.telegram.callsTo("deleteWebhook")).toHaveLength(1);
   });
 
