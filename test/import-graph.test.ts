@@ -4,9 +4,74 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 // The layering rules of docs/operations.md ("How it works"), checked on the real sources:
-// no import cycle in src/ and channels/, and a channel reaches outside its own folder only for
-// the bus contract (src/bus) and, as types, the configuration.
+// no import cycle in src/ and channels/, no import that points up the floors below, and a channel
+// reaches outside its own folder only for the bus contract (src/bus) and, as types, the configuration.
 const root = resolve(import.meta.dirname, "..");
+
+/**
+ * The floors, lowest first: a file may import its own floor and the ones below, never one above. A path belongs to the
+ * floor of its longest matching prefix. The tool kit (the tool contract, the sandboxed file and process access, the
+ * result cap) sits below memory and the scheduler, which read files through it; the model's tools built on memory and
+ * the scheduler (memory_search, cron) sit above them.
+ */
+const FLOORS: Array<{ floor: string; paths: string[] }> = [
+  {
+    floor: "base: utilities, configuration, the bus contract",
+    paths: [
+      "src/log.ts",
+      "src/paths.ts",
+      "src/coalesced.ts",
+      "src/time-zone.ts",
+      "src/text.ts",
+      "src/turn-facts.ts",
+    ].concat(["src/bus/", "src/config/"]),
+  },
+  { floor: "store", paths: ["src/store/"] },
+  { floor: "model client, access, cluster", paths: ["src/llm/", "src/access/", "src/cluster/"] },
+  {
+    floor: "tool kit",
+    paths: [
+      "src/tools/tool.ts",
+      "src/tools/files/",
+      "src/tools/exec/",
+      "src/tools/result-cap.ts",
+      "src/tools/worker-pool.ts",
+    ],
+  },
+  { floor: "usage", paths: ["src/usage/"] },
+  {
+    floor: "memory, scheduler, voice, approvals",
+    paths: ["src/memory/", "src/scheduler/", "src/voice/", "src/approvals/"],
+  },
+  { floor: "the model's tools", paths: ["src/tools/"] },
+  { floor: "agent", paths: ["src/agent/"] },
+  { floor: "app, cli, web, setup, channels", paths: ["src/app.ts", "src/cli/", "src/web/", "src/setup/", "channels/"] },
+];
+
+/** The index of a file's floor in FLOORS; a file no floor claims is an error, so a new folder must be placed. */
+function floorOf(file: string): number {
+  let best = -1;
+  let length = -1;
+  FLOORS.forEach(({ paths }, i) => {
+    for (const p of paths) {
+      if ((file === p || (p.endsWith("/") && file.startsWith(p))) && p.length > length) [best, length] = [i, p.length];
+    }
+  });
+  if (best < 0) throw new Error(`${file} is on no floor: add it to FLOORS in test/import-graph.test.ts`);
+  return best;
+}
+
+/** Imports that point up a floor, with the floors named. */
+function upward(files: Map<string, Edge[]>): string[] {
+  const found: string[] = [];
+  for (const [file, list] of files) {
+    for (const edge of list) {
+      const [from, to] = [floorOf(file), floorOf(edge.to)];
+      if (to > from) found.push(`${file} (${FLOORS[from].floor}) -> ${edge.to} (${FLOORS[to].floor})`);
+    }
+  }
+  return found.sort();
+}
 
 interface Edge {
   to: string;
@@ -105,6 +170,24 @@ describe("the import graph", () => {
   it("has no cycle in src/ and channels/, type-only imports included", () => {
     const edges = new Map([...files].map(([f, list]) => [f, list.map((e) => e.to)]));
     expect(cyclesOf(edges)).toEqual([]);
+  });
+
+  it("has no import that points up a floor, type-only imports included", () => {
+    expect(upward(files)).toEqual([]);
+  });
+
+  it("places a file by its longest prefix and finds an upward import", () => {
+    expect(FLOORS[floorOf("src/tools/files/safe-io.ts")].floor).toBe("tool kit");
+    expect(FLOORS[floorOf("src/tools/cron-tool.ts")].floor).toBe("the model's tools");
+    expect(FLOORS[floorOf("src/time-zone.ts")].floor).toMatch(/^base/);
+    expect(() => floorOf("src/nowhere/x.ts")).toThrow(/on no floor/);
+    const sample = new Map<string, Edge[]>([
+      ["src/store/jobs.ts", [{ to: "src/scheduler/schedule.ts", typeOnly: true }]],
+      ["src/agent/loop.ts", [{ to: "src/store/store.ts", typeOnly: false }]],
+    ]);
+    expect(upward(sample)).toEqual([
+      "src/store/jobs.ts (store) -> src/scheduler/schedule.ts (memory, scheduler, voice, approvals)",
+    ]);
   });
 
   it("lets a channel import only its own folder, src/bus and the configuration's types", () => {

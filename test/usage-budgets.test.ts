@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { withoutTurnFacts } from "../src/agent/context.js";
 import type { App } from "../src/app.js";
 import type { InboundMessage } from "../src/bus/types.js";
 import type { Config } from "../src/config/config.js";
+import { withoutTurnFacts } from "../src/turn-facts.js";
 import { startedRecording, tempHome, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
 

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import { IMAGE_MAX_BYTES, imageDataUrl, mediaKind, prepareAttachments } from "./attachments.js";
+import { mediaKind } from "../bus/media-kind.js";
+import { IMAGE_MAX_BYTES, imageDataUrl, prepareAttachments } from "./attachments.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pincer-attachments-"));
 const noTranscripts = async () => {

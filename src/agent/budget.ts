@@ -1,6 +1,6 @@
 import type { ChatMessage } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
-import { safeSlice } from "../tools/result-cap.js";
+import { safeSlice } from "../text.js";
 
 /** The request cannot be made to fit: even the instructions and the user's message are too long. */
 export class BudgetError extends Error {

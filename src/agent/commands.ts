@@ -1,5 +1,5 @@
 import { isOwner } from "../access/policy.js";
-import { type CommandName, commandArgument, helpText, parseCommand } from "../bus/commands.js";
+import { type CommandName, commandArgument, helpText, parseCommand, StopRequested } from "../bus/commands.js";
 import { type InboundMessage, type OutboundMessage, replyTarget, routeOf } from "../bus/types.js";
 import { allowListsOf } from "../config/agents.js";
 import { reportText } from "../usage/report.js";
@@ -76,9 +76,6 @@ interface CommandContext {
   setAsideWaiting(text: string): Promise<void>;
   reply(text: string): Promise<unknown>;
 }
-
-/** Why a turn was aborted by /stop (not a shutdown, after which it resumes). */
-export class StopRequested extends Error {}
 
 /** Answers a command other than /new. */
 async function answerCommand(

@@ -7,6 +7,7 @@ import type { PromptHead } from "../store/conversations.js";
 import type { MemoryEntry, Store } from "../store/store.js";
 import { formatDay } from "../time-zone.js";
 import { ReadCache } from "../tools/files/read-cache.js";
+import type { RunKind } from "../usage/meter.js";
 import { requestBudget } from "./budget.js";
 import { buildSystemPrompt, promptFile, toChatMessage } from "./context.js";
 import type { LoopInput } from "./loop.js";
@@ -27,9 +28,6 @@ export interface TurnContextDeps {
   /** Whether the owner's MEMORY.md is in the prompt (src/access decides). */
   ownerMemory: boolean;
 }
-
-/** What kind of run a message starts: a person's message, or one pincer addressed to itself. */
-export type RunKind = "conversation" | "reminder" | "heartbeat" | "helper";
 
 /** The conversation, kind of run and person (`channel:userId`) a turn's model calls are counted under. */
 export function runOf(msg: InboundMessage) {

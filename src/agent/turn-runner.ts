@@ -1,13 +1,15 @@
 import { type MemorySharing, seesOwnerMemory } from "../access/policy.js";
+import { mediaKind } from "../bus/media-kind.js";
 import { type InboundMessage, type OutboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
 import type { ChatMessage, ModelError } from "../llm/model.js";
 import type { ModelUnavailableError } from "../llm/resilient.js";
 import type { StoredMessage } from "../store/store.js";
 import { untilAborted } from "../tools/tool.js";
-import { type ContentPart, mediaKind } from "./attachments.js";
+import { withTurnFacts } from "../turn-facts.js";
+import type { ContentPart } from "./attachments.js";
 import type { BudgetError } from "./budget.js";
 import { newConversation } from "./commands.js";
-import { toChatMessage, userContent, withTurnFacts } from "./context.js";
+import { toChatMessage, userContent } from "./context.js";
 import { auditTo, runAgentLoop } from "./loop.js";
 import type { ChatModels } from "./model-choice.js";
 import type { ModelWaits } from "./model-wait.js";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter, once } from "node:events";
 import type { Logger } from "pino";
-import { StopRequested } from "../agent/commands.js";
 import type { MessageBus } from "../bus/bus.js";
+import { StopRequested } from "../bus/commands.js";
 import {
   type ButtonTap,
   type OutboundMessage,

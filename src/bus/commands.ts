@@ -29,3 +29,6 @@ export function commandArgument(text: string): string {
 export function helpText(): string {
   return ["Commands:", ...COMMANDS.map((c) => `/${c.name} — ${c.description}`)].join("\n");
 }
+
+/** Why a turn was aborted by /stop (not a shutdown, after which it resumes). */
+export class StopRequested extends Error {}

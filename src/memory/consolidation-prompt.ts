@@ -1,6 +1,6 @@
-import { withoutTurnFacts } from "../agent/context.js";
 import type { PendingMessage } from "../store/store.js";
-import { safeSlice } from "../tools/result-cap.js";
+import { safeSlice } from "../text.js";
+import { withoutTurnFacts } from "../turn-facts.js";
 
 const MAX_SUMMARY_CHARS = 4000;
 const MAX_FACT_CHARS = 300;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { capToolResult, safeSlice } from "./result-cap.js";
+import { safeSlice } from "../text.js";
+import { capToolResult } from "./result-cap.js";
 
 describe("capToolResult", () => {
   it("leaves short results alone", () => {

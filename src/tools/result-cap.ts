@@ -1,3 +1,5 @@
+import { safeSlice } from "../text.js";
+
 /** How long a tool result may be before the registry cuts it (the model reads more on request). */
 export const DEFAULT_MAX_RESULT_CHARS = 16_000;
 
@@ -14,13 +16,3 @@ export function capToolResult(text: string, max: number): string {
 
 const MORE_HINT =
   "To see the rest, ask for less at a time: read_file with offset and limit, grep for the part you need, or write a command's output to a file and read it in parts";
-
-/** Slices by UTF-16 index without leaving half of a surrogate pair at either end. */
-export function safeSlice(text: string, start: number, end: number): string {
-  let s = Math.max(0, start);
-  let e = Math.min(text.length, end);
-  const isLowSurrogate = (at: number) => at > 0 && at < text.length && (text.charCodeAt(at) & 0xfc00) === 0xdc00;
-  if (isLowSurrogate(s)) s++;
-  if (isLowSurrogate(e)) e--;
-  return e > s ? text.slice(s, e) : "";
-}

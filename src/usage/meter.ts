@@ -1,5 +1,4 @@
 import type { Logger } from "pino";
-import type { RunKind } from "../agent/turn-context.js";
 import type { Config } from "../config/config.js";
 import { type Model, ModelError, type ModelReply, type ModelRequest, type UnansweredTry } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
@@ -12,6 +11,8 @@ import { type Counted, costOf } from "./prices.js";
 import { foldGroups, type UsageReport } from "./report.js";
 
 /** What a model call was made for: a turn's kind of run, or the summaries of consolidation. */
+/** What kind of run a message starts: a person's message, or one pincer addressed to itself. */
+export type RunKind = "conversation" | "reminder" | "heartbeat" | "helper";
 type UsageKind = RunKind | "consolidation";
 
 export interface MeteredRun {

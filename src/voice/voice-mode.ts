@@ -1,4 +1,4 @@
-import { mediaKind } from "../agent/attachments.js";
+import { mediaKind } from "../bus/media-kind.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { VoiceMode } from "../store/store.js";
 

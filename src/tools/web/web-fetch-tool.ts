@@ -1,5 +1,5 @@
 import type { Config } from "../../config/config.js";
-import { safeSlice } from "../result-cap.js";
+import { safeSlice } from "../../text.js";
 import { objectSchema, type Tool, ToolError } from "../tool.js";
 import { createWorkerPool } from "../worker-pool.js";
 import { classifyBody, decodeBody } from "./extract.js";

@@ -1,0 +1,9 @@
+/** Slices by UTF-16 index without leaving half of a surrogate pair at either end. */
+export function safeSlice(text: string, start: number, end: number): string {
+  let s = Math.max(0, start);
+  let e = Math.min(text.length, end);
+  const isLowSurrogate = (at: number) => at > 0 && at < text.length && (text.charCodeAt(at) & 0xfc00) === 0xdc00;
+  if (isLowSurrogate(s)) s++;
+  if (isLowSurrogate(e)) e--;
+  return e > s ? text.slice(s, e) : "";
+}
