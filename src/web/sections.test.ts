@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { withTurnFacts } from "../agent/context.js";
+import { withTurnFacts } from "../turn-facts.js";
 import { renderChatLog } from "./sections.js";
 
 describe("the page's messages", () => {

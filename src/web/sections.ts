@@ -1,5 +1,5 @@
-import { withoutTurnFacts } from "../agent/context.js";
 import type { HistoryEntry } from "../store/store.js";
+import { withoutTurnFacts } from "../turn-facts.js";
 import { clip, esc, formatSpan, type TimeFormat, timeFormat } from "./html.js";
 import { renderJobs } from "./jobs-section.js";
 import type { DashboardState } from "./state.js";
