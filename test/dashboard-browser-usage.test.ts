@@ -79,7 +79,9 @@ describe.runIf(CHROMIUM !== undefined)("the control page's usage in Chromium", (
     const thisMonth = new Date(Date.now() - 2 * DAY).getUTCMonth() === new Date().getUTCMonth();
     expect(rows[0]).toBe(
       // The prompt's share served from the server's cache: 2,400 of 24,000 this month, of 4,000 today.
-      thisMonth ? "telegram:42225,00010%0.2500 + unknown (1 call without a price)" : "telegram:4215,00060%cost unknown",
+      thisMonth
+        ? "telegram:42225,000 (10% cached)0.2500 + unknown (1 call without a price)"
+        : "telegram:4215,000 (60% cached)cost unknown",
     );
     expect(rows.join()).not.toContain("telegram:7");
     expect(errors).toEqual([]);

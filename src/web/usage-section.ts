@@ -50,18 +50,18 @@ ${bars.join("")}${label(0, "start", days[0]?.day ?? "")}${label(W, "end", days.a
 <text x="0" y="10">most in a day: ${esc(number(maxTokens))} tokens</text></svg>`;
 }
 
-/** The prompt's share served from the server's cache, as a percentage ("–" when none was, or never said). */
+/** The prompt's share served from the server's cache ("" when none was, or the server never said). */
 function cachedShare(c: { promptTokens: number; cachedTokens: number }): string {
   const [cached, prompt] = [Number(c.cachedTokens), Number(c.promptTokens)];
-  return cached > 0 && prompt > 0 ? `${Math.round((100 * cached) / prompt)}%` : "–";
+  return cached > 0 && prompt > 0 ? ` (${Math.round((100 * cached) / prompt)}% cached)` : "";
 }
 
 export function renderUsage(view: UsageView | undefined): string {
   if (!view) return '<p class="empty">The database does not answer.</p>';
   const rows = view.chats.map(
     (c) =>
-      `<tr><td>${esc(c.sessionKey)}</td><td>${c.calls}</td><td>${esc(number(c.promptTokens + c.completionTokens))}</td><td>${esc(cachedShare(c))}</td><td>${esc(costText(c))}</td></tr>`,
+      `<tr><td>${esc(c.sessionKey)}</td><td>${c.calls}</td><td>${esc(number(c.promptTokens + c.completionTokens) + cachedShare(c))}</td><td>${esc(costText(c))}</td></tr>`,
   );
   return `${usageChart(view.days)}<p><small><span class="key tokens"></span> tokens <span class="key cost"></span> cost</small></p>
-${rows.length ? `<table class="usage"><thead><tr><th>Chat (this month)</th><th>Calls</th><th>Tokens</th><th>Cached</th><th>Cost</th></tr></thead><tbody>${rows.join("")}</tbody></table>` : '<p class="empty">No model calls this month.</p>'}`;
+${rows.length ? `<table class="usage"><thead><tr><th>Chat (this month)</th><th>Calls</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>${rows.join("")}</tbody></table>` : '<p class="empty">No model calls this month.</p>'}`;
 }
