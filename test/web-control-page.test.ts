@@ -193,6 +193,12 @@ describe("hostile requests", () => {
     expect((await get("/healthz/../api/state")).status).toBe(401);
   });
 
+  it("answers a change to no route, or to a route's first part, with 404", async () => {
+    for (const path of ["/api/__proto__", "/api/pairing", "/api/approvals", "/api/jobs", "/api/chat/x"]) {
+      expect((await post(path, { channel: "telegram" }, auth)).status, path).toBe(404);
+    }
+  });
+
   it("escapes what users, tools, skills and the model wrote", async () => {
     const evil = `<img src=x onerror="alert(1)"><script>alert(2)</script>`;
     const skill = join(app.config.workspace, "skills", "evil");

@@ -182,44 +182,70 @@ export async function startControlPage(deps: {
       }
       return value;
     };
-    if (path === "/api/chat") {
+    const route = path.startsWith("/api/jobs/") ? "/api/jobs/" : path;
+    const act = POSTS[route];
+    if (!act) throw new HttpError(404, "not found");
+    return (await act(text, path, body)) ?? 200;
+  }
+
+  type Text = (name: string, max?: number) => string;
+  /** What the page may change, by path; each answers `{ ok: true }` with the status it returns (200 when none). */
+  const POSTS: Record<
+    string,
+    (text: Text, path: string, body: Record<string, unknown>) => Promise<number | undefined>
+  > = {
+    "/api/chat": async (text) => {
       if (!deps.web) throw new HttpError(503, "the web chat is not running");
       const chatId = text("chatId", 64);
       if (!CHAT_ID.test(chatId)) throw new HttpError(400, '"chatId" may only use A-Z, a-z, 0-9, _ and -');
       await deps.web.send(chatId, text("text", 16_000));
       return 202;
-    }
-    if (path.startsWith("/api/jobs/")) {
-      log.info({ action: path.slice(10), jobId: body.id }, await jobRoute(app.jobs, path, body));
-    } else if (path === "/api/pairing/approve" || path === "/api/pairing/deny") {
-      const channel = text("channel", 16);
-      if (!isPairedChannel(channel)) throw new HttpError(400, '"channel" must be telegram or discord');
-      if (path.endsWith("approve")) {
-        // As `pincer pairing approve`: the user's jobs paused by an earlier revoke run again.
-        const approved = await app.store.pairing.approve(channel, text("code", 16));
-        if (!approved) throw new HttpError(404, "no such pairing code (expired?)");
-        log.info({ channel, userId: approved.user.userId }, "pairing approved from the control page");
-      } else if (!(await app.store.pairing.deny(channel, text("userId", 64)))) {
+    },
+    "/api/jobs/": async (_text, path, body) =>
+      void log.info({ action: path.slice(10), jobId: body.id }, await jobRoute(app.jobs, path, body)),
+    "/api/pairing/approve": async (text) => {
+      // As `pincer pairing approve`: the user's jobs paused by an earlier revoke run again.
+      const channel = pairedChannel(text);
+      const approved = await app.store.pairing.approve(channel, text("code", 16));
+      if (!approved) throw new HttpError(404, "no such pairing code (expired?)");
+      log.info({ channel, userId: approved.user.userId }, "pairing approved from the control page");
+      return undefined;
+    },
+    "/api/pairing/deny": async (text) => {
+      const channel = pairedChannel(text);
+      if (!(await app.store.pairing.deny(channel, text("userId", 64)))) {
         throw new HttpError(404, "no such pairing request");
       }
-    } else if (path === "/api/approvals/decide" || path === "/api/approvals/revoke") {
-      if (!app.approvals) throw new HttpError(404, "approvals are off (config approvals)");
-      if (path.endsWith("revoke")) {
-        if (!(await app.store.approvals.revoke(text("sessionKey", 300), text("entry", 1000)))) {
-          throw new HttpError(404, "no such entry");
-        }
-      } else {
-        const choice = text("choice", 6);
-        if (choice !== "once" && choice !== "always" && choice !== "deny") {
-          throw new HttpError(400, '"choice" must be once, always or deny');
-        }
-        const decided = await app.approvals.decide(text("id", 40), choice, "the control page");
-        if (!decided.taken) throw new HttpError(409, decided.text);
+      return undefined;
+    },
+    "/api/approvals/decide": async (text) => {
+      const approvals = approvalsOn();
+      const choice = text("choice", 6);
+      if (choice !== "once" && choice !== "always" && choice !== "deny") {
+        throw new HttpError(400, '"choice" must be once, always or deny');
       }
-    } else {
-      throw new HttpError(404, "not found");
-    }
-    return 200;
+      const decided = await approvals.decide(text("id", 40), choice, "the control page");
+      if (!decided.taken) throw new HttpError(409, decided.text);
+      return undefined;
+    },
+    "/api/approvals/revoke": async (text) => {
+      approvalsOn();
+      if (!(await app.store.approvals.revoke(text("sessionKey", 300), text("entry", 1000)))) {
+        throw new HttpError(404, "no such entry");
+      }
+      return undefined;
+    },
+  };
+
+  function pairedChannel(text: Text) {
+    const channel = text("channel", 16);
+    if (!isPairedChannel(channel)) throw new HttpError(400, '"channel" must be telegram or discord');
+    return channel;
+  }
+
+  function approvalsOn() {
+    if (!app.approvals) throw new HttpError(404, "approvals are off (config approvals)");
+    return app.approvals;
   }
 
   /** The page's content for `?chat=` and `?c=` (a conversation's history). */
