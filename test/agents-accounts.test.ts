@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTelegramChannel } from "../channels/telegram/channel.js";
 import type { App } from "../src/app.js";
 import { mediaDir } from "../src/paths.js";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
 import { tempHome, testApp } from "./helpers/app.js";
 import { startBotRouter } from "./helpers/bot-router.js";
@@ -40,19 +41,18 @@ afterEach(async () => {
 });
 
 /** pincer with both bots: TELEGRAM_BOT_TOKEN's lets 42 and 7 in, the shop's (accounts.telegram.shop) only 7. */
-async function start(): Promise<App> {
+async function start(more: object = {}, env: Record<string, string> = {}): Promise<App> {
   const dir = tempHome("pincer-accounts-");
   const configFile = join(dir, "config.json");
-  writeFileSync(
-    configFile,
-    JSON.stringify({ accounts: { telegram: { shop: { tokenEnv: "TG_SHOP", allowFrom: ["7"] } } } }),
-  );
+  const shopBot = { tokenEnv: "TG_SHOP", allowFrom: ["7"], ...("agents" in more ? { agent: "shop" } : {}) };
+  writeFileSync(configFile, JSON.stringify({ accounts: { telegram: { shop: shopBot } }, ...more }));
   const started = await testApp(model.url, dir, {
     PINCER_CONFIG: configFile,
     TELEGRAM_BOT_TOKEN: home.token,
     TELEGRAM_API_ROOT: router.url,
     TELEGRAM_ALLOW_FROM: "42,7",
     TG_SHOP: SHOP_TOKEN,
+    ...env,
   });
   const log = pino({ level: "silent" });
   const channels = started.config.accounts.map((account) =>
@@ -125,5 +125,49 @@ describe("two Telegram bots in one pincer", () => {
     await until(() => shop.sent.some((m) => m.text === "set"), "the reminder to be set");
     await until(() => shop.sent.some((m) => m.text === "Time to water the plants!"), "the reminder", 20_000);
     expect(home.sent.filter((m) => m.chatId === "7")).toEqual([]);
+  });
+});
+
+describe("two agents behind two bots", () => {
+  let shopModel: FakeOpenAI;
+  beforeAll(async () => {
+    shopModel = await startFakeOpenAI();
+    shopModel.requireKey("shop-key");
+    model.requireKey("test");
+  });
+  afterAll(async () => {
+    model.requireKey(undefined);
+    await shopModel.close();
+  });
+
+  it("answer each with its own persona, model, key and tools; neither sees the other's conversation", async () => {
+    const shopWorkspace = tempHome("pincer-shop-ws-");
+    writeFileSync(join(shopWorkspace, "SOUL.md"), "You are Shopkeeper Sam.");
+    const agents = {
+      shop: {
+        workspace: shopWorkspace,
+        model: { name: "shop-model", baseUrl: shopModel.url, apiKeyEnv: "SHOP_KEY" },
+        agent: { disabledTools: ["exec"] },
+      },
+    };
+    await start({ agents }, { SHOP_KEY: "shop-key" });
+    home.pushUpdate(message(privateChat(7), user(7), { text: "hello home" }));
+    shop.pushUpdate(message(privateChat(7), user(7), { text: "hello shop" }));
+    await until(() => shopModel.requests.length > 0 && model.requests.length > 0, "both agents' model calls");
+    await until(() => shop.sent.some((m) => m.chatId === "7" && m.text === "ok"), "the shop's answer");
+    const [shopCall] = shopModel.requests;
+    expect(shopCall.model).toBe("shop-model");
+    expect(shopCall.headers.authorization).toBe("Bearer shop-key");
+    expect(String(shopCall.messages[0].content)).toContain("Shopkeeper Sam");
+    expect(conversationOf(shopCall)).toBe("shop/telegram@shop:7");
+    expect(shopCall.tools?.map((t) => t.function.name)).not.toContain("exec");
+    expect(JSON.stringify(shopCall.messages)).not.toContain("hello home");
+    const homeCall = model.requests.find((r) => conversationOf(r) === "telegram:7");
+    expect(homeCall?.headers.authorization).toBe("Bearer test");
+    expect(String(homeCall?.messages[0].content)).not.toContain("Shopkeeper Sam");
+    expect(homeCall?.tools?.map((t) => t.function.name)).toContain("exec");
+    expect(JSON.stringify(homeCall?.messages)).not.toContain("hello shop");
+    expect(shopModel.keysSeen.every((key) => key === "shop-key")).toBe(true);
+    expect(model.keysSeen).not.toContain("shop-key");
   });
 });

@@ -1,5 +1,5 @@
 import { isOwnersChat, type MemorySharing } from "../access/policy.js";
-import type { InboundMessage } from "../bus/types.js";
+import { agentOf, type InboundMessage, MAIN_AGENT } from "../bus/types.js";
 import { allowListsOf } from "../config/agents.js";
 import { ChatCommands } from "./commands.js";
 import { Lanes } from "./lanes.js";
@@ -15,26 +15,44 @@ import type { WorkerDeps } from "./worker-deps.js";
  */
 export class AgentWorker {
   private readonly lanes: Lanes;
-  private readonly commands: ChatCommands;
+  /** Chat commands by agent: a conversation's /model, /status and /usage are its agent's. */
+  private readonly commands = new Map<string, ChatCommands>();
 
   constructor(private readonly deps: WorkerDeps) {
-    /** Who shares the owner's MEMORY.md: the allowlists (each bot's) and config memory.shareWith*. */
-    const sharing: MemorySharing = { ...deps.config.memory, allowFrom: allowListsOf(deps.config) };
-    const consolidate = (msg: InboundMessage) =>
-      deps.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, sharing.allowFrom));
     const shutdown = new AbortController();
     const outlet = new TurnOutlet(deps);
-    const runner = new TurnRunner(deps, outlet, new ModelWaits(deps, outlet), sharing, shutdown.signal, consolidate);
+    // Each agent's turns run with its own settings, tools, models and memory (deps.agents), chosen by the agent its
+    // conversation's key names: a message can reach no other agent's.
+    const runners = new Map<string, TurnRunner>();
+    const runnerOf = (msg: InboundMessage) => runners.get(agentOf(msg.sessionKey));
     const maxConcurrent = () => deps.config.agent.maxConcurrentTurns;
-    this.lanes = new Lanes({ run: (msg, signal) => runner.run(msg, signal), maxConcurrent, log: deps.log }, shutdown);
-    this.commands = new ChatCommands({ ...deps, consolidate }, this.lanes, outlet);
+    const run = async (msg: InboundMessage, signal: AbortSignal) => {
+      const runner = runnerOf(msg);
+      if (runner) return runner.run(msg, signal);
+      // An agent taken out of the config since the message came: it waits in the inbox for its agent's return.
+      deps.log.warn({ session: msg.sessionKey }, "a message for an agent that is not configured now is left waiting");
+      return undefined;
+    };
+    this.lanes = new Lanes({ run, maxConcurrent, log: deps.log }, shutdown);
+    const agents: [string, Partial<WorkerDeps>][] = [[MAIN_AGENT, {}], ...(deps.agents ?? [])];
+    for (const [agent, own] of agents) {
+      const turn: WorkerDeps = { ...deps, ...own, log: (own.log ?? deps.log).child({ agent }) };
+      /** Who shares the owner's MEMORY.md: the allowlists (each bot's) and config memory.shareWith*. */
+      const sharing: MemorySharing = { ...turn.config.memory, allowFrom: allowListsOf(turn.config) };
+      const consolidate = (msg: InboundMessage) =>
+        turn.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, sharing.allowFrom));
+      const waits = new ModelWaits(turn, outlet);
+      runners.set(agent, new TurnRunner(turn, outlet, waits, sharing, shutdown.signal, consolidate));
+      this.commands.set(agent, new ChatCommands({ ...turn, consolidate }, this.lanes, outlet));
+    }
   }
 
   async run(): Promise<void> {
     for await (const msg of this.deps.bus.inbound) {
       // One bad message must not end the loop that serves every chat.
       try {
-        if (!this.commands.take(msg)) this.lanes.push(msg);
+        const commands = this.commands.get(agentOf(msg.sessionKey));
+        if (!commands?.take(msg)) this.lanes.push(msg);
       } catch (err) {
         this.deps.log.error({ err, session: msg.sessionKey }, "could not accept a message");
       }

@@ -3,6 +3,7 @@ import { HelperManager } from "../agent/helpers.js";
 import { createChatModels } from "../agent/model-choice.js";
 import { listSkills } from "../agent/skills.js";
 import { AgentWorker } from "../agent/worker.js";
+import { createAgentRuntimes } from "../agent-runtimes.js";
 import { routeOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { createHelperModel } from "../llm/configured.js";
@@ -72,7 +73,11 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
       : ownWrites;
   /** Set by start(): the first turns wait for it (bounded) so they see the MCP tools and the real context. */
   const startup = { ready: Promise.resolve() };
+  const { usage } = models;
+  const shared = { store, bus, scheduler, access, tokens, limits: models.limits, usage, files, log };
+  const runtimes = createAgentRuntimes(config, { ...options, ...shared, approveHelpers: approvals?.forHelpers });
   const worker = new AgentWorker({
+    agents: new Map([...runtimes].map(([name, runtime]) => [name, runtime.turn])),
     bus,
     journal: writes.journal,
     conversations: store.conversations,
@@ -128,5 +133,5 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
           readFile: () => readHeartbeatFile(config.workspace, log),
         })
       : undefined;
-  return { registry, helpers, mcp, files, metrics, startup, worker, heartbeat };
+  return { registry, helpers, mcp, files, metrics, startup, worker, heartbeat, runtimes };
 }

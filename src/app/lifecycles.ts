@@ -110,11 +110,12 @@ export function clusteredLifecycle(
 
 /** In the background: a slow or broken server never delays the channels, only the first turns (bounded). */
 function beginStartup({ config, options, models, agent }: Parts): void {
-  agent.mcp.start();
+  // Each agent's MCP servers, started once here (not per message).
+  const mcps = [agent.mcp, ...[...agent.runtimes.values()].map((runtime) => runtime.mcp)];
+  for (const mcp of mcps) mcp.start();
   const mcpWaitMs = options.mcpWaitMs ?? { ...DEFAULT_TIMING, ...options.mcpTiming }.connectTimeoutMs;
-  agent.startup.ready = Promise.all([agent.mcp.firstAttempts(mcpWaitMs), discoverContexts(config, models.limits)]).then(
-    () => undefined,
-  );
+  const attempts = mcps.map((mcp) => mcp.firstAttempts(mcpWaitMs));
+  agent.startup.ready = Promise.all([...attempts, discoverContexts(config, models.limits)]).then(() => undefined);
 }
 
 async function startChannel(channel: Channel, log: Logger): Promise<boolean> {
@@ -166,10 +167,12 @@ async function close(
   leave?: () => Promise<void> | undefined,
 ) {
   await agent.helpers.stop();
+  for (const runtime of agent.runtimes.values()) await runtime.helpers.stop();
   await agent.worker.stop();
   await leave?.();
   await agent.mcp.close();
   await models.consolidator.stop();
+  for (const { mcp, consolidator } of agent.runtimes.values()) await Promise.all([mcp.close(), consolidator.stop()]);
   core.bus.close();
   await workerDone;
   await core.store.close();
