@@ -45,7 +45,10 @@ const FLOORS: Array<{ floor: string; paths: string[] }> = [
   },
   { floor: "the model's tools", paths: ["src/tools/"] },
   { floor: "agent", paths: ["src/agent/"] },
-  { floor: "app, cli, web, setup, channels", paths: ["src/app.ts", "src/cli/", "src/web/", "src/setup/", "channels/"] },
+  {
+    floor: "app, cli, web, setup, channels",
+    paths: ["src/app.ts", "src/app/", "src/cli/", "src/web/", "src/setup/", "channels/"],
+  },
 ];
 
 /** The index of a file's floor in FLOORS; a file no floor claims is an error, so a new folder must be placed. */
