@@ -1,4 +1,7 @@
-import type { ChatMessage } from "./model.js";
+import type OpenAI from "openai";
+
+// model.ts's ChatMessage, named again here: model.ts imports this file, and a type import back would close a cycle.
+type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** Anthropic's marker: the prefix up to and including this part is written to (and read from) its cache. */
 const MARK = { type: "ephemeral" } as const;
