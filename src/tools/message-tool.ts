@@ -3,6 +3,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { BUTTON_LIMITS, MESSAGE_BUTTON_PREFIX } from "../bus/buttons.js";
 import {
+  agentOf,
+  agentSessionKey,
   type Button,
   type ChannelName,
   type DeliveryOutcome,
@@ -90,7 +92,12 @@ export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "
         const note = media.length ? `\n[attached: ${media.join(", ")}]` : "";
         // History starts at a user message, so a marker says where this one came from.
         const now = Date.now();
-        await store.conversations.append(sessionKeyOf(target.channel, target.chatId, target.threadId), [
+        // Into this agent's own conversation with that chat: never another agent's history.
+        const key = agentSessionKey(
+          agentOf(ctx.sessionKey),
+          sessionKeyOf(target.channel, target.chatId, target.threadId),
+        );
+        await store.conversations.append(key, [
           { role: "user", content: `[system: message tool] sent from ${ctx.sessionKey}`, createdAt: now },
           { role: "assistant", content: `${args.content}${note}`, createdAt: now },
         ]);
