@@ -10,10 +10,10 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { MeteredRun, UsageMeter } from "../usage/meter.js";
 import type { VoiceReplies } from "../voice/voice-replies.js";
 import type { PreparedAttachments } from "./attachments.js";
-import type { HelperManager } from "./helpers.js";
 import type { LoopDeps } from "./loop.js";
 import type { ChatModels } from "./model-choice.js";
 import type { Skill } from "./skills.js";
+import type { HelperManager } from "./spawned-helpers.js";
 import type { TurnObserver } from "./turn-stats.js";
 
 /** What the agent worker is given: its stores, the models, the tools and the config. */

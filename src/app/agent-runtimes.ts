@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { AccessGate } from "../access/gate.js";
-import { HelperManager } from "../agent/helpers.js";
+import { HelperManager } from "../agent/spawned-helpers.js";
 import { createChatModels } from "../agent/model-choice.js";
 import { listSkills } from "../agent/skills.js";
 import type { WorkerDeps } from "../agent/worker-deps.js";

@@ -1,7 +1,7 @@
 import { prepareAttachments } from "../agent/attachments.js";
-import { HelperManager } from "../agent/helpers.js";
 import { createChatModels } from "../agent/model-choice.js";
 import { listSkills } from "../agent/skills.js";
+import { HelperManager } from "../agent/spawned-helpers.js";
 import { AgentWorker } from "../agent/worker.js";
 import { routeOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
