@@ -47,7 +47,7 @@ const FLOORS: Array<{ floor: string; paths: string[] }> = [
   { floor: "agent", paths: ["src/agent/"] },
   {
     floor: "app, cli, web, setup, channels",
-    paths: ["src/app.ts", "src/app/", "src/agent-runtimes.ts", "src/cli/", "src/web/", "src/setup/", "channels/"],
+    paths: ["src/app.ts", "src/app/", "src/cli/", "src/web/", "src/setup/", "channels/"],
   },
 ];
 
