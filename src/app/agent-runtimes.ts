@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
 import type { AccessGate } from "../access/gate.js";
-import { HelperManager } from "../agent/spawned-helpers.js";
 import { createChatModels } from "../agent/model-choice.js";
 import { listSkills } from "../agent/skills.js";
+import { HelperManager } from "../agent/spawned-helpers.js";
 import type { WorkerDeps } from "../agent/worker-deps.js";
 import type { MessageBus } from "../bus/bus.js";
 import { MAIN_AGENT } from "../bus/types.js";
