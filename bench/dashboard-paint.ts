@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { chromium } from "playwright-core";
-import { createWebChannel } from "../channels/web/index.js";
+import { createWebChannel } from "../channels/web/web-channel.js";
 import { createApp } from "../src/app.js";
 import { loadConfig } from "../src/config/config.js";
 import { startControlPage } from "../src/web/control-page.js";

@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createTelegramChannel } from "../channels/telegram/channel.js";
+import { createTelegramChannel } from "../channels/telegram/telegram-channel.js";
 import type { App } from "../src/app.js";
 import { mediaDir } from "../src/paths.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";

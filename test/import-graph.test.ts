@@ -230,7 +230,7 @@ describe("the import graph", () => {
       ),
     ).toEqual([]);
     const text = [
-      'import type { MessageBus } from "../../src/bus/bus.js";',
+      'import type { Switchboard } from "../../src/bus/switchboard.js";',
       'import { type Config } from "../../src/config/config.js";',
       'import { mediaDir, type X } from "../../src/paths.js";',
       'export { sessionKeyOf } from "../../src/bus/types.js";',
@@ -238,7 +238,7 @@ describe("the import graph", () => {
       'import { readFileSync } from "node:fs";',
     ].join("\n");
     expect(importsOf("channels/telegram/x.ts", text)).toEqual([
-      { to: "src/bus/bus.ts", typeOnly: true },
+      { to: "src/bus/switchboard.ts", typeOnly: true },
       { to: "src/config/config.ts", typeOnly: true },
       { to: "src/paths.ts", typeOnly: false },
       { to: "src/bus/types.ts", typeOnly: false },

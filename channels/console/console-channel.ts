@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { parseCommand } from "../../src/bus/commands.js";
+import type { Switchboard } from "../../src/bus/switchboard.js";
 import { type Button, type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 
 export interface ConsoleChannel extends Channel {
@@ -11,7 +11,7 @@ export interface ConsoleChannel extends Channel {
 
 /** The terminal as a channel: the same bus contract as Telegram and Discord, minus the network. */
 export function createConsoleChannel(deps: {
-  bus: MessageBus;
+  bus: Switchboard;
   chatId?: string; // `pincer chat` and `pincer agent` share "local" by default
   senderName?: string;
   write: (msg: OutboundMessage) => void;

@@ -1,7 +1,7 @@
 import type { ButtonInteraction, Interaction } from "discord.js";
 import type { Logger } from "pino";
-import type { MessageBus } from "../../src/bus/bus.js";
 import { usableButtons } from "../../src/bus/buttons.js";
+import type { Switchboard } from "../../src/bus/switchboard.js";
 import { type ButtonTap, errorText, type OutboundMessage, type TapAnswer } from "../../src/bus/types.js";
 import { MessageFlags } from "./library.js";
 import { conversationOf } from "./policy.js";
@@ -49,7 +49,7 @@ function labelIn(rows: ReadonlyArray<{ toJSON(): unknown }>, customId: string): 
 
 /** Hands a press to the bus and answers within Discord's 3 s: the text as an ephemeral reply, or a deferred update
  * (nothing shown); a slower handler's text follows the deferral as an ephemeral follow-up. */
-export function createTapHandler(deps: { bus: MessageBus; allowedChannels: string[]; log: Logger; account?: string }) {
+export function createTapHandler(deps: { bus: Switchboard; allowedChannels: string[]; log: Logger; account?: string }) {
   const { bus, allowedChannels, log, account } = deps;
   return async (interaction: Interaction): Promise<void> => {
     if (!interaction.isButton()) return;

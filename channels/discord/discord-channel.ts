@@ -1,8 +1,8 @@
 import { once } from "node:events";
 import type { ClientOptions } from "discord.js";
 import type { Logger } from "pino";
-import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
+import type { Switchboard } from "../../src/bus/switchboard.js";
 import { errorText, routeOf } from "../../src/bus/types.js";
 import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
@@ -37,7 +37,7 @@ export function clientOptions(apiUrl: string): ClientOptions {
  * (Discord then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits. */
 export function createDiscordChannel(deps: {
   config: Config;
-  bus: MessageBus;
+  bus: Switchboard;
   mediaDir: string; // where received attachments are saved (the sandbox sees it read-only)
   log: Logger;
   tuning?: Partial<DiscordTuning>; // shortened by tests and benchmarks

@@ -1,7 +1,7 @@
 import type { Message } from "discord.js";
 import type { Logger } from "pino";
-import type { MessageBus } from "../../src/bus/bus.js";
 import { inOrderPerKey } from "../../src/bus/in-order.js";
+import type { Switchboard } from "../../src/bus/switchboard.js";
 import { conversationMediaDir, type InboundMessage, onAccount, type Quote, quotation } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { downloadAttachments } from "./attachments.js";
@@ -13,7 +13,7 @@ const CONVERSATION_TYPES = new Set([MessageType.Default, MessageType.Reply]);
 
 /** Discord messages to the bus, one conversation's in the order they came even while one waits for its files. */
 export function createInboundHandler(deps: {
-  bus: MessageBus;
+  bus: Switchboard;
   log: Logger;
   guildPolicy: Omit<GuildPolicy, "botId">;
   mediaDir: string;

@@ -1,8 +1,8 @@
 import type { Context } from "grammy";
 import type { CallbackQuery, InlineKeyboardMarkup } from "grammy/types";
 import type { Logger } from "pino";
-import type { MessageBus } from "../../src/bus/bus.js";
 import { usableButtons } from "../../src/bus/buttons.js";
+import type { Switchboard } from "../../src/bus/switchboard.js";
 import type { ButtonTap, OutboundMessage } from "../../src/bus/types.js";
 import { nameOf } from "./normalize.js";
 
@@ -41,7 +41,7 @@ export function tapOf(query: CallbackQuery, receivedAt: number): ButtonTap | und
 }
 
 /** Hands a press to the bus (not one in a group outside telegram.allowedGroups); always answers it, the text a toast. */
-export function createTapHandler(deps: { bus: MessageBus; allowedGroups: string[]; log: Logger; account?: string }) {
+export function createTapHandler(deps: { bus: Switchboard; allowedGroups: string[]; log: Logger; account?: string }) {
   const { bus, allowedGroups, log, account } = deps;
   return async (ctx: Context & { callbackQuery: CallbackQuery }): Promise<void> => {
     const made = tapOf(ctx.callbackQuery, Date.now());

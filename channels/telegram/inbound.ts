@@ -1,7 +1,7 @@
 import type { Context, Composer as GrammyComposer } from "grammy";
 import type { Message } from "grammy/types";
 import type { Logger } from "pino";
-import type { MessageBus } from "../../src/bus/bus.js";
+import type { Switchboard } from "../../src/bus/switchboard.js";
 import { conversationMediaDir, onAccount } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { createTapHandler } from "./buttons.js";
@@ -14,7 +14,7 @@ import { normalizeMessage } from "./normalize.js";
  * without waiting for the agent. Kinds pincer has no use for get a debug line, never an error that stops the
  * polling. */
 export function createInboundHandlers(deps: {
-  bus: MessageBus;
+  bus: Switchboard;
   allowedGroups: string[];
   media: Omit<MediaDeps, "api">;
   log: Logger;

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import { replyTarget, routeOf } from "../bus/types.js";
 import type { Store } from "../store/store.js";
 
@@ -7,7 +7,7 @@ import type { Store } from "../store/store.js";
  * channel takes new messages, so per-conversation order holds across a restart. Access is not asked here: a turn's
  * first step asks it of every message (one whose sender was revoked while pincer was down is closed, not run). */
 export async function resumePending(
-  deps: { journal: Store["journal"]; bus: MessageBus; log: Logger },
+  deps: { journal: Store["journal"]; bus: Switchboard; log: Logger },
   /** Routes (routeOf) of the bots running here. */
   served: ReadonlySet<string>,
 ): Promise<void> {

@@ -7,8 +7,8 @@ import type { Store, StoredMessage, TurnSoFar } from "../store/store.js";
 import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
-import { answerReserve, BudgetError, type Fitted, fitRequest, requestBudget } from "./budget.js";
 import { toChatMessage } from "./context.js";
+import { answerReserve, BudgetError, type Fitted, fitRequest, requestBudget } from "./context-budget.js";
 import { askAgainNote, finalText, isFinal, textCallsNotice } from "./reply-policy.js";
 
 export interface LoopDeps {

@@ -1,5 +1,5 @@
 import type { InboundMessage } from "../bus/types.js";
-import { isScheduledRun } from "../scheduler/delivery.js";
+import { isScheduledRun } from "../scheduler/run-message.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
 /** Never in a scheduled run, whatever the config says: no one watches it, so no new jobs (runaway loops), no helpers. */

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import { deliverToOf, type InboundMessage, personOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { Model } from "../llm/model.js";
@@ -21,7 +21,7 @@ const RESULT_CHARS = 8000;
 
 /** With the loop's token counter, window and approvals (absent when config `approvals` asks for nothing). */
 export interface HelperDeps extends Pick<LoopDeps, "tokens" | "window" | "approve"> {
-  bus: MessageBus;
+  bus: Switchboard;
   store: Store["helperRuns"];
   /** agent.helperModel, or the main one. */
   model: Model;

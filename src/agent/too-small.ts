@@ -1,7 +1,7 @@
 import type { Config } from "../config/config.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { BudgetError } from "./budget.js";
+import type { BudgetError } from "./context-budget.js";
 
 /**
  * The one sentence a user gets when even the fixed prompt (instructions, tool schemas, their message) is more than

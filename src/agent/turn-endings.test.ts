@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
 import { FencedOutError } from "../store/cluster.js";
-import { BudgetError } from "./budget.js";
+import { BudgetError } from "./context-budget.js";
 import { ConversationMovedError } from "./lanes.js";
 import { endingOf, type TurnState } from "./turn-endings.js";
 

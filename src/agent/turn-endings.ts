@@ -1,7 +1,7 @@
 import { ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
 import { FencedOutError } from "../store/cluster.js";
-import { BudgetError } from "./budget.js";
+import { BudgetError } from "./context-budget.js";
 import { ConversationMovedError } from "./lanes.js";
 import type { TurnReport } from "./turn-stats.js";
 

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { TokenCounter } from "../llm/tokens.js";
@@ -20,7 +20,7 @@ import type { TurnObserver } from "./turn-stats.js";
 export interface WorkerDeps {
   /** Each agent but main by name: what its turns and commands take instead (its config, tools, models, memory). */
   agents?: ReadonlyMap<string, Partial<WorkerDeps>>;
-  bus: MessageBus;
+  bus: Switchboard;
   journal: Store["journal"];
   conversations: Store["conversations"];
   turns: Store["turns"];

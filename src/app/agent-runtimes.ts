@@ -4,7 +4,7 @@ import { createChatModels } from "../agent/model-choice.js";
 import { listSkills } from "../agent/skills.js";
 import { HelperManager } from "../agent/spawned-helpers.js";
 import type { WorkerDeps } from "../agent/worker-deps.js";
-import type { MessageBus } from "../bus/bus.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import { MAIN_AGENT } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { createConfiguredModels, createHelperModel } from "../llm/configured.js";
@@ -24,7 +24,7 @@ import type { UsageMeter } from "../usage/meter.js";
 
 interface Shared {
   store: Store;
-  bus: MessageBus;
+  bus: Switchboard;
   scheduler: Scheduler;
   access: AccessGate;
   tokens: TokenCounter;

@@ -3,8 +3,8 @@ import { createAccessGate } from "../access/gate.js";
 import { isNamedOwner } from "../access/policy.js";
 import { toChatMessage } from "../agent/context.js";
 import { createApprovals } from "../approvals/approvals.js";
-import { MessageBus } from "../bus/bus.js";
 import { MESSAGE_BUTTON_PREFIX, messageButtonTaps, routeTaps } from "../bus/buttons.js";
+import { Switchboard } from "../bus/switchboard.js";
 import type { ClusterMode } from "../cluster/cluster-mode.js";
 import { accountAgent, allowListsOf } from "../config/agents.js";
 import type { Config } from "../config/config.js";
@@ -41,7 +41,7 @@ export async function buildCore(config: Config, options: AppOptions) {
     pairing: store.pairing,
     log: log.child({ part: "access" }),
   });
-  const bus = new MessageBus({
+  const bus = new Switchboard({
     // Clustered: accepted messages wait in the shared inbox for whichever process takes their conversation.
     elsewhere: clustering && (() => cluster.joined?.accepted()),
     journal: store.journal,

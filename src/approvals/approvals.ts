@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter, once } from "node:events";
 import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
 import { StopRequested } from "../bus/commands.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import {
   type ButtonTap,
   type OutboundMessage,
@@ -32,7 +32,7 @@ import {
 
 export interface ApprovalDeps {
   store: Store["approvals"];
-  bus: Pick<MessageBus, "outboundRecorded">;
+  bus: Pick<Switchboard, "outboundRecorded">;
   policy: ApprovalPolicy;
   timeoutSeconds: number;
   log: Logger;
@@ -45,7 +45,7 @@ const POLL_MS = 1000;
 /** The approvals config `approvals` asks for; undefined when it asks for none (nothing changes). */
 export function createApprovals(
   config: Config,
-  deps: { store: Store; bus: MessageBus; log: Logger; now?: () => Date },
+  deps: { store: Store; bus: Switchboard; log: Logger; now?: () => Date },
 ): Approvals | undefined {
   const { exec, tools, timeoutSeconds } = config.approvals;
   if (exec === "off" && tools.length === 0) return undefined;

@@ -3,9 +3,9 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../store/sqlite/database.js";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
-import { DEFAULT_RETRY_TIMING, MessageBus } from "./bus.js";
 import type { OutboundHandler } from "./delivery.js";
 import { ChannelSender } from "./outbox-sender.js";
+import { DEFAULT_RETRY_TIMING, Switchboard } from "./switchboard.js";
 import type { DeliveryOutcome, OutboundMessage } from "./types.js";
 
 const reply = { channel: "telegram" as const, chatId: "1", text: "three parts", kind: "reply" as const };
@@ -118,12 +118,12 @@ describe("an edit of an earlier outbox row", () => {
       await delivery.markPartSent(true, ids.slice(1));
       return { messageIds: ids };
     };
-    const bus = new MessageBus({ journal });
+    const bus = new Switchboard({ journal });
     await bus.subscribeOutbound("telegram", handler);
     const first = await bus.publishOutbound({ ...reply, buttons: [[{ label: "Yes", data: "b:0" }]] });
     expect(first).toMatchObject({ status: "sent", messageIds: ["100", "101"], outboxId: expect.any(Number) });
     await bus.unsubscribeOutbound("telegram");
-    const again = new MessageBus({ journal });
+    const again = new Switchboard({ journal });
     await again.subscribeOutbound("telegram", handler);
     const editOf = { outboxId: first.outboxId as number };
     expect(await again.publishOutbound({ ...reply, text: "done", editOf })).toMatchObject({ status: "sent" });

@@ -20,7 +20,7 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
     const deps = { config, bus: app.bus, mediaDir: media, log: log.child({ channel: route }), account };
     channels.push(
       account.channel === "telegram"
-        ? (await import("../../channels/telegram/channel.js")).createTelegramChannel(deps)
+        ? (await import("../../channels/telegram/telegram-channel.js")).createTelegramChannel(deps)
         : (await import("../../channels/discord/discord-channel.js")).createDiscordChannel(deps),
     );
   }
@@ -35,7 +35,7 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   let page: ControlPage | undefined;
   if (config.webAddr) {
     const { startControlPage } = await import("../web/control-page.js");
-    const { createWebChannel } = await import("../../channels/web/index.js");
+    const { createWebChannel } = await import("../../channels/web/web-channel.js");
     const web = createWebChannel({ bus: app.bus });
     page = await startControlPage({ app, channels: () => channels, web, log: log.child({ part: "web" }) });
     if (page) channels.push(web);

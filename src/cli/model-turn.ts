@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { requestBudget } from "../agent/budget.js";
 import { buildSystemPrompt } from "../agent/context.js";
+import { requestBudget } from "../agent/context-budget.js";
 import { listSkills } from "../agent/skills.js";
 import type { Config } from "../config/config.js";
 import { ContextLimits, discoverContext } from "../llm/context-limits.js";

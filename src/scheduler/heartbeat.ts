@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import type { InboundMessage } from "../bus/types.js";
 import { readTextBeneath } from "../tools/files/safe-io.js";
 
@@ -52,7 +52,7 @@ function heartbeatMessage(tasks: string[], target: string, now: number): Inbound
 }
 
 export interface HeartbeatDeps {
-  bus: MessageBus;
+  bus: Switchboard;
   inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> };
   /** HEARTBEAT.md's text, read safely from the workspace; undefined when it is missing or unreadable. */
   readFile: () => string | undefined;

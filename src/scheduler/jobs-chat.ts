@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import {
   agentOf,
   type Button,
@@ -28,7 +28,7 @@ const GONE = "This job does not exist any more.";
 
 export interface JobsChatDeps {
   store: Pick<Store, "jobs">;
-  bus: Pick<MessageBus, "publishOutbound">;
+  bus: Pick<Switchboard, "publishOutbound">;
   actions: JobActions;
   /** Whether this person is pincer's owner (named in the bot's allowlist, or on a local channel); `route`: routeOf. */
   isPincerOwner: (route: string, userId: string) => boolean;

@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import type { InboundMessage, OutboundMessage } from "../bus/types.js";
 import type { JobRunEnd, Store, StoredMessage } from "../store/store.js";
-import { isScheduledRun } from "./delivery.js";
+import { isScheduledRun } from "./run-message.js";
 
 /** How a scheduled run's turn ended, from what the turn stored and sent: its reply (or what it sent with the message
  * tool), a failure's notice, a stop, or nothing at all (it was not run). Pure. */
@@ -33,7 +33,7 @@ function contentOf(args: string): string {
 
 export interface RunRecorderDeps {
   store: Pick<Store, "jobs" | "jobRuns">;
-  bus: Pick<MessageBus, "publishOutbound">;
+  bus: Pick<Switchboard, "publishOutbound">;
   /** Config cron.pauseAfterFailures: this many failed runs in a row pause a job. */
   pauseAfterFailures: number;
   log: Logger;

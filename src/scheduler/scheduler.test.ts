@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../test/fakes/manual-clock.js";
-import { MessageBus } from "../bus/bus.js";
+import { Switchboard } from "../bus/switchboard.js";
 import type { InboundMessage } from "../bus/types.js";
 import { ownedJobs } from "../store/jobs.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
@@ -28,7 +28,7 @@ const origin: JobOrigin = {
 class Process {
   readonly db: Database;
   readonly journal: Store["journal"];
-  readonly bus: MessageBus;
+  readonly bus: Switchboard;
   readonly store: Store["jobs"];
   readonly scheduler: Scheduler;
 
@@ -36,7 +36,7 @@ class Process {
     this.db = openDatabase(path);
     const store = openSqliteStore(this.db);
     this.journal = store.journal;
-    this.bus = new MessageBus({ journal: this.journal });
+    this.bus = new Switchboard({ journal: this.journal });
     this.store = store.jobs;
     this.scheduler = new Scheduler({
       store: this.store,

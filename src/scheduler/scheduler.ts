@@ -1,15 +1,15 @@
 import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import type { InboundMessage } from "../bus/types.js";
 import { coalesced } from "../coalesced.js";
 import type { CronJob, JobOwner, Store } from "../store/store.js";
 import { periodsAt } from "../usage/periods.js";
-import { runId, runMessage } from "./delivery.js";
+import { runId, runMessage } from "./run-message.js";
 import { dayCapReached, effectiveLimits, type JobDefaults, planSlot } from "./stop-rules.js";
 
 export interface SchedulerDeps {
   store: Store["jobs"];
-  bus: MessageBus;
+  bus: Switchboard;
   inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> };
   log: Logger;
   /** A job runs only while its creator may still talk to pincer (the access gate). */

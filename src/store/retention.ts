@@ -1,5 +1,7 @@
 import { lstat, readdir, rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
+import { SqlGroup } from "./sql.js";
+import type { RetentionAges } from "./types.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -23,4 +25,30 @@ export async function pruneMediaFiles(dir: string, mediaDays: number, now = Date
   const folders = paths.filter((p) => p.folder).map((p) => p.path);
   for (const folder of folders.sort((a, b) => b.length - a.length)) await rmdir(folder).catch(() => {});
   return removed;
+}
+
+export class SqlRetention extends SqlGroup {
+  /**
+   * Deletes tool-audit and model-usage rows, jobs' runs, conversations archived by `/new` (with their messages) and dead letters
+   * older than their ages, all or nothing. The open conversation of a chat is never touched, however old: the context
+   * window already bounds what the model sees of it.
+   */
+  prune(ages: Omit<RetentionAges, "mediaDays" | "jobRunDays"> & { jobRunDays?: number }, now = Date.now()) {
+    return this.db.transaction(async (tx) => {
+      const before = (days: number) => [now - days * DAY_MS];
+      const auditRows = await tx.run("DELETE FROM tool_audit WHERE created_at < $1", before(ages.auditDays));
+      const archived = "FROM conversations WHERE archived_at IS NOT NULL AND archived_at < $1";
+      const old = before(ages.archivedConversationDays);
+      const messages = await tx.run(`DELETE FROM messages WHERE conversation_id IN (SELECT id ${archived})`, old);
+      const conversations = await tx.run(`DELETE ${archived}`, old);
+      const dead = "DELETE FROM outbox WHERE status = 'dead' AND finished_at < $1";
+      const deadLetters = await tx.run(dead, before(ages.deadLetterDays));
+      const usageRows = await tx.run("DELETE FROM model_usage WHERE created_at < $1", before(ages.usageDays));
+      // Approvals are kept as long as the audit of the calls they let through (or not).
+      await tx.run("DELETE FROM approvals WHERE expires_at < $1", before(ages.auditDays));
+      const { jobRunDays } = ages;
+      const jobRuns = jobRunDays ? await tx.run("DELETE FROM job_runs WHERE fired_at < $1", before(jobRunDays)) : 0;
+      return { auditRows, conversations, messages, deadLetters, usageRows, jobRuns };
+    });
+  }
 }

@@ -1,4 +1,5 @@
 import { SqlApprovals } from "./approvals.js";
+import { SqlAudit, SqlHelperRuns } from "./audit.js";
 import { SqlChatModels } from "./chat-models.js";
 import { SqlChatVoice } from "./chat-voice.js";
 import type { Fence } from "./cluster.js";
@@ -7,11 +8,12 @@ import { SqlJobRuns } from "./job-runs.js";
 import { SqlJobs } from "./jobs.js";
 import { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
 import type { SqlMemory } from "./memory.js";
+import { SqlDashboard, SqlStatus } from "./overview.js";
 import { SqlPairing } from "./pairing.js";
+import { SqlRetention } from "./retention.js";
 import type { Sql } from "./sql.js";
 import { estimateTokens, type StoredMessage } from "./types.js";
 import { SqlUsage } from "./usage.js";
-import { SqlAudit, SqlDashboard, SqlHelperRuns, SqlRetention, SqlStatus } from "./views.js";
 
 export type { AllowedEntry, Approval, ApprovalChoice, ApprovalState, NewApproval } from "./approvals.js";
 export type { VoiceMode } from "./chat-voice.js";

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { MessageBus } from "../bus/bus.js";
+import { Switchboard } from "../bus/switchboard.js";
 import type { InboundMessage, PersonMessage } from "../bus/types.js";
 import type { Config } from "../config/config.js";
-import { runMessage } from "../scheduler/delivery.js";
+import { runMessage } from "../scheduler/run-message.js";
 import { type Database, openDatabase } from "../store/sqlite/database.js";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";
@@ -63,7 +63,7 @@ function ctx(sessionKey = "telegram:123", msg = inbound(sessionKey)): ToolContex
     workspace: dir,
     seesOwnerMemory: true,
     signal: new AbortController().signal,
-    bus: new MessageBus({ journal: openSqliteStore(db).journal }),
+    bus: new Switchboard({ journal: openSqliteStore(db).journal }),
     log: pino({ level: "silent" }),
   };
 }

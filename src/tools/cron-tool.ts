@@ -1,6 +1,6 @@
 import { replyTarget, routeOf } from "../bus/types.js";
 import { isValidTimeZone } from "../config/config.js";
-import { isScheduledRun } from "../scheduler/delivery.js";
+import { isScheduledRun } from "../scheduler/run-message.js";
 import {
   compileCron,
   describeSchedule,

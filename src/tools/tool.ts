@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { MessageBus } from "../bus/bus.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { Store } from "../store/store.js";
@@ -38,7 +38,7 @@ export interface ToolContext {
   seesOwnerMemory: boolean;
   /** Aborted by /stop, by the tool timeout, or when pincer shuts down. */
   signal: AbortSignal;
-  bus: MessageBus;
+  bus: Switchboard;
   log: Logger;
   /** Texts this turn already delivered to its own conversation (message tool), so the answer is not sent twice. */
   sentToConversation?: string[];

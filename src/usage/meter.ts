@@ -5,7 +5,7 @@ import type { TokenCounter } from "../llm/tokens.js";
 import type { Heard } from "../llm/transcribe.js";
 import type { Store } from "../store/store.js";
 import { formatDay, formatInZone } from "../time-zone.js";
-import { mayCall, type Verdict } from "./budget.js";
+import { mayCall, type Verdict } from "./limits.js";
 import { periodsAt } from "./periods.js";
 import { type Counted, costOf } from "./prices.js";
 import { foldGroups, type UsageReport } from "./report.js";

@@ -1,7 +1,7 @@
-import { MessageBus } from "../../src/bus/bus.js";
+import { Switchboard } from "../../src/bus/switchboard.js";
 import { openSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 /** A bus journaling into the real SQLite store, kept in memory: for tests whose bus is only a bystander. */
-export function testBus(): MessageBus {
-  return new MessageBus({ journal: openSqliteStore(":memory:").journal });
+export function testBus(): Switchboard {
+  return new Switchboard({ journal: openSqliteStore(":memory:").journal });
 }

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import type { Chat, Message, Update, User } from "grammy/types";
 import { pino } from "pino";
-import { createTelegramChannel, type TelegramTiming } from "../../channels/telegram/channel.js";
+import { createTelegramChannel, type TelegramTiming } from "../../channels/telegram/telegram-channel.js";
 import type { App, AppOptions } from "../../src/app.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Config } from "../../src/config/config.js";

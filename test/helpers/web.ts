@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { pino } from "pino";
-import { createWebChannel, type WebChannel } from "../../channels/web/index.js";
+import { createWebChannel, type WebChannel } from "../../channels/web/web-channel.js";
 import type { App } from "../../src/app.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { type ControlPage, startControlPage } from "../../src/web/control-page.js";

@@ -40,7 +40,7 @@ export const DEFAULT_RETRY_TIMING: RetryTiming = {
 };
 
 /** Channels publish inbound messages; outbound ones go into the outbox, and each channel's sender delivers them. */
-export class MessageBus {
+export class Switchboard {
   readonly inbound = new AsyncQueue<InboundMessage>();
   private readonly retry: RetryTiming;
   /** By route (routeOf): each bot of a channel sends its own rows. */

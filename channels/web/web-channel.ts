@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { MessageBus } from "../../src/bus/bus.js";
 import { withButtonLines } from "../../src/bus/buttons.js";
 import type { Channel } from "../../src/bus/channel.js";
+import type { Switchboard } from "../../src/bus/switchboard.js";
 import { type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 
 /** Something for an open page: a message the agent sent, or a turn starting or ending. */
@@ -35,7 +35,7 @@ const WEB_CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** The control page's chat box: what the owner types goes through the bus like a Telegram message (same queue,
  * commands, tools, memory); what the agent sends back goes to the listeners, the open pages. Access is the page's
  * token. */
-export function createWebChannel({ bus }: { bus: MessageBus }): WebChannel {
+export function createWebChannel({ bus }: { bus: Switchboard }): WebChannel {
   const listeners = new Set<(event: WebChatEvent) => void>();
   const emit = (event: WebChatEvent) => {
     for (const listener of listeners) listener(event);

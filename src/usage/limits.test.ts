@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatDay } from "../time-zone.js";
-import { mayCall, type Spent } from "./budget.js";
+import { mayCall, type Spent } from "./limits.js";
 import { periodsAt } from "./periods.js";
 
 const none: Spent = { dayTokens: 0, monthCost: 0, chatDayTokens: 0, chatMonthCost: 0 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../llm/model.js";
 import { createTokenCounter } from "../llm/tokens.js";
-import { BudgetError, fitRequest } from "./budget.js";
+import { BudgetError, fitRequest } from "./context-budget.js";
 
 const tokens = createTokenCounter();
 const call = (id: string): ChatMessage => ({

@@ -5,11 +5,11 @@ import { setTimeout as pause } from "node:timers/promises";
 import type { Bot as GrammyBot } from "grammy";
 import type { Update } from "grammy/types";
 import type { Level, Logger } from "pino";
-import type { MessageBus } from "../../src/bus/bus.js";
 import type { Channel } from "../../src/bus/channel.js";
 import { COMMANDS } from "../../src/bus/commands.js";
 import { retryDelay } from "../../src/bus/delivery.js";
 import { inOrderPerKey } from "../../src/bus/in-order.js";
+import type { Switchboard } from "../../src/bus/switchboard.js";
 import { errorText, routeOf } from "../../src/bus/types.js";
 import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
@@ -43,7 +43,7 @@ const ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat
 /** Long polling (one chat's updates in order, chats in parallel) or a webhook server, to the bus and back. */
 export function createTelegramChannel(deps: {
   config: Config;
-  bus: MessageBus;
+  bus: Switchboard;
   mediaDir: string; // where received attachments are saved (the sandbox sees it read-only)
   log: Logger;
   timing?: Partial<TelegramTiming>;
