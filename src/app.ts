@@ -28,19 +28,19 @@ export async function createApp(config: Config, options: AppOptions) {
     log: core.log,
     store: core.store,
     bus: core.bus,
-    registry: agent.registry,
+    registry: agent.main.registry,
     worker: agent.worker,
-    helpers: agent.helpers,
+    helpers: agent.main.helpers,
     scheduler: core.scheduler,
     /** Run now, pause, resume, edit and delete, for the page and the chat. */
     jobs: core.jobs,
-    mcp: agent.mcp,
+    mcp: agent.main.mcp,
     /** Present when config `approvals` asks for any: the control page decides through it. */
     approvals: core.approvals,
     heartbeat: agent.heartbeat,
     /** Present when the control page is on (PINCER_WEB_ADDR), which serves /metrics. */
     metrics: agent.metrics,
-    consolidator: models.consolidator,
+    consolidator: agent.main.consolidator,
     files: agent.files,
     /** Clustered mode: the cluster's state as status lines. */
     clusterLines: clustering && (async () => (cluster.joined ? cluster.joined.lines() : ["cluster: joining"])),

@@ -3,12 +3,12 @@ import type { AccessGate } from "../access/gate.js";
 import { createChatModels } from "../agent/model-choice.js";
 import { listSkills } from "../agent/skills.js";
 import { HelperManager } from "../agent/spawned-helpers.js";
-import type { WorkerDeps } from "../agent/worker-deps.js";
 import type { Switchboard } from "../bus/switchboard.js";
 import { MAIN_AGENT } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { createConfiguredModels, createHelperModel } from "../llm/configured.js";
 import { type ContextLimits, contextLine } from "../llm/context-limits.js";
+import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import { Consolidator } from "../memory/consolidator.js";
 import { skillDirs } from "../paths.js";
@@ -22,6 +22,8 @@ import { McpManager, mcpStatusLines } from "../tools/mcp/manager.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { UsageMeter } from "../usage/meter.js";
 
+type HelperDeps = ConstructorParameters<typeof HelperManager>[0];
+
 interface Shared {
   store: Store;
   bus: Switchboard;
@@ -32,22 +34,35 @@ interface Shared {
   usage: UsageMeter;
   files: ReadCache;
   log: Logger;
-  approveHelpers?: ConstructorParameters<typeof HelperManager>[0]["approve"];
+  approveHelpers?: HelperDeps["approve"];
+  /** Clustered: each helper is known to the cluster while it runs, so another process does not take it for lost. */
+  presence?: HelperDeps["presence"];
+  /** Instead of the configured endpoint (benchmarks). */
+  model?: Model;
   mcpTiming?: Partial<Timing>;
+  /** Main's MCP state, for `pincer status`. */
+  mcpStatusFile?: string;
   now?: () => Date;
 }
 
-/** One agent other than main, wired from its own settings: the worker runs its conversations' turns with `turn`. */
+/** One agent, wired from its own settings: the worker runs its conversations' turns with `turn`. */
 export type AgentRuntime = ReturnType<typeof createAgentRuntime>;
 
 /**
- * Each agent but main (config `agents`), wired as main is but from its own settings alone: its workspace (prompt files,
+ * Every agent (config `agents`, main first), each wired from its own settings alone: its workspace (prompt files,
  * skills, MEMORY.md, the file tools' and exec's folder), its models with their own keys, its tools (`disabledTools`),
  * its MCP servers (started once, with pincer, not per message), its helpers and its memory's consolidation.
  */
-export function createAgentRuntimes(config: Config, shared: Shared): Map<string, AgentRuntime> {
+export function createAgentRuntimes(config: Config, shared: Shared) {
+  const main = createAgentRuntime(config, shared);
   const names = Object.keys(config.agents).filter((name) => name !== MAIN_AGENT);
-  return new Map(names.map((name) => [name, createAgentRuntime({ ...config, ...config.agents[name] }, shared)]));
+  const others = new Map(
+    names.map((name) => [
+      name,
+      createAgentRuntime({ ...config, ...config.agents[name] }, { ...shared, mcpStatusFile: undefined }),
+    ]),
+  );
+  return { main, others, all: [main, ...others.values()] };
 }
 
 function createAgentRuntime(config: Config, shared: Shared) {
@@ -55,15 +70,17 @@ function createAgentRuntime(config: Config, shared: Shared) {
   const log = shared.log.child({ agent: config.agentName });
   ensureHome(config, log);
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
-  const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), undefined, limits);
+  // Its model (or a chat's choice of agent.models) and agent.fallbackModels, each behind a circuit breaker.
+  const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), shared.model, limits);
   const { window } = chain(undefined);
   const helpers = new HelperManager({
     bus,
     store: store.helperRuns,
-    model: createHelperModel(config, model, false),
+    model: createHelperModel(config, model, shared.model !== undefined),
     registry,
     audit: store.audit,
     log: log.child({ part: "helpers" }),
+    presence: shared.presence,
     tokens,
     window,
     approve: shared.approveHelpers,
@@ -79,6 +96,7 @@ function createAgentRuntime(config: Config, shared: Shared) {
     registry,
     log,
     maxResultChars: config.exec.maxOutputChars,
+    statusFile: shared.mcpStatusFile,
     timing: shared.mcpTiming,
   });
   const consolidator = new Consolidator({
@@ -93,14 +111,15 @@ function createAgentRuntime(config: Config, shared: Shared) {
     usage,
   });
   const skills = skillDirs(config.workspace);
-  const turn: Partial<WorkerDeps> = {
+  const turn = {
     config,
     registry,
     helpers,
     chatModels: createChatModels({ config, store: store.chatModels, access: shared.access, chain }),
     consolidator: config.memory.consolidate ? consolidator : undefined,
+    // A skill whose programs or variables are missing would only mislead the model.
     skills: () => listSkills(skills, log, process.env, files).filter((skill) => skill.missing.length === 0),
     statusLines: () => [contextLine(window(), config.agent.contextTokens), ...mcpStatusLines(mcp.status())],
   };
-  return { turn, mcp, helpers, consolidator };
+  return { turn, registry, mcp, helpers, consolidator };
 }

@@ -39,7 +39,7 @@ export function embeddedLifecycle(parts: Parts): Lifecycle {
       const served = new Set(channels.map((c) => c.name));
       await resumePending({ journal: core.store.journal, bus: core.bus, log: core.log }, served);
       // After the re-queue, or a notice published here would be queued twice.
-      await agent.helpers.recoverInterrupted();
+      await agent.main.helpers.recoverInterrupted();
       workerDone = agent.worker.run();
       // All at once, so no platform's outage holds up another's start; one that cannot start is one error line.
       await Promise.all(
@@ -86,7 +86,7 @@ export function clusteredLifecycle(
         worker: { room: () => config.agent.maxConcurrentTurns, drop: (key) => agent.worker.drop(key) },
         run: (msg) => bus.inbound.push(msg),
         recoverHelpers: (orphaned) =>
-          agent.helpers.recoverInterrupted(orphaned, "the pincer process running it stopped"),
+          agent.main.helpers.recoverInterrupted(orphaned, "the pincer process running it stopped"),
       });
       stopWatching = await watch(core);
       // And every second, in case a notification was missed while the connection was down.
@@ -111,7 +111,7 @@ export function clusteredLifecycle(
 /** In the background: a slow or broken server never delays the channels, only the first turns (bounded). */
 function beginStartup({ config, options, models, agent }: Parts): void {
   // Each agent's MCP servers, started once here (not per message).
-  const mcps = [agent.mcp, ...[...agent.runtimes.values()].map((runtime) => runtime.mcp)];
+  const mcps = agent.agents.map((runtime) => runtime.mcp);
   for (const mcp of mcps) mcp.start();
   const mcpWaitMs = options.mcpWaitMs ?? { ...DEFAULT_TIMING, ...options.mcpTiming }.connectTimeoutMs;
   const attempts = mcps.map((mcp) => mcp.firstAttempts(mcpWaitMs));
@@ -161,18 +161,11 @@ function watch({ store, bus, cluster }: Core) {
 }
 
 /** After the channels: the helpers and turns end, the process leaves its cluster, then everything closes. */
-async function close(
-  { core, models, agent }: Parts,
-  workerDone: Promise<void>,
-  leave?: () => Promise<void> | undefined,
-) {
-  await agent.helpers.stop();
-  for (const runtime of agent.runtimes.values()) await runtime.helpers.stop();
+async function close({ core, agent }: Parts, workerDone: Promise<void>, leave?: () => Promise<void> | undefined) {
+  for (const runtime of agent.agents) await runtime.helpers.stop();
   await agent.worker.stop();
   await leave?.();
-  await agent.mcp.close();
-  await models.consolidator.stop();
-  for (const { mcp, consolidator } of agent.runtimes.values()) await Promise.all([mcp.close(), consolidator.stop()]);
+  for (const { mcp, consolidator } of agent.agents) await Promise.all([mcp.close(), consolidator.stop()]);
   core.bus.close();
   await workerDone;
   await core.store.close();

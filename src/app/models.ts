@@ -1,8 +1,6 @@
 import type { Config } from "../config/config.js";
-import { createConfiguredModels } from "../llm/configured.js";
 import { ContextLimits } from "../llm/context-limits.js";
 import { createTranscriber, type Heard } from "../llm/transcribe.js";
-import { Consolidator } from "../memory/consolidator.js";
 import { contextLimitsPath, mediaDir } from "../paths.js";
 import { guardedForRun } from "../scheduler/run-guard.js";
 import { UsageMeter } from "../usage/meter.js";
@@ -14,13 +12,10 @@ import type { AppOptions } from "./options.js";
 
 export type Models = ReturnType<typeof buildModels>;
 
-/** The models and what meters and speaks through them: the main chain, usage, transcription, voice, consolidation. */
+/** What every agent's models share: the endpoints' learned context, usage, transcription and voice. */
 export function buildModels(config: Config, options: AppOptions, { log, store, tokens }: Core) {
   // What each endpoint's context is, learned from the servers and remembered across restarts.
   const limits = new ContextLimits(contextLimitsPath(config.home), log.child({ part: "model" }));
-  // The main model (or a chat's choice of agent.models) and agent.fallbackModels, each behind a circuit breaker.
-  const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), options.model, limits);
-  const { window } = chain(undefined);
   const usage = new UsageMeter({ config, store: store.usage, tokens, log, now: options.now });
   // A scheduled run's calls stop at its job's caps (per run, per day) before the budgets are asked.
   const guard = { store, defaults: config.cron };
@@ -52,16 +47,5 @@ export function buildModels(config: Config, options: AppOptions, { log, store, t
   if (voice.inUse && voice.problem) log.warn(`Voice: ${voice.problem}`);
   const unheard = transcriptionProblem(config.voice);
   if (unheard) log.warn(`Voice: ${unheard}`);
-  const consolidator = new Consolidator({
-    store: store.memory,
-    model,
-    tokens,
-    log: log.child({ part: "memory" }),
-    workspace: config.workspace,
-    timezone: config.timezone,
-    contextTokens: window,
-    now: options.now,
-    usage,
-  });
-  return { limits, model, chain, window, usage, turnUsage, transcribe, voice, consolidator };
+  return { limits, usage, turnUsage, transcribe, voice };
 }
