@@ -1,10 +1,10 @@
 import { type MemorySharing, seesOwnerMemory } from "../access/policy.js";
 import { mediaKind } from "../bus/media-kind.js";
 import { type InboundMessage, type OutboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
+import { untilAborted } from "../bus/until-stored.js";
 import type { ChatMessage, ModelError } from "../llm/model.js";
 import type { ModelUnavailableError } from "../llm/resilient.js";
 import type { StoredMessage } from "../store/store.js";
-import { untilAborted } from "../tools/tool.js";
 import { withTurnFacts } from "../turn-facts.js";
 import type { ContentPart } from "./attachments.js";
 import { newConversation } from "./commands.js";

@@ -22,7 +22,7 @@ export async function untilStored<T>(operation: () => Promise<T>, options: Until
     options.signal.throwIfAborted();
     try {
       // A call the store never answers (the network paused) is left behind once the signal aborts.
-      const result = await unlessAborted(operation(), options.signal);
+      const result = await untilAborted(operation(), options.signal);
       if (failures > 1) options.onRecovered?.(failures - 1);
       return result;
     } catch (err) {
@@ -44,7 +44,9 @@ export function failsEveryTime(err: unknown): boolean {
   return /^(22|23|42)[0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH|RANGE)/.test(code);
 }
 
-function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+/** `work`, or its signal's reason once aborted: a call that ignores its signal must not hold anyone past it. */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });

@@ -12,7 +12,7 @@ import {
 } from "../scheduler/schedule.js";
 import type { CronJob, JobOrigin, Schedule } from "../store/store.js";
 import { formatInZone } from "../time-zone.js";
-import { type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
+import { objectSchema, type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 
 // A type alias, not an interface: it must fit the registry's Record<string, unknown> arguments.
 type CronArgs = {
@@ -117,28 +117,23 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
   return {
     name: "cron",
     description: DESCRIPTION,
-    parameters: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        action: { type: "string", enum: ["add", "list", "remove"], description: "add, list or remove a job" },
-        message: {
-          type: "string",
-          maxLength: 4000,
-          description: "add: what to remind the user of or do when the job fires",
-        },
-        at: {
-          type: "string",
-          description: "add, one time: ISO 8601 date-time, e.g. 2025-06-01T09:30 or 2025-06-01T09:30+02:00",
-        },
-        every_seconds: { type: "integer", minimum: 1, description: "add, repeating: the period in seconds" },
-        cron_expr: { type: "string", description: "add, repeating: cron expression with 5 or 6 fields" },
-        tz: { type: "string", description: "add: IANA time zone for `at` without offset and for `cron_expr`" },
-        name: { type: "string", maxLength: 80, description: "add: a short label for the job" },
-        job_id: { type: "string", description: "remove: the id of the job" },
+    parameters: objectSchema(["action"], {
+      action: { type: "string", enum: ["add", "list", "remove"], description: "add, list or remove a job" },
+      message: {
+        type: "string",
+        maxLength: 4000,
+        description: "add: what to remind the user of or do when the job fires",
       },
-      required: ["action"],
-    },
+      at: {
+        type: "string",
+        description: "add, one time: ISO 8601 date-time, e.g. 2025-06-01T09:30 or 2025-06-01T09:30+02:00",
+      },
+      every_seconds: { type: "integer", minimum: 1, description: "add, repeating: the period in seconds" },
+      cron_expr: { type: "string", description: "add, repeating: cron expression with 5 or 6 fields" },
+      tz: { type: "string", description: "add: IANA time zone for `at` without offset and for `cron_expr`" },
+      name: { type: "string", maxLength: 80, description: "add: a short label for the job" },
+      job_id: { type: "string", description: "remove: the id of the job" },
+    }),
     execute: (args, ctx) => actions[args.action](args, ctx),
   };
 }

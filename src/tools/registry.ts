@@ -1,9 +1,10 @@
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { distance } from "fastest-levenshtein";
+import { untilAborted } from "../bus/until-stored.js";
 import type { ToolSchema } from "../llm/model.js";
 import { capToolResult, DEFAULT_MAX_RESULT_CHARS } from "./result-cap.js";
 import { SchemaCompiler } from "./schema-compiler.js";
-import { type Tool, type ToolContext, ToolError, untilAborted } from "./tool.js";
+import { type Tool, type ToolContext, ToolError } from "./tool.js";
 
 export type { ToolSchema };
 

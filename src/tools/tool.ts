@@ -63,13 +63,3 @@ export interface Tool<Args = Record<string, unknown>> {
 
 /** A tool's failure that should reach the model verbatim, without a stack trace. */
 export class ToolError extends Error {}
-
-/** `work`, or its signal's reason once aborted: a tool ignoring its signal must not hold the turn past the timeout. */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
