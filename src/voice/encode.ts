@@ -15,7 +15,7 @@ export const AUDIO_ONLY = [
 ];
 
 export interface EncodeLimits {
-  timeoutMs: number;
+  timeoutSeconds: number;
   signal: AbortSignal;
   /** Longer audio is cut here. */
   maxSeconds: number;
@@ -37,9 +37,9 @@ export async function encodeVoiceNote(
       ...["-f", "ogg", dest],
       ...["-map", "0:a:0", "-ac", "1", "-ar", String(LEVEL_RATE), "-f", "s16le", "pipe:1"],
     ],
-    timeoutMs: limits.timeoutMs,
+    timeoutSeconds: limits.timeoutSeconds,
     signal: limits.signal,
-    maxOutputBytes: (limits.maxSeconds + 1) * LEVEL_RATE * 2,
+    maxBufferBytes: (limits.maxSeconds + 1) * LEVEL_RATE * 2,
     cwd: "/",
   });
   const samples = new Int16Array(levels.buffer, levels.byteOffset, Math.floor(levels.length / 2));

@@ -25,7 +25,6 @@ interface EngineDeps {
 /** voice.tts's engine: a local command (text on stdin, audio to `{out}`), else the endpoint's /v1/audio/speech. */
 export function speechEngine({ settings, openai, cwd }: EngineDeps): SpeechEngine {
   const tts = settings.tts ?? DEFAULT_TTS;
-  const timeoutMs = settings.timeoutSeconds * 1000;
   const checkSize = async (out: string) => {
     const { size } = await stat(out).catch(() => ({ size: -1 }));
     if (size <= 0) throw new Error("the speech engine wrote no audio");
@@ -39,9 +38,9 @@ export function speechEngine({ settings, openai, cwd }: EngineDeps): SpeechEngin
       await runCommand({
         argv: substitute(command, values),
         input: text,
-        timeoutMs,
+        timeoutSeconds: settings.timeoutSeconds,
         signal,
-        maxOutputBytes: 1 << 20,
+        maxBufferBytes: 1 << 20,
         cwd,
       });
       await checkSize(out);

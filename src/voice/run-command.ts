@@ -1,16 +1,7 @@
-import { killProcessGroup } from "../tools/exec/run-process.js";
+import { type RunRequest, runProcess } from "../tools/exec/run-process.js";
 
-export interface CommandRun {
-  /** The program and its arguments as given: no shell sees them. */
-  argv: string[];
-  /** Written to the command's standard input (the text to speak): data, never arguments. */
-  input?: string;
-  timeoutMs: number;
-  signal: AbortSignal;
-  /** Standard output past this stops the command. */
-  maxOutputBytes: number;
-  cwd: string;
-}
+/** The program and its arguments as given in `argv` (no shell sees them); `input` is the text to speak. */
+export type CommandRun = Omit<RunRequest, "file" | "args" | "env"> & { argv: string[] };
 
 /** What a speech command sees of pincer's environment: enough to find its programs and voices, none of its secrets. */
 export function cleanEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
@@ -28,45 +19,16 @@ export function substitute(argv: string[], values: Record<string, string>): stri
 export async function runCommand(run: CommandRun): Promise<Buffer> {
   const [file, ...args] = run.argv;
   const name = file.split("/").at(-1);
-  // Loaded by the first spoken reply or transcription, not at start.
-  const { execa } = await import("execa");
-  const timeout = AbortSignal.timeout(run.timeoutMs);
-  const stop = AbortSignal.any([run.signal, timeout]);
-  const subprocess = execa(file, args, {
-    cwd: run.cwd,
-    env: cleanEnvironment(),
-    extendEnv: false,
-    ...(run.input === undefined ? { stdin: "ignore" as const } : { input: run.input }),
-    encoding: "buffer",
-    maxBuffer: run.maxOutputBytes,
-    reject: false,
-    detached: true,
-    cancelSignal: stop,
-    killSignal: "SIGKILL",
-    cleanup: true,
+  const outcome = await runProcess({ ...run, file, args, env: cleanEnvironment() }).catch((err: Error) => {
+    throw new Error(`${name} could not be started (${err.message})`);
   });
-  const killGroup = () => killProcessGroup(subprocess.pid);
-  stop.addEventListener("abort", killGroup, { once: true });
-  try {
-    const result = await subprocess;
-    if (timeout.aborted) throw new Error(`${name} took longer than ${Math.round(run.timeoutMs / 1000)} s`);
-    if (result.isCanceled) throw new Error(`${name} was stopped`);
-    if (result.isMaxBuffer) throw new Error(`${name} wrote more than ${run.maxOutputBytes} bytes`);
-    if (result.exitCode === undefined && !result.signal)
-      throw new Error(`${name} could not be started (${result.originalMessage || result.shortMessage})`);
-    if (result.failed) {
-      const said = Buffer.from(result.stderr ?? [])
-        .toString("utf8")
-        .trim()
-        .split("\n")
-        .at(-1)
-        ?.slice(0, 200);
-      const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-      throw new Error(`${name} ${how}${said ? `: ${said}` : ""}`);
-    }
-    return Buffer.from(result.stdout ?? []);
-  } finally {
-    stop.removeEventListener("abort", killGroup);
-    killGroup();
+  if (outcome.timedOutAfterSeconds) throw new Error(`${name} took longer than ${Math.round(run.timeoutSeconds)} s`);
+  if (outcome.cancelled) throw new Error(`${name} was stopped`);
+  if (outcome.overflowBytes) throw new Error(`${name} wrote more than ${run.maxBufferBytes} bytes`);
+  if (outcome.exitCode !== 0) {
+    const said = Buffer.from(outcome.stderr).toString("utf8").trim().split("\n").at(-1)?.slice(0, 200);
+    const how = outcome.signal ? `was killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
+    throw new Error(`${name} ${how}${said ? `: ${said}` : ""}`);
   }
+  return Buffer.from(outcome.stdout);
 }

@@ -19,9 +19,12 @@ export interface LocalTranscription {
  * leaves. Each step is bounded in time and output; a failure throws one short sentence for the user. Same shape as
  * the endpoint's transcriber, so whatever wraps one (usage counting) wraps either. */
 export function createCommandTranscriber(settings: LocalTranscription) {
-  const timeoutMs = settings.timeoutSeconds * 1000;
+  const { timeoutSeconds } = settings;
   return async (path: string, signal?: AbortSignal): Promise<string> => {
-    const bounded = AbortSignal.any([signal ?? new AbortController().signal, AbortSignal.timeout(timeoutMs)]);
+    const bounded = AbortSignal.any([
+      signal ?? new AbortController().signal,
+      AbortSignal.timeout(timeoutSeconds * 1000),
+    ]);
     const work = await mkdtemp(join(tmpdir(), "pincer-stt-"));
     try {
       const wav = join(work, "in.wav");
@@ -39,16 +42,16 @@ export function createCommandTranscriber(settings: LocalTranscription) {
           "wav",
           wav,
         ]),
-        timeoutMs,
+        timeoutSeconds,
         signal: bounded,
-        maxOutputBytes: 64 * 1024,
+        maxBufferBytes: 64 * 1024,
         cwd: work,
       });
       const printed = await runCommand({
         argv: substitute(settings.command, { in: wav }),
-        timeoutMs,
+        timeoutSeconds,
         signal: bounded,
-        maxOutputBytes: MAX_TRANSCRIPT_BYTES,
+        maxBufferBytes: MAX_TRANSCRIPT_BYTES,
         cwd: work,
       });
       return printed

@@ -93,8 +93,8 @@ export class VoiceReplies {
       const dir = conversationMediaDir(mediaDir, sessionKey);
       await mkdir(dir, { recursive: true });
       const path = join(dir, `voice-reply-${Date.now()}-${randomBytes(4).toString("hex")}.ogg`);
-      const timeoutMs = settings.timeoutSeconds * 1000;
-      return { path, ...(await encodeVoiceNote(raw, path, { timeoutMs, signal, maxSeconds: MAX_NOTE_SECONDS })) };
+      const limits = { timeoutSeconds: settings.timeoutSeconds, signal, maxSeconds: MAX_NOTE_SECONDS };
+      return { path, ...(await encodeVoiceNote(raw, path, limits)) };
     } finally {
       release();
       await rm(work, { recursive: true, force: true });

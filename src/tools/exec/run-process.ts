@@ -10,6 +10,8 @@ export interface RunRequest {
   signal: AbortSignal;
   /** Per stream; past it the command is stopped, so a flood cannot fill memory. */
   maxBufferBytes: number;
+  /** Written to the standard input (data, never arguments); without it there is none. */
+  input?: string;
 }
 
 /**
@@ -19,13 +21,13 @@ export interface RunRequest {
 export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
   // Loaded by the first command, not at start (~14 MB).
   const { execa } = await import("execa");
-  const timeout = AbortSignal.timeout(request.timeoutSeconds * 1000);
+  const timeout = AbortSignal.timeout(Math.round(request.timeoutSeconds * 1000));
   const stop = AbortSignal.any([request.signal, timeout]);
   const subprocess = execa(request.file, request.args, {
     cwd: request.cwd,
     env: request.env,
     extendEnv: false,
-    stdin: "ignore",
+    ...(request.input === undefined ? { stdin: "ignore" as const } : { input: request.input }),
     encoding: "buffer",
     stripFinalNewline: false,
     maxBuffer: request.maxBufferBytes,
