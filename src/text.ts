@@ -7,3 +7,9 @@ export function safeSlice(text: string, start: number, end: number): string {
   if (isLowSurrogate(e)) e--;
   return e > s ? text.slice(s, e) : "";
 }
+
+/** Whether a name matches a glob of config lists (`*` any run of characters): `approvals.tools`, `roles.NAME.tools`. */
+export function matchesGlob(name: string, glob: string): boolean {
+  const escaped = glob.split("*").map((piece) => piece.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
+  return new RegExp(`^${escaped.join(".*")}$`).test(name);
+}

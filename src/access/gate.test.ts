@@ -12,12 +12,14 @@ afterEach(() => {
 function setup() {
   let now = 1_000_000;
   vi.useFakeTimers({ toFake: ["Date"], now });
-  const pairing = openSqliteStore(openDatabase(":memory:")).pairing;
+  const { pairing, people } = openSqliteStore(openDatabase(":memory:"));
   const sent: OutboundMessage[] = [];
   const access = createAccessGate({
     allowFrom: { telegram: ["42"], discord: ["*"], "telegram@shop": ["7"] },
     agentFor: (m) => (m.account === "shop" || m.chatId === "-100" ? "shop" : "main"),
     pairing,
+    people,
+    defaultRole: "guest",
     log: pino({ level: "silent" }),
   });
   const gate = { ...access, admit: (msg: InboundMessage) => access.admit(msg, async (out) => void sent.push(out)) };
@@ -25,7 +27,7 @@ function setup() {
     now += ms;
     vi.setSystemTime(now);
   };
-  return { gate, pairing, sent, tick };
+  return { gate, pairing, people, sent, tick };
 }
 
 const msg = (senderId: string, extra: Partial<PersonMessage> = {}): InboundMessage => ({
@@ -111,5 +113,40 @@ describe("the access gate", () => {
     expect((await gate.admit(msg("x", { channel: "web", sessionKey: "shop/web:abc" })))?.sessionKey).toBe(
       "shop/web:abc",
     );
+  });
+});
+
+describe("people at the gate", () => {
+  it("finds the person behind each message once, with the owner's, the default or a set role", async () => {
+    const { gate, pairing } = setup();
+    expect((await gate.admit(msg("42")))?.person).toEqual({ id: "telegram:42", role: "owner" });
+    // Let in by `*` or by pairing: the default role.
+    expect((await gate.admit(msg("5", { channel: "discord", sessionKey: "discord:5" })))?.person).toEqual({
+      id: "discord:5",
+      role: "guest",
+    });
+    await pairing.approve("telegram", (await pairing.request("telegram", "9", "Nine")).code);
+    expect((await gate.admit(msg("9")))?.person).toEqual({ id: "telegram:9", role: "guest" });
+    // A person of the shop's agent is not the main agent's, though the same human.
+    const shop = await gate.admit(msg("7", { account: "shop", sessionKey: "telegram@shop:7" }));
+    expect(shop?.person).toEqual({ id: "shop/telegram@shop:7", role: "owner" });
+    expect((await gate.admit(msg("x", { channel: "console", sessionKey: "console:x" })))?.person?.role).toBe("owner");
+    expect(await gate.admit(msg("66"))).toBeUndefined();
+  });
+
+  it("joins an account to a person by their code; the owner's account never joins a guest by the guest's code", async () => {
+    const { gate, people } = setup();
+    const guest = (await gate.admit(msg("5", { channel: "discord", sessionKey: "discord:5" }))) as InboundMessage;
+    const owner = (await gate.admit(msg("42"))) as InboundMessage;
+    const { code } = await people.offerLink((guest.person as { id: string }).id);
+    // Mallory the guest hands the owner her code: sent from the owner's account, it is refused, and stays unused.
+    expect(await gate.link(owner, code)).toEqual({ refused: "refused" });
+    const { code: owners } = await people.offerLink("telegram:42");
+    expect(await gate.link(guest, owners)).toMatchObject({ joined: { id: "telegram:42" } });
+    // Linked, the guest's account speaks with the owner's rights: it is the owner's own.
+    expect((await gate.admit(msg("5", { channel: "discord", sessionKey: "discord:5" })))?.person).toEqual({
+      id: "telegram:42",
+      role: "owner",
+    });
   });
 });

@@ -1,16 +1,20 @@
 import type { Logger } from "pino";
 import {
+  agentOf,
   agentSessionKey,
   type InboundMessage,
   MAIN_AGENT,
   type OutboundMessage,
   type PersonMessage,
+  type PersonRef,
   parseSessionKey,
+  personOf,
   routeOf,
   sessionKeyOf,
 } from "../bus/types.js";
 import type { Store } from "../store/store.js";
-import { hasAccess, isOwner, pairingNotice, strangerAction } from "./policy.js";
+import { hasAccess, isNamedOwner, isOwner, pairingNotice, strangerAction } from "./policy.js";
+import { roleOf } from "./roles.js";
 
 interface AccessGateDeps {
   /** The allowlists by route (routeOf): TELEGRAM_ALLOW_FROM, DISCORD_ALLOW_FROM, an account's `allowFrom`. */
@@ -18,6 +22,9 @@ interface AccessGateDeps {
   /** The agent that answers a person's message on a platform (config `bindings`, the account's `agent`); absent: main. */
   agentFor?: (msg: PersonMessage & { channel: "telegram" | "discord" }) => string;
   pairing: Store["pairing"];
+  people: Store["people"];
+  /** Config `people.defaultRole`: the role of everyone let in by `*` or pairing. */
+  defaultRole: string;
   log: Logger;
 }
 
@@ -44,7 +51,25 @@ export function createAccessGate(deps: AccessGateDeps) {
     return { ...msg, sessionKey: agentSessionKey(agent, sessionKeyOf(msg.channel, msg.chatId, threadId, msg.account)) };
   };
 
+  const named = (route: string, userId: string) => isNamedOwner(route, userId, deps.allowFrom);
+  /** The person behind a message (their account on its agent's bot, made a person on first sight) and their role;
+   * undefined for a run no person is behind (the heartbeat). */
+  const whoIs = async (msg: InboundMessage): Promise<PersonRef | undefined> => {
+    const userId = personOf(msg);
+    if (userId === undefined) return undefined;
+    const route = routeOf(parseSessionKey(msg.sessionKey) ?? msg);
+    const person = await deps.people.identify(agentOf(msg.sessionKey), route, userId, msg.senderName);
+    return { id: person.id, role: roleOf(person, named, deps.defaultRole) };
+  };
+
   return {
+    whoIs,
+    /** `/link CODE` from this message's account: an account named in `*_ALLOW_FROM` joins only an owner, so nobody
+     * gains the owner's rights by having the owner send their code. */
+    link: async (msg: InboundMessage, code: string) =>
+      deps.people.redeem(agentOf(msg.sessionKey), { route: routeOf(msg), userId: msg.senderId }, code, (target) => {
+        return !named(routeOf(msg), msg.senderId) || roleOf(target, named, deps.defaultRole) === "owner";
+      }),
     /** Whether this person may talk to pincer on this bot (`route`) now (a job runs only while its owner may). */
     hasAccess: allowed,
     /** Whether this person is the owner, who may change a chat's settings and see all usage (policy.ts's isOwner). */
@@ -57,7 +82,10 @@ export function createAccessGate(deps: AccessGateDeps) {
       send: (notice: OutboundMessage) => Promise<unknown>,
     ): Promise<InboundMessage | undefined> {
       const route = routeOf(msg);
-      if (await allowed(route, msg.senderId)) return address(msg);
+      if (await allowed(route, msg.senderId)) {
+        const addressed = address(msg);
+        return { ...addressed, person: await whoIs(addressed) };
+      }
       const where = { channel: route, userId: msg.senderId, chatId: msg.chatId, isGroup: msg.isGroup };
       if (msg.isGroup) {
         // No request either: a group is no place to hand out codes, and a flood there must not evict real ones.

@@ -29,13 +29,14 @@ export interface TurnContextDeps {
   ownerMemory: boolean;
 }
 
-/** The conversation, kind of run and person (`channel:userId`) a turn's model calls are counted under. */
+/** The conversation, kind of run and person (the store's people) a turn's model calls are counted under. */
 export function runOf(msg: InboundMessage) {
   const own = msg.channel === "system" ? msg.run : undefined;
   const kind: RunKind = own === undefined ? "conversation" : own.kind === "cron" ? "reminder" : own.kind;
   const about = own?.kind === "cron" ? own.reminder : undefined;
   const who = personOf(msg);
-  const person = who === undefined ? undefined : `${parseSessionKey(msg.sessionKey)?.channel ?? msg.channel}:${who}`;
+  // The gate's person (their linked accounts' calls are theirs); a run it did not see speaks for `channel:userId`.
+  const person = msg.person?.id ?? (who && `${parseSessionKey(msg.sessionKey)?.channel ?? msg.channel}:${who}`);
   return {
     sessionKey: msg.sessionKey,
     kind,

@@ -39,6 +39,8 @@ export async function buildCore(config: Config, options: AppOptions) {
     allowFrom,
     agentFor: (msg) => bindingFor(msg, config.bindings, accountAgent(config.accounts, msg)),
     pairing: store.pairing,
+    people: store.people,
+    defaultRole: config.people.defaultRole,
     log: log.child({ part: "access" }),
   });
   const bus = new Switchboard({

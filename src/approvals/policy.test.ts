@@ -1,13 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  type ApprovalPolicy,
-  askedCall,
-  fenced,
-  MAX_SUMMARY_CHARS,
-  matchesGlob,
-  mayDecide,
-  parseTapData,
-} from "./policy.js";
+import { matchesGlob } from "../text.js";
+import { type ApprovalPolicy, askedCall, fenced, MAX_SUMMARY_CHARS, mayDecide, parseTapData } from "./policy.js";
 
 const policy = (over: Partial<ApprovalPolicy> = {}): ApprovalPolicy => ({
   exec: "ask",

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Button } from "../bus/types.js";
+import { matchesGlob } from "../text.js";
 import { unlisted } from "../tools/exec/command-parts.js";
 
 /** What config `approvals` asks for, with exec.allowPatterns compiled. */
@@ -75,11 +76,6 @@ function shown(text: string): string {
 
 function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
-}
-
-export function matchesGlob(name: string, glob: string): boolean {
-  const escaped = glob.split("*").map((piece) => piece.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
-  return new RegExp(`^${escaped.join(".*")}$`).test(name);
 }
 
 /** The three buttons under a prompt; their data is `a:<id>:<choice>`. */

@@ -24,6 +24,14 @@ interface MessageFields {
   account?: string;
   /** Discord: the server (guild) it was written in, for `bindings`. */
   guildId?: string;
+  /** Who wrote it and their role (config `roles`), as the access gate found them (src/access/roles.ts). */
+  person?: PersonRef;
+}
+
+/** A person (the store's people) and the role their turns run with. */
+export interface PersonRef {
+  id: string;
+  role: string;
 }
 
 /** The message a reply answers (so "by that?" has a "that"): pincer's own words, the sender's, or someone else's. */

@@ -161,6 +161,9 @@ function telegramSettings(env: Env, fromFile: FileConfig["telegram"]): FileConfi
 function fileProblem(file: FileConfig, model: string): string | undefined {
   const never = file.cron.tools?.find((name) => name === "cron" || name === "spawn");
   if (never) return `cron.tools may not list "${never}": a scheduled run never creates jobs or starts helpers.`;
+  const role = file.people.defaultRole;
+  if (!["owner", "member", "guest"].includes(role) && !file.roles[role])
+    return `people.defaultRole "${role}" is not a role.`;
   return targetProblem(file) ?? modelsProblem(file) ?? pricesProblem(file, model) ?? voiceProblem(file);
 }
 

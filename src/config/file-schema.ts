@@ -244,6 +244,25 @@ export const fileSchema = {
         guild: { type: "string", minLength: 1 },
       }),
     },
+    // People's roles (src/access/roles.ts; docs/configuration.md#people-and-roles): built-in owner, member, guest.
+    roles: {
+      type: "object",
+      default: {},
+      propertyNames: NAME,
+      additionalProperties: entry([], {
+        tools: { type: "array", items: { type: "string", minLength: 1 } },
+        approvals: entry([], {
+          exec: { enum: ["off", "ask", "unlisted"] },
+          tools: { type: "array", items: { type: "string", minLength: 1 } },
+        }),
+        usage: entry([], {
+          dailyTokens: { type: "integer", minimum: 1 },
+          monthlyCost: { type: "number", exclusiveMinimum: 0 },
+        }),
+        models: { type: "boolean" },
+      }),
+    },
+    people: section({ defaultRole: { type: "string", ...NAME, default: "guest" } }),
     // Spoken replies and speech on the owner's machine (src/voice; docs/configuration.md#voice).
     voice: section({
       replies: { enum: ["off", "auto", "always"], default: "off" },

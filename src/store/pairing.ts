@@ -5,7 +5,7 @@ import { exists, insert, type Sql, SqlGroup, upsert } from "./sql.js";
 import type { OpenRequest, PairingRequest } from "./types.js";
 
 /** No 0/O or 1/I: codes are read aloud and typed by hand. */
-const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+export const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 const TTL_MS = 60 * 60 * 1000;
 /** Open requests per channel; at the cap the oldest one makes room for a new stranger. */
 const MAX_PENDING = 10;

@@ -10,6 +10,7 @@ import { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
 import type { SqlMemory } from "./memory.js";
 import { SqlDashboard, SqlStatus } from "./overview.js";
 import { SqlPairing } from "./pairing.js";
+import { SqlPeople } from "./people.js";
 import { SqlRetention } from "./retention.js";
 import type { Sql } from "./sql.js";
 import { estimateTokens, type StoredMessage } from "./types.js";
@@ -17,6 +18,7 @@ import { SqlUsage } from "./usage.js";
 
 export type { AllowedEntry, Approval, ApprovalChoice, ApprovalState, NewApproval } from "./approvals.js";
 export type { VoiceMode } from "./chat-voice.js";
+export type { Identity, LinkOutcome, Person } from "./people.js";
 export type * from "./types.js";
 export { estimateTokens } from "./types.js";
 export type { UsageEntry, UsageGroup, UsageSums } from "./usage.js";
@@ -35,6 +37,7 @@ export function storeOn(db: Sql, memory: SqlMemory, options: StoreOptions = {}) 
     jobs: new SqlJobs(db),
     jobRuns: new SqlJobRuns(db),
     pairing: new SqlPairing(db),
+    people: new SqlPeople(db),
     audit: new SqlAudit(db),
     helperRuns: new SqlHelperRuns(db),
     dashboard: new SqlDashboard(db),

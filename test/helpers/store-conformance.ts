@@ -4,6 +4,7 @@ import { FencedOutError } from "../../src/store/cluster.js";
 import type { StoreOptions } from "../../src/store/store.js";
 import { estimateTokens, type Store, type StoredMessage } from "../../src/store/store.js";
 import { describeJobsConformance } from "./store-conformance-jobs.js";
+import { describePeopleConformance } from "./store-conformance-people.js";
 import { describeStateConformance } from "./store-conformance-state.js";
 import { describeUsageConformance } from "./store-conformance-usage.js";
 
@@ -320,5 +321,6 @@ export function describeStoreConformance(engine: string, newDatabase: NewDatabas
     describeStateConformance(fresh);
     describeUsageConformance(fresh);
     describeJobsConformance(fresh);
+    describePeopleConformance(fresh);
   });
 }

@@ -328,6 +328,33 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
           ALTER TABLE cron_jobs ADD COLUMN day_tokens bigint;
           ALTER TABLE cron_jobs ADD COLUMN day_cost double precision;`,
   },
+  {
+    // People, their identities and /link's codes, as SQLite's 024-people.
+    id: "015-people",
+    sql: `CREATE TABLE people (
+            id text PRIMARY KEY,
+            agent text NOT NULL,
+            name text NOT NULL,
+            role text,
+            created_at bigint NOT NULL
+          );
+          CREATE TABLE person_identities (
+            agent text NOT NULL,
+            route text NOT NULL,
+            user_id text NOT NULL,
+            person_id text NOT NULL,
+            name text NOT NULL,
+            link_failures integer NOT NULL DEFAULT 0,
+            link_failed_at bigint,
+            PRIMARY KEY (agent, route, user_id)
+          );
+          CREATE INDEX person_identities_by_person ON person_identities (person_id);
+          CREATE TABLE link_codes (
+            person_id text PRIMARY KEY,
+            code text NOT NULL UNIQUE,
+            expires_at bigint NOT NULL
+          );`,
+  },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

@@ -275,4 +275,33 @@ export const migrations: Migration[] = [
           ALTER TABLE cron_jobs ADD COLUMN day_tokens INTEGER;
           ALTER TABLE cron_jobs ADD COLUMN day_cost REAL;`,
   },
+  {
+    // Issue 40: people (a person per agent, `roles`) and their identities (route + platform user id), and the one-time
+    // codes of /link. A person's id is their first identity's (agentSessionKey of `route:userId`), so today's owner and
+    // guests become people as they next write, and what is stored for `channel:userId` (usage) stays theirs.
+    id: "024-people",
+    sql: `CREATE TABLE people (
+            id TEXT PRIMARY KEY,
+            agent TEXT NOT NULL,
+            name TEXT NOT NULL,
+            role TEXT,
+            created_at INTEGER NOT NULL
+          );
+          CREATE TABLE person_identities (
+            agent TEXT NOT NULL,
+            route TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            person_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            link_failures INTEGER NOT NULL DEFAULT 0,
+            link_failed_at INTEGER,
+            PRIMARY KEY (agent, route, user_id)
+          );
+          CREATE INDEX person_identities_by_person ON person_identities (person_id);
+          CREATE TABLE link_codes (
+            person_id TEXT PRIMARY KEY,
+            code TEXT NOT NULL UNIQUE,
+            expires_at INTEGER NOT NULL
+          );`,
+  },
 ];

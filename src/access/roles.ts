@@ -1,0 +1,35 @@
+import type { PersonRef } from "../bus/types.js";
+import type { FileConfig } from "../config/file-schema.js";
+import type { Person } from "../store/people.js";
+import { matchesGlob } from "../text.js";
+
+export type { PersonRef };
+
+/** A role's rights (config `roles.NAME`): `tools` globs (absent: all), `approvals` over the top-level section,
+ * `usage` budgets per person, `models` the right to `/model`. */
+export type Role = FileConfig["roles"][string];
+type RoleConfig = Pick<FileConfig, "roles" | "people">;
+
+/** The built-in roles; `roles.NAME` in the config is merged over them. Only the owner sees everyone's usage. */
+const BUILT_IN: Record<string, Role> = { owner: { models: true }, member: { models: true }, guest: { models: false } };
+
+/** A role's settings, the file's over the built-in's; a name the config no longer knows is the default role. */
+export function roleSettings(config: RoleConfig, name: string): Role {
+  if (!BUILT_IN[name] && !config.roles[name]) return roleSettings(config, config.people.defaultRole);
+  return { ...BUILT_IN[name], ...config.roles[name] };
+}
+
+/**
+ * A person's role: the one `pincer people role` set, else `owner` when one of the person's accounts is named in
+ * `*_ALLOW_FROM` (or is local: the terminal, the control page), else `people.defaultRole`. (An owner's account joins
+ * only an owner: see mayJoin.)
+ */
+export function roleOf(person: Person, named: (route: string, userId: string) => boolean, defaultRole: string): string {
+  if (person.role) return person.role;
+  return person.identities.some((i) => named(i.route, i.userId)) ? "owner" : defaultRole;
+}
+
+/** Whether a role's turns are offered a tool: `tools` lists globs as `approvals.tools` does (absent: every tool). */
+export function roleOffers(role: Role): (tool: string) => boolean {
+  return (tool) => role.tools === undefined || role.tools.some((glob) => matchesGlob(tool, glob));
+}
