@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Channel } from "../../src/bus/channel.js";
 import { parseCommand } from "../../src/bus/commands.js";
 import type { Switchboard } from "../../src/bus/switchboard.js";
-import { type Button, type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
+import { agentSessionKey, type Button, MAIN_AGENT, type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 
 export interface ConsoleChannel extends Channel {
   /** Publishes one line the user typed; resolves when its turn has ended. */
@@ -13,12 +13,13 @@ export interface ConsoleChannel extends Channel {
 export function createConsoleChannel(deps: {
   bus: Switchboard;
   chatId?: string; // `pincer chat` and `pincer agent` share "local" by default
+  agent?: string; // whose conversation it is (`--agent`): main's by default
   senderName?: string;
   write: (msg: OutboundMessage) => void;
   onBusy?: (busy: boolean) => void;
 }): ConsoleChannel {
   const chatId = deps.chatId ?? "local";
-  const sessionKey = sessionKeyOf("console", chatId);
+  const sessionKey = agentSessionKey(deps.agent ?? MAIN_AGENT, sessionKeyOf("console", chatId));
   // Turns end with an activity event; /stop, /status and /help are answered without a turn.
   const turnEnded: Array<() => void> = [];
   const commandAnswered: Array<() => void> = [];

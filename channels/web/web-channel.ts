@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { withButtonLines } from "../../src/bus/buttons.js";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Switchboard } from "../../src/bus/switchboard.js";
-import { type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
+import { agentOf, agentSessionKey, MAIN_AGENT, type OutboundMessage, sessionKeyOf } from "../../src/bus/types.js";
 
 /** Something for an open page: a message the agent sent, or a turn starting or ending. */
 export type WebChatEvent =
@@ -18,7 +18,8 @@ export type WebChatEvent =
   | { chatId: string; type: "busy"; busy: boolean };
 
 export interface WebChannel extends Channel {
-  /** Publishes what the page's user typed into conversation `web:<chatId>`; false for a replay. */
+  /** Publishes what the page's user typed into conversation `web:<chatId>`, an agent's when `chatId` is `AGENT/ID` (as
+   * every event names its chat); false for a replay. */
   send(chatId: string, text: string, senderName?: string): Promise<boolean>;
   /** Listens to every web chat; returns the unsubscribe function. */
   listen(listener: (event: WebChatEvent) => void): () => void;
@@ -45,21 +46,24 @@ export function createWebChannel({ bus }: { bus: Switchboard }): WebChannel {
   let started = false;
   let stopFollowing: (() => void) | undefined;
   const show = (msg: OutboundMessage) => {
+    const chat = agentSessionKey(msg.agent ?? MAIN_AGENT, msg.chatId);
     const id = msg.voice && randomUUID();
     if (id && msg.voice) {
-      notes.set(id, { chatId: msg.chatId, path: msg.voice.path });
+      notes.set(id, { chatId: chat, path: msg.voice.path });
       for (const old of [...notes.keys()].slice(0, Math.max(0, notes.size - KEPT_NOTES))) notes.delete(old);
     }
     const audio = id && msg.voice ? { audio: { id, seconds: msg.voice.seconds } } : {};
     const text = withButtonLines(msg);
-    emit({ chatId: msg.chatId, type: "message", kind: msg.kind, text, at: Date.now(), ...audio });
+    emit({ chatId: chat, type: "message", kind: msg.kind, text, at: Date.now(), ...audio });
   };
   return {
     name: "web",
     status: () => ({ state: started ? "connected" : "stopped" }),
     async start() {
       started = true;
-      offActivity = bus.onActivity("web", (event) => emit({ chatId: event.chatId, type: "busy", busy: event.busy }));
+      offActivity = bus.onActivity("web", (event) =>
+        emit({ chatId: agentSessionKey(agentOf(event.sessionKey), event.chatId), type: "busy", busy: event.busy }),
+      );
       // The pages hear every reply through followOutbound (in listen), on every process of a cluster: the sender, run
       // by the one process holding the web role, only marks each row sent. With no page open the reply is still stored
       // in the conversation; the page shows it on load.
@@ -70,8 +74,9 @@ export function createWebChannel({ bus }: { bus: Switchboard }): WebChannel {
       offActivity();
       await bus.unsubscribeOutbound("web");
     },
-    send(chatId, text, senderName = "owner") {
-      if (!WEB_CHAT_ID.test(chatId)) throw new Error(`invalid web chat id "${chatId}"`);
+    send(chat, text, senderName = "owner") {
+      const [, agent = MAIN_AGENT, chatId = ""] = /^(?:([^/]+)\/)?([^/]*)$/.exec(chat) ?? [];
+      if (!WEB_CHAT_ID.test(chatId)) throw new Error(`invalid web chat id "${chat}"`);
       return bus.publishInbound({
         id: randomUUID(),
         channel: "web",
@@ -83,7 +88,7 @@ export function createWebChannel({ bus }: { bus: Switchboard }): WebChannel {
         isGroup: false,
         mentionsBot: true,
         receivedAt: Date.now(),
-        sessionKey: sessionKeyOf("web", chatId),
+        sessionKey: agentSessionKey(agent, sessionKeyOf("web", chatId)),
       });
     },
     voiceNote(chatId, id) {

@@ -96,6 +96,8 @@ export interface OutboundMessage {
   channel: ChannelName;
   /** The bot that sends it, when not the channel's default one. */
   account?: string;
+  /** The agent whose conversation it answers, when not main: the web chat shows each agent's replies in its own chat. */
+  agent?: string;
   chatId: string;
   text: string;
   replyToId?: string;
@@ -228,12 +230,14 @@ export function conversationMediaDir(mediaDir: string, sessionKey: string): stri
 }
 
 /** Where a message's answers go: its session's chat, or the one a run in a session of its own (heartbeat) names. */
-export function replyTarget(msg: InboundMessage): Pick<OutboundMessage, "channel" | "chatId" | "threadId" | "account"> {
+export function replyTarget(
+  msg: InboundMessage,
+): Pick<OutboundMessage, "channel" | "chatId" | "threadId" | "account" | "agent"> {
   const to = deliverToOf(msg);
   const parsed = (to && parseSessionKey(to)) || parseSessionKey(msg.sessionKey);
   if (!parsed) return { channel: msg.channel, chatId: msg.chatId };
-  const { channel, chatId, threadId, account } = parsed;
-  return { channel, chatId, threadId, account };
+  const { channel, chatId, threadId, account, agent } = parsed;
+  return { channel, chatId, threadId, account, ...(agent !== MAIN_AGENT && { agent }) };
 }
 
 /** The chat a run in a session of its own answers in (the heartbeat, a helper it started). */

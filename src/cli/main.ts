@@ -16,9 +16,13 @@ import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
 
 /** Reads `.env` from the working directory (variables already set win: systemd's Environment= and a shell's export
  * override the file) and the configuration; a problem with it is a ConfigError, said below in its sentence. */
-function loadFromEnv(options: LoadOptions = {}, terminal = false) {
+function loadFromEnv(options: LoadOptions = {}, terminal = false, agent = "main") {
   if (existsSync(".env")) process.loadEnvFile(".env");
   const config = loadConfig(process.env, options);
+  // `--agent NAME` of `pincer chat` and `pincer agent`.
+  if (!Object.hasOwn(config.agents, agent)) {
+    throw new ConfigError(`--agent "${agent}" is not an agent (agents: ${Object.keys(config.agents).join(", ")}).`);
+  }
   // Each agent's keys and each account's token now live in its own settings only: no other agent's tool, skill or
   // child process can read them from the environment.
   for (const name of config.secrets) delete process.env[name];
@@ -61,9 +65,10 @@ program
   .command("chat")
   .description("talk to the agent in the terminal")
   .option("-s, --session <id>", "terminal conversation to continue", "local")
-  .action(async ({ session }: { session: string }) => {
-    const { config, log } = loadFromEnv({}, true);
-    await (await import("./terminal.js")).runChat(config, log, session);
+  .option("--agent <name>", "the agent to talk to (config agents)", "main")
+  .action(async ({ session, agent }: { session: string; agent: string }) => {
+    const { config, log } = loadFromEnv({}, true, agent);
+    await (await import("./terminal.js")).runChat(config, log, { chatId: session, agent });
   });
 
 program
@@ -71,9 +76,11 @@ program
   .description("run one turn and print the reply")
   .requiredOption("-m, --message <text>", "what to say to the agent")
   .option("-s, --session <id>", "terminal conversation to continue", "local")
-  .action(async ({ message, session }: { message: string; session: string }) => {
-    const { config, log } = loadFromEnv({}, true);
-    if (!(await (await import("./terminal.js")).runAgentOnce(config, log, message, session))) process.exitCode = 3;
+  .option("--agent <name>", "the agent to talk to (config agents)", "main")
+  .action(async ({ message, session, agent }: { message: string; session: string; agent: string }) => {
+    const { config, log } = loadFromEnv({}, true, agent);
+    const chat = { chatId: session, agent };
+    if (!(await (await import("./terminal.js")).runAgentOnce(config, log, message, chat))) process.exitCode = 3;
   });
 
 program

@@ -2,19 +2,23 @@ import { createInterface } from "node:readline";
 import type { Logger } from "pino";
 import { createConsoleChannel } from "../../channels/console/console-channel.js";
 import { createApp } from "../app.js";
+import { MAIN_AGENT } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 
 // The terminal conversation (the console channel): same agent, tools and memory as the daemon.
 
+/** `--session` and `--agent`: which terminal conversation, of which agent (checked in main.ts). */
+type Chat = { chatId: string; agent: string };
+
 /** `pincer agent -m TEXT`: one turn, prints what the agent says; false when the model failed (for the exit code). */
-export async function runAgentOnce(config: Config, log: Logger, text: string, session: string): Promise<boolean> {
+export async function runAgentOnce(config: Config, log: Logger, text: string, chat: Chat): Promise<boolean> {
   // It waits for the MCP servers' first connection attempts like any first turn, but at most 15 s: a server that
   // never answers must not hold a script up for its full timeout.
   const app = await createApp(config, { log, waitForModel: false, mcpWaitMs: 15_000 });
   let answered = true;
   const console = createConsoleChannel({
     bus: app.bus,
-    chatId: session,
+    ...chat,
     write: (msg) => {
       if (msg.failed) answered = false;
       (msg.failed ? process.stderr : process.stdout).write(`${msg.text}\n`);
@@ -31,7 +35,7 @@ export async function runAgentOnce(config: Config, log: Logger, text: string, se
 
 /** `pincer chat`, interactive. Input is read while a turn runs, so `/stop` and Ctrl-C reach it; lines typed meanwhile
  * wait in the conversation's queue like any chat's. Ctrl-C stops the running turn; a second one quits. */
-export async function runChat(config: Config, log: Logger, session: string): Promise<void> {
+export async function runChat(config: Config, log: Logger, chat: Chat): Promise<void> {
   const app = await createApp(config, { log });
   const interactive = Boolean(process.stdin.isTTY);
   const terminal = createInterface({ input: process.stdin, output: process.stdout, terminal: interactive });
@@ -42,7 +46,7 @@ export async function runChat(config: Config, log: Logger, session: string): Pro
   let busy = false;
   const channel = createConsoleChannel({
     bus: app.bus,
-    chatId: session,
+    ...chat,
     write: (msg) => {
       // A spoken reply cannot be played here: the terminal says where its note is.
       const spoken = msg.voice ? `\n(spoken reply, ${msg.voice.seconds} s: ${msg.voice.path})` : "";
@@ -54,7 +58,10 @@ export async function runChat(config: Config, log: Logger, session: string): Pro
     },
   });
   await app.start([channel]);
-  say(`pincer chat — model ${config.openai.model}. /help for commands, /stop or Ctrl-C stops a turn, Ctrl-D quits.\n`);
+  const agent = chat.agent === MAIN_AGENT ? "" : `agent ${chat.agent}, `;
+  say(
+    `pincer chat — ${agent}model ${config.agents[chat.agent].openai.model}. /help for commands, /stop or Ctrl-C stops a turn, Ctrl-D quits.\n`,
+  );
   terminal.setPrompt("you: ");
   prompt();
 

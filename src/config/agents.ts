@@ -154,3 +154,20 @@ export function routingProblem(file: Pick<FileConfig, "accounts" | "bindings">, 
     if (b.guild !== undefined && b.channel !== "discord") return `${where}.guild is only for discord`;
   }
 }
+
+/** The agents, their bots with `stateOf` each (connected or not) and the bindings, as `pincer status` and the control
+ * page list them. */
+export function agentsOverview(
+  config: { agents: Record<string, AgentSettings>; accounts: readonly Account[] } & Pick<FileConfig, "bindings">,
+  stateOf: (route: string) => string,
+) {
+  return {
+    agents: Object.values(config.agents).map(({ agentName, workspace, openai }) => {
+      return { name: agentName, workspace, model: `${openai.model} at ${openai.baseUrl}` };
+    }),
+    accounts: config.accounts.map((a) => ({ route: routeOf(a), agent: a.agent, state: stateOf(routeOf(a)) })),
+    bindings: config.bindings.map(({ agent, channel, ...where }) =>
+      [channel, ...Object.entries(where).map((field) => field.join(" ")), "→", agent].join(" "),
+    ),
+  };
+}

@@ -9,7 +9,7 @@ header h1{font-size:1.1rem;margin:0}header .live{margin-left:auto;font-size:.8re
 main{display:grid;gap:1rem;padding:1rem;grid-template-columns:1fr;max-width:1400px;margin:0 auto}
 @media (min-width:900px){main{grid-template-columns:1fr 1fr}.wide{grid-column:1/-1}}
 section{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:.8rem 1rem;min-width:0}
-h2{font-size:1rem;margin:.1rem 0 .6rem;display:flex;gap:.5rem;align-items:baseline}h2 .close{margin-left:auto;font-size:.85rem;font-weight:normal}
+h2{font-size:1rem;margin:.1rem 0 .6rem;display:flex;gap:.5rem;align-items:baseline}h2 .close,h2 select{margin-left:auto;font-size:.85rem;font-weight:normal}h3{font-size:.9rem;margin:.6rem 0 .2rem}
 a{color:var(--accent)}small,.empty,time{color:var(--muted)}small{font-size:.82rem}
 ul.plain,ul.rows,ol.history,ol.chat{list-style:none;margin:0;padding:0}
 ul.plain li{padding:.15rem 0}
@@ -136,6 +136,10 @@ export const SCRIPT = `
       box.value = "";
       addMessage("user", text);
       post("/api/chat", { chatId, text }).catch((err) => addMessage("bot notice", "Not sent: " + err.message));
+    });
+    $("agent")?.addEventListener("change", (e) => {
+      params.set("agent", e.target.value);
+      location.search = params.toString();
     });
     form.elements.text.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }

@@ -8,7 +8,7 @@ import { isPairedChannel } from "../access/policy.js";
 import { listSkills } from "../agent/skills.js";
 import type { App } from "../app.js";
 import type { Channel } from "../bus/channel.js";
-import type { ChannelName } from "../bus/types.js";
+import { agentOf, agentSessionKey, type ChannelName, MAIN_AGENT, sessionKeyOf } from "../bus/types.js";
 import { isLoopback, type WebAddr } from "../config/config.js";
 import { skillDirs } from "../paths.js";
 import { bearerMatches, HttpError, isLoopbackHost, readJson, send, sendJson } from "./http.js";
@@ -38,6 +38,8 @@ export function pageUrl(addr: WebAddr, token?: string): string {
 }
 
 const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** A web chat as the page and its events name it: `ID`, main's conversation `web:ID`, or `AGENT/ID`, that agent's. */
+const WEB_CHAT = /^(?:[a-z0-9][a-z0-9_-]{0,31}\/)?[A-Za-z0-9_-]{1,64}$/;
 const ALL_CHANNELS: ChannelName[] = ["telegram", "discord", "console", "web", "system"];
 
 /** The header the page sends its session in, never a cookie: browsers send a host's cookies to every port of it, so a
@@ -156,7 +158,7 @@ export async function startControlPage(deps: {
       }
       if (path !== "/api/events") throw new HttpError(404, "not found");
       const chat = query.get("chat") ?? "";
-      if (!hub.add(res, CHAT_ID.test(chat) ? chat : undefined)) throw new HttpError(503, "too many open pages");
+      if (!hub.add(res, WEB_CHAT.test(chat) ? chat : undefined)) throw new HttpError(503, "too many open pages");
       // Logging out closes the session's streams; a stream that closes first forgets its session.
       const forget = session === undefined ? undefined : sessions.onEnd(session, () => res.destroy());
       if (forget) res.on("close", forget);
@@ -196,8 +198,13 @@ export async function startControlPage(deps: {
   > = {
     "/api/chat": async (text) => {
       if (!deps.web) throw new HttpError(503, "the web chat is not running");
-      const chatId = text("chatId", 64);
-      if (!CHAT_ID.test(chatId)) throw new HttpError(400, '"chatId" may only use A-Z, a-z, 0-9, _ and -');
+      const chatId = text("chatId", 97);
+      if (!WEB_CHAT.test(chatId) || !isAgent(agentOf(chatId))) {
+        throw new HttpError(
+          400,
+          '"chatId" must be ID or AGENT/ID (ID: A-Z, a-z, 0-9, _ and -; AGENT: a configured agent)',
+        );
+      }
       await deps.web.send(chatId, text("text", 16_000));
       return 202;
     },
@@ -248,20 +255,25 @@ export async function startControlPage(deps: {
     return app.approvals;
   }
 
-  /** The page's content for `?chat=` and `?c=` (a conversation's history). */
+  const isAgent = (name: string) => Object.hasOwn(app.config.agents, name);
+
+  /** The page's content for `?chat=`, `?agent=` (whose web chat it is) and `?c=` (a conversation's history). */
   async function page(query: URLSearchParams): Promise<{ model: string; chatId: string; main: string }> {
     const chat = query.get("chat") ?? "main";
-    const chatId = CHAT_ID.test(chat) ? chat : "main";
+    const agent = query.get("agent") ?? MAIN_AGENT;
+    const id = CHAT_ID.test(chat) ? chat : "main";
+    const conversation = agentSessionKey(isAgent(agent) ? agent : MAIN_AGENT, sessionKeyOf("web", id));
     const key = query.get("c");
     const current = await state();
     const main = renderMain({
       state: current,
       now: Date.now(),
-      chatId,
-      chatLog: renderChatLog(await dashboard.history(`web:${chatId}`, 100)),
+      conversation,
+      chatLog: renderChatLog(await dashboard.history(conversation, 100)),
       history: key ? renderHistory(key, await dashboard.history(key.slice(0, 300)), app.config.timezone) : undefined,
     });
-    return { model: current.model, chatId, main };
+    const { model } = app.config.agents[agentOf(conversation)].openai;
+    return { model, chatId: agentSessionKey(agentOf(conversation), id), main };
   }
 
   function shell(res: ServerResponse): void {

@@ -1,3 +1,4 @@
+import { agentOf } from "../bus/types.js";
 import { SCRIPT, STYLE } from "./assets.js";
 import { esc } from "./html.js";
 import { renderSections, type SectionId } from "./sections.js";
@@ -29,7 +30,8 @@ export function renderShell(nonce: string): string {
 export function renderMain(input: {
   state: DashboardState;
   now: number;
-  chatId: string;
+  /** The web chat's conversation: `web:ID`, or `AGENT/web:ID`. */
+  conversation: string;
   chatLog: string;
   history?: string;
 }) {
@@ -38,17 +40,25 @@ export function renderMain(input: {
     `<section${wide ? ' class="wide"' : ""} aria-labelledby="h-${id}"><h2 id="h-${id}">${title}</h2><div id="${id}">${sections[id]}</div></section>`;
   return `${input.history ? `<section class="wide" id="history">${input.history}</section>` : ""}
 ${card("status", "Status")}
-<section aria-labelledby="h-chat"><h2 id="h-chat">Chat <small>web:${esc(input.chatId)}</small></h2>
+<section aria-labelledby="h-chat"><h2 id="h-chat">Chat <small>${esc(input.conversation)}</small>${agentPicker(input)}</h2>
 <ol class="chat" id="chat-log">${input.chatLog}</ol>
 <div id="thinking" aria-live="polite"></div>
 <form class="chat" id="chat-form"><textarea name="text" rows="1" maxlength="16000" placeholder="Message pincer…" aria-label="Message"></textarea><button type="submit">Send</button></form>
 </section>
+${card("agents", "Agents")}
 ${card("conversations", "Conversations")}
 ${card("jobs", "Jobs", true)}
 ${card("pairing", "Pairing requests")}
 ${input.state.approvals ? card("approvals", "Approvals") : ""}
 ${card("skills", "Skills")}
 ${card("usage", "Model usage", true)}`;
+}
+
+/** The web chat's agent: choosing one loads the page with `?agent=NAME`. */
+function agentPicker({ state, conversation }: { state: DashboardState; conversation: string }): string {
+  if (state.agents.agents.length < 2) return "";
+  const option = (name: string) => `<option${name === agentOf(conversation) ? " selected" : ""}>${esc(name)}</option>`;
+  return `<select id="agent" aria-label="Agent">${state.agents.agents.map((a) => option(a.name)).join("")}</select>`;
 }
 
 export const LOCKED_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>pincer</title></head>

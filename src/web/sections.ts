@@ -6,12 +6,13 @@ import type { DashboardState } from "./state.js";
 import { renderUsage } from "./usage-section.js";
 
 /** The page's live parts as HTML fragments: the first paint and every SSE update use these, so escaping is in one place. */
-export type SectionId = "status" | "conversations" | "jobs" | "pairing" | "approvals" | "skills" | "usage";
+export type SectionId = "status" | "agents" | "conversations" | "jobs" | "pairing" | "approvals" | "skills" | "usage";
 
 export function renderSections(state: DashboardState, now: number): Record<SectionId, string> {
   const formatTime = timeFormat();
   return {
     status: renderStatus(state, now, formatTime),
+    agents: renderAgents(state.agents),
     conversations: rows(state.conversations, "No conversations yet.", (c) => conversation(c, now)),
     jobs: renderJobs(state.jobs, now, formatTime),
     pairing: rows(state.pairing, "Nobody is waiting.", (p) => pairingRequest(p, now)),
@@ -53,6 +54,13 @@ function renderStatus(state: DashboardState, now: number, formatTime: TimeFormat
 <dt>Up since</dt><dd>${esc(formatTime(state.startedAt, state.timezone))} <small>(${formatSpan(now - state.startedAt)} ago)</small></dd>
 ${state.cluster ? `<dt>Cluster</dt><dd><pre class="cluster">${esc(state.cluster.join("\n"))}</pre></dd>` : ""}
 </dl>`;
+}
+
+function renderAgents({ agents, accounts, bindings }: DashboardState["agents"]): string {
+  const li = (b: string, small: string, more = "") => `<li><b>${esc(b)}</b> <small>${esc(small)}</small>${more}</li>`;
+  return `<ul class="plain">${agents.map((a) => li(a.name, `${a.model} · ${a.workspace}`)).join("")}</ul>
+<h3>Bots</h3><ul class="plain">${accounts.map((a) => li(a.route, `agent ${a.agent}`, ` ${pill(a.state)}`)).join("") || "<li>None.</li>"}</ul>
+<h3>Bindings</h3><ul class="plain">${bindings.map((b) => `<li>${esc(b)}</li>`).join("") || "<li>None: each bot's own agent answers.</li>"}</ul>`;
 }
 
 type Item<K extends keyof DashboardState> = NonNullable<DashboardState[K]> extends Array<infer T> ? T : never;

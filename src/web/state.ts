@@ -1,5 +1,6 @@
 import type { App } from "../app.js";
 import type { Channel, ChannelStatus } from "../bus/channel.js";
+import { agentsOverview } from "../config/agents.js";
 import { collectJobs } from "./jobs-section.js";
 import { collectUsage } from "./usage-section.js";
 
@@ -45,6 +46,7 @@ export async function collectState(sources: {
         pairing.pending(),
       ])
     : [0, 0, [], [], []];
+  const views = await channelStates(app, channels());
   return {
     model: app.config.openai.model,
     startedAt,
@@ -52,7 +54,9 @@ export async function collectState(sources: {
     database,
     /** Clustered mode only: who holds which role, each process's heartbeat. */
     cluster: await app.clusterLines?.().catch((err: Error) => [`cluster: ${err.message}`]),
-    channels: await channelStates(app, channels()),
+    channels: views,
+    /** Config `agents`, each bot with its state, and `bindings`. */
+    agents: agentsOverview(app.config, (route) => views.find((c) => c.name === route)?.state ?? "stopped"),
     running: app.worker.runningSessions,
     /** Background helpers (spawn) running now. */
     helpers: app.helpers.list(),
