@@ -3,19 +3,14 @@
  * built `pincer gateway` on the fake Bot API with the real bwrap. Each must be asked about, and nothing of it runs
  * when the answer is no; a listed command still runs unasked.
  */
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { tempHome } from "./helpers/app.js";
+import { describe, expect, it } from "vitest";
 import { gatewayOnFakes, USER } from "./helpers/daemon.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 
 const bwrap = hasSystemPackage("bwrap", "bubblewrap");
 const fakes = gatewayOnFakes({ PINCER_SANDBOX: "bwrap" });
-const homes: string[] = [];
-afterEach(() => {
-  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
-});
 
 const SPELLINGS = [
   "echo $(( $(touch x) 0 ))",
@@ -28,8 +23,7 @@ const SPELLINGS = [
 
 describe.skipIf(!bwrap)("the allowlist of approvals.exec unlisted, in the daemon", () => {
   it("asks about each spelling that hides a command, runs nothing of it on Deny, and runs a listed one unasked", async () => {
-    const home = tempHome("pincer-allowlist-");
-    homes.push(home);
+    const home = fakes.home("pincer-allowlist-");
     writeFileSync(
       join(home, "config.json"),
       JSON.stringify({ approvals: { exec: "unlisted" }, exec: { allowPatterns: ["^echo\\b"] } }),

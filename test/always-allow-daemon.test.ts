@@ -5,26 +5,20 @@
  * `.git/config` with core.fsmonitor, the program git runs at each status.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { tempHome } from "./helpers/app.js";
+import { describe, expect, it } from "vitest";
 import { gatewayOnFakes, USER } from "./helpers/daemon.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 
 const ready = hasSystemPackage("bwrap", "bubblewrap") && hasSystemPackage("git", "git");
 const fakes = gatewayOnFakes({ PINCER_SANDBOX: "bwrap" });
-const homes: string[] = [];
-afterEach(() => {
-  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
-});
 
 const fsmonitor = (marker: string) => `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch ${marker} #\n`;
 
 describe.skipIf(!ready)("Always allow and the files a command obeys, in the daemon", () => {
   it("asks again once .gitconfig or .git/config changed; a .gitconfig in the workspace is not HOME's", async () => {
-    const home = tempHome("pincer-always-");
-    homes.push(home);
+    const home = fakes.home("pincer-always-");
     const workspace = join(home, "workspace");
     mkdirSync(workspace, { recursive: true });
     execFileSync("git", ["init", "-q", workspace]);

@@ -2,18 +2,13 @@
  * An approval survives the daemon: the built `pincer gateway` on the fake Bot API, killed with
  * SIGKILL while a command waits for its tap and started again on the same PINCER_HOME.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
-import { tempHome } from "./helpers/app.js";
+import { describe, expect, it } from "vitest";
 import { gatewayOnFakes, killHard } from "./helpers/daemon.js";
 
 const fakes = gatewayOnFakes();
-const homes: string[] = [];
-afterEach(() => {
-  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
-});
 
 /** Whether the daemon's outbox has the prompt (a reply with buttons) as sent, read beside it. */
 function promptRecorded(home: string): boolean {
@@ -31,8 +26,7 @@ function promptRecorded(home: string): boolean {
 
 describe("a pending approval across a crash", () => {
   it("the restarted daemon asks no second time, and the old prompt's button still runs the command once", async () => {
-    const home = tempHome("pincer-approvals-daemon-");
-    homes.push(home);
+    const home = fakes.home("pincer-approvals-daemon-");
     writeFileSync(join(home, "config.json"), JSON.stringify({ approvals: { exec: "ask" } }));
     fakes.model.respond((request) => {
       const last = request.messages.at(-1);

@@ -3,21 +3,16 @@
  * their own usage; the owner (named in TELEGRAM_ALLOW_FROM) keeps both. The built `pincer gateway` with the real
  * grammy against the fake Bot API and the fake model, the pairing approved with the built CLI.
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChatRequest } from "./fakes/openai-server.js";
-import { tempHome } from "./helpers/app.js";
 import { gatewayOnFakes, pincer, USER } from "./helpers/daemon.js";
 
 const fakes = gatewayOnFakes();
 const { model, until } = fakes;
 const GROUP = -100555;
 const GUEST = 77;
-const homes: string[] = [];
-afterEach(() => {
-  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
-});
 
 function inGroup(text: string, from: number): void {
   fakes.telegram.pushUpdate({
@@ -41,8 +36,7 @@ const sentTo = (chat: number, starts: string, after = 0) =>
 
 describe("the guest role on the built daemon", () => {
   it("a paired guest has no /model in the owner's group and sees only their own /usage; the owner has both", async () => {
-    const home = tempHome("pincer-guest-");
-    homes.push(home);
+    const home = fakes.home("pincer-guest-");
     writeFileSync(join(home, "config.json"), JSON.stringify({ agent: { models: [{ name: "o1-pro" }] } }));
     // The owner's calls are big, the guest's small: the guest's report must not add up the owner's.
     model.respond((request) => {

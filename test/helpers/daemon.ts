@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach } from "vitest";
@@ -97,6 +98,11 @@ export interface GatewayOnFakes {
   readonly model: FakeOpenAI;
   /** The fake Bot API: a fresh one for each test. */
   readonly telegram: FakeTelegram;
+  /**
+   * A fresh PINCER_HOME, removed after the test once every daemon is dead: removed while one still runs, its late
+   * writes (SQLite's -wal and -shm, the workspace) race the removal, which then fails the test with ENOTEMPTY.
+   */
+  home(prefix: string): string;
   /** Starts `pincer gateway` on `home`, pointed at the fakes, with `env` on top; killed after the test. */
   gateway(home: string, env?: Record<string, string>): Daemon;
   /** A private text message to the bot from user `from`, first name Ada. */
@@ -115,12 +121,14 @@ export function gatewayOnFakes(env: Record<string, string> = {}): GatewayOnFakes
   const model = fakeModelForFile();
   let telegram: FakeTelegram | undefined;
   const daemons: Daemon[] = [];
+  const homes: string[] = [];
 
   beforeEach(async () => {
     telegram = await startFakeTelegram();
   });
   afterEach(async () => {
     for (const daemon of daemons.splice(0)) await killHard(daemon);
+    for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
     await telegram?.close();
     telegram = undefined;
   });
@@ -130,6 +138,11 @@ export function gatewayOnFakes(env: Record<string, string> = {}): GatewayOnFakes
     get telegram() {
       if (!telegram) throw new Error("the fake Bot API is started for each test: use it inside one");
       return telegram;
+    },
+    home(prefix) {
+      const home = tempHome(prefix);
+      homes.push(home);
+      return home;
     },
     gateway(home, extra = {}) {
       const daemon = startDaemon(home, {
