@@ -20,7 +20,7 @@ export async function hasAccess({ channel, senderId, allowFrom, isApproved }: Ac
 
 /** Whether a person is the owner, who may change pincer's settings for a chat (`/model`) and see everyone's usage:
  * someone named in the allowlist, or anyone on a local channel. Everyone let in by `*` or by `pincer pairing approve`
- * is a guest (design.md's built-in guest role: no `/model`, only their own usage). */
+ * is a guest (the guest role of docs/security.md, "Who sees what": no `/model`, only their own usage). */
 export function isOwner({ channel, senderId, allowFrom }: Omit<AccessFacts, "isApproved">): boolean {
   return LOCAL_CHANNELS.has(channel) || (allowFrom?.includes(senderId) ?? false);
 }

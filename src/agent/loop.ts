@@ -54,7 +54,7 @@ const LIMIT_NOTE =
   "You have used all tool calls allowed for this turn. Answer the user now with what you have, and say what is left undone.";
 
 /**
- * One turn: call the model, run the tools it asks for (batched per the design's rule), feed the results back, until
+ * One turn: call the model, run the tools it asks for (batched: read-only calls together, the rest alone; docs/tools.md), feed the results back, until
  * it answers in plain text or the iteration limit is reached. `produced`: what to store after the user's message.
  */
 export async function runAgentLoop(

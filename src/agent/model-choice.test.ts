@@ -82,7 +82,7 @@ describe("choosing a chat's model", () => {
     const unknown = await made.answer(msg("/model gpt-5"), `gpt-5${"x".repeat(500)}`);
     expect(unknown).toMatch(/^There is no model "gpt-5x{55}" here\.\nModels/);
     expect(rows.size).toBe(0);
-    // A guest has no /model at all (design.md's guest role), not even the list; the owner has.
+    // A guest has no /model at all (docs/security.md, "Who sees what"), not even the list; the owner has.
     expect(await made.answer(msg("/model", "7"), "")).toMatch(/^Only the owner can switch/);
     expect(await made.answer(msg("/model"), "")).toMatch(/^Models/);
   });

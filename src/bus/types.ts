@@ -1,9 +1,9 @@
 import { join } from "node:path";
 
-/** The message contracts every channel and the agent share (names fixed by design.md). */
+/** The message contracts every channel and the agent share (names fixed: every channel depends on them). */
 export type ChannelName = "telegram" | "discord" | "console" | "web" | "system";
 
-/** The fields every inbound message has (names fixed by design.md). */
+/** The fields every inbound message has. */
 interface MessageFields {
   /** Unique per platform message; the inbox uses it to drop replays. */
   id: string;

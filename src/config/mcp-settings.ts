@@ -3,7 +3,7 @@ import { ConfigError } from "./errors.js";
 import type { McpServerFileSettings } from "./file-schema.js";
 import { isHttpUrl } from "./web.js";
 
-/** Characters outside `[A-Za-z0-9_-]` become `_` in tool names (the design's rule). */
+/** Characters outside `[A-Za-z0-9_-]` become `_` in tool names (docs/tools.md, "MCP servers"). */
 export function sanitizeName(text: string): string {
   return text.replace(/[^A-Za-z0-9_-]/g, "_");
 }

@@ -4,7 +4,7 @@ import type { TurnObserver } from "../agent/turn-stats.js";
 
 type PromClient = typeof import("prom-client");
 
-/** The Prometheus metrics (names fixed in design.md) on a registry of their own. prom-client (~10 MB) is required here,
+/** The Prometheus metrics (names listed in docs/operations.md, "Control page"; dashboards depend on them) on a registry of their own. prom-client (~10 MB) is required here,
  * not imported at the top, so a daemon without the control page (the only thing serving /metrics) never loads it. A
  * tool name `knownTool` denies is counted as "unknown", so labels stay bounded. The queue's depth is read from what
  * `countQueue` is given (the worker, made after its observer). */

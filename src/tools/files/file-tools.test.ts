@@ -46,7 +46,7 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 const call = (name: string, args: Record<string, unknown>) => registry.execute(name, JSON.stringify(args), ctx);
 
 describe("flags and names", () => {
-  it("registers the design's names with the design's read-only flags", () => {
+  it("registers the documented names (docs/tools.md) with their read-only flags", () => {
     expect(registry.names.sort()).toEqual(["edit_file", "glob", "grep", "list_dir", "read_file", "write_file"]);
     for (const name of ["read_file", "list_dir", "grep", "glob"]) expect(registry.isReadOnly(name)).toBe(true);
     for (const name of ["write_file", "edit_file"]) expect(registry.isReadOnly(name)).toBe(false);

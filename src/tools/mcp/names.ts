@@ -3,7 +3,7 @@ import { sanitizeName } from "../../config/mcp-settings.js";
 /** OpenAI-compatible endpoints refuse requests with more than 128 tools; one server must not use them all. */
 export const MAX_TOOLS_PER_SERVER = 64;
 
-/** `mcp_<server>_<tool>`: characters outside `[A-Za-z0-9_-]` become `_`, cut to 64 (the design's rule). */
+/** `mcp_<server>_<tool>`: characters outside `[A-Za-z0-9_-]` become `_`, cut to 64 (docs/tools.md, "MCP servers"). */
 export function mcpToolName(server: string, tool: string): string {
   return `mcp_${sanitizeName(server)}_${sanitizeName(tool)}`.slice(0, 64);
 }
