@@ -37,7 +37,9 @@ export async function createApp(config: Config, options: AppOptions) {
     mcp: agent.main.mcp,
     /** Present when config `approvals` asks for any: the control page decides through it. */
     approvals: core.approvals,
-    heartbeat: agent.heartbeat,
+    heartbeat: agent.main.heartbeat,
+    /** Every agent, main first: its tools, helpers, MCP servers and heartbeat. */
+    agents: agent.agents,
     /** Present when the control page is on (PINCER_WEB_ADDR), which serves /metrics. */
     metrics: agent.metrics,
     consolidator: agent.main.consolidator,

@@ -12,6 +12,7 @@ import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import { Consolidator } from "../memory/consolidator.js";
 import { skillDirs } from "../paths.js";
+import { agentHeartbeat } from "../scheduler/heartbeat.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
 import { ensureHome } from "../setup/ensure-home.js";
 import type { Store } from "../store/store.js";
@@ -121,5 +122,6 @@ function createAgentRuntime(config: Config, shared: Shared) {
     skills: () => listSkills(skills, log, process.env, files).filter((skill) => skill.missing.length === 0),
     statusLines: () => [contextLine(window(), config.agent.contextTokens), ...mcpStatusLines(mcp.status())],
   };
-  return { turn, registry, mcp, helpers, consolidator };
+  const heartbeat = agentHeartbeat(config, { bus, inbox: store.journal, log });
+  return { turn, registry, mcp, helpers, consolidator, heartbeat };
 }

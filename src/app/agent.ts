@@ -2,7 +2,6 @@ import { prepareAttachments } from "../agent/attachments.js";
 import { AgentWorker } from "../agent/worker.js";
 import { routeOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
-import { Heartbeat, readHeartbeatFile } from "../scheduler/heartbeat.js";
 import { recordingRunEnds } from "../scheduler/run-end.js";
 import { ReadCache } from "../tools/files/read-cache.js";
 import { createMetrics } from "../web/metrics.js";
@@ -81,17 +80,5 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
     jobsChat: core.jobsChat,
   });
   metrics?.countQueue(() => worker.load.queued);
-  const { intervalMinutes, target } = config.heartbeat;
-  const heartbeat =
-    intervalMinutes && target
-      ? new Heartbeat({
-          bus,
-          inbox: store.journal,
-          target,
-          intervalMs: intervalMinutes * 60_000,
-          log: log.child({ part: "heartbeat" }),
-          readFile: () => readHeartbeatFile(config.workspace, log),
-        })
-      : undefined;
-  return { main, agents: agents.all, files, metrics, startup, worker, heartbeat };
+  return { main, agents: agents.all, files, metrics, startup, worker };
 }

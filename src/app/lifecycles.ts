@@ -134,7 +134,7 @@ function singletons({ config, core, agent }: Parts) {
   return {
     start: (channels: Channel[]) => {
       core.scheduler.start(channels.map((c) => c.name));
-      agent.heartbeat?.start();
+      for (const { heartbeat } of agent.agents) heartbeat?.start();
       const { store, log } = core;
       stopHousekeeping = startHousekeeping({
         store,
@@ -146,7 +146,7 @@ function singletons({ config, core, agent }: Parts) {
     stop: () => {
       stopHousekeeping?.();
       core.scheduler.stop();
-      agent.heartbeat?.stop();
+      for (const { heartbeat } of agent.agents) heartbeat?.stop();
     },
   };
 }

@@ -4,7 +4,10 @@ import type { Logger } from "pino";
 import { StopRequested } from "../bus/commands.js";
 import type { Switchboard } from "../bus/switchboard.js";
 import {
+  agentOf,
+  agentSessionKey,
   type ButtonTap,
+  MAIN_AGENT,
   type OutboundMessage,
   parseSessionKey,
   personOf,
@@ -35,6 +38,8 @@ export interface ApprovalDeps {
   bus: Pick<Switchboard, "outboundRecorded">;
   policy: ApprovalPolicy;
   timeoutSeconds: number;
+  /** Each agent's own (its `approvals` and `exec.allowPatterns`) by name; an agent not named asks as `policy` says. */
+  agents?: Record<string, Pick<ApprovalDeps, "policy" | "timeoutSeconds">>;
   log: Logger;
   now?: () => Date;
 }
@@ -42,19 +47,24 @@ export interface ApprovalDeps {
 /** How often a waiting call reads its approval again: the deciding tap may land in another process. */
 const POLL_MS = 1000;
 
-/** The approvals config `approvals` asks for; undefined when it asks for none (nothing changes). */
+/** The approvals each agent's config `approvals` asks for; undefined when none asks for any (nothing changes). */
 export function createApprovals(
   config: Config,
   deps: { store: Store; bus: Switchboard; log: Logger; now?: () => Date },
 ): Approvals | undefined {
-  const { exec, tools, timeoutSeconds } = config.approvals;
-  if (exec === "off" && tools.length === 0) return undefined;
-  const allowPatterns = compilePatterns(config.exec.allowPatterns, "exec.allowPatterns");
+  const agents = Object.fromEntries(
+    Object.entries(config.agents).map(([name, own]) => {
+      const { approvals, exec } = { ...config, ...own };
+      const allowPatterns = compilePatterns(exec.allowPatterns, "exec.allowPatterns");
+      return [name, { policy: { ...approvals, allowPatterns }, timeoutSeconds: approvals.timeoutSeconds }];
+    }),
+  );
+  if (Object.values(agents).every(({ policy }) => policy.exec === "off" && policy.tools.length === 0)) return undefined;
   return new Approvals({
     ...deps,
+    ...agents[MAIN_AGENT],
+    agents,
     store: deps.store.approvals,
-    policy: { exec, tools, allowPatterns },
-    timeoutSeconds,
     log: deps.log.child({ part: "approvals" }),
   });
 }
@@ -83,13 +93,18 @@ export class Approvals {
    * `resumable`: the run resumes after a restart (a conversation's turn), so a shutdown leaves its approval waiting.
    */
   async check(call: ToolCall, ctx: ToolContext, resumable: boolean): Promise<string | undefined> {
-    const { policy, store } = this.deps;
+    const { store } = this.deps;
+    const { policy, timeoutSeconds } = this.rules(ctx.sessionKey);
     if (!mayAsk(call.name, policy)) return undefined;
     const args = parseArgs(call.arguments);
     // Arguments the tool cannot take are the registry's to refuse: nothing of them would run.
     if (!args) return undefined;
     const target = replyTarget(ctx.inbound);
-    const sessionKey = sessionKeyOf(target.channel, target.chatId, target.threadId);
+    // The agent's own chat on its own bot: another agent's "Always allow" there is not this one's.
+    const sessionKey = agentSessionKey(
+      agentOf(ctx.sessionKey),
+      sessionKeyOf(target.channel, target.chatId, target.threadId, target.account),
+    );
     const asked = askedCall(call.name, args, policy);
     if (!asked) return undefined;
     const allowedAt = await store.allowedAt(sessionKey, asked.remember);
@@ -119,12 +134,12 @@ export class Approvals {
         ...asked,
         decider: owner && `${target.channel}:${owner}`,
         createdAt: now,
-        expiresAt: now + this.deps.timeoutSeconds * 1000,
+        expiresAt: now + timeoutSeconds * 1000,
       },
       {
         ...target,
         kind: "reply",
-        text: promptText(call.name, asked.summary, this.deps.timeoutSeconds, owner !== undefined, changed),
+        text: promptText(call.name, asked.summary, timeoutSeconds, owner !== undefined, changed),
         buttons: approvalButtons(id),
       },
     );
@@ -134,7 +149,7 @@ export class Approvals {
     const settled = await this.wait(approval, ctx.signal, resumable);
     if (settled.state === "allowed") return undefined;
     if (settled.state === "denied") return DENIED;
-    return `Error: nobody answered the approval request within ${this.deps.timeoutSeconds} s, so it did not run.`;
+    return `Error: nobody answered the approval request within ${timeoutSeconds} s, so it did not run.`;
   }
 
   /** The router's handler of `a:` taps on a prompt's buttons: only the person the run speaks for, in the chat asked. */
@@ -143,7 +158,10 @@ export class Approvals {
     const approval = parsed && (await this.deps.store.get(parsed.id));
     if (!parsed || !approval) return { text: EXPIRED };
     const here = {
-      sessionKey: sessionKeyOf(tap.channel, tap.chatId, tap.threadId),
+      sessionKey: agentSessionKey(
+        agentOf(approval.sessionKey),
+        sessionKeyOf(tap.channel, tap.chatId, tap.threadId, tap.account),
+      ),
       decider: `${tap.channel}:${tap.senderId}`,
     };
     if (!mayDecide(approval, here)) return { text: NOT_YOURS };
@@ -202,12 +220,16 @@ export class Approvals {
   }
 
   private async expire(approval: Approval, now: number, why?: string): Promise<Approval | undefined> {
-    const reason = why ?? `nobody answered within ${this.deps.timeoutSeconds} s`;
+    const reason = why ?? `nobody answered within ${this.rules(approval.sessionKey).timeoutSeconds} s`;
     const expired = await this.deps.store.expire(approval.id, now, (a) =>
       this.edit(a, `⌛ Not run: ${reason}.\n${fenced(a.summary)}`),
     );
     if (expired) this.settled(expired);
     return expired ?? (await this.deps.store.get(approval.id));
+  }
+
+  private rules(sessionKey: string): Pick<ApprovalDeps, "policy" | "timeoutSeconds"> {
+    return this.deps.agents?.[agentOf(sessionKey)] ?? this.deps;
   }
 
   private now(): number {

@@ -5,7 +5,7 @@ import type { FileConfig } from "./file-schema.js";
 export { MAIN_AGENT };
 
 /** The sections an agent may override; each key it names replaces the top-level one. */
-export const AGENT_SECTIONS = ["agent", "exec", "approvals", "mcp", "memory", "heartbeat"] as const;
+export const AGENT_SECTIONS = ["agent", "exec", "approvals", "mcp", "memory", "heartbeat", "message"] as const;
 
 export type Env = Record<string, string | undefined>;
 /** A model endpoint and its key; `keyEnv` names the variable the key came from (for `pincer doctor`). */
@@ -132,6 +132,10 @@ export function allowListsOf(config: {
 export function accountAgent(accounts: readonly Account[], msg: { channel: string; account?: string }): string {
   return accounts.find((a) => a.channel === msg.channel && a.account === msg.account)?.agent ?? MAIN_AGENT;
 }
+
+/** The bot `agent` speaks through on `channel` unasked (heartbeat, `message`): its first account there, else the default. */
+export const agentAccount = (accounts: readonly Account[], agent: string, channel: string): string | undefined =>
+  accounts.find((a) => a.channel === channel && a.agent === agent)?.account;
 
 const describeAccount = (a: Pick<Account, "channel" | "account">) =>
   a.account ? `accounts.${a.channel}.${a.account}` : `${a.channel.toUpperCase()}_BOT_TOKEN`;

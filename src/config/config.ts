@@ -251,8 +251,10 @@ function agentsOf(
       exec: own.exec,
       approvals: own.approvals,
       memory: own.memory,
-      heartbeat: own.heartbeat,
       mcp: own.mcp,
+      // A chat is its agent's: another agent has a heartbeat or writes to other chats only when its own settings say.
+      heartbeat: name === MAIN_AGENT || set.heartbeat ? own.heartbeat : {},
+      message: name === MAIN_AGENT || set.message ? own.message : { allowedTargets: [] },
     };
   }
   for (const agent of Object.values(agents)) {

@@ -226,6 +226,7 @@ export const fileSchema = {
         mcp: OVERRIDE,
         memory: OVERRIDE,
         heartbeat: OVERRIDE,
+        message: OVERRIDE,
       }),
     },
     accounts: section({

@@ -36,6 +36,7 @@ describe("Heartbeat", () => {
       inbox: { isPending: async (msg) => pending.has(msg.id) },
       readFile: () => file,
       target: "telegram:42",
+      sessionKey: HEARTBEAT_SESSION,
       intervalMs: 60_000,
       log: pino({ level: "silent" }),
     });

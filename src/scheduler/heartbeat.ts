@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import type { Switchboard } from "../bus/switchboard.js";
-import type { InboundMessage } from "../bus/types.js";
+import { agentSessionKey, type InboundMessage, parseSessionKey, sessionKeyOf } from "../bus/types.js";
+import { agentAccount } from "../config/agents.js";
+import type { Config } from "../config/config.js";
 import { readTextBeneath } from "../tools/files/safe-io.js";
 
 /** What the model answers when a heartbeat finds nothing worth telling; such a reply is not sent. */
@@ -26,7 +28,7 @@ export function activeTasks(markdown: string): string[] {
 }
 
 /** The inbound system message of one heartbeat; its answer goes to `target` unless it is HEARTBEAT_OK. */
-function heartbeatMessage(tasks: string[], target: string, now: number): InboundMessage {
+function heartbeatMessage(tasks: string[], target: string, now: number, sessionKey: string): InboundMessage {
   const text = [
     "Heartbeat: a periodic check of the standing tasks in HEARTBEAT.md:",
     ...tasks.map((t) => `- ${t}`),
@@ -36,7 +38,7 @@ function heartbeatMessage(tasks: string[], target: string, now: number): Inbound
     `${HEARTBEAT_OK} and nothing is sent.`,
   ].join("\n");
   return {
-    id: `heartbeat:${now}`,
+    id: `${sessionKey}:${now}`,
     channel: "system",
     chatId: "heartbeat",
     senderId: "heartbeat",
@@ -46,7 +48,7 @@ function heartbeatMessage(tasks: string[], target: string, now: number): Inbound
     isGroup: false,
     mentionsBot: true,
     receivedAt: now,
-    sessionKey: HEARTBEAT_SESSION,
+    sessionKey,
     run: { kind: "heartbeat", deliverTo: target, silentReply: HEARTBEAT_OK },
   };
 }
@@ -56,8 +58,10 @@ export interface HeartbeatDeps {
   inbox: { isPending(msg: Pick<InboundMessage, "channel" | "chatId" | "id">): Promise<boolean> };
   /** HEARTBEAT.md's text, read safely from the workspace; undefined when it is missing or unreadable. */
   readFile: () => string | undefined;
-  /** `channel:chatId` where anything worth telling goes. */
+  /** The agent's conversation (session key) where anything worth telling goes. */
   target: string;
+  /** The agent's own heartbeat session (HEARTBEAT_SESSION of its agent). */
+  sessionKey: string;
   intervalMs: number;
   log: Logger;
 }
@@ -91,7 +95,7 @@ export class Heartbeat {
     const text = deps.readFile();
     const tasks = text === undefined ? [] : activeTasks(text);
     if (tasks.length === 0) return false;
-    const msg = heartbeatMessage(tasks, deps.target, Date.now());
+    const msg = heartbeatMessage(tasks, deps.target, Date.now(), deps.sessionKey);
     if (!(await deps.bus.publishInbound(msg))) return false;
     this.last = msg;
     return true;
@@ -105,6 +109,25 @@ export class Heartbeat {
         .finally(() => this.arm());
     this.handle = setTimeout(beat, this.deps.intervalMs).unref();
   }
+}
+
+/** An agent's heartbeat (its `heartbeat` settings), in its own session and workspace, telling `heartbeat.target` through
+ * the agent's own bot on that channel; undefined when it has none. */
+export function agentHeartbeat(config: Config, deps: Pick<HeartbeatDeps, "bus" | "inbox" | "log">) {
+  const { intervalMinutes, target } = config.heartbeat;
+  const chat = target === undefined ? undefined : parseSessionKey(target);
+  if (!intervalMinutes || !chat) return undefined;
+  const { agentName: agent, workspace } = config;
+  const account = chat.account ?? agentAccount(config.accounts, agent, chat.channel);
+  const log = deps.log.child({ part: "heartbeat", agent });
+  return new Heartbeat({
+    ...deps,
+    target: agentSessionKey(agent, sessionKeyOf(chat.channel, chat.chatId, chat.threadId, account)),
+    sessionKey: agentSessionKey(agent, HEARTBEAT_SESSION),
+    intervalMs: intervalMinutes * 60_000,
+    log,
+    readFile: () => readHeartbeatFile(workspace, log),
+  });
 }
 
 /** HEARTBEAT.md, read like the prompt files: no symlink out, no FIFO, size-capped. */

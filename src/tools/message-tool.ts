@@ -13,6 +13,7 @@ import {
   routeOf,
   sessionKeyOf,
 } from "../bus/types.js";
+import { agentAccount } from "../config/agents.js";
 import type { Config } from "../config/config.js";
 import { mediaDir } from "../paths.js";
 import { readInScope } from "./files/safe-io.js";
@@ -71,7 +72,7 @@ export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "
       const media = args.media ?? [];
       if (!args.content.trim() && media.length === 0) throw new ToolError("`content` is empty and there is no media.");
       const buttons = buttonsOf(args.buttons);
-      const { target, current } = resolveTarget(args, ctx, config.message.allowedTargets);
+      const { target, current } = resolveTarget(args, ctx, config);
       if (!ctx.bus.serves(routeOf(target))) {
         throw new ToolError(`the ${target.channel} channel is not running in this pincer, so nothing was sent.`);
       }
@@ -95,7 +96,7 @@ export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "
         // Into this agent's own conversation with that chat: never another agent's history.
         const key = agentSessionKey(
           agentOf(ctx.sessionKey),
-          sessionKeyOf(target.channel, target.chatId, target.threadId),
+          sessionKeyOf(target.channel, target.chatId, target.threadId, target.account),
         );
         await store.conversations.append(key, [
           { role: "user", content: `[system: message tool] sent from ${ctx.sessionKey}`, createdAt: now },
@@ -107,7 +108,7 @@ export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "
   };
 }
 
-type Target = Pick<OutboundMessage, "channel" | "chatId" | "threadId">;
+type Target = Pick<OutboundMessage, "channel" | "chatId" | "threadId" | "account">;
 
 /** The data names a button's place (`b:<row>.<column>`), short whatever the label; a tap reports the label. */
 function buttonsOf(rows: string[][] | undefined): Button[][] | undefined {
@@ -120,11 +121,12 @@ function buttonsOf(rows: string[][] | undefined): Button[][] | undefined {
   return rows.map((row, r) => row.map((label, c) => ({ label, data: `${MESSAGE_BUTTON_PREFIX}${r}.${c}` })));
 }
 
-/** The current conversation unless channel/chat_id name another chat, which must be allowed. */
+/** The current conversation unless channel/chat_id name another chat, which must be allowed (the agent's own
+ * `message.allowedTargets`): it is written to through this agent's bot. */
 function resolveTarget(
   args: Pick<MessageArgs, "channel" | "chat_id">,
-  ctx: Pick<ToolContext, "inbound">,
-  allowedTargets: string[],
+  ctx: Pick<ToolContext, "inbound" | "sessionKey">,
+  { message: { allowedTargets }, accounts }: Pick<Config, "message" | "accounts">,
 ): { target: Target; current: boolean } {
   const here = replyTarget(ctx.inbound);
   const channel = args.channel?.trim() || here.channel;
@@ -137,7 +139,8 @@ function resolveTarget(
       `${channel}:${chatId} is not on message.allowedTargets in the config (allowed: ${allowed}); you can only write to the current conversation and those.`,
     );
   }
-  return { target: { channel: channel as ChannelName, chatId }, current: false };
+  const account = channel === here.channel ? here.account : agentAccount(accounts, agentOf(ctx.sessionKey), channel);
+  return { target: { channel: channel as ChannelName, chatId, account }, current: false };
 }
 
 /**
