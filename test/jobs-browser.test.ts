@@ -109,9 +109,29 @@ describe.runIf(CHROMIUM !== undefined)("jobs on the control page in Chromium", (
     await row.getByRole("button", { name: "Edit" }).click();
     const form = row.locator("form.job-edit");
     await form.locator("textarea[name=message]").fill("drink a glass of water");
+    // Its own stop rules too: a bad one is refused with its reason, and nothing is saved.
+    await form.locator("input[name=runTokens]").fill("lots");
+    await form.getByRole("button", { name: "Save" }).click();
+    await expect
+      .poll(() => form.locator(".error").textContent())
+      .toBe('Tokens per run must be a whole number above 0 (or none); got "lots".');
+    expect((await tg.app.store.jobs.get(job.id))?.message).toBe("stretch your legs");
+    await form.locator("input[name=runTokens]").fill("");
+    await form.locator("input[name=maxRuns]").fill("500");
+    await form.locator("input[name=endsAt]").fill("2099-12-31T18:00");
+    await form.locator("input[name=dayCost]").fill("2.5");
     await form.getByRole("button", { name: "Save" }).click();
     await until(async () => (await tg.app.store.jobs.get(job.id))?.message === "drink a glass of water", "the edit");
+    expect((await tg.app.store.jobs.get(job.id))?.limits).toEqual({
+      maxRuns: 500,
+      endsAt: Date.parse("2099-12-31T18:00:00Z"),
+      dayCost: 2.5,
+    });
     await expect.poll(() => row.locator(".text").textContent()).toBe("drink a glass of water");
+    await expect
+      .poll(() => row.textContent())
+      .toContain("stop rules: maxRuns 500, endsAt 2099-12-31T18:00, dayCost 2.5");
+    expect(await row.locator("input[name=maxRuns]").inputValue()).toBe("500");
     await row.getByRole("button", { name: "Run now" }).click();
     await until(() => deliveries("REMINDER: drink a glass of water").length === 1, "the edited text delivered");
 
@@ -136,10 +156,15 @@ describe.runIf(CHROMIUM !== undefined)("jobs on the control page in Chromium", (
     expect(newest).toContain("$0.0500");
     expect(newest).toContain("REMINDER: drink a glass of water");
 
-    // Delete asks once more (the browser's confirm), then the job is gone.
+    // Delete asks once more (the browser's confirm), then the job is gone; its history stays on the page, with no
+    // buttons left.
     await row.getByRole("button", { name: "Delete" }).click();
     await until(async () => (await tg.app.store.jobs.get(job.id)) === undefined, "the job deleted");
-    await expect.poll(() => page.locator("#jobs").textContent()).toContain("No jobs.");
+    await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain("finished or deleted");
+    expect(await row.locator(".text").textContent()).toBe("drink a glass of water");
+    expect(await row.locator("button").count()).toBe(0);
+    await row.locator("details.runs summary").click();
+    await expect.poll(() => historyRows.count()).toBe(runs.length);
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);

@@ -40,6 +40,7 @@ export function embeddedLifecycle(parts: Parts): Lifecycle {
       await resumePending({ journal: core.store.journal, bus: core.bus, log: core.log }, served);
       // After the re-queue, or a notice published here would be queued twice.
       await agent.main.helpers.recoverInterrupted();
+      await core.store.jobRuns.closeLeftOver();
       workerDone = agent.worker.run();
       // All at once, so no platform's outage holds up another's start; one that cannot start is one error line.
       await Promise.all(
@@ -85,8 +86,11 @@ export function clusteredLifecycle(
         singletons: { start: () => roles.start(channels), stop: roles.stop },
         worker: { room: () => config.agent.maxConcurrentTurns, drop: (key) => agent.worker.drop(key) },
         run: (msg) => bus.inbound.push(msg),
-        recoverHelpers: (orphaned) =>
-          agent.main.helpers.recoverInterrupted(orphaned, "the pincer process running it stopped"),
+        // And job runs whose turn ended in a process that died before their end was recorded.
+        recoverHelpers: async (orphaned) => {
+          await agent.main.helpers.recoverInterrupted(orphaned, "the pincer process running it stopped");
+          await core.store.jobRuns.closeLeftOver();
+        },
       });
       stopWatching = await watch(core);
       // And every second, in case a notification was missed while the connection was down.

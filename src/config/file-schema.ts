@@ -118,6 +118,8 @@ export const fileSchema = {
     }),
     cron: section({
       minEverySeconds: { type: "integer", minimum: 1, default: 60 },
+      // Jobs one person may have at once (paused ones too), over all their chats.
+      maxJobsPerOwner: { type: "integer", minimum: 1, default: 50 },
       tools: { type: "array", items: { type: "string" } },
       // Stop rules every job gets unless it sets its own (docs/configuration.md).
       pauseAfterFailures: { type: "integer", minimum: 1, default: 3 },

@@ -2,6 +2,7 @@ import type { CronJob, JobRun, Store } from "../store/store.js";
 import { formatInZone } from "../time-zone.js";
 import { type ActionResult, jobActions } from "./job-actions.js";
 import { scheduleInWords, upcomingRuns } from "./schedule-text.js";
+import { type LimitInput, limitsText } from "./stop-rules.js";
 
 type CliStore = Pick<Store, "jobs" | "jobRuns">;
 type CliAnswer = { ok: boolean; text: string };
@@ -35,12 +36,12 @@ export async function showJobText(store: CliStore, id: string, json = false): Pr
   const runs = (await store.jobRuns.recent([id], 50)).get(id) ?? [];
   const next = job.pausedAt === undefined ? upcomingRuns(job.schedule, job.nextRunAt, 5) : [];
   if (json) return { ok: true, text: JSON.stringify({ ...job, upcoming: next, runs }, null, 2) };
-  const limits = Object.entries(job.limits).map(([rule, value]) => `${rule} ${value}`);
+  const limits = limitsText(job.limits, job.tz);
   return {
     ok: true,
     text: [
       jobLines(job).replace(/^ {2}/gm, ""),
-      `  runs so far: ${job.runCount}; failures in a row: ${job.failures}${limits.length ? `; stop rules: ${limits.join(", ")}` : ""}`,
+      `  runs so far: ${job.runCount}; failures in a row: ${job.failures}${limits && `; stop rules: ${limits}`}`,
       ...(next.length ? ["  next runs:", ...next.map((at) => `    ${formatInZone(at, job.tz)}`)] : []),
       runs.length ? "  newest runs:" : "  no runs yet",
       ...runs.map((run) => `    ${runLine(run, job.tz)}`),
@@ -55,14 +56,16 @@ function runLine(run: JobRun, tz: string): string {
   return `${formatInZone(run.firedAt, tz)}${run.trigger === "manual" ? " (run now)" : ""}: ${run.outcome}, ${took}, ${run.promptTokens + run.completionTokens} tokens, ${cost}, ${run.toolCalls} tool calls${what ? ` — ${what.replace(/\s+/g, " ").slice(0, 200)}` : ""}`;
 }
 
-/** `pincer cron pause|resume|run|remove ID`: a write the running daemon's scheduler obeys (within seconds). */
+/** `pincer cron pause|resume|run|remove|limit ID`: a write the running daemon's scheduler obeys (within seconds). */
 export async function jobCommand(
   store: Pick<Store, "jobs">,
-  action: "pause" | "resume" | "run" | "remove",
+  action: "pause" | "resume" | "run" | "remove" | "limit",
   id: string,
+  rules: LimitInput = {},
 ): Promise<CliAnswer> {
   // The daemon's minimum period does not matter here: the CLI does not edit schedules.
-  const result: ActionResult = await jobActions({ jobs: store.jobs, minEverySeconds: 1 })[action](id);
+  const actions = jobActions({ jobs: store.jobs, minEverySeconds: 1 });
+  const result: ActionResult = action === "limit" ? await actions.limit(id, rules) : await actions[action](id);
   if (!result.ok && result.status === 404) return { ok: false, text: `No job ${id} (pincer cron list shows the ids).` };
   return { ok: result.ok, text: result.text };
 }

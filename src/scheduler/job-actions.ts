@@ -3,6 +3,7 @@ import type { CronJob, JobEdit, Schedule, Store } from "../store/store.js";
 import { formatInZone } from "../time-zone.js";
 import { formatSeconds, nextRun, ScheduleError, shortestInterval } from "./schedule.js";
 import { parseScheduleText, scheduleText } from "./schedule-text.js";
+import { type LimitInput, limitsText, withLimits } from "./stop-rules.js";
 
 export interface JobActionDeps {
   jobs: Store["jobs"];
@@ -58,8 +59,8 @@ export function jobActions(deps: JobActionDeps) {
       return done(`Deleted ${label(job)}.`);
     },
 
-    /** New text, schedule (as parseScheduleText reads it) and zone; an unchanged schedule keeps its place. */
-    async edit(id: string, input: { message: string; schedule: string; tz: string }): Promise<ActionResult> {
+    /** New text, schedule (as parseScheduleText reads it), zone and stop rules; an unchanged schedule keeps its place. */
+    async edit(id: string, input: EditInput): Promise<ActionResult> {
       const job = await jobs.get(id);
       if (!job) return missing(id);
       const current = now();
@@ -67,6 +68,18 @@ export function jobActions(deps: JobActionDeps) {
       if (typeof checked === "string") return { ok: false, status: 400, text: checked };
       if (!(await jobs.edit(id, checked))) return missing(id);
       return done(`Saved ${label(job)}. Next run: ${formatInZone(checked.nextRunAt, checked.tz)}.`);
+    },
+
+    /** Sets the stop rules given (`pincer cron limit`), keeping the others. */
+    async limit(id: string, input: LimitInput): Promise<ActionResult> {
+      const job = await jobs.get(id);
+      if (!job) return missing(id);
+      const limits = withLimits(job.limits, input, job.tz, now());
+      if (typeof limits === "string") return { ok: false, status: 400, text: limits };
+      if (!(await jobs.setLimits(id, limits))) return missing(id);
+      return done(
+        `Stop rules of ${label(job)}: ${limitsText(limits, job.tz) || "none of its own (the config's apply)"}.`,
+      );
     },
   };
 }
@@ -81,13 +94,10 @@ export function resumeAt(schedule: Schedule, now: number): number {
   return nextRun(schedule, new Date(now))?.getTime() ?? now;
 }
 
+type EditInput = { message: string; schedule: string; tz: string; limits?: LimitInput };
+
 /** The edit as the store takes it, or the sentence saying what is wrong with it. Pure. */
-export function checkEdit(
-  job: CronJob,
-  input: { message: string; schedule: string; tz: string },
-  now: number,
-  minEverySeconds: number,
-): JobEdit | string {
+export function checkEdit(job: CronJob, input: EditInput, now: number, minEverySeconds: number): JobEdit | string {
   const message = input.message.trim();
   if (!message || message.length > 4000) return "The text must have 1 to 4000 characters.";
   const tz = input.tz.trim();
@@ -107,5 +117,7 @@ export function checkEdit(
   }
   const next = nextRun(schedule, new Date(now));
   if (!next) return `The schedule never runs after now (${formatInZone(now, tz)}).`;
-  return { message, schedule, tz, nextRunAt: next.getTime() };
+  const limits = input.limits && withLimits(job.limits, input.limits, tz, now);
+  if (typeof limits === "string") return limits;
+  return { message, schedule, tz, nextRunAt: next.getTime(), limits };
 }

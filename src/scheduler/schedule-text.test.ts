@@ -31,6 +31,7 @@ describe("schedules as people type them", () => {
     for (const schedule of [
       { kind: "every", everySeconds: 5400, anchor: NOW },
       { kind: "at", at: Date.parse("2026-03-02T08:30:00Z") },
+      { kind: "at", at: Date.parse("2026-03-02T08:30:15Z") },
       { kind: "cron", expr: "30 8 * * 1-5", tz: "Europe/Berlin" },
     ] as const) {
       expect(parseScheduleText(scheduleText(schedule, "Europe/Berlin"), "Europe/Berlin", NOW)).toEqual(schedule);

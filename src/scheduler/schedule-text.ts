@@ -37,8 +37,11 @@ function unitSeconds(unit: string): number {
 /** The schedule written as parseScheduleText reads it back (the edit form's starting text). Pure. */
 export function scheduleText(schedule: Schedule, tz: string): string {
   switch (schedule.kind) {
-    case "at":
-      return new Date(schedule.at + zoneOffsets(tz)(schedule.at)).toISOString().slice(0, 16);
+    case "at": {
+      // Seconds only when there are some: a time read back is the same instant.
+      const iso = new Date(schedule.at + zoneOffsets(tz)(schedule.at)).toISOString();
+      return iso.slice(0, iso.slice(16, 23) === ":00.000" ? 16 : 19);
+    }
     case "every":
       return `every ${formatSeconds(schedule.everySeconds)}`;
     case "cron":

@@ -173,6 +173,7 @@ export class Scheduler {
           completionTokens: 0,
           toolCalls: 0,
           reason: `not run: ${capped}`,
+          message: job.message,
         });
       }
       return false;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CronJob } from "../store/store.js";
 import { mayActOn } from "./jobs-chat.js";
-import { dayCapReached, effectiveLimits, planSlot, runCapReached } from "./stop-rules.js";
+import { dayCapReached, effectiveLimits, limitsText, planSlot, runCapReached, withLimits } from "./stop-rules.js";
 
 const MIN = 60_000;
 const job = (overrides: Partial<CronJob> = {}): CronJob => ({
@@ -63,5 +63,27 @@ describe("stop rules", () => {
     expect(mayActOn(owned, { channel: "discord", userId: "42" }, false)).toBe(false);
     expect(mayActOn(owned, { channel: "telegram", userId: "1" }, true)).toBe(true);
     expect(mayActOn(job({ owner: undefined }), { channel: "telegram", userId: "42" }, false)).toBe(false);
+  });
+});
+
+describe("stop rules a person types", () => {
+  const now = Date.parse("2026-06-01T12:00:00Z");
+  it("replaces the rules given, removes those left empty or none, and keeps the others", () => {
+    const current = { maxRuns: 5, dayTokens: 1000, runCost: 0.5 };
+    const input = { maxRuns: "3", endsAt: "2026-07-01T09:30", dayTokens: "", runCost: "none", dayCost: " 0.25 " };
+    const limits = withLimits(current, input, "Europe/Berlin", now);
+    expect(limits).toEqual({ maxRuns: 3, endsAt: Date.parse("2026-07-01T07:30:00Z"), dayCost: 0.25 });
+    expect(limitsText(limits as object, "Europe/Berlin")).toBe("maxRuns 3, endsAt 2026-07-01T09:30, dayCost 0.25");
+    expect(withLimits(current, {}, "UTC", now)).toEqual(current);
+  });
+
+  it("refuses what is not a rule, with a sentence naming the field", () => {
+    const refused = (input: Record<string, string>) => withLimits({}, input, "UTC", now);
+    expect(refused({ maxRuns: "2.5" })).toBe('At most runs must be a whole number above 0 (or none); got "2.5".');
+    expect(refused({ runTokens: "-1" })).toBe('Tokens per run must be a whole number above 0 (or none); got "-1".');
+    expect(refused({ dayCost: "lots" })).toBe('Cost per day must be a number above 0 (or none); got "lots".');
+    expect(refused({ runCost: "Infinity" })).toContain("Cost per run must be a number above 0");
+    expect(refused({ endsAt: "next week" })).toBe('Ends at: "next week" is not a date-time such as 2026-12-31T18:00.');
+    expect(refused({ endsAt: "2026-05-31T12:00" })).toBe("Ends at: 2026-05-31T12:00 (UTC) is not in the future.");
   });
 });

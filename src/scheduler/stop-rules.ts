@@ -1,6 +1,7 @@
 import type { Config } from "../config/config.js";
 import type { CronJob, JobLimits } from "../store/store.js";
-import { nextRun } from "./schedule.js";
+import { nextRun, parseIsoInZone, ScheduleError } from "./schedule.js";
+import { scheduleText } from "./schedule-text.js";
 
 /** The config's `cron` stop rules every job gets unless it sets its own. */
 export type JobDefaults = Pick<
@@ -65,3 +66,59 @@ export function runCapReached(limits: JobLimits, spentInRun: { tokens: number; c
   }
   return undefined;
 }
+
+/** Stop rules as a person types them (the page's Edit form, `pincer cron limit`): a field given replaces the job's own
+ * rule, an empty one or `none` removes it (the config's default applies again). */
+export type LimitInput = Partial<Record<keyof JobLimits, string>>;
+
+export const LIMIT_NAMES: Record<keyof JobLimits, string> = {
+  maxRuns: "At most runs",
+  endsAt: "Ends at",
+  runTokens: "Tokens per run",
+  runCost: "Cost per run",
+  dayTokens: "Tokens per day",
+  dayCost: "Cost per day",
+};
+
+export const LIMIT_FIELDS = Object.keys(LIMIT_NAMES) as Array<keyof JobLimits>;
+
+/** The job's own stop rules with `input` applied, or the sentence saying what is wrong (an end date is read in `tz`,
+ * and must be after `now`). Pure. */
+export function withLimits(current: JobLimits, input: LimitInput, tz: string, now: number): JobLimits | string {
+  const limits: JobLimits = { ...current };
+  for (const field of LIMIT_FIELDS) {
+    const text = input[field]?.trim();
+    if (text === undefined) continue;
+    delete limits[field];
+    if (text === "" || text.toLowerCase() === "none") continue;
+    if (field === "endsAt") {
+      try {
+        limits.endsAt = parseIsoInZone(text, tz);
+      } catch (err) {
+        if (err instanceof ScheduleError) return `Ends at: "${text}" is not a date-time such as 2026-12-31T18:00.`;
+        throw err;
+      }
+      if (limits.endsAt <= now) return `Ends at: ${text} (${tz}) is not in the future.`;
+      continue;
+    }
+    const value = Number(text);
+    const whole = field === "maxRuns" || field.endsWith("Tokens");
+    if (!(value > 0) || !Number.isFinite(value) || (whole && !Number.isInteger(value))) {
+      return `${LIMIT_NAMES[field]} must be ${whole ? "a whole number" : "a number"} above 0 (or none); got "${text}".`;
+    }
+    limits[field] = value;
+  }
+  return limits;
+}
+
+/** A rule's value as a person types it (an end as a date-time in `tz`); "" when unset. Pure. */
+export function limitValue(limits: JobLimits, field: keyof JobLimits, tz: string): string {
+  const value = limits[field];
+  return value === undefined ? "" : field === "endsAt" ? scheduleText({ kind: "at", at: value }, tz) : String(value);
+}
+
+/** The rules a job sets itself, as `maxRuns 3, endsAt 2026-12-31T18:00`. Pure. */
+export const limitsText = (limits: JobLimits, tz: string): string =>
+  LIMIT_FIELDS.filter((f) => limits[f] !== undefined)
+    .map((f) => `${f} ${limitValue(limits, f, tz)}`)
+    .join(", ");

@@ -16,7 +16,8 @@ export class SqlJobRuns extends SqlGroup {
   /**
    * Finishes a run (its tokens and cost summed from the usage rows its model calls left) and counts the job's failures
    * in a row, in one transaction: a failed run adds one, one that did not fail clears them, and the failure that
-   * reaches `pauseAfter` pauses the job (`pausedNow`, once). Nothing when the run is unknown or finished already.
+   * reaches `pauseAfter` pauses the job (`pausedNow`, once). Nothing when the run is unknown or finished already (an
+   * `interrupted` mark is not an end: another process may have set it in the instant between this turn and this call).
    */
   finish(runId: string, end: JobRunEnd, pauseAfter: number) {
     return this.db.transaction(async (tx) => {
@@ -28,7 +29,7 @@ export class SqlJobRuns extends SqlGroup {
       const [run] = await tx.rows<{ jobId: string }>(
         `UPDATE job_runs SET finished_at = $1, outcome = $2, prompt_tokens = $3, completion_tokens = $4, cost = $5,
                 tool_calls = $6, delivered = $7, reason = $8
-          WHERE id = $9 AND outcome = 'running' RETURNING job_id AS "jobId"`,
+          WHERE id = $9 AND outcome IN ('running', 'interrupted') RETURNING job_id AS "jobId"`,
         [
           end.at,
           end.outcome,
@@ -62,18 +63,43 @@ export class SqlJobRuns extends SqlGroup {
   /** The newest `perJob` runs of each job, newest first. */
   async recent(jobIds: readonly string[], perJob = 20): Promise<Map<string, JobRun[]>> {
     const runs = new Map<string, JobRun[]>(jobIds.map((id) => [id, []]));
-    if (jobIds.length === 0) return runs;
+    if (jobIds.length > 0) await this.ranked(`job_id IN (${placeholders(jobIds, 2)})`, [perJob, ...jobIds], runs);
+    return runs;
+  }
+
+  /** The newest `perJob` runs of each job that is gone (a finished one-time reminder, a deleted job), newest first. */
+  async ofEndedJobs(perJob = 20): Promise<Map<string, JobRun[]>> {
+    return this.ranked("job_id NOT IN (SELECT id FROM cron_jobs)", [perJob], new Map());
+  }
+
+  private async ranked(where: string, params: unknown[], runs: Map<string, JobRun[]>) {
     const rows = await this.db.rows(
       `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY job_id ORDER BY fired_at DESC, id DESC) AS n
-          FROM job_runs WHERE job_id IN (${placeholders(jobIds, 2)})) ranked
-        WHERE n <= $1 ORDER BY fired_at DESC, id DESC`,
-      [perJob, ...jobIds],
+          FROM job_runs WHERE ${where}) ranked WHERE n <= $1 ORDER BY fired_at DESC, id DESC`,
+      params,
     );
     for (const row of rows) {
       const { n: _n, ...run } = camelCased<JobRun & { n: number }>(row);
-      runs.get(run.jobId)?.push(run);
+      runs.set(run.jobId, [...(runs.get(run.jobId) ?? []), run]);
     }
     return runs;
+  }
+
+  /**
+   * Closes as `interrupted` the runs left `running` whose turn is over (their message no longer waits in the inbox):
+   * the process died between the turn's end and the run's. A run whose message still waits is not touched: it is
+   * resumed (after a restart, or by another process of a cluster) and ends itself. Returns how many.
+   */
+  closeLeftOver(at = Date.now()): Promise<number> {
+    const used = (sum: string) => `(SELECT ${sum} FROM model_usage WHERE run_id = job_runs.id)`;
+    return this.db.run(
+      `UPDATE job_runs SET outcome = 'interrupted', finished_at = $1, reason = $2,
+              prompt_tokens = ${used("coalesce(sum(prompt_tokens), 0)")},
+              completion_tokens = ${used("coalesce(sum(completion_tokens), 0)")}, cost = ${used("sum(cost)")}
+        WHERE outcome = 'running' AND NOT EXISTS (SELECT 1 FROM inbox WHERE inbox.session_key = job_runs.session_key
+          AND inbox.status = 'pending' AND inbox.id LIKE '%:' || job_runs.id)`,
+      [at, "the pincer process running it stopped before the run's end was recorded"],
+    );
   }
 
   /** What one run's model calls have used so far. */

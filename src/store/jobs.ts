@@ -117,6 +117,12 @@ export class SqlJobs extends SqlGroup {
     return (await this.db.run(sql, [...params, id])) === 1;
   }
 
+  /** Sets a job's own stop rules (those absent: the config's); false when there is no such job. */
+  async setLimits(id: string, limits: JobLimits): Promise<boolean> {
+    const [sql, params] = update("cron_jobs", Object.fromEntries(LIMIT_FIELDS.map((f) => [f, limits[f]])), "id");
+    return (await this.db.run(sql, [...params, id])) === 1;
+  }
+
   /** Asks for one run now (repeated asks before it fires are one run); false when there is no such job. */
   async requestRun(id: string, at: number): Promise<boolean> {
     const ask = "UPDATE cron_jobs SET run_requested_at = coalesce(run_requested_at, $1) WHERE id = $2";
@@ -215,6 +221,7 @@ async function startRun(
     scheduledAt: fired.scheduledAt,
     firedAt: fired.firedAt,
     outcome: "running",
+    message: fired.run.channel === "system" && fired.run.run.kind === "cron" ? fired.run.run.reminder : undefined,
   };
   await tx.run(...insert("job_runs", row, undefined, "ON CONFLICT (id) DO NOTHING"));
 }

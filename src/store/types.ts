@@ -128,7 +128,8 @@ export type NewJob = Omit<
 /** What the page, the CLI and the chat may change of a job; the next run is worked out by the caller. */
 export type JobEdit = Pick<CronJob, "message" | "schedule" | "tz" | "nextRunAt"> & { limits?: JobLimits };
 
-export type JobRunOutcome = "running" | "ok" | "failed" | "stopped" | "skipped";
+/** `interrupted`: its process died after the turn, before the run's end was recorded. */
+export type JobRunOutcome = "running" | "ok" | "failed" | "stopped" | "skipped" | "interrupted";
 
 /** One run of a job: `delivered` is what went to the chat, `reason` why nothing (or a failure) did. */
 export interface JobRun {
@@ -148,6 +149,8 @@ export interface JobRun {
   toolCalls: number;
   delivered?: string;
   reason?: string;
+  /** The job's text when it fired: its history outlives the job. */
+  message?: string;
 }
 
 /** How a run ended, as the turn's end tells it. */

@@ -73,6 +73,13 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
         `this conversation already has ${MAX_JOBS_PER_CONVERSATION} jobs; remove some first (action list, then remove).`,
       );
     }
+    const owner = { channel: routeOf(ctx.inbound), userId: senderId };
+    const { maxJobsPerOwner } = deps.config.cron;
+    if ((await store.listByOwner(owner)).length >= maxJobsPerOwner) {
+      throw new ToolError(
+        `this person already has ${maxJobsPerOwner} jobs, the most one person may have (config cron.maxJobsPerOwner); remove one first.`,
+      );
+    }
     const current = Date.now();
     const schedule = toSchedule(args, tz, current);
     const first = nextRun(schedule, new Date(current));
@@ -84,7 +91,7 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
       schedule,
       tz,
       origin,
-      owner: { channel: routeOf(ctx.inbound), userId: senderId },
+      owner,
       createdAt: current,
       nextRunAt: first.getTime(),
     });

@@ -179,7 +179,9 @@ export const SCRIPT = `
       const f = form.elements;
       const error = form.querySelector(".error");
       error.textContent = "";
-      post("/api/jobs/edit", { id: form.dataset.id, message: f.message.value, schedule: f.schedule.value, tz: f.tz.value })
+      const body = { id: form.dataset.id };
+      for (const el of f) if (el.name) body[el.name] = el.value;
+      post("/api/jobs/edit", body)
         .then(() => { form.hidden = true; })
         .catch((err) => { error.textContent = err.message; });
     });

@@ -1,20 +1,22 @@
 import type { JobActions } from "../scheduler/job-actions.js";
+import { LIMIT_FIELDS } from "../scheduler/stop-rules.js";
 import { HttpError } from "./http.js";
 
 const ACTIONS = ["run", "pause", "resume", "delete", "edit"] as const;
 
 /**
- * `POST /api/jobs/{run,pause,resume,edit,delete}` with `{ id }` (and for edit `message`, `schedule`, `tz`): the page's
+ * `POST /api/jobs/{run,pause,resume,edit,delete}` with `{ id }` (and for edit `message`, `schedule`, `tz` and the stop
+ * rules, each optional: `maxRuns`, `endsAt`, `runTokens`, `runCost`, `dayTokens`, `dayCost`, an empty one unset): the page's
  * job actions, behind the same session check as the page's others. Answers the sentence of what was done; a refusal
  * is an HttpError with that sentence.
  */
 export async function jobRoute(actions: JobActions, path: string, body: Record<string, unknown>): Promise<string> {
   const action = ACTIONS.find((name) => path === `/api/jobs/${name}`);
   if (!action) throw new HttpError(404, "not found");
-  const field = (name: string, max: number): string => {
+  const field = (name: string, max: number, least = 1): string => {
     const value = body[name];
-    if (typeof value !== "string" || value.trim() === "" || value.length > max) {
-      throw new HttpError(400, `"${name}" must be a string of 1 to ${max} characters`);
+    if (typeof value !== "string" || value.trim().length < least || value.length > max) {
+      throw new HttpError(400, `"${name}" must be a string of ${least} to ${max} characters`);
     }
     return value;
   };
@@ -25,6 +27,9 @@ export async function jobRoute(actions: JobActions, path: string, body: Record<s
           message: field("message", 4000),
           schedule: field("schedule", 200),
           tz: field("tz", 64),
+          limits: Object.fromEntries(
+            LIMIT_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, field(f, 40, 0)]),
+          ),
         })
       : await actions[action === "delete" ? "remove" : action](id);
   if (!result.ok) throw new HttpError(result.status, result.text);

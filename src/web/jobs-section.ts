@@ -1,19 +1,29 @@
 import { scheduleInWords, scheduleText, upcomingRuns } from "../scheduler/schedule-text.js";
-import type { JobRun, Store } from "../store/store.js";
+import { LIMIT_FIELDS, LIMIT_NAMES, limitsText, limitValue } from "../scheduler/stop-rules.js";
+import type { JobLimits, JobRun, Store } from "../store/store.js";
 import { clip, esc, formatSpan, type TimeFormat } from "./html.js";
 
 /** Runs of each job the page shows. */
 const RUNS_SHOWN = 20;
 const NEXT_SHOWN = 3;
 
-/** Every job with its next runs and its newest runs, for the page's Jobs section. */
-export async function collectJobs(store: Pick<Store, "jobs" | "jobRuns">) {
+/** Every job with its next runs and its newest runs, then the runs kept of jobs that are gone (shown in `tz`), for
+ * the page's Jobs section. */
+export async function collectJobs(store: Pick<Store, "jobs" | "jobRuns">, tz: string): Promise<JobView[]> {
   const jobs = await store.jobs.listAll();
   const runs = await store.jobRuns.recent(
     jobs.map((job) => job.id),
     RUNS_SHOWN,
   );
-  return jobs.map((job) => ({
+  const ended = [...(await store.jobRuns.ofEndedJobs(RUNS_SHOWN))].map(([id, runs]) => ({
+    id,
+    message: runs.find((run) => run.message)?.message ?? "(its text was not kept)",
+    tz,
+    sessionKey: runs[0].sessionKey,
+    runs,
+    ended: true,
+  }));
+  const current = jobs.map((job) => ({
     id: job.id,
     name: job.name,
     message: job.message,
@@ -25,11 +35,29 @@ export async function collectJobs(store: Pick<Store, "jobs" | "jobRuns">) {
     nextRuns: job.pausedAt === undefined ? upcomingRuns(job.schedule, job.nextRunAt, NEXT_SHOWN) : [],
     paused: job.pausedAt === undefined ? undefined : (job.pausedReason ?? "owner"),
     runRequested: job.runRequestedAt !== undefined,
+    limits: job.limits,
     runs: runs.get(job.id) ?? [],
   }));
+  return [...current, ...ended];
 }
 
-type JobView = Awaited<ReturnType<typeof collectJobs>>[number];
+/** A job as the page shows it; one that is gone (`ended`) has only its text and its runs. */
+interface JobView {
+  id: string;
+  message: string;
+  tz: string;
+  sessionKey: string;
+  runs: JobRun[];
+  ended?: boolean;
+  name?: string;
+  words?: string;
+  scheduleText?: string;
+  owner?: string;
+  nextRuns?: number[];
+  paused?: string;
+  runRequested?: boolean;
+  limits?: JobLimits;
+}
 
 const PAUSED: Record<string, string> = {
   user: "paused",
@@ -49,19 +77,33 @@ export function renderJobs(jobs: JobView[], now: number, formatTime: TimeFormat)
 
 function jobRow(job: JobView, now: number, formatTime: TimeFormat): string {
   const time = (at: number) => esc(formatTime(at, job.tz));
-  const state = job.paused
-    ? `<span class="pill warn">${esc(PAUSED[job.paused] ?? "paused")}</span>`
-    : `next <span class="next">${job.nextRuns.map(time).join(", ")}</span> <small>(${esc(job.tz)})</small>`;
+  const state = job.ended
+    ? '<span class="pill">finished or deleted</span>'
+    : job.paused
+      ? `<span class="pill warn">${esc(PAUSED[job.paused] ?? "paused")}</span>`
+      : `next <span class="next">${(job.nextRuns ?? []).map(time).join(", ")}</span> <small>(${esc(job.tz)})</small>`;
   const last = job.runs[0];
+  const limits = limitsText(job.limits ?? {}, job.tz);
+  const about = job.ended
+    ? `job ${esc(job.id)}`
+    : `${job.name ? `“${esc(job.name)}” · ` : ""}${esc(job.words ?? "")} · owner ${esc(job.owner ?? "")}`;
   return `<li class="job" data-job="${esc(job.id)}"><div>
 <b class="text">${esc(clip(job.message, 300))}</b>
-<small>${job.name ? `“${esc(job.name)}” · ` : ""}${esc(job.words)} · owner ${esc(job.owner)} · chat ${esc(job.sessionKey)}</small>
+<small>${about} · chat ${esc(job.sessionKey)}${limits && ` · stop rules: ${esc(limits)}`}</small>
 <small>${state}${job.runRequested ? " · a run is asked for" : ""}${last ? ` · last run ${outcome(last)} ${formatSpan(now - last.firedAt)} ago` : " · no runs yet"}</small>
-${history(job, time)}
-<form class="job-edit" data-id="${esc(job.id)}" hidden>
+${history(job, time)}${job.ended ? "</div></li>" : editForm(job)}`;
+}
+
+function editForm(job: JobView): string {
+  const limits = LIMIT_FIELDS.map(
+    (f) =>
+      `<label>${LIMIT_NAMES[f]} <input name="${f}" value="${esc(limitValue(job.limits ?? {}, f, job.tz))}"></label>`,
+  );
+  return `<form class="job-edit" data-id="${esc(job.id)}" hidden>
 <label>Text <textarea name="message" rows="2" maxlength="4000" required>${esc(job.message)}</textarea></label>
-<label>Schedule <input name="schedule" value="${esc(job.scheduleText)}" required></label>
+<label>Schedule <input name="schedule" value="${esc(job.scheduleText ?? "")}" required></label>
 <label>Zone <input name="tz" value="${esc(job.tz)}" required></label>
+${limits.join("")}<small>Stop rules left empty: the config's <code>cron</code> defaults apply.</small>
 <span class="buttons"><button type="submit">Save</button><button type="button" data-action="edit-job" data-id="${esc(job.id)}">Cancel</button></span>
 <small class="error" role="alert"></small>
 </form></div>

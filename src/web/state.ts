@@ -42,7 +42,7 @@ export async function collectState(sources: {
         dashboard.inboxPending(),
         dashboard.outboxPending(),
         dashboard.conversations(),
-        collectJobs(app.store),
+        collectJobs(app.store, app.config.timezone),
         pairing.pending(),
       ])
     : [0, 0, [], [], []];

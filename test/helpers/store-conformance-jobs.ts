@@ -63,6 +63,48 @@ export function describeJobsConformance(fresh: Fresh): void {
     expect(await store.jobs.edit("nope", { ...edited, tz: "UTC", nextRunAt: 1 })).toBe(false);
   });
 
+  it("closes runs left running whose turn is over, lists a gone job's runs, and sets a job's own stop rules", async () => {
+    const { store } = await fresh();
+    const { id } = await store.jobs.add(job());
+    const fire = async (at: number) => {
+      const msg = {
+        ...run(`cron:${id}:${at}`),
+        run: { kind: "cron", jobId: id, scheduledAt: at, reminder: "stretch" },
+      };
+      const slot = { jobId: id, scheduledAt: at, nextRunAt: at + 60_000, run: msg as InboundMessage, ranAt: at };
+      expect(await store.jobs.takeSlot(slot)).toEqual({ taken: true, accepted: true });
+      return msg as InboundMessage;
+    };
+    const over = await fire(1_060_000);
+    const waiting = await fire(1_120_000);
+    await store.usage.record({ ...call, promptTokens: 30, completionTokens: 5, cost: 0.25, at: 1, runId: over.id });
+    // The turn ended, and its process died before the run's end was recorded; the other run's message still waits.
+    await store.turns.finishTurn(over, [], undefined);
+    expect(await store.jobRuns.closeLeftOver(2_000_000)).toBe(1);
+    const runs = (await store.jobRuns.recent([id])).get(id) ?? [];
+    expect(runs).toMatchObject([
+      { id: waiting.id, outcome: "running", message: "stretch" },
+      { id: over.id, outcome: "interrupted", finishedAt: 2_000_000, promptTokens: 30, completionTokens: 5, cost: 0.25 },
+    ]);
+    expect(runs[1].reason).toContain("stopped before the run's end was recorded");
+    // An end recorded late (its process lived after all: another one marked it in between) still counts.
+    const late = { outcome: "ok", toolCalls: 0, delivered: "done", at: 2_000_001 } as const;
+    expect((await store.jobRuns.finish(over.id, late, 3)).recorded).toBe(true);
+    expect(await store.jobRuns.closeLeftOver(2_000_002)).toBe(0);
+
+    expect(await store.jobs.setLimits(id, { maxRuns: 2, endsAt: 9_000_000, dayTokens: 10 })).toBe(true);
+    expect((await store.jobs.get(id))?.limits).toEqual({ maxRuns: 2, endsAt: 9_000_000, dayTokens: 10 });
+    expect(await store.jobs.setLimits(id, { runCost: 0.5 })).toBe(true);
+    expect((await store.jobs.get(id))?.limits).toEqual({ runCost: 0.5 });
+    expect(await store.jobs.setLimits("nope", {})).toBe(false);
+
+    expect((await store.jobRuns.ofEndedJobs()).size).toBe(0);
+    expect(await store.jobs.remove(id)).toBe(true);
+    const ended = await store.jobRuns.ofEndedJobs(1);
+    expect([...ended.keys()]).toEqual([id]);
+    expect(ended.get(id)).toMatchObject([{ id: waiting.id, message: "stretch" }]);
+  });
+
   it("fires a run asked for once, paused or not, with its row; repeated asks before it fires are one run", async () => {
     const { store, open } = await fresh();
     const other = await open();

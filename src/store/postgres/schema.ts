@@ -355,6 +355,7 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
             expires_at bigint NOT NULL
           );`,
   },
+  { id: "016-job-run-text", sql: "ALTER TABLE job_runs ADD COLUMN message text;" },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

@@ -304,4 +304,6 @@ export const migrations: Migration[] = [
             expires_at INTEGER NOT NULL
           );`,
   },
+  // A run keeps its job's text, so the history of a finished or deleted job still says what it was.
+  { id: "025-job-run-text", sql: "ALTER TABLE job_runs ADD COLUMN message TEXT;" },
 ];
