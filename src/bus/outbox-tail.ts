@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { coalesced } from "../coalesced.js";
-import type { OutboundMessage } from "./types.js";
+import { errorText, type OutboundMessage } from "./types.js";
 
 /** What a tail reads: the rows of a channel after an id (pending or sent), and the newest id at its start. */
 export interface TailJournal {
@@ -56,10 +56,7 @@ export class OutboxTail {
       this.floor = Promise.resolve(settled);
     } catch (err) {
       this.floor = this.floor.catch(() => this.journal.lastOutboxId());
-      this.log?.warn(
-        { err: err instanceof Error ? err.message : String(err), channel: this.channel },
-        "could not follow the outbox",
-      );
+      this.log?.warn({ err: errorText(err), channel: this.channel }, "could not follow the outbox");
     }
   }
 }

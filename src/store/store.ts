@@ -1,7 +1,6 @@
 import { SqlApprovals } from "./approvals.js";
 import { SqlAudit, SqlHelperRuns } from "./audit.js";
-import { SqlChatModels } from "./chat-models.js";
-import { SqlChatVoice } from "./chat-voice.js";
+import { SqlChatChoice, type VoiceMode } from "./chat-choices.js";
 import type { Fence } from "./cluster.js";
 import { SqlConversations } from "./conversations.js";
 import { SqlJobRuns } from "./job-runs.js";
@@ -17,7 +16,7 @@ import { estimateTokens, type StoredMessage } from "./types.js";
 import { SqlUsage } from "./usage.js";
 
 export type { AllowedEntry, Approval, ApprovalChoice, ApprovalState, NewApproval } from "./approvals.js";
-export type { VoiceMode } from "./chat-voice.js";
+export type { VoiceMode } from "./chat-choices.js";
 export type { Identity, LinkOutcome, Person } from "./people.js";
 export type * from "./types.js";
 export { estimateTokens } from "./types.js";
@@ -31,8 +30,8 @@ export function storeOn(db: Sql, memory: SqlMemory, options: StoreOptions = {}) 
     steps: new SqlTurnSteps(db),
     turns: new SqlTurns(db, countTokens),
     conversations: new SqlConversations(db, countTokens),
-    chatModels: new SqlChatModels(db),
-    chatVoice: new SqlChatVoice(db),
+    chatModels: new SqlChatChoice<string>(db, "chat_models", "model"),
+    chatVoice: new SqlChatChoice<VoiceMode>(db, "chat_voice", "mode"),
     memory,
     jobs: new SqlJobs(db),
     jobRuns: new SqlJobRuns(db),
