@@ -32,6 +32,8 @@ export interface DiscordHarnessOptions {
   /** The fake's guilds, channels and threads, and how it behaves. */
   fake?: FakeDiscordOptions;
   adjust?: (config: Config) => void;
+  /** More environment for the config (PINCER_CONFIG, key variables, PINCER_SANDBOX). */
+  env?: Record<string, string>;
   tuning?: Partial<DiscordTuning>;
 }
 
@@ -59,6 +61,7 @@ export async function startDiscordHarness(
     DISCORD_ALLOW_FROM: options.allowFrom,
     PINCER_SANDBOX: "none",
     PINCER_TIMEZONE: "UTC",
+    ...options.env,
   });
   // The outbox sender retries within tens of milliseconds here (seconds by default).
   config.delivery = { ...config.delivery, retryMinSeconds: 0.05, retryMaxSeconds: 0.2 };
