@@ -49,6 +49,9 @@ describe("telegram channel: conversations", () => {
       "usage",
       "voice",
       "jobs",
+      "whoami",
+      "link",
+      "unlink",
     ]);
     expect(h.telegram.callsTo("deleteWebhook")).toHaveLength(1);
   });

@@ -19,7 +19,7 @@ function setup() {
     agentFor: (m) => (m.account === "shop" || m.chatId === "-100" ? "shop" : "main"),
     pairing,
     people,
-    defaultRole: "guest",
+    roles: { roles: {}, people: { defaultRole: "guest" } },
     log: pino({ level: "silent" }),
   });
   const gate = { ...access, admit: (msg: InboundMessage) => access.admit(msg, async (out) => void sent.push(out)) };

@@ -12,9 +12,10 @@ import {
   routeOf,
   sessionKeyOf,
 } from "../bus/types.js";
+import type { FileConfig } from "../config/file-schema.js";
 import type { Store } from "../store/store.js";
-import { hasAccess, isNamedOwner, isOwner, pairingNotice, strangerAction } from "./policy.js";
-import { roleOf } from "./roles.js";
+import { hasAccess, isNamedOwner, pairingNotice, strangerAction } from "./policy.js";
+import { roleOf, roleSettings } from "./roles.js";
 
 interface AccessGateDeps {
   /** The allowlists by route (routeOf): TELEGRAM_ALLOW_FROM, DISCORD_ALLOW_FROM, an account's `allowFrom`. */
@@ -23,8 +24,8 @@ interface AccessGateDeps {
   agentFor?: (msg: PersonMessage & { channel: "telegram" | "discord" }) => string;
   pairing: Store["pairing"];
   people: Store["people"];
-  /** Config `people.defaultRole`: the role of everyone let in by `*` or pairing. */
-  defaultRole: string;
+  /** Config `roles` and `people.defaultRole` (the role of everyone let in by `*` or pairing). */
+  roles: Pick<FileConfig, "roles" | "people">;
   log: Logger;
 }
 
@@ -59,7 +60,7 @@ export function createAccessGate(deps: AccessGateDeps) {
     if (userId === undefined) return undefined;
     const route = routeOf(parseSessionKey(msg.sessionKey) ?? msg);
     const person = await deps.people.identify(agentOf(msg.sessionKey), route, userId, msg.senderName);
-    return { id: person.id, role: roleOf(person, named, deps.defaultRole) };
+    return { id: person.id, role: roleOf(person, named, deps.roles.people.defaultRole) };
   };
 
   return {
@@ -68,13 +69,13 @@ export function createAccessGate(deps: AccessGateDeps) {
      * gains the owner's rights by having the owner send their code. */
     link: async (msg: InboundMessage, code: string) =>
       deps.people.redeem(agentOf(msg.sessionKey), { route: routeOf(msg), userId: msg.senderId }, code, (target) => {
-        return !named(routeOf(msg), msg.senderId) || roleOf(target, named, deps.defaultRole) === "owner";
+        return !named(routeOf(msg), msg.senderId) || roleOf(target, named, deps.roles.people.defaultRole) === "owner";
       }),
     /** Whether this person may talk to pincer on this bot (`route`) now (a job runs only while its owner may). */
     hasAccess: allowed,
-    /** Whether this person is the owner, who may change a chat's settings and see all usage (policy.ts's isOwner). */
-    isOwner: (route: string, userId: string) =>
-      isOwner({ channel: route, senderId: userId, allowFrom: deps.allowFrom[route] }),
+    /** Whether the sender's role may switch a chat's model (`roles.NAME.models`; the built-in guest may not). */
+    mayChooseModel: (msg: InboundMessage) =>
+      msg.person !== undefined && roleSettings(deps.roles, msg.person.role).models === true,
     /** Every inbound message passes here: a person let in gets it back addressed to their agent's conversation; a
      * stranger is sent their code by `send` (undefined). */
     async admit(

@@ -29,7 +29,9 @@ export function roleOf(person: Person, named: (route: string, userId: string) =>
   return person.identities.some((i) => named(i.route, i.userId)) ? "owner" : defaultRole;
 }
 
-/** Whether a role's turns are offered a tool: `tools` lists globs as `approvals.tools` does (absent: every tool). */
-export function roleOffers(role: Role): (tool: string) => boolean {
-  return (tool) => role.tools === undefined || role.tools.some((glob) => matchesGlob(tool, glob));
+/** Whether a run for `person` is offered a tool: their role's `tools` globs, as `approvals.tools` names them (absent:
+ * every tool). A run no person is behind (the heartbeat) is pincer's own. */
+export function offeredTo(config: RoleConfig, person: PersonRef | undefined): (tool: string) => boolean {
+  const tools = person && roleSettings(config, person.role).tools;
+  return (tool) => tools === undefined || tools.some((glob) => matchesGlob(tool, glob));
 }

@@ -1,10 +1,9 @@
-import { isOwner } from "../access/policy.js";
 import { type CommandName, commandArgument, helpText, parseCommand, StopRequested } from "../bus/commands.js";
-import { type InboundMessage, type OutboundMessage, replyTarget, routeOf } from "../bus/types.js";
-import { allowListsOf } from "../config/agents.js";
+import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { reportText } from "../usage/report.js";
 import type { Lane, Lanes } from "./lanes.js";
 import { newConversationNotice, notice } from "./notices.js";
+import { peopleAnswer } from "./people-commands.js";
 import { runOf } from "./turn-context.js";
 import type { TurnOutlet } from "./turn-outlet.js";
 import type { WorkerDeps } from "./worker-deps.js";
@@ -96,10 +95,11 @@ async function answerCommand(
     text = deps.voice ? await deps.voice.answer(msg) : "Spoken replies are not available here.";
   } else if (command === "jobs") {
     text = (await deps.jobsChat?.answer(msg)) ?? "Jobs are not available here.";
+  } else if (command === "whoami" || command === "link" || command === "unlink") {
+    text = await peopleAnswer(command, msg, deps);
   } else if (command === "usage") {
-    const route = routeOf(msg);
-    // The owner sees this chat and all; a guest (let in by `*` or pairing) only what was spent for them.
-    const owner = isOwner({ channel: route, senderId: msg.senderId, allowFrom: allowListsOf(deps.config)[route] });
+    // The owner sees this chat and all; anyone else (a guest, a member) only what was spent for them.
+    const owner = msg.person?.role === "owner";
     const report = owner ? deps.usage.report(msg.sessionKey) : deps.usage.report(undefined, runOf(msg).person ?? "");
     text = reportText(await report);
   } else if (command === "status") {

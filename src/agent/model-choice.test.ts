@@ -33,7 +33,7 @@ function chatModels(owners = ["42"]) {
       get: async (key) => rows.get(key),
       set: async (key, model) => void (model === undefined ? rows.delete(key) : rows.set(key, model)),
     },
-    access: { isOwner: (_channel, userId) => owners.includes(userId) },
+    access: { mayChooseModel: (msg) => owners.includes(msg.senderId) },
     chain: (choice) => {
       chains.push(choice);
       return { model: { complete: async () => ({ content: "", toolCalls: [] }) }, window: () => 1000 };
@@ -94,7 +94,7 @@ describe("choosing a chat's model", () => {
     const broken = createChatModels({
       config: { openai: { model: "gpt-4.1-mini" }, agent: { models } },
       store: { get: () => Promise.reject(new Error("database is locked")), set: async () => {} },
-      access: { isOwner: () => true },
+      access: { mayChooseModel: () => true },
       chain: () => ({ model: { complete: async () => ({ content: "", toolCalls: [] }) }, window: () => 1 }),
     });
     expect((await broken.forTurn(msg("hi"))).name).toBe("gpt-4.1-mini");

@@ -1,4 +1,4 @@
-import { deliverToOf, type InboundMessage, routeOf } from "../bus/types.js";
+import { deliverToOf, type InboundMessage } from "../bus/types.js";
 import type { ModelSetting } from "../config/file-schema.js";
 import type { Model } from "../llm/model.js";
 import type { Store } from "../store/store.js";
@@ -7,8 +7,8 @@ export interface ChatModelsDeps {
   /** PINCER_MODEL: what a chat uses until it chooses (and after `/model default`); agent.models: what it may choose. */
   config: { openai: { model: string }; agent: { models: readonly ModelSetting[] } };
   store: Store["chatModels"];
-  /** Who may use `/model` (src/access: the owner, named in the allowlist; not guests let in by `*` or pairing). */
-  access: { isOwner(route: string, userId: string): boolean };
+  /** Who may use `/model` (src/access: a role with `models`; not the built-in guest). */
+  access: { mayChooseModel(msg: InboundMessage): boolean };
   /** The chain for a choice (undefined: the default's; fallbacks behind it), the context it takes, and whether its
    * servers take more now (asked when a turn does not fit `window`). */
   chain(choice: string | undefined): { model: Model; window: () => number; recheck?: () => Promise<boolean> };
@@ -65,7 +65,7 @@ export function createChatModels(deps: ChatModelsDeps) {
     /** The answer to `/model` (no argument: the list) or `/model NAME`; a guest has no `/model`. */
     async answer(msg: InboundMessage, argument: string): Promise<string> {
       const now = await current(msg);
-      if (!deps.access.isOwner(routeOf(msg), msg.senderId)) {
+      if (!deps.access.mayChooseModel(msg)) {
         return `Only the owner can switch this chat's model (someone named in ${msg.channel.toUpperCase()}_ALLOW_FROM); it stays on ${now.name}.`;
       }
       if (!argument) return modelList(defaultModel, models, now.name);

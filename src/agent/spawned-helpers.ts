@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
+import { offeredTo } from "../access/roles.js";
 import type { Switchboard } from "../bus/switchboard.js";
 import { deliverToOf, type InboundMessage, personOf } from "../bus/types.js";
 import { untilAborted } from "../bus/until-stored.js";
@@ -30,7 +31,7 @@ export interface HelperDeps extends Pick<LoopDeps, "tokens" | "window" | "approv
   registry: ToolRegistry;
   audit: Store["audit"];
   log: Logger;
-  config: Pick<Config, "helpers" | "agent" | "openai" | "workspace" | "timezone">;
+  config: Pick<Config, "helpers" | "agent" | "openai" | "workspace" | "timezone" | "roles" | "people">;
   /**
    * Clustered: told when a helper starts and ends here, so the others tell it from one whose process died. A helper
    * takes each step only while its guard lets it (its lease is held here); `onLost` stops it the moment it is lost.
@@ -164,7 +165,10 @@ export class HelperManager {
             person: runOf(origin).person,
           }),
           // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
-          registry: deps.registry.restricted((name) => !HELPER_DENIED_TOOLS.includes(name)).withoutUntrusted(),
+          // Nor a tool its person's role lacks: a helper has its starter's rights, never more.
+          registry: deps.registry
+            .restricted((name) => !HELPER_DENIED_TOOLS.includes(name) && offeredTo(deps.config, origin.person)(name))
+            .withoutUntrusted(),
           maxIterations: settings.maxIterations,
           log,
           onToolResult: auditTo(deps.audit, sessionKey, log),

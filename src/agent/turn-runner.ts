@@ -1,4 +1,5 @@
 import { type MemorySharing, seesOwnerMemory } from "../access/policy.js";
+import { offeredTo } from "../access/roles.js";
 import { mediaKind } from "../bus/media-kind.js";
 import { type InboundMessage, type OutboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
 import { untilAborted } from "../bus/until-stored.js";
@@ -67,8 +68,10 @@ export class TurnRunner {
   ) {}
 
   /** `signal`: /stop and the shutdown. Returns when to run the message again if the model was away. */
-  async run(msg: InboundMessage, signal: AbortSignal): Promise<number | undefined> {
+  async run(queued: InboundMessage, signal: AbortSignal): Promise<number | undefined> {
     const { deps, outlet } = this;
+    // A run the gate did not see (a scheduled one; one accepted before an upgrade) is its person's too.
+    const msg = queued.person ? queued : { ...queued, person: await deps.access?.whoIs(queued) };
     const startedAt = Date.now();
     const activity = { ...replyTarget(msg), sessionKey: msg.sessionKey };
     deps.bus.publishActivity({ ...activity, busy: true });
@@ -181,7 +184,10 @@ async function preflight(deps: PreflightDeps, outlet: TurnOutlet, turn: Turn): P
 /** The tools this run may use, and the prompt: instructions, the history that fits the window, the user's message. */
 async function context(deps: ContextDeps, turn: Turn, ownerMemory: boolean) {
   const { msg, images, chosen } = turn;
-  const registry = registryFor(msg, deps.registry, deps.config.cron.tools);
+  // Only the tools of the role of the person who wrote (in a group too): the same list every turn of theirs.
+  const registry = registryFor(msg, deps.registry, deps.config.cron.tools).restricted(
+    offeredTo(deps.config, msg.person),
+  );
   // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start.
   await untilAborted(deps.ready(), turn.signal);
   const userMessage: ChatMessage =

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { AccessGate } from "../access/gate.js";
 import type { Switchboard } from "../bus/switchboard.js";
 import type { InboundMessage } from "../bus/types.js";
 import type { Config } from "../config/config.js";
@@ -49,6 +50,9 @@ export interface WorkerDeps {
   waitForModel: boolean;
   /** The access gate: a message queued before a revoke is not run. */
   senderHasAccess: (msg: InboundMessage) => Promise<boolean>;
+  /** The gate's people: who is behind a run it did not see, and `/link CODE` (absent in tests that need neither). */
+  access?: Pick<AccessGate, "whoIs" | "link">;
+  people?: Store["people"];
   /** Called once a message's turn is over and its reply is in the outbox. */
   onTurnFinished?: (msg: InboundMessage) => void;
   /** Absent when config `approvals` asks for nothing. */

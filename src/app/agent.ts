@@ -56,6 +56,8 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
       log: log.child({ part: "scheduler" }),
     }),
     senderHasAccess: (msg) => access.hasAccess(routeOf(msg), msg.senderId),
+    access,
+    people: store.people,
     steps: writes.steps,
     onTurnFinished: clustering && ((msg) => cluster.joined?.finished(msg)),
     audit: store.audit,

@@ -40,7 +40,7 @@ export async function buildCore(config: Config, options: AppOptions) {
     agentFor: (msg) => bindingFor(msg, config.bindings, accountAgent(config.accounts, msg)),
     pairing: store.pairing,
     people: store.people,
-    defaultRole: config.people.defaultRole,
+    roles: config,
     log: log.child({ part: "access" }),
   });
   const bus = new Switchboard({

@@ -1,6 +1,17 @@
 // Chat commands pincer answers itself: part of the bus contract, since channels offer them (Telegram's menu) and spot
 // them (the console's /stop).
-export type CommandName = "new" | "stop" | "status" | "help" | "model" | "usage" | "voice" | "jobs";
+export type CommandName =
+  | "new"
+  | "stop"
+  | "status"
+  | "help"
+  | "model"
+  | "usage"
+  | "voice"
+  | "jobs"
+  | "whoami"
+  | "link"
+  | "unlink";
 
 /** `takesArgument`: the command takes the rest of the line (`/model NAME`). */
 export const COMMANDS: Array<{ name: CommandName; description: string; takesArgument?: true }> = [
@@ -12,6 +23,13 @@ export const COMMANDS: Array<{ name: CommandName; description: string; takesArgu
   { name: "usage", description: "Tokens and cost today and this month" },
   { name: "voice", description: "Spoken replies here: /voice on, /voice off or /voice auto", takesArgument: true },
   { name: "jobs", description: "Your reminders and scheduled jobs, with buttons to run, pause or delete them" },
+  { name: "whoami", description: "Who I take you for: your role, your accounts, what is stored about you" },
+  {
+    name: "link",
+    description: "A code to join another account of yours; /link CODE joins this one",
+    takesArgument: true,
+  },
+  { name: "unlink", description: "Separate your linked accounts again" },
 ];
 
 /** `/stop`, `/stop@MyBot` and ` /STOP ` are the stop command; `/stop now` and `/stopwatch` are not; `/model x` is. */

@@ -11,6 +11,7 @@ import type { Store } from "../store/store.js";
 import { describeDatabaseProblem } from "./database-problem.js";
 import { describeFsProblem } from "./fs-problem.js";
 import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";
+import { peopleList, peopleRemove, peopleRole, peopleShow } from "./people.js";
 
 // Each command's module (but the small store-only ones) is imported by its action once the configuration is read, so
 // `pincer gateway` starts without the others' and a configuration mistake is told before anything big loads.
@@ -158,6 +159,12 @@ pairing
   .command("revoke <channel> <user>")
   .description("take back a user's access (channel: telegram or discord; user: their id) and pause their jobs")
   .action(answer(pairingRevoke));
+
+const people = program.command("people").description("the people who write to pincer, their roles and accounts");
+people.command("list").description("everyone who wrote, with role and accounts").action(answer(peopleList));
+people.command("show <id>").description("a person's role, accounts and what is stored").action(answer(peopleShow));
+people.command("role <id> <role>").description("set a person's role (or `default`)").action(answer(peopleRole));
+people.command("remove <id>").description("forget a person and revoke their approvals").action(answer(peopleRemove));
 
 try {
   await program.parseAsync();

@@ -1,0 +1,48 @@
+import { commandArgument } from "../bus/commands.js";
+import type { InboundMessage } from "../bus/types.js";
+import type { LinkOutcome } from "../store/store.js";
+import type { WorkerDeps } from "./worker-deps.js";
+
+/** Every wrong, used, expired or other agent's code gets the same answer: it tells nothing of whose it might be. */
+const REFUSED: Record<Extract<LinkOutcome, { refused: unknown }>["refused"], string> = {
+  wrong: "That code is not valid (wrong, used or expired). Ask for a new one with /link from your other account.",
+  locked: "Too many wrong codes from this account: try again in an hour.",
+  refused:
+    "This account is an owner's (named in the allowlist): it joins only another owner. Send /link from here, and the code from your other account.",
+  already: "This account is already part of that person.",
+};
+
+/** `/whoami`, `/link`, `/link CODE` and `/unlink` (issue 40): who pincer takes the sender for, and joining accounts. */
+export async function peopleAnswer(
+  command: "whoami" | "link" | "unlink",
+  msg: InboundMessage,
+  { access, people }: Pick<WorkerDeps, "access" | "people">,
+): Promise<string> {
+  const person = msg.person && (await people?.show(msg.person.id));
+  if (!access || !people || !person || !msg.person) return "People are not available here.";
+  if (command === "unlink") {
+    const moved = await people.unlink(person.id);
+    return moved
+      ? `Unlinked ${moved} account(s): each is a person of its own again.`
+      : "No account is linked to yours.";
+  }
+  const code = commandArgument(msg.text);
+  if (command === "link" && code) {
+    const outcome = await access.link(msg, code);
+    return "joined" in outcome
+      ? `Linked: this account is now part of ${outcome.joined.name}.`
+      : REFUSED[outcome.refused];
+  }
+  if (command === "link") {
+    // Anyone in a group could send the code first, and become you.
+    if (msg.isGroup) return "Ask for a code in a private chat with me: anyone here could use it.";
+    const offer = await people.offerLink(person.id);
+    return `Your code: ${offer.code} (for 10 minutes, once). From your other account (Telegram, Discord or the web chat), send me: /link ${offer.code}`;
+  }
+  const stored = await people.stored(person);
+  return [
+    `You are ${person.name} (${person.id}), role ${msg.person.role}.`,
+    `Accounts: ${person.identities.map((i) => `${i.route} ${i.userId} (${i.name})`).join(", ")}.`,
+    `Stored about you: ${stored.modelCalls} model calls in ${stored.chats} chats, ${stored.jobs} jobs.`,
+  ].join("\n");
+}

@@ -1,0 +1,65 @@
+import { isNamedOwner } from "../access/policy.js";
+import { roleOf } from "../access/roles.js";
+import { allowListsOf } from "../config/agents.js";
+import type { Config } from "../config/config.js";
+import { storeLocation } from "../paths.js";
+import { withStore } from "../store/open.js";
+import type { Person } from "../store/store.js";
+
+type Answer = { ok: boolean; text: string };
+const NOBODY = (id: string) => ({ ok: false, text: `No person ${id} (pincer people list shows them).` });
+
+/** Their role, as their turns run with it: set by `pincer people role`, or derived (the allowlists, people.defaultRole). */
+function role(config: Config, person: Person): string {
+  const named = (route: string, userId: string) => isNamedOwner(route, userId, allowListsOf(config));
+  return `${roleOf(person, named, config.people.defaultRole)}${person.role ? " (set)" : ""}`;
+}
+
+/** `pincer people list`: everyone who wrote, each agent's, with their role and accounts. */
+export function peopleList(config: Config): Promise<string> {
+  return withStore(storeLocation(config), async (store) => {
+    const all = await store.people.list();
+    if (all.length === 0) return "Nobody has written yet.";
+    return all.map((p) => `${p.id}  ${p.name}  ${role(config, p)}  ${p.identities.length} account(s)`).join("\n");
+  });
+}
+
+/** `pincer people show ID`: a person's role, accounts and what is stored about them. */
+export function peopleShow(config: Config, id: string): Promise<Answer> {
+  return withStore(storeLocation(config), async (store) => {
+    const person = await store.people.show(id);
+    if (!person) return NOBODY(id);
+    const stored = await store.people.stored(person);
+    const lines = [
+      `${person.id}: ${person.name}, agent ${person.agent}, role ${role(config, person)}`,
+      ...person.identities.map((i) => `  account ${i.route} ${i.userId} (${i.name})`),
+      `  ${stored.modelCalls} model calls in ${stored.chats} chats, ${stored.jobs} jobs`,
+    ];
+    return { ok: true, text: lines.join("\n") };
+  });
+}
+
+/** `pincer people role ID ROLE`: owner, member, guest, one of config `roles`, or `default` (derived again). */
+export function peopleRole(config: Config, id: string, name: string): Promise<Answer> {
+  const known = ["owner", "member", "guest", ...Object.keys(config.roles)];
+  if (name !== "default" && !known.includes(name))
+    return Promise.resolve({ ok: false, text: `Unknown role "${name}": use ${known.join(", ")} or default.` });
+  return withStore(storeLocation(config), async (store) => {
+    if (!(await store.people.setRole(id, name === "default" ? undefined : name))) return NOBODY(id);
+    return { ok: true, text: `${id} is now ${name === "default" ? "back on the derived role" : name}.` };
+  });
+}
+
+/** `pincer people remove ID`: forgets the person and their accounts, and takes back their pairing approvals (their jobs
+ * pause); an allowlist that names them, or `*`, still lets them in, as a new person. */
+export function peopleRemove(config: Config, id: string): Promise<Answer> {
+  return withStore(storeLocation(config), async (store) => {
+    const person = await store.people.show(id);
+    if (!person || !(await store.people.remove(id))) return NOBODY(id);
+    for (const { route, userId } of person.identities) await store.pairing.revoke(route, userId);
+    return {
+      ok: true,
+      text: `Removed ${id} (${person.identities.length} account(s)); their pairing approvals are revoked.`,
+    };
+  });
+}

@@ -1,0 +1,198 @@
+/**
+ * Issue 40: people, roles and linked accounts, end to end: the real grammy and discord.js against the fake Bot API,
+ * the fake Discord and the fake model, on both engines (the SQLite file; PostgreSQL in clustered mode), and the built
+ * `pincer people` CLI on the same store. The owner is named in TELEGRAM_ALLOW_FROM; everyone on Discord is let in by
+ * `*` and so is a guest, whose role (config `roles.guest.tools`) lacks `exec`.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createDiscordChannel } from "../channels/discord/discord-channel.js";
+import { createTelegramChannel } from "../channels/telegram/telegram-channel.js";
+import type { App } from "../src/app.js";
+import { mediaDir } from "../src/paths.js";
+import { FAKE_DISCORD_TOKEN, type FakeDiscord, type FakeUser, startFakeDiscord } from "./fakes/discord-server.js";
+import type { ChatRequest } from "./fakes/openai-server.js";
+import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
+import { tempHome, testApp } from "./helpers/app.js";
+import { pincer } from "./helpers/daemon.js";
+import { ENGINES, engineEnv } from "./helpers/engines.js";
+import { fakeModelForFile } from "./helpers/model.js";
+import { FAST_TIMING, message, privateChat, user } from "./helpers/telegram.js";
+import { until } from "./helpers/until.js";
+
+const model = fakeModelForFile();
+const GUILD = "110000000000000001";
+const GENERAL = "120000000000000001";
+const DM = "140000000000000001";
+const MALLORY_DM = "140000000000000002";
+const ADA: FakeUser = { id: "200000000000000001", username: "ada" };
+const MALLORY: FakeUser = { id: "200000000000000002", username: "mallory" };
+const toolsOf = (r: ChatRequest) => (r.tools ?? []).map((t) => t.function.name);
+const lastUser = (r: ChatRequest) => String(r.messages.findLast((m) => m.role === "user")?.content ?? "");
+
+describe.each(ENGINES)("people on %s", (engine) => {
+  const database = engineEnv(engine);
+  let telegram: FakeTelegram;
+  let discord: FakeDiscord;
+  let app: App | undefined;
+  let cli: (args: string[]) => ReturnType<typeof pincer>;
+
+  beforeAll(async () => {
+    telegram = await startFakeTelegram();
+    discord = await startFakeDiscord({
+      guilds: [{ id: GUILD, name: "home", channels: [{ id: GENERAL, name: "general" }] }],
+      heartbeatIntervalMs: 300,
+    });
+  });
+  afterAll(async () => {
+    await Promise.all([telegram.close(), discord.close()]);
+  });
+  afterEach(async () => {
+    await app?.stop();
+    app = undefined;
+    telegram.sent.length = 0;
+    discord.sent.length = 0;
+  });
+
+  async function start(): Promise<App> {
+    const home = tempHome("pincer-people-");
+    const configFile = join(home, "config.json");
+    writeFileSync(configFile, JSON.stringify({ roles: { guest: { tools: ["read_file", "web_*", "memory_*"] } } }));
+    const env = {
+      PINCER_CONFIG: configFile,
+      TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_API_ROOT: telegram.apiRoot,
+      TELEGRAM_ALLOW_FROM: "42",
+      DISCORD_BOT_TOKEN: FAKE_DISCORD_TOKEN,
+      DISCORD_API_URL: discord.apiUrl,
+      DISCORD_ALLOW_FROM: "*",
+      ...(await database.env()),
+    };
+    const started = await testApp(model.url, home, env);
+    cli = (args) => pincer(args, home, { ...env, OPENAI_API_KEY: "test", PINCER_SANDBOX: "none" });
+    const log = pino({ level: "silent" });
+    const { config, bus } = started;
+    await started.start([
+      createTelegramChannel({ config, bus, mediaDir: mediaDir(config.home), log, timing: FAST_TIMING }),
+      createDiscordChannel({ config, bus, mediaDir: mediaDir(config.home), log }),
+    ]);
+    app = started;
+    return started;
+  }
+
+  const telegramSays = (text: string, from = 42) =>
+    telegram.pushUpdate(message(privateChat(from), user(from, "Ada"), { text }));
+  const toTelegram = (starts: string) =>
+    until(() => telegram.sent.find((m) => m.text.startsWith(starts)), `"${starts}" on Telegram`, 20_000);
+  const toDiscord = (channelId: string, starts: string, after = 0) =>
+    until(
+      () => discord.sent.slice(after).find((m) => m.channelId === channelId && m.content.startsWith(starts)),
+      `"${starts}" in ${channelId}`,
+      20_000,
+    );
+
+  it("never offers a guest's turn a tool their role lacks, in a DM or a group, each writer with their own rights", async () => {
+    const started = await start();
+    model.respond((request) => ({ content: `tools: ${toolsOf(request).length}` }));
+    telegramSays("hello");
+    await toTelegram("tools:");
+    const owners = toolsOf(model.requests[0]);
+    expect(owners).toContain("exec");
+    for (const text of ["hi", "and again"]) {
+      const before = discord.sent.length;
+      discord.dispatchMessage({ channelId: DM, author: ADA, content: text });
+      await toDiscord(DM, "tools:", before);
+    }
+    const [first, second] = model.requests.slice(1).map(toolsOf);
+    expect(first).not.toContain("exec");
+    expect(first).toContain("read_file");
+    expect(first.every((name) => /^(read_file|web_.*|memory_.*)$/.test(name))).toBe(true);
+    // The same list each turn of theirs: the prompt cache keeps its prefix.
+    expect(second).toEqual(first);
+
+    // In a guild channel: Mallory (a guest) and Ada, whom the owner made an owner, each with their own tools.
+    const ada = await started.store.people.identify("main", "discord", ADA.id, "ada");
+    expect(await started.store.people.setRole(ada.id, "owner")).toBe(true);
+    model.requests.length = 0;
+    model.respond((request) => ({ content: `for ${lastUser(request).includes("mallory") ? "mallory" : "ada"}` }));
+    const mention = `<@${discord.bot.id}>`;
+    discord.dispatchMessage({
+      channelId: GENERAL,
+      guildId: GUILD,
+      author: MALLORY,
+      content: `${mention} mallory here`,
+    });
+    await toDiscord(GENERAL, "for mallory");
+    discord.dispatchMessage({ channelId: GENERAL, guildId: GUILD, author: ADA, content: `${mention} ada here` });
+    await toDiscord(GENERAL, "for ada");
+    const byWriter = Object.fromEntries(model.requests.map((r) => [lastUser(r).includes("mallory"), toolsOf(r)]));
+    expect(byWriter.true).not.toContain("exec");
+    expect(byWriter.false).toContain("exec");
+    // A guest has no /model; the role `owner` set for Ada has.
+    discord.dispatchMessage({ channelId: MALLORY_DM, author: MALLORY, content: "/model" });
+    await toDiscord(MALLORY_DM, "Only the owner");
+    discord.dispatchMessage({ channelId: DM, author: ADA, content: "/model" });
+    await toDiscord(DM, "This chat uses");
+  }, 90_000);
+
+  it("links accounts only by their owner's one-time code; /whoami tells who and what is stored; /unlink separates", async () => {
+    const started = await start();
+    model.respond(() => ({ content: "ok" }));
+    telegramSays("hello");
+    await toTelegram("ok");
+    telegramSays("/link");
+    const offer = await toTelegram("Your code:");
+    const code = /Your code: ([A-Z0-9]{6,12}) /.exec(offer.text)?.[1] as string;
+    expect(code).toBeDefined();
+
+    // Mallory guesses: refused, saying nothing of anyone's codes.
+    discord.dispatchMessage({ channelId: MALLORY_DM, author: MALLORY, content: "/link AAAAAAAAAA" });
+    expect((await toDiscord(MALLORY_DM, "That code is not valid")).content).not.toContain("Ada");
+    // Ada's own Discord account joins her with it; the same code again (Mallory replaying it) joins nobody.
+    discord.dispatchMessage({ channelId: DM, author: ADA, content: `/link ${code}` });
+    await toDiscord(DM, "Linked: this account is now part of Ada");
+    const before = discord.sent.length;
+    discord.dispatchMessage({ channelId: MALLORY_DM, author: MALLORY, content: `/link ${code}` });
+    await toDiscord(MALLORY_DM, "That code is not valid", before);
+
+    // On Discord, Ada is the owner now (the person's Telegram account is named in TELEGRAM_ALLOW_FROM), with exec.
+    discord.dispatchMessage({ channelId: DM, author: ADA, content: "/whoami" });
+    const whoami = (await toDiscord(DM, "You are Ada")).content;
+    expect(whoami).toContain("role owner");
+    expect(whoami).toContain(`telegram 42 (Ada)`);
+    expect(whoami).toContain(`discord ${ADA.id}`);
+    expect(whoami).toMatch(/Stored about you: 1 model calls in 1 chats, 0 jobs/);
+    model.requests.length = 0;
+    discord.dispatchMessage({ channelId: DM, author: ADA, content: "what can you do?" });
+    await until(() => model.requests.length > 0, "Ada's turn on Discord");
+    expect(toolsOf(model.requests[0])).toContain("exec");
+
+    // The owner's Telegram account sending a guest's code is refused: nobody gains the owner's rights that way.
+    discord.dispatchMessage({ channelId: MALLORY_DM, author: MALLORY, content: "/link" });
+    const mallorys = /Your code: ([A-Z0-9]+)/.exec((await toDiscord(MALLORY_DM, "Your code:")).content)?.[1];
+    telegramSays(`/link ${mallorys}`);
+    await toTelegram("This account is an owner's");
+
+    // The CLI sees the same people.
+    const list = await cli(["people", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/telegram:42 {2}Ada {2}owner {2}2 account\(s\)/);
+    expect(list.stdout).toMatch(new RegExp(`discord:${MALLORY.id} {2}mallory {2}guest {2}1 account`));
+    const shown = await cli(["people", "show", "telegram:42"]);
+    expect(shown.stdout).toContain(`account discord ${ADA.id} (ada)`);
+    expect((await cli(["people", "role", `discord:${MALLORY.id}`, "admin"])).code).toBe(1);
+    expect((await cli(["people", "role", `discord:${MALLORY.id}`, "member"])).stdout).toContain("is now member");
+    expect((await started.store.people.show(`discord:${MALLORY.id}`))?.role).toBe("member");
+
+    telegramSays("/unlink");
+    await toTelegram("Unlinked 1 account(s)");
+    const sentBefore = discord.sent.length;
+    discord.dispatchMessage({ channelId: DM, author: ADA, content: "/whoami" });
+    const alone = (await toDiscord(DM, "You are ada", sentBefore)).content;
+    expect(alone).toContain("role guest");
+    expect((await cli(["people", "remove", `discord:${MALLORY.id}`])).code).toBe(0);
+    expect(await started.store.people.show(`discord:${MALLORY.id}`)).toBeUndefined();
+  }, 120_000);
+});
