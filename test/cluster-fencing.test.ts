@@ -3,13 +3,12 @@
  * takes no further step when that process wakes. Built `pincer gateway` processes on one real PostgreSQL, against the
  * fake Bot API and the fake model.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tempHome } from "./helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { clusterOnPostgres } from "./helpers/cluster.js";
 import { type Daemon, gatewayOnFakes } from "./helpers/daemon.js";
-import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { hasPostgres } from "./helpers/postgres.js";
 
 const havePostgres = hasPostgres();
 const LEASE_SECONDS = 3;
@@ -20,32 +19,11 @@ const isHelper = (content: unknown) => String(content).startsWith("You are a bac
 const toolResults = (messages: Array<{ role: string }>) => messages.filter((m) => m.role === "tool").length;
 
 describe.skipIf(!havePostgres)("a clustered helper whose process was paused past its lease", () => {
-  let server: TestPostgres;
-  let url: string;
-  let home: string;
-
-  beforeAll(async () => {
-    server = await startPostgres();
-  }, 90_000);
-  afterAll(() => server?.stop());
-  beforeEach(async () => {
-    url = await server.newDatabase();
-    home = tempHome("pincer-fencing-");
-    writeFileSync(join(home, "config.json"), JSON.stringify({ cluster: { leaseSeconds: LEASE_SECONDS } }));
-  });
-
-  async function query<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query<R>(text, params)).rows;
-    } finally {
-      await client.end();
-    }
-  }
+  const cluster = clusterOnPostgres(fakes, { prefix: "pincer-fencing-", leaseSeconds: LEASE_SECONDS });
+  const { gateway, query } = cluster;
 
   it("takes no step after it was declared interrupted, and its chat hears of it once", async () => {
-    const steps = join(home, "workspace", "steps.log");
+    const steps = join(cluster.home, "workspace", "steps.log");
     const stepsDone = () => (existsSync(steps) ? readFileSync(steps, "utf8").trim().split("\n").length : 0);
     model.respond((request) => {
       if (isHelper(request.messages[0]?.content)) {
@@ -64,10 +42,7 @@ describe.skipIf(!havePostgres)("a clustered helper whose process was paused past
         return { content: `NOTICE ${text.includes("finished") ? "done" : "lost"}` };
       return { toolCalls: [{ name: "spawn", arguments: { task: `write ${STEPS} steps`, label: "steps" } }] };
     });
-    const daemons = [
-      fakes.gateway(home, { PINCER_DATABASE_URL: url }),
-      fakes.gateway(home, { PINCER_DATABASE_URL: url }),
-    ];
+    const daemons = [gateway(), gateway()];
     say("write the steps");
     const helperAsked = (after: number) =>
       model.requests.some((r) => isHelper(r.messages[0]?.content) && toolResults(r.messages) === after);
@@ -90,6 +65,8 @@ describe.skipIf(!havePostgres)("a clustered helper whose process was paused past
       "the woken process to stop its helper",
       30_000,
     );
+    // With every message answered and sent and no turn held, nothing is left that could tell the chat again.
+    await cluster.settled();
     expect(stepsDone()).toBe(1);
     expect(model.requests.filter((r) => isHelper(r.messages[0]?.content) && toolResults(r.messages) > 1)).toEqual([]);
     expect(fakes.telegram.sent.filter((m) => m.text.startsWith("NOTICE")).map((m) => m.text)).toEqual(["NOTICE lost"]);

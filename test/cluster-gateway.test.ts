@@ -4,13 +4,10 @@
  * cut off from the database at the worst moments. Each test asserts the exact set of replies:
  * none lost, none doubled.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import pg from "pg";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tempHome } from "./helpers/app.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { clusterOnPostgres, logged } from "./helpers/cluster.js";
 import { type Daemon, gatewayOnFakes, killHard } from "./helpers/daemon.js";
-import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { hasPostgres } from "./helpers/postgres.js";
 
 const havePostgres = hasPostgres();
 const LEASE_SECONDS = 3;
@@ -25,58 +22,48 @@ function lastUserText(messages: Array<{ role: string; content?: unknown }>): str
 }
 
 describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", () => {
-  let server: TestPostgres;
-  let url: string;
-  let home: string;
-
-  beforeAll(async () => {
-    server = await startPostgres();
-  }, 90_000);
-  afterAll(() => server?.stop());
-  beforeEach(async () => {
-    url = await server.newDatabase();
-    // One PINCER_HOME for every process: the shared storage of a real cluster (media, workspace).
-    home = tempHome("pincer-cluster-");
-    writeFileSync(join(home, "config.json"), JSON.stringify({ cluster: { leaseSeconds: LEASE_SECONDS } }));
+  // One PINCER_HOME for every process: the shared storage of a real cluster (media, workspace).
+  const cluster = clusterOnPostgres(fakes, { prefix: "pincer-cluster-", leaseSeconds: LEASE_SECONDS });
+  const { gateway, holderOf, allUp, settled, query } = cluster;
+  beforeEach(() => {
     model.respond((request) => ({ content: `re: ${lastUserText(request.messages).replace(/^.*\n/s, "")}` }));
   });
 
-  const gateway = () => fakes.gateway(home, { PINCER_DATABASE_URL: url });
   const replies = () => fakes.telegram.sent.map((m) => m.text);
   const answered = (text: string) => replies().filter((r) => r === `re: ${text}`).length;
-
-  async function query<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query<R>(text, params)).rows;
-    } finally {
-      await client.end();
-    }
-  }
-
   const pendingReplies = async () =>
     (await query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE status = 'pending'"))[0]?.n;
 
-  /** The daemon holding a lease now, found by the process id in its holder name. */
-  async function holderOf(lease: string, daemons: Daemon[]): Promise<Daemon | undefined> {
-    const rows = await query<{ holder: string }>(
-      "SELECT holder FROM cluster_leases WHERE name = $1 AND expires_at > now()",
-      [lease],
+  /**
+   * Call before cutting the database off; the result waits until every lease held at that moment has ended in its
+   * holder's own view (the holder logged giving it up). An outage "past every lease" is then a fact, not a guess about
+   * how long a lease takes on a busy machine.
+   */
+  async function leasesNow(daemons: Daemon[]): Promise<() => Promise<void>> {
+    const rows = await query<{ name: string; holder: string }>(
+      "SELECT name, holder FROM cluster_leases WHERE expires_at > now()",
     );
-    const pid = rows[0]?.holder.split(":").at(-2);
-    return daemons.find((d) => String(d.pid) === pid);
-  }
-
-  async function allUp(daemons: Daemon[]): Promise<void> {
-    await fakes.until(
-      async () =>
-        // Before the first process created the tables, there is nothing to count yet.
-        (await query<{ n: number }>("SELECT count(*)::int AS n FROM cluster_processes").catch(() => []))[0]?.n ===
-          daemons.length && (await holderOf("channel:telegram", daemons)) !== undefined,
-      "every gateway to join and one to hold Telegram",
-      60_000,
-    );
+    // Per holder and kind of lease: how many it holds, and how often it had logged losing one before.
+    const losses = new Map<string, { daemon: Daemon; msg: string; before: number; held: number }>();
+    for (const { name, holder } of rows) {
+      const daemon = daemons.find((d) => String(d.pid) === holder.split(":").at(-2));
+      if (!daemon || daemon.exitCode !== null || daemon.signalCode !== null || name.startsWith("helper:")) continue;
+      const msg = name.startsWith("turn:")
+        ? "lost a conversation's turn lease; another process runs it now"
+        : "this process gives the role up";
+      const key = `${daemon.pid} ${msg}`;
+      const loss = losses.get(key) ?? { daemon, msg, before: logged(daemon, msg), held: 0 };
+      losses.set(key, { ...loss, held: loss.held + 1 });
+    }
+    // Nothing watched would make the wait pass at once: the outage must start while leases are held.
+    expect(losses.size).toBeGreaterThan(0);
+    return async () => {
+      await fakes.until(
+        () => [...losses.values()].every(({ daemon, msg, before, held }) => logged(daemon, msg) >= before + held),
+        "every lease held when the database went away to end in its holder's view",
+        60_000,
+      );
+    };
   }
 
   it("answers every message once with two gateways", async () => {
@@ -85,7 +72,7 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     const texts = Array.from({ length: 12 }, (_, i) => `two-${i}`);
     for (const text of texts) say(text);
     await fakes.until(() => texts.every((t) => answered(t) === 1), "every message answered", 20_000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await settled();
     for (const text of texts) expect(answered(text)).toBe(1);
     expect(replies()).toHaveLength(texts.length);
   }, 120_000);
@@ -100,7 +87,7 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     const texts = Array.from({ length: 6 }, (_, i) => `after-${i}`);
     for (const text of texts) say(text);
     await fakes.until(() => texts.every((t) => answered(t) === 1), "every message answered after the kill", 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await settled();
     expect(replies().sort()).toEqual(["re: before-0", ...texts.map((t) => `re: ${t}`)].sort());
   }, 120_000);
 
@@ -122,7 +109,7 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     third.release();
     say("after the kill");
     await fakes.until(() => replies().length >= 6, "the other parts and the newer answer from the new holder", 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await settled();
     expect(replies().map((text) => text.slice(0, 15))).toEqual([
       "Part 1: lorem i",
       "Part 2: lorem i",
@@ -156,7 +143,7 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     )) as Daemon;
     await killHard(runner);
     await fakes.until(() => answered("slow") === 1, "the turn resumed elsewhere", 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await settled();
     expect(replies()).toEqual(["re: slow"]);
   }, 120_000);
 
@@ -182,7 +169,13 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     } finally {
       runner.kill("SIGCONT");
     }
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // Woken, the paused process finds its lease gone and drops the turn; only then is "nothing of its turn" final.
+    await fakes.until(
+      () => logged(runner, "lost a conversation's turn lease; another process runs it now") > 0,
+      "the woken process to see that it lost the turn",
+      30_000,
+    );
+    await settled();
     expect(replies()).toEqual(["re: paused"]);
   }, 120_000);
 
@@ -242,7 +235,14 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     await killHard(second);
     await fakes.until(() => replies().includes("REMINDER: tea"), "the second reminder", 60_000);
     await fakes.until(() => replies().includes("REMINDER: pizza"), "the first reminder", 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // A one-shot reminder's job is removed in the transaction that queues its run: with no job left and the cluster at
+    // rest, no reminder can fire or be answered again.
+    await fakes.until(
+      async () => (await query<{ n: number }>("SELECT count(*)::int AS n FROM cron_jobs"))[0]?.n === 0,
+      "both reminders' jobs to be gone",
+      30_000,
+    );
+    await settled();
     expect(
       replies()
         .filter((r) => r.startsWith("REMINDER:"))
@@ -257,14 +257,14 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     const held = fakes.telegram.holdCall("sendMessage", 1);
     say("mid-send");
     await held.arrived;
-    await server.down();
+    await cluster.server.down();
     held.release();
-    await server.up(); // a new server: every connection was cut
+    await cluster.server.up(); // a new server: every connection was cut
     await fakes.until(() => answered("mid-send") === 1, "the reply", 30_000);
     say("after-restart");
     await fakes.until(() => answered("after-restart") === 1, "the next answer", 30_000);
     await fakes.until(async () => (await pendingReplies()) === 0, "every reply recorded as sent", 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await settled();
     expect(replies()).toEqual(["re: mid-send", "re: after-restart"]);
     expect(daemons.map((d) => d.exitCode ?? d.signalCode)).toEqual([null, null]);
   }, 120_000);
@@ -280,33 +280,41 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     await allUp(daemons);
     say("mid-turn");
     await fakes.until(() => slowAsked === 1, "the turn to start", 30_000);
-    await server.down();
-    await new Promise((resolve) => setTimeout(resolve, 8000)); // past every lease
-    await server.up();
+    const outlived = await leasesNow(daemons);
+    await cluster.server.down();
+    await outlived(); // past every lease
+    await cluster.server.up();
     await fakes.until(() => answered("mid-turn") === 1, "the turn's answer after the outage", 60_000);
     await fakes.until(async () => (await pendingReplies()) === 0, "the reply recorded as sent", 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await settled();
     expect(replies()).toEqual(["re: mid-turn"]);
     expect(daemons.map((d) => d.exitCode ?? d.signalCode)).toEqual([null, null]);
   }, 120_000);
 
-  it("answers what was sent while PostgreSQL did not answer for 15 s (paused, its connections open), once each", async () => {
+  it("answers what was sent while PostgreSQL did not answer past every lease and lease round (paused, its connections open), once each", async () => {
     const daemons = [gateway(), gateway()];
     await allUp(daemons);
     say("up-0");
     await fakes.until(() => answered("up-0") === 1, "the first answer", 30_000);
     await fakes.until(async () => (await pendingReplies()) === 0, "the first reply recorded as sent");
-    server.pause();
+    const outlived = await leasesNow(daemons);
+    cluster.server.pause();
     try {
       for (const text of ["paused-0", "paused-1"]) say(text);
-      await new Promise((resolve) => setTimeout(resolve, 15_000));
+      // Silent past every lease, and past the query timeout of every process's lease round.
+      await outlived();
+      await fakes.until(
+        () => daemons.every((d) => logged(d, "the cluster's database does not answer") > 0),
+        "every process's lease round to time out",
+        60_000,
+      );
     } finally {
-      server.resume();
+      cluster.server.resume();
     }
     await fakes.until(() => answered("paused-0") === 1 && answered("paused-1") === 1, "the answers after", 90_000);
     say("after");
     await fakes.until(() => answered("after") === 1, "a new message's answer", 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await settled();
     expect(replies().sort()).toEqual(["re: after", "re: paused-0", "re: paused-1", "re: up-0"]);
     expect(daemons.map((d) => d.exitCode ?? d.signalCode)).toEqual([null, null]);
   }, 180_000);
@@ -317,21 +325,23 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     say("up-0");
     await fakes.until(() => answered("up-0") === 1, "the first answer", 30_000);
     await fakes.until(async () => (await pendingReplies()) === 0, "the first reply recorded as sent");
-    await killHard((await holderOf("channel:telegram", daemons)) as Daemon);
+    const dead = (await holderOf("channel:telegram", daemons)) as Daemon;
+    await killHard(dead);
     say("takeover-0");
-    // Down while the others wait out the dead holder's lease (3 s), and back after 10 s.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await server.down();
+    // Down while the others wait out the dead holder's lease, and back once every lease the living held has ended.
+    const outlived = await leasesNow(daemons);
+    expect(await holderOf("channel:telegram", [dead])).toBe(dead);
+    await cluster.server.down();
     say("takeover-1");
-    await new Promise((resolve) => setTimeout(resolve, 10_000));
-    await server.up();
+    await outlived();
+    await cluster.server.up();
     await fakes.until(() => answered("takeover-0") === 1 && answered("takeover-1") === 1, "the answers", 90_000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await settled();
     expect(replies().sort()).toEqual(["re: takeover-0", "re: takeover-1", "re: up-0"]);
     expect(daemons.filter((d) => d.exitCode === null && d.signalCode === null)).toHaveLength(2);
   }, 180_000);
 
-  it("answers what was sent while PostgreSQL was down for 20 s, once each, after it is back", async () => {
+  it("answers what was sent while PostgreSQL was down past every lease, once each, after it is back", async () => {
     const daemons = [gateway(), gateway()];
     await allUp(daemons);
     say("up-0");
@@ -339,20 +349,20 @@ describe.skipIf(!havePostgres)("clustered pincer gateways on one PostgreSQL", ()
     // Down only once that reply's delivery is recorded: an outage between Telegram's answer and
     // that write, longer than the sender's grace, sends it again (the Delivery section's exception).
     await fakes.until(async () => (await pendingReplies()) === 0, "the first reply recorded as sent");
-    await server.down();
-    const downAt = Date.now();
+    const outlived = await leasesNow(daemons);
+    await cluster.server.down();
     const texts = ["down-0", "down-1", "down-2"];
     for (const text of texts) say(text);
     // The Telegram holder polled them before it gave its role up: their inbox rows could not be written.
     await fakes.until(
-      () => daemons.some((d) => d.output.join("").includes("could not store an arriving message")),
+      () => daemons.some((d) => logged(d, "could not store an arriving message") > 0),
       "the holder to fail to store what it polled",
       15_000,
     );
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, downAt + 20_000 - Date.now())));
-    await server.up();
+    await outlived();
+    await cluster.server.up();
     await fakes.until(() => texts.every((t) => answered(t) === 1), "the answers after the outage", 90_000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await settled();
     expect(replies().sort()).toEqual(["re: up-0", ...texts.map((t) => `re: ${t}`)].sort());
     // Nobody crashed on the way (an unhandled rejection would have ended a process).
     expect(daemons.map((d) => d.exitCode ?? d.signalCode)).toEqual([null, null]);

@@ -4,14 +4,11 @@
  * marked interrupted by the others. Built `pincer gateway` processes on one real PostgreSQL,
  * against the fake Bot API and the fake model.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import pg from "pg";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tempHome } from "./helpers/app.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { clusterOnPostgres } from "./helpers/cluster.js";
 import { type Daemon, gatewayOnFakes, killHard, pincer, USER } from "./helpers/daemon.js";
 import { freePort } from "./helpers/net.js";
-import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { hasPostgres } from "./helpers/postgres.js";
 
 const havePostgres = hasPostgres();
 const LEASE_SECONDS = 3;
@@ -21,69 +18,31 @@ const { model, say } = fakes;
 const isHelper = (content: unknown) => String(content).startsWith("You are a background helper");
 
 describe.skipIf(!havePostgres)("operating clustered pincer gateways", () => {
-  let server: TestPostgres;
-  let url: string;
-  let home: string;
-
-  beforeAll(async () => {
-    server = await startPostgres();
-  }, 90_000);
-  afterAll(() => server?.stop());
-  beforeEach(async () => {
+  const cluster = clusterOnPostgres(fakes, {
+    prefix: "pincer-ops-",
+    leaseSeconds: LEASE_SECONDS,
     // The test server trusts every local connection: the password is only there to be hidden.
-    url = (await server.newDatabase()).replace("postgres@", `postgres:${SECRET}@`);
-    home = tempHome("pincer-ops-");
-    writeFileSync(join(home, "config.json"), JSON.stringify({ cluster: { leaseSeconds: LEASE_SECONDS } }));
+    url: (url) => url.replace("postgres@", `postgres:${SECRET}@`),
+  });
+  const { gateway, query, holderOf, allUp, settled } = cluster;
+  beforeEach(() => {
     model.respond(() => ({ content: "pong" }));
   });
 
   const cli = (args: string[], env: Record<string, string> = {}) =>
-    pincer(args, home, {
+    pincer(args, cluster.home, {
       OPENAI_API_KEY: "test",
       OPENAI_BASE_URL: model.url,
       PINCER_SANDBOX: "none",
       PINCER_WEB_ADDR: "off",
       TELEGRAM_BOT_TOKEN: fakes.telegram.token,
       TELEGRAM_API_ROOT: fakes.telegram.apiRoot,
-      PINCER_DATABASE_URL: url,
+      PINCER_DATABASE_URL: cluster.url,
       ...env,
     });
 
-  async function query<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query<R>(text, params)).rows;
-    } finally {
-      await client.end();
-    }
-  }
-
-  /** The daemon holding a lease now (by the pid in its holder name), once one does. */
-  async function holderOf(lease: string, daemons: Daemon[]): Promise<Daemon | undefined> {
-    const rows = await query<{ holder: string }>(
-      "SELECT holder FROM cluster_leases WHERE name LIKE $1 AND expires_at > now()",
-      [lease],
-    ).catch(() => []);
-    const pid = rows[0]?.holder.split(":").at(-2);
-    return daemons.find((d) => String(d.pid) === pid);
-  }
-
-  async function allUp(daemons: Daemon[], roles = ["channel:telegram", "scheduler"]): Promise<void> {
-    await fakes.until(
-      async () =>
-        (await query<{ n: number }>("SELECT count(*)::int AS n FROM cluster_processes").catch(() => []))[0]?.n ===
-          daemons.length && (await Promise.all(roles.map((r) => holderOf(r, daemons)))).every(Boolean),
-      "every gateway to join and the roles to be held",
-      60_000,
-    );
-  }
-
   it("pincer status and pincer doctor show the processes, the roles' holders and the database without its password", async () => {
-    const daemons = [
-      fakes.gateway(home, { PINCER_DATABASE_URL: url }),
-      fakes.gateway(home, { PINCER_DATABASE_URL: url }),
-    ];
+    const daemons = [gateway(), gateway()];
     await allUp(daemons);
     const holder = (await holderOf("channel:telegram", daemons)) as Daemon;
 
@@ -111,7 +70,7 @@ describe.skipIf(!havePostgres)("operating clustered pincer gateways", () => {
     expect(withPage.stdout).toMatch(/^\[warn\] cluster: 2 live processes; held by nobody: channel:web \(start/m);
 
     // A database that does not exist, or no server at all: one sentence naming it, no stack trace.
-    const missing = url.replace(/pincer_test_\d+$/, "no_such_db");
+    const missing = cluster.url.replace(/pincer_test_\d+$/, "no_such_db");
     const closed = `postgres://postgres:${SECRET}@127.0.0.1:${await freePort()}/pincer`;
     for (const [wrong, why] of [
       [missing, /database "no_such_db" does not exist/],
@@ -143,11 +102,7 @@ describe.skipIf(!havePostgres)("operating clustered pincer gateways", () => {
   it("/healthz on a process that holds no channel says the channel is up on its holder, and follows a takeover", async () => {
     const ports = [await freePort(), await freePort()];
     const daemons = ports.map((port) =>
-      fakes.gateway(home, {
-        PINCER_DATABASE_URL: url,
-        PINCER_WEB_ADDR: `127.0.0.1:${port}`,
-        PINCER_WEB_TOKEN: "t".repeat(32),
-      }),
+      gateway({ PINCER_WEB_ADDR: `127.0.0.1:${port}`, PINCER_WEB_TOKEN: "t".repeat(32) }),
     );
     await allUp(daemons, ["channel:telegram", "channel:web", "scheduler"]);
     const health = async (port: number) => {
@@ -193,10 +148,7 @@ describe.skipIf(!havePostgres)("operating clustered pincer gateways", () => {
         return { content: `NOTICE ${text.includes("process running it stopped") ? "died" : "?"}` };
       return { toolCalls: [{ name: "spawn", arguments: { task: "count the stars", label: "stars" } }] };
     });
-    const daemons = [
-      fakes.gateway(home, { PINCER_DATABASE_URL: url }),
-      fakes.gateway(home, { PINCER_DATABASE_URL: url }),
-    ];
+    const daemons = [gateway(), gateway()];
     await allUp(daemons);
     say("count the stars, take your time");
     await fakes.until(
@@ -217,7 +169,13 @@ describe.skipIf(!havePostgres)("operating clustered pincer gateways", () => {
       60_000,
     );
     expect(notice).toMatchObject({ chatId: String(USER), text: "NOTICE died" });
-    await new Promise((resolve) => setTimeout(resolve, 3 * LEASE_SECONDS * 1000));
+    // Declared interrupted, the helper is no longer anyone's to declare again; with the notice's turn done and sent,
+    // nothing is left that could tell the chat a second time.
+    await fakes.until(
+      async () => (await query<{ status: string }>("SELECT status FROM helper_runs"))[0]?.status === "interrupted",
+      "the helper to be recorded interrupted",
+    );
+    await settled();
     expect(fakes.telegram.sent.filter((m) => m.text.startsWith("NOTICE"))).toHaveLength(1);
     expect(await query("SELECT label, status, result FROM helper_runs")).toEqual([
       { label: "stars", status: "interrupted", result: "interrupted: the pincer process running it stopped" },
