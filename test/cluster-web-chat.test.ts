@@ -3,14 +3,11 @@
  * turn; a reply must reach the page on whichever process it is open, once. Built `pincer gateway` processes on one
  * real PostgreSQL, against the fake model.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempHome } from "./helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { clusterOnPostgres } from "./helpers/cluster.js";
 import { type Daemon, gatewayOnFakes } from "./helpers/daemon.js";
 import { freePort } from "./helpers/net.js";
-import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { hasPostgres } from "./helpers/postgres.js";
 import { login } from "./helpers/web.js";
 
 const havePostgres = hasPostgres();
@@ -46,65 +43,49 @@ async function openPage(base: string, chat: string) {
 }
 
 describe.skipIf(!havePostgres)("the web chat on a cluster", () => {
-  let server: TestPostgres;
-  beforeAll(async () => {
-    server = await startPostgres();
-  }, 90_000);
-  afterAll(() => server?.stop());
+  const cluster = clusterOnPostgres(fakes, { prefix: "pincer-cluster-web-", leaseSeconds: 3 });
 
   it("shows a reply on the page of every process, once, whichever process holds the web role or ran the turn", async () => {
-    const url = await server.newDatabase();
-    const home = tempHome("pincer-cluster-web-");
-    writeFileSync(join(home, "config.json"), JSON.stringify({ cluster: { leaseSeconds: 3 } }));
     model.respond((request) => ({ content: `answer to ${String(request.messages.at(-1)?.content).split("\n")[0]}` }));
     const ports = [await freePort(), await freePort()];
     const daemons = ports.map((port) =>
-      fakes.gateway(home, { PINCER_DATABASE_URL: url, PINCER_WEB_ADDR: `127.0.0.1:${port}`, PINCER_WEB_TOKEN: TOKEN }),
+      cluster.gateway({ PINCER_WEB_ADDR: `127.0.0.1:${port}`, PINCER_WEB_TOKEN: TOKEN }),
     );
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
+    await cluster.allUp(daemons, ["channel:web"]);
+    const holder = await cluster.holderOf("channel:web", daemons);
+    const bases = daemons.map((d: Daemon) => `http://127.0.0.1:${ports[daemons.indexOf(d)]}`);
+    const other = bases[daemons.indexOf(daemons.find((d) => d !== holder) as Daemon)];
+    for (const base of bases) {
+      await fakes.until(
+        () =>
+          fetch(`${base}/healthz`).then(
+            () => true,
+            () => false,
+          ),
+        `the control page at ${base}`,
+      );
+    }
+    const pages = await Promise.all(bases.map((base) => openPage(base, "main")));
     try {
-      const holder = await fakes.until(async () => {
-        const { rows } = await client
-          .query("SELECT holder FROM cluster_leases WHERE name = 'channel:web' AND expires_at > now()")
-          .catch(() => ({ rows: [] as Array<{ holder: string }> }));
-        const pid = rows[0]?.holder.split(":").at(-2);
-        return daemons.find((d) => String(d.pid) === pid);
-      }, "a process to hold the web role");
-      const bases = daemons.map((d: Daemon) => `http://127.0.0.1:${ports[daemons.indexOf(d)]}`);
-      const other = bases[daemons.indexOf(daemons.find((d) => d !== holder) as Daemon)];
-      for (const base of bases) {
+      for (const [i, base] of bases.entries()) {
+        const text = `question ${i + 1}`;
+        const sent = await fetch(`${base}/api/chat`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+          body: JSON.stringify({ chatId: "main", text }),
+        });
+        expect(sent.status).toBe(202);
         await fakes.until(
-          () =>
-            fetch(`${base}/healthz`).then(
-              () => true,
-              () => false,
-            ),
-          `the control page at ${base}`,
+          () => pages.every((p) => p.said().includes(`answer to ${text}`)),
+          `the answer to ${text} on both pages (the page on ${base === other ? "the process without the web role" : "the holder"} asked)`,
+          30_000,
         );
       }
-      const pages = await Promise.all(bases.map((base) => openPage(base, "main")));
-      try {
-        for (const [i, base] of bases.entries()) {
-          const text = `question ${i + 1}`;
-          const sent = await fetch(`${base}/api/chat`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-            body: JSON.stringify({ chatId: "main", text }),
-          });
-          expect(sent.status).toBe(202);
-          await fakes.until(
-            () => pages.every((p) => p.said().includes(`answer to ${text}`)),
-            `the answer to ${text} on both pages (the page on ${base === other ? "the process without the web role" : "the holder"} asked)`,
-            30_000,
-          );
-        }
-        for (const page of pages) expect(page.said()).toEqual(["answer to question 1", "answer to question 2"]);
-      } finally {
-        for (const page of pages) page.close();
-      }
+      // Nothing pending and no turn held: no answer is left to reach a page a second time.
+      await cluster.settled();
+      for (const page of pages) expect(page.said()).toEqual(["answer to question 1", "answer to question 2"]);
     } finally {
-      await client.end();
+      for (const page of pages) page.close();
     }
   }, 120_000);
 });

@@ -4,15 +4,12 @@
  * hold the scheduler, and the holder obeys: Pause stops the job firing, Resume brings it back, Run now delivers it
  * once, an edit shows in the next delivery.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FakeReply } from "./fakes/openai-server.js";
-import { tempHome } from "./helpers/app.js";
+import { clusterOnPostgres } from "./helpers/cluster.js";
 import { type Daemon, gatewayOnFakes } from "./helpers/daemon.js";
 import { freePort } from "./helpers/net.js";
-import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { hasPostgres } from "./helpers/postgres.js";
 import { login } from "./helpers/web.js";
 
 const havePostgres = hasPostgres();
@@ -29,59 +26,27 @@ function reminderModel(request: { messages: Array<{ role: string; content?: unkn
   if (text.startsWith(SCHEDULER_PREFIX)) {
     return { content: `REMINDER: ${/What the user asked for when they set it up: (.*)/.exec(text)?.[1]}` };
   }
-  return { toolCalls: [{ name: "cron", arguments: { action: "add", message: "stretch", every_seconds: EVERY } }] };
+  // "a control job": one never paused, whose runs show the scheduler keeps time while the other job is paused.
+  const message = text.includes("control") ? "control" : "stretch";
+  return { toolCalls: [{ name: "cron", arguments: { action: "add", message, every_seconds: EVERY } }] };
 }
 
 describe.skipIf(!havePostgres)("jobs on a clustered pincer", () => {
-  let server: TestPostgres;
-
-  beforeAll(async () => {
-    server = await startPostgres();
-  }, 90_000);
-  afterAll(() => server?.stop());
+  const cluster = clusterOnPostgres(fakes, {
+    prefix: "pincer-jobs-cluster-",
+    leaseSeconds: 3,
+    config: { cron: { minEverySeconds: 1 } },
+  });
+  const { query } = cluster;
 
   it("an action on one process's page is obeyed by the scheduler on the other", async () => {
-    const url = await server.newDatabase();
-    const home = tempHome("pincer-jobs-cluster-");
-    writeFileSync(
-      join(home, "config.json"),
-      JSON.stringify({ cluster: { leaseSeconds: 3 }, cron: { minEverySeconds: 1 } }),
-    );
     model.respond(reminderModel);
     const ports = [await freePort(), await freePort()];
     const daemons = ports.map((port) =>
-      fakes.gateway(home, {
-        PINCER_DATABASE_URL: url,
-        PINCER_WEB_ADDR: `127.0.0.1:${port}`,
-        PINCER_WEB_TOKEN: TOKEN,
-      }),
+      cluster.gateway({ PINCER_WEB_ADDR: `127.0.0.1:${port}`, PINCER_WEB_TOKEN: TOKEN }),
     );
-    const query = async <R extends pg.QueryResultRow>(text: string, params: unknown[] = []) => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        return (await client.query<R>(text, params)).rows;
-      } finally {
-        await client.end();
-      }
-    };
-    const holderPid = async (lease: string) =>
-      (
-        await query<{ holder: string }>("SELECT holder FROM cluster_leases WHERE name = $1 AND expires_at > now()", [
-          lease,
-        ]).catch(() => [])
-      )[0]?.holder
-        .split(":")
-        .at(-2);
-    const holder = await fakes.until(
-      async () => {
-        const pid = await holderPid("scheduler");
-        const telegram = await holderPid("channel:telegram");
-        return pid && telegram && daemons.find((d) => String(d.pid) === pid);
-      },
-      "the scheduler and the channel held",
-      60_000,
-    );
+    await cluster.allUp(daemons);
+    const holder = await cluster.holderOf("scheduler", daemons);
     // The page of the other process: it runs no scheduler, yet its actions must take effect.
     const other = daemons.indexOf(daemons.find((d) => d !== holder) as Daemon);
     const base = `http://127.0.0.1:${ports[other]}`;
@@ -101,16 +66,29 @@ describe.skipIf(!havePostgres)("jobs on a clustered pincer", () => {
     say("remind me to stretch every 2 s");
     await fakes.until(() => fakes.telegram.sent.find((m) => m.text.startsWith("Set:")), "the confirmation", 30_000);
     const [{ id }] = await query<{ id: string }>("SELECT id FROM cron_jobs");
-    const deliveries = (text = "REMINDER:") => fakes.telegram.sent.filter((m) => m.text.startsWith(text));
+    const deliveries = (text = "REMINDER: stretch") => fakes.telegram.sent.filter((m) => m.text.startsWith(text));
     await fakes.until(() => deliveries().length >= 1, "the first delivery", 30_000);
+    say("and a control job every 2 s");
+    await fakes.until(() => deliveries("REMINDER: control").length >= 1, "the control job's first delivery", 30_000);
+    /** Two more runs of the control job delivered: the scheduler went through two periods of the paused job too. */
+    const twoPeriods = async () => {
+      const seen = deliveries("REMINDER: control").length;
+      await fakes.until(() => deliveries("REMINDER: control").length >= seen + 2, "two periods", 30_000);
+    };
 
     const running = async () =>
-      Number((await query<{ n: string }>("SELECT count(*) AS n FROM job_runs WHERE outcome = 'running'"))[0].n);
+      Number(
+        (
+          await query<{ n: string }>("SELECT count(*) AS n FROM job_runs WHERE outcome = 'running' AND job_id = $1", [
+            id,
+          ])
+        )[0].n,
+      );
     const settle = () => fakes.until(async () => (await running()) === 0, "the runs under way to finish", 30_000);
     await act("pause", { id });
     await settle();
     const whilePaused = deliveries().length;
-    await new Promise((resolve) => setTimeout(resolve, EVERY * 1000 * 2));
+    await twoPeriods();
     expect(deliveries()).toHaveLength(whilePaused);
 
     await act("resume", { id });
@@ -121,7 +99,7 @@ describe.skipIf(!havePostgres)("jobs on a clustered pincer", () => {
     const beforeRun = deliveries().length;
     await act("run", { id });
     await fakes.until(() => deliveries().length === beforeRun + 1, "the run asked for", 30_000);
-    await new Promise((resolve) => setTimeout(resolve, EVERY * 1000 * 2));
+    await twoPeriods();
     expect(deliveries()).toHaveLength(beforeRun + 1);
 
     await act("edit", { id, message: "drink water", schedule: `every ${EVERY} s`, tz: "UTC" });
@@ -132,7 +110,7 @@ describe.skipIf(!havePostgres)("jobs on a clustered pincer", () => {
       "SELECT outcome, trigger FROM job_runs WHERE job_id = $1",
       [id],
     );
-    expect(runs).toHaveLength(deliveries().length);
+    expect(runs).toHaveLength(deliveries().length + deliveries("REMINDER: drink water").length);
     expect(runs.every((r) => r.outcome === "ok")).toBe(true);
     expect(runs.filter((r) => r.trigger === "manual")).toHaveLength(2);
   }, 180_000);
