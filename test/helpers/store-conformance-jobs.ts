@@ -3,9 +3,11 @@ import type { InboundMessage } from "../../src/bus/types.js";
 import type { NewJob, Store } from "../../src/store/store.js";
 import type { OpenStore } from "./store-conformance.js";
 
-type Fresh = () => Promise<{ store: Store; open: OpenStore }>;
+/** A fresh store on the engine under test, and a way to open a second process's store on the same database. */
+export type Fresh = () => Promise<{ store: Store; open: OpenStore }>;
 
-const job = (overrides: Partial<NewJob> = {}): NewJob => ({
+/** A job every minute in Telegram chat 1, owned by user 42. */
+export const job = (overrides: Partial<NewJob> = {}): NewJob => ({
   message: "stretch",
   schedule: { kind: "every", everySeconds: 60, anchor: 1_000_000 },
   tz: "UTC",
@@ -16,19 +18,20 @@ const job = (overrides: Partial<NewJob> = {}): NewJob => ({
   ...overrides,
 });
 
-const run = (id: string): InboundMessage => ({
+/** The inbound message of one of that job's runs, as the scheduler queues it. */
+export const run = (id: string): InboundMessage => ({
   id,
   channel: "system",
   chatId: "1",
   senderId: "cron",
   senderName: "cron",
-  text: "due",
+  text: "stretch",
   media: [],
   isGroup: false,
   mentionsBot: true,
-  receivedAt: 1,
+  receivedAt: 1_060_000,
   sessionKey: "telegram:1",
-  run: { kind: "cron", jobId: "j", scheduledAt: 1 },
+  run: { kind: "cron", jobId: "j1", scheduledAt: 1_060_000 },
 });
 
 const call = { kind: "reminder", model: "m", cachedTokens: 0, estimated: false, sessionKey: "telegram:1" };

@@ -1,38 +1,9 @@
 import { expect, it, onTestFinished, vi } from "vitest";
-import type { InboundMessage } from "../../src/bus/types.js";
-import type { NewEntry, NewJob, Store } from "../../src/store/store.js";
-import type { OpenStore } from "./store-conformance.js";
-
-type Fresh = () => Promise<{ store: Store; open: OpenStore }>;
+import type { NewEntry } from "../../src/store/store.js";
+import { type Fresh, job, run } from "./store-conformance-jobs.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const scope = (sessionKey: string, memoryFile = false) => ({ sessionKey, memoryFile, limit: 10 });
-
-const job = (overrides: Partial<NewJob> = {}): NewJob => ({
-  message: "stretch",
-  schedule: { kind: "every", everySeconds: 60, anchor: 1_000_000 },
-  tz: "UTC",
-  origin: { channel: "telegram", chatId: "1", sessionKey: "telegram:1", isGroup: false },
-  owner: { channel: "telegram", userId: "42" },
-  createdAt: 1_000_000,
-  nextRunAt: 1_060_000,
-  ...overrides,
-});
-
-const run = (id: string): InboundMessage => ({
-  id,
-  channel: "system",
-  chatId: "1",
-  senderId: "cron",
-  senderName: "cron",
-  text: "stretch",
-  media: [],
-  isGroup: false,
-  mentionsBot: true,
-  receivedAt: 1_060_000,
-  sessionKey: "telegram:1",
-  run: { kind: "cron", jobId: "j1", scheduledAt: 1_060_000 },
-});
 
 /** Consolidation, search, jobs, pairing, helpers, the control page's views and retention. */
 export function describeStateConformance(fresh: Fresh): void {

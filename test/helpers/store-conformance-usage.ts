@@ -1,9 +1,7 @@
 import { expect, it } from "vitest";
-import type { Store, UsageEntry } from "../../src/store/store.js";
+import type { UsageEntry } from "../../src/store/store.js";
 import { SLOT_MS } from "../../src/store/usage.js";
-import type { OpenStore } from "./store-conformance.js";
-
-type Fresh = () => Promise<{ store: Store; open: OpenStore }>;
+import type { Fresh } from "./store-conformance-jobs.js";
 
 const DAY = 24 * 3600_000;
 const call = (sessionKey: string, at: number, extra: Partial<UsageEntry> = {}): UsageEntry => ({
