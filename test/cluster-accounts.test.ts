@@ -5,14 +5,14 @@
  * on where it was. Each process reaches the fake Bot API servers through a router of its own, so every poll is known
  * by the process that made it; every message is answered once (counted in the sendMessage calls the servers got).
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
 import { type RoutedCall, startBotRouter } from "./helpers/bot-router.js";
-import { type Daemon, gatewayOnFakes, killHard, USER } from "./helpers/daemon.js";
+import { type Daemon, gatewayOnFakes, killHard, pincer, USER } from "./helpers/daemon.js";
 import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
 
 const SHOP_TOKEN = "654321:AAH-fake-shop-token_for_tests_012345";
@@ -157,6 +157,30 @@ describe.skipIf(!hasPostgres())("two bots on a cluster of two pincer gateways", 
   it("polls each bot from one process; the shop's holder killed with SIGKILL, the other takes the shop's bot only", async () => {
     const [homeHolder, shopHolder] = await spread();
     const homeEpoch = (await lease(HOME_ROLE))?.epoch;
+    // pincer status names each bot's holder; doctor counts every bot's role, and names one that nobody holds.
+    const env = {
+      OPENAI_API_KEY: "test",
+      TELEGRAM_BOT_TOKEN: fakes.telegram.token,
+      TG_SHOP: SHOP_TOKEN,
+      PINCER_DATABASE_URL: url,
+      PINCER_WEB_ADDR: "off",
+    };
+    const status = (await pincer(["status"], home, env)).stdout;
+    for (const [role, m] of [
+      [HOME_ROLE, homeHolder],
+      [SHOP_ROLE, shopHolder],
+    ] as const) {
+      expect(status).toMatch(new RegExp(`^  ${role} +\\S+:${m.daemon.pid} \\(epoch \\d+`, "m"));
+    }
+    expect((await pincer(["doctor"], home, env)).stdout).toMatch(/^\[ok {2}\] cluster: 2 live processes; every role/m);
+    const spare = join(home, "spare.json");
+    const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+    config.accounts.telegram.spare = { tokenEnv: "TG_SPARE" };
+    writeFileSync(spare, JSON.stringify(config));
+    const more = { ...env, PINCER_CONFIG: spare, TG_SPARE: "777777:AAH-fake-spare-token_for_tests_0123" };
+    expect((await pincer(["doctor"], home, more)).stdout).toMatch(
+      /^\[warn\] cluster: 2 live processes; held by nobody: channel:telegram@spare \(/m,
+    );
     const before = [
       { bot: fakes.telegram, text: "home-0" },
       { bot: shop, text: "shop-0" },

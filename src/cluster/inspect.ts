@@ -1,13 +1,13 @@
+import { routeOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { openClusterStore } from "../store/postgres/cluster-store.js";
 import { ClusterWork } from "../store/postgres/cluster-work.js";
 import { clusterLines, clusterVerdict, expectedRoles } from "./status-text.js";
 
-/** The channels a gateway with this configuration runs, each a role of the cluster (the web chat too). */
-export function configuredChannels(config: Pick<Config, "telegramToken" | "discordToken" | "webAddr">): string[] {
-  return [config.telegramToken && "telegram", config.discordToken && "discord", config.webAddr && "web"].filter(
-    (name): name is string => typeof name === "string",
-  );
+/** The channels a gateway with this configuration runs, each a role of the cluster: every bot (`telegram@shop` too)
+ * and the web chat. */
+export function configuredChannels(config: Pick<Config, "accounts" | "webAddr">): string[] {
+  return [...config.accounts.map(routeOf), ...(config.webAddr ? ["web"] : [])];
 }
 
 /** Reads the cluster from its database once (never throws): `lines` are `pincer status`'s cluster section; `ok` and
