@@ -12,7 +12,7 @@ import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
 import { findBinary, hasSystemPackage } from "./helpers/system-packages.js";
 import { startTelegramHarness, type TelegramHarness } from "./helpers/telegram.js";
-import { startWebHarness, type WebHarness } from "./helpers/web.js";
+import { login, startWebHarness, type WebHarness } from "./helpers/web.js";
 
 const CHROMIUM =
   process.env.PINCER_CHROMIUM ?? (hasSystemPackage("chromium", "chromium") ? findBinary("chromium") : undefined);
@@ -37,7 +37,13 @@ describe.runIf(CHROMIUM)("the control page with two agents", () => {
     writeFileSync(
       join(dir, "config.json"),
       JSON.stringify({
-        agents: { shop: { workspace, model: { name: "shop-model", baseUrl: shop.url, apiKeyEnv: "SHOP_KEY" } } },
+        agents: {
+          shop: {
+            workspace,
+            model: { name: "shop-model", baseUrl: shop.url, apiKeyEnv: "SHOP_KEY" },
+            agent: { disabledTools: ["exec"] },
+          },
+        },
         bindings: [{ agent: "shop", channel: "telegram", chat: "-100123" }],
       }),
     );
@@ -80,6 +86,11 @@ describe.runIf(CHROMIUM)("the control page with two agents", () => {
     expect(await page.locator("#h-chat small").textContent()).toBe("web:main");
     expect(await page.locator("#agent option").allTextContents()).toEqual(["main", "shop"]);
 
+    // A second page stays on main's web chat throughout: it hears main's replies live, never the shop's.
+    const watcher = await browser.newPage();
+    await watcher.goto(`${h.base}/?token=${encodeURIComponent(h.token)}`);
+    await expect.poll(() => watcher.locator("#live").textContent()).toBe("live");
+
     // The shop, picked: its persona, endpoint and key answer, in its own conversation.
     await page.locator("#agent").selectOption("shop");
     await expect.poll(() => page.locator("#h-chat small").textContent()).toBe("shop/web:main");
@@ -88,6 +99,7 @@ describe.runIf(CHROMIUM)("the control page with two agents", () => {
     expect(shop.requests.map(conversationOf)).toEqual(["shop/web:main"]);
     expect(shop.requests[0].headers.authorization).toBe("Bearer shop-key");
     expect(String(shop.requests[0].messages[0].content)).toContain("Shopkeeper Sam");
+    expect(shop.requests[0].tools?.map((t) => t.function.name)).not.toContain("exec");
     expect(tg.model.requests).toEqual([]);
 
     // Main, picked: its own answer, and none of the shop's chat on its page or in its history.
@@ -96,9 +108,14 @@ describe.runIf(CHROMIUM)("the control page with two agents", () => {
     expect(await page.locator("#chat-log").textContent()).not.toContain("Sam");
     await chat(page, "family news?", "main answers");
     expect(tg.model.requests.map(conversationOf)).toEqual(["web:main"]);
+    expect(tg.model.requests[0].tools?.map((t) => t.function.name)).toContain("exec");
+    expect(String(tg.model.requests[0].messages[0].content)).not.toContain("Shopkeeper Sam");
     expect(JSON.stringify(tg.model.requests)).not.toContain("what do you sell?");
     expect(tg.model.keysSeen).not.toContain("shop-key");
     expect(shop.requests).toHaveLength(1);
+    await watcher.locator("#chat-log li.msg.bot .text", { hasText: "main answers" }).waitFor({ timeout: 20_000 });
+    expect(await watcher.locator("#chat-log").textContent()).not.toContain("Sam");
+    await watcher.close();
 
     // Back to the shop: its web chat shows its own history, stored under its agent.
     await page.locator("#agent").selectOption("shop");
@@ -110,5 +127,13 @@ describe.runIf(CHROMIUM)("the control page with two agents", () => {
     expect(await texts("web:main")).toEqual(["family news?", "main answers"]);
     expect(errors).toEqual([]);
     await page.close();
+
+    // A chat of an agent that is not configured is refused, whatever its name looks like.
+    const headers = { ...(await login(h.base, h.token)), "content-type": "application/json" };
+    for (const chatId of ["nope/main", "constructor/main", "shop/../main", "Shop/main"]) {
+      const body = JSON.stringify({ chatId, text: "hi" });
+      expect((await fetch(`${h.base}/api/chat`, { method: "POST", headers, body })).status).toBe(400);
+    }
+    expect(shop.requests).toHaveLength(1);
   }, 60_000);
 });

@@ -199,12 +199,8 @@ export async function startControlPage(deps: {
     "/api/chat": async (text) => {
       if (!deps.web) throw new HttpError(503, "the web chat is not running");
       const chatId = text("chatId", 97);
-      if (!WEB_CHAT.test(chatId) || !isAgent(agentOf(chatId))) {
-        throw new HttpError(
-          400,
-          '"chatId" must be ID or AGENT/ID (ID: A-Z, a-z, 0-9, _ and -; AGENT: a configured agent)',
-        );
-      }
+      const bad = !WEB_CHAT.test(chatId) || !isAgent(agentOf(chatId));
+      if (bad) throw new HttpError(400, '"chatId" must be ID or AGENT/ID (A-Z, a-z, 0-9, _, -; a configured agent)');
       await deps.web.send(chatId, text("text", 16_000));
       return 202;
     },
