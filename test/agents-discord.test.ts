@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { FakeUser } from "./fakes/discord-server.js";
+import type { FakeUser, SentMessage } from "./fakes/discord-server.js";
 import { type ChatRequest, type FakeOpenAI, type FakeReply, startFakeOpenAI } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
 import { type DiscordHarness, startDiscordHarness } from "./helpers/discord.js";
@@ -35,6 +35,7 @@ afterAll(() => alphaModel.close());
 
 const lastText = (r: ChatRequest) => String(r.messages.at(-1)?.content ?? "");
 const systemOf = (r: ChatRequest) => String(r.messages[0]?.content ?? "");
+const conversationOf = (r: ChatRequest) => /Conversation: (\S+)/.exec(systemOf(r))?.[1];
 
 async function start(sandbox: "bwrap" | "none"): Promise<DiscordHarness & { say: Say; answer: Answer }> {
   const dir = tempHome("pincer-discord-agents-");
@@ -89,14 +90,13 @@ async function start(sandbox: "bwrap" | "none"): Promise<DiscordHarness & { say:
   return { ...h, say, answer };
 }
 type Say = (channelId: string, content: string, author?: FakeUser) => void;
-type Answer = (channelId: string, starts: string) => Promise<{ content: string }>;
+type Answer = (channelId: string, starts: string) => Promise<SentMessage>;
 
 /** Both endpoints answer with the persona their system prompt names and the conversation they are in. */
 function personaReplies(model: FakeOpenAI) {
   model.respond((request): FakeReply => {
     const who = /You are (Alpha|Beta)\b/.exec(systemOf(request))?.[1] ?? "nobody";
-    const where = /Conversation: (\S+)/.exec(systemOf(request))?.[1];
-    return { content: `${who} (${request.model}) in ${where}` };
+    return { content: `${who} (${request.model}) in ${conversationOf(request)}` };
   });
 }
 
@@ -116,6 +116,16 @@ describe("two agents on one Discord application", () => {
     );
     expect(alphaModel.requests.every((r) => systemOf(r).includes("Alpha the archivist"))).toBe(true);
     expect(h.model.requests.every((r) => !systemOf(r).includes("Alpha"))).toBe(true);
+    // A tap on a button beta's message offered comes back to beta, in its channel's conversation.
+    h.model.respond((request): FakeReply => {
+      if (request.messages.at(-1)?.role === "tool") return { content: "Beta asked" };
+      if (lastText(request).includes("[button] Rye")) return { content: `Beta got rye in ${conversationOf(request)}` };
+      return { toolCalls: [{ name: "message", arguments: { content: "Which bread?", buttons: [["Rye", "Spelt"]] } }] };
+    });
+    h.say(BETA_CH, "ask me");
+    const asked = await h.answer(BETA_CH, "Which bread?");
+    h.discord.tap(asked, "Rye", OWNER);
+    expect((await h.answer(BETA_CH, "Beta got rye")).content).toBe(`Beta got rye in beta/discord:${BETA_CH}`);
     expect(new Set(alphaModel.keysSeen)).toEqual(new Set(["alpha-key-value"]));
     expect(h.model.keysSeen).not.toContain("alpha-key-value");
   });

@@ -30,6 +30,7 @@ export function tapOf(interaction: ButtonInteraction): ButtonTap {
     ...(threadId ? { threadId } : {}),
     senderId: interaction.user.id,
     senderName: interaction.inCachedGuild() ? interaction.member.displayName : interaction.user.displayName,
+    ...(interaction.guildId ? { guildId: interaction.guildId } : {}),
     isGroup: interaction.guildId !== null,
     messageId: interaction.message.id,
     data: interaction.customId,

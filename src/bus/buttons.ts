@@ -48,6 +48,7 @@ export function messageButtonTaps(bus: { publishInbound(msg: InboundMessage): Pr
       id: `tap:${tap.id}`,
       channel: tap.channel,
       ...(tap.account ? { account: tap.account } : {}),
+      ...(tap.guildId ? { guildId: tap.guildId } : {}),
       chatId: tap.chatId,
       senderId: tap.senderId,
       senderName: tap.senderName,

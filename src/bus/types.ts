@@ -133,6 +133,8 @@ export interface ButtonTap {
   account?: string;
   chatId: string;
   threadId?: string;
+  /** Discord: the server, so the tap reaches the agent `bindings` name there. */
+  guildId?: string;
   senderId: string;
   senderName: string;
   isGroup: boolean;
