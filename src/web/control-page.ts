@@ -118,18 +118,8 @@ export async function startControlPage(deps: {
     const read = method === "GET" || method === "HEAD";
     if (loopbackOnly && !isLoopbackHost(req.headers.host)) throw new HttpError(421, "unknown host");
 
-    if (path === "/healthz" && read) {
-      const health = healthOf({
-        database: await dashboard.ping(),
-        channels: await channelStates(app, deps.channels()),
-      });
-      return sendJson(res, health.status === "ok" ? 200 : 503, health);
-    }
-    if (path === "/metrics" && read && app.metrics) {
-      return send(res, 200, app.metrics.registry.contentType, await app.metrics.registry.metrics());
-    }
-    // The page holds no data: its script logs in (`?token=…` traded for a session) and fetches it.
-    if (path === "/" && read) return shell(res);
+    const open = read ? OPEN_GETS[path] : undefined;
+    if (open) return open(res, query);
     if (path === "/api/session" && method === "POST") {
       const presented = (await readJson(req)).token;
       if (typeof presented !== "string" || !secretsEqual(presented, token)) return locked(res);
@@ -143,26 +133,9 @@ export async function startControlPage(deps: {
     if (session === undefined ? !bearerMatches(req, token) : !sessions.check(session)) return locked(res);
 
     if (read) {
-      if (path === "/api/page") return sendJson(res, 200, await page(query));
-      if (path === "/api/state") return sendJson(res, 200, await state());
-      if (path === "/api/history") {
-        const key = query.get("key") ?? "";
-        return sendJson(res, 200, { sessionKey: key, entries: await dashboard.history(key.slice(0, 300)) });
-      }
-      if (path === "/api/voice") {
-        // The file is the one the web chat sent under this id: the request names no path.
-        const file = deps.web?.voiceNote(query.get("chat") ?? "", query.get("id") ?? "");
-        const audio = file && (await readFile(file).catch(() => undefined));
-        if (!audio) throw new HttpError(404, "no such spoken reply");
-        return send(res, 200, "audio/ogg", audio);
-      }
-      if (path !== "/api/events") throw new HttpError(404, "not found");
-      const chat = query.get("chat") ?? "";
-      if (!hub.add(res, WEB_CHAT.test(chat) ? chat : undefined)) throw new HttpError(503, "too many open pages");
-      // Logging out closes the session's streams; a stream that closes first forgets its session.
-      const forget = session === undefined ? undefined : sessions.onEnd(session, () => res.destroy());
-      if (forget) res.on("close", forget);
-      return;
+      const get = GETS[path];
+      if (!get) throw new HttpError(404, "not found");
+      return get(res, query, session);
     }
     if (method !== "POST") throw new HttpError(405, "method not allowed");
     const body = await readJson(req);
@@ -170,27 +143,55 @@ export async function startControlPage(deps: {
       sessions.end(session);
       return sendJson(res, 200, { ok: true });
     }
-    const status = await mutate(path, body);
+    const act = POSTS[path.startsWith("/api/jobs/") ? "/api/jobs/" : path];
+    if (!act) throw new HttpError(404, "not found");
+    const status = (await act(textIn(body), path, body)) ?? 200;
     refresh();
     sendJson(res, status, { ok: true });
   }
 
-  /** A change asked for by the page; returns the status to answer `{ ok: true }` with. */
-  async function mutate(path: string, body: Record<string, unknown>): Promise<number> {
-    const text = (name: string, max = 200): string => {
-      const value = body[name];
-      if (typeof value !== "string" || value.length === 0 || value.length > max) {
-        throw new HttpError(400, `"${name}" must be a string of 1 to ${max} characters`);
-      }
-      return value;
-    };
-    const route = path.startsWith("/api/jobs/") ? "/api/jobs/" : path;
-    const act = POSTS[route];
-    if (!act) throw new HttpError(404, "not found");
-    return (await act(text, path, body)) ?? 200;
-  }
+  type Get = (res: ServerResponse, query: URLSearchParams, session?: string) => Promise<void> | void;
+  /** What anyone may read: health and metrics for machines, and the page, which holds no data: its script logs in
+   * (`?token=…` traded for a session) and fetches it. */
+  const OPEN_GETS: Record<string, Get> = {
+    "/healthz": async (res) => {
+      const health = healthOf({
+        database: await dashboard.ping(),
+        channels: await channelStates(app, deps.channels()),
+      });
+      sendJson(res, health.status === "ok" ? 200 : 503, health);
+    },
+    "/metrics": async (res) => {
+      if (!app.metrics) throw new HttpError(404, "not found");
+      send(res, 200, app.metrics.registry.contentType, await app.metrics.registry.metrics());
+    },
+    "/": shell,
+  };
 
-  type Text = (name: string, max?: number) => string;
+  /** What the page reads with its session (or the token as a bearer). */
+  const GETS: Record<string, Get> = {
+    "/api/page": async (res, query) => sendJson(res, 200, await page(query)),
+    "/api/state": async (res) => sendJson(res, 200, await state()),
+    "/api/history": async (res, query) => {
+      const key = query.get("key") ?? "";
+      sendJson(res, 200, { sessionKey: key, entries: await dashboard.history(key.slice(0, 300)) });
+    },
+    "/api/voice": async (res, query) => {
+      // The file is the one the web chat sent under this id: the request names no path.
+      const file = deps.web?.voiceNote(query.get("chat") ?? "", query.get("id") ?? "");
+      const audio = file && (await readFile(file).catch(() => undefined));
+      if (!audio) throw new HttpError(404, "no such spoken reply");
+      send(res, 200, "audio/ogg", audio);
+    },
+    "/api/events": (res, query, session) => {
+      const chat = query.get("chat") ?? "";
+      if (!hub.add(res, WEB_CHAT.test(chat) ? chat : undefined)) throw new HttpError(503, "too many open pages");
+      // Logging out closes the session's streams; a stream that closes first forgets its session.
+      const forget = session === undefined ? undefined : sessions.onEnd(session, () => res.destroy());
+      if (forget) res.on("close", forget);
+    },
+  };
+
   /** What the page may change, by path; each answers `{ ok: true }` with the status it returns (200 when none). */
   const POSTS: Record<
     string,
@@ -302,4 +303,17 @@ export async function startControlPage(deps: {
   const addr: WebAddr = { host: wanted.host, port: (server.address() as AddressInfo).port };
   log.info({ url: pageUrl(addr) }, "control page is up; `pincer dashboard` prints its address with the token");
   return { addr, close };
+}
+
+type Text = (name: string, max?: number) => string;
+
+/** A request's string field `name`, 1 to `max` characters, or a 400 naming it. */
+function textIn(body: Record<string, unknown>): Text {
+  return (name, max = 200) => {
+    const value = body[name];
+    if (typeof value !== "string" || value.length === 0 || value.length > max) {
+      throw new HttpError(400, `"${name}" must be a string of 1 to ${max} characters`);
+    }
+    return value;
+  };
 }
