@@ -5,7 +5,7 @@ import { type Config, ConfigError, type LoadOptions, loadConfig } from "../confi
 import { createLogger, createTerminalLogger } from "../log.js";
 import { storeLocation } from "../paths.js";
 import { jobCommand, listJobsText, showJobText } from "../scheduler/cron-commands.js";
-import type { LimitInput } from "../scheduler/stop-rules.js";
+import { LIMIT_FIELDS, LIMIT_NAMES, type LimitInput } from "../scheduler/stop-rules.js";
 import { withStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
 import { describeDatabaseProblem } from "./database-problem.js";
@@ -138,16 +138,14 @@ for (const [action, description] of [
     .description(description)
     .action(onJobs((store, id: string) => jobCommand(store, action, id)));
 }
-cron
+const limit = cron
   .command("limit <id>")
-  .description("set a job's own stop rules (none removes one: the config's cron defaults apply)")
-  .option("--max-runs <n>", "end the job after this many runs")
-  .option("--ends-at <date-time>", "end it at this time in its zone, e.g. 2026-12-31T18:00")
-  .option("--run-tokens <n>", "stop a run once it has used this many tokens")
-  .option("--run-cost <amount>", "stop a run once it has cost this much")
-  .option("--day-tokens <n>", "skip its runs for the day once they used this many tokens")
-  .option("--day-cost <amount>", "skip its runs for the day once they cost this much")
-  .action(onJobs((store, id: string, rules: LimitInput) => jobCommand(store, "limit", id, rules)));
+  .description(
+    "set a job's own stop rules: --ends-at in its zone (2026-12-31T18:00); none removes one (cron defaults apply)",
+  );
+for (const rule of LIMIT_FIELDS)
+  limit.option(`--${rule.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} <value>`, LIMIT_NAMES[rule]);
+limit.action(onJobs((store, id: string, rules: LimitInput) => jobCommand(store, "limit", id, rules)));
 
 const pairing = program.command("pairing").description("approve strangers who asked for access");
 pairing.command("list").description("pending codes and approved users").action(answer(pairingList));

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type ChannelName, type InboundMessage, routeOf } from "../bus/types.js";
 import { acceptInbound } from "./journal.js";
-import { camelCased, insert, placeholders, type Sql, SqlGroup, scalar, total, update, withoutNulls } from "./sql.js";
+import { camelCased, insert, placeholders, type Sql, SqlGroup, scalar, update, withoutNulls } from "./sql.js";
 import type {
   CronJob,
   JobEdit,
@@ -82,8 +82,6 @@ export class SqlJobs extends SqlGroup {
   listByOwner = (owner: JobOwner) =>
     this.list("WHERE owner_channel = $1 AND owner_id = $2", [owner.channel, owner.userId]);
   listAll = () => this.list("", []);
-  countBySession = (sessionKey: string) =>
-    total(this.db, "SELECT count(*) FROM cron_jobs WHERE session_key = $1", [sessionKey]);
 
   /** Removes a job; with `sessionKey`, only if it belongs to that conversation. */
   async remove(id: string, sessionKey?: string): Promise<boolean> {

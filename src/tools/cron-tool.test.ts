@@ -28,7 +28,7 @@ beforeEach(() => {
   store = stores.jobs;
   wakes = 0;
   vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  const config = { timezone: "Europe/Berlin", cron: { minEverySeconds: 60 } } as Config;
+  const config = { timezone: "Europe/Berlin", cron: { minEverySeconds: 60, maxJobsPerOwner: 3 } } as Config;
   registry = new ToolRegistry().register(createCronTool({ store: stores, config, scheduler: { wake: () => wakes++ } }));
 });
 
@@ -139,10 +139,15 @@ describe("cron tool: add", () => {
     expect(await store.listAll()).toHaveLength(1);
   });
 
-  it("caps the number of jobs in one conversation", async () => {
-    for (let i = 0; i < 50; i++)
+  it("caps the jobs of one person over all their chats (cron.maxJobsPerOwner), not those of another", async () => {
+    for (let i = 0; i < 3; i++)
       expect(await cron({ action: "add", message: `m${i}`, every_seconds: 600 })).toMatch(/^Scheduled/);
-    expect(await cron({ action: "add", message: "one too many", every_seconds: 600 })).toMatch(/already has 50 jobs/);
+    const elsewhere = ctx("telegram:-100", inbound("telegram:-100", { isGroup: true }));
+    expect(await cron({ action: "add", message: "one too many", every_seconds: 600 }, elsewhere)).toBe(
+      "Error: this person already has 3 jobs, the most one person may have (config cron.maxJobsPerOwner); remove one first.",
+    );
+    const other = ctx("telegram:-100", inbound("telegram:-100", { isGroup: true, senderId: "7" }));
+    expect(await cron({ action: "add", message: "theirs", every_seconds: 600 }, other)).toMatch(/^Scheduled/);
   });
 });
 

@@ -26,9 +26,6 @@ type CronArgs = {
   name?: string;
 };
 
-/** A runaway model should not fill the table: jobs one conversation may hold. */
-const MAX_JOBS_PER_CONVERSATION = 50;
-
 const DESCRIPTION = [
   "Schedule reminders and recurring jobs for this conversation; they are delivered here at the time, even across restarts.",
   "action=add needs `message` (what to tell or do at that time, written as the instruction to your future self, e.g. 'Remind the user to take the pizza out') and exactly one of:",
@@ -68,11 +65,7 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
     if (channel === "system") {
       throw new ToolError("only a person can create a job; this turn was started by pincer itself, not by a message.");
     }
-    if ((await store.countBySession(origin.sessionKey)) >= MAX_JOBS_PER_CONVERSATION) {
-      throw new ToolError(
-        `this conversation already has ${MAX_JOBS_PER_CONVERSATION} jobs; remove some first (action list, then remove).`,
-      );
-    }
+    // A runaway model should not fill the table: a person's jobs over all their chats are capped.
     const owner = { channel: routeOf(ctx.inbound), userId: senderId };
     const { maxJobsPerOwner } = deps.config.cron;
     if ((await store.listByOwner(owner)).length >= maxJobsPerOwner) {

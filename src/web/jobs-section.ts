@@ -1,6 +1,6 @@
 import { scheduleInWords, scheduleText, upcomingRuns } from "../scheduler/schedule-text.js";
 import { LIMIT_FIELDS, LIMIT_NAMES, limitsText, limitValue } from "../scheduler/stop-rules.js";
-import type { JobLimits, JobRun, Store } from "../store/store.js";
+import type { CronJob, JobRun, Store } from "../store/store.js";
 import { clip, esc, formatSpan, type TimeFormat } from "./html.js";
 
 /** Runs of each job the page shows. */
@@ -23,41 +23,28 @@ export async function collectJobs(store: Pick<Store, "jobs" | "jobRuns">, tz: st
     runs,
     ended: true,
   }));
-  const current = jobs.map((job) => ({
-    id: job.id,
-    name: job.name,
-    message: job.message,
-    words: scheduleInWords(job.schedule, job.tz),
-    scheduleText: scheduleText(job.schedule, job.tz),
-    tz: job.tz,
-    sessionKey: job.origin.sessionKey,
-    owner: job.owner ? `${job.owner.channel} ${job.owner.userId}` : "nobody (made before owners were kept)",
-    nextRuns: job.pausedAt === undefined ? upcomingRuns(job.schedule, job.nextRunAt, NEXT_SHOWN) : [],
-    paused: job.pausedAt === undefined ? undefined : (job.pausedReason ?? "owner"),
-    runRequested: job.runRequestedAt !== undefined,
-    limits: job.limits,
-    runs: runs.get(job.id) ?? [],
-  }));
-  return [...current, ...ended];
+  return [...jobs.map((job) => jobView(job, runs.get(job.id) ?? [])), ...ended];
 }
 
+const jobView = (job: CronJob, runs: JobRun[]) => ({
+  id: job.id,
+  name: job.name,
+  message: job.message,
+  words: scheduleInWords(job.schedule, job.tz),
+  scheduleText: scheduleText(job.schedule, job.tz),
+  tz: job.tz,
+  sessionKey: job.origin.sessionKey,
+  owner: job.owner ? `${job.owner.channel} ${job.owner.userId}` : "nobody (made before owners were kept)",
+  nextRuns: job.pausedAt === undefined ? upcomingRuns(job.schedule, job.nextRunAt, NEXT_SHOWN) : [],
+  paused: job.pausedAt === undefined ? undefined : (job.pausedReason ?? "owner"),
+  runRequested: job.runRequestedAt !== undefined,
+  limits: job.limits,
+  runs,
+});
+
 /** A job as the page shows it; one that is gone (`ended`) has only its text and its runs. */
-interface JobView {
-  id: string;
-  message: string;
-  tz: string;
-  sessionKey: string;
-  runs: JobRun[];
-  ended?: boolean;
-  name?: string;
-  words?: string;
-  scheduleText?: string;
-  owner?: string;
-  nextRuns?: number[];
-  paused?: string;
-  runRequested?: boolean;
-  limits?: JobLimits;
-}
+type JobView = Partial<ReturnType<typeof jobView>> &
+  Pick<ReturnType<typeof jobView>, "id" | "message" | "tz" | "sessionKey" | "runs"> & { ended?: boolean };
 
 const PAUSED: Record<string, string> = {
   user: "paused",
