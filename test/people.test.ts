@@ -59,7 +59,11 @@ describe.each(ENGINES)("people on %s", (engine) => {
   async function start(): Promise<App> {
     const home = tempHome("pincer-people-");
     const configFile = join(home, "config.json");
-    writeFileSync(configFile, JSON.stringify({ roles: { guest: { tools: ["read_file", "web_*", "memory_*"] } } }));
+    const roles = {
+      guest: { tools: ["read_file", "web_*", "memory_*"], usage: { dailyTokens: 500 } },
+      member: { approvals: { tools: ["read_file"] } },
+    };
+    writeFileSync(configFile, JSON.stringify({ roles }));
     const env = {
       PINCER_CONFIG: configFile,
       TELEGRAM_BOT_TOKEN: telegram.token,
@@ -74,11 +78,14 @@ describe.each(ENGINES)("people on %s", (engine) => {
     cli = (args) => pincer(args, home, { ...env, OPENAI_API_KEY: "test", PINCER_SANDBOX: "none" });
     const log = pino({ level: "silent" });
     const { config, bus } = started;
+    const connections = discord.connections.length;
     await started.start([
       createTelegramChannel({ config, bus, mediaDir: mediaDir(config.home), log, timing: FAST_TIMING }),
       createDiscordChannel({ config, bus, mediaDir: mediaDir(config.home), log }),
     ]);
     app = started;
+    // Clustered, the Discord connection starts once its role is taken: a message before it would reach nobody.
+    await until(() => discord.connections.length > connections && discord.liveConnections > 0, "Discord connected");
     return started;
   }
 
@@ -136,6 +143,41 @@ describe.each(ENGINES)("people on %s", (engine) => {
     discord.dispatchMessage({ channelId: DM, author: ADA, content: "/model" });
     await toDiscord(DM, "This chat uses");
   }, 90_000);
+
+  it("holds a guest to their role's budget (roles.guest.usage) in every chat they write in; the owner goes on", async () => {
+    await start();
+    model.respond(() => ({ content: "ok", usage: { prompt_tokens: 400, completion_tokens: 200 } }));
+    discord.dispatchMessage({ channelId: MALLORY_DM, author: MALLORY, content: "one" });
+    await toDiscord(MALLORY_DM, "ok");
+    const mention = `<@${discord.bot.id}>`;
+    discord.dispatchMessage({ channelId: GENERAL, guildId: GUILD, author: MALLORY, content: `${mention} two` });
+    const refused = await toDiscord(GENERAL, "I cannot answer now: your daily token budget is used up");
+    expect(refused.content).toContain("600 of 500 tokens, your role's usage");
+    telegramSays("owner here");
+    await toTelegram("ok");
+    expect(model.requests).toHaveLength(2);
+  }, 60_000);
+
+  it("asks before the tools a role's approvals name (roles.member.approvals), for that role only", async () => {
+    const started = await start();
+    await started.store.people.identify("main", "discord", MALLORY.id, "mallory");
+    expect(await started.store.people.setRole(`discord:${MALLORY.id}`, "member")).toBe(true);
+    model.respond((request) =>
+      request.messages.at(-1)?.role === "tool"
+        ? { content: "done" }
+        : { toolCalls: [{ name: "read_file", arguments: { path: "notes.txt" } }] },
+    );
+    discord.dispatchMessage({ channelId: MALLORY_DM, author: MALLORY, content: "read my notes" });
+    const prompt = await until(
+      () => discord.sent.find((m) => m.channelId === MALLORY_DM && m.components?.length),
+      "the approval prompt",
+      20_000,
+    );
+    expect(prompt.content).toContain("read_file");
+    // The owner's role asks nothing: the same call runs at once.
+    telegramSays("read my notes too");
+    await toTelegram("done");
+  }, 60_000);
 
   it("links accounts only by their owner's one-time code; /whoami tells who and what is stored; /unlink separates", async () => {
     const started = await start();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { InboundMessage } from "../bus/types.js";
-import { isOwner, isOwnersChat, type MemorySharing, seesOwnerMemory } from "./policy.js";
+import { isNamedOwner, isOwnersChat, type MemorySharing, seesOwnerMemory } from "./policy.js";
 
 const from = (channel: InboundMessage["channel"], senderId: string, extra: Partial<InboundMessage> = {}) =>
   ({
@@ -59,11 +59,11 @@ describe("who sees the owner's MEMORY.md", () => {
 describe("who may change a chat's settings (/model) and see everyone's usage", () => {
   it("someone named in the allowlist or a local channel; not someone approved by pairing, nor everyone * lets in", () => {
     const owner = (channel: InboundMessage["channel"], senderId: string) =>
-      isOwner({ channel, senderId, allowFrom: ["42", "*"] });
+      isNamedOwner(channel, senderId, { telegram: ["42", "*"], discord: ["42", "*"] });
     expect(owner("telegram", "42")).toBe(true);
     expect(owner("telegram", "43")).toBe(false);
     expect(owner("discord", "42")).toBe(true);
-    expect(isOwner({ channel: "discord", senderId: "42", allowFrom: undefined })).toBe(false);
+    expect(isNamedOwner("discord", "42", {})).toBe(false);
     expect(owner("web", "anyone")).toBe(true);
     expect(owner("console", "user")).toBe(true);
   });

@@ -18,14 +18,8 @@ export async function hasAccess({ channel, senderId, allowFrom, isApproved }: Ac
   return LOCAL_CHANNELS.has(channel) || allowFrom?.includes("*") || allowFrom?.includes(senderId) || isApproved();
 }
 
-/** Whether a person is the owner, who may change pincer's settings for a chat (`/model`) and see everyone's usage:
- * someone named in the allowlist, or anyone on a local channel. Everyone let in by `*` or by `pincer pairing approve`
- * is a guest (the guest role of docs/security.md, "Who sees what": no `/model`, only their own usage). */
-export function isOwner({ channel, senderId, allowFrom }: Omit<AccessFacts, "isApproved">): boolean {
-  return LOCAL_CHANNELS.has(channel) || (allowFrom?.includes(senderId) ?? false);
-}
-
-/** Whether a person is pincer's owner: named in the channel's allowlist (`*` names nobody), or on a local channel. */
+/** Whether a person is pincer's owner (role `owner`, src/access/roles.ts): named in the bot's allowlist (`*` names
+ * nobody), or on a local channel. Everyone let in by `*` or by `pincer pairing approve` gets `people.defaultRole`. */
 export function isNamedOwner(
   channel: string,
   senderId: string,

@@ -159,11 +159,7 @@ export class HelperManager {
       const loop = runAgentLoop(
         {
           ...deps,
-          model: deps.usage.wrap(deps.model, {
-            sessionKey: origin.sessionKey,
-            kind: "helper",
-            person: runOf(origin).person,
-          }),
+          model: deps.usage.wrap(deps.model, { ...runOf(origin, deps.config), kind: "helper" }),
           // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
           // Nor a tool its person's role lacks: a helper has its starter's rights, never more.
           registry: deps.registry

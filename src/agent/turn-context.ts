@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { roleSettings } from "../access/roles.js";
 import { type InboundMessage, parseSessionKey, personOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { ChatMessage } from "../llm/model.js";
@@ -30,7 +31,7 @@ export interface TurnContextDeps {
 }
 
 /** The conversation, kind of run and person (the store's people) a turn's model calls are counted under. */
-export function runOf(msg: InboundMessage) {
+export function runOf(msg: InboundMessage, roles?: Pick<Config, "roles" | "people">) {
   const own = msg.channel === "system" ? msg.run : undefined;
   const kind: RunKind = own === undefined ? "conversation" : own.kind === "cron" ? "reminder" : own.kind;
   const about = own?.kind === "cron" ? own.reminder : undefined;
@@ -42,6 +43,7 @@ export function runOf(msg: InboundMessage) {
     kind,
     ...(about ? { about } : {}),
     ...(person ? { person } : {}),
+    ...(roles && msg.person ? { budget: roleSettings(roles, msg.person.role).usage } : {}),
     // A scheduled run's id is its message's: its calls are summed for the job's history and caps.
     ...(own?.kind === "cron" ? { runId: msg.id } : {}),
   };

@@ -77,7 +77,7 @@ export class TurnRunner {
     deps.bus.publishActivity({ ...activity, busy: true });
     const progress = outlet.progress(msg);
     const chosen = await deps.chatModels.forTurn(msg);
-    const meter = new TurnMeter(deps.usage.wrap(chosen.model, runOf(msg)), deps.observer, msg.receivedAt);
+    const meter = new TurnMeter(deps.usage.wrap(chosen.model, runOf(msg, deps.config)), deps.observer, msg.receivedAt);
     const user: StoredMessage = { role: "user", content: stamped(deps, userContent(msg)), createdAt: msg.receivedAt };
     const turn: Turn = { msg, signal, chosen, meter, progress, user, images: [], produced: [], sentToConversation: [] };
     let outcome: TurnReport["outcome"] = "ok";
@@ -166,7 +166,7 @@ async function preflight(deps: PreflightDeps, outlet: TurnOutlet, turn: Turn): P
   if (startedOver) return await endHere([], startedOver);
   if (msg.media.length === 0) return true;
   // A used-up budget stops the turn before its voice notes are transcribed (they cost too).
-  const run = runOf(msg);
+  const run = runOf(msg, deps.config);
   await deps.usage.checkBefore(run);
   const prepared = await deps.attachments(msg.media, turn.signal, run);
   turn.user = { ...turn.user, content: stamped(deps, userContent(msg, prepared.lines)) };

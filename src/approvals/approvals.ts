@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter, once } from "node:events";
 import type { Logger } from "pino";
+import { roleSettings } from "../access/roles.js";
 import { StopRequested } from "../bus/commands.js";
 import type { Switchboard } from "../bus/switchboard.js";
 import {
@@ -40,6 +41,8 @@ export interface ApprovalDeps {
   timeoutSeconds: number;
   /** Each agent's own (its `approvals` and `exec.allowPatterns`) by name; an agent not named asks as `policy` says. */
   agents?: Record<string, Pick<ApprovalDeps, "policy" | "timeoutSeconds">>;
+  /** Config `roles` (each role's `approvals`) and `people`. */
+  roles?: Pick<Config, "roles" | "people">;
   log: Logger;
   now?: () => Date;
 }
@@ -59,11 +62,14 @@ export function createApprovals(
       return [name, { policy: { ...approvals, allowPatterns }, timeoutSeconds: approvals.timeoutSeconds }];
     }),
   );
-  if (Object.values(agents).every(({ policy }) => policy.exec === "off" && policy.tools.length === 0)) return undefined;
+  const asks = ({ exec, tools }: Partial<ApprovalPolicy>) => (exec ?? "off") !== "off" || (tools?.length ?? 0) > 0;
+  const byRole = Object.values(config.roles).some((role) => role.approvals && asks(role.approvals));
+  if (!byRole && !Object.values(agents).some(({ policy }) => asks(policy))) return undefined;
   return new Approvals({
     ...deps,
     ...agents[MAIN_AGENT],
     agents,
+    roles: config,
     store: deps.store.approvals,
     log: deps.log.child({ part: "approvals" }),
   });
@@ -94,7 +100,14 @@ export class Approvals {
    */
   async check(call: ToolCall, ctx: ToolContext, resumable: boolean): Promise<string | undefined> {
     const { store } = this.deps;
-    const { policy, timeoutSeconds } = this.rules(ctx.sessionKey);
+    const rules = this.rules(ctx.sessionKey);
+    // The role of the person the run is for may ask for more, or less (`roles.NAME.approvals` over `approvals`).
+    const { person } = ctx.inbound;
+    const policy = {
+      ...rules.policy,
+      ...(person && this.deps.roles && roleSettings(this.deps.roles, person.role).approvals),
+    };
+    const { timeoutSeconds } = rules;
     if (!mayAsk(call.name, policy)) return undefined;
     const args = parseArgs(call.arguments);
     // Arguments the tool cannot take are the registry's to refuse: nothing of them would run.

@@ -54,15 +54,19 @@ export class SqlUsage extends SqlGroup {
     await this.db.run(...insert("model_usage", row, USAGE_FIELDS));
   }
 
-  /** What the budgets compare: tokens since `dayStart` and cost since `monthStart`, overall and for one chat. */
-  async spent(sessionKey: string, dayStart: number, monthStart: number) {
-    const [row] = await this.db.rows<Record<"dayTokens" | "monthCost" | "chatDayTokens" | "chatMonthCost", number>>(
+  /** What the budgets compare: tokens since `dayStart` and cost since `monthStart`, overall, for one chat and for one
+   * person (their role's `usage`). */
+  async spent(sessionKey: string, dayStart: number, monthStart: number, person = "") {
+    type Sums = "dayTokens" | "monthCost" | "chatDayTokens" | "chatMonthCost" | "personDayTokens" | "personMonthCost";
+    const [row] = await this.db.rows<Record<Sums, number>>(
       `SELECT coalesce(sum(CASE WHEN created_at >= $2 THEN prompt_tokens + completion_tokens END), 0) AS "dayTokens",
               coalesce(sum(cost), 0) AS "monthCost",
               coalesce(sum(CASE WHEN created_at >= $2 AND session_key = $3 THEN prompt_tokens + completion_tokens END), 0) AS "chatDayTokens",
-              coalesce(sum(CASE WHEN session_key = $3 THEN cost END), 0) AS "chatMonthCost"
+              coalesce(sum(CASE WHEN session_key = $3 THEN cost END), 0) AS "chatMonthCost",
+              coalesce(sum(CASE WHEN created_at >= $2 AND person = $4 THEN prompt_tokens + completion_tokens END), 0) AS "personDayTokens",
+              coalesce(sum(CASE WHEN person = $4 THEN cost END), 0) AS "personMonthCost"
          FROM model_usage WHERE created_at >= $1`,
-      [monthStart, dayStart, sessionKey],
+      [monthStart, dayStart, sessionKey, person],
     );
     return row;
   }

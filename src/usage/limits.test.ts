@@ -3,7 +3,14 @@ import { formatDay } from "../time-zone.js";
 import { mayCall, type Spent } from "./limits.js";
 import { periodsAt } from "./periods.js";
 
-const none: Spent = { dayTokens: 0, monthCost: 0, chatDayTokens: 0, chatMonthCost: 0 };
+const none: Spent = {
+  dayTokens: 0,
+  monthCost: 0,
+  chatDayTokens: 0,
+  chatMonthCost: 0,
+  personDayTokens: 0,
+  personMonthCost: 0,
+};
 const at = (iso: string) => Date.parse(iso);
 
 describe("budget periods in the configured zone", () => {
@@ -49,6 +56,11 @@ describe("mayCall", () => {
       limit: "dailyTokens",
       resetsAt: at("2026-12-16T00:00:00Z"),
       reason: "the daily token budget is used up (1000 of 1000 tokens, usage.dailyTokens)",
+    });
+    // A person's role's budget (roles.NAME.usage) is theirs alone, wherever they write.
+    expect(mayCall({ ...none, personDayTokens: 20 }, { personDailyTokens: 20 }, periods)).toMatchObject({
+      ok: false,
+      reason: "your daily token budget is used up (20 of 20 tokens, your role's usage)",
     });
     const chat = mayCall({ ...none, chatDayTokens: 50 }, { dailyTokens: 1000, chatDailyTokens: 50 }, periods);
     expect(chat).toMatchObject({ ok: false, limit: "chatDailyTokens", resetsAt: periods.dayEnd });

@@ -3,7 +3,7 @@ import type { Store } from "../store/store.js";
 import type { Periods } from "./periods.js";
 
 /** Config `usage`: what may be spent; a limit not set is no limit. Costs are in the price table's currency. */
-export type UsageLimits = Omit<Config["usage"], "prices">;
+export type UsageLimits = Omit<Config["usage"], "prices"> & { personDailyTokens?: number; personMonthlyCost?: number };
 
 /** What was spent in the periods the limits count: tokens today, cost this month, overall and in this chat. */
 export type Spent = Awaited<ReturnType<Store["usage"]["spent"]>>;
@@ -20,12 +20,15 @@ export function mayCall(spent: Spent, limits: UsageLimits, periods: Periods): Ve
     ["chatMonthlyCost", spent.chatMonthCost, periods.monthEnd, "this chat's monthly cost budget"],
     ["dailyTokens", spent.dayTokens, periods.dayEnd, "the daily token budget"],
     ["chatDailyTokens", spent.chatDayTokens, periods.dayEnd, "this chat's daily token budget"],
+    ["personMonthlyCost", spent.personMonthCost, periods.monthEnd, "your monthly cost budget"],
+    ["personDailyTokens", spent.personDayTokens, periods.dayEnd, "your daily token budget"],
   ];
   for (const [limit, used, resetsAt, what] of checks) {
     const max = limits[limit];
     if (max !== undefined && used >= max) {
       const amount = limit.endsWith("Cost") ? `${round(used)} of ${max}` : `${used} of ${max} tokens`;
-      return { ok: false, limit, resetsAt, reason: `${what} is used up (${amount}, usage.${limit})` };
+      const key = limit.startsWith("person") ? "your role's usage" : `usage.${limit}`;
+      return { ok: false, limit, resetsAt, reason: `${what} is used up (${amount}, ${key})` };
     }
   }
   return { ok: true };

@@ -24,6 +24,8 @@ export interface MeteredRun {
   person?: string;
   /** A scheduled run's id: its calls are summed for the job's history and caps. */
   runId?: string;
+  /** The person's budgets (their role's `usage`). */
+  budget?: { dailyTokens?: number; monthlyCost?: number };
 }
 
 interface UsageMeterDeps {
@@ -111,11 +113,13 @@ export class UsageMeter {
   }
 
   private async check(run: MeteredRun, cutShort: boolean): Promise<void> {
-    const { prices, ...limits } = this.deps.config.usage;
+    const { prices, ...general } = this.deps.config.usage;
+    const { dailyTokens: personDailyTokens, monthlyCost: personMonthlyCost } = run.budget ?? {};
+    const limits = { ...general, personDailyTokens, personMonthlyCost };
     if (Object.values(limits).every((limit) => limit === undefined)) return;
     const now = this.now();
     const periods = periodsAt(now, this.deps.config.timezone);
-    const spent = await this.deps.store.spent(run.sessionKey, periods.dayStart, periods.monthStart);
+    const spent = await this.deps.store.spent(run.sessionKey, periods.dayStart, periods.monthStart, run.person);
     const verdict = mayCall(spent, limits, periods);
     if (!verdict.ok) throw new UsageLimitError(verdict.reason, this.notice(run, verdict, cutShort, now));
   }

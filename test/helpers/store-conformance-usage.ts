@@ -36,6 +36,8 @@ export function describeUsageConformance(fresh: Fresh): void {
       monthCost: 52,
       chatDayTokens: 100 * 110,
       chatMonthCost: 52,
+      personDayTokens: 0,
+      personMonthCost: 0,
     });
     const groups = await other.usage.groups(monthStart, dayStart, "b");
     expect(groups).toHaveLength(3);
@@ -95,5 +97,10 @@ export function describeUsageConformance(fresh: Fresh): void {
     ]);
     expect(await store.usage.groups(monthStart, dayStart, undefined, "telegram:5")).toEqual([]);
     expect((await store.usage.groups(monthStart, dayStart)).reduce((n, g) => n + g.calls, 0)).toBe(4);
+    // Their role's budgets compare what they spent, in any chat.
+    expect(await store.usage.spent("telegram:-100", dayStart, monthStart, "telegram:77")).toMatchObject({
+      personDayTokens: 110,
+      personMonthCost: 1,
+    });
   });
 }
