@@ -1,19 +1,26 @@
 /**
  * A home made before agents existed upgrades in place on both engines: its rows are the agent main's (their session keys
  * never move), its usage counts for main, and main's MEMORY.md index is rebuilt from the file; another agent sees none
- * of it. The old home is made with the migration list as the code before agents had it.
+ * of it; pincer started on it answers as before, the old history in view. The old home is made with the migration list
+ * as the code before agents had it.
  */
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openPostgresStore } from "../src/store/postgres/postgres-store.js";
+import { afterEach, describe, expect, it } from "vitest";
+import type { App } from "../src/app.js";
+import { databasePath } from "../src/paths.js";
+import { openStore } from "../src/store/open.js";
+import { pgSql } from "../src/store/postgres/db.js";
+import { PostgresMemory } from "../src/store/postgres/memory.js";
 import { MIGRATIONS, migrate } from "../src/store/postgres/schema.js";
 import { closeDatabase, openDatabase } from "../src/store/sqlite/database.js";
 import { migrations } from "../src/store/sqlite/migrations.js";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
-import type { Store } from "../src/store/store.js";
-import { tempHome } from "./helpers/app.js";
-import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { type Store, storeOn } from "../src/store/store.js";
+import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { ENGINES, type Engine, engineEnv } from "./helpers/engines.js";
+import { fakeModelForFile } from "./helpers/model.js";
 
 const before = <T extends { id: string }>(list: T[]) =>
   list.slice(
@@ -44,20 +51,48 @@ async function expectUpgraded(store: Store): Promise<void> {
   expect(await store.memory.search("shed", scope("shop/telegram:1"))).toEqual([]);
 }
 
-describe("a SQLite home from before agents", () => {
-  it("upgrades in place: its conversations, jobs and usage are main's, another agent sees none", async () => {
-    const path = join(tempHome("pincer-upgrade-"), "pincer.db");
-    const old = openDatabase(path, before(migrations));
-    const oldStore = openSqliteStore(old);
-    await oldStore.conversations.append("telegram:1", [{ role: "user", content: "kept from before" }]);
-    await oldStore.chatModels.set("telegram:1", "big", "42");
+/** A home (and, on PostgreSQL, its database) as the code before agents left it: a conversation, a chat's model, usage
+ * and the old MEMORY.md index. Returns what puts pincer on it. */
+async function oldHome(engine: Engine, env: Record<string, string>) {
+  const home = tempHome("pincer-upgrade-");
+  const write = async (store: Pick<Store, "conversations" | "chatModels">) => {
+    for (const key of ["telegram:1", "console:1"]) {
+      await store.conversations.append(key, [{ role: "user", content: "kept from before: the garden gate is green" }]);
+    }
+    for (const key of ["telegram:1", "console:1"]) await store.chatModels.set(key, "big", "42");
+  };
+  if (engine === "SQLite") {
+    const old = openDatabase(databasePath(home), before(migrations));
+    await write(openSqliteStore(old));
     for (const sql of OLD_ROWS("memory_file_fts")) old.exec(sql);
     closeDatabase(old);
+  } else {
+    const pool = new pg.Pool({ connectionString: env.PINCER_DATABASE_URL });
+    await migrate(pool, before(MIGRATIONS));
+    const sql = pgSql(pool);
+    await write(storeOn(sql, new PostgresMemory(sql)));
+    for (const row of OLD_ROWS("memory_file_paragraphs")) await pool.query(row);
+    await pool.end();
+  }
+  return { home, where: { path: databasePath(home), url: env.PINCER_DATABASE_URL } };
+}
 
-    const store = openSqliteStore(path);
+const model = fakeModelForFile();
+
+describe.each(ENGINES)("a %s home from before agents", (engine) => {
+  const database = engineEnv(engine);
+  const apps: App[] = [];
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.stop();
+  });
+
+  it("upgrades in place: its conversations, chat models and usage are main's, another agent sees none", async () => {
+    const { where } = await oldHome(engine, await database.env());
+    const store = await openStore(where);
     try {
+      expect(store.engine).toBe(engine === "SQLite" ? "sqlite" : "postgres");
       expect((await store.conversations.recent("telegram:1", 10_000)).map((m) => m.content)).toEqual([
-        "kept from before",
+        "kept from before: the garden gate is green",
       ]);
       expect(await store.conversations.recent("shop/telegram:1", 10_000)).toEqual([]);
       expect(await store.chatModels.get("telegram:1")).toBe("big");
@@ -67,26 +102,29 @@ describe("a SQLite home from before agents", () => {
       await store.close();
     }
   });
-});
 
-describe.skipIf(!hasPostgres())("a PostgreSQL cluster's database from before agents", () => {
-  let server: TestPostgres | undefined;
-  beforeAll(async () => {
-    server = await startPostgres();
-  }, 60_000);
-  afterAll(() => server?.stop());
-
-  it("upgrades in place the same way", async () => {
-    const url = await (server as TestPostgres).newDatabase();
-    const pool = new pg.Pool({ connectionString: url });
-    await migrate(pool, before(MIGRATIONS));
-    for (const sql of OLD_ROWS("memory_file_paragraphs")) await pool.query(sql);
-    await pool.end();
-    const store = await openPostgresStore(url);
-    try {
-      await expectUpgraded(store);
-    } finally {
-      await store.close();
-    }
+  it("answers as before: the old history in view, on the model the chat chose, MEMORY.md found again", async () => {
+    const env = await database.env();
+    const { home } = await oldHome(engine, env);
+    model.respond((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { content: `found: ${String(last.content)}` };
+      return { toolCalls: [{ name: "memory_search", arguments: { query: "key" } }] };
+    });
+    const app = await testApp(model.url, home, env, (config) => {
+      config.agent.models = [{ name: "big" }];
+    });
+    apps.push(app);
+    writeFileSync(join(app.config.workspace, "MEMORY.md"), "The shed key is under the pot.");
+    const channel = recordingChannel(app);
+    await app.start([channel]);
+    await app.bus.publishInbound(userMessage("1", "where is the shed key?"));
+    await channel.waitFor(1);
+    expect(channel.sent[0]?.text).toMatch(/^found: \[[\d-]+ · MEMORY.md\] The shed «key» is under the pot.$/);
+    const [first] = model.requests;
+    expect(JSON.stringify(first?.messages)).toContain("kept from before: the garden gate is green");
+    expect(String(first?.messages[0]?.content)).toContain("Conversation: console:1");
+    // The model the chat chose before is still its model.
+    expect(model.requests.map((r) => r.model)).toEqual(["big", "big"]);
   });
 });
