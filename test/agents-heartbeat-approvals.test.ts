@@ -135,6 +135,23 @@ describe("an agent's own approvals", () => {
       expect.objectContaining({ sessionKey: "shop/telegram@shop:7" }),
     ]);
   });
+
+  it("ask before a call of the agent's helper too", async () => {
+    const { app } = await start({ approvals: { exec: "ask" } });
+    model.respond((request) => {
+      const last = request.messages.at(-1);
+      if (String(request.messages[0].content).startsWith("You are a background helper")) {
+        if (last?.role === "tool") return { content: `helper saw: ${last.content}` };
+        return { toolCalls: [{ name: "exec", arguments: { command: "echo from-helper" } }] };
+      }
+      if (last?.role === "tool") return { content: "spawned" };
+      return { toolCalls: [{ name: "spawn", arguments: { task: "run echo" } }] };
+    });
+    shop.pushUpdate(message(privateChat(7), user(7), { text: "have a helper run it" }));
+    const prompt = await until(() => shop.sent.find((m) => m.keyboard?.length), "the helper's approval prompt");
+    expect(prompt.text).toContain("echo from-helper");
+    expect((await app.store.approvals.pending()).map((a) => a.sessionKey)).toEqual(["shop/telegram@shop:7"]);
+  });
 });
 
 describe("message to another agent's chat", () => {

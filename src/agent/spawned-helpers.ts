@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { offeredTo } from "../access/roles.js";
 import type { Switchboard } from "../bus/switchboard.js";
-import { deliverToOf, type InboundMessage, personOf } from "../bus/types.js";
+import { agentOf, agentSessionKey, deliverToOf, type InboundMessage, personOf } from "../bus/types.js";
 import { untilAborted } from "../bus/until-stored.js";
 import type { Config } from "../config/config.js";
 import type { Model } from "../llm/model.js";
@@ -151,7 +151,8 @@ export class HelperManager {
     const settings = deps.config.helpers;
     const timeout = AbortSignal.timeout(settings.timeoutSeconds * 1000);
     const signal = AbortSignal.any([entry.controller.signal, timeout, this.shutdown.signal]);
-    const sessionKey = `helper:${entry.id}`;
+    // Its agent's: the agent's approvals (and anything else keyed by agent) govern its calls.
+    const sessionKey = agentSessionKey(agentOf(origin.sessionKey), `helper:${entry.id}`);
     const log = deps.log.child({ helper: entry.id, session: origin.sessionKey });
     let status: Exclude<HelperStatus, "running" | "interrupted">;
     let result: string;
