@@ -1,50 +1,33 @@
-import type { Logger } from "pino";
-import type { AccessGate } from "../access/gate.js";
 import { createChatModels } from "../agent/model-choice.js";
 import { listSkills } from "../agent/skills.js";
 import { HelperManager } from "../agent/spawned-helpers.js";
-import type { Switchboard } from "../bus/switchboard.js";
 import { MAIN_AGENT } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { createConfiguredModels, createHelperModel } from "../llm/configured.js";
-import { type ContextLimits, contextLine } from "../llm/context-limits.js";
-import type { Model } from "../llm/model.js";
-import type { TokenCounter } from "../llm/tokens.js";
+import { contextLine } from "../llm/context-limits.js";
 import { Consolidator } from "../memory/consolidator.js";
 import { skillDirs } from "../paths.js";
 import { agentHeartbeat } from "../scheduler/heartbeat.js";
-import type { Scheduler } from "../scheduler/scheduler.js";
 import { ensureHome } from "../setup/ensure-home.js";
-import type { Store } from "../store/store.js";
 import type { ReadCache } from "../tools/files/read-cache.js";
 import { createTools } from "../tools/index.js";
-import type { Timing } from "../tools/mcp/connection.js";
 import { McpManager, mcpStatusLines } from "../tools/mcp/manager.js";
 import { ToolRegistry } from "../tools/registry.js";
-import type { UsageMeter } from "../usage/meter.js";
+import type { Core } from "./core.js";
+import type { Models } from "./models.js";
+import type { AppOptions } from "./options.js";
 
 type HelperDeps = ConstructorParameters<typeof HelperManager>[0];
 
-interface Shared {
-  store: Store;
-  bus: Switchboard;
-  scheduler: Scheduler;
-  access: AccessGate;
-  tokens: TokenCounter;
-  limits: ContextLimits;
-  usage: UsageMeter;
-  files: ReadCache;
-  log: Logger;
-  approveHelpers?: HelperDeps["approve"];
-  /** Clustered: each helper is known to the cluster while it runs, so another process does not take it for lost. */
-  presence?: HelperDeps["presence"];
-  /** Instead of the configured endpoint (benchmarks). */
-  model?: Model;
-  mcpTiming?: Partial<Timing>;
-  /** Main's MCP state, for `pincer status`. */
-  mcpStatusFile?: string;
-  now?: () => Date;
-}
+/** What every agent shares: the core's parts, the models' meters, the options. */
+type Shared = Pick<Core, "store" | "bus" | "scheduler" | "access" | "tokens" | "log"> &
+  Pick<Models, "limits" | "usage"> &
+  Pick<AppOptions, "model" | "mcpTiming" | "mcpStatusFile" | "now"> & {
+    files: ReadCache;
+    approveHelpers?: HelperDeps["approve"];
+    /** Clustered: each helper is known to the cluster while it runs, so another process does not take it for lost. */
+    presence?: HelperDeps["presence"];
+  };
 
 /** One agent, wired from its own settings: the worker runs its conversations' turns with `turn`. */
 export type AgentRuntime = ReturnType<typeof createAgentRuntime>;
