@@ -92,22 +92,17 @@ function on(db: Db): Sql {
       await db.query("SELECT pg_notify($1, '')", [channel]);
     },
     /** Running sums over the rows in `order`: PostgreSQL reads them all, then keeps what fits. */
-    async budgeted<R extends { tokens: number }>(
-      select: string,
-      order: string,
-      params: readonly unknown[],
-      budget: number,
-      minRows = 0,
-    ) {
+    async budgeted(select, order, params, budget, minRows = 0) {
       const n = params.length;
-      const rows = await self.rows<R & { budget_used: unknown; budget_n: unknown }>(
+      const rows = await self.rows<{ budget_used: unknown; budget_n: unknown }>(
         `SELECT * FROM (
            SELECT t.*, sum(t.tokens) OVER (ORDER BY ${order}) AS budget_used, row_number() OVER (ORDER BY ${order}) AS budget_n
              FROM (${select}) t
          ) b WHERE budget_n <= $${n + 1} OR budget_used <= $${n + 2} ORDER BY ${order}`,
         [...params, minRows, Math.min(budget, Number.MAX_SAFE_INTEGER)],
       );
-      return rows.map(({ budget_used, budget_n, ...row }) => row as unknown as R);
+      // Rows as the caller's R (the interface's): the columns are its select's.
+      return rows.map(({ budget_used, budget_n, ...row }) => row) as never;
     },
   };
   return self;
