@@ -1,46 +1,27 @@
-import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findBinary, hasSystemPackage } from "./helpers/system-packages.js";
-import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM, controlPageInChromium } from "./helpers/browser.js";
+import { message, privateChat, user } from "./helpers/telegram.js";
 import { until } from "./helpers/until.js";
-import { startWebHarness, type WebHarness } from "./helpers/web.js";
 
 /** The control page's approvals section in Debian's Chromium (as test/dashboard-browser.test.ts). */
-const CHROMIUM =
-  process.env.PINCER_CHROMIUM ?? (hasSystemPackage("chromium", "chromium") ? findBinary("chromium") : undefined);
 
 describe.runIf(CHROMIUM !== undefined)("approvals on the control page in Chromium", () => {
-  let tg: TelegramHarness;
-  let h: WebHarness;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tg = await startTelegramHarness({
-      env: { PINCER_WEB_ADDR: "127.0.0.1:0" },
-      adjust: (config) => {
-        config.approvals.exec = "ask";
-      },
-    });
-    h = await startWebHarness(tg.app, [tg.channel]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-    tg.model.respond((request) => {
+  const inChromium = controlPageInChromium({
+    adjust: (config) => {
+      config.approvals.exec = "ask";
+    },
+  });
+  beforeAll(() => {
+    inChromium.tg.model.respond((request) => {
       const last = request.messages.at(-1);
       if (last?.role === "tool") return { content: `tool said: ${last.content}` };
       return { toolCalls: [{ name: "exec", arguments: { command: "echo from-the-page" } }] };
     });
-  }, 30_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await h?.close();
-    await tg?.close();
   });
 
   it("lists a pending call with the three choices; Always allow, Revoke and Deny work from the page", async () => {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (err) => errors.push(err.message));
-    await page.goto(`${h.base}/?token=${encodeURIComponent(h.token)}`);
+    const { tg } = inChromium;
+    const { page, errors } = await inChromium.open();
     const section = page.locator("#approvals");
     await section.locator(".empty").waitFor();
 

@@ -1,32 +1,15 @@
-import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findBinary, hasSystemPackage } from "./helpers/system-packages.js";
-import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
-import { startWebHarness, type WebHarness } from "./helpers/web.js";
+import { describe, expect, it } from "vitest";
+import { CHROMIUM, controlPageInChromium } from "./helpers/browser.js";
+import { message, privateChat, user } from "./helpers/telegram.js";
 
-// The control page's usage section in Debian's chromium (see dashboard-browser.test.ts for the setup).
-const CHROMIUM =
-  process.env.PINCER_CHROMIUM ?? (hasSystemPackage("chromium", "chromium") ? findBinary("chromium") : undefined);
+// The control page's usage section in Debian's chromium.
 const DAY = 24 * 3600_000;
 
 describe.runIf(CHROMIUM !== undefined)("the control page's usage in Chromium", () => {
-  let tg: TelegramHarness;
-  let h: WebHarness;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tg = await startTelegramHarness({ env: { PINCER_WEB_ADDR: "127.0.0.1:0" } });
-    h = await startWebHarness(tg.app, [tg.channel]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-  }, 30_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await h?.close();
-    await tg?.close();
-  });
+  const inChromium = controlPageInChromium();
 
   it("draws tokens and cost per day over 30 days and lists this month's chats", async () => {
+    const { tg, h, browser } = inChromium;
     tg.model.enqueue({
       content: "counted",
       usage: { prompt_tokens: 4000, completion_tokens: 1000, prompt_tokens_details: { cached_tokens: 2400 } },

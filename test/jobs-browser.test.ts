@@ -1,24 +1,20 @@
-import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { FakeReply } from "./fakes/openai-server.js";
-import { findBinary, hasSystemPackage } from "./helpers/system-packages.js";
-import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
+import { CHROMIUM, controlPageInChromium } from "./helpers/browser.js";
+import { message, privateChat, user } from "./helpers/telegram.js";
 import { until } from "./helpers/until.js";
-import { startWebHarness, type WebHarness } from "./helpers/web.js";
 
 /**
  * The Jobs section of the control page in Debian's Chromium (as test/dashboard-browser.test.ts): a reminder set in a
  * Telegram chat (real grammy, the fake Bot API, the fake model calling the cron tool) is seen, paused, resumed, run,
  * edited and deleted from the page, and its runs are listed with their outcome and cost.
  */
-const CHROMIUM =
-  process.env.PINCER_CHROMIUM ?? (hasSystemPackage("chromium", "chromium") ? findBinary("chromium") : undefined);
 const SCHEDULER_PREFIX = "[system: scheduler]";
 /** The job's period: short, so pausing and resuming are seen in seconds. */
 const EVERY = 2;
 
 /** A scheduled run answers with the text the job was given, so an edit shows in the next delivery. */
-export function reminderModel(request: { messages: Array<{ role: string; content?: unknown }> }): FakeReply {
+function reminderModel(request: { messages: Array<{ role: string; content?: unknown }> }): FakeReply {
   const last = request.messages.at(-1);
   const text = typeof last?.content === "string" ? last.content : "";
   if (last?.role === "tool") return { content: `Set: ${text.split("\n")[0]}` };
@@ -26,49 +22,38 @@ export function reminderModel(request: { messages: Array<{ role: string; content
     const asked = /What the user asked for when they set it up: (.*)/.exec(text)?.[1] ?? "?";
     return { content: `REMINDER: ${asked}`, usage: { prompt_tokens: 40, completion_tokens: 10 } };
   }
-  return {
-    toolCalls: [{ name: "cron", arguments: { action: "add", message: "stretch your legs", every_seconds: EVERY } }],
-  };
+  // "a control job": never paused, its runs show the scheduler keeps time while the other job is paused.
+  const message = text.includes("control") ? "control" : "stretch your legs";
+  return { toolCalls: [{ name: "cron", arguments: { action: "add", message, every_seconds: EVERY } }] };
 }
 
 describe.runIf(CHROMIUM !== undefined)("jobs on the control page in Chromium", () => {
-  let tg: TelegramHarness;
-  let h: WebHarness;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tg = await startTelegramHarness({
-      env: { PINCER_WEB_ADDR: "127.0.0.1:0" },
-      adjust: (config) => {
-        config.cron.minEverySeconds = 1;
-        // A dollar per thousand tokens: each run costs 0.05.
-        config.usage.prices[config.openai.model] = { prompt: 1000, completion: 1000 };
-      },
-    });
-    h = await startWebHarness(tg.app, [tg.channel]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-    tg.model.respond(reminderModel);
-  }, 30_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await h?.close();
-    await tg?.close();
+  const inChromium = controlPageInChromium({
+    adjust: (config) => {
+      config.cron.minEverySeconds = 1;
+      // A dollar per thousand tokens: each run costs 0.05.
+      config.usage.prices[config.openai.model] = { prompt: 1000, completion: 1000 };
+    },
   });
+  beforeAll(() => inChromium.tg.model.respond(reminderModel));
 
-  const deliveries = (text = "REMINDER:") => tg.telegram.sent.filter((m) => m.text.startsWith(text));
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const deliveries = (text = "REMINDER: stretch") => inChromium.tg.telegram.sent.filter((m) => m.text.startsWith(text));
+  /** Two more runs of the control job delivered: the scheduler went through two periods of the paused job too. */
+  const twoPeriods = async () => {
+    const seen = deliveries("REMINDER: control").length;
+    await until(() => deliveries("REMINDER: control").length >= seen + 2, "two periods of the control job");
+  };
 
   it("shows the reminder with its next run; Pause, Resume, Run now, Edit and Delete work; history lists each run", async () => {
+    const { tg } = inChromium;
     tg.telegram.pushUpdate(message(privateChat(42), user(42, "Ada"), { text: "remind me to stretch every 2 s" }));
     await tg.telegram.waitFor(() => tg.telegram.sent.find((m) => m.text.startsWith("Set:")));
     const [job] = await tg.app.store.jobs.listAll();
+    tg.telegram.pushUpdate(message(privateChat(42), user(42, "Ada"), { text: "and a control job every 2 s" }));
+    await until(() => deliveries("REMINDER: control").length >= 1, "the control job's first delivery");
 
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (err) => errors.push(err.message));
+    const { page, errors } = await inChromium.open();
     page.on("dialog", (dialog) => void dialog.accept());
-    await page.goto(`${h.base}/?token=${encodeURIComponent(h.token)}`);
     const row = page.locator(`#jobs li.job[data-job="${job.id}"]`);
     await row.waitFor();
     expect(await page.locator("#h-jobs").textContent()).toBe("Jobs");
@@ -86,7 +71,7 @@ describe.runIf(CHROMIUM !== undefined)("jobs on the control page in Chromium", (
     await row.getByRole("button", { name: "Resume" }).waitFor();
     await until(async () => (await runsOf(job.id)).every((r) => r.outcome !== "running"), "the last run over");
     const whilePaused = deliveries().length;
-    await sleep(EVERY * 1000 * 2); // two periods: a running job would have fired twice
+    await twoPeriods(); // a running job would have fired twice
     expect(deliveries()).toHaveLength(whilePaused);
     expect(await row.textContent()).toContain("paused");
 
@@ -102,7 +87,7 @@ describe.runIf(CHROMIUM !== undefined)("jobs on the control page in Chromium", (
     await row.getByRole("button", { name: "Run now" }).click();
     await until(() => deliveries().length === beforeRun + 1, "the run asked for");
     expect(deliveries().at(-1)?.chatId).toBe("42");
-    await sleep(EVERY * 1000 * 2);
+    await twoPeriods();
     expect(deliveries()).toHaveLength(beforeRun + 1);
 
     // An edit to its text shows in the next delivery.
@@ -145,7 +130,7 @@ describe.runIf(CHROMIUM !== undefined)("jobs on the control page in Chromium", (
     // The history lists each run with its outcome and cost.
     await until(async () => (await runsOf(job.id)).every((r) => r.outcome === "ok"), "every run recorded as ok");
     const runs = await runsOf(job.id);
-    expect(runs.length).toBe(deliveries().length);
+    expect(runs.length).toBe(deliveries().length + deliveries("REMINDER: drink").length);
     await page.reload();
     await row.locator("details.runs summary").click();
     const historyRows = row.locator("tr.run");
@@ -170,6 +155,6 @@ describe.runIf(CHROMIUM !== undefined)("jobs on the control page in Chromium", (
   }, 120_000);
 
   async function runsOf(jobId: string) {
-    return (await tg.app.store.jobRuns.recent([jobId], 100)).get(jobId) ?? [];
+    return (await inChromium.tg.app.store.jobRuns.recent([jobId], 100)).get(jobId) ?? [];
   }
 });

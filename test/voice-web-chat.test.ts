@@ -1,21 +1,18 @@
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../src/paths.js";
 import { tempHome } from "./helpers/app.js";
 import { audioFacts, hasSpeechPackages } from "./helpers/audio.js";
+import { CHROMIUM, controlPageInChromium } from "./helpers/browser.js";
 import { fakeModelForFile } from "./helpers/model.js";
-import { findBinary, hasSystemPackage } from "./helpers/system-packages.js";
-import { startTelegramHarness, type TelegramHarness } from "./helpers/telegram.js";
 import { until } from "./helpers/until.js";
-import { login, startWebHarness, type WebHarness } from "./helpers/web.js";
+import { login } from "./helpers/web.js";
 
 /** A spoken reply where no voice note can be sent: the web chat page plays it (real Chromium), `pincer chat` says
  * where it is. */
 const speech = hasSpeechPackages();
-const CHROMIUM = hasSystemPackage("chromium", "chromium") ? findBinary("chromium") : undefined;
 const ESPEAK = ["espeak-ng", "-v", "en", "-w", "{out}", "--stdin"];
 const model = fakeModelForFile();
 
@@ -29,34 +26,17 @@ type Media = {
 };
 
 describe.runIf(speech && CHROMIUM)("the web chat plays a spoken reply", () => {
-  let tg: TelegramHarness;
-  let h: WebHarness;
-  let browser: Browser;
-  beforeAll(async () => {
-    tg = await startTelegramHarness({
-      env: { PINCER_WEB_ADDR: "127.0.0.1:0" },
-      adjust: (config) => {
-        config.voice = { ...config.voice, replies: "always", tts: { command: ESPEAK } };
-      },
-    });
-    h = await startWebHarness(tg.app, [tg.channel]);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--autoplay-policy=no-user-gesture-required"],
-    });
-    tg.model.respond(() => ({ content: "Here it is, read aloud for you." }));
-  }, 30_000);
-  afterAll(async () => {
-    await browser?.close();
-    await h?.close();
-    await tg?.close();
+  const inChromium = controlPageInChromium({
+    adjust: (config) => {
+      config.voice = { ...config.voice, replies: "always", tts: { command: ESPEAK } };
+    },
+    args: ["--autoplay-policy=no-user-gesture-required"],
   });
+  beforeAll(() => inChromium.tg.model.respond(() => ({ content: "Here it is, read aloud for you." })));
 
   it("shows the text and an audio player that loads the OGG/Opus note and plays it", async () => {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (err) => errors.push(err.message));
-    await page.goto(`${h.base}/?token=${encodeURIComponent(h.token)}`);
+    const { h } = inChromium;
+    const { page, errors } = await inChromium.open();
     await page.locator("#chat-form textarea").fill("read it to me");
     await page.locator("#chat-form button").click();
     const audio = page.locator("#chat-log li.msg.bot audio");
