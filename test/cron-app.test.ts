@@ -9,6 +9,7 @@ import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { FakeReply } from "./fakes/openai-server.js";
 import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
+import { until } from "./helpers/until.js";
 
 /**
  * The cron tool, the scheduler and the agent worker together, through the real app wiring
@@ -73,6 +74,36 @@ function runsOf(home: string): Array<{ jobId: string; scheduledAt: number; text:
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Nothing waits in the app's inbox or outbox: every run that entered was answered and its answer sent. */
+async function quiet(app: App): Promise<void> {
+  await until(
+    async () =>
+      (await app.store.journal.pendingInbound()).length === 0 &&
+      (await app.store.journal.pendingOutbound("console")).length === 0,
+    "the inbox and the outbox to be empty",
+  );
+}
+
+/**
+ * A one-shot job in console chat "control", due at `at`, whose delivery proves the scheduler's tick at that time
+ * happened: a job due then that should not fire (removed, say) would have fired in the same tick.
+ */
+async function controlJob(app: App, at: number): Promise<void> {
+  const origin = { channel: "console" as const, chatId: "control", sessionKey: "console:control", isGroup: false };
+  const schedule = { kind: "at" as const, at };
+  const owner = { channel: "console" as const, userId: "user" };
+  await app.store.jobs.add({
+    message: "control",
+    schedule,
+    tz: "UTC",
+    origin,
+    owner,
+    createdAt: Date.now(),
+    nextRunAt: at,
+  });
+  app.scheduler.wake();
+}
+
 describe("reminders through the app", () => {
   it("delivers a reminder set in a thread to that chat and thread, once, and a run may not schedule again", async () => {
     const home = tempHome();
@@ -111,7 +142,9 @@ describe("reminders through the app", () => {
     expect(String(runRequest?.messages.at(-1)?.content)).not.toContain("late");
     expect(await app.store.jobs.listAll()).toEqual([]);
 
-    await sleep(1200);
+    // No job left, nothing waiting and nothing due now, past its time: no second delivery can come.
+    await quiet(app);
+    expect(await app.scheduler.runDue()).toBe(0);
     expect(channel.sent).toHaveLength(2);
     expect(runsOf(home)).toHaveLength(1);
   });
@@ -169,7 +202,9 @@ describe("reminders through the app", () => {
     await stop(second.app);
 
     const third = await start(home);
-    await sleep(500);
+    // The start's catch-up finds nothing, and neither does another pass now.
+    expect(await third.app.scheduler.runDue()).toBe(0);
+    await quiet(third.app);
     expect(third.channel.sent).toEqual([]);
     expect(runsOf(home)).toHaveLength(1);
   });
@@ -197,7 +232,8 @@ describe("reminders through the app", () => {
     };
     const missedFrom = (await store()).nextRunAt;
 
-    await sleep(3500); // three or more slots pass while pincer is down
+    // Three or more slots pass while pincer is down: time itself is the input here, with no process to watch.
+    await sleep(3500);
     const restartedAt = Date.now();
     const second = await start(home, fast);
     await second.channel.waitFor(2);
@@ -239,9 +275,11 @@ describe("reminders through the app", () => {
     expect((await jobCommand(openSqliteStore(cli), "remove", id)).ok).toBe(true);
     cli.close();
 
-    await sleep(Math.max(0, dueAt + 1500 - Date.now()));
-    expect(channel.sent).toHaveLength(1);
-    expect(runsOf(home)).toEqual([]);
+    await controlJob(app, dueAt);
+    await channel.waitFor(2);
+    await quiet(app);
+    expect(channel.sent.map((m) => m.chatId)).toEqual(["garden", "control"]);
+    expect(runsOf(home).map((r) => r.text)).toEqual([expect.stringContaining("control")]);
   });
 
   it("removes a job through the tool, only in the conversation that owns it", async () => {
@@ -273,7 +311,9 @@ describe("reminders through the app", () => {
     await app.bus.publishInbound(userMessage("a", `cancel job ${id}`));
     await channel.waitFor(3);
     expect(channel.sent[2].text).toMatch(/^done: Removed job/);
-    await sleep(Math.max(0, dueAt + 1500 - Date.now()));
-    expect(channel.sent).toHaveLength(3);
+    await controlJob(app, dueAt);
+    await channel.waitFor(4);
+    await quiet(app);
+    expect(channel.sent.map((m) => m.chatId)).toEqual(["a", "b", "a", "control"]);
   });
 });
