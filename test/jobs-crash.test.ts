@@ -151,7 +151,9 @@ describe.skipIf(!havePostgres)("a run cut off between its turn and its end", () 
         60_000,
       )) as Array<Record<string, unknown>>;
       expect(closed).toMatchObject({ id: run.id, message: "take the pizza out" });
-      expect(closed.reason).toBe("the pincer process running it stopped before the run's end was recorded");
+      expect(closed.reason).toBe(
+        "the run's end was not recorded: the process running it stopped (or /stop or /new set the run aside)",
+      );
       expect(Number(closed.finished_at)).toBeGreaterThan(0);
       // Its reply was committed with the turn: it is delivered once (by whichever process holds the channel), and the
       // run is not run again.

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { collectJobs } from "../src/web/jobs-section.js";
 import type { FakeReply } from "./fakes/openai-server.js";
 import { pincer } from "./helpers/daemon.js";
 import { message, privateChat, startTelegramHarness, type TelegramHarness, user } from "./helpers/telegram.js";
@@ -89,6 +90,10 @@ describe("stop rules a user sets on a job", () => {
     expect(answers("RAN: stretch")).toHaveLength(3);
     expect((await runs(job.id)).map((r) => r.outcome)).toEqual(["ok", "ok", "ok"]);
     expect((await cli("list")).stdout.trim()).toBe("No scheduled jobs.");
+    // The control page still shows it, finished, with its history.
+    const [gone] = await collectJobs(h.app.store, "UTC");
+    expect(gone).toMatchObject({ id: job.id, ended: true, message: "stretch" });
+    expect(gone.runs.map((r) => r.delivered)).toEqual(["RAN: stretch", "RAN: stretch", "RAN: stretch"]);
   }, 90_000);
 
   it("pincer cron limit --ends-at: the job stops at its end date", async () => {

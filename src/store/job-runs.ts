@@ -87,8 +87,9 @@ export class SqlJobRuns extends SqlGroup {
 
   /**
    * Closes as `interrupted` the runs left `running` whose turn is over (their message no longer waits in the inbox):
-   * the process died between the turn's end and the run's. A run whose message still waits is not touched: it is
-   * resumed (after a restart, or by another process of a cluster) and ends itself. Returns how many.
+   * the process died between the turn's end and the run's (or /stop, /new set the message aside, which ends no run).
+   * A run whose message still waits is not touched: it is resumed (after a restart, or by another process of a
+   * cluster) and ends itself. Returns how many.
    */
   closeLeftOver(at = Date.now()): Promise<number> {
     const used = (sum: string) => `(SELECT ${sum} FROM model_usage WHERE run_id = job_runs.id)`;
@@ -98,7 +99,7 @@ export class SqlJobRuns extends SqlGroup {
               completion_tokens = ${used("coalesce(sum(completion_tokens), 0)")}, cost = ${used("sum(cost)")}
         WHERE outcome = 'running' AND NOT EXISTS (SELECT 1 FROM inbox WHERE inbox.session_key = job_runs.session_key
           AND inbox.status = 'pending' AND inbox.id LIKE '%:' || job_runs.id)`,
-      [at, "the pincer process running it stopped before the run's end was recorded"],
+      [at, "the run's end was not recorded: the process running it stopped (or /stop or /new set the run aside)"],
     );
   }
 
