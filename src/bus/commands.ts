@@ -1,17 +1,7 @@
 // Chat commands pincer answers itself: part of the bus contract, since channels offer them (Telegram's menu) and spot
 // them (the console's /stop).
-export type CommandName =
-  | "new"
-  | "stop"
-  | "status"
-  | "help"
-  | "model"
-  | "usage"
-  | "voice"
-  | "jobs"
-  | "whoami"
-  | "link"
-  | "unlink";
+const NAMES = ["new", "stop", "status", "help", "model", "usage", "voice", "jobs", "whoami", "link", "unlink"] as const;
+export type CommandName = (typeof NAMES)[number];
 
 /** `takesArgument`: the command takes the rest of the line (`/model NAME`). */
 export const COMMANDS: Array<{ name: CommandName; description: string; takesArgument?: true }> = [
@@ -24,11 +14,7 @@ export const COMMANDS: Array<{ name: CommandName; description: string; takesArgu
   { name: "voice", description: "Spoken replies here: /voice on, /voice off or /voice auto", takesArgument: true },
   { name: "jobs", description: "Your reminders and scheduled jobs, with buttons to run, pause or delete them" },
   { name: "whoami", description: "Who I take you for: your role, your accounts, what is stored about you" },
-  {
-    name: "link",
-    description: "A code to join another account of yours; /link CODE joins this one",
-    takesArgument: true,
-  },
+  { name: "link", description: "Join your accounts: /link gives a code, /link CODE uses it", takesArgument: true },
   { name: "unlink", description: "Separate your linked accounts again" },
 ];
 

@@ -33,11 +33,11 @@ const LOCK_MS = 60 * 60 * 1000;
 
 const PERSON = `p.id, p.agent, p.name, p.role, p.created_at AS "createdAt"`;
 const OF_IDENTITY = "agent = $1 AND route = $2 AND user_id = $3";
+const BY_IDENTITY = `WHERE p.id = (SELECT person_id FROM person_identities WHERE ${OF_IDENTITY})`;
 type Row = Omit<Person, "identities"> & { route: string; userId: string; identityName: string };
 
 /** An identity's own person (before any link, and again after /unlink): its `route:userId`, in its agent's keys. */
-export const ownPersonId = (agent: string, route: string, userId: string) =>
-  agentSessionKey(agent, `${route}:${userId}`);
+const ownPersonId = (agent: string, route: string, userId: string) => agentSessionKey(agent, `${route}:${userId}`);
 
 /**
  * People and their identities (issue 40). The gate asks `identify` once per inbound message: the person behind the
@@ -48,7 +48,7 @@ export const ownPersonId = (agent: string, route: string, userId: string) =>
  */
 export class SqlPeople extends SqlGroup {
   async identify(agent: string, route: string, userId: string, name: string): Promise<Person> {
-    const found = await this.byIdentity(this.db, agent, route, userId);
+    const [found] = await this.select(this.db, BY_IDENTITY, [agent, route, userId]);
     if (found) return found;
     const id = ownPersonId(agent, route, userId);
     // Another process may make the same person at once: the first rows stand (a person left without its account by a
@@ -58,7 +58,7 @@ export class SqlPeople extends SqlGroup {
     );
     const identity = { agent, route, userId, personId: id, name };
     await this.db.run(...insert("person_identities", identity, undefined, "ON CONFLICT DO NOTHING"));
-    return (await this.byIdentity(this.db, agent, route, userId)) as Person;
+    return (await this.select(this.db, BY_IDENTITY, [agent, route, userId]))[0];
   }
 
   show = async (id: string) => (await this.select(this.db, "WHERE p.id = $1", [id]))[0];
@@ -158,12 +158,6 @@ export class SqlPeople extends SqlGroup {
         ? await total(this.db, `SELECT count(*) FROM cron_jobs WHERE ${pairs.join(" OR ")}`, owners)
         : 0,
     };
-  }
-
-  private async byIdentity(db: Sql, agent: string, route: string, userId: string): Promise<Person | undefined> {
-    const of =
-      "WHERE p.id = (SELECT person_id FROM person_identities WHERE agent = $1 AND route = $2 AND user_id = $3)";
-    return (await this.select(db, of, [agent, route, userId]))[0];
   }
 
   /** People (`where` on `p`) with their identities, in the order they came. */
