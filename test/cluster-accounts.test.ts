@@ -7,13 +7,12 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js";
-import { tempHome } from "./helpers/app.js";
 import { type RoutedCall, startBotRouter } from "./helpers/bot-router.js";
+import { clusterOnPostgres } from "./helpers/cluster.js";
 import { type Daemon, gatewayOnFakes, killHard, pincer, USER } from "./helpers/daemon.js";
-import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
+import { hasPostgres } from "./helpers/postgres.js";
 
 const SHOP_TOKEN = "654321:AAH-fake-shop-token_for_tests_012345";
 const HOME_ROLE = "channel:telegram";
@@ -26,27 +25,26 @@ type Router = Awaited<ReturnType<typeof startBotRouter>>;
 type Member = { daemon: Daemon; router: Router };
 
 describe.skipIf(!hasPostgres())("two bots on a cluster of two pincer gateways", () => {
-  let server: TestPostgres;
-  let url: string;
-  let home: string;
+  const accounts = { telegram: { shop: { tokenEnv: "TG_SHOP", agent: "shop", allowFrom: [String(USER)] } } };
+  const cluster = clusterOnPostgres(fakes, {
+    prefix: "pincer-cluster-accounts-",
+    leaseSeconds: 3,
+    config: { agents: { shop: {} }, accounts },
+  });
+  const { query } = cluster;
   let shop: FakeTelegram;
   const routers: Router[] = [];
 
-  beforeAll(async () => {
-    server = await startPostgres();
-  }, 90_000);
-  afterAll(() => server?.stop());
   beforeEach(async () => {
-    url = await server.newDatabase();
-    home = tempHome("pincer-cluster-accounts-");
-    const accounts = { telegram: { shop: { tokenEnv: "TG_SHOP", agent: "shop", allowFrom: [String(USER)] } } };
-    writeFileSync(
-      join(home, "config.json"),
-      JSON.stringify({ cluster: { leaseSeconds: 3 }, agents: { shop: {} }, accounts }),
-    );
     shop = await startFakeTelegram({ token: SHOP_TOKEN, bot: { username: "shop_bot", first_name: "Shop" } });
     model.respond((request) => {
       const text = String(request.messages.findLast((m) => m.role === "user")?.content ?? "");
+      if (request.messages.at(-1)?.role === "tool") return { content: "set" };
+      if (text.includes("[system: scheduler]")) return { content: "REMINDER: water the plants" };
+      if (text.includes("remind me")) {
+        const at = new Date(Date.now() + 8000).toISOString();
+        return { toolCalls: [{ name: "cron", arguments: { action: "add", message: "water the plants", at } }] };
+      }
       return { content: `re: ${text.replace(/^[\s\S]*\n/, "")}` };
     });
   });
@@ -59,18 +57,7 @@ describe.skipIf(!hasPostgres())("two bots on a cluster of two pincer gateways", 
   async function member(): Promise<Member> {
     const router = await startBotRouter({ [fakes.telegram.token]: fakes.telegram.apiRoot, [SHOP_TOKEN]: shop.apiRoot });
     routers.push(router);
-    const env = { PINCER_DATABASE_URL: url, TELEGRAM_API_ROOT: router.url, TG_SHOP: SHOP_TOKEN };
-    return { daemon: fakes.gateway(home, env), router };
-  }
-
-  async function query<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query<R>(text, params)).rows;
-    } finally {
-      await client.end();
-    }
+    return { daemon: cluster.gateway({ TELEGRAM_API_ROOT: router.url, TG_SHOP: SHOP_TOKEN }), router };
   }
 
   /** The live lease of a role: the process id in its holder name, and its epoch. */
@@ -98,14 +85,6 @@ describe.skipIf(!hasPostgres())("two bots on a cluster of two pincer gateways", 
   /** How often the bot was asked to send this answer (every sendMessage call, not only those that succeeded). */
   const answers = (bot: FakeTelegram, text: string) =>
     bot.callsTo("sendMessage").filter((c) => c.params.text === `re: ${text}`).length;
-  const pending = async () =>
-    (
-      await query<{ n: number }>(
-        `SELECT ((SELECT count(*) FROM inbox WHERE status = 'pending') +
-                 (SELECT count(*) FROM outbox WHERE status = 'pending'))::int AS n`,
-      )
-    )[0]?.n;
-
   /**
    * Two processes with one bot each: the first finds the default bot's token refused once (a blip) and leaves that bot
    * to the other, which starts once the first polls the shop's. Returns [the default bot's holder, the shop's].
@@ -134,11 +113,8 @@ describe.skipIf(!hasPostgres())("two bots on a cluster of two pincer gateways", 
   /** Every message below answered by its own bot, and once, when nothing is left to take, run or send. */
   async function answeredOnce(texts: { bot: FakeTelegram; text: string }[]): Promise<void> {
     await fakes.until(() => texts.every((t) => answers(t.bot, t.text) >= 1), "every message answered", 60_000);
-    await fakes.until(
-      async () => shop.pendingUpdates() === 0 && fakes.telegram.pendingUpdates() === 0 && (await pending()) === 0,
-      "every update taken, nothing left to run or send",
-      30_000,
-    );
+    await fakes.until(() => shop.pendingUpdates() === 0 && fakes.telegram.pendingUpdates() === 0, "every update taken");
+    await cluster.settled();
     for (const { bot, text } of texts) expect(answers(bot, text), text).toBe(1);
     const other = (bot: FakeTelegram) => (bot === shop ? fakes.telegram : shop);
     for (const { bot, text } of texts) expect(answers(other(bot), text), `${text} on the other bot`).toBe(0);
@@ -162,23 +138,25 @@ describe.skipIf(!hasPostgres())("two bots on a cluster of two pincer gateways", 
       OPENAI_API_KEY: "test",
       TELEGRAM_BOT_TOKEN: fakes.telegram.token,
       TG_SHOP: SHOP_TOKEN,
-      PINCER_DATABASE_URL: url,
+      PINCER_DATABASE_URL: cluster.url,
       PINCER_WEB_ADDR: "off",
     };
-    const status = (await pincer(["status"], home, env)).stdout;
+    const status = (await pincer(["status"], cluster.home, env)).stdout;
     for (const [role, m] of [
       [HOME_ROLE, homeHolder],
       [SHOP_ROLE, shopHolder],
     ] as const) {
       expect(status).toMatch(new RegExp(`^  ${role} +\\S+:${m.daemon.pid} \\(epoch \\d+`, "m"));
     }
-    expect((await pincer(["doctor"], home, env)).stdout).toMatch(/^\[ok {2}\] cluster: 2 live processes; every role/m);
-    const spare = join(home, "spare.json");
-    const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+    expect((await pincer(["doctor"], cluster.home, env)).stdout).toMatch(
+      /^\[ok {2}\] cluster: 2 live processes; every role/m,
+    );
+    const spare = join(cluster.home, "spare.json");
+    const config = JSON.parse(readFileSync(join(cluster.home, "config.json"), "utf8"));
     config.accounts.telegram.spare = { tokenEnv: "TG_SPARE" };
     writeFileSync(spare, JSON.stringify(config));
     const more = { ...env, PINCER_CONFIG: spare, TG_SPARE: "777777:AAH-fake-spare-token_for_tests_0123" };
-    expect((await pincer(["doctor"], home, more)).stdout).toMatch(
+    expect((await pincer(["doctor"], cluster.home, more)).stdout).toMatch(
       /^\[warn\] cluster: 2 live processes; held by nobody: channel:telegram@spare \(/m,
     );
     const before = [
@@ -245,4 +223,23 @@ describe.skipIf(!hasPostgres())("two bots on a cluster of two pincer gateways", 
     expect((await lease(HOME_ROLE))?.epoch).toBe(homeEpoch);
     expect(shopHolder.daemon.exitCode ?? shopHolder.daemon.signalCode).toBeNull();
   }, 180_000);
+
+  it("delivers the shop's reminder once, through the shop's bot, after the process holding it and the scheduler was killed", async () => {
+    const [homeHolder, shopHolder] = await spread();
+    expect(await holds(shopHolder, "scheduler")).toBe(true);
+    say(shop, "remind me to water the plants");
+    await fakes.until(() => shop.sent.some((m) => m.text === "set"), "the reminder to be set", 30_000);
+    await cluster.settled();
+    await killHard(shopHolder.daemon);
+    const reminders = (bot: FakeTelegram) =>
+      bot.callsTo("sendMessage").filter((c) => c.params.text === "REMINDER: water the plants").length;
+    expect(reminders(shop), "the reminder came due after the kill").toBe(0);
+    await fakes.until(() => reminders(shop) > 0, "the reminder", 60_000);
+    await cluster.settled();
+    expect(await holds(homeHolder, "scheduler")).toBe(true);
+    expect([reminders(shop), reminders(fakes.telegram)]).toEqual([1, 0]);
+    expect(fakes.telegram.callsTo("sendMessage")).toEqual([]);
+    const run = model.requests.find((r) => JSON.stringify(r.messages).includes("[system: scheduler]"));
+    expect(String(run?.messages[0]?.content)).toContain(`Conversation: shop/telegram@shop:${USER}`);
+  }, 120_000);
 });
