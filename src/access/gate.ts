@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import {
+  agentChatKey,
   agentOf,
-  agentSessionKey,
   type InboundMessage,
   MAIN_AGENT,
   type OutboundMessage,
@@ -10,7 +10,6 @@ import {
   parseSessionKey,
   personOf,
   routeOf,
-  sessionKeyOf,
 } from "../bus/types.js";
 import type { FileConfig } from "../config/file-schema.js";
 import type { Store } from "../store/store.js";
@@ -49,7 +48,7 @@ export function createAccessGate(deps: AccessGateDeps) {
     if (msg.channel !== "telegram" && msg.channel !== "discord") return msg;
     const agent = deps.agentFor?.({ ...msg, channel: msg.channel }) ?? MAIN_AGENT;
     const { threadId } = parseSessionKey(msg.sessionKey) ?? {};
-    return { ...msg, sessionKey: agentSessionKey(agent, sessionKeyOf(msg.channel, msg.chatId, threadId, msg.account)) };
+    return { ...msg, sessionKey: agentChatKey(agent, { ...msg, threadId }) };
   };
 
   const named = (route: string, userId: string) => isNamedOwner(route, userId, deps.allowFrom);

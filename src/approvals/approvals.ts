@@ -5,8 +5,8 @@ import { roleSettings } from "../access/roles.js";
 import { StopRequested } from "../bus/commands.js";
 import type { Switchboard } from "../bus/switchboard.js";
 import {
+  agentChatKey,
   agentOf,
-  agentSessionKey,
   type ButtonTap,
   MAIN_AGENT,
   type OutboundMessage,
@@ -14,7 +14,6 @@ import {
   personOf,
   replyTarget,
   routeOf,
-  sessionKeyOf,
 } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { ToolCall } from "../llm/reply.js";
@@ -114,10 +113,7 @@ export class Approvals {
     if (!args) return undefined;
     const target = replyTarget(ctx.inbound);
     // The agent's own chat on its own bot: another agent's "Always allow" there is not this one's.
-    const sessionKey = agentSessionKey(
-      agentOf(ctx.sessionKey),
-      sessionKeyOf(target.channel, target.chatId, target.threadId, target.account),
-    );
+    const sessionKey = agentChatKey(agentOf(ctx.sessionKey), target);
     const asked = askedCall(call.name, args, policy);
     if (!asked) return undefined;
     const allowedAt = await store.allowedAt(sessionKey, asked.remember);
@@ -171,10 +167,7 @@ export class Approvals {
     const approval = parsed && (await this.deps.store.get(parsed.id));
     if (!parsed || !approval) return { text: EXPIRED };
     const here = {
-      sessionKey: agentSessionKey(
-        agentOf(approval.sessionKey),
-        sessionKeyOf(tap.channel, tap.chatId, tap.threadId, tap.account),
-      ),
+      sessionKey: agentChatKey(agentOf(approval.sessionKey), tap),
       decider: `${tap.channel}:${tap.senderId}`,
     };
     if (!mayDecide(approval, here)) return { text: NOT_YOURS };

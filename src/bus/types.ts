@@ -209,6 +209,10 @@ export function agentSessionKey(agent: string, key: string): string {
   return agent === MAIN_AGENT ? key : `${agent}/${key}`;
 }
 
+/** `agent`'s conversation with a chat (sessionKeyOf). */
+export const agentChatKey = (agent: string, c: Pick<OutboundMessage, "channel" | "chatId" | "threadId" | "account">) =>
+  agentSessionKey(agent, sessionKeyOf(c.channel, c.chatId, c.threadId, c.account));
+
 /** The agent a session key belongs to. */
 export function agentOf(key: string): string {
   return new RegExp(`^(${NAME})/`).exec(key)?.[1] ?? MAIN_AGENT;

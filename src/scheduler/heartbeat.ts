@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Switchboard } from "../bus/switchboard.js";
-import { agentSessionKey, type InboundMessage, parseSessionKey, sessionKeyOf } from "../bus/types.js";
+import { agentChatKey, agentSessionKey, type InboundMessage, parseSessionKey } from "../bus/types.js";
 import { agentAccount } from "../config/agents.js";
 import type { Config } from "../config/config.js";
 import { readTextBeneath } from "../tools/files/safe-io.js";
@@ -122,7 +122,7 @@ export function agentHeartbeat(config: Config, deps: Pick<HeartbeatDeps, "bus" |
   const log = deps.log.child({ part: "heartbeat", agent });
   return new Heartbeat({
     ...deps,
-    target: agentSessionKey(agent, sessionKeyOf(chat.channel, chat.chatId, chat.threadId, account)),
+    target: agentChatKey(agent, { ...chat, account }),
     sessionKey: agentSessionKey(agent, HEARTBEAT_SESSION),
     intervalMs: intervalMinutes * 60_000,
     log,

@@ -3,15 +3,14 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { BUTTON_LIMITS, MESSAGE_BUTTON_PREFIX } from "../bus/buttons.js";
 import {
+  agentChatKey,
   agentOf,
-  agentSessionKey,
   type Button,
   type ChannelName,
   type DeliveryOutcome,
   type OutboundMessage,
   replyTarget,
   routeOf,
-  sessionKeyOf,
 } from "../bus/types.js";
 import { agentAccount } from "../config/agents.js";
 import type { Config } from "../config/config.js";
@@ -94,10 +93,7 @@ export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "
         // History starts at a user message, so a marker says where this one came from.
         const now = Date.now();
         // Into this agent's own conversation with that chat: never another agent's history.
-        const key = agentSessionKey(
-          agentOf(ctx.sessionKey),
-          sessionKeyOf(target.channel, target.chatId, target.threadId, target.account),
-        );
+        const key = agentChatKey(agentOf(ctx.sessionKey), target);
         await store.conversations.append(key, [
           { role: "user", content: `[system: message tool] sent from ${ctx.sessionKey}`, createdAt: now },
           { role: "assistant", content: `${args.content}${note}`, createdAt: now },
