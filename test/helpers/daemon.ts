@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach } from "vitest";
 import { packageRoot } from "../../src/paths.js";
 import type { FakeOpenAI } from "../fakes/openai-server.js";
@@ -88,6 +89,24 @@ export function pincerAsNewUser(
   cwd = tempHome("pincer-cwd-"),
 ): Promise<CliResult> {
   return runCli(args, cwd, { HOME: tempHome("pincer-user-"), PINCER_TIMEZONE: "UTC", ...env });
+}
+
+/**
+ * Whether the daemon on `home` (SQLite) is at rest: nothing waits in its inbox or outbox and no job is due. Past this
+ * point nothing is left that could be answered, sent or fired again, so a count taken now is final.
+ */
+export function atRest(home: string): boolean {
+  const db = new Database(join(home, "pincer.db"), { readonly: true });
+  try {
+    const none = (sql: string, ...params: unknown[]) => (db.prepare(sql).get(...params) as { n: number }).n === 0;
+    return (
+      none("SELECT count(*) AS n FROM inbox WHERE status = 'pending'") &&
+      none("SELECT count(*) AS n FROM outbox WHERE status = 'pending'") &&
+      none("SELECT count(*) AS n FROM cron_jobs WHERE paused_at IS NULL AND next_run_at <= ?", Date.now())
+    );
+  } finally {
+    db.close();
+  }
 }
 
 /** The Telegram user the daemons on fakes let in (TELEGRAM_ALLOW_FROM), first name Ada. */
