@@ -11,7 +11,16 @@ import type { Channel } from "../bus/channel.js";
 import { agentOf, agentSessionKey, type ChannelName, MAIN_AGENT, sessionKeyOf } from "../bus/types.js";
 import { isLoopback, type WebAddr } from "../config/config.js";
 import { skillDirs } from "../paths.js";
-import { bearerMatches, HttpError, isLoopbackHost, readJson, send, sendJson } from "./http.js";
+import {
+  bearerMatches,
+  HttpError,
+  isLoopbackHost,
+  readJson,
+  send,
+  sendJson,
+  type TextField,
+  textFields,
+} from "./http.js";
 import { jobRoute } from "./job-routes.js";
 import { LOCKED_PAGE, renderMain, renderShell } from "./page.js";
 import { renderChatLog, renderHistory, renderSections } from "./sections.js";
@@ -145,7 +154,7 @@ export async function startControlPage(deps: {
     }
     const act = POSTS[path.startsWith("/api/jobs/") ? "/api/jobs/" : path];
     if (!act) throw new HttpError(404, "not found");
-    const status = (await act(textIn(body), path, body)) ?? 200;
+    const status = (await act(textFields(body), path, body)) ?? 200;
     refresh();
     sendJson(res, status, { ok: true });
   }
@@ -195,7 +204,7 @@ export async function startControlPage(deps: {
   /** What the page may change, by path; each answers `{ ok: true }` with the status it returns (200 when none). */
   const POSTS: Record<
     string,
-    (text: Text, path: string, body: Record<string, unknown>) => Promise<number | undefined>
+    (text: TextField, path: string, body: Record<string, unknown>) => Promise<number | undefined>
   > = {
     "/api/chat": async (text) => {
       if (!deps.web) throw new HttpError(503, "the web chat is not running");
@@ -241,7 +250,7 @@ export async function startControlPage(deps: {
     },
   };
 
-  function pairedChannel(text: Text) {
+  function pairedChannel(text: TextField) {
     const channel = text("channel", 16);
     if (!isPairedChannel(channel)) throw new HttpError(400, '"channel" must be telegram or discord');
     return channel;
@@ -303,17 +312,4 @@ export async function startControlPage(deps: {
   const addr: WebAddr = { host: wanted.host, port: (server.address() as AddressInfo).port };
   log.info({ url: pageUrl(addr) }, "control page is up; `pincer dashboard` prints its address with the token");
   return { addr, close };
-}
-
-type Text = (name: string, max?: number) => string;
-
-/** A request's string field `name`, 1 to `max` characters, or a 400 naming it. */
-function textIn(body: Record<string, unknown>): Text {
-  return (name, max = 200) => {
-    const value = body[name];
-    if (typeof value !== "string" || value.length === 0 || value.length > max) {
-      throw new HttpError(400, `"${name}" must be a string of 1 to ${max} characters`);
-    }
-    return value;
-  };
 }

@@ -58,3 +58,16 @@ export async function readJson(req: IncomingMessage): Promise<Record<string, unk
   if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
   throw new HttpError(400, "the body must be a JSON object");
 }
+
+/** Reads a request's string fields: `name`, `least` to `max` characters (spaces alone count as none), or a 400. */
+export type TextField = (name: string, max?: number, least?: number) => string;
+
+export function textFields(body: Record<string, unknown>): TextField {
+  return (name, max = 200, least = 1) => {
+    const value = body[name];
+    if (typeof value !== "string" || value.trim().length < least || value.length > max) {
+      throw new HttpError(400, `"${name}" must be a string of ${least} to ${max} characters`);
+    }
+    return value;
+  };
+}

@@ -1,6 +1,6 @@
 import type { JobActions } from "../scheduler/job-actions.js";
 import { LIMIT_FIELDS } from "../scheduler/stop-rules.js";
-import { HttpError } from "./http.js";
+import { HttpError, textFields } from "./http.js";
 
 const ACTIONS = ["run", "pause", "resume", "delete", "edit"] as const;
 
@@ -13,13 +13,7 @@ const ACTIONS = ["run", "pause", "resume", "delete", "edit"] as const;
 export async function jobRoute(actions: JobActions, path: string, body: Record<string, unknown>): Promise<string> {
   const action = ACTIONS.find((name) => path === `/api/jobs/${name}`);
   if (!action) throw new HttpError(404, "not found");
-  const field = (name: string, max: number, least = 1): string => {
-    const value = body[name];
-    if (typeof value !== "string" || value.trim().length < least || value.length > max) {
-      throw new HttpError(400, `"${name}" must be a string of ${least} to ${max} characters`);
-    }
-    return value;
-  };
+  const field = textFields(body);
   const id = field("id", 64);
   const result =
     action === "edit"
