@@ -21,27 +21,16 @@ export interface LocalTranscription {
 export function createCommandTranscriber(settings: LocalTranscription) {
   const { timeoutSeconds } = settings;
   return async (path: string, signal?: AbortSignal): Promise<string> => {
-    const bounded = AbortSignal.any([
-      signal ?? new AbortController().signal,
-      AbortSignal.timeout(timeoutSeconds * 1000),
-    ]);
+    const limit = AbortSignal.timeout(timeoutSeconds * 1000);
+    const bounded = signal ? AbortSignal.any([signal, limit]) : limit;
     const work = await mkdtemp(join(tmpdir(), "pincer-stt-"));
     try {
       const wav = join(work, "in.wav");
       await runCommand({
-        argv: ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", ...AUDIO_ONLY, "-i", path].concat([
-          "-t",
-          String(settings.maxSeconds),
-          "-ac",
-          "1",
-          "-ar",
-          "16000",
-          "-c:a",
-          "pcm_s16le",
-          "-f",
-          "wav",
-          wav,
-        ]),
+        argv: [
+          ...["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", ...AUDIO_ONLY, "-i", path],
+          ...["-t", String(settings.maxSeconds), "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav", wav],
+        ],
         timeoutSeconds,
         signal: bounded,
         maxBufferBytes: 64 * 1024,
