@@ -19,7 +19,7 @@ import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgre
 
 const havePostgres = hasPostgres();
 const SCHEDULER_PREFIX = "[system: scheduler]";
-const LEASE_SECONDS = 2;
+const LEASE_SECONDS = 3;
 const fakes = gatewayOnFakes();
 const { model, say } = fakes;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,6 +1,6 @@
 import type { Config } from "../config/config.js";
 import type { CronJob, JobLimits } from "../store/store.js";
-import { nextRun, parseIsoInZone, ScheduleError } from "./schedule.js";
+import { nextRun, parseIsoInZone } from "./schedule.js";
 import { scheduleText } from "./schedule-text.js";
 
 /** The config's `cron` stop rules every job gets unless it sets its own. */
@@ -94,9 +94,8 @@ export function withLimits(current: JobLimits, input: LimitInput, tz: string, no
     if (field === "endsAt") {
       try {
         limits.endsAt = parseIsoInZone(text, tz);
-      } catch (err) {
-        if (err instanceof ScheduleError) return `Ends at: "${text}" is not a date-time such as 2026-12-31T18:00.`;
-        throw err;
+      } catch {
+        return `Ends at: "${text}" is not a date-time such as 2026-12-31T18:00.`;
       }
       if (limits.endsAt <= now) return `Ends at: ${text} (${tz}) is not in the future.`;
       continue;
