@@ -19,7 +19,7 @@ import { tempHome, testApp } from "./helpers/app.js";
 import { pincer } from "./helpers/daemon.js";
 import { ENGINES, engineEnv } from "./helpers/engines.js";
 import { fakeModelForFile } from "./helpers/model.js";
-import { FAST_TIMING, message, privateChat, user } from "./helpers/telegram.js";
+import { FAST_TIMING, groupChat, message, privateChat, user } from "./helpers/telegram.js";
 import { until } from "./helpers/until.js";
 
 const model = fakeModelForFile();
@@ -184,6 +184,9 @@ describe.each(ENGINES)("people on %s", (engine) => {
     model.respond(() => ({ content: "ok" }));
     telegramSays("hello");
     await toTelegram("ok");
+    // Never in a group: whoever there sent the code first would become Ada.
+    telegram.pushUpdate(message(groupChat(-100), user(42, "Ada"), { text: "/link@pincer_test_bot" }));
+    await toTelegram("Ask for a code in a private chat");
     telegramSays("/link");
     const offer = await toTelegram("Your code:");
     const code = /Your code: ([A-Z0-9]{6,12}) /.exec(offer.text)?.[1] as string;

@@ -10,6 +10,15 @@ export function describePeopleConformance(fresh: Fresh): void {
   it("makes a person of an account on first sight, once, even from two processes at once; per agent", async () => {
     const { store, open } = await fresh();
     const other = await open();
+    // An upgraded home: a guest's model calls were counted under `channel:userId` before people existed.
+    const call = { kind: "conversation" as const, model: "m", promptTokens: 1, completionTokens: 1, cachedTokens: 0 };
+    await store.usage.record({
+      ...call,
+      sessionKey: "telegram:42",
+      estimated: false,
+      at: Date.now(),
+      person: "telegram:42",
+    });
     const [a, b] = await Promise.all([
       store.people.identify("main", "telegram", "42", "Ada"),
       other.people.identify("main", "telegram", "42", "Ada"),
@@ -19,6 +28,7 @@ export function describePeopleConformance(fresh: Fresh): void {
     expect(a).toMatchObject({ id: "telegram:42", agent: "main", name: "Ada" });
     expect(a.identities).toEqual([{ route: "telegram", userId: "42", name: "Ada" }]);
     expect(a.role).toBeUndefined();
+    expect(await store.people.stored(a)).toEqual({ modelCalls: 1, chats: 1, jobs: 0 });
     const shop = await store.people.identify("shop", "telegram@shop", "42", "Ada");
     expect(shop.id).toBe("shop/telegram@shop:42");
     expect((await store.people.list("main")).map((p) => p.id)).toEqual(["telegram:42"]);
