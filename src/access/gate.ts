@@ -13,7 +13,7 @@ import {
 } from "../bus/types.js";
 import type { FileConfig } from "../config/file-schema.js";
 import type { Store } from "../store/store.js";
-import { hasAccess, isNamedOwner, pairingNotice, strangerAction } from "./policy.js";
+import { isNamedOwner, pairingNotice, strangerAction } from "./policy.js";
 import { roleOf, roleSettings } from "./roles.js";
 
 interface AccessGateDeps {
@@ -35,14 +35,12 @@ export type AccessGate = ReturnType<typeof createAccessGate>;
 
 /** The one place that decides who may talk to pincer; channels only describe who is talking. */
 export function createAccessGate(deps: AccessGateDeps) {
-  // Each bot (route) has its own allowlist and pairing: one approved on the shop's bot is a stranger to the family's.
-  const facts = (route: string, userId: string) => ({
-    channel: route,
-    senderId: userId,
-    allowFrom: deps.allowFrom[route],
-    isApproved: () => deps.pairing.isApproved(route, userId),
-  });
-  const allowed = (route: string, userId: string) => hasAccess(facts(route, userId));
+  const named = (route: string, userId: string) => isNamedOwner(route, userId, deps.allowFrom);
+  /** Whether a person may talk to the agent (and own jobs): local channels and the allowlist (`*` lets everyone in),
+   * then, read from the database only when they say no, approvals. Each bot (route) has its own allowlist and
+   * pairing: one approved on the shop's bot is a stranger to the family's. */
+  const allowed = async (route: string, userId: string) =>
+    named(route, userId) || deps.allowFrom[route]?.includes("*") || deps.pairing.isApproved(route, userId);
   /** A platform's message in the conversation of the agent that answers there; the others' keys name their agent. */
   const address = (msg: InboundMessage): InboundMessage => {
     if (msg.channel !== "telegram" && msg.channel !== "discord") return msg;
@@ -51,7 +49,6 @@ export function createAccessGate(deps: AccessGateDeps) {
     return { ...msg, sessionKey: agentChatKey(agent, { ...msg, threadId }) };
   };
 
-  const named = (route: string, userId: string) => isNamedOwner(route, userId, deps.allowFrom);
   /** The person behind a message (their account on its agent's bot, made a person on first sight) and their role;
    * undefined for a run no person is behind (the heartbeat). */
   const whoIs = async (msg: InboundMessage): Promise<PersonRef | undefined> => {

@@ -3,21 +3,6 @@ import { type InboundMessage, parseSessionKey, personOf, routeOf } from "../bus/
 /** Channels reached only from this machine or with the control page's token (terminal, `system`, web chat). */
 const LOCAL_CHANNELS: ReadonlySet<string> = new Set(["console", "system", "web"]);
 
-export interface AccessFacts {
-  /** The bot's route (routeOf): `telegram`, `telegram@shop`, `console`… */
-  channel: string;
-  senderId: string;
-  /** Comma list from TELEGRAM_ALLOW_FROM / DISCORD_ALLOW_FROM; `*` lets everyone in. */
-  allowFrom: readonly string[] | undefined;
-  /** Asked only when the allowlist says no (it reads the database). */
-  isApproved: () => Promise<boolean>;
-}
-
-/** Whether a person may talk to the agent (and own jobs): local channels, the allowlist, then approvals. */
-export async function hasAccess({ channel, senderId, allowFrom, isApproved }: AccessFacts): Promise<boolean> {
-  return LOCAL_CHANNELS.has(channel) || allowFrom?.includes("*") || allowFrom?.includes(senderId) || isApproved();
-}
-
 /** Whether a person is pincer's owner (role `owner`, src/access/roles.ts): named in the bot's allowlist (`*` names
  * nobody), or on a local channel. Everyone let in by `*` or by `pincer pairing approve` gets `people.defaultRole`. */
 export function isNamedOwner(
@@ -42,11 +27,10 @@ export interface MemorySharing {
  * are guests. A scheduled run or a helper's result speaks for the person it was set up by (its run's userId). */
 export function isOwnersChat(msg: InboundMessage, allowFrom: MemorySharing["allowFrom"]): boolean {
   if (msg.isGroup) return false;
-  const parsed = parseSessionKey(msg.sessionKey);
-  const route = routeOf(parsed ?? msg);
-  if (LOCAL_CHANNELS.has(parsed?.channel ?? msg.channel)) return true;
+  const route = routeOf(parseSessionKey(msg.sessionKey) ?? msg);
+  if (LOCAL_CHANNELS.has(route)) return true;
   const person = personOf(msg);
-  return person !== undefined && (allowFrom[route]?.includes(person) ?? false);
+  return person !== undefined && isNamedOwner(route, person, allowFrom);
 }
 
 /** Whether a conversation may see the owner's MEMORY.md (prompt, memory_search, the file tools, exec). */

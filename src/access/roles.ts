@@ -3,8 +3,6 @@ import type { FileConfig } from "../config/file-schema.js";
 import type { Person } from "../store/people.js";
 import { matchesGlob } from "../text.js";
 
-export type { PersonRef };
-
 /** A role's rights (config `roles.NAME`): `tools` globs (absent: all), `approvals` over the top-level section,
  * `usage` budgets per person, `models` the right to `/model`. */
 export type Role = FileConfig["roles"][string];

@@ -21,12 +21,6 @@ export function orphanedHelpers(
   return { orphaned: new Set([...unheld].filter((id) => suspects.has(id))), suspects: unheld };
 }
 
-/** What a helper running here asks before each step (see guardHelper). */
-export interface HelperGuard {
-  /** Resolves while this process holds the helper's lease; throws FencedOutError once it lost it, for good. */
-  check(): Promise<void>;
-}
-
 /**
  * Wants the helper's lease and fences the helper with it, as turns are fenced: once the lease is lost here (a pause past
  * it, the database gone for longer than it), the helper may have been declared interrupted elsewhere and its chat told,
@@ -37,10 +31,9 @@ export function guardHelper(
   runId: string,
   onLost: (err: FencedOutError) => void,
   firstWithinMs: number,
-): HelperGuard {
+) {
   const name = helperLeaseName(runId);
   let lost: FencedOutError | undefined;
-  let gained = false;
   const lose = (fence: Fence) => {
     if (lost) return lost;
     lost = new FencedOutError(fence);
@@ -54,18 +47,17 @@ export function guardHelper(
   const giveUp = setTimeout(settle, firstWithinMs);
   giveUp.unref();
   member.want(name, {
-    gained: () => {
-      gained = true;
-      settle();
-    },
+    gained: () => settle(),
     lost: (fence) => {
       lose(fence);
       settle();
     },
   });
   return {
+    /** What the helper asks before each step: resolves while this process holds the helper's lease; throws
+     * FencedOutError once it lost it, for good. */
     async check() {
-      if (!gained && !lost) await first;
+      await first;
       if (lost) throw lost;
       // Held by the local clock too: a process just woken from a pause acts on nothing before its next renewal says so.
       if (!member.fence(name)) throw lose({ name, epoch: 0 });

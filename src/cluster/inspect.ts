@@ -1,4 +1,4 @@
-import { routeOf } from "../bus/types.js";
+import { errorText, routeOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { openClusterStore } from "../store/postgres/cluster-store.js";
 import { ClusterWork } from "../store/postgres/cluster-work.js";
@@ -25,7 +25,7 @@ export async function inspectCluster(url: string, channels: readonly string[]) {
     if (waiting) lines.push(`  ${"turns waiting".padEnd(18)} ${waitingText(waiting.length)}`);
     return { lines, ...clusterVerdict(view, roles) };
   } catch (err) {
-    const detail = `cannot read the cluster from PINCER_DATABASE_URL: ${err instanceof Error ? err.message : String(err)}`;
+    const detail = `cannot read the cluster from PINCER_DATABASE_URL: ${errorText(err)}`;
     return { lines: [`cluster:       ${detail}`], ok: false, detail };
   } finally {
     await store?.close().catch(() => {});

@@ -20,6 +20,8 @@ export interface LeaseHandlers {
   denied?(): void;
 }
 
+type Wanted = { state: LeaseState; handlers: LeaseHandlers };
+
 interface MemberDeps {
   store: ClusterStore;
   process: ClusterProcess;
@@ -35,7 +37,7 @@ const FORGET_EVERY_ROUNDS = 500;
  * `renewEveryMs`. A lease counts as held only until its local validity ends (see lease-policy.ts); when no renewal
  * answered by then, the lease is lost here, whatever the database says: another process may take it from then on. */
 export class ClusterMember {
-  private readonly wanted = new Map<string, { state: LeaseState; handlers: LeaseHandlers }>();
+  private readonly wanted = new Map<string, Wanted>();
   private timer?: NodeJS.Timeout;
   // Rounds run one at a time; asked for during one, another follows it.
   private readonly rounds = coalesced(async () => {
@@ -47,13 +49,9 @@ export class ClusterMember {
 
   constructor(private readonly deps: MemberDeps) {}
 
-  get id(): string {
-    return this.deps.process.id;
-  }
-
   start(): void {
     this.timer = setInterval(() => this.tick(), this.deps.timing.renewEveryMs);
-    this.claimSoon();
+    this.rounds.run();
   }
 
   /** Starts trying for a lease (at once, then every round) until unwant(). */
@@ -64,7 +62,7 @@ export class ClusterMember {
       return;
     }
     this.wanted.set(name, { state: NOT_HELD, handlers });
-    this.claimSoon();
+    this.rounds.run();
   }
 
   /** Stops wanting a lease and gives it back in the database, so another process takes it at once. */
@@ -72,7 +70,9 @@ export class ClusterMember {
     const entry = this.wanted.get(name);
     this.wanted.delete(name);
     if (entry?.state.epoch === undefined) return;
-    await this.deps.store.release(this.id, [name]).catch((err: Error) => this.warn(err, "could not give a lease back"));
+    await this.deps.store
+      .release(this.deps.process.id, [name])
+      .catch((err: Error) => this.warn(err, "could not give a lease back"));
   }
 
   /** The lease's fence while this process may act on it. */
@@ -93,25 +93,23 @@ export class ClusterMember {
       else this.apply(name, entry, { state: NOT_HELD, change: "lost" });
     }
     this.wanted.clear();
-    await this.deps.store.leave(this.id).catch((err: Error) => this.warn(err, "could not leave the cluster"));
+    await this.deps.store
+      .leave(this.deps.process.id)
+      .catch((err: Error) => this.warn(err, "could not leave the cluster"));
   }
 
   private tick(): void {
     // Even while a round is stuck (the database does not answer), a lease ends on time.
     for (const [name, entry] of this.wanted) this.apply(name, entry, afterSilence(entry.state, performance.now()));
-    this.claimSoon();
-  }
-
-  private claimSoon(): void {
-    if (!this.stopped) this.rounds.run();
+    this.rounds.run();
   }
 
   private async round(): Promise<void> {
-    const { store, timing } = this.deps;
+    const { store, timing, process } = this.deps;
     const names = [...this.wanted.keys()];
     const sentAt = performance.now();
     try {
-      const [held] = await Promise.all([store.claim(this.id, names, timing.ttlMs), store.heartbeat(this.deps.process)]);
+      const [held] = await Promise.all([store.claim(process.id, names, timing.ttlMs), store.heartbeat(process)]);
       if (++this.roundCount % FORGET_EVERY_ROUNDS === 0) await store.forgetSilent(FORGET_AFTER_MS);
       if (this.failing) this.deps.log.info("the cluster's database answers again");
       this.failing = false;
@@ -122,7 +120,7 @@ export class ClusterMember {
       }
       // Unwanted while the claim was on its way: give back what it took.
       const stray = [...held.keys()].filter((name) => !this.wanted.has(name));
-      if (stray.length > 0) await store.release(this.id, stray);
+      if (stray.length > 0) await store.release(process.id, stray);
     } catch (err) {
       if (!this.failing)
         this.warn(err as Error, "the cluster's database does not answer; leases end when they run out");
@@ -134,17 +132,13 @@ export class ClusterMember {
     }
   }
 
-  private apply(
-    name: string,
-    entry: { state: LeaseState; handlers: LeaseHandlers },
-    next: { state: LeaseState; change: LeaseChange },
-  ): void {
-    const before = entry.state;
-    entry.state = next.state;
-    const oldFence = before.epoch === undefined ? undefined : { name, epoch: before.epoch };
-    const newFence = next.state.epoch === undefined ? undefined : { name, epoch: next.state.epoch };
-    if ((next.change === "lost" || next.change === "changed hands") && oldFence) entry.handlers.lost(oldFence);
-    if ((next.change === "gained" || next.change === "changed hands") && newFence) entry.handlers.gained(newFence);
+  private apply(name: string, entry: Wanted, { state, change }: { state: LeaseState; change: LeaseChange }): void {
+    const before = entry.state.epoch;
+    entry.state = state;
+    if ((change === "lost" || change === "changed hands") && before !== undefined)
+      entry.handlers.lost({ name, epoch: before });
+    if ((change === "gained" || change === "changed hands") && state.epoch !== undefined)
+      entry.handlers.gained({ name, epoch: state.epoch });
   }
 
   private warn(err: Error, message: string): void {

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { errorText } from "../bus/types.js";
 import type { Fence } from "../store/cluster.js";
 import type { ClusterMember } from "./member.js";
 
@@ -116,8 +117,4 @@ export class RoleKeeper {
       if (!this.stopping) this.want(entry);
     }, RETRY_AFTER_MS);
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
