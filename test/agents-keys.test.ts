@@ -102,4 +102,22 @@ describe.skipIf(!bwrap)("another agent's key in the environment", () => {
       main.respond(() => ({ content: "ok" }));
     }
   });
+
+  it("and the other way round: the work agent's exec, allowed both keys' variables, sees neither", async () => {
+    work.respond((request) => {
+      const result = request.messages.find((m) => m.role === "tool");
+      if (result) return { content: `seen: ${String(result.content)}` };
+      return { toolCalls: [{ name: "exec", arguments: { command: 'echo "keys=[$OPENAI_API_KEY][$WORK_KEY]"' } }] };
+    });
+    try {
+      const top = { exec: { envAllowlist: ["OPENAI_API_KEY", "WORK_KEY"] } };
+      const env = { WORK_KEY: "work-key", PINCER_SANDBOX: "bwrap" };
+      const result = await withAgents(["agent", "--agent", "work", "-m", "show me"], env, top);
+      expect(result.stdout).toContain("keys=[][]");
+      expect(result.stdout).not.toMatch(/main-key|work-key/);
+      expect(result.code).toBe(0);
+    } finally {
+      work.respond(() => ({ content: "ok" }));
+    }
+  });
 });
