@@ -13,6 +13,7 @@ import {
 import { type FakeOpenAI, startFakeOpenAI } from "../fakes/openai-server.js";
 import { tempHome } from "./app.js";
 import type { LogLine } from "./telegram.js";
+import { until } from "./until.js";
 
 export interface DiscordHarness {
   discord: FakeDiscord;
@@ -80,5 +81,8 @@ export async function startDiscordHarness(
   });
   await app.start([channel]);
   cleanups.push(() => app.stop().catch(() => {}));
+  // Clustered (PINCER_DATABASE_URL), the channel starts once this process holds its role, after start() returned.
+  const here = async () => (await app.clusterRoles?.())?.here.includes(`channel:${channel.name}`) ?? true;
+  await until(here, "this process to hold the Discord channel's role");
   return { discord, model, app, config, logs, log, mention: `<@${discord.bot.id}>` };
 }
