@@ -1,8 +1,7 @@
-import { createWriteStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import { saveCapped, TooLarge } from "../bus/received-file.js";
 import type { Config } from "../config/config.js";
 import { openAIClient } from "../llm/model.js";
 import { runCommand, substitute } from "./run-command.js";
@@ -63,24 +62,14 @@ export function speechEngine({ settings, openai, cwd }: EngineDeps): SpeechEngin
         { signal },
       );
       if (!response.body) throw new Error("the speech endpoint sent no audio");
-      const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-      await pipeline(body, capped(settings.maxAudioBytes), createWriteStream(out), { signal });
+      await saveCapped(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), out, settings.maxAudioBytes);
     } catch (err) {
+      if (err instanceof TooLarge)
+        throw new Error(`the speech endpoint sent more than ${settings.maxAudioBytes} bytes`);
       if (err instanceof OpenAI.APIError && err.status) throw new Error(`the speech endpoint answered ${err.status}`);
       if (err instanceof OpenAI.APIConnectionError) throw new Error("the speech endpoint could not be reached");
       throw err;
     }
     await checkSize(out);
   };
-}
-
-/** Passes bytes through until `maxBytes`, then fails the stream. */
-function capped(maxBytes: number): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      seen += chunk.length;
-      done(seen > maxBytes ? new Error(`the speech endpoint sent more than ${maxBytes} bytes`) : null, chunk);
-    },
-  });
 }
