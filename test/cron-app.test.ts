@@ -7,9 +7,8 @@ import { jobCommand } from "../src/scheduler/cron-commands.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
 import { openSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { FakeReply } from "./fakes/openai-server.js";
-import { recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
+import { quiet, recordingChannel, tempHome, testApp, userMessage } from "./helpers/app.js";
 import { fakeModelForFile } from "./helpers/model.js";
-import { until } from "./helpers/until.js";
 
 /**
  * The cron tool, the scheduler and the agent worker together, through the real app wiring
@@ -74,16 +73,6 @@ function runsOf(home: string): Array<{ jobId: string; scheduledAt: number; text:
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Nothing waits in the app's inbox or outbox: every run that entered was answered and its answer sent. */
-async function quiet(app: App): Promise<void> {
-  await until(
-    async () =>
-      (await app.store.journal.pendingInbound()).length === 0 &&
-      (await app.store.journal.pendingOutbound("console")).length === 0,
-    "the inbox and the outbox to be empty",
-  );
-}
-
 /**
  * A one-shot job in console chat "control", due at `at`, whose delivery proves the scheduler's tick at that time
  * happened: a job due then that should not fire (removed, say) would have fired in the same tick.
@@ -143,7 +132,7 @@ describe("reminders through the app", () => {
     expect(await app.store.jobs.listAll()).toEqual([]);
 
     // No job left, nothing waiting and nothing due now, past its time: no second delivery can come.
-    await quiet(app);
+    await quiet(app, "console");
     expect(await app.scheduler.runDue()).toBe(0);
     expect(channel.sent).toHaveLength(2);
     expect(runsOf(home)).toHaveLength(1);
@@ -204,7 +193,7 @@ describe("reminders through the app", () => {
     const third = await start(home);
     // The start's catch-up finds nothing, and neither does another pass now.
     expect(await third.app.scheduler.runDue()).toBe(0);
-    await quiet(third.app);
+    await quiet(third.app, "console");
     expect(third.channel.sent).toEqual([]);
     expect(runsOf(home)).toHaveLength(1);
   });
@@ -277,7 +266,7 @@ describe("reminders through the app", () => {
 
     await controlJob(app, dueAt);
     await channel.waitFor(2);
-    await quiet(app);
+    await quiet(app, "console");
     expect(channel.sent.map((m) => m.chatId)).toEqual(["garden", "control"]);
     expect(runsOf(home).map((r) => r.text)).toEqual([expect.stringContaining("control")]);
   });
@@ -313,7 +302,7 @@ describe("reminders through the app", () => {
     expect(channel.sent[2].text).toMatch(/^done: Removed job/);
     await controlJob(app, dueAt);
     await channel.waitFor(4);
-    await quiet(app);
+    await quiet(app, "console");
     expect(channel.sent.map((m) => m.chatId)).toEqual(["a", "b", "a", "control"]);
   });
 });

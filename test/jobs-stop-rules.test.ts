@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
-import { startedRecording } from "./helpers/app.js";
+import { quiet, startedRecording } from "./helpers/app.js";
 import { until } from "./helpers/until.js";
 
 /**
@@ -58,7 +58,8 @@ describe("stop rules of jobs", () => {
     expect(notices()[0]).toContain("the news are unreachable");
     // Run by hand while paused and failing again: no second notice.
     await runNow(4);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The run's end is recorded (runNow waited for it) and whatever it published is sent: a notice would be there now.
+    await quiet(app, "console");
     expect(to("c1").filter((t) => t.includes("in a row"))).toHaveLength(1);
     expect((await runs()).map((r) => r.outcome)).toEqual(["failed", "failed", "failed", "failed"]);
 

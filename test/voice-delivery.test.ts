@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { OutboundMessage } from "../src/bus/types.js";
+import { quiet } from "./helpers/app.js";
 import { startDiscordHarness } from "./helpers/discord.js";
 import { startTelegramHarness, type TelegramHarness } from "./helpers/telegram.js";
 
@@ -40,7 +41,8 @@ describe("a spoken reply whose note is gone", () => {
     const DM = "140000000000000001";
     await app.bus.publishOutbound({ channel: "discord", chatId: DM, kind: "reply", text: "Still here.", voice: gone });
     await discord.waitFor(() => discord.sent.find((m) => m.content === "Still here."));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The row sent whole: no voice message of it can follow.
+    await quiet(app, "discord");
     expect(discord.sent.map((m) => [m.content, m.files.length])).toEqual([["Still here.", 0]]);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeUser, SentMessage } from "./fakes/discord-server.js";
+import { quiet } from "./helpers/app.js";
 import { audioFacts, hasSpeechPackages } from "./helpers/audio.js";
 import { startDiscordHarness } from "./helpers/discord.js";
 
@@ -32,7 +33,7 @@ function expectRealNote(sent: SentMessage) {
 
 describe.runIf(ready)("spoken replies on Discord", () => {
   it("/voice on: the text, then a voice message (OGG/Opus with its length and waveform); /voice off: text alone", async () => {
-    const { discord, model } = await start();
+    const { discord, model, app } = await start();
     model.respond(() => ({ content: "The meeting moved to Thursday afternoon." }));
     discord.dispatchMessage({ channelId: DM, author: ALICE, content: "/voice on" });
     await discord.waitFor(() => discord.sent.find((m) => m.content.startsWith("Spoken replies in this chat: on")));
@@ -52,7 +53,8 @@ describe.runIf(ready)("spoken replies on Discord", () => {
     const before = discord.sent.length;
     discord.dispatchMessage({ channelId: DM, author: ALICE, content: "and again?" });
     await discord.waitFor(() => discord.sent.length === before + 1, 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The answer's row sent whole: no voice message of it can follow.
+    await quiet(app, "discord");
     expect(discord.sent.slice(before).map((m) => [m.content, m.files.length])).toEqual([
       ["The meeting moved to Thursday afternoon.", 0],
     ]);

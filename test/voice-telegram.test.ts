@@ -5,7 +5,7 @@ import type { ChatRequest } from "./fakes/openai-server.js";
 import type { SentMessage } from "./fakes/telegram-server.js";
 import { tempHome } from "./helpers/app.js";
 import { audioFacts, hasSpeechPackages, spokenNote } from "./helpers/audio.js";
-import { gatewayOnFakes, killHard, pincer, USER } from "./helpers/daemon.js";
+import { atRest, gatewayOnFakes, killHard, pincer, USER } from "./helpers/daemon.js";
 import { findBinary } from "./helpers/system-packages.js";
 
 /**
@@ -166,7 +166,7 @@ describe.runIf(ready)("spoken replies on Telegram (built daemon, real speech pro
     expect(voices()).toEqual([]);
     gateway(home);
     await until(() => voices().length === 1, "the voice note after the restart", 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await until(() => atRest(home), "nothing left to send");
     expect(fakes.telegram.sent.map((m) => [m.method, m.text])).toEqual([["sendVoice", "Spoken once, and only once."]]);
     expectRealNote(voices()[0], 0.5, 6);
     // The turn was finished before the crash: the model was asked once.

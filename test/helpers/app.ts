@@ -78,6 +78,19 @@ export function recordingChannel(app: App): Channel & { sent: OutboundMessage[];
   };
 }
 
+/**
+ * Waits until nothing waits in the app's inbox or in its outbox for `channel`: every message answered and every answer
+ * (with its voice note or parts) sent. Past this point nothing is left that could be sent again.
+ */
+export async function quiet(app: App, channel: string): Promise<void> {
+  await until(
+    async () =>
+      (await app.store.journal.pendingInbound()).length === 0 &&
+      (await app.store.journal.pendingOutbound(channel)).length === 0,
+    "the inbox and the outbox to be empty",
+  );
+}
+
 let counter = 0;
 
 export function userMessage(chatId: string, text: string): InboundMessage {
