@@ -60,7 +60,7 @@ describe.each(ENGINES)("people on %s", (engine) => {
     const home = tempHome("pincer-people-");
     const configFile = join(home, "config.json");
     const roles = {
-      guest: { tools: ["read_file", "web_*", "memory_*"], usage: { dailyTokens: 500 } },
+      guest: { tools: ["read_file", "web_*", "memory_*", "cron"], usage: { dailyTokens: 500 } },
       member: { approvals: { tools: ["read_file"] } },
     };
     writeFileSync(configFile, JSON.stringify({ roles }));
@@ -115,7 +115,7 @@ describe.each(ENGINES)("people on %s", (engine) => {
     const [first, second] = model.requests.slice(1).map(toolsOf);
     expect(first).not.toContain("exec");
     expect(first).toContain("read_file");
-    expect(first.every((name) => /^(read_file|web_.*|memory_.*)$/.test(name))).toBe(true);
+    expect(first.every((name) => /^(read_file|web_.*|memory_.*|cron)$/.test(name))).toBe(true);
     // The same list each turn of theirs: the prompt cache keeps its prefix.
     expect(second).toEqual(first);
 
@@ -143,6 +143,25 @@ describe.each(ENGINES)("people on %s", (engine) => {
     discord.dispatchMessage({ channelId: DM, author: ADA, content: "/model" });
     await toDiscord(DM, "This chat uses");
   }, 90_000);
+
+  it("runs a guest's reminder with the guest's role: no tool the role lacks, though no one wrote it", async () => {
+    await start();
+    const at = new Date(Date.now() + 1500).toISOString();
+    model.respond((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { content: "set" };
+      if (String(last?.content).includes("remind me")) {
+        return { toolCalls: [{ name: "cron", arguments: { action: "add", message: "stretch", at } }] };
+      }
+      return { content: "Time to stretch!" };
+    });
+    discord.dispatchMessage({ channelId: MALLORY_DM, author: MALLORY, content: "remind me to stretch" });
+    await toDiscord(MALLORY_DM, "set");
+    await toDiscord(MALLORY_DM, "Time to stretch!");
+    const run = model.requests.at(-1) as ChatRequest;
+    expect(toolsOf(run)).toContain("read_file");
+    expect(toolsOf(run)).not.toContain("exec");
+  }, 60_000);
 
   it("holds a guest to their role's budget (roles.guest.usage) in every chat they write in; the owner goes on", async () => {
     await start();
