@@ -16,7 +16,7 @@ import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js
 import { tempHome, testApp } from "./helpers/app.js";
 import { startBotRouter } from "./helpers/bot-router.js";
 import { fakeModelForFile } from "./helpers/model.js";
-import { FAST_TIMING, message, privateChat, user } from "./helpers/telegram.js";
+import { FAST_TIMING, groupChat, message, privateChat, user } from "./helpers/telegram.js";
 import { until } from "./helpers/until.js";
 
 const SHOP_TOKEN = "654321:AAH-fake-shop-token_for_tests_012345";
@@ -134,6 +134,20 @@ describe("an agent's own approvals", () => {
     expect(await app.store.approvals.allowedEntries()).toEqual([
       expect.objectContaining({ sessionKey: "shop/telegram@shop:7" }),
     ]);
+  });
+
+  it("in a group both bots are in, an Always allow given to one agent does not let the other run unasked", async () => {
+    const { app } = await start({}, { approvals: { exec: "ask" } });
+    modelRunsEcho();
+    const group = groupChat(-100);
+    home.pushUpdate(message(group, user(7), { text: "@pincer_test_bot run it" }));
+    const prompt = await until(() => home.sent.find((m) => m.keyboard?.length), "main's approval prompt");
+    home.tap(prompt, "Always allow", user(7));
+    await until(() => home.sent.find((m) => m.text.startsWith("tool said:")), "main's run");
+    shop.pushUpdate(message(group, user(7), { text: "@shop_bot run it" }));
+    await until(() => shop.sent.find((m) => m.keyboard?.length), "the shop's own approval prompt");
+    expect(shop.sent.filter((m) => m.text.startsWith("tool said:"))).toEqual([]);
+    expect((await app.store.approvals.pending()).map((a) => a.sessionKey)).toEqual(["shop/telegram@shop:-100"]);
   });
 
   it("ask before a call of the agent's helper too", async () => {
