@@ -14,7 +14,6 @@ export function createConsoleChannel(deps: {
   bus: Switchboard;
   chatId?: string; // `pincer chat` and `pincer agent` share "local" by default
   agent?: string; // whose conversation it is (`--agent`): main's by default
-  senderName?: string;
   write: (msg: OutboundMessage) => void;
   onBusy?: (busy: boolean) => void;
 }): ConsoleChannel {
@@ -32,7 +31,7 @@ export function createConsoleChannel(deps: {
     channel: "console" as const,
     chatId,
     senderId: "console",
-    senderName: deps.senderName ?? "you",
+    senderName: "you",
     isGroup: false,
     receivedAt: Date.now(),
   });

@@ -46,15 +46,14 @@ export function createWebChannel({ bus }: { bus: Switchboard }): WebChannel {
   let started = false;
   let stopFollowing: (() => void) | undefined;
   const show = (msg: OutboundMessage) => {
-    const chat = agentSessionKey(msg.agent ?? MAIN_AGENT, msg.chatId);
-    const id = msg.voice && randomUUID();
-    if (id && msg.voice) {
-      notes.set(id, { chatId: chat, path: msg.voice.path });
+    const chatId = agentSessionKey(msg.agent ?? MAIN_AGENT, msg.chatId);
+    const audio = msg.voice && { id: randomUUID(), seconds: msg.voice.seconds };
+    if (audio && msg.voice) {
+      notes.set(audio.id, { chatId, path: msg.voice.path });
       for (const old of [...notes.keys()].slice(0, Math.max(0, notes.size - KEPT_NOTES))) notes.delete(old);
     }
-    const audio = id && msg.voice ? { audio: { id, seconds: msg.voice.seconds } } : {};
     const text = withButtonLines(msg);
-    emit({ chatId: chat, type: "message", kind: msg.kind, text, at: Date.now(), ...audio });
+    emit({ chatId, type: "message", kind: msg.kind, text, at: Date.now(), ...(audio && { audio }) });
   };
   return {
     name: "web",

@@ -17,6 +17,7 @@ import {
 } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { ToolCall } from "../llm/reply.js";
+import { parseJson } from "../llm/text-tool-calls.js";
 import type { Approval, Store } from "../store/store.js";
 import { compilePatterns } from "../tools/exec/guard.js";
 import type { ToolContext } from "../tools/tool.js";
@@ -28,7 +29,6 @@ import {
   type Choice,
   fenced,
   MAX_SUMMARY_CHARS,
-  mayAsk,
   mayDecide,
   parseTapData,
 } from "./policy.js";
@@ -107,7 +107,6 @@ export class Approvals {
       ...(person && this.deps.roles && roleSettings(this.deps.roles, person.role).approvals),
     };
     const { timeoutSeconds } = rules;
-    if (!mayAsk(call.name, policy)) return undefined;
     const args = parseArgs(call.arguments);
     // Arguments the tool cannot take are the registry's to refuse: nothing of them would run.
     if (!args) return undefined;
@@ -256,13 +255,8 @@ export class Approvals {
 }
 
 function parseArgs(raw: string): Record<string, unknown> | undefined {
-  try {
-    const args: unknown = JSON.parse(raw || "{}");
-    if (args && typeof args === "object" && !Array.isArray(args)) return args as Record<string, unknown>;
-  } catch {
-    // not run: see check
-  }
-  return undefined;
+  const args = parseJson(raw || "{}");
+  return args && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
 }
 
 function promptText(tool: string, summary: string, seconds: number, inChat: boolean, changed: string[]): string {

@@ -31,21 +31,17 @@ const SHOWN_STRING_CHARS = 200;
  * `remember` lets it run too: those are the store's (approvals.ts), and an exec's only while its files are unchanged.
  */
 export function askedCall(tool: string, args: Record<string, unknown>, policy: ApprovalPolicy): AskedCall | undefined {
-  if (!mayAsk(tool, policy)) return undefined;
+  if (tool !== "exec") {
+    if (!policy.tools.some((glob) => matchesGlob(tool, glob))) return undefined;
+    return { summary: toolSummary(tool, args), remember: `tool:${tool}` };
+  }
   const command = String(args.command ?? "");
   const { exec, allowPatterns } = policy;
-  if (tool === "exec" && exec === "unlisted" && allowPatterns.length > 0 && !unlisted(command, allowPatterns)) return;
+  if (exec === "off" || (exec === "unlisted" && allowPatterns.length > 0 && !unlisted(command, allowPatterns))) return;
   // The folder as the shell would say it: a line of the command cannot pass for it, and "Always allow" of `rm -rf *`
   // in one folder is not an allow in another.
   const exact = typeof args.working_dir === "string" ? `cd ${shellWord(args.working_dir)} && ${command}` : command;
-  return tool === "exec"
-    ? { summary: shown(exact), remember: `exec:${exact}` }
-    : { summary: toolSummary(tool, args), remember: `tool:${tool}` };
-}
-
-/** Whether the policy can ask about this tool at all (cheap: decides whether the store is read). */
-export function mayAsk(tool: string, policy: ApprovalPolicy): boolean {
-  return tool === "exec" ? policy.exec !== "off" : policy.tools.some((glob) => matchesGlob(tool, glob));
+  return { summary: shown(exact), remember: `exec:${exact}` };
 }
 
 /** The tool and its arguments, each long string its start only; then the full arguments' hash. */

@@ -1,3 +1,4 @@
+import { parseJson } from "../llm/text-tool-calls.js";
 import type { PendingMessage } from "../store/store.js";
 import { safeSlice } from "../text.js";
 import { withoutTurnFacts } from "../turn-facts.js";
@@ -45,20 +46,14 @@ export function parseConsolidation(reply: string): { summary: string; facts: str
     .trim()
     .replace(/^```(?:json)?\s*/i, "")
     .replace(/\s*```$/, "");
-  let data: unknown;
-  try {
-    data = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
+  const data = parseJson(body);
   if (typeof data !== "object" || data === null) return undefined;
   const { summary, facts } = data as { summary?: unknown; facts?: unknown };
   if (typeof summary !== "string") return undefined;
   const cleanSummary = summary.trim();
   if (cleanSummary.length < 2 || cleanSummary.length > MAX_SUMMARY_CHARS) return undefined;
-  if (facts !== undefined && !Array.isArray(facts)) return undefined;
-  const list = (facts ?? []) as unknown[];
-  if (list.length > MAX_FACTS * 2 || list.some((f) => typeof f !== "string")) return undefined;
+  const list: unknown = facts ?? [];
+  if (!Array.isArray(list) || list.length > MAX_FACTS * 2 || list.some((f) => typeof f !== "string")) return undefined;
   const cleanFacts = (list as string[])
     .map((f) => f.replace(/\s+/g, " ").trim())
     .filter((f) => f.length > 0 && f.length <= MAX_FACT_CHARS)

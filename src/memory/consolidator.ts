@@ -1,5 +1,6 @@
 import { setImmediate } from "node:timers/promises";
 import type { Logger } from "pino";
+import { errorText } from "../bus/types.js";
 import type { Model } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { PendingMessage, Store } from "../store/store.js";
@@ -81,7 +82,7 @@ export class Consolidator {
     const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (count - 1));
     this.failures.set(sessionKey, { count, retryAt: this.now() + delay });
     this.deps.log.warn(
-      { session: sessionKey, err: (err as Error)?.message ?? String(err), retryInSeconds: delay / 1000 },
+      { session: sessionKey, err: errorText(err), retryInSeconds: delay / 1000 },
       "memory consolidation failed; nothing was changed, it will be retried",
     );
   }

@@ -10,9 +10,9 @@ import { periodsAt } from "./periods.js";
 import { type Counted, costOf } from "./prices.js";
 import { foldGroups, type UsageReport } from "./report.js";
 
-/** What a model call was made for: a turn's kind of run, or the summaries of consolidation. */
 /** What kind of run a message starts: a person's message, or one pincer addressed to itself. */
 export type RunKind = "conversation" | "reminder" | "heartbeat" | "helper";
+/** What a model call was made for: a turn's kind of run, or the summaries of consolidation. */
 type UsageKind = RunKind | "consolidation";
 
 export interface MeteredRun {
@@ -71,7 +71,7 @@ export class UsageMeter {
     let answered = 0;
     return {
       complete: async (request) => {
-        await this.check(run, answered > 0);
+        await this.checkBefore(run, answered > 0);
         // A try that brought no reply (stopped, timed out, dropped mid-stream) cost what was sent and what it streamed.
         const onUnanswered = ({ model: name, streamed }: UnansweredTry) => {
           const { tokens } = this.deps;
@@ -88,11 +88,6 @@ export class UsageMeter {
         return reply;
       },
     };
-  }
-
-  /** Throws UsageLimitError when a budget is used up: checked before work that costs (a voice note transcribed). */
-  checkBefore(run: MeteredRun): Promise<void> {
-    return this.check(run, false);
   }
 
   /** Counts a transcription: the tokens the endpoint reported, else its audio at AUDIO_TOKENS_PER_MINUTE, and its text. */
@@ -112,7 +107,9 @@ export class UsageMeter {
     return (this.deps.now?.() ?? new Date()).getTime();
   }
 
-  private async check(run: MeteredRun, cutShort: boolean): Promise<void> {
+  /** Throws UsageLimitError when a budget is used up: checked before each call, and before other work that costs (a
+   * voice note transcribed). `cutShort`: a call of this run was answered already, so the refusal cuts it short. */
+  async checkBefore(run: MeteredRun, cutShort = false): Promise<void> {
     const { prices, ...general } = this.deps.config.usage;
     const { dailyTokens: personDailyTokens, monthlyCost: personMonthlyCost } = run.budget ?? {};
     const limits = { ...general, personDailyTokens, personMonthlyCost };
