@@ -76,6 +76,12 @@ describe("loadConfig", () => {
     expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/must NOT have additional properties "agnet"/);
     writeFileSync(file, JSON.stringify({ cron: { tools: ["read_file", "spawn"] } }));
     expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/cron.tools may not list "spawn"/);
+    writeFileSync(file, JSON.stringify({ people: { defaultRole: "visitor" } }));
+    expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/people.defaultRole "visitor" is not a role/);
+    writeFileSync(file, JSON.stringify({ people: { defaultRole: "visitor" }, roles: { visitor: { tools: [] } } }));
+    expect(loadConfig({ ...base, PINCER_CONFIG: file }).roles.visitor.tools).toEqual([]);
+    writeFileSync(file, JSON.stringify({ roles: { guest: { tools: "exec" } } }));
+    expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/roles.guest.tools must be array/);
     writeFileSync(file, "{ nope");
     expect(errorOf({ ...base, PINCER_CONFIG: file })).toMatch(/is not valid JSON/);
   });
