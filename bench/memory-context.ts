@@ -86,7 +86,7 @@ function turn(i: number): StoredMessage[] {
 const fillStart = performance.now();
 for (let i = 0; i < TURNS; i += BATCH) {
   for (let j = i; j < i + BATCH; j++) await app.store.conversations.append(SESSION, turn(j));
-  app.consolidator.afterTurn(SESSION, false);
+  app.consolidator.afterTurn(SESSION, undefined);
   await app.consolidator.idle();
 }
 const fillMs = performance.now() - fillStart;

@@ -44,7 +44,6 @@ function setup(contextTokens = 4000, timeoutSeconds = 10) {
       }),
       tokens,
       log: pino({ level: "silent" }),
-      workspace,
       timezone: "UTC",
       contextTokens: () => contextTokens,
       ...(clock ? { now: clock } : {}),
@@ -84,7 +83,7 @@ describe("Consolidator", () => {
   it("does nothing while the history is within its share", async () => {
     const s = setup();
     await fill(s, 2);
-    s.consolidator.afterTurn("console:me", true);
+    s.consolidator.afterTurn("console:me", s.workspace);
     await s.consolidator.idle();
     expect(fake.requests).toHaveLength(0);
     s.db.close();
@@ -95,30 +94,30 @@ describe("Consolidator", () => {
     await fill(s, 12);
     const before = await s.store.pendingTokens(1);
     fake.enqueue({ status: 500 });
-    s.consolidator.afterTurn("console:me", true);
+    s.consolidator.afterTurn("console:me", s.workspace);
     await s.consolidator.idle();
     expect(fake.requests).toHaveLength(1);
     expect([s.watermark(), s.entries(), await s.store.pendingTokens(1)]).toEqual([0, 0, before]);
 
-    s.consolidator.afterTurn("console:me", true); // within the backoff: not even tried
+    s.consolidator.afterTurn("console:me", s.workspace); // within the backoff: not even tried
     await s.consolidator.idle();
     expect(fake.requests).toHaveLength(1);
 
     s.advance(31_000);
     fake.enqueue({ content: "Sure! The user talked about a party." });
-    s.consolidator.afterTurn("console:me", true);
+    s.consolidator.afterTurn("console:me", s.workspace);
     await s.consolidator.idle();
     expect(fake.requests).toHaveLength(2);
     expect([s.watermark(), s.entries()]).toEqual([0, 0]);
 
     s.advance(30_000); // the second failure doubled the wait to 60 s
-    s.consolidator.afterTurn("console:me", true);
+    s.consolidator.afterTurn("console:me", s.workspace);
     await s.consolidator.idle();
     expect(fake.requests).toHaveLength(2);
 
     s.advance(31_000);
     fake.respond(() => GOOD);
-    s.consolidator.afterTurn("console:me", true);
+    s.consolidator.afterTurn("console:me", s.workspace);
     await s.consolidator.idle();
     expect(s.entries()).toBeGreaterThan(0);
     expect(await s.store.pendingTokens(1)).toBeLessThanOrEqual(1000);
@@ -135,7 +134,7 @@ describe("Consolidator", () => {
     // About 250 bytes at 100 ms each: 25 seconds to finish; the call may take one.
     fake.enqueue({ ...GOOD, trickleMs: 100 });
     const started = Date.now();
-    s.consolidator.afterTurn("console:me", true);
+    s.consolidator.afterTurn("console:me", s.workspace);
     await s.consolidator.idle();
     expect(Date.now() - started).toBeLessThan(4000);
     expect(fake.requests).toHaveLength(1);
@@ -146,14 +145,14 @@ describe("Consolidator", () => {
     const s = setup();
     await fill(s, 12);
     fake.respond(() => ({ ...GOOD, delayMs: 5000 }));
-    s.consolidator.afterTurn("console:me", true);
+    s.consolidator.afterTurn("console:me", s.workspace);
     await until(() => fake.requests.length > 0, "the consolidation call");
     await s.consolidator.stop();
     expect([s.watermark(), s.entries()]).toEqual([0, 0]);
 
     fake.respond(() => GOOD);
     const restarted = s.restart();
-    restarted.afterTurn("console:me", true);
+    restarted.afterTurn("console:me", s.workspace);
     await restarted.idle();
     expect(s.watermark()).toBeGreaterThan(0);
     s.db.close();
@@ -163,7 +162,7 @@ describe("Consolidator", () => {
     const s = setup();
     await fill(s, 12);
     fake.respond(() => GOOD);
-    s.consolidator.afterTurn("console:me", false);
+    s.consolidator.afterTurn("console:me", undefined);
     await s.consolidator.idle();
     expect(s.entries()).toBeGreaterThan(0);
     expect(() => readFileSync(join(s.workspace, "MEMORY.md"), "utf8")).toThrow();

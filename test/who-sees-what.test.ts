@@ -102,7 +102,8 @@ describe.skipIf(!bwrap)("who sees what, with the real daemon and bwrap", () => {
     const guest = await probe(GUEST, 4);
     expect(guest.prompt).not.toContain(MEMORY_SECRET);
     const [read, grep, search, exec] = guest.results;
-    expect(read).toBe(`Error: "MEMORY.md" is the owner's private memory, which this chat may not read.`);
+    // The guest works in a space of their own (issue 40), where no MEMORY.md has been written yet.
+    expect(read).toBe(`Error: "MEMORY.md" does not exist.`);
     expect(grep).toMatch(/^No matches/);
     expect(search).not.toContain("MEMORY.md");
     expect(exec).not.toContain(MEMORY_SECRET);

@@ -52,6 +52,7 @@ describe("telegram channel: conversations", () => {
       "whoami",
       "link",
       "unlink",
+      "forget",
     ]);
     expect(h.telegram.callsTo("deleteWebhook")).toHaveLength(1);
   });

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { type InboundMessage, parseSessionKey, personOf, routeOf } from "../bus/types.js";
 
 /** Channels reached only from this machine or with the control page's token (terminal, `system`, web chat). */
@@ -33,10 +34,22 @@ export function isOwnersChat(msg: InboundMessage, allowFrom: MemorySharing["allo
   return person !== undefined && isNamedOwner(route, person, allowFrom);
 }
 
-/** Whether a conversation may see the owner's MEMORY.md (prompt, memory_search, the file tools, exec). */
+/** Whether a turn sees the MEMORY.md of its space (spaceOf): in a direct chat, its person's own; in a group, only the
+ * owner's with memory.shareWithGroups (what all the group may see). Prompt, memory_search, the file tools, exec. */
 export function seesOwnerMemory(msg: InboundMessage, sharing: MemorySharing): boolean {
-  if (msg.isGroup) return sharing.shareWithGroups;
-  return sharing.shareWithGuests || isOwnersChat(msg, sharing.allowFrom);
+  if (msg.isGroup) return sharing.shareWithGroups && spaceOwner(msg) === undefined;
+  return msg.person !== undefined || sharing.shareWithGuests || isOwnersChat(msg, sharing.allowFrom);
+}
+
+/** Whose private space a run works in (issue 40): a person's id, or undefined for the owner's and pincer's own runs
+ * (the heartbeat), which see the whole workspace. */
+export const spaceOwner = (msg: Pick<InboundMessage, "person">) =>
+  msg.person && msg.person.role !== "owner" ? msg.person.id : undefined;
+
+/** A run's workspace: the whole one for the owner, else the person's `people/<id>/` in it, their memory and files. */
+export function spaceOf(msg: Pick<InboundMessage, "person">, workspace: string): string {
+  const id = spaceOwner(msg);
+  return id ? join(workspace, "people", encodeURIComponent(id)) : workspace;
 }
 
 /** The routes whose strangers are given pairing codes: a platform's bots (`telegram`, `discord@work`). */

@@ -1,7 +1,10 @@
-import type { PersonRef } from "../bus/types.js";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { InboundMessage, PersonRef } from "../bus/types.js";
 import type { FileConfig } from "../config/file-schema.js";
 import type { Person } from "../store/people.js";
 import { matchesGlob } from "../text.js";
+import { spaceOf } from "./policy.js";
 
 /** A role's rights (config `roles.NAME`): `tools` globs (absent: all), `approvals` over the top-level section,
  * `usage` budgets per person, `models` the right to `/model`. */
@@ -25,6 +28,17 @@ export function roleSettings(config: RoleConfig, name: string): Role {
 export function roleOf(person: Person, named: (route: string, userId: string) => boolean, defaultRole: string): string {
   if (person.role) return person.role;
   return person.identities.some((i) => named(i.route, i.userId)) ? "owner" : defaultRole;
+}
+
+/** A run's workspace for its tools (ToolContext): the owner's whole one, or a person's space (policy.ts spaceOf), made
+ * on first use, which reaches `shared/` (written only by a role with `writeShared`) and the skills, read. */
+export function spaceFor(config: RoleConfig & { workspace: string }, msg: Pick<InboundMessage, "person">) {
+  const workspace = spaceOf(msg, config.workspace);
+  if (workspace === config.workspace || !msg.person) return { workspace };
+  mkdirSync(workspace, { recursive: true, mode: 0o700 });
+  const [shared, skills] = [join(config.workspace, "shared"), join(config.workspace, "skills")];
+  const writes = roleSettings(config, msg.person.role).writeShared === true;
+  return { workspace, shared: { read: writes ? [skills] : [shared, skills], write: writes ? [shared] : [] } };
 }
 
 /** Whether a run for `person` is offered a tool: their role's `tools` globs, as `approvals.tools` names them (absent:

@@ -1,9 +1,9 @@
 import { type CommandName, commandArgument, helpText, parseCommand, StopRequested } from "../bus/commands.js";
-import { type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
+import { type Button, type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { reportText } from "../usage/report.js";
 import type { Lane, Lanes } from "./lanes.js";
 import { newConversationNotice, notice } from "./notices.js";
-import { peopleAnswer } from "./people-commands.js";
+import { FORGET_ASK, forgetButtons, peopleAnswer } from "./people-commands.js";
 import { runOf } from "./turn-context.js";
 import type { TurnOutlet } from "./turn-outlet.js";
 import type { WorkerDeps } from "./worker-deps.js";
@@ -45,7 +45,7 @@ export class ChatCommands {
       load: lanes.load,
       upForMs: Date.now() - this.startedAt,
       setAsideWaiting: (text) => this.setAside(lane, 1, msg, text),
-      reply: (text) => outlet.finish(msg, [], notice(replyTarget(msg), text)),
+      reply: (text, buttons) => outlet.finish(msg, [], { ...notice(replyTarget(msg), text), buttons }),
     }).catch((err: unknown) => deps.log.error({ err, session: msg.sessionKey, command }, "could not answer a command"));
     return true;
   }
@@ -73,7 +73,7 @@ interface CommandContext {
   upForMs: number;
   /** Sets the message waiting for the model aside with this notice (the lane goes on). */
   setAsideWaiting(text: string): Promise<void>;
-  reply(text: string): Promise<unknown>;
+  reply(text: string, buttons?: Button[][]): Promise<unknown>;
 }
 
 /** Answers a command other than /new. */
@@ -97,6 +97,8 @@ async function answerCommand(
     text = (await deps.jobsChat?.answer(msg)) ?? "Jobs are not available here.";
   } else if (command === "whoami" || command === "link" || command === "unlink") {
     text = await peopleAnswer(command, msg, deps);
+  } else if (command === "forget" && msg.person) {
+    return void (await reply(FORGET_ASK, forgetButtons(msg.person)));
   } else if (command === "usage") {
     // The owner sees this chat and all; anyone else (a guest, a member) only what was spent for them.
     const owner = msg.person?.role === "owner";

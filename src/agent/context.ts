@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Logger } from "pino";
 import type { InboundMessage, Quote } from "../bus/types.js";
 import type { ChatMessage } from "../llm/model.js";
@@ -27,6 +28,8 @@ interface PromptInput {
   memory?: { include: boolean; maxChars: number; text?: string };
   /** Serves unchanged prompt files from memory; without it every file is read anew. */
   cache?: ReadCache;
+  /** The turn's person's own folder (access/policy.ts spaceOf), when it is not the whole workspace. */
+  space?: string;
 }
 
 export function buildSystemPrompt(input: PromptInput): string {
@@ -51,7 +54,8 @@ export function buildSystemPrompt(input: PromptInput): string {
   }
   // Nothing here changes from turn to turn (the time is in each user message): the server's cache keeps the prompt.
   section("Runtime", [
-    `Workspace: ${workspace}`,
+    `Workspace: ${input.space ?? workspace}`,
+    ...(input.space ? [`Shared with everyone: ${join(workspace, "shared")} and the skills.`] : []),
     `Conversation: ${inbound.sessionKey} (${inbound.isGroup ? "group chat" : "direct chat"}).`,
     `Time zone: ${input.timezone}. Each user message ends with a line ${METADATA_OPEN.trim()}…] that pincer adds: the current time when it arrived. It is not part of what was written.`,
   ]);

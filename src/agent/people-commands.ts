@@ -1,5 +1,16 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { App } from "../app.js";
 import { commandArgument } from "../bus/commands.js";
-import type { InboundMessage } from "../bus/types.js";
+import {
+  type Button,
+  conversationMediaDir,
+  type InboundMessage,
+  type PersonRef,
+  routeOf,
+  type TapHandler,
+} from "../bus/types.js";
+import { mediaDir } from "../paths.js";
 import type { LinkOutcome } from "../store/store.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
@@ -45,4 +56,48 @@ export async function peopleAnswer(
     `Accounts: ${person.identities.map((i) => `${i.route} ${i.userId} (${i.name})`).join(", ")}.`,
     `Stored about you: ${stored.modelCalls} model calls in ${stored.chats} chats, ${stored.jobs} jobs.`,
   ].join("\n");
+}
+
+/** `/forget`'s question; its buttons carry the person (`f:ID`), so only a tap by one of their accounts forgets. */
+export const FORGET_ASK =
+  "Forget you? This deletes everything I keep about you: your memory and files, your direct chats, your messages in groups, your jobs, usage and linked accounts. It cannot be undone.";
+export const FORGET_PREFIX = "f:";
+export const forgetButtons = (person: PersonRef): Button[][] => [
+  [
+    { label: "Forget me", data: `${FORGET_PREFIX}${person.id}` },
+    { label: "Cancel", data: FORGET_PREFIX },
+  ],
+];
+
+/** Taps on /forget's buttons: Forget me deletes the person's rows (store/forget.ts) and folders: their space and the
+ * received files of their direct chats. */
+export function forgetTaps({ store, config, bus }: Pick<App, "store" | "config" | "bus">): TapHandler {
+  return async (tap) => {
+    const id = tap.data.slice(FORGET_PREFIX.length);
+    const person = id ? await store.people.show(id) : undefined;
+    const { channel, account, chatId, threadId } = tap;
+    const edit = (text: string) =>
+      bus.publishOutbound({
+        channel,
+        account,
+        chatId,
+        threadId,
+        kind: "reply",
+        text,
+        editOf: { messageId: tap.messageId },
+      });
+    if (!person) {
+      await edit(id ? "Nothing is stored about you any more." : "Kept: nothing was deleted.");
+      return {};
+    }
+    if (!person.identities.some((i) => i.route === routeOf(tap) && i.userId === tap.senderId))
+      return { text: "Only the person asking can answer this." };
+    const chats = await store.forgetting.forget(person);
+    const { workspace } = { ...config, ...config.agents[person.agent] };
+    await rm(join(workspace, "people", encodeURIComponent(person.id)), { recursive: true, force: true });
+    for (const key of chats)
+      await rm(conversationMediaDir(mediaDir(config.home), key), { recursive: true, force: true });
+    await edit("Forgotten: nothing of yours is kept.");
+    return { text: "Forgotten." };
+  };
 }

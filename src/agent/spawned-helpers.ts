@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import { offeredTo } from "../access/roles.js";
+import { offeredTo, spaceFor } from "../access/roles.js";
 import type { Switchboard } from "../bus/switchboard.js";
 import { agentOf, agentSessionKey, deliverToOf, type InboundMessage, personOf } from "../bus/types.js";
 import { untilAborted } from "../bus/until-stored.js";
@@ -180,7 +180,7 @@ export class HelperManager {
           toolContext: {
             sessionKey,
             inbound: origin,
-            workspace: deps.config.workspace,
+            ...spaceFor(deps.config, origin),
             seesOwnerMemory: false,
             signal,
             bus: deps.bus,

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { spaceOf } from "../access/policy.js";
 import { roleSettings } from "../access/roles.js";
 import { type InboundMessage, parseSessionKey, personOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
@@ -68,10 +69,12 @@ export async function buildTurnContext(
   const files = deps.files ?? new ReadCache();
   const skills = deps.skills();
   const budget = requestBudget(contextTokens);
-  const memoryNow = deps.ownerMemory ? promptFile(files, config.workspace, "MEMORY.md", deps.log) : "";
+  const space = spaceOf(inbound, config.workspace);
+  const memoryNow = deps.ownerMemory ? promptFile(files, space, "MEMORY.md", deps.log) : "";
   const compose = async (head: PromptHead | undefined, memory: string) => {
     const system = buildSystemPrompt({
       workspace: config.workspace,
+      ...(space !== config.workspace && { space }),
       skills,
       timezone: config.timezone,
       inbound,

@@ -1,5 +1,5 @@
 import { type MemorySharing, seesOwnerMemory } from "../access/policy.js";
-import { offeredTo } from "../access/roles.js";
+import { offeredTo, spaceFor } from "../access/roles.js";
 import { mediaKind } from "../bus/media-kind.js";
 import { type InboundMessage, type OutboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
 import { untilAborted } from "../bus/until-stored.js";
@@ -233,7 +233,7 @@ async function loop(
       toolContext: {
         sessionKey: msg.sessionKey,
         inbound: msg,
-        workspace: deps.config.workspace,
+        ...spaceFor(deps.config, msg),
         seesOwnerMemory: ownerMemory,
         signal,
         bus: deps.bus,

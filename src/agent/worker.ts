@@ -1,4 +1,4 @@
-import { isOwnersChat, type MemorySharing } from "../access/policy.js";
+import { isOwnersChat, type MemorySharing, spaceOf } from "../access/policy.js";
 import { agentOf, type InboundMessage, MAIN_AGENT } from "../bus/types.js";
 import { allowListsOf } from "../config/agents.js";
 import { ChatCommands } from "./commands.js";
@@ -39,8 +39,10 @@ export class AgentWorker {
       const turn: WorkerDeps = { ...deps, ...own, log: (own.log ?? deps.log).child({ agent }) };
       /** Who shares the owner's MEMORY.md: the allowlists (each bot's) and config memory.shareWith*. */
       const sharing: MemorySharing = { ...turn.config.memory, allowFrom: allowListsOf(turn.config) };
+      // Facts go to the MEMORY.md of the person's space, from their direct chats only.
+      const facts = (msg: InboundMessage) => !msg.isGroup && (msg.person || isOwnersChat(msg, sharing.allowFrom));
       const consolidate = (msg: InboundMessage) =>
-        turn.consolidator?.afterTurn(msg.sessionKey, isOwnersChat(msg, sharing.allowFrom));
+        turn.consolidator?.afterTurn(msg.sessionKey, facts(msg) ? spaceOf(msg, turn.config.workspace) : undefined);
       const waits = new ModelWaits(turn, outlet);
       runners.set(agent, new TurnRunner(turn, outlet, waits, sharing, shutdown.signal, consolidate));
       this.commands.set(agent, new ChatCommands({ ...turn, consolidate }, this.lanes, outlet));

@@ -88,7 +88,6 @@ function createAgentRuntime(config: Config, shared: Shared) {
     model,
     tokens,
     log: log.child({ part: "memory" }),
-    workspace: config.workspace,
     timezone: config.timezone,
     contextTokens: window,
     now: shared.now,

@@ -2,6 +2,7 @@ import { bindingFor } from "../access/bindings.js";
 import { createAccessGate } from "../access/gate.js";
 import { isNamedOwner } from "../access/policy.js";
 import { toChatMessage } from "../agent/context.js";
+import { FORGET_PREFIX, forgetTaps } from "../agent/people-commands.js";
 import { createApprovals } from "../approvals/approvals.js";
 import { MESSAGE_BUTTON_PREFIX, messageButtonTaps, routeTaps } from "../bus/buttons.js";
 import { Switchboard } from "../bus/switchboard.js";
@@ -86,6 +87,7 @@ export async function buildCore(config: Config, options: AppOptions) {
       "a:": approvals?.tap,
       [MESSAGE_BUTTON_PREFIX]: messageButtonTaps(bus),
       [JOB_BUTTON_PREFIX]: jobsChat.tap,
+      [FORGET_PREFIX]: forgetTaps({ store, config, bus }),
     }),
   );
   return { log, tokens, store, clustering, cluster, access, bus, approvals, scheduler, jobs, jobsChat };

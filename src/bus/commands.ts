@@ -1,6 +1,19 @@
 // Chat commands pincer answers itself: part of the bus contract, since channels offer them (Telegram's menu) and spot
 // them (the console's /stop).
-const NAMES = ["new", "stop", "status", "help", "model", "usage", "voice", "jobs", "whoami", "link", "unlink"] as const;
+const NAMES = [
+  "new",
+  "stop",
+  "status",
+  "help",
+  "model",
+  "usage",
+  "voice",
+  "jobs",
+  "whoami",
+  "link",
+  "unlink",
+  "forget",
+] as const;
 export type CommandName = (typeof NAMES)[number];
 
 /** `takesArgument`: the command takes the rest of the line (`/model NAME`). */
@@ -16,6 +29,7 @@ export const COMMANDS: Array<{ name: CommandName; description: string; takesArgu
   { name: "whoami", description: "Who I take you for: your role, your accounts, what is stored about you" },
   { name: "link", description: "Join your accounts: /link gives a code, /link CODE uses it", takesArgument: true },
   { name: "unlink", description: "Separate your linked accounts again" },
+  { name: "forget", description: "Delete everything stored about you (asks once more)" },
 ];
 
 /** `/stop`, `/stop@MyBot` and ` /STOP ` are the stop command; `/stop now` and `/stopwatch` are not; `/model x` is. */

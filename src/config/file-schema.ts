@@ -263,6 +263,7 @@ export const fileSchema = {
           monthlyCost: { type: "number", exclusiveMinimum: 0 },
         }),
         models: { type: "boolean" },
+        writeShared: { type: "boolean" },
       }),
     },
     people: section({ defaultRole: { type: "string", ...NAME, default: "guest" } }),

@@ -15,7 +15,6 @@ export interface ConsolidatorDeps {
   model: Model;
   tokens: TokenCounter;
   log: Logger;
-  workspace: string;
   timezone: string;
   /** The context window the endpoint is known to take now. */
   contextTokens: () => number;
@@ -23,6 +22,9 @@ export interface ConsolidatorDeps {
   /** Counts the summaries' model calls and checks the budgets before each. */
   usage?: Pick<UsageMeter, "wrap">;
 }
+
+/** The folder whose MEMORY.md a chat's facts join (a person's direct chats: their space's), or none (groups). */
+type Space = string | undefined;
 
 /** A conversation's history is summarised ahead of its trim once it passes this share of the context budget… */
 const TRIGGER_SHARE = 0.5;
@@ -57,7 +59,7 @@ export class Consolidator {
   }
 
   /** After a turn: consolidates the open conversation if it is over its share. Returns at once. */
-  afterTurn(sessionKey: string, ownersChat: boolean): void {
+  afterTurn(sessionKey: string, space: Space): void {
     if (this.shutdown.signal.aborted) return;
     if (this.running.has(sessionKey)) {
       this.again.add(sessionKey);
@@ -66,12 +68,12 @@ export class Consolidator {
     if (this.now() < (this.failures.get(sessionKey)?.retryAt ?? 0)) return;
     // The check is a few queries: made once the turn's reply is on its way, not before.
     const run = setImmediate()
-      .then(() => this.runFor(sessionKey, ownersChat))
+      .then(() => this.runFor(sessionKey, space))
       .then(() => void this.failures.delete(sessionKey))
       .catch((err: unknown) => this.failed(sessionKey, err))
       .finally(() => {
         this.running.delete(sessionKey);
-        if (this.again.delete(sessionKey)) this.afterTurn(sessionKey, ownersChat);
+        if (this.again.delete(sessionKey)) this.afterTurn(sessionKey, space);
       });
     this.running.set(sessionKey, run);
   }
@@ -87,12 +89,12 @@ export class Consolidator {
     );
   }
 
-  private async runFor(sessionKey: string, ownersChat: boolean): Promise<void> {
+  private async runFor(sessionKey: string, space: Space): Promise<void> {
     const { store } = this.deps;
     const contextTokens = this.deps.contextTokens();
     // Conversations ended by /new are consolidated whole: what they taught is kept.
     for (const archived of await store.archivedWithPending(sessionKey)) {
-      await this.consolidate(sessionKey, archived, ownersChat, 0);
+      await this.consolidate(sessionKey, archived, space, 0);
     }
     const open = await store.openConversation(sessionKey);
     if (open === undefined) return;
@@ -103,11 +105,11 @@ export class Consolidator {
     const ahead = pending > Math.floor(contextTokens * TRIGGER_SHARE);
     if (trimmed === 0 && !ahead) return;
     const keep = ahead ? Math.floor(contextTokens * TARGET_SHARE) : Number.POSITIVE_INFINITY;
-    await this.consolidate(sessionKey, open, ownersChat, Math.min(keep, pending - trimmed));
+    await this.consolidate(sessionKey, open, space, Math.min(keep, pending - trimmed));
   }
 
   /** Consolidates whole turns, oldest first, until at most `keepTokens` of history remain. */
-  private async consolidate(sessionKey: string, conversationId: number, ownersChat: boolean, keepTokens: number) {
+  private async consolidate(sessionKey: string, conversationId: number, space: Space, keepTokens: number) {
     const { store } = this.deps;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       this.shutdown.signal.throwIfAborted();
@@ -117,7 +119,7 @@ export class Consolidator {
       const complete = rows.reduce((n, r) => n + r.tokens, 0) >= pendingTotal;
       const chunk = this.pickChunk(rows, pendingTotal - keepTokens, complete);
       if (chunk.length === 0) return;
-      await this.summarise(sessionKey, conversationId, ownersChat, chunk);
+      await this.summarise(sessionKey, conversationId, space, chunk);
     }
   }
 
@@ -145,13 +147,13 @@ export class Consolidator {
     return rows.slice(0, best);
   }
 
-  private async summarise(sessionKey: string, conversationId: number, ownersChat: boolean, chunk: PendingMessage[]) {
+  private async summarise(sessionKey: string, conversationId: number, space: Space, chunk: PendingMessage[]) {
     const { deps } = this;
-    // The owner's MEMORY.md goes only with the owner's own chats: a summary of another's would carry it there.
-    const memory = ownersChat ? (readMemoryFile(deps.workspace)?.text ?? "") : "";
+    // A space's MEMORY.md goes only with its person's direct chats: a summary of another's would carry it there.
+    const memory = space ? (readMemoryFile(space)?.text ?? "") : "";
     const limitChars = deps.contextTokens(); // about a quarter of the budget in any script
     const chat = transcript(chunk, (ms) => formatMinute(ms, deps.timezone));
-    const who = ownersChat ? "a direct chat with the owner" : "a group chat, or a chat with a guest";
+    const who = space ? "a direct chat with the person MEMORY.md is about" : "a group chat, or a chat with a guest";
     const known = safeSlice(memory, 0, Math.floor(limitChars / 4)) || "(empty)";
     const body = `MEMORY.md now:\n${known}\n\nThe chat (${who}):\n${safeSlice(chat, 0, limitChars)}`;
     const model = deps.usage?.wrap(deps.model, { sessionKey, kind: "consolidation" }) ?? deps.model;
@@ -163,10 +165,10 @@ export class Consolidator {
     const parsed = parseConsolidation(reply.content);
     if (!parsed) throw new Error(`the model's summary was not the JSON asked for: ${safeSlice(reply.content, 0, 120)}`);
     const [first, last] = [chunk[0], chunk[chunk.length - 1]];
-    // A group's members and guests are not the owner: what they say stays in their chat's own entries.
-    const facts = ownersChat ? parsed.facts : [];
+    // What a group says stays in its chat's own entries.
+    const facts = space ? parsed.facts : [];
     const added =
-      facts.length > 0 ? appendMemoryFacts(deps.workspace, facts, formatDay(this.now(), deps.timezone)) : [];
+      facts.length > 0 ? appendMemoryFacts(space as string, facts, formatDay(this.now(), deps.timezone)) : [];
     const text = parsed.facts.length > 0 ? `${parsed.summary}\nFacts: ${parsed.facts.join(" · ")}` : parsed.summary;
     const stored = await deps.store.addEntry({
       sessionKey,

@@ -3,6 +3,7 @@ import { SqlAudit, SqlHelperRuns } from "./audit.js";
 import { SqlChatChoice, type VoiceMode } from "./chat-choices.js";
 import type { Fence } from "./cluster.js";
 import { SqlConversations } from "./conversations.js";
+import { SqlForgetting } from "./forget.js";
 import { SqlJobRuns } from "./job-runs.js";
 import { SqlJobs } from "./jobs.js";
 import { SqlJournal, SqlTurnSteps, SqlTurns } from "./journal.js";
@@ -37,6 +38,7 @@ export function storeOn(db: Sql, memory: SqlMemory, options: StoreOptions = {}) 
     jobRuns: new SqlJobRuns(db),
     pairing: new SqlPairing(db),
     people: new SqlPeople(db),
+    forgetting: new SqlForgetting(db),
     audit: new SqlAudit(db),
     helperRuns: new SqlHelperRuns(db),
     dashboard: new SqlDashboard(db),

@@ -46,10 +46,12 @@ export type NewEntry = Omit<MemoryEntry, "id"> & {
   firstId: number;
 };
 
-/** `memoryFile`: whether MEMORY.md (indexed by syncMemoryFile) is searched too. */
+/** `memoryFile`: whether MEMORY.md (indexed by syncMemoryFile) is searched too; `memoryOf`: whose (the key it was
+ * indexed under: a person's id for their space's, else the session's agent). */
 export interface SearchScope {
   sessionKey: string;
   memoryFile: boolean;
+  memoryOf?: string;
   limit: number;
 }
 

@@ -1,3 +1,4 @@
+import { spaceOwner } from "../access/policy.js";
 import { agentOf } from "../bus/types.js";
 import { memoryParagraphs, readMemoryFile } from "../memory/memory-file.js";
 import type { SearchHit } from "../store/store.js";
@@ -31,16 +32,18 @@ export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store"
         throw new ToolError("the query has no letters, digits or emoji to look for.");
       }
       const memoryFile = ctx.seesOwnerMemory;
+      // The workspace is the session's agent's (or a person's space in it), and so is the index it fills and searches.
+      const memoryOf = spaceOwner(ctx.inbound) ?? agentOf(ctx.sessionKey);
       if (memoryFile) {
         const file = readMemoryFile(ctx.workspace);
         // Hits from MEMORY.md are dated when pincer first indexed that version of the file.
         const paragraphs = file ? memoryParagraphs(file.text) : [];
-        // The workspace is the session's agent's, and so is the index it fills and searches.
-        await store.memory.syncMemoryFile(agentOf(ctx.sessionKey), file?.hash ?? "absent", Date.now(), paragraphs);
+        await store.memory.syncMemoryFile(memoryOf, file?.hash ?? "absent", Date.now(), paragraphs);
       }
       const hits = await store.memory.search(args.query, {
         sessionKey: ctx.sessionKey,
         memoryFile,
+        memoryOf,
         limit: args.limit ?? DEFAULT_LIMIT,
       });
       if (hits.length === 0) return `No memory matches "${args.query}".`;

@@ -34,7 +34,9 @@ export interface ToolContext {
   /** The message that started this turn: its channel, chat and thread are where answers go. */
   inbound: InboundMessage;
   workspace: string;
-  /** Whether this conversation may see the owner's MEMORY.md (access/policy.ts seesOwnerMemory). */
+  /** Folders outside `workspace` a person's space reaches (access/roles.ts sharedRoots). */
+  shared?: { read: string[]; write: string[] };
+  /** Whether this run may see its space's MEMORY.md (access/policy.ts seesOwnerMemory). */
   seesOwnerMemory: boolean;
   /** Aborted by /stop, by the tool timeout, or when pincer shuts down. */
   signal: AbortSignal;

@@ -11,6 +11,7 @@ import type { SearchHit, SearchScope } from "../types.js";
 export class PostgresMemory extends SqlMemory {
   async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
     const fts = buildFtsQuery(query);
+    const { memoryOf = agentOf(scope.sessionKey) } = scope;
     const terms = [...new Set([...fts.terms, ...fts.short])];
     if (terms.length === 0) return [];
     const patterns = terms.map(likePattern);
@@ -36,7 +37,7 @@ export class PostgresMemory extends SqlMemory {
                 ${hits("p.text")}, ${rank("p.text")}
            FROM memory_file_paragraphs p WHERE $2 AND p.agent = $5 AND (${any("p.text")})
        ) found ORDER BY score DESC, rank DESC, at DESC, id DESC LIMIT $3`,
-      [scope.sessionKey, scope.memoryFile, scope.limit, terms.join(" or "), agentOf(scope.sessionKey), ...patterns],
+      [scope.sessionKey, scope.memoryFile, scope.limit, terms.join(" or "), memoryOf, ...patterns],
     );
     return this.hits(rows, fts.terms);
   }

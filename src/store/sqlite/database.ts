@@ -14,6 +14,8 @@ export function openDatabase(path: string, migrations: Migration[] = allMigratio
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
   db.pragma("busy_timeout = 5000");
+  // Deleted rows are overwritten with zeros, so what /forget removes leaves the file (store/forget.ts).
+  db.pragma("secure_delete = ON");
   migrate(db, migrations);
   reuseStatements(db);
   return db;

@@ -9,7 +9,8 @@ export class SqliteMemory extends SqlMemory {
   async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
     await this.indexPending();
     const fts = buildFtsQuery(query);
-    const params = [scope.sessionKey, scope.memoryFile ? 1 : 0, scope.limit, agentOf(scope.sessionKey)];
+    const { sessionKey, memoryOf = agentOf(sessionKey) } = scope;
+    const params = [sessionKey, scope.memoryFile ? 1 : 0, scope.limit, memoryOf];
     const rows: FoundRow[] = fts.match ? await this.matchRows(fts.match, params) : [];
     if (rows.length < scope.limit && fts.short.length > 0) {
       const seen = new Set(rows.map((r) => `${r.kind}:${r.id}`));

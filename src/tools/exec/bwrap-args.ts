@@ -37,6 +37,8 @@ export interface SandboxSpec {
   workingDir: string;
   /** The conversation's own media folder, mounted read-only when present. */
   media?: string;
+  /** Folders outside the workspace a person's space reaches (`shared/`, skills): bound read-write or read-only. */
+  shared?: { read: string[]; write: string[] };
   /** Files in the workspace shown empty (MEMORY.md for a chat that may not see it). */
   masked?: string[];
   /** Invisible even inside a mounted folder (PINCER_HOME). */
@@ -97,6 +99,8 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
   const userMounts = [
     { path: spec.workspace, flag: "--bind" },
     ...(spec.media ? [{ path: spec.media, flag: "--ro-bind" }] : []),
+    ...(spec.shared?.write ?? []).map((path) => ({ path, flag: "--bind" })),
+    ...(spec.shared?.read ?? []).map((path) => ({ path, flag: "--ro-bind" })),
   ].sort((a, b) => a.path.split("/").length - b.path.split("/").length);
   for (const mount of userMounts) {
     args.push(mount.flag, mount.path, mount.path);

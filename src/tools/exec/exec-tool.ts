@@ -68,7 +68,10 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
       const workspace = await realpath(ctx.workspace);
       // Checked here for a clear message; bwrap resolves --chdir again inside, so a later swap cannot lead out.
       const workingDir = workingFolder(args.working_dir, workspace, home);
-      const refused = checkCommand(args.command, { ...guard, workspace });
+      const real = async (paths: string[] = []) =>
+        (await Promise.all(paths.map((path) => realpath(path).catch(() => "")))).filter((path) => path !== "");
+      const shared = { read: await real(ctx.shared?.read), write: await real(ctx.shared?.write) };
+      const refused = checkCommand(args.command, { ...guard, workspace, shared: [...shared.read, ...shared.write] });
       if (refused) throw new ToolError(`the command was blocked by the safety guard: ${refused}.`);
       // Without a sandbox there is no private /tmp to be HOME (PINCER_SANDBOX=none keeps no such promise).
       const env = sandboxEnv(process.env, config.sandbox === "none" ? workspace : SANDBOX_HOME, exec.envAllowlist);
@@ -84,6 +87,7 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
           workspace,
           workingDir,
           media: await realpath(conversationMediaDir(media, ctx.sessionKey)).catch(() => undefined),
+          shared,
           masked: !ctx.seesOwnerMemory && (await lstat(memory).catch(() => undefined))?.isFile() ? [memory] : [],
           hidden: [await realpath(home).catch(() => home)],
           network: exec.network,

@@ -14,6 +14,8 @@ export interface GuardPolicy {
   restrictToWorkspace: boolean;
   workspace: string;
   media: string;
+  /** Folders outside the workspace a person's space reaches (`shared/`, skills). */
+  shared?: string[];
   /** PINCER_HOME: refused even where a harmless prefix (/tmp) would otherwise let a path through. */
   home: string;
 }
@@ -87,7 +89,7 @@ function checkPaths(command: string, policy: GuardPolicy): string | undefined {
     return "~ is not allowed; use paths relative to the workspace (HOME is an empty folder, new for each command)";
   // Paths inside the workspace and media folder are fine; blank them out before looking for others.
   let rest = command;
-  for (const root of [policy.workspace, policy.media]) {
+  for (const root of [policy.workspace, policy.media, ...(policy.shared ?? [])]) {
     rest = rest.replace(new RegExp(`${escapeRegExp(root)}${PATH_END}`, "g"), "WORKSPACE");
   }
   for (const match of rest.matchAll(ABSOLUTE)) {

@@ -124,7 +124,7 @@ describe("openInScope", () => {
 
   it("lets read access into the media folder but not write access", () => {
     expect(opens(join(media, "photo.jpg"))).toBe(join(media, "photo.jpg"));
-    expect(() => opens(join(media, "photo.jpg"), { access: "write", want: "file" })).toThrow(/read-only media folder/);
+    expect(() => opens(join(media, "photo.jpg"), { access: "write", want: "file" })).toThrow(/read-only folder/);
   });
 
   it("keeps PINCER_HOME hidden when it sits inside the workspace", () => {

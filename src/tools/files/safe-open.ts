@@ -21,6 +21,8 @@ export interface PathScope {
   workspace: string;
   /** Extra folders that may be read but never written (the media folder with users' attachments). */
   readRoots?: string[];
+  /** Extra folders that may be written too (`shared/` for a person whose role may). */
+  writeRoots?: string[];
   /** Off-limits even inside the workspace, by identity: PINCER_HOME, and MEMORY.md for a chat that may not see it. */
   hidden?: string[];
 }
@@ -67,12 +69,13 @@ export function openInScope(input: string | undefined, scope: PathScope, request
   const candidate = resolve(workspace, raw);
   // The deepest root holding the path lexically, by its configured or its real spelling.
   let best: { real: string; path: string; writable: boolean } | undefined;
-  for (const [i, configured] of [scope.workspace, ...(scope.readRoots ?? [])].entries()) {
+  const writable = 1 + (scope.writeRoots?.length ?? 0);
+  for (const [i, configured] of [scope.workspace, ...(scope.writeRoots ?? []), ...(scope.readRoots ?? [])].entries()) {
     const real = i === 0 ? workspace : realOr(configured, undefined);
     if (!real) continue;
     for (const path of new Set([resolve(configured), real])) {
       if (isInside(path, candidate) && path.length >= (best?.path.length ?? 0))
-        best = { real, path, writable: i === 0 };
+        best = { real, path, writable: i < writable };
     }
   }
   if (!best) {
@@ -81,7 +84,7 @@ export function openInScope(input: string | undefined, scope: PathScope, request
     );
   }
   if (request.access !== "read" && !best.writable) {
-    throw new ToolError(`"${raw}" is in the read-only media folder; write inside the workspace instead.`);
+    throw new ToolError(`"${raw}" is in a read-only folder (received files, shared/, skills); write in the workspace.`);
   }
   const rest = relative(best.path, candidate);
   return walk(best.real, rest === "" ? [] : rest.split(sep), raw, request, hiddenBelow(scope, best.real));

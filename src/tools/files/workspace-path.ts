@@ -16,7 +16,8 @@ export function fileScope(ctx: ToolContext, home: string): PathScope {
   const memory = ctx.seesOwnerMemory ? [] : [join(ctx.workspace, "MEMORY.md")];
   return {
     workspace: ctx.workspace,
-    readRoots: [conversationMediaDir(mediaDir(home), ctx.sessionKey)],
+    readRoots: [conversationMediaDir(mediaDir(home), ctx.sessionKey), ...(ctx.shared?.read ?? [])],
+    writeRoots: ctx.shared?.write,
     hidden: [home, ...memory],
   };
 }

@@ -1,0 +1,113 @@
+import { agentSessionKey, type InboundMessage, parseSessionKey, routeOf } from "../bus/types.js";
+import type { Person } from "./people.js";
+import { type Sql, SqlGroup } from "./sql.js";
+
+/** Rows of a direct chat (by its session key), child tables first. */
+const OF_SESSION = [
+  "DELETE FROM turn_steps WHERE inbox_id IN (SELECT id FROM inbox WHERE session_key = $1)",
+  "DELETE FROM messages WHERE conversation_id IN (SELECT id FROM conversations WHERE session_key = $1)",
+  ...["memory_entries", "conversations", "inbox", "tool_audit", "approvals", "always_allowed", "chat_models"],
+  ...["chat_voice", "helper_runs", "job_runs", "cron_jobs", "model_usage"],
+].map((table) => (table.startsWith("DELETE") ? table : `DELETE FROM ${table} WHERE session_key = $1`));
+
+/** Tables whose rows a person's words or their account's reach (PostgreSQL rewrites them whole: VACUUM FULL). */
+const REWRITTEN =
+  "messages, memory_entries, conversations, inbox, outbox, outbox_progress, turn_steps, tool_audit, \
+approvals, always_allowed, helper_runs, cron_jobs, job_runs, model_usage, memory_file_paragraphs, memory_file_state, \
+people, person_identities, link_codes, approved_users, pairing_requests";
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, "\\$&");
+
+/**
+ * `/forget` (issue 40): everything stored of a person, on both engines: their direct chats (history, summaries, inbox
+ * and outbox, audit, jobs and runs, usage, choices), their own words in groups (their messages and their inbox rows;
+ * the group's summaries and the replies to them stay the group's), the index of their space's MEMORY.md, their
+ * approvals, accounts and link codes. Then the bytes go too: SQLite writes with secure_delete (database.ts), merges
+ * the full-text indexes (dropping deleted terms), VACUUMs and truncates its WAL; PostgreSQL rewrites the tables
+ * (VACUUM FULL; its WAL segments keep old pages until recycled: docs/security.md). Returns the direct chats' keys.
+ */
+export class SqlForgetting extends SqlGroup {
+  async forget(person: Person): Promise<string[]> {
+    const { db } = this;
+    const own = new Set(person.identities.map((i) => `${i.route}:${i.userId}`));
+    const mine = (msg: InboundMessage) => own.has(`${routeOf(msg)}:${msg.senderId}`);
+    const inbox = await db.rows<{ id: string; key: string; payload: string }>(
+      `SELECT id, session_key AS key, payload FROM inbox`,
+    );
+    const groups = new Set<string>();
+    const sessions = new Set<string>();
+    const theirsInGroups: string[] = [];
+    for (const row of inbox) {
+      const msg = JSON.parse(row.payload) as InboundMessage;
+      if (msg.isGroup) groups.add(row.key);
+      if (mine(msg)) msg.isGroup ? theirsInGroups.push(row.id) : sessions.add(row.key);
+    }
+    // A chat where someone wrote as a group member is a group's, even when its inbox rows are gone.
+    const grouped = await db.rows<{ key: string }>(
+      `SELECT DISTINCT c.session_key AS key FROM conversations c JOIN messages m ON m.conversation_id = c.id
+        WHERE m.role = 'user' AND m.content LIKE '[% (id %)]%'`,
+    );
+    for (const { key } of grouped) groups.add(key);
+    const used = await db.rows<{ key: string }>(
+      `SELECT DISTINCT session_key AS key FROM model_usage WHERE person = $1`,
+      [person.id],
+    );
+    // A Telegram private chat is the user's own id; a Discord DM is found by its inbox rows or its usage.
+    for (const i of person.identities) if (i.route.startsWith("telegram")) sessions.add(ownKey(person, i));
+    for (const { key } of used) if (!groups.has(key)) sessions.add(key);
+    await db.transaction(async (tx) => {
+      for (const key of sessions) await forgetChat(tx, key);
+      for (const id of theirsInGroups) {
+        await tx.run("DELETE FROM turn_steps WHERE inbox_id = $1", [id]);
+        await tx.run("DELETE FROM inbox WHERE id = $1", [id]);
+      }
+      for (const { route, userId } of person.identities) {
+        // A group's user messages open with `[Name (id USER)]` (agent/context.ts userContent).
+        const ofRoute = agentSessionKey(person.agent, `${route}:`);
+        await tx.run(
+          `DELETE FROM messages WHERE role = 'user' AND content LIKE $1 ESCAPE '\\' AND conversation_id IN
+             (SELECT id FROM conversations WHERE substr(session_key, 1, length($2)) = $2)`,
+          [`[% (id ${escapeLike(userId)})]%`, ofRoute],
+        );
+        const jobs = "SELECT id FROM cron_jobs WHERE owner_channel = $1 AND owner_id = $2";
+        await tx.run(`DELETE FROM job_runs WHERE job_id IN (${jobs})`, [route, userId]);
+        await tx.run("DELETE FROM cron_jobs WHERE owner_channel = $1 AND owner_id = $2", [route, userId]);
+        for (const table of ["approved_users", "pairing_requests"])
+          await tx.run(`DELETE FROM ${table} WHERE channel = $1 AND user_id = $2`, [route, userId]);
+      }
+      await tx.run("DELETE FROM model_usage WHERE person = $1", [person.id]);
+      await tx.run("DELETE FROM memory_file_state WHERE agent = $1", [person.id]);
+      const paragraphs = db.engine === "sqlite" ? "memory_file_fts" : "memory_file_paragraphs";
+      await tx.run(`DELETE FROM ${paragraphs} WHERE agent = $1`, [person.id]);
+      await tx.run("DELETE FROM link_codes WHERE person_id = $1", [person.id]);
+      await tx.run("DELETE FROM person_identities WHERE person_id = $1", [person.id]);
+      await tx.run("DELETE FROM people WHERE id = $1", [person.id]);
+    });
+    await erase(db);
+    return [...sessions];
+  }
+}
+
+const ownKey = (person: Person, i: Person["identities"][number]) =>
+  agentSessionKey(person.agent, `${i.route}:${i.userId}`);
+
+async function forgetChat(tx: Sql, key: string): Promise<void> {
+  for (const sql of OF_SESSION) await tx.run(sql, [key]);
+  const chat = parseSessionKey(key);
+  if (!chat) return;
+  const chatKey = chat.threadId ? `${chat.chatId}:thread:${chat.threadId}` : chat.chatId;
+  await tx.run("DELETE FROM outbox_progress WHERE id IN (SELECT id FROM outbox WHERE channel = $1 AND chat_key = $2)", [
+    routeOf(chat),
+    chatKey,
+  ]);
+  await tx.run("DELETE FROM outbox WHERE channel = $1 AND chat_key = $2", [routeOf(chat), chatKey]);
+}
+
+/** What was deleted leaves the database files too (see SqlForgetting). */
+async function erase(db: Sql): Promise<void> {
+  if (db.engine === "postgres") return void (await db.run(`VACUUM FULL ${REWRITTEN}`));
+  for (const fts of ["messages_fts", "entries_fts", "memory_file_fts"])
+    await db.run(`INSERT INTO ${fts} (${fts}) VALUES ('optimize')`);
+  await db.run("VACUUM");
+  await db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+}
