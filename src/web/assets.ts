@@ -146,30 +146,20 @@ export const SCRIPT = `
     });
 
     document.addEventListener("click", (e) => {
-      const button = e.target.closest("button[data-action]");
-      if (!button) return;
-      const d = button.dataset;
-      if (d.action === "edit-job") {
-        const form = document.querySelector('form.job-edit[data-id="' + CSS.escape(d.id) + '"]');
+      const edit = e.target.closest('button[data-action="edit-job"]');
+      if (edit) {
+        const form = document.querySelector('form.job-edit[data-id="' + CSS.escape(edit.dataset.id) + '"]');
         if (form) form.hidden = !form.hidden;
         return;
       }
-      if (d.action === "delete-job" && !confirm("Delete this job?")) return;
-      const [path, body] = {
-        "run-job": ["/api/jobs/run", { id: d.id }],
-        "pause-job": ["/api/jobs/pause", { id: d.id }],
-        "resume-job": ["/api/jobs/resume", { id: d.id }],
-        "delete-job": ["/api/jobs/delete", { id: d.id }],
-        approve: ["/api/pairing/approve", { channel: d.channel, code: d.code }],
-        deny: ["/api/pairing/deny", { channel: d.channel, userId: d.user }],
-        decide: ["/api/approvals/decide", { id: d.id, choice: d.choice }],
-        revoke: ["/api/approvals/revoke", { sessionKey: d.session, entry: d.entry }],
-      }[d.action] ?? [];
-      if (!path) return;
+      const button = e.target.closest("button[data-post]");
+      if (!button) return;
+      const path = button.dataset.post;
+      if (path === "/api/jobs/delete" && !confirm("Delete this job?")) return;
       button.disabled = true;
       // A job's row stays (the section's refresh shows its new state); other rows are done with.
-      const stays = /^(run|pause|resume)-job$/.test(d.action);
-      post(path, body).then(() => (stays ? (button.disabled = false) : button.closest("li").remove()))
+      const stays = path.startsWith("/api/jobs/") && path !== "/api/jobs/delete";
+      post(path, JSON.parse(button.dataset.body)).then(() => (stays ? (button.disabled = false) : button.closest("li").remove()))
         .catch((err) => { button.disabled = false; alert(err.message); });
     });
     document.addEventListener("submit", (e) => {

@@ -1,7 +1,7 @@
 import { scheduleInWords, scheduleText, upcomingRuns } from "../scheduler/schedule-text.js";
 import { LIMIT_FIELDS, LIMIT_NAMES, limitsText, limitValue } from "../scheduler/stop-rules.js";
 import type { CronJob, JobRun, Store } from "../store/store.js";
-import { clip, esc, formatSpan, type TimeFormat } from "./html.js";
+import { clip, esc, formatSpan, postButton, type TimeFormat } from "./html.js";
 
 /** Runs of each job the page shows. */
 const RUNS_SHOWN = 20;
@@ -52,9 +52,8 @@ const PAUSED: Record<string, string> = {
   failures: "paused: it failed too often in a row",
 };
 
-function button(label: string, action: string, id: string, danger = false): string {
-  return `<button type="button"${danger ? ' class="danger"' : ""} data-action="${action}" data-id="${esc(id)}">${label}</button>`;
-}
+const act = (label: string, action: string, id: string, danger = false) =>
+  postButton(label, `/api/jobs/${action}`, { id }, danger);
 
 /** The Jobs section: one row per job (its text first), its history and its actions. */
 export function renderJobs(jobs: JobView[], now: number, formatTime: TimeFormat): string {
@@ -94,7 +93,7 @@ ${limits.join("")}<small>Stop rules left empty: the config's <code>cron</code> d
 <span class="buttons"><button type="submit">Save</button><button type="button" data-action="edit-job" data-id="${esc(job.id)}">Cancel</button></span>
 <small class="error" role="alert"></small>
 </form></div>
-<span class="buttons">${button("Run now", "run-job", job.id)}${job.paused ? button("Resume", "resume-job", job.id) : button("Pause", "pause-job", job.id)}${button("Edit", "edit-job", job.id)}${button("Delete", "delete-job", job.id, true)}</span></li>`;
+<span class="buttons">${act("Run now", "run", job.id)}${job.paused ? act("Resume", "resume", job.id) : act("Pause", "pause", job.id)}<button type="button" data-action="edit-job" data-id="${esc(job.id)}">Edit</button>${act("Delete", "delete", job.id, true)}</span></li>`;
 }
 
 function outcome(run: JobRun): string {

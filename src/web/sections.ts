@@ -1,6 +1,6 @@
 import type { HistoryEntry } from "../store/store.js";
 import { withoutTurnFacts } from "../turn-facts.js";
-import { clip, esc, formatSpan, type TimeFormat, timeFormat } from "./html.js";
+import { clip, esc, formatSpan, postButton, type TimeFormat, timeFormat } from "./html.js";
 import { renderJobs } from "./jobs-section.js";
 import type { DashboardState } from "./state.js";
 import { renderUsage } from "./usage-section.js";
@@ -29,11 +29,6 @@ function rows<T>(items: T[], empty: string, row: (item: T) => string): string {
 function pill(state: string): string {
   const tone = state === "connected" || state === "ok" ? "good" : state === "connecting" ? "warn" : "bad";
   return `<span class="pill ${tone}">${esc(state)}</span>`;
-}
-
-function button(label: string, data: Record<string, string>, danger = false): string {
-  const attributes = Object.entries(data).map(([name, value]) => ` data-${name}="${esc(value)}"`);
-  return `<button type="button"${danger ? ' class="danger"' : ""}${attributes.join("")}>${label}</button>`;
 }
 
 function renderStatus(state: DashboardState, now: number, formatTime: TimeFormat): string {
@@ -72,8 +67,8 @@ const conversation = (c: Item<"conversations">, now: number) =>
 
 const pairingRequest = (p: Item<"pairing">, now: number) =>
   `<li><div><b>${esc(p.userName)}</b> <small>${esc(p.channel)} user ${esc(p.userId)} · code ${esc(p.code)} · expires in ${formatSpan(p.expiresAt - now)}</small></div>
-<span class="buttons">${button("Approve", { action: "approve", channel: p.channel, code: p.code })}
-${button("Deny", { action: "deny", channel: p.channel, user: p.userId }, true)}</span></li>`;
+<span class="buttons">${postButton("Approve", "/api/pairing/approve", { channel: p.channel, code: p.code })}
+${postButton("Deny", "/api/pairing/deny", { channel: p.channel, userId: p.userId }, true)}</span></li>`;
 
 const skill = (s: Item<"skills">) =>
   `<li><div><span><b>${esc(s.name)}</b> ${pill(s.missing.length ? "unavailable" : "ok")}</span>
@@ -89,11 +84,11 @@ type Approvals = NonNullable<DashboardState["approvals"]>;
 
 const pendingCall = (a: Approvals["pending"][number], now: number) =>
   `<li class="approval"><div><b>${esc(a.tool)}</b> <small>${esc(a.sessionKey)} · expires in ${formatSpan(a.expiresAt - now)}</small>
-<pre>${esc(a.summary)}</pre></div><span class="buttons">${CHOICES.map(([choice, label]) => button(label, { action: "decide", id: a.id, choice }, choice === "deny")).join("")}</span></li>`;
+<pre>${esc(a.summary)}</pre></div><span class="buttons">${CHOICES.map(([choice, label]) => postButton(label, "/api/approvals/decide", { id: a.id, choice }, choice === "deny")).join("")}</span></li>`;
 
 const allowedEntry = (e: Approvals["allowed"][number]) =>
   `<li><div><code>${esc(e.entry)}</code> <small>always allowed in ${esc(e.sessionKey)} by ${esc(e.addedBy)}</small></div>
-${button("Revoke", { action: "revoke", session: e.sessionKey, entry: e.entry }, true)}</li>`;
+${postButton("Revoke", "/api/approvals/revoke", { sessionKey: e.sessionKey, entry: e.entry }, true)}</li>`;
 
 function renderApprovals({ approvals }: DashboardState, now: number): string {
   if (!approvals) return "";
