@@ -55,6 +55,26 @@ async function sql(url: string, text: string, params: unknown[] = []): Promise<p
   }
 }
 
+/**
+ * Waits until the process named `holder` has held `role` for `leases` whole leases from now, renewing it: the lease's
+ * end moved that far, with the same holder all along. Any other holder meanwhile fails at once.
+ */
+async function heldThrough(url: string, role: string, holder: string, leases: number): Promise<void> {
+  const lease = async () => {
+    const query =
+      "SELECT holder, (extract(epoch FROM expires_at) * 1000)::bigint AS ends FROM cluster_leases WHERE name = $1";
+    const [row] = (await sql(url, query, [role])).rows as Array<{ holder: string; ends: string }>;
+    if (!row?.holder.startsWith(`${holder}-`)) throw new Error(`${role} is held by ${row?.holder}, not ${holder}`);
+    return Number(row.ends);
+  };
+  const from = await lease();
+  await until(
+    async () => (await lease()) >= from + leases * TTL,
+    `${holder} to hold ${role} for ${leases} leases`,
+    60_000,
+  );
+}
+
 function member(store: ClusterStore, id: string): ClusterMember {
   return new ClusterMember({ store, process: { id, host: "test", pid: process.pid }, timing, log: quiet });
 }
@@ -116,7 +136,7 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
       () => b.lines.join("\n"),
     );
     // b keeps trying every round, but a renews: two whole leases pass with a still the holder.
-    await new Promise((resolve) => setTimeout(resolve, 2 * TTL));
+    await heldThrough(url, "channel:telegram", "a", 2);
     expect(said(b, "b start")).toBeUndefined();
 
     a.kill("SIGKILL");
@@ -186,7 +206,7 @@ describe.skipIf(!havePostgres)("clustered mode's leases on a real PostgreSQL", (
     ]);
     expect(late[0].n).toBe(0);
     // a does not take the role back while b holds it.
-    await new Promise((resolve) => setTimeout(resolve, TTL));
+    await heldThrough(url, "scheduler", "b", 1);
     expect(a.lines.filter((line) => line.startsWith("a start"))).toHaveLength(1);
   }, 90_000);
 
