@@ -184,12 +184,13 @@ async function preflight(deps: PreflightDeps, outlet: TurnOutlet, turn: Turn): P
 /** The tools this run may use, and the prompt: instructions, the history that fits the window, the user's message. */
 async function context(deps: ContextDeps, turn: Turn, ownerMemory: boolean) {
   const { msg, images, chosen } = turn;
+  // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start. Before the view
+  // below: it copies the tools registered by then, and the servers' tools are registered as they connect.
+  await untilAborted(deps.ready(), turn.signal);
   // Only the tools of the role of the person who wrote (in a group too): the same list every turn of theirs.
   const registry = registryFor(msg, deps.registry, deps.config.cron.tools).restricted(
     offeredTo(deps.config, msg.person),
   );
-  // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start.
-  await untilAborted(deps.ready(), turn.signal);
   const userMessage: ChatMessage =
     images.length > 0
       ? { role: "user", content: [{ type: "text", text: turn.user.content ?? "" }, ...images] }
