@@ -3,9 +3,11 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type Logger, pino } from "pino";
 
+const OPTIONS = { base: undefined, timestamp: pino.stdTimeFunctions.isoTime };
+
 /** JSON lines on stderr (journald keeps them); stdout stays free for `pincer agent` and `pincer chat`. */
 export function createLogger(level: string): Logger {
-  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination(2));
+  return pino({ level, ...OPTIONS }, pino.destination(2));
 }
 
 /**
@@ -15,15 +17,12 @@ export function createLogger(level: string): Logger {
 export function createTerminalLogger(level: string, home: string): Logger {
   const dir = join(home, "logs");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = pino.destination({ dest: join(dir, "chat.log"), mkdir: true, sync: false });
+  const file = pino.destination({ dest: join(dir, "chat.log"), sync: false });
   const streams = [
     { level: level as pino.Level, stream: file },
     { level: "warn" as const, stream: inWords((line) => process.stderr.write(line)) },
   ];
-  return pino(
-    { level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
-    pino.multistream(streams, { dedupe: false }),
-  );
+  return pino({ level, ...OPTIONS }, pino.multistream(streams, { dedupe: false }));
 }
 
 /** A log stream that turns each JSON line into `pincer: warning: message (file: reason)`. */

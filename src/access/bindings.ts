@@ -26,15 +26,10 @@ export function bindingFor(place: MessagePlace, bindings: readonly Binding[], ac
   };
   let best: { agent: string; score: number } | undefined;
   for (const binding of bindings) {
-    if (binding.channel !== place.channel) continue;
-    let score = 0;
-    let matches = true;
-    for (const field of ["account", "chat", "thread", "guild"] as const) {
-      if (binding[field] === undefined) continue;
-      if (binding[field] !== actual[field]) matches = false;
-      score += WEIGHT[field];
-    }
-    if (matches && (best === undefined || score > best.score)) best = { agent: binding.agent, score };
+    const named = (["account", "chat", "thread", "guild"] as const).filter((field) => binding[field] !== undefined);
+    if (binding.channel !== place.channel || named.some((field) => binding[field] !== actual[field])) continue;
+    const score = named.reduce((sum, field) => sum + WEIGHT[field], 0);
+    if (best === undefined || score > best.score) best = { agent: binding.agent, score };
   }
   return best?.agent ?? accountAgent;
 }

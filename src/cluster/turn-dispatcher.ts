@@ -86,12 +86,9 @@ export class TurnDispatcher {
     if (this.held.size > 0) {
       const keys = [...this.held.keys()];
       const pending = await work.pendingOf(keys);
+      // Every message pending for them is seen once handed over: those with none left to finish are done.
       this.handOver(pending);
-      const done = keys.filter(
-        (key) =>
-          this.held.get(key)?.queued.size === 0 &&
-          !pending.some((m) => m.sessionKey === key && !this.held.get(key)?.seen.has(m.id)),
-      );
+      const done = keys.filter((key) => this.held.get(key)?.queued.size === 0);
       for (const key of done) this.held.delete(key);
       await Promise.all(done.map((key) => this.deps.member.unwant(turnLeaseName(key))));
       // Given back with nothing pending, but a message may have come in just now: others look too.
