@@ -365,7 +365,7 @@ describe("approvals in a chat", () => {
     });
     const [prompt] = await until(() => prompts(channel.sent).length === 1 && prompts(channel.sent), "the prompt");
     expect(prompt.chatId).toBe("hb");
-    expect(prompt.text).toContain("Decide on the control page");
+    expect(prompt.text).toContain("The owner decides on the control page");
     expect(await app.bus.publishTap(tapOn(prompt, 0))).toEqual({ text: "This is not yours to decide." });
     const [pending] = await app.store.approvals.pending();
     expect(await app.approvals?.decide(pending.id, "once", "the control page")).toEqual({

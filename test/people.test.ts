@@ -61,14 +61,14 @@ describe.each(ENGINES)("people on %s", (engine) => {
     const configFile = join(home, "config.json");
     const roles = {
       guest: { tools: ["read_file", "web_*", "memory_*", "cron"], usage: { dailyTokens: 500 } },
-      member: { approvals: { tools: ["read_file"] } },
+      member: { approvals: { exec: "ask" as const, tools: ["read_file"] } },
     };
     writeFileSync(configFile, JSON.stringify({ roles }));
     const env = {
       PINCER_CONFIG: configFile,
       TELEGRAM_BOT_TOKEN: telegram.token,
       TELEGRAM_API_ROOT: telegram.apiRoot,
-      TELEGRAM_ALLOW_FROM: "42",
+      TELEGRAM_ALLOW_FROM: "42,*",
       DISCORD_BOT_TOKEN: FAKE_DISCORD_TOKEN,
       DISCORD_API_URL: discord.apiUrl,
       DISCORD_ALLOW_FROM: "*",
@@ -177,26 +177,58 @@ describe.each(ENGINES)("people on %s", (engine) => {
     expect(model.requests).toHaveLength(2);
   }, 60_000);
 
-  it("asks before the tools a role's approvals name (roles.member.approvals), for that role only", async () => {
+  it("has the owner decide a role's approvals (roles.member.approvals): in the owner's chat, or on the control page; the writer only waits", async () => {
     const started = await start();
-    await started.store.people.identify("main", "discord", MALLORY.id, "mallory");
-    expect(await started.store.people.setRole(`discord:${MALLORY.id}`, "member")).toBe(true);
-    model.respond((request) =>
-      request.messages.at(-1)?.role === "tool"
-        ? { content: "done" }
-        : { toolCalls: [{ name: "read_file", arguments: { path: "notes.txt" } }] },
-    );
+    for (const id of [`discord:${MALLORY.id}`, "telegram:7"]) {
+      const [route, userId] = id.split(":");
+      await started.store.people.identify("main", route, userId, "someone");
+      expect(await started.store.people.setRole(id, "member")).toBe(true);
+    }
+    model.respond((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { content: `done: ${String(last.content).trim()}` };
+      if (String(last?.content).includes("notes"))
+        return { toolCalls: [{ name: "read_file", arguments: { path: "n.txt" } }] };
+      return { toolCalls: [{ name: "exec", arguments: { command: "echo hi" } }] };
+    });
+    // Discord names no owner (`*` only): the member's prompt shows in her chat, her tap counts for nothing there.
     discord.dispatchMessage({ channelId: MALLORY_DM, author: MALLORY, content: "read my notes" });
-    const prompt = await until(
+    const asked = await until(
       () => discord.sent.find((m) => m.channelId === MALLORY_DM && m.components?.length),
       "the approval prompt",
       20_000,
     );
-    expect(prompt.content).toContain("read_file");
-    // The owner's role asks nothing: the same call runs at once.
-    telegramSays("read my notes too");
-    await toTelegram("done");
-  }, 60_000);
+    expect(asked.content).toContain("The owner decides on the control page");
+    const mallorysTap = discord.tap(asked, "Allow once", MALLORY);
+    await until(() => discord.interactions.get(mallorysTap)?.content === "This is not yours to decide.", "refused");
+    const [pending] = await started.store.approvals.pending();
+    expect((await started.approvals?.decide(pending.id, "deny", "the control page"))?.taken).toBe(true);
+    await toDiscord(MALLORY_DM, "done: Error: denied");
+
+    // On Telegram the owner (42) is asked in their own chat; Bob (7), a member, is told it waits for the owner.
+    telegram.pushUpdate(message(privateChat(7), user(7, "Bob"), { text: "say hi" }));
+    const prompt = await until(() => telegram.sent.find((m) => m.chatId === "42" && m.keyboard), "the owner's prompt");
+    expect(prompt.text).toContain("for telegram:7");
+    expect(prompt.text).toContain("echo hi");
+    await until(
+      () => telegram.sent.find((m) => m.chatId === "7" && m.text.startsWith("Waiting for the owner")),
+      "Bob told",
+    );
+    expect(telegram.sent.some((m) => m.chatId === "7" && m.keyboard)).toBe(false);
+    const bobsTap = telegram.tap(prompt, "Allow once", user(7, "Bob"));
+    await until(() => telegram.answers.get(bobsTap)?.text === "This is not yours to decide.", "Bob's tap refused");
+    const ownersTap = telegram.tap(prompt, "Always allow", user(42, "Ada"));
+    await until(() => telegram.answers.get(ownersTap)?.text === "Always allowed here.", "the owner's tap");
+    await until(() => telegram.sent.find((m) => m.chatId === "7" && m.text === "done: hi"), "Bob's command ran");
+    // Always allowed for Bob's chat: asked no more there, while the owner's own calls never were.
+    const prompts = () => telegram.sent.filter((m) => m.keyboard).length;
+    const before = prompts();
+    telegram.pushUpdate(message(privateChat(7), user(7, "Bob"), { text: "say hi again" }));
+    await until(() => telegram.sent.filter((m) => m.chatId === "7" && m.text === "done: hi").length === 2, "again");
+    telegramSays("say hi");
+    await until(() => telegram.sent.find((m) => m.chatId === "42" && m.text === "done: hi"), "the owner's ran");
+    expect(prompts()).toBe(before);
+  }, 90_000);
 
   it("links accounts only by their owner's one-time code; /whoami tells who and what is stored; /unlink separates", async () => {
     const started = await start();

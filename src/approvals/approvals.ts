@@ -15,6 +15,7 @@ import {
   replyTarget,
   routeOf,
 } from "../bus/types.js";
+import { allowListsOf } from "../config/agents.js";
 import type { Config } from "../config/config.js";
 import type { ToolCall } from "../llm/reply.js";
 import { parseJson } from "../llm/text-tool-calls.js";
@@ -40,8 +41,8 @@ export interface ApprovalDeps {
   timeoutSeconds: number;
   /** Each agent's own (its `approvals` and `exec.allowPatterns`) by name; an agent not named asks as `policy` says. */
   agents?: Record<string, Pick<ApprovalDeps, "policy" | "timeoutSeconds">>;
-  /** Config `roles` (each role's `approvals`) and `people`. */
-  roles?: Pick<Config, "roles" | "people">;
+  /** Config `roles` (each role's `approvals`) and `people`; the allowlists name the owner who decides for the rest. */
+  roles?: Pick<Config, "roles" | "people" | "telegramAllowFrom" | "discordAllowFrom" | "accounts">;
   log: Logger;
   now?: () => Date;
 }
@@ -111,10 +112,17 @@ export class Approvals {
     // Arguments the tool cannot take are the registry's to refuse: nothing of them would run.
     if (!args) return undefined;
     const target = replyTarget(ctx.inbound);
-    // The agent's own chat on its own bot: another agent's "Always allow" there is not this one's.
-    const sessionKey = agentChatKey(agentOf(ctx.sessionKey), target);
+    const agent = agentOf(ctx.sessionKey);
     const asked = askedCall(call.name, args, policy);
     if (!asked) return undefined;
+    // Anyone but an owner has their calls decided by the owner: asked in the owner's direct chat on the bot they wrote
+    // to (on Telegram its id is the owner's), else on the control page alone. "Always allow" is then for their chat.
+    const forOther = person !== undefined && person.role !== "owner";
+    const ownerId = forOther && target.channel === "telegram" ? this.ownerOn(routeOf(target)) : undefined;
+    const askIn = ownerId ? { ...target, chatId: ownerId, threadId: undefined } : target;
+    if (forOther) asked.remember = `${agentChatKey(agent, target)} ${asked.remember}`;
+    // The agent's own chat on its own bot: another agent's "Always allow" there is not this one's.
+    const sessionKey = agentChatKey(agent, askIn);
     const allowedAt = await store.allowedAt(sessionKey, asked.remember);
     // "Always allow" is for the command's text: it holds while the files the command obeys are as they were then.
     const changed =
@@ -129,7 +137,7 @@ export class Approvals {
     // Click fatigue: the same question is not put to the user twice in one turn.
     if (await store.deniedInTurn(turnKey, asked.summary))
       return `${DENIED} They said no to this already; do not ask again.`;
-    const owner = personOf(ctx.inbound);
+    const decider = forOther ? ownerId : personOf(ctx.inbound);
     const now = this.now();
     const id = randomBytes(9).toString("base64url");
     const { approval, created } = await store.request(
@@ -140,18 +148,22 @@ export class Approvals {
         toolCallId: call.id,
         tool: call.name,
         ...asked,
-        decider: owner && `${target.channel}:${owner}`,
+        decider: decider && `${target.channel}:${decider}`,
         createdAt: now,
         expiresAt: now + timeoutSeconds * 1000,
       },
       {
-        ...target,
+        ...askIn,
         kind: "reply",
-        text: promptText(call.name, asked.summary, timeoutSeconds, owner !== undefined, changed),
+        text: promptText(call.name, asked.summary, timeoutSeconds, decider && (ownerId ? person?.id : ""), changed),
         buttons: approvalButtons(id),
       },
     );
     if (created) this.deps.bus.outboundRecorded(routeOf(target));
+    if (created && ownerId) {
+      const text = `**Waiting for the owner** to allow this:\n${fenced(asked.summary)}`;
+      await ctx.bus.publishOutbound({ ...target, kind: "notice", text });
+    }
     // A resumed turn's call is the one asked about, unchanged, or it does not run.
     if (approval.summary !== asked.summary) return "Error: this call differs from the one the user was asked about.";
     const settled = await this.wait(approval, ctx.signal, resumable);
@@ -233,6 +245,11 @@ export class Approvals {
     return expired ?? (await this.deps.store.get(approval.id));
   }
 
+  /** The first owner a bot's allowlist names (`*` names nobody). */
+  private ownerOn(route: string): string | undefined {
+    return this.deps.roles && allowListsOf(this.deps.roles)[route]?.find((id) => id !== "*");
+  }
+
   private rules(sessionKey: string): Pick<ApprovalDeps, "policy" | "timeoutSeconds"> {
     return this.deps.agents?.[agentOf(sessionKey)] ?? this.deps;
   }
@@ -259,9 +276,15 @@ function parseArgs(raw: string): Record<string, unknown> | undefined {
   return args && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
 }
 
-function promptText(tool: string, summary: string, seconds: number, inChat: boolean, changed: string[]): string {
-  const what = tool === "exec" ? "run this command" : `use the tool ${tool}`;
-  const who = inChat ? "Only the person who started this can decide" : "Decide on the control page";
+/** `decider`: undefined, the control page decides; "", who started it; a person's id, the owner for them. */
+function promptText(tool: string, summary: string, seconds: number, decider: string | undefined, changed: string[]) {
+  const what = `${tool === "exec" ? "run this command" : `use the tool ${tool}`}${decider ? ` for ${decider}` : ""}`;
+  const who =
+    decider === undefined
+      ? "The owner decides on the control page"
+      : decider
+        ? "You decide as the owner"
+        : "Only the person who started this can decide";
   const again =
     changed.length === 0
       ? ""
