@@ -4,23 +4,16 @@ import { createServer } from "node:http";
 import { webhookCallback } from "./library.js";
 import { ALLOWED_UPDATES, type ModeRun } from "./polling.js";
 
-export interface WebhookSettings {
-  url: string;
-  port: number;
-  /** Without one, one is derived from the token, so requests are always checked. */
-  secret?: string;
-  token: string;
-}
-
 /**
  * Telegram posts each update to `url`: a server on 127.0.0.1:`port` (behind the reverse proxy that terminates TLS, as
  * Telegram only posts over HTTPS) hands it to the bot, then the webhook is registered, retried until it works.
- * `done` once it is (or the channel stopped); `close` shuts the server.
+ * `done` once it is (or the channel stopped); `close` shuts the server. Without a `secret` one is derived from the
+ * token, so requests are always checked.
  */
-export async function startWebhook(run: ModeRun, settings: WebhookSettings) {
+export async function startWebhook(run: ModeRun, at: { url: string; port: number; secret?: string; token: string }) {
   const { bot, apiSignal, persist, log } = run;
-  const { url, port } = settings;
-  const secret = settings.secret ?? createHash("sha256").update(settings.token).digest("hex");
+  const { url, port } = at;
+  const secret = at.secret ?? createHash("sha256").update(at.token).digest("hex");
   const handle = webhookCallback(bot, "http", {
     secretToken: secret,
     // A 500 after 9 s, not a 200: Telegram sends the update again unless its inbox row was written.
