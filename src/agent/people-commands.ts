@@ -1,7 +1,7 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { App } from "../app.js";
 import { commandArgument } from "../bus/commands.js";
+import type { Switchboard } from "../bus/switchboard.js";
 import {
   type Button,
   conversationMediaDir,
@@ -10,8 +10,9 @@ import {
   routeOf,
   type TapHandler,
 } from "../bus/types.js";
+import type { Config } from "../config/config.js";
 import { mediaDir } from "../paths.js";
-import type { LinkOutcome } from "../store/store.js";
+import type { LinkOutcome, Store } from "../store/store.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /** Every wrong, used, expired or other agent's code gets the same answer: it tells nothing of whose it might be. */
@@ -71,7 +72,7 @@ export const forgetButtons = (person: PersonRef): Button[][] => [
 
 /** Taps on /forget's buttons: Forget me deletes the person's rows (store/forget.ts) and folders: their space and the
  * received files of their direct chats. */
-export function forgetTaps({ store, config, bus }: Pick<App, "store" | "config" | "bus">): TapHandler {
+export function forgetTaps({ store, config, bus }: { store: Store; config: Config; bus: Switchboard }): TapHandler {
   return async (tap) => {
     const id = tap.data.slice(FORGET_PREFIX.length);
     const person = id ? await store.people.show(id) : undefined;
