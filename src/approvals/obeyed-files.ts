@@ -51,15 +51,9 @@ export async function obeyedFilesChangedSince(
   const changed: string[] = [];
   for (const file of files) {
     // A link counts as changed when it or what it leads to changed.
-    const times = await Promise.all(
-      [lstat(file), stat(file)].map((p) =>
-        p.then(
-          (s) => s.ctimeMs,
-          () => 0,
-        ),
-      ),
-    );
-    if (Math.max(...times) > since - CLOCK_SLACK_MS) changed.push(relative(workspace, file));
+    const stats = await Promise.all([lstat(file), stat(file)].map((p) => p.catch(() => undefined)));
+    if (Math.max(...stats.map((s) => s?.ctimeMs ?? 0)) > since - CLOCK_SLACK_MS)
+      changed.push(relative(workspace, file));
   }
   return changed.sort();
 }

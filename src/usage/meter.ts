@@ -3,7 +3,7 @@ import type { Config } from "../config/config.js";
 import { type Model, ModelError, type ModelReply, type ModelRequest, type UnansweredTry } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { Heard } from "../llm/transcribe.js";
-import type { Store } from "../store/store.js";
+import type { Store, UsageEntry } from "../store/store.js";
 import { formatDay, formatInZone } from "../time-zone.js";
 import { mayCall, type Verdict } from "./limits.js";
 import { periodsAt } from "./periods.js";
@@ -15,18 +15,14 @@ export type RunKind = "conversation" | "reminder" | "heartbeat" | "helper";
 /** What a model call was made for: a turn's kind of run, or the summaries of consolidation. */
 type UsageKind = RunKind | "consolidation";
 
-export interface MeteredRun {
-  sessionKey: string;
+/** A run's calls as counted (who they were for, which scheduled run) and checked. */
+export type MeteredRun = Pick<UsageEntry, "sessionKey" | "person" | "runId"> & {
   kind: UsageKind;
   /** What a scheduled run was asked to deliver: a refused one says it each time, so it is not lost. */
   about?: string;
-  /** Who the run speaks for (`channel:userId`): a guest's /usage adds up theirs. */
-  person?: string;
-  /** A scheduled run's id: its calls are summed for the job's history and caps. */
-  runId?: string;
   /** The person's budgets (their role's `usage`). */
   budget?: { dailyTokens?: number; monthlyCost?: number };
-}
+};
 
 interface UsageMeterDeps {
   store: Pick<Store["usage"], "record" | "spent" | "groups">;
