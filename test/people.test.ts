@@ -235,6 +235,9 @@ describe.each(ENGINES)("people on %s", (engine) => {
     model.respond(() => ({ content: "ok" }));
     telegramSays("hello");
     await toTelegram("ok");
+    // Ada wrote from Discord before linking: that account's person (its model call) joins her with it.
+    discord.dispatchMessage({ channelId: DM, author: ADA, content: "hi" });
+    await toDiscord(DM, "ok");
     // Never in a group: whoever there sent the code first would become Ada.
     telegram.pushUpdate(message(groupChat(-100), user(42, "Ada"), { text: "/link@pincer_test_bot" }));
     await toTelegram("Ask for a code in a private chat");
@@ -259,7 +262,8 @@ describe.each(ENGINES)("people on %s", (engine) => {
     expect(whoami).toContain("role owner");
     expect(whoami).toContain(`telegram 42 (Ada)`);
     expect(whoami).toContain(`discord ${ADA.id}`);
-    expect(whoami).toMatch(/Stored about you: 1 model calls in 1 chats, 0 jobs/);
+    expect(whoami).toMatch(/Stored about you: 2 model calls in 2 chats, 0 jobs/);
+    expect(await started.store.people.show(`discord:${ADA.id}`)).toBeUndefined();
     model.requests.length = 0;
     discord.dispatchMessage({ channelId: DM, author: ADA, content: "what can you do?" });
     await until(() => model.requests.length > 0, "Ada's turn on Discord");

@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import { agentSessionKey } from "../bus/types.js";
 import { ALPHABET } from "./pairing.js";
-import { insert, type Sql, SqlGroup, total, upsert } from "./sql.js";
+import { exists, insert, type Sql, SqlGroup, total, upsert } from "./sql.js";
 
 /** One account of a person: a bot's route (`telegram`, `discord@work`, `web`) and the platform's user id there. */
 export interface Identity {
@@ -125,6 +125,15 @@ export class SqlPeople extends SqlGroup {
       await tx.run("DELETE FROM link_codes WHERE person_id = $1", [target.id]);
       const join = `UPDATE person_identities SET person_id = $4, link_failures = 0 WHERE ${OF_IDENTITY}`;
       await tx.run(join, [agent, route, userId, target.id]);
+      // The account's old person, left with no account, is merged in: what was counted for it counts for the joined.
+      const old = [sender.personId];
+      if (!(await exists(tx, "SELECT 1 FROM person_identities WHERE person_id = $1", old))) {
+        await tx.run("UPDATE model_usage SET person = $2 WHERE person = $1", [...old, target.id]);
+        const role = "UPDATE people SET role = (SELECT role FROM people WHERE id = $1) WHERE id = $2 AND role IS NULL";
+        await tx.run(role, [...old, target.id]);
+        await tx.run("DELETE FROM link_codes WHERE person_id = $1", old);
+        await tx.run("DELETE FROM people WHERE id = $1", old);
+      }
       return { joined: (await this.select(tx, "WHERE p.id = $1", [target.id]))[0] };
     });
   }

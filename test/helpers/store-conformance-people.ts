@@ -39,6 +39,17 @@ export function describePeopleConformance(fresh: Fresh): void {
     const { store } = await fresh();
     const ada = await store.people.identify("main", "telegram", "42", "Ada");
     await store.people.identify("main", "discord", "900", "ada#1");
+    // What the joining account's own person had (its model calls, its role) goes with it, in the same transaction.
+    const call = { kind: "conversation" as const, model: "m", promptTokens: 1, completionTokens: 1, cachedTokens: 0 };
+    await store.usage.record({
+      ...call,
+      sessionKey: "discord:5",
+      estimated: false,
+      at: Date.now(),
+      person: "discord:900",
+    });
+    await store.people.setRole("discord:900", "member");
+    await store.people.offerLink("discord:900");
     const { code } = await store.people.offerLink(ada.id);
     expect(code).toMatch(/^[A-Z0-9]{6,12}$/);
     const joined = await store.people.redeem("main", { route: "discord", userId: "900" }, code.toLowerCase(), anyone);
@@ -51,7 +62,10 @@ export function describePeopleConformance(fresh: Fresh): void {
     expect(await store.people.redeem("main", { route: "web", userId: "owner" }, code, anyone)).toEqual({
       refused: "wrong",
     });
-    expect(await store.people.stored(both)).toEqual({ modelCalls: 0, chats: 0, jobs: 0 });
+    expect(await store.people.stored(both)).toEqual({ modelCalls: 1, chats: 1, jobs: 0 });
+    expect(both.role).toBe("member");
+    expect(await store.people.show("discord:900")).toBeUndefined();
+    expect((await store.people.list()).map((p) => p.id)).toEqual([ada.id, "web:owner"]);
     expect(await store.people.unlink(ada.id)).toBe(1);
     expect((await store.people.identify("main", "discord", "900", "ada#1")).id).toBe("discord:900");
     expect((await store.people.show(ada.id))?.identities).toHaveLength(1);
