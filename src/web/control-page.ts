@@ -69,10 +69,8 @@ export async function startControlPage(deps: {
   const { app, log } = deps;
   const { dashboard } = app.store;
   const wanted = app.config.webAddr;
-  if (!wanted) {
-    log.info("the control page is off (PINCER_WEB_ADDR=off)");
-    return undefined;
-  }
+  // Off: the gateway says so (it starts the page only when on).
+  if (!wanted) return undefined;
   const token = loadWebToken(app.config.home, app.config.webToken);
   const dirs = skillDirs(app.config.workspace);
   const skills = () => listSkills(dirs).map(({ name, description, missing }) => ({ name, description, missing }));
@@ -121,8 +119,7 @@ export async function startControlPage(deps: {
   const locked = (res: ServerResponse) => send(res, 401, "text/html; charset=utf-8", LOCKED_PAGE);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    const { pathname: path, searchParams: query } = url;
+    const { pathname: path, searchParams: query } = new URL(req.url ?? "/", "http://localhost");
     const method = req.method ?? "GET";
     const read = method === "GET" || method === "HEAD";
     if (loopbackOnly && !isLoopbackHost(req.headers.host)) throw new HttpError(421, "unknown host");
