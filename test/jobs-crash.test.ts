@@ -14,7 +14,7 @@ import { databasePath } from "../src/paths.js";
 import { openDatabase } from "../src/store/sqlite/database.js";
 import type { FakeReply } from "./fakes/openai-server.js";
 import { tempHome } from "./helpers/app.js";
-import { gatewayOnFakes, killHard } from "./helpers/daemon.js";
+import { atRest, gatewayOnFakes, killHard } from "./helpers/daemon.js";
 import { hasPostgres, startPostgres, type TestPostgres } from "./helpers/postgres.js";
 
 const havePostgres = hasPostgres();
@@ -75,7 +75,8 @@ describe("a run cut off on one process (SQLite)", () => {
       return found.length > 0 && found;
     }, "the run closed at the start")) as Array<Record<string, unknown>>;
     expect(closed).toMatchObject({ message: "take the pizza out", prompt_tokens: 0 });
-    await sleep(2000);
+    // Nothing pending and no job due: nothing is left that could run it again.
+    await fakes.until(() => atRest(home), "nothing left to run or send");
     expect(runs).toBe(2);
     expect(reminders()).toEqual([]);
   }, 120_000);
@@ -120,7 +121,8 @@ describe.skipIf(!havePostgres)("a run cut off between its turn and its end", () 
         "the run waiting on the model",
         30_000,
       )) as Array<{ id: string }>;
-      // The run of a live process is not touched, though the survivor-to-be sweeps every half lease meanwhile.
+      // The run of a live process is not touched, though the survivor-to-be sweeps every half lease meanwhile. The
+      // sweeps leave no trace to wait on: time passing is the input here.
       await sleep(LEASE_SECONDS * 1000 * 2);
       expect(await query("SELECT outcome FROM job_runs")).toEqual([{ outcome: "running" }]);
 
@@ -158,7 +160,15 @@ describe.skipIf(!havePostgres)("a run cut off between its turn and its end", () 
       // Its reply was committed with the turn: it is delivered once (by whichever process holds the channel), and the
       // run is not run again.
       await fakes.until(() => fakes.telegram.sent.find((m) => m.text.startsWith("PIZZA TIME")), "the reminder", 60_000);
-      await sleep(LEASE_SECONDS * 1000);
+      // Nothing pending, no turn held and no job left: nothing could deliver it or run it again.
+      const left = `SELECT ((SELECT count(*) FROM inbox WHERE status = 'pending') + (SELECT count(*) FROM outbox WHERE status = 'pending')
+        + (SELECT count(*) FROM cluster_leases WHERE name LIKE 'turn:%' AND expires_at > now())
+        + (SELECT count(*) FROM cron_jobs))::int AS n`;
+      await fakes.until(
+        async () => (await query<{ n: number }>(left))[0]?.n === 0,
+        "nothing left to run or send",
+        60_000,
+      );
       expect(reminders()).toHaveLength(1);
       expect(runs).toBe(1);
       expect(await query("SELECT outcome FROM job_runs")).toEqual([{ outcome: "interrupted" }]);
