@@ -33,26 +33,22 @@ export function guardHelper(
   firstWithinMs: number,
 ) {
   const name = helperLeaseName(runId);
-  let lost: FencedOutError | undefined;
-  const lose = (fence: Fence) => {
-    if (lost) return lost;
-    lost = new FencedOutError(fence);
-    onLost(lost);
-    return lost;
-  };
   let settle = () => {};
   const first = new Promise<void>((resolve) => {
     settle = resolve;
   });
   const giveUp = setTimeout(settle, firstWithinMs);
   giveUp.unref();
-  member.want(name, {
-    gained: () => settle(),
-    lost: (fence) => {
-      lose(fence);
-      settle();
-    },
-  });
+  let lost: FencedOutError | undefined;
+  const lose = (fence: Fence) => {
+    if (!lost) {
+      lost = new FencedOutError(fence);
+      onLost(lost);
+    }
+    settle();
+    return lost;
+  };
+  member.want(name, { gained: () => settle(), lost: lose });
   return {
     /** What the helper asks before each step: resolves while this process holds the helper's lease; throws
      * FencedOutError once it lost it, for good. */
