@@ -2,7 +2,7 @@
  * Several agents from the terminal, as a user runs it: the built CLI against two scripted model endpoints, each taking
  * only its own key. `pincer agent --agent NAME -m` and `pincer chat --agent NAME` run as that agent (persona, model,
  * key, history); an unknown name stops with one sentence; `pincer status` lists the agents, the bots (connected or not,
- * as the running gateway says) and the bindings.
+ * as the running gateway says) and the bindings. The agents' turns run on both engines (SQLite, and PostgreSQL).
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -14,6 +14,7 @@ import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram-server.js
 import { tempHome } from "./helpers/app.js";
 import { startBotRouter } from "./helpers/bot-router.js";
 import { killHard, pincer, startDaemon, stopDaemon } from "./helpers/daemon.js";
+import { ENGINES, engineEnv } from "./helpers/engines.js";
 import { freePort } from "./helpers/net.js";
 import { until } from "./helpers/until.js";
 
@@ -55,35 +56,59 @@ function twoAgents(extra: object = {}) {
 const conversationOf = (request: FakeOpenAI["requests"][number]) =>
   /Conversation: (\S+)/.exec(String(request.messages[0]?.content))?.[1];
 
-describe("pincer agent and pincer chat with --agent", () => {
-  it("run the turn as that agent, with its persona, model, key and its own history", async () => {
-    const { home, env } = twoAgents();
-    main.requests.length = 0;
-    shop.requests.length = 0;
-    const first = await pincer(["agent", "--agent", "shop", "-m", "what do you sell?"], home, env);
-    expect(first.stdout.trim()).toBe("Sam the shopkeeper answers");
-    expect(first.code).toBe(0);
-    expect(await pincer(["agent", "-m", "family news?"], home, env)).toMatchObject({
-      code: 0,
-      stdout: "main answers\n",
-    });
-    const again = await pincer(["agent", "--agent", "shop", "-m", "and prices?"], home, env);
-    expect(again.stdout.trim()).toBe("Sam the shopkeeper answers");
+describe.each(ENGINES)("on %s", (engine) => {
+  const database = engineEnv(engine);
+  /** The home and environment, on this engine's database. */
+  const onEngine = async (setup: ReturnType<typeof twoAgents>) => ({
+    ...setup,
+    env: { ...setup.env, ...(await database.env()) },
+  });
 
-    expect(shop.requests.map(conversationOf)).toEqual(["shop/console:local", "shop/console:local"]);
-    expect(shop.requests.every((r) => r.model === "shop-model" && r.headers.authorization === "Bearer shop-key")).toBe(
-      true,
-    );
-    expect(String(shop.requests[0].messages[0].content)).toContain("Shopkeeper Sam");
-    // The shop's second turn has its own first one, and nothing of main's.
-    const history = JSON.stringify(shop.requests[1].messages);
-    expect(history).toContain("what do you sell?");
-    expect(history).not.toContain("family news?");
-    expect(main.requests.map(conversationOf)).toEqual(["console:local"]);
-    expect(String(main.requests[0].messages[0].content)).not.toContain("Shopkeeper Sam");
-    expect(main.keysSeen).not.toContain("shop-key");
-  }, 60_000);
+  describe("pincer agent with --agent", () => {
+    it("run the turn as that agent, with its persona, model, key and its own history", async () => {
+      const { home, env } = await onEngine(twoAgents());
+      main.requests.length = 0;
+      shop.requests.length = 0;
+      const first = await pincer(["agent", "--agent", "shop", "-m", "what do you sell?"], home, env);
+      expect(first.stdout.trim()).toBe("Sam the shopkeeper answers");
+      expect(first.code).toBe(0);
+      expect(await pincer(["agent", "-m", "family news?"], home, env)).toMatchObject({
+        code: 0,
+        stdout: "main answers\n",
+      });
+      const again = await pincer(["agent", "--agent", "shop", "-m", "and prices?"], home, env);
+      expect(again.stdout.trim()).toBe("Sam the shopkeeper answers");
 
+      expect(shop.requests.map(conversationOf)).toEqual(["shop/console:local", "shop/console:local"]);
+      expect(
+        shop.requests.every((r) => r.model === "shop-model" && r.headers.authorization === "Bearer shop-key"),
+      ).toBe(true);
+      expect(String(shop.requests[0].messages[0].content)).toContain("Shopkeeper Sam");
+      // The shop's second turn has its own first one, and nothing of main's.
+      const history = JSON.stringify(shop.requests[1].messages);
+      expect(history).toContain("what do you sell?");
+      expect(history).not.toContain("family news?");
+      expect(main.requests.map(conversationOf)).toEqual(["console:local"]);
+      expect(String(main.requests[0].messages[0].content)).not.toContain("Shopkeeper Sam");
+      expect(main.keysSeen).not.toContain("shop-key");
+    }, 60_000);
+
+    it("an unknown agent stops with one sentence naming the agents", async () => {
+      const { home, env } = await onEngine(twoAgents());
+      for (const command of [
+        ["agent", "--agent", "shpo", "-m", "hi"],
+        ["chat", "--agent", "shpo"],
+      ]) {
+        const result = await pincer(command, home, env);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toBe('pincer: --agent "shpo" is not an agent (agents: main, shop).\n');
+      }
+    }, 30_000);
+  });
+});
+
+// SQLite only: on PostgreSQL, `pincer chat` with piped input does not answer yet (the turn stays pending; reported).
+describe("pincer chat with --agent", () => {
   it("chat --agent talks to that agent and says which one it is", async () => {
     const { home, env } = twoAgents();
     shop.requests.length = 0;
@@ -107,18 +132,6 @@ describe("pincer agent and pincer chat with --agent", () => {
     expect(stdout).toContain("pincer chat — agent shop, model shop-model.");
     expect(shop.requests.map(conversationOf)).toEqual(["shop/console:local"]);
   }, 60_000);
-
-  it("an unknown agent stops with one sentence naming the agents", async () => {
-    const { home, env } = twoAgents();
-    for (const command of [
-      ["agent", "--agent", "shpo", "-m", "hi"],
-      ["chat", "--agent", "shpo"],
-    ]) {
-      const result = await pincer(command, home, env);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toBe('pincer: --agent "shpo" is not an agent (agents: main, shop).\n');
-    }
-  }, 30_000);
 });
 
 describe("pincer status with several agents", () => {
