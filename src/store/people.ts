@@ -98,7 +98,7 @@ export class SqlPeople extends SqlGroup {
     code: string,
     mayJoin: (person: Person) => boolean,
   ): Promise<LinkOutcome> {
-    const now = Date.now();
+    const [now, key] = [Date.now(), code.trim().toUpperCase()];
     return this.db.transaction(async (tx) => {
       const [sender] = await tx.rows<{ failures: number; failedAt: number | null; personId: string }>(
         `SELECT link_failures AS failures, link_failed_at AS "failedAt", person_id AS "personId"
@@ -111,7 +111,7 @@ export class SqlPeople extends SqlGroup {
       await tx.run("DELETE FROM link_codes WHERE expires_at <= $1", [now]);
       const [owner] = await tx.rows<{ personId: string }>(
         `SELECT person_id AS "personId" FROM link_codes WHERE code = $1`,
-        [code.trim().toUpperCase()],
+        [key],
       );
       const target = owner && (await this.select(tx, "WHERE p.id = $1", [owner.personId]))[0];
       if (!target || target.agent !== agent) {
@@ -122,7 +122,8 @@ export class SqlPeople extends SqlGroup {
       }
       if (target.id === sender.personId) return { refused: "already" };
       if (!mayJoin(target)) return { refused: "refused" };
-      await tx.run("DELETE FROM link_codes WHERE person_id = $1", [target.id]);
+      // Used once: of two sending it at once, the one whose delete took the code joins (the other's finds it gone).
+      if ((await tx.run("DELETE FROM link_codes WHERE code = $1", [key])) === 0) return { refused: "wrong" };
       const join = `UPDATE person_identities SET person_id = $4, link_failures = 0 WHERE ${OF_IDENTITY}`;
       await tx.run(join, [agent, route, userId, target.id]);
       // The account's old person, left with no account, is merged in: what was counted for it counts for the joined.

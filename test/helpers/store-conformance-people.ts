@@ -71,6 +71,20 @@ export function describePeopleConformance(fresh: Fresh): void {
     expect((await store.people.show(ada.id))?.identities).toHaveLength(1);
   });
 
+  it("joins one account by a code, though two send it at once (PostgreSQL: in two transactions at once)", async () => {
+    const { store } = await fresh();
+    const ada = await store.people.identify("main", "telegram", "42", "Ada");
+    await store.people.identify("main", "discord", "900", "ada#1");
+    await store.people.identify("main", "web", "owner", "web");
+    const { code } = await store.people.offerLink(ada.id);
+    const outcomes = await Promise.all([
+      store.people.redeem("main", { route: "discord", userId: "900" }, code, anyone),
+      store.people.redeem("main", { route: "web", userId: "owner" }, code, anyone),
+    ]);
+    expect(outcomes.filter((o) => "joined" in o)).toHaveLength(1);
+    expect((await store.people.show(ada.id))?.identities).toHaveLength(2);
+  });
+
   it("refuses another agent's code, an expired one, a refused join; locks an account out after five wrong codes", async () => {
     const { store } = await fresh();
     const ada = await store.people.identify("main", "telegram", "42", "Ada");
