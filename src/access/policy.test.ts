@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { InboundMessage } from "../bus/types.js";
-import { isNamedOwner, isOwnersChat, type MemorySharing, seesOwnerMemory } from "./policy.js";
+import { isNamedOwner, isOwnersChat, type MemorySharing, personSpace, seesOwnerMemory, spaceOf } from "./policy.js";
 
 const from = (channel: InboundMessage["channel"], senderId: string, extra: Partial<InboundMessage> = {}) =>
   ({
@@ -56,7 +56,7 @@ describe("who sees the owner's MEMORY.md", () => {
   });
 });
 
-describe("who may change a chat's settings (/model) and see everyone's usage", () => {
+describe("who is the owner (role owner: /model, everyone's usage, the whole workspace)", () => {
   it("someone named in the allowlist or a local channel; not someone approved by pairing, nor everyone * lets in", () => {
     const owner = (channel: InboundMessage["channel"], senderId: string) =>
       isNamedOwner(channel, senderId, { telegram: ["42", "*"], discord: ["42", "*"] });
@@ -66,5 +66,15 @@ describe("who may change a chat's settings (/model) and see everyone's usage", (
     expect(isNamedOwner("discord", "42", {})).toBe(false);
     expect(owner("web", "anyone")).toBe(true);
     expect(owner("console", "user")).toBe(true);
+  });
+});
+
+describe("a person's space", () => {
+  it("is the whole workspace for the owner and pincer's own runs, else the person's folder that /forget deletes", () => {
+    expect(spaceOf({ person: { id: "telegram:42", role: "owner" } }, "/w")).toBe("/w");
+    expect(spaceOf({}, "/w")).toBe("/w");
+    const guest = spaceOf({ person: { id: "shop/discord:5", role: "guest" } }, "/w");
+    expect(guest).toBe("/w/people/shop%2Fdiscord%3A5");
+    expect(personSpace("/w", "shop/discord:5")).toBe(guest);
   });
 });

@@ -49,8 +49,11 @@ export const spaceOwner = (msg: Pick<InboundMessage, "person">) =>
 /** A run's workspace: the whole one for the owner, else the person's `people/<id>/` in it, their memory and files. */
 export function spaceOf(msg: Pick<InboundMessage, "person">, workspace: string): string {
   const id = spaceOwner(msg);
-  return id ? join(workspace, "people", encodeURIComponent(id)) : workspace;
+  return id ? personSpace(workspace, id) : workspace;
 }
+
+/** A person's own folder in a workspace: what their runs work in, and what /forget deletes. */
+export const personSpace = (workspace: string, id: string) => join(workspace, "people", encodeURIComponent(id));
 
 /** The routes whose strangers are given pairing codes: a platform's bots (`telegram`, `discord@work`). */
 export function isPairedChannel(route: string): boolean {

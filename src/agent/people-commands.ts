@@ -1,5 +1,5 @@
 import { rm } from "node:fs/promises";
-import { join } from "node:path";
+import { personSpace } from "../access/policy.js";
 import { commandArgument } from "../bus/commands.js";
 import type { Switchboard } from "../bus/switchboard.js";
 import {
@@ -95,7 +95,7 @@ export function forgetTaps({ store, config, bus }: { store: Store; config: Confi
       return { text: "Only the person asking can answer this." };
     const chats = await store.forgetting.forget(person);
     const { workspace } = { ...config, ...config.agents[person.agent] };
-    await rm(join(workspace, "people", encodeURIComponent(person.id)), { recursive: true, force: true });
+    await rm(personSpace(workspace, person.id), { recursive: true, force: true });
     for (const key of chats)
       await rm(conversationMediaDir(mediaDir(config.home), key), { recursive: true, force: true });
     await edit("Forgotten: nothing of yours is kept.");
