@@ -265,8 +265,9 @@ describe.each(ENGINES)("people on %s", (engine) => {
     expect(whoami).toMatch(/Stored about you: 2 model calls in 2 chats, 0 jobs/);
     expect(await started.store.people.show(`discord:${ADA.id}`)).toBeUndefined();
     model.requests.length = 0;
+    const asked = discord.sent.length;
     discord.dispatchMessage({ channelId: DM, author: ADA, content: "what can you do?" });
-    await until(() => model.requests.length > 0, "Ada's turn on Discord");
+    await toDiscord(DM, "ok", asked);
     expect(toolsOf(model.requests[0])).toContain("exec");
 
     // The owner's Telegram account sending a guest's code is refused: nobody gains the owner's rights that way.
@@ -282,6 +283,16 @@ describe.each(ENGINES)("people on %s", (engine) => {
     expect(list.stdout).toMatch(new RegExp(`discord:${MALLORY.id} {2}mallory {2}guest {2}1 account`));
     const shown = await cli(["people", "show", "telegram:42"]);
     expect(shown.stdout).toContain(`account discord ${ADA.id} (ada)`);
+    const listed = JSON.parse((await cli(["people", "list", "--json"])).stdout) as Array<Record<string, unknown>>;
+    expect(listed.map((p) => [p.id, p.role, p.roleSet])).toEqual([
+      ["telegram:42", "owner", false],
+      [`discord:${MALLORY.id}`, "guest", false],
+    ]);
+    const ada = JSON.parse((await cli(["people", "show", "telegram:42", "--json"])).stdout);
+    expect(ada).toMatchObject({ name: "Ada", agent: "main", stored: { modelCalls: 3, chats: 2, jobs: 0 } });
+    expect(ada.identities).toContainEqual({ route: "discord", userId: ADA.id, name: "ada" });
+    const nobody = await cli(["people", "show", "nobody", "--json"]);
+    expect([nobody.code, nobody.stdout.trim()]).toEqual([1, "null"]);
     expect((await cli(["people", "role", `discord:${MALLORY.id}`, "admin"])).code).toBe(1);
     expect((await cli(["people", "role", `discord:${MALLORY.id}`, "member"])).stdout).toContain("is now member");
     expect((await started.store.people.show(`discord:${MALLORY.id}`))?.role).toBe("member");

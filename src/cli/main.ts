@@ -159,8 +159,16 @@ pairing
   .action(answer(pairingRevoke));
 
 const people = program.command("people").description("the people who write to pincer, their roles and accounts");
-people.command("list").description("everyone who wrote, with role and accounts").action(answer(peopleList));
-people.command("show <id>").description("a person's role, accounts and what is stored").action(answer(peopleShow));
+people
+  .command("list")
+  .description("everyone who wrote, with role and accounts")
+  .option("--json", "print it as JSON")
+  .action(answer(peopleList));
+people
+  .command("show <id>")
+  .description("a person's role, accounts and what is stored")
+  .option("--json", "print it as JSON")
+  .action(answer(peopleShow));
 people.command("role <id> <role>").description("set a person's role (or `default`)").action(answer(peopleRole));
 people.command("remove <id>").description("forget a person and revoke their approvals").action(answer(peopleRemove));
 

@@ -9,29 +9,33 @@ import type { Person } from "../store/store.js";
 type Answer = { ok: boolean; text: string };
 const NOBODY = (id: string) => ({ ok: false, text: `No person ${id} (pincer people list shows them).` });
 
-/** Their role, as their turns run with it: set by `pincer people role`, or derived (the allowlists, people.defaultRole). */
-function role(config: Config, person: Person): string {
+/** With their role as their turns run with it: set by `pincer people role` (`roleSet`), or derived (the allowlists,
+ * people.defaultRole). */
+function withRole(config: Config, person: Person) {
   const named = (route: string, userId: string) => isNamedOwner(route, userId, allowListsOf(config));
-  return `${roleOf(person, named, config.people.defaultRole)}${person.role ? " (set)" : ""}`;
+  return { ...person, role: roleOf(person, named, config.people.defaultRole), roleSet: person.role !== undefined };
 }
+const roleText = (p: ReturnType<typeof withRole>) => `${p.role}${p.roleSet ? " (set)" : ""}`;
 
-/** `pincer people list`: everyone who wrote, each agent's, with their role and accounts. */
-export function peopleList(config: Config): Promise<string> {
+/** `pincer people list` (`--json`): everyone who wrote, each agent's, with their role and accounts. */
+export function peopleList(config: Config, { json }: { json?: boolean }): Promise<string> {
   return withStore(storeLocation(config), async (store) => {
-    const all = await store.people.list();
+    const all = (await store.people.list()).map((p) => withRole(config, p));
+    if (json) return JSON.stringify(all, null, 2);
     if (all.length === 0) return "Nobody has written yet.";
-    return all.map((p) => `${p.id}  ${p.name}  ${role(config, p)}  ${p.identities.length} account(s)`).join("\n");
+    return all.map((p) => `${p.id}  ${p.name}  ${roleText(p)}  ${p.identities.length} account(s)`).join("\n");
   });
 }
 
-/** `pincer people show ID`: a person's role, accounts and what is stored about them. */
-export function peopleShow(config: Config, id: string): Promise<Answer> {
+/** `pincer people show ID` (`--json`): a person's role, accounts and what is stored about them. */
+export function peopleShow(config: Config, id: string, { json }: { json?: boolean }): Promise<Answer> {
   return withStore(storeLocation(config), async (store) => {
-    const person = await store.people.show(id);
-    if (!person) return NOBODY(id);
-    const stored = await store.people.stored(person);
+    const found = await store.people.show(id);
+    if (!found) return json ? { ok: false, text: "null" } : NOBODY(id);
+    const [person, stored] = [withRole(config, found), await store.people.stored(found)];
+    if (json) return { ok: true, text: JSON.stringify({ ...person, stored }, null, 2) };
     const lines = [
-      `${person.id}: ${person.name}, agent ${person.agent}, role ${role(config, person)}`,
+      `${person.id}: ${person.name}, agent ${person.agent}, role ${roleText(person)}`,
       ...person.identities.map((i) => `  account ${i.route} ${i.userId} (${i.name})`),
       `  ${stored.modelCalls} model calls in ${stored.chats} chats, ${stored.jobs} jobs`,
     ];
