@@ -1,23 +1,7 @@
 // Chat commands pincer answers itself: part of the bus contract, since channels offer them (Telegram's menu) and spot
 // them (the console's /stop).
-const NAMES = [
-  "new",
-  "stop",
-  "status",
-  "help",
-  "model",
-  "usage",
-  "voice",
-  "jobs",
-  "whoami",
-  "link",
-  "unlink",
-  "forget",
-] as const;
-export type CommandName = (typeof NAMES)[number];
-
 /** `takesArgument`: the command takes the rest of the line (`/model NAME`). */
-export const COMMANDS: Array<{ name: CommandName; description: string; takesArgument?: true }> = [
+export const COMMANDS = [
   { name: "new", description: "Start a fresh conversation (long-term memory is kept)" },
   { name: "stop", description: "Cancel the running turn" },
   { name: "status", description: "Show model, conversation size and queue" },
@@ -30,13 +14,14 @@ export const COMMANDS: Array<{ name: CommandName; description: string; takesArgu
   { name: "link", description: "Join your accounts: /link gives a code, /link CODE uses it", takesArgument: true },
   { name: "unlink", description: "Separate your linked accounts again" },
   { name: "forget", description: "Delete everything stored about you (asks once more)" },
-];
+] as const satisfies ReadonlyArray<{ name: string; description: string; takesArgument?: true }>;
+export type CommandName = (typeof COMMANDS)[number]["name"];
 
 /** `/stop`, `/stop@MyBot` and ` /STOP ` are the stop command; `/stop now` and `/stopwatch` are not; `/model x` is. */
 export function parseCommand(text: string): CommandName | undefined {
   const match = /^\/([a-z]+)(?:@\w+)?(\s+\S[\s\S]*)?$/i.exec(text.trim());
   const command = COMMANDS.find((c) => c.name === match?.[1].toLowerCase());
-  return command && (match?.[2] === undefined || command.takesArgument) ? command.name : undefined;
+  return command && (match?.[2] === undefined || "takesArgument" in command) ? command.name : undefined;
 }
 
 /** What follows a command's name (`/model gpt-4o` gives "gpt-4o"); empty when nothing does. */
