@@ -24,6 +24,7 @@ import { fakeModelForFile } from "./helpers/model.js";
 import { hasSystemPackage } from "./helpers/system-packages.js";
 import { FAST_TIMING, message, privateChat, user } from "./helpers/telegram.js";
 import { until } from "./helpers/until.js";
+import { login, startWebHarness } from "./helpers/web.js";
 
 const model = fakeModelForFile();
 const GUILD = "110000000000000001";
@@ -74,6 +75,7 @@ describe.skipIf(!hasSystemPackage("bwrap", "bubblewrap")).each(ENGINES)("a perso
       DISCORD_BOT_TOKEN: FAKE_DISCORD_TOKEN,
       DISCORD_API_URL: discord.apiUrl,
       DISCORD_ALLOW_FROM: "*",
+      PINCER_WEB_ADDR: "127.0.0.1:0",
       ...(await database.env()),
     };
     const started = await testApp(model.url, home, env);
@@ -209,6 +211,35 @@ describe.skipIf(!hasSystemPackage("bwrap", "bubblewrap")).each(ENGINES)("a perso
     );
     expect(owner.prompt).toContain(OWNER_SECRET);
     expect(owner.results[0]).toContain(ADA_FILE);
+
+    // The control page's People section: the people with their roles and accounts; a role change and a removal,
+    // each only with the page's session (as its other actions).
+    const web = await startWebHarness(started);
+    const session = await login(web.base, web.token);
+    const post = (path: string, body: object, headers: object = session) =>
+      fetch(`${web.base}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      });
+    const malloryId = `discord:${MALLORY.id}`;
+    const state = (await (await fetch(`${web.base}/api/state`, { headers: session })).json()) as {
+      people: Array<{ id: string; role: string; identities: unknown[] }>;
+    };
+    expect(state.people.find((p) => p.id === malloryId)).toMatchObject({
+      role: "guest",
+      identities: [{ route: "discord" }],
+    });
+    expect(state.people.find((p) => p.id === adaId)?.role).toBe("member (set)");
+    expect((await post("/api/people/role", { id: malloryId, role: "owner" }, {})).status).toBe(401);
+    expect((await post("/api/people/remove", { id: adaId }, { "x-pincer-session": "forged" })).status).toBe(401);
+    expect((await post("/api/people/role", { id: malloryId, role: "admin" })).status).toBe(400);
+    expect((await post("/api/people/remove", { id: "discord:1" })).status).toBe(404);
+    expect((await post("/api/people/role", { id: malloryId, role: "member" })).status).toBe(200);
+    expect((await store.people.show(malloryId))?.role).toBe("member");
+    expect((await post("/api/people/role", { id: malloryId, role: "default" })).status).toBe(200);
+    expect((await store.people.show(malloryId))?.role).toBeUndefined();
+    await web.close();
 
     // /forget: asked once more; Mallory's tap on Ada's button does nothing; Ada's Forget me erases her.
     const before = discord.sent.length;

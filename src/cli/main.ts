@@ -169,8 +169,14 @@ people
   .description("a person's role, accounts and what is stored")
   .option("--json", "print it as JSON")
   .action(answer(peopleShow));
-people.command("role <id> <role>").description("set a person's role (or `default`)").action(answer(peopleRole));
-people.command("remove <id>").description("forget a person and revoke their approvals").action(answer(peopleRemove));
+people
+  .command("role <id> <role>")
+  .description("set a person's role (or `default`)")
+  .action(answer((c, id: string, role: string) => peopleRole(c, id, role)));
+people
+  .command("remove <id>")
+  .description("forget a person and revoke their approvals")
+  .action(answer((c, id: string) => peopleRemove(c, id)));
 
 try {
   await program.parseAsync();

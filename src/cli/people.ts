@@ -4,18 +4,18 @@ import { allowListsOf } from "../config/agents.js";
 import type { Config } from "../config/config.js";
 import { storeLocation } from "../paths.js";
 import { withStore } from "../store/open.js";
-import type { Person } from "../store/store.js";
+import type { Person, Store } from "../store/store.js";
 
 type Answer = { ok: boolean; text: string };
 const NOBODY = (id: string) => ({ ok: false, text: `No person ${id} (pincer people list shows them).` });
 
 /** With their role as their turns run with it: set by `pincer people role` (`roleSet`), or derived (the allowlists,
  * people.defaultRole). */
-function withRole(config: Config, person: Person) {
+export function withRole(config: Config, person: Person) {
   const named = (route: string, userId: string) => isNamedOwner(route, userId, allowListsOf(config));
   return { ...person, role: roleOf(person, named, config.people.defaultRole), roleSet: person.role !== undefined };
 }
-const roleText = (p: ReturnType<typeof withRole>) => `${p.role}${p.roleSet ? " (set)" : ""}`;
+export const roleText = (p: ReturnType<typeof withRole>) => `${p.role}${p.roleSet ? " (set)" : ""}`;
 
 /** `pincer people list` (`--json`): everyone who wrote, each agent's, with their role and accounts. */
 export function peopleList(config: Config, { json }: { json?: boolean }): Promise<string> {
@@ -43,21 +43,20 @@ export function peopleShow(config: Config, id: string, { json }: { json?: boolea
   });
 }
 
-/** `pincer people role ID ROLE`: owner, member, guest, one of config `roles`, or `default` (derived again). */
-export function peopleRole(config: Config, id: string, name: string): Promise<Answer> {
-  const known = ["owner", "member", "guest", ...Object.keys(config.roles)];
-  if (name !== "default" && !known.includes(name))
-    return Promise.resolve({ ok: false, text: `Unknown role "${name}": use ${known.join(", ")} or default.` });
-  return withStore(storeLocation(config), async (store) => {
+/** `pincer people role ID ROLE` (and the control page): owner, member, guest, one of config `roles`, or `default`. */
+export const peopleRole = (config: Config, id: string, name: string, on?: Store) =>
+  storeOf(config, on, async (store): Promise<Answer> => {
+    const known = ["owner", "member", "guest", ...Object.keys(config.roles)];
+    if (name !== "default" && !known.includes(name))
+      return { ok: false, text: `Unknown role "${name}": use ${known.join(", ")} or default.` };
     if (!(await store.people.setRole(id, name === "default" ? undefined : name))) return NOBODY(id);
     return { ok: true, text: `${id} is now ${name === "default" ? "back on the derived role" : name}.` };
   });
-}
 
 /** `pincer people remove ID`: forgets the person and their accounts, and takes back their pairing approvals (their jobs
  * pause); an allowlist that names them, or `*`, still lets them in, as a new person. */
-export function peopleRemove(config: Config, id: string): Promise<Answer> {
-  return withStore(storeLocation(config), async (store) => {
+export function peopleRemove(config: Config, id: string, on?: Store): Promise<Answer> {
+  return storeOf(config, on, async (store) => {
     const person = await store.people.show(id);
     if (!person || !(await store.people.remove(id))) return NOBODY(id);
     for (const { route, userId } of person.identities) await store.pairing.revoke(route, userId);
@@ -67,3 +66,7 @@ export function peopleRemove(config: Config, id: string): Promise<Answer> {
     };
   });
 }
+
+/** The running app's store (the control page), or one opened for the command. */
+const storeOf = <T>(config: Config, store: Store | undefined, work: (store: Store) => Promise<T>) =>
+  store ? work(store) : withStore(storeLocation(config), work);

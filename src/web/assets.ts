@@ -156,9 +156,10 @@ export const SCRIPT = `
       if (!button) return;
       const path = button.dataset.post;
       if (path === "/api/jobs/delete" && !confirm("Delete this job?")) return;
+      if (path === "/api/people/remove" && !confirm("Remove this person and their accounts?")) return;
       button.disabled = true;
       // A job's row stays (the section's refresh shows its new state); other rows are done with.
-      const stays = path.startsWith("/api/jobs/") && path !== "/api/jobs/delete";
+      const stays = (path.startsWith("/api/jobs/") && path !== "/api/jobs/delete") || path === "/api/people/role";
       post(path, JSON.parse(button.dataset.body)).then(() => (stays ? (button.disabled = false) : button.closest("li").remove()))
         .catch((err) => { button.disabled = false; alert(err.message); });
     });

@@ -9,6 +9,7 @@ import { listSkills } from "../agent/skills.js";
 import type { App } from "../app.js";
 import type { Channel } from "../bus/channel.js";
 import { agentOf, agentSessionKey, type ChannelName, MAIN_AGENT, sessionKeyOf } from "../bus/types.js";
+import { peopleRemove, peopleRole } from "../cli/people.js";
 import { isLoopback, type WebAddr } from "../config/config.js";
 import { skillDirs } from "../paths.js";
 import {
@@ -228,6 +229,10 @@ export async function startControlPage(deps: {
       }
       return undefined;
     },
+    // As `pincer people role ID ROLE` and `pincer people remove ID`, on the running app's store.
+    "/api/people/role": async (text) =>
+      answered(await peopleRole(app.config, text("id", 300), text("role", 40), app.store)),
+    "/api/people/remove": async (text) => answered(await peopleRemove(app.config, text("id", 300), app.store)),
     "/api/approvals/decide": async (text) => {
       const approvals = approvalsOn();
       const choice = text("choice", 6);
@@ -246,6 +251,11 @@ export async function startControlPage(deps: {
       return undefined;
     },
   };
+
+  function answered({ ok, text }: { ok: boolean; text: string }) {
+    if (!ok) throw new HttpError(/^No person/.test(text) ? 404 : 400, text);
+    return void log.info({ text }, "people changed from the control page");
+  }
 
   function pairedChannel(text: TextField) {
     const channel = text("channel", 16);

@@ -49,6 +49,7 @@ ${card("agents", "Agents")}
 ${card("conversations", "Conversations")}
 ${card("jobs", "Jobs", true)}
 ${card("pairing", "Pairing requests")}
+${card("people", "People", true)}
 ${input.state.approvals ? card("approvals", "Approvals") : ""}
 ${card("skills", "Skills")}
 ${card("usage", "Model usage", true)}`;

@@ -6,7 +6,16 @@ import type { DashboardState } from "./state.js";
 import { renderUsage } from "./usage-section.js";
 
 /** The page's live parts as HTML fragments: the first paint and every SSE update use these, so escaping is in one place. */
-export type SectionId = "status" | "agents" | "conversations" | "jobs" | "pairing" | "approvals" | "skills" | "usage";
+export type SectionId =
+  | "status"
+  | "agents"
+  | "conversations"
+  | "jobs"
+  | "pairing"
+  | "people"
+  | "approvals"
+  | "skills"
+  | "usage";
 
 export function renderSections(state: DashboardState, now: number): Record<SectionId, string> {
   const formatTime = timeFormat();
@@ -16,6 +25,7 @@ export function renderSections(state: DashboardState, now: number): Record<Secti
     conversations: rows(state.conversations, "No conversations yet.", (c) => conversation(c, now)),
     jobs: renderJobs(state.jobs, now, formatTime),
     pairing: rows(state.pairing, "Nobody is waiting.", (p) => pairingRequest(p, now)),
+    people: rows(state.people, "Nobody has written yet.", (p) => person(p, state.roles)),
     approvals: renderApprovals(state, now),
     skills: rows(state.skills, "No skills installed.", skill),
     usage: renderUsage(state.usage),
@@ -69,6 +79,10 @@ const pairingRequest = (p: Item<"pairing">, now: number) =>
   `<li><div><b>${esc(p.userName)}</b> <small>${esc(p.channel)} user ${esc(p.userId)} · code ${esc(p.code)} · expires in ${formatSpan(p.expiresAt - now)}</small></div>
 <span class="buttons">${postButton("Approve", "/api/pairing/approve", { channel: p.channel, code: p.code })}
 ${postButton("Deny", "/api/pairing/deny", { channel: p.channel, userId: p.userId }, true)}</span></li>`;
+
+const person = (p: Item<"people">, roles: string[]) =>
+  `<li><div><b>${esc(p.name)}</b> <small>${esc(p.id)} · role ${esc(p.role)} · ${p.identities.map((i) => esc(`${i.route} ${i.userId}`)).join(", ")}</small></div>
+<span class="buttons">${roles.map((role) => postButton(role, "/api/people/role", { id: p.id, role })).join("")}${postButton("Remove", "/api/people/remove", { id: p.id }, true)}</span></li>`;
 
 const skill = (s: Item<"skills">) =>
   `<li><div><span><b>${esc(s.name)}</b> ${pill(s.missing.length ? "unavailable" : "ok")}</span>

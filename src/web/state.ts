@@ -1,5 +1,6 @@
 import type { App } from "../app.js";
 import type { Channel, ChannelStatus } from "../bus/channel.js";
+import { roleText, withRole } from "../cli/people.js";
 import { agentsOverview } from "../config/agents.js";
 import { collectJobs } from "./jobs-section.js";
 import { collectUsage } from "./usage-section.js";
@@ -67,6 +68,11 @@ export async function collectState(sources: {
     /** Every job with its next runs and newest runs (the Jobs section). */
     jobs,
     pairing: requests,
+    /** Everyone who wrote, with their role as their turns have it and their accounts (the People section). */
+    people: database
+      ? (await app.store.people.list()).map((p) => ({ ...p, role: roleText(withRole(app.config, p)) }))
+      : [],
+    roles: ["owner", "member", "guest", ...Object.keys(app.config.roles), "default"],
     skills: skills(),
     /** With config `approvals` on: calls waiting for a decision, and each chat's "always allowed" list. */
     approvals:
