@@ -105,33 +105,32 @@ describe.each(ENGINES)("on %s", (engine) => {
       }
     }, 30_000);
   });
-});
 
-// SQLite only: on PostgreSQL, `pincer chat` with piped input does not answer yet (the turn stays pending; reported).
-describe("pincer chat with --agent", () => {
-  it("chat --agent talks to that agent and says which one it is", async () => {
-    const { home, env } = twoAgents();
-    shop.requests.length = 0;
-    const child = spawn(process.execPath, [join(packageRoot(), "dist/src/cli/main.js"), "chat", "--agent", "shop"], {
-      env: { PATH: process.env.PATH, HOME: home, PINCER_HOME: home, ...env },
-      cwd: home,
-    });
-    let stdout = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    const exited = new Promise((resolve) => child.on("exit", resolve));
-    child.stdin.end("hello Sam\n");
-    await until(
-      () => stdout.includes("pincer: Sam the shopkeeper answers"),
-      "the shop's answer",
-      30_000,
-      () => stdout,
-    );
-    expect(await exited).toBe(0);
-    expect(stdout).toContain("pincer chat — agent shop, model shop-model.");
-    expect(shop.requests.map(conversationOf)).toEqual(["shop/console:local"]);
-  }, 60_000);
+  describe("pincer chat with --agent", () => {
+    it("chat --agent talks to that agent and says which one it is", async () => {
+      const { home, env } = await onEngine(twoAgents());
+      shop.requests.length = 0;
+      const child = spawn(process.execPath, [join(packageRoot(), "dist/src/cli/main.js"), "chat", "--agent", "shop"], {
+        env: { PATH: process.env.PATH, HOME: home, PINCER_HOME: home, ...env },
+        cwd: home,
+      });
+      let stdout = "";
+      child.stdout.on("data", (chunk) => {
+        stdout += chunk;
+      });
+      const exited = new Promise((resolve) => child.on("exit", resolve));
+      child.stdin.end("hello Sam\n");
+      await until(
+        () => stdout.includes("pincer: Sam the shopkeeper answers"),
+        "the shop's answer",
+        30_000,
+        () => stdout,
+      );
+      expect(await exited).toBe(0);
+      expect(stdout).toContain("pincer chat — agent shop, model shop-model.");
+      expect(shop.requests.map(conversationOf)).toEqual(["shop/console:local"]);
+    }, 60_000);
+  });
 });
 
 describe("pincer status with several agents", () => {

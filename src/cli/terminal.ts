@@ -39,6 +39,8 @@ export async function runChat(config: Config, log: Logger, chat: Chat): Promise<
   const app = await createApp(config, { log });
   const interactive = Boolean(process.stdin.isTTY);
   const terminal = createInterface({ input: process.stdin, output: process.stdout, terminal: interactive });
+  // Listened to from now on: readline reads at once, and a piped line it emits while the app starts would be lost.
+  const lines = terminal[Symbol.asyncIterator]();
   // The waiting `you:` prompt is erased first (it is drawn again below the answer), or it would show twice.
   const say = (text: string) => process.stdout.write(`${interactive ? "\r\x1b[2K" : ""}${text}\n`);
   // Piped input (a script) gets the answers alone, without prompts between them.
@@ -87,7 +89,7 @@ export async function runChat(config: Config, log: Logger, chat: Chat): Promise<
   process.on("SIGINT", interrupt);
 
   try {
-    for await (const line of terminal) {
+    for await (const line of lines) {
       if (line.trim() !== "") {
         stopAsked = false;
         send(line);
