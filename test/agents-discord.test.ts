@@ -217,7 +217,7 @@ describe.each(ENGINES)("on %s", (engine) => {
       }
       const byTool = (name: string) => results.filter((_, i) => probes[i][0] === name);
       for (const read of byTool("read_file")) expect(read).toMatch(/^Error: /);
-      expect(byTool("message")[0]).toMatch(/^Error: discord:\d+ is not on message\.allowedTargets/);
+      expect(byTool("message")[0]).toMatch(/^Error: discord:\d+ is not on agents\.beta\.message\.allowedTargets in/);
       expect(byTool("web_fetch")[0]).toMatch(/^Error: /);
       expect(h.discord.sent.filter((m) => m.channelId === ALPHA_CH && m.content === "psst")).toEqual([]);
       // Nothing of alpha's reached beta's model, whatever it was sent.

@@ -189,7 +189,7 @@ describe.each(ENGINES)("on %s", (engine) => {
       modelWritesTo9();
       shop.pushUpdate(message(privateChat(7), user(7), { text: "tell 9" }));
       const said = await until(() => shop.sent.find((m) => m.text.startsWith("tool said:")), "the shop's answer");
-      expect(said.text).toMatch(/^tool said: Error: telegram:9 is not on message\.allowedTargets/);
+      expect(said.text).toMatch(/^tool said: Error: telegram:9 is not on agents\.shop\.message\.allowedTargets in/);
       expect([...home.sent, ...shop.sent].filter((m) => m.chatId === "9")).toEqual([]);
     });
 

@@ -8,6 +8,7 @@ import {
   type Button,
   type ChannelName,
   type DeliveryOutcome,
+  MAIN_AGENT,
   type OutboundMessage,
   replyTarget,
   routeOf,
@@ -129,13 +130,16 @@ function resolveTarget(
   const chatId = args.chat_id?.trim() || (channel === here.channel ? here.chatId : undefined);
   if (!chatId) throw new ToolError(`chat_id is needed to write to ${channel} from a ${here.channel} conversation.`);
   if (channel === here.channel && chatId === here.chatId) return { target: here, current: true };
+  const agent = agentOf(ctx.sessionKey);
   if (!allowedTargets.includes(`${channel}:${chatId}`)) {
     const allowed = allowedTargets.length ? allowedTargets.join(", ") : "none";
+    // The setting the user would edit: another agent's list is its own, under agents.NAME.
+    const setting = `${agent === MAIN_AGENT ? "" : `agents.${agent}.`}message.allowedTargets`;
     throw new ToolError(
-      `${channel}:${chatId} is not on message.allowedTargets in the config (allowed: ${allowed}); you can only write to the current conversation and those.`,
+      `${channel}:${chatId} is not on ${setting} in the config (allowed: ${allowed}); you can only write to the current conversation and those.`,
     );
   }
-  const account = channel === here.channel ? here.account : agentAccount(accounts, agentOf(ctx.sessionKey), channel);
+  const account = channel === here.channel ? here.account : agentAccount(accounts, agent, channel);
   return { target: { channel: channel as ChannelName, chatId, account }, current: false };
 }
 
