@@ -149,4 +149,16 @@ describe("people at the gate", () => {
       role: "owner",
     });
   });
+
+  it("an account given the owner's role by pincer people role never joins a guest either", async () => {
+    const { gate, people } = setup();
+    const guest = (await gate.admit(msg("5", { channel: "discord", sessionKey: "discord:5" }))) as InboundMessage;
+    await gate.admit(msg("6", { channel: "discord", sessionKey: "discord:6" }));
+    await people.setRole("discord:6", "owner");
+    const promoted = (await gate.admit(msg("6", { channel: "discord", sessionKey: "discord:6" }))) as InboundMessage;
+    expect(promoted.person?.role).toBe("owner");
+    const { code } = await people.offerLink((guest.person as { id: string }).id);
+    expect(await gate.link(promoted, code)).toEqual({ refused: "refused" });
+    expect((await gate.admit(msg("5", { channel: "discord", sessionKey: "discord:5" })))?.person?.role).toBe("guest");
+  });
 });

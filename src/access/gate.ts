@@ -61,11 +61,12 @@ export function createAccessGate(deps: AccessGateDeps) {
 
   return {
     whoIs,
-    /** `/link CODE` from this message's account: an account named in `*_ALLOW_FROM` joins only an owner, so nobody
-     * gains the owner's rights by having the owner send their code. */
+    /** `/link CODE` from this message's account: an owner's account (named in `*_ALLOW_FROM` or given the role) joins
+     * only an owner, so nobody gains the owner's rights by having the owner send their code. */
     link: async (msg: InboundMessage, code: string) =>
       deps.people.redeem(agentOf(msg.sessionKey), { route: routeOf(msg), userId: msg.senderId }, code, (target) => {
-        return !named(routeOf(msg), msg.senderId) || roleOf(target, named, deps.roles.people.defaultRole) === "owner";
+        const owners = named(routeOf(msg), msg.senderId) || msg.person?.role === "owner";
+        return !owners || roleOf(target, named, deps.roles.people.defaultRole) === "owner";
       }),
     /** Whether this person may talk to pincer on this bot (`route`) now (a job runs only while its owner may). */
     hasAccess: allowed,

@@ -127,11 +127,10 @@ export class SqlPeople extends SqlGroup {
       const join = `UPDATE person_identities SET person_id = $4, link_failures = 0 WHERE ${OF_IDENTITY}`;
       await tx.run(join, [agent, route, userId, target.id]);
       // The account's old person, left with no account, is merged in: what was counted for it counts for the joined.
+      // Its role is not: the joined person's stands, so sending someone's code never raises them.
       const old = [sender.personId];
       if (!(await exists(tx, "SELECT 1 FROM person_identities WHERE person_id = $1", old))) {
         await tx.run("UPDATE model_usage SET person = $2 WHERE person = $1", [...old, target.id]);
-        const role = "UPDATE people SET role = (SELECT role FROM people WHERE id = $1) WHERE id = $2 AND role IS NULL";
-        await tx.run(role, [...old, target.id]);
         await tx.run("DELETE FROM link_codes WHERE person_id = $1", old);
         await tx.run("DELETE FROM people WHERE id = $1", old);
       }

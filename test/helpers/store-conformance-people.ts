@@ -39,7 +39,8 @@ export function describePeopleConformance(fresh: Fresh): void {
     const { store } = await fresh();
     const ada = await store.people.identify("main", "telegram", "42", "Ada");
     await store.people.identify("main", "discord", "900", "ada#1");
-    // What the joining account's own person had (its model calls, its role) goes with it, in the same transaction.
+    // What the joining account's own person had (its model calls) goes with it, in the same transaction; its role does
+    // not (the joined person's stands: a member sending a guest's code must not make the guest a member).
     const call = { kind: "conversation" as const, model: "m", promptTokens: 1, completionTokens: 1, cachedTokens: 0 };
     await store.usage.record({
       ...call,
@@ -63,7 +64,7 @@ export function describePeopleConformance(fresh: Fresh): void {
       refused: "wrong",
     });
     expect(await store.people.stored(both)).toEqual({ modelCalls: 1, chats: 1, jobs: 0 });
-    expect(both.role).toBe("member");
+    expect(both.role).toBeUndefined();
     expect(await store.people.show("discord:900")).toBeUndefined();
     expect((await store.people.list()).map((p) => p.id)).toEqual([ada.id, "web:owner"]);
     expect(await store.people.unlink(ada.id)).toBe(1);
