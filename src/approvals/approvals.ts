@@ -58,7 +58,7 @@ export function createApprovals(
   const agents = Object.fromEntries(
     Object.entries(config.agents).map(([name, own]) => {
       const { approvals, exec } = { ...config, ...own };
-      const allowPatterns = compilePatterns(exec.allowPatterns, "exec.allowPatterns");
+      const allowPatterns = compilePatterns(exec.allowPatterns, "exec.allowPatterns", name);
       return [name, { policy: { ...approvals, allowPatterns }, timeoutSeconds: approvals.timeoutSeconds }];
     }),
   );

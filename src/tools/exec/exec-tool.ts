@@ -21,10 +21,12 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
   const { exec, home } = config;
   const media = mediaDir(home);
   const guard = {
-    denyPatterns: compilePatterns(exec.denyPatterns, "exec.denyPatterns"),
+    denyPatterns: compilePatterns(exec.denyPatterns, "exec.denyPatterns", config.agentName),
     // With approvals.exec "unlisted" the allowlist says what runs unasked; the rest is asked, not refused.
     allowPatterns:
-      config.approvals.exec === "unlisted" ? [] : compilePatterns(exec.allowPatterns, "exec.allowPatterns"),
+      config.approvals.exec === "unlisted"
+        ? []
+        : compilePatterns(exec.allowPatterns, "exec.allowPatterns", config.agentName),
     restrictToWorkspace: exec.restrictToWorkspace,
     media,
     home,

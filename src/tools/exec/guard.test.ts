@@ -91,6 +91,15 @@ describe("checkCommand: default deny patterns", () => {
 });
 
 describe("checkCommand: configured patterns", () => {
+  it("stops the start naming the pattern that is not a regex, as the config file names it for its agent", () => {
+    expect(() => compilePatterns(["^ls", "("], "exec.denyPatterns")).toThrow(
+      /^PINCER_CONFIG: exec.denyPatterns\[1\] is/,
+    );
+    expect(() => compilePatterns(["("], "exec.allowPatterns", "shop")).toThrow(
+      /^PINCER_CONFIG: agents.shop.exec.allowPatterns\[0\] is not a valid regular expression/,
+    );
+  });
+
   it("applies extra deny patterns case-insensitively", () => {
     const policy = { ...open, denyPatterns: compilePatterns(["\\bcurl\\b", "git\\s+push"], "exec.denyPatterns") };
     expect(verdict("CURL https://example.org", policy)).toContain("deny pattern");

@@ -1,3 +1,4 @@
+import { MAIN_AGENT } from "../../bus/types.js";
 import { ConfigError } from "../../config/config.js";
 import { isInside } from "../files/safe-open.js";
 import { commandParts, unlisted } from "./command-parts.js";
@@ -102,14 +103,16 @@ function checkPaths(command: string, policy: GuardPolicy): string | undefined {
   return undefined;
 }
 
-/** Compiles exec.denyPatterns / exec.allowPatterns, naming the entry that is not a valid regex. */
-export function compilePatterns(patterns: readonly string[], setting: string): RegExp[] {
+/** Compiles exec.denyPatterns / exec.allowPatterns, naming the entry that is not a valid regex (an agent's own under
+ * `agents.NAME`: main's, which the others inherit, are compiled first). */
+export function compilePatterns(patterns: readonly string[], setting: string, agent = MAIN_AGENT): RegExp[] {
+  const named = agent === MAIN_AGENT ? setting : `agents.${agent}.${setting}`;
   return patterns.map((source, i) => {
     try {
       return new RegExp(source, "i");
     } catch (err) {
       throw new ConfigError(
-        `PINCER_CONFIG: ${setting}[${i}] is not a valid regular expression: ${(err as Error).message}.`,
+        `PINCER_CONFIG: ${named}[${i}] is not a valid regular expression: ${(err as Error).message}.`,
       );
     }
   });
