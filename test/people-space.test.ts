@@ -130,6 +130,13 @@ describe.skipIf(!hasSystemPackage("bwrap", "bubblewrap")).each(ENGINES)("a perso
             `echo ${MALLORY_WORD} > mine.txt`,
           ].join("; "),
         }),
+        call("message", { content: "see", media: [join(ws, "MEMORY.md")] }),
+        call("message", { content: "see", media: [join(adaDir, "notes.txt")] }),
+        call("spawn", { task: "helper probe: look around" }),
+      ],
+      "helper probe": [
+        call("read_file", { path: join(ws, "MEMORY.md") }),
+        call("exec", { command: `cat ${ws}/MEMORY.md ${adaDir}/notes.txt; ls` }),
       ],
       "ada probe": [
         call("read_file", { path: "MEMORY.md" }),
@@ -145,13 +152,14 @@ describe.skipIf(!hasSystemPackage("bwrap", "bubblewrap")).each(ENGINES)("a perso
       return marker ? { toolCalls: script[marker] } : { content: "noted" };
     });
     /** Sends `text` and waits for its turn's answer; the prompt and the tool results of that turn. */
-    const turn = async (send: () => void, answered: () => unknown) => {
+    const turn = async (text: string, send: () => void, answered: () => unknown) => {
       const before = model.requests.length;
       send();
       const detail = () =>
         JSON.stringify([discord.sent.slice(-3), model.requests.slice(before).map((r) => r.messages.at(-1))]);
       await until(answered, "the answer", 60_000, detail);
-      const requests = model.requests.slice(before);
+      // This turn's requests (a helper's may run meanwhile).
+      const requests = model.requests.slice(before).filter((r) => lastUser(r).includes(text));
       const results = requests.find((r) => r.messages.at(-1)?.role === "tool");
       const messages = results?.messages ?? [];
       const ofThisTurn = messages.slice(messages.findLastIndex((m) => m.role === "user"));
@@ -162,6 +170,7 @@ describe.skipIf(!hasSystemPackage("bwrap", "bubblewrap")).each(ENGINES)("a perso
       const before = discord.sent.length;
       const content = group ? `<@${discord.bot.id}> ${text}` : text;
       return turn(
+        text,
         () => discord.dispatchMessage({ channelId, author, content, ...(group ? { guildId: GUILD } : {}) }),
         () => discord.sent.slice(before).find((m) => m.channelId === channelId && /^(done|noted)/.test(m.content)),
       );
@@ -173,9 +182,20 @@ describe.skipIf(!hasSystemPackage("bwrap", "bubblewrap")).each(ENGINES)("a perso
     expect(existsSync(join(ws, "notes.txt"))).toBe(false);
 
     const mallory = await inDiscord(MALLORY_DM, MALLORY, `mallory probe, mine is ${MALLORY_WORD}`);
-    expect(mallory.results).toHaveLength(13);
-    const [ownerMemory, up, adaNotes, menu, grep, glob, listUp, search, jobs, agents, shared, edit, exec] =
+    expect(mallory.results).toHaveLength(16);
+    const [ownerMemory, up, adaNotes, menu, grep, glob, listUp, search, jobs, agents, shared, edit, exec, ...sent] =
       mallory.results;
+    for (const refused of sent.slice(0, 2)) expect(refused).toMatch(/outside the workspace/);
+    // Her helper works in her space too: its tools reach neither the owner's memory nor Ada's files.
+    const helper = await until(
+      () => model.requests.find((r) => r.messages.at(-1)?.role === "tool" && lastUser(r).includes("helper probe")),
+      "the helper's tool results",
+      30_000,
+    );
+    const helperResults = helper.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+    expect(helperResults[0]).toMatch(/outside the workspace/);
+    expect(helperResults[1]).toContain("mine.txt");
+    for (const said of helperResults) for (const secret of [OWNER_SECRET, ADA_FILE]) expect(said).not.toContain(secret);
     for (const refused of [ownerMemory, up, adaNotes, grep, listUp]) expect(refused).toMatch(/outside the workspace/);
     expect(menu).toContain("MENU-FOR-ALL");
     expect(glob).toMatch(/^No files match/);
@@ -206,6 +226,7 @@ describe.skipIf(!hasSystemPackage("bwrap", "bubblewrap")).each(ENGINES)("a perso
     await inDiscord(GENERAL, MALLORY, `mallory in the group: ${MALLORY_WORD}`, true);
     // The owner keeps the whole workspace.
     const owner = await turn(
+      "owner probe",
       () => telegram.pushUpdate(message(privateChat(42), user(42, "Owner"), { text: "owner probe" })),
       () => telegram.sent.find((m) => m.text === "done"),
     );
