@@ -56,6 +56,8 @@ export class SqlForgetting extends SqlGroup {
     for (const i of person.identities) if (i.route.startsWith("telegram")) sessions.add(ownKey(person, i));
     for (const { key } of used) if (!groups.has(key)) sessions.add(key);
     await db.transaction(async (tx) => {
+      // Their runs of jobs gone since (a group's one-time reminder): found by the calls made for them; they keep its text.
+      await tx.run("DELETE FROM job_runs WHERE id IN (SELECT run_id FROM model_usage WHERE person = $1)", [person.id]);
       for (const key of sessions) await forgetChat(tx, key);
       for (const id of theirsInGroups) {
         await tx.run("DELETE FROM turn_steps WHERE inbox_id = $1", [id]);

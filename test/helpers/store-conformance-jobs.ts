@@ -106,6 +106,19 @@ export function describeJobsConformance(fresh: Fresh): void {
     const ended = await store.jobRuns.ofEndedJobs(1);
     expect([...ended.keys()]).toEqual([id]);
     expect(ended.get(id)).toMatchObject([{ id: waiting.id, message: "stretch" }]);
+    // /forget takes a gone job's runs made for that person (their text is theirs), and only those.
+    const bob = await store.people.identify("main", "discord", "77", "Bob");
+    await store.usage.record({
+      ...call,
+      promptTokens: 1,
+      completionTokens: 1,
+      at: 2,
+      runId: waiting.id,
+      sessionKey: "discord:900",
+      person: bob.id,
+    });
+    await store.forgetting.forget(bob);
+    expect((await store.jobRuns.ofEndedJobs()).get(id)?.map((r) => r.id)).toEqual([over.id]);
   });
 
   it("fires a run asked for once, paused or not, with its row; repeated asks before it fires are one run", async () => {
