@@ -294,6 +294,12 @@ describe.skipIf(!hasSystemPackage("bwrap", "bubblewrap")).each(ENGINES)("a perso
     expect(around(ADA_WORD)).toEqual([]);
     expect(around(adaId)).toEqual([]); // no row of hers at all: accounts, usage, jobs
     expect(stored).toContain(MALLORY_WORD);
+    // The group's next turn is not sent her words from a history held in memory either (SQLite's cache).
+    const since = model.requests.length;
+    await inDiscord(GENERAL, MALLORY, "mallory after the forgetting", true);
+    const sentNow = JSON.stringify(model.requests.slice(since).map((r) => r.messages));
+    expect(sentNow).toContain(MALLORY_WORD);
+    expect(sentNow).not.toContain(ADA_WORD);
   }, 240_000);
 });
 

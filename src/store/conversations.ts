@@ -59,6 +59,11 @@ export class SqlConversations {
     this.cache = db.engine === "sqlite" ? new HistoryCache() : undefined;
   }
 
+  /** Drops the cached histories (SQLite): after `/forget` deleted rows, no turn may be sent them from memory. */
+  dropCached(): void {
+    this.cache?.clear();
+  }
+
   /** Starts a fresh conversation for the session (the old one stays in the database). */
   archive = (sessionKey: string) => archiveConversation(this.db, sessionKey);
 

@@ -27,6 +27,14 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, "\\$&");
  * (VACUUM FULL; its WAL segments keep old pages until recycled: docs/security.md). Returns the direct chats' keys.
  */
 export class SqlForgetting extends SqlGroup {
+  constructor(
+    db: Sql,
+    /** Drops what a process holds of the deleted rows in memory (the conversations' history cache). */
+    private readonly forgotten: () => void,
+  ) {
+    super(db);
+  }
+
   async forget(person: Person): Promise<string[]> {
     const { db } = this;
     const own = new Set(person.identities.map((i) => `${i.route}:${i.userId}`));
@@ -85,6 +93,7 @@ export class SqlForgetting extends SqlGroup {
       await tx.run("DELETE FROM person_identities WHERE person_id = $1", [person.id]);
       await tx.run("DELETE FROM people WHERE id = $1", [person.id]);
     });
+    this.forgotten();
     await erase(db);
     return [...sessions];
   }

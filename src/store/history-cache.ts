@@ -54,6 +54,11 @@ export class HistoryCache {
     return entry;
   }
 
+  /** Forgets every conversation: rows deleted under it (`/forget`) must not come back from memory. */
+  clear(): void {
+    this.entries.clear();
+  }
+
   /** Remembers a conversation's newest rows (oldest first), trimmed to what `budget` could use again. */
   store(head: ConversationHead, rows: HistoryRow[], complete: boolean, budget: number): void {
     const keep = fitFrom(rows, budget * SLACK);

@@ -26,11 +26,12 @@ export type { UsageEntry, UsageGroup, UsageSums } from "./usage.js";
 /** The store's groups on one engine's SQL, with that engine's memory (its own search index). */
 export function storeOn(db: Sql, memory: SqlMemory, options: StoreOptions = {}) {
   const countTokens = options.countTokens ?? estimateTokens;
+  const conversations = new SqlConversations(db, countTokens);
   return {
     journal: new SqlJournal(db),
     steps: new SqlTurnSteps(db),
     turns: new SqlTurns(db, countTokens),
-    conversations: new SqlConversations(db, countTokens),
+    conversations,
     chatModels: new SqlChatChoice<string>(db, "chat_models", "model"),
     chatVoice: new SqlChatChoice<VoiceMode>(db, "chat_voice", "mode"),
     memory,
@@ -38,7 +39,7 @@ export function storeOn(db: Sql, memory: SqlMemory, options: StoreOptions = {}) 
     jobRuns: new SqlJobRuns(db),
     pairing: new SqlPairing(db),
     people: new SqlPeople(db),
-    forgetting: new SqlForgetting(db),
+    forgetting: new SqlForgetting(db, () => conversations.dropCached()),
     audit: new SqlAudit(db),
     helperRuns: new SqlHelperRuns(db),
     dashboard: new SqlDashboard(db),
