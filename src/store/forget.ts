@@ -45,10 +45,18 @@ export class SqlForgetting extends SqlGroup {
     const groups = new Set<string>();
     const sessions = new Set<string>();
     const theirsInGroups: string[] = [];
+    /** Their jobs' runs and texts: a run's own message carries its job's text into a group's inbox and history. */
+    const [runs, reminders] = [new Set<string>(), new Set<string>()];
     for (const row of inbox) {
       const msg = JSON.parse(row.payload) as InboundMessage;
       if (msg.isGroup) groups.add(row.key);
       if (mine(msg)) msg.isGroup ? theirsInGroups.push(row.id) : sessions.add(row.key);
+      const run = msg.channel === "system" && msg.run.kind === "cron" ? msg.run : undefined;
+      if (run?.userId !== undefined && own.has(`${routeOf(parseSessionKey(row.key) ?? msg)}:${run.userId}`)) {
+        theirsInGroups.push(row.id);
+        runs.add(msg.id);
+        if (run.reminder) reminders.add(run.reminder);
+      }
     }
     // A chat where someone wrote as a group member is a group's, even when its inbox rows are gone.
     const grouped = await db.rows<{ key: string }>(
@@ -63,7 +71,27 @@ export class SqlForgetting extends SqlGroup {
     // A Telegram private chat is the user's own id; a Discord DM is found by its inbox rows or its usage.
     for (const i of person.identities) if (i.route.startsWith("telegram")) sessions.add(ownKey(person, i));
     for (const { key } of used) if (!groups.has(key)) sessions.add(key);
+    const texts = await db.rows<{ message: string }>(
+      "SELECT message FROM job_runs WHERE message IS NOT NULL AND id IN (SELECT run_id FROM model_usage WHERE person = $1)",
+      [person.id],
+    );
+    for (const { route, userId } of person.identities) {
+      const jobs = "SELECT message FROM cron_jobs WHERE owner_channel = $1 AND owner_id = $2";
+      texts.push(...(await db.rows<{ message: string }>(jobs, [route, userId])));
+    }
+    for (const { message } of texts) reminders.add(message);
     await db.transaction(async (tx) => {
+      for (const id of runs) await tx.run("DELETE FROM job_runs WHERE id = $1", [id]);
+      // Their jobs' texts in groups' histories: the runs' own messages, `Scheduled … <text>` (scheduler/run-message.ts).
+      for (const key of groups) {
+        for (const text of reminders) {
+          await tx.run(
+            `DELETE FROM messages WHERE role = 'user' AND content LIKE $1 ESCAPE '\\' AND conversation_id IN
+               (SELECT id FROM conversations WHERE session_key = $2)`,
+            [`Scheduled %${escapeLike(text)}%`, key],
+          );
+        }
+      }
       // Their runs of jobs gone since (a group's one-time reminder): found by the calls made for them; they keep its text.
       await tx.run("DELETE FROM job_runs WHERE id IN (SELECT run_id FROM model_usage WHERE person = $1)", [person.id]);
       for (const key of sessions) await forgetChat(tx, key);

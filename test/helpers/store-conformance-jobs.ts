@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
 import type { InboundMessage } from "../../src/bus/types.js";
-import type { NewJob, Store } from "../../src/store/store.js";
+import { runMessage } from "../../src/scheduler/run-message.js";
+import type { CronJob, NewJob, Store } from "../../src/store/store.js";
 import type { OpenStore } from "./store-conformance.js";
 
 /** A fresh store on the engine under test, and a way to open a second process's store on the same database. */
@@ -198,5 +199,31 @@ export function describeJobsConformance(fresh: Fresh): void {
       ["failed", undefined],
     ]);
     expect((await store.jobRuns.recent([])).size).toBe(0);
+  });
+
+  it("/forget takes a person's group reminder from the group's inbox, history and runs, and nobody else's", async () => {
+    const { store } = await fresh();
+    const group = { channel: "discord" as const, chatId: "G", sessionKey: "discord:G", isGroup: true };
+    const bob = await store.people.identify("main", "discord", "77", "Bob");
+    await store.people.identify("main", "discord", "88", "Cy");
+    const fire = async (userId: string, text: string) => {
+      const { id } = await store.jobs.add(job({ message: text, origin: group, owner: { channel: "discord", userId } }));
+      const msg = runMessage((await store.jobs.get(id)) as CronJob, 1_060_000, 1_060_000);
+      const slot = { jobId: id, scheduledAt: 1_060_000, nextRunAt: null, run: msg };
+      expect(await store.jobs.takeSlot(slot)).toEqual({ taken: true, accepted: true });
+      await store.conversations.append("discord:G", [{ role: "user", content: msg.text }]);
+      return msg;
+    };
+    const bobs = await fire("77", "water the zebrafinch");
+    const cys = await fire("88", "feed the okapiwren");
+    const history = async () => (await store.dashboard.history("discord:G")).map((e) => e.text).join("\n");
+    const runs = async () => [...(await store.jobRuns.ofEndedJobs()).values()].flat().map((r) => r.message);
+    expect(await runs()).toEqual(expect.arrayContaining(["water the zebrafinch", "feed the okapiwren"]));
+    await store.forgetting.forget(bob);
+    expect(await store.journal.isPending(bobs)).toBe(false);
+    expect(await history()).not.toContain("zebrafinch");
+    expect(await runs()).toEqual(["feed the okapiwren"]);
+    expect(await store.journal.isPending(cys)).toBe(true);
+    expect(await history()).toContain("okapiwren");
   });
 }
