@@ -107,6 +107,9 @@ export class SqlForgetting extends SqlGroup {
              (SELECT id FROM conversations WHERE substr(session_key, 1, length($2)) = $2)`,
           [`[% (id ${escapeLike(userId)})]%`, ofRoute],
         );
+        // The runs made for them on this bot, of jobs still here or gone since.
+        const runsFor = "DELETE FROM job_runs WHERE owner_id = $1 AND substr(session_key, 1, length($2)) = $2";
+        await tx.run(runsFor, [userId, ofRoute]);
         const jobs = "SELECT id FROM cron_jobs WHERE owner_channel = $1 AND owner_id = $2";
         await tx.run(`DELETE FROM job_runs WHERE job_id IN (${jobs})`, [route, userId]);
         await tx.run("DELETE FROM cron_jobs WHERE owner_channel = $1 AND owner_id = $2", [route, userId]);

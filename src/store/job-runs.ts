@@ -79,7 +79,7 @@ export class SqlJobRuns extends SqlGroup {
       params,
     );
     for (const row of rows) {
-      const { n: _n, ...run } = camelCased<JobRun & { n: number }>(row);
+      const { n: _n, ownerId: _owner, ...run } = camelCased<JobRun & { n: number; ownerId: unknown }>(row);
       runs.set(run.jobId, [...(runs.get(run.jobId) ?? []), run]);
     }
     return runs;

@@ -211,6 +211,7 @@ async function startRun(
   tx: Sql,
   fired: { run: InboundMessage; jobId: string; trigger: JobRun["trigger"]; scheduledAt: number; firedAt: number },
 ): Promise<void> {
+  const cron = fired.run.channel === "system" && fired.run.run.kind === "cron" ? fired.run.run : undefined;
   const row = {
     id: fired.run.id,
     jobId: fired.jobId,
@@ -219,7 +220,8 @@ async function startRun(
     scheduledAt: fired.scheduledAt,
     firedAt: fired.firedAt,
     outcome: "running",
-    message: fired.run.channel === "system" && fired.run.run.kind === "cron" ? fired.run.run.reminder : undefined,
+    message: cron?.reminder,
+    ownerId: cron?.userId,
   };
   await tx.run(...insert("job_runs", row, undefined, "ON CONFLICT (id) DO NOTHING"));
 }

@@ -216,9 +216,12 @@ export function describeJobsConformance(fresh: Fresh): void {
     };
     const bobs = await fire("77", "water the zebrafinch");
     const cys = await fire("88", "feed the okapiwren");
+    // A run cut off before its model call, whose inbox row retention has pruned since: found by its owner alone.
+    await store.journal.completeInbound(await fire("77", "prune the quetzalfern"));
+    await store.journal.prune(1_000);
     const history = async () => (await store.dashboard.history("discord:G")).map((e) => e.text).join("\n");
     const runs = async () => [...(await store.jobRuns.ofEndedJobs()).values()].flat().map((r) => r.message);
-    expect(await runs()).toEqual(expect.arrayContaining(["water the zebrafinch", "feed the okapiwren"]));
+    expect((await runs()).sort()).toEqual(["feed the okapiwren", "prune the quetzalfern", "water the zebrafinch"]);
     await store.forgetting.forget(bob);
     expect(await store.journal.isPending(bobs)).toBe(false);
     expect(await history()).not.toContain("zebrafinch");

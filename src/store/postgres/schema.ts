@@ -356,6 +356,7 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
           );`,
   },
   { id: "016-job-run-text", sql: "ALTER TABLE job_runs ADD COLUMN message text;" },
+  { id: "017-job-run-owner", sql: "ALTER TABLE job_runs ADD COLUMN owner_id text;" },
 ];
 
 /** Any number, the same in every process: two processes starting at once migrate one after the other. */

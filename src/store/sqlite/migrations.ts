@@ -306,4 +306,6 @@ export const migrations: Migration[] = [
   },
   // A run keeps its job's text, so the history of a finished or deleted job still says what it was.
   { id: "025-job-run-text", sql: "ALTER TABLE job_runs ADD COLUMN message TEXT;" },
+  // Whom a run was for (the job owner's user id), so /forget finds the runs of their jobs gone since.
+  { id: "026-job-run-owner", sql: "ALTER TABLE job_runs ADD COLUMN owner_id TEXT;" },
 ];
