@@ -21,7 +21,7 @@ dl.facts{display:grid;grid-template-columns:auto 1fr;gap:.2rem .8rem;margin:.6re
 .pill{display:inline-block;font-size:.75rem;padding:0 .45rem;border-radius:99px;border:1px solid currentColor}
 .good{color:var(--good)}.warn{color:var(--warn)}.bad{color:var(--bad)}
 button{font:inherit;padding:.35rem .8rem;border-radius:7px;border:1px solid var(--line);background:var(--bg);color:var(--fg);cursor:pointer;min-height:2.2rem}
-button.danger{color:var(--bad)}button:disabled{opacity:.5}.buttons{display:flex;gap:.4rem}
+button.danger{color:var(--bad)}button:disabled{opacity:.5}.buttons{display:flex;flex-wrap:wrap;gap:.4rem}
 ol.history li,ol.chat li{margin:.45rem 0}.msg .text{white-space:pre-wrap;overflow-wrap:anywhere;padding:.45rem .7rem;border-radius:10px;background:var(--bg);border:1px solid var(--line);display:inline-block;max-width:100%}
 .msg.user{text-align:right}.msg.user .text{background:var(--me);text-align:left}.msg time{display:block;font-size:.75rem}
 .tool details{border-left:3px solid var(--line);padding:.1rem .6rem}.tool.failed details{border-color:var(--bad)}
