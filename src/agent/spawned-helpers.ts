@@ -156,6 +156,7 @@ export class HelperManager {
     const log = deps.log.child({ helper: entry.id, session: origin.sessionKey });
     let status: Exclude<HelperStatus, "running" | "interrupted">;
     let result: string;
+    const offered = offeredTo(deps.config, origin.person);
     try {
       const loop = runAgentLoop(
         {
@@ -164,7 +165,7 @@ export class HelperManager {
           // Nobody watches a helper: untrusted MCP servers' tools stay out of its reach.
           // Nor a tool its person's role lacks: a helper has its starter's rights, never more.
           registry: deps.registry
-            .restricted((name) => !HELPER_DENIED_TOOLS.includes(name) && offeredTo(deps.config, origin.person)(name))
+            .restricted((name) => !HELPER_DENIED_TOOLS.includes(name) && (offered?.(name) ?? true))
             .withoutUntrusted(),
           maxIterations: settings.maxIterations,
           log,

@@ -188,9 +188,9 @@ async function context(deps: ContextDeps, turn: Turn, ownerMemory: boolean) {
   // below: it copies the tools registered by then, and the servers' tools are registered as they connect.
   await untilAborted(deps.ready(), turn.signal);
   // Only the tools of the role of the person who wrote (in a group too): the same list every turn of theirs.
-  const registry = registryFor(msg, deps.registry, deps.config.cron.tools).restricted(
-    offeredTo(deps.config, msg.person),
-  );
+  const offered = offeredTo(deps.config, msg.person);
+  const runs = registryFor(msg, deps.registry, deps.config.cron.tools);
+  const registry = offered ? runs.restricted(offered) : runs;
   const userMessage: ChatMessage =
     images.length > 0
       ? { role: "user", content: [{ type: "text", text: turn.user.content ?? "" }, ...images] }
