@@ -10,7 +10,7 @@ import { voiceCheck } from "../voice/problems.js";
 import { databaseErrorText } from "./database-problem.js";
 import { folderProblem } from "./fs-problem.js";
 import { probeModelTurn } from "./model-turn.js";
-import { type Check, probeAgentModels, probeDiscord, probeModel, probeTelegram } from "./probes.js";
+import { type Check, check, probeAgentModels, probeBot, probeModel } from "./probes.js";
 import { clusterReport } from "./status.js";
 
 /** `pincer doctor`: each thing pincer needs, checked for real with the configured keys, and what to do. */
@@ -26,8 +26,8 @@ async function runDoctor(config: Config): Promise<Check[]> {
       listed.status === "fail" ? [listed] : [listed, await probeModelTurn(config)],
     ),
     probeAgentModels(config),
-    probeTelegram(config),
-    probeDiscord(config),
+    probeBot(config, "telegram"),
+    probeBot(config, "discord"),
     checkSandbox(config),
     checkMcpServers(config),
   ]);
@@ -50,8 +50,6 @@ async function runDoctor(config: Config): Promise<Check[]> {
     ...[voiceCheck(config.voice)].flatMap((voice) => (voice ? [{ name: "voice", ...voice }] : [])),
   ];
 }
-
-const check = (name: string, status: Check["status"], detail: string): Check => ({ name, status, detail });
 
 /** Skills whose requirements are missing are left out of the prompt: say which and why. */
 function skillsCheck(config: Config): Check {

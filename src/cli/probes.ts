@@ -5,6 +5,8 @@ import { notFoundHint, openAIClient } from "../llm/model.js";
 /** One thing `pincer doctor` checked, with one line of advice when it is not fine. */
 export type Check = { name: string; status: "ok" | "warn" | "fail"; detail: string };
 
+export const check = (name: string, status: Check["status"], detail: string): Check => ({ name, status, detail });
+
 const TIMEOUT_MS = 10_000;
 
 /** Asks the model endpoint for its models with the configured key, as the first turn would. */
@@ -33,10 +35,9 @@ export async function probeAgentModels(config: Config): Promise<Check[]> {
 
 async function probeEndpoint(spec: Omit<EndpointSpec, "name"> & { name: string }, name: string): Promise<Check> {
   const { apiKey, baseUrl, model, keyEnv } = spec;
-  const check = (status: Check["status"], detail: string): Check => ({ name, status, detail });
-  if (!apiKey) return check("fail", `${keyEnv} is not set: put the key for ${model} at ${baseUrl} in .env`);
+  if (!apiKey) return check(name, "fail", `${keyEnv} is not set: put the key for ${model} at ${baseUrl} in .env`);
   const made = await openAIClient({ apiKey, baseUrl, timeoutSeconds: TIMEOUT_MS / 1000 }).catch((err: Error) => err);
-  if (made instanceof Error) return check("fail", made.message);
+  if (made instanceof Error) return check(name, "fail", made.message);
   const { OpenAI, client } = made;
   try {
     const ids: string[] = [];
@@ -44,54 +45,44 @@ async function probeEndpoint(spec: Omit<EndpointSpec, "name"> & { name: string }
     if (ids.length > 0 && !ids.includes(model)) {
       const listed = `${ids.slice(0, 5).join(", ")}${ids.length > 5 ? ", …" : ""}`;
       const what = name === "model" ? `PINCER_MODEL "${model}"` : `"${model}"`;
-      return check("warn", `${baseUrl} answers, but does not list ${what}; it lists ${listed}`);
+      return check(name, "warn", `${baseUrl} answers, but does not list ${what}; it lists ${listed}`);
     }
-    return check("ok", `${model} at ${baseUrl} answers`);
+    return check(name, "ok", `${model} at ${baseUrl} answers`);
   } catch (err) {
     if (err instanceof OpenAI.AuthenticationError) {
-      return check("fail", `${baseUrl} refused ${keyEnv} (401) for ${model}: check the key`);
+      return check(name, "fail", `${baseUrl} refused ${keyEnv} (401) for ${model}: check the key`);
     }
-    if (err instanceof OpenAI.NotFoundError) return check("fail", notFoundHint(spec));
+    if (err instanceof OpenAI.NotFoundError) return check(name, "fail", notFoundHint(spec));
     const said = (err as Error).message;
     const where = name === "model" ? "OPENAI_BASE_URL" : "its baseUrl";
-    return check("fail", `${baseUrl} did not answer (${said}): check ${where} and that the endpoint runs`);
+    return check(name, "fail", `${baseUrl} did not answer (${said}): check ${where} and that the endpoint runs`);
   }
 }
 
-/** Telegram's getMe with the configured token. */
-export async function probeTelegram(config: Pick<Config, "telegramToken" | "telegramApiRoot">): Promise<Check> {
-  const { telegramToken: token, telegramApiRoot: root } = config;
-  if (!token) return { name: "telegram", status: "warn", detail: "off: set TELEGRAM_BOT_TOKEN to enable it" };
-  try {
-    const response = await fetch(`${root}/bot${token}/getMe`, { signal: AbortSignal.timeout(TIMEOUT_MS) });
-    type Answer = { ok?: boolean; description?: string; result?: { username?: string } };
-    const body = (await response.json().catch(() => ({}))) as Answer;
-    if (body.ok) return { name: "telegram", status: "ok", detail: `connected as @${body.result?.username}` };
-    return {
-      name: "telegram",
-      status: "fail",
-      detail: `Telegram refused TELEGRAM_BOT_TOKEN (${response.status} ${body.description ?? ""}): copy the token from BotFather again`,
-    };
-  } catch (err) {
-    return { name: "telegram", status: "fail", detail: `${root} did not answer: ${(err as Error).message}` };
-  }
-}
+type BotAnswer = { ok?: boolean; description?: string; message?: string; username?: string; result?: BotAnswer };
 
-/** Discord's /users/@me with the configured token. */
-export async function probeDiscord(config: Pick<Config, "discordToken" | "discordApiUrl">): Promise<Check> {
-  const { discordToken: token, discordApiUrl: root } = config;
-  if (!token) return { name: "discord", status: "warn", detail: "off: set DISCORD_BOT_TOKEN to enable it" };
+/** Telegram's getMe or Discord's /users/@me with the configured token. */
+export async function probeBot(config: Config, name: "telegram" | "discord"): Promise<Check> {
+  const telegram = name === "telegram";
+  const [token, root] = telegram
+    ? [config.telegramToken, config.telegramApiRoot]
+    : [config.discordToken, config.discordApiUrl];
+  const variable = `${name.toUpperCase()}_BOT_TOKEN`;
+  if (!token) return check(name, "warn", `off: set ${variable} to enable it`);
   try {
-    const headers = { authorization: `Bot ${token}` };
-    const response = await fetch(`${root}/v10/users/@me`, { headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
-    const body = (await response.json().catch(() => ({}))) as { username?: string; message?: string };
-    if (response.ok) return { name: "discord", status: "ok", detail: `connected as ${body.username}` };
-    return {
-      name: "discord",
-      status: "fail",
-      detail: `Discord refused DISCORD_BOT_TOKEN (${response.status} ${body.message ?? ""}): copy the token again from the Developer Portal (Bot → Reset Token)`,
-    };
+    const url = telegram ? `${root}/bot${token}/getMe` : `${root}/v10/users/@me`;
+    const headers = telegram ? undefined : { authorization: `Bot ${token}` };
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const body = (await response.json().catch(() => ({}))) as BotAnswer;
+    // Telegram says `ok` in the body and the bot in `result`; Discord answers with the bot itself.
+    const me = telegram ? body.ok && `@${body.result?.username}` : response.ok && `${body.username}`;
+    if (me) return check(name, "ok", `connected as ${me}`);
+    const [platform, said] = [telegram ? "Telegram" : "Discord", body.description ?? body.message ?? ""];
+    const advice = telegram
+      ? "copy the token from BotFather again"
+      : "copy the token again from the Developer Portal (Bot → Reset Token)";
+    return check(name, "fail", `${platform} refused ${variable} (${response.status} ${said}): ${advice}`);
   } catch (err) {
-    return { name: "discord", status: "fail", detail: `${root} did not answer: ${(err as Error).message}` };
+    return check(name, "fail", `${root} did not answer: ${(err as Error).message}`);
   }
 }
