@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type ChannelName, type InboundMessage, routeOf } from "../bus/types.js";
 import { acceptInbound } from "./journal.js";
-import { camelCased, insert, placeholders, type Sql, SqlGroup, scalar, update, withoutNulls } from "./sql.js";
+import { camelCased, exists, insert, placeholders, type Sql, SqlGroup, scalar, update } from "./sql.js";
 import type {
   CronJob,
   JobEdit,
@@ -103,23 +103,11 @@ export class SqlJobs extends SqlGroup {
   }
 
   /** Changes a job's text, schedule, zone (and stop rules when given); false when there is no such job. */
-  async edit(id: string, edit: JobEdit): Promise<boolean> {
-    const fields = {
-      message: edit.message,
-      tz: edit.tz,
-      nextRunAt: edit.nextRunAt,
-      ...scheduleColumns(edit.schedule),
-      ...(edit.limits && Object.fromEntries(LIMIT_FIELDS.map((field) => [field, edit.limits?.[field]]))),
-    };
-    const [sql, params] = update("cron_jobs", fields, "id");
-    return (await this.db.run(sql, [...params, id])) === 1;
-  }
+  edit = (id: string, { message, tz, nextRunAt, schedule, limits }: JobEdit) =>
+    this.set(id, { message, tz, nextRunAt, ...scheduleColumns(schedule), ...(limits && limitColumns(limits)) });
 
   /** Sets a job's own stop rules (those absent: the config's); false when there is no such job. */
-  async setLimits(id: string, limits: JobLimits): Promise<boolean> {
-    const [sql, params] = update("cron_jobs", Object.fromEntries(LIMIT_FIELDS.map((f) => [f, limits[f]])), "id");
-    return (await this.db.run(sql, [...params, id])) === 1;
-  }
+  setLimits = (id: string, limits: JobLimits) => this.set(id, limitColumns(limits));
 
   /** Asks for one run now (repeated asks before it fires are one run); false when there is no such job. */
   async requestRun(id: string, at: number): Promise<boolean> {
@@ -158,11 +146,7 @@ export class SqlJobs extends SqlGroup {
     const { jobId, scheduledAt, nextRunAt, run } = slot;
     return this.db.transaction(async (tx) => {
       const where = "WHERE id = $1 AND next_run_at = $2 AND paused_at IS NULL";
-      // SKIP LOCKED (PostgreSQL): a process that finds another taking this slot right now leaves it to that one.
-      if (tx.engine === "postgres") {
-        const locked = await tx.rows(`SELECT 1 FROM cron_jobs ${where} FOR UPDATE SKIP LOCKED`, [jobId, scheduledAt]);
-        if (locked.length === 0) return { taken: false, accepted: false };
-      }
+      if (!(await unlocked(tx, where, [jobId, scheduledAt]))) return { taken: false, accepted: false };
       const set = run
         ? "next_run_at = $3, last_run_at = $4, last_delivery_id = $5, run_count = run_count + 1"
         : "next_run_at = $3";
@@ -184,10 +168,7 @@ export class SqlJobs extends SqlGroup {
   takeRunRequest(jobId: string, requestedAt: number, run: InboundMessage, firedAt: number): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const where = "WHERE id = $1 AND run_requested_at = $2";
-      if (tx.engine === "postgres") {
-        const locked = await tx.rows(`SELECT 1 FROM cron_jobs ${where} FOR UPDATE SKIP LOCKED`, [jobId, requestedAt]);
-        if (locked.length === 0) return false;
-      }
+      if (!(await unlocked(tx, where, [jobId, requestedAt]))) return false;
       const set = "run_requested_at = NULL, last_run_at = $3, last_delivery_id = $4, run_count = run_count + 1";
       if ((await tx.run(`UPDATE cron_jobs SET ${set} ${where}`, [jobId, requestedAt, firedAt, run.id])) === 0) {
         return false;
@@ -202,6 +183,18 @@ export class SqlJobs extends SqlGroup {
     const rows = await this.db.rows(`SELECT * FROM cron_jobs ${where} ORDER BY next_run_at, id`, params);
     return rows.map(toJob);
   }
+
+  private async set(id: string, fields: Record<string, unknown>): Promise<boolean> {
+    const [sql, params] = update("cron_jobs", fields, "id");
+    return (await this.db.run(sql, [...params, id])) === 1;
+  }
+}
+
+const limitColumns = (limits: JobLimits) => Object.fromEntries(LIMIT_FIELDS.map((field) => [field, limits[field]]));
+
+/** SKIP LOCKED (PostgreSQL): a process that finds another taking this row right now leaves it to that one. */
+async function unlocked(tx: Sql, where: string, params: unknown[]): Promise<boolean> {
+  return tx.engine !== "postgres" || exists(tx, `SELECT 1 FROM cron_jobs ${where} FOR UPDATE SKIP LOCKED`, params);
 }
 
 const DUE = "((next_run_at <= $1 AND paused_at IS NULL) OR run_requested_at IS NOT NULL)";
@@ -243,20 +236,7 @@ function channelFilter(channels: readonly string[] | undefined, from: number): s
 
 function toJob(row: Record<string, unknown>): CronJob {
   const { kind, atMs, everySeconds, anchorMs, cronExpr, ownerChannel, ownerId, ...job } = camelCased<JobColumns>(row);
-  const {
-    channel: route,
-    chatId,
-    threadId,
-    sessionKey,
-    isGroup,
-    maxRuns,
-    endsAt,
-    runTokens,
-    runCost,
-    dayTokens,
-    dayCost,
-    ...rest
-  } = job;
+  const { channel: route, chatId, threadId, sessionKey, isGroup, ...rest } = job;
   const schedule: Schedule =
     kind === "at"
       ? { kind, at: atMs as number }
@@ -264,12 +244,13 @@ function toJob(row: Record<string, unknown>): CronJob {
         ? { kind, everySeconds: everySeconds as number, anchor: anchorMs as number }
         : { kind, expr: cronExpr as string, tz: job.tz };
   const [channel, account] = route.split("@") as [ChannelName, string | undefined];
-  const limits = withoutNulls({ maxRuns, endsAt, runTokens, runCost, dayTokens, dayCost });
+  const limits = Object.fromEntries(LIMIT_FIELDS.filter((f) => rest[f] !== undefined).map((f) => [f, rest[f]]));
+  for (const field of LIMIT_FIELDS) delete rest[field];
   return {
     ...rest,
     schedule,
     origin: { channel, ...(account ? { account } : {}), chatId, threadId, sessionKey, isGroup: isGroup === 1 },
     owner: ownerChannel && ownerId ? { channel: ownerChannel, userId: ownerId } : undefined,
-    limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
+    limits,
   };
 }

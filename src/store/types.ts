@@ -113,19 +113,10 @@ export interface JobLimits {
   dayCost?: number;
 }
 
-export type NewJob = Omit<
-  CronJob,
-  | "id"
-  | "lastRunAt"
-  | "lastDeliveryId"
-  | "owner"
-  | "pausedAt"
-  | "pausedReason"
-  | "runRequestedAt"
-  | "runCount"
-  | "failures"
-  | "limits"
-> & { owner: JobOwner; limits?: JobLimits };
+export type NewJob = Pick<CronJob, "name" | "message" | "schedule" | "tz" | "origin" | "createdAt" | "nextRunAt"> & {
+  owner: JobOwner;
+  limits?: JobLimits;
+};
 
 /** What the page, the CLI and the chat may change of a job; the next run is worked out by the caller. */
 export type JobEdit = Pick<CronJob, "message" | "schedule" | "tz" | "nextRunAt"> & { limits?: JobLimits };
