@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempHome } from "../../test/helpers/app.js";
-import { audioSeconds } from "./audio-seconds.js";
+import { audioSeconds } from "./transcribe.js";
 
 const ffmpeg = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].some((path) => existsSync(path));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { withCacheMarkers } from "./cache-markers.js";
 import type { ChatMessage } from "./model.js";
+import { withCacheMarkers } from "./model.js";
 
 const mark = { type: "ephemeral" };
 

@@ -1,10 +1,8 @@
 import type OpenAI from "openai";
 import { boundedCall } from "./bounded-call.js";
-import { withCacheMarkers } from "./cache-markers.js";
 import { collectStream, fromCompletion, type Usage } from "./collect.js";
 import { ModelError, shorten, toModelError } from "./failure.js";
 import { closesThinkingAlone, type NormalizedReply, normalizeReply, textOf } from "./reply.js";
-import { DEFAULT_REQUEST_OPTIONS, withoutRefused } from "./request-options.js";
 import { inputsCarryCalls } from "./text-tool-calls.js";
 
 export { ContextRefusedError, ModelError, notFoundHint } from "./failure.js";
@@ -168,4 +166,64 @@ function untilReasoningEnds(onText: (text: string) => void, plain: () => boolean
     searched = text.length;
     if (closed) onText(text);
   };
+}
+
+/** Optional request fields some endpoints refuse, not sent to them again: `stream_options` (asks a stream for `usage`;
+ * older vLLM, some proxies refuse it) and the answer limit's name (OpenAI's reasoning models want
+ * `max_completion_tokens`, most local servers know only `max_tokens`; none once both were refused). */
+type RequestOptions = { streamUsage: boolean; lengthField?: "max_tokens" | "max_completion_tokens" };
+
+export const DEFAULT_REQUEST_OPTIONS: RequestOptions = { streamUsage: true, lengthField: "max_tokens" };
+
+/** Words servers use when they refuse a field they do not know (OpenAI, vLLM, pydantic, LiteLLM). */
+const REFUSED_FIELD =
+  /unsupported|unrecogni[sz]ed|unknown|not supported|not permitted|not allowed|extra[ _](inputs|fields|forbidden)|invalid (field|param)/i;
+
+/** The options to retry with after a 400 that refuses a field we sent; undefined when it refuses something else. */
+export function withoutRefused(
+  options: RequestOptions,
+  message: string,
+  streamed: boolean,
+): RequestOptions | undefined {
+  if (!REFUSED_FIELD.test(message)) return undefined;
+  if (streamed && options.streamUsage && message.includes("stream_options")) return { ...options, streamUsage: false };
+  if (options.lengthField === "max_tokens" && message.includes("max_completion_tokens")) {
+    return { ...options, lengthField: "max_completion_tokens" };
+  }
+  if (options.lengthField && message.includes(options.lengthField)) return { ...options, lengthField: undefined };
+  return undefined;
+}
+
+/** Anthropic's marker: the prefix up to and including this part is written to (and read from) its cache. */
+const MARK = { type: "ephemeral" } as const;
+
+/**
+ * The request with `cache_control` at its stable boundaries, for endpoints that cache only where told (Anthropic's
+ * models, directly or through OpenRouter): the end of the system prompt (the tools and instructions, the same in every
+ * request) and the end of the request (the next one starts with all of it). Two of the four markers allowed.
+ */
+export function withCacheMarkers(messages: ChatMessage[]): ChatMessage[] {
+  const last = messages.length - 1;
+  return messages.map((message, i) =>
+    (i === 0 && message.role === "system") || i === last ? marked(message) : message,
+  );
+}
+
+function marked(message: ChatMessage): ChatMessage {
+  if (message.role === "function") return message;
+  const { content } = message;
+  if (typeof content === "string" && content !== "") {
+    const part: { type: "text"; text: string; cache_control: typeof MARK } = {
+      type: "text",
+      text: content,
+      cache_control: MARK,
+    };
+    return { ...message, content: [part] } as ChatMessage;
+  }
+  if (!Array.isArray(content) || content.length === 0) return message;
+  // The last text part takes the marker: a picture after it stays unmarked, as the prefix ends with the text.
+  const at = content.findLastIndex((part) => part.type === "text");
+  if (at < 0) return message;
+  const parts = content.map((part, i) => (i === at ? { ...part, cache_control: MARK } : part));
+  return { ...message, content: parts } as ChatMessage;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_REQUEST_OPTIONS, withoutRefused } from "./request-options.js";
+import { DEFAULT_REQUEST_OPTIONS, withoutRefused } from "./model.js";
 
 describe("withoutRefused", () => {
   const start = DEFAULT_REQUEST_OPTIONS;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatDay } from "../time-zone.js";
-import { mayCall, type Spent } from "./limits.js";
+import { mayCall, type Spent } from "./meter.js";
 import { periodsAt } from "./periods.js";
 
 const none: Spent = {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTokenCounter } from "../llm/tokens.js";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";
-import type { UsageLimits } from "./limits.js";
+import type { UsageLimits } from "./meter.js";
 import { UsageLimitError, UsageMeter } from "./meter.js";
 
 const stores: Store[] = [];

@@ -5,10 +5,8 @@ import type { TokenCounter } from "../llm/tokens.js";
 import type { Heard } from "../llm/transcribe.js";
 import type { Store, UsageEntry } from "../store/store.js";
 import { formatDay, formatInZone } from "../time-zone.js";
-import { mayCall, type Verdict } from "./limits.js";
-import { periodsAt } from "./periods.js";
-import { type Counted, costOf } from "./prices.js";
-import { foldGroups, type UsageReport } from "./report.js";
+import { type Periods, periodsAt } from "./periods.js";
+import { foldGroups, money, type UsageReport } from "./report.js";
 
 /** What kind of run a message starts: a person's message, or one pincer addressed to itself. */
 export type RunKind = "conversation" | "reminder" | "heartbeat" | "helper";
@@ -194,3 +192,47 @@ const SCHEDULED: Record<Exclude<UsageKind, "conversation">, string> = {
   helper: "A background helper's report",
   consolidation: "Summarising old messages",
 };
+
+/** Config `usage`: what may be spent; a limit not set is no limit. Costs are in the price table's currency. */
+export type UsageLimits = Omit<Config["usage"], "prices"> & { personDailyTokens?: number; personMonthlyCost?: number };
+
+/** What was spent in the periods the limits count: tokens today, cost this month, overall and in this chat. */
+export type Spent = Awaited<ReturnType<Store["usage"]["spent"]>>;
+
+export type Verdict = { ok: true } | { ok: false; limit: keyof UsageLimits; reason: string; resetsAt: number };
+
+/**
+ * Whether a model call may go out now. A limit is reached once what was spent is at or over it (a call already on its
+ * way may go past it a little). Of several reached, the one that resets last is named: nothing runs before it resets.
+ */
+export function mayCall(spent: Spent, limits: UsageLimits, periods: Periods): Verdict {
+  const checks: Array<[keyof UsageLimits, number, number, string]> = [
+    ["monthlyCost", spent.monthCost, periods.monthEnd, "the monthly cost budget"],
+    ["chatMonthlyCost", spent.chatMonthCost, periods.monthEnd, "this chat's monthly cost budget"],
+    ["dailyTokens", spent.dayTokens, periods.dayEnd, "the daily token budget"],
+    ["chatDailyTokens", spent.chatDayTokens, periods.dayEnd, "this chat's daily token budget"],
+    ["personMonthlyCost", spent.personMonthCost, periods.monthEnd, "your monthly cost budget"],
+    ["personDailyTokens", spent.personDayTokens, periods.dayEnd, "your daily token budget"],
+  ];
+  for (const [limit, used, resetsAt, what] of checks) {
+    const max = limits[limit];
+    if (max !== undefined && used >= max) {
+      const amount = limit.endsWith("Cost") ? `${money(used)} of ${max}` : `${used} of ${max} tokens`;
+      const key = limit.startsWith("person") ? "your role's usage" : `usage.${limit}`;
+      return { ok: false, limit, resetsAt, reason: `${what} is used up (${amount}, ${key})` };
+    }
+  }
+  return { ok: true };
+}
+
+/** A call's tokens (the cached ones are part of the prompt ones). */
+type Counted = Pick<UsageEntry, "promptTokens" | "completionTokens" | "cachedTokens">;
+
+/** What a call cost at `price` (a million tokens' worth; unpriced cached ones cost as prompt ones); undefined without a
+ * price (cost unknown, never taken as free). */
+export function costOf(counted: Counted, price: Config["usage"]["prices"][string] | undefined): number | undefined {
+  if (!price) return undefined;
+  const cached = price.cached === undefined ? 0 : counted.cachedTokens;
+  const prompt = (counted.promptTokens - cached) * price.prompt + cached * (price.cached ?? 0);
+  return (prompt + counted.completionTokens * price.completion) / 1_000_000;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { costOf } from "./prices.js";
+import { costOf } from "./meter.js";
 
 describe("costOf", () => {
   const counted = { promptTokens: 1_000_000, completionTokens: 500_000, cachedTokens: 400_000 };

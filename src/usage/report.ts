@@ -39,11 +39,13 @@ export function foldGroups(
 const tokensOf = (s: UsageSums) => s.promptTokens + s.completionTokens;
 const number = (n: number) => n.toLocaleString("en-US");
 
+export const money = (cost: number) => cost.toFixed(cost < 1 ? 4 : 2);
+
 /** Cost as known: "unknown" where no call had a price, a lower bound where some had none. */
 export function costText(s: UsageSums): string {
   if (s.calls === 0) return "0";
   if (s.unpriced === s.calls) return "cost unknown";
-  const cost = s.cost.toFixed(s.cost < 1 ? 4 : 2);
+  const cost = money(s.cost);
   return s.unpriced > 0 ? `${cost} + unknown (${s.unpriced} call${s.unpriced > 1 ? "s" : ""} without a price)` : cost;
 }
 
