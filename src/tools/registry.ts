@@ -6,8 +6,6 @@ import { capToolResult, DEFAULT_MAX_RESULT_CHARS } from "./result-cap.js";
 import { SchemaCompiler } from "./schema-compiler.js";
 import { type Tool, type ToolContext, ToolError } from "./tool.js";
 
-export type { ToolSchema };
-
 interface Entry {
   tool: Tool;
   validate?: ValidateFunction;

@@ -23,10 +23,8 @@ export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 /** pincer's own credentials never enter a sandbox, even when someone lists them in exec.envAllowlist. */
 export const NEVER_PASSED = new Set(["OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN"]);
 
-/**
- * HOME inside the sandbox: its fresh /tmp, empty at each command and thrown away after it, never the workspace, where
- * the file tools could leave a `.gitconfig` or `.bashrc` for the next command to obey.
- */
+/** HOME in the sandbox: its fresh /tmp, never the workspace, where the file tools could leave a `.gitconfig` or
+ * `.bashrc` for the next command to obey. */
 export const SANDBOX_HOME = "/tmp";
 
 /** Paths are real paths. */
@@ -58,10 +56,8 @@ export interface SandboxLimits extends Pick<Config["exec"], "maxProcesses" | "ma
 
 const MB = 1024 * 1024;
 
-/**
- * The prlimit prefix for a command, hard and soft limits alike so the command cannot raise them: RLIMIT_NPROC
- * (processes and threads of the sandbox's user), RLIMIT_FSIZE, RLIMIT_DATA (private writable memory per process).
- */
+/** The prlimit prefix, hard and soft limits alike so the command cannot raise them: RLIMIT_NPROC (processes and
+ * threads of the sandbox's user), RLIMIT_FSIZE, RLIMIT_DATA (private writable memory per process). */
 export function limitArgs(limits: SandboxLimits): string[] {
   const args: string[] = [];
   if (limits.maxProcesses > 0) args.push(`--nproc=${limits.maxProcesses}`);
@@ -70,10 +66,8 @@ export function limitArgs(limits: SandboxLimits): string[] {
   return args.length > 0 ? [limits.prlimit, ...args, "--"] : [];
 }
 
-/**
- * The bubblewrap arguments for one exec call. Later mounts stack on earlier ones, so the order is: system, fresh
- * /proc /dev /tmp, workspace and media, empty tmpfs over hidden folders, re-mounts of what lives inside those.
- */
+/** The bubblewrap arguments for one exec call. Later mounts stack on earlier ones, so the order is: system, fresh
+ * /proc /dev /tmp, workspace and media, empty tmpfs over hidden folders, re-mounts of what lives inside those. */
 export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: string[]): string[] {
   if (!isInside(spec.workspace, spec.workingDir)) {
     throw new Error(`working directory ${spec.workingDir} is outside the workspace ${spec.workspace}`);

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { attempt } from "../files/safe-open.js";
 
 // A pids cgroup per command where the host allows one (root, or a delegated v2 subtree): the kernel exempts real
 // root from RLIMIT_NPROC (prlimit, the process limit everywhere else), so under root only a cgroup stops a fork bomb.
@@ -14,36 +15,21 @@ export function ownPidsCgroup(procSelfCgroup: string, fsRoot = "/sys/fs/cgroup")
   if (unified && existsSync(join(fsRoot, "cgroup.controllers"))) {
     const dir = join(fsRoot, unified.slice(3));
     // Children get a pids.max only where pids is enabled for the subtree (delegated to us).
-    const enabled = readOr(join(dir, "cgroup.subtree_control")).split(/\s+/);
-    if (enabled.includes("pids")) return dir;
+    if (readOr(join(dir, "cgroup.subtree_control")).split(/\s+/).includes("pids")) return dir;
   }
   return undefined;
 }
 
-function readOr(path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return "";
-  }
-}
+const readOr = (path: string): string => attempt(() => readFileSync(path, "utf8"), "");
 
 /** Creates `parent/name` with pids.max; undefined when the host does not allow it. */
 export function createPidsCgroup(parent: string, name: string, maxPids: number): string | undefined {
   const dir = join(parent, name);
-  try {
-    mkdirSync(dir);
-  } catch {
-    // Not made here (a name taken, a host that refuses): never removed by pincer either.
-    return undefined;
-  }
-  try {
-    writeFileSync(join(dir, "pids.max"), String(maxPids));
-    return dir;
-  } catch {
-    removePidsCgroup(dir);
-    return undefined;
-  }
+  // Not made here (a name taken, a host that refuses): never removed by pincer either.
+  if (attempt(() => mkdirSync(dir), "failed") === "failed") return undefined;
+  if (attempt(() => writeFileSync(join(dir, "pids.max"), String(maxPids)), "failed") !== "failed") return dir;
+  removePidsCgroup(dir);
+  return undefined;
 }
 
 /** Removes a command's cgroup once its processes are gone; true when it is gone. */

@@ -1,22 +1,17 @@
 import { parseCommands, WRITES_TO_FILE } from "./shell-parse.js";
 
-/**
- * The simple commands a shell command would run: parts chained with `;`, `&&`, `||`, `|`, `&` or newlines, and those
- * inside subshells, backticks and `$(…)`. A tokenizer for a filter, not a parser: in doubt it yields more parts,
- * which makes an allowlist stricter, never looser.
- */
+/** The simple commands a shell command would run: parts chained with `;`, `&&`, `||`, `|`, `&` or newlines, and those
+ * inside subshells, backticks and `$(…)`. A tokenizer for a filter, not a parser: in doubt it yields more parts. */
 export function commandParts(command: string): string[] {
   const parts: string[] = [];
   collect(command, parts);
   return parts.map(normalizePart).filter((part) => part !== "");
 }
 
-/**
- * Why exec.allowPatterns does not list `command` (for the guard and approvals), or undefined: the shell grammar
- * proves every simple command it can run (parseCommands refuses what it cannot prove), each matches a pattern, none
- * writes a file (`echo x >> AGENTS.md` is not the listed `echo`) or sets a variable (`LD_PRELOAD=./x.so ls` runs
- * more than `ls`), each names its program plainly, and none is a program that runs other commands.
- */
+/** Why exec.allowPatterns does not list `command` (for the guard and approvals), or undefined: the shell grammar
+ * proves every simple command it can run, each matches a pattern, none writes a file (`echo x >> AGENTS.md` is not the
+ * listed `echo`) or sets a variable (`LD_PRELOAD=./x.so ls` runs more than `ls`), each names its program plainly, and
+ * none is a program that runs other commands. */
 export function unlisted(command: string, patterns: readonly RegExp[]): string | undefined {
   const parsed = parseCommands(command);
   if ("unproven" in parsed) {

@@ -136,14 +136,12 @@ class Parser {
       this.list(new Set(["}"]), false);
       this.expectWord("}");
     } else if (word === "if") {
-      this.list(new Set(["then"]), false);
-      this.expectWord("then");
-      this.list(new Set(["elif", "else", "fi"]), false);
-      while (this.reservedAhead() === "elif") {
-        this.i += 4;
+      for (let elif = true; elif; ) {
         this.list(new Set(["then"]), false);
         this.expectWord("then");
         this.list(new Set(["elif", "else", "fi"]), false);
+        elif = this.reservedAhead() === "elif";
+        if (elif) this.i += 4;
       }
       if (this.reservedAhead() === "else") {
         this.i += 4;
