@@ -10,9 +10,6 @@ export interface RunGuardDeps {
   now?: () => number;
 }
 
-/** The job a run id (`cron:ID:…`) belongs to. */
-export const jobOfRun = (runId: string): string | undefined => /^cron:([^:]+):/.exec(runId)?.[1];
-
 /**
  * The model as one scheduled run may use it: before each call, the job's cap per run and per day (its own or the
  * config's) is checked against what the run's calls and the day's have used; a cap reached stops the run with a
@@ -20,23 +17,18 @@ export const jobOfRun = (runId: string): string | undefined => /^cron:([^:]+):/.
  */
 export function guardedForRun(model: Model, run: { runId?: string }, deps: RunGuardDeps): Model {
   const { runId } = run;
-  const jobId = runId && jobOfRun(runId);
+  // The job a run id (`cron:ID:…`) belongs to.
+  const jobId = runId && /^cron:([^:]+):/.exec(runId)?.[1];
   if (!runId || !jobId) return model;
   return {
     complete: async (request) => {
       const job = await deps.store.jobs.get(jobId);
       if (job) {
         const limits = effectiveLimits(job, deps.defaults);
-        const now = deps.now?.() ?? Date.now();
-        const perRun =
-          limits.runTokens !== undefined || limits.runCost !== undefined
-            ? runCapReached(limits, await deps.store.jobRuns.ofRun(runId))
-            : undefined;
-        const perDay =
-          perRun === undefined && (limits.dayTokens !== undefined || limits.dayCost !== undefined)
-            ? dayCapReached(limits, await deps.store.jobRuns.ofJob(jobId, periodsAt(now, job.tz).dayStart))
-            : undefined;
-        const reason = perRun ?? perDay;
+        const { dayStart } = periodsAt(deps.now?.() ?? Date.now(), job.tz);
+        const reason =
+          (await runCapReached(limits, () => deps.store.jobRuns.ofRun(runId))) ??
+          (await dayCapReached(limits, () => deps.store.jobRuns.ofJob(jobId, dayStart)));
         if (reason) {
           const label = job.name ? `"${job.name}"` : job.id;
           throw new UsageLimitError(reason, `The job ${label} stopped: ${reason}. It was: ${job.message}`);

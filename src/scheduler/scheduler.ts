@@ -135,7 +135,7 @@ export class Scheduler {
   /** One run of one job, decided on a fresh read; the store then takes the slot (with the run's entry into the inbox)
    * only if the job is still where it was read (no other process took it). False when nothing was published. */
   private async fire(due: CronJob, now: number): Promise<boolean> {
-    const { store, bus, inbox, log } = this.deps;
+    const { store, bus, inbox, log, runs } = this.deps;
     const job = await store.get(due.id);
     if (!job || job.nextRunAt !== due.nextRunAt || job.pausedAt !== undefined) return false;
     if (!(await this.ownerMayRun(job, now))) return false;
@@ -156,11 +156,11 @@ export class Scheduler {
       await store.takeSlot({ jobId: job.id, scheduledAt, nextRunAt });
       return false;
     }
-    const capped = await this.dayCap(job, limits, now);
+    const capped = runs && (await dayCapReached(limits, () => runs.ofJob(job.id, periodsAt(now, job.tz).dayStart)));
     if (capped) {
       log.info({ jobId: job.id, scheduledAt, why: capped }, "a day's cap is reached; skipping this slot");
       if ((await store.takeSlot({ jobId: job.id, scheduledAt, nextRunAt })).taken) {
-        await this.deps.runs?.record({
+        await runs?.record({
           id: runId(job.id, scheduledAt, "schedule"),
           jobId: job.id,
           sessionKey: job.origin.sessionKey,
@@ -185,12 +185,5 @@ export class Scheduler {
     if (slot.accepted) bus.requeueInbound(run);
     log.info({ jobId: job.id, scheduledAt, lateMs: now - scheduledAt, replay: !slot.accepted }, "scheduled job fired");
     return slot.accepted;
-  }
-
-  /** Why today's runs of the job may not have another (its day's token or cost cap), if so. */
-  private async dayCap(job: CronJob, limits: ReturnType<typeof effectiveLimits>, now: number) {
-    const { runs } = this.deps;
-    if (!runs || (limits.dayTokens === undefined && limits.dayCost === undefined)) return undefined;
-    return dayCapReached(limits, await runs.ofJob(job.id, periodsAt(now, job.tz).dayStart));
   }
 }

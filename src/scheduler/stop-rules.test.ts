@@ -44,15 +44,16 @@ describe("stop rules", () => {
     expect(planSlot(job(), {}, 30 * MIN + 1)).toEqual({ kind: "run", nextRunAt: 31 * MIN });
   });
 
-  it("stops a run or a day at its token or cost cap, and only there", () => {
-    expect(runCapReached({ runTokens: 100 }, { tokens: 99, cost: 0 })).toBeUndefined();
-    expect(runCapReached({ runTokens: 100 }, { tokens: 100, cost: 0 })).toBe(
-      "this run used 100 tokens, its cap is 100",
-    );
-    expect(runCapReached({ runCost: 0.5 }, { tokens: 1e9, cost: 0.5 })).toBe("this run cost 0.5000, its cap is 0.5");
-    expect(runCapReached({}, { tokens: 1e9, cost: 1e9 })).toBeUndefined();
-    expect(dayCapReached({ dayTokens: 10 }, { tokens: 10, cost: 0 })).toContain("of its 10 tokens for today");
-    expect(dayCapReached({ dayCost: 1 }, { tokens: 0, cost: 0.99 })).toBeUndefined();
+  it("stops a run or a day at its token or cost cap, and only there; reads what was spent only for a cap", async () => {
+    const spent = (tokens: number, cost: number) => async () => ({ tokens, cost });
+    expect(await runCapReached({ runTokens: 100 }, spent(99, 0))).toBeUndefined();
+    expect(await runCapReached({ runTokens: 100 }, spent(100, 0))).toBe("this run used 100 tokens, its cap is 100");
+    expect(await runCapReached({ runCost: 0.5 }, spent(1e9, 0.5))).toBe("this run cost 0.5000, its cap is 0.5");
+    const unread = async () => expect.unreachable("nothing is read without a cap");
+    expect(await runCapReached({ dayTokens: 1 }, unread)).toBeUndefined();
+    expect(await dayCapReached({ dayTokens: 10 }, spent(10, 0))).toContain("of its 10 tokens for today");
+    expect(await dayCapReached({ dayCost: 1 }, spent(0, 0.99))).toBeUndefined();
+    expect(await dayCapReached({ runCost: 1 }, unread)).toBeUndefined();
   });
 
   it("lets only the job's owner or pincer's owner act on it", () => {

@@ -14,12 +14,8 @@ const DAY_MS = 24 * 3600_000;
 /** A job's stop rules: its own, else the config's (an end `endAfterDays` after the job was made). Pure. */
 export function effectiveLimits(job: Pick<CronJob, "limits" | "createdAt">, defaults: JobDefaults): JobLimits {
   const { endAfterDays, ...rest } = defaults;
-  const fromConfig: JobLimits = {
-    ...rest,
-    endsAt: endAfterDays === undefined ? undefined : job.createdAt + endAfterDays * DAY_MS,
-  };
-  const own = Object.entries(job.limits).filter(([, value]) => value !== undefined);
-  return { ...withoutUndefined(fromConfig), ...Object.fromEntries(own) };
+  const endsAt = endAfterDays === undefined ? undefined : job.createdAt + endAfterDays * DAY_MS;
+  return { ...withoutUndefined({ ...rest, endsAt }), ...withoutUndefined(job.limits) };
 }
 
 function withoutUndefined(limits: JobLimits): JobLimits {
@@ -45,25 +41,26 @@ export function planSlot(job: CronJob, limits: JobLimits, now: number): SlotPlan
   return { kind: "run", nextRunAt: last ? null : next };
 }
 
-/** Why a day's cap stops a job's next run (undefined: it may run). Pure. */
-export function dayCapReached(limits: JobLimits, spentToday: { tokens: number; cost: number }): string | undefined {
-  if (limits.dayTokens !== undefined && spentToday.tokens >= limits.dayTokens) {
-    return `its runs used ${spentToday.tokens} of its ${limits.dayTokens} tokens for today`;
-  }
-  if (limits.dayCost !== undefined && spentToday.cost >= limits.dayCost) {
-    return `its runs cost ${spentToday.cost.toFixed(4)} of its ${limits.dayCost} for today`;
-  }
+type Spent = { tokens: number; cost: number };
+
+/** Why a day's cap stops a job's next run (undefined: it may run); `spentToday` is read only when the job has one. */
+export async function dayCapReached(limits: JobLimits, spentToday: () => Promise<Spent>): Promise<string | undefined> {
+  const { dayTokens, dayCost } = limits;
+  if (dayTokens === undefined && dayCost === undefined) return undefined;
+  const { tokens, cost } = await spentToday();
+  if (dayTokens !== undefined && tokens >= dayTokens)
+    return `its runs used ${tokens} of its ${dayTokens} tokens for today`;
+  if (dayCost !== undefined && cost >= dayCost) return `its runs cost ${cost.toFixed(4)} of its ${dayCost} for today`;
   return undefined;
 }
 
-/** Why a run must stop before its next model call (undefined: it may go on). Pure. */
-export function runCapReached(limits: JobLimits, spentInRun: { tokens: number; cost: number }): string | undefined {
-  if (limits.runTokens !== undefined && spentInRun.tokens >= limits.runTokens) {
-    return `this run used ${spentInRun.tokens} tokens, its cap is ${limits.runTokens}`;
-  }
-  if (limits.runCost !== undefined && spentInRun.cost >= limits.runCost) {
-    return `this run cost ${spentInRun.cost.toFixed(4)}, its cap is ${limits.runCost}`;
-  }
+/** Why a run must stop before its next model call (undefined: it may go on); `spentInRun` is read only for a cap. */
+export async function runCapReached(limits: JobLimits, spentInRun: () => Promise<Spent>): Promise<string | undefined> {
+  const { runTokens, runCost } = limits;
+  if (runTokens === undefined && runCost === undefined) return undefined;
+  const { tokens, cost } = await spentInRun();
+  if (runTokens !== undefined && tokens >= runTokens) return `this run used ${tokens} tokens, its cap is ${runTokens}`;
+  if (runCost !== undefined && cost >= runCost) return `this run cost ${cost.toFixed(4)}, its cap is ${runCost}`;
   return undefined;
 }
 
