@@ -126,14 +126,11 @@ export function agentHeartbeat(config: Config, deps: Pick<HeartbeatDeps, "bus" |
     sessionKey: agentSessionKey(agent, HEARTBEAT_SESSION),
     intervalMs: intervalMinutes * 60_000,
     log,
-    readFile: () => readHeartbeatFile(workspace, log),
+    // Read like the prompt files: no symlink out, no FIFO, size-capped.
+    readFile: () => {
+      const read = readTextBeneath(workspace, "HEARTBEAT.md", 64 * 1024);
+      if (read.ok) return read.text;
+      if (!/does not exist/.test(read.reason)) log.warn({ reason: read.reason }, "HEARTBEAT.md skipped");
+    },
   });
-}
-
-/** HEARTBEAT.md, read like the prompt files: no symlink out, no FIFO, size-capped. */
-export function readHeartbeatFile(workspace: string, log: Logger): string | undefined {
-  const read = readTextBeneath(workspace, "HEARTBEAT.md", 64 * 1024);
-  if (read.ok) return read.text;
-  if (!/does not exist/.test(read.reason)) log.warn({ reason: read.reason }, "HEARTBEAT.md skipped");
-  return undefined;
 }

@@ -30,57 +30,54 @@ export function jobActions(deps: JobActionDeps) {
     return { ok: true, text };
   };
 
-  return {
-    async pause(id: string): Promise<ActionResult> {
+  /** The action on the job `id` names, or 404 when there is none. */
+  const onJob =
+    <A extends unknown[]>(act: (job: CronJob, ...args: A) => Promise<ActionResult>) =>
+    async (id: string, ...args: A): Promise<ActionResult> => {
       const job = await jobs.get(id);
-      if (!job) return missing(id);
-      if (!(await jobs.pause(id, now(), "user")))
+      return job ? act(job, ...args) : missing(id);
+    };
+
+  return {
+    pause: onJob(async (job) => {
+      if (!(await jobs.pause(job.id, now(), "user")))
         return { ok: false, status: 409, text: `${label(job)} is paused already.` };
       return done(`Paused ${label(job)}. It does not run until it is resumed.`);
-    },
+    }),
 
-    async resume(id: string): Promise<ActionResult> {
-      const job = await jobs.get(id);
-      if (!job) return missing(id);
+    resume: onJob(async (job) => {
       const at = resumeAt(job.schedule, now());
-      if (!(await jobs.resume(id, at))) return { ok: false, status: 409, text: `${label(job)} is not paused.` };
+      if (!(await jobs.resume(job.id, at))) return { ok: false, status: 409, text: `${label(job)} is not paused.` };
       return done(`Resumed ${label(job)}. Next run: ${formatInZone(at, job.tz)}.`);
-    },
+    }),
 
-    async run(id: string): Promise<ActionResult> {
-      const job = await jobs.get(id);
-      if (!job || !(await jobs.requestRun(id, now()))) return missing(id);
+    run: onJob(async (job) => {
+      if (!(await jobs.requestRun(job.id, now()))) return missing(job.id);
       return done(`${label(job)} runs now; what it delivers goes to ${job.origin.sessionKey}.`);
-    },
+    }),
 
-    async remove(id: string): Promise<ActionResult> {
-      const job = await jobs.get(id);
-      if (!job || !(await jobs.remove(id))) return missing(id);
+    remove: onJob(async (job) => {
+      if (!(await jobs.remove(job.id))) return missing(job.id);
       return done(`Deleted ${label(job)}.`);
-    },
+    }),
 
     /** New text, schedule (as parseScheduleText reads it), zone and stop rules; an unchanged schedule keeps its place. */
-    async edit(id: string, input: EditInput): Promise<ActionResult> {
-      const job = await jobs.get(id);
-      if (!job) return missing(id);
-      const current = now();
-      const checked = checkEdit(job, input, current, deps.minEverySeconds);
+    edit: onJob(async (job, input: EditInput) => {
+      const checked = checkEdit(job, input, now(), deps.minEverySeconds);
       if (typeof checked === "string") return { ok: false, status: 400, text: checked };
-      if (!(await jobs.edit(id, checked))) return missing(id);
+      if (!(await jobs.edit(job.id, checked))) return missing(job.id);
       return done(`Saved ${label(job)}. Next run: ${formatInZone(checked.nextRunAt, checked.tz)}.`);
-    },
+    }),
 
     /** Sets the stop rules given (`pincer cron limit`), keeping the others. */
-    async limit(id: string, input: LimitInput): Promise<ActionResult> {
-      const job = await jobs.get(id);
-      if (!job) return missing(id);
+    limit: onJob(async (job, input: LimitInput) => {
       const limits = withLimits(job.limits, input, job.tz, now());
       if (typeof limits === "string") return { ok: false, status: 400, text: limits };
-      if (!(await jobs.setLimits(id, limits))) return missing(id);
+      if (!(await jobs.setLimits(job.id, limits))) return missing(job.id);
       return done(
         `Stop rules of ${label(job)}: ${limitsText(limits, job.tz) || "none of its own (the config's apply)"}.`,
       );
-    },
+    }),
   };
 }
 

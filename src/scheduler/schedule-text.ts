@@ -1,7 +1,7 @@
 import cronstrue from "cronstrue";
 import type { Schedule } from "../store/store.js";
 import { formatInZone, zoneOffsets } from "../time-zone.js";
-import { compileCron, formatSeconds, nextRun, parseIsoInZone, ScheduleError } from "./schedule.js";
+import { compileCron, describeSchedule, formatSeconds, nextRun, parseIsoInZone, ScheduleError } from "./schedule.js";
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 const AMOUNT = /(\d+)\s*(s|sec|seconds?|min|minutes?|m|h|hours?|d|days?)\b/gi;
@@ -51,18 +51,13 @@ export function scheduleText(schedule: Schedule, tz: string): string {
 
 /** How often a job runs, in words ("At 08:30, Monday through Friday", "every 2 h"). Pure. */
 export function scheduleInWords(schedule: Schedule, tz: string): string {
-  switch (schedule.kind) {
-    case "at":
-      return `once, ${formatInZone(schedule.at, tz)}`;
-    case "every":
-      return `every ${formatSeconds(schedule.everySeconds)}`;
-    case "cron":
-      try {
-        return `${cronstrue.toString(schedule.expr, { use24HourTimeFormat: true })} (${schedule.tz})`;
-      } catch {
-        return `cron "${schedule.expr}" (${schedule.tz})`;
-      }
+  if (schedule.kind === "at") return `once, ${formatInZone(schedule.at, tz)}`;
+  if (schedule.kind === "cron") {
+    try {
+      return `${cronstrue.toString(schedule.expr, { use24HourTimeFormat: true })} (${schedule.tz})`;
+    } catch {}
   }
+  return describeSchedule(schedule, tz);
 }
 
 /** The next `count` runs from `first` on (the job's next run), for the page. Pure. */
