@@ -186,9 +186,7 @@ export async function startControlPage(deps: {
     "/api/voice": async (res, query) => {
       // The file is the one the web chat sent under this id: the request names no path.
       const file = deps.web?.voiceNote(query.get("chat") ?? "", query.get("id") ?? "");
-      const audio = file && (await readFile(file).catch(() => undefined));
-      if (!audio) throw new HttpError(404, "no such spoken reply");
-      send(res, 200, "audio/ogg", audio);
+      send(res, 200, "audio/ogg", found(file && (await readFile(file).catch(() => undefined)), "no such spoken reply"));
     },
     "/api/events": (res, query, session) => {
       const chat = query.get("chat") ?? "";
@@ -202,7 +200,7 @@ export async function startControlPage(deps: {
   /** What the page may change, by path; each answers `{ ok: true }` with the status it returns (200 when none). */
   const POSTS: Record<
     string,
-    (text: TextField, path: string, body: Record<string, unknown>) => Promise<number | undefined>
+    (text: TextField, path: string, body: Record<string, unknown>) => Promise<number | undefined> | Promise<void>
   > = {
     "/api/chat": async (text) => {
       if (!deps.web) throw new HttpError(503, "the web chat is not running");
@@ -217,18 +215,14 @@ export async function startControlPage(deps: {
     "/api/pairing/approve": async (text) => {
       // As `pincer pairing approve`: the user's jobs paused by an earlier revoke run again.
       const channel = pairedChannel(text);
-      const approved = await app.store.pairing.approve(channel, text("code", 16));
-      if (!approved) throw new HttpError(404, "no such pairing code (expired?)");
+      const approved = found(
+        await app.store.pairing.approve(channel, text("code", 16)),
+        "no such pairing code (expired?)",
+      );
       log.info({ channel, userId: approved.user.userId }, "pairing approved from the control page");
-      return undefined;
     },
-    "/api/pairing/deny": async (text) => {
-      const channel = pairedChannel(text);
-      if (!(await app.store.pairing.deny(channel, text("userId", 64)))) {
-        throw new HttpError(404, "no such pairing request");
-      }
-      return undefined;
-    },
+    "/api/pairing/deny": async (text) =>
+      void found(await app.store.pairing.deny(pairedChannel(text), text("userId", 64)), "no such pairing request"),
     // As `pincer people role ID ROLE` and `pincer people remove ID`, on the running app's store.
     "/api/people/role": async (text) =>
       answered(await peopleRole(app.config, text("id", 300), text("role", 40), app.store)),
@@ -241,20 +235,22 @@ export async function startControlPage(deps: {
       }
       const decided = await approvals.decide(text("id", 40), choice, "the control page");
       if (!decided.taken) throw new HttpError(409, decided.text);
-      return undefined;
     },
     "/api/approvals/revoke": async (text) => {
       approvalsOn();
-      if (!(await app.store.approvals.revoke(text("sessionKey", 300), text("entry", 1000)))) {
-        throw new HttpError(404, "no such entry");
-      }
-      return undefined;
+      found(await app.store.approvals.revoke(text("sessionKey", 300), text("entry", 1000)), "no such entry");
     },
   };
 
   function answered({ ok, text }: { ok: boolean; text: string }) {
     if (!ok) throw new HttpError(/^No person/.test(text) ? 404 : 400, text);
-    return void log.info({ text }, "people changed from the control page");
+    log.info({ text }, "people changed from the control page");
+  }
+
+  /** What a request named, or a 404 saying what is not there. */
+  function found<T>(value: T | undefined | null | false | "", missing: string): T {
+    if (!value) throw new HttpError(404, missing);
+    return value;
   }
 
   function pairedChannel(text: TextField) {

@@ -1,5 +1,4 @@
 import { createRequire } from "node:module";
-import type { Registry } from "prom-client";
 import type { TurnObserver } from "../agent/turn-stats.js";
 
 type PromClient = typeof import("prom-client");
@@ -8,14 +7,7 @@ type PromClient = typeof import("prom-client");
  * not imported at the top, so a daemon without the control page (the only thing serving /metrics) never loads it. A
  * tool name `knownTool` denies is counted as "unknown", so labels stay bounded. The queue's depth is read from what
  * `countQueue` is given (the worker, made after its observer). */
-export function createMetrics(sources: {
-  outboxPending: () => Promise<number>;
-  knownTool: (name: string) => boolean;
-}): {
-  registry: Registry;
-  observer: TurnObserver;
-  countQueue(depth: () => number): void;
-} {
+export function createMetrics(sources: { outboxPending: () => Promise<number>; knownTool: (name: string) => boolean }) {
   const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = createRequire(import.meta.url)(
     "prom-client",
   ) as PromClient;
@@ -65,18 +57,19 @@ export function createMetrics(sources: {
   });
   // Every label a series can have starts at zero, so rate() works from the first scrape.
   for (const outcome of ["ok", "stopped", "model_error", "error"]) turns.labels(outcome);
+  const observer: TurnObserver = {
+    modelRequest: (seconds, ok) => modelDuration.labels(ok ? "ok" : "error").observe(seconds),
+    toolCall: (tool, ok) => toolCalls.labels(sources.knownTool(tool) ? tool : "unknown", ok ? "ok" : "error").inc(),
+    turnFinished: (report) => {
+      turns.labels(report.outcome).inc();
+      turnDuration.observe(report.durationMs / 1000);
+    },
+  };
   return {
     registry,
-    countQueue: (depth) => {
+    observer,
+    countQueue: (depth: () => number) => {
       queueDepth = depth;
-    },
-    observer: {
-      modelRequest: (seconds, ok) => modelDuration.labels(ok ? "ok" : "error").observe(seconds),
-      toolCall: (tool, ok) => toolCalls.labels(sources.knownTool(tool) ? tool : "unknown", ok ? "ok" : "error").inc(),
-      turnFinished: (report) => {
-        turns.labels(report.outcome).inc();
-        turnDuration.observe(report.durationMs / 1000);
-      },
     },
   };
 }

@@ -1,7 +1,7 @@
 import { agentOf } from "../bus/types.js";
 import { SCRIPT, STYLE } from "./assets.js";
 import { esc } from "./html.js";
-import { renderSections, type SectionId } from "./sections.js";
+import { renderSections } from "./sections.js";
 import type { DashboardState } from "./state.js";
 
 /** What anyone without a session sees, whatever they sent: no data, and no hint whether a token was close. */
@@ -36,7 +36,7 @@ export function renderMain(input: {
   history?: string;
 }) {
   const sections = renderSections(input.state, input.now);
-  const card = (id: SectionId, title: string, wide = false) =>
+  const card = (id: keyof typeof sections, title: string, wide = false) =>
     `<section${wide ? ' class="wide"' : ""} aria-labelledby="h-${id}"><h2 id="h-${id}">${title}</h2><div id="${id}">${sections[id]}</div></section>`;
   return `${input.history ? `<section class="wide" id="history">${input.history}</section>` : ""}
 ${card("status", "Status")}

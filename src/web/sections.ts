@@ -6,18 +6,7 @@ import type { DashboardState } from "./state.js";
 import { renderUsage } from "./usage-section.js";
 
 /** The page's live parts as HTML fragments: the first paint and every SSE update use these, so escaping is in one place. */
-export type SectionId =
-  | "status"
-  | "agents"
-  | "conversations"
-  | "jobs"
-  | "pairing"
-  | "people"
-  | "approvals"
-  | "skills"
-  | "usage";
-
-export function renderSections(state: DashboardState, now: number): Record<SectionId, string> {
+export function renderSections(state: DashboardState, now: number) {
   const formatTime = timeFormat();
   return {
     status: renderStatus(state, now, formatTime),
