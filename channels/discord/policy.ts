@@ -44,10 +44,8 @@ export function conversationOf(facts: Pick<MessageFacts, "channelId" | "parentId
   return { chatId, ...(threadId ? { threadId } : {}), sessionKey: sessionKeyOf("discord", chatId, threadId) };
 }
 
-/**
- * The text the model sees: the bot's own mention (`<@id>`, legacy `<@!id>`) removed with the one space after it, others
- * as readable `@name`s. Every other space is the user's: pasted code and YAML keep their indentation.
- */
+/** The text the model sees: the bot's own mention (`<@id>`, legacy `<@!id>`) removed with the one space after it, others
+ * as readable `@name`s. Every other space is the user's: pasted code and YAML keep their indentation. */
 export function cleanContent(content: string, botId: string, names: ReadonlyMap<string, string>): string {
   const cleaned = content
     .replace(new RegExp(`(^|[ \\t])<@!?${botId.replace(/\D/g, "")}>(?:[ \\t]|$)`, "gm"), "$1")

@@ -20,11 +20,9 @@ export interface ModeRun {
   log: Logger;
 }
 
-/**
- * Our own polling loop: the offset passes an update only once handled (its inbox row written), each chat's in order.
+/** Our own polling loop: the offset passes an update only once handled (its inbox row written), each chat's in order.
  * While some are being handled (a download takes up to a minute) it polls every second from the first unfinished one,
- * handing on only unseen updates, so no chat waits behind a slow one. Ends once the channel stops.
- */
+ * handing on only unseen updates, so no chat waits behind a slow one. Ends once the channel stops. */
 export async function pollUpdates(run: ModeRun, pollTimeoutSeconds: number): Promise<void> {
   const { bot, signal, apiSignal, persist, sleep, log } = run;
   const handling = new Map<number, Promise<void>>();

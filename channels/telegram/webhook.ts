@@ -4,12 +4,10 @@ import { createServer } from "node:http";
 import { webhookCallback } from "./library.js";
 import { ALLOWED_UPDATES, type ModeRun } from "./polling.js";
 
-/**
- * Telegram posts each update to `url`: a server on 127.0.0.1:`port` (behind the reverse proxy that terminates TLS, as
- * Telegram only posts over HTTPS) hands it to the bot, then the webhook is registered, retried until it works.
- * `done` once it is (or the channel stopped); `close` shuts the server. Without a `secret` one is derived from the
- * token, so requests are always checked.
- */
+/** Telegram posts each update to `url`: a server on 127.0.0.1:`port` (behind the reverse proxy that terminates TLS, as
+ * Telegram only posts over HTTPS) hands it to the bot, then the webhook is registered, retried until it works. `done`
+ * once it is (or the channel stopped); `close` shuts the server. Without a `secret` one is derived from the token, so
+ * requests are always checked. */
 export async function startWebhook(run: ModeRun, at: { url: string; port: number; secret?: string; token: string }) {
   const { bot, apiSignal, persist, log } = run;
   const { url, port } = at;

@@ -42,7 +42,6 @@ export const MESSAGE_BUTTON_PREFIX = "b:";
  * the inbox's replay check like anything they type: a stranger's tap is refused, a replayed one taken once. */
 export function messageButtonTaps(bus: { publishInbound(msg: InboundMessage): Promise<boolean> }): TapHandler {
   return async (tap) => {
-    // The label is what the model offered; a message too old to show its keyboard has none.
     if (!tap.label) return { text: EXPIRED_BUTTON };
     await bus.publishInbound({
       id: `tap:${tap.id}`,

@@ -39,7 +39,6 @@ export interface OutboxRow {
   partsSent: number;
   /** The platform's ids of the parts already sent. */
   messageIds?: string[];
-  /** Failed attempts so far. */
   attempts: number;
   createdAt: number;
   nextAttemptAt: number;
@@ -51,8 +50,7 @@ export interface BusJournal extends TailJournal {
   acceptInbound(msg: InboundMessage): Promise<boolean>;
   /** Records an outbound message as pending; its outbox id. */
   recordOutbound(msg: OutboundMessage): Promise<number>;
-  /** The oldest pending row of each chat of `channel`, oldest first: what may be sent next. */
-  /** `channel`: a route (routeOf). */
+  /** The oldest pending row of each chat of `channel` (a route), oldest first: what may be sent next. */
   outboxHeads(channel: string): Promise<OutboxRow[]>;
   /** `messageIds`: every part's so far. */
   markOutboundPartSent(id: number, partsSent: number, messageIds?: string[]): Promise<void>;

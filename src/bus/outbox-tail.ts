@@ -8,16 +8,12 @@ export interface TailJournal {
   lastOutboxId(): Promise<number>;
 }
 
-/**
- * A row committed this long after a higher id was seen is not waited for: ids are handed out at insert and committed
- * in any order across processes, so the tail looks back over this window, not only past the highest id it saw.
- */
+/** A row committed this long after a higher id was seen is not waited for: ids are handed out at insert and committed
+ * in any order across processes, so the tail looks back over this window, not only past the highest id it saw. */
 const LOOK_BACK_MS = 60_000;
 
-/**
- * Follows every row recorded for one channel from its start on, whichever process recorded it and whether or not this
- * process sends it: each is delivered once, at the first look after it was committed. Looks when woken.
- */
+/** Follows every row recorded for one channel from its start on, whichever process recorded it and whether or not this
+ * process sends it: each is delivered once, at the first look after it was committed. Looks when woken. */
 export class OutboxTail {
   /** Ids at or below this are never read again. */
   private floor: Promise<number>;

@@ -102,10 +102,8 @@ export class Switchboard {
     for (const tail of this.tails.get(channel) ?? []) tail.wake();
   }
 
-  /**
-   * Hands `deliver` every message recorded for `channel` from now on, whichever process recorded it and whether or not
-   * this one sends it (clustered, the web chat's pages on every process show every reply). Returns how to stop.
-   */
+  /** Hands `deliver` every message recorded for `channel` from now on, whichever process recorded it and whether or not
+   * this one sends it (clustered, the web chat's pages on every process show every reply). Returns how to stop. */
   followOutbound(channel: string, deliver: (msg: OutboundMessage) => void): () => void {
     const tail = new OutboxTail(channel, this.options.journal, deliver, this.options.log);
     const tails = this.tails.get(channel) ?? new Set();
@@ -164,8 +162,7 @@ export class Switchboard {
 
   onActivity(channel: string, handler: (event: ActivityEvent) => void): () => void {
     const set = this.activityHandlers.get(channel) ?? new Set();
-    set.add(handler);
-    this.activityHandlers.set(channel, set);
+    this.activityHandlers.set(channel, set.add(handler));
     return () => set.delete(handler);
   }
 

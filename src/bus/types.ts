@@ -3,7 +3,6 @@ import { join } from "node:path";
 /** The message contracts every channel and the agent share (names fixed: every channel depends on them). */
 export type ChannelName = "telegram" | "discord" | "console" | "web" | "system";
 
-/** The fields every inbound message has. */
 interface MessageFields {
   /** Unique per platform message; the inbox uses it to drop replays. */
   id: string;
@@ -198,13 +197,9 @@ export function onAccount<M extends InboundMessage>(msg: M, account: string | un
   return { ...msg, account, sessionKey: routeOf({ ...msg, account }) + msg.sessionKey.slice(msg.channel.length) };
 }
 
-/**
- * A conversation of `agent`. Everything pincer stores or files for a conversation is found by its session key (its
- * history, memory entries, jobs, approvals, allowed commands, model choice, usage, audit, helpers, inbox, turn lease,
- * received files), so a key that names its agent keeps each agent's rows apart by construction: no query can reach
- * another agent's without building another agent's key. The main agent's keys are as they always were, so an
- * existing home's rows stay where they are.
- */
+/** A conversation of `agent`. Everything pincer stores for a conversation is found by its session key, so a key naming
+ * its agent keeps each agent's rows apart by construction: no query reaches another agent's without building its key.
+ * The main agent's keys name none, so an existing home's rows stay where they are. */
 export function agentSessionKey(agent: string, key: string): string {
   return agent === MAIN_AGENT ? key : `${agent}/${key}`;
 }
@@ -213,7 +208,6 @@ export function agentSessionKey(agent: string, key: string): string {
 export const agentChatKey = (agent: string, c: Pick<OutboundMessage, "channel" | "chatId" | "threadId" | "account">) =>
   agentSessionKey(agent, sessionKeyOf(c.channel, c.chatId, c.threadId, c.account));
 
-/** The agent a session key belongs to. */
 export function agentOf(key: string): string {
   return new RegExp(`^(${NAME})/`).exec(key)?.[1] ?? MAIN_AGENT;
 }
@@ -242,8 +236,8 @@ export function replyTarget(
   const to = deliverToOf(msg);
   const parsed = (to && parseSessionKey(to)) || parseSessionKey(msg.sessionKey);
   if (!parsed) return { channel: msg.channel, chatId: msg.chatId };
-  const { channel, chatId, threadId, account, agent } = parsed;
-  return { channel, chatId, threadId, account, ...(agent !== MAIN_AGENT && { agent }) };
+  const { agent, ...chat } = parsed;
+  return { ...chat, ...(agent !== MAIN_AGENT && { agent }) };
 }
 
 /** The chat a run in a session of its own answers in (the heartbeat, a helper it started). */
