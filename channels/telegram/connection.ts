@@ -8,13 +8,11 @@ export function trackConnection(): { transformer: Transformer; status: () => Cha
   const transformer: Transformer = async (prev, method, payload, signal) => {
     try {
       const result = await prev(method, payload, signal);
-      if (result.ok || (result.error_code >= 400 && result.error_code < 500 && result.error_code !== 401)) {
+      if (result.ok || (result.error_code >= 400 && result.error_code < 500 && result.error_code !== 401))
         status = { state: "connected" };
-      } else if (result.error_code === 401) {
+      else if (result.error_code === 401)
         status = { state: "down", detail: "Telegram rejected TELEGRAM_BOT_TOKEN (401)" };
-      } else {
-        status = { state: "down", detail: `Telegram answered ${result.error_code} ${result.description}` };
-      }
+      else status = { state: "down", detail: `Telegram answered ${result.error_code} ${result.description}` };
       return result;
     } catch (err) {
       if (err instanceof HttpError && !signal?.aborted) status = { state: "down", detail: err.message };

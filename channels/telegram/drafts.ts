@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Api } from "grammy";
 import { type DraftRenderer, DraftStream, draftIntervalMs } from "../../src/bus/draft-stream.js";
 import { partialTelegramHtml } from "./format.js";
-import { GrammyError, retryAfterMs } from "./library.js";
+import { GrammyError, isUnchanged, retryAfterMs } from "./library.js";
 import { splitTelegramHtml } from "./split.js";
 
 /** Replies shown as they are written: in a private chat as Telegram's own draft (sendMessageDraft; the reply takes its
@@ -39,7 +39,7 @@ export function telegramDrafts(api: Api, onError: (err: unknown) => void): Draft
         edit: async (id, html) => void (await api.editMessageText(chatId, Number(id), html, { parse_mode: "HTML" })),
         remove: async (id) => void (await api.deleteMessage(chatId, Number(id))),
         retryAfterMs,
-        isUnchanged: (err) => err instanceof GrammyError && /message is not modified/i.test(err.description),
+        isUnchanged,
         isRefusal: refusal,
       },
       { intervalMs: draftIntervalMs(target.isPrivate), messageIds: target.messageIds, onIds, onError },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { groupDecision } from "./gating.js";
+import { groupRefusal } from "./gating.js";
 
 const base = {
   isGroup: true,
@@ -10,23 +10,22 @@ const base = {
   allowedGroups: [],
 };
 
-describe("groupDecision", () => {
+describe("groupRefusal", () => {
   it("always answers private chats", () => {
-    expect(groupDecision({ ...base, isGroup: false, allowedGroups: ["-5"] })).toEqual({ answer: true });
+    expect(groupRefusal({ ...base, isGroup: false, allowedGroups: ["-5"] })).toBeUndefined();
   });
 
   it("answers in a group only when addressed", () => {
-    expect(groupDecision(base)).toEqual({ answer: false, reason: "not addressed to the bot" });
-    expect(groupDecision({ ...base, mentionsBot: true })).toEqual({ answer: true });
-    expect(groupDecision({ ...base, repliesToBot: true })).toEqual({ answer: true });
-    expect(groupDecision({ ...base, isCommand: true })).toEqual({ answer: true });
+    expect(groupRefusal(base)).toBe("not addressed to the bot");
+    expect(groupRefusal({ ...base, mentionsBot: true })).toBeUndefined();
+    expect(groupRefusal({ ...base, repliesToBot: true })).toBeUndefined();
+    expect(groupRefusal({ ...base, isCommand: true })).toBeUndefined();
   });
 
   it("stays out of groups missing from a non-empty allowedGroups list", () => {
-    expect(groupDecision({ ...base, mentionsBot: true, allowedGroups: ["-200"] })).toEqual({
-      answer: false,
-      reason: "group not in telegram.allowedGroups",
-    });
-    expect(groupDecision({ ...base, mentionsBot: true, allowedGroups: ["-200", "-100"] })).toEqual({ answer: true });
+    expect(groupRefusal({ ...base, mentionsBot: true, allowedGroups: ["-200"] })).toBe(
+      "group not in telegram.allowedGroups",
+    );
+    expect(groupRefusal({ ...base, mentionsBot: true, allowedGroups: ["-200", "-100"] })).toBeUndefined();
   });
 });

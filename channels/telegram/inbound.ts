@@ -5,7 +5,7 @@ import type { Switchboard } from "../../src/bus/switchboard.js";
 import { conversationMediaDir, onAccount } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { createTapHandler } from "./buttons.js";
-import { groupDecision } from "./gating.js";
+import { groupRefusal } from "./gating.js";
 import { Composer } from "./library.js";
 import { downloadAttachment, type MediaDeps } from "./media.js";
 import { normalizeMessage } from "./normalize.js";
@@ -36,7 +36,7 @@ export function createInboundHandlers(deps: {
   composer.on(["channel_post", "edited_channel_post"], (ctx) => {
     log.debug({ chatId: ctx.chat.id }, "ignored a channel post");
   });
-  composer.on("callback_query", createTapHandler({ ...deps, log }));
+  composer.on("callback_query", createTapHandler(deps));
   composer.on("my_chat_member", (ctx) => {
     const { chat, new_chat_member: member } = ctx.myChatMember;
     if (chat.type === "private") return;
@@ -56,11 +56,8 @@ export function createInboundHandlers(deps: {
     const normalized = normalizeMessage(message, { id: ctx.me.id, username: ctx.me.username });
     if (!normalized) return;
     const { inbound, attachments } = normalized;
-    const gate = groupDecision({ ...inbound, ...normalized, allowedGroups: deps.allowedGroups });
-    if (!gate.answer) {
-      log.debug({ chatId: inbound.chatId, reason: gate.reason }, "group message not for the bot");
-      return;
-    }
+    const refusal = groupRefusal({ ...inbound, ...normalized, allowedGroups: deps.allowedGroups });
+    if (refusal) return log.debug({ chatId: inbound.chatId, reason: refusal }, "group message not for the bot");
     // The store may be away (the gate reads it too): both calls are retried until it answers.
     const retries = inboundRetries(log, deps.signal());
     // Before any download: a stranger's files are never fetched (the gate answers them itself).

@@ -21,6 +21,10 @@ export function describe(err: unknown): string {
   return err instanceof GrammyError ? `${err.error_code} ${err.description}` : errorText(err);
 }
 
+/** Telegram's words for an edit to what the message already shows: the edit is done. */
+export const isUnchanged = (err: unknown) =>
+  err instanceof GrammyError && /message is not modified/i.test(err.description);
+
 /** A token Telegram refuses (revoked, or never valid): it needs its owner, not patience. */
 export function refusedToken(err: unknown): err is InstanceType<typeof GrammyError> {
   return err instanceof GrammyError && (err.error_code === 401 || err.error_code === 404);

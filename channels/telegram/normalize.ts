@@ -62,18 +62,18 @@ function quoteOf(message: Message, reply: Message, bot: BotIdentity): { quote?: 
   return quotation(text, author ? nameOf(author) : "someone", trust);
 }
 
+const fullName = (p: { first_name: string; last_name?: string }) =>
+  [p.first_name, p.last_name].filter(Boolean).join(" ");
+
 /** First and last name, else @username, else the id. */
 export function nameOf(user: User): string {
-  return (
-    [user.first_name, user.last_name].filter(Boolean).join(" ") ||
-    (user.username ? `@${user.username}` : String(user.id))
-  );
+  return fullName(user) || (user.username ? `@${user.username}` : String(user.id));
 }
 
 function originName(origin: NonNullable<Message["forward_origin"]>): string {
   if (origin.type === "user") {
     const u = origin.sender_user;
-    return [u.first_name, u.last_name].filter(Boolean).join(" ") + (u.username ? ` (@${u.username})` : "");
+    return fullName(u) + (u.username ? ` (@${u.username})` : "");
   }
   if (origin.type === "hidden_user") return origin.sender_user_name;
   if (origin.type === "chat") return origin.sender_chat.title ?? "a chat";
@@ -102,10 +102,8 @@ function isCommandFor(text: string, entities: MessageEntity[], username: string)
   return target === undefined || target.toLowerCase() === username.toLowerCase();
 }
 
-/**
- * Removes `@botname` (as a word or after a leading `/command`, any case, with the comma or colon and the one space
- * after it) so the agent and the command parser see the plain request. Every other space is the user's: pasted code and YAML keep their indentation.
- */
+/** Removes `@botname` (as a word or after a leading `/command`, any case, with the comma or colon and the one space
+ * after it) so the agent and the command parser see the plain request. Every other space is the user's. */
 export function stripBotName(text: string, username: string): string {
   const escaped = username.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const stripped = text
@@ -144,12 +142,11 @@ function attachmentsOf(message: Message): AttachmentRef[] {
 
 /** Content that is not a file to download and not text: told to the agent in words, never a crash. */
 function describeContent({ sticker, location, venue, contact, poll, dice }: Message): string[] {
-  const name = contact && [contact.first_name, contact.last_name].filter(Boolean).join(" ");
   return [
     sticker && `[sticker ${sticker.emoji ?? ""}]`.replace(" ]", "]"),
     location && !venue && `[location: ${location.latitude}, ${location.longitude}]`,
     venue && `[venue: ${venue.title}, ${venue.address}]`,
-    contact && `[contact: ${name}, ${contact.phone_number}]`,
+    contact && `[contact: ${fullName(contact)}, ${contact.phone_number}]`,
     poll && `[poll: ${poll.question} — ${poll.options.map((o) => o.text).join(" / ")}]`,
     dice && `[dice ${dice.emoji} rolled ${dice.value}]`,
   ].filter((note): note is string => Boolean(note));

@@ -1,13 +1,14 @@
 import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import type { Api, GrammyError as GrammyErrorType } from "grammy";
+import type { InlineKeyboardMarkup } from "grammy/types";
 import type { Logger } from "pino";
 import { DeliveryError, LONG_REPLY_CHARS, longReplyFile, type OutboundHandler } from "../../src/bus/delivery.js";
 import { progressNotes } from "../../src/bus/progress-notes.js";
 import type { OutboundMessage, VoiceNote } from "../../src/bus/types.js";
 import { keyboardOf } from "./buttons.js";
 import { escapeHtml, markdownToTelegramHtml } from "./format.js";
-import { GrammyError, InputFile, retryAfterMs } from "./library.js";
+import { GrammyError, InputFile, isUnchanged, retryAfterMs } from "./library.js";
 import { htmlToPlainText, splitTelegramHtml } from "./split.js";
 
 const PHOTO_EXTENSIONS = new Set([".jpg", ".jpeg", ".png", ".webp"]);
@@ -46,15 +47,12 @@ function partsOf(msg: OutboundMessage, log: Logger): Part[] {
     if (caption !== undefined && htmlToPlainText(caption).length <= CAPTION_CHARS)
       return [{ kind: "voice", voice, caption }];
   }
-  return [...textAndFiles(msg, log), ...(voice ? [{ kind: "voice", voice } as const] : [])];
-}
-
-function textAndFiles(msg: OutboundMessage, log: Logger): Part[] {
   const text: Part[] =
     msg.text.length > LONG_REPLY_CHARS
       ? [{ kind: "long", text: msg.text }]
-      : splitTelegramHtml(formatted(msg, log)).map((html): Part => ({ kind: "text", html }));
-  return [...text, ...(msg.media ?? []).map((path): Part => ({ kind: "file", path }))];
+      : splitTelegramHtml(formatted(msg, log)).map((html) => ({ kind: "text", html }));
+  const files = (msg.media ?? []).map((path): Part => ({ kind: "file", path }));
+  return [...text, ...files, ...(voice ? [{ kind: "voice", voice } as const] : [])];
 }
 
 /** The reply as Telegram HTML, or as escaped plain text when formatting fails: it fails the same way every time. */
@@ -97,18 +95,16 @@ export function createSender(api: Api, log: Logger): OutboundHandler {
         .message_id;
     // A part in place of its draft message: edited to it, or posted anew when the draft is gone.
     const replaceDraft = async (draftId: number, html: string, options: SendOptions) => {
-      const markup = options.reply_markup;
-      const extra: EditOptions = markup && "inline_keyboard" in markup ? { reply_markup: markup } : {};
       try {
         await htmlOrPlain(html, (text, mode) =>
-          api.editMessageText(chatId, draftId, text, { ...extra, ...mode }, signal),
+          api.editMessageText(chatId, draftId, text, { reply_markup: options.reply_markup, ...mode }, signal),
         );
+        return draftId;
       } catch (err) {
         if (isUnchanged(err)) return draftId;
         if (!isPermanentRefusal(err)) throw err;
         return sendText(html, options);
       }
-      return draftId;
     };
     const sendFile = async (path: string, options: SendOptions) => {
       if (!existsSync(path)) {
@@ -144,9 +140,8 @@ export function createSender(api: Api, log: Logger): OutboundHandler {
         if (!/^\d+$/.test(messageId))
           throw new DeliveryError(`no Telegram message ${messageId} to edit`, { permanent: true });
         const [html = ""] = splitTelegramHtml(formatted({ ...msg, text: msg.text.slice(0, 8192) }, log));
-        const options: EditOptions = { reply_markup: keyboardOf(msg) };
         await htmlOrPlain(html, (text, mode) =>
-          api.editMessageText(chatId, Number(messageId), text, { ...options, ...mode }, signal),
+          api.editMessageText(chatId, Number(messageId), text, { reply_markup: keyboardOf(msg), ...mode }, signal),
         ).catch((err: unknown) => {
           if (!isUnchanged(err)) throw err;
         });
@@ -194,12 +189,7 @@ export function createSender(api: Api, log: Logger): OutboundHandler {
   };
 }
 
-type SendOptions = Pick<
-  NonNullable<Parameters<Api["sendMessage"]>[2]>,
-  "message_thread_id" | "reply_parameters" | "reply_markup"
->;
-type EditOptions = NonNullable<Parameters<Api["editMessageText"]>[3]>;
+type SendOptions = Pick<NonNullable<Parameters<Api["sendMessage"]>[2]>, "message_thread_id" | "reply_parameters"> & {
+  reply_markup?: InlineKeyboardMarkup;
+};
 type ParseMode = { parse_mode?: "HTML" };
-
-/** Telegram's words for an edit to what the message already shows: the edit is done. */
-const isUnchanged = (err: unknown) => err instanceof GrammyError && /message is not modified/i.test(err.description);
