@@ -60,7 +60,7 @@ describe("MCP ready before the first turn", () => {
     writeMcpConfig(home, { silent: { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] } });
     const { app, channel } = await started(home, 3000);
     await app.bus.publishInbound(userMessage("silent", "first"));
-    await until(() => app.worker.runningSessions.includes("console:silent"), "the turn to start waiting");
+    await until(() => app.worker.lanes.runningSessions.includes("console:silent"), "the turn to start waiting");
     await app.bus.publishInbound(userMessage("silent", "/stop"));
     await channel.waitFor(2);
     expect(channel.sent.map((m) => m.text)).toEqual([expect.stringMatching(/^Stopp/), "Stopped."]);

@@ -216,8 +216,8 @@ describe("a conversation that moved to another process (clustered mode)", () => 
       await app.bus.publishInbound(first);
       await app.bus.publishInbound(second);
       await until(() => seen.includes("m1"), "the first turn to ask the model");
-      app.worker.drop(first.sessionKey);
-      await until(() => app.worker.runningSessions.length === 0, "the turn to end");
+      app.worker.lanes.drop(first.sessionKey);
+      await until(() => app.worker.lanes.runningSessions.length === 0, "the turn to end");
       // Another chat's turn asks the model later, and its answer comes after the same delay: once it is sent, the
       // dropped turn's answer has had its time to arrive.
       await app.bus.publishInbound(userMessage("control", "c1"));

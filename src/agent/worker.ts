@@ -14,7 +14,7 @@ import type { WorkerDeps } from "./worker-deps.js";
  * (turn-outlet.ts). Per conversation in order, across them in parallel up to `maxConcurrentTurns`; none is dropped.
  */
 export class AgentWorker {
-  private readonly lanes: Lanes;
+  readonly lanes: Lanes;
   /** Chat commands by agent: a conversation's /model, /status and /usage are its agent's. */
   private readonly commands = new Map<string, ChatCommands>();
 
@@ -61,24 +61,5 @@ export class AgentWorker {
       // A burst: let the turn just started send its model request before the next one spends the thread on its prompt.
       if (this.deps.bus.inbound.size > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     }
-  }
-
-  /** Cancels running turns (their messages stay pending in the inbox and run after a restart). */
-  stop(): Promise<void> {
-    return this.lanes.stop();
-  }
-
-  /** Clustered, the turn lease went elsewhere: abort the turn unwritten, drop the queue (it stays in the shared inbox). */
-  drop(sessionKey: string): void {
-    this.lanes.drop(sessionKey);
-  }
-
-  /** Turns running now, and messages waiting behind them. */
-  get load(): { running: number; queued: number } {
-    return this.lanes.load;
-  }
-
-  get runningSessions(): string[] {
-    return this.lanes.runningSessions;
   }
 }

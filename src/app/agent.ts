@@ -81,6 +81,6 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
     voice: models.voice,
     jobsChat: core.jobsChat,
   });
-  metrics?.countQueue(() => worker.load.queued);
+  metrics?.countQueue(() => worker.lanes.load.queued);
   return { main, agents: agents.all, files, metrics, startup, worker };
 }

@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import { resumePending } from "../access/resume.js";
 import type { Channel } from "../bus/channel.js";
 import type { Config } from "../config/config.js";
@@ -44,7 +43,13 @@ export function embeddedLifecycle(parts: Parts): Lifecycle {
       workerDone = agent.worker.run();
       // All at once, so no platform's outage holds up another's start; one that cannot start is one error line.
       await Promise.all(
-        channels.map(async (channel) => (await startChannel(channel, core.log)) && running.push(channel)),
+        channels.map((channel) =>
+          channel.start().then(
+            () => running.push(channel),
+            (err: unknown) =>
+              core.log.error(`${channel.name} is off: ${err instanceof Error ? err.message : String(err)}`),
+          ),
+        ),
       );
       stopWatching = await watch(core);
       roles.start(channels);
@@ -84,7 +89,7 @@ export function clusteredLifecycle(
         leaseMs: config.cluster.leaseSeconds * 1000,
         channels,
         singletons: { start: () => roles.start(channels), stop: roles.stop },
-        worker: { room: () => config.agent.maxConcurrentTurns, drop: (key) => agent.worker.drop(key) },
+        worker: { room: () => config.agent.maxConcurrentTurns, drop: (key) => agent.worker.lanes.drop(key) },
         run: (msg) => bus.inbound.push(msg),
         // And job runs whose turn ended in a process that died before their end was recorded.
         recoverHelpers: async (orphaned) => {
@@ -122,16 +127,6 @@ function beginStartup({ config, options, models, agent }: Parts): void {
   agent.startup.ready = Promise.all([...attempts, discoverContexts(config, models.limits)]).then(() => undefined);
 }
 
-async function startChannel(channel: Channel, log: Logger): Promise<boolean> {
-  try {
-    await channel.start();
-    return true;
-  } catch (err) {
-    log.error(`${channel.name} is off: ${err instanceof Error ? err.message : String(err)}`);
-    return false;
-  }
-}
-
 /** What one process of a cluster runs for all (a single process runs them itself). */
 function singletons({ config, core, agent }: Parts) {
   let stopHousekeeping: (() => void) | undefined;
@@ -167,7 +162,7 @@ function watch({ store, bus, cluster }: Core) {
 /** After the channels: the helpers and turns end, the process leaves its cluster, then everything closes. */
 async function close({ core, agent }: Parts, workerDone: Promise<void>, leave?: () => Promise<void> | undefined) {
   for (const runtime of agent.agents) await runtime.helpers.stop();
-  await agent.worker.stop();
+  await agent.worker.lanes.stop();
   await leave?.();
   for (const { mcp, consolidator } of agent.agents) await Promise.all([mcp.close(), consolidator.stop()]);
   core.bus.close();

@@ -58,10 +58,10 @@ export async function collectState(sources: {
     channels: views,
     /** Config `agents`, each bot with its state, and `bindings`. */
     agents: agentsOverview(app.config, (route) => views.find((c) => c.name === route)?.state ?? "stopped"),
-    running: app.worker.runningSessions,
+    running: app.worker.lanes.runningSessions,
     /** Background helpers (spawn) running now. */
     helpers: app.helpers.list(),
-    queued: app.worker.load.queued,
+    queued: app.worker.lanes.load.queued,
     inboxPending,
     outboxPending,
     conversations,
