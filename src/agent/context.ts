@@ -35,15 +35,12 @@ interface PromptInput {
 export function buildSystemPrompt(input: PromptInput): string {
   const { workspace, skills, inbound, log, cache = new ReadCache() } = input;
   const memory = input.memory ?? { include: true, maxChars: Number.POSITIVE_INFINITY };
+  const memoryText = memory.include ? (memory.text ?? promptFile(cache, workspace, "MEMORY.md", log)) : "";
   const parts: string[] = [];
   for (const file of BOOTSTRAP_FILES) {
-    if (file !== "MEMORY.md") {
-      const text = promptFile(cache, workspace, file, log);
-      if (text) parts.push(`## ${file}\n\n${text}`);
-      continue;
-    }
-    const text = memory.include ? (memory.text ?? promptFile(cache, workspace, file, log)) : "";
-    if (text) parts.push(`## ${file}\n\n${capMemory(text, memory.maxChars)}`);
+    const text =
+      file === "MEMORY.md" ? capMemory(memoryText, memory.maxChars) : promptFile(cache, workspace, file, log);
+    if (text) parts.push(`## ${file}\n\n${text}`);
   }
   const section = (title: string, lines: string[]) => parts.push([`## ${title}`, "", ...lines].join("\n"));
   if (skills.length > 0) {

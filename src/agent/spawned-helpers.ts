@@ -206,14 +206,8 @@ export class HelperManager {
         : `it failed: ${err instanceof Error ? err.message : String(err)}`;
       log.warn({ status, err }, "helper did not finish");
     }
-    if (
-      await entry.guard?.check().then(
-        () => false,
-        (err: Error) => (entry.fenced ??= err),
-      )
-    ) {
-      return fencedOut(entry, log);
-    }
+    const lost = await entry.guard?.check().catch((err: Error) => (entry.fenced ??= err));
+    if (lost) return fencedOut(entry, log);
     const run: HelperRun = { ...entry, task, model: this.modelName(), status, origin };
     // Published before the run is marked finished: a crash in between makes the next start report it as interrupted,
     // which the inbox drops (same message id), so the chat hears it once.

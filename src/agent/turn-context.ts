@@ -114,19 +114,12 @@ export async function buildTurnContext(
     rows = rows.filter((row) => row.id > trimmedThrough);
   } else if (shown.store) await conversations.showMemory(head.conversationId, shown.text);
   const tokenCache = new WeakMap<ChatMessage, number>();
-  const history = rows
-    .slice(
-      Math.max(
-        0,
-        rows.findIndex((row) => row.message.role === "user"),
-      ),
-    )
-    .map(({ message: m }) => {
-      const message = toChatMessage(m);
-      if (m.tokens !== undefined) tokenCache.set(message, m.tokens);
-      return message;
-    });
-  if (rows.every((row) => row.message.role !== "user")) history.length = 0;
+  const firstUser = rows.findIndex((row) => row.message.role === "user");
+  const history = (firstUser < 0 ? [] : rows.slice(firstUser)).map(({ message: m }) => {
+    const message = toChatMessage(m);
+    if (m.tokens !== undefined) tokenCache.set(message, m.tokens);
+    return message;
+  });
   // The summaries open the history: the first user message of the request carries them, the same every turn.
   if (history.length > 0) history[0] = withSummaries(history[0], prompt.block);
   const user = history.length > 0 ? userMessage : withSummaries(userMessage, prompt.block);
