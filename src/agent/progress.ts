@@ -1,26 +1,23 @@
 import type { ToolCall } from "../llm/reply.js";
+import { parseJson } from "../llm/text-tool-calls.js";
 
 /** A short note of what a round of tool calls does, e.g. "⏳ Working: exec `npm test`, read_file ×3". */
 export function describeToolRound(calls: ToolCall[]): string {
   const counts = new Map<string, number>();
   for (const call of calls) counts.set(call.name, (counts.get(call.name) ?? 0) + 1);
   const parts = [...counts].map(([name, count]) => {
-    const command = name === "exec" && count === 1 ? commandOf(calls.find((c) => c.name === "exec")) : undefined;
-    if (command) return `exec \`${command}\``;
+    const alone = count === 1 ? calls.find((c) => c.name === name) : undefined;
+    const line = alone && execCommand(alone)?.split("\n")[0].replaceAll("`", "'").trim();
+    if (line) return `exec \`${line.length > 60 ? `${line.slice(0, 59)}…` : line}\``;
     return count > 1 ? `${name} ×${count}` : name;
   });
   return `⏳ Working: ${parts.join(", ")}`;
 }
 
-function commandOf(call: ToolCall | undefined): string | undefined {
-  try {
-    const command = (JSON.parse(call?.arguments ?? "") as { command?: unknown }).command;
-    if (typeof command !== "string") return undefined;
-    const line = command.split("\n")[0].replaceAll("`", "'").trim();
-    return line.length > 60 ? `${line.slice(0, 59)}…` : line;
-  } catch {
-    return undefined;
-  }
+/** An exec call's command; undefined for any other tool, or arguments without one. */
+export function execCommand({ name, arguments: args }: { name: string; arguments: string }): string | undefined {
+  const command = name === "exec" ? (parseJson(args) as { command?: unknown } | undefined)?.command : undefined;
+  return typeof command === "string" ? command : undefined;
 }
 
 /**

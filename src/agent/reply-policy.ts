@@ -1,6 +1,6 @@
 import { fenced } from "../approvals/policy.js";
 import type { ModelReply } from "../llm/model.js";
-import { parseJson } from "../llm/text-tool-calls.js";
+import { execCommand } from "./progress.js";
 
 /**
  * What the loop does with a reply it cannot use as it is. A reply cut at the length limit never
@@ -46,9 +46,9 @@ const SHOWN_CALL_CHARS = 300;
 /** What the chat is told before tool calls the model wrote as text run (the markup itself is never shown): each call,
  * exec as its command, any other tool as its name and arguments. */
 export function textCallsNotice(calls: ReadonlyArray<{ name: string; arguments: string }>): string {
-  const lines = calls.map(({ name, arguments: args }) => {
-    const command = name === "exec" ? (parseJson(args) as { command?: unknown } | undefined)?.command : undefined;
-    const shown = typeof command === "string" ? `exec: ${command}` : `${name} ${args}`;
+  const lines = calls.map((call) => {
+    const command = execCommand(call);
+    const shown = command === undefined ? `${call.name} ${call.arguments}` : `exec: ${command}`;
     return shown.length > SHOWN_CALL_CHARS
       ? `${shown.slice(0, SHOWN_CALL_CHARS)}… (${shown.length} characters)`
       : shown;

@@ -1,3 +1,4 @@
+import type { Usage } from "../llm/collect.js";
 import type { Model } from "../llm/model.js";
 
 /** What one turn cost: the per-turn log line and the metrics are made from it. No message text. */
@@ -17,10 +18,8 @@ export class TurnMeter {
   private modelMs = 0;
   private modelCalls = 0;
   toolCalls = 0;
-  private promptTokens?: number;
-  private completionTokens?: number;
-  /** Of the prompt tokens, those the server served from its cache (where it says). */
-  private cachedTokens?: number;
+  /** The endpoint's counts, summed; `cachedTokens`: of the prompt's, those it served from its cache (where it says). */
+  private readonly tokens: Partial<Usage> = {};
   /** Where the turn's own time went (ms, two decimals): waiting in the inbox, building the prompt, storing it. */
   private readonly stages: { waitedMs?: number; contextMs?: number; storeMs?: number } = {};
 
@@ -38,11 +37,9 @@ export class TurnMeter {
         try {
           const reply = await model.complete(request);
           ok = true;
-          if (reply.usage) {
-            this.promptTokens = (this.promptTokens ?? 0) + reply.usage.promptTokens;
-            this.completionTokens = (this.completionTokens ?? 0) + reply.usage.completionTokens;
-            const { cachedTokens } = reply.usage;
-            if (cachedTokens !== undefined) this.cachedTokens = (this.cachedTokens ?? 0) + cachedTokens;
+          for (const key of ["promptTokens", "completionTokens", "cachedTokens"] as const) {
+            const n = reply.usage?.[key];
+            if (n !== undefined) this.tokens[key] = (this.tokens[key] ?? 0) + n;
           }
           return reply;
         } finally {
@@ -76,9 +73,7 @@ export class TurnMeter {
       modelMs: Math.round(this.modelMs),
       modelCalls: this.modelCalls,
       toolCalls: this.toolCalls,
-      promptTokens: this.promptTokens,
-      completionTokens: this.completionTokens,
-      cachedTokens: this.cachedTokens,
+      ...this.tokens,
       outcome,
       ...this.stages,
     };
