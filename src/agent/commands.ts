@@ -29,8 +29,8 @@ export class ChatCommands {
   take(msg: InboundMessage): boolean {
     const command = commandOf(msg);
     if (command === undefined) return false;
-    const { deps, lanes, outlet } = this;
-    const lane = lanes.lane(msg.sessionKey);
+    const { deps } = this;
+    const lane = this.lanes.lane(msg.sessionKey);
     if (command === "new") {
       if (lane.pausedUntil === undefined) return false;
       const text = newConversationNotice(lane.queue.length);
@@ -39,15 +39,59 @@ export class ChatCommands {
         .catch((err: unknown) => deps.log.error({ err, session: msg.sessionKey }, "could not start over"));
       return true;
     }
-    answerCommand(command, msg, {
-      deps,
-      lane,
-      load: lanes.load,
-      upForMs: Date.now() - this.startedAt,
-      setAsideWaiting: (text) => this.setAside(lane, 1, msg, text),
-      reply: (text, buttons) => outlet.finish(msg, [], { ...notice(replyTarget(msg), text), buttons }),
-    }).catch((err: unknown) => deps.log.error({ err, session: msg.sessionKey, command }, "could not answer a command"));
+    this.answer(command, msg, lane).catch((err: unknown) =>
+      deps.log.error({ err, session: msg.sessionKey, command }, "could not answer a command"),
+    );
     return true;
+  }
+
+  /** Answers a command other than /new. */
+  private async answer(command: Exclude<CommandName, "new">, msg: InboundMessage, lane: Lane): Promise<void> {
+    const { deps } = this;
+    const { load } = this.lanes;
+    const reply = (text: string, buttons?: Button[][]) =>
+      this.outlet.finish(msg, [], { ...notice(replyTarget(msg), text), buttons });
+    let text = helpText();
+    if (command === "stop") {
+      const cancelled = deps.helpers.cancel(msg.sessionKey);
+      // The message waiting for the model is this chat's running work: /stop sets it aside.
+      if (lane.pausedUntil !== undefined) return await this.setAside(lane, 1, msg, stopReply(false, cancelled, true));
+      text = stopReply(Boolean(lane.running), cancelled);
+      lane.running?.abort(new StopRequested("stopped by /stop"));
+    } else if (command === "model") {
+      text = await deps.chatModels.answer(msg, commandArgument(msg.text));
+    } else if (command === "voice") {
+      text = deps.voice ? await deps.voice.answer(msg) : "Spoken replies are not available here.";
+    } else if (command === "jobs") {
+      text = (await deps.jobsChat?.answer(msg)) ?? "Jobs are not available here.";
+    } else if (command === "whoami" || command === "link" || command === "unlink") {
+      text = await peopleAnswer(command, msg, deps);
+    } else if (command === "forget" && msg.person) {
+      return void (await reply(FORGET_ASK, forgetButtons(msg.person)));
+    } else if (command === "usage") {
+      // The owner sees this chat and all; anyone else (a guest, a member) only what was spent for them.
+      const owner = msg.person?.role === "owner";
+      const report = owner ? deps.usage.report(msg.sessionKey) : deps.usage.report(undefined, runOf(msg).person ?? "");
+      text = reportText(await report);
+    } else if (command === "status") {
+      const chat = await deps.chatModels.current(msg);
+      const { model } = deps.config.openai;
+      const here = deps.helpers.list(msg.sessionKey);
+      const state = lane.running ? "busy" : lane.pausedUntil !== undefined ? "waiting for the model" : "idle";
+      text = [
+        `Model: ${chat.chosen ? `${chat.name} (this chat's choice; the default is ${model})` : model}`,
+        `Conversation: ${msg.sessionKey}, ${await deps.conversations.count(msg.sessionKey)} stored messages`,
+        `This chat: ${state}, ${lane.queue.length} waiting`,
+        `All chats: ${load.running} running, ${load.queued} waiting`,
+        `Helpers: ${here.length} running here, ${deps.helpers.list().length} in all`,
+        ...here.map(
+          (h) => `- ${h.id}${h.label ? ` "${h.label}"` : ""}, running for ${formatDuration(Date.now() - h.startedAt)}`,
+        ),
+        `Up for ${formatDuration(Date.now() - this.startedAt)}`,
+        ...deps.statusLines(),
+      ].join("\n");
+    }
+    await reply(text);
   }
 
   private setAside(lane: Lane, count: number, command: InboundMessage, text: string, archive?: string) {
@@ -63,66 +107,6 @@ export async function newConversation(
   if (commandOf(msg) !== "new") return undefined;
   await deps.conversations.archive(msg.sessionKey);
   return notice(replyTarget(msg), newConversationNotice(0));
-}
-
-/** What the worker's answers to /stop, /status and /help need of it and of the chat's lane. */
-interface CommandContext {
-  deps: WorkerDeps;
-  lane: { running?: AbortController; pausedUntil?: number; queue: unknown[] };
-  load: { running: number; queued: number };
-  upForMs: number;
-  /** Sets the message waiting for the model aside with this notice (the lane goes on). */
-  setAsideWaiting(text: string): Promise<void>;
-  reply(text: string, buttons?: Button[][]): Promise<unknown>;
-}
-
-/** Answers a command other than /new. */
-async function answerCommand(
-  command: Exclude<CommandName, "new">,
-  msg: InboundMessage,
-  { deps, lane, load, upForMs, setAsideWaiting, reply }: CommandContext,
-): Promise<void> {
-  let text = helpText();
-  if (command === "stop") {
-    const cancelled = deps.helpers.cancel(msg.sessionKey);
-    // The message waiting for the model is this chat's running work: /stop sets it aside.
-    if (lane.pausedUntil !== undefined) return await setAsideWaiting(stopReply(false, cancelled, true));
-    text = stopReply(Boolean(lane.running), cancelled);
-    lane.running?.abort(new StopRequested("stopped by /stop"));
-  } else if (command === "model") {
-    text = await deps.chatModels.answer(msg, commandArgument(msg.text));
-  } else if (command === "voice") {
-    text = deps.voice ? await deps.voice.answer(msg) : "Spoken replies are not available here.";
-  } else if (command === "jobs") {
-    text = (await deps.jobsChat?.answer(msg)) ?? "Jobs are not available here.";
-  } else if (command === "whoami" || command === "link" || command === "unlink") {
-    text = await peopleAnswer(command, msg, deps);
-  } else if (command === "forget" && msg.person) {
-    return void (await reply(FORGET_ASK, forgetButtons(msg.person)));
-  } else if (command === "usage") {
-    // The owner sees this chat and all; anyone else (a guest, a member) only what was spent for them.
-    const owner = msg.person?.role === "owner";
-    const report = owner ? deps.usage.report(msg.sessionKey) : deps.usage.report(undefined, runOf(msg).person ?? "");
-    text = reportText(await report);
-  } else if (command === "status") {
-    const chat = await deps.chatModels.current(msg);
-    const { model } = deps.config.openai;
-    const here = deps.helpers.list(msg.sessionKey);
-    const state = lane.running ? "busy" : lane.pausedUntil !== undefined ? "waiting for the model" : "idle";
-    text = [
-      `Model: ${chat.chosen ? `${chat.name} (this chat's choice; the default is ${model})` : model}`,
-      `Conversation: ${msg.sessionKey}, ${await deps.conversations.count(msg.sessionKey)} stored messages`,
-      `This chat: ${state}, ${lane.queue.length} waiting`,
-      `All chats: ${load.running} running, ${load.queued} waiting`,
-      `Helpers: ${here.length} running here, ${deps.helpers.list().length} in all`,
-      ...here.map(
-        (h) => `- ${h.id}${h.label ? ` "${h.label}"` : ""}, running for ${formatDuration(Date.now() - h.startedAt)}`,
-      ),
-      `Up for ${formatDuration(upForMs)}`,
-      ...deps.statusLines(),
-    ].join("\n");
-  }
-  await reply(text);
 }
 
 /** The answer to `/stop`: what it stops (a message waiting for the model is set aside at once). */
