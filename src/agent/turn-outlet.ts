@@ -12,7 +12,8 @@ import type { WorkerDeps } from "./worker-deps.js";
  * channel's outbox sender then delivers (and retries) on its own.
  */
 export class TurnOutlet {
-  private readonly drafts: TurnDrafts;
+  /** `open(msg)` is the turn's `onText` (its reply shown as it is written), where the chat shows drafts. */
+  readonly drafts: TurnDrafts;
 
   constructor(
     private readonly deps: Pick<WorkerDeps, "bus" | "journal" | "turns" | "log" | "config" | "onTurnFinished">,
@@ -33,11 +34,6 @@ export class TurnOutlet {
       (text) => this.aside({ ...target, kind: "progress", text }),
       enabled ? afterSeconds * 1000 : undefined,
     );
-  }
-
-  /** The turn's `onText` (its reply shown as it is written), where the chat shows drafts. */
-  draft(msg: InboundMessage): ((raw: string) => void) | undefined {
-    return this.drafts.open(msg);
   }
 
   /** A stopped turn's reply: the words so far, or "Stopped.". */

@@ -18,7 +18,7 @@ import { failure, isSilentReply, modelFailure, notice, POISON_NOTICE } from "./n
 import type { ProgressReporter } from "./progress.js";
 import { registryFor } from "./scheduled-tools.js";
 import { tooSmallFor } from "./too-small.js";
-import { buildTurnContext, runOf, type TurnContextDeps } from "./turn-context.js";
+import { buildTurnContext, runOf } from "./turn-context.js";
 import { type Ending, endingOf } from "./turn-endings.js";
 import type { TurnOutlet } from "./turn-outlet.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
@@ -41,15 +41,6 @@ interface Turn {
   /** What the message tool already said in this conversation (not said again as the reply). */
   sentToConversation: string[];
 }
-
-/** What each stage uses of the worker's deps. */
-type PreflightDeps = Pick<
-  WorkerDeps,
-  "senderHasAccess" | "journal" | "conversations" | "attachments" | "log" | "now" | "config" | "usage"
->;
-type ContextDeps = Pick<WorkerDeps, "registry" | "ready" | "config"> &
-  Omit<TurnContextDeps, "contextTokens" | "ownerMemory" | "toolSchemas">;
-type LoopStageDeps = Pick<WorkerDeps, "audit" | "steps" | "tokens" | "approve" | "log" | "config" | "bus">;
 
 /**
  * Runs one message's turn, stage by stage: preflight (access, crashes, /new, attachments) → context (tools, prompt,
@@ -141,7 +132,7 @@ function stamped(deps: Pick<WorkerDeps, "now" | "config">, content: string): str
 
 /** Whether the turn goes on: a sender who lost access, a message that crashed pincer twice, /new and an attachment
  * that says nothing end it here; readable attachments join the user's message. */
-async function preflight(deps: PreflightDeps, outlet: TurnOutlet, turn: Turn): Promise<boolean> {
+async function preflight(deps: WorkerDeps, outlet: TurnOutlet, turn: Turn): Promise<boolean> {
   const { msg } = turn;
   const target = replyTarget(msg);
   const endHere = async (stored: StoredMessage[], out?: OutboundMessage) => {
@@ -182,7 +173,7 @@ async function preflight(deps: PreflightDeps, outlet: TurnOutlet, turn: Turn): P
 }
 
 /** The tools this run may use, and the prompt: instructions, the history that fits the window, the user's message. */
-async function context(deps: ContextDeps, turn: Turn, ownerMemory: boolean) {
+async function context(deps: WorkerDeps, turn: Turn, ownerMemory: boolean) {
   const { msg, images, chosen } = turn;
   // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start. Before the view
   // below: it copies the tools registered by then, and the servers' tools are registered as they connect.
@@ -203,7 +194,7 @@ async function context(deps: ContextDeps, turn: Turn, ownerMemory: boolean) {
 
 /** The model and the tools, round after round, resumed from the turn's journal after a crash; the reply's text. */
 async function loop(
-  deps: LoopStageDeps,
+  deps: WorkerDeps,
   outlet: TurnOutlet,
   turn: Turn,
   { registry, prompt, ownerMemory }: Awaited<ReturnType<typeof context>>,
@@ -222,7 +213,7 @@ async function loop(
       window: chosen.window,
       recheckWindow: chosen.recheck,
       onToolRound: (calls) => turn.progress.roundStarted(calls),
-      onText: outlet.draft(msg),
+      onText: outlet.drafts.open(msg),
       onToolResult: (call, text, durationMs) => {
         meter.tool(call.name, text);
         audited(call, text, durationMs);
@@ -250,7 +241,7 @@ async function loop(
 
 /** The reply goes out (spoken too where the chat wants it), unless the message tool already said it or the run may stay
  * silent (the heartbeat's token). */
-async function finish(deps: Pick<WorkerDeps, "voice">, outlet: TurnOutlet, turn: Turn, reply: string): Promise<void> {
+async function finish(deps: WorkerDeps, outlet: TurnOutlet, turn: Turn, reply: string): Promise<void> {
   const { msg } = turn;
   const text = reply.trim();
   const silent = !text || turn.sentToConversation.includes(text) || isSilentReply(text, silentReplyOf(msg));
