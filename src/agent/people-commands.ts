@@ -76,17 +76,9 @@ export function forgetTaps({ store, config, bus }: { store: Store; config: Confi
   return async (tap) => {
     const id = tap.data.slice(FORGET_PREFIX.length);
     const person = id ? await store.people.show(id) : undefined;
-    const { channel, account, chatId, threadId } = tap;
+    const { channel, account, chatId, threadId, messageId } = tap;
     const edit = (text: string) =>
-      bus.publishOutbound({
-        channel,
-        account,
-        chatId,
-        threadId,
-        kind: "reply",
-        text,
-        editOf: { messageId: tap.messageId },
-      });
+      bus.publishOutbound({ channel, account, chatId, threadId, kind: "reply", text, editOf: { messageId } });
     if (!person) {
       await edit(id ? "Nothing is stored about you any more." : "Kept: nothing was deleted.");
       return {};

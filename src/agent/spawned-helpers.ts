@@ -157,6 +157,7 @@ export class HelperManager {
     let status: Exclude<HelperStatus, "running" | "interrupted">;
     let result: string;
     const offered = offeredTo(deps.config, origin.person);
+    const { guard } = entry;
     try {
       const loop = runAgentLoop(
         {
@@ -170,8 +171,8 @@ export class HelperManager {
           maxIterations: settings.maxIterations,
           log,
           onToolResult: auditTo(deps.audit, sessionKey, log),
-          // No step, no tool call, once its lease is lost (as a turn's journal is fenced).
-          steps: entry.guard && fencedSteps(entry.guard),
+          // No step, no tool call, once its lease is lost (as a turn's journal is fenced); nothing is recorded.
+          steps: guard && { assistant: () => guard.check(), started: () => guard.check(), result: async () => {} },
         },
         {
           system: helperPrompt(deps.config),
@@ -206,7 +207,7 @@ export class HelperManager {
         : `it failed: ${err instanceof Error ? err.message : String(err)}`;
       log.warn({ status, err }, "helper did not finish");
     }
-    const lost = await entry.guard?.check().catch((err: Error) => (entry.fenced ??= err));
+    const lost = await guard?.check().catch((err: Error) => (entry.fenced ??= err));
     if (lost) return fencedOut(entry, log);
     const run: HelperRun = { ...entry, task, model: this.modelName(), status, origin };
     // Published before the run is marked finished: a crash in between makes the next start report it as interrupted,
@@ -214,11 +215,6 @@ export class HelperManager {
     await deps.bus.publishInbound(resultMessage(run, status, result, Date.now()));
     await deps.store.finish(entry.id, status, result, Date.now());
   }
-}
-
-/** The loop's journal hooks for a fenced helper: each step first checks the lease (nothing is recorded). */
-function fencedSteps(guard: { check(): Promise<void> }) {
-  return { assistant: () => guard.check(), started: () => guard.check(), result: async () => {} };
 }
 
 function fencedOut(entry: Running, log: Logger): void {

@@ -24,10 +24,9 @@ export class AgentWorker {
     // Each agent's turns run with its own settings, tools, models and memory (deps.agents), chosen by the agent its
     // conversation's key names: a message can reach no other agent's.
     const runners = new Map<string, TurnRunner>();
-    const runnerOf = (msg: InboundMessage) => runners.get(agentOf(msg.sessionKey));
     const maxConcurrent = () => deps.config.agent.maxConcurrentTurns;
     const run = async (msg: InboundMessage, signal: AbortSignal) => {
-      const runner = runnerOf(msg);
+      const runner = runners.get(agentOf(msg.sessionKey));
       if (runner) return runner.run(msg, signal);
       // An agent taken out of the config since the message came: it waits in the inbox for its agent's return.
       deps.log.warn({ session: msg.sessionKey }, "a message for an agent that is not configured now is left waiting");
