@@ -17,20 +17,13 @@ import type { Core } from "./core.js";
 import type { Models } from "./models.js";
 import type { AppOptions } from "./options.js";
 
-type HelperDeps = ConstructorParameters<typeof HelperManager>[0];
-
-/** What every agent shares: the core's parts, the models' meters, the options. */
-type Shared = Pick<Core, "store" | "bus" | "scheduler" | "access" | "tokens" | "log"> &
-  Pick<Models, "limits" | "usage"> &
-  Pick<AppOptions, "model" | "mcpTiming" | "mcpStatusFile" | "now"> & {
-    files: ReadCache;
-    approveHelpers?: HelperDeps["approve"];
-    /** Clustered: each helper is known to the cluster while it runs, so another process does not take it for lost. */
-    presence?: HelperDeps["presence"];
-  };
-
-/** One agent, wired from its own settings: the worker runs its conversations' turns with `turn`. */
-export type AgentRuntime = ReturnType<typeof createAgentRuntime>;
+/** What every agent shares: the core's parts, the models' meters, the options, the prompt files' cache. */
+interface Shared {
+  core: Core;
+  models: Models;
+  options: AppOptions;
+  files: ReadCache;
+}
 
 /**
  * Every agent (config `agents`, main first), each wired from its own settings alone: its workspace (prompt files,
@@ -38,40 +31,43 @@ export type AgentRuntime = ReturnType<typeof createAgentRuntime>;
  * its MCP servers (started once, with pincer, not per message), its helpers and its memory's consolidation.
  */
 export function createAgentRuntimes(config: Config, shared: Shared) {
-  const main = createAgentRuntime(config, shared);
+  // Only main's MCP servers are written down for `pincer status`.
+  const main = createAgentRuntime(config, shared, shared.options.mcpStatusFile);
   const names = Object.keys(config.agents).filter((name) => name !== MAIN_AGENT);
   const others = new Map(
-    names.map((name) => [
-      name,
-      createAgentRuntime({ ...config, ...config.agents[name] }, { ...shared, mcpStatusFile: undefined }),
-    ]),
+    names.map((name) => [name, createAgentRuntime({ ...config, ...config.agents[name] }, shared)]),
   );
   return { main, others, all: [main, ...others.values()] };
 }
 
-function createAgentRuntime(config: Config, shared: Shared) {
-  const { store, bus, tokens, limits, usage, files } = shared;
-  const log = shared.log.child({ agent: config.agentName });
+function createAgentRuntime(config: Config, { core, models, options, files }: Shared, mcpStatusFile?: string) {
+  const { store, bus, tokens, clustering, cluster } = core;
+  const { limits, usage } = models;
+  const log = core.log.child({ agent: config.agentName });
   ensureHome(config, log);
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
   // Its model (or a chat's choice of agent.models) and agent.fallbackModels, each behind a circuit breaker.
-  const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), shared.model, limits);
+  const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), options.model, limits);
   const { window } = chain(undefined);
   const helpers = new HelperManager({
     bus,
     store: store.helperRuns,
-    model: createHelperModel(config, model, shared.model !== undefined),
+    model: createHelperModel(config, model, options.model !== undefined),
     registry,
     audit: store.audit,
     log: log.child({ part: "helpers" }),
-    presence: shared.presence,
+    // Clustered: each helper is known to the cluster while it runs, so another process does not take it for lost.
+    presence: clustering && {
+      started: (id, onLost) => cluster.joined?.helperStarted(id, onLost),
+      ended: (id) => cluster.joined?.helperEnded(id),
+    },
     tokens,
     window,
-    approve: shared.approveHelpers,
+    approve: core.approvals?.forHelpers,
     usage,
     config,
   });
-  for (const tool of createTools({ config, store, scheduler: shared.scheduler, helpers })) {
+  for (const tool of createTools({ config, store, scheduler: core.scheduler, helpers })) {
     if (!config.agent.disabledTools.includes(tool.name)) registry.register(tool);
   }
   const mcp = new McpManager({
@@ -80,8 +76,8 @@ function createAgentRuntime(config: Config, shared: Shared) {
     registry,
     log,
     maxResultChars: config.exec.maxOutputChars,
-    statusFile: shared.mcpStatusFile,
-    timing: shared.mcpTiming,
+    statusFile: mcpStatusFile,
+    timing: options.mcpTiming,
   });
   const consolidator = new Consolidator({
     store: store.memory,
@@ -90,7 +86,7 @@ function createAgentRuntime(config: Config, shared: Shared) {
     log: log.child({ part: "memory" }),
     timezone: config.timezone,
     contextTokens: window,
-    now: shared.now,
+    now: options.now,
     usage,
   });
   const skills = skillDirs(config.workspace);
@@ -98,7 +94,7 @@ function createAgentRuntime(config: Config, shared: Shared) {
     config,
     registry,
     helpers,
-    chatModels: createChatModels({ config, store: store.chatModels, access: shared.access, chain }),
+    chatModels: createChatModels({ config, store: store.chatModels, access: core.access, chain }),
     consolidator: config.memory.consolidate ? consolidator : undefined,
     // A skill whose programs or variables are missing would only mislead the model.
     skills: () => listSkills(skills, log, process.env, files).filter((skill) => skill.missing.length === 0),

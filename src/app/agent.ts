@@ -14,19 +14,10 @@ export type Agent = ReturnType<typeof buildAgent>;
 
 /** Every agent (tools, models, helpers, memory) and the worker that runs their turns; the heartbeat; the metrics. */
 export function buildAgent(config: Config, options: AppOptions, core: Core, models: Models) {
-  const { log, store, bus, clustering, cluster, access, approvals, scheduler, tokens } = core;
+  const { log, store, bus, clustering, cluster, access, approvals, tokens } = core;
   // The prompt's files and skills are read every turn; unchanged ones come from memory.
   const files = new ReadCache(options.readCache);
-  const { usage, limits } = models;
-  const agents = createAgentRuntimes(config, {
-    ...options,
-    ...{ store, bus, scheduler, access, tokens, limits, usage, files, log },
-    approveHelpers: approvals?.forHelpers,
-    presence: clustering && {
-      started: (id, onLost) => cluster.joined?.helperStarted(id, onLost),
-      ended: (id) => cluster.joined?.helperEnded(id),
-    },
-  });
+  const agents = createAgentRuntimes(config, { core, models, options, files });
   const { main } = agents;
   const metrics = config.webAddr
     ? createMetrics({
@@ -70,7 +61,7 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
     attachments: (paths, signal, run) =>
       prepareAttachments(paths, {
         vision: config.agent.vision,
-        transcribe: (path, s) => models.transcribe(path, s, (heard) => void usage.transcribed(run, heard)),
+        transcribe: (path, s) => models.transcribe(path, s, (heard) => void models.usage.transcribed(run, heard)),
         signal,
       }),
     now: options.now,
