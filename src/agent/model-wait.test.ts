@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideWait, type FailedTry } from "./waiting.js";
+import { decideWait, type FailedTry } from "./model-wait.js";
 
 const limits = { refusedSeconds: 60, refusedTries: 5, outageHours: 24 };
 const hour = 3_600_000;
