@@ -61,12 +61,11 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
     // The conversation the job belongs to (thread included), and the person whose access it runs on.
     const origin: JobOrigin = { ...replyTarget(ctx.inbound), sessionKey: ctx.sessionKey, isGroup: ctx.inbound.isGroup };
     // Messages from pincer itself (helpers' results and the like) have no person behind them to own a job.
-    const { channel, senderId } = ctx.inbound;
-    if (channel === "system") {
+    if (ctx.inbound.channel === "system") {
       throw new ToolError("only a person can create a job; this turn was started by pincer itself, not by a message.");
     }
     // A runaway model should not fill the table: a person's jobs over all their chats are capped.
-    const owner = { channel: routeOf(ctx.inbound), userId: senderId };
+    const owner = { channel: routeOf(ctx.inbound), userId: ctx.inbound.senderId };
     const { maxJobsPerOwner } = deps.config.cron;
     if ((await store.listByOwner(owner)).length >= maxJobsPerOwner) {
       throw new ToolError(

@@ -15,7 +15,6 @@ export interface ToolDeps {
   helpers?: { spawn(origin: InboundMessage, task: string, label?: string): Promise<string> };
 }
 
-/** A tool's arguments as a JSON Schema, an object at the root. */
 export interface ToolParameters {
   type: "object";
   properties: Record<string, unknown>;

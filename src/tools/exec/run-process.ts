@@ -1,3 +1,4 @@
+import { attempt } from "../files/safe-open.js";
 import type { ExecOutcome } from "./output.js";
 
 export interface RunRequest {
@@ -62,9 +63,6 @@ export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
 
 /** Signals the process group led by `pid` (started `detached`). */
 export function killProcessGroup(pid: number | undefined, signal: NodeJS.Signals = "SIGKILL"): void {
-  try {
-    if (pid !== undefined) process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group is already gone, which is the point.
-  }
+  // ESRCH: the group is already gone, which is the point.
+  if (pid !== undefined) attempt(() => process.kill(-pid, signal));
 }

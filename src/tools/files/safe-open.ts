@@ -103,7 +103,6 @@ export function isOneOf(files: readonly Stats[], stats: Stats): boolean {
   return files.some((file) => file.dev === stats.dev && file.ino === stats.ino);
 }
 
-/** `fn()`, or `fallback` when it throws. */
 export function attempt<T, F = undefined>(fn: () => T, fallback?: F): T | F {
   try {
     return fn();

@@ -30,7 +30,6 @@ function searchParameters(pattern: string, maxLength: number, path: string, extr
   });
 }
 
-/** A file met on the walk, with its path as the model sees it. */
 type FoundFile = TreeFile & { shown: string };
 
 /** Walks the folder to search (grep may name a file: `onFile`), skipping what the scope hides, under any name. */

@@ -5,7 +5,6 @@ import { mediaDir } from "../../paths.js";
 import type { ToolContext } from "../tool.js";
 import { isInside, type PathScope } from "./safe-open.js";
 
-/** The path as the model should see it: relative to the workspace when inside it. */
 export function displayPath(real: string, workspaceReal: string): string {
   if (!isInside(workspaceReal, real)) return real;
   return relative(workspaceReal, real) || ".";

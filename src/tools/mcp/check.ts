@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import type { Config } from "../../config/config.js";
+import { attempt } from "../files/safe-open.js";
 import { ToolRegistry } from "../registry.js";
 import { describeServer, McpManager, type McpServerStatus } from "./manager.js";
 
@@ -38,13 +39,10 @@ export function mcpStatusPath(config: Config): string {
 export function lastKnownMcpStatus(config: Config): string[] {
   const names = Object.keys(config.mcp.servers);
   if (names.length === 0) return [];
-  let saved: { updatedAt?: string; servers?: McpServerStatus[] } | undefined;
-  try {
-    saved = JSON.parse(readFileSync(mcpStatusPath(config), "utf8"));
-  } catch {
-    // Absent or torn: show the configured names only.
-  }
-  // Foreign JSON (no servers list) counts as no file.
+  // Absent or torn: show the configured names only; foreign JSON (no servers list) counts as no file.
+  const saved: { updatedAt?: string; servers?: McpServerStatus[] } | undefined = attempt(() =>
+    JSON.parse(readFileSync(mcpStatusPath(config), "utf8")),
+  );
   const servers = Array.isArray(saved?.servers) ? saved.servers : undefined;
   const seen = servers ? `, as pincer saw them at ${saved?.updatedAt}` : "";
   return [

@@ -170,7 +170,6 @@ export class McpConnection {
     }
   }
 
-  /** Reads every page of the tool list and hands it on. */
   private async refresh(generation: number): Promise<void> {
     const client = this.current?.client;
     if (!client || generation !== this.generation) return;

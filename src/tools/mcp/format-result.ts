@@ -1,6 +1,7 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js";
 import { formatBytes } from "../../bus/format-bytes.js";
 import { truncate } from "../exec/output.js";
+import { attempt } from "../files/safe-open.js";
 import { ToolError } from "../tool.js";
 
 /** Answers the workspace-relative path. */
@@ -84,9 +85,5 @@ function sizeOf(n: number): string {
 }
 
 function sameJson(text: string, value: unknown): boolean {
-  try {
-    return JSON.stringify(JSON.parse(text)) === JSON.stringify(value);
-  } catch {
-    return false;
-  }
+  return attempt(() => JSON.stringify(JSON.parse(text)) === JSON.stringify(value), false);
 }

@@ -1,5 +1,6 @@
 import ipaddr from "ipaddr.js";
 import { allowEntryKind } from "../../config/web.js";
+import { attempt } from "../files/safe-open.js";
 
 /** Which addresses web_fetch may connect to; the pinned connector (pinned-agent.ts) asks about every one it uses.
  * Only public unicast: loopback, private, link-local (cloud metadata at 169.254.169.254), CGNAT, multicast, broadcast,
@@ -46,12 +47,8 @@ export function isAllowedHost(host: string, policy: AddressPolicy): boolean {
 /** May we connect to this address? Any spelling ipaddr.js understands: dotted, decimal (2130706433), hex (0x7f.1),
  * octal (0177.0.0.1), short (127.1), bracketed IPv6, zone ids. */
 export function checkAddress(input: string, policy: AddressPolicy): AddressVerdict {
-  let address: Address;
-  try {
-    address = ipaddr.parse(stripBrackets(input.trim()));
-  } catch {
-    return { allowed: false, reason: `"${input}" is not an IP address` };
-  }
+  const address: Address | undefined = attempt(() => ipaddr.parse(stripBrackets(input.trim())));
+  if (!address) return { allowed: false, reason: `"${input}" is not an IP address` };
   const shown = address.toString();
   if (policy.cidrs.some((cidr) => inRange(address, cidr))) return { allowed: true, address: shown };
   const blocked = blockedRange(address, policy);
@@ -94,14 +91,11 @@ const NAT64_WELL_KNOWN: [Address, number] = ipaddr.parseCIDR("64:ff9b::/96");
 const IPV4_COMPATIBLE: [Address, number] = ipaddr.parseCIDR("::/96");
 
 const NAMES: Record<string, string> = {
-  unspecified: "unspecified",
-  broadcast: "broadcast",
-  multicast: "multicast",
+  ...Object.fromEntries(
+    ["unspecified", "broadcast", "multicast", "loopback", "private", "reserved"].map((r) => [r, r]),
+  ),
   linkLocal: "link-local",
-  loopback: "loopback",
   carrierGradeNat: "carrier-grade NAT (100.64.0.0/10)",
-  private: "private",
-  reserved: "reserved",
   uniqueLocal: "unique-local (fc00::/7)",
   deprecatedSiteLocal: "site-local",
   rfc6052: "local-use NAT64",
@@ -127,12 +121,8 @@ export type TargetVerdict = { allowed: true; url: URL } | { allowed: false; reas
  * connector checks its addresses on resolving). WHATWG URL parsing has already made odd IPv4 spellings (2130706433,
  * 0x7f.1, 127.1, 127。0。0。1) dotted and IDNs punycode, so what is checked here is what undici connects to. */
 export function checkTarget(raw: string, policy: AddressPolicy, base?: URL): TargetVerdict {
-  let url: URL;
-  try {
-    url = new URL(raw, base);
-  } catch {
-    return { allowed: false, reason: `"${raw}" is not a valid URL` };
-  }
+  const url = attempt(() => new URL(raw, base));
+  if (!url) return { allowed: false, reason: `"${raw}" is not a valid URL` };
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     return { allowed: false, reason: `only http and https URLs can be fetched, not ${url.protocol}` };
   }
