@@ -1,6 +1,5 @@
 import { type RawReply, type ToolCall, textOf, withoutReasoning } from "./reply.js";
 
-/** Tokens the endpoint counted (ModelReply's `usage`). */
 export type Usage = { promptTokens: number; completionTokens: number; cachedTokens?: number };
 
 export type Collected = { raw: RawReply; usage?: Usage };
@@ -94,16 +93,13 @@ function count(value: unknown): number | undefined {
  * `timings.cache_n` beside `usage`; at most the prompt's tokens.
  */
 export function usageOf(usage: unknown, timings?: unknown): Usage | undefined {
-  const { prompt_tokens, completion_tokens, prompt_tokens_details, cache_read_input_tokens } = (usage ?? {}) as Record<
-    string,
-    unknown
-  >;
-  const promptTokens = count(prompt_tokens);
-  const completionTokens = completion_tokens === undefined ? 0 : count(completion_tokens);
+  const given = (usage ?? {}) as Record<string, unknown>;
+  const promptTokens = count(given.prompt_tokens);
+  const completionTokens = given.completion_tokens === undefined ? 0 : count(given.completion_tokens);
   if (promptTokens === undefined || completionTokens === undefined) return undefined;
   const cached =
-    count((prompt_tokens_details as { cached_tokens?: unknown } | null)?.cached_tokens) ??
-    count(cache_read_input_tokens) ??
+    count((given.prompt_tokens_details as { cached_tokens?: unknown } | null)?.cached_tokens) ??
+    count(given.cache_read_input_tokens) ??
     count((timings as { cache_n?: unknown } | null)?.cache_n);
   return {
     promptTokens,

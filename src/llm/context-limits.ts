@@ -1,9 +1,6 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { Logger } from "pino";
 
-// What model servers say about their context window: llama-server's `/props`, `/v1/models` metadata (vLLM,
-// OpenRouter, LM Studio), and the words of a refusal.
-
 /** A refusal as too long, in the server's tokens; `promptTokens` (what our request cost) calibrates our counter. */
 export type ContextRefusal = { contextTokens?: number; promptTokens?: number };
 

@@ -1,5 +1,3 @@
-// What a failed model call says about the request and the endpoint, from the HTTP status (undefined: no answer) and the error text.
-
 import type OpenAI from "openai";
 import { type ContextRefusal, readContextRefusal } from "./context-limits.js";
 

@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import { boundedCall } from "./bounded-call.js";
-import { collectStream, fromCompletion, type Usage } from "./collect.js";
+import { type Collected, collectStream, fromCompletion, type Usage } from "./collect.js";
 import { ModelError, shorten, toModelError } from "./failure.js";
 import { closesThinkingAlone, type NormalizedReply, normalizeReply, textOf } from "./reply.js";
 import { inputsCarryCalls } from "./text-tool-calls.js";
@@ -9,7 +9,6 @@ export { ContextRefusedError, ModelError, notFoundHint } from "./failure.js";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
-/** The OpenAI function-calling shape of a tool, as the model is offered it. */
 export interface ToolSchema {
   type: "function";
   function: { name: string; description: string; parameters: Record<string, unknown> };
@@ -35,7 +34,6 @@ export interface ModelRequest {
   onUnanswered?: (tried: UnansweredTry) => void;
 }
 
-/** A try that reached the endpoint and brought no reply: the model asked, and what it had written so far. */
 export type UnansweredTry = { model: string; streamed: string };
 
 export type Model = { complete(request: ModelRequest): Promise<ModelReply> };
@@ -58,11 +56,8 @@ export interface ModelOptions {
  * headers. */
 export async function openAIClient(options: { apiKey: string; baseUrl: string; timeoutSeconds: number }) {
   const { default: OpenAI } = await import("openai").catch((err: Error) => {
-    const why = shorten(err.message);
-    throw new ModelError(
-      `the model client could not be loaded (${why}); reinstall pincer's dependencies (npm ci)`,
-      true,
-    );
+    const why = `the model client could not be loaded (${shorten(err.message)})`;
+    throw new ModelError(`${why}; reinstall pincer's dependencies (npm ci)`, true);
   });
   const { apiKey, baseUrl: baseURL, timeoutSeconds } = options;
   return { OpenAI, client: new OpenAI({ apiKey, baseURL, timeout: timeoutSeconds * 1000, maxRetries: 0 }) };
@@ -100,25 +95,21 @@ export function createOpenAIModel(options: ModelOptions): Model {
         const usage = sent.streamUsage ? { stream_options: { include_usage: true } } : {};
         try {
           const shown = onText && untilReasoningEnds(onText, () => opensThinking === false);
-          const collected = streaming
-            ? await collectStream(
-                await client.chat.completions.create({ ...body, stream: true, ...usage }, { signal }).then((stream) => {
-                  tried.reached = true;
-                  return stream;
-                }),
-                (text) => {
-                  tried.streamed = text;
-                  shown?.(text);
-                },
-              )
-            : fromCompletion(await client.chat.completions.create(body, { signal }));
+          let collected: Collected | undefined;
+          if (streaming) {
+            const stream = await client.chat.completions.create({ ...body, stream: true, ...usage }, { signal });
+            tried.reached = true;
+            collected = await collectStream(stream, (text) => {
+              tried.streamed = text;
+              shown?.(text);
+            });
+          } else collected = fromCompletion(await client.chat.completions.create(body, { signal }));
           if (!collected) throw new ModelError("the model returned no choices");
           const names = (offered ?? []).map((tool) => tool.function.name);
           parsesCalls ||= collected.raw.toolCalls.length > 0;
           const text = textOf(collected.raw.content);
           if (text.trim() !== "") opensThinking = opensThinking === true || closesThinkingAlone(text);
-          const readTextCalls = () => !parsesCalls && !inputsCarryCalls(messages, names);
-          const reply = normalizeReply(collected.raw, names, readTextCalls);
+          const reply = normalizeReply(collected.raw, names, () => !parsesCalls && !inputsCarryCalls(messages, names));
           return { ...reply, usage: collected.usage, model: options.model };
         } catch (err) {
           // A field this endpoint does not know: asked again at once without it, and never sent again.

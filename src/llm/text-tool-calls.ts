@@ -1,8 +1,7 @@
-// Tool calls a model wrote into its text (servers whose template or parser does not know its format pass them on):
-// Hermes/Qwen `<tool_call>{…}</tool_call>`, Mistral's `[TOOL_CALLS][{…}]` and `[TOOL_CALLS]name[ARGS]{…}`, and a bare
-// JSON call that is the whole content. Promoted only when naming an offered tool (a looser parse turns prose about
-// JSON into actions) and outside code. Markup is removed either way; a bare JSON object naming no offered tool is not
-// markup. Whether a reply's text calls are read at all is the model client's decision (text-call-policy.ts).
+// Tool calls a model wrote into its text (servers whose parser does not know its format pass them on): Hermes/Qwen
+// `<tool_call>{…}</tool_call>`, Mistral's `[TOOL_CALLS][{…}]` and `[TOOL_CALLS]name[ARGS]{…}`, and a bare JSON call
+// that is the whole content. Promoted only when naming an offered tool (a looser parse turns prose about JSON into
+// actions) and outside code. Markup is removed either way; a bare JSON object naming no offered tool is not markup.
 
 /** A ToolCall without its id (not imported: reply.ts imports this file). */
 type TextCall = { name: string; arguments: string };
@@ -12,6 +11,8 @@ type TextCallsFound = { text: string; calls: TextCall[]; unknown: string[] };
 
 const HERMES = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
 const MISTRAL = "[TOOL_CALLS]";
+/** After `<tool_call>`, a call: a JSON body, or nested tags. Anything else is prose about the tag. */
+const CALL_BODY = /^\s*(?:[[{]|<tool_call>)/;
 
 export function findTextToolCalls(content: string, offered: ReadonlySet<string>): TextCallsFound {
   const found: TextCallsFound = { text: content, calls: [], unknown: [] };
@@ -36,8 +37,7 @@ function callsOutOf(text: string, take: (value: unknown) => void): string {
   let taken = false;
   let rest = text.replace(HERMES, (block, inner: string) => {
     const body = inner.trim();
-    // Prose about the tag ("Qwen writes <tool_call> tags") is no call: a JSON body is, or nested tags.
-    if (!/^[[{]|^<tool_call>/.test(body)) return block;
+    if (!CALL_BODY.test(body)) return block;
     taken = true;
     const parsed = parseJson(leadingJson(body));
     for (const value of Array.isArray(parsed) ? parsed : [parsed]) take(value);
@@ -83,8 +83,8 @@ export function splitAtCode(text: string): string[] {
     }
     if (first === hermes) {
       const body = hermes + "<tool_call>".length;
-      // A JSON body (or nested tags) is a call, to its closing tag or the end; anything else is prose about the tag.
-      if (!/^\s*(?:[[{]|<tool_call>)/.test(text.slice(body, body + 200))) {
+      // A call runs to its closing tag or the end.
+      if (!CALL_BODY.test(text.slice(body, body + 200))) {
         at = body;
         continue;
       }
@@ -139,7 +139,6 @@ function mistralCalls(text: string): unknown[] {
 /** The whole content is one call or a list of calls, each naming an offered tool (never one in a code fence: that is
  * shown, as a quote). */
 function bareCalls(content: string, offered: ReadonlySet<string>): TextCall[] | undefined {
-  // Text that is not JSON parses to undefined, and a number or a string is no call either.
   const parsed = parseJson(content.trim());
   const calls = (Array.isArray(parsed) ? parsed : [parsed]).map(asCall);
   if (calls.length === 0 || !calls.every((call) => call && offered.has(call.name))) return undefined;
@@ -155,7 +154,6 @@ function asCall(value: unknown): TextCall | undefined {
   return { name, arguments: typeof given === "string" ? given : JSON.stringify(given) };
 }
 
-/** Markup of a call written as text, in each form read above. */
 const MARKERS = ["<tool_call", MISTRAL, "[ARGS]"];
 
 /** Whether any input of a request (the user's message, tool results, a page fetched, the instructions, the history)
@@ -177,7 +175,6 @@ export function inputsCarryCalls(messages: ReadonlyArray<{ content?: unknown }>,
   });
 }
 
-/** JSON.parse, undefined for text that is not JSON. */
 export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);

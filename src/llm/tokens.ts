@@ -1,5 +1,6 @@
 import { estimateTokens } from "./estimate-tokens.js";
 import type { ChatMessage } from "./model.js";
+import { textOf } from "./reply.js";
 
 export type TokenCounter = ReturnType<typeof createTokenCounter>;
 
@@ -37,7 +38,7 @@ export function createTokenCounter() {
   };
   const rawTools = (schemas: readonly object[]) => schemas.reduce((n, schema) => n + schemaCost(schema), 0);
   const rawMessage = (message: ChatMessage): number => {
-    let tokens = MESSAGE_OVERHEAD + raw(contentText(message.content)) + IMAGE_TOKENS * imageCount(message.content);
+    let tokens = MESSAGE_OVERHEAD + raw(textOf(message.content)) + IMAGE_TOKENS * imageCount(message.content);
     if (message.role === "assistant" && message.tool_calls) {
       for (const call of message.tool_calls) {
         if (call.type === "function")
@@ -73,12 +74,6 @@ export function createTokenCounter() {
       return factor;
     },
   };
-}
-
-function contentText(content: ChatMessage["content"]): string {
-  if (content == null) return "";
-  if (typeof content === "string") return content;
-  return content.map((part) => ("text" in part ? part.text : "")).join("");
 }
 
 function imageCount(content: ChatMessage["content"]): number {

@@ -68,12 +68,7 @@ export class UsageMeter {
         await this.checkBefore(run, answered > 0);
         // A try that brought no reply (stopped, timed out, dropped mid-stream) cost what was sent and what it streamed.
         const onUnanswered = ({ model: name, streamed }: UnansweredTry) => {
-          const { tokens } = this.deps;
-          const counted = {
-            promptTokens: this.promptOf(request),
-            completionTokens: tokens.text(streamed),
-            cachedTokens: 0,
-          };
+          const counted = { promptTokens: this.promptOf(request), completionTokens: this.deps.tokens.text(streamed) };
           void this.save(run, counted, name, true);
         };
         const reply = await model.complete({ ...request, onUnanswered });
@@ -88,7 +83,7 @@ export class UsageMeter {
   async transcribed(run: MeteredRun, heard: Heard): Promise<void> {
     const audio = Math.ceil((heard.seconds * AUDIO_TOKENS_PER_MINUTE) / 60);
     const completion = heard.completionTokens ?? this.deps.tokens.text(heard.text);
-    const counted = { promptTokens: heard.promptTokens ?? audio, completionTokens: completion, cachedTokens: 0 };
+    const counted = { promptTokens: heard.promptTokens ?? audio, completionTokens: completion };
     await this.save(run, counted, heard.model, heard.promptTokens === undefined);
   }
 
@@ -130,7 +125,6 @@ export class UsageMeter {
     return `${SCHEDULED[run.kind]} did not run: ${verdict.reason}. ${resets} Until then such runs are skipped.`;
   }
 
-  /** pincer's count of a request's prompt. */
   private promptOf(request: ModelRequest): number {
     return Math.min(MAX_COUNT, this.deps.tokens.request(request.messages, request.tools));
   }
@@ -145,27 +139,19 @@ export class UsageMeter {
     const reported = reply.usage?.promptTokens;
     const believed = reported !== undefined && (reported <= 100_000 || reported <= estimate() * IMPLAUSIBLE + 100_000);
     const usage = believed ? reply.usage : undefined;
-    const counted = {
-      promptTokens: usage?.promptTokens ?? estimate(),
-      completionTokens: usage?.completionTokens ?? Math.min(MAX_COUNT, tokens.text(answer)),
-      cachedTokens: usage?.cachedTokens ?? 0,
+    const counted = usage ?? {
+      promptTokens: estimate(),
+      completionTokens: Math.min(MAX_COUNT, tokens.text(answer)),
     };
     await this.save(run, counted, reply.model ?? config.openai.model, !usage);
   }
 
-  private async save(run: MeteredRun, counted: Counted, model: string, estimated: boolean): Promise<void> {
-    const { config } = this.deps;
-    const entry = {
-      ...run,
-      ...counted,
-      model,
-      estimated,
-      cost: costOf(counted, config.usage.prices[model]),
-      at: this.now(),
-    };
+  private async save(run: MeteredRun, tokens: Tokens, model: string, estimated: boolean): Promise<void> {
+    const counted = { ...tokens, cachedTokens: tokens.cachedTokens ?? 0 };
+    const cost = costOf(counted, this.deps.config.usage.prices[model]);
     // A count that could not be stored must not cost the user the answer.
     await this.deps.store
-      .record(entry)
+      .record({ ...run, ...counted, model, estimated, cost, at: this.now() })
       .catch((err: unknown) =>
         this.deps.log.warn({ err, session: run.sessionKey }, "could not record a model call's usage"),
       );
@@ -227,6 +213,8 @@ export function mayCall(spent: Spent, limits: UsageLimits, periods: Periods): Ve
 
 /** A call's tokens (the cached ones are part of the prompt ones). */
 type Counted = Pick<UsageEntry, "promptTokens" | "completionTokens" | "cachedTokens">;
+/** As counted before saving: none cached unless it says. */
+type Tokens = Omit<Counted, "cachedTokens"> & { cachedTokens?: number };
 
 /** What a call cost at `price` (a million tokens' worth; unpriced cached ones cost as prompt ones); undefined without a
  * price (cost unknown, never taken as free). */

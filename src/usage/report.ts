@@ -50,7 +50,7 @@ export function costText(s: UsageSums): string {
 }
 
 /** The prompt's share the server served from its cache ("" when it served none, or never said). */
-export function cachedText(s: Pick<UsageSums, "promptTokens" | "cachedTokens">): string {
+function cachedText(s: Pick<UsageSums, "promptTokens" | "cachedTokens">): string {
   const [cached, prompt] = [Number(s.cachedTokens), Number(s.promptTokens)];
   return cached > 0 && prompt > 0 ? `${Math.round((100 * cached) / prompt)}% of the prompt from the cache` : "";
 }
