@@ -73,9 +73,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}) {
       { channel: "telegram" as const, token: telegramToken, allowFrom: telegramAllowFrom },
       { channel: "discord" as const, token: discordToken, allowFrom: discordAllowFrom },
     ];
-    const accounts = accountsOf(env, file, defaults, (channel, variable, value) =>
-      tokenShape(channel, variable, value),
-    );
+    const accounts = accountsOf(env, file, defaults, tokenShape);
     const routing = routingProblem(file, Object.keys(agents));
     if (routing) throw new SettingProblem(routing);
     return { agents, accounts };

@@ -13,11 +13,27 @@ function entry<const P extends Record<string, object>, const R extends readonly 
   return { type: "object", additionalProperties: false, required, properties } as const;
 }
 
+/** A list, empty by default. */
+function list<const I extends object>(items: I) {
+  return { type: "array", default: [], items } as const;
+}
+
+/** A map from a name (NAME) to `entry`, empty by default. */
+function named<const E extends object>(entry: E) {
+  return { type: "object", default: {}, propertyNames: NAME, additionalProperties: entry } as const;
+}
+
+/** A string that is not empty. */
+const TEXT = { type: "string", minLength: 1 } as const;
+
 /** An environment variable's name (holding a key or a token: the file never holds secrets). */
 const ENV_NAME = { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" } as const;
 
 /** An agent's or an account's name: it becomes part of session keys, paths and roles. */
 const NAME = { pattern: "^[a-z0-9][a-z0-9_-]{0,31}$" } as const;
+
+/** Another endpoint than the default one, with its own key. */
+const ENDPOINT = { baseUrl: { type: "string", pattern: "^https?://" }, apiKeyEnv: ENV_NAME } as const;
 
 /** A section an agent overrides: checked as the top-level one once merged over it (agents.ts). */
 const OVERRIDE = { type: "object" } as const;
@@ -45,31 +61,9 @@ export const fileSchema = {
       stream: { type: "boolean", default: false },
       streamReplies: { enum: ["private", "all", "off"], default: "private" },
       temperature: { type: "number", minimum: 0, maximum: 2 },
-      helperModel: { type: "string", minLength: 1 },
-      models: {
-        type: "array",
-        default: [],
-        items: entry(["name"], {
-          name: { type: "string", minLength: 1 },
-          baseUrl: { type: "string", pattern: "^https?://" },
-          apiKeyEnv: ENV_NAME,
-          label: { type: "string", minLength: 1 },
-        }),
-      },
-      fallbackModels: {
-        type: "array",
-        default: [],
-        items: {
-          anyOf: [
-            { type: "string", minLength: 1 },
-            entry(["model"], {
-              model: { type: "string", minLength: 1 },
-              baseUrl: { type: "string", pattern: "^https?://" },
-              apiKeyEnv: ENV_NAME,
-            }),
-          ],
-        },
-      },
+      helperModel: TEXT,
+      models: list(entry(["name"], { name: TEXT, ...ENDPOINT, label: TEXT })),
+      fallbackModels: list({ anyOf: [TEXT, entry(["model"], { model: TEXT, ...ENDPOINT })] }),
       circuitBreaker: section({
         failureThreshold: { type: "integer", minimum: 1, default: 3 },
         coolDownSeconds: { type: "number", minimum: 0.01, default: 30 },
@@ -82,9 +76,9 @@ export const fileSchema = {
       vision: { type: "boolean", default: true },
       transcriptionModel: { type: "string", minLength: 1, default: "gpt-4o-mini-transcribe" },
       maxToolResultChars: { type: "integer", minimum: 1000, default: 16000 },
-      disabledTools: { type: "array", items: { type: "string", minLength: 1 }, default: [] },
+      disabledTools: { type: "array", items: TEXT, default: [] },
       // Models (by the name sent) whose endpoint caches only at explicit `cache_control` markers (Anthropic's).
-      cacheMarkers: { type: "array", items: { type: "string", minLength: 1 }, default: [] },
+      cacheMarkers: { type: "array", items: TEXT, default: [] },
     }),
     exec: section({
       network: { type: "boolean", default: false },
@@ -103,7 +97,7 @@ export const fileSchema = {
     // Ask in the chat before a command or a listed tool runs (src/approvals; docs/security.md).
     approvals: section({
       exec: { enum: ["off", "ask", "unlisted"], default: "off" },
-      tools: { type: "array", items: { type: "string", minLength: 1 }, default: [] },
+      tools: { type: "array", items: TEXT, default: [] },
       timeoutSeconds: { type: "number", minimum: 5, default: 300 },
     }),
     telegram: section({
@@ -163,7 +157,7 @@ export const fileSchema = {
       maxBytes: { type: "integer", minimum: 1024, default: 2 * 1024 * 1024 },
       maxChars: { type: "integer", minimum: 100, maximum: 100000, default: 20000 },
       maxRedirects: { type: "integer", minimum: 0, maximum: 5, default: 5 },
-      userAgent: { type: "string", minLength: 1 },
+      userAgent: TEXT,
       search: section({
         provider: { enum: ["brave", "searxng"] },
         baseUrl: { type: "string" },
@@ -206,22 +200,10 @@ export const fileSchema = {
       },
     }),
     // Several assistants in one gateway (agents.ts; docs/configuration.md#several-agents).
-    agents: {
-      type: "object",
-      default: {},
-      propertyNames: NAME,
-      additionalProperties: entry([], {
-        workspace: { type: "string", minLength: 1 },
-        model: {
-          anyOf: [
-            { type: "string", minLength: 1 },
-            entry(["name"], {
-              name: { type: "string", minLength: 1 },
-              baseUrl: { type: "string", pattern: "^https?://" },
-              apiKeyEnv: ENV_NAME,
-            }),
-          ],
-        },
+    agents: named(
+      entry([], {
+        workspace: TEXT,
+        model: { anyOf: [TEXT, entry(["name"], { name: TEXT, ...ENDPOINT })] },
         agent: OVERRIDE,
         exec: OVERRIDE,
         approvals: OVERRIDE,
@@ -230,33 +212,28 @@ export const fileSchema = {
         heartbeat: OVERRIDE,
         message: OVERRIDE,
       }),
-    },
+    ),
     accounts: section({
-      telegram: { type: "object", default: {}, propertyNames: NAME, additionalProperties: account },
-      discord: { type: "object", default: {}, propertyNames: NAME, additionalProperties: account },
+      telegram: named(account),
+      discord: named(account),
     }),
-    bindings: {
-      type: "array",
-      default: [],
-      items: entry(["agent", "channel"], {
-        agent: { type: "string", minLength: 1 },
+    bindings: list(
+      entry(["agent", "channel"], {
+        agent: TEXT,
         channel: { enum: ["telegram", "discord"] },
-        account: { type: "string", minLength: 1 },
-        chat: { type: "string", minLength: 1 },
-        thread: { type: "string", minLength: 1 },
-        guild: { type: "string", minLength: 1 },
+        account: TEXT,
+        chat: TEXT,
+        thread: TEXT,
+        guild: TEXT,
       }),
-    },
+    ),
     // People's roles (src/access/roles.ts; docs/configuration.md#people-and-roles): built-in owner, member, guest.
-    roles: {
-      type: "object",
-      default: {},
-      propertyNames: NAME,
-      additionalProperties: entry([], {
-        tools: { type: "array", items: { type: "string", minLength: 1 } },
+    roles: named(
+      entry([], {
+        tools: { type: "array", items: TEXT },
         approvals: entry([], {
           exec: { enum: ["off", "ask", "unlisted"] },
-          tools: { type: "array", items: { type: "string", minLength: 1 } },
+          tools: { type: "array", items: TEXT },
         }),
         usage: entry([], {
           dailyTokens: { type: "integer", minimum: 1 },
@@ -265,20 +242,20 @@ export const fileSchema = {
         models: { type: "boolean" },
         writeShared: { type: "boolean" },
       }),
-    },
+    ),
     people: section({ defaultRole: { type: "string", ...NAME, default: "guest" } }),
     // Spoken replies and speech on the owner's machine (src/voice; docs/configuration.md#voice).
     voice: section({
       replies: { enum: ["off", "auto", "always"], default: "off" },
       tts: entry([], {
-        model: { type: "string", minLength: 1 },
-        voice: { type: "string", minLength: 1 },
-        command: { type: "array", minItems: 1, items: { type: "string", minLength: 1 } },
-        language: { type: "string", minLength: 1 },
+        model: TEXT,
+        voice: TEXT,
+        command: { type: "array", minItems: 1, items: TEXT },
+        language: TEXT,
         speed: { type: "number", minimum: 0.25, maximum: 4 },
       }),
       stt: entry(["command"], {
-        command: { type: "array", minItems: 1, items: { type: "string", minLength: 1 } },
+        command: { type: "array", minItems: 1, items: TEXT },
       }),
       maxSpokenChars: { type: "integer", minimum: 50, maximum: 20000, default: 1500 },
       timeoutSeconds: { type: "number", minimum: 1, maximum: 600, default: 60 },
@@ -291,11 +268,11 @@ export const fileSchema = {
         default: {},
         propertyNames: { minLength: 1, maxLength: 40 },
         additionalProperties: entry([], {
-          command: { type: "string", minLength: 1 },
+          command: TEXT,
           args: { type: "array", items: { type: "string" }, default: [] },
           env: { type: "object", additionalProperties: { type: "string" }, default: {} },
-          cwd: { type: "string", minLength: 1 },
-          url: { type: "string", minLength: 1 },
+          cwd: TEXT,
+          url: TEXT,
           headers: { type: "object", additionalProperties: { type: "string" }, default: {} },
           enabledTools: { type: "array", items: { type: "string" } },
           toolTimeoutSeconds: { type: "integer", minimum: 1, default: 60 },
