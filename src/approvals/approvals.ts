@@ -100,14 +100,13 @@ export class Approvals {
    */
   async check(call: ToolCall, ctx: ToolContext, resumable: boolean): Promise<string | undefined> {
     const { store } = this.deps;
-    const rules = this.rules(ctx.sessionKey);
+    const { policy: agentPolicy, timeoutSeconds } = this.rules(ctx.sessionKey);
     // The role of the person the run is for may ask for more, or less (`roles.NAME.approvals` over `approvals`).
     const { person } = ctx.inbound;
     const policy = {
-      ...rules.policy,
+      ...agentPolicy,
       ...(person && this.deps.roles && roleSettings(this.deps.roles, person.role).approvals),
     };
-    const { timeoutSeconds } = rules;
     const args = parseArgs(call.arguments);
     // Arguments the tool cannot take are the registry's to refuse: nothing of them would run.
     if (!args) return undefined;

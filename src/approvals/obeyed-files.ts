@@ -1,3 +1,4 @@
+import type { Dirent } from "node:fs";
 import { lstat, opendir, stat } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { isInside } from "../tools/files/safe-open.js";
@@ -61,16 +62,12 @@ export async function obeyedFilesChangedSince(
 /** A folder's build files, dotfiles and git configuration. */
 async function obeyedIn(folder: string): Promise<string[]> {
   const found: string[] = [];
-  const dir = await opendir(folder).catch(() => undefined);
-  if (!dir) return found;
-  let seen = 0;
-  for await (const entry of dir) {
-    if (++seen > MAX_ENTRIES) break;
+  for (const entry of await entriesOf(folder)) {
     const path = join(folder, entry.name);
     if (entry.name === ".git" && (entry.isDirectory() || entry.isSymbolicLink())) {
       if (entry.isSymbolicLink()) found.push(path);
       for (const name of GIT_FILES) found.push(join(path, name));
-      found.push(...(await entriesOf(join(path, "hooks"))));
+      for (const hook of await entriesOf(join(path, "hooks"))) found.push(join(path, "hooks", hook.name));
     } else if ((entry.name.startsWith(".") && !entry.isDirectory()) || BUILD_FILES.has(entry.name)) {
       found.push(path);
     }
@@ -78,15 +75,15 @@ async function obeyedIn(folder: string): Promise<string[]> {
   return found;
 }
 
-async function entriesOf(folder: string): Promise<string[]> {
+/** A folder's first MAX_ENTRIES entries; none when it cannot be read. */
+async function entriesOf(folder: string): Promise<Dirent[]> {
+  const entries: Dirent[] = [];
   const dir = await opendir(folder).catch(() => undefined);
-  const paths: string[] = [];
-  if (!dir) return paths;
-  for await (const entry of dir) {
-    if (paths.length >= MAX_ENTRIES) break;
-    paths.push(join(folder, entry.name));
+  for await (const entry of dir ?? []) {
+    if (entries.length >= MAX_ENTRIES) break;
+    entries.push(entry);
   }
-  return paths;
+  return entries;
 }
 
 /** The command's words that could name a file, unquoted (options and their `=` values too: `-f=x.mk`). */

@@ -76,13 +76,8 @@ function shellWord(word: string): string {
 
 /** The three buttons under a prompt; their data is `a:<id>:<choice>`. */
 export function approvalButtons(id: string): Button[][] {
-  return [
-    [
-      { label: "Allow once", data: `a:${id}:once` },
-      { label: "Always allow", data: `a:${id}:always` },
-      { label: "Deny", data: `a:${id}:deny` },
-    ],
-  ];
+  const labels: Record<Choice, string> = { once: "Allow once", always: "Always allow", deny: "Deny" };
+  return [Object.entries(labels).map(([choice, label]) => ({ label, data: `a:${id}:${choice}` }))];
 }
 
 /** A tap's data read back; undefined for anything else (forged, truncated, another prefix). */

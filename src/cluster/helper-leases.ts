@@ -37,8 +37,7 @@ export function guardHelper(
   const first = new Promise<void>((resolve) => {
     settle = resolve;
   });
-  const giveUp = setTimeout(settle, firstWithinMs);
-  giveUp.unref();
+  setTimeout(settle, firstWithinMs).unref();
   let lost: FencedOutError | undefined;
   const lose = (fence: Fence) => {
     if (!lost) {

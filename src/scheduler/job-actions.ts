@@ -1,8 +1,8 @@
 import { isValidTimeZone } from "../config/config.js";
 import type { CronJob, JobEdit, Schedule, Store } from "../store/store.js";
 import { formatInZone } from "../time-zone.js";
-import { formatSeconds, nextRun, ScheduleError, shortestInterval } from "./schedule.js";
-import { parseScheduleText, scheduleText } from "./schedule-text.js";
+import { formatSeconds, nextRun, ScheduleError } from "./schedule.js";
+import { parseScheduleText, scheduleText, shortestInterval } from "./schedule-text.js";
 import { type LimitInput, limitsText, withLimits } from "./stop-rules.js";
 
 export interface JobActionDeps {

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Switchboard } from "../bus/switchboard.js";
 import type { InboundMessage, OutboundMessage } from "../bus/types.js";
+import { parseJson } from "../llm/text-tool-calls.js";
 import type { JobRunEnd, Store, StoredMessage } from "../store/store.js";
 import { isScheduledRun } from "./run-message.js";
 
@@ -23,12 +24,8 @@ export function runEnd(messages: StoredMessage[], out: OutboundMessage | undefin
 }
 
 function contentOf(args: string): string {
-  try {
-    const parsed = JSON.parse(args) as { content?: unknown };
-    return typeof parsed.content === "string" ? parsed.content : "";
-  } catch {
-    return "";
-  }
+  const parsed = parseJson(args) as { content?: unknown } | undefined;
+  return typeof parsed?.content === "string" ? parsed.content : "";
 }
 
 export interface RunRecorderDeps {
@@ -40,11 +37,9 @@ export interface RunRecorderDeps {
   now?: () => number;
 }
 
-/**
- * The turns' store with each scheduled run's end recorded in the job's history once the turn is stored: outcome,
- * tokens and cost, tool calls, what was delivered or why nothing was. The failure that pauses a job tells its chat,
- * once. A run whose record fails is logged, never the turn's failure.
- */
+/** The turns' store with each scheduled run's end (outcome, tool calls, what was delivered or why nothing was) recorded
+ * in the job's history once the turn is stored. The failure that pauses a job tells its chat, once. A run whose record
+ * fails is logged, never the turn's failure. */
 export function recordingRunEnds<T extends Pick<Store["turns"], "finishTurn">>(turns: T, deps: RunRecorderDeps): T {
   const recording: T = Object.create(turns);
   recording.finishTurn = async (msg: InboundMessage, messages: StoredMessage[], out: OutboundMessage | undefined) => {

@@ -60,6 +60,16 @@ export function scheduleInWords(schedule: Schedule, tz: string): string {
   return describeSchedule(schedule, tz);
 }
 
+/** The shortest gap between the next few runs: how often a recurring schedule really fires. */
+export function shortestInterval(schedule: Schedule, from: Date, samples = 6): number | null {
+  if (schedule.kind === "at") return null;
+  if (schedule.kind === "every") return schedule.everySeconds * 1000;
+  const first = nextRun(schedule, from);
+  const runs = first ? upcomingRuns(schedule, first.getTime(), samples + 1) : [];
+  const gaps = runs.slice(1).map((at, i) => at - runs[i]);
+  return gaps.length > 0 ? Math.min(...gaps) : null;
+}
+
 /** The next `count` runs from `first` on (the job's next run), for the page. Pure. */
 export function upcomingRuns(schedule: Schedule, first: number, count: number): number[] {
   const runs = [first];

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Schedule } from "../store/store.js";
 import { formatInZone } from "../time-zone.js";
-import { describeSchedule, nextRun, parseIsoInZone, ScheduleError, shortestInterval } from "./schedule.js";
+import { describeSchedule, nextRun, parseIsoInZone, ScheduleError } from "./schedule.js";
+import { shortestInterval } from "./schedule-text.js";
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 const at = (text: string) => new Date(text);

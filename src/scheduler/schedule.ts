@@ -46,22 +46,6 @@ export function compileCron(expr: string, tz: string): Cron {
   }
 }
 
-/** The shortest gap between the next few runs: how often a recurring schedule really fires. */
-export function shortestInterval(schedule: Schedule, from: Date, samples = 6): number | null {
-  if (schedule.kind === "at") return null;
-  if (schedule.kind === "every") return schedule.everySeconds * 1000;
-  let shortest: number | null = null;
-  let previous = nextRun(schedule, from);
-  for (let i = 0; previous && i < samples; i++) {
-    const next = nextRun(schedule, previous);
-    if (!next) break;
-    const gap = next.getTime() - previous.getTime();
-    shortest = shortest === null ? gap : Math.min(shortest, gap);
-    previous = next;
-  }
-  return shortest;
-}
-
 const ISO_DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 

@@ -8,8 +8,8 @@ import {
   nextRun,
   parseIsoInZone,
   ScheduleError,
-  shortestInterval,
 } from "../scheduler/schedule.js";
+import { shortestInterval } from "../scheduler/schedule-text.js";
 import type { CronJob, JobOrigin, Schedule } from "../store/store.js";
 import { formatInZone } from "../time-zone.js";
 import { objectSchema, type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";

@@ -6,12 +6,12 @@ const LEVEL_RATE = 2000;
 /** Discord shows at most this many bars of a voice message's waveform. */
 const WAVEFORM_BARS = 256;
 
-/** What ffmpeg may read a recording (a stranger's, or what an endpoint sent) as: audio containers only, from the file
- * itself. A playlist named .ogg would otherwise have it open what it names: another file (another chat's voice note) or
- * a URL. */
-export const AUDIO_ONLY = [
-  ...["-protocol_whitelist", "file", "-format_whitelist"],
-  "ogg,wav,mp3,flac,aac,mov,matroska,webm,caf,aiff,amr",
+/** ffmpeg, quiet, reading a recording (a stranger's, or what an endpoint sent) as audio containers only, from the file
+ * itself: a playlist named .ogg would otherwise have it open what it names, another file (another chat's voice note) or
+ * a URL. Its `-i` follows. */
+export const FFMPEG_READ = [
+  ...["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-protocol_whitelist", "file"],
+  ...["-format_whitelist", "ogg,wav,mp3,flac,aac,mov,matroska,webm,caf,aiff,amr"],
 ];
 
 export interface EncodeLimits {
@@ -30,8 +30,7 @@ export async function encodeVoiceNote(
 ): Promise<Omit<VoiceNote, "path">> {
   const levels = await runCommand({
     argv: [
-      "ffmpeg",
-      ...["-nostdin", "-hide_banner", "-loglevel", "error", "-y", ...AUDIO_ONLY],
+      ...FFMPEG_READ,
       ...["-i", source, "-t", String(limits.maxSeconds)],
       ...["-map", "0:a:0", "-ac", "1", "-ar", "48000", "-c:a", "libopus", "-b:a", "32k", "-application", "voip"],
       ...["-f", "ogg", dest],

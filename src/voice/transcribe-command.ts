@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AUDIO_ONLY } from "./encode.js";
+import { FFMPEG_READ } from "./encode.js";
 import { runCommand, substitute } from "./run-command.js";
 
 /** A transcript longer than this is cut (a command gone wrong must not fill the prompt). */
@@ -28,7 +28,7 @@ export function createCommandTranscriber(settings: LocalTranscription) {
       const wav = join(work, "in.wav");
       await runCommand({
         argv: [
-          ...["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", ...AUDIO_ONLY, "-i", path],
+          ...[...FFMPEG_READ, "-i", path],
           ...["-t", String(settings.maxSeconds), "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav", wav],
         ],
         timeoutSeconds,
