@@ -1,6 +1,5 @@
 /** The one place time zones are read and written: every wall-clock time pincer shows or parses goes through here. */
 
-/** A formatter of the wall clock in `tz`, field by field (weekday, year, month, day, hour, minute, second). */
 function wallFormat(tz: string, extra?: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
   return new Intl.DateTimeFormat("en-US", {
     timeZone: tz,

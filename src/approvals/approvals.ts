@@ -79,11 +79,9 @@ export const DENIED = "Error: denied by the user.";
 const EXPIRED = "This approval has expired.";
 const NOT_YOURS = "This is not yours to decide.";
 
-/**
- * Asks a person before a call the policy names: posts the prompt with its three buttons to the run's conversation,
- * waits for the decision (woken here, or by polling the store when taken in another process) up to the deadline,
- * and takes each decision exactly once.
- */
+/** Asks a person before a call the policy names: posts the prompt with its three buttons to the run's conversation,
+ * waits for the decision (woken here, or by polling the store when taken in another process) up to the deadline, and
+ * takes each decision exactly once. */
 export class Approvals {
   /** Emits an approval's id when it is settled here: its waiting call wakes at once. */
   private readonly decisions = new EventEmitter().setMaxListeners(0);
@@ -94,10 +92,8 @@ export class Approvals {
   readonly forTurns = (call: ToolCall, ctx: ToolContext) => this.check(call, ctx, true);
   readonly forHelpers = (call: ToolCall, ctx: ToolContext) => this.check(call, ctx, false);
 
-  /**
-   * Undefined when the call may run, else its result instead (`Error: …`); throws the signal's reason when aborted.
-   * `resumable`: the run resumes after a restart (a conversation's turn), so a shutdown leaves its approval waiting.
-   */
+  /** Undefined when the call may run, else its result instead (`Error: …`); throws the signal's reason when aborted.
+   * `resumable`: the run resumes after a restart (a conversation's turn), so a shutdown leaves its approval waiting. */
   async check(call: ToolCall, ctx: ToolContext, resumable: boolean): Promise<string | undefined> {
     const { store } = this.deps;
     const { policy: agentPolicy, timeoutSeconds } = this.rules(ctx.sessionKey);

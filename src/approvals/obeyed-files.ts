@@ -3,12 +3,10 @@ import { lstat, opendir, stat } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { isInside } from "../tools/files/safe-open.js";
 
-/**
- * Files a command obeys besides its text: build and package files by name (a Makefile, package.json's scripts…),
- * every dotfile (`.npmrc`, `.envrc`, a `.git` file…) and a repository's own configuration and hooks. Looked for in the
- * folder a command runs in and each folder above it up to the workspace, in folders the command names, and the files
- * it names itself (`./build.sh`, `python3 tool.py`).
- */
+/** Files a command obeys besides its text: build and package files by name (a Makefile, package.json's scripts…), every
+ * dotfile (`.npmrc`, `.envrc`, a `.git` file…) and a repository's own configuration and hooks. Looked for in the folder
+ * a command runs in and each folder above it up to the workspace, in folders the command names, and the files it names
+ * itself (`./build.sh`, `python3 tool.py`). */
 const BUILD_FILES = new Set([
   ..."Makefile makefile GNUmakefile justfile Justfile Taskfile.yml Taskfile.yaml Rakefile Gemfile".split(" "),
   ..."package.json pyproject.toml setup.py setup.cfg tox.ini noxfile.py conftest.py pytest.ini".split(" "),
@@ -23,10 +21,8 @@ const MAX_WORDS = 64;
  * grant counts as after it (asked once more, never missed). */
 const CLOCK_SLACK_MS = 50;
 
-/**
- * The files (relative to the workspace) a command may obey that changed after `since` (ms), from a scan bounded in
- * entries and words. "Changed" is the inode's change time, which no write, rename or `touch -d` can leave old.
- */
+/** The files (relative to the workspace) a command may obey that changed after `since` (ms), from a scan bounded in
+ * entries and words. "Changed" is the inode's change time, which no write, rename or `touch -d` can leave old. */
 export async function obeyedFilesChangedSince(
   workspace: string,
   workingDir: string | undefined,

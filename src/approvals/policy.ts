@@ -12,11 +12,9 @@ export interface ApprovalPolicy {
   allowPatterns: readonly RegExp[];
 }
 
-/**
- * A call that must be asked about. `summary`: exactly what will run, the command (and its folder) or the tool and
- * its arguments, long strings shortened, then a hash of the full arguments so it still binds to them. `remember`:
- * the "always allowed" entry that covers the call, `exec:<the exact command>` or `tool:<name>`.
- */
+/** A call that must be asked about. `summary`: exactly what will run, the command (and its folder) or the tool and its
+ * arguments, long strings shortened, then a hash of the full arguments so it still binds to them. `remember`: the
+ * "always allowed" entry that covers the call, `exec:<the exact command>` or `tool:<name>`. */
 type AskedCall = { summary: string; remember: string };
 
 export type Choice = "once" | "always" | "deny";
@@ -26,10 +24,9 @@ export const MAX_SUMMARY_CHARS = 700;
 /** Another tool's string argument shows this much of itself (a file's content can be any length). */
 const SHOWN_STRING_CHARS = 200;
 
-/**
- * The call as it is asked about, or undefined when the policy lets it run unasked. An "always allowed" entry equal to
- * `remember` lets it run too: those are the store's (approvals.ts), and an exec's only while its files are unchanged.
- */
+/** The call as it is asked about, or undefined when the policy lets it run unasked. An "always allowed" entry equal to
+ * `remember` lets it run too: those are the store's (approvals.ts), and an exec's only while its files are
+ * unchanged. */
 export function askedCall(tool: string, args: Record<string, unknown>, policy: ApprovalPolicy): AskedCall | undefined {
   if (tool !== "exec") {
     if (!policy.tools.some((glob) => matchesGlob(tool, glob))) return undefined;

@@ -26,7 +26,6 @@ interface ClusterModeDeps {
   worker: { room(): number; drop(sessionKey: string): void };
   /** Marks interrupted (and tells their chats) the helper runs `orphaned` picks: their process died. */
   recoverHelpers(orphaned: (runIds: string[]) => Promise<ReadonlySet<string>>): Promise<void>;
-  /** Hands a message of a conversation held here to the worker. */
   run(msg: InboundMessage): void;
 }
 
@@ -72,7 +71,6 @@ export async function joinCluster(url: string, deps: ClusterModeDeps) {
   return {
     /** The fence of a conversation held here (every write of its turns is made under it). */
     fence: (sessionKey: string): Fence | undefined => dispatcher.fence(sessionKey),
-    /** The worker finished a message's turn. */
     finished: (msg: InboundMessage) => dispatcher.finished(msg),
     /** Another process announced work: look for it now. */
     wake: () => dispatcher.wake(),

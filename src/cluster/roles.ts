@@ -37,7 +37,6 @@ export class RoleKeeper {
     this.want(entry);
   }
 
-  /** The roles running here now. */
   running(): string[] {
     return [...this.entries.values()].filter((e) => e.running).map((e) => e.role.name);
   }

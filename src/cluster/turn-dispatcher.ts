@@ -65,7 +65,6 @@ export class TurnDispatcher {
     if (entry?.queued.size === 0) this.wake();
   }
 
-  /** The fence while this process still holds the conversation's lease. */
   fence(sessionKey: string): Fence | undefined {
     return this.deps.member.fence(turnLeaseName(sessionKey));
   }

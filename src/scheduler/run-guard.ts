@@ -10,11 +10,9 @@ export interface RunGuardDeps {
   now?: () => number;
 }
 
-/**
- * The model as one scheduled run may use it: before each call, the job's cap per run and per day (its own or the
- * config's) is checked against what the run's calls and the day's have used; a cap reached stops the run with a
- * notice (a runaway job loops on tool calls, and each round is a call). Other runs get the model as it is.
- */
+/** The model as one scheduled run may use it: before each call, the job's cap per run and per day (its own or the
+ * config's) is checked against what the run's calls and the day's have used; a cap reached stops the run with a notice
+ * (a runaway job loops on tool calls, and each round is a call). Other runs get the model as it is. */
 export function guardedForRun(model: Model, run: { runId?: string }, deps: RunGuardDeps): Model {
   const { runId } = run;
   // The job a run id (`cron:ID:…`) belongs to.

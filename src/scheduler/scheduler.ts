@@ -18,7 +18,6 @@ export interface SchedulerDeps {
   maxSleepMs?: number;
   /** The runs' store: a day's cap reads what a job spent today, and a slot skipped at it is recorded. */
   runs?: Pick<Store["jobRuns"], "ofJob" | "record">;
-  /** The config's stop rules for jobs without their own. */
   defaults?: JobDefaults;
   now?: () => number;
 }
