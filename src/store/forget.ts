@@ -1,4 +1,5 @@
 import { agentSessionKey, type InboundMessage, parseSessionKey, routeOf } from "../bus/types.js";
+import { chatKeyOf } from "./journal.js";
 import type { Person } from "./people.js";
 import { type Sql, SqlGroup } from "./sql.js";
 
@@ -69,7 +70,8 @@ export class SqlForgetting extends SqlGroup {
       [person.id],
     );
     // A Telegram private chat is the user's own id; a Discord DM is found by its inbox rows or its usage.
-    for (const i of person.identities) if (i.route.startsWith("telegram")) sessions.add(ownKey(person, i));
+    for (const { route, userId } of person.identities)
+      if (route.startsWith("telegram")) sessions.add(agentSessionKey(person.agent, `${route}:${userId}`));
     for (const { key } of used) if (!groups.has(key)) sessions.add(key);
     const texts = await db.rows<{ message: string }>(
       "SELECT message FROM job_runs WHERE message IS NOT NULL AND id IN (SELECT run_id FROM model_usage WHERE person = $1)",
@@ -130,21 +132,14 @@ export class SqlForgetting extends SqlGroup {
   }
 }
 
-const ownKey = (person: Person, i: Person["identities"][number]) =>
-  agentSessionKey(person.agent, `${i.route}:${i.userId}`);
-
 async function forgetChat(tx: Sql, key: string): Promise<void> {
   for (const sql of OF_SESSION) await tx.run(sql, [key]);
   const chat = parseSessionKey(key);
   if (!chat) return;
-  const chatKey = chat.threadId ? `${chat.chatId}:thread:${chat.threadId}` : chat.chatId;
-  await tx.run("DELETE FROM outbox_progress WHERE id IN (SELECT id FROM outbox WHERE channel = $1 AND chat_key = $2)", [
-    routeOf(chat),
-    chatKey,
-  ]);
-  await tx.run("DELETE FROM outbox WHERE channel = $1 AND chat_key = $2", [routeOf(chat), chatKey]);
+  const outbox = "FROM outbox WHERE channel = $1 AND chat_key = $2";
+  await tx.run(`DELETE FROM outbox_progress WHERE id IN (SELECT id ${outbox})`, [routeOf(chat), chatKeyOf(chat)]);
+  await tx.run(`DELETE ${outbox}`, [routeOf(chat), chatKeyOf(chat)]);
 }
-
 /** What was deleted leaves the database files too (see SqlForgetting). */
 async function erase(db: Sql): Promise<void> {
   if (db.engine === "postgres") return void (await db.run(`VACUUM FULL ${REWRITTEN}`));

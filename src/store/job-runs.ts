@@ -8,6 +8,10 @@ export interface RunSpend {
 }
 
 const SPEND = `coalesce(sum(prompt_tokens + completion_tokens), 0) AS tokens, coalesce(sum(cost), 0) AS cost`;
+/** A run's tokens and cost, summed from the usage rows its model calls left. */
+const used = (sum: string) => `(SELECT ${sum} FROM model_usage WHERE run_id = job_runs.id)`;
+const USED = `prompt_tokens = ${used("coalesce(sum(prompt_tokens), 0)")},
+  completion_tokens = ${used("coalesce(sum(completion_tokens), 0)")}, cost = ${used("sum(cost)")}`;
 /** Where a delivered text or a reason is cut: the runs are a history, not a copy of the chat. */
 const TEXT_CHARS = 2000;
 
@@ -21,21 +25,12 @@ export class SqlJobRuns extends SqlGroup {
    */
   finish(runId: string, end: JobRunEnd, pauseAfter: number) {
     return this.db.transaction(async (tx) => {
-      const [spent] = await tx.rows<{ prompt: number; completion: number; cost: number | null }>(
-        `SELECT coalesce(sum(prompt_tokens), 0) AS prompt, coalesce(sum(completion_tokens), 0) AS completion,
-                sum(cost) AS cost FROM model_usage WHERE run_id = $1`,
-        [runId],
-      );
       const [run] = await tx.rows<{ jobId: string }>(
-        `UPDATE job_runs SET finished_at = $1, outcome = $2, prompt_tokens = $3, completion_tokens = $4, cost = $5,
-                tool_calls = $6, delivered = $7, reason = $8
-          WHERE id = $9 AND outcome IN ('running', 'interrupted') RETURNING job_id AS "jobId"`,
+        `UPDATE job_runs SET finished_at = $1, outcome = $2, ${USED}, tool_calls = $3, delivered = $4, reason = $5
+          WHERE id = $6 AND outcome IN ('running', 'interrupted') RETURNING job_id AS "jobId"`,
         [
           end.at,
           end.outcome,
-          spent.prompt,
-          spent.completion,
-          spent.cost,
           end.toolCalls,
           end.delivered?.slice(0, TEXT_CHARS) ?? null,
           end.reason?.slice(0, TEXT_CHARS) ?? null,
@@ -92,11 +87,8 @@ export class SqlJobRuns extends SqlGroup {
    * cluster) and ends itself. Returns how many.
    */
   closeLeftOver(at = Date.now()): Promise<number> {
-    const used = (sum: string) => `(SELECT ${sum} FROM model_usage WHERE run_id = job_runs.id)`;
     return this.db.run(
-      `UPDATE job_runs SET outcome = 'interrupted', finished_at = $1, reason = $2,
-              prompt_tokens = ${used("coalesce(sum(prompt_tokens), 0)")},
-              completion_tokens = ${used("coalesce(sum(completion_tokens), 0)")}, cost = ${used("sum(cost)")}
+      `UPDATE job_runs SET outcome = 'interrupted', finished_at = $1, reason = $2, ${USED}
         WHERE outcome = 'running' AND NOT EXISTS (SELECT 1 FROM inbox WHERE inbox.session_key = job_runs.session_key
           AND inbox.status = 'pending' AND inbox.id LIKE '%:' || job_runs.id)`,
       [at, "the run's end was not recorded: the process running it stopped (or /stop or /new set the run aside)"],
@@ -104,19 +96,17 @@ export class SqlJobRuns extends SqlGroup {
   }
 
   /** What one run's model calls have used so far. */
-  async ofRun(runId: string): Promise<RunSpend> {
-    const [row] = await this.db.rows<RunSpend>(`SELECT ${SPEND} FROM model_usage WHERE run_id = $1`, [runId]);
-    return row;
-  }
+  ofRun = async (runId: string) =>
+    (await this.db.rows<RunSpend>(`SELECT ${SPEND} FROM model_usage WHERE run_id = $1`, [runId]))[0];
 
   /** What a job's runs have used since `since` (a day's start). */
   async ofJob(jobId: string, since: number): Promise<RunSpend> {
-    const [row] = await this.db.rows<RunSpend>(
+    const [spent] = await this.db.rows<RunSpend>(
       `SELECT ${SPEND} FROM model_usage
         WHERE created_at >= $2 AND run_id IN (SELECT id FROM job_runs WHERE job_id = $1 AND fired_at >= $3)`,
       // A run that fired the day before may still have spent today: a day of slack on the runs' side.
       [jobId, since, since - 24 * 3600_000],
     );
-    return row;
+    return spent;
   }
 }

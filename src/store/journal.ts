@@ -26,9 +26,7 @@ const splitIds = (ids: string | null | undefined) => (ids ? ids.split(",") : [])
 
 type ChatOf = Pick<OutboundMessage, "channel" | "account" | "chatId" | "threadId">;
 
-function chatKeyOf(msg: ChatOf): string {
-  return msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId;
-}
+export const chatKeyOf = (msg: ChatOf) => (msg.threadId ? `${msg.chatId}:thread:${msg.threadId}` : msg.chatId);
 
 /** The inbox and outbox: accepted messages survive a crash, delivered replies are not resent. */
 export class SqlJournal extends SqlGroup implements BusJournal {
