@@ -235,11 +235,8 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
             chosen_at bigint NOT NULL
           );`,
   },
-  {
-    // A turn's draft (its reply shown as it is written), as SQLite's 018-inbox-draft.
-    id: "007-inbox-draft",
-    sql: "ALTER TABLE inbox ADD COLUMN draft text;",
-  },
+  // A turn's draft (its reply shown as it is written), as SQLite's 018-inbox-draft.
+  { id: "007-inbox-draft", sql: "ALTER TABLE inbox ADD COLUMN draft text;" },
   {
     // Search folds accents as SQLite's does ("cafe" finds "café"): the trigram indexes are built on folded text.
     id: "008-search-folds-accents",
@@ -278,11 +275,8 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
             chosen_at bigint NOT NULL
           );`,
   },
-  {
-    // The person a model call was made for, as SQLite's 021-usage-person.
-    id: "012-usage-person",
-    sql: "ALTER TABLE model_usage ADD COLUMN person text;",
-  },
+  // The person a model call was made for, as SQLite's 021-usage-person.
+  { id: "012-usage-person", sql: "ALTER TABLE model_usage ADD COLUMN person text;" },
   {
     // Where the prompt's history begins and what its head shows, as SQLite's 022-prompt-head.
     id: "013-prompt-head",

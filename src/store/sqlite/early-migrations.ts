@@ -10,7 +10,7 @@ export interface Migration {
   sql: string;
 }
 
-/** The first ten migrations (issues 1 to 10), settled long ago and kept apart so the list that grows stays short. */
+/** The first migrations, settled long ago and kept apart so the list that grows stays short. */
 export const earlyMigrations: Migration[] = [
   {
     id: "001-core",
@@ -139,8 +139,7 @@ export const earlyMigrations: Migration[] = [
   {
     id: "005-outbox-delivery",
     formerly: "120-outbox-delivery",
-    // The outbox learns what a sender loop needs: per-chat order, parts already sent, retries and dead letters. SQLite
-    // cannot change a CHECK constraint in place, so the table is rebuilt.
+    // Per-chat order, parts sent, retries and dead letters. SQLite cannot change a CHECK in place: the table is rebuilt.
     sql: `
       CREATE TABLE outbox_new (
         id INTEGER PRIMARY KEY,
@@ -173,8 +172,8 @@ export const earlyMigrations: Migration[] = [
     sql: "ALTER TABLE pairing_requests ADD COLUMN told_at INTEGER;",
   },
   {
-    // who created a job (it runs only while they have access), and jobs paused by a revoke. Jobs from before: a
-    // Telegram private chat's id is its user's id, and the console is the owner; the rest keep no owner and do not run.
+    // Who created a job (it runs only while they have access). Older jobs: a Telegram private chat's id is its user's,
+    // the console is the owner; the rest keep no owner and do not run.
     id: "007-cron-owner",
     formerly: "9b-cron-owner",
     sql: `
@@ -195,8 +194,7 @@ export const earlyMigrations: Migration[] = [
   {
     id: "009-turn-steps",
     formerly: "170-turn-steps",
-    // A turn's journal as it happens: each model reply with tool calls, each call as it starts and its result as it
-    // ends. A turn cut short by a crash resumes from here instead of starting over.
+    // A turn's journal as it happens (model replies, calls started, their results): a crashed turn resumes from here.
     sql: `
       CREATE TABLE turn_steps (
         id INTEGER PRIMARY KEY,

@@ -5,14 +5,13 @@ export type { Migration };
 export const migrations: Migration[] = [
   ...earlyMigrations,
   {
-    // Issue 11: consolidation (old turns summarised into entries) and full-text search over memory.
+    // Consolidation (old turns summarised into entries) and full-text search over memory.
     id: "010-memory",
     formerly: "110-memory",
     sql: `
       -- Messages up to this id were summarised into memory_entries and leave the prompt (they stay here).
       ALTER TABLE conversations ADD COLUMN consolidated_through INTEGER NOT NULL DEFAULT 0;
-      -- Older rows were counted as characters / 4, which undercounts Chinese and emoji: count them
-      -- high (two tokens a character) until consolidation takes them out of the prompt.
+      -- Old rows, counted as characters / 4, undercount Chinese and emoji: count them high until consolidated.
       UPDATE messages SET tokens = 2 * (length(coalesce(content, '')) + length(coalesce(tool_calls, ''))) + 8;
 
       CREATE TABLE memory_entries (
@@ -57,17 +56,14 @@ export const migrations: Migration[] = [
       CREATE TRIGGER entries_fts_delete AFTER DELETE ON memory_entries
         BEGIN INSERT INTO entries_fts (entries_fts, rowid, text) VALUES ('delete', old.id, old.text); END;
 
-      -- MEMORY.md lives in the workspace (the owner edits it); this is only its search index,
-      -- rebuilt from the file whenever its hash changes.
+      -- Only MEMORY.md's search index (the owner edits the file), rebuilt whenever its hash changes.
       CREATE VIRTUAL TABLE memory_file_fts USING fts5(text, tokenize='trigram remove_diacritics 1');
       CREATE TABLE memory_file_state (id INTEGER PRIMARY KEY CHECK (id = 1), hash TEXT NOT NULL, modified_at INTEGER NOT NULL);
     `,
   },
   {
-    // Indexing a message for search in the turn's own transaction cost more than the rest of it (FTS5 writes a segment
-    // per commit). A stored message is now only marked pending; the marks are indexed in batches — before every search
-    // and in the background after turns — so a search always sees every message. Deleting or editing a message still
-    // not indexed only drops its mark (an FTS5 'delete' of a row never indexed would corrupt the index).
+    // FTS5 writes a segment per commit: a turn only marks its messages, indexed in batches (before every search, and
+    // in the background). A message not yet indexed only loses its mark (an FTS5 'delete' of it would corrupt the index).
     id: "011-fts-deferred",
     formerly: "16-fts-deferred",
     sql: `
@@ -99,8 +95,7 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Issue 23: a message the model keeps failing on is given up after bounded tries or time, counted here so a restart
-    // does not start the count again.
+    // A message the model keeps failing on is given up after bounded tries or time, counted across restarts.
     id: "012-inbox-model-waits",
     formerly: "23-inbox-model-waits",
     sql: `
@@ -109,8 +104,7 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Issue 29: SQLite rewrites a whole row on any update, so counting a long reply's parts in its outbox row rewrote
-    // the whole text per part (quadratic). A pending row's count lives here.
+    // SQLite rewrites a whole row on any update: a pending reply's part count lives beside it, not in it (quadratic).
     id: "013-outbox-progress",
     formerly: "29-outbox-progress",
     sql: `CREATE TABLE outbox_progress (
@@ -119,8 +113,7 @@ export const migrations: Migration[] = [
           );`,
   },
   {
-    // Issue 25: a sent row keeps the platform's ids of what it posted, so a later edit finds them (pending rows keep
-    // those of the parts sent so far beside them, as their count).
+    // The platform's ids of what a row posted (or, beside a pending one, its parts so far), for later edits.
     id: "014-outbox-message-ids",
     formerly: "25-outbox-message-ids",
     sql: `
@@ -129,7 +122,7 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Issue 25: tool calls waiting for a person's tap, and what each conversation always allows.
+    // Tool calls waiting for a person's tap, and what each conversation always allows.
     id: "015-approvals",
     formerly: "25-approvals",
     sql: `
@@ -162,8 +155,7 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Issue 27: every model call's tokens (the endpoint's, or pincer's estimate) and cost at the prices of its time,
-    // for /usage, the page and the budgets.
+    // Every model call's tokens and cost at the prices of its time, for /usage, the page and the budgets.
     id: "016-model-usage",
     formerly: "27-model-usage",
     sql: `CREATE TABLE model_usage (
@@ -181,7 +173,7 @@ export const migrations: Migration[] = [
           CREATE INDEX model_usage_by_time ON model_usage (created_at);`,
   },
   {
-    // Issue 27: each chat's /model choice, kept across restarts and /new.
+    // Each chat's /model choice, kept across restarts and /new.
     id: "017-chat-models",
     formerly: "27-chat-models",
     sql: `CREATE TABLE chat_models (
@@ -191,17 +183,11 @@ export const migrations: Migration[] = [
             chosen_at INTEGER NOT NULL
           );`,
   },
+  // The draft a reply is written in, so that after a crash the next start finishes it instead of posting another.
+  { id: "018-inbox-draft", formerly: "26-inbox-draft", sql: "ALTER TABLE inbox ADD COLUMN draft TEXT;" },
   {
-    // Issue 26: the platform ids of the draft a turn's reply is shown in while it is written, so that after a crash the
-    // next start finishes that draft instead of posting a second one.
-    id: "018-inbox-draft",
-    formerly: "26-inbox-draft",
-    sql: "ALTER TABLE inbox ADD COLUMN draft TEXT;",
-  },
-  {
-    // Issue 39: several agents in one gateway. A conversation's rows carry its agent in their session key (bus/types.ts's
-    // agentSessionKey), the main agent's keys unchanged; what is summed across conversations (usage) and each agent's
-    // own MEMORY.md index need the agent beside them. The index is rebuilt from the file at the next search.
+    // Several agents: session keys carry theirs (agentSessionKey); usage sums and each agent's MEMORY.md index need it
+    // beside them. The index is rebuilt from the file at the next search.
     id: "019-agents",
     sql: `
       ALTER TABLE model_usage ADD COLUMN agent TEXT NOT NULL DEFAULT 'main';
@@ -213,7 +199,7 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Issue 41: each chat's /voice choice (spoken replies), kept across restarts and /new.
+    // Each chat's /voice choice (spoken replies), kept across restarts and /new.
     id: "020-chat-voice",
     sql: `CREATE TABLE chat_voice (
             session_key TEXT PRIMARY KEY,
@@ -222,15 +208,11 @@ export const migrations: Migration[] = [
             chosen_at INTEGER NOT NULL
           );`,
   },
+  // The person a model call was made for (`channel:userId`), so a guest's /usage shows only their own.
+  { id: "021-usage-person", sql: "ALTER TABLE model_usage ADD COLUMN person TEXT;" },
   {
-    // Issue 36: the person a model call was made for (`channel:userId`), so a guest's /usage shows only their own.
-    id: "021-usage-person",
-    sql: "ALTER TABLE model_usage ADD COLUMN person TEXT;",
-  },
-  {
-    // Issue 38: where the prompt's history begins (moved in steps, at trim points) and what its head shows since then,
-    // so successive requests share their prefix and the server's cache serves it. Today's history starts where
-    // consolidation left it, with today's summaries.
+    // Where the prompt's history begins (moved at trim points) and what its head shows, so successive requests share
+    // their prefix (the server's cache). Existing chats start where consolidation left them.
     id: "022-prompt-head",
     sql: `
       ALTER TABLE conversations ADD COLUMN trimmed_through INTEGER NOT NULL DEFAULT 0;
@@ -241,8 +223,7 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Issue 42: the runs of jobs (kept for config retention.jobRunDays), the usage rows of each run, and per job its
-    // stop rules, why it is paused, a run asked for (Run now: the scheduler's holder fires it) and its failures in a row.
+    // Jobs' runs (and each run's usage rows), and per job its stop rules, pause reason, Run now ask and failures.
     id: "023-job-runs",
     sql: `CREATE TABLE job_runs (
             id TEXT PRIMARY KEY,
@@ -276,9 +257,8 @@ export const migrations: Migration[] = [
           ALTER TABLE cron_jobs ADD COLUMN day_cost REAL;`,
   },
   {
-    // Issue 40: people (a person per agent, `roles`) and their identities (route + platform user id), and the one-time
-    // codes of /link. A person's id is their first identity's (agentSessionKey of `route:userId`), so today's owner and
-    // guests become people as they next write, and what is stored for `channel:userId` (usage) stays theirs.
+    // People, their identities (route + platform user id) and /link's codes. A person's id is their first identity's
+    // (agentSessionKey of `route:userId`), so what is stored for `channel:userId` (usage) stays theirs.
     id: "024-people",
     sql: `CREATE TABLE people (
             id TEXT PRIMARY KEY,
