@@ -32,7 +32,6 @@ export interface Approval {
 
 export type NewApproval = Omit<Approval, "state" | "choice" | "decidedBy" | "decidedAt" | "promptOutboxId">;
 
-/** An entry of a conversation's "always allowed" list. */
 export interface AllowedEntry {
   sessionKey: string;
   entry: string;
@@ -48,10 +47,7 @@ type Edit = (approval: Approval) => OutboundMessage | undefined;
 
 /** Pending approvals and each conversation's "always allowed" list; every decision is taken once. */
 export class SqlApprovals extends SqlGroup {
-  /**
-   * The approval of this call: the one recorded before (a resumed turn, a second process) or a new one, recorded with
-   * its prompt in the outbox in one transaction. `created` tells which.
-   */
+  /** The call's approval: the one recorded before, or a new one recorded with its prompt in one transaction. */
   request(approval: NewApproval, prompt: OutboundMessage): Promise<{ approval: Approval; created: boolean }> {
     return this.db.transaction(async (tx) => {
       const conflict = "ON CONFLICT (turn_key, tool_call_id) DO NOTHING";

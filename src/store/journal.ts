@@ -180,10 +180,7 @@ export async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<num
   return id as number;
 }
 
-/**
- * The turn's journal, written as it happens (each row before the next step starts), so a turn cut short by a crash
- * resumes where it was. The rows go when the inbound message is completed.
- */
+/** The turn's journal, each row written before the next step starts: a turn cut short by a crash resumes there. */
 export class SqlTurnSteps extends SqlGroup {
   assistant = (msg: InboundMessage, message: StoredMessage) =>
     this.insert(msg, "assistant", null, JSON.stringify(message));
@@ -229,10 +226,7 @@ export class SqlTurns {
     });
   }
 
-  /**
-   * Closes messages that will not be run (a /stop or /new while they waited for the model) with one notice (its outbox
-   * id returned), all or nothing; with `archive`, that session's conversation ends too.
-   */
+  /** Closes messages /stop or /new set aside with one notice (its outbox id), all or nothing; `archive` ends a chat. */
   setAside(messages: InboundMessage[], out: OutboundMessage, archive?: string): Promise<number> {
     return this.db.transaction(async (tx) => {
       if (archive !== undefined) await archiveConversation(tx, archive);

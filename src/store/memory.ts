@@ -16,10 +16,7 @@ export type FoundRow = Omit<SearchHit, "role" | "snippet"> & {
 
 /** Consolidation's bookkeeping; each engine adds its own full-text index over memory (FTS5, pg_trgm). */
 export abstract class SqlMemory extends SqlGroup {
-  /**
-   * Ranked hits for `query` in what the session may see: its own messages (every conversation it had, also before
-   * /new), its memory entries, and MEMORY.md if allowed. Any script, CJK too.
-   */
+  /** Ranked hits, any script, in what the session may see: its messages (also before /new), entries, MEMORY.md. */
   abstract search(query: string, scope: SearchScope): Promise<SearchHit[]>;
 
   /** The hits of `rows`, each cut to a snippet around the `terms` found in it. */
@@ -83,10 +80,7 @@ export abstract class SqlMemory extends SqlGroup {
     }));
   }
 
-  /**
-   * Stores the entry and moves the conversation's watermark past the messages it covers, all or nothing. False (and
-   * nothing stored) when another run consolidated these messages first.
-   */
+  /** Stores the entry and moves the watermark past it, all or nothing; false when another run consolidated first. */
   addEntry(entry: NewEntry): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       // The conditional update takes the row lock: a second run waits here, then finds it moved.

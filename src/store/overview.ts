@@ -25,10 +25,7 @@ export class SqlDashboard extends SqlGroup {
     return rows.map(withoutNulls);
   }
 
-  /**
-   * The open conversation's newest messages with the audit's tool calls between them, oldest first. Tool results come
-   * from the audit (what the tool returned), not the model's copy.
-   */
+  /** The open conversation's newest messages and the audit's tool calls (what tools returned), oldest first. */
   async history(sessionKey: string, limit = 200): Promise<HistoryEntry[]> {
     const [conversation] = await this.db.rows<{ id: number; created_at: number }>(
       "SELECT id, created_at FROM conversations WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1",

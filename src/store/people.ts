@@ -40,11 +40,9 @@ type Row = Omit<Person, "identities"> & { route: string; userId: string; identit
 const ownPersonId = (agent: string, route: string, userId: string) => agentSessionKey(agent, `${route}:${userId}`);
 
 /**
- * People and their identities (issue 40). The gate asks `identify` once per inbound message: the person behind the
- * sender's account, made on first sight (so an upgraded home's owner and guests become people lazily, and a person's
- * id is the `channel:userId` their usage rows already carry). A person belongs to one agent, as its keys do. Linking
- * moves an identity to another person (the one who asked for the code); nothing else changes owner here: what is
- * stored per person is found by the person's id.
+ * People and their identities, one agent's each. The gate asks `identify` per inbound message: a person is made on
+ * first sight, its id the `channel:userId` its usage rows already carry. Linking moves an identity to the person who
+ * asked for the code; nothing else changes owner: what is stored per person is found by the person's id.
  */
 export class SqlPeople extends SqlGroup {
   async identify(agent: string, route: string, userId: string, name: string): Promise<Person> {
@@ -88,9 +86,8 @@ export class SqlPeople extends SqlGroup {
   }
 
   /**
-   * `/link CODE` from an identity (which the gate made): it joins the person who asked for the code, if the code is
-   * theirs, unexpired and unused, of the same agent, and `mayJoin` agrees; the code is then used up. A wrong code
-   * says nothing of whose it might be and counts against the sender: after MAX_FAILURES, nothing until LOCK_MS passed.
+   * `/link CODE`: the identity joins the code's person (unexpired, unused, same agent, `mayJoin` agrees), using it up.
+   * A wrong code says nothing of whose it might be and counts against the sender (MAX_FAILURES, then LOCK_MS).
    */
   redeem(
     agent: string,

@@ -5,10 +5,7 @@ import type { RetentionAges } from "./types.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/**
- * Deletes files under the media folder (received attachments, copies of sent ones) last modified more than `mediaDays`
- * ago, and the folders that leaves empty. Symlinks are removed, never followed. Returns how many files went.
- */
+/** Deletes media files older than `mediaDays` and the folders that leaves empty (symlinks removed, never followed). */
 export async function pruneMediaFiles(dir: string, mediaDays: number, now = Date.now()): Promise<number> {
   const before = now - mediaDays * DAY_MS;
   const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
@@ -29,9 +26,8 @@ export async function pruneMediaFiles(dir: string, mediaDays: number, now = Date
 
 export class SqlRetention extends SqlGroup {
   /**
-   * Deletes tool-audit and model-usage rows, jobs' runs, conversations archived by `/new` (with their messages) and dead letters
-   * older than their ages, all or nothing. The open conversation of a chat is never touched, however old: the context
-   * window already bounds what the model sees of it.
+   * Deletes what only grows once older than its age, all or nothing. A chat's open conversation is never touched,
+   * however old: the context window already bounds what the model sees of it.
    */
   prune(ages: Omit<RetentionAges, "mediaDays" | "jobRunDays"> & { jobRunDays?: number }, now = Date.now()) {
     return this.db.transaction(async (tx) => {

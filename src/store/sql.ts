@@ -1,7 +1,4 @@
-/**
- * What the store's groups run their SQL on, the same for both engines: `$1, $2…` placeholders, standard SQL both
- * understand (upserts, RETURNING), and the few things that differ behind it.
- */
+/** The store's SQL on either engine: `$1, $2…` placeholders, SQL both understand, the few differences behind it. */
 export interface Sql {
   readonly engine: "sqlite" | "postgres";
   /** The column that orders a table's rows as inserted where no id does (SQLite's rowid, a bigserial here). */
@@ -11,15 +8,9 @@ export interface Sql {
   run(sql: string, params?: readonly unknown[]): Promise<number>;
   /** Runs `work` in one transaction: all of it commits, or none. Inside, `tx` is the transaction's. */
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
-  /**
-   * Wakes every listening process (PostgreSQL's NOTIFY, sent at commit); nothing where one process is all there is. A
-   * bare wake-up: any role that can connect to the database can hear and send these, so they carry nothing.
-   */
+  /** Wakes every listening process (NOTIFY at commit); carries nothing, as any role that can connect can send one. */
   notify(channel: string): Promise<void>;
-  /**
-   * The rows of `select` taken in `order` while their `tokens` add up to at most `budget` (the first `minRows` always).
-   * Costs depend on the budget where the engine can stop early.
-   */
+  /** The rows of `select` in `order` while their `tokens` fit in `budget` (the first `minRows` always). */
   budgeted<R extends { tokens: number }>(
     select: string,
     order: string,
@@ -53,7 +44,6 @@ export function placeholders(values: readonly unknown[], from: number): string {
   return values.map((_, i) => `$${from + i}`).join(", ") || "NULL";
 }
 
-/** The tables name in snake_case what the records name in camelCase. */
 const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** `session_key AS "sessionKey", …`: the columns of `fields`, named as the record's fields. */
@@ -88,7 +78,6 @@ export function upsert(table: string, record: object, keys: string[]): [string, 
   return insert(table, record, undefined, `ON CONFLICT (${keys.map(snake).join(", ")}) DO UPDATE SET ${set}`);
 }
 
-/** A group of the store's methods, on one engine's SQL. */
 export abstract class SqlGroup {
   constructor(protected readonly db: Sql) {}
 }

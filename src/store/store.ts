@@ -54,16 +54,10 @@ type Groups = ReturnType<typeof storeOn>;
 /** What callers see of a group: its methods (one implementation serves both engines). */
 type StoreGroups = { [G in keyof Groups]: { [K in keyof Groups[G]]: Groups[G][K] } };
 
-/**
- * Every durable thing pincer does goes through this one asynchronous interface, in small groups, the same on both
- * engines (see sql.ts); what must happen together is one method, so it is one transaction.
- */
+/** Every durable thing pincer does, on both engines; what must happen together is one method, one transaction. */
 export interface Store extends StoreGroups {
   readonly engine: "sqlite" | "postgres";
-  /**
-   * Tells of rows written by any process (PostgreSQL's LISTEN/NOTIFY): a reply recorded for a channel, a message
-   * accepted for a conversation; absent where one process is all there is. Resolves with how to stop listening.
-   */
+  /** Tells of rows any process wrote (PostgreSQL's LISTEN/NOTIFY); resolves with how to stop listening. */
   watch?(listener: (change: StoreChange) => void): Promise<() => Promise<void>>;
   /** Clustered mode: a turn's writes under its turn lease, each refused (FencedOutError) once the lease moved on. */
   fenced?(fence: Fence): FencedTurnWrites;

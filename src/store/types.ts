@@ -67,8 +67,7 @@ export type JobOrigin = Pick<InboundMessage, "channel" | "account" | "chatId" | 
   threadId?: string;
 };
 
-/** Who created a job: it runs only while this person still has access. */
-/** `channel`: the bot's route (routeOf) the owner wrote to, whose allowlist and pairing decide their access. */
+/** Who created a job (it runs only while they have access); `channel`: the bot's route (routeOf) they wrote to. */
 export type JobOwner = { channel: string; userId: string };
 
 export interface CronJob {
@@ -149,10 +148,7 @@ export interface JobRun {
 /** How a run ended, as the turn's end tells it. */
 export type JobRunEnd = Pick<JobRun, "outcome" | "toolCalls" | "delivered" | "reason"> & { at: number };
 
-/**
- * One slot of a job taken by the scheduler: the job moves to `nextRunAt` (or goes, when null) and `run` (absent: the
- * slot is skipped, folded into a pending run) enters the inbox, together and only if still due at `scheduledAt`.
- */
+/** A slot taken: the job moves to `nextRunAt` (null: goes) and `run` (absent: skipped) enters the inbox, together. */
 export interface JobSlot {
   jobId: string;
   scheduledAt: number;

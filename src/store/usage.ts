@@ -71,10 +71,7 @@ export class SqlUsage extends SqlGroup {
     return row;
   }
 
-  /**
-   * Calls since `monthStart` grouped by kind, model, chat (`sessionKey` or not) and day (from `dayStart` or not). Asked
-   * for a chat, the others are only its own agent's chats; with `person`, only the calls made for that person.
-   */
+  /** Calls since `monthStart` by kind, model, chat and day; for a chat, only its agent's; for `person`, only theirs. */
   async groups(monthStart: number, dayStart: number, sessionKey?: string, person?: string): Promise<UsageGroup[]> {
     const params: unknown[] = [monthStart, dayStart, sessionKey ?? null];
     const only = (column: string, value: string) => `AND ${column} = $${params.push(value)}`;

@@ -2,10 +2,7 @@ import type pg from "pg";
 import type { ClusterProcess, ClusterView } from "../cluster.js";
 import { createPool, transaction } from "./db.js";
 
-/**
- * Clustered mode's tables. Epochs come from one sequence, so they never repeat even after a lease row was deleted (a
- * fence from an old epoch can never match a new holder's).
- */
+/** Epochs come from one sequence, never repeating after a lease row was deleted: an old fence never matches. */
 const SCHEMA = `
   CREATE SEQUENCE IF NOT EXISTS cluster_epoch;
   CREATE TABLE IF NOT EXISTS cluster_leases (
@@ -56,9 +53,8 @@ export class ClusterStore {
   constructor(private readonly pool: pg.Pool) {}
 
   /**
-   * Takes or keeps each lease in `names` for `holder` for `ttlMs` from the database's now: a lease is taken when it is
-   * free or expired, kept when `holder` has it. Returns the epoch of every lease `holder` has afterwards; the others
-   * are held by live processes.
+   * Takes (free or expired) or keeps (held by `holder`) each lease in `names` for `ttlMs` from the database's now.
+   * Returns the epoch of every lease `holder` has afterwards; the others are held by live processes.
    */
   async claim(holder: string, names: readonly string[], ttlMs: number): Promise<Map<string, number>> {
     if (names.length === 0) return new Map();

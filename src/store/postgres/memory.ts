@@ -4,9 +4,8 @@ import { buildFtsQuery, likePattern } from "../sqlite/fts-query.js";
 import type { SearchHit, SearchScope } from "../types.js";
 
 /**
- * Memory on PostgreSQL, searched for the same terms as SQLite's trigram index (pg_trgm's GIN indexes answer them, CJK
- * included), accents folded on both sides as SQLite's are (pincer_fold), ranked by how many terms a text holds and then
- * by PostgreSQL's own full-text rank of its words.
+ * Memory on PostgreSQL: SQLite's search terms answered by pg_trgm (CJK too), accents folded as SQLite's (pincer_fold),
+ * ranked by how many terms a text holds, then by PostgreSQL's own full-text rank.
  */
 export class PostgresMemory extends SqlMemory {
   async search(query: string, scope: SearchScope): Promise<SearchHit[]> {

@@ -2,10 +2,7 @@ import type pg from "pg";
 import { transaction } from "./db.js";
 import { CREATE_FOLD_FUNCTION } from "./fold.js";
 
-/**
- * The PostgreSQL engine's tables, the same shape as SQLite's (times are milliseconds since the epoch in bigints). Each
- * migration runs once, in order, in its own transaction.
- */
+/** The same tables as SQLite's (times in ms since the epoch, bigints); see early-migrations.ts for the rules. */
 export const MIGRATIONS: Array<{ id: string; sql: string }> = [
   {
     id: "001-store",

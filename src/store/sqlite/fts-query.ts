@@ -1,7 +1,4 @@
-/**
- * Turns what the model typed into a safe FTS5 query for trigram indexes: every term is a quoted string of letters,
- * digits or pictographs only, so the input's syntax (quotes, NEAR, `*`, `^`, column filters, parentheses) is dropped.
- */
+/** A safe FTS5 query for trigram indexes: every term quoted, only letters, digits or pictographs (no FTS5 syntax). */
 export interface FtsQuery {
   /** Every term looked for (trigrams, words, bigrams), lower-case, to mark them in snippets. */
   terms: string[];
