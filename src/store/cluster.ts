@@ -6,7 +6,6 @@ export interface Fence {
   epoch: number;
 }
 
-/** One running pincer process, as it registers itself. */
 export interface ClusterProcess {
   id: string;
   host: string;

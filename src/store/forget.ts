@@ -2,6 +2,7 @@ import { agentSessionKey, type InboundMessage, parseSessionKey, routeOf } from "
 import { chatKeyOf } from "./journal.js";
 import type { Person } from "./people.js";
 import { type Sql, SqlGroup } from "./sql.js";
+import { escapeLike } from "./sqlite/fts-query.js";
 
 /** Rows of a direct chat (by its session key), child tables first. */
 const OF_SESSION = [
@@ -16,8 +17,6 @@ const REWRITTEN =
   "messages, memory_entries, conversations, inbox, outbox, outbox_progress, turn_steps, tool_audit, \
 approvals, always_allowed, helper_runs, cron_jobs, job_runs, model_usage, memory_file_paragraphs, memory_file_state, \
 people, person_identities, link_codes, approved_users, pairing_requests";
-
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, "\\$&");
 
 /**
  * `/forget` (issue 40): everything stored of a person, on both engines: their direct chats (history, summaries, inbox

@@ -51,9 +51,7 @@ export class SqlJobRuns extends SqlGroup {
   }
 
   /** A run that never reached the model (a slot skipped at a cap), recorded as it is. */
-  async record(run: JobRun): Promise<void> {
-    await this.db.run(...insert("job_runs", run, undefined, "ON CONFLICT (id) DO NOTHING"));
-  }
+  record = (run: JobRun) => this.db.run(...insert("job_runs", run, undefined, "ON CONFLICT (id) DO NOTHING"));
 
   /** The newest `perJob` runs of each job, newest first. */
   async recent(jobIds: readonly string[], perJob = 20): Promise<Map<string, JobRun[]>> {

@@ -115,12 +115,11 @@ export class SqlJobs extends SqlGroup {
     return (await this.db.run(ask, [at, id])) === 1;
   }
 
-  async dropRunRequest(id: string, requestedAt: number): Promise<void> {
-    await this.db.run("UPDATE cron_jobs SET run_requested_at = NULL WHERE id = $1 AND run_requested_at = $2", [
+  dropRunRequest = (id: string, requestedAt: number) =>
+    this.db.run("UPDATE cron_jobs SET run_requested_at = NULL WHERE id = $1 AND run_requested_at = $2", [
       id,
       requestedAt,
     ]);
-  }
 
   /** Jobs to fire at `now`: unpaused ones due, and any with a run asked for; only those of `channels` when given. */
   due = (now: number, channels?: readonly string[]) =>
@@ -133,9 +132,8 @@ export class SqlJobs extends SqlGroup {
   }
 
   /** Moves a job to its next run without running it (a failed attempt waits). */
-  async postpone(id: string, nextRunAt: number): Promise<void> {
-    await this.db.run("UPDATE cron_jobs SET next_run_at = $1 WHERE id = $2", [nextRunAt, id]);
-  }
+  postpone = (id: string, nextRunAt: number) =>
+    this.db.run("UPDATE cron_jobs SET next_run_at = $1 WHERE id = $2", [nextRunAt, id]);
 
   /**
    * Takes one slot of a job, all or nothing: moves (or removes) the job and accepts the run into the inbox (with its

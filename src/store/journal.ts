@@ -3,7 +3,7 @@ import { inboundFromStored } from "../bus/stored-inbound.js";
 import { type InboundMessage, type OutboundMessage, routeOf } from "../bus/types.js";
 import { FencedOutError } from "./cluster.js";
 import { appendMessages, archiveConversation, type CountTokens } from "./conversations.js";
-import { exists, insert, type Sql, SqlGroup, scalar, upsert } from "./sql.js";
+import { exists, insert, type Sql, SqlGroup, scalar, total, upsert } from "./sql.js";
 import type { StoredMessage, TurnSoFar } from "./types.js";
 
 /** Channels a process LISTENs on (PostgreSQL): another process recorded something for it. */
@@ -96,7 +96,7 @@ export class SqlJournal extends SqlGroup implements BusJournal {
     return rows.map((row) => ({ id: row.id, msg: JSON.parse(row.payload) as OutboundMessage }));
   }
 
-  lastOutboxId = async () => (await scalar<number>(this.db, "SELECT max(id) FROM outbox")) ?? 0;
+  lastOutboxId = () => total(this.db, "SELECT max(id) FROM outbox");
 
   pendingOutbound = (channel: string) => this.outbox("channel = $1 AND status = 'pending'", channel);
 

@@ -19,7 +19,6 @@ export abstract class SqlMemory extends SqlGroup {
   /** Ranked hits, any script, in what the session may see: its messages (also before /new), entries, MEMORY.md. */
   abstract search(query: string, scope: SearchScope): Promise<SearchHit[]>;
 
-  /** The hits of `rows`, each cut to a snippet around the `terms` found in it. */
   protected hits(rows: FoundRow[], terms: string[]): SearchHit[] {
     return rows.map((row) => ({
       kind: row.kind,

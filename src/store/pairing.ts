@@ -31,7 +31,7 @@ export class SqlPairing extends SqlGroup {
       }
       await tx.run("DELETE FROM pairing_requests WHERE expires_at <= $1", [now]);
       const [existing] = await tx.rows<PairingRequest & { toldAt: number | null }>(
-        `SELECT ${REQUEST}, told_at AS "toldAt" FROM pairing_requests WHERE channel = $1 AND user_id = $2`,
+        `SELECT ${REQUEST}, told_at AS "toldAt" FROM pairing_requests ${OF_USER}`,
         [channel, userId],
       );
       if (existing) return { ...existing, toldAt: existing.toldAt ?? undefined, isNew: false };
@@ -48,10 +48,8 @@ export class SqlPairing extends SqlGroup {
     });
   }
 
-  async markTold(channel: string, userId: string): Promise<void> {
-    const told = "UPDATE pairing_requests SET told_at = $1 WHERE channel = $2 AND user_id = $3";
-    await this.db.run(told, [Date.now(), channel, userId]);
-  }
+  markTold = (channel: string, userId: string) =>
+    this.db.run(`UPDATE pairing_requests SET told_at = $3 ${OF_USER}`, [channel, userId, Date.now()]);
 
   /** Approves the user behind a valid code and resumes the jobs a revoke paused, all or nothing (undefined: no such code). */
   approve(channel: string, code: string): Promise<{ user: PairingRequest; resumedJobs: number } | undefined> {
@@ -72,7 +70,7 @@ export class SqlPairing extends SqlGroup {
   revoke(channel: string, userId: string, at = Date.now()): Promise<{ revoked: boolean; pausedJobs: number }> {
     return this.db.transaction(async (tx) => {
       await tx.run(`DELETE FROM pairing_requests ${OF_USER}`, [channel, userId]);
-      const revoked = await tx.run("DELETE FROM approved_users WHERE channel = $1 AND user_id = $2", [channel, userId]);
+      const revoked = await tx.run(`DELETE FROM approved_users ${OF_USER}`, [channel, userId]);
       const pausedJobs = await ownedJobs(tx, "pause", { channel: channel as ChannelName, userId }, at);
       return { revoked: revoked === 1, pausedJobs };
     });

@@ -108,7 +108,6 @@ export class ClusterStore {
     return rowCount ?? 0;
   }
 
-  /** The cluster as `pincer status` and the control page show it; ages come from the database's clock. */
   async view(): Promise<ClusterView> {
     const processes = await this.pool.query<ClusterView["processes"][number]>(
       `SELECT id, host, pid, (extract(epoch FROM started_at) * 1000)::bigint AS "startedAt",

@@ -32,7 +32,6 @@ export class ClusterWork {
     return rows.map((row) => row.session_key);
   }
 
-  /** The pending inbound messages of these conversations, oldest first. */
   async pendingOf(sessionKeys: readonly string[]): Promise<InboundMessage[]> {
     if (sessionKeys.length === 0) return [];
     const { rows } = await this.pool.query<{ payload: string }>(

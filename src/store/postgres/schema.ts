@@ -2,7 +2,10 @@ import type pg from "pg";
 import { transaction } from "./db.js";
 import { CREATE_FOLD_FUNCTION } from "./fold.js";
 
-/** The same tables as SQLite's (times in ms since the epoch, bigints); see early-migrations.ts for the rules. */
+/**
+ * The same tables as SQLite's (times in ms since the epoch, bigints); see early-migrations.ts for the rules. A migration
+ * named as one of SQLite's does what that one does (test/schema-engines.test.ts checks the schemas end up alike).
+ */
 export const MIGRATIONS: Array<{ id: string; sql: string }> = [
   {
     id: "001-store",
@@ -166,7 +169,6 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
           );`,
   },
   {
-    // A sent row's platform message ids, for edits (see SQLite's 014-outbox-message-ids).
     id: "003-outbox-message-ids",
     sql: `
       ALTER TABLE outbox ADD COLUMN message_ids text;
@@ -174,7 +176,6 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
     `,
   },
   {
-    // Pending approvals and the "always allowed" lists, as SQLite's 015-approvals.
     id: "004-approvals",
     sql: `
       CREATE TABLE approvals (
@@ -206,7 +207,6 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
     `,
   },
   {
-    // Every model call's tokens and cost, as SQLite's 016-model-usage.
     id: "005-model-usage",
     sql: `CREATE TABLE model_usage (
             id bigserial PRIMARY KEY,
@@ -223,7 +223,6 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
           CREATE INDEX model_usage_by_time ON model_usage (created_at);`,
   },
   {
-    // Each chat's /model choice, as SQLite's 017-chat-models.
     id: "006-chat-models",
     sql: `CREATE TABLE chat_models (
             session_key text PRIMARY KEY,
@@ -232,7 +231,6 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
             chosen_at bigint NOT NULL
           );`,
   },
-  // A turn's draft (its reply shown as it is written), as SQLite's 018-inbox-draft.
   { id: "007-inbox-draft", sql: "ALTER TABLE inbox ADD COLUMN draft text;" },
   {
     // Search folds accents as SQLite's does ("cafe" finds "café"): the trigram indexes are built on folded text.
@@ -263,7 +261,6 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
       CREATE TABLE memory_file_state (agent text PRIMARY KEY, hash text NOT NULL, modified_at bigint NOT NULL);`,
   },
   {
-    // Each chat's /voice choice, as SQLite's 020-chat-voice.
     id: "011-chat-voice",
     sql: `CREATE TABLE chat_voice (
             session_key text PRIMARY KEY,
@@ -272,10 +269,8 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
             chosen_at bigint NOT NULL
           );`,
   },
-  // The person a model call was made for, as SQLite's 021-usage-person.
   { id: "012-usage-person", sql: "ALTER TABLE model_usage ADD COLUMN person text;" },
   {
-    // Where the prompt's history begins and what its head shows, as SQLite's 022-prompt-head.
     id: "013-prompt-head",
     sql: `
       ALTER TABLE conversations ADD COLUMN trimmed_through bigint NOT NULL DEFAULT 0;
@@ -286,7 +281,6 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
     `,
   },
   {
-    // The runs of jobs, each run's usage rows, and the jobs' stop rules and run asks, as SQLite's 023-job-runs.
     id: "014-job-runs",
     sql: `CREATE TABLE job_runs (
             id text PRIMARY KEY,
@@ -320,7 +314,6 @@ export const MIGRATIONS: Array<{ id: string; sql: string }> = [
           ALTER TABLE cron_jobs ADD COLUMN day_cost double precision;`,
   },
   {
-    // People, their identities and /link's codes, as SQLite's 024-people.
     id: "015-people",
     sql: `CREATE TABLE people (
             id text PRIMARY KEY,

@@ -64,9 +64,8 @@ function splitRuns(token: string): Array<{ text: string; unspaced: boolean }> {
 }
 
 /** Escapes `%`, `_` and `\` for `LIKE … ESCAPE '\'`. */
-export function likePattern(term: string): string {
-  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
+export const escapeLike = (text: string) => text.replace(/[\\%_]/g, "\\$&");
+export const likePattern = (term: string) => `%${escapeLike(term)}%`;
 
 /** ~`width` characters around the first term found, terms marked «like this» (FTS5's snippet() counts trigrams). */
 export function makeSnippet(text: string, terms: string[], width = 280): string {
