@@ -70,9 +70,8 @@ export class SqlApprovals extends SqlGroup {
   }
 
   /**
-   * Decides a pending approval still within its time: one conditional update, so of a double tap, two devices, a
-   * replayed update or two processes exactly one wins; undefined for the others. The winner's "always" joins the
-   * conversation's list, and `edit` (the prompt rewritten) goes to the outbox, all in one transaction.
+   * Decides a pending approval in time by one conditional update: of a double tap, two devices, a replay or two
+   * processes exactly one wins (undefined for the others); its "always" and the prompt's `edit` go in one transaction.
    */
   decide(id: string, choice: ApprovalChoice, by: string, now: number, edit: Edit): Promise<Approval | undefined> {
     const decide = `UPDATE approvals SET state = $2, choice = $3, decided_by = $4, decided_at = $5

@@ -32,9 +32,8 @@ function startAtUser(picked: StoredMessage[]): StoredMessage[] {
 }
 
 /**
- * Where a conversation's prompt begins: its history holds the messages after `trimmedThrough`, its head the summaries
- * (memory entries) up to `summariesThrough` and MEMORY.md as `memory` (null: not shown yet). Moved only at trim points
- * (and `memory` when the owner changes the file), so successive requests share their prefix.
+ * Where a conversation's prompt begins: history after `trimmedThrough`, a head of the entries up to `summariesThrough`
+ * and MEMORY.md (null: not shown yet). Moved only at trim points, so successive requests share their prefix.
  */
 export interface PromptHead {
   conversationId: number;
@@ -191,20 +190,18 @@ export async function appendMessages(
 }
 
 /**
- * A conversation created with its first turn's messages begins when the first of them arrived, not when the turn is
- * stored (the control page shows the tool calls since it began, and the first turn's precede the store), but never
- * before the previous one ended (a message that waited behind /new). Another process creating it at the same moment
- * (PostgreSQL) wins the unique index of open conversations; its conversation is used.
+ * A conversation begins when its first message arrived (the control page shows the tool calls since then), but never
+ * before the previous one ended (a message that waited behind /new). When another process creates it at the same
+ * moment (PostgreSQL), its conversation wins the unique index and is used.
  */
 async function begin(db: Sql, sessionKey: string, messages: StoredMessage[]): Promise<number> {
   const now = Date.now();
   const first = messages.reduce((t, m) => Math.min(t, m.createdAt ?? now), now);
-  const lastEnd = "SELECT max(archived_at) FROM conversations WHERE session_key = $1";
-  const ended = await scalar<number | null>(db, lastEnd, [sessionKey]);
+  const ended = await total(db, "SELECT max(archived_at) FROM conversations WHERE session_key = $1", [sessionKey]);
   const created = await scalar<number>(
     db,
     "INSERT INTO conversations (session_key, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id",
-    [sessionKey, Math.max(first, ended ?? 0)],
+    [sessionKey, Math.max(first, ended)],
   );
   return created ?? ((await openConversation(db, sessionKey)) as number);
 }

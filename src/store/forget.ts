@@ -19,12 +19,11 @@ approvals, always_allowed, helper_runs, cron_jobs, job_runs, model_usage, memory
 people, person_identities, link_codes, approved_users, pairing_requests";
 
 /**
- * `/forget` (issue 40): everything stored of a person, on both engines: their direct chats (history, summaries, inbox
- * and outbox, audit, jobs and runs, usage, choices), their own words in groups (their messages and their inbox rows;
- * the group's summaries and the replies to them stay the group's), the index of their space's MEMORY.md, their
- * approvals, accounts and link codes. Then the bytes go too: SQLite writes with secure_delete (database.ts), merges
- * the full-text indexes (dropping deleted terms), VACUUMs and truncates its WAL; PostgreSQL rewrites the tables
- * (VACUUM FULL; its WAL segments keep old pages until recycled: docs/security.md). Returns the direct chats' keys.
+ * `/forget`: everything stored of a person: their direct chats (history, summaries, inbox and outbox, audit, jobs and
+ * runs, usage, choices), their own words and inbox rows in groups (the groups' summaries and replies stay), their
+ * space's MEMORY.md index, approvals, accounts and link codes. Then the bytes go: SQLite has secure_delete, merges its
+ * full-text indexes, VACUUMs and truncates its WAL; PostgreSQL runs VACUUM FULL (its WAL keeps old pages until
+ * recycled: docs/security.md). Returns the direct chats' keys.
  */
 export class SqlForgetting extends SqlGroup {
   constructor(

@@ -29,10 +29,9 @@ const CONVERSATIONS = 32;
 const SLACK = 1.25;
 
 /**
- * The newest history of the few most recently active conversations: a turn reads only the messages added since the
- * last one instead of rebuilding its whole history. SQLite only: its messages are append-only and a row id, taken in
- * the one writer's lock, is above every committed one, so "ids above the last seen" are all that is new, whoever wrote
- * them (PostgreSQL hands ids out before commit, out of order).
+ * The newest history of the most recently active conversations: a turn reads only the messages added since. SQLite
+ * only: a row id, taken in the one writer's lock, is above every committed one, so ids above the last seen are all
+ * that is new, whoever wrote them (PostgreSQL hands ids out before commit, out of order).
  */
 export class HistoryCache {
   private readonly entries = new Map<number, Entry>();

@@ -16,9 +16,8 @@ export interface HousekeepingDeps {
 }
 
 /**
- * The daemon's background upkeep of the database. Once a day (the first time at once): the journal's finished rows,
- * then what only grows (config `retention`). Every few seconds: the messages turns only marked for search are indexed
- * in one batch (and before any search), off the path of the replies. Returns the function that stops both.
+ * The database's upkeep: once a day (the first at once) pruning the journal and what only grows (config `retention`);
+ * every few seconds indexing for search the messages turns only marked, off the replies' path. Returns a stop.
  */
 export function startHousekeeping(deps: HousekeepingDeps): () => void {
   const { store, retention, log } = deps;

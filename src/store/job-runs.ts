@@ -18,10 +18,9 @@ const TEXT_CHARS = 2000;
 /** The runs of jobs: one row per run, made when it fires and finished when its turn ends (config retention). */
 export class SqlJobRuns extends SqlGroup {
   /**
-   * Finishes a run (its tokens and cost summed from the usage rows its model calls left) and counts the job's failures
-   * in a row, in one transaction: a failed run adds one, one that did not fail clears them, and the failure that
-   * reaches `pauseAfter` pauses the job (`pausedNow`, once). Nothing when the run is unknown or finished already (an
-   * `interrupted` mark is not an end: another process may have set it in the instant between this turn and this call).
+   * Finishes a run and counts its job's failures in a row, in one transaction: a failure adds one (the one reaching
+   * `pauseAfter` pauses the job: `pausedNow`), an ok run clears them. Nothing for a run unknown or finished already
+   * (`interrupted` is no end: another process may have set it between this turn's end and this call).
    */
   finish(runId: string, end: JobRunEnd, pauseAfter: number) {
     return this.db.transaction(async (tx) => {
@@ -79,10 +78,8 @@ export class SqlJobRuns extends SqlGroup {
   }
 
   /**
-   * Closes as `interrupted` the runs left `running` whose turn is over (their message no longer waits in the inbox):
-   * the process died between the turn's end and the run's (or /stop, /new set the message aside, which ends no run).
-   * A run whose message still waits is not touched: it is resumed (after a restart, or by another process of a
-   * cluster) and ends itself. Returns how many.
+   * Closes as `interrupted` the runs left `running` whose message no longer waits in the inbox (their process died
+   * after the turn, or /stop, /new set it aside); one still waiting is resumed and ends itself. Returns how many.
    */
   closeLeftOver(at = Date.now()): Promise<number> {
     return this.db.run(

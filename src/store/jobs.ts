@@ -136,9 +136,8 @@ export class SqlJobs extends SqlGroup {
     this.db.run("UPDATE cron_jobs SET next_run_at = $1 WHERE id = $2", [nextRunAt, id]);
 
   /**
-   * Takes one slot of a job, all or nothing: moves (or removes) the job and accepts the run into the inbox (with its
-   * row in the runs), only if the job is still at `scheduledAt` and not paused (no other process took it, nobody
-   * paused it meanwhile). `taken`: the job moved; `accepted`: the run entered the inbox now (false for a replay).
+   * Takes one slot of a job, all or nothing, only if the job is still at `scheduledAt` and not paused: moves (or
+   * removes) the job and accepts the run (and its row). `taken`: the job moved; `accepted`: the run is new.
    */
   takeSlot(slot: JobSlot): Promise<{ taken: boolean; accepted: boolean }> {
     const { jobId, scheduledAt, nextRunAt, run } = slot;

@@ -15,8 +15,7 @@ export function inboxId(msg: Pick<InboundMessage, "channel" | "account" | "chatI
   return `${routeOf(msg)}:${msg.chatId}:${msg.id}`;
 }
 
-// A pending row's parts sent so far are counted beside it (SQLite rewrites a whole row on any update, so counting a
-// long reply's parts in its row rewrote the whole text per part).
+// A pending row's parts sent are counted beside it (013-outbox-progress: SQLite rewrites a whole row on any update).
 const PARTS_SENT = `CASE WHEN p.parts_sent > outbox.parts_sent THEN p.parts_sent ELSE outbox.parts_sent END AS "partsSent"`;
 const WITH_PROGRESS = "outbox LEFT JOIN outbox_progress p ON p.id = outbox.id";
 

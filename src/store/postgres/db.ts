@@ -60,9 +60,8 @@ export async function transaction<T>(pool: pg.Pool, work: (tx: Db) => Promise<T>
 }
 
 /**
- * The store's SQL on a pool (inside a transaction, on its one connection). Under a `fence` every write is a transaction
- * that first checks the fence is current with the lease row locked FOR SHARE (a takeover, updating that row, waits for
- * it): the store's groups make fenced writes without knowing of leases, and a stale fence writes nothing.
+ * The store's SQL on a pool. Under a `fence` every write is a transaction that first checks the fence, its lease row
+ * locked FOR SHARE (a takeover waits for it): the groups write fenced without knowing, a stale fence writes nothing.
  */
 export function pgSql(pool: pg.Pool, fence?: Fence): Sql {
   const begin = <T>(work: (client: Db) => Promise<T>) =>
@@ -109,9 +108,8 @@ function on(db: Db): Sql {
 }
 
 /**
- * LISTENs on a connection of its own (a pooled one would be handed to queries); calls `heard` with each notification,
- * and with none once (re)connected: a lost connection (server restart) reconnects a second later, and what was sent
- * meanwhile is for the caller's next look. Resolves, after the first try to connect, with the function that stops it.
+ * LISTENs on a connection of its own; calls `heard` with each notification, and with none once (re)connected (a lost
+ * connection retries a second later; what was sent meanwhile is for the caller's next look). Resolves with a stop.
  */
 export async function listen(
   url: string,

@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { migrations as allMigrations, type Migration } from "./migrations.js";
+import type { Migration } from "./early-migrations.js";
+import { migrations as allMigrations } from "./migrations.js";
 
 export type Database = BetterSqlite3.Database;
 

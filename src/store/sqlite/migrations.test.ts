@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MIGRATIONS as postgresMigrations } from "../postgres/schema.js";
 import { closeDatabase, type Database, openDatabase } from "./database.js";
-import { type Migration, migrations } from "./migrations.js";
+import type { Migration } from "./early-migrations.js";
+import { migrations } from "./migrations.js";
 import { openSqliteStore } from "./sqlite-store.js";
 
 /** The list as homes made before the renumbering recorded it: the same SQL in the same order, under the old ids. */

@@ -1,7 +1,5 @@
 import { earlyMigrations, type Migration } from "./early-migrations.js";
 
-export type { Migration };
-
 export const migrations: Migration[] = [
   ...earlyMigrations,
   {

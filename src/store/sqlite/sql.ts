@@ -7,9 +7,8 @@ function bind(params: readonly unknown[]): Record<string, unknown> {
 }
 
 /**
- * The store's SQL on pincer's one SQLite connection; every call runs synchronously. A transaction is BEGIN IMMEDIATE …
- * COMMIT around its work; while one is open other calls wait (on one connection they would join it). Check and start
- * are one step (no await between), so two waiting callers never both go.
+ * The store's SQL on pincer's one SQLite connection. While a transaction (BEGIN IMMEDIATE … COMMIT) is open, other
+ * calls wait (on one connection they would join it); check and start are one step (no await between): only one goes.
  */
 export function sqliteSql(db: Database): Sql {
   let open: Promise<unknown> | undefined;
