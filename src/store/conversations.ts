@@ -20,9 +20,11 @@ type MessageRow = Omit<StoredMessage, "toolCalls" | "toolCallId"> & {
   toolCallId: string | null;
 };
 
+export const parseCalls = (calls: string | null) =>
+  calls ? (JSON.parse(calls) as StoredMessage["toolCalls"]) : undefined;
+
 function historyRow({ id, toolCalls, toolCallId, ...message }: MessageRow): HistoryRow {
-  const calls = toolCalls ? (JSON.parse(toolCalls) as StoredMessage["toolCalls"]) : undefined;
-  return { id, message: { ...message, toolCalls: calls, toolCallId: toolCallId ?? undefined } };
+  return { id, message: { ...message, toolCalls: parseCalls(toolCalls), toolCallId: toolCallId ?? undefined } };
 }
 
 /** A cut through a tool exchange would leave results without their call: start at a user message. */

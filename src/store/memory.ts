@@ -1,7 +1,7 @@
-import { openConversation } from "./conversations.js";
+import { openConversation, parseCalls } from "./conversations.js";
 import { columns, insert, SqlGroup, scalar, total, upsert } from "./sql.js";
 import { makeSnippet } from "./sqlite/fts-query.js";
-import type { MemoryEntry, NewEntry, PendingMessage, SearchHit, SearchScope, StoredMessage } from "./types.js";
+import type { MemoryEntry, NewEntry, PendingMessage, SearchHit, SearchScope } from "./types.js";
 
 const ENTRY_FIELDS = ["sessionKey", "conversationId", "periodStart", "periodEnd", "text", "tokens"] as const;
 const UNCONSOLIDATED =
@@ -73,10 +73,7 @@ export abstract class SqlMemory extends SqlGroup {
       maxTokens,
       minRows,
     );
-    return rows.map(({ calls, ...row }) => ({
-      ...row,
-      toolCalls: calls ? (JSON.parse(calls) as StoredMessage["toolCalls"]) : undefined,
-    }));
+    return rows.map(({ calls, ...row }) => ({ ...row, toolCalls: parseCalls(calls) }));
   }
 
   /** Stores the entry and moves the watermark past it, all or nothing; false when another run consolidated first. */

@@ -58,7 +58,7 @@ export class SqlUsage extends SqlGroup {
    * person (their role's `usage`). */
   async spent(sessionKey: string, dayStart: number, monthStart: number, person = "") {
     type Sums = "dayTokens" | "monthCost" | "chatDayTokens" | "chatMonthCost" | "personDayTokens" | "personMonthCost";
-    const [row] = await this.db.rows<Record<Sums, number>>(
+    const [spent] = await this.db.rows<Record<Sums, number>>(
       `SELECT coalesce(sum(CASE WHEN created_at >= $2 THEN prompt_tokens + completion_tokens END), 0) AS "dayTokens",
               coalesce(sum(cost), 0) AS "monthCost",
               coalesce(sum(CASE WHEN created_at >= $2 AND session_key = $3 THEN prompt_tokens + completion_tokens END), 0) AS "chatDayTokens",
@@ -68,7 +68,7 @@ export class SqlUsage extends SqlGroup {
          FROM model_usage WHERE created_at >= $1`,
       [monthStart, dayStart, sessionKey, person],
     );
-    return row;
+    return spent;
   }
 
   /** Calls since `monthStart` by kind, model, chat and day; for a chat, only its agent's; for `person`, only theirs. */

@@ -35,17 +35,14 @@ export async function openClusterStore(
 ): Promise<ClusterStore> {
   const timeout = options.queryTimeoutMs ?? 3000;
   const pool = createPool(url, options.onError, { max: 3, connectionTimeoutMillis: timeout, query_timeout: timeout });
-  const store = new ClusterStore(pool);
-  try {
-    await transaction(pool, async (tx) => {
-      await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-      await tx.query(SCHEMA);
-    });
-  } catch (err) {
+  await transaction(pool, async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await tx.query(SCHEMA);
+  }).catch(async (err: unknown) => {
     await pool.end();
     throw err;
-  }
-  return store;
+  });
+  return new ClusterStore(pool);
 }
 
 /** What clustered mode keeps in the shared database: leases and the processes' heartbeats. */
