@@ -3,29 +3,15 @@
  * with a diacritic becomes its base letter (é → e, Ø stays), and a combining accent on its own is dropped. As the two
  * arguments of translate(), so folding needs no extension (unaccent) and works in an index's expression.
  */
-function foldTable(): { from: string; to: string } {
-  let from = "";
-  let to = "";
-  const latin = [
-    [0x00c0, 0x024f],
-    [0x1e00, 0x1eff],
-  ];
-  for (const [first, last] of latin) {
-    for (let code = first; code <= last; code++) {
-      const letter = String.fromCodePoint(code);
-      const base = letter.normalize("NFD").replace(/\p{M}/gu, "");
-      if (base.length === 1 && base !== letter) {
-        from += letter;
-        to += base;
-      }
-    }
-  }
-  // translate() deletes the characters of `from` that have none in `to`: the combining accents go last.
-  for (let code = 0x0300; code <= 0x036f; code++) from += String.fromCodePoint(code);
-  return { from, to };
-}
-
-const { from, to } = foldTable();
+const folds = (first: number, last: number) =>
+  Array.from({ length: last - first + 1 }, (_, i) => String.fromCodePoint(first + i))
+    .map((letter) => [letter, letter.normalize("NFD").replace(/\p{M}/gu, "")])
+    .filter(([letter, base]) => base.length === 1 && base !== letter);
+const latin = [...folds(0x00c0, 0x024f), ...folds(0x1e00, 0x1eff)];
+// translate() deletes the characters of `from` that have none in `to`: the combining accents go last.
+const accents = Array.from({ length: 0x70 }, (_, i) => String.fromCodePoint(0x0300 + i)).join("");
+const from = latin.map(([letter]) => letter).join("") + accents;
+const to = latin.map(([, base]) => base).join("");
 
 /** Creates `pincer_fold(text)`: immutable, so the search indexes can be built on what it returns. */
 export const CREATE_FOLD_FUNCTION = `
