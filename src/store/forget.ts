@@ -12,6 +12,8 @@ const OF_SESSION = [
   ...["chat_voice", "helper_runs", "job_runs", "cron_jobs", "model_usage"],
 ].map((table) => (table.startsWith("DELETE") ? table : `DELETE FROM ${table} WHERE session_key = $1`));
 
+const OWNED = "FROM cron_jobs WHERE owner_channel = $1 AND owner_id = $2";
+
 /** Tables whose rows a person's words or their account's reach (PostgreSQL rewrites them whole: VACUUM FULL). */
 const REWRITTEN =
   "messages, memory_entries, conversations, inbox, outbox, outbox_progress, turn_steps, tool_audit, \
@@ -75,10 +77,8 @@ export class SqlForgetting extends SqlGroup {
       "SELECT message FROM job_runs WHERE message IS NOT NULL AND id IN (SELECT run_id FROM model_usage WHERE person = $1)",
       [person.id],
     );
-    for (const { route, userId } of person.identities) {
-      const jobs = "SELECT message FROM cron_jobs WHERE owner_channel = $1 AND owner_id = $2";
-      texts.push(...(await db.rows<{ message: string }>(jobs, [route, userId])));
-    }
+    for (const { route, userId } of person.identities)
+      texts.push(...(await db.rows<{ message: string }>(`SELECT message ${OWNED}`, [route, userId])));
     for (const { message } of texts) reminders.add(message);
     await db.transaction(async (tx) => {
       for (const id of runs) await tx.run("DELETE FROM job_runs WHERE id = $1", [id]);
@@ -110,9 +110,8 @@ export class SqlForgetting extends SqlGroup {
         // The runs made for them on this bot, of jobs still here or gone since.
         const runsFor = "DELETE FROM job_runs WHERE owner_id = $1 AND substr(session_key, 1, length($2)) = $2";
         await tx.run(runsFor, [userId, ofRoute]);
-        const jobs = "SELECT id FROM cron_jobs WHERE owner_channel = $1 AND owner_id = $2";
-        await tx.run(`DELETE FROM job_runs WHERE job_id IN (${jobs})`, [route, userId]);
-        await tx.run("DELETE FROM cron_jobs WHERE owner_channel = $1 AND owner_id = $2", [route, userId]);
+        await tx.run(`DELETE FROM job_runs WHERE job_id IN (SELECT id ${OWNED})`, [route, userId]);
+        await tx.run(`DELETE ${OWNED}`, [route, userId]);
         for (const table of ["approved_users", "pairing_requests"])
           await tx.run(`DELETE FROM ${table} WHERE channel = $1 AND user_id = $2`, [route, userId]);
       }

@@ -41,10 +41,8 @@ export function startHousekeeping(deps: HousekeepingDeps): () => void {
     "could not index new messages for search; the next search tries again",
   );
   pruneLogged();
-  const pruneTimer = setInterval(pruneLogged, PRUNE_EVERY_MS).unref();
-  const indexTimer = setInterval(indexPending, INDEX_EVERY_MS).unref();
+  const timers = [setInterval(pruneLogged, PRUNE_EVERY_MS).unref(), setInterval(indexPending, INDEX_EVERY_MS).unref()];
   return () => {
-    clearInterval(pruneTimer);
-    clearInterval(indexTimer);
+    for (const timer of timers) clearInterval(timer);
   };
 }

@@ -47,13 +47,11 @@ function migrate(db: Database, migrations: Migration[]): void {
   const applied = new Set(db.prepare("SELECT id FROM migrations").pluck().all() as string[]);
   // A home made before ids were numbered in order recorded the old ones: take them over, so nothing runs twice.
   const renamed = migrations.filter((m) => m.formerly && applied.has(m.formerly) && !applied.has(m.id));
-  if (renamed.length > 0) {
-    const rename = db.prepare("UPDATE migrations SET id = ? WHERE id = ?");
-    db.transaction(() => {
-      for (const m of renamed) rename.run(m.id, m.formerly);
-    })();
-    for (const m of renamed) applied.add(m.id);
-  }
+  const rename = db.prepare("UPDATE migrations SET id = ? WHERE id = ?");
+  db.transaction(() => {
+    for (const m of renamed) rename.run(m.id, m.formerly);
+  })();
+  for (const m of renamed) applied.add(m.id);
   const record = db.prepare("INSERT INTO migrations (id, applied_at) VALUES (?, ?)");
   for (const migration of migrations) {
     if (applied.has(migration.id)) continue;
