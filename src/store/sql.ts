@@ -53,11 +53,8 @@ export function columns(fields: readonly string[]): string {
 
 /** A row of `SELECT *` as a record: camelCase fields, NULLs as undefined. */
 export function camelCased<T>(row: Record<string, unknown>): T {
-  const fields = Object.entries(row).map(([column, value]) => [
-    column.replace(/_(.)/g, (_, c) => c.toUpperCase()),
-    value,
-  ]);
-  return withoutNulls(Object.fromEntries(fields)) as T;
+  const camel = (column: string) => column.replace(/_(.)/g, (_, c: string) => c.toUpperCase());
+  return withoutNulls(Object.fromEntries(Object.entries(row).map(([column, value]) => [camel(column), value]))) as T;
 }
 
 /** The SQL and parameters inserting `fields` of `record` into their columns (undefined as NULL), then `rest`. */
