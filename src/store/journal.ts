@@ -81,12 +81,11 @@ export class SqlJournal extends SqlGroup implements BusJournal {
 
   recordOutbound = (msg: OutboundMessage) => recordOutbound(this.db, msg);
 
-  outboxHeads(channel: string): Promise<OutboxRow[]> {
-    return this.outbox(
+  outboxHeads = (channel: string) =>
+    this.outbox(
       "outbox.id IN (SELECT min(id) FROM outbox WHERE channel = $1 AND status = 'pending' GROUP BY chat_key)",
       channel,
     );
-  }
 
   /** Rows of `channel` after `afterId`, pending or sent, oldest first (a web page's view, see OutboxTail). */
   async outboxAfter(channel: string, afterId: number): Promise<Array<{ id: number; msg: OutboundMessage }>> {

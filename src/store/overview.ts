@@ -55,13 +55,7 @@ export class SqlDashboard extends SqlGroup {
   inboxPending = () => total(this.db, "SELECT count(*) FROM inbox WHERE status = 'pending'");
 
   /** True when the database answers a trivial query (never throws). */
-  async ping(): Promise<boolean> {
-    try {
-      return (await scalar<number>(this.db, "SELECT 1")) === 1;
-    } catch {
-      return false;
-    }
-  }
+  ping = async () => (await scalar<number>(this.db, "SELECT 1").catch(() => 0)) === 1;
 }
 export class SqlStatus extends SqlGroup {
   async summary(): Promise<StoreStatus> {
