@@ -171,8 +171,7 @@ async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
 
 /** Records the row (its `channel` is the bot's route) and wakes every listening process's senders. */
 export async function recordOutbound(db: Sql, msg: OutboundMessage): Promise<number> {
-  const channel = routeOf(msg);
-  const row = { channel, chatKey: chatKeyOf(msg), payload: JSON.stringify(msg), createdAt: Date.now() };
+  const row = { channel: routeOf(msg), chatKey: chatKeyOf(msg), payload: JSON.stringify(msg), createdAt: Date.now() };
   const id = await scalar<number>(db, ...insert("outbox", row, undefined, "RETURNING id"));
   await db.notify(NOTIFY_OUTBOX);
   return id as number;

@@ -1,6 +1,5 @@
 import { SqlApprovals } from "./approvals.js";
 import { SqlAudit, SqlHelperRuns } from "./audit.js";
-import { SqlChatChoice, type VoiceMode } from "./chat-choices.js";
 import type { Fence } from "./cluster.js";
 import { SqlConversations } from "./conversations.js";
 import { SqlForgetting } from "./forget.js";
@@ -12,16 +11,43 @@ import { SqlDashboard, SqlStatus } from "./overview.js";
 import { SqlPairing } from "./pairing.js";
 import { SqlPeople } from "./people.js";
 import { SqlRetention } from "./retention.js";
-import type { Sql } from "./sql.js";
+import { type Sql, SqlGroup, scalar, upsert } from "./sql.js";
 import { estimateTokens, type StoredMessage } from "./types.js";
 import { SqlUsage } from "./usage.js";
 
 export type { AllowedEntry, Approval, ApprovalChoice, ApprovalState, NewApproval } from "./approvals.js";
-export type { VoiceMode } from "./chat-choices.js";
 export type { Identity, LinkOutcome, Person } from "./people.js";
 export type * from "./types.js";
 export { estimateTokens } from "./types.js";
 export type { UsageEntry, UsageGroup, UsageSums } from "./usage.js";
+
+/** Spoken replies per chat (`/voice on|off|auto`). */
+export type VoiceMode = "off" | "auto" | "always";
+
+/** One choice per chat, by conversation, who made it kept for the record: its model of `agent.models` (`/model NAME`)
+ * or its spoken replies (`/voice`); a chat without one uses the config's. */
+export class SqlChatChoice<T extends string> extends SqlGroup {
+  constructor(
+    db: Sql,
+    private readonly table: "chat_models" | "chat_voice",
+    private readonly column: "model" | "mode",
+  ) {
+    super(db);
+  }
+
+  get = (sessionKey: string) =>
+    scalar<T>(this.db, `SELECT ${this.column} FROM ${this.table} WHERE session_key = $1`, [sessionKey]);
+
+  /** Sets the chat's choice; undefined returns it to the config's. */
+  async set(sessionKey: string, choice: T | undefined, by: string): Promise<void> {
+    if (choice === undefined) {
+      await this.db.run(`DELETE FROM ${this.table} WHERE session_key = $1`, [sessionKey]);
+      return;
+    }
+    const row = { sessionKey, [this.column]: choice, chosenBy: by, chosenAt: Date.now() };
+    await this.db.run(...upsert(this.table, row, ["sessionKey"]));
+  }
+}
 
 /** The store's groups on one engine's SQL, with that engine's memory (its own search index). */
 export function storeOn(db: Sql, memory: SqlMemory, options: StoreOptions = {}) {
