@@ -49,9 +49,7 @@ export async function transaction<T>(pool: pg.Pool, work: (tx: Db) => Promise<T>
     return result;
   } catch (err) {
     // A connection that cannot even roll back is dropped, not handed to the next query.
-    await client.query("ROLLBACK").catch(() => {
-      broken = true;
-    });
+    await client.query("ROLLBACK").catch(ended);
     throw err;
   } finally {
     client.off("error", ended);
