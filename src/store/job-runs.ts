@@ -53,16 +53,11 @@ export class SqlJobRuns extends SqlGroup {
   record = (run: JobRun) => this.db.run(...insert("job_runs", run, undefined, "ON CONFLICT (id) DO NOTHING"));
 
   /** The newest `perJob` runs of each job, newest first. */
-  async recent(jobIds: readonly string[], perJob = 20): Promise<Map<string, JobRun[]>> {
-    const runs = new Map<string, JobRun[]>(jobIds.map((id) => [id, []]));
-    if (jobIds.length > 0) await this.ranked(`job_id IN (${placeholders(jobIds, 2)})`, [perJob, ...jobIds], runs);
-    return runs;
-  }
+  recent = (jobIds: readonly string[], perJob = 20) =>
+    this.ranked(`job_id IN (${placeholders(jobIds, 2)})`, [perJob, ...jobIds], new Map(jobIds.map((id) => [id, []])));
 
   /** The newest `perJob` runs of each job that is gone (a finished one-time reminder, a deleted job), newest first. */
-  async ofEndedJobs(perJob = 20): Promise<Map<string, JobRun[]>> {
-    return this.ranked("job_id NOT IN (SELECT id FROM cron_jobs)", [perJob], new Map());
-  }
+  ofEndedJobs = (perJob = 20) => this.ranked("job_id NOT IN (SELECT id FROM cron_jobs)", [perJob], new Map());
 
   private async ranked(where: string, params: unknown[], runs: Map<string, JobRun[]>) {
     const rows = await this.db.rows(
