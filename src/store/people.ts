@@ -51,9 +51,8 @@ export class SqlPeople extends SqlGroup {
     const id = ownPersonId(agent, route, userId);
     // Another process may make the same person at once: the first rows stand (a person left without its account by a
     // crash in between gets it at the next message).
-    await this.db.run(
-      ...insert("people", { id, agent, name, createdAt: Date.now() }, undefined, "ON CONFLICT DO NOTHING"),
-    );
+    const person = { id, agent, name, createdAt: Date.now() };
+    await this.db.run(...insert("people", person, undefined, "ON CONFLICT DO NOTHING"));
     const identity = { agent, route, userId, personId: id, name };
     await this.db.run(...insert("person_identities", identity, undefined, "ON CONFLICT DO NOTHING"));
     return (await this.select(this.db, BY_IDENTITY, [agent, route, userId]))[0];

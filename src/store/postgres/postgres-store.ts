@@ -18,11 +18,7 @@ function groupsOn(pool: pg.Pool, options: StoreOptions, fence?: Fence) {
 export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<Store> {
   // Migrations on a connection of their own, with no time limit: rebuilding an index of a big table takes what it takes.
   const migrating = createPool(url, options.onError, { max: 1 });
-  try {
-    await migrate(migrating);
-  } finally {
-    await migrating.end();
-  }
+  await migrate(migrating).finally(() => migrating.end());
   const timeout = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   // The server ends a slow statement itself (the connection stays usable); the client gives up a moment later on one
   // that never answered (a silent partition): that query fails and its connection is dropped, not handed out again.
