@@ -40,12 +40,8 @@ export function tapOf(interaction: ButtonInteraction): ButtonTap {
 }
 
 function labelIn(rows: ReadonlyArray<{ toJSON(): unknown }>, customId: string): string | undefined {
-  for (const row of rows) {
-    const { components = [] } = row.toJSON() as { components?: Array<{ custom_id?: string; label?: string }> };
-    const button = components.find((c) => c.custom_id === customId);
-    if (button?.label) return button.label;
-  }
-  return undefined;
+  type Row = { components?: Array<{ custom_id?: string; label?: string }> };
+  return rows.flatMap((row) => (row.toJSON() as Row).components ?? []).find((c) => c.custom_id === customId)?.label;
 }
 
 /** Hands a press to the bus and answers within Discord's 3 s: the text as an ephemeral reply, or a deferred update

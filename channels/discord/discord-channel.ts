@@ -23,7 +23,7 @@ export type DiscordTuning = typeof DEFAULT_TUNING;
 /** A rate limit longer than this is handed to the outbox sender instead of holding up the channel's sends. */
 const LONGEST_INLINE_RATE_LIMIT_MS = 5000;
 
-/** What pincer asks of the gateway; the latency benchmark's echo bot uses the same. */
+/** What pincer asks of the gateway. */
 export function clientOptions(apiUrl: string): ClientOptions {
   return {
     intents: ["Guilds", "GuildMessages", "MessageContent", "DirectMessages"],
@@ -47,7 +47,6 @@ export function createDiscordChannel(deps: {
   const { config, bus, log } = deps;
   const account = deps.account?.account;
   const token = deps.account?.token ?? config.discordToken;
-  // Each application is a channel of its own: its outbox rows, typing and cluster role are its route's.
   const route = routeOf({ channel: "discord", account });
   const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
   const client = new Client(clientOptions(config.discordApiUrl));

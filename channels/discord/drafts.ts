@@ -1,7 +1,7 @@
 import type { REST } from "discord.js";
 import { type DraftRenderer, DraftStream, draftIntervalMs } from "../../src/bus/draft-stream.js";
 import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
-import { NO_PINGS } from "./outbound.js";
+import { NO_PINGS, replyingTo } from "./outbound.js";
 import { openFenceAtEnd, splitMessage } from "./split.js";
 
 /** Replies shown as they are written, a message edited in place (a new one past 2,000 characters), an open code block
@@ -16,11 +16,8 @@ export function discordDrafts(rest: REST, onError: (err: unknown) => void): Draf
           return splitMessage(fence ? `${text}\n${fence.marker}` : text);
         },
         send: async (content, first) => {
-          const reference =
-            first && target.replyToId
-              ? { message_reference: { message_id: target.replyToId, fail_if_not_exists: false } }
-              : {};
-          const body = { content, allowed_mentions: NO_PINGS, ...reference };
+          const reply = first && target.replyToId ? replyingTo(target.replyToId) : {};
+          const body = { content, allowed_mentions: NO_PINGS, ...reply };
           return ((await rest.post(Routes.channelMessages(channelId), { body })) as { id: string }).id;
         },
         edit: async (id, content) =>

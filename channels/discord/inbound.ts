@@ -6,7 +6,7 @@ import { conversationMediaDir, type InboundMessage, onAccount, type Quote, quota
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { downloadAttachments } from "./attachments.js";
 import { MessageReferenceType, MessageType } from "./library.js";
-import { cleanContent, conversationOf, decide, type GuildPolicy, type MessageFacts } from "./policy.js";
+import { cleanContent, conversationOf, type GuildPolicy, type MessageFacts, whyIgnored } from "./policy.js";
 
 /** User messages; joins, pins, boosts and other system messages never reach the model. */
 const CONVERSATION_TYPES = new Set([MessageType.Default, MessageType.Reply]);
@@ -29,7 +29,6 @@ export function createInboundHandler(deps: {
   const inOrder = inOrderPerKey();
 
   async function process(message: Message, facts: MessageFacts, sessionKey: string): Promise<void> {
-    const senderName = message.member?.displayName ?? message.author.displayName ?? message.author.username;
     const conversation = conversationOf(facts);
     const received: InboundMessage = {
       id: message.id,
@@ -37,7 +36,7 @@ export function createInboundHandler(deps: {
       ...(facts.guildId ? { guildId: facts.guildId } : {}),
       chatId: conversation.chatId,
       senderId: facts.authorId,
-      senderName,
+      senderName: message.member?.displayName ?? message.author.displayName ?? message.author.username,
       text: "",
       media: [],
       replyToId: message.reference?.messageId ?? undefined,
@@ -80,10 +79,9 @@ export function createInboundHandler(deps: {
     if (message.partial || !CONVERSATION_TYPES.has(message.type)) return;
     const botId = deps.botId();
     const facts = factsOf(message, botId);
-    const verdict = decide(facts, { ...deps.guildPolicy, botId });
-    if (!verdict.handle) {
-      if (verdict.reason !== "own message")
-        deps.log.debug({ id: message.id, reason: verdict.reason }, "message ignored");
+    const ignored = whyIgnored(facts, { ...deps.guildPolicy, botId });
+    if (ignored) {
+      if (ignored !== "own message") deps.log.debug({ id: message.id, reason: ignored }, "message ignored");
       return;
     }
     const { sessionKey } = conversationOf(facts);

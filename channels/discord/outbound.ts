@@ -12,6 +12,9 @@ import { splitMessage } from "./split.js";
 /** Notes, drafts and edits ping nobody: whoever a reply pings is pinged when it is posted. */
 export const NO_PINGS = { parse: [] as string[] };
 
+/** The first part of a reply answers the user's message; one deleted meanwhile is no reason to refuse it. */
+export const replyingTo = (id: string) => ({ message_reference: { message_id: id, fail_if_not_exists: false } });
+
 /** Discord takes at most this many files per message. */
 const MAX_FILES = 10;
 
@@ -29,7 +32,7 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
   });
   return async function send(msg: OutboundMessage, delivery: Delivery): Promise<DeliveryReceipt> {
     if (msg.kind === "progress") return showProgress(msg);
-    const channelId = msg.threadId ?? msg.chatId;
+    const channelId = where(msg);
     const { signal } = delivery;
     const patch = (id: string, body: object) => rest.patch(Routes.channelMessage(channelId, id), { body, signal });
     try {
@@ -66,10 +69,7 @@ export function createOutboundHandler(deps: { rest: REST; log: Logger }) {
           ...(last && msg.buttons ? { components: componentsOf(msg) } : {}),
         };
         // Only to a Discord message: an answer to a button tap (inbound id `tap:…`) replies to nothing.
-        const reference =
-          index === 0 && msg.replyToId && /^\d+$/.test(msg.replyToId)
-            ? { message_reference: { message_id: msg.replyToId, fail_if_not_exists: false } }
-            : {};
+        const reference = index === 0 && msg.replyToId && /^\d+$/.test(msg.replyToId) ? replyingTo(msg.replyToId) : {};
         const post = () =>
           rest.post(Routes.channelMessages(channelId), {
             body: { ...body, ...reference },

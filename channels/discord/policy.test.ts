@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cleanContent, conversationOf, decide, type MessageFacts } from "./policy.js";
+import { cleanContent, conversationOf, type MessageFacts, whyIgnored } from "./policy.js";
 
 const policy = { botId: "100", allowBots: false, allowedChannels: [] as string[] };
 const guildMessage: MessageFacts = {
@@ -11,33 +11,32 @@ const guildMessage: MessageFacts = {
   repliesToBot: false,
 };
 
-describe("decide", () => {
+describe("whyIgnored", () => {
   it("ignores the bot's own messages, and other bots unless allowed", () => {
-    expect(decide({ ...guildMessage, authorId: "100", authorIsBot: true }, { ...policy, allowBots: true })).toEqual({
-      handle: false,
-      reason: "own message",
-    });
-    expect(decide({ ...guildMessage, authorIsBot: true }, policy)).toEqual({ handle: false, reason: "bot" });
-    expect(decide({ ...guildMessage, authorIsBot: true }, { ...policy, allowBots: true })).toEqual({ handle: true });
+    expect(whyIgnored({ ...guildMessage, authorId: "100", authorIsBot: true }, { ...policy, allowBots: true })).toBe(
+      "own message",
+    );
+    expect(whyIgnored({ ...guildMessage, authorIsBot: true }, policy)).toBe("bot");
+    expect(whyIgnored({ ...guildMessage, authorIsBot: true }, { ...policy, allowBots: true })).toBeUndefined();
   });
 
   it("answers in a server only when mentioned or replied to", () => {
-    expect(decide(guildMessage, policy)).toEqual({ handle: true });
-    expect(decide({ ...guildMessage, mentionsBot: false }, policy)).toEqual({ handle: false, reason: "not addressed" });
-    expect(decide({ ...guildMessage, mentionsBot: false, repliesToBot: true }, policy)).toEqual({ handle: true });
+    expect(whyIgnored(guildMessage, policy)).toBeUndefined();
+    expect(whyIgnored({ ...guildMessage, mentionsBot: false }, policy)).toBe("not addressed");
+    expect(whyIgnored({ ...guildMessage, mentionsBot: false, repliesToBot: true }, policy)).toBeUndefined();
   });
 
   it("answers every DM", () => {
-    expect(decide({ ...guildMessage, guildId: undefined, mentionsBot: false }, policy)).toEqual({ handle: true });
+    expect(whyIgnored({ ...guildMessage, guildId: undefined, mentionsBot: false }, policy)).toBeUndefined();
   });
 
   it("limits servers to the allowed channels, threads by their parent", () => {
     const limited = { ...policy, allowedChannels: ["30"] };
-    expect(decide(guildMessage, limited)).toEqual({ handle: false, reason: "channel not allowed" });
-    expect(decide({ ...guildMessage, channelId: "30" }, limited)).toEqual({ handle: true });
-    expect(decide({ ...guildMessage, channelId: "31", parentId: "30" }, limited)).toEqual({ handle: true });
+    expect(whyIgnored(guildMessage, limited)).toBe("channel not allowed");
+    expect(whyIgnored({ ...guildMessage, channelId: "30" }, limited)).toBeUndefined();
+    expect(whyIgnored({ ...guildMessage, channelId: "31", parentId: "30" }, limited)).toBeUndefined();
     // DMs are governed by the user allowlist, not the channel list.
-    expect(decide({ ...guildMessage, guildId: undefined }, limited)).toEqual({ handle: true });
+    expect(whyIgnored({ ...guildMessage, guildId: undefined }, limited)).toBeUndefined();
   });
 });
 

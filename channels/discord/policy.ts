@@ -17,21 +17,16 @@ export interface GuildPolicy {
   allowedChannels: string[]; // channel (or parent channel) ids the bot may answer in; empty means every channel
 }
 
-export type Verdict =
-  | { handle: true }
-  | { handle: false; reason: "own message" | "bot" | "channel not allowed" | "not addressed" };
-
-/** Which messages reach access control: never the bot's own, other bots only when allowed, in servers only in allowed
- * channels and only when the bot is mentioned or replied to; every DM. */
-export function decide(facts: MessageFacts, policy: GuildPolicy): Verdict {
-  if (facts.authorId === policy.botId) return { handle: false, reason: "own message" };
-  if (facts.authorIsBot && !policy.allowBots) return { handle: false, reason: "bot" };
-  if (facts.guildId === undefined) return { handle: true };
+/** Why a message does not reach access control, undefined when it does: never the bot's own, other bots only when
+ * allowed, in servers only in allowed channels and only when the bot is mentioned or replied to; every DM. */
+export function whyIgnored(facts: MessageFacts, policy: GuildPolicy): string | undefined {
+  if (facts.authorId === policy.botId) return "own message";
+  if (facts.authorIsBot && !policy.allowBots) return "bot";
+  if (facts.guildId === undefined) return undefined;
   const allowed = policy.allowedChannels;
   const listed = allowed.includes(facts.channelId) || (facts.parentId && allowed.includes(facts.parentId));
-  if (allowed.length > 0 && !listed) return { handle: false, reason: "channel not allowed" };
-  if (!facts.mentionsBot && !facts.repliesToBot) return { handle: false, reason: "not addressed" };
-  return { handle: true };
+  if (allowed.length > 0 && !listed) return "channel not allowed";
+  return facts.mentionsBot || facts.repliesToBot ? undefined : "not addressed";
 }
 
 /** Where a message's conversation lives: threads keep their own session under the parent channel. */

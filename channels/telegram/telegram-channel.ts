@@ -49,7 +49,6 @@ export function createTelegramChannel(deps: {
   const token = deps.account?.token ?? config.telegramToken;
   if (!token) throw new Error("the Telegram channel needs TELEGRAM_BOT_TOKEN");
   const account = deps.account?.account;
-  // Each bot is a channel of its own: its outbox rows, typing and cluster role are its route's.
   const route = routeOf({ channel: "telegram", account });
   const bot = new Bot(token, { client: { apiRoot: config.telegramApiRoot } });
   const connection = trackConnection();
