@@ -20,10 +20,6 @@ export function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-function escapeAttribute(text: string): string {
-  return escapeHtml(text).replace(/"/g, "&quot;");
-}
-
 /** Schemes Telegram opens; anything else (javascript:, relative paths) is shown as plain text. */
 function isSafeHref(href: string): boolean {
   return /^(https?:|tg:|mailto:)/i.test(href);
@@ -126,7 +122,7 @@ function renderInlineToken(token: Token, scope: Scope): string {
       const label =
         t.type === "link" ? renderInline(t.tokens, { ...scope, inLink: true }) : escapeHtml(t.text || "image");
       if (scope.inLink || !isSafeHref(t.href)) return label;
-      return `<a href="${escapeAttribute(t.href)}">${label}</a>`;
+      return `<a href="${escapeHtml(t.href).replace(/"/g, "&quot;")}">${label}</a>`;
     }
     case "text":
       return t.tokens ? renderInline(t.tokens, scope) : escapeHtml(t.text);

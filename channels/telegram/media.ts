@@ -29,9 +29,8 @@ export async function downloadAttachment(
     note: `[${attachment.label} (${formatBytes(size)}) was not downloaded: larger than the ${formatBytes(deps.maxBytes)} limit]`,
   });
   if (attachment.fileSize !== undefined && attachment.fileSize > deps.maxBytes) return tooBig(attachment.fileSize);
-  if (attachment.durationSeconds !== undefined && attachment.durationSeconds > deps.maxAudioSeconds) {
+  if (attachment.durationSeconds !== undefined && attachment.durationSeconds > deps.maxAudioSeconds)
     return { note: `[${attachment.label}: not transcribed, longer than the ${deps.maxAudioSeconds} s limit]` };
-  }
   const target = join(deps.dir, `${prefix}-${safeFileName(attachment.fileName)}`);
   try {
     const file = await deps.api.getFile(attachment.fileId);
@@ -41,11 +40,10 @@ export async function downloadAttachment(
     let source: Readable | undefined;
     if (isAbsolute(file.file_path)) {
       const local = await localFile(file.file_path, deps.token);
-      if (local === "refused") {
+      if (local === "refused")
         return {
           note: `[${attachment.label} could not be downloaded: the Bot API named a file outside its files folder]`,
         };
-      }
       if (local) {
         const { size } = await local.stat();
         if (size > deps.maxBytes) {
@@ -61,10 +59,10 @@ export async function downloadAttachment(
     return { path: target };
   } catch (err) {
     if (err instanceof TooLarge) return tooBig(err.size);
-    if (err instanceof DOMException && err.name === "TimeoutError") {
-      const seconds = deps.timeoutMs / 1000;
-      return { note: `[${attachment.label} could not be downloaded: no complete answer within ${seconds} s]` };
-    }
+    if (err instanceof DOMException && err.name === "TimeoutError")
+      return {
+        note: `[${attachment.label} could not be downloaded: no complete answer within ${deps.timeoutMs / 1000} s]`,
+      };
     return { note: `[${attachment.label} could not be downloaded: ${errorText(err)}]` };
   }
 }
