@@ -94,8 +94,7 @@ export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "
         // History starts at a user message, so a marker says where this one came from.
         const now = Date.now();
         // Into this agent's own conversation with that chat: never another agent's history.
-        const key = agentChatKey(agentOf(ctx.sessionKey), target);
-        await store.conversations.append(key, [
+        await store.conversations.append(agentChatKey(agentOf(ctx.sessionKey), target), [
           { role: "user", content: `[system: message tool] sent from ${ctx.sessionKey}`, createdAt: now },
           { role: "assistant", content: `${args.content}${note}`, createdAt: now },
         ]);

@@ -3,10 +3,8 @@ import { ConfigError } from "../../config/config.js";
 import { isInside } from "../files/safe-open.js";
 import { commandParts, unlisted } from "./command-parts.js";
 
-/**
- * A cheap first filter in front of the sandbox: it stops the obvious accidents and tells the model why. Not the
- * security boundary (a determined command can always be spelled so that no regex sees it); bubblewrap is.
- */
+/** A cheap first filter in front of the sandbox: it stops the obvious accidents and tells the model why. Not the
+ * security boundary (a determined command can always be spelled so that no regex sees it); bubblewrap is. */
 export interface GuardPolicy {
   /** Extra patterns (exec.denyPatterns), matched case-insensitively against the whole command. */
   denyPatterns: RegExp[];

@@ -41,7 +41,6 @@ export function splitBudget(stdoutLength: number, stderrLength: number, max: num
   return [max - forStderr, forStderr];
 }
 
-/** The text the model sees for one exec call. */
 export function formatExecResult(outcome: ExecOutcome, maxChars: number): string {
   const stdout = printable(outcome.stdout).replace(/\n+$/, "");
   const stderr = printable(outcome.stderr).replace(/\n+$/, "");

@@ -119,10 +119,8 @@ export class ProcessGroupTransport implements Transport {
   }
 }
 
-/**
- * Unlike the SDK's ReadBuffer it joins an unfinished line's pieces once, so megabytes without a newline cost linear
- * time instead of a copy of the whole buffer per chunk (which stalled pincer's event loop).
- */
+/** Unlike the SDK's ReadBuffer it joins an unfinished line's pieces once: megabytes without a newline cost linear
+ * time, not a copy of the whole buffer per chunk. */
 export class LineSplitter {
   private pending: Buffer[] = [];
   private size = 0;

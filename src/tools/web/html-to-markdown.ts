@@ -44,17 +44,12 @@ export function htmlToMarkdown(html: string, url: string): ReadableText {
   }
   const title = article?.title?.trim() || pageTitle;
   try {
-    const source = article?.content ?? wholeBody(document, url);
-    return { title, text: tidy(markdown().turndown(source)) };
+    const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+    turndown.remove(["script", "style", "noscript", "iframe", "template", "svg", "canvas", "form"] as never);
+    return { title, text: tidy(turndown.turndown(article?.content ?? wholeBody(document, url))) };
   } catch (err) {
     return { title, text: htmlToPlainText(html), plain: (err as Error).message };
   }
-}
-
-function markdown(): TurndownService {
-  const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-  turndown.remove(["script", "style", "noscript", "iframe", "template", "svg", "canvas", "form"] as never);
-  return turndown;
 }
 
 type Doc = ReturnType<typeof parseHTML>["document"];
