@@ -45,7 +45,6 @@ export class ChatCommands {
     return true;
   }
 
-  /** Answers a command other than /new. */
   private async answer(command: Exclude<CommandName, "new">, msg: InboundMessage, lane: Lane): Promise<void> {
     const { deps } = this;
     const { load } = this.lanes;

@@ -32,7 +32,6 @@ export class Lanes {
     private readonly shutdown: AbortController,
   ) {}
 
-  /** The conversation's lane (made when it has none). */
   lane(key: string): Lane {
     const lane = this.lanes.get(key) ?? { key, queue: [] };
     this.lanes.set(key, lane);
@@ -45,7 +44,6 @@ export class Lanes {
     this.schedule(lane);
   }
 
-  /** Cancels running turns (their messages stay pending in the inbox and run after a restart). */
   async stop(): Promise<void> {
     this.shutdown.abort(new Error("pincer is shutting down"));
     // A turn's one signal carries both /stop and the shutdown (cheaper than combining two per turn).
@@ -62,7 +60,6 @@ export class Lanes {
     lane.running?.abort(new ConversationMovedError(`the conversation ${sessionKey} moved to another process`));
   }
 
-  /** Turns running now, and messages waiting behind them. */
   get load(): { running: number; queued: number } {
     const queued = [...this.lanes.values()].reduce((sum, lane) => sum + lane.queue.length, 0);
     return { running: this.active, queued };

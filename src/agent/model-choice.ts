@@ -47,7 +47,6 @@ export function modelList(defaultModel: string, models: readonly ModelSetting[],
 export function createChatModels(deps: ChatModelsDeps) {
   const defaultModel = deps.config.openai.model;
   const { models } = deps.config.agent;
-  /** The model of the chat `msg` belongs to, and whether the chat chose it. */
   const current = async (msg: InboundMessage): Promise<{ name: string; chosen: boolean }> => {
     const stored = await deps.store.get(chatOf(msg));
     // A choice the config no longer lists falls back to the default (the row stays, harmless).
@@ -56,7 +55,6 @@ export function createChatModels(deps: ChatModelsDeps) {
   };
   return {
     current,
-    /** A chat's model for one turn. */
     async forTurn(msg: InboundMessage) {
       // Never fails a turn: a database that cannot say now fails the turn's own writes, visibly.
       const { name, chosen } = await current(msg).catch(() => ({ name: defaultModel, chosen: false }));

@@ -20,11 +20,8 @@ export function execCommand({ name, arguments: args }: { name: string; arguments
   return typeof command === "string" ? command : undefined;
 }
 
-/**
- * The progress note of one turn. A round of tool calls that is still running after `afterMs`
- * (never when undefined) shows a note; once a note is up, every later round updates it at once
- * (the channel edits it in place); `finish` clears it. Quick turns never show one.
- */
+/** The progress note of one turn: a round of tool calls still running after `afterMs` (never when undefined) shows
+ * it; once up, every later round updates it at once (edited in place); `finish` clears it. Quick turns never show one. */
 export class ProgressReporter {
   private timer: NodeJS.Timeout | undefined;
   private shown = "";

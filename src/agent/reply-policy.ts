@@ -3,10 +3,9 @@ import type { ModelReply } from "../llm/model.js";
 import { execCommand } from "./progress.js";
 
 /**
- * What the loop does with a reply it cannot use as it is. A reply cut at the length limit never
- * runs its tool calls (their arguments may be half-written, and stored they would make the
- * server refuse the conversation); a reply whose only calls were thrown away says nothing. Either
- * way the model is asked again, once per turn, with this note.
+ * What the loop does with a reply it cannot use as it is. A reply cut at the length limit never runs its tool calls
+ * (their arguments may be half-written, and stored they would make the server refuse the conversation); a reply whose
+ * only calls were thrown away says nothing. Either way the model is asked again, once per turn, with this note.
  */
 export function askAgainNote(reply: ModelReply): string | undefined {
   if (reply.finishReason === "length" && (reply.toolCalls.length > 0 || reply.discarded?.length)) {

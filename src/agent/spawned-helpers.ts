@@ -141,7 +141,6 @@ export class HelperManager {
     await Promise.allSettled([...this.runs.values()].map((r) => r.done));
   }
 
-  /** The model helpers use, for the record. */
   private modelName(): string {
     return this.deps.config.agent.helperModel ?? this.deps.config.openai.model;
   }

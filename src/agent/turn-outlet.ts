@@ -36,12 +36,10 @@ export class TurnOutlet {
     );
   }
 
-  /** A stopped turn's reply: the words so far, or "Stopped.". */
   stopped(msg: InboundMessage): OutboundMessage {
     return this.drafts.stopped(msg) ?? notice(replyTarget(msg), "Stopped.");
   }
 
-  /** Stores the turn, marks the message done and records `out` in one transaction. */
   async finish(
     msg: InboundMessage,
     messages: StoredMessage[],

@@ -27,7 +27,6 @@ import type { WorkerDeps } from "./worker-deps.js";
 /** Turns of one message that may be cut off by a crash before it is set aside. */
 const MAX_TURN_STARTS = 2;
 
-/** One message's turn as it goes through the stages. */
 interface Turn {
   msg: InboundMessage;
   signal: AbortSignal;
@@ -125,7 +124,6 @@ export class TurnRunner {
   }
 }
 
-/** The user's words with the turn's facts (the time) after them, as they are sent and stored. */
 function stamped(deps: Pick<WorkerDeps, "now" | "config">, content: string): string {
   return withTurnFacts(content, deps.now?.() ?? new Date(), deps.config.timezone);
 }

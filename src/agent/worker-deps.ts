@@ -17,7 +17,6 @@ import type { Skill } from "./skills.js";
 import type { HelperManager } from "./spawned-helpers.js";
 import type { TurnObserver } from "./turn-stats.js";
 
-/** What the agent worker is given: its stores, the models, the tools and the config. */
 export interface WorkerDeps {
   /** Each agent but main by name: what its turns and commands take instead (its config, tools, models, memory). */
   agents?: ReadonlyMap<string, Partial<WorkerDeps>>;
