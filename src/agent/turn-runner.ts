@@ -211,7 +211,7 @@ async function loop(
       window: chosen.window,
       recheckWindow: chosen.recheck,
       onToolRound: (calls) => turn.progress.roundStarted(calls),
-      onText: outlet.drafts.open(msg),
+      onText: outlet.draft(msg),
       onToolResult: (call, text, durationMs) => {
         meter.tool(call.name, text);
         audited(call, text, durationMs);
