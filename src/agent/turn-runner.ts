@@ -3,14 +3,16 @@ import { offeredTo, spaceFor } from "../access/roles.js";
 import { mediaKind } from "../bus/media-kind.js";
 import { type InboundMessage, type OutboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
 import { untilAborted } from "../bus/until-stored.js";
-import type { ChatMessage, ModelError } from "../llm/model.js";
-import type { ModelUnavailableError } from "../llm/resilient.js";
+import { type ChatMessage, ModelError } from "../llm/model.js";
+import { ModelUnavailableError } from "../llm/resilient.js";
+import { FencedOutError } from "../store/cluster.js";
 import type { StoredMessage } from "../store/store.js";
 import { withTurnFacts } from "../turn-facts.js";
 import type { ContentPart } from "./attachments.js";
 import { newConversation } from "./commands.js";
 import { toChatMessage, userContent } from "./context.js";
-import type { BudgetError } from "./context-budget.js";
+import { BudgetError } from "./context-budget.js";
+import { ConversationMovedError } from "./lanes.js";
 import { auditTo, runAgentLoop } from "./loop.js";
 import type { ChatModels } from "./model-choice.js";
 import type { ModelWaits } from "./model-wait.js";
@@ -19,13 +21,51 @@ import type { ProgressReporter } from "./progress.js";
 import { registryFor } from "./scheduled-tools.js";
 import { tooSmallFor } from "./too-small.js";
 import { buildTurnContext, runOf } from "./turn-context.js";
-import { type Ending, endingOf } from "./turn-endings.js";
 import type { TurnOutlet } from "./turn-outlet.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
 /** Turns of one message that may be cut off by a crash before it is set aside. */
 const MAX_TURN_STARTS = 2;
+
+/** How a turn that threw ends, first match wins, and what it counts as in the turn's log line and metrics. */
+const ENDINGS = [
+  // Left pending in the inbox, the start not counted (an orderly stop is no crash): it runs again after the restart.
+  { ending: "shutdown", when: (_err: unknown, turn: TurnState) => turn.shuttingDown, outcome: "stopped" },
+  // Another process runs the conversation now and resumes this turn from its journal.
+  { ending: "moved", when: (_err, turn) => turn.reason instanceof ConversationMovedError, outcome: "stopped" },
+  // Another process answered the message meanwhile (this one was paused): nothing to add.
+  { ending: "fenced", when: (err) => err instanceof FencedOutError, outcome: undefined },
+  // /stop: the words so far, or "Stopped.".
+  { ending: "stopped", when: (_err, turn) => turn.aborted, outcome: "stopped" },
+  // Nothing happened yet (no tool ran): the message can wait for the model and run again.
+  { ending: "wait", when: (err, turn) => err instanceof ModelUnavailableError && turn.mayWait, outcome: "error" },
+  { ending: "model", when: (err) => err instanceof ModelError, outcome: "model_error" },
+  { ending: "too-big", when: (err) => err instanceof BudgetError, outcome: "error" },
+  { ending: "crash", when: () => true, outcome: "error" },
+] as const satisfies ReadonlyArray<{
+  ending: string;
+  when: (err: unknown, turn: TurnState) => boolean;
+  /** undefined: as the turn's signal says (stopped when it was aborted). */
+  outcome: TurnReport["outcome"] | undefined;
+}>;
+
+export type Ending = (typeof ENDINGS)[number]["ending"];
+
+/** What is known of a turn when it threw. */
+export interface TurnState {
+  shuttingDown: boolean;
+  /** The turn's signal: aborted by /stop, the shutdown or a move, and why. */
+  aborted: boolean;
+  reason: unknown;
+  /** Whether it may wait for the model (no tool ran, and waiting is on). */
+  mayWait: boolean;
+}
+
+export function endingOf(err: unknown, turn: TurnState): { ending: Ending; outcome: TurnReport["outcome"] } {
+  const row = ENDINGS.find((r) => r.when(err, turn))!;
+  return { ending: row.ending, outcome: row.outcome ?? (turn.aborted ? "stopped" : "error") };
+}
 
 interface Turn {
   msg: InboundMessage;
@@ -44,7 +84,7 @@ interface Turn {
 /**
  * Runs one message's turn, stage by stage: preflight (access, crashes, /new, attachments) → context (tools, prompt,
  * history) → loop (the model and the tools) → finish (the reply). Everything it sends goes through the outlet; a turn
- * that throws ends as turn-endings.ts's table says.
+ * that throws ends as ENDINGS says.
  */
 export class TurnRunner {
   constructor(

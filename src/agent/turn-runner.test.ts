@@ -4,7 +4,7 @@ import { ModelUnavailableError } from "../llm/resilient.js";
 import { FencedOutError } from "../store/cluster.js";
 import { BudgetError } from "./context-budget.js";
 import { ConversationMovedError } from "./lanes.js";
-import { endingOf, type TurnState } from "./turn-endings.js";
+import { endingOf, type TurnState } from "./turn-runner.js";
 
 const running: TurnState = { shuttingDown: false, aborted: false, reason: undefined, mayWait: true };
 const unavailable = () => new ModelUnavailableError("down", Date.now());
