@@ -69,7 +69,11 @@ export async function runAgentLoop(
   const cache = input.tokenCache ?? new WeakMap<ChatMessage, number>();
   const complete = (note: string | undefined, withTools: boolean) =>
     callModel(deps, withNote(messages, note), userIndex, withTools ? tools : undefined, ctx, cache);
-  let iteration = input.resume?.produced.length ? await resume(deps, input.resume, ctx, messages, produced) : 0;
+  const add = (step: StoredMessage) => {
+    produced.push(step);
+    messages.push(toChatMessage(step));
+  };
+  let iteration = input.resume?.produced.length ? await resume(deps, input.resume, ctx, add) : 0;
   let note: string | undefined;
   let askedAgain = false;
 
@@ -104,11 +108,7 @@ export async function runAgentLoop(
     const results = await runToolCalls(deps, calls, ctx).finally(roundEnded);
     produced.push(assistant);
     // Stored as sent, and sent again later as now (toChatMessage): the next turn's request starts with this one's.
-    calls.forEach((call, i) => {
-      const result: StoredMessage = { role: "tool", content: results[i], toolCallId: call.id };
-      produced.push(result);
-      messages.push(toChatMessage(result));
-    });
+    for (const [i, call] of calls.entries()) add({ role: "tool", content: results[i], toolCallId: call.id });
     ctx.signal.throwIfAborted();
     // The calls left out (past the cap, unnamed, unknown) get one line, not a result each.
     if (reply.discarded?.length) {
@@ -135,19 +135,16 @@ export function withNote(messages: ChatMessage[], note: string | undefined): Cha
 }
 
 /**
- * Replays a cut-short turn into `messages` and `produced`, then finishes its last round: calls that never started
- * run now, a call that was running runs again only if its tool is repeatable, else it gets INTERRUPTED. Returns the
- * number of rounds already done.
+ * Replays a cut-short turn through `add`, then finishes its last round: calls that never started run now, a call that
+ * was running runs again only if its tool is repeatable, else it gets INTERRUPTED. Returns the rounds already done.
  */
 async function resume(
   deps: LoopDeps,
   soFar: TurnSoFar,
   ctx: ToolContext,
-  messages: ChatMessage[],
-  produced: StoredMessage[],
+  add: (step: StoredMessage) => void,
 ): Promise<number> {
-  produced.push(...soFar.produced);
-  messages.push(...soFar.produced.map(toChatMessage));
+  for (const step of soFar.produced) add(step);
   const rounds = soFar.produced.filter((step) => step.role === "assistant").length;
   const last = soFar.produced.findLast((step) => step.role === "assistant");
   const answered = new Set(soFar.produced.map((step) => step.toolCallId));
@@ -160,9 +157,7 @@ async function resume(
   const results = await runToolCalls(deps, rest, ctx);
   for (const call of open) {
     const content = cutShort.includes(call) ? INTERRUPTED : results[rest.indexOf(call)];
-    const result: StoredMessage = { role: "tool", content, toolCallId: call.id };
-    produced.push(result);
-    messages.push(toChatMessage(result));
+    add({ role: "tool", content, toolCallId: call.id });
   }
   ctx.signal.throwIfAborted();
   return rounds;

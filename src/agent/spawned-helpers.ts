@@ -94,12 +94,10 @@ export class HelperManager {
       this.runs.delete(id);
       this.deps.presence?.ended(id);
     };
-    try {
-      await this.deps.store.start({ ...info, task, model: this.modelName(), origin });
-    } catch (err) {
+    await this.deps.store.start({ ...info, task, model: this.modelName(), origin }).catch((err: unknown) => {
       forget();
       throw err;
-    }
+    });
     entry.done = this.run(entry, origin, task).finally(forget);
     return id;
   }
