@@ -10,10 +10,8 @@ export function createLogger(level: string): Logger {
   return pino({ level, ...OPTIONS }, pino.destination(2));
 }
 
-/**
- * The terminal is a conversation: `pincer chat` and `pincer agent` keep the full log in `PINCER_HOME/logs/chat.log`
- * and say on stderr only warnings and errors, in words, so nothing of the log lands between the lines of the chat.
- */
+/** The terminal is a conversation: `pincer chat` and `pincer agent` keep the full log in `PINCER_HOME/logs/chat.log`
+ * and say on stderr only warnings and errors, in words, so nothing of the log lands between the lines of the chat. */
 export function createTerminalLogger(level: string, home: string): Logger {
   const dir = join(home, "logs");
   mkdirSync(dir, { recursive: true, mode: 0o700 });

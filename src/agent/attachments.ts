@@ -22,10 +22,8 @@ interface AttachmentDeps {
   signal?: AbortSignal;
 }
 
-/**
- * What the model is told of a message's attachments: `lines` for the stored history (references and transcripts,
- * never the bytes), `images` for this turn's request only, `problems` for the user (what could not be read).
- */
+/** What the model is told of a message's attachments: `lines` for the stored history (references and transcripts, never
+ * the bytes), `images` for this turn's request only, `problems` for the user (what could not be read). */
 export interface PreparedAttachments {
   lines: string[];
   images: ContentPart[];

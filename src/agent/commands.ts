@@ -10,12 +10,10 @@ import type { WorkerDeps } from "./worker-deps.js";
 
 const commandOf = (msg: InboundMessage) => (msg.channel === "system" ? undefined : parseCommand(msg.text));
 
-/**
- * The chat commands pincer answers itself, all here (their names and parsing are the bus contract's). /stop, /status,
+/** The chat commands pincer answers itself, all here (their names and parsing are the bus contract's). /stop, /status,
  * /help, /model and /usage are answered at once, even while a turn runs: that is the point of /stop and /status. /new
- * waits its turn behind the messages before it (newConversation), but a chat whose message waits for the model
- * starts over at once, that message set aside.
- */
+ * waits its turn behind the messages before it (newConversation), but a chat whose message waits for the model starts
+ * over at once, that message set aside. */
 export class ChatCommands {
   private readonly startedAt = Date.now();
 

@@ -21,10 +21,8 @@ interface PromptInput {
   inbound: Pick<InboundMessage, "sessionKey" | "isGroup">;
   /** Where a skipped prompt file is reported (a symlink, a FIFO, an oversized file). */
   log?: Pick<Logger, "warn">;
-  /**
-   * MEMORY.md: left out unless `include` (groups see it only when configured), cut at `maxChars`; `text`: what to show
-   * instead of the file as it is now (the prompt's head keeps it between trim points).
-   */
+  /** MEMORY.md: left out unless `include` (groups see it only when configured), cut at `maxChars`; `text`: what to show
+   * instead of the file as it is now (the prompt's head keeps it between trim points). */
   memory?: { include: boolean; maxChars: number; text?: string };
   /** Serves unchanged prompt files from memory; without it every file is read anew. */
   cache?: ReadCache;

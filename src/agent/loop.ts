@@ -53,10 +53,9 @@ export interface LoopInput {
 const LIMIT_NOTE =
   "You have used all tool calls allowed for this turn. Answer the user now with what you have, and say what is left undone.";
 
-/**
- * One turn: call the model, run the tools it asks for (batched: read-only calls together, the rest alone; docs/tools.md), feed the results back, until
- * it answers in plain text or the iteration limit is reached. `produced`: what to store after the user's message.
- */
+/** One turn: call the model, run the tools it asks for (batched: read-only calls together, the rest alone;
+ * docs/tools.md), feed the results back, until it answers in plain text or the iteration limit is reached. `produced`:
+ * what to store after the user's message. */
 export async function runAgentLoop(
   deps: LoopDeps,
   input: LoopInput,
@@ -122,11 +121,9 @@ export async function runAgentLoop(
   return { produced, reply: final };
 }
 
-/**
- * The request with pincer's note to the model last, as a user message: chat templates refuse a system message that is
+/** The request with pincer's note to the model last, as a user message: chat templates refuse a system message that is
  * not the first (vLLM's "System message must be at the beginning"), and some refuse two user messages in a row, so a
- * note after the user's own message joins it.
- */
+ * note after the user's own message joins it. */
 export function withNote(messages: ChatMessage[], note: string | undefined): ChatMessage[] {
   if (note === undefined) return messages;
   const last = messages.at(-1);
@@ -134,10 +131,8 @@ export function withNote(messages: ChatMessage[], note: string | undefined): Cha
   return [...messages.slice(0, -1), { role: "user", content: `${last.content}\n\n${note}` }];
 }
 
-/**
- * Replays a cut-short turn through `add`, then finishes its last round: calls that never started run now, a call that
- * was running runs again only if its tool is repeatable, else it gets INTERRUPTED. Returns the rounds already done.
- */
+/** Replays a cut-short turn through `add`, then finishes its last round: calls that never started run now, a call that
+ * was running runs again only if its tool is repeatable, else it gets INTERRUPTED. Returns the rounds already done. */
 async function resume(
   deps: LoopDeps,
   soFar: TurnSoFar,
@@ -163,11 +158,9 @@ async function resume(
   return rounds;
 }
 
-/**
- * One model call, fitted to the context window first; the endpoint's `usage` calibrates the counter. A request the
+/** One model call, fitted to the context window first; the endpoint's `usage` calibrates the counter. A request the
  * endpoint refuses as too long is fitted to what the refusal says (the window, the request's cost in the server's
- * tokens) and sent once more, at once.
- */
+ * tokens) and sent once more, at once. */
 async function callModel(
   deps: LoopDeps,
   messages: ChatMessage[],

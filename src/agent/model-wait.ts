@@ -5,10 +5,8 @@ import { failure, giveUpNotice, notice, waitingNotice } from "./notices.js";
 import type { TurnOutlet } from "./turn-outlet.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
-/**
- * A message the model is unavailable for before any tool ran waits (its lane pauses until the time returned) or,
- * past agent.waitForModel's bounds, is given up with one notice through `finish`. A chat hears of an outage once.
- */
+/** A message the model is unavailable for before any tool ran waits (its lane pauses until the time returned) or, past
+ * agent.waitForModel's bounds, is given up with one notice through `finish`. A chat hears of an outage once. */
 export class ModelWaits {
   /** Chats already told during the current outage (cleared by the first turn that works). */
   private readonly told = new Set<string>();
@@ -64,11 +62,9 @@ export interface FailedTry {
   retryAt: number;
 }
 
-/**
- * An outage (the endpoint away, and nothing answered since this message's first try) keeps the message for hours: it
+/** An outage (the endpoint away, and nothing answered since this message's first try) keeps the message for hours: it
  * runs when the model is back. Anything else (the endpoint answers others, or this message with an error, again and
- * again) is about this message: given up after a few tries or about a minute, so its chat moves on.
- */
+ * again) is about this message: given up after a few tries or about a minute, so its chat moves on. */
 export function decideWait(
   t: FailedTry,
   limits: Config["agent"]["waitForModel"],

@@ -1,16 +1,12 @@
 import type { ChatMessage } from "../llm/model.js";
 import type { HistoryRow } from "../store/history-cache.js";
 
-/**
- * The history is trimmed in steps: once it overflows its room it drops to this share of it, so the next many turns
- * send the same start and the server's cache serves it (a turn at a time, every request would start anew).
- */
+/** The history is trimmed in steps: once it overflows its room it drops to this share of it, so the next many turns
+ * send the same start and the server's cache serves it (a turn at a time, every request would start anew). */
 export const LOW_WATER = 0.5;
 
-/**
- * Where a trim of `rows` (the newest history, oldest first; not empty) puts the trim point: after it come the newest
- * rows whose tokens fit in `keep`, from a user message on, so no tool result loses its call. All go if none fits.
- */
+/** Where a trim of `rows` (the newest history, oldest first; not empty) puts the trim point: after it come the newest
+ * rows whose tokens fit in `keep`, from a user message on, so no tool result loses its call. All go if none fits. */
 export function trimPoint(rows: readonly HistoryRow[], keep: number): number {
   let from = rows.length;
   let used = 0;
@@ -23,11 +19,9 @@ export function trimPoint(rows: readonly HistoryRow[], keep: number): number {
 /** Consolidation's own sections of MEMORY.md (memory-file.ts): a dated heading and its facts. */
 const LEARNED = /^(?:\n{1,2}## Learned \d{4}-\d{2}-\d{2}\n\n(?:- [^\n]*\n)+)+$/;
 
-/**
- * The MEMORY.md the prompt shows between trim points: what it showed (`shown`, null before the first turn), unless
- * the file changed otherwise than by consolidation appending what it learned (the owner's, or the agent's own, edit:
- * shown at once). `store`: the shown text changes and is to be remembered.
- */
+/** The MEMORY.md the prompt shows between trim points: what it showed (`shown`, null before the first turn), unless the
+ * file changed otherwise than by consolidation appending what it learned (the owner's, or the agent's own, edit: shown
+ * at once). `store`: the shown text changes and is to be remembered. */
 export function memoryToShow(shown: string | null, current: string): { text: string; store: boolean } {
   if (shown === current) return { text: shown, store: false };
   // Both trimmed as the prompt shows them: the last fact's newline is put back.

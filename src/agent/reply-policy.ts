@@ -2,11 +2,9 @@ import { fenced } from "../approvals/policy.js";
 import type { ModelReply } from "../llm/model.js";
 import { execCommand } from "./progress.js";
 
-/**
- * What the loop does with a reply it cannot use as it is. A reply cut at the length limit never runs its tool calls
+/** What the loop does with a reply it cannot use as it is. A reply cut at the length limit never runs its tool calls
  * (their arguments may be half-written, and stored they would make the server refuse the conversation); a reply whose
- * only calls were thrown away says nothing. Either way the model is asked again, once per turn, with this note.
- */
+ * only calls were thrown away says nothing. Either way the model is asked again, once per turn, with this note. */
 export function askAgainNote(reply: ModelReply): string | undefined {
   if (reply.finishReason === "length" && (reply.toolCalls.length > 0 || reply.discarded?.length)) {
     return "Your last reply was cut off at the length limit while you were writing a tool call, so nothing was run. Make the call again with shorter arguments (split long content into several calls), or answer in text.";

@@ -32,10 +32,8 @@ export interface HelperDeps extends Pick<LoopDeps, "tokens" | "window" | "approv
   audit: Store["audit"];
   log: Logger;
   config: Pick<Config, "helpers" | "agent" | "openai" | "workspace" | "timezone" | "roles" | "people">;
-  /**
-   * Clustered: told when a helper starts and ends here, so the others tell it from one whose process died. A helper
-   * takes each step only while its guard lets it (its lease is held here); `onLost` stops it the moment it is lost.
-   */
+  /** Clustered: told when a helper starts and ends here, so the others tell it from one whose process died. A helper
+   * takes each step only while its guard lets it (its lease is held here); `onLost` stops it the moment it is lost. */
   presence?: {
     started(id: string, onLost: (err: FencedOutError) => void): { check(): Promise<void> } | undefined;
     ended(id: string): void;
@@ -55,11 +53,9 @@ interface Running extends HelperInfo {
   fenced?: Error;
 }
 
-/**
- * Runs spawned helpers in the background: a fresh context (its task its only message), the tools minus
+/** Runs spawned helpers in the background: a fresh context (its task its only message), the tools minus
  * spawn/message/cron, its own iteration and time limits. Its result enters the bus as a system message to the
- * conversation that spawned it, so the main agent relays it in its own words after what that conversation is doing.
- */
+ * conversation that spawned it, so the main agent relays it in its own words after what that conversation is doing. */
 export class HelperManager {
   private readonly runs = new Map<string, Running>();
   private readonly shutdown = new AbortController();
@@ -115,10 +111,8 @@ export class HelperManager {
     return mine.length;
   }
 
-  /**
-   * After a restart: helpers left running are marked interrupted, each conversation told once (the message's id is the
-   * run's, so the inbox drops a repeat). Clustered, only the runs whose process died (`orphaned` picks them).
-   */
+  /** After a restart: helpers left running are marked interrupted, each conversation told once (the message's id is the
+   * run's, so the inbox drops a repeat). Clustered, only the runs whose process died (`orphaned` picks them). */
   async recoverInterrupted(
     orphaned?: (runIds: string[]) => Promise<ReadonlySet<string>>,
     why = "pincer was restarted while it worked",

@@ -3,11 +3,9 @@ import type { TokenCounter } from "../llm/tokens.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { BudgetError } from "./context-budget.js";
 
-/**
- * The one sentence a user gets when even the fixed prompt (instructions, tool schemas, their message) is more than
- * the context allows: how much is missing, what limits the window (agent.contextTokens or the model server), and
- * the four costliest tools. `window`: the turn's; `configured`: agent.contextTokens.
- */
+/** The one sentence a user gets when even the fixed prompt (instructions, tool schemas, their message) is more than the
+ * context allows: how much is missing, what limits the window (agent.contextTokens or the model server), and the four
+ * costliest tools. `window`: the turn's; `configured`: agent.contextTokens. */
 export function tooSmallSentence(facts: {
   window: number;
   configured: number;

@@ -81,11 +81,9 @@ interface Turn {
   sentToConversation: string[];
 }
 
-/**
- * Runs one message's turn, stage by stage: preflight (access, crashes, /new, attachments) → context (tools, prompt,
+/** Runs one message's turn, stage by stage: preflight (access, crashes, /new, attachments) → context (tools, prompt,
  * history) → loop (the model and the tools) → finish (the reply). Everything it sends goes through the outlet; a turn
- * that throws ends as ENDINGS says.
- */
+ * that throws ends as ENDINGS says. */
 export class TurnRunner {
   constructor(
     private readonly deps: WorkerDeps,

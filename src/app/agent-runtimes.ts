@@ -25,11 +25,9 @@ interface Shared {
   files: ReadCache;
 }
 
-/**
- * Every agent (config `agents`, main first), each wired from its own settings alone: its workspace (prompt files,
+/** Every agent (config `agents`, main first), each wired from its own settings alone: its workspace (prompt files,
  * skills, MEMORY.md, the file tools' and exec's folder), its models with their own keys, its tools (`disabledTools`),
- * its MCP servers (started once, with pincer, not per message), its helpers and its memory's consolidation.
- */
+ * its MCP servers (started once, with pincer, not per message), its helpers and its memory's consolidation. */
 export function createAgentRuntimes(config: Config, shared: Shared) {
   // Only main's MCP servers are written down for `pincer status`.
   const main = createAgentRuntime(config, shared, shared.options.mcpStatusFile);
