@@ -4,7 +4,7 @@ import { ModelUnavailableError } from "../llm/resilient.js";
 import { FencedOutError } from "../store/cluster.js";
 import { BudgetError } from "./context-budget.js";
 import { ConversationMovedError } from "./lanes.js";
-import { endingOf, type TurnState } from "./turn-runner.js";
+import { endingOf, nobodyWatches, scheduledRunOffers, type TurnState, withheldInScheduledRun } from "./turn-runner.js";
 
 const running: TurnState = { shuttingDown: false, aborted: false, reason: undefined, mayWait: true };
 const unavailable = () => new ModelUnavailableError("down", Date.now());
@@ -41,5 +41,35 @@ describe("endingOf", () => {
   it("a prompt too big and anything else", () => {
     expect(endingOf(new BudgetError("too big", 10, 5), running)).toEqual({ ending: "too-big", outcome: "error" });
     expect(endingOf(new TypeError("bug"), running)).toEqual({ ending: "crash", outcome: "error" });
+  });
+});
+
+describe("tools of a scheduled run", () => {
+  it("by default offers everything but cron and spawn", () => {
+    const offers = scheduledRunOffers(undefined);
+    expect(["exec", "read_file", "web_fetch", "mcp_x_y", "cron", "spawn"].filter(offers)).toEqual([
+      "exec",
+      "read_file",
+      "web_fetch",
+      "mcp_x_y",
+    ]);
+  });
+
+  it("offers only the configured tools, and never cron or spawn even when listed", () => {
+    const offers = scheduledRunOffers(["read_file", "cron", "spawn"]);
+    expect(["exec", "read_file", "cron", "spawn"].filter(offers)).toEqual(["read_file"]);
+    expect(scheduledRunOffers([])("read_file")).toBe(false);
+  });
+
+  it("says why a tool is withheld", () => {
+    expect(withheldInScheduledRun("cron")).toMatch(/may not create jobs or start helpers/);
+    expect(withheldInScheduledRun("exec")).toMatch(/config cron\.tools/);
+  });
+
+  it("counts reminders, the heartbeat and a helper's relayed result as runs nobody watches, chats not", () => {
+    expect(nobodyWatches({ channel: "system" })).toBe(true);
+    for (const channel of ["telegram", "discord", "console", "web"] as const) {
+      expect(nobodyWatches({ channel })).toBe(false);
+    }
   });
 });

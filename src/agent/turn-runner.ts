@@ -5,8 +5,10 @@ import { type InboundMessage, type OutboundMessage, replyTarget, silentReplyOf }
 import { untilAborted } from "../bus/until-stored.js";
 import { type ChatMessage, ModelError } from "../llm/model.js";
 import { ModelUnavailableError } from "../llm/resilient.js";
+import { isScheduledRun } from "../scheduler/run-message.js";
 import { FencedOutError } from "../store/cluster.js";
 import type { StoredMessage } from "../store/store.js";
+import type { ToolRegistry } from "../tools/registry.js";
 import { withTurnFacts } from "../turn-facts.js";
 import type { ContentPart } from "./attachments.js";
 import { newConversation } from "./commands.js";
@@ -18,7 +20,6 @@ import type { ChatModels } from "./model-choice.js";
 import type { ModelWaits } from "./model-wait.js";
 import { failure, isSilentReply, modelFailure, notice, POISON_NOTICE } from "./notices.js";
 import type { ProgressReporter } from "./progress.js";
-import { registryFor } from "./scheduled-tools.js";
 import { buildTurnContext, runOf } from "./turn-context.js";
 import type { TurnOutlet } from "./turn-outlet.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
@@ -285,4 +286,31 @@ async function finish(deps: WorkerDeps, outlet: TurnOutlet, turn: Turn, reply: s
   // Bounded, and on any failure the text goes alone.
   const spoken = silent || !deps.voice ? out : await deps.voice.dress(msg, out, turn.signal);
   await outlet.finish(msg, [turn.user, ...turn.produced], silent ? undefined : spoken, turn.meter);
+}
+
+/** Never in a scheduled run, whatever the config says: no one watches it, so no new jobs (runaway loops), no helpers. */
+const NEVER_IN_SCHEDULED_RUNS: readonly string[] = ["cron", "spawn"];
+
+/** Which tools a scheduled run is offered: `cron.tools` when set (else every tool), minus the never-list. */
+export function scheduledRunOffers(configured: readonly string[] | undefined): (name: string) => boolean {
+  return (name) => !NEVER_IN_SCHEDULED_RUNS.includes(name) && (configured === undefined || configured.includes(name));
+}
+
+export function withheldInScheduledRun(name: string): string {
+  return NEVER_IN_SCHEDULED_RUNS.includes(name)
+    ? `${name} is not available in a scheduled run: it may not create jobs or start helpers. Deliver the result in your reply instead.`
+    : `${name} is not available in a scheduled run (config cron.tools lists the tools it may use).`;
+}
+
+/** A run nobody watches (every message pincer addresses to itself: reminders, the heartbeat, helpers' results). */
+export function nobodyWatches(msg: Pick<InboundMessage, "channel">): boolean {
+  return msg.channel === "system";
+}
+
+/** The tools a run may use: runs nobody watches get fewer (no untrusted MCP tools), enforced by the registry. */
+export function registryFor(msg: InboundMessage, registry: ToolRegistry, cronTools?: readonly string[]): ToolRegistry {
+  const scheduled = isScheduledRun(msg)
+    ? registry.restricted(scheduledRunOffers(cronTools), withheldInScheduledRun)
+    : registry;
+  return nobodyWatches(msg) ? scheduled.withoutUntrusted() : scheduled;
 }
