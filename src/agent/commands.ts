@@ -108,14 +108,10 @@ export async function newConversation(
 
 /** The answer to `/stop`: what it stops (a message waiting for the model is set aside at once). */
 function stopReply(runningTurn: boolean, helpersCancelled: number, waitingMessage = false): string {
-  const stopping = [
-    ...(runningTurn ? ["the running turn"] : []),
-    ...(helpersCancelled > 0 ? [`${helpersCancelled} background helper${helpersCancelled > 1 ? "s" : ""}`] : []),
-  ];
-  const said = [
-    ...(waitingMessage ? ["Stopped: the message that waited for the model is set aside."] : []),
-    ...(stopping.length ? [`Stopping ${stopping.join(" and ")}.`] : []),
-  ];
+  const helpers = helpersCancelled > 0 && `${helpersCancelled} background helper${helpersCancelled > 1 ? "s" : ""}`;
+  const stopping = [runningTurn && "the running turn", helpers].filter(Boolean);
+  const waited = waitingMessage && "Stopped: the message that waited for the model is set aside.";
+  const said = [waited, stopping.length > 0 && `Stopping ${stopping.join(" and ")}.`].filter(Boolean);
   return said.length ? said.join(" ") : "Nothing is running.";
 }
 

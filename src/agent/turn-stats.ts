@@ -11,7 +11,6 @@ export interface TurnObserver {
   turnFinished?(report: TurnReport): void;
 }
 
-/** Measures one turn: wraps the model to time its calls and add up tokens, counts tool calls. */
 export class TurnMeter {
   readonly model: Model;
   private readonly started = performance.now();

@@ -119,7 +119,6 @@ export function clusteredLifecycle(
 
 /** In the background: a slow or broken server never delays the channels, only the first turns (bounded). */
 function beginStartup({ config, options, models, agent }: Parts): void {
-  // Each agent's MCP servers, started once here (not per message).
   const mcps = agent.agents.map((runtime) => runtime.mcp);
   for (const mcp of mcps) mcp.start();
   const mcpWaitMs = options.mcpWaitMs ?? { ...DEFAULT_TIMING, ...options.mcpTiming }.connectTimeoutMs;
