@@ -29,9 +29,7 @@ export function waitingNotice(reason: string): string {
 
 /** The one notice of a message given up: why, and what the user can do about it. */
 export function giveUpNotice(kind: "outage" | "refused", reason: string, waitedMs: number, scheduled = false): string {
-  if (scheduled) {
-    return `Sorry, a scheduled task could not run: ${reason}. I have set it aside.`;
-  }
+  if (scheduled) return `Sorry, a scheduled task could not run: ${reason}. I have set it aside.`;
   if (kind === "outage") {
     return `Sorry, the model has not answered for ${formatWait(waitedMs)} (${reason}), so I have set your message aside. Please send it again when the model is back.`;
   }

@@ -42,9 +42,7 @@ export class ProgressReporter {
 
   finish(): void {
     clearTimeout(this.timer);
-    if (!this.shown) return;
-    this.shown = "";
-    this.publish("");
+    this.show("");
   }
 
   private show(text: string): void {
