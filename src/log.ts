@@ -15,9 +15,8 @@ export function createLogger(level: string): Logger {
 export function createTerminalLogger(level: string, home: string): Logger {
   const dir = join(home, "logs");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = pino.destination({ dest: join(dir, "chat.log"), sync: false });
   const streams = [
-    { level: level as pino.Level, stream: file },
+    { level: level as pino.Level, stream: pino.destination({ dest: join(dir, "chat.log"), sync: false }) },
     { level: "warn" as const, stream: inWords((line) => process.stderr.write(line)) },
   ];
   return pino({ level, ...OPTIONS }, pino.multistream(streams, { dedupe: false }));

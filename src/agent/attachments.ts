@@ -15,7 +15,6 @@ const EXCERPT_CHARS = 2000;
 export type ContentPart = OpenAI.Chat.Completions.ChatCompletionContentPart;
 
 interface AttachmentDeps {
-  /** Whether images go to the model as image parts. */
   vision: boolean;
   /** Turns an audio file into text; throws a short message when it cannot. */
   transcribe: (path: string, signal?: AbortSignal) => Promise<string>;

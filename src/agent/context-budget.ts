@@ -38,7 +38,6 @@ interface FitInput {
   cache?: WeakMap<ChatMessage, number>;
 }
 
-/** A fitted request and what it costs, by our count. */
 export interface Fitted {
   messages: ChatMessage[];
   tokens: number;

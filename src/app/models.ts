@@ -17,10 +17,9 @@ export function buildModels(config: Config, options: AppOptions, { log, store, t
   // What each endpoint's context is, learned from the servers and remembered across restarts.
   const limits = new ContextLimits(contextLimitsPath(config.home), log.child({ part: "model" }));
   const usage = new UsageMeter({ config, store: store.usage, tokens, log, now: options.now });
-  // A scheduled run's calls stop at its job's caps (per run, per day) before the budgets are asked.
-  const guard = { store, defaults: config.cron };
   const turnUsage: Pick<UsageMeter, "wrap" | "report" | "checkBefore"> = {
-    wrap: (model, run) => usage.wrap(guardedForRun(model, run, guard), run),
+    // A scheduled run's calls stop at its job's caps (per run, per day) before the budgets are asked.
+    wrap: (model, run) => usage.wrap(guardedForRun(model, run, { store, defaults: config.cron }), run),
     report: (...args) => usage.report(...args),
     checkBefore: (run) => usage.checkBefore(run),
   };
