@@ -22,7 +22,6 @@ export class AgentWorker {
     // Each agent's turns run with its own settings, tools, models and memory (deps.agents), chosen by the agent its
     // conversation's key names: a message can reach no other agent's.
     const runners = new Map<string, TurnRunner>();
-    const maxConcurrent = () => deps.config.agent.maxConcurrentTurns;
     const run = async (msg: InboundMessage, signal: AbortSignal) => {
       const runner = runners.get(agentOf(msg.sessionKey));
       if (runner) return runner.run(msg, signal);
@@ -30,7 +29,7 @@ export class AgentWorker {
       deps.log.warn({ session: msg.sessionKey }, "a message for an agent that is not configured now is left waiting");
       return undefined;
     };
-    this.lanes = new Lanes({ run, maxConcurrent, log: deps.log }, shutdown);
+    this.lanes = new Lanes({ run, maxConcurrent: () => deps.config.agent.maxConcurrentTurns, log: deps.log }, shutdown);
     const agents: [string, Partial<WorkerDeps>][] = [[MAIN_AGENT, {}], ...(deps.agents ?? [])];
     for (const [agent, own] of agents) {
       const turn: WorkerDeps = { ...deps, ...own, log: (own.log ?? deps.log).child({ agent }) };
