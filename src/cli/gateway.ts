@@ -24,11 +24,9 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
         : (await import("../../channels/discord/discord-channel.js")).createDiscordChannel(deps),
     );
   }
-  for (const [channel, variable] of [
-    ["telegram", "TELEGRAM_BOT_TOKEN"],
-    ["discord", "DISCORD_BOT_TOKEN"],
-  ] as const) {
-    if (!config.accounts.some((a) => a.channel === channel)) log.info(`${channel} is off: ${variable} is not set`);
+  for (const channel of ["telegram", "discord"]) {
+    const off = !config.accounts.some((a) => a.channel === channel);
+    if (off) log.info(`${channel} is off: ${channel.toUpperCase()}_BOT_TOKEN is not set`);
   }
   if (channels.length === 0) log.warn("no channel is configured; pincer idles until one is (see .env.example)");
   // The web chat is a channel only while its page is served; a page that cannot listen stops nothing else.

@@ -2,7 +2,6 @@ import { createRequire } from "node:module";
 import type { ValidateFunction } from "ajv";
 import { type FileConfig, fileSchema } from "./file-schema.js";
 
-/** Defaults filled in, the first error reported. */
 export const VALIDATOR_OPTIONS = { useDefaults: true, allErrors: false, strict: false } as const;
 
 /** Written by `npm run build` next to the compiled modules (see write-validator.ts). */

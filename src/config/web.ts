@@ -39,14 +39,13 @@ export function isHttpUrl(value: string): boolean {
   return URL.canParse(value) && ["http:", "https:"].includes(new URL(value).protocol);
 }
 
+const HOST_NAME =
+  /^(?=.{1,253}\.?$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
+
 /** What a `web.allow` entry is: an IP address, a CIDR range, a host name, or nothing valid. */
 export function allowEntryKind(entry: string): "ip" | "cidr" | "host" | "invalid" {
   const value = entry.trim();
   if (value.includes("/")) return ipaddr.isValidCIDR(value) ? "cidr" : "invalid";
   if (ipaddr.isValid(value.replace(/^\[(.*)\]$/, "$1"))) return "ip";
-  return /^(?=.{1,253}\.?$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i.test(
-    value,
-  )
-    ? "host"
-    : "invalid";
+  return HOST_NAME.test(value) ? "host" : "invalid";
 }

@@ -82,7 +82,6 @@ export const SCRIPT = `
     $("logout").hidden = false;
     const chatId = page.chatId;
     const log = $("chat-log");
-    const thinking = $("thinking");
     const addMessage = (cls, text) => {
       const li = Object.assign(document.createElement("li"), { className: "msg " + cls });
       li.append(Object.assign(document.createElement("div"), { className: "text", textContent: text }));
@@ -109,7 +108,7 @@ export const SCRIPT = `
     });
     events.addEventListener("chat", (e) => {
       const msg = JSON.parse(e.data);
-      if (msg.type === "busy") { thinking.textContent = msg.busy ? "pincer is working…" : ""; return; }
+      if (msg.type === "busy") { $("thinking").textContent = msg.busy ? "pincer is working…" : ""; return; }
       const li = addMessage(msg.kind === "reply" ? "bot" : "bot " + msg.kind, msg.text);
       // A spoken reply: its note is fetched with the session header and played from memory.
       if (msg.audio) fetch("/api/voice?chat=" + encodeURIComponent(chatId) + "&id=" + encodeURIComponent(msg.audio.id), { headers })
@@ -167,11 +166,10 @@ export const SCRIPT = `
       const form = e.target.closest("form.job-edit");
       if (!form) return;
       e.preventDefault();
-      const f = form.elements;
       const error = form.querySelector(".error");
       error.textContent = "";
       const body = { id: form.dataset.id };
-      for (const el of f) if (el.name) body[el.name] = el.value;
+      for (const el of form.elements) if (el.name) body[el.name] = el.value;
       post("/api/jobs/edit", body)
         .then(() => { form.hidden = true; })
         .catch((err) => { error.textContent = err.message; });

@@ -273,9 +273,8 @@ export async function startControlPage(deps: {
     const id = CHAT_ID.test(chat) ? chat : "main";
     const conversation = agentSessionKey(isAgent(agent) ? agent : MAIN_AGENT, sessionKeyOf("web", id));
     const key = query.get("c");
-    const current = await state();
     const main = renderMain({
-      state: current,
+      state: await state(),
       now: Date.now(),
       conversation,
       chatLog: renderChatLog(await dashboard.history(conversation, 100)),

@@ -4,12 +4,8 @@ import { HttpError, textFields } from "./http.js";
 
 const ACTIONS = ["run", "pause", "resume", "delete", "edit"] as const;
 
-/**
- * `POST /api/jobs/{run,pause,resume,edit,delete}` with `{ id }` (and for edit `message`, `schedule`, `tz` and the stop
- * rules, each optional: `maxRuns`, `endsAt`, `runTokens`, `runCost`, `dayTokens`, `dayCost`, an empty one unset): the page's
- * job actions, behind the same session check as the page's others. Answers the sentence of what was done; a refusal
- * is an HttpError with that sentence.
- */
+/** `POST /api/jobs/{run,pause,resume,edit,delete}` with `{ id }` (edit: `message`, `schedule`, `tz` and the stop rules
+ * of LIMIT_FIELDS, an empty one unset). Answers the sentence of what was done; a refusal is an HttpError with it. */
 export async function jobRoute(actions: JobActions, path: string, body: Record<string, unknown>): Promise<string> {
   const action = ACTIONS.find((name) => path === `/api/jobs/${name}`);
   if (!action) throw new HttpError(404, "not found");

@@ -3,7 +3,6 @@ import { LIMIT_FIELDS, LIMIT_NAMES, limitsText, limitValue } from "../scheduler/
 import type { CronJob, JobRun, Store } from "../store/store.js";
 import { clip, esc, formatSpan, postButton, type TimeFormat } from "./html.js";
 
-/** Runs of each job the page shows. */
 const RUNS_SHOWN = 20;
 const NEXT_SHOWN = 3;
 
@@ -11,10 +10,8 @@ const NEXT_SHOWN = 3;
  * the page's Jobs section. */
 export async function collectJobs(store: Pick<Store, "jobs" | "jobRuns">, tz: string): Promise<JobView[]> {
   const jobs = await store.jobs.listAll();
-  const runs = await store.jobRuns.recent(
-    jobs.map((job) => job.id),
-    RUNS_SHOWN,
-  );
+  const ids = jobs.map((job) => job.id);
+  const runs = await store.jobRuns.recent(ids, RUNS_SHOWN);
   const ended = [...(await store.jobRuns.ofEndedJobs(RUNS_SHOWN))].map(([id, runs]) => ({
     id,
     message: runs.find((run) => run.message)?.message ?? "(its text was not kept)",

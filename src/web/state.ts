@@ -56,30 +56,24 @@ export async function collectState(sources: {
     /** Clustered mode only: who holds which role, each process's heartbeat. */
     cluster: await app.clusterLines?.().catch((err: Error) => [`cluster: ${err.message}`]),
     channels: views,
-    /** Config `agents`, each bot with its state, and `bindings`. */
     agents: agentsOverview(app.config, (route) => views.find((c) => c.name === route)?.state ?? "stopped"),
     running: app.worker.lanes.runningSessions,
-    /** Background helpers (spawn) running now. */
     helpers: app.helpers.list(),
     queued: app.worker.lanes.load.queued,
     inboxPending,
     outboxPending,
     conversations,
-    /** Every job with its next runs and newest runs (the Jobs section). */
     jobs,
     pairing: requests,
-    /** Everyone who wrote, with their role as their turns have it and their accounts (the People section). */
     people: database
       ? (await app.store.people.list()).map((p) => ({ ...p, role: roleText(withRole(app.config, p)) }))
       : [],
     roles: ["owner", "member", "guest", ...Object.keys(app.config.roles), "default"],
     skills: skills(),
-    /** With config `approvals` on: calls waiting for a decision, and each chat's "always allowed" list. */
     approvals:
       app.approvals && database
         ? { pending: await approvals.pending(), allowed: await approvals.allowedEntries() }
         : undefined,
-    /** Tokens and cost per day and per chat; absent while the database does not answer. */
     usage: database ? await collectUsage(app.store.usage, app.config.timezone, Date.now()) : undefined,
   };
 }
