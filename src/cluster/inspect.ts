@@ -4,8 +4,7 @@ import { openClusterStore } from "../store/postgres/cluster-store.js";
 import { ClusterWork } from "../store/postgres/cluster-work.js";
 import { clusterLines, clusterVerdict, expectedRoles } from "./status-text.js";
 
-/** The channels a gateway with this configuration runs, each a role of the cluster: every bot (`telegram@shop` too)
- * and the web chat. */
+/** The channels (each a cluster role) a gateway with this configuration runs: every bot (`telegram@shop` too), web. */
 export function configuredChannels(config: Pick<Config, "accounts" | "webAddr">): string[] {
   return [...config.accounts.map(routeOf), ...(config.webAddr ? ["web"] : [])];
 }

@@ -1,8 +1,7 @@
 /** When a process may act on a lease, and when it renews, tries again or gives up. Pure: times are this process's
- * monotonic clock in ms; the database measures the lease itself with its own clock. A claim that left at `sentAt` made
- * the database set the lease to expire `ttlMs` after its own now, which is later than `sentAt`: so counting from
- * `sentAt` never outlives the real lease. The holder stops `marginMs` earlier still, room for an action it checked just
- * before the end. */
+ * monotonic clock in ms; the database times the lease by its own. A claim sent at `sentAt` made the database set the
+ * lease to expire `ttlMs` after its own now, later than `sentAt`, so counting from `sentAt` never outlives the real
+ * lease. The holder stops `marginMs` earlier still, room for an action it checked just before the end. */
 
 export interface LeaseTiming {
   /** How long a lease lasts in the database after each claim: a dead holder's lease is free after it. */

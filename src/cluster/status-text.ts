@@ -22,8 +22,7 @@ function processName(view: ClusterView, id: string): string {
 }
 
 /** `pincer status`'s cluster section: every process with its last heartbeat and what it holds, then each role the
- * configuration asks for and who holds it (`nobody` when it is free, which lasts a few seconds after its holder died).
- */
+ * configuration asks for and who holds it (`nobody` while it is free, as for a few seconds after its holder died). */
 export function clusterLines(view: ClusterView, roles: readonly string[]): string[] {
   const lines = [`cluster:       ${view.processes.length} process${view.processes.length === 1 ? "" : "es"}`];
   for (const p of view.processes) {

@@ -1,6 +1,6 @@
 import type { CronJob, JobRun, Store } from "../store/store.js";
 import { formatInZone } from "../time-zone.js";
-import { type ActionResult, jobActions } from "./job-actions.js";
+import { jobActions } from "./job-actions.js";
 import { scheduleInWords, upcomingRuns } from "./schedule-text.js";
 import { type LimitInput, limitsText } from "./stop-rules.js";
 
@@ -65,7 +65,7 @@ export async function jobCommand(
 ): Promise<CliAnswer> {
   // The daemon's minimum period does not matter here: the CLI does not edit schedules.
   const actions = jobActions({ jobs: store.jobs, minEverySeconds: 1 });
-  const result: ActionResult = action === "limit" ? await actions.limit(id, rules) : await actions[action](id);
+  const result = action === "limit" ? await actions.limit(id, rules) : await actions[action](id);
   if (!result.ok && result.status === 404) return { ok: false, text: `No job ${id} (pincer cron list shows the ids).` };
-  return { ok: result.ok, text: result.text };
+  return result;
 }

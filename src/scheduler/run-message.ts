@@ -25,7 +25,6 @@ export function runMessage(
   now: number,
   trigger: "schedule" | "manual" = "schedule",
 ): InboundMessage {
-  const id = runId(job.id, scheduledAt, trigger);
   const recurring = job.schedule.kind !== "at";
   const kind = recurring ? "job" : "reminder";
   const label = job.name ? `${kind} "${job.name}" (id ${job.id})` : `${kind} ${job.id}`;
@@ -44,7 +43,7 @@ export function runMessage(
     );
   }
   return {
-    id,
+    id: runId(job.id, scheduledAt, trigger),
     channel: "system",
     chatId: job.origin.chatId,
     senderId: "cron",

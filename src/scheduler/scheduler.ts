@@ -44,9 +44,8 @@ export class Scheduler {
 
   constructor(private readonly deps: SchedulerDeps) {}
 
-  /** Fires what came due while pincer was down (once per job), then keeps time. With `channels`, only jobs whose
-   * conversation lives on one of them: a process without Telegram (`pincer chat`) leaves its reminders to the daemon.
-   */
+  /** Fires what came due while pincer was down (once per job), then keeps time. With `channels`, only jobs of their
+   * conversations: a process without Telegram (`pincer chat`) leaves its reminders to the daemon. */
   start(channels?: readonly string[]): void {
     this.running = true;
     this.channels = channels;
@@ -147,9 +146,8 @@ export class Scheduler {
       return false;
     }
     const { nextRunAt } = plan;
-    const recurring = job.schedule.kind !== "at";
     const previous = { channel: "system" as const, chatId: job.origin.chatId, id: job.lastDeliveryId ?? "" };
-    if (recurring && job.lastDeliveryId && (await inbox.isPending(previous))) {
+    if (job.schedule.kind !== "at" && job.lastDeliveryId && (await inbox.isPending(previous))) {
       // The previous run has not finished its turn: this slot is folded into it, never run beside it.
       log.info({ jobId: job.id, scheduledAt }, "previous run still pending; skipping this slot");
       await store.takeSlot({ jobId: job.id, scheduledAt, nextRunAt });

@@ -17,7 +17,6 @@ export const FFMPEG_READ = [
 export interface EncodeLimits {
   timeoutSeconds: number;
   signal: AbortSignal;
-  /** Longer audio is cut here. */
   maxSeconds: number;
 }
 

@@ -25,8 +25,7 @@ export function transcriptionProblem(settings: VoiceSettings, searchPath = proce
   return missing(["ffmpeg", settings.stt.command[0]], "voice notes cannot be transcribed", searchPath);
 }
 
-/** `pincer doctor`'s voice line: how replies are spoken and voice notes heard, or what is missing; none when voice is
- * not set up at all. */
+/** `pincer doctor`'s voice line: how replies are spoken and voice notes heard, or what is missing; none without voice. */
 export function voiceCheck(
   settings: VoiceSettings,
   searchPath = process.env.PATH ?? "",

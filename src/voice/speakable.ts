@@ -64,17 +64,15 @@ function inline(token: Token): string {
 
 /** Entities decoded, control and format characters (but line breaks) and halves of cut emoji out, runs of spaces and blank lines folded. */
 function tidy(text: string): string {
-  return decodeEntities(text)
+  return text
+    .replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) => ENTITIES[name])
     .replace(/[\p{Cc}\p{Cf}\p{Cs}]/gu, (c) => (c === "\n" ? c : " "))
     .replace(/[ \t]+/g, " ")
     .replace(/ ?\n[\n ]*/g, "\n")
     .trim();
 }
 
-function decodeEntities(text: string): string {
-  const named: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" };
-  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) => named[name]);
-}
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" };
 
 /** The text cut to at most `maxChars`, at the end of a sentence when one ends in the last third, else at a word. */
 function shorten(text: string, maxChars: number): string {

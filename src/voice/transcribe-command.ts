@@ -11,7 +11,6 @@ export interface LocalTranscription {
   /** voice.stt.command: gets a 16 kHz mono WAV as `{in}`, prints the text. */
   command: string[];
   timeoutSeconds: number;
-  /** Longer recordings are cut here. */
   maxSeconds: number;
 }
 
