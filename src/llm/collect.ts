@@ -86,12 +86,9 @@ function count(value: unknown): number | undefined {
   return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 100_000_000 ? value : undefined;
 }
 
-/**
- * Believable token counts from a `usage` object (else pincer counts). The prompt's share served from the server's
- * cache, where the server says (0 included): OpenAI's, vLLM's and llama-server's `prompt_tokens_details.cached_tokens`,
- * Anthropic's `cache_read_input_tokens` (through OpenRouter or its OpenAI-compatible endpoint), llama-server's
- * `timings.cache_n` beside `usage`; at most the prompt's tokens.
- */
+/** Believable token counts from a `usage` object (else pincer counts), with the prompt's share the server's cache
+ * served where it says (0 included): `prompt_tokens_details.cached_tokens` (OpenAI, vLLM, llama-server), Anthropic's
+ * `cache_read_input_tokens`, llama-server's `timings.cache_n` beside `usage`; at most the prompt's tokens. */
 export function usageOf(usage: unknown, timings?: unknown): Usage | undefined {
   const given = (usage ?? {}) as Record<string, unknown>;
   const promptTokens = count(given.prompt_tokens);

@@ -1,8 +1,7 @@
 /** What a text costs in tokens, estimated from its kinds of characters in one pass: o200k_base's tables took ~50 MB and
- * ~0.2 s to load. Weights fitted against o200k_base on 400-character samples (prose, Markdown, code, JSON, URLs,
- * numbers, hex, base64, emoji, 20 other languages), an undercount weighing six times an overcount: within 0.85–1.3×
- * per kind of text (foreign place names: 0.7×). The endpoint's usage corrects the rest (`TokenCounter.calibrate`). The
- * fit and its figures: docs/benchmarks.md, "Counting tokens". */
+ * ~0.2 s to load. Weights fitted against o200k_base, an undercount weighing six times an overcount: within 0.85–1.3× per
+ * kind of text. The endpoint's usage corrects the rest (`TokenCounter.calibrate`). The fit and its figures, by kind of
+ * text: docs/benchmarks.md, "Counting tokens". */
 
 // Tokens per feature of the text.
 const WORD = 1.1; // an ASCII word of four letters or more (shorter ones mostly merge with a space or a sign)

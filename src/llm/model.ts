@@ -50,10 +50,9 @@ export interface ModelOptions {
   cacheMarkers?: boolean;
 }
 
-/** A client of the endpoint. The openai package (~10 MB, ~70 ms to load) is imported by the first request, not at
- * start, so channels connect without waiting for it; a broken install is a permanent ModelError. Retries and the
- * deadline are boundedCall's: the client's own would retry a request refused for good, and its timeout ends with the
- * headers. */
+/** The openai package (~10 MB, ~70 ms to load) is imported by the first request, so channels connect without waiting
+ * for it; a broken install is a permanent ModelError. Retries and the deadline are boundedCall's: the client's own
+ * would retry a request refused for good, and its timeout ends with the headers. */
 export async function openAIClient(options: { apiKey: string; baseUrl: string; timeoutSeconds: number }) {
   const { default: OpenAI } = await import("openai").catch((err: Error) => {
     const why = `the model client could not be loaded (${shorten(err.message)})`;
@@ -188,11 +187,8 @@ export function withoutRefused(
 /** Anthropic's marker: the prefix up to and including this part is written to (and read from) its cache. */
 const MARK = { type: "ephemeral" } as const;
 
-/**
- * The request with `cache_control` at its stable boundaries, for endpoints that cache only where told (Anthropic's
- * models, directly or through OpenRouter): the end of the system prompt (the tools and instructions, the same in every
- * request) and the end of the request (the next one starts with all of it). Two of the four markers allowed.
- */
+/** The request with `cache_control` where endpoints that cache only where told (Anthropic's) should: the end of the
+ * system prompt (the same in every request) and of the request (the next one starts with it). Two of four allowed. */
 export function withCacheMarkers(messages: ChatMessage[]): ChatMessage[] {
   const last = messages.length - 1;
   return messages.map((message, i) =>

@@ -35,7 +35,6 @@ export function normalizeReply(
   readTextCalls: () => boolean,
   newId = callId,
 ): NormalizedReply {
-  const offeredSet = new Set(offered);
   const discarded: string[] = [];
   const ids = new Set<string>();
   const uniqueId = (id: unknown) => {
@@ -50,13 +49,16 @@ export function normalizeReply(
       discarded.push("a tool call without a tool name");
       continue;
     }
-    toolCalls.push({ id: uniqueId(call.id), name, arguments: argumentsText(call.arguments) });
+    const args = call.arguments ?? {};
+    toolCalls.push({ id: uniqueId(call.id), name, arguments: typeof args === "string" ? args : JSON.stringify(args) });
   }
   const content = withoutReasoning(textOf(raw.content));
   // Calls in the API's field win; markup next to them is the same calls echoed, or noise, and is removed.
   const structured = toolCalls.length > 0;
   const found =
-    structured || readTextCalls() ? findTextToolCalls(content, offeredSet) : { text: content, calls: [], unknown: [] };
+    structured || readTextCalls()
+      ? findTextToolCalls(content, new Set(offered))
+      : { text: content, calls: [], unknown: [] };
   const promoted = structured ? [] : found.calls;
   for (const call of promoted) toolCalls.push({ id: uniqueId(undefined), ...call });
   if (toolCalls.length > MAX_CALLS) {
@@ -128,10 +130,6 @@ const MAX_CALLS = 64;
 
 const OPEN = "<think>";
 const CLOSE = "</think>";
-
-function argumentsText(args: unknown): string {
-  return typeof args === "string" ? args : JSON.stringify(args ?? {});
-}
 
 function finishReasonOf(reason: unknown): string | undefined {
   if (typeof reason !== "string" || reason === "") return undefined;

@@ -37,10 +37,8 @@ export function transcript(messages: PendingMessage[], formatTime: (ms: number) 
   return lines.join("\n");
 }
 
-/**
- * The model's answer; anything but the JSON object asked for (prose, an empty or huge summary, facts that are not
- * short strings) is refused, so a confused model never replaces turns with garbage: it is retried later instead.
- */
+/** The model's answer; anything but the JSON object asked for (prose, an empty or huge summary, facts that are not
+ * short strings) is refused, so a confused model never replaces turns with garbage: it is retried later instead. */
 export function parseConsolidation(reply: string): { summary: string; facts: string[] } | undefined {
   const body = reply
     .trim()

@@ -10,7 +10,7 @@ import type { UsageMeter } from "../usage/meter.js";
 import { CONSOLIDATION_INSTRUCTIONS, parseConsolidation, transcript } from "./consolidation-prompt.js";
 import { appendMemoryFacts, readMemoryFile } from "./memory-file.js";
 
-export interface ConsolidatorDeps {
+interface ConsolidatorDeps {
   store: Store["memory"];
   model: Model;
   tokens: TokenCounter;
@@ -34,12 +34,9 @@ const MAX_ROUNDS = 50;
 const FIRST_RETRY_MS = 30_000;
 const MAX_RETRY_MS = 60 * 60 * 1000;
 
-/**
- * Summarises a conversation's oldest turns into dated memory entries (and durable facts into MEMORY.md, for direct
- * chats) once a trim took them out of the prompt, or ahead of it once the history outgrows its share of the budget.
- * In the background after a turn, one run per conversation at a time; a failed run (model down, garbage answer)
- * changes nothing and is retried later with backoff.
- */
+/** Summarises a conversation's oldest turns into dated memory entries (and durable facts into MEMORY.md, for direct
+ * chats) once a trim took them out of the prompt, or ahead of it past its share of the budget. In the background, one
+ * run per conversation at a time; a failed run (model down, garbage answer) changes nothing and is retried later. */
 export class Consolidator {
   private readonly running = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
@@ -123,10 +120,8 @@ export class Consolidator {
     }
   }
 
-  /**
-   * The oldest whole turns (a turn starts at a user message, so a tool call never leaves without its result) that
-   * cover `need` tokens, as far as their transcript fits in one model request.
-   */
+  /** The oldest whole turns (a turn starts at a user message, so a tool call never leaves without its result) that
+   * cover `need` tokens, as far as their transcript fits in one model request. */
   private pickChunk(rows: PendingMessage[], need: number, complete: boolean): PendingMessage[] {
     const limit = Math.floor(this.deps.contextTokens() * 0.5);
     let consumed = 0;

@@ -22,12 +22,9 @@ export function memoryParagraphs(text: string): string[] {
     .filter((p) => p.length > 0);
 }
 
-/**
- * Adds the facts not yet in MEMORY.md under a dated heading; returns those added. Appended in place (O_APPEND,
- * O_NOFOLLOW), never renamed over: a guest's sandbox hides MEMORY.md with a mount on the name, and a rename on the
- * host would show the new file to a command still running. A crash leaves the old text and part of the new section
- * at most. A MEMORY.md that is not a regular file (a symlink the owner made) is left alone.
- */
+/** Adds the facts not yet in MEMORY.md under a dated heading; returns those added. Appended in place (O_APPEND,
+ * O_NOFOLLOW), never renamed over: a guest's sandbox hides MEMORY.md with a mount on the name, and a rename on the host
+ * would show the new file to a command still running. A MEMORY.md that is not a regular file is left alone. */
 export function appendMemoryFacts(workspace: string, facts: string[], date: string): string[] {
   const path = join(workspace, MEMORY_FILE);
   const info = lstatSync(path, { throwIfNoEntry: false });

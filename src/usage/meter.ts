@@ -49,11 +49,9 @@ const MAX_COUNT = 100_000_000;
 /** As the token counter's calibration: no tokenizer counts a text this many times higher than pincer does. */
 const IMPLAUSIBLE = 8;
 
-/**
- * Counts every model call (the endpoint's usage, else pincer's estimate, marked) with its chat, kind of run and
- * model, and checks the budgets before each call. Which chats were told of a used-up budget is kept in memory:
- * after a restart, or on another process of a cluster, a chat may be told once more.
- */
+/** Counts every model call (the endpoint's usage, else pincer's estimate, marked) and checks the budgets before each.
+ * Which chats were told of a used-up budget is kept in memory: after a restart, or on another process of a cluster, a
+ * chat may be told once more. */
 export class UsageMeter {
   /** `chat limit kind` → when the period it was told about ends. */
   private readonly told = new Map<string, number>();
@@ -187,10 +185,8 @@ export type Spent = Awaited<ReturnType<Store["usage"]["spent"]>>;
 
 export type Verdict = { ok: true } | { ok: false; limit: keyof UsageLimits; reason: string; resetsAt: number };
 
-/**
- * Whether a model call may go out now. A limit is reached once what was spent is at or over it (a call already on its
- * way may go past it a little). Of several reached, the one that resets last is named: nothing runs before it resets.
- */
+/** A limit is reached once what was spent is at or over it (a call already on its way may go past it a little). Of
+ * several reached, the one that resets last is named: nothing runs before it resets. */
 export function mayCall(spent: Spent, limits: UsageLimits, periods: Periods): Verdict {
   const checks: Array<[keyof UsageLimits, number, number, string]> = [
     ["monthlyCost", spent.monthCost, periods.monthEnd, "the monthly cost budget"],
