@@ -68,7 +68,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Where a known context came from: asked up front, or read from a refusal. */
 export type ContextSource = "props" | "models" | "refusal";
 
 type Known = { tokens: number; source: ContextSource; at: string };

@@ -98,19 +98,15 @@ function partText(part: unknown): string {
  * lone `</think>` (templates that open the block in the prompt, as DeepSeek-R1's and Qwen3's do). */
 export function withoutReasoning(content: string): string {
   // By indexOf, not a lazy regex: that rescans to the end for every unclosed <think> (quadratic).
-  const kept: string[] = [];
+  let text = "";
   let at = 0;
-  for (;;) {
-    const open = content.indexOf(OPEN, at);
-    const close = open < 0 ? -1 : content.indexOf(CLOSE, open + OPEN.length);
-    if (close < 0) {
-      kept.push(content.slice(at));
-      break;
-    }
-    kept.push(content.slice(at, open));
+  for (let open = content.indexOf(OPEN); open >= 0; open = content.indexOf(OPEN, at)) {
+    const close = content.indexOf(CLOSE, open + OPEN.length);
+    if (close < 0) break;
+    text += content.slice(at, open);
     at = close + CLOSE.length;
   }
-  let text = kept.join("");
+  text += content.slice(at);
   const lone = text.lastIndexOf(CLOSE);
   if (lone >= 0) text = text.slice(lone + CLOSE.length);
   if (text.trimStart().startsWith(OPEN)) return "";

@@ -60,7 +60,6 @@ export class CircuitBreaker {
     return this.isOpen && !wasOpen;
   }
 
-  /** When a request (of `conversation`) is worth trying again. */
   retryAt(now: number, conversation?: string): number {
     if (this.isOpen) return this.trialRunning ? now + 1000 : Math.max(now, this.openUntil);
     const inARow = Math.max(1, this.failures, (conversation && this.failing.get(conversation)) || 0);

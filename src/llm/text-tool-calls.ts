@@ -83,7 +83,6 @@ export function splitAtCode(text: string): string[] {
     }
     if (first === hermes) {
       const body = hermes + "<tool_call>".length;
-      // A call runs to its closing tag or the end.
       if (!CALL_BODY.test(text.slice(body, body + 200))) {
         at = body;
         continue;

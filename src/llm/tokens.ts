@@ -39,11 +39,8 @@ export function createTokenCounter() {
   const rawTools = (schemas: readonly object[]) => schemas.reduce((n, schema) => n + schemaCost(schema), 0);
   const rawMessage = (message: ChatMessage): number => {
     let tokens = MESSAGE_OVERHEAD + raw(textOf(message.content)) + IMAGE_TOKENS * imageCount(message.content);
-    if (message.role === "assistant" && message.tool_calls) {
-      for (const call of message.tool_calls) {
-        if (call.type === "function")
-          tokens += MESSAGE_OVERHEAD + raw(call.function.name) + raw(call.function.arguments);
-      }
+    for (const call of (message.role === "assistant" && message.tool_calls) || []) {
+      if (call.type === "function") tokens += MESSAGE_OVERHEAD + raw(call.function.name) + raw(call.function.arguments);
     }
     if (message.role === "tool") tokens += raw(message.tool_call_id);
     return tokens;

@@ -53,7 +53,6 @@ async function usageOf(result: unknown, path: string): Promise<Omit<Heard, "mode
 /** Bytes a second of compressed voice takes at the least (32 kbit/s): what an unknown format's length is guessed at,
  * on the long side, so a budget is never undercounted by much. */
 const GUESSED_BYTES_PER_SECOND = 4000;
-/** The end of an Ogg file read for its last page. */
 const TAIL_BYTES = 65_536;
 
 /** How long a recording plays, for counting its transcription: exact for Ogg/Opus (voice notes) and WAV, read from

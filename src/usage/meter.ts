@@ -85,7 +85,6 @@ export class UsageMeter {
     await this.save(run, counted, heard.model, heard.promptTokens === undefined);
   }
 
-  /** Today's and this month's calls, for one chat (`sessionKey`) and overall; with `person`, only theirs. */
   report(sessionKey?: string, person?: string): Promise<UsageReport> {
     return readUsage(this.deps.store, this.deps.config.timezone, this.now(), sessionKey, person);
   }
