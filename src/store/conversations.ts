@@ -73,8 +73,7 @@ export class SqlConversations {
 
   /** Where the open conversation's prompt begins and what its head shows; undefined for a chat without one yet. */
   async head(sessionKey: string): Promise<PromptHead | undefined> {
-    // A new chat has no history: its conversation is created with its first messages (append), in the turn's own
-    // transaction, not in a commit of its own here.
+    // A new chat has none: append creates it with its first messages, in the turn's transaction, not a commit here.
     const [head] = await this.db.rows<PromptHead>(
       `SELECT id AS "conversationId", created_at AS "createdAt", trimmed_through AS "trimmedThrough",
               summaries_through AS "summariesThrough", prompt_memory AS memory

@@ -160,8 +160,7 @@ export async function acceptInbound(db: Sql, msg: InboundMessage): Promise<boole
 /** Marks the message done (its turn's steps go with it), in the caller's transaction. */
 async function completeInbound(db: Sql, msg: InboundMessage): Promise<void> {
   const changed = await db.run("UPDATE inbox SET status = 'done' WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
-  // Done already: another process answered it while this one was paused past its lease (and has taken the conversation
-  // again since). The late turn must write nothing, least of all a reply.
+  // Done already: another process answered it while this one was paused past its lease; the late turn writes nothing.
   if (changed === 0 && (await exists(db, "SELECT 1 FROM inbox WHERE id = $1", [inboxId(msg)]))) {
     throw new FencedOutError({ name: `turn:${msg.sessionKey}`, epoch: 0 });
   }

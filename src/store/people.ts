@@ -49,8 +49,7 @@ export class SqlPeople extends SqlGroup {
     const [found] = await this.select(this.db, BY_IDENTITY, [agent, route, userId]);
     if (found) return found;
     const id = ownPersonId(agent, route, userId);
-    // Another process may make the same person at once: the first rows stand (a person left without its account by a
-    // crash in between gets it at the next message).
+    // Another process may make the same person at once: the first rows stand (a crash in between heals next message).
     const person = { id, agent, name, createdAt: Date.now() };
     await this.db.run(...insert("people", person, undefined, "ON CONFLICT DO NOTHING"));
     const identity = { agent, route, userId, personId: id, name };

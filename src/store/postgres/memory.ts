@@ -14,8 +14,7 @@ export class PostgresMemory extends SqlMemory {
     const terms = [...new Set([...fts.terms, ...fts.short])];
     if (terms.length === 0) return [];
     const patterns = terms.map(likePattern);
-    // $1 session, $2 MEMORY.md allowed, $3 limit, $4 the words for the full-text rank, $5 the session's agent (whose
-    // MEMORY.md it is), $6… the patterns.
+    // $1 session, $2 MEMORY.md allowed, $3 limit, $4 words for the full-text rank, $5 MEMORY.md's agent, $6… patterns.
     const hits = (column: string) =>
       patterns.map((_, i) => `(pincer_fold(${column}) ILIKE pincer_fold($${i + 6}))::int`).join(" + ");
     const any = (column: string) =>

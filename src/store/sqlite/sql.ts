@@ -55,8 +55,7 @@ export function sqliteSql(db: Database): Sql {
         const statement = db.prepare(`${select} ORDER BY ${order}`);
         const names = statement.columns().map((column) => column.name);
         const tokensAt = names.indexOf("tokens");
-        // Rows as arrays: better-sqlite3 builds them several times faster than row objects, and every turn reads its
-        // history here.
+        // Rows as arrays: better-sqlite3 builds them several times faster, and every turn reads its history here.
         const rows = statement.raw(true).iterate(bind(params)) as IterableIterator<unknown[]>;
         const picked: Record<string, unknown>[] = [];
         let used = 0;
