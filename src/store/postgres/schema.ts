@@ -22,8 +22,8 @@ const CREATE_FOLD_FUNCTION = `
     AS $fold$ SELECT translate($1, '${from}', '${to}') $fold$;`;
 
 /**
- * The same tables as SQLite's (times in ms since the epoch, bigints); see early-migrations.ts for the rules. A migration
- * named as one of SQLite's does what that one does (test/schema-engines.test.ts checks the schemas end up alike).
+ * The same tables as SQLite's (times in ms since the epoch, bigints); see early-migrations.ts for the rules. One named
+ * as one of SQLite's does what that one does (test/schema-engines.test.ts checks the schemas end up alike).
  */
 export const MIGRATIONS: Array<{ id: string; sql: string }> = [
   {

@@ -139,7 +139,7 @@ export const earlyMigrations: Migration[] = [
   {
     id: "005-outbox-delivery",
     formerly: "120-outbox-delivery",
-    // Per-chat order, parts sent, retries and dead letters. SQLite cannot change a CHECK in place: the table is rebuilt.
+    // Per-chat order, parts sent, retries, dead letters. SQLite cannot change a CHECK in place: the table is rebuilt.
     sql: `
       CREATE TABLE outbox_new (
         id INTEGER PRIMARY KEY,

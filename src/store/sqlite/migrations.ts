@@ -60,8 +60,8 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // FTS5 writes a segment per commit: a turn only marks its messages, indexed in batches (before every search, and
-    // in the background). A message not yet indexed only loses its mark (an FTS5 'delete' of it would corrupt the index).
+    // FTS5 writes a segment per commit: a turn only marks its messages, indexed in batches (before every search, and in
+    // the background). A message not yet indexed only loses its mark (an FTS5 'delete' of it would corrupt the index).
     id: "011-fts-deferred",
     formerly: "16-fts-deferred",
     sql: `
