@@ -125,7 +125,7 @@ export class SqlApprovals extends SqlGroup {
     return (await this.db.run(revoke, [sessionKey, entry])) > 0;
   }
 
-  /** Runs the conditional update ending a pending approval and, when it won, `also` and the prompt's edit, in one transaction. */
+  /** The conditional update ending a pending approval and, if it won, `also` and the prompt's edit, in one transaction. */
   private ended(
     update: string,
     params: unknown[],

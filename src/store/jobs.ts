@@ -115,11 +115,10 @@ export class SqlJobs extends SqlGroup {
     return (await this.db.run(ask, [at, id])) === 1;
   }
 
-  dropRunRequest = (id: string, requestedAt: number) =>
-    this.db.run("UPDATE cron_jobs SET run_requested_at = NULL WHERE id = $1 AND run_requested_at = $2", [
-      id,
-      requestedAt,
-    ]);
+  dropRunRequest = (id: string, requestedAt: number) => {
+    const drop = "UPDATE cron_jobs SET run_requested_at = NULL WHERE id = $1 AND run_requested_at = $2";
+    return this.db.run(drop, [id, requestedAt]);
+  };
 
   /** Jobs to fire at `now`: unpaused ones due, and any with a run asked for; only those of `channels` when given. */
   due = (now: number, channels?: readonly string[]) =>

@@ -105,11 +105,10 @@ export abstract class SqlMemory extends SqlGroup {
   }
 
   /** The newest entry that summarises only messages up to `messageId` (0 for none): what a trim there may show. */
-  entriesThrough = (conversationId: number, messageId: number) =>
-    total(this.db, "SELECT max(id) FROM memory_entries WHERE conversation_id = $1 AND last_message_id <= $2", [
-      conversationId,
-      messageId,
-    ]);
+  entriesThrough = (conversationId: number, messageId: number) => {
+    const through = "SELECT max(id) FROM memory_entries WHERE conversation_id = $1 AND last_message_id <= $2";
+    return total(this.db, through, [conversationId, messageId]);
+  };
 
   /** Tokens of the messages trimmed out of the prompt that no entry summarises yet. */
   trimmedPendingTokens = (conversationId: number) =>
