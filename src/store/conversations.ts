@@ -61,9 +61,7 @@ export class SqlConversations {
   }
 
   /** Drops the cached histories (SQLite): after `/forget` deleted rows, no turn may be sent them from memory. */
-  dropCached(): void {
-    this.cache?.clear();
-  }
+  dropCached = () => this.cache?.clear();
 
   /** Starts a fresh conversation for the session (the old one stays in the database). */
   archive = (sessionKey: string) => archiveConversation(this.db, sessionKey);

@@ -54,9 +54,7 @@ export class HistoryCache {
   }
 
   /** Forgets every conversation: rows deleted under it (`/forget`) must not come back from memory. */
-  clear(): void {
-    this.entries.clear();
-  }
+  clear = () => this.entries.clear();
 
   /** Remembers a conversation's newest rows (oldest first), trimmed to what `budget` could use again. */
   store(head: ConversationHead, rows: HistoryRow[], complete: boolean, budget: number): void {
