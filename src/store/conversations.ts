@@ -83,10 +83,7 @@ export class SqlConversations {
     );
   }
 
-  /**
-   * The newest messages after the trim point that fit in `tokenBudget`, oldest first; `complete` when they are all the
-   * messages after it (else the history overflows its room). Costs depend on the budget, not the conversation's length.
-   */
+  /** The newest messages after the trim point fitting `tokenBudget`, oldest first (`complete`: all there are). */
   async sinceTrim(sessionKey: string, head: PromptHead, tokenBudget: number): Promise<HistoryWindow> {
     const at = { id: head.conversationId, sessionKey, createdAt: head.createdAt, through: head.trimmedThrough };
     if (this.cache) return this.cached(at, tokenBudget, this.cache);

@@ -72,10 +72,7 @@ export interface HistoryWindow {
   complete: boolean;
 }
 
-/**
- * The newest rows whose tokens fit in `budget`, oldest first, as the store's budgeted walk picks them; undefined when
- * the walk ran out of rows that are not all there are (read the database).
- */
+/** The newest rows fitting `budget`, oldest first, as budgeted() picks them; undefined when more must be read. */
 export function pickNewest(rows: readonly HistoryRow[], complete: boolean, budget: number): HistoryWindow | undefined {
   const from = fitFrom(rows, budget);
   if (from === 0 && !complete) return undefined;

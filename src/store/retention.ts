@@ -25,10 +25,7 @@ export async function pruneMediaFiles(dir: string, mediaDays: number, now = Date
 }
 
 export class SqlRetention extends SqlGroup {
-  /**
-   * Deletes what only grows once older than its age, all or nothing. A chat's open conversation is never touched,
-   * however old: the context window already bounds what the model sees of it.
-   */
+  /** Deletes what only grows past its age, all or nothing; never a chat's open conversation (its window bounds it). */
   prune(ages: Omit<RetentionAges, "mediaDays" | "jobRunDays"> & { jobRunDays?: number }, now = Date.now()) {
     return this.db.transaction(async (tx) => {
       const before = (days: number) => [now - days * DAY_MS];

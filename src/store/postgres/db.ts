@@ -11,10 +11,7 @@ const types = {
     oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-/**
- * The server ends a session idle inside a transaction this long: a process paused (SIGSTOP, a frozen VM) mid fenced
- * write would otherwise hold its lease row's lock, and so hold back the takeover, for as long as it stays paused.
- */
+/** The server ends sessions idle in a transaction this long: a paused process mid-write would block lease takeovers. */
 const IDLE_IN_TRANSACTION_MS = 5000;
 
 /** A pool of pincer's (the store's ten connections unless `config` says otherwise). */

@@ -22,10 +22,7 @@ export function openDatabase(path: string, migrations: Migration[] = allMigratio
   return db;
 }
 
-/**
- * Makes `db.prepare` hand out one compiled statement per SQL text instead of compiling on every call (so the stores can
- * prepare where they use one). A reused statement is reset to plain rows first: a caller's `.pluck()` never leaks.
- */
+/** One compiled statement per SQL text from `db.prepare`, reset to plain rows (a caller's `.pluck()` never leaks). */
 function reuseStatements(db: Database): void {
   const prepare = db.prepare.bind(db);
   const statements = new Map<string, BetterSqlite3.Statement>();

@@ -1,7 +1,6 @@
 /**
- * Schema changes, applied once each in this order and recorded by id. Never edit an applied migration: add a new one
- * at the end. Ids are `NNN-name`, numbered in order (migrations.test.ts checks it); PostgreSQL's list
- * (postgres/schema.ts) follows the same scheme with numbers of its own.
+ * Schema changes, applied once each in order and recorded by id. Never edit an applied migration: add one at the end.
+ * Ids are `NNN-name`, numbered in order (migrations.test.ts checks it); PostgreSQL's (postgres/schema.ts) likewise.
  */
 export interface Migration {
   id: string;
