@@ -25,21 +25,17 @@ export async function downloadAttachments(
   if (attachments.length === 0) return result;
   await mkdir(options.dir, { recursive: true });
   for (const attachment of attachments) {
-    if (attachment.size > options.maxBytes) {
-      result.notes.push(
-        `[attachment ${attachment.name} skipped: ${attachment.size} bytes is over the ${options.maxBytes} byte limit]`,
-      );
-      continue;
-    }
     const seconds = attachment.duration;
-    if (seconds !== null && seconds > options.maxAudioSeconds) {
-      result.notes.push(
-        `[voice message ${attachment.name}, ${Math.round(seconds)} s: not transcribed, longer than the ${options.maxAudioSeconds} s limit]`,
-      );
-      continue;
-    }
-    if (!attachmentUrlAllowed(attachment.url, options.apiUrl)) {
-      result.notes.push(`[attachment ${attachment.name} not downloaded: its address is not on Discord's CDN]`);
+    const skipped =
+      attachment.size > options.maxBytes
+        ? `[attachment ${attachment.name} skipped: ${attachment.size} bytes is over the ${options.maxBytes} byte limit]`
+        : seconds !== null && seconds > options.maxAudioSeconds
+          ? `[voice message ${attachment.name}, ${Math.round(seconds)} s: not transcribed, longer than the ${options.maxAudioSeconds} s limit]`
+          : !attachmentUrlAllowed(attachment.url, options.apiUrl)
+            ? `[attachment ${attachment.name} not downloaded: its address is not on Discord's CDN]`
+            : undefined;
+    if (skipped) {
+      result.notes.push(skipped);
       continue;
     }
     const path = join(options.dir, `discord-${options.messageId}-${attachment.id}-${safeFileName(attachment.name)}`);

@@ -22,18 +22,11 @@ export function splitTelegramHtml(html: string, limit = TELEGRAM_TEXT_LIMIT): st
   const chunks: string[] = [];
   let start = 0;
   let stack: OpenTag[] = [];
+  const raw = (list: Array<{ raw: string }>) => list.map((a) => a.raw).join("");
   while (start < atoms.length) {
     const { end, resume, stackAtEnd } = findCut(atoms, start, stack, limit);
-    const body = atoms
-      .slice(start, end)
-      .map((a) => a.raw)
-      .join("");
-    const reopen = stack.map((t) => t.raw).join("");
-    const close = [...stackAtEnd]
-      .reverse()
-      .map((t) => `</${t.name}>`)
-      .join("");
-    const chunk = dropEmptyTags(reopen + body + close);
+    const close = stackAtEnd.map((t) => `</${t.name}>`).reverse();
+    const chunk = dropEmptyTags(raw(stack) + raw(atoms.slice(start, end)) + close.join(""));
     if (htmlToPlainText(chunk).trim()) chunks.push(chunk.trim());
     start = resume;
     stack = stackAtEnd;

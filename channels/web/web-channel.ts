@@ -52,14 +52,8 @@ export function createWebChannel({ bus }: { bus: Switchboard }): WebChannel {
       notes.set(audio.id, { chatId, path: msg.voice.path });
       for (const old of [...notes.keys()].slice(0, Math.max(0, notes.size - KEPT_NOTES))) notes.delete(old);
     }
-    emit({
-      chatId,
-      type: "message",
-      kind: msg.kind,
-      text: withButtonLines(msg),
-      at: Date.now(),
-      ...(audio && { audio }),
-    });
+    const text = withButtonLines(msg);
+    emit({ chatId, type: "message", kind: msg.kind, text, at: Date.now(), ...(audio && { audio }) });
   };
   return {
     name: "web",

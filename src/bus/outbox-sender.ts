@@ -112,7 +112,6 @@ export class ChannelSender {
   }
 
   private async send(row: OutboxRow, signal: AbortSignal): Promise<void> {
-    const { journal } = this;
     let partsSent = row.partsSent;
     let receipt: DeliveryReceipt | undefined;
     const messageIds = [...(row.messageIds ?? [])];
@@ -127,8 +126,8 @@ export class ChannelSender {
         markPartSent: async (last, ids = []) => {
           const parts = ++partsSent;
           messageIds.push(...ids);
-          if (!last) return record(() => journal.markOutboundPartSent(row.id, parts, [...messageIds]));
-          await record(() => journal.markOutboundSent(row.id, parts, [...messageIds]));
+          if (!last) return record(() => this.journal.markOutboundPartSent(row.id, parts, [...messageIds]));
+          await record(() => this.journal.markOutboundSent(row.id, parts, [...messageIds]));
           delivered = true;
         },
         signal,
@@ -140,7 +139,7 @@ export class ChannelSender {
     if (!delivered && receipt?.refused)
       return this.failed({ ...row, partsSent }, new DeliveryError(receipt.refused, { permanent: true }));
     const posted = messageIds.length > 0 ? messageIds : (receipt?.messageIds ?? []);
-    if (!delivered) await record(() => journal.markOutboundSent(row.id, undefined, posted));
+    if (!delivered) await record(() => this.journal.markOutboundSent(row.id, undefined, posted));
     const sendMs = Math.round((performance.now() - sending) * 100) / 100;
     this.log?.debug({ channel: this.channel, outboxId: row.id, waitedMs, sendMs }, "sent");
     if (this.failuresInARow > 0)

@@ -19,13 +19,8 @@ export function inboundFromStored(payload: string): InboundMessage {
 function runFromMeta(meta: Record<string, string>): SystemRun {
   const userId = meta.userId ? { userId: meta.userId } : {};
   const deliverTo = meta.deliverTo ? { deliverTo: meta.deliverTo } : {};
-  if (meta.kind === "heartbeat") {
-    return {
-      kind: "heartbeat",
-      deliverTo: meta.deliverTo ?? "",
-      ...(meta.silentReply ? { silentReply: meta.silentReply } : {}),
-    };
-  }
+  const silentReply = meta.silentReply ? { silentReply: meta.silentReply } : {};
+  if (meta.kind === "heartbeat") return { kind: "heartbeat", deliverTo: meta.deliverTo ?? "", ...silentReply };
   if (meta.kind === "helper")
     return { kind: "helper", runId: meta.runId ?? "", status: meta.status ?? "", ...userId, ...deliverTo };
   const reminder = meta.reminder ? { reminder: meta.reminder } : {};
