@@ -142,10 +142,8 @@ function resolveTarget(
   return { target: { channel: channel as ChannelName, chatId, account }, current: false };
 }
 
-/**
- * Copies each attachment (a regular file in the workspace or media folder, no symlink out, size-capped) to its own
- * folder under media/outgoing: the channel sends that copy, so the file cannot be swapped before the send.
- */
+/** Copies each attachment (a regular file in the workspace or media folder, no symlink out, size-capped) to its own
+ * folder under media/outgoing: the channel sends that copy, so the file cannot be swapped before the send. */
 async function snapshotFiles(paths: string[], ctx: ToolContext, config: Config): Promise<string[]> {
   if (paths.length === 0) return [];
   const { maxBytes } = config.media;

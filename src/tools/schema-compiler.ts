@@ -3,16 +3,13 @@ import type { Ajv, ValidateFunction } from "ajv";
 import type ajvFormats from "ajv-formats";
 import type { ToolParameters } from "./tool.js";
 
-/**
- * Compiles tools' argument schemas for a registry and its views. ajv (~10 MB, ~40 ms) loads on the first
- * call that needs it; it is CommonJS, so this stays synchronous.
- * Schemas are an MCP server's to choose and checks run on the event loop, so no keyword may cost more
- * than linear time: patterns run on RE2 (`^(a+)+$` cannot backtrack; one RE2 refuses leaves the tool out)
- * and `uniqueItems` compares canonical JSON in a set (ajv's own takes 30 s for 20,000 objects).
- * RE2's time per character grows with the pattern's program (`[a-z]{1000}` twenty times: 14 s for 100 KB),
- * hence MATCH_BUDGET and PROGRAM_BUDGET; SIZE_BUDGET counts each `$ref` as what it names (thirty levels
- * of `allOf` referring twice to the next are a few lines that ajv walks 2^30 times).
- */
+/** Compiles tools' argument schemas for a registry and its views. ajv (~10 MB, ~40 ms) loads on the first call that
+ * needs it; it is CommonJS, so this stays synchronous. Schemas are an MCP server's to choose and checks run on the
+ * event loop, so no keyword may cost more than linear time: patterns run on RE2 (`^(a+)+$` cannot backtrack; one RE2
+ * refuses leaves the tool out) and `uniqueItems` compares canonical JSON in a set (ajv's own takes 30 s for 20,000
+ * objects). RE2's time per character grows with the pattern's program (`[a-z]{1000}` twenty times: 14 s for 100 KB),
+ * hence MATCH_BUDGET and PROGRAM_BUDGET; SIZE_BUDGET counts each `$ref` as what it names (thirty levels of `allOf`
+ * referring twice to the next are a few lines that ajv walks 2^30 times). */
 export class SchemaCompiler {
   private ajv?: Ajv;
   /** The program sizes of the patterns of the schema being compiled. */
@@ -66,10 +63,8 @@ const SIZE_BUDGET = 20_000;
 /** Keywords whose values are data, not schemas: a `$ref` in them refers to nothing. */
 const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
 
-/**
- * JSON values in `root`, each `$ref` counted as what it names (a reference back into itself once: ajv follows it
- * only as deep as the data goes). Only `#…` pointers can be counted: another reference, or a nested `$id`, throws.
- */
+/** JSON values in `root`, each `$ref` counted as what it names (a reference back into itself once: ajv follows it only
+ * as deep as the data goes). Only `#…` pointers can be counted: another reference, or a nested `$id`, throws. */
 function expandedSize(root: unknown): number {
   const sizes = new Map<string, number>();
   const open = new Set<string>();

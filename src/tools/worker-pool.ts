@@ -17,11 +17,9 @@ export type RunTask<Task, Result> = (task: Task, signal: AbortSignal, timeoutMs?
 
 type Reply = { ok: true; result: unknown } | { ok: false; error: string };
 
-/**
- * Runs tasks in threads of `file` (which calls serveTasks), at most `maxThreads` at once; a thread is kept for the
+/** Runs tasks in threads of `file` (which calls serveTasks), at most `maxThreads` at once; a thread is kept for the
  * next task and ends when idle, or is terminated when its task fails, times out or aborts (which really stops it).
- * From the TypeScript sources (tests) the built copy in dist/ runs, so tests need `npm run build` first.
- */
+ * From the TypeScript sources (tests) the built copy in dist/ runs, so tests need `npm run build` first. */
 export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOptions): RunTask<Task, Result> {
   const idle: Array<{ worker: Worker; timer: NodeJS.Timeout }> = [];
   const waiting: Array<() => void> = [];

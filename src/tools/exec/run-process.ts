@@ -15,10 +15,8 @@ export interface RunRequest {
   input?: string;
 }
 
-/**
- * Runs one process as leader of its own group and, however it ends, kills the whole group: nothing it started
- * outlives the call. Under bwrap the group holds bwrap; --die-with-parent and its PID namespace take the rest.
- */
+/** Runs one process as leader of its own group and, however it ends, kills the whole group: nothing it started outlives
+ * the call. Under bwrap the group holds bwrap; --die-with-parent and its PID namespace take the rest. */
 export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
   // Loaded by the first command, not at start (~14 MB).
   const { execa } = await import("execa");

@@ -1,12 +1,10 @@
-/**
- * Every simple command a `sh -c` string can run, read by the POSIX shell grammar, or the construct that keeps it from
+/** Every simple command a `sh -c` string can run, read by the POSIX shell grammar, or the construct that keeps it from
  * being proven. It accepts a subset that dash and bash (as `sh`) read the same way: lists and pipelines, `( … )`,
  * `{ …; }`, `if`, `while`, `until` and `for`, quotes and escapes, comments, `$name`, `${name}` and `$( … )` at any
- * depth, redirections to `/dev/null` or between descriptors, input from files and here-documents that expand
- * nothing. Anything else (backticks, `$(( … ))`, `case`, functions, `$'…'`, a `\` at a line's end, a write to a
- * file…) is refused, never guessed at: the allowlist it serves must ask about what it cannot prove. Linear in the
- * text and bounded in length and depth, so no command can hold the event loop.
- */
+ * depth, redirections to `/dev/null` or between descriptors, input from files and here-documents that expand nothing.
+ * Anything else (backticks, `$(( … ))`, `case`, functions, `$'…'`, a `\` at a line's end, a write to a file…) is
+ * refused, never guessed at: the allowlist it serves must ask about what it cannot prove. Linear in the text and
+ * bounded in length and depth, so no command can hold the event loop. */
 
 /** One simple command: its words as written (quotes kept), and those words joined by single spaces. */
 export interface SimpleCommand {

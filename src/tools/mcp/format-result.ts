@@ -26,10 +26,8 @@ const EXTENSIONS: Record<string, string> = {
   "application/json": "json",
 };
 
-/**
- * Text as is, structured content as JSON (unless a text block says the same), images, audio and binary resources
- * saved to the workspace, links listed. `isError` results throw, so the model reads `Error: …`.
- */
+/** Text as is, structured content as JSON (unless a text block says the same), images, audio and binary resources saved
+ * to the workspace, links listed. `isError` results throw, so the model reads `Error: …`. */
 export async function formatResult(result: CallToolResult, save: SaveFile, maxChars: number): Promise<string> {
   const parts: string[] = [];
   // A server answering with thousands of images must not fill the disk: the first few are kept.

@@ -14,10 +14,8 @@ const STDERR_TAIL_BYTES = 2048;
 /** One JSON-RPC line longer than this ends the connection (a server flooding stdout). */
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
-/**
- * Starts the server in its own process group, so closing ends every process it started (an `npx` wrapper's child
- * too), and keeps only a tail of its stderr, so a chatty server cannot flood pincer's log.
- */
+/** Starts the server in its own process group, so closing ends every process it started (an `npx` wrapper's child too),
+ * and keeps only a tail of its stderr, so a chatty server cannot flood pincer's log. */
 export class ProcessGroupTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
