@@ -60,10 +60,8 @@ export function peopleRemove(config: Config, id: string, on?: Store): Promise<An
     const person = await store.people.show(id);
     if (!person || !(await store.people.remove(id))) return NOBODY(id);
     for (const { route, userId } of person.identities) await store.pairing.revoke(route, userId);
-    return {
-      ok: true,
-      text: `Removed ${id} (${person.identities.length} account(s)); their pairing approvals are revoked.`,
-    };
+    const text = `Removed ${id} (${person.identities.length} account(s)); their pairing approvals are revoked.`;
+    return { ok: true, text };
   });
 }
 

@@ -24,8 +24,7 @@ export function timeFormat(): TimeFormat {
 /** A duration, coarse: its largest unit only, "40 s", "5 min", "3 h", "2 d" (negative counts as 0). */
 export function formatSpan(ms: number): string {
   return formatSeconds(Math.max(0, Math.round(ms / 1000)))
-    .split(" ")
-    .slice(0, 2)
+    .split(" ", 2)
     .join(" ");
 }
 

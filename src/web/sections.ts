@@ -115,10 +115,7 @@ export function renderHistory(sessionKey: string, entries: HistoryEntry[], timez
 
 /** The web chat's stored messages (the page appends live ones over SSE). */
 export function renderChatLog(entries: HistoryEntry[]): string {
-  return entries
-    .filter((e) => e.kind === "message")
-    .map((e) => message(e))
-    .join("");
+  return entries.flatMap((e) => (e.kind === "message" ? [message(e)] : [])).join("");
 }
 
 const message = (e: HistoryEntry, when = "") =>

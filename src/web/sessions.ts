@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { hash } from "./token.js";
 
 /** A page left alone this long is logged out; any request with the session extends it. */
 export const SESSION_IDLE_MS = 12 * 3600 * 1000;
@@ -8,6 +9,7 @@ const MAX_SESSIONS = 64;
  * a header, never a cookie (browsers send cookies to every port of a host). A restart (so a changed token) ends them
  * all. Only hashes are kept; `onEnd` holds what ends with the session (its open event streams). */
 export class WebSessions {
+  // Kept by hash: the time a lookup takes says nothing about the secret.
   private readonly sessions = new Map<string, { lastUsed: number; onEnd: Set<() => void> }>();
 
   create(): string {
@@ -56,9 +58,4 @@ export class WebSessions {
     for (const fn of session.onEnd) fn();
     return true;
   }
-}
-
-/** Map lookups by a hash: the time a lookup takes says nothing about the secret. */
-function hash(secret: string): string {
-  return createHash("sha256").update(secret).digest("base64url");
 }

@@ -24,8 +24,9 @@ export function loadWebToken(home: string, fromEnv: string | undefined): string 
   return token;
 }
 
+export const hash = (secret: string) => createHash("sha256").update(secret).digest("base64url");
+
 /** Constant-time comparison of hashes, so neither the length nor a common prefix shows in the timing. */
 export function secretsEqual(presented: string, expected: string): boolean {
-  const digest = (secret: string) => createHash("sha256").update(secret).digest();
-  return timingSafeEqual(digest(presented), digest(expected));
+  return timingSafeEqual(Buffer.from(hash(presented)), Buffer.from(hash(expected)));
 }
