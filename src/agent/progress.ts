@@ -21,7 +21,7 @@ export function execCommand({ name, arguments: args }: { name: string; arguments
 }
 
 /** The progress note of one turn: a round of tool calls still running after `afterMs` (never when undefined) shows
- * it; once up, every later round updates it at once (edited in place); `finish` clears it. Quick turns never show one. */
+ * it, so quick turns never do; once up, every later round updates it at once (edited in place); `finish` clears it. */
 export class ProgressReporter {
   private timer: NodeJS.Timeout | undefined;
   private shown = "";

@@ -66,7 +66,6 @@ export async function buildTurnContext(
   const { config, contextTokens, tokens, conversations } = deps;
   const files = deps.files ?? new ReadCache();
   const skills = deps.skills();
-  const budget = requestBudget(contextTokens);
   const space = spaceOf(inbound, config.workspace);
   const memoryNow = deps.ownerMemory ? promptFile(files, space, "MEMORY.md", deps.log) : "";
   const compose = async (head: PromptHead | undefined, memory: string) => {
@@ -88,7 +87,7 @@ export async function buildTurnContext(
       [{ role: "system", content: system }, withSummaries(userMessage, block)],
       deps.toolSchemas(),
     );
-    return { system, block, room: Math.max(0, budget - fixed) };
+    return { system, block, room: Math.max(0, requestBudget(contextTokens) - fixed) };
   };
   let head = await conversations.head(inbound.sessionKey);
   if (head === undefined) {

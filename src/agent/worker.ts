@@ -49,8 +49,7 @@ export class AgentWorker {
     for await (const msg of this.deps.bus.inbound) {
       // One bad message must not end the loop that serves every chat.
       try {
-        const commands = this.commands.get(agentOf(msg.sessionKey));
-        if (!commands?.take(msg)) this.lanes.push(msg);
+        if (!this.commands.get(agentOf(msg.sessionKey))?.take(msg)) this.lanes.push(msg);
       } catch (err) {
         this.deps.log.error({ err, session: msg.sessionKey }, "could not accept a message");
       }
