@@ -73,12 +73,7 @@ export function createConsoleChannel(deps: {
       const button = asked?.buttons[keysOf(asked.buttons).indexOf(text.trim().toLowerCase())];
       if (asked && button) {
         open.shift();
-        const answer = await deps.bus.publishTap({
-          ...from(),
-          messageId: asked.messageId,
-          data: button.data,
-          label: button.label,
-        });
+        const answer = await deps.bus.publishTap({ ...from(), messageId: asked.messageId, ...button });
         if (answer.text) deps.write({ channel: "console", chatId, kind: "notice", text: answer.text });
         return;
       }
