@@ -1,6 +1,6 @@
 import type { Config } from "../config/config.js";
 import { chainOf, type EndpointSpec } from "../llm/configured.js";
-import { notFoundHint, openAIClient } from "../llm/model.js";
+import { notFoundHint } from "../llm/model.js";
 
 /** One thing `pincer doctor` checked, with one line of advice when it is not fine. */
 export type Check = { name: string; status: "ok" | "warn" | "fail"; detail: string };
@@ -36,27 +36,27 @@ export async function probeAgentModels(config: Config): Promise<Check[]> {
 async function probeEndpoint(spec: Omit<EndpointSpec, "name"> & { name: string }, name: string): Promise<Check> {
   const { apiKey, baseUrl, model, keyEnv } = spec;
   if (!apiKey) return check(name, "fail", `${keyEnv} is not set: put the key for ${model} at ${baseUrl} in .env`);
-  const made = await openAIClient({ apiKey, baseUrl, timeoutSeconds: TIMEOUT_MS / 1000 }).catch((err: Error) => err);
-  if (made instanceof Error) return check(name, "fail", made.message);
-  const { OpenAI, client } = made;
-  try {
-    const ids: string[] = [];
-    for await (const entry of client.models.list()) ids.push(entry.id);
-    if (ids.length > 0 && !ids.includes(model)) {
-      const listed = `${ids.slice(0, 5).join(", ")}${ids.length > 5 ? ", …" : ""}`;
-      const what = name === "model" ? `PINCER_MODEL "${model}"` : `"${model}"`;
-      return check(name, "warn", `${baseUrl} answers, but does not list ${what}; it lists ${listed}`);
-    }
-    return check(name, "ok", `${model} at ${baseUrl} answers`);
-  } catch (err) {
-    if (err instanceof OpenAI.AuthenticationError) {
-      return check(name, "fail", `${baseUrl} refused ${keyEnv} (401) for ${model}: check the key`);
-    }
-    if (err instanceof OpenAI.NotFoundError) return check(name, "fail", notFoundHint(spec));
-    const said = (err as Error).message;
-    const where = name === "model" ? "OPENAI_BASE_URL" : "its baseUrl";
-    return check(name, "fail", `${baseUrl} did not answer (${said}): check ${where} and that the endpoint runs`);
+  const where = name === "model" ? "OPENAI_BASE_URL" : "its baseUrl";
+  const failed = (why: string) =>
+    check(name, "fail", `${baseUrl} did not answer (${why}): check ${where} and that the endpoint runs`);
+  // Plain fetch: the gateway probes at start, and the openai package (~13 MB) is left to the first turn.
+  const response = await fetch(`${baseUrl.replace(/\/+$/, "")}/models`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+    signal: AbortSignal.timeout(TIMEOUT_MS),
+  }).catch((err: Error) => err);
+  if (response instanceof Error) return failed(response.message);
+  if (response.status === 401)
+    return check(name, "fail", `${baseUrl} refused ${keyEnv} (401) for ${model}: check the key`);
+  if (response.status === 404) return check(name, "fail", notFoundHint(spec));
+  if (!response.ok) return failed(`${response.status} ${response.statusText}`);
+  const { data } = (await response.json().catch(() => ({}))) as { data?: unknown };
+  const ids = (Array.isArray(data) ? data : []).map((entry) => entry?.id).filter((id) => typeof id === "string");
+  if (ids.length > 0 && !ids.includes(model)) {
+    const shown = `${ids.slice(0, 5).join(", ")}${ids.length > 5 ? ", …" : ""}`;
+    const what = name === "model" ? `PINCER_MODEL "${model}"` : `"${model}"`;
+    return check(name, "warn", `${baseUrl} answers, but does not list ${what}; it lists ${shown}`);
   }
+  return check(name, "ok", `${model} at ${baseUrl} answers`);
 }
 
 type BotAnswer = { ok?: boolean; description?: string; message?: string; username?: string; result?: BotAnswer };
