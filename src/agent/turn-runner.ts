@@ -20,7 +20,7 @@ import type { ChatModels } from "./model-choice.js";
 import type { ModelWaits } from "./model-wait.js";
 import { failure, isSilentReply, modelFailure, notice, POISON_NOTICE } from "./notices.js";
 import type { ProgressReporter } from "./progress.js";
-import { buildTurnContext, runOf } from "./turn-context.js";
+import { buildTurnContext, runOf, type TurnContextDeps } from "./turn-context.js";
 import type { TurnOutlet } from "./turn-outlet.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
 import type { WorkerDeps } from "./worker-deps.js";
@@ -66,6 +66,15 @@ export function endingOf(err: unknown, turn: TurnState): { ending: Ending; outco
   const row = ENDINGS.find((r) => r.when(err, turn))!;
   return { ending: row.ending, outcome: row.outcome ?? (turn.aborted ? "stopped" : "error") };
 }
+
+/** What each stage uses of the worker's deps. */
+type PreflightDeps = Pick<
+  WorkerDeps,
+  "senderHasAccess" | "journal" | "conversations" | "attachments" | "log" | "now" | "config" | "usage"
+>;
+type ContextDeps = Pick<WorkerDeps, "registry" | "ready" | "config"> &
+  Omit<TurnContextDeps, "contextTokens" | "ownerMemory" | "toolSchemas">;
+type LoopStageDeps = Pick<WorkerDeps, "audit" | "steps" | "tokens" | "approve" | "log" | "config" | "bus">;
 
 interface Turn {
   msg: InboundMessage;
@@ -168,7 +177,7 @@ function stamped(deps: Pick<WorkerDeps, "now" | "config">, content: string): str
 
 /** Whether the turn goes on: a sender who lost access, a message that crashed pincer twice, /new and an attachment
  * that says nothing end it here; readable attachments join the user's message. */
-async function preflight(deps: WorkerDeps, outlet: TurnOutlet, turn: Turn): Promise<boolean> {
+async function preflight(deps: PreflightDeps, outlet: TurnOutlet, turn: Turn): Promise<boolean> {
   const { msg } = turn;
   const target = replyTarget(msg);
   const endHere = async (stored: StoredMessage[], out?: OutboundMessage) => {
@@ -209,7 +218,7 @@ async function preflight(deps: WorkerDeps, outlet: TurnOutlet, turn: Turn): Prom
 }
 
 /** The tools this run may use, and the prompt: instructions, the history that fits the window, the user's message. */
-async function context(deps: WorkerDeps, turn: Turn, ownerMemory: boolean) {
+async function context(deps: ContextDeps, turn: Turn, ownerMemory: boolean) {
   const { msg, images, chosen } = turn;
   // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start. Before the view
   // below: it copies the tools registered by then, and the servers' tools are registered as they connect.
@@ -230,7 +239,7 @@ async function context(deps: WorkerDeps, turn: Turn, ownerMemory: boolean) {
 
 /** The model and the tools, round after round, resumed from the turn's journal after a crash; the reply's text. */
 async function loop(
-  deps: WorkerDeps,
+  deps: LoopStageDeps,
   outlet: TurnOutlet,
   turn: Turn,
   { registry, prompt, ownerMemory }: Awaited<ReturnType<typeof context>>,
@@ -277,7 +286,7 @@ async function loop(
 
 /** The reply goes out (spoken too where the chat wants it), unless the message tool already said it or the run may stay
  * silent (the heartbeat's token). */
-async function finish(deps: WorkerDeps, outlet: TurnOutlet, turn: Turn, reply: string): Promise<void> {
+async function finish(deps: Pick<WorkerDeps, "voice">, outlet: TurnOutlet, turn: Turn, reply: string): Promise<void> {
   const { msg } = turn;
   const text = reply.trim();
   const silent = !text || turn.sentToConversation.includes(text) || isSilentReply(text, silentReplyOf(msg));
