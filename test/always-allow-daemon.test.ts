@@ -5,7 +5,7 @@
  * `.git/config` with core.fsmonitor, the program git runs at each status.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { gatewayOnFakes, USER } from "./helpers/daemon.js";
@@ -64,6 +64,10 @@ describe.skipIf(!ready)("Always allow and the files a command obeys, in the daem
     expect(again).not.toBe("answered");
     const prompt = again as Exclude<typeof again, string>;
     expect(prompt.text).toContain("files it obeys changed since: .gitconfig");
+    // A person reads the prompt before tapping: a change within the clock's slack (50 ms) of the grant counts as after
+    // it, so on a fast machine an instant tap would be asked about once more.
+    const written = statSync(join(workspace, ".gitconfig")).ctimeMs;
+    await fakes.until(() => Date.now() > written + 200 || undefined, "the prompt to have been read", 5_000);
     telegram.tap(prompt, "Always allow", ada);
     await answered(4);
     expect(existsSync(join(workspace, "home-ran"))).toBe(false);
