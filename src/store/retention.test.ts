@@ -88,11 +88,17 @@ describe("retention", () => {
     utimesSync(join(dir, "outgoing", "abc", "sent.png"), old, old);
     utimesSync(join(dir, "photo-old.jpg"), old, old);
     symlinkSync(outside, join(dir, "link"));
+    mkdirSync(join(dir, "incoming"));
     expect(await pruneMediaFiles(dir, 30)).toBe(2);
     expect(existsSync(join(dir, "photo-new.jpg"))).toBe(true);
     expect(existsSync(join(dir, "photo-old.jpg"))).toBe(false);
-    expect(existsSync(join(dir, "outgoing"))).toBe(false);
     expect(existsSync(join(outside, "precious.txt"))).toBe(true);
+    // Folders changed in the last hour stay (a download may be about to open its file in one); later they go.
+    expect(existsSync(join(dir, "outgoing"))).toBe(true);
+    expect(existsSync(join(dir, "incoming"))).toBe(true);
+    expect(await pruneMediaFiles(dir, 30, Date.now() + 2 * 3600_000)).toBe(0);
+    expect(existsSync(join(dir, "outgoing"))).toBe(false);
+    expect(existsSync(join(dir, "incoming"))).toBe(false);
   });
 
   it("optimizes and folds the write-ahead log into the file on close", async () => {

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { SqlGroup } from "./sql.js";
 import type { RetentionAges } from "./types.js";
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 
 /** Deletes media files older than `mediaDays` and the folders that leaves empty (symlinks removed, never followed). */
 export async function pruneMediaFiles(dir: string, mediaDays: number, now = Date.now()): Promise<number> {
@@ -18,9 +19,13 @@ export async function pruneMediaFiles(dir: string, mediaDays: number, now = Date
       removed++;
     }
   }
-  // The deepest first, so a folder that only held emptied folders goes too (rmdir leaves one with files).
+  // The deepest first, so a folder that only held emptied folders goes too (rmdir leaves one with files). One changed
+  // in the last hour stays: a download or a reply may have just made it and not yet opened its file.
   const folders = paths.filter((p) => p.folder).map((p) => p.path);
-  for (const folder of folders.sort((a, b) => b.length - a.length)) await rmdir(folder).catch(() => {});
+  for (const folder of folders.sort((a, b) => b.length - a.length)) {
+    const info = await lstat(folder).catch(() => undefined);
+    if (info && info.mtimeMs < now - HOUR_MS) await rmdir(folder).catch(() => {});
+  }
   return removed;
 }
 
