@@ -13,7 +13,7 @@ import {
 } from "../bus/types.js";
 import type { FileConfig } from "../config/file-schema.js";
 import type { Store } from "../store/store.js";
-import { isNamedOwner, pairingNotice, strangerAction } from "./policy.js";
+import { isNamedOwner } from "./policy.js";
 import { roleOf, roleSettings } from "./roles.js";
 
 interface AccessGateDeps {
@@ -93,12 +93,17 @@ export function createAccessGate(deps: AccessGateDeps) {
         );
         return undefined;
       }
-      const request = await deps.pairing.request(route, msg.senderId, msg.senderName);
-      const action = strangerAction({ ...request, now: Date.now(), repeatAfterMs: REPEAT_AFTER_MS });
+      const { isNew, toldAt, code } = await deps.pairing.request(route, msg.senderId, msg.senderName);
+      const due = isNew || toldAt === undefined || Date.now() - toldAt >= REPEAT_AFTER_MS;
+      const action = due ? "send-code" : "stay-silent";
       deps.log.info({ ...where, name: msg.senderName, action }, "message from a user who is not allowed");
-      if (action === "send-code") {
+      if (due) {
         await deps.pairing.markTold(route, msg.senderId);
-        const text = pairingNotice(route, request.code);
+        const text = [
+          "Hi! I only talk to people my owner has approved.",
+          `Your pairing code is ${code} (valid for one hour).`,
+          `Ask the owner to run: pincer pairing approve ${route} ${code}`,
+        ].join("\n");
         const account = msg.account ? { account: msg.account } : {};
         send({ channel: msg.channel, ...account, chatId: msg.chatId, kind: "notice", text, replyToId: msg.id }).catch(
           (err: unknown) => deps.log.warn({ err, ...where }, "could not send the pairing code"),

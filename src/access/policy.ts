@@ -59,18 +59,3 @@ export const personSpace = (workspace: string, id: string) => join(workspace, "p
 export function isPairedChannel(route: string): boolean {
   return /^(telegram|discord)(@[a-z0-9][a-z0-9_-]{0,31})?$/.test(route);
 }
-
-/** What a stranger in a private chat gets: their code, repeated at most every `repeatAfterMs`. (In a group the gate
- * says nothing and opens no request: anyone there could make the bot talk.) */
-export function strangerAction(input: { isNew: boolean; toldAt?: number; now: number; repeatAfterMs: number }) {
-  const due = input.isNew || input.toldAt === undefined || input.now - input.toldAt >= input.repeatAfterMs;
-  return due ? "send-code" : "stay-silent";
-}
-
-export function pairingNotice(channel: string, code: string): string {
-  return [
-    "Hi! I only talk to people my owner has approved.",
-    `Your pairing code is ${code} (valid for one hour).`,
-    `Ask the owner to run: pincer pairing approve ${channel} ${code}`,
-  ].join("\n");
-}

@@ -1,5 +1,5 @@
-import { resumePending } from "../access/resume.js";
 import type { Channel } from "../bus/channel.js";
+import { replyTarget, routeOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import { discoverContexts } from "../llm/configured.js";
 import { mediaDir } from "../paths.js";
@@ -32,11 +32,15 @@ export function embeddedLifecycle(parts: Parts): Lifecycle {
   let stopWatching: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
   return {
-    /** Re-queues unfinished messages, then starts the channels: a message from before a restart runs first. */
+    /** Re-queues the unfinished messages of the bots running here, then starts the channels: a message from before a
+     * restart runs first, so per-conversation order holds. Access is not asked here: a turn's first step asks it of
+     * every message (one whose sender was revoked while pincer was down is closed, not run). */
     async start(channels) {
       beginStartup(parts);
       const served = new Set(channels.map((c) => c.name));
-      await resumePending({ journal: core.store.journal, bus: core.bus, log: core.log }, served);
+      const pending = (await core.store.journal.pendingInbound()).filter((m) => served.has(routeOf(replyTarget(m))));
+      if (pending.length > 0) core.log.info({ count: pending.length }, "resuming messages from before the restart");
+      for (const msg of pending) core.bus.requeueInbound(msg);
       // After the re-queue, or a notice published here would be queued twice.
       await agent.main.helpers.recoverInterrupted();
       await core.store.jobRuns.closeLeftOver();

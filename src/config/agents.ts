@@ -2,8 +2,6 @@ import { isAbsolute, join, resolve } from "node:path";
 import { MAIN_AGENT, routeOf } from "../bus/types.js";
 import type { FileConfig } from "./file-schema.js";
 
-export { MAIN_AGENT };
-
 /** The sections an agent may override; each key it names replaces the top-level one. */
 export const AGENT_SECTIONS = ["agent", "exec", "approvals", "mcp", "memory", "heartbeat", "message"] as const;
 

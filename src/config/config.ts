@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { parseSessionKey } from "../bus/types.js";
+import { MAIN_AGENT, parseSessionKey } from "../bus/types.js";
 import {
   type AgentSettings,
   accountsOf,
@@ -9,7 +9,6 @@ import {
   agentWorkspace,
   type Env,
   keysOf,
-  MAIN_AGENT,
   mergedFile,
   modelKeyEntries,
   routingProblem,
@@ -22,7 +21,6 @@ import { fileValidator } from "./file-validator.js";
 import { resolveMcpSettings } from "./mcp-settings.js";
 import { isHttpUrl, webSettings } from "./web.js";
 
-export type { Env } from "./agents.js";
 export { ConfigError } from "./errors.js";
 export type Config = ReturnType<typeof loadConfig>;
 export type WebAddr = { host: string; port: number };
@@ -288,12 +286,10 @@ function readConfigFile(path: string, explicit: boolean): { file: FileConfig; ra
   } else if (explicit) {
     throw new ConfigError(`PINCER_CONFIG points to ${path}, which does not exist.`);
   }
-  const raw = isObject(data) ? structuredClone(data) : {};
+  // Cloned before the validator fills in the defaults (which throws for anything but an object).
+  const raw = structuredClone(data) as Record<string, unknown>;
   return { file: checked(data as Record<string, unknown>, path), raw };
 }
-
-const isObject = (data: unknown): data is Record<string, unknown> =>
-  typeof data === "object" && data !== null && !Array.isArray(data);
 
 /** A setting's problem said as the file's: "PINCER_CONFIG file PATH: setting …". */
 function inFile<T>(configFile: string, read: () => T): T {
