@@ -1,5 +1,4 @@
 import { once } from "node:events";
-import type { ClientOptions } from "discord.js";
 import type { Logger } from "pino";
 import type { Channel } from "../../src/bus/channel.js";
 import type { Switchboard } from "../../src/bus/switchboard.js";
@@ -23,16 +22,6 @@ export type DiscordTuning = typeof DEFAULT_TUNING;
 /** A rate limit longer than this is handed to the outbox sender instead of holding up the channel's sends. */
 const LONGEST_INLINE_RATE_LIMIT_MS = 5000;
 
-/** What pincer asks of the gateway. */
-export function clientOptions(apiUrl: string): ClientOptions {
-  return {
-    intents: ["Guilds", "GuildMessages", "MessageContent", "DirectMessages"],
-    // DM channels are not cached before their first message; without this their messages are dropped.
-    partials: [Partials.Channel],
-    rest: { api: apiUrl, rejectOnRateLimit: (limit) => limit.retryAfter > LONGEST_INLINE_RATE_LIMIT_MS },
-  };
-}
-
 /** A discord.js gateway client between users and the bus. discord.js resumes a dropped gateway session by itself
  * (Discord then replays what was missed; the inbox drops anything seen before) and waits out REST rate limits. */
 export function createDiscordChannel(deps: {
@@ -49,7 +38,12 @@ export function createDiscordChannel(deps: {
   const token = deps.account?.token ?? config.discordToken;
   const route = routeOf({ channel: "discord", account });
   const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
-  const client = new Client(clientOptions(config.discordApiUrl));
+  const client = new Client({
+    intents: ["Guilds", "GuildMessages", "MessageContent", "DirectMessages"],
+    // DM channels are not cached before their first message; without this their messages are dropped.
+    partials: [Partials.Channel],
+    rest: { api: config.discordApiUrl, rejectOnRateLimit: (limit) => limit.retryAfter > LONGEST_INLINE_RATE_LIMIT_MS },
+  });
   let running = new AbortController();
 
   const typing = typingIndicator({

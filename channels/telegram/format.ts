@@ -52,11 +52,10 @@ function renderBlock(token: Token, scope: Scope): string {
     case "hr":
       return "——————\n\n";
     case "html":
-      return `${escapeHtml(t.text)}\n\n`;
     case "text":
-      return `${t.tokens ? renderInline(t.tokens, scope) : escapeHtml(t.text)}\n\n`;
+      return `${renderInlineToken(t, scope)}\n\n`;
     default:
-      return "raw" in token ? escapeHtml(String(token.raw)) : "";
+      return renderInlineToken(token, scope);
   }
 }
 

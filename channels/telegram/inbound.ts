@@ -5,10 +5,9 @@ import type { Switchboard } from "../../src/bus/switchboard.js";
 import { conversationMediaDir, onAccount } from "../../src/bus/types.js";
 import { inboundRetries, untilStored } from "../../src/bus/until-stored.js";
 import { createTapHandler } from "./buttons.js";
-import { groupRefusal } from "./gating.js";
 import { Composer } from "./library.js";
 import { downloadAttachment, type MediaDeps } from "./media.js";
-import { normalizeMessage } from "./normalize.js";
+import { groupRefusal, normalizeMessage } from "./normalize.js";
 
 /** Each message is normalised, gated (groups), screened by the access gate, its files downloaded, then published,
  * without waiting for the agent. Kinds pincer has no use for get a debug line, never an error that stops the

@@ -1,16 +1,16 @@
 import { setTimeout as pause } from "node:timers/promises";
+import type { Transformer } from "grammy";
 import type { Logger } from "pino";
-import type { Channel } from "../../src/bus/channel.js";
+import type { Channel, ChannelStatus } from "../../src/bus/channel.js";
 import { COMMANDS } from "../../src/bus/commands.js";
 import { retryDelay } from "../../src/bus/delivery.js";
 import type { Switchboard } from "../../src/bus/switchboard.js";
 import { routeOf } from "../../src/bus/types.js";
 import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
-import { trackConnection } from "./connection.js";
 import { telegramDrafts } from "./drafts.js";
 import { createInboundHandlers } from "./inbound.js";
-import { Api, Bot, describe, refusedToken, retryAfterMs } from "./library.js";
+import { Api, Bot, describe, HttpError, refusedToken, retryAfterMs } from "./library.js";
 import { createSender } from "./outbound.js";
 import { type ModeRun, pollUpdates } from "./polling.js";
 import { DEFAULT_RETRY_POLICY, installRetries } from "./retry.js";
@@ -51,8 +51,23 @@ export function createTelegramChannel(deps: {
   const account = deps.account?.account;
   const route = routeOf({ channel: "telegram", account });
   const bot = new Bot(token, { client: { apiRoot: config.telegramApiRoot } });
-  const connection = trackConnection();
-  bot.api.config.use(connection.transformer);
+  // Each raw Bot API call (under the retries): an answer is connected; a network error, 5xx or 401 is down.
+  let status: ChannelStatus = { state: "connecting" };
+  const trackConnection: Transformer = async (prev, method, payload, signal) => {
+    try {
+      const result = await prev(method, payload, signal);
+      if (result.ok || (result.error_code >= 400 && result.error_code < 500 && result.error_code !== 401))
+        status = { state: "connected" };
+      else if (result.error_code === 401)
+        status = { state: "down", detail: "Telegram rejected TELEGRAM_BOT_TOKEN (401)" };
+      else status = { state: "down", detail: `Telegram answered ${result.error_code} ${result.description}` };
+      return result;
+    } catch (err) {
+      if (err instanceof HttpError && !signal?.aborted) status = { state: "down", detail: err.message };
+      throw err;
+    }
+  };
+  bot.api.config.use(trackConnection);
   installRetries(bot.api, timing.retry);
   bot.use(
     createInboundHandlers({
@@ -142,7 +157,7 @@ export function createTelegramChannel(deps: {
           ? await startWebhook(run, { url, port, secret, token })
           : { done: pollUpdates(run, timing.pollTimeoutSeconds) };
     },
-    status: () => connection.status(),
+    status: () => status,
     async stop() {
       shutdown.abort();
       typing.stopAll();
@@ -150,7 +165,7 @@ export function createTelegramChannel(deps: {
       await bus.unsubscribeOutbound(route);
       await mode?.done;
       await mode?.close?.();
-      connection.stopped();
+      status = { state: "stopped" };
     },
   };
 }

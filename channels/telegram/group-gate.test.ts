@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { groupRefusal } from "./gating.js";
+import { groupRefusal } from "./normalize.js";
 
 const base = {
   isGroup: true,
