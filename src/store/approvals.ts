@@ -1,6 +1,6 @@
 import type { OutboundMessage } from "../bus/types.js";
 import { recordOutbound } from "./journal.js";
-import { columns, exists, insert, type Sql, SqlGroup, withoutNulls } from "./sql.js";
+import { columns, exists, insert, type Sql, SqlGroup, scalar, upsert, withoutNulls } from "./sql.js";
 
 export type ApprovalState = "pending" | "allowed" | "denied" | "expired";
 export type ApprovalChoice = "once" | "always" | "deny";
@@ -79,11 +79,8 @@ export class SqlApprovals extends SqlGroup {
     const params = [id, choice === "deny" ? "denied" : "allowed", choice, by, now];
     return this.ended(decide, params, edit, async (tx, row) => {
       if (choice !== "always") return;
-      await tx.run(
-        `INSERT INTO always_allowed (session_key, entry, added_by, added_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (session_key, entry) DO UPDATE SET added_by = excluded.added_by, added_at = excluded.added_at`,
-        [row.sessionKey, row.remember, by, now],
-      );
+      const allowed = { sessionKey: row.sessionKey, entry: row.remember, addedBy: by, addedAt: now };
+      await tx.run(...upsert("always_allowed", allowed, ["sessionKey", "entry"]));
     });
   }
 
@@ -106,10 +103,9 @@ export class SqlApprovals extends SqlGroup {
   }
 
   /** When `entry` was (last) always allowed in this conversation; undefined when it is not. */
-  async allowedAt(sessionKey: string, entry: string): Promise<number | undefined> {
-    const allowed = "SELECT added_at AS at FROM always_allowed WHERE session_key = $1 AND entry = $2";
-    const [row] = await this.db.rows<{ at: number | string }>(allowed, [sessionKey, entry]);
-    return row === undefined ? undefined : Number(row.at);
+  allowedAt(sessionKey: string, entry: string): Promise<number | undefined> {
+    const allowed = "SELECT added_at FROM always_allowed WHERE session_key = $1 AND entry = $2";
+    return scalar<number>(this.db, allowed, [sessionKey, entry]);
   }
 
   /** Every conversation's list (the control page, where an entry is revoked). */

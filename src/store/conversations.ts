@@ -78,9 +78,7 @@ export class SqlConversations {
          FROM conversations WHERE session_key = $1 AND archived_at IS NULL ORDER BY id DESC LIMIT 1`,
       [sessionKey],
     );
-    return (
-      head && { ...head, trimmedThrough: Number(head.trimmedThrough), summariesThrough: Number(head.summariesThrough) }
-    );
+    return head;
   }
 
   /** The newest messages after the trim point fitting `tokenBudget`, oldest first (`complete`: all there are). */

@@ -39,13 +39,10 @@ export class SqlChatChoice<T extends string> extends SqlGroup {
     scalar<T>(this.db, `SELECT ${this.column} FROM ${this.table} WHERE session_key = $1`, [sessionKey]);
 
   /** Sets the chat's choice; undefined returns it to the config's. */
-  async set(sessionKey: string, choice: T | undefined, by: string): Promise<void> {
-    if (choice === undefined) {
-      await this.db.run(`DELETE FROM ${this.table} WHERE session_key = $1`, [sessionKey]);
-      return;
-    }
+  set(sessionKey: string, choice: T | undefined, by: string): Promise<unknown> {
+    if (choice === undefined) return this.db.run(`DELETE FROM ${this.table} WHERE session_key = $1`, [sessionKey]);
     const row = { sessionKey, [this.column]: choice, chosenBy: by, chosenAt: Date.now() };
-    await this.db.run(...upsert(this.table, row, ["sessionKey"]));
+    return this.db.run(...upsert(this.table, row, ["sessionKey"]));
   }
 }
 
