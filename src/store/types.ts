@@ -1,8 +1,6 @@
 import type { InboundMessage } from "../bus/types.js";
 import type { FileConfig } from "../config/file-schema.js";
 
-// The records the store keeps, as the rest of pincer sees them (no engine's types leak out).
-
 /** When a job runs. `at` is one instant; `every` repeats a period counted from `anchor` (runs stay on a grid instead of
  * drifting by however late each run was); `cron` is a 5- or 6-field expression read as wall-clock time in `tz`. */
 export type Schedule =
@@ -20,7 +18,7 @@ export interface StoredMessage {
   tokens?: number;
 }
 
-/** A turn cut short: its assistant messages and tool results so far, and the calls running when the process died. */
+/** A turn cut short: its messages so far, and the calls running when the process died. */
 export interface TurnSoFar {
   produced: StoredMessage[];
   interrupted: Set<string>;
@@ -73,7 +71,6 @@ export type JobOwner = { channel: string; userId: string };
 export interface CronJob {
   id: string;
   name?: string;
-  /** What the user asked to be told or done when the job fires. */
   message: string;
   schedule: Schedule;
   /** The zone the job's times are shown in (and a cron expression is read in). */
@@ -81,7 +78,6 @@ export interface CronJob {
   origin: JobOrigin;
   /** Absent only for jobs from before owners were recorded whose owner could not be told; they do not run. */
   owner?: JobOwner;
-  /** Set when the job was paused; a paused job never fires on its schedule. */
   pausedAt?: number;
   /** Why: its owner lost access (`owner`, undone by an approval), someone paused it (`user`), or its runs kept failing. */
   pausedReason?: JobPauseReason;
@@ -128,7 +124,6 @@ export interface JobRun {
   id: string;
   jobId: string;
   sessionKey: string;
-  /** `schedule`, or `manual` (Run now). */
   trigger: "schedule" | "manual";
   scheduledAt: number;
   firedAt: number;
