@@ -2,7 +2,7 @@ import { type CommandName, commandArgument, helpText, parseCommand, StopRequeste
 import { type Button, type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
 import { reportText } from "../usage/report.js";
 import type { Lane, Lanes } from "./lanes.js";
-import { newConversationNotice, notice } from "./notices.js";
+import { formatDuration, newConversationNotice, notice } from "./notices.js";
 import { FORGET_ASK, forgetButtons, peopleAnswer } from "./people-commands.js";
 import { runOf } from "./turn-context.js";
 import type { TurnOutlet } from "./turn-outlet.js";
@@ -113,9 +113,4 @@ function stopReply(runningTurn: boolean, helpersCancelled: number, waitingMessag
   const waited = waitingMessage && "Stopped: the message that waited for the model is set aside.";
   const said = [waited, stopping.length > 0 && `Stopping ${stopping.join(" and ")}.`].filter(Boolean);
   return said.length ? said.join(" ") : "Nothing is running.";
-}
-
-function formatDuration(ms: number): string {
-  const minutes = Math.floor(ms / 60_000);
-  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }

@@ -140,13 +140,12 @@ export function tooSmallFor(
   err: BudgetError,
   deps: { registry: ToolRegistry; tokens: TokenCounter; window: () => number; config: Pick<Config, "agent"> },
 ): string {
-  const tools = deps.registry
-    .toSchemas()
-    .map((schema) => ({ name: schema.function.name, tokens: deps.tokens.tools([schema]) }));
   return tooSmallSentence({
     window: deps.window(),
     configured: deps.config.agent.contextTokens,
     needed: err.needed,
-    tools,
+    tools: deps.registry
+      .toSchemas()
+      .map((schema) => ({ name: schema.function.name, tokens: deps.tokens.tools([schema]) })),
   });
 }

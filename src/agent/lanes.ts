@@ -76,6 +76,7 @@ export class Lanes {
   }
 
   private schedule(lane: Lane): void {
+    if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
     if (lane.running || lane.queue.length === 0 || lane.pausedUntil !== undefined) return;
     if (this.active >= this.deps.maxConcurrent()) {
       if (!this.waiting.includes(lane)) this.waiting.push(lane);
@@ -100,7 +101,6 @@ export class Lanes {
         if (this.shutdown.signal.aborted) return;
         this.schedule(lane);
         while (this.active < this.deps.maxConcurrent() && this.waiting.length > 0) this.schedule(this.waiting.shift()!);
-        if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
       });
     this.turns.add(turn);
   }
@@ -116,6 +116,5 @@ export class Lanes {
     clearTimeout(lane.resume);
     lane.pausedUntil = lane.resume = undefined;
     this.schedule(lane);
-    if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
   }
 }

@@ -75,6 +75,7 @@ export async function runAgentLoop(
   let iteration = input.resume?.produced.length ? await resume(deps, input.resume, ctx, add) : 0;
   let note: string | undefined;
   let askedAgain = false;
+  let final: ModelReply | undefined;
 
   for (; iteration < deps.maxIterations; iteration++) {
     const reply = await complete(note, true);
@@ -89,9 +90,8 @@ export async function runAgentLoop(
       continue;
     }
     if (isFinal(reply)) {
-      const text = finalText(reply);
-      produced.push({ role: "assistant", content: text });
-      return { produced, reply: text };
+      final = reply;
+      break;
     }
     const calls = reply.toolCalls.map((call, i) => ({ ...call, id: call.id || `call_${iteration}_${i}` }));
     // Run as sent (a broken call gets its error), kept as something every server will read back.
@@ -115,10 +115,10 @@ export async function runAgentLoop(
     }
   }
 
-  deps.log.info({ session: ctx.sessionKey }, "iteration limit reached");
-  const final = finalText(await complete(LIMIT_NOTE, false));
-  produced.push({ role: "assistant", content: final });
-  return { produced, reply: final };
+  if (!final) deps.log.info({ session: ctx.sessionKey }, "iteration limit reached");
+  const text = finalText(final ?? (await complete(LIMIT_NOTE, false)));
+  produced.push({ role: "assistant", content: text });
+  return { produced, reply: text };
 }
 
 /** The request with pincer's note to the model last, as a user message: chat templates refuse a system message that is

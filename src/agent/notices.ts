@@ -31,7 +31,7 @@ export function waitingNotice(reason: string): string {
 export function giveUpNotice(kind: "outage" | "refused", reason: string, waitedMs: number, scheduled = false): string {
   if (scheduled) return `Sorry, a scheduled task could not run: ${reason}. I have set it aside.`;
   if (kind === "outage") {
-    return `Sorry, the model has not answered for ${formatWait(waitedMs)} (${reason}), so I have set your message aside. Please send it again when the model is back.`;
+    return `Sorry, the model has not answered for ${formatDuration(waitedMs)} (${reason}), so I have set your message aside. Please send it again when the model is back.`;
   }
   return `Sorry, I could not get an answer to your message: ${reason}. I have set it aside; send it again rephrased, or /new to start over.`;
 }
@@ -47,7 +47,7 @@ export function modelFailure(target: Target, err: ModelError): OutboundMessage |
   return failure(target, modelErrorNotice(err.message, !err.permanent));
 }
 
-function formatWait(ms: number): string {
+export function formatDuration(ms: number): string {
   const minutes = Math.round(ms / 60_000);
   if (minutes < 1) return `${Math.max(1, Math.round(ms / 1000))} s`;
   return minutes < 120 ? `${minutes} min` : `${Math.round(minutes / 60)} h`;

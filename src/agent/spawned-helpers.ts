@@ -18,7 +18,6 @@ import { runOf } from "./turn-context.js";
 /** Tools a helper never gets: it may not spawn more helpers, write to chats, or schedule jobs. */
 const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
 
-/** What the result message carries of a helper's answer at most. */
 const RESULT_CHARS = 8000;
 
 /** With the loop's token counter, window and approvals (absent when config `approvals` asks for nothing). */
@@ -27,7 +26,6 @@ export interface HelperDeps extends Pick<LoopDeps, "tokens" | "window" | "approv
   store: Store["helperRuns"];
   /** agent.helperModel, or the main one. */
   model: Model;
-  /** The full registry; helpers get a view without HELPER_DENIED_TOOLS. */
   registry: ToolRegistry;
   audit: Store["audit"];
   log: Logger;

@@ -67,7 +67,6 @@ export function endingOf(err: unknown, turn: TurnState): { ending: Ending; outco
   return { ending: row.ending, outcome: row.outcome ?? (turn.aborted ? "stopped" : "error") };
 }
 
-/** What each stage uses of the worker's deps. */
 type PreflightDeps = Pick<
   WorkerDeps,
   "senderHasAccess" | "journal" | "conversations" | "attachments" | "log" | "now" | "config" | "usage"
@@ -90,9 +89,8 @@ interface Turn {
   sentToConversation: string[];
 }
 
-/** Runs one message's turn, stage by stage: preflight (access, crashes, /new, attachments) → context (tools, prompt,
- * history) → loop (the model and the tools) → finish (the reply). Everything it sends goes through the outlet; a turn
- * that throws ends as ENDINGS says. */
+/** One message's turn: preflight (access, crashes, /new, attachments) → context (tools, prompt, history) → loop (the
+ * model and the tools) → finish (the reply), all sent through the outlet; a turn that throws ends as ENDINGS says. */
 export class TurnRunner {
   constructor(
     private readonly deps: WorkerDeps,
@@ -300,7 +298,6 @@ async function finish(deps: Pick<WorkerDeps, "voice">, outlet: TurnOutlet, turn:
 /** Never in a scheduled run, whatever the config says: no one watches it, so no new jobs (runaway loops), no helpers. */
 const NEVER_IN_SCHEDULED_RUNS: readonly string[] = ["cron", "spawn"];
 
-/** Which tools a scheduled run is offered: `cron.tools` when set (else every tool), minus the never-list. */
 export function scheduledRunOffers(configured: readonly string[] | undefined): (name: string) => boolean {
   return (name) => !NEVER_IN_SCHEDULED_RUNS.includes(name) && (configured === undefined || configured.includes(name));
 }
