@@ -37,8 +37,8 @@ export interface DraftOps {
 
 /** A reply shown while it is written, the latest text at most once per interval, one platform call at a time, as native
  * drafts or as messages edited in place (a new one at the platform's limit). A rate limit pauses it for its
- * retry_after; a refusal ends it (a native draft refused goes on as messages), and the reply itself settles whatever
- * the draft shows. */
+ * retry_after; a refusal ends it (a native draft refused goes on as messages), and the reply settles what the draft
+ * shows. */
 export class DraftStream {
   private latest = "";
   private dirty = false;
@@ -180,9 +180,8 @@ export function backoffMs(failures: number, intervalMs: number, retryAfterMs?: n
 
 type DraftStep = { kind: "edit" | "send"; index: number };
 
-/** The one platform call a draft needs next to show `parts`: the last message catches up with its part first (which
- * completes it once the text moved past), then the next part is posted. Full messages stay until the reply edits
- * them. */
+/** The one platform call a draft needs next to show `parts`: the last message catches up with its part (completing it
+ * once the text moved past), then the next part is posted; full messages stay until the reply edits them. */
 export function nextDraftStep(shown: readonly string[], parts: readonly string[]): DraftStep | undefined {
   const last = shown.length - 1;
   if (last >= 0 && last < parts.length && parts[last] !== shown[last]) return { kind: "edit", index: last };

@@ -16,8 +16,7 @@ const PARALLEL_CHATS = 8;
 
 /** One channel's sender loop, outside any turn: per chat strictly in order, up to PARALLEL_CHATS chats at a time in
  * order of age, so neither a chat backing off nor a busy moment holds the others up behind one slow send. A failure is
- * retried with backoff or after retry_after; a refusal, or a row failing past `deadLetterAfterMs`, is dead-lettered.
- * The log tells an outage once when it starts and once when it ends. */
+ * retried with backoff or after retry_after; a refusal, or a row failing past `deadLetterAfterMs`, is dead-lettered. */
 export class ChannelSender {
   private stopped = false;
   private wakeUp: () => void = () => {};

@@ -2,8 +2,7 @@ import { inOrderPerKey } from "./in-order.js";
 import type { DeliveryReceipt, OutboundMessage } from "./types.js";
 
 /** One note per chat and thread, edited in place as work goes on and deleted by a progress message with empty text (the
- * turn is over); `ops` is how the channel posts, edits and deletes it. A chat's notes are handled strictly in order, so
- * a late edit never lands after the delete. */
+ * turn is over); A chat's notes are handled strictly in order, so a late edit never lands after the delete. */
 export function progressNotes(ops: {
   send(msg: OutboundMessage): Promise<string>;
   edit(msg: OutboundMessage, messageId: string): Promise<void>;

@@ -204,7 +204,6 @@ export function agentSessionKey(agent: string, key: string): string {
   return agent === MAIN_AGENT ? key : `${agent}/${key}`;
 }
 
-/** `agent`'s conversation with a chat (sessionKeyOf). */
 export const agentChatKey = (agent: string, c: Pick<OutboundMessage, "channel" | "chatId" | "threadId" | "account">) =>
   agentSessionKey(agent, sessionKeyOf(c.channel, c.chatId, c.threadId, c.account));
 
@@ -256,15 +255,11 @@ export function personOf(msg: InboundMessage): string | undefined {
   return msg.run.kind === "heartbeat" ? undefined : msg.run.userId;
 }
 
-/** What was thrown, in words for a log line or an error result. */
 export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-/** How much of a replied-to message the model is shown. */
-const QUOTE_CHARS = 300;
-
-/** What a reply answers, on one line and cut short; none for an empty text. */
+/** What a reply answers, as the model is shown it: on one line, cut at 300 characters; none for an empty text. */
 export function quotation(text: string, from: string, trust: Quote["trust"]): { quote?: Quote } {
   const flat = text.replace(/\s+/g, " ").trim();
   if (!flat) return {};
-  return { quote: { text: flat.length > QUOTE_CHARS ? `${flat.slice(0, QUOTE_CHARS)}…` : flat, from, trust } };
+  return { quote: { text: flat.length > 300 ? `${flat.slice(0, 300)}…` : flat, from, trust } };
 }

@@ -35,8 +35,7 @@ export async function untilStored<T>(operation: () => Promise<T>, options: Until
 
 /** Whether retrying cannot help: pincer's own code failing on this input (a RangeError or TypeError), or the database
  * refusing the data (PostgreSQL's classes 22 data exception, 23 constraint, 42 rule: a NUL in a name; SQLite's
- * constraint, size and type errors). Anything else (connections, locks, I/O, a server shutting down) is the store
- * away. */
+ * constraint, size and type errors). Anything else (connections, locks, I/O, shutdown) is the store away. */
 export function failsEveryTime(err: unknown): boolean {
   if (err instanceof RangeError || err instanceof TypeError) return true;
   const code = (err as { code?: unknown } | null)?.code;

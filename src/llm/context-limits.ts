@@ -1,5 +1,6 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { Logger } from "pino";
+import { isRecord } from "./text-tool-calls.js";
 
 /** A refusal as too long, in the server's tokens; `promptTokens` (what our request cost) calibrates our counter. */
 export type ContextRefusal = { contextTokens?: number; promptTokens?: number };
@@ -62,10 +63,6 @@ function firstNumber(text: string, patterns: RegExp[]): number | undefined {
 function positive(value: unknown): number | undefined {
   const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
   return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export type ContextSource = "props" | "models" | "refusal";

@@ -200,11 +200,7 @@ function marked(message: ChatMessage): ChatMessage {
   if (message.role === "function") return message;
   const { content } = message;
   if (typeof content === "string" && content !== "") {
-    const part: { type: "text"; text: string; cache_control: typeof MARK } = {
-      type: "text",
-      text: content,
-      cache_control: MARK,
-    };
+    const part = { type: "text" as const, text: content, cache_control: MARK };
     return { ...message, content: [part] } as ChatMessage;
   }
   if (!Array.isArray(content) || content.length === 0) return message;

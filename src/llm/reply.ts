@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { findTextToolCalls, parseJson } from "./text-tool-calls.js";
+import { findTextToolCalls, isRecord, parseJson } from "./text-tool-calls.js";
 
 /** `arguments`: a JSON text, as the API carries it. */
 export type ToolCall = { id: string; name: string; arguments: string };
@@ -25,10 +25,10 @@ export interface RawReply {
 }
 
 /** A reply the loop can trust, whatever the server sent: no reasoning, tool calls written as text made real when they
- * name an offered tool and `readTextCalls()` allows it (else the text is left as it is; asked only when there is no
- * call in the API's field), odd shapes made regular (content as parts or an object, arguments as an object, ids missing
- * or repeated). A call without a name cannot be run, answered or stored in a form every server accepts: it is dropped
- * and listed in `discarded`, so the loop can tell the model when nothing else is left. */
+ * name an offered tool and `readTextCalls()` allows it (asked only when the API's field has no call), odd shapes made
+ * regular (content as parts or an object, arguments as an object, ids missing or repeated). A call without a name
+ * cannot be run, answered or stored in a form every server accepts: it is dropped and listed in `discarded`, so the
+ * loop can tell the model when nothing else is left. */
 export function normalizeReply(
   raw: RawReply,
   offered: readonly string[],
@@ -136,9 +136,8 @@ function finishReasonOf(reason: unknown): string | undefined {
 /** Arguments fit to store and send back: a JSON object text as it was, anything else `{}` (llama.cpp and others
  * refuse a whole request whose history has arguments that are not JSON). */
 export function storableArguments(args: unknown): string {
-  const isObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
-  if (typeof args !== "string") return isObject(args) ? JSON.stringify(args) : "{}";
-  return isObject(parseJson(args)) ? args : "{}";
+  if (typeof args !== "string") return isRecord(args) ? JSON.stringify(args) : "{}";
+  return isRecord(parseJson(args)) ? args : "{}";
 }
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

@@ -146,8 +146,8 @@ function bareCalls(content: string, offered: ReadonlySet<string>): TextCall[] | 
 
 /** `{"name", "arguments"}` (Hermes, Mistral) or `{"name", "parameters"}` (Llama 3), arguments as object or JSON text. */
 function asCall(value: unknown): TextCall | undefined {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const { name, arguments: args, parameters } = value as Record<string, unknown>;
+  if (!isRecord(value)) return undefined;
+  const { name, arguments: args, parameters } = value;
   if (typeof name !== "string" || name === "") return undefined;
   const given = args ?? parameters ?? {};
   return { name, arguments: typeof given === "string" ? given : JSON.stringify(given) };
@@ -155,9 +155,8 @@ function asCall(value: unknown): TextCall | undefined {
 
 const MARKERS = ["<tool_call", MISTRAL, "[ARGS]"];
 
-/** Whether any input of a request (the user's message, tool results, a page fetched, the instructions, the history)
- * carries tool-call markup, or a JSON call naming one of `names`: text calls in the reply may then be quotes of it,
- * and are never run. */
+/** Whether any input of a request (the user's message, tool results, fetched pages, instructions, history) carries
+ * tool-call markup, or a JSON call naming one of `names`: text calls in the reply may then be quotes, never run. */
 export function inputsCarryCalls(messages: ReadonlyArray<{ content?: unknown }>, names: readonly string[]): boolean {
   const escaped = names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   // Quotes as JSON, JSON inside a JSON string (\"name\") or Python's repr ('name') write them; at most two
@@ -172,6 +171,10 @@ export function inputsCarryCalls(messages: ReadonlyArray<{ content?: unknown }>,
       return MARKERS.some((marker) => text.includes(marker)) || (names.length > 0 && jsonCall.test(text));
     });
   });
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export function parseJson(text: string): unknown {

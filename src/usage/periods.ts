@@ -1,15 +1,10 @@
 import { wallTimeToInstant, zoneOffsets } from "../time-zone.js";
 
-/** The day and the month `now` falls in, as a person in the configured zone counts them. */
-export interface Periods {
-  dayStart: number;
-  dayEnd: number;
-  monthStart: number;
-  monthEnd: number;
-}
+export type Periods = ReturnType<typeof periodsAt>;
 
-/** Midnight to midnight and the first of the month to the next, in `tz` (a midnight a change of clocks skips starts at its first instant). */
-export function periodsAt(now: number, tz: string): Periods {
+/** The day and the month `now` falls in, as a person in `tz` counts them: midnight to midnight and the first of the
+ * month to the next (a midnight a change of clocks skips starts at its first instant). */
+export function periodsAt(now: number, tz: string) {
   const offsetAt = zoneOffsets(tz);
   const wall = new Date(now + offsetAt(now));
   const [year, month, day] = [wall.getUTCFullYear(), wall.getUTCMonth(), wall.getUTCDate()];
