@@ -69,10 +69,8 @@ export class SqlApprovals extends SqlGroup {
     return row && withoutNulls(row);
   }
 
-  /**
-   * Decides a pending approval in time by one conditional update: of a double tap, two devices, a replay or two
-   * processes exactly one wins (undefined for the others); its "always" and the prompt's `edit` go in one transaction.
-   */
+  /** Decides a pending approval in time by one conditional update: of a double tap, two devices, a replay or two
+   * processes exactly one wins (undefined for the others); its "always" and the prompt's `edit` are one transaction. */
   decide(id: string, choice: ApprovalChoice, by: string, now: number, edit: Edit): Promise<Approval | undefined> {
     const decide = `UPDATE approvals SET state = $2, choice = $3, decided_by = $4, decided_at = $5
       WHERE id = $1 AND state = 'pending' AND expires_at > $5 RETURNING ${COLUMNS}`;

@@ -33,10 +33,8 @@ function startAtUser(picked: StoredMessage[]): StoredMessage[] {
   return firstUser === -1 ? [] : picked.slice(firstUser);
 }
 
-/**
- * Where a conversation's prompt begins: history after `trimmedThrough`, a head of the entries up to `summariesThrough`
- * and MEMORY.md (null: not shown yet). Moved only at trim points, so successive requests share their prefix.
- */
+/** Where a conversation's prompt begins: history after `trimmedThrough`, a head of the entries up to `summariesThrough`
+ * and MEMORY.md (null: not shown yet). Moved only at trim points, so successive requests share their prefix. */
 export interface PromptHead {
   conversationId: number;
   createdAt: number;
@@ -183,11 +181,9 @@ export async function appendMessages(
   }
 }
 
-/**
- * A conversation begins when its first message arrived (the control page shows the tool calls since then), but never
+/** A conversation begins when its first message arrived (the control page shows the tool calls since then), but never
  * before the previous one ended (a message that waited behind /new). When another process creates it at the same
- * moment (PostgreSQL), its conversation wins the unique index and is used.
- */
+ * moment (PostgreSQL), its conversation wins the unique index and is used. */
 async function begin(db: Sql, sessionKey: string, messages: StoredMessage[]): Promise<number> {
   const now = Date.now();
   const first = messages.reduce((t, m) => Math.min(t, m.createdAt ?? now), now);

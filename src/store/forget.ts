@@ -20,13 +20,11 @@ const REWRITTEN =
 approvals, always_allowed, helper_runs, cron_jobs, job_runs, model_usage, memory_file_paragraphs, memory_file_state, \
 people, person_identities, link_codes, approved_users, pairing_requests";
 
-/**
- * `/forget`: everything stored of a person: their direct chats (history, summaries, inbox and outbox, audit, jobs and
+/** `/forget`: everything stored of a person: their direct chats (history, summaries, inbox and outbox, audit, jobs and
  * runs, usage, choices), their own words and inbox rows in groups (the groups' summaries and replies stay), their
  * space's MEMORY.md index, approvals, accounts and link codes. Then the bytes go: SQLite has secure_delete, merges its
  * full-text indexes, VACUUMs and truncates its WAL; PostgreSQL runs VACUUM FULL (its WAL keeps old pages until
- * recycled: docs/security.md). Returns the direct chats' keys.
- */
+ * recycled: docs/security.md). Returns the direct chats' keys. */
 export class SqlForgetting extends SqlGroup {
   constructor(
     db: Sql,

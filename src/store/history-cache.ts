@@ -28,11 +28,9 @@ const CONVERSATIONS = 32;
 /** Rows are kept while they fit this many times the last budget asked for. */
 const SLACK = 1.25;
 
-/**
- * The newest history of the most recently active conversations: a turn reads only the messages added since. SQLite
+/** The newest history of the most recently active conversations: a turn reads only the messages added since. SQLite
  * only: a row id, taken in the one writer's lock, is above every committed one, so ids above the last seen are all
- * that is new, whoever wrote them (PostgreSQL hands ids out before commit, out of order).
- */
+ * that is new, whoever wrote them (PostgreSQL hands ids out before commit, out of order). */
 export class HistoryCache {
   private readonly entries = new Map<number, Entry>();
 

@@ -15,10 +15,8 @@ export interface HousekeepingDeps {
   log: Logger;
 }
 
-/**
- * The database's upkeep: once a day (the first at once) pruning the journal and what only grows (config `retention`);
- * every few seconds indexing for search the messages turns only marked, off the replies' path. Returns a stop.
- */
+/** The database's upkeep: once a day (the first at once) pruning the journal and what only grows (config `retention`);
+ * every few seconds indexing for search the messages turns only marked, off the replies' path. Returns a stop. */
 export function startHousekeeping(deps: HousekeepingDeps): () => void {
   const { store, retention, log } = deps;
   const prune = async () => {

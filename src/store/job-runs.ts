@@ -17,11 +17,9 @@ const TEXT_CHARS = 2000;
 
 /** The runs of jobs: one row per run, made when it fires and finished when its turn ends (config retention). */
 export class SqlJobRuns extends SqlGroup {
-  /**
-   * Finishes a run and counts its job's failures in a row, in one transaction: a failure adds one (the one reaching
+  /** Finishes a run and counts its job's failures in a row, in one transaction: a failure adds one (the one reaching
    * `pauseAfter` pauses the job: `pausedNow`), an ok run clears them. Nothing for a run unknown or finished already
-   * (`interrupted` is no end: another process may have set it between this turn's end and this call).
-   */
+   * (`interrupted` is no end: another process may have set it between this turn's end and this call). */
   finish(runId: string, end: JobRunEnd, pauseAfter: number) {
     return this.db.transaction(async (tx) => {
       const [run] = await tx.rows<{ jobId: string }>(
@@ -72,10 +70,8 @@ export class SqlJobRuns extends SqlGroup {
     return runs;
   }
 
-  /**
-   * Closes as `interrupted` the runs left `running` whose message no longer waits in the inbox (their process died
-   * after the turn, or /stop, /new set it aside); one still waiting is resumed and ends itself. Returns how many.
-   */
+  /** Closes as `interrupted` the runs left `running` whose message no longer waits in the inbox (their process died
+   * after the turn, or /stop, /new set it aside); one still waiting is resumed and ends itself. Returns how many. */
   closeLeftOver(at = Date.now()): Promise<number> {
     return this.db.run(
       `UPDATE job_runs SET outcome = 'interrupted', finished_at = $1, reason = $2, ${USED}

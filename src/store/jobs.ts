@@ -134,10 +134,8 @@ export class SqlJobs extends SqlGroup {
   postpone = (id: string, nextRunAt: number) =>
     this.db.run("UPDATE cron_jobs SET next_run_at = $1 WHERE id = $2", [nextRunAt, id]);
 
-  /**
-   * Takes one slot of a job, all or nothing, only if the job is still at `scheduledAt` and not paused: moves (or
-   * removes) the job and accepts the run (and its row). `taken`: the job moved; `accepted`: the run is new.
-   */
+  /** Takes one slot of a job, all or nothing, only if the job is still at `scheduledAt` and not paused: moves (or
+   * removes) the job and accepts the run (and its row). `taken`: the job moved; `accepted`: the run is new. */
   takeSlot(slot: JobSlot): Promise<{ taken: boolean; accepted: boolean }> {
     const { jobId, scheduledAt, nextRunAt, run } = slot;
     return this.db.transaction(async (tx) => {

@@ -17,10 +17,8 @@ export class SqlPairing extends SqlGroup {
   isApproved = (channel: string, userId: string) =>
     exists(this.db, `SELECT 1 FROM approved_users ${OF_USER}`, [channel, userId]);
 
-  /**
-   * The stranger's one open code, the same while valid. A new stranger always gets one (at the cap the channel's oldest
-   * request makes room): asking again never piles up requests, a flood of strangers cannot lock a real user out.
-   */
+  /** The stranger's one open code, the same while valid. A new stranger always gets one (at the cap the channel's
+   * oldest request makes room): asking again never piles up requests, a flood of strangers cannot lock a real user out. */
   request(channel: string, userId: string, userName: string): Promise<OpenRequest> {
     const now = Date.now();
     return this.db.transaction(async (tx) => {

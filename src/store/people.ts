@@ -39,11 +39,9 @@ type Row = Omit<Person, "identities"> & { route: string; userId: string; identit
 /** An identity's own person (before any link, and again after /unlink): its `route:userId`, in its agent's keys. */
 const ownPersonId = (agent: string, route: string, userId: string) => agentSessionKey(agent, `${route}:${userId}`);
 
-/**
- * People and their identities, one agent's each. The gate asks `identify` per inbound message: a person is made on
+/** People and their identities, one agent's each. The gate asks `identify` per inbound message: a person is made on
  * first sight, its id the `channel:userId` its usage rows already carry. Linking moves an identity to the person who
- * asked for the code; nothing else changes owner: what is stored per person is found by the person's id.
- */
+ * asked for the code; nothing else changes owner: what is stored per person is found by the person's id. */
 export class SqlPeople extends SqlGroup {
   async identify(agent: string, route: string, userId: string, name: string): Promise<Person> {
     const [found] = await this.select(this.db, BY_IDENTITY, [agent, route, userId]);
@@ -83,10 +81,8 @@ export class SqlPeople extends SqlGroup {
     return { code, expiresAt };
   }
 
-  /**
-   * `/link CODE`: the identity joins the code's person (unexpired, unused, same agent, `mayJoin` agrees), using it up.
-   * A wrong code says nothing of whose it might be and counts against the sender (MAX_FAILURES, then LOCK_MS).
-   */
+  /** `/link CODE`: the identity joins the code's person (unexpired, unused, same agent, `mayJoin` agrees), using it up.
+   * A wrong code says nothing of whose it might be and counts against the sender (MAX_FAILURES, then LOCK_MS). */
   redeem(
     agent: string,
     { route, userId }: Pick<Identity, "route" | "userId">,

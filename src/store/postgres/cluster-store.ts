@@ -25,10 +25,8 @@ const SCHEMA = `
 /** Any number: it only has to be the same in every process, so two starting at once migrate in turn. */
 const MIGRATION_LOCK = 7_390_024;
 
-/**
- * Opens clustered mode's store on its own small pool, so lease renewals never queue behind turns' queries and a busy
- * process keeps its roles. A query slower than `queryTimeoutMs` fails (database unreachable): no lease renewed late.
- */
+/** Opens clustered mode's store on its own small pool, so lease renewals never queue behind turns' queries and a busy
+ * process keeps its roles. A query slower than `queryTimeoutMs` fails (database unreachable): no lease renewed late. */
 export async function openClusterStore(
   url: string,
   options: { queryTimeoutMs?: number; onError?: (err: Error) => void } = {},
@@ -49,10 +47,8 @@ export async function openClusterStore(
 export class ClusterStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  /**
-   * Takes (free or expired) or keeps (held by `holder`) each lease in `names` for `ttlMs` from the database's now.
-   * Returns the epoch of every lease `holder` has afterwards; the others are held by live processes.
-   */
+  /** Takes (free or expired) or keeps (held by `holder`) each lease in `names` for `ttlMs` from the database's now.
+   * Returns the epoch of every lease `holder` has afterwards; the others are held by live processes. */
   async claim(holder: string, names: readonly string[], ttlMs: number): Promise<Map<string, number>> {
     if (names.length === 0) return new Map();
     // Sorted, so two processes claiming overlapping sets lock the rows in the same order.

@@ -54,10 +54,8 @@ export async function transaction<T>(pool: pg.Pool, work: (tx: Db) => Promise<T>
   }
 }
 
-/**
- * The store's SQL on a pool. Under a `fence` every write is a transaction that first checks the fence, its lease row
- * locked FOR SHARE (a takeover waits for it): the groups write fenced without knowing, a stale fence writes nothing.
- */
+/** The store's SQL on a pool. Under a `fence` every write is a transaction that first checks the fence, its lease row
+ * locked FOR SHARE (a takeover waits for it): the groups write fenced without knowing, a stale fence writes nothing. */
 export function pgSql(pool: pg.Pool, fence?: Fence): Sql {
   const begin = <T>(work: (client: Db) => Promise<T>) =>
     transaction(pool, async (client) => {
@@ -102,10 +100,8 @@ function on(db: Db): Sql {
   return self;
 }
 
-/**
- * LISTENs on a connection of its own; calls `heard` with each notification, and with none once (re)connected (a lost
- * connection retries a second later; what was sent meanwhile is for the caller's next look). Resolves with a stop.
- */
+/** LISTENs on a connection of its own; calls `heard` with each notification, and with none once (re)connected (a lost
+ * connection retries a second later; what was sent meanwhile is for the caller's next look). Resolves with a stop. */
 export async function listen(
   url: string,
   channels: readonly string[],

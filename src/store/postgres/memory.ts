@@ -3,10 +3,8 @@ import { type FoundRow, SqlMemory } from "../memory.js";
 import { buildFtsQuery, likePattern } from "../sqlite/fts-query.js";
 import type { SearchHit, SearchScope } from "../types.js";
 
-/**
- * Memory on PostgreSQL: SQLite's search terms answered by pg_trgm (CJK too), accents folded as SQLite's (pincer_fold),
- * ranked by how many terms a text holds, then by PostgreSQL's own full-text rank.
- */
+/** Memory on PostgreSQL: SQLite's search terms answered by pg_trgm (CJK too), accents folded as SQLite's (pincer_fold),
+ * ranked by how many terms a text holds, then by PostgreSQL's own full-text rank. */
 export class PostgresMemory extends SqlMemory {
   async search(query: string, scope: SearchScope): Promise<SearchHit[]> {
     const fts = buildFtsQuery(query);

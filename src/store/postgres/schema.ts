@@ -1,11 +1,9 @@
 import type pg from "pg";
 import { transaction } from "./db.js";
 
-/**
- * The characters PostgreSQL's search folds, as SQLite's trigram index does with `remove_diacritics 1`: each Latin letter
+/** What PostgreSQL's search folds, as SQLite's trigram index does with `remove_diacritics 1`: each Latin letter
  * with a diacritic becomes its base letter (é → e, Ø stays), and a combining accent on its own is dropped. As the two
- * arguments of translate(), so folding needs no extension (unaccent) and works in an index's expression.
- */
+ * arguments of translate(), so folding needs no extension (unaccent) and works in an index's expression. */
 const folds = (first: number, last: number) =>
   Array.from({ length: last - first + 1 }, (_, i) => String.fromCodePoint(first + i))
     .map((letter) => [letter, letter.normalize("NFD").replace(/\p{M}/gu, "")])
@@ -21,10 +19,8 @@ const CREATE_FOLD_FUNCTION = `
   CREATE OR REPLACE FUNCTION pincer_fold(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $fold$ SELECT translate($1, '${from}', '${to}') $fold$;`;
 
-/**
- * The same tables as SQLite's (times in ms since the epoch, bigints); see early-migrations.ts for the rules. One named
- * as one of SQLite's does what that one does (test/schema-engines.test.ts checks the schemas end up alike).
- */
+/** The same tables as SQLite's (times in ms since the epoch, bigints); see early-migrations.ts for the rules. One named
+ * as one of SQLite's does what that one does (test/schema-engines.test.ts checks the schemas end up alike). */
 export const MIGRATIONS: Array<{ id: string; sql: string }> = [
   {
     id: "001-store",

@@ -1,7 +1,5 @@
-/**
- * Schema changes, applied once each in order and recorded by id. Never edit an applied migration: add one at the end.
- * Ids are `NNN-name`, numbered in order (migrations.test.ts checks it); PostgreSQL's (postgres/schema.ts) likewise.
- */
+/** Schema changes, applied once each in order and recorded by id. Never edit an applied migration: add one at the end.
+ * Ids are `NNN-name`, numbered in order (migrations.test.ts checks it); PostgreSQL's (postgres/schema.ts) likewise. */
 export interface Migration {
   id: string;
   /** The id it was recorded under before ids were numbered in order: a home made then is upgraded in place. */

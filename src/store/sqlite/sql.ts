@@ -6,10 +6,8 @@ function bind(params: readonly unknown[]): Record<string, unknown> {
   return Object.fromEntries(params.map((value, i) => [i + 1, typeof value === "boolean" ? Number(value) : value]));
 }
 
-/**
- * The store's SQL on pincer's one SQLite connection. While a transaction (BEGIN IMMEDIATE … COMMIT) is open, other
- * calls wait (on one connection they would join it); check and start are one step (no await between): only one goes.
- */
+/** The store's SQL on pincer's one SQLite connection. While a transaction (BEGIN IMMEDIATE … COMMIT) is open, other
+ * calls wait (on one connection they would join it); check and start are one step (no await between): only one goes. */
 export function sqliteSql(db: Database): Sql {
   let open: Promise<unknown> | undefined;
   const idle = async () => {
