@@ -14,7 +14,9 @@ const MAX_SHORT_TERMS = 12;
 // Scripts written without spaces between words: a run of them is cut into overlapping trigrams.
 const UNSPACED =
   /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Extended_Pictographic}]/u;
-const MARK = /\p{M}/u;
+// A token's runs of unspaced and of other scripts; a combining mark or variation selector (the ️ in ❤️) stays with the
+// character before it.
+const RUN = new RegExp(`(?<unspaced>(?:${UNSPACED.source}\\p{M}*)+)|(?:(?!${UNSPACED.source}).\\p{M}*)+`, "gu");
 const TOKEN = /[\p{L}\p{N}\p{M}\p{Extended_Pictographic}]+/gu;
 
 export function buildFtsQuery(input: string): FtsQuery {
@@ -22,17 +24,15 @@ export function buildFtsQuery(input: string): FtsQuery {
   const bigrams = new Set<string>();
   const tiny = new Set<string>();
   for (const token of input.normalize("NFKC").toLowerCase().match(TOKEN) ?? []) {
-    for (const run of splitRuns(token)) {
-      const chars = [...run.text];
-      if (run.unspaced) {
+    for (const run of token.matchAll(RUN)) {
+      const chars = [...run[0]];
+      if (run.groups?.unspaced) {
         for (let i = 0; i + 3 <= chars.length; i++) terms.add(chars.slice(i, i + 3).join(""));
         // "妹妹生日" shares no trigram with "妹妹的生日": its bigrams still find it (by LIKE).
         for (let i = 0; i + 2 <= chars.length; i++) bigrams.add(chars.slice(i, i + 2).join(""));
-        if (chars.length === 1) tiny.add(run.text);
-      } else if (chars.length >= 3) {
-        terms.add(run.text);
+        if (chars.length === 1) tiny.add(run[0]);
       } else {
-        tiny.add(run.text);
+        (chars.length >= 3 ? terms : tiny).add(run[0]);
       }
     }
   }
@@ -44,23 +44,6 @@ export function buildFtsQuery(input: string): FtsQuery {
     match: picked.length > 0 ? picked.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ") : undefined,
     short,
   };
-}
-
-/** Splits a token where it changes between spaced (Latin, Cyrillic, Hangul…) and unspaced scripts. */
-function splitRuns(token: string): Array<{ text: string; unspaced: boolean }> {
-  const runs: Array<{ text: string; unspaced: boolean }> = [];
-  for (const ch of token) {
-    const last = runs.at(-1);
-    // A combining mark or variation selector (the ️ in ❤️) belongs to the character before it.
-    if (last && MARK.test(ch)) {
-      last.text += ch;
-      continue;
-    }
-    const unspaced = UNSPACED.test(ch);
-    if (last && last.unspaced === unspaced) last.text += ch;
-    else runs.push({ text: ch, unspaced });
-  }
-  return runs;
 }
 
 /** Escapes `%`, `_` and `\` for `LIKE … ESCAPE '\'`. */
