@@ -8,7 +8,6 @@ export interface RunSpend {
 }
 
 const SPEND = `coalesce(sum(prompt_tokens + completion_tokens), 0) AS tokens, coalesce(sum(cost), 0) AS cost`;
-/** A run's tokens and cost, summed from the usage rows its model calls left. */
 const used = (sum: string) => `(SELECT ${sum} FROM model_usage WHERE run_id = job_runs.id)`;
 const USED = `prompt_tokens = ${used("coalesce(sum(prompt_tokens), 0)")},
   completion_tokens = ${used("coalesce(sum(completion_tokens), 0)")}, cost = ${used("sum(cost)")}`;

@@ -19,7 +19,6 @@ import type {
 type JobColumns = Omit<CronJob, "schedule" | "origin" | "owner" | "limits"> &
   Omit<JobOrigin, "isGroup" | "channel" | "account"> &
   JobLimits & {
-    /** The bot's route (routeOf). */
     channel: string;
     isGroup: number;
     kind: Schedule["kind"];

@@ -67,7 +67,6 @@ export class SqlJournal extends SqlGroup implements BusJournal {
     return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === "string") : [];
   }
 
-  /** True while the message is accepted but its turn has not finished. */
   isPending = (msg: Pick<InboundMessage, "channel" | "account" | "chatId" | "id">) =>
     exists(this.db, "SELECT 1 FROM inbox WHERE id = $1 AND status = 'pending'", [inboxId(msg)]);
 
