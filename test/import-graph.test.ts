@@ -21,6 +21,7 @@ const FLOORS: Array<{ floor: string; paths: string[] }> = [
       "src/log.ts",
       "src/paths.ts",
       "src/coalesced.ts",
+      "src/slots.ts",
       "src/time-zone.ts",
       "src/text.ts",
       "src/turn-facts.ts",

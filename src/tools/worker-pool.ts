@@ -3,6 +3,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parentPort, Worker } from "node:worker_threads";
 import { packageRoot } from "../paths.js";
+import { Slots } from "../slots.js";
 
 export interface WorkerPoolOptions {
   maxThreads: number;
@@ -22,8 +23,7 @@ type Reply = { ok: true; result: unknown } | { ok: false; error: string };
  * From the TypeScript sources (tests) the built copy in dist/ runs, so tests need `npm run build` first. */
 export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOptions): RunTask<Task, Result> {
   const idle: Array<{ worker: Worker; timer: NodeJS.Timeout }> = [];
-  const waiting: Array<() => void> = [];
-  let running = 0;
+  const slots = new Slots(options.maxThreads);
   const take = (): Worker => {
     const kept = idle.pop();
     if (kept) clearTimeout(kept.timer);
@@ -39,27 +39,12 @@ export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOpt
     const entry = { worker, timer };
     idle.push(entry);
   };
-  const turn = (signal: AbortSignal) =>
-    new Promise<void>((resolve, reject) => {
-      const go = () => {
-        signal.removeEventListener("abort", giveUp);
-        resolve();
-      };
-      const giveUp = () => {
-        waiting.splice(waiting.indexOf(go), 1);
-        reject(signal.reason);
-      };
-      waiting.push(go);
-      signal.addEventListener("abort", giveUp, { once: true });
-    });
   return async (task, signal, timeoutMs) => {
-    signal.throwIfAborted();
-    // A finishing task hands its slot straight to the next waiter.
-    if (running >= options.maxThreads) await turn(signal);
-    else running++;
+    const release = await slots.acquire(signal);
     let worker: Worker | undefined;
     try {
-      // Inside the try: a thread that cannot start (its module missing) gives the slot back too.
+      // Stopped while the slot was handed over; inside the try, as a thread that cannot start, it gives the slot back.
+      signal.throwIfAborted();
       worker = take();
       const stop = timeoutMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
       const result = await runIn(worker, task, stop);
@@ -69,9 +54,7 @@ export function createWorkerPool<Task, Result>(file: URL, options: WorkerPoolOpt
       void worker?.terminate();
       throw err;
     } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else running--;
+      release();
     }
   };
 }

@@ -5,11 +5,11 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { commandArgument } from "../bus/commands.js";
 import { conversationMediaDir, errorText, type InboundMessage, type OutboundMessage } from "../bus/types.js";
+import { Slots } from "../slots.js";
 import type { Store } from "../store/store.js";
 import { encodeVoiceNote } from "./encode.js";
 import { type SpeechEngine, speechEngine, type VoiceSettings } from "./engines.js";
 import { voiceProblem } from "./problems.js";
-import { Slots } from "./slots.js";
 import { speakableText } from "./speakable.js";
 import { parseVoiceArgument, speaksTo, voiceAnswer } from "./voice-mode.js";
 

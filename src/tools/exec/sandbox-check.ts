@@ -2,6 +2,7 @@ import { accessSync, constants, lstatSync, mkdtempSync, readlinkSync, realpathSy
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { Config } from "../../config/config.js";
+import { attempt } from "../files/safe-open.js";
 import {
   buildBwrapArgs,
   type HostLayout,
@@ -52,13 +53,11 @@ const NAMESPACE_HINT =
 export function inspectHost(paths: readonly string[] = SYSTEM_PATHS): HostLayout {
   const layout: HostLayout = {};
   for (const path of paths) {
-    try {
-      const stat = lstatSync(path);
-      if (stat.isSymbolicLink()) layout[path] = { type: "symlink", target: readlinkSync(path) };
-      else layout[path] = { type: stat.isDirectory() ? "dir" : "file" };
-    } catch {
-      // Absent on this host: not bound.
-    }
+    // Absent on this host: not bound.
+    const stat = attempt(() => lstatSync(path));
+    if (stat?.isSymbolicLink())
+      layout[path] = attempt(() => ({ type: "symlink", target: readlinkSync(path) }) as const);
+    else if (stat) layout[path] = { type: stat.isDirectory() ? "dir" : "file" };
   }
   return layout;
 }
@@ -154,14 +153,12 @@ export function describeLimits(
 /** The first executable file called `name` in a PATH-style list of folders. */
 export function findExecutable(name: string, searchPath: string): string | undefined {
   for (const dir of searchPath.split(delimiter)) {
-    if (!dir) continue;
     const candidate = join(dir, name);
-    try {
+    const found = attempt(() => {
       accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // Not here; keep looking.
-    }
+      return statSync(candidate).isFile();
+    });
+    if (dir && found) return candidate;
   }
   return undefined;
 }
