@@ -29,7 +29,6 @@ export interface PreparedAttachments {
   problems: string[];
 }
 
-/** Reads each attachment the way its kind allows: image parts, transcripts, excerpts, or a path. */
 export async function prepareAttachments(paths: string[], deps: AttachmentDeps): Promise<PreparedAttachments> {
   const prepared: PreparedAttachments = { lines: [], images: [], problems: [] };
   for (const path of paths) {
@@ -56,7 +55,6 @@ export async function prepareAttachments(paths: string[], deps: AttachmentDeps):
   return prepared;
 }
 
-/** A JPEG data URL of the image, shrunk to IMAGE_MAX_SIDE and then, if still too big, further. */
 export async function imageDataUrl(path: string): Promise<string> {
   // Loaded on the first image: the native module costs start time and memory nobody else needs.
   const { default: sharp } = await import("sharp");
@@ -75,7 +73,6 @@ export async function imageDataUrl(path: string): Promise<string> {
   }
 }
 
-/** The first EXCERPT_CHARS characters of a text file, read without loading the rest. */
 async function excerpt(path: string): Promise<string> {
   const file = await open(path, "r");
   try {

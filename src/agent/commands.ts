@@ -91,8 +91,10 @@ export class ChatCommands {
     await reply(text);
   }
 
-  private setAside(lane: Lane, count: number, command: InboundMessage, text: string, archive?: string) {
-    return this.lanes.setAside(lane, count, (msgs) => this.outlet.setAside(msgs, command, text, archive));
+  /** Takes `count` messages off a paused lane (the waiting one first) and closes them; then the lane goes on. */
+  private async setAside(lane: Lane, count: number, command: InboundMessage, text: string, archive?: string) {
+    await this.outlet.setAside(lane.queue.splice(0, count), command, text, archive);
+    this.lanes.unpause(lane);
   }
 }
 

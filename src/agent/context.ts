@@ -8,7 +8,6 @@ import { ReadCache } from "../tools/files/read-cache.js";
 import { METADATA_OPEN } from "../turn-facts.js";
 import type { Skill } from "./skills.js";
 
-/** The workspace files that make up the system prompt, in this order. */
 export const BOOTSTRAP_FILES = ["AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "MEMORY.md"];
 
 /** A prompt file larger than this is skipped with a warning rather than filling the context. */
@@ -57,7 +56,6 @@ export function buildSystemPrompt(input: PromptInput): string {
   return parts.join("\n\n");
 }
 
-/** A prompt file's text, trimmed; "" when it is absent or skipped. */
 export function promptFile(cache: ReadCache, workspace: string, file: string, log?: Pick<Logger, "warn">): string {
   // The workspace is the sandbox's to change: read without following links or blocking on a FIFO.
   const read = cache.text(workspace, file, MAX_PROMPT_FILE_BYTES);

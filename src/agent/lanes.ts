@@ -69,12 +69,6 @@ export class Lanes {
     return [...this.lanes.values()].filter((lane) => lane.running).map((lane) => lane.key);
   }
 
-  /** Takes `count` messages off a paused lane (the waiting one first) for `setAside`; then the lane goes on. */
-  async setAside(lane: Lane, count: number, setAside: (msgs: InboundMessage[]) => Promise<void>): Promise<void> {
-    await setAside(lane.queue.splice(0, count));
-    this.unpause(lane);
-  }
-
   private schedule(lane: Lane): void {
     if (!lane.running && lane.queue.length === 0) this.lanes.delete(lane.key);
     if (lane.running || lane.queue.length === 0 || lane.pausedUntil !== undefined) return;
@@ -105,14 +99,13 @@ export class Lanes {
     this.turns.add(turn);
   }
 
-  /** Puts the message back at the head of its lane, which waits until the model is worth asking again. */
   private pause(lane: Lane, msg: InboundMessage, retryAt: number): void {
     lane.queue.unshift(msg);
     lane.pausedUntil = retryAt;
     lane.resume = setTimeout(() => this.unpause(lane), Math.max(0, retryAt - Date.now()));
   }
 
-  private unpause(lane: Lane): void {
+  unpause(lane: Lane): void {
     clearTimeout(lane.resume);
     lane.pausedUntil = lane.resume = undefined;
     this.schedule(lane);

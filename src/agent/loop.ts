@@ -16,9 +16,7 @@ export interface LoopDeps {
   registry: ToolRegistry;
   maxIterations: number;
   log: Logger;
-  /** After every tool call (the audit log). */
   onToolResult?: (call: ToolCall, result: string, durationMs: number) => void;
-  /** Hears each model call's text as it is streamed (the reply shown as it is written). */
   onText?: (textSoFar: string) => void;
   /** When a round of tool calls starts; what it returns, when the round ends (progress notes). */
   onToolRound?: (calls: ToolCall[]) => () => void;

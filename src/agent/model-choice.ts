@@ -32,7 +32,6 @@ export function findModel(models: readonly ModelSetting[], arg: string): ModelSe
 // As code: shown as typed (no `*` taken for emphasis), and a tap copies it on Telegram.
 const shown = (m: ModelSetting) => (m.label ? `${m.label.trim()} (\`${m.name}\`)` : `\`${m.name}\``);
 
-/** The `/model` list: the default first, this chat's one marked. */
 export function modelList(defaultModel: string, models: readonly ModelSetting[], current: string): string {
   if (models.length === 0) {
     return `This chat uses ${defaultModel}, the only model configured. List more in agent.models (docs/configuration.md) to choose one per chat.`;

@@ -22,7 +22,6 @@ export function isSilentReply(text: string, token: string | undefined): boolean 
 export const POISON_NOTICE =
   "Sorry, I have set your message aside: pincer stopped twice while working on it. Please try again, perhaps in smaller steps.";
 
-/** Told once per chat when its message waits through an outage. */
 export function waitingNotice(reason: string): string {
   return `The model is not answering right now (${reason}). Your message is kept and I will answer as soon as it is back.`;
 }

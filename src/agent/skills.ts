@@ -6,7 +6,6 @@ import { ReadCache } from "../tools/files/read-cache.js";
 export interface Skill {
   name: string;
   description: string;
-  /** Path of the SKILL.md the model reads when the skill applies. */
   path: string;
   /** Why the skill cannot be used here (requirements from its front matter); empty when it can. */
   missing: string[];

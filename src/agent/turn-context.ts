@@ -53,11 +53,10 @@ export function runOf(msg: InboundMessage, roles?: Pick<Config, "roles" | "peopl
 /** Share of the window the summaries at the head of the history may take (counted raw: the same entries every turn). */
 const ENTRIES_SHARE = 0.1;
 
-/** The prompt for one turn: the system prompt (workspace files, MEMORY.md where allowed, skills, runtime), the history
- * after the conversation's trim point with the summaries of trimmed turns at its head, the user's message. When the
- * history overflows what the budget leaves it, it is trimmed in one step to LOW_WATER of that room, and the head
- * (summaries, MEMORY.md) is brought up to date there: between trim points every request starts with the one before.
- * Costs depend on the budget, not the conversation's length; `tokenCache` has the history's counts from the store. */
+/** The prompt for one turn: the system prompt, the history after the trim point (summaries of trimmed turns at its
+ * head), the user's message. History that overflows its room is trimmed in one step to LOW_WATER of it, the head
+ * (summaries, MEMORY.md) updated there: between trim points every request starts with the one before. Costs depend on
+ * the budget, not the conversation's length; `tokenCache` has the history's counts from the store. */
 export async function buildTurnContext(
   deps: TurnContextDeps,
   inbound: InboundMessage,

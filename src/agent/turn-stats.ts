@@ -51,7 +51,6 @@ export class TurnMeter {
     };
   }
 
-  /** The prompt is built: the time since the turn started is its cost. */
   contextBuilt(): void {
     this.stages.contextMs = round2(performance.now() - this.started);
   }

@@ -33,7 +33,6 @@ export class AgentWorker {
     const agents: [string, Partial<WorkerDeps>][] = [[MAIN_AGENT, {}], ...(deps.agents ?? [])];
     for (const [agent, own] of agents) {
       const turn: WorkerDeps = { ...deps, ...own, log: (own.log ?? deps.log).child({ agent }) };
-      /** Who shares the owner's MEMORY.md: the allowlists (each bot's) and config memory.shareWith*. */
       const sharing: MemorySharing = { ...turn.config.memory, allowFrom: allowListsOf(turn.config) };
       // Facts go to the MEMORY.md of the person's space, from their direct chats only.
       const facts = (msg: InboundMessage) => !msg.isGroup && (msg.person || isOwnersChat(msg, sharing.allowFrom));
