@@ -7,8 +7,6 @@ import { errorText } from "../../src/bus/types.js";
 /** What is read of a discord.js attachment: `size` as announced, `duration` of a voice message. */
 type AttachmentInfo = Pick<Attachment, "id" | "name" | "url" | "size" | "duration">;
 
-type DownloadResult = { paths: string[]; notes: string[] };
-
 /** Saves a message's attachments into `dir`; one too large or failing becomes a note for the model, never a failure. */
 export async function downloadAttachments(
   attachments: AttachmentInfo[],
@@ -20,8 +18,8 @@ export async function downloadAttachments(
     /** DISCORD_API_URL: its origin may serve attachments too (a proxy, the tests' fake server). */
     apiUrl: string;
   },
-): Promise<DownloadResult> {
-  const result: DownloadResult = { paths: [], notes: [] };
+): Promise<{ paths: string[]; notes: string[] }> {
+  const result = { paths: [] as string[], notes: [] as string[] };
   if (attachments.length === 0) return result;
   await mkdir(options.dir, { recursive: true });
   for (const attachment of attachments) {

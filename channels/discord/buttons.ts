@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { ButtonInteraction, Interaction } from "discord.js";
 import type { Logger } from "pino";
 import { usableButtons } from "../../src/bus/buttons.js";
@@ -55,13 +56,8 @@ export function createTapHandler(deps: { bus: Switchboard; allowedChannels: stri
     const listed = [tap.chatId, tap.threadId].some((id) => id !== undefined && allowedChannels.includes(id));
     const outside = tap.isGroup && allowedChannels.length > 0 && !listed;
     const answering = outside ? Promise.resolve<TapAnswer>({}) : bus.publishTap(tap);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), ANSWER_WITHIN_MS);
-    });
     try {
-      const answer = await Promise.race([answering, late]);
-      clearTimeout(timer);
+      const answer = await Promise.race([answering, delay(ANSWER_WITHIN_MS, undefined, { ref: false })]);
       if (answer?.text) await interaction.reply({ content: answer.text.slice(0, 2000), flags: MessageFlags.Ephemeral });
       else await interaction.deferUpdate();
       if (answer) return;

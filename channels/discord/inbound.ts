@@ -51,7 +51,10 @@ export function createInboundHandler(deps: {
     const envelope = await untilStored(() => deps.bus.screenInbound(onAccount(received, deps.account)), retries);
     if (!envelope) return;
     const names = new Map(
-      message.mentions.users.map((user) => [user.id, displayName(message, user.id) ?? user.username]),
+      message.mentions.users.map((user) => [
+        user.id,
+        message.mentions.members?.get(user.id)?.displayName ?? user.displayName,
+      ]),
     );
     const forwarded =
       message.reference?.type === MessageReferenceType.Forward ? message.messageSnapshots.first() : undefined;
@@ -104,10 +107,6 @@ function factsOf(message: Message, botId: string): MessageFacts {
     mentionsBot: new RegExp(`<@!?${botId}>`).test(message.content),
     repliesToBot: message.mentions.repliedUser?.id === botId,
   };
-}
-
-function displayName(message: Message, userId: string): string | undefined {
-  return message.mentions.members?.get(userId)?.displayName ?? message.mentions.users.get(userId)?.displayName;
 }
 
 /** The quote of the message this one replies to, marked by whose words they are. */

@@ -30,11 +30,7 @@ export function whyIgnored(facts: MessageFacts, policy: GuildPolicy): string | u
 }
 
 /** Where a message's conversation lives: threads keep their own session under the parent channel. */
-export function conversationOf(facts: Pick<MessageFacts, "channelId" | "parentId">): {
-  chatId: string;
-  threadId?: string;
-  sessionKey: string;
-} {
+export function conversationOf(facts: Pick<MessageFacts, "channelId" | "parentId">) {
   const [chatId, threadId] = facts.parentId ? [facts.parentId, facts.channelId] : [facts.channelId, undefined];
   return { chatId, ...(threadId ? { threadId } : {}), sessionKey: sessionKeyOf("discord", chatId, threadId) };
 }

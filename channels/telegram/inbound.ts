@@ -27,14 +27,6 @@ export function createInboundHandlers(deps: {
 
   composer.on("message", (ctx) => handleMessage(ctx, ctx.message));
 
-  // Answering again to an edit would duplicate the conversation; the edit is not read.
-  composer.on("edited_message", (ctx) => {
-    log.debug({ chatId: ctx.chat.id, messageId: ctx.editedMessage.message_id }, "ignored an edited message");
-  });
-  // Channel posts have no sender to check against the allowlist; pincer does not run channels.
-  composer.on(["channel_post", "edited_channel_post"], (ctx) => {
-    log.debug({ chatId: ctx.chat.id }, "ignored a channel post");
-  });
   composer.on("callback_query", createTapHandler(deps));
   composer.on("my_chat_member", (ctx) => {
     const { chat, new_chat_member: member } = ctx.myChatMember;
@@ -46,6 +38,8 @@ export function createInboundHandlers(deps: {
         : "membership in a group changed",
     );
   });
+  // Everything else is left unread: answering an edit again would duplicate the conversation, and channel posts have
+  // no sender to check against the allowlist.
   composer.use((ctx) => {
     const kinds = Object.keys(ctx.update).filter((k) => k !== "update_id");
     log.debug({ updateId: ctx.update.update_id, kinds }, "ignored an update of a kind pincer does not use");

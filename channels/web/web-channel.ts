@@ -33,9 +33,8 @@ const KEPT_NOTES = 50;
 /** A web chat id as it may appear in `web:<id>` and in the page's address. */
 const WEB_CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The control page's chat box: what the owner types goes through the bus like a Telegram message (same queue,
- * commands, tools, memory); what the agent sends back goes to the listeners, the open pages. Access is the page's
- * token. */
+/** The control page's chat box: what the owner types goes through the bus like any chat's message (same queue,
+ * commands, tools, memory); what the agent sends back goes to the open pages. Access is the page's token. */
 export function createWebChannel({ bus }: { bus: Switchboard }): WebChannel {
   const listeners = new Set<(event: WebChatEvent) => void>();
   const emit = (event: WebChatEvent) => {

@@ -59,7 +59,8 @@ const SESSION_HEADER = "x-pincer-session";
 
 /** Starts the control page on PINCER_WEB_ADDR (node:http, no framework): `/healthz` and `/metrics` for machines,
  * everything else only with the token. Routes are exact paths, and the one file read (a spoken reply's) is the one the
- * web chat named under an id: no path comes from a request. Off, or an address that cannot be used, gives undefined (one log line) and never stops the daemon. */
+ * web chat named under an id: no path comes from a request. Off, or an address that cannot be used, gives undefined
+ * (one log line) and never stops the daemon. */
 export async function startControlPage(deps: {
   app: App;
   /** The channels the daemon runs (the web chat among them when on). */
@@ -103,7 +104,7 @@ export async function startControlPage(deps: {
     refresh();
   });
 
-  const server = createServer((req, res) => {
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
       // The path without the query: the query may carry the token, which must never reach the log.
@@ -114,8 +115,6 @@ export async function startControlPage(deps: {
       if (status === 413) res.on("finish", () => req.destroy());
     });
   });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
   server.maxConnections = 128;
   const locked = (res: ServerResponse) => send(res, 401, "text/html; charset=utf-8", LOCKED_PAGE);
 
@@ -158,8 +157,7 @@ export async function startControlPage(deps: {
   }
 
   type Get = (res: ServerResponse, query: URLSearchParams, session?: string) => Promise<void> | void;
-  /** What anyone may read: health and metrics for machines, and the page, which holds no data: its script logs in
-   * (`?token=…` traded for a session) and fetches it. */
+  /** What anyone may read: health and metrics for machines, and the page, which holds no data (see renderShell). */
   const OPEN_GETS: Record<string, Get> = {
     "/healthz": async (res) => {
       const health = healthOf({
@@ -184,7 +182,6 @@ export async function startControlPage(deps: {
       sendJson(res, 200, { sessionKey: key, entries: await dashboard.history(key.slice(0, 300)) });
     },
     "/api/voice": async (res, query) => {
-      // The file is the one the web chat sent under this id: the request names no path.
       const file = deps.web?.voiceNote(query.get("chat") ?? "", query.get("id") ?? "");
       send(res, 200, "audio/ogg", found(file && (await readFile(file).catch(() => undefined)), "no such spoken reply"));
     },
@@ -230,9 +227,8 @@ export async function startControlPage(deps: {
     "/api/approvals/decide": async (text) => {
       const approvals = approvalsOn();
       const choice = text("choice", 6);
-      if (choice !== "once" && choice !== "always" && choice !== "deny") {
+      if (choice !== "once" && choice !== "always" && choice !== "deny")
         throw new HttpError(400, '"choice" must be once, always or deny');
-      }
       const decided = await approvals.decide(text("id", 40), choice, "the control page");
       if (!decided.taken) throw new HttpError(409, decided.text);
     },

@@ -52,13 +52,8 @@ const PAUSED: Record<string, string> = {
 const act = (label: string, action: string, id: string, danger = false) =>
   postButton(label, `/api/jobs/${action}`, { id }, danger);
 
-/** The Jobs section: one row per job (its text first), its history and its actions. */
-export function renderJobs(jobs: JobView[], now: number, formatTime: TimeFormat): string {
-  if (jobs.length === 0) return '<p class="empty">No jobs. Ask pincer to remind you of something to make one.</p>';
-  return `<ul class="rows jobs">${jobs.map((job) => jobRow(job, now, formatTime)).join("")}</ul>`;
-}
-
-function jobRow(job: JobView, now: number, formatTime: TimeFormat): string {
+/** A row of the Jobs section: the job's text first, its history and its actions. */
+export function jobRow(job: JobView, now: number, formatTime: TimeFormat): string {
   const time = (at: number) => esc(formatTime(at, job.tz));
   const state = job.ended
     ? '<span class="pill">finished or deleted</span>'

@@ -1,7 +1,7 @@
 import type { HistoryEntry } from "../store/store.js";
 import { withoutTurnFacts } from "../turn-facts.js";
 import { clip, esc, formatSpan, postButton, type TimeFormat, timeFormat } from "./html.js";
-import { renderJobs } from "./jobs-section.js";
+import { jobRow } from "./jobs-section.js";
 import type { DashboardState } from "./state.js";
 import { renderUsage } from "./usage-section.js";
 
@@ -12,7 +12,9 @@ export function renderSections(state: DashboardState, now: number) {
     status: renderStatus(state, now, formatTime),
     agents: renderAgents(state.agents),
     conversations: rows(state.conversations, "No conversations yet.", (c) => conversation(c, now)),
-    jobs: renderJobs(state.jobs, now, formatTime),
+    jobs: rows(state.jobs, "No jobs. Ask pincer to remind you of something to make one.", (j) =>
+      jobRow(j, now, formatTime),
+    ),
     pairing: rows(state.pairing, "Nobody is waiting.", (p) => pairingRequest(p, now)),
     people: rows(state.people, "Nobody has written yet.", (p) => person(p, state.roles)),
     approvals: renderApprovals(state, now),

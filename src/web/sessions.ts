@@ -5,11 +5,10 @@ import { hash } from "./token.js";
 export const SESSION_IDLE_MS = 12 * 3600 * 1000;
 const MAX_SESSIONS = 64;
 
-/** The control page's logins, in memory: a random secret per login, which the page keeps in localStorage (origin-scoped: one port) and sends as
- * a header, never a cookie (browsers send cookies to every port of a host). A restart (so a changed token) ends them
- * all. Only hashes are kept; `onEnd` holds what ends with the session (its open event streams). */
+/** The control page's logins, in memory: a random secret per login, kept by the page in localStorage and sent as a
+ * header (see SESSION_HEADER). A restart (so a changed token) ends them all. Kept by hash, so the time a lookup takes
+ * says nothing about the secret; `onEnd` holds what ends with the session (its open event streams). */
 export class WebSessions {
-  // Kept by hash: the time a lookup takes says nothing about the secret.
   private readonly sessions = new Map<string, { lastUsed: number; onEnd: Set<() => void> }>();
 
   create(): string {
