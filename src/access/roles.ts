@@ -20,11 +20,8 @@ export function roleSettings(config: RoleConfig, name: string): Role {
   return { ...BUILT_IN[name], ...config.roles[name] };
 }
 
-/**
- * A person's role: the one `pincer people role` set, else `owner` when one of the person's accounts is named in
- * `*_ALLOW_FROM` (or is local: the terminal, the control page), else `people.defaultRole`. (An owner's account joins
- * only an owner: see mayJoin.)
- */
+/** A person's role: the one `pincer people role` set, else `owner` when one of the person's accounts is named in
+ * `*_ALLOW_FROM` (or is local: the terminal, the control page), else `people.defaultRole`. */
 export function roleOf(person: Person, named: (route: string, userId: string) => boolean, defaultRole: string): string {
   if (person.role) return person.role;
   return person.identities.some((i) => named(i.route, i.userId)) ? "owner" : defaultRole;

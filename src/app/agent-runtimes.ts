@@ -25,9 +25,8 @@ interface Shared {
   files: ReadCache;
 }
 
-/** Every agent (config `agents`, main first), each wired from its own settings alone: its workspace (prompt files,
- * skills, MEMORY.md, the file tools' and exec's folder), its models with their own keys, its tools (`disabledTools`),
- * its MCP servers (started once, with pincer, not per message), its helpers and its memory's consolidation. */
+/** Every agent (config `agents`, main first), each wired from its own settings alone; its MCP servers start once, with
+ * pincer, not per message. */
 export function createAgentRuntimes(config: Config, shared: Shared) {
   // Only main's MCP servers are written down for `pincer status`.
   const main = createAgentRuntime(config, shared, shared.options.mcpStatusFile);
@@ -44,7 +43,6 @@ function createAgentRuntime(config: Config, { core, models, options, files }: Sh
   const log = core.log.child({ agent: config.agentName });
   ensureHome(config, log);
   const registry = new ToolRegistry(config.agent.toolTimeoutSeconds, config.agent.maxToolResultChars);
-  // Its model (or a chat's choice of agent.models) and agent.fallbackModels, each behind a circuit breaker.
   const { model, chain } = createConfiguredModels(config, log.child({ part: "model" }), options.model, limits);
   const { window } = chain(undefined);
   const helpers = new HelperManager({

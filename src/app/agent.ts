@@ -26,7 +26,6 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
       })
     : undefined;
   const ownWrites = { journal: store.journal, steps: store.steps, turns: store.turns };
-  // Clustered: every journal write of a turn is made under its conversation's turn lease.
   const writes =
     clustering && store.fenced
       ? clustering.fenceTurnWrites(ownWrites, (key) => cluster.joined?.fence(key), store.fenced.bind(store))
@@ -39,7 +38,6 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
     bus,
     journal: writes.journal,
     conversations: store.conversations,
-    // A scheduled run's end goes into its job's history.
     turns: recordingRunEnds(writes.turns, {
       store,
       bus,

@@ -63,13 +63,11 @@ export async function buildCore(config: Config, options: AppOptions) {
     inbox: store.journal,
     log: log.child({ part: "scheduler" }),
     ownerHasAccess: (owner) => access.hasAccess(owner.channel, owner.userId),
-    // Clustered: a job added (or paused, or asked to run) on another process is seen within a second.
-    // Alone, every 10 s: `pincer cron run` from another process is obeyed soon.
+    // A job changed by another process (the CLI, a cluster's member) is seen within a second clustered, 10 s alone.
     maxSleepMs: clustering ? 1000 : 10_000,
     runs: store.jobRuns,
     defaults: config.cron,
   });
-  // What the page, /jobs' buttons and the CLI do to jobs: writes the scheduler's holder obeys, wherever it runs.
   const jobs = jobActions({
     jobs: store.jobs,
     minEverySeconds: config.cron.minEverySeconds,

@@ -137,13 +137,7 @@ function singletons({ config, core, agent }: Parts) {
     start: (channels: Channel[]) => {
       core.scheduler.start(channels.map((c) => c.name));
       for (const { heartbeat } of agent.agents) heartbeat?.start();
-      const { store, log } = core;
-      stopHousekeeping = startHousekeeping({
-        store,
-        mediaDir: mediaDir(config.home),
-        retention: config.retention,
-        log,
-      });
+      stopHousekeeping = startHousekeeping({ ...core, mediaDir: mediaDir(config.home), retention: config.retention });
     },
     stop: () => {
       stopHousekeeping?.();

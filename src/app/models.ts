@@ -14,7 +14,6 @@ export type Models = ReturnType<typeof buildModels>;
 
 /** What every agent's models share: the endpoints' learned context, usage, transcription and voice. */
 export function buildModels(config: Config, options: AppOptions, { log, store, tokens }: Core) {
-  // What each endpoint's context is, learned from the servers and remembered across restarts.
   const limits = new ContextLimits(contextLimitsPath(config.home), log.child({ part: "model" }));
   const usage = new UsageMeter({ config, store: store.usage, tokens, log, now: options.now });
   const turnUsage: Pick<UsageMeter, "wrap" | "report" | "checkBefore"> = {

@@ -57,10 +57,8 @@ function toolSummary(tool: string, args: Record<string, unknown>): string {
 /** What does not show, or reorders the text: controls, bidi marks, zero-width and default-ignorable characters, odd spaces. */
 const HIDDEN = /[^\P{Cc}\n\t]|[\p{Cf}\p{DI}\p{Zl}\p{Zp}\u2800]|[^\P{Zs} ]/gu;
 
-/**
- * The text as a person must read it to know what runs: hidden characters as `<U+XXXX>`, and no two backticks side by
- * side (a zero-width space between), since Discord ends a code block at the first ``` whatever its fence.
- */
+/** The text as a person must read it to know what runs: hidden characters as `<U+XXXX>`, and no two backticks side by
+ * side (a zero-width space between), since Discord ends a code block at the first ``` whatever its fence. */
 function shown(text: string): string {
   return text
     .replace(HIDDEN, (c) => `<U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}>`)

@@ -14,7 +14,6 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   const app = await createApp(config, { log, mcpStatusFile: mcpStatusPath(config) });
   const channels: Channel[] = [];
   const media = mediaDir(config.home);
-  // One channel per bot: TELEGRAM_BOT_TOKEN's, DISCORD_BOT_TOKEN's and each of config `accounts`.
   for (const account of config.accounts) {
     const route = routeOf(account);
     const deps = { config, bus: app.bus, mediaDir: media, log: log.child({ channel: route }), account };
@@ -50,8 +49,7 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
     { channels: channels.map((c) => c.name), model: config.openai.model, home: config.home },
     "pincer is running",
   );
-  // After the channels are up (the sandbox check runs bwrap a few times), and still at start: a broken sandbox, a
-  // wrong URL or key should show in the log now, not when the first user writes.
+  // Still at start, after the channels (the check runs bwrap a few times): a broken sandbox, URL or key shows now.
   const [sandbox, model] = await Promise.all([
     checkSandbox(config).catch((err: unknown) => ({
       ok: false,

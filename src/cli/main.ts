@@ -21,12 +21,10 @@ import { peopleList, peopleRemove, peopleRole, peopleShow } from "./people.js";
 function loadFromEnv(options: LoadOptions = {}, terminal = false, agent = "main") {
   if (existsSync(".env")) process.loadEnvFile(".env");
   const config = loadConfig(process.env, options);
-  // `--agent NAME` of `pincer chat` and `pincer agent`.
   if (!Object.hasOwn(config.agents, agent)) {
     throw new ConfigError(`--agent "${agent}" is not an agent (agents: ${Object.keys(config.agents).join(", ")}).`);
   }
-  // Each agent's keys and each account's token now live in its own settings only: no other agent's tool, skill or
-  // child process can read them from the environment.
+  // Keys and tokens now live in their agent's or account's settings only: no other agent's tool or child reads them.
   for (const name of config.secrets) delete process.env[name];
   const log = terminal ? createTerminalLogger(config.logLevel, config.home) : createLogger(config.logLevel);
   return { config, log };
@@ -181,8 +179,7 @@ people
 try {
   await program.parseAsync();
 } catch (err) {
-  // Settings checked after start-up (exec patterns, for one) fail the same way as the environment's,
-  // and so does a PINCER_HOME this user cannot write: one sentence, never a stack trace.
+  // Settings checked after start-up and an unwritable PINCER_HOME fail like the environment's: one sentence.
   const sentence =
     err instanceof ConfigError
       ? err.message

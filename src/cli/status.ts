@@ -46,7 +46,6 @@ export async function statusText(config: Config): Promise<string> {
         `  ${h.id} ${h.status.padEnd(11)} ${new Date(h.startedAt).toISOString()} ${h.sessionKey}${h.label ? ` "${h.label}"` : ""}: ${oneLine(h.task, 60)}`,
     ),
     ...lastKnownMcpStatus(config),
-    // Clustered mode: who holds which role, each process's heartbeat, the conversations waiting.
     ...(config.databaseUrl ? (await clusterReport(config, config.databaseUrl)).lines : []),
   ].join("\n");
 }

@@ -12,8 +12,7 @@ type Chat = { chatId: string; agent: string };
 
 /** `pincer agent -m TEXT`: one turn, prints what the agent says; false when the model failed (for the exit code). */
 export async function runAgentOnce(config: Config, log: Logger, text: string, chat: Chat): Promise<boolean> {
-  // It waits for the MCP servers' first connection attempts like any first turn, but at most 15 s: a server that
-  // never answers must not hold a script up for its full timeout.
+  // Waits for the MCP servers' first attempts like any first turn, but at most 15 s: a script must not hang on one.
   const app = await createApp(config, { log, waitForModel: false, mcpWaitMs: 15_000 });
   let answered = true;
   const console = createConsoleChannel({

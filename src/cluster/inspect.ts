@@ -21,7 +21,9 @@ export async function inspectCluster(url: string, channels: readonly string[]) {
     // Before any gateway created the inbox there is nothing waiting (and no line to show).
     const waiting = await work.freeSessions(1000).catch(() => undefined);
     const lines = clusterLines(view, roles);
-    if (waiting) lines.push(`  ${"turns waiting".padEnd(18)} ${waitingText(waiting.length)}`);
+    const n = waiting?.length;
+    const what = n ? `${n} conversation${n === 1 ? "" : "s"} with messages no process runs yet` : "none";
+    if (waiting) lines.push(`  ${"turns waiting".padEnd(18)} ${what}`);
     return { lines, ...clusterVerdict(view, roles) };
   } catch (err) {
     const detail = `cannot read the cluster from PINCER_DATABASE_URL: ${errorText(err)}`;
@@ -30,9 +32,4 @@ export async function inspectCluster(url: string, channels: readonly string[]) {
     await store?.close().catch(() => {});
     await work.close().catch(() => {});
   }
-}
-
-function waitingText(conversations: number): string {
-  if (conversations === 0) return "none";
-  return `${conversations} conversation${conversations === 1 ? "" : "s"} with messages no process runs yet`;
 }

@@ -92,9 +92,7 @@ export class RoleKeeper {
           this.deps.log.error({ role: role.name, err: errorText(err) }, "a role did not stop cleanly");
         },
       );
-    } else {
-      return;
-    }
+    } else return;
     void entry.busy.finally(() => {
       entry.busy = undefined;
       this.reconcile(entry);

@@ -81,7 +81,6 @@ export class TurnDispatcher {
 
   private async pass(): Promise<void> {
     const { work } = this.deps;
-    // Conversations held here: hand over what arrived since, and give back the ones done.
     if (this.held.size > 0) {
       const keys = [...this.held.keys()];
       const pending = await work.pendingOf(keys);

@@ -92,8 +92,7 @@ export class Heartbeat {
       deps.log.info("the previous heartbeat is still running; skipped this one");
       return false;
     }
-    const text = deps.readFile();
-    const tasks = text === undefined ? [] : activeTasks(text);
+    const tasks = activeTasks(deps.readFile() ?? "");
     if (tasks.length === 0) return false;
     const msg = heartbeatMessage(tasks, deps.target, Date.now(), deps.sessionKey);
     if (!(await deps.bus.publishInbound(msg))) return false;

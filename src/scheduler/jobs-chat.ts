@@ -51,7 +51,6 @@ export function createJobsChat(deps: JobsChatDeps) {
 
   /** Posts one message per job of the sender (text, schedule, next run, state, buttons); returns the closing line. */
   async function answer(msg: InboundMessage): Promise<string> {
-    // The sender's jobs on this bot, of this chat's agent only.
     const own = (await store.jobs.listByOwner({ channel: routeOf(msg), userId: msg.senderId })).filter(
       (job) => agentOf(job.origin.sessionKey) === agentOf(msg.sessionKey),
     );

@@ -15,7 +15,6 @@ export interface RunGuardDeps {
  * (a runaway job loops on tool calls, and each round is a call). Other runs get the model as it is. */
 export function guardedForRun(model: Model, run: { runId?: string }, deps: RunGuardDeps): Model {
   const { runId } = run;
-  // The job a run id (`cron:ID:…`) belongs to.
   const jobId = runId && /^cron:([^:]+):/.exec(runId)?.[1];
   if (!runId || !jobId) return model;
   return {

@@ -55,12 +55,6 @@ export function runMessage(
     receivedAt: now,
     sessionKey: job.origin.sessionKey,
     // The person the job runs for: what the run may see is decided as for their own messages.
-    run: {
-      kind: "cron",
-      jobId: job.id,
-      scheduledAt,
-      reminder: job.message,
-      ...(job.owner ? { userId: job.owner.userId } : {}),
-    },
+    run: { kind: "cron", jobId: job.id, scheduledAt, reminder: job.message, userId: job.owner?.userId },
   };
 }

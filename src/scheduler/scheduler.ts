@@ -83,8 +83,7 @@ export class Scheduler {
   }
 
   private async tickOnce(): Promise<void> {
-    // A failing database (SQLITE_BUSY from another process, a full disk) must not stop time: the timer is re-armed
-    // whatever happens, and a failed tick is tried again shortly.
+    // A failing database (SQLITE_BUSY, a full disk) must not stop time: the timer is re-armed whatever happens.
     const maxSleepMs = this.deps.maxSleepMs ?? 60_000;
     let wait = Math.min(RETRY_TICK_MS, maxSleepMs);
     try {

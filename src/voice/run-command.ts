@@ -3,12 +3,6 @@ import { type RunRequest, runProcess } from "../tools/exec/run-process.js";
 /** The program and its arguments as given in `argv` (no shell sees them); `input` is the text to speak. */
 export type CommandRun = Omit<RunRequest, "file" | "args" | "env"> & { argv: string[] };
 
-/** What a speech command sees of pincer's environment: enough to find its programs and voices, none of its secrets. */
-export function cleanEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const kept = ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"].filter((name) => env[name]);
-  return Object.fromEntries(kept.map((name) => [name, env[name] as string]));
-}
-
 /** `{in}`, `{out}` and the like in each argument replaced by their values (pincer's own paths and settings). */
 export function substitute(argv: string[], values: Record<string, string>): string[] {
   return argv.map((arg) => arg.replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole));
@@ -19,7 +13,10 @@ export function substitute(argv: string[], values: Record<string, string>): stri
 export async function runCommand(run: CommandRun): Promise<Buffer> {
   const [file, ...args] = run.argv;
   const name = file.split("/").at(-1);
-  const outcome = await runProcess({ ...run, file, args, env: cleanEnvironment() }).catch((err: Error) => {
+  // What the command sees of pincer's environment: enough to find its programs and voices, none of its secrets.
+  const kept = ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"].filter((key) => process.env[key]);
+  const env = Object.fromEntries(kept.map((key) => [key, process.env[key] as string]));
+  const outcome = await runProcess({ ...run, file, args, env }).catch((err: Error) => {
     throw new Error(`${name} could not be started (${err.message})`);
   });
   if (outcome.timedOutAfterSeconds) throw new Error(`${name} took longer than ${Math.round(run.timeoutSeconds)} s`);
