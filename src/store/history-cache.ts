@@ -15,13 +15,13 @@ export interface ConversationHead {
   through: number;
 }
 
-interface Entry {
-  head: ConversationHead;
-  /** The newest messages after `through`, oldest first. */
+/** The newest messages after the trim point (`through`), oldest first; `complete` when they are all of them. */
+export interface HistoryWindow {
   rows: HistoryRow[];
-  /** The rows are every message after `through`, not just the newest of them. */
   complete: boolean;
 }
+
+type Entry = HistoryWindow & { head: ConversationHead };
 
 /** Conversations kept; the least recently read goes first. */
 const CONVERSATIONS = 32;
@@ -34,7 +34,7 @@ const SLACK = 1.25;
 export class HistoryCache {
   private readonly entries = new Map<number, Entry>();
 
-  lookup(head: ConversationHead): { rows: HistoryRow[]; complete: boolean } | undefined {
+  lookup(head: ConversationHead): HistoryWindow | undefined {
     const entry = this.entries.get(head.id);
     if (!entry) return undefined;
     const was = entry.head;
@@ -62,12 +62,6 @@ export class HistoryCache {
     this.entries.set(head.id, { head, rows: trimmed ? rows.slice(keep) : rows, complete: complete && !trimmed });
     while (this.entries.size > CONVERSATIONS) this.entries.delete(this.entries.keys().next().value as number);
   }
-}
-
-/** The newest messages after the trim point that fit a budget; `complete` when they are all of them. */
-export interface HistoryWindow {
-  rows: HistoryRow[];
-  complete: boolean;
 }
 
 /** The newest rows fitting `budget`, oldest first, as budgeted() picks them; undefined when more must be read. */

@@ -6,8 +6,6 @@ import { createPool, listen, pgSql } from "./db.js";
 import { PostgresMemory } from "./memory.js";
 import { migrate } from "./schema.js";
 
-const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
-
 /** The store's groups on `pool`, every write fenced under `fence` when given (see pgSql). */
 function groupsOn(pool: pg.Pool, options: StoreOptions, fence?: Fence) {
   const sql = pgSql(pool, fence);
@@ -19,7 +17,7 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
   // Migrations on a connection of their own, with no time limit: rebuilding an index of a big table takes what it takes.
   const migrating = createPool(url, options.onError, { max: 1 });
   await migrate(migrating).finally(() => migrating.end());
-  const timeout = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  const timeout = options.queryTimeoutMs ?? 30_000;
   // The server ends a slow statement itself (the connection stays usable); the client gives up a moment later on one
   // that never answered (a silent partition): that query fails and its connection is dropped, not handed out again.
   const pool = createPool(url, options.onError, {

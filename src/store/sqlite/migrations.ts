@@ -120,7 +120,6 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Tool calls waiting for a person's tap, and what each conversation always allows.
     id: "015-approvals",
     formerly: "25-approvals",
     sql: `
@@ -153,7 +152,6 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Every model call's tokens and cost at the prices of its time, for /usage, the page and the budgets.
     id: "016-model-usage",
     formerly: "27-model-usage",
     sql: `CREATE TABLE model_usage (
@@ -171,7 +169,6 @@ export const migrations: Migration[] = [
           CREATE INDEX model_usage_by_time ON model_usage (created_at);`,
   },
   {
-    // Each chat's /model choice, kept across restarts and /new.
     id: "017-chat-models",
     formerly: "27-chat-models",
     sql: `CREATE TABLE chat_models (
@@ -197,7 +194,6 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Each chat's /voice choice (spoken replies), kept across restarts and /new.
     id: "020-chat-voice",
     sql: `CREATE TABLE chat_voice (
             session_key TEXT PRIMARY KEY,
@@ -221,7 +217,6 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    // Jobs' runs (and each run's usage rows), and per job its stop rules, pause reason, Run now ask and failures.
     id: "023-job-runs",
     sql: `CREATE TABLE job_runs (
             id TEXT PRIMARY KEY,
