@@ -112,9 +112,8 @@ export function shorten(text: string, chars: number): string {
   return `${safeSlice(text, 0, chars)}\n… [${(text.length - chars).toLocaleString("en-US")} more characters cut to fit the context budget]`;
 }
 
-/** The one sentence a user gets when even the fixed prompt (instructions, tool schemas, their message) is more than the
- * context allows: how much is missing, what limits the window (agent.contextTokens or the model server), and the four
- * costliest tools. `window`: the turn's; `configured`: agent.contextTokens. */
+/** The one sentence a user gets when even the fixed prompt is more than the context allows: how much is missing, what
+ * limits the window (`configured`: agent.contextTokens, or the model server), and the four costliest tools. */
 export function tooSmallSentence(facts: {
   window: number;
   configured: number;

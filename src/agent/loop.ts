@@ -51,9 +51,8 @@ export interface LoopInput {
 const LIMIT_NOTE =
   "You have used all tool calls allowed for this turn. Answer the user now with what you have, and say what is left undone.";
 
-/** One turn: call the model, run the tools it asks for (batched: read-only calls together, the rest alone;
- * docs/tools.md), feed the results back, until it answers in plain text or the iteration limit is reached. `produced`:
- * what to store after the user's message. */
+/** One turn: call the model, run the tools it asks for (batched; docs/tools.md), feed results back, until it answers
+ * in plain text or the iteration limit is reached. `produced`: what to store after the user's message. */
 export async function runAgentLoop(
   deps: LoopDeps,
   input: LoopInput,
@@ -156,9 +155,8 @@ async function resume(
   return rounds;
 }
 
-/** One model call, fitted to the context window first; the endpoint's `usage` calibrates the counter. A request the
- * endpoint refuses as too long is fitted to what the refusal says (the window, the request's cost in the server's
- * tokens) and sent once more, at once. */
+/** One model call, fitted to the window first; the endpoint's `usage` calibrates the counter. A request refused as too
+ * long is fitted to what the refusal says (the window, its cost in the server's tokens) and sent once more, at once. */
 async function callModel(
   deps: LoopDeps,
   messages: ChatMessage[],

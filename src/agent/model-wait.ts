@@ -62,9 +62,8 @@ export interface FailedTry {
   retryAt: number;
 }
 
-/** An outage (the endpoint away, and nothing answered since this message's first try) keeps the message for hours: it
- * runs when the model is back. Anything else (the endpoint answers others, or this message with an error, again and
- * again) is about this message: given up after a few tries or about a minute, so its chat moves on. */
+/** An outage (the endpoint away, nothing answered since this message's first try) keeps the message for hours, till the
+ * model is back; anything else is about this message: given up after a few tries or about a minute. */
 export function decideWait(
   t: FailedTry,
   limits: Config["agent"]["waitForModel"],

@@ -15,9 +15,8 @@ export interface Skill {
 const MAX_SKILL_BYTES = 64 * 1024;
 
 /** Skills are folders with a SKILL.md whose front matter has `name` and `description`; later sources override earlier
- * ones by name (a workspace skill replaces a bundled one). Each source is `dir` below `root`, so a `skills` link in the
- * workspace cannot lead out. Opened the race-free way (through `cache`): a symlink, a FIFO or an oversized SKILL.md is
- * skipped with a warning, never followed, blocked on or read whole. */
+ * ones by name. Each source is `dir` below `root`, so a `skills` link cannot lead out; read race-free (via `cache`):
+ * a symlink, a FIFO or an oversized SKILL.md is skipped with a warning, never followed, blocked on or read whole. */
 export function listSkills(
   sources: Array<{ root: string; dir: string }>,
   log?: Pick<Logger, "warn">,

@@ -51,9 +51,8 @@ interface Running extends HelperInfo {
   fenced?: Error;
 }
 
-/** Runs spawned helpers in the background: a fresh context (its task its only message), the tools minus
- * spawn/message/cron, its own iteration and time limits. Its result enters the bus as a system message to the
- * conversation that spawned it, so the main agent relays it in its own words after what that conversation is doing. */
+/** Runs spawned helpers in the background: a fresh context (its task its only message), fewer tools, its own limits.
+ * Its result enters the bus as a system message to the conversation that spawned it, for the main agent to relay. */
 export class HelperManager {
   private readonly runs = new Map<string, Running>();
   private readonly shutdown = new AbortController();

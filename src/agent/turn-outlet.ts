@@ -21,10 +21,9 @@ interface Draft {
 }
 
 /** The one way out of a turn. While it runs: its progress note, its draft, notices beside it. At its end: its outcome
- * (a reply, a notice or nothing), recorded with the turn and the message's `done` in one transaction, which the
- * channel's outbox sender then delivers (and retries) on its own. The draft (docs/delivery.md) shows each model call's
- * text as it is written, a later call's replacing an earlier one's; the outcome settles it: the reply takes its place;
- * a reply that goes another way (the message tool, nothing to say) or a notice (an error) deletes it. */
+ * (a reply, a notice or nothing), recorded with the turn and the message's `done` in one transaction for the channel's
+ * outbox sender. The draft (docs/delivery.md) shows each model call's text as it is written; the reply takes its place,
+ * anything else (the message tool answered, nothing to say, a notice) deletes it. */
 export class TurnOutlet {
   private readonly drafts = new WeakMap<InboundMessage, Draft>();
 

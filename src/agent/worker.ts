@@ -8,9 +8,8 @@ import { TurnOutlet } from "./turn-outlet.js";
 import { TurnRunner } from "./turn-runner.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
-/** Takes the bus's inbound messages: a chat command is answered (commands.ts), anything else waits in its
- * conversation's lane (lanes.ts) for the turn runner (turn-runner.ts), which sends everything through the outlet
- * (turn-outlet.ts). Per conversation in order, across them in parallel up to `maxConcurrentTurns`; none is dropped. */
+/** Takes the bus's inbound messages: a command is answered (commands.ts), anything else waits in its conversation's
+ * lane (lanes.ts) for the turn runner (turn-runner.ts), which sends through the outlet (turn-outlet.ts). */
 export class AgentWorker {
   readonly lanes: Lanes;
   /** Chat commands by agent: a conversation's /model, /status and /usage are its agent's. */
