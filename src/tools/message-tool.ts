@@ -77,14 +77,13 @@ export function createMessageTool({ config, store }: Pick<ToolDeps, "config" | "
         throw new ToolError(`the ${target.channel} channel is not running in this pincer, so nothing was sent.`);
       }
       const files = await snapshotFiles(media, ctx, config);
-      const out: OutboundMessage = {
+      const outcome = await ctx.bus.publishOutbound({
         ...target,
         kind: "reply",
         text: args.content,
         ...(files.length ? { media: files } : {}),
         ...(buttons ? { buttons } : {}),
-      };
-      const outcome = await ctx.bus.publishOutbound(out);
+      });
       const where = `${target.channel}:${target.chatId}${target.threadId ? ` (thread ${target.threadId})` : ""}`;
       if (outcome.status === "refused") throw new ToolError(`${outcome.error}. Nothing was delivered to ${where}.`);
       if (current) {

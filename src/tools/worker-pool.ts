@@ -77,7 +77,6 @@ function runIn(worker: Worker, task: unknown, signal: AbortSignal): Promise<unkn
   });
 }
 
-/** The worker thread's side: answers every task posted by createWorkerPool with `handle`'s result. */
 export function serveTasks<Task>(handle: (task: Task) => unknown): void {
   parentPort?.on("message", (task: Task) => {
     try {

@@ -65,7 +65,6 @@ const TILDE = /(?:^|[\s=:'"(<>|;&])~(?=$|[\s/'"`;&|<>()]|[a-z_])/i;
 // A path starts a word, follows = or a redirection, or is glued to a short option (-C/etc).
 const ABSOLUTE = /(?:^|[\s='"`(<>|;&,]|\s-[A-Za-z])(\/[^\s'"`;&|<>(),]*)/g;
 
-/** Why the guard refuses `command`, or undefined when it lets it through. */
 export function checkCommand(command: string, policy: GuardPolicy): string | undefined {
   const parts = commandParts(command);
   for (const [scope, pattern, reason] of DEFAULT_DENY) {

@@ -59,7 +59,6 @@ export async function runProcess(request: RunRequest): Promise<ExecOutcome> {
   }
 }
 
-/** Signals the process group led by `pid` (started `detached`). */
 export function killProcessGroup(pid: number | undefined, signal: NodeJS.Signals = "SIGKILL"): void {
   // ESRCH: the group is already gone, which is the point.
   if (pid !== undefined) attempt(() => process.kill(-pid, signal));

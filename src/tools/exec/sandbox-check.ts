@@ -150,7 +150,6 @@ export function describeLimits(
   return { status: weak ? "warn" : "ok", detail: parts.join("; ") };
 }
 
-/** The first executable file called `name` in a PATH-style list of folders. */
 export function findExecutable(name: string, searchPath: string): string | undefined {
   for (const dir of searchPath.split(delimiter)) {
     const candidate = join(dir, name);

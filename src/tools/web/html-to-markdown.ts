@@ -1,6 +1,7 @@
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
 import TurndownService from "turndown";
+import { attempt } from "../files/safe-open.js";
 import { htmlToPlainText } from "./html-to-text.js";
 
 export interface ReadableText {
@@ -29,13 +30,8 @@ export function htmlToMarkdown(html: string, url: string): ReadableText {
   let article: { title?: string | null; content?: string | null; length?: number | null } | null = null;
   if (document.querySelectorAll("*").length <= MAX_READABILITY_ELEMENTS) {
     withBase(document, url);
-    try {
-      article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
-        charThreshold: MIN_ARTICLE_CHARS,
-      }).parse();
-    } catch {
-      article = null;
-    }
+    const readable = document as unknown as ConstructorParameters<typeof Readability>[0];
+    article = attempt(() => new Readability(readable, { charThreshold: MIN_ARTICLE_CHARS }).parse(), null);
     // Too little to be an article: the whole page says more, parsed anew (Readability changed the document).
     if (!article?.content || (article.length ?? 0) < MIN_ARTICLE_CHARS) {
       article = article && { title: article.title };
