@@ -86,7 +86,6 @@ export class DraftStream {
     return [...this.ids];
   }
 
-  /** Closes and deletes the draft's messages. */
   async discard(): Promise<void> {
     for (const id of await this.close()) await this.ops.remove(id).catch((err: unknown) => this.options.onError?.(err));
   }

@@ -57,12 +57,7 @@ export class ChannelSender {
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake();
-    const grace = new AbortController();
-    await Promise.race([
-      this.loop,
-      pause(this.timing.stopGraceMs, undefined, { signal: grace.signal }).catch(() => {}),
-    ]);
-    grace.abort();
+    await Promise.race([this.loop, pause(this.timing.stopGraceMs, undefined, { ref: false })]);
     for (const controller of this.inFlight) controller.abort(new Error("the channel is stopping"));
     await this.loop;
     for (const resolve of this.idleWaiters.splice(0)) resolve();

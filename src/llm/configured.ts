@@ -46,12 +46,9 @@ export function createConfiguredModels(config: Config, log: Logger, main: Model 
   const endpoints = new Map<string, Endpoint>();
   const endpoint = (spec: EndpointSpec): Endpoint => {
     const { name } = spec;
-    let made = endpoints.get(name);
-    if (!made) {
-      const client = (name === mainName && main) || modelAt(config, spec);
-      made = { name, model: client, breaker: new CircuitBreaker(breaker) };
-      endpoints.set(name, made);
-    }
+    const model = (name === mainName && main) || modelAt(config, spec);
+    const made = endpoints.get(name) ?? { name, model, breaker: new CircuitBreaker(breaker) };
+    endpoints.set(name, made);
     return made;
   };
   const events = {

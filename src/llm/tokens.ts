@@ -45,16 +45,14 @@ export function createTokenCounter() {
     if (message.role === "tool") tokens += raw(message.tool_call_id);
     return tokens;
   };
-
-  const rawRequest = (messages: ChatMessage[], tools?: readonly object[]): number =>
-    messages.reduce((n, m) => n + rawMessage(m), 3) + (tools ? rawTools(tools) : 0);
   const scale = (tokens: number) => Math.ceil(tokens * factor);
 
   return {
     text: (text: string) => scale(raw(text)),
     rawMessage,
     tools: (schemas: readonly object[]) => scale(rawTools(schemas)),
-    request: (messages: ChatMessage[], tools?: readonly object[]) => scale(rawRequest(messages, tools)),
+    request: (messages: ChatMessage[], tools: readonly object[] = []) =>
+      scale(messages.reduce((n, m) => n + rawMessage(m), 3) + rawTools(tools)),
     /** Feeds back what the endpoint said a request cost (`usage.prompt_tokens`). */
     calibrate(counted: number, reported: number): void {
       // `counted` is already scaled; recover the raw count so the factor does not compound.

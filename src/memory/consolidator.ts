@@ -161,9 +161,7 @@ export class Consolidator {
     if (!parsed) throw new Error(`the model's summary was not the JSON asked for: ${safeSlice(reply.content, 0, 120)}`);
     const [first, last] = [chunk[0], chunk[chunk.length - 1]];
     // What a group says stays in its chat's own entries.
-    const facts = space ? parsed.facts : [];
-    const added =
-      facts.length > 0 ? appendMemoryFacts(space as string, facts, formatDay(this.now(), deps.timezone)) : [];
+    const added = space ? appendMemoryFacts(space, parsed.facts, formatDay(this.now(), deps.timezone)) : [];
     const text = parsed.facts.length > 0 ? `${parsed.summary}\nFacts: ${parsed.facts.join(" · ")}` : parsed.summary;
     const stored = await deps.store.addEntry({
       sessionKey,

@@ -126,21 +126,16 @@ export class UsageMeter {
     return Math.min(MAX_COUNT, this.deps.tokens.request(request.messages, request.tools));
   }
 
-  private async record(run: MeteredRun, request: ModelRequest, reply: ModelReply): Promise<void> {
-    const { tokens, config } = this.deps;
-    const answer = reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join("");
-    // Estimated only when needed: the request is the whole prompt, and most endpoints count it themselves.
-    const estimate = () => this.promptOf(request);
+  private async record(run: MeteredRun, request: ModelRequest, { usage, ...reply }: ModelReply): Promise<void> {
+    const model = reply.model ?? this.deps.config.openai.model;
     // A prompt count far past what any tokenizer makes of this request (a running total, another request's) is the
     // server's mistake; believed, one call would use up a day's budget.
-    const reported = reply.usage?.promptTokens;
-    const believed = reported !== undefined && (reported <= 100_000 || reported <= estimate() * IMPLAUSIBLE + 100_000);
-    const usage = believed ? reply.usage : undefined;
-    const counted = usage ?? {
-      promptTokens: estimate(),
-      completionTokens: Math.min(MAX_COUNT, tokens.text(answer)),
-    };
-    await this.save(run, counted, reply.model ?? config.openai.model, !usage);
+    const reported = usage?.promptTokens ?? 0;
+    if (usage && (reported <= 100_000 || reported <= this.promptOf(request) * IMPLAUSIBLE + 100_000))
+      return this.save(run, usage, model, false);
+    const answer = reply.content + reply.toolCalls.map((call) => call.name + call.arguments).join("");
+    const completionTokens = Math.min(MAX_COUNT, this.deps.tokens.text(answer));
+    await this.save(run, { promptTokens: this.promptOf(request), completionTokens }, model, true);
   }
 
   private async save(run: MeteredRun, tokens: Tokens, model: string, estimated: boolean): Promise<void> {
