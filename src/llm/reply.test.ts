@@ -25,6 +25,16 @@ describe("normalizeReply", () => {
     });
   });
 
+  it("asks whether text calls may be read only of a reply whose text has some (the question scans the request)", () => {
+    let asked = 0;
+    const ask = () => ++asked > 0;
+    expect(normalizeReply({ content: " pong ", toolCalls: [] }, tools, ask)).toMatchObject({ content: "pong" });
+    expect(asked).toBe(0);
+    const call = '<tool_call>{"name":"exec","arguments":{"command":"ls"}}</tool_call>';
+    expect(normalizeReply({ content: call, toolCalls: [] }, tools, ask).toolCalls).toHaveLength(1);
+    expect(asked).toBe(1);
+  });
+
   it("stringifies object arguments, makes absent ones {}, and gives missing or repeated ids unique new ones", () => {
     n = 0;
     const reply = normalizeReply(

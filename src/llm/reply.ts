@@ -25,10 +25,10 @@ export interface RawReply {
 }
 
 /** A reply the loop can trust, whatever the server sent: no reasoning, tool calls written as text made real when they
- * name an offered tool and `readTextCalls()` allows it (asked only when the API's field has no call), odd shapes made
- * regular (content as parts or an object, arguments as an object, ids missing or repeated). A call without a name
- * cannot be run, answered or stored in a form every server accepts: it is dropped and listed in `discarded`, so the
- * loop can tell the model when nothing else is left. */
+ * name an offered tool and `readTextCalls()` allows it (asked only of text with calls and none in the API's field),
+ * odd shapes made regular (content as parts or an object, arguments as an object, ids missing or repeated). A call
+ * without a name cannot be run, answered or stored in a form every server accepts: it is dropped and listed in
+ * `discarded`, so the loop can tell the model when nothing else is left. */
 export function normalizeReply(
   raw: RawReply,
   offered: readonly string[],
@@ -55,10 +55,10 @@ export function normalizeReply(
   const content = withoutReasoning(textOf(raw.content));
   // Calls in the API's field win; markup next to them is the same calls echoed, or noise, and is removed.
   const structured = toolCalls.length > 0;
-  const found =
-    structured || readTextCalls()
-      ? findTextToolCalls(content, new Set(offered))
-      : { text: content, calls: [], unknown: [] };
+  // Whether text calls may be read is asked only of a reply that has some: it scans the whole request.
+  const scanned = findTextToolCalls(content, new Set(offered));
+  const markup = scanned.calls.length > 0 || scanned.unknown.length > 0;
+  const found = structured || !markup || readTextCalls() ? scanned : { text: content, calls: [], unknown: [] };
   const promoted = structured ? [] : found.calls;
   for (const call of promoted) toolCalls.push({ id: uniqueId(undefined), ...call });
   if (toolCalls.length > MAX_CALLS) {

@@ -138,7 +138,10 @@ function mistralCalls(text: string): unknown[] {
 /** The whole content is one call or a list of calls, each naming an offered tool (never one in a code fence: that is
  * shown, as a quote). */
 function bareCalls(content: string, offered: ReadonlySet<string>): TextCall[] | undefined {
-  const parsed = parseJson(content.trim());
+  const trimmed = content.trim();
+  // Most replies are prose: a failed JSON.parse costs a thrown error each.
+  if (!/^[[{]/.test(trimmed)) return undefined;
+  const parsed = parseJson(trimmed);
   const calls = (Array.isArray(parsed) ? parsed : [parsed]).map(asCall);
   if (calls.length === 0 || !calls.every((call) => call && offered.has(call.name))) return undefined;
   return calls as TextCall[];
