@@ -109,7 +109,6 @@ function factsOf(message: Message, botId: string): MessageFacts {
   };
 }
 
-/** The quote of the message this one replies to, marked by whose words they are. */
 function quoted(message: Message, botId: string): { quote?: Quote } {
   const referenceId = message.reference?.messageId;
   if (!referenceId) return {};

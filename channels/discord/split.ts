@@ -26,7 +26,6 @@ export function splitMessage(text: string, limit = DISCORD_MESSAGE_LIMIT): strin
   return chunks;
 }
 
-/** Where to cut `text` so that the first piece is at most `max` characters long. */
 function chooseCut(text: string, max: number): number {
   const window = text.slice(0, max + 1);
   const paragraph = window.lastIndexOf("\n\n");

@@ -73,14 +73,12 @@ function renderList(list: Tokens.List, scope: Scope, depth: number): string {
   return list.items
     .map((item, index) => {
       const marker = item.task ? (item.checked ? "☑" : "☐") : list.ordered ? `${start + index}.` : "•";
-      const parts: string[] = [];
-      for (const child of item.tokens) {
-        if (child.type === "list") parts.push(renderList(child as Tokens.List, scope, depth + 1));
-        else if (child.type === "checkbox") continue;
-        else parts.push(renderBlock(child, scope).trim());
-      }
-      const body = parts.filter(Boolean).join("\n");
-      return `${indent}${marker} ${body}`;
+      const parts = item.tokens
+        .filter((child) => child.type !== "checkbox")
+        .map((child) =>
+          child.type === "list" ? renderList(child as Tokens.List, scope, depth + 1) : renderBlock(child, scope).trim(),
+        );
+      return `${indent}${marker} ${parts.filter(Boolean).join("\n")}`;
     })
     .join("\n");
 }

@@ -10,8 +10,7 @@ import { downloadAttachment, type MediaDeps } from "./media.js";
 import { groupRefusal, normalizeMessage } from "./normalize.js";
 
 /** Each message is normalised, gated (groups), screened by the access gate, its files downloaded, then published,
- * without waiting for the agent. Kinds pincer has no use for get a debug line, never an error that stops the
- * polling. */
+ * without waiting for the agent. Kinds pincer has no use for get a debug line, never an error. */
 export function createInboundHandlers(deps: {
   bus: Switchboard;
   allowedGroups: string[];

@@ -80,7 +80,6 @@ function quoteOf(message: Message, reply: Message, bot: BotIdentity): { quote?: 
 const fullName = (p: { first_name: string; last_name?: string }) =>
   [p.first_name, p.last_name].filter(Boolean).join(" ");
 
-/** First and last name, else @username, else the id. */
 export function nameOf(user: User): string {
   return fullName(user) || (user.username ? `@${user.username}` : String(user.id));
 }

@@ -21,7 +21,6 @@ export interface WebChannel extends Channel {
   /** Publishes what the page's user typed into conversation `web:<chatId>`, an agent's when `chatId` is `AGENT/ID` (as
    * every event names its chat); false for a replay. */
   send(chatId: string, text: string, senderName?: string): Promise<boolean>;
-  /** Listens to every web chat; returns the unsubscribe function. */
   listen(listener: (event: WebChatEvent) => void): () => void;
   /** The file of a spoken reply sent to `chatId` lately, by the id its event gave; undefined for any other. */
   voiceNote(chatId: string, id: string): string | undefined;

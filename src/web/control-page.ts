@@ -87,10 +87,10 @@ export async function startControlPage(deps: {
   // timer catches what has no event (a pairing request, a channel's state).
   let pending: NodeJS.Timeout | undefined;
   const refresh = () => {
-    if (pending || hub.size === 0) return;
+    if (pending || hub.clients.size === 0) return;
     pending = setTimeout(() => {
       pending = undefined;
-      if (hub.size === 0) return;
+      if (hub.clients.size === 0) return;
       state().then(
         (current) => hub.send("sections", renderSections(current, Date.now())),
         (err: unknown) => log.error({ err }, "control page: could not refresh"),

@@ -95,14 +95,11 @@ function outcome(run: JobRun): string {
 
 function history(job: JobView, time: (at: number) => string): string {
   if (job.runs.length === 0) return "";
-  const rows = job.runs.map(
-    (
-      run,
-    ) => `<tr class="run"><td>${time(run.firedAt)}${run.trigger === "manual" ? " <small>(run now)</small>" : ""}</td>
+  const row = (run: JobRun) => `<tr class="run">
+<td>${time(run.firedAt)}${run.trigger === "manual" ? " <small>(run now)</small>" : ""}</td>
 <td>${run.finishedAt === undefined ? "…" : `${((run.finishedAt - run.firedAt) / 1000).toFixed(1)} s`}</td><td>${outcome(run)}</td>
 <td>${run.promptTokens + run.completionTokens}</td><td>${run.cost === undefined ? "no price" : `$${run.cost.toFixed(4)}`}</td>
-<td>${run.toolCalls}</td><td>${esc(clip(run.delivered ?? run.reason ?? "", 200))}</td></tr>`,
-  );
+<td>${run.toolCalls}</td><td>${esc(clip(run.delivered ?? run.reason ?? "", 200))}</td></tr>`;
   return `<details class="runs"><summary>History (${job.runs.length} run${job.runs.length === 1 ? "" : "s"})</summary>
-<table class="usage"><tr><th>When</th><th>Took</th><th>Outcome</th><th>Tokens</th><th>Cost</th><th>Tool calls</th><th>Delivered, or why not</th></tr>${rows.join("")}</table></details>`;
+<table class="usage"><tr><th>When</th><th>Took</th><th>Outcome</th><th>Tokens</th><th>Cost</th><th>Tool calls</th><th>Delivered, or why not</th></tr>${job.runs.map(row).join("")}</table></details>`;
 }

@@ -35,7 +35,7 @@ describe("SseHub", () => {
     const deadline = Date.now() + 10_000;
     const frame = "x".repeat(64 * 1024);
     let sends = 0;
-    while (hub.size > 0) {
+    while (hub.clients.size > 0) {
       if (Date.now() > deadline) throw new Error("the stuck client was never dropped");
       hub.send("chat", frame, "main");
       sends++;

@@ -7,15 +7,11 @@ const MAX_BUFFERED = 256 * 1024;
  * phone, a hostile script) is dropped once its backlog passes MAX_BUFFERED, so it can never make the daemon hold
  * unbounded memory; the page's EventSource reconnects by itself. */
 export class SseHub {
-  private readonly clients = new Set<{ res: ServerResponse; chatId?: string }>();
+  readonly clients = new Set<{ res: ServerResponse; chatId?: string }>();
   private readonly heartbeat: NodeJS.Timeout;
 
   constructor(private readonly maxClients = 32) {
     this.heartbeat = setInterval(() => this.write(": ping\n\n"), 20_000).unref();
-  }
-
-  get size(): number {
-    return this.clients.size;
   }
 
   /** Takes over the response; false when there are too many clients already. */
