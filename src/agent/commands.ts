@@ -1,5 +1,5 @@
 import { type CommandName, commandArgument, helpText, parseCommand, StopRequested } from "../bus/commands.js";
-import { type Button, type InboundMessage, type OutboundMessage, replyTarget } from "../bus/types.js";
+import { type Button, type InboundMessage, replyTarget } from "../bus/types.js";
 import { reportText } from "../usage/report.js";
 import type { Lane, Lanes } from "./lanes.js";
 import { formatDuration, newConversationNotice, notice } from "./notices.js";
@@ -8,11 +8,11 @@ import { runOf } from "./turn-context.js";
 import type { TurnOutlet } from "./turn-outlet.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
-const commandOf = (msg: InboundMessage) => (msg.channel === "system" ? undefined : parseCommand(msg.text));
+export const commandOf = (msg: InboundMessage) => (msg.channel === "system" ? undefined : parseCommand(msg.text));
 
 /** The chat commands pincer answers itself, all here (their names and parsing are the bus contract's). /stop, /status,
  * /help, /model and /usage are answered at once, even while a turn runs: that is the point of /stop and /status. /new
- * waits its turn behind the messages before it (newConversation), but a chat whose message waits for the model starts
+ * waits its turn behind the messages before it (the turn's preflight), but a chat whose message waits for the model starts
  * over at once, that message set aside. */
 export class ChatCommands {
   private readonly startedAt = Date.now();
@@ -31,8 +31,7 @@ export class ChatCommands {
     const lane = this.lanes.lane(msg.sessionKey);
     if (command === "new") {
       if (lane.pausedUntil === undefined) return false;
-      const text = newConversationNotice(lane.queue.length);
-      this.setAside(lane, lane.queue.length, msg, text, msg.sessionKey)
+      this.setAside(lane, lane.queue.length, msg, newConversationNotice(lane.queue.length), msg.sessionKey)
         .then(() => deps.consolidate(msg))
         .catch((err: unknown) => deps.log.error({ err, session: msg.sessionKey }, "could not start over"));
       return true;
@@ -96,16 +95,6 @@ export class ChatCommands {
     await this.outlet.setAside(lane.queue.splice(0, count), command, text, archive);
     this.lanes.unpause(lane);
   }
-}
-
-/** /new in its turn: the conversation is archived (long-term memory stays); its notice. Undefined for other messages. */
-export async function newConversation(
-  deps: Pick<WorkerDeps, "conversations">,
-  msg: InboundMessage,
-): Promise<OutboundMessage | undefined> {
-  if (commandOf(msg) !== "new") return undefined;
-  await deps.conversations.archive(msg.sessionKey);
-  return notice(replyTarget(msg), newConversationNotice(0));
 }
 
 /** The answer to `/stop`: what it stops (a message waiting for the model is set aside at once). */

@@ -39,9 +39,8 @@ export class TurnOutlet {
   /** The turn's progress note: shown while a slow round of tool calls runs, cleared when the turn ends. */
   progress(msg: InboundMessage): ProgressReporter {
     const { enabled, afterSeconds } = this.deps.config.progress;
-    const target = replyTarget(msg);
     return new ProgressReporter(
-      (text) => this.aside({ ...target, kind: "progress", text }),
+      (text) => this.aside({ ...replyTarget(msg), kind: "progress", text }),
       enabled ? afterSeconds * 1000 : undefined,
     );
   }

@@ -11,14 +11,14 @@ import type { StoredMessage } from "../store/store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { withTurnFacts } from "../turn-facts.js";
 import type { ContentPart } from "./attachments.js";
-import { newConversation } from "./commands.js";
+import { commandOf } from "./commands.js";
 import { toChatMessage, userContent } from "./context.js";
 import { BudgetError, tooSmallFor } from "./context-budget.js";
 import { ConversationMovedError } from "./lanes.js";
 import { auditTo, runAgentLoop } from "./loop.js";
 import type { ChatModels } from "./model-choice.js";
 import type { ModelWaits } from "./model-wait.js";
-import { failure, isSilentReply, modelFailure, notice, POISON_NOTICE } from "./notices.js";
+import { failure, isSilentReply, modelFailure, newConversationNotice, notice, POISON_NOTICE } from "./notices.js";
 import type { ProgressReporter } from "./progress.js";
 import { buildTurnContext, runOf, type TurnContextDeps } from "./turn-context.js";
 import type { TurnOutlet } from "./turn-outlet.js";
@@ -196,8 +196,10 @@ async function preflight(deps: PreflightDeps, outlet: TurnOutlet, turn: Turn): P
     deps.log.warn(dropped, "dropping a message that crashed pincer");
     return await endHere([], notice(target, POISON_NOTICE));
   }
-  const startedOver = await newConversation(deps, msg);
-  if (startedOver) return await endHere([], startedOver);
+  if (commandOf(msg) === "new") {
+    await deps.conversations.archive(msg.sessionKey);
+    return await endHere([], notice(target, newConversationNotice(0)));
+  }
   if (msg.media.length === 0) return true;
   // A used-up budget stops the turn before its voice notes are transcribed (they cost too).
   const run = runOf(msg, deps.config);
