@@ -114,7 +114,5 @@ export class ClusterStore {
     return { processes: processes.rows, leases: leases.rows };
   }
 
-  async close(): Promise<void> {
-    await this.pool.end();
-  }
+  close = () => this.pool.end();
 }

@@ -16,9 +16,7 @@ export class ClusterWork {
     this.pool = createPool(url, onError, { max: 2, connectionTimeoutMillis: 3000, query_timeout: 5000 });
   }
 
-  async close(): Promise<void> {
-    await this.pool.end();
-  }
+  close = () => this.pool.end();
 
   /** Conversations with pending inbound messages whose turn lease nobody holds, the longest waiting first. */
   async freeSessions(limit: number): Promise<string[]> {
