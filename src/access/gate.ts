@@ -84,29 +84,26 @@ export function createAccessGate(deps: AccessGateDeps) {
         const addressed = address(msg);
         return { ...addressed, person: await whoIs(addressed) };
       }
-      const where = { channel: route, userId: msg.senderId, chatId: msg.chatId, isGroup: msg.isGroup };
-      if (msg.isGroup) {
+      const { senderId: userId, senderName: name, chatId, isGroup, account } = msg;
+      const where = { channel: route, userId, name, chatId, isGroup };
+      if (isGroup) {
         // No request either: a group is no place to hand out codes, and a flood there must not evict real ones.
-        deps.log.info(
-          { ...where, name: msg.senderName },
-          "message from a user who is not allowed (in a group: no code)",
-        );
+        deps.log.info(where, "message from a user who is not allowed (in a group: no code)");
         return undefined;
       }
-      const { isNew, toldAt, code } = await deps.pairing.request(route, msg.senderId, msg.senderName);
+      const { isNew, toldAt, code } = await deps.pairing.request(route, userId, name);
       const due = isNew || toldAt === undefined || Date.now() - toldAt >= REPEAT_AFTER_MS;
       const action = due ? "send-code" : "stay-silent";
-      deps.log.info({ ...where, name: msg.senderName, action }, "message from a user who is not allowed");
+      deps.log.info({ ...where, action }, "message from a user who is not allowed");
       if (due) {
-        await deps.pairing.markTold(route, msg.senderId);
+        await deps.pairing.markTold(route, userId);
         const text = [
           "Hi! I only talk to people my owner has approved.",
           `Your pairing code is ${code} (valid for one hour).`,
           `Ask the owner to run: pincer pairing approve ${route} ${code}`,
         ].join("\n");
-        const account = msg.account ? { account: msg.account } : {};
-        send({ channel: msg.channel, ...account, chatId: msg.chatId, kind: "notice", text, replyToId: msg.id }).catch(
-          (err: unknown) => deps.log.warn({ err, ...where }, "could not send the pairing code"),
+        send({ channel: msg.channel, account, chatId, kind: "notice", text, replyToId: msg.id }).catch((err: unknown) =>
+          deps.log.warn({ err, ...where }, "could not send the pairing code"),
         );
       }
       return undefined;

@@ -10,21 +10,10 @@ import type { Core } from "./core.js";
 import type { Models } from "./models.js";
 import type { AppOptions } from "./options.js";
 
-interface Parts {
-  config: Config;
-  options: AppOptions;
-  core: Core;
-  models: Models;
-  agent: Agent;
-}
-
-export interface Lifecycle {
-  start(channels: Channel[]): Promise<void>;
-  stop(): Promise<void>;
-}
+type Parts = { config: Config; options: AppOptions; core: Core; models: Models; agent: Agent };
 
 /** One process alone (SQLite, or PostgreSQL without a cluster): it runs the channels, the scheduler and every turn. */
-export function embeddedLifecycle(parts: Parts): Lifecycle {
+export function embeddedLifecycle(parts: Parts) {
   const { core, agent } = parts;
   const roles = singletons(parts);
   const running: Channel[] = [];
@@ -35,7 +24,7 @@ export function embeddedLifecycle(parts: Parts): Lifecycle {
     /** Re-queues the unfinished messages of the bots running here, then starts the channels: a message from before a
      * restart runs first, so per-conversation order holds. Access is not asked here: a turn's first step asks it of
      * every message (one whose sender was revoked while pincer was down is closed, not run). */
-    async start(channels) {
+    async start(channels: Channel[]) {
       beginStartup(parts);
       const served = new Set(channels.map((c) => c.name));
       const pending = (await core.store.journal.pendingInbound()).filter((m) => served.has(routeOf(replyTarget(m))));
@@ -72,11 +61,7 @@ export function embeddedLifecycle(parts: Parts): Lifecycle {
 
 /** One process of a cluster (PINCER_DATABASE_URL): the roles decide what runs here; the shared inbox, which
  * conversations. */
-export function clusteredLifecycle(
-  parts: Parts,
-  clustering: NonNullable<Core["clustering"]>,
-  databaseUrl: string,
-): Lifecycle {
+export function clusteredLifecycle(parts: Parts, clustering: NonNullable<Core["clustering"]>, databaseUrl: string) {
   const { config, core, agent } = parts;
   const { bus, cluster, log } = core;
   const roles = singletons(parts);
@@ -85,7 +70,7 @@ export function clusteredLifecycle(
   let outboxPoll: NodeJS.Timeout | undefined;
   let stopping: Promise<void> | undefined;
   return {
-    async start(channels) {
+    async start(channels: Channel[]) {
       beginStartup(parts);
       workerDone = agent.worker.run();
       cluster.joined = await clustering.joinCluster(databaseUrl, {

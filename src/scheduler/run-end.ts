@@ -16,17 +16,14 @@ export function runEnd(messages: StoredMessage[], out: OutboundMessage | undefin
   if (messages.length === 0) {
     return { outcome: "skipped", toolCalls, reason: "not run: its owner lost access, or it was set aside", at };
   }
-  const sent = calls.filter((c) => c.name === "message").map((c) => contentOf(c.arguments));
-  const delivered = sent.filter(Boolean).join("\n");
+  const sent = calls.filter((c) => c.name === "message").map((c) => (parseJson(c.arguments) as Sent)?.content);
+  const delivered = sent.filter((text) => typeof text === "string" && text).join("\n");
   return delivered
     ? { outcome: "ok", toolCalls, delivered, at }
     : { outcome: "ok", toolCalls, reason: "the model had nothing to send", at };
 }
 
-function contentOf(args: string): string {
-  const parsed = parseJson(args) as { content?: unknown } | undefined;
-  return typeof parsed?.content === "string" ? parsed.content : "";
-}
+type Sent = { content?: unknown } | undefined;
 
 export interface RunRecorderDeps {
   store: Pick<Store, "jobs" | "jobRuns">;

@@ -13,8 +13,9 @@ export function parseScheduleText(text: string, tz: string, now: number): Schedu
   const input = text.trim();
   const every = /^every\s+(.+)$/i.exec(input);
   if (every) {
-    const rest = every[1].trim();
-    const seconds = [...rest.matchAll(AMOUNT)].reduce((sum, [, n, unit]) => sum + Number(n) * unitSeconds(unit), 0);
+    const rest = every[1].trim().toLowerCase();
+    // The pattern admits only the units' spellings, whose first letters differ.
+    const seconds = [...rest.matchAll(AMOUNT)].reduce((sum, [, n, unit]) => sum + Number(n) * UNIT_SECONDS[unit[0]], 0);
     if (seconds <= 0 || rest.replace(AMOUNT, "").trim() !== "") {
       throw new ScheduleError(`"${input}" is not a period such as "every 30 min", "every 2 h" or "every 600 s".`);
     }
@@ -25,11 +26,6 @@ export function parseScheduleText(text: string, tz: string, now: number): Schedu
     throw new ScheduleError("the schedule is empty: give a time, a period (every 30 min) or a cron expression.");
   compileCron(input, tz);
   return { kind: "cron", expr: input, tz };
-}
-
-/** The pattern admits only the units' spellings, whose first letters differ. */
-function unitSeconds(unit: string): number {
-  return UNIT_SECONDS[unit[0].toLowerCase()];
 }
 
 /** The schedule written as parseScheduleText reads it back (the edit form's starting text). Pure. */

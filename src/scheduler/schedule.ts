@@ -47,7 +47,7 @@ export function compileCron(expr: string, tz: string): Cron {
 }
 
 const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?\s*(Z|([+-])(\d{2})(?::?(\d{2}))?)?$/i;
 
 /** Reads an ISO 8601 date-time: with an offset (`Z`, `+02:00`) that instant, without one wall-clock time in `tz`; a
  * date alone means midnight. A wall time skipped by a DST change moves forward by the gap; one that happens twice means
@@ -59,21 +59,14 @@ export function parseIsoInZone(text: string, tz: string): number {
       `at "${text}" is not an ISO 8601 date-time such as 2025-06-01T09:30 or 2025-06-01T09:30:00+02:00.`,
     );
   }
-  const [, y, mo, d, h = "00", mi = "00", s = "00", ms = "0", offset] = m;
+  const [, y, mo, d, h = "00", mi = "00", s = "00", ms = "0", offset, sign, oh = "0", om = "0"] = m;
   const asUtc = Date.UTC(+y, +mo - 1, +d, +h, +mi, +s, +ms.padEnd(3, "0"));
   // Date.UTC rolls 31 April over into May and 24:00 into the next day: a real time reads back the same.
   if (new Date(asUtc).toISOString().slice(5, 19) !== `${mo}-${d}T${h}:${mi}:${s}`) {
     throw new ScheduleError(`at "${text}" is not a real date and time.`);
   }
-  if (offset) return asUtc - offsetMinutes(offset) * 60_000;
+  if (offset) return asUtc - (sign === "-" ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;
   return wallTimeToInstant(asUtc, zoneOffsets(tz));
-}
-
-function offsetMinutes(offset: string): number {
-  if (offset.toUpperCase() === "Z") return 0;
-  const digits = offset.slice(1).replace(":", "");
-  const minutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || "0");
-  return offset.startsWith("-") ? -minutes : minutes;
 }
 
 /** A one-line description of how often a job runs, for lists and confirmations. */

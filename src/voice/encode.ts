@@ -14,18 +14,12 @@ export const FFMPEG_READ = [
   ...["-format_whitelist", "ogg,wav,mp3,flac,aac,mov,matroska,webm,caf,aiff,amr"],
 ];
 
-export interface EncodeLimits {
-  timeoutSeconds: number;
-  signal: AbortSignal;
-  maxSeconds: number;
-}
-
 /** Any audio ffmpeg reads to what Telegram and Discord play as a voice message (OGG/Opus, mono, 48 kHz), in one run
  * that also writes a low-rate level track from which the note's length and waveform are read. */
 export async function encodeVoiceNote(
   source: string,
   dest: string,
-  limits: EncodeLimits,
+  limits: { timeoutSeconds: number; signal: AbortSignal; maxSeconds: number },
 ): Promise<Omit<VoiceNote, "path">> {
   const levels = await runCommand({
     argv: [
