@@ -13,8 +13,9 @@ import { probeModelTurn } from "./model-turn.js";
 import { type Check, check, probeAgentModels, probeBot, probeModel } from "./probes.js";
 import { clusterReport } from "./status.js";
 
-/** `pincer doctor`: each thing pincer needs, checked for real with the configured keys, and what to do. */
-async function runDoctor(config: Config): Promise<Check[]> {
+/** `pincer doctor`: each thing pincer needs, checked for real with the configured keys, and what to do, a line each;
+ * not ok when one failed (exit code 1). */
+export async function doctorText(config: Config): Promise<{ ok: boolean; text: string }> {
   const node = process.versions.node;
   const modern = Number(node.split(".")[0]) >= 20;
   const folders = [writable("PINCER_HOME", config.home), writable("PINCER_WORKSPACE", config.workspace)];
@@ -32,7 +33,7 @@ async function runDoctor(config: Config): Promise<Check[]> {
     checkMcpServers(config),
   ]);
   const zone = `${config.timezone} (schedules use it; set PINCER_TIMEZONE to change it)`;
-  return [
+  const checks: Check[] = [
     check("node", modern ? "ok" : "fail", modern ? `v${node}` : `v${node}; pincer needs Node 20 or newer`),
     ...folders,
     database,
@@ -49,6 +50,9 @@ async function runDoctor(config: Config): Promise<Check[]> {
     skillsCheck(config),
     ...[voiceCheck(config.voice)].flatMap((voice) => (voice ? [{ name: "voice", ...voice }] : [])),
   ];
+  const mark = { ok: "ok  ", warn: "warn", fail: "FAIL" };
+  const text = checks.map((c) => `[${mark[c.status]}] ${c.name}: ${c.detail}`).join("\n");
+  return { ok: !checks.some((c) => c.status === "fail"), text };
 }
 
 /** Skills whose requirements are missing are left out of the prompt: say which and why. */
@@ -58,14 +62,6 @@ function skillsCheck(config: Config): Check {
   if (unmet.length === 0) return check("skills", "ok", `${skills.length} available`);
   const left = unmet.map((s) => `${s.name} (${s.missing.join(", ")})`).join("; ");
   return check("skills", "warn", `${skills.length - unmet.length} of ${skills.length} available; left out: ${left}`);
-}
-
-/** Every check on a line; not ok when one failed (exit code 1). */
-export async function doctorText(config: Config): Promise<{ ok: boolean; text: string }> {
-  const checks = await runDoctor(config);
-  const mark = { ok: "ok  ", warn: "warn", fail: "FAIL" };
-  const text = checks.map((c) => `[${mark[c.status]}] ${c.name}: ${c.detail}`).join("\n");
-  return { ok: !checks.some((c) => c.status === "fail"), text };
 }
 
 /** folderProblem checks the path itself once it exists: a folder this user can write. */

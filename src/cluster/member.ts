@@ -75,7 +75,6 @@ export class ClusterMember {
       .catch((err: Error) => this.warn(err, "could not give a lease back"));
   }
 
-  /** The lease's fence while this process may act on it. */
   fence(name: string): Fence | undefined {
     const entry = this.wanted.get(name);
     return entry && holds(entry.state, performance.now()) && entry.state.epoch !== undefined

@@ -15,7 +15,6 @@ interface RoleEntry {
   role: Role;
   /** What the lease says: the fence while held. */
   desired?: Fence;
-  /** Whether start() has run (and stop() not since). */
   running: boolean;
   busy?: Promise<void>;
   retry?: NodeJS.Timeout;
@@ -41,7 +40,6 @@ export class RoleKeeper {
     return [...this.entries.values()].filter((e) => e.running).map((e) => e.role.name);
   }
 
-  /** Stops every role's work, then lets the member give the leases back. */
   async stop(): Promise<void> {
     this.stopping = true;
     for (const entry of this.entries.values()) {

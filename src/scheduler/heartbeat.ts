@@ -60,7 +60,6 @@ export interface HeartbeatDeps {
   readFile: () => string | undefined;
   /** The agent's conversation (session key) where anything worth telling goes. */
   target: string;
-  /** The agent's own heartbeat session (HEARTBEAT_SESSION of its agent). */
   sessionKey: string;
   intervalMs: number;
   log: Logger;
@@ -85,7 +84,6 @@ export class Heartbeat {
     clearTimeout(this.handle);
   }
 
-  /** One check now: returns whether a heartbeat turn was queued. */
   async tick(): Promise<boolean> {
     const { deps } = this;
     if (this.last && (await deps.inbox.isPending(this.last))) {
