@@ -118,11 +118,8 @@ function buttonsOf(rows: string[][] | undefined): Button[][] | undefined {
 
 /** The current conversation unless channel/chat_id name another chat, which must be allowed (the agent's own
  * `message.allowedTargets`): it is written to through this agent's bot. */
-function resolveTarget(
-  args: Pick<MessageArgs, "channel" | "chat_id">,
-  ctx: Pick<ToolContext, "inbound" | "sessionKey">,
-  { message: { allowedTargets }, accounts }: Pick<Config, "message" | "accounts">,
-): { target: Target; current: boolean } {
+function resolveTarget(args: MessageArgs, ctx: ToolContext, config: Config): { target: Target; current: boolean } {
+  const { allowedTargets } = config.message;
   const here = replyTarget(ctx.inbound);
   const channel = args.channel?.trim() || here.channel;
   const chatId = args.chat_id?.trim() || (channel === here.channel ? here.chatId : undefined);
@@ -137,7 +134,7 @@ function resolveTarget(
       `${channel}:${chatId} is not on ${setting} in the config (allowed: ${allowed}); you can only write to the current conversation and those.`,
     );
   }
-  const account = channel === here.channel ? here.account : agentAccount(accounts, agent, channel);
+  const account = channel === here.channel ? here.account : agentAccount(config.accounts, agent, channel);
   return { target: { channel: channel as ChannelName, chatId, account }, current: false };
 }
 

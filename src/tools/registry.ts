@@ -102,8 +102,7 @@ export class ToolRegistry {
       return `Error: the tool call names no tool. Available tools: ${this.names.join(", ")}.`;
     }
     const entry = this.entries.get(name);
-    const withheld = this.withheld.get(name);
-    if (withheld !== undefined) return `Error: ${withheld}`;
+    if (this.withheld.has(name)) return `Error: ${this.withheld.get(name)}`;
     if (!entry) return `Error: unknown tool "${name}".${this.suggest(name)}`;
     let args: unknown;
     try {

@@ -119,11 +119,7 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
 }
 
 /** HOME, PATH, LANG, TERM and the names the user allowlisted that are set on the host; nothing else. */
-export function sandboxEnv(
-  hostEnv: Record<string, string | undefined>,
-  home: string,
-  allowlist: readonly string[],
-): Record<string, string> {
+export function sandboxEnv(hostEnv: NodeJS.ProcessEnv, home: string, allowlist: readonly string[]) {
   const env: Record<string, string> = {
     HOME: home,
     PATH: SANDBOX_PATH,

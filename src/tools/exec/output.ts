@@ -19,7 +19,6 @@ const CONTROL_BYTES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 
 /** Colour codes gone, carriage-return progress bars made lines, other controls as \xNN; binary summarised. */
 export function printable(bytes: Uint8Array): string {
-  if (bytes.length === 0) return "";
   if (looksBinary(bytes)) {
     return `(binary output, ${bytes.length} bytes, not shown; pipe it through \`xxd | head\` or \`base64\` to see it)`;
   }

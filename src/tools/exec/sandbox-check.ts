@@ -108,12 +108,7 @@ export async function checkSandbox(config: Pick<Config, "sandbox" | "home" | "ex
 }
 
 /** The bwrap arguments for `command` with what this host enforces and the configured limits (0 = off). */
-export function sandboxArgs(
-  features: SandboxFeatures,
-  exec: Pick<Config["exec"], "maxProcesses" | "maxFileSizeMB" | "maxMemoryMB">,
-  spec: Omit<SandboxSpec, "disableUserns" | "limits">,
-  command: string[],
-): string[] {
+export function sandboxArgs(features: SandboxFeatures, exec: Config["exec"], spec: SandboxSpec, command: string[]) {
   const { prlimit, disableUserns } = features;
   const limits = prlimit ? { prlimit, ...exec } : undefined;
   return buildBwrapArgs(inspectHost(), { ...spec, disableUserns, limits }, command);

@@ -10,11 +10,7 @@ const writeFileAsync = promisify(writeFile);
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 /** Reads an open file, at most `maxBytes`: the size is checked first; a file growing meanwhile is cut at the cap. */
-export async function readOpened(
-  opened: Pick<Opened, "fd" | "stats">,
-  maxBytes: number,
-  what: string,
-): Promise<Buffer> {
+export async function readOpened(opened: Pick<Opened, "fd" | "stats">, maxBytes: number, what: string) {
   if (opened.stats.isDirectory()) throw new ToolError(`"${what}" is a folder; use list_dir to see what is in it.`);
   const tooLarge = (size: number) =>
     new ToolError(
