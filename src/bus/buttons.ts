@@ -42,21 +42,15 @@ export const MESSAGE_BUTTON_PREFIX = "b:";
  * the inbox's replay check like anything they type: a stranger's tap is refused, a replayed one taken once. */
 export function messageButtonTaps(bus: { publishInbound(msg: InboundMessage): Promise<boolean> }): TapHandler {
   return async (tap) => {
-    if (!tap.label) return { text: EXPIRED_BUTTON };
+    const { threadId, messageId, data, label, ...fields } = tap;
+    if (!label) return { text: EXPIRED_BUTTON };
     await bus.publishInbound({
+      ...fields,
       id: `tap:${tap.id}`,
-      channel: tap.channel,
-      ...(tap.account ? { account: tap.account } : {}),
-      ...(tap.guildId ? { guildId: tap.guildId } : {}),
-      chatId: tap.chatId,
-      senderId: tap.senderId,
-      senderName: tap.senderName,
-      text: `[button] ${tap.label}`,
+      text: `[button] ${label}`,
       media: [],
-      isGroup: tap.isGroup,
       mentionsBot: true,
-      receivedAt: tap.receivedAt,
-      sessionKey: sessionKeyOf(tap.channel, tap.chatId, tap.threadId, tap.account),
+      sessionKey: sessionKeyOf(tap.channel, tap.chatId, threadId, tap.account),
     });
     return {};
   };

@@ -1,13 +1,8 @@
-import type { ChannelName } from "./types.js";
+import type { OutboundMessage } from "./types.js";
 
-/** Where a reply being written is shown: the chat its reply goes to. */
-export interface DraftTarget {
-  channel: ChannelName;
-  account?: string;
-  chatId: string;
-  threadId?: string;
-  /** The message the reply answers: the draft's first message replies to it. */
-  replyToId?: string;
+/** Where a reply being written is shown: the chat its reply goes to; the draft's first message replies to `replyToId`. */
+export interface DraftTarget
+  extends Pick<OutboundMessage, "channel" | "account" | "chatId" | "threadId" | "replyToId"> {
   /** A private chat (a DM), where drafts change faster and Telegram has native drafts. */
   isPrivate: boolean;
   /** Stable for one turn, across restarts (a native draft keeps its id). */

@@ -124,24 +124,18 @@ export interface VoiceNote {
   waveform: string;
 }
 
-/** Someone tapped a button under one of pincer's messages. */
-export interface ButtonTap {
-  /** The platform's id of the tap (callback query / interaction): replays are taken once. */
-  id: string;
-  channel: PersonMessage["channel"];
-  account?: string;
-  chatId: string;
+/** Someone tapped a button under one of pincer's messages; `id` is the tap's (callback query / interaction): replays
+ * are taken once. */
+export interface ButtonTap
+  extends Pick<
+    PersonMessage,
+    "id" | "channel" | "account" | "chatId" | "guildId" | "senderId" | "senderName" | "isGroup" | "receivedAt"
+  > {
   threadId?: string;
-  /** Discord: the server, so the tap reaches the agent `bindings` name there. */
-  guildId?: string;
-  senderId: string;
-  senderName: string;
-  isGroup: boolean;
   messageId: string;
   data: string;
   /** As the platform shows it; none on a message too old to show its keyboard. */
   label?: string;
-  receivedAt: number;
 }
 
 /** What the tapper alone is told (a toast on Telegram, an ephemeral reply on Discord). */
@@ -164,11 +158,7 @@ export type DeliveryOutcome =
   | { status: "queued" };
 
 /** A turn started or ended for a chat; channels use it for typing indicators. */
-export interface ActivityEvent {
-  channel: ChannelName;
-  account?: string;
-  chatId: string;
-  threadId?: string;
+export interface ActivityEvent extends Pick<OutboundMessage, "channel" | "account" | "chatId" | "threadId"> {
   sessionKey: string;
   busy: boolean;
 }
