@@ -68,12 +68,12 @@ export function createInboundHandler(deps: {
     });
     const content = forwarded ? (forwarded.content ?? "") : message.content;
     const text = [cleanContent(content, deps.botId(), names), ...attachments.notes].filter(Boolean).join("\n");
-    const inbound: InboundMessage = {
-      ...envelope,
+    // The screened message itself goes on: the bus knows it by identity and does not ask the gate again.
+    const inbound = Object.assign(envelope, {
       text,
       media: attachments.paths,
       ...(forwarded ? { forwardedFrom: "another Discord chat" } : quoted(message, deps.botId())),
-    };
+    });
     if (!(await untilStored(() => deps.bus.publishInbound(inbound), retries)))
       deps.log.debug({ id: message.id, sessionKey }, "not accepted: a replayed message, or refused by the gate");
   }

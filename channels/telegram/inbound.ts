@@ -65,8 +65,9 @@ export function createInboundHandlers(deps: {
       if ("path" in outcome) addressed.media.push(outcome.path);
       else notes.push(outcome.note);
     }
-    const text = [addressed.text, ...notes].filter(Boolean).join("\n");
-    if (!(await untilStored(() => deps.bus.publishInbound({ ...addressed, text }), retries))) {
+    // The screened message itself goes on: the bus knows it by identity and does not ask the gate again.
+    addressed.text = [addressed.text, ...notes].filter(Boolean).join("\n");
+    if (!(await untilStored(() => deps.bus.publishInbound(addressed), retries))) {
       log.debug({ chatId: inbound.chatId, id: inbound.id }, "not accepted: a replayed update, or refused by the gate");
     }
   }

@@ -53,14 +53,17 @@ export class Switchboard {
   private readonly waiters = new Map<number, { chat: string; resolve: (outcome: DeliveryOutcome) => void }>();
   private tapHandler: TapHandler | undefined;
   private readonly tails = new Map<string, Set<OutboxTail>>();
+  /** What the gate let in, by identity: data cannot forge a place here. */
+  private readonly screened = new WeakSet<InboundMessage>();
 
   constructor(private readonly options: BusOptions) {
     this.retry = { ...DEFAULT_RETRY_TIMING, ...options.retry };
   }
 
-  /** Accepts a message for the agent; false for a replay and for a sender the gate refused (then nothing is stored). */
+  /** Accepts a message for the agent; false for a replay and for a sender the gate refused (then nothing is stored). A
+   * message screenInbound returned (that very object, filled in) is not screened again. */
   async publishInbound(msg: InboundMessage): Promise<boolean> {
-    const addressed = await this.screenInbound(msg);
+    const addressed = this.screened.has(msg) ? msg : await this.screenInbound(msg);
     if (!addressed || !(await this.options.journal.acceptInbound(addressed))) return false;
     this.requeueInbound(addressed);
     return true;
@@ -69,7 +72,9 @@ export class Switchboard {
   /** Asks the gate alone: channels call it before downloading a message's files, so a stranger's are never fetched
    * (and a person's files land in the folder of the conversation, the agent's, that they are for). */
   async screenInbound(msg: InboundMessage): Promise<InboundMessage | undefined> {
-    return this.options.gate ? this.options.gate(msg, (notice) => this.publishOutbound(notice)) : msg;
+    const addressed = this.options.gate ? await this.options.gate(msg, (n) => this.publishOutbound(n)) : msg;
+    if (addressed) this.screened.add(addressed);
+    return addressed;
   }
 
   /** Queues a message already in the journal (after a restart, a scheduled run) without journaling it again. */
