@@ -38,18 +38,13 @@ interface FitInput {
   cache?: WeakMap<ChatMessage, number>;
 }
 
-export interface Fitted {
-  messages: ChatMessage[];
-  tokens: number;
-}
-
 /** What a tool result of this turn is cut to first, when the request would not fit. */
 const SHORT_RESULT_CHARS = 1000;
 
 /** Makes a request fit the budget without breaking its structure (a tool call keeps its result). In order, until it
  * fits: shorten this turn's tool results, oldest first; drop history, oldest turn first; replace this turn's tool
  * results by a stub, oldest first; cut the user's message. Returns a new array; the caller's messages are untouched. */
-export function fitRequest({ messages, userIndex, tools, counter, budget, cache }: FitInput): Fitted {
+export function fitRequest({ messages, userIndex, tools, counter, budget, cache }: FitInput) {
   const out = [...messages];
   const cost = (m: ChatMessage) => {
     const raw = cache?.get(m) ?? counter.rawMessage(m);

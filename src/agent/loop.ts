@@ -8,7 +8,7 @@ import { planBatches } from "../tools/batching.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolContext } from "../tools/tool.js";
 import { toChatMessage } from "./context.js";
-import { answerReserve, BudgetError, type Fitted, fitRequest, requestBudget } from "./context-budget.js";
+import { answerReserve, BudgetError, fitRequest, requestBudget } from "./context-budget.js";
 import { askAgainNote, finalText, isFinal, textCallsNotice } from "./reply-policy.js";
 
 export interface LoopDeps {
@@ -169,7 +169,7 @@ async function callModel(
   const asked = { tools, signal, onText, conversation };
   if (!tokens || !window) return deps.model.complete({ ...asked, messages });
   const fitTo = (budget: number) => fitRequest({ messages, userIndex, tools, counter: tokens, budget, cache });
-  let fitted: Fitted;
+  let fitted: ReturnType<typeof fitRequest>;
   try {
     fitted = fitTo(requestBudget(window()));
   } catch (err) {

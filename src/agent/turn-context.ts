@@ -35,18 +35,16 @@ export interface TurnContextDeps {
 export function runOf(msg: InboundMessage, roles?: Pick<Config, "roles" | "people">) {
   const own = msg.channel === "system" ? msg.run : undefined;
   const kind: RunKind = own === undefined ? "conversation" : own.kind === "cron" ? "reminder" : own.kind;
-  const about = own?.kind === "cron" ? own.reminder : undefined;
   const who = personOf(msg);
   // The gate's person (their linked accounts' calls are theirs); a run it did not see speaks for `channel:userId`.
   const person = msg.person?.id ?? (who && `${parseSessionKey(msg.sessionKey)?.channel ?? msg.channel}:${who}`);
   return {
     sessionKey: msg.sessionKey,
     kind,
-    ...(about ? { about } : {}),
     ...(person ? { person } : {}),
     ...(roles && msg.person ? { budget: roleSettings(roles, msg.person.role).usage } : {}),
     // A scheduled run's id is its message's: its calls are summed for the job's history and caps.
-    ...(own?.kind === "cron" ? { runId: msg.id } : {}),
+    ...(own?.kind === "cron" ? { runId: msg.id, ...(own.reminder ? { about: own.reminder } : {}) } : {}),
   };
 }
 
