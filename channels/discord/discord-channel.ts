@@ -6,10 +6,9 @@ import { errorText, routeOf } from "../../src/bus/types.js";
 import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
 import { createTapHandler } from "./buttons.js";
-import { discordDrafts } from "./drafts.js";
 import { createInboundHandler } from "./inbound.js";
 import { Client, Events, Partials, Routes, Status } from "./library.js";
-import { createOutboundHandler } from "./outbound.js";
+import { createOutboundHandler, discordDrafts } from "./outbound.js";
 
 const DEFAULT_TUNING = {
   // Discord shows "typing…" for about 10 s after each request, so it is refreshed a little sooner.

@@ -3,17 +3,18 @@ import { basename } from "node:path";
 import type { REST } from "discord.js";
 import type { Logger } from "pino";
 import { type Delivery, DeliveryError, LONG_REPLY_CHARS, longReplyFile } from "../../src/bus/delivery.js";
+import { type DraftRenderer, DraftStream, draftIntervalMs } from "../../src/bus/draft-stream.js";
 import { progressNotes } from "../../src/bus/progress-notes.js";
 import type { DeliveryReceipt, OutboundMessage, VoiceNote } from "../../src/bus/types.js";
 import { componentsOf } from "./buttons.js";
 import { DiscordAPIError, RateLimitError, Routes } from "./library.js";
-import { splitMessage } from "./split.js";
+import { openFenceAtEnd, splitMessage } from "./split.js";
 
 /** Notes, drafts and edits ping nobody: whoever a reply pings is pinged when it is posted. */
-export const NO_PINGS = { parse: [] as string[] };
+const NO_PINGS = { parse: [] as string[] };
 
 /** The first part of a reply answers the user's message; one deleted meanwhile is no reason to refuse it. */
-export const replyingTo = (id: string) => ({ message_reference: { message_id: id, fail_if_not_exists: false } });
+const replyingTo = (id: string) => ({ message_reference: { message_id: id, fail_if_not_exists: false } });
 
 /** Discord takes at most this many files per message. */
 const MAX_FILES = 10;
@@ -148,4 +149,34 @@ async function postVoice(
   });
   const id = (posted as { id?: unknown } | undefined)?.id;
   return typeof id === "string" ? [id] : [];
+}
+
+/** Replies shown as they are written, a message edited in place (a new one past 2,000 characters), an open code block
+ * closed so the rest is not shown as code. Drafts ping nobody; discord.js waits out short rate limits itself. */
+export function discordDrafts(rest: REST, onError: (err: unknown) => void): DraftRenderer {
+  return (target, onIds) => {
+    const channelId = target.threadId ?? target.chatId;
+    return new DraftStream(
+      {
+        parts: (text) => {
+          const fence = openFenceAtEnd(text);
+          return splitMessage(fence ? `${text}\n${fence.marker}` : text);
+        },
+        send: async (content, first) => {
+          const reply = first && target.replyToId ? replyingTo(target.replyToId) : {};
+          const body = { content, allowed_mentions: NO_PINGS, ...reply };
+          return ((await rest.post(Routes.channelMessages(channelId), { body })) as { id: string }).id;
+        },
+        edit: async (id, content) =>
+          void (await rest.patch(Routes.channelMessage(channelId, id), {
+            body: { content, allowed_mentions: NO_PINGS },
+          })),
+        remove: async (id) => void (await rest.delete(Routes.channelMessage(channelId, id))),
+        retryAfterMs: (err) => (err instanceof RateLimitError ? err.retryAfter : undefined),
+        isRefusal: (err) =>
+          err instanceof DiscordAPIError && err.status >= 400 && err.status < 500 && err.status !== 429,
+      },
+      { intervalMs: draftIntervalMs(target.isPrivate), messageIds: target.messageIds, onIds, onError },
+    );
+  };
 }

@@ -1,13 +1,15 @@
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import type { Api, GrammyError as GrammyErrorType } from "grammy";
 import type { InlineKeyboardMarkup } from "grammy/types";
 import type { Logger } from "pino";
 import { DeliveryError, LONG_REPLY_CHARS, longReplyFile, type OutboundHandler } from "../../src/bus/delivery.js";
+import { type DraftRenderer, DraftStream, draftIntervalMs } from "../../src/bus/draft-stream.js";
 import { progressNotes } from "../../src/bus/progress-notes.js";
 import type { OutboundMessage, VoiceNote } from "../../src/bus/types.js";
 import { keyboardOf } from "./buttons.js";
-import { escapeHtml, markdownToTelegramHtml } from "./format.js";
+import { escapeHtml, markdownToTelegramHtml, partialTelegramHtml } from "./format.js";
 import { GrammyError, InputFile, isUnchanged, retryAfterMs } from "./library.js";
 import { htmlToPlainText, splitTelegramHtml } from "./split.js";
 
@@ -193,3 +195,45 @@ type SendOptions = Pick<NonNullable<Parameters<Api["sendMessage"]>[2]>, "message
   reply_markup?: InlineKeyboardMarkup;
 };
 type ParseMode = { parse_mode?: "HTML" };
+
+/** Replies shown as they are written: in a private chat as Telegram's own draft (sendMessageDraft; the reply takes its
+ * place), elsewhere (or where Telegram refuses drafts) as a message edited in place. `api` has no retry layers: a draft
+ * that cannot be shown now waits for its next turn instead of holding the chat up. */
+export function telegramDrafts(api: Api, onError: (err: unknown) => void): DraftRenderer {
+  // Once refused (an older or self-hosted Bot API), native drafts are not tried again.
+  let nativeRefused = false;
+  return (target, onIds) => {
+    const chatId = target.chatId;
+    const thread = target.threadId ? { message_thread_id: Number(target.threadId) } : {};
+    const draftId = Number.parseInt(createHash("sha256").update(target.key).digest("hex").slice(0, 7), 16) + 1;
+    const refusal = (err: unknown) => err instanceof GrammyError && [400, 403, 404].includes(err.error_code);
+    return new DraftStream(
+      {
+        parts: (text) => splitTelegramHtml(partialTelegramHtml(text)),
+        ...(target.isPrivate && !nativeRefused
+          ? {
+              native: async (html: string) => {
+                try {
+                  await api.sendMessageDraft(Number(chatId), draftId, html, { ...thread, parse_mode: "HTML" });
+                } catch (err) {
+                  if (refusal(err)) nativeRefused = true;
+                  throw err;
+                }
+              },
+            }
+          : {}),
+        send: async (html, first) => {
+          const replyTo = first && target.replyToId ? Number(target.replyToId) : undefined;
+          const reply = replyTo ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {};
+          return String((await api.sendMessage(chatId, html, { ...thread, ...reply, parse_mode: "HTML" })).message_id);
+        },
+        edit: async (id, html) => void (await api.editMessageText(chatId, Number(id), html, { parse_mode: "HTML" })),
+        remove: async (id) => void (await api.deleteMessage(chatId, Number(id))),
+        retryAfterMs,
+        isUnchanged,
+        isRefusal: refusal,
+      },
+      { intervalMs: draftIntervalMs(target.isPrivate), messageIds: target.messageIds, onIds, onError },
+    );
+  };
+}

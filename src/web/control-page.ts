@@ -12,6 +12,7 @@ import { agentOf, agentSessionKey, type ChannelName, MAIN_AGENT, sessionKeyOf } 
 import { peopleRemove, peopleRole } from "../cli/people.js";
 import { isLoopback, type WebAddr } from "../config/config.js";
 import { skillDirs } from "../paths.js";
+import { LIMIT_FIELDS } from "../scheduler/stop-rules.js";
 import {
   bearerMatches,
   HttpError,
@@ -22,7 +23,6 @@ import {
   type TextField,
   textFields,
 } from "./http.js";
-import { jobRoute } from "./job-routes.js";
 import { LOCKED_PAGE, renderMain, renderShell } from "./page.js";
 import { renderChatLog, renderHistory, renderSections } from "./sections.js";
 import { WebSessions } from "./sessions.js";
@@ -50,6 +50,7 @@ export function pageUrl(addr: WebAddr, token?: string): string {
 const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** A web chat as the page and its events name it: `ID`, main's conversation `web:ID`, or `AGENT/ID`, that agent's. */
 const WEB_CHAT = /^(?:[a-z0-9][a-z0-9_-]{0,31}\/)?[A-Za-z0-9_-]{1,64}$/;
+const JOB_ACTIONS = ["run", "pause", "resume", "delete", "edit"] as const;
 const ALL_CHANNELS: ChannelName[] = ["telegram", "discord", "console", "web", "system"];
 
 /** The header the page sends its session in, never a cookie: browsers send a host's cookies to every port of it, so a
@@ -207,8 +208,25 @@ export async function startControlPage(deps: {
       await deps.web.send(chatId, text("text", 16_000));
       return 202;
     },
-    "/api/jobs/": async (_text, path, body) =>
-      void log.info({ action: path.slice(10), jobId: body.id }, await jobRoute(app.jobs, path, body)),
+    // `{ id }`; edit also `message`, `schedule`, `tz` and the stop rules of LIMIT_FIELDS (an empty one unsets it).
+    "/api/jobs/": async (text, path, body) => {
+      const action = JOB_ACTIONS.find((name) => path === `/api/jobs/${name}`);
+      if (!action) throw new HttpError(404, "not found");
+      const id = text("id", 64);
+      const result =
+        action === "edit"
+          ? await app.jobs.edit(id, {
+              message: text("message", 4000),
+              schedule: text("schedule", 200),
+              tz: text("tz", 64),
+              limits: Object.fromEntries(
+                LIMIT_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, text(f, 40, 0)]),
+              ),
+            })
+          : await app.jobs[action === "delete" ? "remove" : action](id);
+      if (!result.ok) throw new HttpError(result.status, result.text);
+      log.info({ action, jobId: id }, result.text);
+    },
     "/api/pairing/approve": async (text) => {
       // As `pincer pairing approve`: the user's jobs paused by an earlier revoke run again.
       const channel = pairedChannel(text);
