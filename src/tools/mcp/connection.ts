@@ -71,12 +71,7 @@ export class McpConnection {
     this.current?.group?.kill();
   }
 
-  async call(
-    tool: string,
-    args: Record<string, unknown>,
-    signal: AbortSignal,
-    timeoutMs: number,
-  ): Promise<CallToolResult> {
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number) {
     const { current, generation } = this;
     if (!current || this.state !== "connected") {
       throw new ToolError(
