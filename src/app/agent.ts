@@ -17,8 +17,7 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
   const { log, store, bus, clustering, cluster, access, approvals, tokens } = core;
   // The prompt's files and skills are read every turn; unchanged ones come from memory.
   const files = new ReadCache(options.readCache);
-  const agents = createAgentRuntimes(config, { core, models, options, files });
-  const { main } = agents;
+  const { main, others, all } = createAgentRuntimes(config, { core, models, options, files });
   const metrics = config.webAddr
     ? createMetrics({
         outboxPending: () => store.dashboard.outboxPending(),
@@ -34,7 +33,7 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
   const startup = { ready: Promise.resolve() };
   const worker = new AgentWorker({
     ...main.turn,
-    agents: new Map([...agents.others].map(([name, runtime]) => [name, runtime.turn])),
+    agents: new Map([...others].map(([name, runtime]) => [name, runtime.turn])),
     bus,
     journal: writes.journal,
     conversations: store.conversations,
@@ -71,5 +70,5 @@ export function buildAgent(config: Config, options: AppOptions, core: Core, mode
     jobsChat: core.jobsChat,
   });
   metrics?.countQueue(() => worker.lanes.load.queued);
-  return { main, agents: agents.all, files, metrics, startup, worker };
+  return { main, agents: all, files, metrics, startup, worker };
 }

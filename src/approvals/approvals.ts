@@ -77,11 +77,9 @@ export function createApprovals(
 
 export const DENIED = "Error: denied by the user.";
 const EXPIRED = "This approval has expired.";
-const NOT_YOURS = "This is not yours to decide.";
 
-/** Asks a person before a call the policy names: posts the prompt with its three buttons to the run's conversation,
- * waits for the decision (woken here, or by polling the store when taken in another process) up to the deadline, and
- * takes each decision exactly once. */
+/** Asks a person before a call the policy names: posts the prompt with its buttons to the run's conversation, waits
+ * for the decision (woken here, or polling the store for another process's) until the deadline, takes it once. */
 export class Approvals {
   /** Emits an approval's id when it is settled here: its waiting call wakes at once. */
   private readonly decisions = new EventEmitter().setMaxListeners(0);
@@ -176,7 +174,7 @@ export class Approvals {
       sessionKey: agentChatKey(agentOf(approval.sessionKey), tap),
       decider: `${tap.channel}:${tap.senderId}`,
     };
-    if (!mayDecide(approval, here)) return { text: NOT_YOURS };
+    if (!mayDecide(approval, here)) return { text: "This is not yours to decide." };
     return { text: (await this.decide(approval.id, parsed.choice, tap.senderName)).text };
   };
 

@@ -4,9 +4,8 @@ import { join, relative, resolve } from "node:path";
 import { isInside } from "../tools/files/safe-open.js";
 
 /** Files a command obeys besides its text: build and package files by name (a Makefile, package.json's scripts…), every
- * dotfile (`.npmrc`, `.envrc`, a `.git` file…) and a repository's own configuration and hooks. Looked for in the folder
- * a command runs in and each folder above it up to the workspace, in folders the command names, and the files it names
- * itself (`./build.sh`, `python3 tool.py`). */
+ * dotfile (`.npmrc`, a `.git` file…) and a repository's configuration and hooks; in its folder and each above it up to
+ * the workspace, in folders it names, and the files it names itself (`./build.sh`, `python3 tool.py`). */
 const BUILD_FILES = new Set([
   ..."Makefile makefile GNUmakefile justfile Justfile Taskfile.yml Taskfile.yaml Rakefile Gemfile".split(" "),
   ..."package.json pyproject.toml setup.py setup.cfg tox.ini noxfile.py conftest.py pytest.ini".split(" "),

@@ -25,8 +25,7 @@ export const MAX_SUMMARY_CHARS = 700;
 const SHOWN_STRING_CHARS = 200;
 
 /** The call as it is asked about, or undefined when the policy lets it run unasked. An "always allowed" entry equal to
- * `remember` lets it run too: those are the store's (approvals.ts), and an exec's only while its files are
- * unchanged. */
+ * `remember` (the store's, approvals.ts) lets it run too; an exec's only while its files are unchanged. */
 export function askedCall(tool: string, args: Record<string, unknown>, policy: ApprovalPolicy): AskedCall | undefined {
   if (tool !== "exec") {
     if (!policy.tools.some((glob) => matchesGlob(tool, glob))) return undefined;

@@ -32,9 +32,8 @@ interface ClusterModeDeps {
 export type ClusterMode = Awaited<ReturnType<typeof joinCluster>>;
 export type RoleHolders = Awaited<ReturnType<ClusterMode["roleHolders"]>>;
 
-/** Clustered mode for one process, on its own connections to the shared database: it joins the cluster (heartbeats),
- * runs each channel and the singletons only while it holds their role, and takes waiting conversations under their turn
- * lease. Loaded only with PINCER_DATABASE_URL. */
+/** Clustered mode for one process, on its own connections: it heartbeats, runs each channel and the singletons only
+ * while it holds their role, and takes waiting conversations under their turn lease. */
 export async function joinCluster(url: string, deps: ClusterModeDeps) {
   const { log } = deps;
   const onError = (err: Error) => log.warn({ err: err.message }, "the cluster's database connection failed");

@@ -5,9 +5,8 @@ import type { FencedTurnWrites, Store } from "../store/store.js";
 /** The writes a turn makes, as the worker gets them. */
 type TurnWrites = Pick<Store, "journal" | "steps" | "turns">;
 
-/** Clustered mode's turn writes: every journal write of a conversation's turn is made under its turn lease, and refused
- * (FencedOutError, nothing written) once this process no longer holds it, also a write already on its way when the
- * process was paused. */
+/** Clustered mode's turn writes, each made under the turn lease and refused (FencedOutError, nothing written) once this
+ * process no longer holds it, also a write already on its way when the process was paused. */
 export function fenceTurnWrites(
   writes: TurnWrites,
   fenceOf: (sessionKey: string) => Fence | undefined,

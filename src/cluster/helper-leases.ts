@@ -21,10 +21,9 @@ export function orphanedHelpers(
   return { orphaned: new Set([...unheld].filter((id) => suspects.has(id))), suspects: unheld };
 }
 
-/** Wants the helper's lease and fences the helper with it, as turns are fenced: once the lease is lost here (a pause
- * past it, the database gone for longer than it), the helper may have been declared interrupted elsewhere and its chat
- * told, so it must not take another step; `onLost` stops it at once. A lease not gained within `firstWithinMs` counts
- * as lost. */
+/** Fences the helper with its lease, as turns are: once the lease is lost here (a pause past it, the database gone too
+ * long), the helper may have been declared interrupted elsewhere and its chat told: `onLost` stops it at once, before
+ * another step. A lease not gained within `firstWithinMs` counts as lost. */
 export function guardHelper(
   member: Pick<ClusterMember, "want" | "fence">,
   runId: string,

@@ -33,9 +33,9 @@ interface MemberDeps {
 const FORGET_AFTER_MS = 24 * 3600_000;
 const FORGET_EVERY_ROUNDS = 500;
 
-/** This process as a member of the cluster: it heartbeats and keeps the leases it wants, all in one round trip every
- * `renewEveryMs`. A lease counts as held only until its local validity ends (see lease-policy.ts); when no renewal
- * answered by then, the lease is lost here, whatever the database says: another process may take it from then on. */
+/** This process in the cluster: one round trip every `renewEveryMs` heartbeats and keeps the leases it wants. A lease
+ * is held only until its local validity ends (lease-policy.ts): unrenewed by then, it is lost here, whatever the
+ * database says, as another process may take it from then on. */
 export class ClusterMember {
   private readonly wanted = new Map<string, Wanted>();
   private timer?: NodeJS.Timeout;

@@ -26,11 +26,10 @@ interface DispatcherDeps {
   log: Pick<Logger, "warn">;
 }
 
-/** Clustered mode's way into the worker. Channels only store what arrives (the shared inbox); every process takes
- * conversations that wait and nobody runs, under the conversation's turn lease, runs their messages in order until none
- * is left, then gives the conversation back. Messages for a conversation held here join it here (a /stop reaches its
- * turn). Every journal write of those turns is fenced with the lease's epoch (Store.fenced), so a process paused past
- * its lease cannot write after another took over. */
+/** Clustered mode's way into the worker. Channels only store what arrives (the shared inbox); each process takes
+ * waiting conversations nobody runs under their turn lease, runs their messages in order until none is left (a /stop
+ * reaches its turn), then gives them back. Their turns' writes are fenced with the lease's epoch (Store.fenced), so a
+ * process paused past its lease cannot write after another took over. */
 export class TurnDispatcher {
   /** Conversations held here, with their messages handed to the worker: all of them, and those not finished. */
   private readonly held = new Map<string, { seen: Set<string>; queued: Set<string> }>();

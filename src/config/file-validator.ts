@@ -7,15 +7,13 @@ export const VALIDATOR_OPTIONS = { useDefaults: true, allErrors: false, strict: 
 /** Written by `npm run build` next to the compiled modules (see write-validator.ts). */
 export const WRITTEN_VALIDATOR = "./file-validator.cjs";
 
-type Written = ValidateFunction<FileConfig> & { schemaJson?: string };
-
 /** The build writes the validator out as code (ajv's standalone output), so a start neither loads ajv (~30 ms) nor
  * compiles the schema (~50 ms). From the sources, or when the written one is of another schema (plain tsc) or cannot
  * be loaded (a build cut off while writing it), it is compiled here instead: slower, never wrong. */
 export function fileValidator(written: string = WRITTEN_VALIDATOR): ValidateFunction<FileConfig> {
   const require = createRequire(import.meta.url);
   try {
-    const loaded = require(written) as Written;
+    const loaded = require(written) as ValidateFunction<FileConfig> & { schemaJson?: string };
     if (typeof loaded === "function" && loaded.schemaJson === JSON.stringify(fileSchema)) return loaded;
   } catch {
     // Missing or broken: a start must not fail on a build artefact the schema can replace.

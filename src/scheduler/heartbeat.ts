@@ -14,17 +14,15 @@ export const HEARTBEAT_SESSION = "system:heartbeat";
 /** The standing tasks in HEARTBEAT.md: every list item neither ticked off (`- [x]`) nor empty. Headings, prose and HTML
  * comments are not tasks, so the template (prose only) is idle. */
 export function activeTasks(markdown: string): string[] {
-  const withoutComments = markdown.replace(/<!--[\s\S]*?-->/g, "");
-  const tasks: string[] = [];
-  for (const line of withoutComments.split("\n")) {
-    const item = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
-    if (!item) continue;
-    const box = /^\[([ xX])\]\s*(.*)$/.exec(item[1]);
-    if (box?.[1].toLowerCase() === "x") continue;
-    const text = (box ? box[2] : item[1]).trim();
-    if (text) tasks.push(text);
-  }
-  return tasks;
+  return markdown
+    .replace(/<!--[\s\S]*?-->/g, "")
+    .split("\n")
+    .flatMap((line) => {
+      const item = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
+      const box = item && /^\[([ xX])\]\s*(.*)$/.exec(item[1]);
+      const text = item && box?.[1].toLowerCase() !== "x" ? (box ? box[2] : item[1]).trim() : "";
+      return text ? [text] : [];
+    });
 }
 
 /** The inbound system message of one heartbeat; its answer goes to `target` unless it is HEARTBEAT_OK. */

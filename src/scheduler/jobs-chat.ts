@@ -23,7 +23,6 @@ const MAX_LISTED = 10;
 const VERBS = { r: "run", p: "pause", u: "resume", d: "ask", D: "remove", c: "cancel" } as const;
 type Verb = keyof typeof VERBS;
 
-const NOT_YOURS = "Only the job's owner (or pincer's owner) can do that.";
 const GONE = "This job does not exist any more.";
 
 export interface JobsChatDeps {
@@ -70,7 +69,7 @@ export function createJobsChat(deps: JobsChatDeps) {
     const route = routeOf(tap);
     if (!mayActOn(job, { channel: route, userId: tap.senderId }, deps.isPincerOwner(route, tap.senderId))) {
       deps.log.info({ jobId: id, channel: tap.channel, userId: tap.senderId }, "a job's button refused: not theirs");
-      return { text: NOT_YOURS };
+      return { text: "Only the job's owner (or pincer's owner) can do that." };
     }
     const target = { channel: tap.channel, account: tap.account, chatId: tap.chatId, threadId: tap.threadId };
     const edit = (out: OutboundMessage) => bus.publishOutbound({ ...out, editOf: { messageId: tap.messageId } });

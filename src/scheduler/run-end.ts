@@ -34,9 +34,8 @@ export interface RunRecorderDeps {
   now?: () => number;
 }
 
-/** The turns' store with each scheduled run's end (outcome, tool calls, what was delivered or why nothing was) recorded
- * in the job's history once the turn is stored. The failure that pauses a job tells its chat, once. A run whose record
- * fails is logged, never the turn's failure. */
+/** The turns' store, recording each scheduled run's end in its job's history once the turn is stored; the failure that
+ * pauses a job tells its chat, once. A record that fails is logged, never the turn's failure. */
 export function recordingRunEnds<T extends Pick<Store["turns"], "finishTurn">>(turns: T, deps: RunRecorderDeps): T {
   const recording: T = Object.create(turns);
   recording.finishTurn = async (msg: InboundMessage, messages: StoredMessage[], out: OutboundMessage | undefined) => {

@@ -4,9 +4,8 @@ import { UsageLimitError } from "../usage/meter.js";
 import { periodsAt } from "../usage/periods.js";
 import { dayCapReached, effectiveLimits, type JobDefaults, runCapReached } from "./stop-rules.js";
 
-/** The model as one scheduled run may use it: before each call, the job's cap per run and per day (its own or the
- * config's) is checked against what the run's calls and the day's have used; a cap reached stops the run with a notice
- * (a runaway job loops on tool calls, and each round is a call). Other runs get the model as it is. */
+/** The model as a scheduled run may use it: before each call (a runaway job loops on tool calls), the job's caps per
+ * run and per day are checked; a cap reached stops the run with a notice. Other runs get the model as it is. */
 export function guardedForRun(
   model: Model,
   run: { runId?: string },

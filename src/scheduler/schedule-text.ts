@@ -6,9 +6,8 @@ import { compileCron, describeSchedule, formatSeconds, nextRun, parseIsoInZone, 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 const AMOUNT = /(\d+)\s*(s|sec|seconds?|min|minutes?|m|h|hours?|d|days?)\b/gi;
 
-/** A schedule as a person types it on the page or edits it: `every 90 min` (or `every 1 h 30 min`, `every 600 s`), an
- * ISO 8601 date-time for one run (wall time in `tz` without an offset), or a cron expression read in `tz`. `now`
- * anchors a new period. Throws ScheduleError with a sentence on anything else. Pure. */
+/** A schedule as a person types it: `every 90 min` (`every 1 h 30 min`, `every 600 s`; anchored at `now`), an ISO
+ * 8601 date-time for one run (wall time in `tz` without an offset), or a cron expression read in `tz`. Pure. */
 export function parseScheduleText(text: string, tz: string, now: number): Schedule {
   const input = text.trim();
   const every = /^every\s+(.+)$/i.exec(input);

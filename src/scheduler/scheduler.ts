@@ -27,10 +27,9 @@ const RETRY_TICK_MS = 5_000;
 /** After a failed run attempt, the job waits this long instead of being retried in a tight loop. */
 const RETRY_AFTER_MS = 60_000;
 
-/** Fires due cron jobs into the bus. One unref'd timer (it alone must not keep a CLI command alive) sleeps until the
- * earliest job (capped); each run enters the inbox as an inbound system message in the same transaction that advances
- * or removes the job, so a crash either leaves the job due (it fires after the restart) or leaves the run in the inbox
- * (the restart re-runs it): never neither, and never both. */
+/** Fires due cron jobs into the bus on one unref'd timer (it must not keep a CLI command alive). A run enters the inbox
+ * in the transaction that advances or removes its job, so a crash leaves either the job due or the run in the inbox
+ * (fired or re-run after the restart): never neither, and never both. */
 export class Scheduler {
   private handle?: NodeJS.Timeout;
   private running = false;

@@ -21,8 +21,7 @@ export function voiceProblem(settings: VoiceSettings, searchPath = process.env.P
 
 /** What keeps voice.stt from hearing voice notes (ffmpeg or its program missing), in one sentence. */
 export function transcriptionProblem(settings: VoiceSettings, searchPath = process.env.PATH ?? ""): string | undefined {
-  if (!settings.stt) return undefined;
-  return missing(["ffmpeg", settings.stt.command[0]], "voice notes cannot be transcribed", searchPath);
+  return settings.stt && missing(["ffmpeg", settings.stt.command[0]], "voice notes cannot be transcribed", searchPath);
 }
 
 /** `pincer doctor`'s voice line: how replies are spoken and voice notes heard, or what is missing; none without voice. */

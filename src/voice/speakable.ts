@@ -12,9 +12,8 @@ export const SAID = {
 /** Inline code longer than this is named, not spelled out. */
 const SHORT_CODE = 40;
 
-/** The words of a reply that are spoken: its Markdown read as a person would read it aloud (code blocks, tables and bare
- * links named, not read), no control characters, and cut at a sentence or word near `maxChars` with a note that the
- * rest is in the text. Empty when nothing is left to say. */
+/** A reply's Markdown as a person reads it aloud (code blocks, tables and bare links named, not read), no control
+ * characters, cut near `maxChars` at a sentence or word with a note that the rest is in the text; may be empty. */
 export function speakableText(markdown: string, maxChars: number): string {
   // Only a few times the limit is ever lexed: a 100k-character reply costs no more than a short one.
   const head = markdown.slice(0, maxChars * 4);

@@ -7,9 +7,8 @@ import { runCommand, substitute } from "./run-command.js";
 /** A transcript longer than this is cut (a command gone wrong must not fill the prompt). */
 const MAX_TRANSCRIPT_BYTES = 256 * 1024;
 
-/** Voice notes to text on this machine: ffmpeg makes the 16 kHz mono WAV, the command reads it; the audio never
- * leaves. Each step is bounded in time and output; a failure throws one short sentence for the user. Same shape as
- * the endpoint's transcriber, so whatever wraps one (usage counting) wraps either. */
+/** Voice notes to text on this machine, the audio never leaving it: ffmpeg makes the 16 kHz mono WAV, the command
+ * reads it, each bounded in time and output. Shaped as the endpoint's transcriber: what wraps one wraps either. */
 export function createCommandTranscriber(settings: { command: string[]; timeoutSeconds: number; maxSeconds: number }) {
   const { timeoutSeconds } = settings;
   return async (path: string, signal?: AbortSignal): Promise<string> => {

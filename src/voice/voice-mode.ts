@@ -24,10 +24,9 @@ const MEANING: Record<VoiceMode, string> = {
 
 /** What `/voice` answers: the chat's mode now (and whether it is the config's default), or the mode just set. */
 export function voiceAnswer(
-  state: { mode: VoiceMode; chosen: boolean; set?: boolean },
+  { mode, chosen, set }: { mode: VoiceMode; chosen: boolean; set?: boolean },
   problem: string | undefined,
 ): string {
-  const { mode, chosen, set } = state;
   const head = set
     ? `Spoken replies in this chat: ${mode === "always" ? "on" : mode}, so ${MEANING[mode]}.`
     : `Spoken replies in this chat: ${mode === "always" ? "on" : mode}${chosen ? "" : " (the default)"}: ${MEANING[mode]}. /voice on, /voice off or /voice auto changes it.`;
