@@ -16,7 +16,6 @@ export class ModelWaits {
     private readonly outlet: Pick<TurnOutlet, "finish" | "aside">,
   ) {}
 
-  /** A turn got its answer: the model is back for every chat. */
   answered(): void {
     this.told.clear();
   }

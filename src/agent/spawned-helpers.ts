@@ -59,7 +59,6 @@ export class HelperManager {
 
   constructor(private readonly deps: HelperDeps) {}
 
-  /** Starts a helper and returns its id at once; throws a ToolError when the caps are reached. */
   async spawn(origin: InboundMessage, task: string, label?: string): Promise<string> {
     const settings = this.deps.config.helpers;
     if (this.shutdown.signal.aborted) throw new ToolError("pincer is shutting down; no helper was started.");

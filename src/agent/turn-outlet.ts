@@ -36,7 +36,6 @@ export class TurnOutlet {
     this.deps.bus.publishOutbound(out).catch((err: unknown) => this.deps.log.warn({ err }, "could not send a notice"));
   }
 
-  /** The turn's progress note: shown while a slow round of tool calls runs, cleared when the turn ends. */
   progress(msg: InboundMessage): ProgressReporter {
     const { enabled, afterSeconds } = this.deps.config.progress;
     return new ProgressReporter(

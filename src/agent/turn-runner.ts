@@ -52,7 +52,6 @@ const ENDINGS = [
 
 export type Ending = (typeof ENDINGS)[number]["ending"];
 
-/** What is known of a turn when it threw. */
 export interface TurnState {
   shuttingDown: boolean;
   /** The turn's signal: aborted by /stop, the shutdown or a move, and why. */
