@@ -17,12 +17,11 @@ export function inboundFromStored(payload: string): InboundMessage {
 }
 
 function runFromMeta(meta: Record<string, string>): SystemRun {
-  const userId = meta.userId ? { userId: meta.userId } : {};
-  const deliverTo = meta.deliverTo ? { deliverTo: meta.deliverTo } : {};
-  const silentReply = meta.silentReply ? { silentReply: meta.silentReply } : {};
-  if (meta.kind === "heartbeat") return { kind: "heartbeat", deliverTo: meta.deliverTo ?? "", ...silentReply };
+  const given = (...keys: string[]) =>
+    Object.fromEntries(keys.filter((key) => meta[key]).map((key) => [key, meta[key]]));
+  if (meta.kind === "heartbeat") return { kind: "heartbeat", deliverTo: meta.deliverTo ?? "", ...given("silentReply") };
   if (meta.kind === "helper")
-    return { kind: "helper", runId: meta.runId ?? "", status: meta.status ?? "", ...userId, ...deliverTo };
-  const reminder = meta.reminder ? { reminder: meta.reminder } : {};
-  return { kind: "cron", jobId: meta.jobId ?? "", scheduledAt: Number(meta.scheduledAt) || 0, ...reminder, ...userId };
+    return { kind: "helper", runId: meta.runId ?? "", status: meta.status ?? "", ...given("userId", "deliverTo") };
+  const scheduledAt = Number(meta.scheduledAt) || 0;
+  return { kind: "cron", jobId: meta.jobId ?? "", scheduledAt, ...given("reminder", "userId") };
 }

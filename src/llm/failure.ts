@@ -88,7 +88,13 @@ export function isAwayFailure(status: number | undefined): boolean {
 
 /** The endpoint's error in a sentence for the user: the status once, never the server's internals, and what to change. */
 export function describeFailure(status: number, text: string): string {
-  const said = cleanText(status, text);
+  // Without the status it repeats (the client adds one, servers often another), on one line, cut at 200.
+  const said = shorten(
+    text
+      .replace(new RegExp(`^(\\s*${status}\\b[\\s:-]*)+`), "")
+      .replace(/\s+/g, " ")
+      .trim(),
+  );
   if (/--jinja|tools? param/i.test(said)) {
     return `the model endpoint refuses requests with tools (${status}); llama-server needs --jinja and a chat template with tool support`;
   }
@@ -103,16 +109,6 @@ export function describeFailure(status: number, text: string): string {
     return `the conversation is larger than the model endpoint's context window (${status}); /new starts a fresh one`;
   }
   return said ? `the model endpoint answered ${status}: ${said}` : `the model endpoint answered ${status}`;
-}
-
-/** The text without the status it repeats (the client adds one, servers often another), on one line, cut at 200. */
-function cleanText(status: number, text: string): string {
-  return shorten(
-    text
-      .replace(new RegExp(`^(\\s*${status}\\b[\\s:-]*)+`), "")
-      .replace(/\s+/g, " ")
-      .trim(),
-  );
 }
 
 export function shorten(text: string): string {
