@@ -10,10 +10,9 @@ import { typingIndicator } from "../../src/bus/typing.js";
 import type { Config } from "../../src/config/config.js";
 import { createInboundHandlers } from "./inbound.js";
 import { Api, Bot, describe, HttpError, refusedToken, retryAfterMs } from "./library.js";
+import { type ModeRun, pollUpdates, startWebhook } from "./modes.js";
 import { createSender, telegramDrafts } from "./outbound.js";
-import { type ModeRun, pollUpdates } from "./polling.js";
 import { DEFAULT_RETRY_POLICY, installRetries } from "./retry.js";
-import { startWebhook } from "./webhook.js";
 
 /** Timings a deployment never needs to touch; tests and benchmarks shrink them. */
 const DEFAULT_TIMING = {

@@ -48,8 +48,7 @@ export const SCRIPT = `
   if (token !== null) {
     // The token came once in the address: traded for a session below, and kept out of history.
     params.delete("token");
-    const query = params.toString();
-    history.replaceState(null, "", location.pathname + (query ? "?" + query : "") + location.hash);
+    history.replaceState(null, "", location.pathname + (params.size ? "?" + params : "") + location.hash);
   }
   const locked = () => {
     localStorage.removeItem(KEY);

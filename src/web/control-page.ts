@@ -261,7 +261,6 @@ export async function startControlPage(deps: {
     log.info({ text }, "people changed from the control page");
   }
 
-  /** What a request named, or a 404 saying what is not there. */
   function found<T>(value: T | undefined | null | false | "", missing: string): T {
     if (!value) throw new HttpError(404, missing);
     return value;

@@ -6,8 +6,7 @@ import { clip, esc, formatSpan, postButton, type TimeFormat } from "./html.js";
 const RUNS_SHOWN = 20;
 const NEXT_SHOWN = 3;
 
-/** Every job with its next runs and its newest runs, then the runs kept of jobs that are gone (shown in `tz`), for
- * the page's Jobs section. */
+/** Every job with its next and newest runs, then the runs kept of jobs that are gone (shown in `tz`). */
 export async function collectJobs(store: Pick<Store, "jobs" | "jobRuns">, tz: string): Promise<JobView[]> {
   const jobs = await store.jobs.listAll();
   const ids = jobs.map((job) => job.id);

@@ -29,7 +29,6 @@ export class SseHub {
     return true;
   }
 
-  /** Sends to every client, or only to those showing `chatId`. */
   send(event: string, data: unknown, chatId?: string): void {
     this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`, chatId);
   }
