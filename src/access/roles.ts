@@ -38,9 +38,8 @@ export function spaceFor(config: RoleConfig & { workspace: string }, msg: Pick<I
   return { workspace, shared: { read: writes ? [skills] : [shared, skills], write: writes ? [shared] : [] } };
 }
 
-/** Whether a run for `person` is offered a tool: their role's `tools` globs, as `approvals.tools` names them;
- * undefined when the role names none (every tool), so a turn need not copy the registry. A run no person is behind
- * (the heartbeat) is pincer's own. */
+/** Whether a run for `person` is offered a tool (their role's `tools` globs); undefined when the role names none, so a
+ * turn need not copy the registry. A run no person is behind (the heartbeat) is pincer's own: every tool. */
 export function offeredTo(config: RoleConfig, person: PersonRef | undefined): ((tool: string) => boolean) | undefined {
   const tools = person && roleSettings(config, person.role).tools;
   return tools && ((tool) => tools.some((glob) => matchesGlob(tool, glob)));

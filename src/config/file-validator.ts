@@ -7,9 +7,8 @@ export const VALIDATOR_OPTIONS = { useDefaults: true, allErrors: false, strict: 
 /** Written by `npm run build` next to the compiled modules (see write-validator.ts). */
 export const WRITTEN_VALIDATOR = "./file-validator.cjs";
 
-/** The build writes the validator out as code (ajv's standalone output), so a start neither loads ajv (~30 ms) nor
- * compiles the schema (~50 ms). From the sources, or when the written one is of another schema (plain tsc) or cannot
- * be loaded (a build cut off while writing it), it is compiled here instead: slower, never wrong. */
+/** The validator the build wrote as code, so a start neither loads ajv (~30 ms) nor compiles the schema (~50 ms); from
+ * the sources, or when it is another schema's or unloadable (plain tsc, a cut-off build), compiled here: never wrong. */
 export function fileValidator(written: string = WRITTEN_VALIDATOR): ValidateFunction<FileConfig> {
   const require = createRequire(import.meta.url);
   try {
