@@ -245,8 +245,9 @@ export async function startControlPage(deps: {
     "/api/approvals/decide": async (text) => {
       const approvals = approvalsOn();
       const choice = text("choice", 6);
-      if (choice !== "once" && choice !== "always" && choice !== "deny")
+      if (choice !== "once" && choice !== "always" && choice !== "deny") {
         throw new HttpError(400, '"choice" must be once, always or deny');
+      }
       const decided = await approvals.decide(text("id", 40), choice, "the control page");
       if (!decided.taken) throw new HttpError(409, decided.text);
     },

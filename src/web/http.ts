@@ -65,8 +65,9 @@ export type TextField = (name: string, max?: number, least?: number) => string;
 export function textFields(body: Record<string, unknown>): TextField {
   return (name, max = 200, least = 1) => {
     const value = body[name];
-    if (typeof value !== "string" || value.trim().length < least || value.length > max)
+    if (typeof value !== "string" || value.trim().length < least || value.length > max) {
       throw new HttpError(400, `"${name}" must be a string of ${least} to ${max} characters`);
+    }
     return value;
   };
 }
