@@ -8,7 +8,7 @@ export const VALIDATOR_OPTIONS = { useDefaults: true, allErrors: false, strict: 
 export const WRITTEN_VALIDATOR = "./file-validator.cjs";
 
 /** The validator the build wrote as code, so a start neither loads ajv (~30 ms) nor compiles the schema (~50 ms); from
- * the sources, or when it is another schema's or unloadable (plain tsc, a cut-off build), compiled here: never wrong. */
+ * the sources, or when it is of another schema or unloadable (plain tsc, a cut-off build), compiled here instead. */
 export function fileValidator(written: string = WRITTEN_VALIDATOR): ValidateFunction<FileConfig> {
   const require = createRequire(import.meta.url);
   try {
