@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { giveUpNotice, modelErrorNotice } from "./notices.js";
+import { ModelError } from "../llm/model.js";
+import { giveUpNotice, modelFailure } from "./notices.js";
 
 describe("notices about the model", () => {
   it("offers 'try again in a moment' only for failures that may heal", () => {
-    expect(modelErrorNotice("the model endpoint answered 503", true)).toBe(
+    const failed = (err: ModelError) => modelFailure({ channel: "telegram", chatId: "1" }, err)?.text;
+    expect(failed(new ModelError("the model endpoint answered 503"))).toBe(
       "Sorry, the model endpoint answered 503. Please try again in a moment.",
     );
-    expect(modelErrorNotice("the model endpoint refused the API key (401): check OPENAI_API_KEY", false)).toBe(
+    expect(failed(new ModelError("the model endpoint refused the API key (401): check OPENAI_API_KEY", true))).toBe(
       "Sorry, the model endpoint refused the API key (401): check OPENAI_API_KEY.",
     );
   });

@@ -35,15 +35,11 @@ export function giveUpNotice(kind: "outage" | "refused", reason: string, waitedM
   return `Sorry, I could not get an answer to your message: ${reason}. I have set it aside; send it again rephrased, or /new to start over.`;
 }
 
-/** The apology for a failed turn: "try again in a moment" only when waiting may help. */
-export function modelErrorNotice(reason: string, mayHeal: boolean): string {
-  return `Sorry, ${reason}.${mayHeal ? " Please try again in a moment." : ""}`;
-}
-
-/** The notice of a turn the model failed; a used-up budget tells a chat once a period (none when told). */
+/** The notice of a turn the model failed ("try again in a moment" only when waiting may help); a used-up budget tells a
+ * chat once a period (none when told). */
 export function modelFailure(target: Target, err: ModelError): OutboundMessage | undefined {
   if (err instanceof UsageLimitError) return err.notice === undefined ? undefined : failure(target, err.notice);
-  return failure(target, modelErrorNotice(err.message, !err.permanent));
+  return failure(target, `Sorry, ${err.message}.${err.permanent ? "" : " Please try again in a moment."}`);
 }
 
 export function formatDuration(ms: number): string {

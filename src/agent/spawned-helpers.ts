@@ -217,9 +217,6 @@ export function resultMessage(run: HelperRun, status: HelperStatus, result: stri
   const seconds = Math.max(0, Math.round((now - run.startedAt) / 1000));
   const task = run.task.length > 500 ? `${run.task.slice(0, 500)}…` : run.task;
   const body = result.length > RESULT_CHARS ? `${result.slice(0, RESULT_CHARS)}\n[… result cut]` : result;
-  // The person the helper was started for: its result's turn sees what their own messages would.
-  const person = personOf(run.origin);
-  const to = deliverToOf(run.origin);
   const lines =
     status === "done"
       ? [
@@ -247,14 +244,9 @@ export function resultMessage(run: HelperRun, status: HelperStatus, result: stri
     mentionsBot: true,
     receivedAt: now,
     sessionKey: run.sessionKey,
-    // A helper spawned from a run with a session of its own (the heartbeat) reports where that run's answers go.
-    run: {
-      kind: "helper",
-      runId: run.id,
-      status,
-      ...(person ? { userId: person } : {}),
-      ...(to ? { deliverTo: to } : {}),
-    },
+    // Its person's (its result's turn sees what their own messages would); a helper spawned from a run with a session
+    // of its own (the heartbeat) reports where that run's answers go.
+    run: { kind: "helper", runId: run.id, status, userId: personOf(run.origin), deliverTo: deliverToOf(run.origin) },
   };
 }
 
