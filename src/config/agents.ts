@@ -1,9 +1,6 @@
 import { isAbsolute, join, resolve } from "node:path";
 import { MAIN_AGENT, routeOf } from "../bus/types.js";
-import type { FileConfig } from "./file-schema.js";
-
-/** The sections an agent may override; each key it names replaces the top-level one. */
-export const AGENT_SECTIONS = ["agent", "exec", "approvals", "mcp", "memory", "heartbeat", "message"] as const;
+import { AGENT_SECTIONS, type FileConfig } from "./file-schema.js";
 
 export type Env = Record<string, string | undefined>;
 /** A model endpoint and its key; `keyEnv` names the variable the key came from (for `pincer doctor`). */

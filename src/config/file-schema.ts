@@ -35,8 +35,12 @@ const NAME = { pattern: "^[a-z0-9][a-z0-9_-]{0,31}$" } as const;
 /** Another endpoint than the default one, with its own key. */
 const ENDPOINT = { baseUrl: { type: "string", pattern: "^https?://" }, apiKeyEnv: ENV_NAME } as const;
 
-/** A section an agent overrides: checked as the top-level one once merged over it (agents.ts). */
-const OVERRIDE = { type: "object" } as const;
+/** The sections an agent may override; each is checked as the top-level one once merged over it (agents.ts). */
+export const AGENT_SECTIONS = ["agent", "exec", "approvals", "mcp", "memory", "heartbeat", "message"] as const;
+const OVERRIDES = Object.fromEntries(AGENT_SECTIONS.map((name) => [name, { type: "object" }])) as Record<
+  (typeof AGENT_SECTIONS)[number],
+  { readonly type: "object" }
+>;
 
 /** One bot account of a platform (`accounts.telegram.NAME`): the variable holding its token and its agent. */
 const account = entry(["tokenEnv"], {
@@ -204,13 +208,7 @@ export const fileSchema = {
       entry([], {
         workspace: TEXT,
         model: { anyOf: [TEXT, entry(["name"], { name: TEXT, ...ENDPOINT })] },
-        agent: OVERRIDE,
-        exec: OVERRIDE,
-        approvals: OVERRIDE,
-        mcp: OVERRIDE,
-        memory: OVERRIDE,
-        heartbeat: OVERRIDE,
-        message: OVERRIDE,
+        ...OVERRIDES,
       }),
     ),
     accounts: section({
