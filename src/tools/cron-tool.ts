@@ -38,7 +38,6 @@ const DESCRIPTION = [
 
 export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "scheduler">): Tool<CronArgs> {
   const store = deps.store.jobs;
-  const { timezone } = deps.config;
   async function add(args: CronArgs, ctx: ToolContext): Promise<string> {
     if (isScheduledRun(ctx.inbound)) {
       throw new ToolError(
@@ -55,7 +54,7 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
           : `action add takes exactly one of at, every_seconds, cron_expr; got ${given.join(" and ")}.`,
       );
     }
-    const tz = args.tz?.trim() || timezone;
+    const tz = args.tz?.trim() || deps.config.timezone;
     if (!isValidTimeZone(tz))
       throw new ToolError(`tz "${args.tz}" is not an IANA time zone such as Europe/Berlin or America/New_York.`);
     // The conversation the job belongs to (thread included), and the person whose access it runs on.
@@ -112,7 +111,6 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
     deps.scheduler?.wake();
     return `Removed job ${job.id}${job.name ? ` "${job.name}"` : ""} (${describeSchedule(job.schedule, job.tz)}: ${job.message}).`;
   }
-  const actions = { add, list, remove };
   return {
     name: "cron",
     description: DESCRIPTION,
@@ -133,7 +131,7 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
       name: { type: "string", maxLength: 80, description: "add: a short label for the job" },
       job_id: { type: "string", description: "remove: the id of the job" },
     }),
-    execute: (args, ctx) => actions[args.action](args, ctx),
+    execute: (args, ctx) => ({ add, list, remove })[args.action](args, ctx),
   };
 }
 

@@ -31,10 +31,9 @@ export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store"
       if (!/[\p{L}\p{N}\p{Extended_Pictographic}]/u.test(args.query)) {
         throw new ToolError("the query has no letters, digits or emoji to look for.");
       }
-      const memoryFile = ctx.seesOwnerMemory;
       // The workspace is the session's agent's (or a person's space in it), and so is the index it fills and searches.
       const memoryOf = spaceOwner(ctx.inbound) ?? agentOf(ctx.sessionKey);
-      if (memoryFile) {
+      if (ctx.seesOwnerMemory) {
         const file = readMemoryFile(ctx.workspace);
         // Hits from MEMORY.md are dated when pincer first indexed that version of the file.
         const paragraphs = file ? memoryParagraphs(file.text) : [];
@@ -42,7 +41,7 @@ export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store"
       }
       const hits = await store.memory.search(args.query, {
         sessionKey: ctx.sessionKey,
-        memoryFile,
+        memoryFile: ctx.seesOwnerMemory,
         memoryOf,
         limit: args.limit ?? DEFAULT_LIMIT,
       });

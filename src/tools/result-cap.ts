@@ -7,8 +7,7 @@ export const DEFAULT_MAX_RESULT_CHARS = 16_000;
 export function capToolResult(text: string, max: number): string {
   if (text.length <= max) return text;
   const tailChars = Math.min(1000, Math.floor(max / 8));
-  const headChars = Math.max(0, max - tailChars);
-  const head = safeSlice(text, 0, headChars);
+  const head = safeSlice(text, 0, Math.max(0, max - tailChars));
   const tail = safeSlice(text, text.length - tailChars, text.length);
   const cut = text.length - head.length - tail.length;
   return `${head}\n… [pincer cut ${cut.toLocaleString("en-US")} of ${text.length.toLocaleString("en-US")} characters here. ${MORE_HINT}] …\n${tail}`;

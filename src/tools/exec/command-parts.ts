@@ -142,9 +142,7 @@ function matchingParen(text: string, open: number): number {
 }
 
 function isWordOnItsOwn(text: string, i: number): boolean {
-  const before = i === 0 ? " " : text[i - 1];
-  const after = i + 1 >= text.length ? " " : text[i + 1];
-  return /[\s;&|]/.test(before) && /[\s;&|]/.test(after);
+  return /[\s;&|]/.test(text[i - 1] ?? " ") && /[\s;&|]/.test(text[i + 1] ?? " ");
 }
 
 const KEYWORD_ONLY = /^(?:then|else|do|done|fi|esac|in)$/;
@@ -152,7 +150,7 @@ const LEADING_KEYWORD = /^(?:if|then|else|elif|do|while|until|!|time)\s+/;
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|[^\s'"]*)\s*/;
 
 /** The command a part runs: keywords and leading `VAR=value` go (their `$(…)` was collected); `for … in` runs nothing. */
-export function normalizePart(part: string): string {
+function normalizePart(part: string): string {
   let text = part.trim();
   for (;;) {
     const before = text;

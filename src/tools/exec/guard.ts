@@ -88,7 +88,8 @@ function checkPaths(command: string, policy: GuardPolicy): string | undefined {
   // Paths inside the workspace and media folder are fine; blank them out before looking for others.
   let rest = command;
   for (const root of [policy.workspace, policy.media, ...(policy.shared ?? [])]) {
-    rest = rest.replace(new RegExp(`${escapeRegExp(root)}${PATH_END}`, "g"), "WORKSPACE");
+    const escaped = root.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    rest = rest.replace(new RegExp(`${escaped}${PATH_END}`, "g"), "WORKSPACE");
   }
   for (const match of rest.matchAll(ABSOLUTE)) {
     const path = match[1];
@@ -113,8 +114,4 @@ export function compilePatterns(patterns: readonly string[], setting: string, ag
       );
     }
   });
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

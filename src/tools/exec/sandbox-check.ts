@@ -53,7 +53,6 @@ const NAMESPACE_HINT =
 export function inspectHost(paths: readonly string[] = SYSTEM_PATHS): HostLayout {
   const layout: HostLayout = {};
   for (const path of paths) {
-    // Absent on this host: not bound.
     const stat = attempt(() => lstatSync(path));
     if (stat?.isSymbolicLink())
       layout[path] = attempt(() => ({ type: "symlink", target: readlinkSync(path) }) as const);

@@ -48,14 +48,10 @@ export type SafeText = { ok: true; text: string; path: string } | { ok: false; r
 /** Reads a small text file below `root` race-free, refusing every symlink, non-regular files and files over `maxBytes`.
  * Synchronous (prompts are built so), but each step is a non-blocking metadata call or a bounded read. Never throws:
  * `reason` says why not. `stats` (taken before the read) tells a cache when the file changes. */
-export function readTextBeneath(
-  root: string,
-  relativePath: string,
-  maxBytes: number,
-): SafeText & { stats?: BigIntStats } {
+export function readTextBeneath(root: string, path: string, maxBytes: number): SafeText & { stats?: BigIntStats } {
   let opened: Opened | undefined;
   try {
-    opened = openInScope(relativePath, { workspace: root }, { access: "read", want: "file", noLinks: true });
+    opened = openInScope(path, { workspace: root }, { access: "read", want: "file", noLinks: true });
     if (opened.stats.size > maxBytes)
       return { ok: false, reason: `larger than ${maxBytes} bytes (${opened.stats.size})` };
     // Before the read: a change during or after it then shows as a newer change time.

@@ -81,7 +81,6 @@ export class ProcessGroupTransport implements Transport {
     this.finish();
   }
 
-  /** Synchronous last resort when pincer itself exits. */
   kill(): void {
     killGroup(this.child?.pid);
   }
