@@ -97,7 +97,6 @@ export class ChatCommands {
   }
 }
 
-/** The answer to `/stop`: what it stops (a message waiting for the model is set aside at once). */
 function stopReply(runningTurn: boolean, helpersCancelled: number, waitingMessage = false): string {
   const helpers = helpersCancelled > 0 && `${helpersCancelled} background helper${helpersCancelled > 1 ? "s" : ""}`;
   const stopping = [runningTurn && "the running turn", helpers].filter(Boolean);

@@ -21,7 +21,6 @@ export function answerReserve(contextTokens: number): number {
   return Math.min(4096, Math.floor(contextTokens / 4));
 }
 
-/** What a request may cost in a context window of `contextTokens`, the answer's room taken off. */
 export function requestBudget(contextTokens: number): number {
   return contextTokens - answerReserve(contextTokens);
 }
@@ -101,7 +100,6 @@ export function fitRequest({ messages, userIndex, tools, counter, budget, cache 
   );
 }
 
-/** The head of a long text and a note of how much was cut. */
 export function shorten(text: string, chars: number): string {
   if (text.length <= chars) return text;
   return `${safeSlice(text, 0, chars)}\n… [${(text.length - chars).toLocaleString("en-US")} more characters cut to fit the context budget]`;
@@ -129,7 +127,6 @@ export function tooSmallSentence(facts: {
   return `I cannot answer: my instructions, tools and your message need about ${n(needed)} tokens and leave too little room for a reply in this model's context: ${limit}${off}.`;
 }
 
-/** The sentence for a turn whose request did not fit: the window now, and what each offered tool costs. */
 export function tooSmallFor(
   err: BudgetError,
   deps: { registry: ToolRegistry; tokens: TokenCounter; window: () => number; config: Pick<Config, "agent"> },

@@ -214,7 +214,6 @@ export function auditTo(audit: Store["audit"], sessionKey: string, log: Logger):
       .catch((err: unknown) => log.warn({ err, tool: call.name }, "could not record a tool call in the audit"));
 }
 
-/** Runs one reply's tool calls batch by batch; results come back in the order of the calls. */
 async function runToolCalls(deps: LoopDeps, calls: ToolCall[], ctx: ToolContext): Promise<string[]> {
   const results: string[] = new Array(calls.length);
   for (const batch of planBatches(calls, (call) => deps.registry.isReadOnly(call.name))) {

@@ -14,7 +14,6 @@ export function describeToolRound(calls: ToolCall[]): string {
   return `⏳ Working: ${parts.join(", ")}`;
 }
 
-/** An exec call's command; undefined for any other tool, or arguments without one. */
 export function execCommand({ name, arguments: args }: { name: string; arguments: string }): string | undefined {
   const command = name === "exec" ? (parseJson(args) as { command?: unknown } | undefined)?.command : undefined;
   return typeof command === "string" ? command : undefined;

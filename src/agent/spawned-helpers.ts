@@ -100,7 +100,6 @@ export class HelperManager {
       .map(({ controller, done, ...info }) => info);
   }
 
-  /** /stop: cancels the conversation's helpers; returns how many. */
   cancel(sessionKey: string): number {
     const mine = [...this.runs.values()].filter((r) => r.sessionKey === sessionKey);
     for (const run of mine) run.controller.abort(new Error("stopped by /stop"));
@@ -211,7 +210,6 @@ function fencedOut(entry: Running, log: Logger): void {
   );
 }
 
-/** The system message that brings a helper's outcome back to the conversation that spawned it. */
 export function resultMessage(run: HelperRun, status: HelperStatus, result: string, now: number): InboundMessage {
   const name = run.label ? `"${run.label}" (${run.id})` : run.id;
   const seconds = Math.max(0, Math.round((now - run.startedAt) / 1000));

@@ -103,11 +103,10 @@ export class Approvals {
     };
     const args = parseArgs(call.arguments);
     // Arguments the tool cannot take are the registry's to refuse: nothing of them would run.
-    if (!args) return undefined;
+    const asked = args && askedCall(call.name, args, policy);
+    if (!args || !asked) return undefined;
     const target = replyTarget(ctx.inbound);
     const agent = agentOf(ctx.sessionKey);
-    const asked = askedCall(call.name, args, policy);
-    if (!asked) return undefined;
     // Anyone but an owner has their calls decided by the owner: asked in the owner's direct chat on the bot they wrote
     // to (on Telegram its id is the owner's), else on the control page alone. "Always allow" is then for their chat.
     const forOther = person !== undefined && person.role !== "owner";
@@ -214,7 +213,6 @@ export class Approvals {
     }
   }
 
-  /** Resolves after `ms`, or when the approval is decided here; rejects when the run is aborted. */
   private async sleep(id: string, signal: AbortSignal, ms: number): Promise<void> {
     // A timer of our own, not AbortSignal.timeout's unref'd one: `pincer agent -m` must not exit while it waits.
     const timeout = new AbortController();

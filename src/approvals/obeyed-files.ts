@@ -54,7 +54,6 @@ export async function obeyedFilesChangedSince(
   return changed.sort();
 }
 
-/** A folder's build files, dotfiles and git configuration. */
 async function obeyedIn(folder: string): Promise<string[]> {
   const found: string[] = [];
   for (const entry of await entriesOf(folder)) {

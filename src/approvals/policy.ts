@@ -68,7 +68,6 @@ function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
-/** The three buttons under a prompt; their data is `a:<id>:<choice>`. */
 export function approvalButtons(id: string): Button[][] {
   const labels: Record<Choice, string> = { once: "Allow once", always: "Always allow", deny: "Deny" };
   return [Object.entries(labels).map(([choice, label]) => ({ label, data: `a:${id}:${choice}` }))];
