@@ -93,8 +93,7 @@ export function createAccessGate(deps: AccessGateDeps) {
       }
       const { isNew, toldAt, code } = await deps.pairing.request(route, userId, name);
       const due = isNew || toldAt === undefined || Date.now() - toldAt >= REPEAT_AFTER_MS;
-      const action = due ? "send-code" : "stay-silent";
-      deps.log.info({ ...where, action }, "message from a user who is not allowed");
+      deps.log.info({ ...where, action: due ? "send-code" : "stay-silent" }, "message from a user who is not allowed");
       if (due) {
         await deps.pairing.markTold(route, userId);
         const text = [

@@ -41,7 +41,7 @@ export function seesOwnerMemory(msg: InboundMessage, sharing: MemorySharing): bo
   return msg.person !== undefined || sharing.shareWithGuests || isOwnersChat(msg, sharing.allowFrom);
 }
 
-/** Whose private space a run works in (issue 40): a person's id, or undefined for the owner's and pincer's own runs
+/** Whose private space a run works in: a person's id, or undefined for the owner's and pincer's own runs
  * (the heartbeat), which see the whole workspace. */
 export const spaceOwner = (msg: Pick<InboundMessage, "person">) =>
   msg.person && msg.person.role !== "owner" ? msg.person.id : undefined;

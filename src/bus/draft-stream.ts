@@ -154,9 +154,7 @@ export class DraftStream {
 }
 
 /** How often a draft may change: 1 s in private; 3 s in groups (Telegram: 20 messages a minute, seen by all). */
-export function draftIntervalMs(isPrivate: boolean): number {
-  return isPrivate ? 1000 : 3000;
-}
+export const draftIntervalMs = (isPrivate: boolean) => (isPrivate ? 1000 : 3000);
 
 /** The longest a draft waits after failures that gave no retry_after. */
 const MAX_BACKOFF_MS = 30_000;

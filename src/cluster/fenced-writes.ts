@@ -1,6 +1,7 @@
 import type { InboundMessage } from "../bus/types.js";
 import { type Fence, FencedOutError } from "../store/cluster.js";
 import type { FencedTurnWrites, Store } from "../store/store.js";
+import { turnLeaseName } from "./turn-dispatcher.js";
 
 /** The writes a turn makes, as the worker gets them. */
 type TurnWrites = Pick<Store, "journal" | "steps" | "turns">;
@@ -17,7 +18,7 @@ export function fenceTurnWrites(
   const began = new Map<string, Fence>();
   const under = (msg: InboundMessage, beginning = false) => {
     const fence = beginning ? fenceOf(msg.sessionKey) : (began.get(msg.id) ?? fenceOf(msg.sessionKey));
-    if (!fence) throw new FencedOutError({ name: `turn:${msg.sessionKey}`, epoch: 0 });
+    if (!fence) throw new FencedOutError({ name: turnLeaseName(msg.sessionKey), epoch: 0 });
     if (beginning) began.set(msg.id, fence);
     return fenced(fence);
   };

@@ -2,9 +2,7 @@ import { type ClusterView, type Fence, FencedOutError } from "../store/cluster.j
 import type { ClusterMember } from "./member.js";
 
 /** The lease a process holds while one of its background helpers (spawn) runs. */
-export function helperLeaseName(runId: string): string {
-  return `helper:${runId}`;
-}
+export const helperLeaseName = (runId: string) => `helper:${runId}`;
 
 export const HELPER_PREFIX = helperLeaseName("");
 

@@ -81,15 +81,14 @@ export class RoleKeeper {
       );
     } else if ((!fence || this.stopping) && entry.running) {
       this.deps.log.info({ role: role.name }, "this process gives the role up");
-      entry.busy = role.stop().then(
-        () => {
+      entry.busy = role
+        .stop()
+        .catch((err: unknown) =>
+          this.deps.log.error({ role: role.name, err: errorText(err) }, "a role did not stop cleanly"),
+        )
+        .finally(() => {
           entry.running = false;
-        },
-        (err: unknown) => {
-          entry.running = false;
-          this.deps.log.error({ role: role.name, err: errorText(err) }, "a role did not stop cleanly");
-        },
-      );
+        });
     } else return;
     void entry.busy.finally(() => {
       entry.busy = undefined;

@@ -8,13 +8,9 @@ export const SILENT_AFTER_MS = 30_000;
 const TURN_PREFIX = turnLeaseName("");
 
 /** A role's lease, as opposed to a conversation's turn or a helper's. */
-function isRole(name: string): boolean {
-  return !name.startsWith(TURN_PREFIX) && !name.startsWith(HELPER_PREFIX);
-}
+const isRole = (name: string) => !name.startsWith(TURN_PREFIX) && !name.startsWith(HELPER_PREFIX);
 
-function seconds(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
-}
+const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
 function processName(view: ClusterView, id: string): string {
   const p = view.processes.find((candidate) => candidate.id === id);

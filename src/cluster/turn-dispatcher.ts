@@ -6,9 +6,7 @@ import type { ClusterWork } from "../store/postgres/cluster-work.js";
 import type { ClusterMember } from "./member.js";
 
 /** The lease that lets one process at a time run a conversation's turns. */
-export function turnLeaseName(sessionKey: string): string {
-  return `turn:${sessionKey}`;
-}
+export const turnLeaseName = (sessionKey: string) => `turn:${sessionKey}`;
 
 /** A missed notification costs at most this: a pass also runs this often without being woken. */
 const POLL_MS = 1000;

@@ -55,6 +55,4 @@ export function appendMemoryFacts(workspace: string, facts: string[], date: stri
   return added;
 }
 
-function normalize(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ");
-}
+const normalize = (text: string) => text.toLowerCase().replace(/\s+/g, " ");

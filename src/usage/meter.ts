@@ -116,10 +116,9 @@ export class UsageMeter {
     const key = `${run.sessionKey} ${verdict.limit} ${run.kind}`;
     if (this.told.has(key)) return undefined;
     this.told.set(key, verdict.resetsAt);
-    if (run.kind === "conversation") {
-      return `I cannot answer now: ${verdict.reason}. ${resets} Messages until then are kept but not answered.`;
-    }
-    return `${SCHEDULED[run.kind]} did not run: ${verdict.reason}. ${resets} Until then such runs are skipped.`;
+    return run.kind === "conversation"
+      ? `I cannot answer now: ${verdict.reason}. ${resets} Messages until then are kept but not answered.`
+      : `${SCHEDULED[run.kind]} did not run: ${verdict.reason}. ${resets} Until then such runs are skipped.`;
   }
 
   private promptOf(request: ModelRequest): number {

@@ -18,8 +18,7 @@ export function speakableText(markdown: string, maxChars: number): string {
   // Only a few times the limit is ever lexed: a 100k-character reply costs no more than a short one.
   const head = markdown.slice(0, maxChars * 4);
   const spoken = tidy(Lexer.lex(head).map(block).join("\n"));
-  const cut = spoken.length > maxChars || head.length < markdown.length;
-  if (!cut) return spoken;
+  if (spoken.length <= maxChars && head.length === markdown.length) return spoken;
   return `${shorten(spoken, maxChars)}\n${SAID.rest}`.trim();
 }
 

@@ -16,24 +16,12 @@ export function createCommandTranscriber(settings: { command: string[]; timeoutS
     const bounded = signal ? AbortSignal.any([signal, limit]) : limit;
     const work = await mkdtemp(join(tmpdir(), "pincer-stt-"));
     try {
+      const run = (argv: string[], maxBufferBytes: number) =>
+        runCommand({ argv, timeoutSeconds, signal: bounded, maxBufferBytes, cwd: work });
       const wav = join(work, "in.wav");
-      await runCommand({
-        argv: [
-          ...[...FFMPEG_READ, "-i", path],
-          ...["-t", String(settings.maxSeconds), "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav", wav],
-        ],
-        timeoutSeconds,
-        signal: bounded,
-        maxBufferBytes: 64 * 1024,
-        cwd: work,
-      });
-      const printed = await runCommand({
-        argv: substitute(settings.command, { in: wav }),
-        timeoutSeconds,
-        signal: bounded,
-        maxBufferBytes: MAX_TRANSCRIPT_BYTES,
-        cwd: work,
-      });
+      const toWav = ["-t", String(settings.maxSeconds), "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav"];
+      await run([...FFMPEG_READ, "-i", path, ...toWav, wav], 64 * 1024);
+      const printed = await run(substitute(settings.command, { in: wav }), MAX_TRANSCRIPT_BYTES);
       return printed
         .toString("utf8")
         .replace(/[\p{Cc}\p{Cf}]/gu, (c) => (c === "\n" ? c : " "))
