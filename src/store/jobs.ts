@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type ChannelName, type InboundMessage, routeOf } from "../bus/types.js";
 import { acceptInbound } from "./journal.js";
-import { camelCased, exists, insert, placeholders, type Sql, SqlGroup, scalar, update } from "./sql.js";
+import { camelCased, exists, insert, placeholders, type Sql, SqlGroup, scalar, snake } from "./sql.js";
 import type {
   CronJob,
   JobEdit,
@@ -178,8 +178,9 @@ export class SqlJobs extends SqlGroup {
   }
 
   private async set(id: string, fields: Record<string, unknown>): Promise<boolean> {
-    const [sql, params] = update("cron_jobs", fields, "id");
-    return (await this.db.run(sql, [...params, id])) === 1;
+    const set = Object.keys(fields).map((field, i) => `${snake(field)} = $${i + 2}`);
+    const params = [id, ...Object.values(fields).map((value) => value ?? null)];
+    return (await this.db.run(`UPDATE cron_jobs SET ${set.join(", ")} WHERE id = $1`, params)) === 1;
   }
 }
 

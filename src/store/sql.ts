@@ -44,7 +44,7 @@ export function placeholders(values: readonly unknown[], from: number): string {
   return values.map((_, i) => `$${from + i}`).join(", ") || "NULL";
 }
 
-const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+export const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** `session_key AS "sessionKey", …`: the columns of `fields`, named as the record's fields. */
 export function columns(fields: readonly string[]): string {
@@ -77,11 +77,4 @@ export function upsert(table: string, record: object, keys: string[]): [string, 
 
 export abstract class SqlGroup {
   constructor(protected readonly db: Sql) {}
-}
-
-/** `UPDATE table SET a = $1, b = $2 … WHERE key = $n` for `fields` (undefined as NULL); the key's value goes last. */
-export function update(table: string, fields: Record<string, unknown>, key: string): [string, unknown[]] {
-  const names = Object.keys(fields);
-  const set = names.map((field, i) => `${snake(field)} = $${i + 1}`).join(", ");
-  return [`UPDATE ${table} SET ${set} WHERE ${snake(key)} = $${names.length + 1}`, names.map((f) => fields[f] ?? null)];
 }
