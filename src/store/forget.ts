@@ -1,6 +1,6 @@
 import { agentSessionKey, type InboundMessage, parseSessionKey, routeOf } from "../bus/types.js";
 import { chatKeyOf } from "./journal.js";
-import type { Person } from "./people.js";
+import { type Person, removePerson } from "./people.js";
 import { type Sql, SqlGroup } from "./sql.js";
 import { escapeLike } from "./sqlite/fts-query.js";
 
@@ -117,9 +117,7 @@ export class SqlForgetting extends SqlGroup {
       await tx.run("DELETE FROM memory_file_state WHERE agent = $1", [person.id]);
       const paragraphs = db.engine === "sqlite" ? "memory_file_fts" : "memory_file_paragraphs";
       await tx.run(`DELETE FROM ${paragraphs} WHERE agent = $1`, [person.id]);
-      await tx.run("DELETE FROM link_codes WHERE person_id = $1", [person.id]);
-      await tx.run("DELETE FROM person_identities WHERE person_id = $1", [person.id]);
-      await tx.run("DELETE FROM people WHERE id = $1", [person.id]);
+      await removePerson(tx, person.id);
     });
     this.forgotten();
     await erase(db);

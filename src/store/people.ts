@@ -65,13 +65,7 @@ export class SqlPeople extends SqlGroup {
     (await this.db.run("UPDATE people SET role = $1 WHERE id = $2", [role ?? null, id])) > 0;
 
   /** Forgets a person and their accounts (they become new people, with the derived role, if they write again). */
-  remove(id: string): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      await tx.run("DELETE FROM link_codes WHERE person_id = $1", [id]);
-      await tx.run("DELETE FROM person_identities WHERE person_id = $1", [id]);
-      return (await tx.run("DELETE FROM people WHERE id = $1", [id])) > 0;
-    });
-  }
+  remove = (id: string) => this.db.transaction((tx) => removePerson(tx, id));
 
   /** A new one-time code for `/link` (an earlier one of the person's stops working). */
   async offerLink(personId: string): Promise<{ code: string; expiresAt: number }> {
@@ -119,11 +113,10 @@ export class SqlPeople extends SqlGroup {
       await tx.run(join, [agent, route, userId, target.id]);
       // The account's old person, left with no account, is merged in: what was counted for it counts for the joined.
       // Its role is not: the joined person's stands, so sending someone's code never raises them.
-      const old = [sender.personId];
-      if (!(await exists(tx, "SELECT 1 FROM person_identities WHERE person_id = $1", old))) {
-        await tx.run("UPDATE model_usage SET person = $2 WHERE person = $1", [...old, target.id]);
-        await tx.run("DELETE FROM link_codes WHERE person_id = $1", old);
-        await tx.run("DELETE FROM people WHERE id = $1", old);
+      const old = sender.personId;
+      if (!(await exists(tx, "SELECT 1 FROM person_identities WHERE person_id = $1", [old]))) {
+        await tx.run("UPDATE model_usage SET person = $2 WHERE person = $1", [old, target.id]);
+        await removePerson(tx, old);
       }
       return { joined: (await this.select(tx, "WHERE p.id = $1", [target.id]))[0] };
     });
@@ -176,4 +169,11 @@ export class SqlPeople extends SqlGroup {
     }
     return [...people.values()];
   }
+}
+
+/** The person's link codes, identities and row, in the caller's transaction; false when there was no such person. */
+export async function removePerson(tx: Sql, id: string): Promise<boolean> {
+  await tx.run("DELETE FROM link_codes WHERE person_id = $1", [id]);
+  await tx.run("DELETE FROM person_identities WHERE person_id = $1", [id]);
+  return (await tx.run("DELETE FROM people WHERE id = $1", [id])) > 0;
 }
