@@ -27,12 +27,6 @@ function historyRow({ id, toolCalls, toolCallId, ...message }: MessageRow): Hist
   return { id, message: { ...message, toolCalls: parseCalls(toolCalls), toolCallId: toolCallId ?? undefined } };
 }
 
-/** A cut through a tool exchange would leave results without their call: start at a user message. */
-function startAtUser(picked: StoredMessage[]): StoredMessage[] {
-  const firstUser = picked.findIndex((m) => m.role === "user");
-  return firstUser === -1 ? [] : picked.slice(firstUser);
-}
-
 /** Where a conversation's prompt begins: history after `trimmedThrough`, a head of the entries up to `summariesThrough`
  * and MEMORY.md (null: not shown yet). Moved only at trim points, so successive requests share their prefix. */
 export interface PromptHead {
@@ -103,7 +97,10 @@ export class SqlConversations {
   async recent(sessionKey: string, tokenBudget: number): Promise<StoredMessage[]> {
     const head = await this.head(sessionKey);
     if (head === undefined) return [];
-    return startAtUser((await this.sinceTrim(sessionKey, head, tokenBudget)).rows.map((r) => r.message));
+    const picked = (await this.sinceTrim(sessionKey, head, tokenBudget)).rows.map((r) => r.message);
+    // A cut through a tool exchange would leave results without their call: start at a user message.
+    const firstUser = picked.findIndex((m) => m.role === "user");
+    return firstUser === -1 ? [] : picked.slice(firstUser);
   }
 
   /** The newest history from the cache and the rows added since it was filled, if it has enough. */

@@ -1,5 +1,4 @@
 import { randomInt } from "node:crypto";
-import type { ChannelName } from "../bus/types.js";
 import { ownedJobs } from "./jobs.js";
 import { exists, insert, type Sql, SqlGroup, upsert } from "./sql.js";
 import type { OpenRequest, PairingRequest } from "./types.js";
@@ -58,8 +57,7 @@ export class SqlPairing extends SqlGroup {
       if (!user) return undefined;
       const approved = { channel, userId: user.userId, userName: user.userName, approvedAt: Date.now() };
       await tx.run(...upsert("approved_users", approved, ["channel", "userId"]));
-      const owner = { channel: channel as ChannelName, userId: user.userId };
-      return { user, resumedJobs: await ownedJobs(tx, "resume", owner) };
+      return { user, resumedJobs: await ownedJobs(tx, "resume", { channel, userId: user.userId }) };
     });
   }
 
@@ -68,7 +66,7 @@ export class SqlPairing extends SqlGroup {
     return this.db.transaction(async (tx) => {
       await tx.run(`DELETE FROM pairing_requests ${OF_USER}`, [channel, userId]);
       const revoked = await tx.run(`DELETE FROM approved_users ${OF_USER}`, [channel, userId]);
-      const pausedJobs = await ownedJobs(tx, "pause", { channel: channel as ChannelName, userId }, at);
+      const pausedJobs = await ownedJobs(tx, "pause", { channel, userId }, at);
       return { revoked: revoked === 1, pausedJobs };
     });
   }

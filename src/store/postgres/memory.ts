@@ -13,10 +13,9 @@ export class PostgresMemory extends SqlMemory {
     if (terms.length === 0) return [];
     const patterns = terms.map(likePattern);
     // $1 session, $2 MEMORY.md allowed, $3 limit, $4 words for the full-text rank, $5 MEMORY.md's agent, $6… patterns.
-    const hits = (column: string) =>
-      patterns.map((_, i) => `(pincer_fold(${column}) ILIKE pincer_fold($${i + 6}))::int`).join(" + ");
-    const any = (column: string) =>
-      patterns.map((_, i) => `pincer_fold(${column}) ILIKE pincer_fold($${i + 6})`).join(" OR ");
+    const like = (column: string, i: number) => `pincer_fold(${column}) ILIKE pincer_fold($${i + 6})`;
+    const hits = (column: string) => patterns.map((_, i) => `(${like(column, i)})::int`).join(" + ");
+    const any = (column: string) => patterns.map((_, i) => like(column, i)).join(" OR ");
     const rank = (column: string) =>
       `ts_rank(to_tsvector('simple', pincer_fold(${column})), websearch_to_tsquery('simple', pincer_fold($4)))`;
     const rows = await this.db.rows<FoundRow>(

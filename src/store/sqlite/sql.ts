@@ -10,9 +10,7 @@ function bind(params: readonly unknown[]): Record<string, unknown> {
  * calls wait (on one connection they would join it); check and start are one step (no await between): only one goes. */
 export function sqliteSql(db: Database): Sql {
   let open: Promise<unknown> | undefined;
-  const idle = async () => {
-    while (open) await open.catch(() => {});
-  };
+  const idle = () => open?.catch(() => {});
   const begin = async <T>(work: (tx: Sql) => Promise<T>): Promise<T> => {
     while (open) await idle();
     const done = (async () => {
