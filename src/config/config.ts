@@ -60,18 +60,15 @@ export function loadConfig(env: Env, options: LoadOptions = {}) {
   const baseUrl = url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1");
   const openai = { apiKey, baseUrl, model, keyEnv: "OPENAI_API_KEY" };
   const workspace = resolve(expandHome(env.PINCER_WORKSPACE || join(home, "workspace")));
-  const telegramToken = token(env, "telegram", "TELEGRAM_BOT_TOKEN");
-  const discordToken = token(env, "discord", "DISCORD_BOT_TOKEN");
-  const telegramAllowFrom = allowList(env, "TELEGRAM_ALLOW_FROM");
-  const discordAllowFrom = allowList(env, "DISCORD_ALLOW_FROM");
+  const [telegram, discord] = (["telegram", "discord"] as const).map((channel) => ({
+    channel,
+    token: token(env, channel, `${channel.toUpperCase()}_BOT_TOKEN`),
+    allowFrom: allowList(env, `${channel.toUpperCase()}_ALLOW_FROM`),
+  }));
   const required = options.requireApiKey !== false;
   const { agents, accounts } = inFile(configFile, () => {
     const agents = agentsOf(env, { raw, file, home, configFile, openai, workspace, required });
-    const defaults = [
-      { channel: "telegram" as const, token: telegramToken, allowFrom: telegramAllowFrom },
-      { channel: "discord" as const, token: discordToken, allowFrom: discordAllowFrom },
-    ];
-    const accounts = accountsOf(env, file, defaults, tokenShape);
+    const accounts = accountsOf(env, file, [telegram, discord], tokenShape);
     const routing = routingProblem(file, Object.keys(agents));
     if (routing) throw new SettingProblem(routing);
     return { agents, accounts };
@@ -91,12 +88,12 @@ export function loadConfig(env: Env, options: LoadOptions = {}) {
     secrets,
     telegram: telegramSettings(env, file.telegram),
     web: webSettings(env, file.web),
-    telegramToken,
+    telegramToken: telegram.token,
     telegramApiRoot: url(env, "TELEGRAM_API_ROOT", "https://api.telegram.org"),
-    telegramAllowFrom,
-    discordToken,
+    telegramAllowFrom: telegram.allowFrom,
+    discordToken: discord.token,
     discordApiUrl: url(env, "DISCORD_API_URL", "https://discord.com/api"),
-    discordAllowFrom,
+    discordAllowFrom: discord.allowFrom,
     home,
     configFile,
     sandbox,

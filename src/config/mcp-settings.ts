@@ -49,12 +49,10 @@ function substitute(env: Record<string, string | undefined>, values: Record<stri
   for (const [key, value] of Object.entries(values)) {
     out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, variable: string) => {
       const found = env[variable];
-      if (found === undefined || found === "") {
-        throw new ConfigError(
-          `PINCER_CONFIG ${where}.${key} uses \${${variable}}, which is not set in the environment or .env.`,
-        );
-      }
-      return found;
+      if (found) return found;
+      throw new ConfigError(
+        `PINCER_CONFIG ${where}.${key} uses \${${variable}}, which is not set in the environment or .env.`,
+      );
     });
   }
   return out;
