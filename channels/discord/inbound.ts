@@ -16,10 +16,8 @@ export function createInboundHandler(deps: {
   bus: Switchboard;
   log: Logger;
   guildPolicy: Omit<GuildPolicy, "botId">;
-  mediaDir: string;
-  apiUrl: string; // DISCORD_API_URL, whose origin may serve attachments besides Discord's CDN
-  maxBytes: number;
-  maxAudioSeconds: number;
+  /** Where attachments go (each conversation's folder under `dir`), their limits and DISCORD_API_URL. */
+  media: Omit<Parameters<typeof downloadAttachments>[1], "messageId">;
   botId: () => string;
   /** Aborted when the channel stops: until then a message's store write is retried (Discord does not resend it). */
   signal: () => AbortSignal;
@@ -60,11 +58,9 @@ export function createInboundHandler(deps: {
       message.reference?.type === MessageReferenceType.Forward ? message.messageSnapshots.first() : undefined;
     const files = forwarded ? forwarded.attachments : message.attachments;
     const attachments = await downloadAttachments([...files.values()], {
-      dir: conversationMediaDir(deps.mediaDir, envelope.sessionKey),
-      maxBytes: deps.maxBytes,
-      maxAudioSeconds: deps.maxAudioSeconds,
+      ...deps.media,
+      dir: conversationMediaDir(deps.media.dir, envelope.sessionKey),
       messageId: message.id,
-      apiUrl: deps.apiUrl,
     });
     const content = forwarded ? (forwarded.content ?? "") : message.content;
     const text = [cleanContent(content, deps.botId(), names), ...attachments.notes].filter(Boolean).join("\n");
