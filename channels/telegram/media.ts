@@ -25,25 +25,23 @@ export async function downloadAttachment(
   attachment: AttachmentRef,
   prefix: string,
 ): Promise<{ path: string } | { note: string }> {
-  const tooBig = (size: number) => ({
-    note: `[${attachment.label} (${formatBytes(size)}) was not downloaded: larger than the ${formatBytes(deps.maxBytes)} limit]`,
-  });
+  const note = (why: string) => ({ note: `[${attachment.label}${why}]` });
+  const failed = (why: string) => note(` could not be downloaded: ${why}`);
+  const tooBig = (size: number) =>
+    note(` (${formatBytes(size)}) was not downloaded: larger than the ${formatBytes(deps.maxBytes)} limit`);
   if (attachment.fileSize !== undefined && attachment.fileSize > deps.maxBytes) return tooBig(attachment.fileSize);
   if (attachment.durationSeconds !== undefined && attachment.durationSeconds > deps.maxAudioSeconds)
-    return { note: `[${attachment.label}: not transcribed, longer than the ${deps.maxAudioSeconds} s limit]` };
+    return note(`: not transcribed, longer than the ${deps.maxAudioSeconds} s limit`);
   const target = join(deps.dir, `${prefix}-${safeFileName(attachment.fileName)}`);
   try {
     const file = await deps.api.getFile(attachment.fileId);
     if (file.file_size !== undefined && file.file_size > deps.maxBytes) return tooBig(file.file_size);
-    if (!file.file_path) return { note: `[${attachment.label} could not be downloaded: Telegram gave no file path]` };
+    if (!file.file_path) return failed("Telegram gave no file path");
     await mkdir(deps.dir, { recursive: true });
     let source: Readable | undefined;
     if (isAbsolute(file.file_path)) {
       const local = await localFile(file.file_path, deps.token);
-      if (local === "refused")
-        return {
-          note: `[${attachment.label} could not be downloaded: the Bot API named a file outside its files folder]`,
-        };
+      if (local === "refused") return failed("the Bot API named a file outside its files folder");
       if (local) {
         const { size } = await local.stat();
         if (size > deps.maxBytes) {
@@ -60,10 +58,8 @@ export async function downloadAttachment(
   } catch (err) {
     if (err instanceof TooLarge) return tooBig(err.size);
     if (err instanceof DOMException && err.name === "TimeoutError")
-      return {
-        note: `[${attachment.label} could not be downloaded: no complete answer within ${deps.timeoutMs / 1000} s]`,
-      };
-    return { note: `[${attachment.label} could not be downloaded: ${errorText(err)}]` };
+      return failed(`no complete answer within ${deps.timeoutMs / 1000} s`);
+    return failed(errorText(err));
   }
 }
 

@@ -72,11 +72,10 @@ export function createTelegramChannel(deps: {
       bus,
       allowedGroups: config.telegram.allowedGroups,
       media: {
+        ...config.media,
         token,
         apiRoot: config.telegramApiRoot,
         dir: deps.mediaDir,
-        maxBytes: config.media.maxBytes,
-        maxAudioSeconds: config.media.maxAudioSeconds,
         timeoutMs: timing.downloadTimeoutMs,
       },
       log,
