@@ -11,18 +11,10 @@ export function markdownToTelegramHtml(markdown: string): string {
     .trim();
 }
 
-interface Scope {
-  inLink: boolean;
-  inQuote: boolean;
-}
+type Scope = { inLink: boolean; inQuote: boolean };
 
 export function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
-
-/** Schemes Telegram opens; anything else (javascript:, relative paths) is shown as plain text. */
-function isSafeHref(href: string): boolean {
-  return /^(https?:|tg:|mailto:)/i.test(href);
 }
 
 function renderBlocks(tokens: Token[], scope: Scope): string {
@@ -118,7 +110,8 @@ function renderInlineToken(token: Token, scope: Scope): string {
     case "image": {
       const label =
         t.type === "link" ? renderInline(t.tokens, { ...scope, inLink: true }) : escapeHtml(t.text || "image");
-      if (scope.inLink || !isSafeHref(t.href)) return label;
+      // Only schemes Telegram opens; anything else (javascript:, relative paths) is shown as plain text.
+      if (scope.inLink || !/^(https?:|tg:|mailto:)/i.test(t.href)) return label;
       return `<a href="${escapeHtml(t.href).replace(/"/g, "&quot;")}">${label}</a>`;
     }
     case "text":

@@ -1,5 +1,4 @@
 import { setTimeout as pause } from "node:timers/promises";
-import type { Transformer } from "grammy";
 import type { Logger } from "pino";
 import type { Channel, ChannelStatus } from "../../src/bus/channel.js";
 import { COMMANDS } from "../../src/bus/commands.js";
@@ -51,7 +50,7 @@ export function createTelegramChannel(deps: {
   const bot = new Bot(token, { client: { apiRoot: config.telegramApiRoot } });
   // Each raw Bot API call (under the retries): an answer is connected; a network error, 5xx or 401 is down.
   let status: ChannelStatus = { state: "connecting" };
-  const trackConnection: Transformer = async (prev, method, payload, signal) => {
+  bot.api.config.use(async (prev, method, payload, signal) => {
     try {
       const result = await prev(method, payload, signal);
       if (result.ok || (result.error_code >= 400 && result.error_code < 500 && result.error_code !== 401))
@@ -64,8 +63,7 @@ export function createTelegramChannel(deps: {
       if (err instanceof HttpError && !signal?.aborted) status = { state: "down", detail: err.message };
       throw err;
     }
-  };
-  bot.api.config.use(trackConnection);
+  });
   installRetries(bot.api, timing.retry);
   bot.use(
     createInboundHandlers({

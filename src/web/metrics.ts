@@ -1,15 +1,13 @@
 import { createRequire } from "node:module";
 import type { TurnObserver } from "../agent/turn-stats.js";
 
-type PromClient = typeof import("prom-client");
-
 /** The Prometheus metrics (names in docs/operations.md; dashboards depend on them) on a registry of their own.
  * prom-client (~10 MB) is required here, so a daemon without the control page never loads it. A tool `knownTool` denies
  * counts as "unknown" (bounded labels); the queue's depth comes from `countQueue` (the worker is made after this). */
 export function createMetrics(sources: { outboxPending: () => Promise<number>; knownTool: (name: string) => boolean }) {
   const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = createRequire(import.meta.url)(
     "prom-client",
-  ) as PromClient;
+  ) as typeof import("prom-client");
   const registry = new Registry();
   let queueDepth = () => 0;
   collectDefaultMetrics({ register: registry });
