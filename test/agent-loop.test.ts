@@ -34,7 +34,7 @@ beforeEach(() => {
     .register(sleepyTool("read_a", { readOnly: true }, spans))
     .register(sleepyTool("read_b", { readOnly: true }, spans))
     .register(sleepyTool("write_x", {}, spans))
-    .register(sleepyTool("exec_y", { readOnly: true, exclusive: true }, spans))
+    .register(sleepyTool("exec_y", {}, spans))
     .register({
       name: "explode",
       description: "always fails",

@@ -74,8 +74,7 @@ export class ToolRegistry {
 
   /** Only read-only tools may share a batch; unknown names run alone. */
   isReadOnly(name: string): boolean {
-    const tool = this.get(name);
-    return Boolean(tool?.readOnly && !tool.exclusive);
+    return Boolean(this.get(name)?.readOnly);
   }
 
   /** In a fixed order, whatever order MCP servers (re)connect in, so the prompt's tools stay byte for byte the same:

@@ -45,7 +45,7 @@ export interface ToolContext {
   sentToConversation?: string[];
 }
 
-/** A tool the model can call. Only `readOnly` tools that are not `exclusive` run concurrently. */
+/** A tool the model can call. Only `readOnly` tools run concurrently; the rest (exec too) run alone. */
 export interface Tool<Args = Record<string, unknown>> {
   readonly name: string;
   readonly description: string;
@@ -53,7 +53,6 @@ export interface Tool<Args = Record<string, unknown>> {
   readonly readOnly?: boolean;
   /** Safe to run again when a crash cut a run short (read-only tools are); the rest get an "interrupted" error. */
   readonly repeatable?: boolean;
-  readonly exclusive?: boolean;
   /** Runs outside pincer's control (an MCP server not marked `trusted`): runs nobody watches do not get it. */
   readonly untrusted?: boolean;
   /** Seconds before the registry gives up on the call (default: agent.toolTimeoutSeconds). */

@@ -1,5 +1,6 @@
-import type { SearchResult } from "../../src/tools/web/web-search-tool.js";
 import { type FakeWeb, startFakeWeb } from "./web-server.js";
+
+type SearchResult = { title: string; url: string; snippet: string };
 
 export interface FakeSearch extends FakeWeb {
   /** The results the next searches answer with. */

@@ -35,12 +35,7 @@ export interface Span {
 }
 
 /** A tool that sleeps and records when it ran, to prove overlap or exclusivity with timestamps. */
-export function sleepyTool(
-  name: string,
-  flags: { readOnly?: boolean; exclusive?: boolean },
-  spans: Span[],
-  ms = 150,
-): Tool {
+export function sleepyTool(name: string, flags: { readOnly?: boolean }, spans: Span[], ms = 150): Tool {
   return {
     name,
     description: `sleeps ${ms} ms and echoes its input`,

@@ -62,7 +62,6 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
         description: `Seconds before the command is killed (default ${exec.timeoutSeconds}, at most ${exec.maxTimeoutSeconds}).`,
       },
     }),
-    exclusive: true,
     // Above exec's own limit, so exec's timeout (which kills the process group and reports) fires first.
     timeoutSeconds: exec.maxTimeoutSeconds + 30,
     async execute(args, ctx) {

@@ -16,10 +16,9 @@ const MAX_ENTRIES = 256;
 /** maxAgeMs, default 5 s: stamps miss a write through a shared mmap to a page already dirty (it changes no time). */
 export type ReadCacheOptions = { now?: () => number; maxAgeMs?: number };
 
-/** What the prompt reads every turn, kept while unchanged. A miss reads race-free and stamps the descriptor it read and
- * each folder on the way; a hit compares their lstat (device, inode, mode, size, ns times): a link swapped in or a
- * file edited (even with its mtime put back) no longer matches, and the race-free read, which refuses the link, runs
- * again. */
+/** What the prompt reads every turn, kept while unchanged. A miss reads race-free and stamps what it read and each
+ * folder on the way; a hit compares their lstat (device, inode, mode, size, ns times): a swapped-in link or an edit
+ * (even with its mtime put back) no longer matches, and the race-free read, which refuses the link, runs again. */
 export class ReadCache {
   private readonly entries = new Map<string, { stamps: Stamp[]; value: unknown; at: number }>();
   readonly stats = { hits: 0, misses: 0 };

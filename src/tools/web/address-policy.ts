@@ -19,7 +19,6 @@ export interface AddressPolicy {
 
 export type AddressVerdict = { allowed: true; address: string } | { allowed: false; reason: string };
 
-/** Builds the policy from `web.allow` entries: IP addresses, CIDR ranges or host names. */
 export function compilePolicy(allow: readonly string[] = []): AddressPolicy {
   const cidrs: Array<[Address, number]> = [];
   const hosts = new Set<string>();

@@ -3,7 +3,6 @@ import { objectSchema, type Tool, ToolError } from "../tool.js";
 import { wrapUntrusted } from "./untrusted.js";
 
 type Args = { query: string; count?: number };
-export type SearchResult = { title: string; url: string; snippet: string };
 /** The configured provider (its base URL is the operator's choice, so it is not SSRF-checked). */
 export type SearchSettings = Config["web"]["search"] & { provider: "brave" | "searxng"; baseUrl: string };
 
