@@ -10,10 +10,9 @@ import type { WorkerDeps } from "./worker-deps.js";
 
 export const commandOf = (msg: InboundMessage) => (msg.channel === "system" ? undefined : parseCommand(msg.text));
 
-/** The chat commands pincer answers itself, all here (their names and parsing are the bus contract's). /stop, /status,
- * /help, /model and /usage are answered at once, even while a turn runs: that is the point of /stop and /status. /new
- * waits its turn behind the messages before it (the turn's preflight), but a chat whose message waits for the model starts
- * over at once, that message set aside. */
+/** The chat commands pincer answers itself (their names and parsing are the bus contract's), at once even while a turn
+ * runs: that is the point of /stop and /status. /new waits its turn behind the messages before it (the turn's
+ * preflight), but a chat whose message waits for the model starts over at once, that message set aside. */
 export class ChatCommands {
   private readonly startedAt = Date.now();
 

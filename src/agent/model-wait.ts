@@ -1,7 +1,7 @@
 import { type InboundMessage, replyTarget, silentReplyOf } from "../bus/types.js";
 import type { Config } from "../config/config.js";
 import type { ModelUnavailableError } from "../llm/resilient.js";
-import { failure, giveUpNotice, notice, waitingNotice } from "./notices.js";
+import { failure, giveUpNotice, notice } from "./notices.js";
 import type { TurnOutlet } from "./turn-outlet.js";
 import type { WorkerDeps } from "./worker-deps.js";
 
@@ -44,7 +44,8 @@ export class ModelWaits {
     const tell = decision.wait === "outage" && tries === 2 && msg.channel !== "system";
     if (tell && !this.told.has(msg.sessionKey)) {
       this.told.add(msg.sessionKey);
-      this.outlet.aside(notice(target, waitingNotice(err.message)));
+      const text = `The model is not answering right now (${err.message}). Your message is kept and I will answer as soon as it is back.`;
+      this.outlet.aside(notice(target, text));
     }
     return decision.retryAt;
   }

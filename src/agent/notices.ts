@@ -22,10 +22,6 @@ export function isSilentReply(text: string, token: string | undefined): boolean 
 export const POISON_NOTICE =
   "Sorry, I have set your message aside: pincer stopped twice while working on it. Please try again, perhaps in smaller steps.";
 
-export function waitingNotice(reason: string): string {
-  return `The model is not answering right now (${reason}). Your message is kept and I will answer as soon as it is back.`;
-}
-
 /** The one notice of a message given up: why, and what the user can do about it. */
 export function giveUpNotice(kind: "outage" | "refused", reason: string, waitedMs: number, scheduled = false): string {
   if (scheduled) return `Sorry, a scheduled task could not run: ${reason}. I have set it aside.`;

@@ -22,8 +22,7 @@ interface Draft {
 
 /** The one way out of a turn. While it runs: its progress note, its draft, notices beside it. At its end: its outcome
  * (a reply, a notice or nothing), recorded with the turn and the message's `done` in one transaction for the channel's
- * outbox sender. The draft (docs/delivery.md) shows each model call's text as it is written; the reply takes its place,
- * anything else (the message tool answered, nothing to say, a notice) deletes it. */
+ * outbox sender. The draft (docs/delivery.md) shows each model call's text as it is written; settle() ends it. */
 export class TurnOutlet {
   private readonly drafts = new WeakMap<InboundMessage, Draft>();
 

@@ -36,7 +36,6 @@ const ENDINGS = [
   { ending: "moved", when: (_err, turn) => turn.reason instanceof ConversationMovedError, outcome: "stopped" },
   // Another process answered the message meanwhile (this one was paused): nothing to add.
   { ending: "fenced", when: (err) => err instanceof FencedOutError, outcome: undefined },
-  // /stop: the words so far, or "Stopped.".
   { ending: "stopped", when: (_err, turn) => turn.aborted, outcome: "stopped" },
   // Nothing happened yet (no tool ran): the message can wait for the model and run again.
   { ending: "wait", when: (err, turn) => err instanceof ModelUnavailableError && turn.mayWait, outcome: "error" },
