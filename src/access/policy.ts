@@ -6,12 +6,7 @@ const LOCAL_CHANNELS: ReadonlySet<string> = new Set(["console", "system", "web"]
 
 /** Whether a person is pincer's owner (role `owner`, src/access/roles.ts): named in the bot's allowlist (`*` names
  * nobody), or on a local channel. Everyone let in by `*` or by `pincer pairing approve` gets `people.defaultRole`. */
-export function isNamedOwner(
-  channel: string,
-  senderId: string,
-  /** By route (routeOf). */
-  allowFrom: Partial<Record<string, readonly string[]>>,
-): boolean {
+export function isNamedOwner(channel: string, senderId: string, allowFrom: MemorySharing["allowFrom"]): boolean {
   return LOCAL_CHANNELS.has(channel) || (allowFrom[channel]?.includes(senderId) ?? false);
 }
 

@@ -10,9 +10,7 @@ export function typingIndicator(deps: {
   delayMs: number;
 }) {
   const active = new Map<string, { turns: number; timer: NodeJS.Timeout }>();
-  const ping = (event: ActivityEvent) => {
-    deps.send(event.chatId, event.threadId).catch(deps.onError);
-  };
+  const ping = (event: ActivityEvent) => void deps.send(event.chatId, event.threadId).catch(deps.onError);
   return {
     onActivity(event: ActivityEvent): void {
       const key = `${event.chatId}:${event.threadId ?? ""}`;

@@ -47,8 +47,7 @@ export function parseConsolidation(reply: string): { summary: string; facts: str
   const data = parseJson(body);
   if (typeof data !== "object" || data === null) return undefined;
   const { summary, facts } = data as { summary?: unknown; facts?: unknown };
-  if (typeof summary !== "string") return undefined;
-  const cleanSummary = summary.trim();
+  const cleanSummary = typeof summary === "string" ? summary.trim() : "";
   if (cleanSummary.length < 2 || cleanSummary.length > MAX_SUMMARY_CHARS) return undefined;
   const list: unknown = facts ?? [];
   if (!Array.isArray(list) || list.length > MAX_FACTS * 2 || list.some((f) => typeof f !== "string")) return undefined;
