@@ -2,17 +2,18 @@ import { randomBytes } from "node:crypto";
 import { type ChannelName, type InboundMessage, routeOf } from "../bus/types.js";
 import { acceptInbound } from "./journal.js";
 import { camelCased, exists, insert, placeholders, type Sql, SqlGroup, scalar, snake } from "./sql.js";
-import type {
-  CronJob,
-  JobEdit,
-  JobLimits,
-  JobOrigin,
-  JobOwner,
-  JobPauseReason,
-  JobRun,
-  JobSlot,
-  NewJob,
-  Schedule,
+import {
+  type CronJob,
+  type JobEdit,
+  type JobLimits,
+  type JobOrigin,
+  type JobOwner,
+  type JobPauseReason,
+  type JobRun,
+  type JobSlot,
+  LIMIT_FIELDS,
+  type NewJob,
+  type Schedule,
 } from "./types.js";
 
 /** A job as its table holds it, a column a field. */
@@ -29,8 +30,6 @@ type JobColumns = Omit<CronJob, "schedule" | "origin" | "owner" | "limits"> &
     ownerChannel?: string;
     ownerId?: string;
   };
-
-const LIMIT_FIELDS = ["maxRuns", "endsAt", "runTokens", "runCost", "dayTokens", "dayCost"] as const;
 
 /** The schedule's columns (the others NULL), as add and edit write them. */
 function scheduleColumns(s: Schedule) {
@@ -163,10 +162,8 @@ export class SqlJobs extends SqlGroup {
       const where = "WHERE id = $1 AND run_requested_at = $2";
       if (!(await unlocked(tx, where, [jobId, requestedAt]))) return false;
       const set = "run_requested_at = NULL, last_run_at = $3, last_delivery_id = $4, run_count = run_count + 1";
-      if ((await tx.run(`UPDATE cron_jobs SET ${set} ${where}`, [jobId, requestedAt, firedAt, run.id])) === 0) {
-        return false;
-      }
-      if (!(await acceptInbound(tx, run))) return false;
+      const moved = await tx.run(`UPDATE cron_jobs SET ${set} ${where}`, [jobId, requestedAt, firedAt, run.id]);
+      if (moved === 0 || !(await acceptInbound(tx, run))) return false;
       await startRun(tx, { run, jobId, trigger: "manual", scheduledAt: requestedAt, firedAt });
       return true;
     });
