@@ -2,10 +2,7 @@ import { camelCased, insert, placeholders, SqlGroup } from "./sql.js";
 import type { JobRun, JobRunEnd } from "./types.js";
 
 /** Tokens and cost of model calls, as summed from the usage rows. */
-export interface RunSpend {
-  tokens: number;
-  cost: number;
-}
+type RunSpend = Record<"tokens" | "cost", number>;
 
 const SPEND = `coalesce(sum(prompt_tokens + completion_tokens), 0) AS tokens, coalesce(sum(cost), 0) AS cost`;
 const used = (sum: string) => `(SELECT ${sum} FROM model_usage WHERE run_id = job_runs.id)`;

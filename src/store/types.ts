@@ -99,14 +99,8 @@ export interface CronJob {
 export type JobPauseReason = "owner" | "user" | "failures";
 
 /** When a job stops: after `maxRuns` runs or at `endsAt`; a run stops at its token or cost cap, a day's runs at theirs. */
-export interface JobLimits {
-  maxRuns?: number;
-  endsAt?: number;
-  runTokens?: number;
-  runCost?: number;
-  dayTokens?: number;
-  dayCost?: number;
-}
+export const LIMIT_FIELDS = ["maxRuns", "endsAt", "runTokens", "runCost", "dayTokens", "dayCost"] as const;
+export type JobLimits = Partial<Record<(typeof LIMIT_FIELDS)[number], number>>;
 
 export type NewJob = Pick<CronJob, "name" | "message" | "schedule" | "tz" | "origin" | "createdAt" | "nextRunAt"> & {
   owner: JobOwner;
