@@ -5,7 +5,6 @@ const PREVIEW = 200;
 
 /** Read-only views for the control page. Cheap, bounded queries only. */
 export class SqlDashboard extends SqlGroup {
-  /** Open conversations, most recently active first. */
   async conversations(limit = 50): Promise<ConversationSummary[]> {
     const rows = await this.db.rows<ConversationSummary>(
       `SELECT c.session_key AS "sessionKey",

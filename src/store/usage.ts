@@ -95,7 +95,6 @@ export class SqlUsage extends SqlGroup {
       [since],
     );
 
-  /** Each chat's calls since `since`, most tokens first. */
   chats = (since: number, limit = 50) =>
     this.db.rows<UsageSums & { sessionKey: string }>(
       `SELECT session_key AS "sessionKey", ${SUMS} FROM model_usage WHERE created_at >= $1

@@ -84,7 +84,6 @@ export class ClusterStore {
     );
   }
 
-  /** Removes the process (an orderly stop) with every lease it holds. */
   async leave(processId: string): Promise<void> {
     await transaction(this.pool, async (tx) => {
       await tx.query("DELETE FROM cluster_leases WHERE holder = $1", [processId]);

@@ -30,7 +30,6 @@ export function createPool(url: string, onError?: (err: Error) => void, config: 
   return pool;
 }
 
-/** Runs `work` in one transaction on one connection of the pool: all of it commits, or none. */
 export async function transaction<T>(pool: pg.Pool, work: (tx: Db) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;

@@ -6,7 +6,6 @@ import { migrations as allMigrations } from "./migrations.js";
 
 export type Database = BetterSqlite3.Database;
 
-/** Opens (creating if needed) pincer's one SQLite file in WAL mode and applies pending migrations. */
 export function openDatabase(path: string, migrations: Migration[] = allMigrations): Database {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new BetterSqlite3(path);
