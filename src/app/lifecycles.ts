@@ -19,7 +19,6 @@ export function embeddedLifecycle(parts: Parts) {
   const running: Channel[] = [];
   let workerDone: Promise<void> = Promise.resolve();
   let stopWatching: (() => Promise<void>) | undefined;
-  let stopping: Promise<void> | undefined;
   return {
     /** Re-queues the unfinished messages of the bots running here, then starts the channels: a message from before a
      * restart runs first, so per-conversation order holds. Access is not asked here: a turn's first step asks it of
@@ -47,15 +46,12 @@ export function embeddedLifecycle(parts: Parts) {
       stopWatching = await watch(core);
       roles.start(channels);
     },
-    stop() {
-      stopping ??= (async () => {
-        roles.stop();
-        await stopWatching?.();
-        await Promise.allSettled(running.map((c) => c.stop()));
-        await close(parts, workerDone);
-      })();
-      return stopping;
-    },
+    stop: once(async () => {
+      roles.stop();
+      await stopWatching?.();
+      await Promise.allSettled(running.map((c) => c.stop()));
+      await close(parts, workerDone);
+    }),
   };
 }
 
@@ -68,7 +64,6 @@ export function clusteredLifecycle(parts: Parts, clustering: NonNullable<Core["c
   let workerDone: Promise<void> = Promise.resolve();
   let stopWatching: (() => Promise<void>) | undefined;
   let outboxPoll: NodeJS.Timeout | undefined;
-  let stopping: Promise<void> | undefined;
   return {
     async start(channels: Channel[]) {
       beginStartup(parts);
@@ -92,18 +87,21 @@ export function clusteredLifecycle(parts: Parts, clustering: NonNullable<Core["c
         for (const channel of channels) bus.outboundRecorded(channel.name);
       }, 1000);
     },
-    stop() {
-      stopping ??= (async () => {
-        // The channels and singletons stop with their roles, given back at once.
-        clearInterval(outboxPoll);
-        await cluster.joined?.stopRoles();
-        roles.stop();
-        await stopWatching?.();
-        await close(parts, workerDone, () => cluster.joined?.leave());
-      })();
-      return stopping;
-    },
+    stop: once(async () => {
+      // The channels and singletons stop with their roles, given back at once.
+      clearInterval(outboxPoll);
+      await cluster.joined?.stopRoles();
+      roles.stop();
+      await stopWatching?.();
+      await close(parts, workerDone, () => cluster.joined?.leave());
+    }),
   };
+}
+
+/** `stop` run once: a second call gets the first one's promise. */
+function once(stop: () => Promise<void>): () => Promise<void> {
+  let stopping: Promise<void> | undefined;
+  return () => (stopping ??= stop());
 }
 
 /** In the background: a slow or broken server never delays the channels, only the first turns (bounded). */
