@@ -60,11 +60,12 @@ export function loadConfig(env: Env, options: LoadOptions = {}) {
   const baseUrl = url(env, "OPENAI_BASE_URL", "https://api.openai.com/v1");
   const openai = { apiKey, baseUrl, model, keyEnv: "OPENAI_API_KEY" };
   const workspace = resolve(expandHome(env.PINCER_WORKSPACE || join(home, "workspace")));
-  const [telegram, discord] = (["telegram", "discord"] as const).map((channel) => ({
-    channel,
-    token: token(env, channel, `${channel.toUpperCase()}_BOT_TOKEN`),
-    allowFrom: allowList(env, `${channel.toUpperCase()}_ALLOW_FROM`),
-  }));
+  const [telegram, discord] = (["telegram", "discord"] as const).map((channel) => {
+    const variable = `${channel.toUpperCase()}_BOT_TOKEN`;
+    const token = env[variable]?.trim() || undefined;
+    if (token) tokenShape(channel, variable, token);
+    return { channel, token, allowFrom: allowList(env, `${channel.toUpperCase()}_ALLOW_FROM`) };
+  });
   const required = options.requireApiKey !== false;
   const { agents, accounts } = inFile(configFile, () => {
     const agents = agentsOf(env, { raw, file, home, configFile, openai, workspace, required });
@@ -316,12 +317,6 @@ const TOKENS = {
 function tokenShape(channel: keyof typeof TOKENS, name: string, value: string): void {
   const [shape, what] = TOKENS[channel];
   if (!shape.test(value)) throw new ConfigError(`${name} does not look like a bot token: paste ${what}.`);
-}
-
-function token(env: Env, channel: keyof typeof TOKENS, name: string): string | undefined {
-  const value = env[name]?.trim() || undefined;
-  if (value) tokenShape(channel, name, value);
-  return value;
 }
 
 /** Platforms identify users by number; a @name would silently let nobody in. */
