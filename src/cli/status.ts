@@ -41,10 +41,11 @@ export async function statusText(config: Config): Promise<string> {
     `dead letters:  ${s.deadLetters} (replies given up on; see the log)`,
     `tool calls:    ${s.toolCalls}${last ? `, last ${last.tool} ${last.ok ? "ok" : "failed"} at ${new Date(last.at).toISOString()}` : ""}`,
     `helpers:       ${running.length} running${helpers.length ? `; latest ${helpers.length}:` : ""}`,
-    ...helpers.map(
-      (h) =>
-        `  ${h.id} ${h.status.padEnd(11)} ${new Date(h.startedAt).toISOString()} ${h.sessionKey}${h.label ? ` "${h.label}"` : ""}: ${oneLine(h.task, 60)}`,
-    ),
+    ...helpers.map((h) => {
+      const task = h.task.replace(/\s+/g, " ").trim();
+      const shown = task.length > 60 ? `${task.slice(0, 59)}…` : task;
+      return `  ${h.id} ${h.status.padEnd(11)} ${new Date(h.startedAt).toISOString()} ${h.sessionKey}${h.label ? ` "${h.label}"` : ""}: ${shown}`;
+    }),
     ...lastKnownMcpStatus(config),
     ...(config.databaseUrl ? (await clusterReport(config, config.databaseUrl)).lines : []),
   ].join("\n");
@@ -53,9 +54,4 @@ export async function statusText(config: Config): Promise<string> {
 export async function clusterReport(config: Config, url: string) {
   const { configuredChannels, inspectCluster } = await import("../cluster/inspect.js");
   return inspectCluster(url, configuredChannels(config));
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -176,7 +176,7 @@ function voiceProblem({ voice: { tts, stt } }: FileConfig): string | undefined {
 function targetProblem({ heartbeat: { intervalMinutes, target }, message }: FileConfig): string | undefined {
   const named = message.allowedTargets.map((t) => [`message.allowedTargets entry "${t}"`, t]);
   if (target !== undefined) named.push([`heartbeat.target "${target}"`, target]);
-  const bad = named.find(([, value]) => !isChatTarget(value));
+  const bad = named.find(([, value]) => (parseSessionKey(value)?.channel ?? "system") === "system");
   if (bad) return `${bad[0]} must look like "telegram:CHAT_ID" or "discord:CHANNEL_ID".`;
   if (intervalMinutes !== undefined && target === undefined) {
     return "heartbeat.target must name the chat for heartbeat messages when heartbeat.intervalMinutes is set.";
@@ -205,11 +205,6 @@ function pricesProblem({ usage, agent }: FileConfig, model: string): string | un
   if (budget && unpriced) {
     return `usage.${budget} is set, so usage.prices needs a price for "${unpriced}" (its cost would be unknown).`;
   }
-}
-
-function isChatTarget(value: string): boolean {
-  const parsed = parseSessionKey(value);
-  return parsed !== undefined && parsed.channel !== "system";
 }
 
 /** Each agent's settings: the top-level sections with its overrides merged in (checked as the file is), its endpoint,
