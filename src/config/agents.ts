@@ -65,11 +65,6 @@ export function keysOf(
   return keys;
 }
 
-/** Every `apiKeyEnv` of an agent's models and fallbacks (and its own model). */
-export function modelKeyEntries(file: Pick<FileConfig, "agent">): { apiKeyEnv?: string }[] {
-  return [...file.agent.models, ...file.agent.fallbackModels.filter((f) => typeof f !== "string")];
-}
-
 /** An agent's workspace: as set (a relative path from the config file's folder), else its own folder in the home. */
 export function agentWorkspace(home: string, configDir: string, name: string, set: string | undefined): string {
   if (set) return isAbsolute(set) ? set : resolve(configDir, set);

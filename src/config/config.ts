@@ -10,7 +10,6 @@ import {
   type Env,
   keysOf,
   mergedFile,
-  modelKeyEntries,
   routingProblem,
   SettingProblem,
 } from "./agents.js";
@@ -229,7 +228,8 @@ function agentsOf(
     const { openai, keys } = agentEndpoint(env, input.openai, set.model, `${where}.model`, required);
     const problem = own === file && !set.model ? undefined : fileProblem(own, openai.model);
     if (problem) throw new SettingProblem(`${where}: ${problem}`);
-    const modelKeys = keysOf(env, modelKeyEntries(own), `${where ? `${where}.` : ""}agent.models`, required);
+    const keyed = [...own.agent.models, ...own.agent.fallbackModels.filter((f) => typeof f !== "string")];
+    const modelKeys = keysOf(env, keyed, `${where ? `${where}.` : ""}agent.models`, required);
     agents[name] = {
       agentName: name,
       workspace:
