@@ -50,12 +50,10 @@ function findCut(atoms: Atom[], start: number, initial: OpenTag[], limit: number
       continue;
     }
     if (visible + atom.width > limit) return cutAt(breaks, limit, i, stack);
-    if (atom.char === "\n" || atom.char === " ") {
-      // Only the first character of a whitespace run is a candidate; the run is skipped at the cut.
-      if (!(isChar(atoms[i - 1], "\n") && atom.char === "\n")) {
-        const rank = atom.char === " " ? SPACE : isChar(atoms[i + 1], "\n") ? PARAGRAPH : LINE;
-        breaks.push({ at: i, resume: skipRun(atoms, i), visible, rank, stack: [...stack] });
-      }
+    // Only the first character of a whitespace run is a candidate; the run is skipped at the cut.
+    if (atom.char === " " || (atom.char === "\n" && !isChar(atoms[i - 1], "\n"))) {
+      const rank = atom.char === " " ? SPACE : isChar(atoms[i + 1], "\n") ? PARAGRAPH : LINE;
+      breaks.push({ at: i, resume: skipRun(atoms, i), visible, rank, stack: [...stack] });
     }
     visible += atom.width;
   }
