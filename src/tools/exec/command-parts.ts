@@ -57,12 +57,8 @@ function collect(text: string, parts: string[]): void {
     if (c === "\\") {
       current += text.slice(i, i + 2);
       i += 2;
-    } else if (c === "'") {
-      const end = quotedEnd(text, i + 1, "'");
-      current += text.slice(i, end + 1);
-      i = end + 1;
-    } else if (c === '"') {
-      const end = doubleQuoteEnd(text, i + 1, parts);
+    } else if (c === "'" || c === '"') {
+      const end = c === "'" ? quotedEnd(text, i + 1, "'") : doubleQuoteEnd(text, i + 1, parts);
       current += text.slice(i, end + 1);
       i = end + 1;
     } else if (c === "`" || (c === "$" && text[i + 1] === "(")) {
@@ -130,8 +126,7 @@ function matchingParen(text: string, open: number): number {
   while (i < text.length) {
     const c = text[i];
     if (c === "\\") i += 2;
-    else if (c === "'") i = quotedEnd(text, i + 1, "'") + 1;
-    else if (c === '"') i = quotedEnd(text, i + 1, '"') + 1;
+    else if (c === "'" || c === '"') i = quotedEnd(text, i + 1, c) + 1;
     else {
       if (c === "(") depth++;
       if (c === ")" && --depth === 0) return i;

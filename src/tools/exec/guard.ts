@@ -91,8 +91,7 @@ function checkPaths(command: string, policy: GuardPolicy): string | undefined {
     const escaped = root.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     rest = rest.replace(new RegExp(`${escaped}${PATH_END}`, "g"), "WORKSPACE");
   }
-  for (const match of rest.matchAll(ABSOLUTE)) {
-    const path = match[1];
+  for (const [, path] of rest.matchAll(ABSOLUTE)) {
     if (isInside(policy.home, path)) return `${path} is pincer's own data folder, which commands never touch`;
     if (!HARMLESS_ABSOLUTE.some((ok) => ok.test(path))) {
       return `${path} is outside the workspace; use paths relative to the workspace (${policy.workspace})`;
