@@ -24,7 +24,6 @@ const REFUSED: Record<Extract<LinkOutcome, { refused: unknown }>["refused"], str
   already: "This account is already part of that person.",
 };
 
-/** `/whoami`, `/link`, `/link CODE` and `/unlink` who pincer takes the sender for, and joining accounts. */
 export async function peopleAnswer(
   command: "whoami" | "link" | "unlink",
   msg: InboundMessage,

@@ -20,7 +20,6 @@ const HELPER_DENIED_TOOLS = ["spawn", "message", "cron"];
 
 const RESULT_CHARS = 8000;
 
-/** With the loop's token counter, window and approvals (absent when config `approvals` asks for nothing). */
 export interface HelperDeps extends Pick<LoopDeps, "tokens" | "window" | "approve"> {
   bus: Switchboard;
   store: Store["helperRuns"];
