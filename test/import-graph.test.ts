@@ -22,6 +22,7 @@ const FLOORS: Array<{ floor: string; paths: string[] }> = [
       "src/paths.ts",
       "src/coalesced.ts",
       "src/slots.ts",
+      "src/attempt.ts",
       "src/time-zone.ts",
       "src/text.ts",
       "src/turn-facts.ts",

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { attempt } from "../files/safe-open.js";
+import { attempt } from "../../attempt.js";
 
 // A pids cgroup per command where the host allows one (root, or a delegated v2 subtree): the kernel exempts real
 // root from RLIMIT_NPROC (prlimit, the process limit everywhere else), so under root only a cgroup stops a fork bomb.

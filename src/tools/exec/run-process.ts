@@ -1,4 +1,4 @@
-import { attempt } from "../files/safe-open.js";
+import { attempt } from "../../attempt.js";
 import type { ExecOutcome } from "./output.js";
 
 export interface RunRequest {

@@ -1,8 +1,8 @@
 import { accessSync, constants, lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { attempt } from "../../attempt.js";
 import type { Config } from "../../config/config.js";
-import { attempt } from "../files/safe-open.js";
 import {
   buildBwrapArgs,
   type HostLayout,

@@ -1,8 +1,9 @@
 import { closeSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { readdir } from "node:fs/promises";
+import { attempt } from "../../attempt.js";
 import { formatBytes } from "../../bus/format-bytes.js";
 import { objectSchema, type Tool } from "../tool.js";
-import { atPath, attempt, openInScope } from "./safe-open.js";
+import { atPath, openInScope } from "./safe-open.js";
 import { displayPath, type FileToolDeps, fileScope } from "./workspace-path.js";
 
 export type ListDirArgs = { path?: string };

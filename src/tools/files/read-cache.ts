@@ -1,7 +1,8 @@
 import { type BigIntStats, closeSync, fstatSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { attempt } from "../../attempt.js";
 import { readTextBeneath, type SafeText } from "./safe-io.js";
-import { atPath, attempt, openInScope } from "./safe-open.js";
+import { atPath, openInScope } from "./safe-open.js";
 
 const STAMPED = ["dev", "ino", "mode", "size", "mtimeNs", "ctimeNs"] as const;
 /** A component's path and its lstat (or, last, the fstat of what was read); no `stats`: nothing had this name. */

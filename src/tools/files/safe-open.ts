@@ -8,6 +8,7 @@
 import type { Stats } from "node:fs";
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
+import { attempt } from "../../attempt.js";
 import { ToolError } from "../tool.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -101,14 +102,6 @@ export function hiddenBelow(scope: PathScope, rootReal: string): Stats[] {
 /** Whether `stats` is one of `files`, by identity (device and inode). */
 export function isOneOf(files: readonly Stats[], stats: Stats): boolean {
   return files.some((file) => file.dev === stats.dev && file.ino === stats.ino);
-}
-
-export function attempt<T, F = undefined>(fn: () => T, fallback?: F): T | F {
-  try {
-    return fn();
-  } catch {
-    return fallback as F;
-  }
 }
 
 function realOr<T>(path: string, fallback: T): string | T {

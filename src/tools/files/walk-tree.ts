@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
 import { readdir } from "node:fs/promises";
-import { atPath, attempt, isOneOf } from "./safe-open.js";
+import { attempt } from "../../attempt.js";
+import { atPath, isOneOf } from "./safe-open.js";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const MAX_DEPTH = 64;

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
+import { attempt } from "../../attempt.js";
 import type { Config } from "../../config/config.js";
-import { attempt } from "../files/safe-open.js";
 import { ToolRegistry } from "../registry.js";
 import { describeServer, McpManager, type McpServerStatus } from "./manager.js";
 

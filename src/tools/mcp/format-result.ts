@@ -1,7 +1,7 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js";
+import { attempt } from "../../attempt.js";
 import { formatBytes } from "../../bus/format-bytes.js";
 import { truncate } from "../exec/output.js";
-import { attempt } from "../files/safe-open.js";
 import { ToolError } from "../tool.js";
 
 /** Answers the workspace-relative path. */

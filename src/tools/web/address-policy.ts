@@ -1,6 +1,6 @@
 import ipaddr from "ipaddr.js";
+import { attempt } from "../../attempt.js";
 import { allowEntryKind } from "../../config/web.js";
-import { attempt } from "../files/safe-open.js";
 
 /** Which addresses web_fetch may connect to; the pinned connector (pinned-agent.ts) asks about every one it uses.
  * Only public unicast: loopback, private, link-local (cloud metadata at 169.254.169.254), CGNAT, multicast, broadcast,

@@ -1,7 +1,7 @@
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
 import TurndownService from "turndown";
-import { attempt } from "../files/safe-open.js";
+import { attempt } from "../../attempt.js";
 import { htmlToPlainText } from "./html-to-text.js";
 
 export interface ReadableText {
