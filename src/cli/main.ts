@@ -5,9 +5,10 @@ import { type Config, ConfigError, type LoadOptions, loadConfig } from "../confi
 import { createLogger, createTerminalLogger } from "../log.js";
 import { storeLocation } from "../paths.js";
 import { jobCommand, listJobsText, showJobText } from "../scheduler/cron-commands.js";
-import { LIMIT_FIELDS, LIMIT_NAMES, type LimitInput } from "../scheduler/stop-rules.js";
+import { LIMIT_NAMES, type LimitInput } from "../scheduler/stop-rules.js";
 import { withStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
+import { LIMIT_FIELDS } from "../store/types.js";
 import { describeDatabaseProblem } from "./database-problem.js";
 import { describeFsProblem } from "./fs-problem.js";
 import { pairingApprove, pairingList, pairingRevoke } from "./pairing.js";

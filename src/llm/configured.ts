@@ -46,8 +46,11 @@ export function createConfiguredModels(config: Config, log: Logger, main: Model 
   const endpoints = new Map<string, Endpoint>();
   const endpoint = (spec: EndpointSpec): Endpoint => {
     const { name } = spec;
-    const model = (name === mainName && main) || modelAt(config, spec);
-    const made = endpoints.get(name) ?? { name, model, breaker: new CircuitBreaker(breaker) };
+    const made = endpoints.get(name) ?? {
+      name,
+      model: (name === mainName && main) || modelAt(config, spec),
+      breaker: new CircuitBreaker(breaker),
+    };
     endpoints.set(name, made);
     return made;
   };

@@ -1,5 +1,6 @@
 import type { Config } from "../config/config.js";
 import type { CronJob, JobLimits } from "../store/store.js";
+import { LIMIT_FIELDS } from "../store/types.js";
 import { nextRun, parseIsoInZone } from "./schedule.js";
 import { scheduleText } from "./schedule-text.js";
 
@@ -76,8 +77,6 @@ export const LIMIT_NAMES: Record<keyof JobLimits, string> = {
   dayTokens: "Tokens per day",
   dayCost: "Cost per day",
 };
-
-export const LIMIT_FIELDS = Object.keys(LIMIT_NAMES) as Array<keyof JobLimits>;
 
 /** The job's own stop rules with `input` applied, or the sentence saying what is wrong (an end date is read in `tz`,
  * and must be after `now`). Pure. */

@@ -12,7 +12,7 @@ import { agentOf, agentSessionKey, type ChannelName, MAIN_AGENT, sessionKeyOf } 
 import { peopleRemove, peopleRole } from "../cli/people.js";
 import { isLoopback, type WebAddr } from "../config/config.js";
 import { skillDirs } from "../paths.js";
-import { LIMIT_FIELDS } from "../scheduler/stop-rules.js";
+import { LIMIT_FIELDS } from "../store/types.js";
 import {
   bearerMatches,
   HttpError,

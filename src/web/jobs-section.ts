@@ -1,6 +1,7 @@
 import { scheduleInWords, scheduleText, upcomingRuns } from "../scheduler/schedule-text.js";
-import { LIMIT_FIELDS, LIMIT_NAMES, limitsText, limitValue } from "../scheduler/stop-rules.js";
+import { LIMIT_NAMES, limitsText, limitValue } from "../scheduler/stop-rules.js";
 import type { CronJob, JobRun, Store } from "../store/store.js";
+import { LIMIT_FIELDS } from "../store/types.js";
 import { clip, esc, formatSpan, postButton, type TimeFormat } from "./html.js";
 
 const RUNS_SHOWN = 20;
