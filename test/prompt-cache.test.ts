@@ -41,8 +41,9 @@ describe("a prompt the server's cache can reuse", () => {
       }
       return { content: `noted: ${String(last?.content)}` };
     });
-    // The first two messages an hour ago, a minute apart; the third now.
-    let offset = -60 * MINUTE;
+    // The first two messages an hour ago, a minute apart; the third now. The first lands half a minute into its minute,
+    // so the time its turn takes cannot carry the second past the next minute (the stamps say minutes).
+    let offset = -60 * MINUTE + 30_000 - (Date.now() % MINUTE);
     const home = tempHome();
     const app = await testApp(fake.url, home, {}, undefined, undefined, {
       now: () => new Date(Date.now() + offset),
