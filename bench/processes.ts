@@ -61,6 +61,8 @@ export interface StartOptions {
   probe?: boolean;
   /** Not to wait for the platforms (a second clustered process, which holds no channel). */
   unwatched?: boolean;
+  /** Another built checkout whose pincer to start (`npm run bench -- --against DIR`); default: this one. */
+  root?: string;
 }
 
 /** Starts one bot as a child process and waits until both platforms see it connected. */
@@ -92,7 +94,7 @@ export async function startBot(kind: Kind, options: StartOptions): Promise<Bot> 
   };
   const script =
     kind === "pincer"
-      ? [join(packageRoot(), "dist/src/cli/main.js"), "gateway"]
+      ? [join(options.root ?? packageRoot(), "dist/src/cli/main.js"), "gateway"]
       : [join(packageRoot(), "bench/baselines/bare-bot.mjs")];
   const polls = telegram.callsTo("getUpdates").length;
   const identifies = discord.gateway.filter((g) => g.op === 2).length;

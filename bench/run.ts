@@ -7,11 +7,13 @@
  *   npm run bench -- --quick # smoke run
  *   npm run bench -- --quick --only turns,start   # just those steps; docs/benchmarks.md untouched
  *   npm run bench -- --only cluster   # embedded against one and two clustered processes (PostgreSQL)
+ *   npm run bench -- --against ../old # Telegram turns beside another built checkout's (bench/against.ts)
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../src/paths.js";
+import { againstBuild } from "./against.js";
 import { clusterFigures } from "./cluster.js";
 import { contextBuild } from "./context-build.js";
 import {
@@ -29,8 +31,10 @@ import { promptCacheFigures } from "./prompt-cache.js";
 import { streamingFigures } from "./streaming.js";
 
 const quick = process.argv.includes("--quick");
+const againstAt = process.argv.indexOf("--against");
+const against = againstAt === -1 ? undefined : process.argv[againstAt + 1];
 const onlyAt = process.argv.indexOf("--only");
-const only = onlyAt === -1 ? undefined : (process.argv[onlyAt + 1] ?? "").split(",");
+const only = against ? ["against"] : onlyAt === -1 ? undefined : (process.argv[onlyAt + 1] ?? "").split(",");
 const sizes = quick ? QUICK : FULL;
 const root = packageRoot();
 const started = Date.now();
@@ -48,6 +52,7 @@ const steps: Array<[string, () => Promise<Figure[]>]> = [
   ["cluster", () => clusterFigures(sizes)],
   ["cache", promptCacheFigures],
 ];
+if (against) steps.push(["against", () => againstBuild(against, sizes)]);
 
 const figures: Figure[] = [];
 for (const [name, run] of steps) {

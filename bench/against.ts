@@ -1,0 +1,58 @@
+/**
+ * `npm run bench -- --against DIR`: Telegram turns of this checkout's pincer, of the built checkout in DIR (an older
+ * commit: `git worktree add DIR COMMIT`, `npm ci` or a node_modules link, `npm run build`) and of the bare bot, taking
+ * turns one message at a time in one run. A whole run's ratio moves with the machine's load more than most changes do;
+ * two builds measured side by side under the same load say whether a change made the turn slower.
+ */
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { startFakeOpenAI } from "../test/fakes/openai-server.js";
+import { type Figure, oneTurn, type Sizes } from "./figures.js";
+import { type Bot, type Platforms, startBot, startPlatforms } from "./processes.js";
+import { summary } from "./stats.js";
+
+export async function againstBuild(dir: string, sizes: Sizes): Promise<Figure[]> {
+  const root = resolve(dir);
+  if (!existsSync(join(root, "dist/src/cli/main.js")))
+    throw new Error(`${root} has no built pincer: npm run build there`);
+  const model = await startFakeOpenAI();
+  model.respond(() => ({ content: "pong" }));
+  const contenders: Array<{ name: string; places: Platforms; bot: Bot; samples: number[] }> = [];
+  const add = async (name: string, kind: "pincer" | "baseline", root?: string) => {
+    const places = await startPlatforms();
+    const channels = { telegram: true, discord: false };
+    contenders.push({
+      name,
+      places,
+      bot: await startBot(kind, { model, platforms: places, channels, root }),
+      samples: [],
+    });
+  };
+  try {
+    await add("this checkout", "pincer");
+    await add(root, "pincer", root);
+    await add("bare", "baseline");
+    for (let i = 0; i < sizes.warmup + sizes.turns; i++) {
+      for (const c of contenders) {
+        const took = await oneTurn("telegram", c.places, i);
+        if (i >= sizes.warmup) c.samples.push(took);
+      }
+    }
+  } finally {
+    await Promise.all(contenders.map((c) => c.bot.stop()));
+    await Promise.all([...contenders.map((c) => c.places.close()), model.close()]);
+  }
+  const [here, there, bare] = contenders.map((c) => summary(c.samples).median);
+  const row = (figure: string, a: number, b: number): Figure => ({
+    figure,
+    pincer: `${a.toFixed(2)} ms`,
+    baseline: `${b.toFixed(2)} ms`,
+    ratio: a / b,
+    target: { report: true },
+  });
+  return [
+    row("Telegram turn p50, this checkout against the bare bot", here, bare),
+    row(`Telegram turn p50, ${root} against the bare bot`, there, bare),
+    row(`Telegram turn p50, this checkout against ${root}`, here, there),
+  ];
+}
