@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../src/app.js";
 import type { Config } from "../src/config/config.js";
@@ -200,10 +202,16 @@ describe("across a restart", () => {
     const triesBefore = asked("odd");
     expect(triesBefore).toBeLessThan(4);
     expect(first.channel.sent).toEqual([]);
+    // A try the stop cut short reached the endpoint, but no refusal came back to count: it is not one of the bound's.
+    const db = new Database(join(home, "pincer.db"), { readonly: true });
+    const counted = db.prepare("SELECT max(model_tries) FROM inbox").pluck().get() as number;
+    db.close();
+    const cut = triesBefore - counted;
+    expect([0, 1]).toContain(cut);
 
     const second = await started(home, limits);
     await second.settled();
-    expect(asked("odd")).toBe(4);
+    expect(asked("odd")).toBe(4 + cut);
     expect(second.to("r")).toEqual([
       expect.stringMatching(/^Sorry, I could not get an answer to your message: .*boom/),
     ]);
@@ -214,7 +222,7 @@ describe("across a restart", () => {
     await third.app.bus.outboundIdle("console");
     await third.settled();
     expect(third.channel.sent).toEqual([]);
-    expect(asked("odd")).toBe(4);
+    expect(asked("odd")).toBe(4 + cut);
   });
 });
 
