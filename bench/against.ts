@@ -18,13 +18,13 @@ export async function againstBuild(dir: string, sizes: Sizes): Promise<Figure[]>
   const model = await startFakeOpenAI();
   model.respond(() => ({ content: "pong" }));
   const contenders: Array<{ name: string; places: Platforms; bot: Bot; samples: number[] }> = [];
-  const add = async (name: string, kind: "pincer" | "baseline", root?: string) => {
+  const add = async (name: string, kind: "pincer" | "baseline", from?: string) => {
     const places = await startPlatforms();
     const channels = { telegram: true, discord: false };
     contenders.push({
       name,
       places,
-      bot: await startBot(kind, { model, platforms: places, channels, root }),
+      bot: await startBot(kind, { model, platforms: places, channels, root: from }),
       samples: [],
     });
   };
