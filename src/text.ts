@@ -8,8 +8,16 @@ export function safeSlice(text: string, start: number, end: number): string {
   return e > s ? text.slice(s, e) : "";
 }
 
+/** `text` cut after `max` characters, with "…" when it was longer. */
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** `text` matched literally inside a RegExp. */
+export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /** Whether a name matches a glob of config lists (`*` any run of characters): `approvals.tools`, `roles.NAME.tools`. */
 export function matchesGlob(name: string, glob: string): boolean {
-  const escaped = glob.split("*").map((piece) => piece.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
+  const escaped = glob.split("*").map(escapeRegExp);
   return new RegExp(`^${escaped.join(".*")}$`).test(name);
 }

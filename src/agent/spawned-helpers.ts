@@ -8,6 +8,7 @@ import type { Config } from "../config/config.js";
 import type { Model } from "../llm/model.js";
 import { FencedOutError } from "../store/cluster.js";
 import type { HelperRun, HelperStatus, Store } from "../store/store.js";
+import { clip } from "../text.js";
 import { formatLocal } from "../time-zone.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { ToolError } from "../tools/tool.js";
@@ -212,7 +213,7 @@ function fencedOut(entry: Running, log: Logger): void {
 export function resultMessage(run: HelperRun, status: HelperStatus, result: string, now: number): InboundMessage {
   const name = run.label ? `"${run.label}" (${run.id})` : run.id;
   const seconds = Math.max(0, Math.round((now - run.startedAt) / 1000));
-  const task = run.task.length > 500 ? `${run.task.slice(0, 500)}…` : run.task;
+  const task = clip(run.task, 500);
   const body = result.length > RESULT_CHARS ? `${result.slice(0, RESULT_CHARS)}\n[… result cut]` : result;
   const lines =
     status === "done"

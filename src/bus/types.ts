@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { clip } from "../text.js";
 
 /** The message contracts every channel and the agent share (names fixed: every channel depends on them). */
 export type ChannelName = "telegram" | "discord" | "console" | "web" | "system";
@@ -251,5 +252,5 @@ export const errorText = (err: unknown): string => (err instanceof Error ? err.m
 export function quotation(text: string, from: string, trust: Quote["trust"]): { quote?: Quote } {
   const flat = text.replace(/\s+/g, " ").trim();
   if (!flat) return {};
-  return { quote: { text: flat.length > 300 ? `${flat.slice(0, 300)}…` : flat, from, trust } };
+  return { quote: { text: clip(flat, 300), from, trust } };
 }

@@ -1,4 +1,5 @@
 import type OpenAI from "openai";
+import { clip } from "../text.js";
 import { type ContextRefusal, readContextRefusal } from "./context-limits.js";
 
 /** The model endpoint failed; `message` is fit for the user. `permanent`: will not heal by waiting (a refused key, a
@@ -111,6 +112,4 @@ export function describeFailure(status: number, text: string): string {
   return said ? `the model endpoint answered ${status}: ${said}` : `the model endpoint answered ${status}`;
 }
 
-export function shorten(text: string): string {
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
-}
+export const shorten = (text: string) => clip(text, 200);

@@ -1,3 +1,5 @@
+import { escapeRegExp } from "../text.js";
+
 // Tool calls a model wrote into its text (servers whose parser does not know its format pass them on): Hermes/Qwen
 // `<tool_call>{…}</tool_call>`, Mistral's `[TOOL_CALLS][{…}]` and `[TOOL_CALLS]name[ARGS]{…}`, and a bare JSON call
 // that is the whole content. Promoted only when naming an offered tool (a looser parse turns prose about JSON into
@@ -161,7 +163,7 @@ const MARKERS = ["<tool_call", MISTRAL, "[ARGS]"];
 /** Whether any input of a request (the user's message, tool results, fetched pages, instructions, history) carries
  * tool-call markup, or a JSON call naming one of `names`: text calls in the reply may then be quotes, never run. */
 export function inputsCarryCalls(messages: ReadonlyArray<{ content?: unknown }>, names: readonly string[]): boolean {
-  const escaped = names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const escaped = names.map(escapeRegExp);
   // Quotes as JSON, JSON inside a JSON string (\"name\") or Python's repr ('name') write them; at most two
   // backslashes before each, so a run of them costs nothing to scan.
   const q = `\\\\{0,2}["']`;

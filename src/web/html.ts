@@ -28,10 +28,6 @@ export function formatSpan(ms: number): string {
     .join(" ");
 }
 
-export function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
 /** A button whose press posts `body` to `path` (the page's script sends it with the session). */
 export function postButton(label: string, path: string, body: Record<string, string>, danger = false): string {
   const post = ` data-post="${path}" data-body="${esc(JSON.stringify(body))}"`;

@@ -2,7 +2,8 @@ import { scheduleInWords, scheduleText, upcomingRuns } from "../scheduler/schedu
 import { LIMIT_NAMES, limitsText, limitValue } from "../scheduler/stop-rules.js";
 import type { CronJob, JobRun, Store } from "../store/store.js";
 import { LIMIT_FIELDS } from "../store/types.js";
-import { clip, esc, formatSpan, postButton, type TimeFormat } from "./html.js";
+import { clip } from "../text.js";
+import { esc, formatSpan, postButton, type TimeFormat } from "./html.js";
 
 const RUNS_SHOWN = 20;
 const NEXT_SHOWN = 3;

@@ -1,6 +1,7 @@
 import type { HistoryEntry } from "../store/store.js";
+import { clip } from "../text.js";
 import { withoutTurnFacts } from "../turn-facts.js";
-import { clip, esc, formatSpan, postButton, type TimeFormat, timeFormat } from "./html.js";
+import { esc, formatSpan, postButton, type TimeFormat, timeFormat } from "./html.js";
 import { jobRow } from "./jobs-section.js";
 import type { DashboardState } from "./state.js";
 import { renderUsage } from "./usage-section.js";

@@ -1,3 +1,4 @@
+import { clip } from "../../text.js";
 import { parseCommands, WRITES_TO_FILE } from "./shell-parse.js";
 
 /** The simple commands a shell command would run: parts chained with `;`, `&&`, `||`, `|`, `&` or newlines, and those
@@ -21,7 +22,7 @@ export function unlisted(command: string, patterns: readonly RegExp[]): string |
   for (const { words, text } of parsed.commands) {
     if (ASSIGNMENT_WORD.test(words[0])) return "it sets a variable for the command it runs (X=… cmd)";
     if (!patterns.some((pattern) => pattern.test(text))) {
-      return `"${text.length > 80 ? `${text.slice(0, 80)}…` : text}" is not in it`;
+      return `"${clip(text, 80)}" is not in it`;
     }
     if (/[$*?[~]/.test(words[0])) return `the program "${words[0]}" is only known when it runs`;
     if (RUNS_OTHERS.has(words[0].replace(/^.*\//, ""))) {

@@ -1,5 +1,6 @@
 import { MAIN_AGENT } from "../../bus/types.js";
 import { ConfigError } from "../../config/config.js";
+import { escapeRegExp } from "../../text.js";
 import { isInside } from "../files/safe-open.js";
 import { commandParts, unlisted } from "./command-parts.js";
 
@@ -88,8 +89,7 @@ function checkPaths(command: string, policy: GuardPolicy): string | undefined {
   // Paths inside the workspace and media folder are fine; blank them out before looking for others.
   let rest = command;
   for (const root of [policy.workspace, policy.media, ...(policy.shared ?? [])]) {
-    const escaped = root.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    rest = rest.replace(new RegExp(`${escaped}${PATH_END}`, "g"), "WORKSPACE");
+    rest = rest.replace(new RegExp(`${escapeRegExp(root)}${PATH_END}`, "g"), "WORKSPACE");
   }
   for (const [, path] of rest.matchAll(ABSOLUTE)) {
     if (isInside(policy.home, path)) return `${path} is pincer's own data folder, which commands never touch`;

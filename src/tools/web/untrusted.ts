@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { clip } from "../../text.js";
 
 /** Web text as data for the model: a notice, its source, and markers with a random id the content cannot close. */
 export function wrapUntrusted(source: string, facts: Record<string, string | number | undefined>, content: string) {
@@ -8,8 +9,7 @@ export function wrapUntrusted(source: string, facts: Record<string, string | num
   ];
   for (const [key, value] of Object.entries(facts)) {
     const flat = String(value).replace(/\s+/g, " ").trim();
-    if (value !== undefined && value !== "")
-      lines.push(`${key}: ${flat.length > 300 ? `${flat.slice(0, 300)}…` : flat}`);
+    if (value !== undefined && value !== "") lines.push(`${key}: ${clip(flat, 300)}`);
   }
   lines.push(`<<<EXTERNAL_UNTRUSTED_CONTENT id=${id}>>>`, content, `<<<END_EXTERNAL_UNTRUSTED_CONTENT id=${id}>>>`);
   return lines.join("\n");
