@@ -33,7 +33,9 @@ export async function againstBuild(dir: string, sizes: Sizes): Promise<Figure[]>
     await add(root, "pincer", root);
     await add("bare", "baseline");
     for (let i = 0; i < sizes.warmup + sizes.turns; i++) {
-      for (const c of contenders) {
+      // The two builds swap places every round: whichever goes right after the other is measured slower or faster.
+      const [a, b, bare] = contenders;
+      for (const c of i % 2 ? [b, a, bare] : [a, b, bare]) {
         const took = await oneTurn("telegram", c.places, i);
         if (i >= sizes.warmup) c.samples.push(took);
       }

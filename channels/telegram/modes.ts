@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:http";
-import { setImmediate as nextTurnOfTheLoop } from "node:timers/promises";
 import type { Bot } from "grammy";
 import type { Update } from "grammy/types";
 import type { Level, Logger } from "pino";
@@ -66,10 +65,7 @@ export async function pollUpdates(run: ModeRun, pollTimeoutSeconds: number): Pro
   while (!signal.aborted) {
     const failed = "telegram polling failed; retrying with backoff until it works again";
     await persist(failed, "telegram polling recovered", poll, "warn");
-    if (handling.size === 0) continue;
-    await Promise.race([sleep(1000), Promise.all(handling.values())]);
-    // The turn an update just started runs on to its model request first; the next poll goes out while it waits.
-    await nextTurnOfTheLoop();
+    if (handling.size > 0) await Promise.race([sleep(1000), Promise.all(handling.values())]);
   }
   await Promise.all(handling.values());
 }
