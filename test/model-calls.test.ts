@@ -92,6 +92,15 @@ describe("a model call", () => {
     await expect(result).rejects.toThrow("stopped by /stop");
   });
 
+  it("sends the request as UTF-8 JSON bytes: text beyond Latin-1 and a lone surrogate arrive as written", async () => {
+    fake.respond(() => ({ content: "ok" }));
+    const text = "café — 日本語 🦀 \ud800 end";
+    await model().complete({ messages: [{ role: "user", content: text }] });
+    const request = fake.requests.at(-1);
+    expect(request?.messages).toEqual([{ role: "user", content: text }]);
+    expect(request?.headers["content-type"]).toBe("application/json");
+  });
+
   it("bounds a transcription the same way", async () => {
     const audio = join(tempHome(), "note.ogg");
     writeFileSync(audio, Buffer.alloc(1000, 1));
