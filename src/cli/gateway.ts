@@ -1,3 +1,4 @@
+import { setFlagsFromString } from "node:v8";
 import type { Logger } from "pino";
 import { createApp } from "../app.js";
 import type { Channel } from "../bus/channel.js";
@@ -7,10 +8,13 @@ import { mediaDir } from "../paths.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
 import { mcpStatusPath } from "../tools/mcp/check.js";
 import type { ControlPage } from "../web/control-page.js";
+import { heapGrowthFlag } from "./heap-growth.js";
 import { probeModel } from "./probes.js";
 
 /** `pincer gateway`: the daemon. Runs every configured channel and idles happily with none. */
 export async function runGateway(config: Config, log: Logger): Promise<void> {
+  const heapFlag = heapGrowthFlag(process.execArgv, process.env.NODE_OPTIONS);
+  if (heapFlag) setFlagsFromString(heapFlag);
   const app = await createApp(config, { log, mcpStatusFile: mcpStatusPath(config) });
   const channels: Channel[] = [];
   const media = mediaDir(config.home);
