@@ -51,7 +51,7 @@ export function buildSystemPrompt(input: PromptInput): string {
     `Workspace: ${input.space ?? workspace}`,
     ...(input.space ? [`Shared with everyone: ${join(workspace, "shared")} and the skills.`] : []),
     `Conversation: ${inbound.sessionKey} (${inbound.isGroup ? "group chat" : "direct chat"}).`,
-    `Time zone: ${input.timezone}. Each user message ends with a line ${METADATA_OPEN.trim()}…] that pincer adds: the current time when it arrived. It is not part of what was written.`,
+    `Time zone: ${input.timezone}. Each user message ends with a line ${METADATA_OPEN.trim()}...] that pincer adds: the current time when it arrived. It is not part of what was written.`,
   ]);
   return parts.join("\n\n");
 }
