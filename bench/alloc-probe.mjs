@@ -1,5 +1,6 @@
 // Preloaded (`node --import`) by bench/alloc-profile.ts: on "alloc-start" over the IPC channel it
-// starts V8's sampling heap profiler with collected objects included (so garbage counts too), on
+// starts V8's sampling heap profiler with collected objects included (so garbage counts too; with "promoted", only
+// what a scavenge did not collect), on
 // "alloc-stop FILE" it writes the profile there. Answers each with a message when done.
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
@@ -13,12 +14,12 @@ const post = (method, params) =>
 
 if (process.channel) {
   process.on("message", async (message) => {
-    if (message === "alloc-start") {
+    if (message === "alloc-start" || message === "alloc-start promoted") {
       await post("HeapProfiler.enable");
       await post("HeapProfiler.startSampling", {
         samplingInterval: 16384,
         includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        includeObjectsCollectedByMinorGC: message === "alloc-start",
       });
       process.send?.("started");
     } else if (typeof message === "string" && message.startsWith("alloc-stop ")) {

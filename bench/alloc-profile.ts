@@ -2,9 +2,10 @@
  * Where a bot's allocation goes during the soak, garbage included: one warm-up wave, then the
  * inspector's sampling heap profiler over `turns` more; prints KB allocated per turn by package,
  * by allocating function and by the nearest frame of pincer's own code, and keeps the profile
- * (open it in Chrome's DevTools, Memory tab).
+ * (open it in Chrome's DevTools, Memory tab). With `promoted`, only what outlived a scavenge (moved to the old generation
+ * or still alive at the end): what makes V8 grow the old space.
  *
- *   npx tsx bench/alloc-profile.ts [turns=900] [pincer|baseline]
+ *   npx tsx bench/alloc-profile.ts [turns=900] [pincer|baseline] [promoted]
  */
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +16,7 @@ import { startFakeOpenAI } from "../test/fakes/openai-server.js";
 import { soakWave } from "./figures.js";
 import { type Kind, startBot, startPlatforms } from "./processes.js";
 
-const [turnsArg = "900", kindArg = "pincer"] = process.argv.slice(2);
+const [turnsArg = "900", kindArg = "pincer", promoted] = process.argv.slice(2);
 const turns = Number(turnsArg);
 const chats = 300;
 const file = join(tmpdir(), `pincer-alloc-${kindArg}-${Date.now()}.heapprofile`);
@@ -36,7 +37,7 @@ const ask = (message: string) =>
   });
 try {
   await soakWave(places.telegram, chats, 0);
-  await ask("alloc-start");
+  await ask(promoted === "promoted" ? "alloc-start promoted" : "alloc-start");
   for (let sent = chats; sent < chats + turns; sent += chats) {
     await soakWave(places.telegram, chats, sent);
     model.requests.length = 0;
@@ -81,7 +82,7 @@ const walk = (node: Node, stack: Node["callFrame"][]) => {
 walk((JSON.parse(readFileSync(file, "utf8")) as { head: Node }).head, []);
 const total = [...byPackage.values()].reduce((a, b) => a + b, 0);
 console.log(
-  `${kindArg}: ${(total / turns / 1024).toFixed(0)} KB allocated per turn over ${turns} turns; profile: ${file}`,
+  `${kindArg}: ${(total / turns / 1024).toFixed(0)} KB ${promoted === "promoted" ? "promoted" : "allocated"} per turn over ${turns} turns; profile: ${file}`,
 );
 for (const [title, map] of [
   ["package", byPackage],
