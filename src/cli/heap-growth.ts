@@ -1,8 +1,6 @@
-/** After a full collection V8 lets the heap grow to a multiple of what survived: up to 4× where Node may use 2 GB or
- * more (machines from about 8 GB), at most 2× where it may use less. Busy for minutes, the daemon settles at the big
- * machine's multiple and keeps the pages: ~280 MB after the bench's 6,000 turns, of which ~35 MB live. It asks for
- * the small machine's 2× everywhere (~200 MB there), for about one more full collection every four seconds while
- * busy (docs/benchmarks.md, "The soak"). A heap flag the owner gave node (ExecStart=, NODE_OPTIONS) wins. */
+/** V8 lets the heap grow to 4× what survived a full collection where Node may use 2 GB or more (from ~8 GB of RAM),
+ * 2× below: busy for minutes, the daemon kept ~280 MB for ~35 MB live. It asks for 2× everywhere (~200 MB), for full
+ * collections twice as often (docs/benchmarks.md, "The soak"). A heap flag the owner gave node wins. */
 export const HEAP_GROWTH_FLAG = "--heap-growing-percent=100";
 
 /** The V8 flag to set at start, or undefined when the owner chose the heap's size or growth. */

@@ -63,9 +63,8 @@ export async function openAIClient(options: { apiKey: string; baseUrl: string; t
   return { OpenAI, client };
 }
 
-/** The request body as UTF-8 bytes, not the client's JSON string: fetch copies a string once more (to well-formed
- * UTF-16, twice the bytes once any character is past Latin-1) and holds the copy until the answer ends, long enough
- * for V8 to move it to the old generation: a fifth of what a turn left there in the soak (docs/benchmarks.md). */
+/** The body as UTF-8 bytes: fetch would copy the client's JSON string (to well-formed UTF-16) and hold the copy until
+ * the answer ends, long enough to be promoted: a fifth of a soak turn's old-generation garbage (docs/benchmarks.md). */
 const sendBytes = (url: string | URL | Request, init?: RequestInit) =>
   fetch(url, typeof init?.body === "string" ? { ...init, body: Buffer.from(init.body) } : init);
 

@@ -12,7 +12,7 @@ import {
 import { shortestInterval } from "../scheduler/schedule-text.js";
 import type { CronJob, JobOrigin, Schedule } from "../store/store.js";
 import { formatInZone } from "../time-zone.js";
-import { objectSchema, type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
+import { integerParam, objectSchema, type Tool, type ToolContext, type ToolDeps, ToolError } from "./tool.js";
 
 // A type alias, not an interface: it must fit the registry's Record<string, unknown> arguments.
 type CronArgs = {
@@ -125,7 +125,7 @@ export function createCronTool(deps: Pick<ToolDeps, "store" | "config" | "schedu
         type: "string",
         description: "add, one time: ISO 8601 date-time, e.g. 2025-06-01T09:30 or 2025-06-01T09:30+02:00",
       },
-      every_seconds: { type: "integer", minimum: 1, description: "add, repeating: the period in seconds" },
+      every_seconds: integerParam(1, undefined, "add, repeating: the period in seconds"),
       cron_expr: { type: "string", description: "add, repeating: cron expression with 5 or 6 fields" },
       tz: { type: "string", description: "add: IANA time zone for `at` without offset and for `cron_expr`" },
       name: { type: "string", maxLength: 80, description: "add: a short label for the job" },

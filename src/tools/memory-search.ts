@@ -3,7 +3,7 @@ import { agentOf } from "../bus/types.js";
 import { memoryParagraphs, readMemoryFile } from "../memory/memory-file.js";
 import type { SearchHit } from "../store/store.js";
 import { formatDay } from "../time-zone.js";
-import { objectSchema, type Tool, type ToolDeps, ToolError } from "./tool.js";
+import { integerParam, objectSchema, type Tool, type ToolDeps, ToolError } from "./tool.js";
 
 type Args = { query: string; limit?: number };
 
@@ -19,12 +19,7 @@ export function createMemorySearchTool({ store, config }: Pick<ToolDeps, "store"
       "Use it when the user refers to something said before that is not in view. Returns dated snippets, best first.",
     parameters: objectSchema(["query"], {
       query: { type: "string", minLength: 1, maxLength: 500, description: "Words to look for, in any language." },
-      limit: {
-        type: "integer",
-        minimum: 1,
-        maximum: MAX_LIMIT,
-        description: `Most results (default ${DEFAULT_LIMIT}).`,
-      },
+      limit: integerParam(1, MAX_LIMIT, `Most results (default ${DEFAULT_LIMIT}).`),
     }),
     readOnly: true,
     async execute(args, ctx) {

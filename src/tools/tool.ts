@@ -27,6 +27,10 @@ export function objectSchema(required: string[], properties: Record<string, unkn
   return { type: "object", properties, ...(required.length > 0 && { required }), additionalProperties: false };
 }
 
+/** An integer parameter of at least `minimum` (and at most `maximum`, when given). */
+export const integerParam = (minimum: number, maximum: number | undefined, description: string) =>
+  ({ type: "integer", minimum, ...(maximum !== undefined && { maximum }), description }) as const;
+
 /** Everything a tool may touch during one call; passed in, never imported. */
 export interface ToolContext {
   sessionKey: string;

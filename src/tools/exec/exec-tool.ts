@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { conversationMediaDir } from "../../bus/types.js";
 import { mediaDir } from "../../paths.js";
 import { openInScope } from "../files/safe-open.js";
-import { objectSchema, type Tool, type ToolDeps, ToolError } from "../tool.js";
+import { integerParam, objectSchema, type Tool, type ToolDeps, ToolError } from "../tool.js";
 import { SANDBOX_HOME, sandboxEnv } from "./bwrap-args.js";
 import { createPidsCgroup, inCgroup, removeWhenEmpty } from "./cgroup.js";
 import { checkCommand, compilePatterns } from "./guard.js";
@@ -56,11 +56,11 @@ export function createExecTool({ config }: Pick<ToolDeps, "config">): Tool<ExecA
         type: "string",
         description: "Folder to run in, relative to the workspace (default: the workspace itself).",
       },
-      timeout: {
-        type: "integer",
-        minimum: 1,
-        description: `Seconds before the command is killed (default ${exec.timeoutSeconds}, at most ${exec.maxTimeoutSeconds}).`,
-      },
+      timeout: integerParam(
+        1,
+        undefined,
+        `Seconds before the command is killed (default ${exec.timeoutSeconds}, at most ${exec.maxTimeoutSeconds}).`,
+      ),
     }),
     // Above exec's own limit, so exec's timeout (which kills the process group and reports) fires first.
     timeoutSeconds: exec.maxTimeoutSeconds + 30,

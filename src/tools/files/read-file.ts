@@ -1,4 +1,4 @@
-import { objectSchema, type Tool, ToolError } from "../tool.js";
+import { integerParam, objectSchema, type Tool, ToolError } from "../tool.js";
 import { describeBinary, looksBinary } from "./binary.js";
 import { readInScope } from "./safe-io.js";
 import { type FileToolDeps, fileScope } from "./workspace-path.js";
@@ -18,8 +18,8 @@ export function createReadFileTool(deps: FileToolDeps): Tool<ReadFileArgs> {
       `Shows ${DEFAULT_LIMIT} lines from offset by default; use offset/limit for long files.`,
     parameters: objectSchema(["path"], {
       path: { type: "string", minLength: 1, description: "File path, relative to the workspace." },
-      offset: { type: "integer", minimum: 1, description: "First line to show (1-based, default 1)." },
-      limit: { type: "integer", minimum: 1, description: `How many lines to show (default ${DEFAULT_LIMIT}).` },
+      offset: integerParam(1, undefined, "First line to show (1-based, default 1)."),
+      limit: integerParam(1, undefined, `How many lines to show (default ${DEFAULT_LIMIT}).`),
     }),
     readOnly: true,
 

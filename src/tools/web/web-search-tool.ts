@@ -1,5 +1,5 @@
 import type { Config } from "../../config/config.js";
-import { objectSchema, type Tool, ToolError } from "../tool.js";
+import { integerParam, objectSchema, type Tool, ToolError } from "../tool.js";
 import { wrapUntrusted } from "./untrusted.js";
 
 type Args = { query: string; count?: number };
@@ -59,12 +59,7 @@ export function createWebSearchTool(settings: SearchSettings): Tool<Args> {
     description: `Search the web (${label}). Returns title, URL and snippet per result; use web_fetch to read a page.`,
     parameters: objectSchema(["query"], {
       query: { type: "string", minLength: 1, maxLength: 400, description: "What to search for." },
-      count: {
-        type: "integer",
-        minimum: 1,
-        maximum: MAX_COUNT,
-        description: `How many results (default ${DEFAULT_COUNT}).`,
-      },
+      count: integerParam(1, MAX_COUNT, `How many results (default ${DEFAULT_COUNT}).`),
     }),
     readOnly: true,
     timeoutSeconds: Math.ceil(timeoutSeconds) + 5,
