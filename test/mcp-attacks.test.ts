@@ -151,6 +151,23 @@ describe("hostile MCP servers", () => {
     await until(() => !alive(pid) && !alive(grandchild), "the silent server and its child to be killed");
   });
 
+  it("stopping while a server is still connecting ends it at once, not at the connect timeout", async () => {
+    const pidFile = join(tempHome("pincer-mcp-pid-"), "pids");
+    const { manager, state } = setup(
+      { mute: hostile("no-init", `pid=${pidFile}`) },
+      { ...FAST_MCP, connectTimeoutMs: 60_000 },
+    );
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").includes(" "), "the pid file");
+    const [pid, grandchild] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
+    expect(state("mute")?.state).toBe("connecting");
+    await manager.close();
+    try {
+      await until(() => !alive(pid) && !alive(grandchild), "the connecting server and its child to be gone", 10_000);
+    } finally {
+      for (const leftover of [pid, grandchild]) if (alive(leftover)) process.kill(leftover, "SIGKILL");
+    }
+  });
+
   it("a server crashing in a loop is restarted with growing delays, and says why it died", async () => {
     const countFile = join(tempHome("pincer-mcp-count-"), "starts");
     const delays: number[] = [];

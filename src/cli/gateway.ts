@@ -8,13 +8,12 @@ import { mediaDir } from "../paths.js";
 import { checkSandbox } from "../tools/exec/sandbox-check.js";
 import { mcpStatusPath } from "../tools/mcp/check.js";
 import type { ControlPage } from "../web/control-page.js";
-import { heapGrowthFlag } from "./heap-growth.js";
+import { heapGrowthFlags } from "./heap-growth.js";
 import { probeModel } from "./probes.js";
 
 /** `pincer gateway`: the daemon. Runs every configured channel and idles happily with none. */
 export async function runGateway(config: Config, log: Logger): Promise<void> {
-  const heapFlag = heapGrowthFlag(process.execArgv, process.env.NODE_OPTIONS);
-  if (heapFlag) setFlagsFromString(heapFlag);
+  for (const flag of heapGrowthFlags(process.execArgv, process.env.NODE_OPTIONS)) setFlagsFromString(flag);
   const app = await createApp(config, { log, mcpStatusFile: mcpStatusPath(config) });
   const channels: Channel[] = [];
   const media = mediaDir(config.home);
@@ -27,10 +26,8 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
         : (await import("../../channels/discord/discord-channel.js")).createDiscordChannel(deps),
     );
   }
-  for (const channel of ["telegram", "discord"]) {
-    const off = !config.accounts.some((a) => a.channel === channel);
-    if (off) log.info(`${channel} is off: ${channel.toUpperCase()}_BOT_TOKEN is not set`);
-  }
+  for (const channel of ["telegram", "discord"].filter((c) => !config.accounts.some((a) => a.channel === c)))
+    log.info(`${channel} is off: ${channel.toUpperCase()}_BOT_TOKEN is not set`);
   if (channels.length === 0) log.warn("no channel is configured; pincer idles until one is (see .env.example)");
   // The web chat is a channel only while its page is served; a page that cannot listen stops nothing else.
   let page: ControlPage | undefined;

@@ -32,6 +32,8 @@ export class McpConnection {
   registered: string[] = [];
   warnings: string[] = [];
   private current?: Opened;
+  /** Still in `initialize`: stopping ends it too, or its process outlives pincer until the connect timeout. */
+  private opening?: Omit<Opened, "sdk">;
   private generation = 0;
   private failures = 0;
   private connectedAt = 0;
@@ -59,16 +61,17 @@ export class McpConnection {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     this.generation++;
-    const current = this.current;
-    this.current = undefined;
+    const closing = [this.current, this.opening];
+    this.current = this.opening = undefined;
     this.setState("stopped");
     this.firstAttempt?.();
-    await current?.client.close().catch(() => {});
+    await Promise.all(closing.map((c) => c?.client.close().catch(() => {})));
   }
 
   /** Synchronous last resort when pincer exits without closing (a crash): no orphan processes. */
   killNow(): void {
     this.current?.group?.kill();
+    this.opening?.group?.kill();
   }
 
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number) {
@@ -140,12 +143,15 @@ export class McpConnection {
         ),
       );
       client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => relist.run());
+      this.opening = { client, group };
       try {
         await client.connect(transport, { timeout: this.timing.connectTimeoutMs });
       } catch (err) {
         await client.close().catch(() => {});
         const closed = err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
         throw closed ? new Error(exitReason(group)) : err;
+      } finally {
+        if (this.opening?.client === client) this.opening = undefined;
       }
       // Set only now, so a failed start reports its own reason rather than "closed".
       client.onclose = () => this.lost(generation, new Error(exitReason(group)));
