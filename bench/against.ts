@@ -4,7 +4,7 @@
  * turns one message at a time in one run. A whole run's ratio moves with the machine's load more than most changes do;
  * two builds measured side by side under the same load say whether a change made the turn slower.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startFakeOpenAI } from "../test/fakes/openai-server.js";
 import { type Figure, oneTurn, type Sizes } from "./figures.js";
@@ -17,7 +17,7 @@ export async function againstBuild(dir: string, sizes: Sizes): Promise<Figure[]>
     throw new Error(`${root} has no built pincer: npm run build there`);
   const model = await startFakeOpenAI();
   model.respond(() => ({ content: "pong" }));
-  const contenders: Array<{ name: string; places: Platforms; bot: Bot; samples: number[] }> = [];
+  const contenders: Array<{ name: string; places: Platforms; bot: Bot; samples: number[]; cpu: number }> = [];
   const add = async (name: string, kind: "pincer" | "baseline", from?: string) => {
     const places = await startPlatforms();
     const channels = { telegram: true, discord: false };
@@ -26,6 +26,7 @@ export async function againstBuild(dir: string, sizes: Sizes): Promise<Figure[]>
       places,
       bot: await startBot(kind, { model, platforms: places, channels, root: from }),
       samples: [],
+      cpu: 0,
     });
   };
   try {
@@ -36,8 +37,12 @@ export async function againstBuild(dir: string, sizes: Sizes): Promise<Figure[]>
       // The two builds swap places every round: whichever goes right after the other is measured slower or faster.
       const [a, b, bare] = contenders;
       for (const c of i % 2 ? [b, a, bare] : [a, b, bare]) {
+        const cpuBefore = cpuMs(c.bot);
         const took = await oneTurn("telegram", c.places, i);
-        if (i >= sizes.warmup) c.samples.push(took);
+        if (i >= sizes.warmup) {
+          c.samples.push(took);
+          c.cpu += cpuMs(c.bot) - cpuBefore;
+        }
       }
     }
   } finally {
@@ -45,6 +50,7 @@ export async function againstBuild(dir: string, sizes: Sizes): Promise<Figure[]>
     await Promise.all([...contenders.map((c) => c.places.close()), model.close()]);
   }
   const [here, there, bare] = contenders.map((c) => summary(c.samples).median);
+  const [cpuHere, cpuThere, cpuBare] = contenders.map((c) => c.cpu / sizes.turns);
   const row = (figure: string, a: number, b: number): Figure => ({
     figure,
     pincer: `${a.toFixed(2)} ms`,
@@ -56,5 +62,14 @@ export async function againstBuild(dir: string, sizes: Sizes): Promise<Figure[]>
     row("Telegram turn p50, this checkout against the bare bot", here, bare),
     row(`Telegram turn p50, ${root} against the bare bot`, there, bare),
     row(`Telegram turn p50, this checkout against ${root}`, here, there),
+    // Less moved by the machine's load than the wall clock: the processes' own CPU time over the measured turns.
+    row(`CPU per turn, this checkout against ${root}`, cpuHere, cpuThere),
+    row(`CPU per turn, ${root} against the bare bot`, cpuThere, cpuBare),
   ];
+}
+
+/** The bot's user and system CPU time so far, from /proc (10 ms ticks: summed over many turns). */
+function cpuMs(bot: Bot): number {
+  const fields = readFileSync(`/proc/${bot.child.pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }

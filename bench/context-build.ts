@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toChatMessage } from "../src/agent/context.js";
-import { buildTurnContext, type TurnContextDeps } from "../src/agent/turn-context.js";
+import { buildTurnContext, ChatForms, type TurnContextDeps } from "../src/agent/turn-context.js";
 import { type Config, loadConfig } from "../src/config/config.js";
 import { createTokenCounter } from "../src/llm/tokens.js";
 import { ensureHome } from "../src/setup/ensure-home.js";
@@ -93,6 +93,8 @@ export function turnContextDeps(
     contextTokens: config.agent.contextTokens,
     // The bench's chats are console ones, whose owner sees MEMORY.md.
     ownerMemory: true,
+    // As the worker keeps them: one set of history forms across turns.
+    forms: new ChatForms(),
   };
 }
 

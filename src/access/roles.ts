@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { InboundMessage, PersonRef } from "../bus/types.js";
 import type { FileConfig } from "../config/file-schema.js";
@@ -32,7 +32,7 @@ export function roleOf(person: Person, named: (route: string, userId: string) =>
 export function spaceFor(config: RoleConfig & { workspace: string }, msg: Pick<InboundMessage, "person">) {
   const workspace = spaceOf(msg, config.workspace);
   if (workspace === config.workspace || !msg.person) return { workspace };
-  mkdirSync(workspace, { recursive: true, mode: 0o700 });
+  if (!existsSync(workspace)) mkdirSync(workspace, { recursive: true, mode: 0o700 });
   const [shared, skills] = [join(config.workspace, "shared"), join(config.workspace, "skills")];
   const writes = roleSettings(config, msg.person.role).writeShared === true;
   return { workspace, shared: { read: writes ? [skills] : [shared, skills], write: writes ? [shared] : [] } };

@@ -46,14 +46,18 @@ const SHORT_RESULT_CHARS = 1000;
 export function fitRequest({ messages, userIndex, tools, counter, budget, cache }: FitInput) {
   const out = [...messages];
   const cost = (m: ChatMessage) => {
-    const raw = cache?.get(m) ?? counter.rawMessage(m);
-    cache?.set(m, raw);
+    let raw = cache?.get(m);
+    if (raw === undefined) {
+      raw = counter.rawMessage(m);
+      cache?.set(m, raw);
+    }
     return Math.ceil(raw * counter.factor);
   };
   const costs = out.map(cost);
   let total = 3 + (tools ? counter.tools(tools) : 0) + costs.reduce((a, b) => a + b, 0);
   const fits = () => total <= budget;
   const fitted = () => ({ messages: out, tokens: total });
+  if (fits()) return fitted();
   const replace = (i: number, content: string) => {
     total -= costs[i];
     out[i] = { ...out[i], content } as ChatMessage;

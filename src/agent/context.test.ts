@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { StoredMessage } from "../store/store.js";
 import { formatDay, formatLocal } from "../time-zone.js";
 import { toChatMessage } from "./context.js";
+import { ChatForms } from "./turn-context.js";
 
 describe("local dates", () => {
   const lateNewYearsEveUtc = Date.UTC(2026, 0, 1, 23, 30);
@@ -42,5 +44,24 @@ describe("history sent back to the model", () => {
     expect(
       message.role === "assistant" && message.tool_calls?.map((c) => c.type === "function" && c.function.arguments),
     ).toEqual(["{}", '{"path":"x"}', '{"path": "ok"}']);
+  });
+});
+
+describe("history forms kept across turns", () => {
+  it("maps a stored row once: later turns send the same object, counted as stored; a row read anew is mapped anew", () => {
+    const forms = new ChatForms();
+    const row: StoredMessage = {
+      role: "assistant",
+      content: null,
+      tokens: 7,
+      toolCalls: [{ id: "a", name: "x", arguments: "{" }],
+    };
+    const first = forms.of(row);
+    expect(first).toEqual(toChatMessage(row));
+    expect(forms.of(row)).toBe(first);
+    expect(forms.tokens.get(first)).toBe(7);
+    const again = forms.of({ ...row, tokens: 9 });
+    expect(again).not.toBe(first);
+    expect(forms.tokens.get(again)).toBe(9);
   });
 });

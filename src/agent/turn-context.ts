@@ -6,7 +6,7 @@ import type { Config } from "../config/config.js";
 import type { ChatMessage } from "../llm/model.js";
 import type { TokenCounter } from "../llm/tokens.js";
 import type { PromptHead } from "../store/conversations.js";
-import type { MemoryEntry, Store } from "../store/store.js";
+import type { MemoryEntry, Store, StoredMessage } from "../store/store.js";
 import { formatDay } from "../time-zone.js";
 import { ReadCache } from "../tools/files/read-cache.js";
 import type { RunKind } from "../usage/meter.js";
@@ -29,6 +29,24 @@ export interface TurnContextDeps {
   contextTokens: number;
   /** Whether the owner's MEMORY.md is in the prompt (src/access decides). */
   ownerMemory: boolean;
+  /** Kept across turns (one per runner): the history mapped as sent, with its counts. */
+  forms: ChatForms;
+}
+
+/** History rows as sent to the model, made once per row: the store's cache keeps a conversation's rows across turns,
+ * so a turn maps only what was added since. `tokens` holds their stored raw counts, and the loop adds the rest. */
+export class ChatForms {
+  private readonly sent = new WeakMap<StoredMessage, ChatMessage>();
+  readonly tokens = new WeakMap<ChatMessage, number>();
+
+  of(row: StoredMessage): ChatMessage {
+    let message = this.sent.get(row);
+    if (message) return message;
+    message = toChatMessage(row);
+    this.sent.set(row, message);
+    if (row.tokens !== undefined) this.tokens.set(message, row.tokens);
+    return message;
+  }
 }
 
 /** The conversation, kind of run and person (the store's people) a turn's model calls are counted under. */
@@ -60,7 +78,7 @@ export async function buildTurnContext(
   inbound: InboundMessage,
   userMessage: ChatMessage,
 ): Promise<Required<Pick<LoopInput, "system" | "history" | "user" | "tokenCache">>> {
-  const { config, contextTokens, tokens, conversations } = deps;
+  const { config, contextTokens, tokens, conversations, forms } = deps;
   const files = deps.files ?? new ReadCache();
   const skills = deps.skills();
   const space = spaceOf(inbound, config.workspace);
@@ -89,7 +107,7 @@ export async function buildTurnContext(
   let head = await conversations.head(inbound.sessionKey);
   if (head === undefined) {
     const { system } = await compose(undefined, memoryNow);
-    return { system, history: [], user: userMessage, tokenCache: new WeakMap() };
+    return { system, history: [], user: userMessage, tokenCache: forms.tokens };
   }
   const shown = deps.ownerMemory ? memoryToShow(head.memory, memoryNow) : { text: "", store: false };
   let prompt = await compose(head, shown.text);
@@ -107,17 +125,12 @@ export async function buildTurnContext(
     prompt = await compose(head, memoryNow);
     rows = rows.filter((row) => row.id > trimmedThrough);
   } else if (shown.store) await conversations.showMemory(head.conversationId, shown.text);
-  const tokenCache = new WeakMap<ChatMessage, number>();
   const firstUser = rows.findIndex((row) => row.message.role === "user");
-  const history = (firstUser < 0 ? [] : rows.slice(firstUser)).map(({ message: m }) => {
-    const message = toChatMessage(m);
-    if (m.tokens !== undefined) tokenCache.set(message, m.tokens);
-    return message;
-  });
+  const history = (firstUser < 0 ? [] : rows.slice(firstUser)).map((row) => forms.of(row.message));
   // The summaries open the history: the first user message of the request carries them, the same every turn.
   if (history.length > 0) history[0] = withSummaries(history[0], prompt.block);
   const user = history.length > 0 ? userMessage : withSummaries(userMessage, prompt.block);
-  return { system: prompt.system, history, user, tokenCache };
+  return { system: prompt.system, history, user, tokenCache: forms.tokens };
 }
 
 function entryDates(entry: MemoryEntry, timezone: string): string {

@@ -20,7 +20,7 @@ import type { ChatModels } from "./model-choice.js";
 import type { ModelWaits } from "./model-wait.js";
 import { failure, isSilentReply, modelFailure, newConversationNotice, notice, POISON_NOTICE } from "./notices.js";
 import type { ProgressReporter } from "./progress.js";
-import { buildTurnContext, runOf, type TurnContextDeps } from "./turn-context.js";
+import { buildTurnContext, ChatForms, runOf, type TurnContextDeps } from "./turn-context.js";
 import type { TurnOutlet } from "./turn-outlet.js";
 import { TurnMeter, type TurnReport } from "./turn-stats.js";
 import type { WorkerDeps } from "./worker-deps.js";
@@ -70,7 +70,7 @@ type PreflightDeps = Pick<
   "senderHasAccess" | "journal" | "conversations" | "attachments" | "log" | "now" | "config" | "usage"
 >;
 type ContextDeps = Pick<WorkerDeps, "registry" | "ready" | "config"> &
-  Omit<TurnContextDeps, "contextTokens" | "ownerMemory" | "toolSchemas">;
+  Omit<TurnContextDeps, "contextTokens" | "ownerMemory" | "toolSchemas" | "forms">;
 type LoopStageDeps = Pick<WorkerDeps, "audit" | "steps" | "tokens" | "approve" | "log" | "config" | "bus">;
 
 interface Turn {
@@ -90,6 +90,8 @@ interface Turn {
 /** One message's turn: preflight (access, crashes, /new, attachments) → context (tools, prompt, history) → loop (the
  * model and the tools) → finish (the reply), all sent through the outlet; a turn that throws ends as ENDINGS says. */
 export class TurnRunner {
+  private readonly forms = new ChatForms();
+
   constructor(
     private readonly deps: WorkerDeps,
     private readonly outlet: TurnOutlet,
@@ -116,7 +118,7 @@ export class TurnRunner {
     let outcome: TurnReport["outcome"] = "ok";
     try {
       if (!(await preflight(deps, outlet, turn))) return undefined;
-      const input = await context(deps, turn, seesOwnerMemory(msg, this.sharing));
+      const input = await context(deps, turn, seesOwnerMemory(msg, this.sharing), this.forms);
       const reply = await loop(deps, outlet, turn, input);
       this.modelWaits.answered();
       await finish(deps, outlet, turn, reply);
@@ -216,7 +218,7 @@ async function preflight(deps: PreflightDeps, outlet: TurnOutlet, turn: Turn): P
 }
 
 /** The tools this run may use, and the prompt: instructions, the history that fits the window, the user's message. */
-async function context(deps: ContextDeps, turn: Turn, ownerMemory: boolean) {
+async function context(deps: ContextDeps, turn: Turn, ownerMemory: boolean, forms: ChatForms) {
   const { msg, images, chosen } = turn;
   // MCP servers' first connection attempts and the endpoint's context, bounded, once after a start. Before the view
   // below: it copies the tools registered by then, and the servers' tools are registered as they connect.
@@ -229,7 +231,8 @@ async function context(deps: ContextDeps, turn: Turn, ownerMemory: boolean) {
     images.length > 0
       ? { role: "user", content: [{ type: "text", text: turn.user.content ?? "" }, ...images] }
       : toChatMessage(turn.user);
-  const contextDeps = { ...deps, ownerMemory, contextTokens: chosen.window(), toolSchemas: () => registry.toSchemas() };
+  const toolSchemas = () => registry.toSchemas();
+  const contextDeps = { ...deps, ownerMemory, forms, contextTokens: chosen.window(), toolSchemas };
   const prompt = await buildTurnContext(contextDeps, msg, userMessage);
   turn.meter.contextBuilt();
   return { registry, prompt, ownerMemory };

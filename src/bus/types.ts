@@ -198,8 +198,10 @@ export function agentSessionKey(agent: string, key: string): string {
 export const agentChatKey = (agent: string, c: Pick<OutboundMessage, "channel" | "chatId" | "threadId" | "account">) =>
   agentSessionKey(agent, sessionKeyOf(c.channel, c.chatId, c.threadId, c.account));
 
+const AGENT_PREFIX = new RegExp(`^(${NAME})/`);
+
 export function agentOf(key: string): string {
-  return new RegExp(`^(${NAME})/`).exec(key)?.[1] ?? MAIN_AGENT;
+  return AGENT_PREFIX.exec(key)?.[1] ?? MAIN_AGENT;
 }
 
 const SESSION_KEY = new RegExp(
