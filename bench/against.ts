@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startFakeOpenAI } from "../test/fakes/openai-server.js";
-import { type Figure, oneTurn, type Sizes } from "./figures.js";
+import { type Figure, oneTurn, type Sizes, startRounds } from "./figures.js";
 import { type Bot, type Platforms, startBot, startPlatforms } from "./processes.js";
 import { summary } from "./stats.js";
 
@@ -58,7 +58,22 @@ export async function againstBuild(dir: string, sizes: Sizes): Promise<Figure[]>
     ratio: a / b,
     target: { report: true },
   });
+  // Then starts, the three taking turns: start to ready and idle RSS in the default configuration.
+  const starts = await startRounds([{ kind: "pincer" }, { kind: "pincer", root }, { kind: "baseline" }], sizes);
+  const [readyHere, readyThere, readyBare] = starts.map((s) => summary(s.ready).median);
+  const [rssHere, rssThere, rssBare] = starts.map((s) => summary(s.rss).median);
+  const mb = (figure: string, a: number, b: number) => ({
+    ...row(figure, a, b),
+    pincer: `${a.toFixed(1)} MB`,
+    baseline: `${b.toFixed(1)} MB`,
+  });
   return [
+    row("start to ready, this checkout against the bare bot", readyHere, readyBare),
+    row(`start to ready, ${root} against the bare bot`, readyThere, readyBare),
+    row(`start to ready, this checkout against ${root}`, readyHere, readyThere),
+    mb("idle RSS, this checkout against the bare bot", rssHere, rssBare),
+    mb(`idle RSS, ${root} against the bare bot`, rssThere, rssBare),
+    mb(`idle RSS, this checkout against ${root}`, rssHere, rssThere),
     row("Telegram turn p50, this checkout against the bare bot", here, bare),
     row(`Telegram turn p50, ${root} against the bare bot`, there, bare),
     row(`Telegram turn p50, this checkout against ${root}`, here, there),

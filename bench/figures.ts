@@ -158,30 +158,33 @@ export async function oneTurn(platform: "telegram" | "discord", places: Platform
   return (await replied) - started;
 }
 
-/**
- * Start to ready with both channels, resident memory once idle, and again after the first reply
- * (pincer loads the model client with its first turn if the start-up probe has not); alternating rounds.
- */
-export async function startAndIdle(sizes: Sizes): Promise<Figure[]> {
+/** A bot to start: pincer (this checkout's, or the built checkout in `root`) or the bare bot. */
+export type Starter = { kind: Kind; root?: string };
+
+/** Each starter's start to ready, idle RSS, first reply and RSS after it, over `sizes.readyRounds` rounds in which the
+ * starters take turns, each with both channels and the control page (pincer's default configuration). */
+export async function startRounds(starters: Starter[], sizes: Sizes) {
   const model = await startFakeOpenAI();
   model.respond(() => ({ content: "pong" }));
-  const ready: Record<Kind, number[]> = { pincer: [], baseline: [] };
-  const rss: Record<Kind, number[]> = { pincer: [], baseline: [] };
-  const warm: Record<Kind, number[]> = { pincer: [], baseline: [] };
-  const first: Record<Kind, number[]> = { pincer: [], baseline: [] };
+  const seen = starters.map(() => ({
+    ready: [] as number[],
+    rss: [] as number[],
+    first: [] as number[],
+    warm: [] as number[],
+  }));
   const settle = () => new Promise((resolve) => setTimeout(resolve, sizes.settleMs));
   try {
     for (let round = 0; round < sizes.readyRounds; round++) {
-      for (const kind of ["baseline", "pincer"] as const) {
+      for (const [i, { kind, root }] of starters.entries()) {
         const platforms = await startPlatforms();
         // The default configuration serves the control page too (on a free port here, not 7390).
-        const bot = await startBot(kind, { model, platforms, env: { PINCER_WEB_ADDR: "127.0.0.1:0" } });
-        ready[kind].push(bot.readyMs);
+        const bot = await startBot(kind, { model, platforms, root, env: { PINCER_WEB_ADDR: "127.0.0.1:0" } });
+        seen[i].ready.push(bot.readyMs);
         await settle();
-        rss[kind].push(bot.rssBytes() / 1024 / 1024);
-        first[kind].push(await oneTurn("telegram", platforms, 0));
+        seen[i].rss.push(bot.rssBytes() / 1024 / 1024);
+        seen[i].first.push(await oneTurn("telegram", platforms, 0));
         await settle();
-        warm[kind].push(bot.rssBytes() / 1024 / 1024);
+        seen[i].warm.push(bot.rssBytes() / 1024 / 1024);
         await bot.stop();
         await platforms.close();
       }
@@ -189,10 +192,20 @@ export async function startAndIdle(sizes: Sizes): Promise<Figure[]> {
   } finally {
     await model.close();
   }
-  const r = { pincer: summary(ready.pincer).median, baseline: summary(ready.baseline).median };
-  const m = { pincer: summary(rss.pincer).median, baseline: summary(rss.baseline).median };
-  const w = { pincer: summary(warm.pincer).median, baseline: summary(warm.baseline).median };
-  const f = { pincer: summary(first.pincer).median, baseline: summary(first.baseline).median };
+  return seen;
+}
+
+/**
+ * Start to ready with both channels, resident memory once idle, and again after the first reply
+ * (pincer loads the model client with its first turn if the start-up probe has not); alternating rounds.
+ */
+export async function startAndIdle(sizes: Sizes): Promise<Figure[]> {
+  const [baseline, pincer] = await startRounds([{ kind: "baseline" }, { kind: "pincer" }], sizes);
+  const median = (key: keyof typeof pincer) => ({
+    pincer: summary(pincer[key]).median,
+    baseline: summary(baseline[key]).median,
+  });
+  const [r, m, w, f] = [median("ready"), median("rss"), median("warm"), median("first")];
   return [
     {
       figure: "start to ready, default configuration (both channels, control page)",

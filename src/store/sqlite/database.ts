@@ -49,13 +49,13 @@ function migrate(db: Database, migrations: Migration[]): void {
   })();
   for (const m of renamed) applied.add(m.id);
   const record = db.prepare("INSERT INTO migrations (id, applied_at) VALUES (?, ?)");
-  for (const migration of migrations) {
-    if (applied.has(migration.id)) continue;
-    db.transaction(() => {
+  // One transaction: an upgrade applies whole or not at all, and a new home's schema is one commit, not one each.
+  db.transaction(() => {
+    for (const migration of migrations.filter((m) => !applied.has(m.id))) {
       db.exec(migration.sql);
       record.run(migration.id, Date.now());
-    })();
-  }
+    }
+  })();
 }
 
 /** Closes for good: PRAGMA optimize updates query statistics and the WAL folds back, so pincer leaves one tidy file. */

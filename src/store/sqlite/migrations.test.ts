@@ -73,3 +73,26 @@ describe("a home made before ids were numbered in order", () => {
     closeDatabase(db);
   });
 });
+
+describe("an upgrade", () => {
+  let dir = "";
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("applies whole or not at all: a migration that fails leaves the ones before it unapplied, the next start runs all", () => {
+    dir = mkdtempSync(join(tmpdir(), "pincer-migrations-"));
+    const path = join(dir, "pincer.db");
+    const cut = migrations.length - 3;
+    closeDatabase(openDatabase(path, migrations.slice(0, cut)));
+    const broken = { id: "999-broken", sql: "CREATE TABLE broken (" };
+    expect(() => openDatabase(path, [...migrations, broken])).toThrow(/syntax error|incomplete input/);
+    let db = openDatabase(path, migrations.slice(0, cut));
+    expect(recorded(db)).toEqual(migrations.slice(0, cut).map((m) => m.id));
+    closeDatabase(db);
+    db = openDatabase(path);
+    expect(recorded(db)).toEqual(migrations.map((m) => m.id));
+    const fresh = openDatabase(":memory:");
+    expect(schemaOf(db)).toEqual(schemaOf(fresh));
+    closeDatabase(fresh);
+    closeDatabase(db);
+  });
+});
