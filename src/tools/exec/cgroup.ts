@@ -17,7 +17,6 @@ export function ownPidsCgroup(procSelfCgroup: string, fsRoot = "/sys/fs/cgroup")
     // Children get a pids.max only where pids is enabled for the subtree (delegated to us).
     if (readOr(join(dir, "cgroup.subtree_control")).split(/\s+/).includes("pids")) return dir;
   }
-  return undefined;
 }
 
 const readOr = (path: string): string => attempt(() => readFileSync(path, "utf8"), "");
@@ -29,7 +28,6 @@ export function createPidsCgroup(parent: string, name: string, maxPids: number):
   if (attempt(() => mkdirSync(dir), "failed") === "failed") return undefined;
   if (attempt(() => writeFileSync(join(dir, "pids.max"), String(maxPids)), "failed") !== "failed") return dir;
   removePidsCgroup(dir);
-  return undefined;
 }
 
 /** Removes a command's cgroup once its processes are gone; true when it is gone. */

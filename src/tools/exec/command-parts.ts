@@ -32,7 +32,6 @@ export function unlisted(command: string, patterns: readonly RegExp[]): string |
       return "find -exec runs other commands, which no pattern can vouch for";
     }
   }
-  return undefined;
 }
 
 const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;

@@ -97,7 +97,6 @@ function checkPaths(command: string, policy: GuardPolicy): string | undefined {
       return `${path} is outside the workspace; use paths relative to the workspace (${policy.workspace})`;
     }
   }
-  return undefined;
 }
 
 /** Compiles exec.denyPatterns / exec.allowPatterns, naming the entry that is not a valid regex (an agent's own under

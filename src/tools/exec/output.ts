@@ -35,8 +35,7 @@ export function truncate(text: string, max: number): string {
 /** Splits the character budget so a flood on stdout never hides the error on stderr. */
 export function splitBudget(stdoutLength: number, stderrLength: number, max: number): [number, number] {
   if (stdoutLength + stderrLength <= max) return [stdoutLength, stderrLength];
-  const half = Math.floor(max / 2);
-  const forStderr = Math.min(stderrLength, Math.max(half, max - stdoutLength));
+  const forStderr = Math.min(stderrLength, Math.max(Math.floor(max / 2), max - stdoutLength));
   return [max - forStderr, forStderr];
 }
 

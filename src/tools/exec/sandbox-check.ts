@@ -153,5 +153,4 @@ export function findExecutable(name: string, searchPath: string): string | undef
     });
     if (dir && found) return candidate;
   }
-  return undefined;
 }
