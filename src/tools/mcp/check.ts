@@ -44,9 +44,8 @@ export function lastKnownMcpStatus(config: Config): string[] {
     JSON.parse(readFileSync(mcpStatusPath(config), "utf8")),
   );
   const servers = Array.isArray(saved?.servers) ? saved.servers : undefined;
-  const seen = servers ? `, as pincer saw them at ${saved?.updatedAt}` : "";
   return [
-    `mcp servers:   ${names.length} configured${seen}`,
+    `mcp servers:   ${names.length} configured${servers ? `, as pincer saw them at ${saved?.updatedAt}` : ""}`,
     ...names.map((name) => {
       const known = servers?.find((s) => s?.name === name);
       return `  ${known ? describeServer({ ...known, warnings: known.warnings ?? [] }) : `${name}: not started yet`}`;

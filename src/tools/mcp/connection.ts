@@ -148,8 +148,7 @@ export class McpConnection {
         await client.connect(transport, { timeout: this.timing.connectTimeoutMs });
       } catch (err) {
         await client.close().catch(() => {});
-        const closed = err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
-        throw closed ? new Error(exitReason(group)) : err;
+        throw err instanceof McpError && err.code === ErrorCode.ConnectionClosed ? new Error(exitReason(group)) : err;
       } finally {
         if (this.opening?.client === client) this.opening = undefined;
       }
@@ -220,6 +219,5 @@ const loadSdk = (): Promise<typeof Sdk> =>
   });
 
 function describe(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return message.replace(/\s+/g, " ").slice(0, 300);
+  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").slice(0, 300);
 }

@@ -128,7 +128,6 @@ export class McpManager {
     } catch (err) {
       return `tool "${tool.name}" has an argument schema pincer cannot use (${(err as Error).message}); left out`;
     }
-    return undefined;
   }
 
   private writeStatus(): void {
