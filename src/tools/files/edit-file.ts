@@ -36,8 +36,7 @@ export function createEditFileTool(deps: FileToolDeps): Tool<EditFileArgs> {
         );
       }
       // split/join, not String.replace: "$&" and friends in new_text must stay literal.
-      const updated = text.split(args.old_text).join(args.new_text);
-      await writeInScope(args.path, scope, Buffer.from(updated, "utf8"), false);
+      await writeInScope(args.path, scope, Buffer.from(text.split(args.old_text).join(args.new_text), "utf8"), false);
       return lines.length === 1
         ? `Edited ${args.path}: replaced 1 occurrence at line ${lines[0]}.`
         : `Edited ${args.path}: replaced ${lines.length} occurrences (lines ${lines.join(", ")}).`;

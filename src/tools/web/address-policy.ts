@@ -82,7 +82,6 @@ function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   if (range === "ipv4Mapped" || range === "rfc6145") return last32();
   if (range === "rfc6052" && inRange(address, NAT64_WELL_KNOWN)) return last32();
   if (range === "6to4") return new ipaddr.IPv4([p[1] >> 8, p[1] & 0xff, p[2] >> 8, p[2] & 0xff]);
-  return undefined;
 }
 
 const NAT64_WELL_KNOWN: [Address, number] = ipaddr.parseCIDR("64:ff9b::/96");

@@ -124,5 +124,4 @@ function findCause(err: unknown, test: (e: Error) => boolean): Error | undefined
       if (inner) return inner;
     }
   }
-  return undefined;
 }
