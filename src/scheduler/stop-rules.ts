@@ -52,7 +52,6 @@ export async function dayCapReached(limits: JobLimits, spentToday: () => Promise
   if (dayTokens !== undefined && tokens >= dayTokens)
     return `its runs used ${tokens} of its ${dayTokens} tokens for today`;
   if (dayCost !== undefined && cost >= dayCost) return `its runs cost ${cost.toFixed(4)} of its ${dayCost} for today`;
-  return undefined;
 }
 
 /** Why a run must stop before its next model call (undefined: it may go on); `spentInRun` is read only for a cap. */
@@ -62,7 +61,6 @@ export async function runCapReached(limits: JobLimits, spentInRun: () => Promise
   const { tokens, cost } = await spentInRun();
   if (runTokens !== undefined && tokens >= runTokens) return `this run used ${tokens} tokens, its cap is ${runTokens}`;
   if (runCost !== undefined && cost >= runCost) return `this run cost ${cost.toFixed(4)}, its cap is ${runCost}`;
-  return undefined;
 }
 
 /** Stop rules as a person types them (the page's Edit form, `pincer cron limit`): a field given replaces the job's own

@@ -21,8 +21,7 @@ export function createCommandTranscriber(settings: { command: string[]; timeoutS
       const wav = join(work, "in.wav");
       const toWav = ["-t", String(settings.maxSeconds), "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav"];
       await run([...FFMPEG_READ, "-i", path, ...toWav, wav], 64 * 1024);
-      const printed = await run(substitute(settings.command, { in: wav }), MAX_TRANSCRIPT_BYTES);
-      return printed
+      return (await run(substitute(settings.command, { in: wav }), MAX_TRANSCRIPT_BYTES))
         .toString("utf8")
         .replace(/[\p{Cc}\p{Cf}]/gu, (c) => (c === "\n" ? c : " "))
         .trim();

@@ -13,7 +13,6 @@ export function parseVoiceArgument(argument: string): VoiceMode | undefined {
   const word = argument.trim().toLowerCase();
   if (word === "on" || word === "always") return "always";
   if (word === "off" || word === "auto") return word;
-  return undefined;
 }
 
 const MEANING: Record<VoiceMode, string> = {
