@@ -43,5 +43,4 @@ export function folderProblem(path: string, ancestor = path): string | undefined
   } catch {
     return `${ancestor} is not writable by this user`;
   }
-  return undefined;
 }

@@ -18,8 +18,7 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
   const channels: Channel[] = [];
   const media = mediaDir(config.home);
   for (const account of config.accounts) {
-    const route = routeOf(account);
-    const deps = { config, bus: app.bus, mediaDir: media, log: log.child({ channel: route }), account };
+    const deps = { config, bus: app.bus, mediaDir: media, log: log.child({ channel: routeOf(account) }), account };
     channels.push(
       account.channel === "telegram"
         ? (await import("../../channels/telegram/telegram-channel.js")).createTelegramChannel(deps)

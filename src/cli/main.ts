@@ -27,8 +27,7 @@ function loadFromEnv(options: LoadOptions = {}, terminal = false, agent = "main"
   }
   // Keys and tokens now live in their agent's or account's settings only: no other agent's tool or child reads them.
   for (const name of config.secrets) delete process.env[name];
-  const log = terminal ? createTerminalLogger(config.logLevel, config.home) : createLogger(config.logLevel);
-  return { config, log };
+  return { config, log: terminal ? createTerminalLogger(config.logLevel, config.home) : createLogger(config.logLevel) };
 }
 
 /** A command that needs only the configuration: prints its answer; a failed one sets exit code 1. */
