@@ -18,6 +18,5 @@ export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g
 
 /** Whether a name matches a glob of config lists (`*` any run of characters): `approvals.tools`, `roles.NAME.tools`. */
 export function matchesGlob(name: string, glob: string): boolean {
-  const escaped = glob.split("*").map(escapeRegExp);
-  return new RegExp(`^${escaped.join(".*")}$`).test(name);
+  return new RegExp(`^${glob.split("*").map(escapeRegExp).join(".*")}$`).test(name);
 }

@@ -13,7 +13,6 @@ function entry<const P extends Record<string, object>, const R extends readonly 
   return { type: "object", additionalProperties: false, required, properties } as const;
 }
 
-/** A list, empty by default. */
 function list<const I extends object>(items: I) {
   return { type: "array", default: [], items } as const;
 }
@@ -23,7 +22,6 @@ function named<const E extends object>(entry: E) {
   return { type: "object", default: {}, propertyNames: NAME, additionalProperties: entry } as const;
 }
 
-/** A string that is not empty. */
 const TEXT = { type: "string", minLength: 1 } as const;
 
 /** An environment variable's name (holding a key or a token: the file never holds secrets). */

@@ -44,8 +44,7 @@ export function appendMemoryFacts(workspace: string, facts: string[], date: stri
   const gap = current.endsWith("\n") ? "\n" : "\n\n";
   const section = `${gap}## Learned ${date}\n\n${added.map((f) => `- ${f}`).join("\n")}\n`;
   const { O_WRONLY, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
-  const flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | (exists ? O_APPEND : O_CREAT | O_EXCL);
-  const fd = openSync(path, flags, 0o644);
+  const fd = openSync(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | (exists ? O_APPEND : O_CREAT | O_EXCL), 0o644);
   try {
     if (!fstatSync(fd).isFile()) return [];
     writeFileSync(fd, exists ? section : current + section);
