@@ -43,10 +43,7 @@ export function createConsoleChannel(deps: {
         if (event.chatId !== chatId) return;
         deps.onBusy?.(event.busy);
         // The turn is over once its reply is in the outbox; the sender writes it a moment later.
-        if (!event.busy) {
-          const ended = turnEnded.shift();
-          void deps.bus.outboundIdle("console").then(ended);
-        }
+        if (!event.busy) void deps.bus.outboundIdle("console").then(turnEnded.shift());
       });
       await deps.bus.subscribeOutbound("console", async (msg) => {
         // Progress notes are for chats; the terminal shows that a turn is busy by itself.

@@ -115,8 +115,7 @@ export function createDiscordChannel(deps: {
 /** One sentence a user can act on for the ways a first connection fails. */
 export function explainLoginFailure(err: unknown): string {
   const message = errorText(err);
-  const code = (err as { code?: unknown }).code;
-  if (code === "TokenInvalid" || /401|unauthorized/i.test(message))
+  if ((err as { code?: unknown }).code === "TokenInvalid" || /401|unauthorized/i.test(message))
     return "Discord rejected DISCORD_BOT_TOKEN: copy the bot token again from the Developer Portal (Bot → Reset Token).";
   if (/disallowed intents/i.test(message))
     return "Discord refused the connection: enable the Message Content Intent (Developer Portal → Bot → Privileged Gateway Intents).";
