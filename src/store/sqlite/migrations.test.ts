@@ -19,6 +19,15 @@ const schemaOf = (db: Database) =>
     .all();
 const recorded = (db: Database) => db.prepare("SELECT id FROM migrations ORDER BY id").pluck().all();
 
+/** Every migration recorded, the schema a new home's; closes `db`. */
+function expectCurrent(db: Database) {
+  expect(recorded(db)).toEqual(migrations.map((m) => m.id));
+  const fresh = openDatabase(":memory:");
+  expect(schemaOf(db)).toEqual(schemaOf(fresh));
+  closeDatabase(fresh);
+  closeDatabase(db);
+}
+
 describe("migration ids", () => {
   it.each([
     ["SQLite", migrations],
@@ -63,14 +72,8 @@ describe("a home made before ids were numbered in order", () => {
     dir = mkdtempSync(join(tmpdir(), "pincer-migrations-"));
     const path = join(dir, "pincer.db");
     const cut = oldList.findIndex((m) => m.id === "170-turn-steps");
-    let db = openDatabase(path, oldList.slice(0, cut));
-    closeDatabase(db);
-    db = openDatabase(path);
-    expect(recorded(db)).toEqual(migrations.map((m) => m.id));
-    const fresh = openDatabase(":memory:");
-    expect(schemaOf(db)).toEqual(schemaOf(fresh));
-    closeDatabase(fresh);
-    closeDatabase(db);
+    closeDatabase(openDatabase(path, oldList.slice(0, cut)));
+    expectCurrent(openDatabase(path));
   });
 });
 
@@ -85,14 +88,9 @@ describe("an upgrade", () => {
     closeDatabase(openDatabase(path, migrations.slice(0, cut)));
     const broken = { id: "999-broken", sql: "CREATE TABLE broken (" };
     expect(() => openDatabase(path, [...migrations, broken])).toThrow(/syntax error|incomplete input/);
-    let db = openDatabase(path, migrations.slice(0, cut));
+    const db = openDatabase(path, migrations.slice(0, cut));
     expect(recorded(db)).toEqual(migrations.slice(0, cut).map((m) => m.id));
     closeDatabase(db);
-    db = openDatabase(path);
-    expect(recorded(db)).toEqual(migrations.map((m) => m.id));
-    const fresh = openDatabase(":memory:");
-    expect(schemaOf(db)).toEqual(schemaOf(fresh));
-    closeDatabase(fresh);
-    closeDatabase(db);
+    expectCurrent(openDatabase(path));
   });
 });
