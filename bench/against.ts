@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- --against DIR`: Telegram turns of this checkout's pincer, of the built checkout in DIR (an older
  * commit: `git worktree add DIR COMMIT`, `npm ci` or a node_modules link, `npm run build`) and of the bare bot, taking
- * turns one message at a time in one run. A whole run's ratio moves with the machine's load more than most changes do;
- * two builds measured side by side under the same load say whether a change made the turn slower.
+ * turns one message at a time in one run (the wall clock and each process's CPU time), then their starts in turns
+ * (start to ready, idle RSS). A whole run's ratio moves with the machine's load more than most changes do; two builds
+ * measured side by side under the same load say whether a change made them slower.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";

@@ -7,7 +7,7 @@
  *   npm run bench -- --quick # smoke run
  *   npm run bench -- --quick --only turns,start   # just those steps; docs/benchmarks.md untouched
  *   npm run bench -- --only cluster   # embedded against one and two clustered processes (PostgreSQL)
- *   npm run bench -- --against ../old # Telegram turns beside another built checkout's (bench/against.ts)
+ *   npm run bench -- --against ../old # turns and starts beside another built checkout's (bench/against.ts)
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
