@@ -13,7 +13,6 @@ import { probeModel } from "./probes.js";
 
 /** `pincer gateway`: the daemon. Runs every configured channel and idles happily with none. */
 export async function runGateway(config: Config, log: Logger): Promise<void> {
-  for (const flag of heapGrowthFlags(process.execArgv, process.env.NODE_OPTIONS)) setFlagsFromString(flag);
   const app = await createApp(config, { log, mcpStatusFile: mcpStatusPath(config) });
   const channels: Channel[] = [];
   const media = mediaDir(config.home);
@@ -49,6 +48,9 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
     { channels: channels.map((c) => c.name), model: config.openai.model, home: config.home },
     "pincer is running",
   );
+  // Only now: a V8 flag set changes the hash Node's built-in modules' code cache is checked against, and every built-in
+  // loaded after it is compiled from source (~30 ms of a start when it came first). The heap grows later anyway.
+  for (const flag of heapGrowthFlags(process.execArgv, process.env.NODE_OPTIONS)) setFlagsFromString(flag);
   // Still at start, after the channels (the check runs bwrap a few times): a broken sandbox, URL or key shows now.
   const [sandbox, model] = await Promise.all([
     checkSandbox(config).catch((err: unknown) => ({
