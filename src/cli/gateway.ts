@@ -48,8 +48,7 @@ export async function runGateway(config: Config, log: Logger): Promise<void> {
     { channels: channels.map((c) => c.name), model: config.openai.model, home: config.home },
     "pincer is running",
   );
-  // Only now: a V8 flag set changes the hash Node's built-in modules' code cache is checked against, and every built-in
-  // loaded after it is compiled from source (~30 ms of a start when it came first). The heap grows later anyway.
+  // Only now: a V8 flag changes the hash Node's built-ins' code cache is checked by (set first, ~30 ms of every start).
   for (const flag of heapGrowthFlags(process.execArgv, process.env.NODE_OPTIONS)) setFlagsFromString(flag);
   // Still at start, after the channels (the check runs bwrap a few times): a broken sandbox, URL or key shows now.
   const [sandbox, model] = await Promise.all([
