@@ -136,9 +136,7 @@ export const fileSchema = {
       maxBytes: { type: "integer", minimum: 1, default: 20 * 1024 * 1024 },
       maxAudioSeconds: { type: "integer", minimum: 1, default: 600 },
     }),
-    message: section({
-      allowedTargets: { type: "array", items: { type: "string" }, default: [] },
-    }),
+    message: section({ allowedTargets: { type: "array", items: { type: "string" }, default: [] } }),
     helpers: section({
       maxConcurrent: { type: "integer", minimum: 1, maximum: 64, default: 4 },
       maxPerConversation: { type: "integer", minimum: 1, maximum: 64, default: 2 },
@@ -149,10 +147,7 @@ export const fileSchema = {
       enabled: { type: "boolean", default: true },
       afterSeconds: { type: "number", exclusiveMinimum: 0, default: 3 },
     }),
-    heartbeat: section({
-      intervalMinutes: { type: "integer", minimum: 1 },
-      target: { type: "string" },
-    }),
+    heartbeat: section({ intervalMinutes: { type: "integer", minimum: 1 }, target: { type: "string" } }),
     web: section({
       allow: { type: "array", items: { type: "string" }, default: [] },
       timeoutSeconds: { type: "integer", minimum: 1, maximum: 300, default: 20 },
@@ -209,10 +204,7 @@ export const fileSchema = {
         ...OVERRIDES,
       }),
     ),
-    accounts: section({
-      telegram: named(account),
-      discord: named(account),
-    }),
+    accounts: section({ telegram: named(account), discord: named(account) }),
     bindings: list(
       entry(["agent", "channel"], {
         agent: TEXT,
@@ -250,9 +242,7 @@ export const fileSchema = {
         language: TEXT,
         speed: { type: "number", minimum: 0.25, maximum: 4 },
       }),
-      stt: entry(["command"], {
-        command: { type: "array", minItems: 1, items: TEXT },
-      }),
+      stt: entry(["command"], { command: { type: "array", minItems: 1, items: TEXT } }),
       maxSpokenChars: { type: "integer", minimum: 50, maximum: 20000, default: 1500 },
       timeoutSeconds: { type: "number", minimum: 1, maximum: 600, default: 60 },
       maxConcurrentEncodes: { type: "integer", minimum: 1, maximum: 16, default: 2 },
