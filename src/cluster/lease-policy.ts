@@ -45,9 +45,7 @@ export function afterClaim(
 ): { state: LeaseState; change: LeaseChange } {
   const wasHeld = holds(state, now);
   const validUntil = sentAt + timing.ttlMs - timing.marginMs;
-  if (epoch === undefined || validUntil <= now) {
-    return { state: NOT_HELD, change: wasHeld ? "lost" : "none" };
-  }
+  if (epoch === undefined || validUntil <= now) return { state: NOT_HELD, change: wasHeld ? "lost" : "none" };
   const next = { epoch, validUntil };
   if (!wasHeld) return { state: next, change: "gained" };
   // Lost and taken back between two claims (this process was paused): what ran under the old epoch is over.

@@ -170,8 +170,7 @@ export class SqlJobs extends SqlGroup {
   }
 
   private async list(where: string, params: unknown[]): Promise<CronJob[]> {
-    const rows = await this.db.rows(`SELECT * FROM cron_jobs ${where} ORDER BY next_run_at, id`, params);
-    return rows.map(toJob);
+    return (await this.db.rows(`SELECT * FROM cron_jobs ${where} ORDER BY next_run_at, id`, params)).map(toJob);
   }
 
   private async set(id: string, fields: Record<string, unknown>): Promise<boolean> {

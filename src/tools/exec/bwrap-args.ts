@@ -120,12 +120,7 @@ export function buildBwrapArgs(host: HostLayout, spec: SandboxSpec, command: str
 
 /** HOME, PATH, LANG, TERM and the names the user allowlisted that are set on the host; nothing else. */
 export function sandboxEnv(hostEnv: NodeJS.ProcessEnv, home: string, allowlist: readonly string[]) {
-  const env: Record<string, string> = {
-    HOME: home,
-    PATH: SANDBOX_PATH,
-    LANG: hostEnv.LANG || "C.UTF-8",
-    TERM: "dumb",
-  };
+  const env: Record<string, string> = { HOME: home, PATH: SANDBOX_PATH, LANG: hostEnv.LANG || "C.UTF-8", TERM: "dumb" };
   for (const name of allowlist) {
     const value = hostEnv[name];
     if (value !== undefined && !NEVER_PASSED.has(name) && !(name in env)) env[name] = value;

@@ -21,9 +21,7 @@ export function unlisted(command: string, patterns: readonly RegExp[]): string |
   if (parsed.commands.length === 0) return "it runs nothing";
   for (const { words, text } of parsed.commands) {
     if (ASSIGNMENT_WORD.test(words[0])) return "it sets a variable for the command it runs (X=… cmd)";
-    if (!patterns.some((pattern) => pattern.test(text))) {
-      return `"${clip(text, 80)}" is not in it`;
-    }
+    if (!patterns.some((pattern) => pattern.test(text))) return `"${clip(text, 80)}" is not in it`;
     if (/[$*?[~]/.test(words[0])) return `the program "${words[0]}" is only known when it runs`;
     if (RUNS_OTHERS.has(words[0].replace(/^.*\//, ""))) {
       return `"${words[0]}" runs other commands (or changes how they are found), which no pattern can vouch for`;
