@@ -35,7 +35,9 @@ describe("the config file's validator written by the build", () => {
     expect(existsSync(writtenPath), "run npm run build").toBe(true);
     const written = createRequire(import.meta.url)(writtenPath) as ValidateFunction & { schemaJson: string };
     expect(written.schemaJson).toBe(JSON.stringify(fileSchema));
-    expect(readFileSync(writtenPath, "utf8"), "compiled as it loads").toMatch(/const validate\d+ = \(function validate/);
+    expect(readFileSync(writtenPath, "utf8"), "compiled as it loads").toMatch(
+      /const validate\d+ = \(function validate/,
+    );
     const compiled = new Ajv(VALIDATOR_OPTIONS).compile(fileSchema);
     for (const sample of samples) expect(run(written, sample), JSON.stringify(sample)).toEqual(run(compiled, sample));
   });
