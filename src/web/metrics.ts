@@ -8,8 +8,11 @@ export function createMetrics(sources: { outboxPending: () => Promise<number>; k
   const part = (name: string) => createRequire(import.meta.url)(`prom-client/lib/${name}`);
   // Its parts, not its index, which also loads the push gateway, Summary and the cluster's (~10 ms of a start).
   const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = {
-    ...{ Counter: part("counter"), Gauge: part("gauge"), Histogram: part("histogram"), Registry: part("registry") },
+    Counter: part("counter"),
     collectDefaultMetrics: part("defaultMetrics"),
+    Gauge: part("gauge"),
+    Histogram: part("histogram"),
+    Registry: part("registry"),
   } as typeof import("prom-client");
   const registry = new Registry();
   let queueDepth = () => 0;
