@@ -5,7 +5,8 @@ import type { TurnObserver } from "../agent/turn-stats.js";
  * prom-client (~10 MB) is required here, so a daemon without the control page never loads it. A tool `knownTool` denies
  * counts as "unknown" (bounded labels); the queue's depth comes from `countQueue` (the worker is made after this). */
 export function createMetrics(sources: { outboxPending: () => Promise<number>; knownTool: (name: string) => boolean }) {
-  const part = (name: string) => createRequire(import.meta.url)(`prom-client/lib/${name}`);
+  const require = createRequire(import.meta.url);
+  const part = (name: string) => require(`prom-client/lib/${name}`);
   // Its parts, not its index, which also loads the push gateway, Summary and the cluster's (~10 ms of a start).
   const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = {
     Counter: part("counter"),
